@@ -1,0 +1,4 @@
+//! latscope's analysis crate: it owns the trace model (`model`) that every importer and
+//! the simulator fill, and the analyses that run on it.
+
+pub mod model;

@@ -1,0 +1,491 @@
+//! The events track: ftrace records (and simulator events) stored column by column.
+//!
+//! Per event: time (8 bytes), cpu (2), pid (4), comm (4), layout (4), irq flags (4) and an
+//! offset into the field arena (4) — 30 bytes — plus its varint-encoded field values,
+//! typically 1–3 bytes each. Events are sorted by time (stable: equal times keep file order).
+
+use super::fields::{FieldKind, FieldValue, Layout, LayoutId, decode_value, encode_value};
+use super::intern::{Interner, Sym};
+use super::time::Ps;
+use rustc_hash::FxHashMap;
+
+/// The irq-info flag column (`d.h1.`), packed. `IrqFlags::NONE` when the trace had none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct IrqFlags(pub u32);
+
+const PRESENT: u32 = 1 << 31;
+const IRQ_CHARS: &[u8] = b".dDXb";
+const RESCHED_CHARS: &[u8] = b".NnpLblB";
+const CTX_CHARS: &[u8] = b".hsHzZ";
+
+impl IrqFlags {
+    pub const NONE: IrqFlags = IrqFlags(0);
+
+    /// Parses a 4- to 7-character flag field; `None` if it is not one.
+    pub fn parse(s: &[u8]) -> Option<IrqFlags> {
+        // PREEMPT_RT lazy kernels print 7: irqs, resched, resched-lazy, ctx, preempt,
+        // preempt-lazy, migrate. Keep the five the others print.
+        let seven;
+        let s = match s.len() {
+            4 | 5 => s,
+            7 => {
+                seven = [s[0], s[1], s[3], s[4], s[6]];
+                &seven[..]
+            }
+            _ => return None,
+        };
+        let pos = |set: &[u8], c: u8| set.iter().position(|&x| x == c).map(|p| p as u32);
+        let hex = |c: u8| match c {
+            b'.' => Some(0),
+            b'0'..=b'9' => Some(u32::from(c - b'0')),
+            b'a'..=b'f' => Some(u32::from(c - b'a' + 10)),
+            _ => None,
+        };
+        let irq = pos(IRQ_CHARS, s[0])?;
+        let resched = pos(RESCHED_CHARS, s[1])?;
+        // One short-lived kernel patch put `b` (BH off) in the context column.
+        let ctx = if s[2] == b'b' { 0 } else { pos(CTX_CHARS, s[2])? };
+        let preempt = hex(s[3])?;
+        let migrate = match s.get(4) {
+            Some(&c) => hex(c)?,
+            None => 0,
+        };
+        Some(IrqFlags(PRESENT | irq | resched << 3 | ctx << 6 | preempt << 9 | migrate << 13))
+    }
+
+    pub fn is_present(self) -> bool {
+        self.0 & PRESENT != 0
+    }
+    pub fn irqs_off(self) -> bool {
+        matches!(self.0 & 7, 1 | 2)
+    }
+    pub fn need_resched(self) -> bool {
+        (self.0 >> 3) & 7 != 0
+    }
+    pub fn in_hardirq(self) -> bool {
+        matches!((self.0 >> 6) & 7, 1 | 3)
+    }
+    pub fn in_softirq(self) -> bool {
+        matches!((self.0 >> 6) & 7, 2 | 3)
+    }
+    pub fn in_nmi(self) -> bool {
+        matches!((self.0 >> 6) & 7, 4 | 5)
+    }
+    pub fn preempt_depth(self) -> u32 {
+        (self.0 >> 9) & 0xf
+    }
+
+    /// The 5-character kernel rendering (`d.h1.`), or "" when absent.
+    pub fn render(self) -> String {
+        if !self.is_present() {
+            return String::new();
+        }
+        let hex = |v: u32| if v == 0 { '.' } else { char::from_digit(v, 16).unwrap_or('?') };
+        let at = |set: &[u8], i: u32| set.get(i as usize).map_or('?', |&c| char::from(c));
+        [
+            at(IRQ_CHARS, self.0 & 7),
+            at(RESCHED_CHARS, (self.0 >> 3) & 7),
+            at(CTX_CHARS, (self.0 >> 6) & 7),
+            hex(self.preempt_depth()),
+            hex((self.0 >> 13) & 0xf),
+        ]
+        .iter()
+        .collect()
+    }
+}
+
+/// Columnar events with their own string and layout tables.
+#[derive(Debug, Clone, Default)]
+pub struct EventTable {
+    pub ts: Vec<Ps>,
+    pub cpu: Vec<u16>,
+    pub pid: Vec<i32>,
+    pub comm: Vec<Sym>,
+    pub layout: Vec<LayoutId>,
+    pub flags: Vec<IrqFlags>,
+    field_off: Vec<u32>,
+    field_data: Vec<u8>,
+    layouts: Vec<Layout>,
+    /// Stack traces attached to events: (event index, interned frames joined by '\n').
+    stacks: Vec<(u32, Sym)>,
+}
+
+/// One event, borrowed from its table.
+#[derive(Debug, Clone, Copy)]
+pub struct EventRef<'a> {
+    table: &'a EventTable,
+    pub index: usize,
+}
+
+impl<'a> EventRef<'a> {
+    pub fn ts(&self) -> Ps {
+        self.table.ts[self.index]
+    }
+    pub fn cpu(&self) -> u16 {
+        self.table.cpu[self.index]
+    }
+    pub fn pid(&self) -> i32 {
+        self.table.pid[self.index]
+    }
+    pub fn comm(&self) -> Sym {
+        self.table.comm[self.index]
+    }
+    pub fn flags(&self) -> IrqFlags {
+        self.table.flags[self.index]
+    }
+    pub fn layout(&self) -> &'a Layout {
+        self.table.layout_of(self.index)
+    }
+    pub fn name(&self) -> Sym {
+        self.layout().event
+    }
+    /// Field values in layout order.
+    pub fn fields(&self) -> impl Iterator<Item = (Sym, FieldValue)> + 'a {
+        let layout = self.layout();
+        let data = &self.table.field_data;
+        let mut pos = self.table.field_off[self.index] as usize;
+        layout.fields.iter().map(move |&(name, kind)| (name, decode_value(data, &mut pos, kind)))
+    }
+    pub fn field(&self, name: Sym) -> Option<FieldValue> {
+        let idx = self.layout().field_index(name)?;
+        self.fields().nth(idx).map(|(_, v)| v)
+    }
+    pub fn stack(&self) -> Option<Sym> {
+        self.table.stack_of(self.index)
+    }
+}
+
+impl EventTable {
+    pub fn len(&self) -> usize {
+        self.ts.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ts.is_empty()
+    }
+    pub fn get(&self, index: usize) -> Option<EventRef<'_>> {
+        (index < self.len()).then_some(EventRef { table: self, index })
+    }
+    pub fn iter(&self) -> impl Iterator<Item = EventRef<'_>> {
+        (0..self.len()).map(move |index| EventRef { table: self, index })
+    }
+    pub fn layouts(&self) -> &[Layout] {
+        &self.layouts
+    }
+    pub fn layout_of(&self, index: usize) -> &Layout {
+        &self.layouts[self.layout[index].0 as usize]
+    }
+    pub fn stacks(&self) -> &[(u32, Sym)] {
+        &self.stacks
+    }
+    pub fn stack_of(&self, index: usize) -> Option<Sym> {
+        let i = self.stacks.binary_search_by_key(&(index as u32), |s| s.0).ok()?;
+        Some(self.stacks[i].1)
+    }
+
+    /// Index of the first event at or after `t`.
+    pub fn lower_bound(&self, t: Ps) -> usize {
+        self.ts.partition_point(|&x| x < t)
+    }
+
+    /// Index range of the events in `[from, to)`.
+    pub fn range(&self, from: Ps, to: Ps) -> std::ops::Range<usize> {
+        self.lower_bound(from)..self.lower_bound(to).max(self.lower_bound(from))
+    }
+
+    /// Heap bytes held by the columns and the field arena (not the interner).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.ts.capacity() * size_of::<Ps>()
+            + self.cpu.capacity() * 2
+            + self.pid.capacity() * 4
+            + self.comm.capacity() * 4
+            + self.layout.capacity() * 4
+            + self.flags.capacity() * 4
+            + self.field_off.capacity() * 4
+            + self.field_data.capacity()
+            + self.stacks.capacity() * 8
+            + self.layouts.iter().map(|l| 16 + l.fields.capacity() * 8).sum::<usize>()
+    }
+
+    /// Number of events per layout event name, in order of first appearance.
+    pub fn counts_by_name(&self) -> Vec<(Sym, u64)> {
+        let mut per_layout = vec![0u64; self.layouts.len()];
+        for l in &self.layout {
+            per_layout[l.0 as usize] += 1;
+        }
+        let mut order: Vec<(Sym, u64)> = Vec::new();
+        let mut index: FxHashMap<Sym, usize> = FxHashMap::default();
+        for (layout, n) in self.layouts.iter().zip(per_layout) {
+            if n == 0 {
+                continue;
+            }
+            match index.get(&layout.event) {
+                Some(&i) => order[i].1 += n,
+                None => {
+                    index.insert(layout.event, order.len());
+                    order.push((layout.event, n));
+                }
+            }
+        }
+        order
+    }
+
+    pub fn is_sorted(&self) -> bool {
+        self.ts.windows(2).all(|w| w[0] <= w[1])
+    }
+
+    /// Stable sort by time. Field bytes stay where they are; only offsets move.
+    pub fn sort_by_time(&mut self) {
+        if self.is_sorted() {
+            return;
+        }
+        let mut order: Vec<u32> = (0..self.len() as u32).collect();
+        order.sort_by_key(|&i| self.ts[i as usize]);
+        fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
+            *v = order.iter().map(|&i| v[i as usize]).collect();
+        }
+        permute(&mut self.ts, &order);
+        permute(&mut self.cpu, &order);
+        permute(&mut self.pid, &order);
+        permute(&mut self.comm, &order);
+        permute(&mut self.layout, &order);
+        permute(&mut self.flags, &order);
+        permute(&mut self.field_off, &order);
+        if !self.stacks.is_empty() {
+            let mut new_index = vec![0u32; order.len()];
+            for (new, &old) in order.iter().enumerate() {
+                new_index[old as usize] = new as u32;
+            }
+            for s in &mut self.stacks {
+                s.0 = new_index[s.0 as usize];
+            }
+            self.stacks.sort_by_key(|s| s.0);
+        }
+    }
+}
+
+/// Errors building an event table.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BuildError {
+    #[error("field data exceeds 4 GiB; the trace is too large for one event table")]
+    ArenaFull,
+}
+
+/// Fills an [`EventTable`]. Importers that parse in parallel use one builder per chunk and
+/// [`EventTableBuilder::merge`] them in file order.
+#[derive(Debug, Default)]
+pub struct EventTableBuilder {
+    table: EventTable,
+    pub interner: Interner,
+    layout_ids: FxHashMap<Layout, LayoutId>,
+    arena_full: bool,
+}
+
+impl EventTableBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn intern(&mut self, s: &[u8]) -> Sym {
+        self.interner.intern(s)
+    }
+
+    /// The id of a layout, adding it if new. Importers cache the ids of the layouts they use.
+    pub fn layout(&mut self, event: Sym, fields: &[(Sym, FieldKind)]) -> LayoutId {
+        let key = Layout { event, fields: fields.to_vec() };
+        if let Some(&id) = self.layout_ids.get(&key) {
+            return id;
+        }
+        let id = LayoutId(self.table.layouts.len() as u32);
+        self.table.layouts.push(key.clone());
+        self.layout_ids.insert(key, id);
+        id
+    }
+
+    pub fn layout_def(&self, id: LayoutId) -> Option<&Layout> {
+        self.table.layouts.get(id.0 as usize)
+    }
+
+    /// Appends an event. `values` must match the layout's kinds (checked in debug builds).
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(
+        &mut self,
+        ts: Ps,
+        cpu: u16,
+        pid: i32,
+        comm: Sym,
+        flags: IrqFlags,
+        layout: LayoutId,
+        values: &[FieldValue],
+    ) {
+        debug_assert!(self.table.layouts.get(layout.0 as usize).is_some_and(|l| {
+            l.fields.len() == values.len() && l.fields.iter().zip(values).all(|(f, v)| f.1 == v.kind())
+        }));
+        let off = self.table.field_data.len();
+        let off = match u32::try_from(off) {
+            Ok(o) => o,
+            Err(_) => {
+                self.arena_full = true;
+                return;
+            }
+        };
+        for &v in values {
+            encode_value(&mut self.table.field_data, v);
+        }
+        let t = &mut self.table;
+        t.ts.push(ts);
+        t.cpu.push(cpu);
+        t.pid.push(pid);
+        t.comm.push(comm);
+        t.flags.push(flags);
+        t.layout.push(layout);
+        t.field_off.push(off);
+    }
+
+    /// Attaches a stack trace to the most recent event (if any).
+    pub fn attach_stack_to_last(&mut self, frames: Sym) -> bool {
+        let Some(last) = self.table.len().checked_sub(1) else { return false };
+        let last = last as u32;
+        match self.table.stacks.last_mut() {
+            Some(s) if s.0 == last => s.1 = frames,
+            _ => self.table.stacks.push((last, frames)),
+        }
+        true
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+    pub fn table(&self) -> &EventTable {
+        &self.table
+    }
+
+    /// The finished table (sorted by time) and its strings.
+    pub fn finish(self) -> Result<(EventTable, Interner), BuildError> {
+        if self.arena_full {
+            return Err(BuildError::ArenaFull);
+        }
+        let mut table = self.table;
+        table.sort_by_time();
+        Ok((table, self.interner))
+    }
+
+    /// Concatenates builders in order into one, remapping symbols and layouts.
+    pub fn merge(parts: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
+        let mut parts = parts.into_iter();
+        let Some(mut out) = parts.next() else { return Ok(EventTableBuilder::new()) };
+        for part in parts {
+            out.append(part)?;
+        }
+        Ok(out)
+    }
+
+    fn append(&mut self, part: EventTableBuilder) -> Result<(), BuildError> {
+        if part.arena_full || self.arena_full {
+            return Err(BuildError::ArenaFull);
+        }
+        let syms = self.interner.absorb(&part.interner);
+        let remap = |s: Sym| syms.get(s.0 as usize).copied().unwrap_or(s);
+        let layouts: Vec<LayoutId> = part
+            .table
+            .layouts
+            .iter()
+            .map(|l| {
+                let fields: Vec<_> = l.fields.iter().map(|&(n, k)| (remap(n), k)).collect();
+                self.layout(remap(l.event), &fields)
+            })
+            .collect();
+        let src = part.table;
+        let base_index = self.table.len() as u32;
+        let dst = &mut self.table;
+        dst.ts.extend_from_slice(&src.ts);
+        dst.cpu.extend_from_slice(&src.cpu);
+        dst.pid.extend_from_slice(&src.pid);
+        dst.flags.extend_from_slice(&src.flags);
+        dst.comm.extend(src.comm.iter().map(|&s| remap(s)));
+        dst.layout.extend(src.layout.iter().map(|l| layouts[l.0 as usize]));
+        dst.field_data.reserve(src.field_data.len());
+        dst.field_off.reserve(src.len());
+        for i in 0..src.len() {
+            let off = u32::try_from(dst.field_data.len()).map_err(|_| BuildError::ArenaFull)?;
+            dst.field_off.push(off);
+            let layout = &src.layouts[src.layout[i].0 as usize];
+            let mut pos = src.field_off[i] as usize;
+            for &(_, kind) in &layout.fields {
+                let v = match decode_value(&src.field_data, &mut pos, kind) {
+                    FieldValue::Str(s) => FieldValue::Str(remap(s)),
+                    other => other,
+                };
+                encode_value(&mut dst.field_data, v);
+            }
+        }
+        dst.stacks.extend(src.stacks.iter().map(|&(i, s)| (base_index + i, remap(s))));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builder_with(events: &[(Ps, &str, i64)]) -> EventTableBuilder {
+        let mut b = EventTableBuilder::new();
+        let irq = b.intern(b"irq");
+        let name = b.intern(b"name");
+        let comm = b.intern(b"swapper");
+        for &(ts, ev, n) in events {
+            let e = b.intern(ev.as_bytes());
+            let l = b.layout(e, &[(irq, FieldKind::Int), (name, FieldKind::Str)]);
+            let s = b.intern(format!("dev{n}").as_bytes());
+            b.push(ts, 1, 0, comm, IrqFlags::NONE, l, &[FieldValue::Int(n), FieldValue::Str(s)]);
+        }
+        b
+    }
+
+    #[test]
+    fn flags_parse_and_render() {
+        let f = IrqFlags::parse(b"dNh2.").expect("valid flags");
+        assert!(f.irqs_off() && f.need_resched() && f.in_hardirq() && !f.in_softirq());
+        assert_eq!(f.preempt_depth(), 2);
+        assert_eq!(f.render(), "dNh2.");
+        assert_eq!(IrqFlags::parse(b"....").map(|f| f.render()), Some(".....".into()));
+        let rt = IrqFlags::parse(b"dNLh1..").expect("7-column RT flags");
+        assert!(rt.in_hardirq() && rt.preempt_depth() == 1);
+        assert!(IrqFlags::parse(b"d...3..").is_some_and(|f| f.preempt_depth() == 3));
+        assert!(IrqFlags::parse(b"sys_").is_none());
+        assert!(IrqFlags::parse(b"abc").is_none());
+    }
+
+    #[test]
+    fn merge_remaps_strings_and_layouts_and_sorts() {
+        let a = builder_with(&[(10, "irq_handler_entry", 5), (30, "irq_handler_exit", 5)]);
+        let mut b = builder_with(&[(20, "irq_handler_exit", 7), (40, "softirq_entry", 1)]);
+        assert!(b.attach_stack_to_last(Sym(0)));
+        let merged = EventTableBuilder::merge(vec![a, b]).expect("merge");
+        let (t, strings) = merged.finish().expect("finish");
+        assert_eq!(t.ts, vec![10, 20, 30, 40]);
+        let names: Vec<_> = t.iter().map(|e| strings.resolve(e.name()).into_owned()).collect();
+        assert_eq!(names, ["irq_handler_entry", "irq_handler_exit", "irq_handler_exit", "softirq_entry"]);
+        let second = t.get(1).expect("event 1");
+        let fields: Vec<_> = second.fields().map(|(n, v)| (strings.resolve(n).into_owned(), v)).collect();
+        assert_eq!(fields[0], ("irq".into(), FieldValue::Int(7)));
+        let FieldValue::Str(dev) = fields[1].1 else { panic!("name is a string") };
+        assert_eq!(strings.resolve(dev), "dev7");
+        // Layouts are shared across parts: two distinct event names with one field shape.
+        assert_eq!(t.layouts().len(), 3);
+        assert_eq!(t.stack_of(3).map(|s| strings.resolve(s).into_owned()), Some("irq".into()));
+        assert_eq!(t.counts_by_name().iter().map(|c| c.1).collect::<Vec<_>>(), [1, 2, 1]);
+        assert_eq!(t.range(15, 35), 1..3);
+    }
+
+    #[test]
+    fn fixed_cost_per_event_is_30_bytes() {
+        let b = builder_with(&[(1, "e", 1); 1000]);
+        let (t, _) = b.finish().expect("finish");
+        let per_event = (t.heap_bytes() - t.field_data.capacity()) as f64 / 1000.0;
+        assert!(per_event < 32.0, "{per_event}");
+    }
+}

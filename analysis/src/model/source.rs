@@ -1,0 +1,163 @@
+//! Sources (one per opened file or simulator run) and the trace that holds them.
+
+use super::analog::AnalogTrack;
+use super::diagnostics::Diagnostics;
+use super::digital::DigitalTrack;
+use super::events::EventTable;
+use super::intern::Interner;
+use super::spans::SpanTrack;
+use super::time::{ClockOrigin, Ps};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum SourceKind {
+    File,
+    Simulator,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrackKind {
+    Events,
+    Digital,
+    Analog,
+    Spans,
+}
+
+/// One line of `info`: a track's name, kind and count (DESIGN §7.0).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TrackSummary {
+    pub name: String,
+    pub kind: TrackKind,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Display name: the file name, or the scenario for a simulator run.
+    pub name: String,
+    pub path: Option<PathBuf>,
+    /// Detected format, e.g. `ftrace-text`, `trace.dat`.
+    pub format: String,
+    pub kind: SourceKind,
+    /// The source clock's value at relative time zero.
+    pub origin: ClockOrigin,
+    /// Alignment onto the common timeline: `t_common = t + offset + t * drift_ppm / 1e6`.
+    pub offset: Ps,
+    pub drift_ppm: f64,
+    /// Strings of the events and span labels of this source.
+    pub strings: Interner,
+    pub events: EventTable,
+    pub digital: Vec<DigitalTrack>,
+    pub analog: Vec<AnalogTrack>,
+    pub spans: Vec<SpanTrack>,
+    /// Number of trace records as the format counts them; see [`Source::records`].
+    pub records: Option<u64>,
+    /// Facts from the file's header (tracer, clock, cpus, …) in file order.
+    pub metadata: Vec<(String, String)>,
+    pub diagnostics: Diagnostics,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, format: impl Into<String>, kind: SourceKind) -> Self {
+        Self {
+            name: name.into(),
+            path: None,
+            format: format.into(),
+            kind,
+            origin: ClockOrigin::default(),
+            offset: 0,
+            drift_ppm: 0.0,
+            strings: Interner::new(),
+            events: EventTable::default(),
+            digital: Vec::new(),
+            analog: Vec::new(),
+            spans: Vec::new(),
+            records: None,
+            metadata: Vec::new(),
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    /// Tracks as `info` lists them: one per ftrace event name, then digital, analog and
+    /// span tracks.
+    pub fn tracks(&self) -> Vec<TrackSummary> {
+        let mut out: Vec<TrackSummary> = self
+            .events
+            .counts_by_name()
+            .into_iter()
+            .map(|(name, count)| TrackSummary {
+                name: self.strings.resolve(name).into_owned(),
+                kind: TrackKind::Events,
+                count,
+            })
+            .collect();
+        out.extend(self.digital.iter().map(|d| TrackSummary {
+            name: d.name.clone(),
+            kind: TrackKind::Digital,
+            count: d.transitions() as u64,
+        }));
+        out.extend(self.analog.iter().map(|a| TrackSummary {
+            name: a.name.clone(),
+            kind: TrackKind::Analog,
+            count: a.samples.len() as u64,
+        }));
+        out.extend(self.spans.iter().map(|s| TrackSummary {
+            name: s.name.clone(),
+            kind: TrackKind::Spans,
+            count: s.len() as u64,
+        }));
+        out
+    }
+
+    /// Trace records: what the importer counted, else events, else the sum of track counts.
+    pub fn records(&self) -> u64 {
+        if let Some(n) = self.records {
+            return n;
+        }
+        if !self.events.is_empty() {
+            return self.events.len() as u64;
+        }
+        self.tracks().iter().map(|t| t.count).sum()
+    }
+
+    /// First and last time held by any track (relative ps).
+    pub fn time_range(&self) -> Option<(Ps, Ps)> {
+        let mut lo = Ps::MAX;
+        let mut hi = Ps::MIN;
+        let mut any = false;
+        let mut take = |a: Ps, b: Ps| {
+            lo = lo.min(a);
+            hi = hi.max(b);
+            any = true;
+        };
+        if let (Some(&a), Some(&b)) = (self.events.ts.first(), self.events.ts.last()) {
+            take(a, b);
+        }
+        for d in &self.digital {
+            take(0, d.end.max(d.times.last().copied().unwrap_or(0)));
+        }
+        for a in &self.analog {
+            if !a.samples.is_empty() {
+                take(a.t0, a.end());
+            }
+        }
+        for s in &self.spans {
+            if let (Some(&a), Some(b)) = (s.start.first(), s.max_end()) {
+                take(a, b);
+            }
+        }
+        any.then_some((lo, hi))
+    }
+
+    /// `time_range` in the source's own clock, seconds.
+    pub fn time_range_seconds(&self) -> Option<(f64, f64)> {
+        self.time_range().map(|(a, b)| (self.origin.to_source_seconds(a), self.origin.to_source_seconds(b)))
+    }
+}
+
+/// Everything open at once: each source on one common timeline.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    pub sources: Vec<Source>,
+}

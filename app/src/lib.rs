@@ -1,0 +1,3 @@
+//! The latscope application: the command line (`cli`) and, with its issue, the GUI.
+
+pub mod cli;

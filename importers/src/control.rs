@@ -1,0 +1,48 @@
+//! Progress and cancellation shared between a loading worker and whoever shows it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Cheap to clone; all clones share the same counters.
+#[derive(Debug, Clone, Default)]
+pub struct LoadControl {
+    done: Arc<AtomicU64>,
+    total: Arc<AtomicU64>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl LoadControl {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn set_total(&self, bytes: u64) {
+        self.total.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Adds `bytes` to the work done (called by parsers every few thousand records).
+    pub fn advance(&self, bytes: u64) {
+        self.done.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    pub fn finish(&self) {
+        self.done.store(self.total.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// Fraction done in `0.0..=1.0`.
+    pub fn fraction(&self) -> f32 {
+        let total = self.total.load(Ordering::Relaxed);
+        if total == 0 {
+            return 0.0;
+        }
+        (self.done.load(Ordering::Relaxed) as f64 / total as f64).min(1.0) as f32
+    }
+
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,99 @@
+//! Format detection from content, never from the file name.
+
+/// What `latscope` reads, for the "not a supported format" message.
+pub const SUPPORTED_FORMATS: &str =
+    "ftrace text (tracefs trace/trace_pipe, trace-cmd report), trace-cmd trace.dat (v6, v7)";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    FtraceText,
+    TraceDat,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::FtraceText => "ftrace-text",
+            Format::TraceDat => "trace.dat",
+        }
+    }
+}
+
+/// Detects the format of a file from its first bytes (the whole file may be passed).
+pub fn detect(data: &[u8]) -> Option<Format> {
+    if data.starts_with(b"\x17\x08\x44tracing") {
+        return Some(Format::TraceDat);
+    }
+    if looks_like_ftrace_text(data) {
+        return Some(Format::FtraceText);
+    }
+    None
+}
+
+/// True when the first lines of `data` are ftrace header lines or event lines.
+fn looks_like_ftrace_text(data: &[u8]) -> bool {
+    let head = &data[..data.len().min(64 * 1024)];
+    let lines = head.split(|&b| b == b'\n').take(200);
+    for line in lines {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let trimmed = trim_start(line);
+        if trimmed.is_empty() {
+            continue;
+        }
+        if line.starts_with(b"# tracer:") || line.starts_with(b"version = ") || line.starts_with(b"cpus=") {
+            return true;
+        }
+        if line.contains(&0) {
+            return false;
+        }
+        if has_cpu_and_timestamp(line) {
+            return true;
+        }
+    }
+    false
+}
+
+fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    &s[n..]
+}
+
+/// `[NNN]` followed by a `digits(.digits)?:` token, or a function_graph `N) ` prefix with a `|`.
+fn has_cpu_and_timestamp(line: &[u8]) -> bool {
+    let Some(open) = memchr::memchr(b'[', line) else { return graph_line(line) };
+    let rest = &line[open + 1..];
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || rest.get(digits) != Some(&b']') {
+        return graph_line(line);
+    }
+    rest[digits + 1..].split(|b| b.is_ascii_whitespace()).any(|tok| {
+        tok.len() > 1
+            && tok.ends_with(b":")
+            && tok[..tok.len() - 1].iter().all(|b| b.is_ascii_digit() || *b == b'.')
+            && tok[0].is_ascii_digit()
+    })
+}
+
+fn graph_line(line: &[u8]) -> bool {
+    let t = trim_start(line);
+    let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && t.get(digits) == Some(&b')') && memchr::memchr(b'|', t).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_by_content() {
+        assert_eq!(detect(b"\x17\x08\x44tracing6\0"), Some(Format::TraceDat));
+        assert_eq!(detect(b"# tracer: nop\n#\n"), Some(Format::FtraceText));
+        assert_eq!(
+            detect(b"  bash-1977  [000] .... 17284.993652: sys_close <-system_call_fastpath\n"),
+            Some(Format::FtraceText)
+        );
+        assert_eq!(detect(b" 0)   1.382 us    |          __might_sleep();\n"), Some(Format::FtraceText));
+        assert_eq!(detect(b"\x00\x01\x02garbage"), None);
+        assert_eq!(detect(b"Time [s], Channel 0\n0.0, 1\n"), None);
+    }
+}

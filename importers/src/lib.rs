@@ -1,0 +1,43 @@
+//! latscope's importers: detect a capture's format from its content and turn it into a
+//! [`Source`] of the trace model. Every importer reports progress, honours cancel, bounds
+//! its memory on hostile input and never panics; malformed records are counted in the
+//! source's diagnostics and the rest loads.
+
+mod control;
+mod detect;
+mod error;
+pub mod ftrace_text;
+mod input;
+pub mod tracedat;
+
+pub use control::LoadControl;
+pub use detect::{Format, SUPPORTED_FORMATS, detect};
+pub use error::{ImportError, ParseFailure, Position};
+pub use input::Input;
+
+use latscope_analysis::model::Source;
+use std::path::Path;
+
+/// Opens `path` read-only, detects its format and imports it.
+pub fn open(path: &Path, ctl: &LoadControl) -> Result<Source, ImportError> {
+    let input = Input::open(path)?;
+    let data = input.bytes();
+    ctl.set_total(data.len() as u64);
+    let format = detect(data).ok_or_else(|| ImportError::Unsupported { path: path.to_owned() })?;
+    let mut source = import_bytes(format, data, ctl).map_err(|f| f.at_path(path))?;
+    source.path = Some(path.to_owned());
+    if let Some(name) = path.file_name() {
+        source.name = name.to_string_lossy().into_owned();
+    }
+    Ok(source)
+}
+
+/// Imports bytes already known to be in `format`.
+pub fn import_bytes(format: Format, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let source = match format {
+        Format::FtraceText => ftrace_text::parse(data, ctl)?,
+        Format::TraceDat => tracedat::parse(data, ctl)?,
+    };
+    ctl.finish();
+    Ok(source)
+}
