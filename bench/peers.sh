@@ -1,0 +1,246 @@
+#!/bin/bash
+# Time latscope against the peer tools on the same inputs, in the same run.
+#   bench/peers.sh [BENCH_DIR] [REPS]        (defaults: target/bench-data/, 5)
+# BENCH_DIR is made by bench/record-big-trace.sh (ftrace_big.txt, trace_big_v6.dat,
+# trace_big_v7.dat). The sigrok inputs (demo_5M.sr, demo_5M.vcd) are generated into it
+# on first use with sigrok-cli's demo driver.
+# Environment: LATSCOPE (default target/release/latscope; built with
+# `cargo build --release -p latscope` when missing and LATSCOPE is unset), REPS,
+# ROWS (default "dat text sr vcd": which groups of rows to run).
+#
+# Rows (each command's stdout goes to /dev/null; every repetition runs all commands of a
+# row, alternating their order; the table shows the median wall time, min..max, the
+# median CPU time (user+sys), the peak RSS (max over repetitions, /usr/bin/time %M) and
+# the ratio peer/latscope of the wall medians):
+#   trace.dat v6 / v7     trace-cmd report F        vs latscope info F --json   goal >= 10x
+#   ftrace text 40 MB     latscope info F --json -> MB/s                         goal >= 300 MB/s
+#   sigrok .sr 5M         sigrok-cli -i F -P timing:data=D1 -A timing=time   (5M-sample
+#                         demo capture, logic channels D0-D7 only, 200 kHz)
+#                                                   vs latscope report F --rule pulse:D1
+#   VCD                   sigrok-cli -i F.vcd -O null vs latscope info F.vcd --json
+# Nothing is installed: a missing peer tool skips its rows with a message. Before timing,
+# latscope runs once per input; if it fails (or `info` reports no events) its failure is
+# printed instead of timings.
+set -euo pipefail
+
+DIR=${1:-target/bench-data}
+REPS=${2:-${REPS:-5}}
+LS=${LATSCOPE:-target/release/latscope}
+ROWS_SEL=" ${ROWS:-dat text sr vcd} "
+want() { [[ $ROWS_SEL == *" $1 "* ]]; }
+[[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "peers.sh: REPS must be a positive integer" >&2; exit 1; }
+[ -d "$DIR" ] || { echo "peers.sh: no bench-data directory $DIR (run bench/record-big-trace.sh)" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/latscope-peers.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+have() { command -v "$1" >/dev/null 2>&1; }
+TIME=; [ -x /usr/bin/time ] && TIME=/usr/bin/time
+[ -n "$TIME" ] || echo "note: /usr/bin/time not found, peak RSS is not measured"
+
+# ---------------------------------------------------------------- latscope binary
+LS_OK=1
+if [ ! -x "$LS" ]; then
+    if [ -z "${LATSCOPE:-}" ] && have cargo; then
+        echo "latscope binary $LS is missing: building it with 'cargo build --release -p latscope'"
+        if ! cargo build --release -p latscope >"$tmp/build.log" 2>&1; then
+            tail -n 20 "$tmp/build.log" >&2
+            echo "peers.sh: the latscope build failed; latscope rows are skipped" >&2
+            LS_OK=0
+        fi
+    else
+        echo "peers.sh: latscope binary $LS not found; latscope rows are skipped" >&2
+        LS_OK=0
+    fi
+fi
+[ "$LS_OK" = 0 ] || [ -x "$LS" ] || LS_OK=0
+
+# ---------------------------------------------------------------- helpers
+# Each case is a name; cmd_NAME fills the array CMD.
+declare -A FAILED=()      # case -> message
+declare -A SIZE_MB=()     # case -> input size in MB (for MB/s)
+
+fsize_mb() { awk -v b="$(stat -L -c %s "$1")" 'BEGIN { printf "%.3f", b / 1e6 }'; }
+first_err() { # first non-empty line of a file, or the exit status
+    local l; l=$(grep -m1 . "$1" 2>/dev/null || true); echo "${l:-no message}"
+}
+
+# run_once CASE -> appends "seconds rss_kb" to $tmp/CASE.t; returns the command's status
+run_once() {
+    local c=$1 t0 t1 rc=0 rss=- cpu=-
+    "cmd_$c"
+    t0=$(date +%s.%N)
+    if [ -n "$TIME" ]; then
+        "$TIME" -f '%M %U %S' -o "$tmp/rss" "${CMD[@]}" >/dev/null 2>"$tmp/$c.err" || rc=$?
+    else
+        "${CMD[@]}" >/dev/null 2>"$tmp/$c.err" || rc=$?
+    fi
+    t1=$(date +%s.%N)
+    if [ "$rc" != 0 ]; then return "$rc"; fi
+    [ -z "$TIME" ] || read -r rss cpu < <(tail -n1 "$tmp/rss" | awk '{ print $1, $2 + $3 }')
+    awk -v a="$t0" -v b="$t1" -v r="$rss" -v u="$cpu" 'BEGIN { printf "%.6f %s %s\n", b - a, r, u }' >>"$tmp/$c.t"
+}
+
+# time_row CASE... : REPS alternating repetitions of all the cases of one row
+time_row() {
+    local rep c order rc
+    for ((rep = 1; rep <= REPS; rep++)); do
+        if ((rep % 2)); then order=("$@"); else order=(); for c in "$@"; do order=("$c" "${order[@]}"); done; fi
+        for c in "${order[@]}"; do
+            [ -z "${FAILED[$c]:-}" ] || continue
+            rc=0; run_once "$c" || rc=$?
+            if [ "$rc" != 0 ]; then FAILED[$c]="exit $rc: $(first_err "$tmp/$c.err")"; fi
+        done
+    done
+}
+
+# stats CASE -> "median min max maxrss_kb median_cpu"
+stats() {
+    local cpu
+    cpu=$(awk '$3 != "-" { print $3 }' "$tmp/$1.t" | sort -g | awk '
+        { u[NR] = $1 } END { if (!NR) print "-"
+            else printf "%.2f\n", (NR % 2) ? u[(NR + 1) / 2] : (u[NR / 2] + u[NR / 2 + 1]) / 2 }')
+    sort -g -k1,1 "$tmp/$1.t" | awk -v cpu="$cpu" '
+        { t[NR] = $1; if ($2 != "-" && $2 > m) m = $2 }
+        END { med = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+              printf "%.4f %.4f %.4f %s %s\n", med, t[1], t[NR], (m ? m : "-"), cpu }'
+}
+
+ROWS=()
+add_row() { ROWS+=("$(printf '%s\t' "$@")"); }
+
+# report_case ROW_LABEL CASE [REF_CASE] : one table line (ratio = this median / REF median,
+# i.e. how many times faster latscope is when REF is latscope)
+report_case() {
+    local label=$1 c=$2 ref=${3:-} med min max rss cpu ratio="" mbs=""
+    if [ -n "${FAILED[$c]:-}" ]; then add_row "$label" "$(desc "$c")" "FAILED (${FAILED[$c]})"; return; fi
+    if [ ! -s "$tmp/$c.t" ]; then add_row "$label" "$(desc "$c")" "skipped"; return; fi
+    read -r med min max rss cpu < <(stats "$c")
+    [ "$rss" = - ] || rss=$(awk -v k="$rss" 'BEGIN { printf "%.1f MB", k / 1024 }')
+    if [ -n "$ref" ] && [ -z "${FAILED[$ref]:-}" ] && [ -s "$tmp/$ref.t" ]; then
+        ratio=$(awk -v a="$(stats "$ref" | cut -d' ' -f1)" -v b="$med" 'BEGIN { printf "%.1fx", b / a }')
+    fi
+    [ -z "${SIZE_MB[$c]:-}" ] || mbs=$(awk -v s="${SIZE_MB[$c]}" -v t="$med" 'BEGIN { printf "%.0f MB/s", s / t }')
+    add_row "$label" "$(desc "$c")" "$med s" "$min..$max" "$cpu s" "$rss" "$mbs" "$ratio"
+}
+
+# check_latscope CASE EXPECT_EVENTS: one validation run; on failure marks the case FAILED
+check_latscope() {
+    local c=$1 expect=${2:-} rc=0 ev
+    "cmd_$c"
+    "${CMD[@]}" >"$tmp/$c.out" 2>"$tmp/$c.err" || rc=$?
+    if [ "$rc" != 0 ]; then
+        FAILED[$c]="exit $rc: $(first_err "$tmp/$c.err")"
+        echo "  latscope failed on ${CMD[*]}: ${FAILED[$c]}"
+        return 1
+    fi
+    if [[ ${CMD[1]} == info ]]; then
+        ev=$(grep -o '"events"[[:space:]]*:[[:space:]]*[0-9]*' "$tmp/$c.out" | head -n1 | grep -o '[0-9]*$' || true)
+        if [ -z "$ev" ] || [ "$ev" = 0 ]; then
+            FAILED[$c]="info reported no events"
+            echo "  latscope ${CMD[*]}: no event count in its JSON output"
+            return 1
+        fi
+        echo "  latscope ${CMD[*]}: $ev events${expect:+ (expected $expect)}"
+    fi
+}
+
+desc() { "cmd_$1"; local s="${CMD[*]}"; echo "${s//$DIR\//}"; }
+expected_events() { # from RECORDING.txt of record-big-trace.sh
+    awk -v f="$1" '$1 == f { print $4 }' "$DIR/RECORDING.txt" 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------- cases
+V6=$DIR/trace_big_v6.dat V7=$DIR/trace_big_v7.dat TXT=$DIR/ftrace_big.txt
+SR=$DIR/demo_5M.sr VCD=$DIR/demo_5M.vcd
+cmd_tc_v6() { CMD=(trace-cmd report "$V6"); }
+cmd_ls_v6() { CMD=("$LS" info "$V6" --json); }
+cmd_tc_v7() { CMD=(trace-cmd report "$V7"); }
+cmd_ls_v7() { CMD=("$LS" info "$V7" --json); }
+cmd_ls_txt() { CMD=("$LS" info "$TXT" --json); }
+cmd_sr_timing() { CMD=(sigrok-cli -i "$SR" -P timing:data=D1 -A timing=time); }
+cmd_ls_pulse() { CMD=("$LS" report "$SR" --rule pulse:D1); }
+cmd_sr_vcd() { CMD=(sigrok-cli -i "$VCD" -O null); }
+cmd_ls_vcd() { CMD=("$LS" info "$VCD" --json); }
+
+echo "peers.sh: $REPS repetitions, inputs in $DIR, latscope = $LS"
+
+# trace.dat v6 / v7
+for v in v6 v7; do
+    want dat || continue
+    f=$DIR/trace_big_$v.dat
+    label="trace.dat $v ($(fsize_mb "$f" 2>/dev/null || echo '?') MB)"
+    if [ ! -f "$f" ]; then add_row "$label" "-" "skipped: $f missing (run bench/record-big-trace.sh)"; continue; fi
+    cases=()
+    if have trace-cmd; then cases+=("tc_$v"); else add_row "$label" "trace-cmd report" "skipped: trace-cmd is not installed"; fi
+    if [ "$LS_OK" = 1 ] && check_latscope "ls_$v" "$(expected_events "trace_big_$v.dat")"; then cases+=("ls_$v"); fi
+    echo "timing $label: ${cases[*]:-nothing}"
+    [ ${#cases[@]} = 0 ] || time_row "${cases[@]}"
+    if [ "$LS_OK" = 1 ]; then report_case "$label" "ls_$v"; else add_row "$label" "latscope info" "skipped: no latscope binary"; fi
+    ! have trace-cmd || report_case "$label" "tc_$v" "ls_$v"
+done
+
+# ftrace text
+label="ftrace text"
+if ! want text; then
+    :
+elif [ ! -f "$TXT" ]; then
+    add_row "$label" "-" "skipped: $TXT missing (run bench/record-big-trace.sh)"
+elif [ "$LS_OK" = 1 ]; then
+    label="ftrace text ($(fsize_mb "$TXT") MB)"
+    SIZE_MB[ls_txt]=$(fsize_mb "$TXT")
+    if check_latscope ls_txt "$(expected_events ftrace_big.txt)"; then
+        echo "timing $label"; time_row ls_txt
+    fi
+    report_case "$label" ls_txt
+else
+    add_row "$label" "latscope info" "skipped: no latscope binary"
+fi
+
+# sigrok: .sr pulse widths and VCD import
+if ! want sr && ! want vcd; then
+    :
+elif ! have sigrok-cli; then
+    add_row "sigrok .sr / VCD" "-" "skipped: sigrok-cli is not installed"
+else
+    if [ ! -f "$SR" ]; then
+        # Logic channels only: the demo's 5 analog channels make generation take many
+        # minutes (they are generated slowly) and are not used by either command.
+        # At the demo's default 200 kHz this takes ~30 s (the demo paces itself).
+        echo "generating $SR (sigrok-cli -d demo --channels D0..D7 --samples 5000000)"
+        if sigrok-cli -d demo --channels D0,D1,D2,D3,D4,D5,D6,D7 --samples 5000000 \
+                -o "$SR.part"; then mv "$SR.part" "$SR"
+        else echo "peers.sh: sigrok demo capture failed" >&2; rm -f "$SR.part"; fi
+    fi
+    if [ -f "$SR" ] && [ ! -f "$VCD" ]; then
+        echo "converting to $VCD (sigrok-cli -O vcd)"
+        if sigrok-cli -i "$SR" -O vcd -o "$VCD.part"; then mv "$VCD.part" "$VCD"
+        else echo "peers.sh: VCD conversion failed" >&2; rm -f "$VCD.part"; fi
+    fi
+    for row in sr vcd; do
+        want $row || continue
+        if [ ! -f "$SR" ] || [ ! -f "$VCD" ]; then
+            add_row "sigrok $row" "-" "skipped: generating the sigrok inputs failed"; continue
+        fi
+        if [ $row = sr ]; then peer=sr_timing ours=ls_pulse label="sigrok .sr 5M samples ($(fsize_mb "$SR") MB)"
+        else peer=sr_vcd ours=ls_vcd label="VCD ($(fsize_mb "$VCD") MB)"; fi
+        cases=("$peer")
+        if [ "$LS_OK" = 1 ]; then
+            if check_latscope "$ours"; then cases+=("$ours")
+            else FAILED[$ours]="skipped, latscope cannot do this yet (${FAILED[$ours]})"; fi
+        fi
+        echo "timing $label: ${cases[*]}"
+        time_row "${cases[@]}"
+        if [ "$LS_OK" = 1 ]; then report_case "$label" "$ours"; else add_row "$label" "latscope" "skipped: no latscope binary"; fi
+        report_case "$label" "$peer" "$ours"
+    done
+fi
+
+# ---------------------------------------------------------------- table
+echo
+echo "Medians of $REPS alternating runs on $(uname -n) ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)); ratio = peer / latscope"
+{
+    printf 'input\tcommand\twall median\tmin..max\tCPU median\tpeak RSS\tthroughput\tratio\t\n'
+    printf '%s\n' "${ROWS[@]}"
+} | column -t -s $'\t'
+echo "goals: trace.dat ratio >= 10x; ftrace text >= 300 MB/s"
