@@ -106,14 +106,18 @@ stats() {
               printf "%.4f %.4f %.4f %s %s\n", med, t[1], t[NR], (m ? m : "-"), cpu }'
 }
 
-ROWS=()
+ROWS=() NOTES=()
 add_row() { ROWS+=("$(printf '%s\t' "$@")"); }
+# (FAILED cells refer to NOTES, printed under the table)
 
 # report_case ROW_LABEL CASE [REF_CASE] : one table line (ratio = this median / REF median,
 # i.e. how many times faster latscope is when REF is latscope)
 report_case() {
     local label=$1 c=$2 ref=${3:-} med min max rss cpu ratio="" mbs=""
-    if [ -n "${FAILED[$c]:-}" ]; then add_row "$label" "$(desc "$c")" "FAILED (${FAILED[$c]})"; return; fi
+    if [ -n "${FAILED[$c]:-}" ]; then
+        NOTES+=("${FAILED[$c]}")
+        add_row "$label" "$(desc "$c")" "FAILED [${#NOTES[@]}]"; return
+    fi
     if [ ! -s "$tmp/$c.t" ]; then add_row "$label" "$(desc "$c")" "skipped"; return; fi
     read -r med min max rss cpu < <(stats "$c")
     [ "$rss" = - ] || rss=$(awk -v k="$rss" 'BEGIN { printf "%.1f MB", k / 1024 }')
@@ -243,4 +247,5 @@ echo "Medians of $REPS alternating runs on $(uname -n) ($(nproc) CPUs, load $(cu
     printf 'input\tcommand\twall median\tmin..max\tCPU median\tpeak RSS\tthroughput\tratio\t\n'
     printf '%s\n' "${ROWS[@]}"
 } | column -t -s $'\t'
+for i in "${!NOTES[@]}"; do echo "[$((i + 1))] ${NOTES[$i]}"; done
 echo "goals: trace.dat ratio >= 10x; ftrace text >= 300 MB/s"
