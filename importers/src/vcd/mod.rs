@@ -227,6 +227,12 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
             }
         }
     }
+    if !in_body && !vars.is_empty() {
+        source.diagnostics.warn(format!(
+            "the file ends inside its header (no $enddefinitions at byte {}): it is truncated, so no value changes were read",
+            data.len()
+        ));
+    }
     if vars.is_empty() && !in_body {
         return Err(ParseFailure::invalid(
             Position::Line(line_of(data, data.len())),

@@ -86,6 +86,16 @@ fn malformed_items_are_counted_with_lines_and_the_rest_loads() {
 }
 
 #[test]
+fn a_file_cut_inside_its_header_loads_its_variables_and_says_so() {
+    let s = load(
+        "$timescale 1 ps $end $scope module tb $end $var wire 1 ! CLK $end $var reg 8 \" bus [7:0] $end $var ",
+    );
+    assert_eq!(s.digital.len(), 1);
+    assert!(s.diagnostics.summary().iter().any(|w| w.contains("truncated")), "{:?}", s.diagnostics);
+    assert!(parse(b"$date today $end", &LoadControl::new()).is_err(), "no variables at all is an error");
+}
+
+#[test]
 fn deep_nesting_hits_the_limit() {
     let text = "$scope module m $end ".repeat(MAX_SCOPE_DEPTH + 1);
     let err = parse(text.as_bytes(), &LoadControl::new()).expect_err("too deep");
