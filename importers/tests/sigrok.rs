@@ -243,3 +243,86 @@ fn sparse_probes_read_their_own_bits() {
         assert_eq!(track.times, expected, "{}", track.name);
     }
 }
+
+/// Builds a `.sr` in memory with the given logic members (all deflated).
+fn make_sr(metadata: &str, members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts =
+            zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("version", opts).unwrap();
+        zip.write_all(b"2").unwrap();
+        zip.start_file("metadata", opts).unwrap();
+        zip.write_all(metadata.as_bytes()).unwrap();
+        for (name, data) in members {
+            zip.start_file(*name, opts).unwrap();
+            zip.write_all(data).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    out.into_inner()
+}
+
+const META_1CH: &str = "[global]\nsigrok version=0.5.2\n[device 1]\ncapturefile=logic-1\ntotal probes=8\nsamplerate=1 MHz\nprobe1=D0\nunitsize=1\n";
+
+fn import(bytes: &[u8]) -> Result<Source, latscope_importers::ParseFailure> {
+    assert_eq!(detect(bytes), Some(Format::SigrokSr));
+    latscope_importers::import_bytes(Format::SigrokSr, bytes, &LoadControl::new())
+}
+
+#[test]
+fn a_member_that_decompresses_beyond_its_declared_size_is_refused() {
+    let mut bytes = make_sr(META_1CH, &[("logic-1-1", vec![0u8; 1 << 20])]);
+    // Make the archive lie: declare 4096 bytes for the 1 MiB member, in the local header
+    // and in the central directory (uncompressed size at offsets 22 and 24).
+    let declared = 4096u32.to_le_bytes();
+    let name = b"logic-1-1";
+    let mut patched = 0;
+    for i in 0..bytes.len().saturating_sub(4) {
+        let sig: [u8; 4] = [bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]];
+        if &sig == b"PK\x03\x04" && bytes[i + 30..].starts_with(name) {
+            bytes[i + 22..i + 26].copy_from_slice(&declared);
+            patched += 1;
+        }
+        if &sig == b"PK\x01\x02" && bytes[i + 46..].starts_with(name) {
+            bytes[i + 24..i + 28].copy_from_slice(&declared);
+            patched += 1;
+        }
+    }
+    assert_eq!(patched, 2);
+    let err = import(&bytes).expect_err("a lying member must be refused");
+    // Either the zip reader or our own cap notices; both name the member and the declared size.
+    assert!(err.to_string().contains("logic-1-1") && err.to_string().contains("declared"), "{err}");
+}
+
+#[test]
+fn huge_constant_captures_cost_memory_per_edge_not_per_sample() {
+    // 32M samples of which only two differ: two transitions, whatever the length.
+    let mut data = vec![0u8; 32 << 20];
+    data[1_000_000] = 1;
+    let bytes = make_sr(META_1CH, &[("logic-1-1", data)]);
+    assert!(bytes.len() < 100_000, "compresses well: {}", bytes.len());
+    let s = import(&bytes).unwrap();
+    assert_eq!(s.digital[0].times, [1_000_000_000_000, 1_000_001_000_000]);
+    assert!(s.metadata.contains(&("logic samples".into(), (32u64 << 20).to_string())));
+}
+
+#[test]
+fn broken_archives_give_clear_errors() {
+    let good = make_sr(META_1CH, &[("logic-1-1", vec![0, 1, 0, 1])]);
+    assert_eq!(import(&good).unwrap().digital[0].transitions(), 3);
+    // Truncations never panic; each either loads or names what is wrong.
+    for n in (0..good.len()).step_by(7) {
+        if let Err(e) = latscope_importers::import_bytes(Format::SigrokSr, &good[..n], &LoadControl::new()) {
+            assert!(!e.to_string().is_empty());
+        }
+    }
+    let no_rate = META_1CH.replace("samplerate=1 MHz\n", "samplerate=3 foo\n");
+    let err = import(&make_sr(&no_rate, &[("logic-1-1", vec![0])])).expect_err("bad samplerate");
+    assert!(err.to_string().contains("unknown unit"), "{err}");
+    let unitsize_zero = META_1CH.replace("unitsize=1", "unitsize=0");
+    let err = import(&make_sr(&unitsize_zero, &[("logic-1-1", vec![0])])).expect_err("unitsize 0");
+    assert!(err.to_string().contains("unitsize 0"), "{err}");
+}
