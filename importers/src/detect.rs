@@ -8,6 +8,10 @@ pub const SUPPORTED_FORMATS: &str =
 pub enum Format {
     FtraceText,
     TraceDat,
+    SigrokSr,
+    Vcd,
+    Fst,
+    Ghw,
 }
 
 impl Format {
@@ -15,6 +19,10 @@ impl Format {
         match self {
             Format::FtraceText => "ftrace-text",
             Format::TraceDat => "trace.dat",
+            Format::SigrokSr => "sigrok-sr",
+            Format::Vcd => "vcd",
+            Format::Fst => "fst",
+            Format::Ghw => "ghw",
         }
     }
 }
@@ -24,10 +32,28 @@ pub fn detect(data: &[u8]) -> Option<Format> {
     if data.starts_with(b"\x17\x08\x44tracing") {
         return Some(Format::TraceDat);
     }
+    if data.starts_with(b"PK\x03\x04") && is_sigrok_session(data) {
+        return Some(Format::SigrokSr);
+    }
+    if crate::vcd::looks_like_vcd(data) {
+        return Some(Format::Vcd);
+    }
+    if crate::wave::looks_like_ghw(data) {
+        return Some(Format::Ghw);
+    }
+    if crate::wave::looks_like_fst(data) {
+        return Some(Format::Fst);
+    }
     if looks_like_ftrace_text(data) {
         return Some(Format::FtraceText);
     }
     None
+}
+
+/// A zip whose directory names a `metadata` member (the directory is at the end).
+fn is_sigrok_session(data: &[u8]) -> bool {
+    let tail = &data[data.len().saturating_sub(1 << 20)..];
+    memchr::memmem::find(tail, b"metadata").is_some()
 }
 
 /// True when the first lines of `data` are ftrace header lines or event lines.
@@ -94,6 +120,9 @@ mod tests {
         );
         assert_eq!(detect(b" 0)   1.382 us    |          __might_sleep();\n"), Some(Format::FtraceText));
         assert_eq!(detect(b"\x00\x01\x02garbage"), None);
+        assert_eq!(detect(b"\r\n$timescale 1ns $end"), Some(Format::Vcd));
+        assert_eq!(detect(b"$dateline"), None);
+        assert_eq!(detect(b"GHDLwave\n"), Some(Format::Ghw));
         assert_eq!(detect(b"Time [s], Channel 0\n0.0, 1\n"), None);
     }
 }

@@ -8,7 +8,10 @@ mod detect;
 mod error;
 pub mod ftrace_text;
 mod input;
+pub mod sigrok;
 pub mod tracedat;
+pub mod vcd;
+pub mod wave;
 
 pub use control::LoadControl;
 pub use detect::{Format, SUPPORTED_FORMATS, detect};
@@ -37,6 +40,9 @@ pub fn import_bytes(format: Format, data: &[u8], ctl: &LoadControl) -> Result<So
     let source = match format {
         Format::FtraceText => ftrace_text::parse(data, ctl)?,
         Format::TraceDat => tracedat::parse(data, ctl)?,
+        Format::SigrokSr => sigrok::parse(data, ctl)?,
+        Format::Vcd => vcd::parse(data, ctl)?,
+        Format::Fst | Format::Ghw => wave::parse(data, ctl)?,
     };
     ctl.finish();
     Ok(source)

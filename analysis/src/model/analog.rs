@@ -2,8 +2,11 @@
 
 use super::time::Ps;
 
-/// Samples `i` is at `t0 + round(i * dt_ps)`. `dt_ps` is fractional because sample rates
-/// such as 3 MHz have no whole-picosecond period, and rounding it would drift.
+/// Uniform tracks: sample `i` is at `t0 + round(i * dt_ps)`. `dt_ps` is fractional because
+/// sample rates such as 3 MHz have no whole-picosecond period, and rounding it would drift.
+///
+/// Sample-and-hold tracks (VCD vectors and reals, which change at arbitrary times) carry
+/// the time of each sample in `times` instead; `t0`/`dt_ps` are then unused.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AnalogTrack {
     pub name: String,
@@ -11,6 +14,8 @@ pub struct AnalogTrack {
     pub t0: Ps,
     pub dt_ps: f64,
     pub samples: Vec<f32>,
+    /// Per-sample times for sample-and-hold tracks; empty for uniform ones.
+    pub times: Vec<Ps>,
     /// Level k holds (min, max) over blocks of `PYRAMID_FANOUT^(k+1)` samples.
     pyramid: Vec<Vec<(f32, f32)>>,
 }
@@ -25,10 +30,44 @@ impl AnalogTrack {
         dt_ps: f64,
         samples: Vec<f32>,
     ) -> Self {
-        let mut track =
-            Self { name: name.into(), unit: unit.into(), t0, dt_ps, samples, pyramid: Vec::new() };
+        let mut track = Self {
+            name: name.into(),
+            unit: unit.into(),
+            t0,
+            dt_ps,
+            samples,
+            times: Vec::new(),
+            pyramid: Vec::new(),
+        };
         track.build_pyramid();
         track
+    }
+
+    /// A sample-and-hold track: `samples[i]` holds from `times[i]` to the next change.
+    /// `times` must be sorted and as long as `samples`.
+    pub fn with_times(
+        name: impl Into<String>,
+        unit: impl Into<String>,
+        times: Vec<Ps>,
+        samples: Vec<f32>,
+    ) -> Self {
+        debug_assert_eq!(times.len(), samples.len());
+        let t0 = times.first().copied().unwrap_or(0);
+        let mut track = Self {
+            name: name.into(),
+            unit: unit.into(),
+            t0,
+            dt_ps: 0.0,
+            samples,
+            times,
+            pyramid: Vec::new(),
+        };
+        track.build_pyramid();
+        track
+    }
+
+    pub fn is_uniform(&self) -> bool {
+        self.times.is_empty()
     }
 
     fn build_pyramid(&mut self) {
@@ -52,6 +91,9 @@ impl AnalogTrack {
     }
 
     pub fn time_of(&self, i: usize) -> Ps {
+        if let Some(&t) = self.times.get(i) {
+            return t;
+        }
         self.t0 + (i as f64 * self.dt_ps).round() as Ps
     }
 

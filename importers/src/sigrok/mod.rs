@@ -1,0 +1,509 @@
+//! sigrok session files (`.sr`, srzip versions 1 and 2; shared/FORMATS.md §3).
+//!
+//! Logic channels become digital tracks stored as transitions: members are stream-decoded
+//! through a fixed buffer, so a 100M-sample capture costs memory in proportion to its
+//! edges, never to its samples. Analog channels become analog tracks (`f32`, volts — the
+//! unit libsigrok assumes, since none is stored).
+
+mod metadata;
+
+pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
+
+use crate::{LoadControl, ParseFailure, Position};
+use latscope_analysis::model::{AnalogTrack, DigitalTrack, PS_PER_S, Ps, Source, SourceKind};
+use std::io::{Cursor, Read};
+use zip::ZipArchive;
+
+/// Largest `metadata`/`version` member read into memory.
+const MAX_METADATA_BYTES: u64 = 1 << 20;
+/// Largest data member decoded: libsigrok writes 4–10 MiB chunks, and even an unchunked v1
+/// capture of a whole logic analyzer's memory stays far below this.
+pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
+/// Logic transitions kept across all channels (9 bytes each in memory).
+pub const MAX_TRANSITIONS: usize = 400_000_000;
+/// Analog samples kept across all channels (4 bytes each).
+pub const MAX_ANALOG_SAMPLES: usize = 1 << 29;
+const READ_BUFFER: usize = 1 << 16;
+
+pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
+    let mut zip = ZipArchive::new(Cursor::new(data))
+        .map_err(|e| invalid(format!("not a valid .sr zip archive: {e}")))?;
+
+    let version = read_small(&mut zip, "version")?.ok_or_else(|| invalid("no `version` member".into()))?;
+    let version: u32 = version
+        .trim()
+        .parse()
+        .map_err(|_| invalid(format!("`version` member is not a number: {:?}", version.trim())))?;
+    if !(1..=2).contains(&version) {
+        return Err(invalid(format!("session file version {version} is not supported (1 and 2 are)")));
+    }
+    let meta_text =
+        read_small(&mut zip, "metadata")?.ok_or_else(|| invalid("no `metadata` member".into()))?;
+    let meta = parse_metadata(&meta_text).map_err(invalid)?;
+
+    let mut source = Source::new("", "sigrok-sr", SourceKind::File);
+    source.metadata.push(("version".into(), version.to_string()));
+    for (k, v) in &meta.entries {
+        if matches!(k.as_str(), "samplerate" | "total probes" | "total analog" | "unitsize" | "driver") {
+            source.metadata.push((k.clone(), v.clone()));
+        }
+    }
+    let rate = match meta.get("samplerate") {
+        Some(s) => {
+            let r = parse_samplerate(s).map_err(invalid)?;
+            if r == 0 {
+                return Err(invalid("samplerate is 0 Hz".into()));
+            }
+            r
+        }
+        None => {
+            source.diagnostics.warn("no samplerate in the metadata: times are sample numbers (1 Hz assumed)");
+            1
+        }
+    };
+    let clock = SampleClock { rate };
+
+    let names: Vec<String> =
+        (0..zip.len()).filter_map(|i| Some(zip.name_for_index(i)?.ok()?.into_owned())).collect();
+    if let Some(capture) = meta.get("capturefile") {
+        read_logic(&mut zip, &names, capture, &meta, clock, ctl, &mut source)?;
+    }
+    read_analog(&mut zip, &names, &meta, clock, ctl, &mut source)?;
+    Ok(source)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SampleClock {
+    rate: u64,
+}
+
+impl SampleClock {
+    /// Sample `i` is at `i / rate` seconds, rounded to the nearest picosecond.
+    fn time(self, i: u64) -> Ps {
+        let rate = i128::from(self.rate);
+        ((i128::from(i) * i128::from(PS_PER_S) + rate / 2) / rate) as Ps
+    }
+    fn period_ps(self) -> f64 {
+        PS_PER_S as f64 / self.rate as f64
+    }
+}
+
+fn read_small(zip: &mut ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Option<String>, ParseFailure> {
+    let Ok(member) = zip.by_name(name) else { return Ok(None) };
+    let mut out = Vec::new();
+    member
+        .take(MAX_METADATA_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| ParseFailure::invalid(Position::Byte(0), format!("cannot decompress `{name}`: {e}")))?;
+    if out.len() as u64 > MAX_METADATA_BYTES {
+        return Err(ParseFailure::Limit {
+            at: Position::Byte(0),
+            what: format!("member `{name}`"),
+            limit: format!("{MAX_METADATA_BYTES} bytes"),
+        });
+    }
+    Ok(Some(String::from_utf8_lossy(&out).into_owned()))
+}
+
+/// Member names `base`, or `base-1`, `base-2`, … probed in numeric order up to the first
+/// gap, as libsigrok reads them. Returns the names and whether numbered members beyond the
+/// gap exist (they are ignored, with a warning).
+fn chunk_members(names: &[String], base: &str) -> (Vec<String>, Option<u64>) {
+    if names.iter().any(|n| n == base) {
+        return (vec![base.to_owned()], None);
+    }
+    let prefix = format!("{base}-");
+    let numbers: std::collections::BTreeSet<u64> =
+        names.iter().filter_map(|n| n.strip_prefix(&prefix)?.parse().ok()).collect();
+    let mut members = Vec::new();
+    let mut next = 1;
+    while numbers.contains(&next) {
+        members.push(format!("{base}-{next}"));
+        next += 1;
+    }
+    let skipped = numbers.iter().copied().filter(|&n| n > next).min();
+    (members, skipped)
+}
+
+/// Streams a member's bytes to `sink` in blocks, refusing members that decompress to more
+/// than they declare or than [`MAX_MEMBER_BYTES`].
+fn stream_member(
+    zip: &mut ZipArchive<Cursor<&[u8]>>,
+    name: &str,
+    ctl: &LoadControl,
+    mut sink: impl FnMut(&[u8]) -> Result<(), ParseFailure>,
+) -> Result<(), ParseFailure> {
+    let member = zip
+        .by_name(name)
+        .map_err(|e| ParseFailure::invalid(Position::Byte(0), format!("cannot open member `{name}`: {e}")))?;
+    let at = Position::Byte(member.data_start().unwrap_or(0));
+    let declared = member.size();
+    let compressed = member.compressed_size();
+    if declared > MAX_MEMBER_BYTES {
+        return Err(ParseFailure::Limit {
+            at,
+            what: format!("member `{name}` ({declared} bytes uncompressed)"),
+            limit: format!("{MAX_MEMBER_BYTES} bytes"),
+        });
+    }
+    let mut reader = member.take(declared + 1);
+    let mut buf = vec![0u8; READ_BUFFER];
+    let mut total = 0u64;
+    loop {
+        if ctl.is_cancelled() {
+            return Err(ParseFailure::Cancelled);
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(ParseFailure::invalid(
+                    at,
+                    format!("member `{name}` is corrupt after {total} bytes: {e}"),
+                ));
+            }
+        };
+        total += n as u64;
+        if total > declared {
+            return Err(ParseFailure::Limit {
+                at,
+                what: format!("member `{name}` decompresses to more than its declared {declared} bytes"),
+                limit: format!("{declared} bytes"),
+            });
+        }
+        sink(&buf[..n])?;
+    }
+    ctl.advance(compressed);
+    Ok(())
+}
+
+/// One enabled logic channel: its bit in the sample word and its track.
+#[derive(Debug)]
+struct LogicChannel {
+    byte: usize,
+    mask: u8,
+    track: DigitalTrack,
+}
+
+fn read_logic(
+    zip: &mut ZipArchive<Cursor<&[u8]>>,
+    names: &[String],
+    capture: &str,
+    meta: &DeviceMetadata,
+    clock: SampleClock,
+    ctl: &LoadControl,
+    source: &mut Source,
+) -> Result<(), ParseFailure> {
+    let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
+    let unitsize: usize = meta
+        .get("unitsize")
+        .ok_or_else(|| invalid("logic data without a `unitsize`".into()))?
+        .parse()
+        .map_err(|_| invalid("`unitsize` is not a number".into()))?;
+    if unitsize == 0 || unitsize > 64 {
+        return Err(invalid(format!("unitsize {unitsize} is out of range (1..=64 bytes)")));
+    }
+    let total_probes: usize = meta.get("total probes").and_then(|s| s.parse().ok()).unwrap_or(unitsize * 8);
+    // Only listed probes are enabled; a probe whose bit lies beyond the sample word is absent.
+    let mut channels: Vec<LogicChannel> = Vec::new();
+    for i in 1..=total_probes.min(unitsize * 8) {
+        if let Some(name) = meta.get(&format!("probe{i}")) {
+            let bit = i - 1;
+            channels.push(LogicChannel {
+                byte: bit / 8,
+                mask: 1 << (bit % 8),
+                track: DigitalTrack::new(name, 0),
+            });
+        }
+    }
+    let (members, skipped) = chunk_members(names, capture);
+    if let Some(n) = skipped {
+        source.diagnostics.warn(format!(
+            "logic chunk {capture}-{n} follows a gap in the numbering and was not read (libsigrok stops at the gap too)"
+        ));
+    }
+    let mut decoder = LogicDecoder::new(unitsize, channels, clock);
+    for name in &members {
+        stream_member(zip, name, ctl, |bytes| decoder.feed(bytes))?;
+    }
+    if decoder.partial_len > 0 {
+        source.diagnostics.warn(format!(
+            "logic data ends with {} byte(s) that do not make a whole {unitsize}-byte sample; ignored",
+            decoder.partial_len
+        ));
+    }
+    let samples = decoder.samples;
+    source.metadata.push(("logic samples".into(), samples.to_string()));
+    let end = clock.time(samples.saturating_sub(1));
+    for mut ch in decoder.channels {
+        ch.track.end = end;
+        source.digital.push(ch.track);
+    }
+    Ok(())
+}
+
+/// Turns a stream of packed samples into per-channel transitions.
+#[derive(Debug)]
+struct LogicDecoder {
+    unitsize: usize,
+    channels: Vec<LogicChannel>,
+    clock: SampleClock,
+    /// The previous sample; `None` before the first.
+    prev: Option<Vec<u8>>,
+    partial: Vec<u8>,
+    partial_len: usize,
+    samples: u64,
+    transitions: usize,
+}
+
+impl LogicDecoder {
+    fn new(unitsize: usize, channels: Vec<LogicChannel>, clock: SampleClock) -> Self {
+        Self {
+            unitsize,
+            channels,
+            clock,
+            prev: None,
+            partial: vec![0; unitsize],
+            partial_len: 0,
+            samples: 0,
+            transitions: 0,
+        }
+    }
+
+    fn feed(&mut self, mut bytes: &[u8]) -> Result<(), ParseFailure> {
+        // Complete a sample split across reads or members.
+        if self.partial_len > 0 {
+            let need = self.unitsize - self.partial_len;
+            let take = need.min(bytes.len());
+            self.partial[self.partial_len..self.partial_len + take].copy_from_slice(&bytes[..take]);
+            self.partial_len += take;
+            bytes = &bytes[take..];
+            if self.partial_len < self.unitsize {
+                return Ok(());
+            }
+            let sample = std::mem::take(&mut self.partial);
+            self.sample(&sample)?;
+            self.partial = sample;
+            self.partial_len = 0;
+        }
+        let whole = bytes.len() / self.unitsize * self.unitsize;
+        let (body, rest) = bytes.split_at(whole);
+        if self.unitsize == 1 {
+            self.feed_bytes(body)?;
+        } else {
+            for sample in body.chunks_exact(self.unitsize) {
+                self.sample(sample)?;
+            }
+        }
+        self.partial[..rest.len()].copy_from_slice(rest);
+        self.partial_len = rest.len();
+        Ok(())
+    }
+
+    /// The common 8-channel case: skip runs of equal bytes quickly.
+    fn feed_bytes(&mut self, body: &[u8]) -> Result<(), ParseFailure> {
+        let mut i = 0;
+        if self.prev.is_none() {
+            let Some(&first) = body.first() else { return Ok(()) };
+            self.sample(&[first])?;
+            i = 1;
+        }
+        let mut prev = self.prev.as_ref().map_or(0, |p| p[0]);
+        let base = self.samples - i as u64;
+        while i < body.len() {
+            match body[i..].iter().position(|&b| b != prev) {
+                None => break,
+                Some(k) => {
+                    i += k;
+                    let b = body[i];
+                    self.edges(base + i as u64, &[prev], &[b])?;
+                    prev = b;
+                    i += 1;
+                }
+            }
+        }
+        self.samples = base + body.len() as u64;
+        if let Some(p) = self.prev.as_mut() {
+            p[0] = prev;
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, sample: &[u8]) -> Result<(), ParseFailure> {
+        let index = self.samples;
+        self.samples += 1;
+        match self.prev.take() {
+            None => {
+                for ch in &mut self.channels {
+                    ch.track.initial = u8::from(sample[ch.byte] & ch.mask != 0);
+                }
+                self.prev = Some(sample.to_vec());
+            }
+            Some(mut prev) => {
+                if prev != sample {
+                    self.edges(index, &prev, sample)?;
+                    prev.copy_from_slice(sample);
+                }
+                self.prev = Some(prev);
+            }
+        }
+        Ok(())
+    }
+
+    fn edges(&mut self, index: u64, prev: &[u8], now: &[u8]) -> Result<(), ParseFailure> {
+        let t = self.clock.time(index);
+        for ch in &mut self.channels {
+            let diff = (prev[ch.byte] ^ now[ch.byte]) & ch.mask;
+            if diff != 0 {
+                ch.track.push(t, u8::from(now[ch.byte] & ch.mask != 0));
+                self.transitions += 1;
+            }
+        }
+        if self.transitions > MAX_TRANSITIONS {
+            return Err(ParseFailure::Limit {
+                at: Position::Byte(0),
+                what: format!("logic transitions (at sample {index})"),
+                limit: MAX_TRANSITIONS.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn read_analog(
+    zip: &mut ZipArchive<Cursor<&[u8]>>,
+    names: &[String],
+    meta: &DeviceMetadata,
+    clock: SampleClock,
+    ctl: &LoadControl,
+    source: &mut Source,
+) -> Result<(), ParseFailure> {
+    let mut keys: Vec<(u32, String)> = meta
+        .entries
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("analog")?.parse().ok()?, v.clone())))
+        .collect();
+    keys.sort_by_key(|k| k.0);
+    let mut total = 0usize;
+    for (key, name) in keys {
+        let (members, skipped) = chunk_members(names, &format!("analog-1-{key}"));
+        if let Some(n) = skipped {
+            source
+                .diagnostics
+                .warn(format!("analog chunk analog-1-{key}-{n} follows a gap and was not read"));
+        }
+        if members.is_empty() {
+            source.diagnostics.warn(format!("analog channel {name} (analog{key}) has no data"));
+            continue;
+        }
+        let mut samples: Vec<f32> = Vec::new();
+        let mut carry: Vec<u8> = Vec::with_capacity(4);
+        for member in &members {
+            stream_member(zip, member, ctl, |mut bytes| {
+                if !carry.is_empty() {
+                    let take = (4 - carry.len()).min(bytes.len());
+                    carry.extend_from_slice(&bytes[..take]);
+                    bytes = &bytes[take..];
+                    if carry.len() == 4 {
+                        samples.push(f32::from_le_bytes([carry[0], carry[1], carry[2], carry[3]]));
+                        carry.clear();
+                    }
+                }
+                let whole = bytes.len() / 4 * 4;
+                samples.extend(
+                    bytes[..whole].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                );
+                carry.extend_from_slice(&bytes[whole..]);
+                if total + samples.len() > MAX_ANALOG_SAMPLES {
+                    return Err(ParseFailure::Limit {
+                        at: Position::Byte(0),
+                        what: format!("analog samples (channel {name})"),
+                        limit: MAX_ANALOG_SAMPLES.to_string(),
+                    });
+                }
+                Ok(())
+            })?;
+        }
+        total += samples.len();
+        source.analog.push(AnalogTrack::new(name, "V", 0, clock.period_ps(), samples));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn chunks_probe_numerically_and_stop_at_a_gap() {
+        let n = names(&["logic-1-1", "logic-1-10", "logic-1-2", "metadata"]);
+        assert_eq!(chunk_members(&n, "logic-1"), (names(&["logic-1-1", "logic-1-2"]), Some(10)));
+        let n = names(&["logic-1", "logic-1-1"]);
+        assert_eq!(chunk_members(&n, "logic-1").0, names(&["logic-1"]));
+        assert_eq!(chunk_members(&names(&["analog-1-9-1"]), "analog-1-9").0, names(&["analog-1-9-1"]));
+    }
+
+    #[test]
+    fn decoder_handles_split_samples_and_unitsize_above_one() {
+        let ch = |bit: usize| LogicChannel {
+            byte: bit / 8,
+            mask: 1 << (bit % 8),
+            track: DigitalTrack::new("c", 0),
+        };
+        let clock = SampleClock { rate: 1_000_000 };
+        let mut d = LogicDecoder::new(2, vec![ch(0), ch(9)], clock);
+        // samples: 0x0001, 0x0201, 0x0200, 0x0000; fed split mid-sample.
+        d.feed(&[0x01, 0x00, 0x01]).unwrap();
+        d.feed(&[0x02, 0x00, 0x02, 0x00]).unwrap();
+        d.feed(&[0x00, 0x07]).unwrap();
+        assert_eq!(d.samples, 4);
+        assert_eq!(d.partial_len, 1);
+        assert_eq!(d.channels[0].track.initial, 1);
+        assert_eq!(d.channels[0].track.times, [2_000_000]);
+        assert_eq!(d.channels[1].track.times, [1_000_000, 3_000_000]);
+        assert_eq!(d.channels[1].track.levels, [1, 0]);
+    }
+
+    #[test]
+    fn single_byte_fast_path_matches_generic_path() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| ((i / 7) ^ (i / 13)) as u8).collect();
+        let clock = SampleClock { rate: 3_000_000 };
+        let run = |split: usize| {
+            let chans = (0..8)
+                .map(|b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
+                .collect();
+            let mut d = LogicDecoder::new(1, chans, clock);
+            for part in data.chunks(split) {
+                d.feed(part).unwrap();
+            }
+            d.channels
+                .into_iter()
+                .map(|c| (c.track.initial, c.track.times, c.track.levels))
+                .collect::<Vec<_>>()
+        };
+        let reference = {
+            let chans: Vec<LogicChannel> = (0..8)
+                .map(|b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
+                .collect();
+            let mut d = LogicDecoder::new(1, chans, clock);
+            for s in &data {
+                d.sample(std::slice::from_ref(s)).unwrap();
+            }
+            d.channels
+                .into_iter()
+                .map(|c| (c.track.initial, c.track.times, c.track.levels))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), reference);
+        assert_eq!(run(4096), reference);
+        assert_eq!(run(10_000), reference);
+        // 3 MHz has no whole-picosecond period: sample 1 is at 333 333 ps, sample 2 at 666 667.
+        assert_eq!((clock.time(1), clock.time(2), clock.time(3)), (333_333, 666_667, 1_000_000));
+    }
+}

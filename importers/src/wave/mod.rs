@@ -1,0 +1,190 @@
+//! FST and GHW waveforms through the wellen crate (VCD has its own reader in `vcd`).
+//!
+//! 1-bit signals become digital tracks (x/z kept as levels 2/3); vectors, integers and reals
+//! become sample-and-hold analog tracks at their change times. Hierarchical scopes make
+//! dotted track names (`top.cpu.irq`).
+
+use crate::{LoadControl, ParseFailure, Position};
+use latscope_analysis::model::{AnalogTrack, DigitalTrack, Ps, Source, SourceKind};
+use std::io::Cursor;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use wellen::{FileFormat, LoadOptions, SignalRef, SignalValueRef, TimescaleUnit, viewers};
+
+pub fn looks_like_ghw(data: &[u8]) -> bool {
+    data.starts_with(b"GHDLwave\n")
+}
+
+pub fn looks_like_fst(data: &[u8]) -> bool {
+    // FST starts with a header block: type 0 and a big-endian section length of 329.
+    data.len() > 9 && data[0] == 0 && data[1..9] == 329u64.to_be_bytes()
+}
+
+pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    // wellen asserts on some malformed input; a panic there must not take latscope down.
+    match std::panic::catch_unwind(AssertUnwindSafe(|| load(data, ctl))) {
+        Ok(result) => result,
+        Err(_) => Err(ParseFailure::invalid(
+            Position::Byte(0),
+            "the waveform reader rejected this file as malformed (wellen aborted while parsing it)",
+        )),
+    }
+}
+
+fn load(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
+    let options = LoadOptions { multi_thread: true, remove_scopes_with_empty_name: false };
+    let header =
+        viewers::read_header(Cursor::new(data.to_vec()), &options).map_err(|e| invalid(e.to_string()))?;
+    let format = match header.file_format {
+        FileFormat::Vcd => "vcd",
+        FileFormat::Fst => "fst",
+        FileFormat::Ghw => "ghw",
+        FileFormat::Unknown => return Err(invalid("not a VCD, FST or GHW file".into())),
+    };
+    let hierarchy = header.hierarchy;
+    let progress = Arc::new(AtomicU64::new(0));
+    let body = viewers::read_body(header.body, &hierarchy, Some(progress.clone()))
+        .map_err(|e| invalid(e.to_string()))?;
+    ctl.advance(progress.load(Ordering::Relaxed));
+    if ctl.is_cancelled() {
+        return Err(ParseFailure::Cancelled);
+    }
+
+    let mut source = Source::new("", format, SourceKind::File);
+    let (scale, exact) = timescale_ps(&hierarchy);
+    if !exact {
+        source.diagnostics.warn("the file has no usable $timescale: 1 ns per time unit assumed");
+    }
+    if let Some(ts) = hierarchy.timescale() {
+        source.metadata.push(("timescale".into(), format!("{} {:?}", ts.factor, ts.unit)));
+    }
+    if !hierarchy.version().is_empty() {
+        source.metadata.push(("writer".into(), hierarchy.version().trim().to_owned()));
+    }
+    let times: Vec<Ps> = body.time_table.iter().map(|&t| scale.apply(t)).collect();
+    let end = times.last().copied().unwrap_or(0);
+    let start = times.first().copied().unwrap_or(0);
+
+    let vars: Vec<&wellen::Var> = hierarchy.all_vars().map(|r| &hierarchy[r]).collect();
+    let mut ids: Vec<SignalRef> = vars.iter().map(|v| v.signal_ref()).collect();
+    ids.sort_unstable_by_key(|s| s.index());
+    ids.dedup();
+    let mut signal_source = body.source;
+    let signals = signal_source.load_signals(&ids, &hierarchy, true);
+    let by_ref: std::collections::HashMap<SignalRef, &wellen::Signal> =
+        signals.iter().map(|s| (s.signal_ref(), s)).collect();
+
+    let mut skipped_strings = 0usize;
+    for var in &vars {
+        if ctl.is_cancelled() {
+            return Err(ParseFailure::Cancelled);
+        }
+        let Some(signal) = by_ref.get(&var.signal_ref()) else { continue };
+        let name = var.full_name(&hierarchy);
+        let time_of = |idx: u32| times.get(idx as usize).copied().unwrap_or(end);
+        if var.is_string(&hierarchy) {
+            skipped_strings += 1;
+            continue;
+        }
+        if var.is_1bit(&hierarchy) && !var.is_real(&hierarchy) {
+            let mut track: Option<DigitalTrack> = None;
+            for (idx, value) in signal.iter_changes() {
+                let SignalValueRef::BitVec(bits) = value else { continue };
+                let level = bit_level(u8::from(bits.get_bit(0)));
+                let t = time_of(idx);
+                match track.as_mut() {
+                    None if t <= start => track = Some(DigitalTrack::new(name.clone(), level)),
+                    None => {
+                        let mut d = DigitalTrack::new(name.clone(), 2);
+                        d.push(t, level);
+                        track = Some(d);
+                    }
+                    Some(d) => d.push(t, level),
+                }
+            }
+            let mut track = track.unwrap_or_else(|| DigitalTrack::new(name.clone(), 2));
+            track.end = end;
+            source.digital.push(track);
+        } else {
+            let mut change_times = Vec::new();
+            let mut values = Vec::new();
+            for (idx, value) in signal.iter_changes() {
+                let v = match value {
+                    SignalValueRef::Real(r) => r as f32,
+                    SignalValueRef::BitVec(bits) => bits_value(&bits),
+                    SignalValueRef::Event | SignalValueRef::String(_) => continue,
+                };
+                change_times.push(time_of(idx));
+                values.push(v);
+            }
+            source.analog.push(AnalogTrack::with_times(name, "", change_times, values));
+        }
+    }
+    if skipped_strings > 0 {
+        source
+            .diagnostics
+            .warn(format!("{skipped_strings} string variable(s) not shown (no string tracks yet)"));
+    }
+    Ok(source)
+}
+
+/// wellen's nine-state bit to our level: 0, 1, 2 = X (also U, W, -), 3 = Z; H/L are weak 1/0.
+fn bit_level(bit: u8) -> u8 {
+    match bit {
+        0 => 0,
+        1 => 1,
+        3 => 3,
+        4 => 1, // h
+        7 => 0, // l
+        _ => 2,
+    }
+}
+
+/// The unsigned value of a bit vector, NaN when any bit is X or Z.
+fn bits_value(bits: &wellen::BitVecRef<'_>) -> f32 {
+    let mut v = 0f64;
+    for bit in bits.iter_msb_to_lsb() {
+        match bit_level(u8::from(bit)) {
+            0 => v *= 2.0,
+            1 => v = v * 2.0 + 1.0,
+            _ => return f32::NAN,
+        }
+    }
+    v as f32
+}
+
+/// Time units to picoseconds: multiply for ps and coarser units, divide (rounding) for
+/// finer ones, so 0.1 ps or fs timescales stay exact where they can.
+#[derive(Debug, Clone, Copy)]
+struct TickScale {
+    mul: i128,
+    div: i128,
+}
+
+impl TickScale {
+    fn apply(self, t: u64) -> Ps {
+        let v = i128::from(t) * self.mul;
+        ((v + self.div / 2) / self.div).clamp(i128::from(Ps::MIN), i128::from(Ps::MAX)) as Ps
+    }
+}
+
+fn timescale_ps(h: &wellen::Hierarchy) -> (TickScale, bool) {
+    let ns = TickScale { mul: 1000, div: 1 };
+    let Some(ts) = h.timescale() else { return (ns, false) };
+    let exp = match ts.unit {
+        TimescaleUnit::Unknown => return (ns, false),
+        unit => match unit.to_exponent() {
+            Some(e) => i32::from(e),
+            None => return (ns, false),
+        },
+    };
+    let factor = i128::from(ts.factor.max(1));
+    let shift = exp + 12; // relative to picoseconds
+    if shift >= 0 {
+        (TickScale { mul: factor * 10i128.pow(shift as u32), div: 1 }, true)
+    } else {
+        (TickScale { mul: factor, div: 10i128.pow((-shift) as u32) }, true)
+    }
+}
