@@ -29,7 +29,14 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Usage errors exit 1 like every other error (DESIGN §7); --help and --version exit 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
     let result = match cli.command {
         Some(Command::Info { file, json }) => info(&file, json),
         None => {
