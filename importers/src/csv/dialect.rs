@@ -233,7 +233,10 @@ pub fn sniff(data: &[u8]) -> Option<CsvKind> {
             || head.dialect.delimiter == b'\t'
             || c0.starts_with("sample");
         let values: Vec<&[u8]> = data_rows.iter().flat_map(|f| f.iter().skip(1).copied()).collect();
-        let all_levels = values.iter().all(|v| is_level(v));
+        // Mostly 0/1/X is digital: a stray garbage cell must not turn a digital export
+        // into an analog one (it is then counted as malformed with its line).
+        let levels = values.iter().filter(|v| is_level(v)).count();
+        let all_levels = levels > 0 && levels * 10 >= values.len() * 9;
         let all_numbers = values.iter().all(|v| is_number(v, dc) || trim(v).is_empty() || is_level(v));
         if logic1_header {
             return Some(CsvKind::SaleaeLogic1);

@@ -86,6 +86,8 @@ struct Layout {
     header_lines: u64,
     format: &'static str,
     metadata: Vec<(String, String)>,
+    /// sigrok-cli echo lines seen before the data.
+    echo_lines: u64,
 }
 
 pub fn parse(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
@@ -102,7 +104,7 @@ pub fn parse(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, Pa
     let mut rows = 0u64;
     let mut last: Option<Ps> = None;
     let mut analog_times: Vec<Ps> = Vec::new();
-    let mut echo_lines = 0u64;
+    let mut echo_lines = layout.echo_lines;
     let expected = layout.columns.len();
     let dc = layout.dialect.decimal_comma;
     for line in lines.by_ref() {
@@ -290,6 +292,7 @@ fn saleae_layout(kind: CsvKind, data: &[u8]) -> Result<Layout, ParseFailure> {
         header_lines: header.no,
         format,
         metadata,
+        echo_lines: 0,
     })
 }
 
@@ -317,11 +320,16 @@ fn sigrok_layout(data: &[u8], diag: &mut Diagnostics) -> Result<Layout, ParseFai
     let mut rate: Option<f64> = None;
     let mut metadata = Vec::new();
     let mut first: Option<Line<'_>> = None;
+    let mut echo_lines = 0;
     for line in Lines::new(data).take(10_000) {
         if line.too_long || trim(line.text).is_empty() {
             continue;
         }
         let Some(comment) = line.text.strip_prefix(b";") else {
+            if is_sigrok_echo(trim(line.text)) && !line.text.contains(&b',') {
+                echo_lines += 1;
+                continue;
+            }
             first = Some(line);
             break;
         };
@@ -451,6 +459,7 @@ fn sigrok_layout(data: &[u8], diag: &mut Diagnostics) -> Result<Layout, ParseFai
         header_lines,
         format: "sigrok-csv",
         metadata,
+        echo_lines,
     })
 }
 
