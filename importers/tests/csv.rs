@@ -206,6 +206,21 @@ fn rigol_corpus_uses_start_plus_increment() {
 }
 
 #[test]
+fn scope_channel_to_digital_counts_the_two_level_changes() {
+    let Some(dir) = corpus() else { return };
+    // CH1 of this Rigol file only holds two printed levels (-2.70e-04 and 2.00e+00), so
+    // every change of the cell text is an edge of the derived digital track.
+    let (s, lines) = open_corpus(&dir, "scope_csv/rigol_ds1000z_2ch_power_lab.csv");
+    let rows = &lines[2..];
+    let levels: std::collections::BTreeSet<String> = rows.iter().map(|r| cell(r, ',', 1)).collect();
+    assert_eq!(levels.len(), 2);
+    let changes = rows.windows(2).filter(|w| cell(&w[0], ',', 1) != cell(&w[1], ',', 1)).count();
+    let d = s.analog[0].to_digital(latscope_analysis::model::Threshold::Auto);
+    assert_eq!(d.transitions(), changes);
+    assert_eq!(d.initial, u8::from(cell(&rows[0], ',', 1) == "2.00e+00"));
+}
+
+#[test]
 fn stated_counts_from_notes_and_formats() {
     let Some(dir) = corpus() else { return };
     // FORMATS §6.4: 140,000 records, Δt = 2 µs. NOTES: Tek 2500 rows at 1 ns.
