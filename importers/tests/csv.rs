@@ -17,7 +17,9 @@ fn corpus() -> Option<PathBuf> {
 }
 
 fn load(bytes: &[u8]) -> Source {
-    let format = detect(bytes).unwrap_or_else(|| panic!("not detected: {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(200)])));
+    let format = detect(bytes).unwrap_or_else(|| {
+        panic!("not detected: {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(200)]))
+    });
     import_bytes(format, bytes, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -131,7 +133,8 @@ fn saleae_analyzer_tables_corpus() {
     assert_eq!(s.spans.len(), 1);
     assert_eq!(s.spans[0].name, "USB LS and FS");
     assert_eq!(s.spans[0].len(), lines.len() - 1);
-    let last_end = lines[1..].iter().map(|l| secs(&cell(l, ',', 2)) + secs(&cell(l, ',', 3))).fold(f64::MIN, f64::max);
+    let last_end =
+        lines[1..].iter().map(|l| secs(&cell(l, ',', 2)) + secs(&cell(l, ',', 3))).fold(f64::MIN, f64::max);
     assert_span(&s, 0.0, last_end);
     assert_eq!(s.strings.resolve(s.spans[0].label[0]), "Reset");
 
@@ -139,21 +142,42 @@ fn saleae_analyzer_tables_corpus() {
     assert_eq!(s.format, "saleae-analyzer-csv");
     assert_eq!(s.spans[0].len(), lines.len() - 1);
     assert_span(&s, secs(&cell(&lines[1], ',', 0)), secs(&cell(&lines[lines.len() - 1], ',', 0)));
-    assert_eq!(s.strings.resolve(s.spans[0].label[1]), "Packet ID=0 Address=0x3F Data=0xFF Read/Write=Read ACK/NAK=NAK");
+    assert_eq!(
+        s.strings.resolve(s.spans[0].label[1]),
+        "Packet ID=0 Address=0x3F Data=0xFF Read/Write=Read ACK/NAK=NAK"
+    );
 }
 
 /// (file, format, channel names, header lines, time column, separator, time unit in s).
+type ScopeCase = (&'static str, &'static str, &'static [&'static str], usize, usize, char, f64);
+
 #[test]
 fn scope_corpus_opens_with_counts_and_spans() {
     let Some(dir) = corpus() else { return };
-    let cases: &[(&str, &str, &[&str], usize, usize, char, f64)] = &[
+    let cases: &[ScopeCase] = &[
         ("scope_csv/agilent_mso7034a_scope_4.csv", "scope-csv/keysight", &["CH1", "CH2"], 2, 0, ',', 1.0),
         ("scope_csv/agilent_mso7034a_ascii_xy_scope_8_1.csv", "scope-csv/keysight", &["CH1"], 2, 0, ',', 1.0),
-        ("scope_csv/keysight_infiniivision_2ch_engnotation.csv", "scope-csv/keysight", &["CH1", "CH2"], 2, 0, ',', 1.0),
+        (
+            "scope_csv/keysight_infiniivision_2ch_engnotation.csv",
+            "scope-csv/keysight",
+            &["CH1", "CH2"],
+            2,
+            0,
+            ',',
+            1.0,
+        ),
         ("scope_csv/tek_tds2001c_F0000CH1.csv", "scope-csv/tektronix", &["CH1"], 0, 3, ',', 1.0),
         ("scope_csv/siglent_sds1202xe_ch1.csv", "scope-csv/siglent", &["CH1"], 12, 0, ',', 1.0),
         ("scope_csv/picoscope_wellenform_chA.csv", "scope-csv/picoscope", &["Channel A"], 3, 0, ',', 1e-3),
-        ("scope_csv/picoscope_german_tab_2ch.txt", "scope-csv/picoscope", &["Kanal A", "Kanal B"], 3, 0, '\t', 1e-3),
+        (
+            "scope_csv/picoscope_german_tab_2ch.txt",
+            "scope-csv/picoscope",
+            &["Kanal A", "Kanal B"],
+            3,
+            0,
+            '\t',
+            1e-3,
+        ),
     ];
     for &(file, format, chans, header, tcol, sep, unit) in cases {
         let (s, lines) = open_corpus(&dir, file);
@@ -206,18 +230,23 @@ fn rigol_corpus_uses_start_plus_increment() {
 }
 
 #[test]
-fn scope_channel_to_digital_counts_the_two_level_changes() {
+fn scope_square_wave_to_digital() {
     let Some(dir) = corpus() else { return };
-    // CH1 of this Rigol file only holds two printed levels (-2.70e-04 and 2.00e+00), so
-    // every change of the cell text is an edge of the derived digital track.
-    let (s, lines) = open_corpus(&dir, "scope_csv/rigol_ds1000z_2ch_power_lab.csv");
+    // The 1.2 kHz probe-compensation square wave of scope_4.csv: every sample is either
+    // below 0.3 V or above 2.2 V, so the edges are where the text value crosses 1.25 V.
+    let (s, lines) = open_corpus(&dir, "scope_csv/agilent_mso7034a_scope_4.csv");
     let rows = &lines[2..];
-    let levels: std::collections::BTreeSet<String> = rows.iter().map(|r| cell(r, ',', 1)).collect();
-    assert_eq!(levels.len(), 2);
-    let changes = rows.windows(2).filter(|w| cell(&w[0], ',', 1) != cell(&w[1], ',', 1)).count();
-    let d = s.analog[0].to_digital(latscope_analysis::model::Threshold::Auto);
-    assert_eq!(d.transitions(), changes);
-    assert_eq!(d.initial, u8::from(cell(&rows[0], ',', 1) == "2.00e+00"));
+    for (k, a) in s.analog.iter().enumerate() {
+        let v: Vec<f64> = rows.iter().map(|r| secs(&cell(r, ',', k + 1))).collect();
+        assert!(v.iter().all(|x| *x < 0.3 || *x > 2.2));
+        let high: Vec<bool> = v.iter().map(|x| *x > 1.25).collect();
+        let edges: Vec<usize> = (1..high.len()).filter(|&i| high[i] != high[i - 1]).collect();
+        assert!(!edges.is_empty());
+        let d = a.to_digital(latscope_analysis::model::Threshold::Auto);
+        assert_eq!(d.initial, u8::from(high[0]), "{}", a.name);
+        let expect: Vec<i64> = edges.iter().map(|&i| a.time_of(i)).collect();
+        assert_eq!(d.times, expect, "{}", a.name);
+    }
 }
 
 #[test]
@@ -263,9 +292,15 @@ fn case_5_5_1_saleae_doc_example_with_x_and_smileys() {
     assert_eq!(s.format, "saleae-logic2-csv");
     assert_eq!(names(&s), ["Channel 0 :)", "Channel 1 :)", "Ch2"]);
     let c0 = &s.digital[0];
-    assert_eq!((c0.initial, c0.times.clone(), c0.levels.clone()), (0, vec![250_000_000_000, PS_PER_S], vec![1, 2]));
+    assert_eq!(
+        (c0.initial, c0.times.clone(), c0.levels.clone()),
+        (0, vec![250_000_000_000, PS_PER_S], vec![1, 2])
+    );
     let c1 = &s.digital[1];
-    assert_eq!((c1.initial, c1.times.clone(), c1.levels.clone()), (1, vec![125_000_000_000, 250_000_000_000, PS_PER_S], vec![0, 1, 2]));
+    assert_eq!(
+        (c1.initial, c1.times.clone(), c1.levels.clone()),
+        (1, vec![125_000_000_000, 250_000_000_000, PS_PER_S], vec![0, 1, 2])
+    );
     assert_eq!((s.digital[2].initial, s.digital[2].transitions()), (2, 0));
     assert_eq!(s.digital[2].end, PS_PER_S);
 }
@@ -301,7 +336,15 @@ fn case_5_5_4_mso_waveforms_with_blanks_and_trigger_reset() {
     assert_eq!(s.format, "saleae-logic2-csv");
     // Two waveforms (the Time column jumps between them): two segments per channel.
     let n: Vec<(String, usize)> = s.analog.iter().map(|a| (a.name.clone(), a.samples.len())).collect();
-    assert_eq!(n, [("Ch0 #1".to_string(), 3), ("Ch0 #2".to_string(), 2), ("Ch1 #1".to_string(), 3), ("Ch1 #2".to_string(), 2)]);
+    assert_eq!(
+        n,
+        [
+            ("Ch0 #1".to_string(), 3),
+            ("Ch0 #2".to_string(), 2),
+            ("Ch1 #1".to_string(), 3),
+            ("Ch1 #2".to_string(), 2)
+        ]
+    );
     assert!(s.analog[1].samples[0].is_nan(), "an empty cell is a gap, not 0");
     assert_eq!(s.analog[1].t0, 200_000_000_000);
     assert_eq!(s.analog[2].samples, [-200.0, 300.0, 100.0]);
@@ -345,7 +388,10 @@ fn case_5_5_5_sigrok_outputs() {
         "; CSV generated by libsigrok 0.5.2\n; Channels (3/13): D0, D1, A0\n; Samplerate: 200 kHz\nA0: -10.0000 V DC\nlogic,logic,V DC\n1,0,-10\nA0: 5.0 V DC\n0,1,5.87785\n",
     );
     assert_eq!(names(&s), ["D0", "D1", "A0"]);
-    assert_eq!((s.analog[0].unit.as_str(), s.analog[0].samples.clone(), s.analog[0].dt_ps), ("V DC", vec![-10.0, 5.87785], 5e6));
+    assert_eq!(
+        (s.analog[0].unit.as_str(), s.analog[0].samples.clone(), s.analog[0].dt_ps),
+        ("V DC", vec![-10.0, 5.87785], 5e6)
+    );
     assert_eq!(s.diagnostics.malformed, 0);
     assert!(s.diagnostics.warnings.iter().any(|w| w.contains("2 sigrok-cli analog echo")));
 }
@@ -360,22 +406,31 @@ fn case_5_5_6_crlf_and_bom() {
 #[test]
 fn case_5_5_7_packed_and_sample_number_columns_are_refused_clearly() {
     let data = b"Time[s], Channels\n0.0, 0x03\n0.5, 0x01\n";
-    let err = import_bytes(Format::SaleaeCsv, data, &LoadControl::new()).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = import_bytes(Format::SaleaeCsv, data, &LoadControl::new())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(err.contains("line 2") && err.contains("display_base"), "{err}");
     let data = b"Sample Number, Channel 0\n0, 1\n1, 0\n";
-    let err = import_bytes(Format::SaleaeCsv, data, &LoadControl::new()).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = import_bytes(Format::SaleaeCsv, data, &LoadControl::new())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(err.contains("sample numbers"), "{err}");
 }
 
 #[test]
 fn saleae_iso8601_times_set_an_epoch_origin() {
-    let s = load_str("Time [s],Channel 0\n2024-03-05T12:34:56.000000000Z,0\n2024-03-05T12:34:56.250000000Z,1\n2024-03-05T12:34:57.000000000Z,1\n");
+    let s = load_str(
+        "Time [s],Channel 0\n2024-03-05T12:34:56.000000000Z,0\n2024-03-05T12:34:56.250000000Z,1\n2024-03-05T12:34:57.000000000Z,1\n",
+    );
     assert_eq!(s.format, "saleae-logic2-csv");
     // `date -u -d 2024-03-05T12:34:56Z +%s` = 1709642096.
     assert_eq!((s.origin.secs, s.origin.ps), (1_709_642_096, 0));
     assert_eq!(s.digital[0].times, [250_000_000_000]);
     assert_eq!(s.digital[0].end, PS_PER_S);
-    let s = load_str("Time [s],ADC\n2024-03-05T12:34:56.000000000Z,0.5\n2024-03-05T12:34:56.020000000Z,0.7\n");
+    let s =
+        load_str("Time [s],ADC\n2024-03-05T12:34:56.000000000Z,0.5\n2024-03-05T12:34:56.020000000Z,0.7\n");
     assert_eq!((s.analog[0].dt_ps, s.origin.secs), (20e9, 1_709_642_096));
 }
 
@@ -394,7 +449,7 @@ fn case_6_7_1_keysight_with_empty_last_row() {
     assert_eq!(s.analog.iter().map(|a| a.samples.len()).collect::<Vec<_>>(), [1000, 1000]);
     assert_eq!(s.analog[0].dt_ps, 2e6);
     assert!(s.analog[0].samples[999].is_nan() && s.analog[1].samples[999].is_nan());
-    assert_eq!(s.analog[1].samples[0], 31.500101e-3);
+    assert_eq!(s.analog[1].samples[0], 31.500101e-3_f64 as f32);
     assert_span(&s, -1e-3, 998e-6);
     assert!(s.diagnostics.warnings.iter().any(|w| w.contains("2 empty value")));
 }
@@ -415,7 +470,11 @@ fn case_6_7_3_tektronix_mdo_preamble() {
     for i in 0..100_000i64 {
         // t = -4.03e-4 + i * 2e-8, written as Tek does with 5 decimals of mantissa.
         let t_ns = -403_000 + 20 * i;
-        text.push_str(&format!("{:.5e},4.96,{}\n", t_ns as f64 * 1e-9, if i % 2 == 0 { "4.92" } else { "5" }));
+        text.push_str(&format!(
+            "{:.5e},4.96,{}\n",
+            t_ns as f64 * 1e-9,
+            if i % 2 == 0 { "4.92" } else { "5" }
+        ));
     }
     text.push('\n');
     assert_eq!(text.lines().count(), 100_022);
@@ -434,23 +493,34 @@ fn case_6_7_4_siglent_leading_space_and_us_units() {
         "Record Length,Analog:4\nSample Interval,CH1:0.0000020000000\nVertical Units,CH1:V,,,\nHorizontal Units,us,,,\n\
          Horizontal Scale,20000.0000000000,,,\nModel Number,SDS1202X-E,,,\nSource,CH1\nSecond,Volt\n 0.00000000000,1.16000\n 0.00000200000,1.18000\n 0.00000400000,0.00\n 0.00000600000,1.22000\n",
     );
-    assert_eq!((s.format.as_str(), s.analog[0].samples.len(), s.analog[0].dt_ps), ("scope-csv/siglent", 4, 2e6));
+    assert_eq!(
+        (s.format.as_str(), s.analog[0].samples.len(), s.analog[0].dt_ps),
+        ("scope-csv/siglent", 4, 2e6)
+    );
     assert_eq!(s.analog[0].samples, [1.16, 1.18, 0.0, 1.22]);
     assert!(s.metadata.contains(&("Sample Interval".to_string(), "0.0000020000000".to_string())));
 }
 
 #[test]
 fn case_6_7_5_rigol_trailing_commas() {
-    let s = load_str("X,CH1,CH2,Start,Increment,\nSequence,Volt,Volt,-5.999998e-02,2.000000e-05\n0,4.72e+01,2.40e+00,\n1,4.64e+01,3.20e+00,\n");
+    let s = load_str(
+        "X,CH1,CH2,Start,Increment,\nSequence,Volt,Volt,-5.999998e-02,2.000000e-05\n0,4.72e+01,2.40e+00,\n1,4.64e+01,3.20e+00,\n",
+    );
     assert_eq!(s.format, "scope-csv/rigol");
     assert_eq!(names(&s), ["CH1", "CH2"]);
     assert_eq!(s.analog[0].samples, [47.2, 46.4]);
     // t[1] = Start + Increment = -0.05998 s exactly.
-    assert_eq!((s.origin, s.analog[0].time_of(1)), (ClockOrigin::from_secs_ps(0, -59_999_980_000), 20_000_000));
+    assert_eq!(
+        (s.origin, s.analog[0].time_of(1)),
+        (ClockOrigin::from_secs_ps(0, -59_999_980_000), 20_000_000)
+    );
     assert_eq!(s.diagnostics.malformed, 0);
     // DHO memory export with `t0 =` / `tInc =` cells.
     let s = load_str("CH1V,CH2V,t0 =-0.001, tInc = 1e-06,\n1.5,2.5,\n1.6,2.6,\n");
-    assert_eq!((s.format.as_str(), names(&s)), ("scope-csv/rigol", vec!["CH1".to_string(), "CH2".to_string()]));
+    assert_eq!(
+        (s.format.as_str(), names(&s)),
+        ("scope-csv/rigol", vec!["CH1".to_string(), "CH2".to_string()])
+    );
     assert_eq!((s.analog[0].dt_ps, s.origin), (1e6, ClockOrigin::from_secs_ps(0, -1_000_000_000)));
 }
 
@@ -482,13 +552,19 @@ fn case_6_7_6_tek_tbs_interleaved_preamble() {
 
 #[test]
 fn case_6_7_7_picoscope_dot_and_german_give_identical_si_values() {
-    let a = load_str("Time,Channel A,Channel B\n(us),(mV),(V)\n\n-500.00000000,12.34567890,0.12345679\n-499.00000000,13.0,0.2\n");
-    let b = load_str("Zeit;Kanal A;Kanal B\n(us);(mV);(V)\n\n-500,00000000;12,34567890;0,12345679\n-499,00000000;13,0;0,2\n");
-    let c = load_str("Zeit\tKanal A\tKanal B\r\n(us)\t(mV)\t(V)\r\n\r\n-500,00000000\t12,34567890\t0,12345679\r\n-499,00000000\t13,0\t0,2\r\n");
+    let a = load_str(
+        "Time,Channel A,Channel B\n(us),(mV),(V)\n\n-500.00000000,12.34567890,0.12345679\n-499.00000000,13.0,0.2\n",
+    );
+    let b = load_str(
+        "Zeit;Kanal A;Kanal B\n(us);(mV);(V)\n\n-500,00000000;12,34567890;0,12345679\n-499,00000000;13,0;0,2\n",
+    );
+    let c = load_str(
+        "Zeit\tKanal A\tKanal B\r\n(us)\t(mV)\t(V)\r\n\r\n-500,00000000\t12,34567890\t0,12345679\r\n-499,00000000\t13,0\t0,2\r\n",
+    );
     for s in [&a, &b, &c] {
         assert_eq!(s.format, "scope-csv/picoscope");
         assert_eq!(s.analog[0].unit, "V");
-        assert_eq!(s.analog[0].samples, [0.0123456789f32, 0.013]);
+        assert_eq!(s.analog[0].samples, [0.0123456789_f64 as f32, 0.013]);
         assert_eq!(s.analog[1].samples, [0.12345679f32, 0.2]);
         assert_eq!((s.analog[0].dt_ps, s.origin), (1e6, ClockOrigin::from_secs_ps(0, -500_000_000)));
     }
@@ -503,28 +579,43 @@ fn case_6_7_8_siglent_long_form_record_length_mismatch() {
     let s = load_str(
         "Record Length,Analog:14000\nSample Rate,100000000.0\nVertical Scale,CH1: 0.05\nVertical Offset,CH1:0.00000\nHorizontal Scale, 0.000010000\nSecond,Volt\n-0.00007000000,-0.19400\n-0.00006999000,-0.19000\n",
     );
-    assert_eq!((s.format.as_str(), s.analog[0].samples.len(), s.analog[0].dt_ps), ("scope-csv/siglent", 2, 1e4));
+    assert_eq!(
+        (s.format.as_str(), s.analog[0].samples.len(), s.analog[0].dt_ps),
+        ("scope-csv/siglent", 2, 1e4)
+    );
     assert!(s.diagnostics.warnings.iter().any(|w| w.contains("Record Length 14000") && w.contains("2 rows")));
     assert!(s.metadata.contains(&("Sample Rate".to_string(), "100000000.0".to_string())));
 }
 
 #[test]
 fn digilent_time_domain_and_generic_fallback() {
-    let s = load_str("#Digilent WaveForms Oscilloscope Acquisition\n#Device Name: Discovery2\n\nTime (s),Channel 1 (V),Channel 2 (mV)\n-0.001,0.5,500\n0,0.6,600\n0.001,0.7,700\n");
-    assert_eq!((s.format.as_str(), names(&s)), ("scope-csv/digilent", vec!["Channel 1".to_string(), "Channel 2".to_string()]));
+    let s = load_str(
+        "#Digilent WaveForms Oscilloscope Acquisition\n#Device Name: Discovery2\n\nTime (s),Channel 1 (V),Channel 2 (mV)\n-0.001,0.5,500\n0,0.6,600\n0.001,0.7,700\n",
+    );
+    assert_eq!(
+        (s.format.as_str(), names(&s)),
+        ("scope-csv/digilent", vec!["Channel 1".to_string(), "Channel 2".to_string()])
+    );
     assert_eq!(s.analog[1].samples, [0.5, 0.6, 0.7]);
     assert!(s.metadata.contains(&("Device Name".to_string(), "Discovery2".to_string())));
     let s = load_str("time (ms), ch1, ch2\n0, 1.5, 2\n0.5, 1.6, 3\n");
     assert_eq!((s.format.as_str(), s.analog[0].dt_ps), ("scope-csv/generic", 5e8));
     assert!(s.diagnostics.warnings.iter().any(|w| w.contains("generic")));
     let s = load_str("0.0,1.5\n1e-6,1.6\n2e-6,1.7\n");
-    assert_eq!((s.format.as_str(), names(&s), s.analog[0].dt_ps), ("scope-csv/generic", vec!["CH1".to_string()], 1e6));
+    assert_eq!(
+        (s.format.as_str(), names(&s), s.analog[0].dt_ps),
+        ("scope-csv/generic", vec!["CH1".to_string()], 1e6)
+    );
 }
 
 // ---- sigrok-cli as reference ----
 
 fn sigrok_cli() -> bool {
-    let ok = std::process::Command::new("sigrok-cli").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    let ok = std::process::Command::new("sigrok-cli")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !ok {
         eprintln!("skipping: sigrok-cli not installed");
     }
@@ -532,9 +623,11 @@ fn sigrok_cli() -> bool {
 }
 
 /// Tiny VCD reader: per-signal (name, [(time in timescale units, value)]).
-fn read_vcd(text: &str) -> (u64, Vec<(String, Vec<(i64, u8)>)>) {
+type VcdSignals = Vec<(String, Vec<(i64, u8)>)>;
+
+fn read_vcd(text: &str) -> (u64, VcdSignals) {
     let mut ids: Vec<(String, String)> = Vec::new();
-    let mut out: Vec<(String, Vec<(i64, u8)>)> = Vec::new();
+    let mut out: VcdSignals = Vec::new();
     let mut scale_ps = 1;
     let mut t = 0i64;
     let mut words = text.split_whitespace().peekable();
@@ -543,7 +636,11 @@ fn read_vcd(text: &str) -> (u64, Vec<(String, Vec<(i64, u8)>)>) {
             "$timescale" => {
                 let v: String = words.next().unwrap_or_default().to_string();
                 let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
-                let unit = if unit.is_empty() { words.next().unwrap_or_default().to_string() } else { unit.to_string() };
+                let unit = if unit.is_empty() {
+                    words.next().unwrap_or_default().to_string()
+                } else {
+                    unit.to_string()
+                };
                 let n: u64 = num.parse().unwrap_or(1);
                 scale_ps = n * match unit.as_str() {
                     "s" => 1_000_000_000_000,
@@ -582,15 +679,31 @@ fn sigrok_cli_csv_matches_its_own_vcd() {
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     let sr = dir.join("demo.sr");
     let run = |args: &[&str]| {
-        let out = std::process::Command::new("sigrok-cli").args(args).output().unwrap_or_else(|e| panic!("{e}"));
+        let out =
+            std::process::Command::new("sigrok-cli").args(args).output().unwrap_or_else(|e| panic!("{e}"));
         assert!(out.status.success(), "sigrok-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         out.stdout
     };
-    run(&["-d", "demo", "--samples", "20000", "-C", "D0,D1,D2,D3,D4,D5,D6,D7", "-o", sr.to_str().unwrap_or_default()]);
+    run(&[
+        "-d",
+        "demo",
+        "--samples",
+        "20000",
+        "-C",
+        "D0,D1,D2,D3,D4,D5,D6,D7",
+        "-o",
+        sr.to_str().unwrap_or_default(),
+    ]);
     let srs = sr.to_str().unwrap_or_default();
     let vcd = String::from_utf8(run(&["-i", srs, "-O", "vcd"])).unwrap_or_default();
     let (scale, signals) = read_vcd(&vcd);
-    for opts in ["csv", "csv:time=true", "csv:time=true:dedup=true", "csv:label=channel:time=true", "csv:header=false:label=off"] {
+    for opts in [
+        "csv",
+        "csv:time=true",
+        "csv:time=true:dedup=true",
+        "csv:label=channel:time=true",
+        "csv:header=false:label=off",
+    ] {
         let csv = run(&["-i", srs, "-O", opts]);
         let mut s = load(&csv);
         assert_eq!(s.format, "sigrok-csv", "{opts}");
@@ -623,7 +736,12 @@ fn samples_in_the_repo_open() {
         let path = e.unwrap_or_else(|e| panic!("{e}")).path();
         if path.extension().is_some_and(|x| x == "csv") {
             let s = open(&path, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
-            let data_lines = text_lines(&path).iter().filter(|l| !l.starts_with(';') && l.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '-')).count();
+            let data_lines = text_lines(&path)
+                .iter()
+                .filter(|l| {
+                    !l.starts_with(';') && l.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '-')
+                })
+                .count();
             assert_eq!(s.format, "sigrok-csv");
             assert_eq!(s.records(), data_lines as u64, "{}", path.display());
             assert_eq!(s.diagnostics.malformed, 0);

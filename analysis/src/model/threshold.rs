@@ -104,7 +104,10 @@ mod tests {
         let t = track(&(0..=100).map(|i| i as f32).collect::<Vec<_>>());
         assert_eq!(Threshold::Auto.resolve(&t), Some((50.0, 9.0)));
         // Percentiles interpolate: [0, 10] → p5 = 0.5, p95 = 9.5.
-        assert_eq!(Threshold::AutoHysteresis { fraction: 0.5 }.resolve(&track(&[0.0, 10.0])), Some((5.0, 4.5)));
+        assert_eq!(
+            Threshold::AutoHysteresis { fraction: 0.5 }.resolve(&track(&[0.0, 10.0])),
+            Some((5.0, 4.5))
+        );
         // Spikes beyond the 5–95 % range do not move the level.
         let mut s = vec![0.0f32; 50];
         s.extend(vec![3.3f32; 50]);
@@ -133,13 +136,20 @@ mod tests {
     fn auto_threshold_on_a_square_wave() {
         let samples: Vec<f32> = (0..40).map(|i| if (i / 10) % 2 == 0 { 0.05 } else { 3.25 }).collect();
         let d = track(&samples).to_digital(Threshold::Auto);
-        assert_eq!((d.initial, d.times.clone(), d.levels.clone()), (0, vec![1_100, 1_200, 1_300], vec![1, 0, 1]));
+        assert_eq!(
+            (d.initial, d.times.clone(), d.levels.clone()),
+            (0, vec![1_100, 1_200, 1_300], vec![1, 0, 1])
+        );
     }
 
     #[test]
     fn gaps_are_unknown_and_restart_the_trigger() {
-        let d = track(&[3.0, f32::NAN, 1.6, 0.0]).to_digital(Threshold::Fixed { level: 1.5, hysteresis: 1.0 });
-        assert_eq!((d.initial, d.times.clone(), d.levels.clone()), (1, vec![1_010, 1_020, 1_030], vec![2, 1, 0]));
+        let d =
+            track(&[3.0, f32::NAN, 1.6, 0.0]).to_digital(Threshold::Fixed { level: 1.5, hysteresis: 1.0 });
+        assert_eq!(
+            (d.initial, d.times.clone(), d.levels.clone()),
+            (1, vec![1_010, 1_020, 1_030], vec![2, 1, 0])
+        );
         let d = track(&[f32::NAN, 0.0]).to_digital(Threshold::Auto);
         assert_eq!((d.initial, d.levels.clone()), (2, vec![1]));
         let d = track(&[]).to_digital(Threshold::Auto);

@@ -102,7 +102,8 @@ pub(crate) fn sniff_dialect(first: &[u8], sample_data: &[&[u8]]) -> Dialect {
     };
     // A decimal comma only makes sense when the separator is not a comma; the data rows
     // then decide (`-0,50000000`).
-    let decimal_comma = delimiter != b',' && sample_data.iter().any(|l| l.contains(&b',') && !l.contains(&b'.'));
+    let decimal_comma =
+        delimiter != b',' && sample_data.iter().any(|l| l.contains(&b',') && !l.contains(&b'.'));
     Dialect { delimiter, decimal_comma }
 }
 
@@ -176,13 +177,19 @@ pub fn sniff(data: &[u8]) -> Option<CsvKind> {
     let c0 = cells[0].as_str();
     let c0_compact: String = c0.chars().filter(|c| !c.is_whitespace()).collect();
 
-    if comments.iter().any(|(t, _)| t.starts_with(b";")) && comments.iter().all(|(t, _)| t.starts_with(b";")) {
+    if comments.iter().any(|(t, _)| t.starts_with(b";")) && comments.iter().all(|(t, _)| t.starts_with(b";"))
+    {
         // sigrok with a custom first comment line, or only a label row after comments.
-        if cells.iter().skip(1).all(|c| c == "logic" || !c.is_empty()) && (sigrok_time_label(c0) || c0 == "logic") {
+        if cells.iter().skip(1).all(|c| c == "logic" || !c.is_empty())
+            && (sigrok_time_label(c0) || c0 == "logic")
+        {
             return Some(CsvKind::Sigrok);
         }
     }
-    if sigrok_time_label(c0) || (cells.iter().all(|c| c == "logic" || c.starts_with('v') || c.ends_with(" dc") || c == "trigger") && cells.iter().any(|c| c == "logic")) {
+    if sigrok_time_label(c0)
+        || (cells.iter().all(|c| c == "logic" || c.starts_with('v') || c.ends_with(" dc") || c == "trigger")
+            && cells.iter().any(|c| c == "logic"))
+    {
         return Some(CsvKind::Sigrok);
     }
     match c0 {
@@ -197,20 +204,26 @@ pub fn sniff(data: &[u8]) -> Option<CsvKind> {
             }
             return Some(CsvKind::Scope(ScopeVendor::Siglent));
         }
-        "model" | "firmware version" => {
-            if lines.iter().any(|(_, f)| f.first().is_some_and(|c| lower(c) == "time")) || data.len() > SNIFF_BYTES {
-                return Some(CsvKind::Scope(ScopeVendor::Tektronix));
-            }
+        "model" | "firmware version"
+            if lines.iter().any(|(_, f)| f.first().is_some_and(|c| lower(c) == "time"))
+                || data.len() > SNIFF_BYTES =>
+        {
+            return Some(CsvKind::Scope(ScopeVendor::Tektronix));
         }
         "source" if rest.first().is_some_and(|(_, f)| f.first().is_some_and(|c| lower(c) == "second")) => {
             return Some(CsvKind::Scope(ScopeVendor::Siglent));
         }
-        "name" if cells.get(1).is_some_and(|c| c == "type") && cells.get(2).is_some_and(|c| c == "start_time") => {
+        "name"
+            if cells.get(1).is_some_and(|c| c == "type")
+                && cells.get(2).is_some_and(|c| c == "start_time") =>
+        {
             return Some(CsvKind::SaleaeLogic2Analyzer);
         }
         _ => {}
     }
-    if cells.iter().any(|c| c.replace(' ', "").starts_with("t0=")) && cells.iter().any(|c| c.replace(' ', "").contains("tinc=")) {
+    if cells.iter().any(|c| c.replace(' ', "").starts_with("t0="))
+        && cells.iter().any(|c| c.replace(' ', "").contains("tinc="))
+    {
         return Some(CsvKind::Scope(ScopeVendor::Rigol));
     }
     // PicoScope: a second row made only of `(unit)` cells.
@@ -226,7 +239,8 @@ pub fn sniff(data: &[u8]) -> Option<CsvKind> {
     if c0_compact == "trigger[s]" && cells.get(1).is_some_and(|c| c.replace(' ', "") == "time[s]") {
         return Some(CsvKind::SaleaeMso);
     }
-    let data_rows: Vec<&Vec<&[u8]>> = rest.iter().map(|(_, f)| f).filter(|f| f.len() == header.len()).collect();
+    let data_rows: Vec<&Vec<&[u8]>> =
+        rest.iter().map(|(_, f)| f).filter(|f| f.len() == header.len()).collect();
     if c0_compact == "time[s]" || c0 == "sample number" || c0 == "sample" {
         let logic1_header = header_text.starts_with(b"Time[s]")
             || header_text.windows(2).any(|w| w == b", ")
@@ -255,7 +269,10 @@ pub fn sniff(data: &[u8]) -> Option<CsvKind> {
     if all_rows.iter().all(|f| f.len() == header.len() && f.iter().all(|v| matches!(trim(v), b"0" | b"1"))) {
         return Some(CsvKind::Sigrok);
     }
-    let time_header = c0_compact.starts_with("time") || c0_compact.starts_with("zeit") || c0_compact == "t" || c0_compact == "second";
+    let time_header = c0_compact.starts_with("time")
+        || c0_compact.starts_with("zeit")
+        || c0_compact == "t"
+        || c0_compact == "second";
     if header.len() >= 2 && time_header && numeric_rows > 0 {
         return Some(CsvKind::Scope(ScopeVendor::Generic));
     }
@@ -291,13 +308,19 @@ mod tests {
         assert_eq!(kind("x-axis,1\nsecond,Volt\n-0.001,0.1\n"), Some(CsvKind::Scope(Keysight)));
         assert_eq!(kind("X,CH1,Start,Increment,\nSequence,Volt,-1e-5,1e-7,\n"), Some(CsvKind::Scope(Rigol)));
         assert_eq!(kind("CH1V,CH2V,t0 =-0.001, tInc = 1e-6,\n1,2\n"), Some(CsvKind::Scope(Rigol)));
-        assert_eq!(kind("Model,MSO58\nSample Interval,1.6e-10\n\nTIME,CH1\n0,1\n"), Some(CsvKind::Scope(Tektronix)));
+        assert_eq!(
+            kind("Model,MSO58\nSample Interval,1.6e-10\n\nTIME,CH1\n0,1\n"),
+            Some(CsvKind::Scope(Tektronix))
+        );
         assert_eq!(kind("Record Length,2.50E+03,,-0.00000033,0.0056\n"), Some(CsvKind::Scope(TektronixTds)));
         assert_eq!(kind("Record Length,Analog:140000\nSecond,Volt\n"), Some(CsvKind::Scope(Siglent)));
         assert_eq!(kind("Source,CH1\nSecond,Volt\n 0.0,1.0\n"), Some(CsvKind::Scope(Siglent)));
         assert_eq!(kind("Time,Channel A\n(ms),(V)\n\n-0.5,0.1\n"), Some(CsvKind::Scope(PicoScope)));
         assert_eq!(kind("Zeit;Kanal A\n(ms);(V)\n-0,5;0,1\n"), Some(CsvKind::Scope(PicoScope)));
-        assert_eq!(kind("#Digilent WaveForms Oscilloscope Acquisition\n\nTime (s),C1 (V)\n0,1\n"), Some(CsvKind::Scope(Digilent)));
+        assert_eq!(
+            kind("#Digilent WaveForms Oscilloscope Acquisition\n\nTime (s),C1 (V)\n0,1\n"),
+            Some(CsvKind::Scope(Digilent))
+        );
         assert_eq!(kind("time,ch1,ch2\n0.0,1.5,2\n"), Some(CsvKind::Scope(Generic)));
         assert_eq!(kind("0.0,1.5\n1e-6,1.6\n"), Some(CsvKind::Scope(Generic)));
     }
@@ -315,6 +338,6 @@ mod tests {
         assert_eq!(d, Dialect { delimiter: b';', decimal_comma: true });
         let d = sniff_dialect(b"Frequenz\tKanal A", &[b"-52.95\t2.98"]);
         assert_eq!(d, Dialect { delimiter: b'\t', decimal_comma: false });
-        assert_eq!(sniff_dialect(b"a,b", &[b"1,5"]).decimal_comma, false);
+        assert!(!sniff_dialect(b"a,b", &[b"1,5"]).decimal_comma);
     }
 }

@@ -11,7 +11,9 @@ use super::numbers::{Cell, parse_iso8601, parse_time_ps, parse_value, time_unit_
 use super::table::{self, Axis, Column};
 use super::{Dialect, Line, Lines, Progress, split_fields, unquote};
 use crate::{LoadControl, ParseFailure, Position};
-use latscope_analysis::model::{ClockOrigin, Diagnostics, DigitalTrack, PS_PER_S, Ps, Source, SourceKind, SpanTrack};
+use latscope_analysis::model::{
+    ClockOrigin, Diagnostics, DigitalTrack, PS_PER_S, Ps, Source, SourceKind, SpanTrack,
+};
 
 /// The time cell of a row.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -225,7 +227,9 @@ fn malformed_cell(diag: &mut Diagnostics, line: &Line<'_>, what: &str, cell: &[u
 /// sigrok-cli 0.7 prints analog values to stdout as `A0: -10.0000 V DC` next to the CSV.
 fn is_sigrok_echo(text: &[u8]) -> bool {
     let Some(colon) = memchr::memchr(b':', text) else { return false };
-    colon > 0 && text[..colon].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') && text.get(colon + 1) == Some(&b' ')
+    colon > 0
+        && text[..colon].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        && text.get(colon + 1) == Some(&b' ')
 }
 
 fn first_content_line(data: &[u8]) -> Option<Line<'_>> {
@@ -234,7 +238,8 @@ fn first_content_line(data: &[u8]) -> Option<Line<'_>> {
 
 /// Saleae digital layouts: `Time [s]` or `Time[s]` then channel names.
 fn saleae_layout(kind: CsvKind, data: &[u8]) -> Result<Layout, ParseFailure> {
-    let header = first_content_line(data).ok_or_else(|| ParseFailure::invalid(Position::Line(1), "empty file"))?;
+    let header =
+        first_content_line(data).ok_or_else(|| ParseFailure::invalid(Position::Line(1), "empty file"))?;
     let sample: Vec<&[u8]> = Lines::new(data).skip(header.no as usize).take(8).map(|l| l.text).collect();
     let dialect = sniff_dialect(header.text, &sample);
     let mut fields = Vec::new();
@@ -349,7 +354,8 @@ fn sigrok_layout(data: &[u8], diag: &mut Diagnostics) -> Result<Layout, ParseFai
             metadata.push(("generator".to_string(), v.to_string()));
         }
     }
-    let first = first.ok_or_else(|| ParseFailure::invalid(Position::Line(1), "no data rows after the sigrok header"))?;
+    let first = first
+        .ok_or_else(|| ParseFailure::invalid(Position::Line(1), "no data rows after the sigrok header"))?;
     let sample: Vec<&[u8]> = Lines::new(data).skip(first.no as usize).take(8).map(|l| l.text).collect();
     let dialect = sniff_dialect(first.text, &sample);
     let mut fields = Vec::new();
@@ -365,7 +371,10 @@ fn sigrok_layout(data: &[u8], diag: &mut Diagnostics) -> Result<Layout, ParseFai
         start = 1;
         let tc = if l0 == "samples" {
             let Some(hz) = rate else {
-                return Err(ParseFailure::invalid(Position::Line(first.no), "time in samples but no `; Samplerate:` line"));
+                return Err(ParseFailure::invalid(
+                    Position::Line(first.no),
+                    "time in samples but no `; Samplerate:` line",
+                ));
             };
             TimeCol::Samples { period_ps: 1e12 / hz }
         } else if l0 == "time" {
@@ -408,7 +417,8 @@ fn sigrok_layout(data: &[u8], diag: &mut Diagnostics) -> Result<Layout, ParseFai
     let mut digital = Vec::new();
     let mut analog = Vec::new();
     let value_cols = ncols - start;
-    let names_match = names.len() == value_cols || (names.len() + 1 == value_cols && labels.last().is_some_and(|l| l == "Trigger"));
+    let names_match = names.len() == value_cols
+        || (names.len() + 1 == value_cols && labels.last().is_some_and(|l| l == "Trigger"));
     if start == 1 {
         columns.push(ColKind::Ignored);
     }
@@ -438,8 +448,12 @@ fn sigrok_layout(data: &[u8], diag: &mut Diagnostics) -> Result<Layout, ParseFai
             analog.push(Column { name, unit, values: Vec::new() });
         }
     }
-    if !names.is_empty() && !names_match && !(has_labels && l0 == "time") {
-        diag.warn(format!("the header lists {} channels but rows have {value_cols} value columns", names.len()));
+    let channel_mode = has_labels && l0 == "time";
+    if !(names.is_empty() || names_match || channel_mode) {
+        diag.warn(format!(
+            "the header lists {} channels but rows have {value_cols} value columns",
+            names.len()
+        ));
     }
     let row_period_ps = match (time, rate) {
         (None, Some(hz)) => Some(1e12 / hz),
@@ -468,7 +482,8 @@ fn sigrok_layout(data: &[u8], diag: &mut Diagnostics) -> Result<Layout, ParseFai
 /// as label), and `Time [s],<fields>` tables (one track, zero-length spans labelled
 /// `field=value …`).
 pub fn parse_analyzer(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let header = first_content_line(data).ok_or_else(|| ParseFailure::invalid(Position::Line(1), "empty file"))?;
+    let header =
+        first_content_line(data).ok_or_else(|| ParseFailure::invalid(Position::Line(1), "empty file"))?;
     let mut fields = Vec::new();
     split_fields(header.text, b',', &mut fields);
     let names: Vec<String> = fields.iter().map(|f| unquote(f)).collect();
@@ -492,7 +507,11 @@ pub fn parse_analyzer(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<S
         }
         split_fields(line.text, b',', &mut fields);
         if fields.len() != names.len() {
-            diag.malformed(Some(line.no), line.offset, format!("expected {} fields, found {}", names.len(), fields.len()));
+            diag.malformed(
+                Some(line.no),
+                line.offset,
+                format!("expected {} fields, found {}", names.len(), fields.len()),
+            );
             continue;
         }
         let Some(start) = parse_time_ps(fields[time_col], 0, false) else {
@@ -504,7 +523,8 @@ pub fn parse_analyzer(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<S
                 malformed_cell(&mut diag, &line, "duration", fields[3]);
                 continue;
             };
-            let label: Vec<String> = fields[4..].iter().map(|f| unquote(f)).filter(|s| !s.is_empty()).collect();
+            let label: Vec<String> =
+                fields[4..].iter().map(|f| unquote(f)).filter(|s| !s.is_empty()).collect();
             (unquote(fields[0]), start.saturating_add(dur), label.join(" "))
         } else {
             let label: Vec<String> = names[1..]

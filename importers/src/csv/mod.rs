@@ -36,7 +36,9 @@ const PROGRESS_EVERY: u64 = 16 * 1024;
 /// Imports `data`, which [`sniff`] recognised as `kind`.
 pub fn parse(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     match kind {
-        CsvKind::SaleaeLogic2Digital | CsvKind::SaleaeLogic1 | CsvKind::Sigrok => logic::parse(kind, data, ctl),
+        CsvKind::SaleaeLogic2Digital | CsvKind::SaleaeLogic1 | CsvKind::Sigrok => {
+            logic::parse(kind, data, ctl)
+        }
         CsvKind::SaleaeLogic2Analog | CsvKind::SaleaeMso => scope::parse_saleae_analog(kind, data, ctl),
         CsvKind::SaleaeAnalyzer | CsvKind::SaleaeLogic2Analyzer => logic::parse_analyzer(kind, data, ctl),
         CsvKind::Scope(vendor) => scope::parse(vendor, data, ctl),
@@ -195,7 +197,10 @@ mod tests {
     #[test]
     fn fields_honour_quotes() {
         assert_eq!(fields("a,b,,c,", b','), ["a", "b", "", "c", ""]);
-        assert_eq!(fields(r#""USB LS, FS","v1",-0,"say ""hi""""#, b','), ["USB LS, FS", "v1", "-0", r#"say "hi""#]);
+        assert_eq!(
+            fields(r#""USB LS, FS","v1",-0,"say ""hi""""#, b','),
+            ["USB LS, FS", "v1", "-0", r#"say "hi""#]
+        );
         assert_eq!(fields("0.1, 1, 0", b','), ["0.1", "1", "0"]);
         assert_eq!(fields("a\tb", b'\t'), ["a", "b"]);
         assert_eq!(fields(r#""unterminated,x"#, b','), ["unterminated,x"]);

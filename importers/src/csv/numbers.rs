@@ -144,7 +144,9 @@ pub fn parse_value(s: &[u8], decimal_comma: bool) -> Cell {
     } else {
         s.into()
     };
-    let word = body.eq_ignore_ascii_case(b"inf") || body.eq_ignore_ascii_case(b"infinity") || body.eq_ignore_ascii_case(b"nan");
+    let word = body.eq_ignore_ascii_case(b"inf")
+        || body.eq_ignore_ascii_case(b"infinity")
+        || body.eq_ignore_ascii_case(b"nan");
     if !plain && !word {
         return Cell::Invalid;
     }
@@ -218,7 +220,12 @@ pub fn parse_iso8601(s: &[u8]) -> Option<(i64, i64)> {
         }
         Some(b.iter().fold(0i64, |a, &d| a * 10 + i64::from(d - b'0')))
     };
-    if s.len() < 19 || s[4] != b'-' || s[7] != b'-' || !matches!(s[10], b'T' | b't' | b' ') || s[13] != b':' || s[16] != b':'
+    if s.len() < 19
+        || s[4] != b'-'
+        || s[7] != b'-'
+        || !matches!(s[10], b'T' | b't' | b' ')
+        || s[13] != b':'
+        || s[16] != b':'
     {
         return None;
     }
@@ -241,7 +248,7 @@ pub fn parse_iso8601(s: &[u8]) -> Option<(i64, i64)> {
     }
     let offset_s = match rest {
         b"" | b"Z" | b"z" => 0,
-        [sign @ (b'+' | b'-'), hh @ .., ] => {
+        [sign @ (b'+' | b'-'), hh @ ..] => {
             let (oh, om) = match hh.len() {
                 5 if hh[2] == b':' => (num(&hh[0..2])?, num(&hh[3..5])?),
                 4 => (num(&hh[0..2])?, num(&hh[2..4])?),

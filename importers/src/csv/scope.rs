@@ -83,7 +83,8 @@ fn strip_channel_prefix(v: &str) -> &str {
         let l = left.trim();
         let is_chan = l.eq_ignore_ascii_case("analog")
             || l.eq_ignore_ascii_case("digital")
-            || ((l.starts_with("CH") || l.starts_with("C")) && l.trim_start_matches("CH").trim_start_matches('C').chars().all(|c| c.is_ascii_digit()));
+            || ((l.starts_with("CH") || l.starts_with("C"))
+                && l.trim_start_matches("CH").trim_start_matches('C').chars().all(|c| c.is_ascii_digit()));
         if is_chan {
             return right.trim();
         }
@@ -120,7 +121,8 @@ pub fn parse_saleae_analog(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Res
     });
     let time = if iso { TimeCol::Iso } else { TimeCol::Decimal { exp: 0 } };
     let channels = names.iter().enumerate().skip(time_col + 1).map(|(i, n)| channel(i, n, "V")).collect();
-    let mut metadata = vec![("export".to_string(), if time_col == 1 { "MSO waveform" } else { "analog" }.to_string())];
+    let mut metadata =
+        vec![("export".to_string(), if time_col == 1 { "MSO waveform" } else { "analog" }.to_string())];
     if iso {
         metadata.push(("time".into(), "ISO-8601 wall clock; origin is Unix epoch seconds (UTC)".into()));
     }
@@ -153,7 +155,8 @@ fn keysight(data: &[u8]) -> Result<Spec, ParseFailure> {
         .filter(|(_, name)| !name.is_empty())
         .map(|(i, name)| {
             // Keysight names analog channels by number; show them as the front panel does.
-            let display = if name.chars().all(|c| c.is_ascii_digit()) { format!("CH{name}") } else { name.clone() };
+            let display =
+                if name.chars().all(|c| c.is_ascii_digit()) { format!("CH{name}") } else { name.clone() };
             channel(i, &display, u.get(i).map_or("", String::as_str))
         })
         .collect();
@@ -178,11 +181,14 @@ fn rigol(data: &[u8]) -> Result<Spec, ParseFailure> {
     let key_value = |key: &str| {
         n.iter().find_map(|c| {
             let compact: String = c.chars().filter(|c| !c.is_whitespace()).collect();
-            compact.strip_prefix(key).and_then(|v| parse_time_ps(v.as_bytes(), 0, false).map(|ps| (ps, v.to_string())))
+            compact
+                .strip_prefix(key)
+                .and_then(|v| parse_time_ps(v.as_bytes(), 0, false).map(|ps| (ps, v.to_string())))
         })
     };
     if let (Some((start_ps, t0)), Some((_, tinc))) = (key_value("t0="), key_value("tInc=")) {
-        let inc_ps = parse_f64(&tinc).ok_or_else(|| invalid(first.no, format!("invalid tInc `{tinc}`")))? * 1e12;
+        let inc_ps =
+            parse_f64(&tinc).ok_or_else(|| invalid(first.no, format!("invalid tInc `{tinc}`")))? * 1e12;
         let channels = n
             .iter()
             .enumerate()
@@ -327,7 +333,11 @@ fn tektronix_tds(data: &[u8]) -> Result<Spec, ParseFailure> {
         .filter(|b| 6 * b + 4 < width.max(5))
         .map(|b| {
             let (name, unit) = blocks.get(b).cloned().unwrap_or_default();
-            channel(6 * b + 4, &name.unwrap_or_else(|| format!("CH{}", b + 1)), unit.as_deref().unwrap_or("V"))
+            channel(
+                6 * b + 4,
+                &name.unwrap_or_else(|| format!("CH{}", b + 1)),
+                unit.as_deref().unwrap_or("V"),
+            )
         })
         .collect();
     let exp = h_units.as_deref().and_then(time_unit_exp).unwrap_or(0);
@@ -380,7 +390,8 @@ fn siglent(data: &[u8]) -> Result<Spec, ParseFailure> {
                 record_length,
             });
         }
-        let values: Vec<&str> = c[1..].iter().filter(|v| !v.is_empty()).map(|v| strip_channel_prefix(v)).collect();
+        let values: Vec<&str> =
+            c[1..].iter().filter(|v| !v.is_empty()).map(|v| strip_channel_prefix(v)).collect();
         match key {
             "Source" => sources = c[1..].iter().filter(|v| !v.is_empty()).cloned().collect(),
             "Record Length" => record_length = values.first().and_then(|v| parse_f64(v)).map(|v| v as u64),
@@ -408,7 +419,10 @@ fn picoscope(data: &[u8]) -> Result<Spec, ParseFailure> {
     let exp = u.first().and_then(|s| time_unit_exp(s)).ok_or_else(|| {
         invalid(units.no, format!("unknown time unit `{}`", u.first().map_or("", String::as_str)))
     })?;
-    let channels = (1..n.len()).filter(|&i| !n[i].is_empty()).map(|i| channel(i, &n[i], u.get(i).map_or("", String::as_str))).collect();
+    let channels = (1..n.len())
+        .filter(|&i| !n[i].is_empty())
+        .map(|i| channel(i, &n[i], u.get(i).map_or("", String::as_str)))
+        .collect();
     let metadata = vec![
         ("instrument".into(), "PicoScope".into()),
         ("time unit".into(), u[0].clone()),
@@ -483,14 +497,17 @@ fn generic(data: &[u8], format: &'static str) -> Result<Spec, ParseFailure> {
     let sample: Vec<&[u8]> = head.iter().skip(1).map(|l| l.text).collect();
     let dialect = sniff_dialect(first.text, &sample);
     let c = cells(first.text, dialect.delimiter);
-    let numeric = c.iter().all(|v| matches!(parse_value(v.as_bytes(), dialect.decimal_comma), Cell::Number(_)));
+    let numeric =
+        c.iter().all(|v| matches!(parse_value(v.as_bytes(), dialect.decimal_comma), Cell::Number(_)));
     let mut warnings = vec!["generic CSV: the first column is taken as the time".to_string()];
     let (header_lines, exp, channels) = if numeric {
         warnings.push("no header row: time in seconds, channels named CH1, CH2…".into());
         (first.no - 1, 0, (1..c.len()).map(|i| channel(i, &format!("CH{i}"), "")).collect())
     } else {
         let (_, tu) = split_unit(&c[0]);
-        let tu = tu.or_else(|| c[0].strip_prefix("Time").or_else(|| c[0].strip_prefix("time")).map(str::trim)).filter(|s| !s.is_empty());
+        let tu = tu
+            .or_else(|| c[0].strip_prefix("Time").or_else(|| c[0].strip_prefix("time")).map(str::trim))
+            .filter(|s| !s.is_empty());
         let exp = match tu.and_then(time_unit_exp) {
             Some(e) => e,
             None => {
@@ -561,7 +578,11 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
             if fields.iter().all(|f| trim(f).is_empty()) {
                 continue;
             }
-            diag.malformed(Some(line.no), line.offset, format!("expected at least {needed} fields, found {}", fields.len()));
+            diag.malformed(
+                Some(line.no),
+                line.offset,
+                format!("expected at least {needed} fields, found {}", fields.len()),
+            );
             continue;
         }
         let abs = match spec.time {
@@ -571,7 +592,9 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
                 .filter(|v| v.abs() < 4.0e18)
                 .and_then(|v| start_ps.checked_add(v as Ps))
                 .map(|ps| (0, ps)),
-            TimeSpec::Row { start_ps, inc_ps } => Some((0, start_ps + (times.len() as f64 * inc_ps).round() as Ps)),
+            TimeSpec::Row { start_ps, inc_ps } => {
+                Some((0, start_ps + (times.len() as f64 * inc_ps).round() as Ps))
+            }
         };
         let Some(t) = abs.and_then(|a| clock.relative(a)) else {
             let col = match spec.time {
@@ -603,7 +626,11 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
         }
         if let Some(col) = bad {
             let cell = String::from_utf8_lossy(&fields[col][..fields[col].len().min(40)]).into_owned();
-            diag.malformed(Some(line.no), line.offset, format!("invalid value `{cell}` in column {}", col + 1));
+            diag.malformed(
+                Some(line.no),
+                line.offset,
+                format!("invalid value `{cell}` in column {}", col + 1),
+            );
             continue;
         }
         for (k, v) in parsed.iter().enumerate() {
@@ -620,7 +647,10 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
     if let Some(n) = spec.record_length
         && n != times.len() as u64
     {
-        diag.warn(format!("the header says Record Length {n}, the file has {} rows; using the rows", times.len()));
+        diag.warn(format!(
+            "the header says Record Length {n}, the file has {} rows; using the rows",
+            times.len()
+        ));
     }
     if times.is_empty() {
         diag.warn("no data rows");
