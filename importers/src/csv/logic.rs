@@ -26,6 +26,11 @@ pub(super) enum TimeCol {
     Samples { period_ps: f64 },
 }
 
+/// Largest time accepted relative to a file's first time (about 46 days). Keeping times
+/// within half the `i64` range means differences of two times and `t0 + i·dt` of the
+/// tracks built from them cannot overflow, whatever numbers a hostile file holds.
+pub(super) const MAX_RELATIVE_PS: Ps = 4_000_000_000_000_000_000;
+
 /// Converts time cells to picoseconds relative to the first one, which becomes the origin.
 #[derive(Debug, Default)]
 pub(super) struct Clock {
@@ -46,10 +51,12 @@ impl Clock {
         }
     }
 
+    /// `abs` relative to the first time seen, `None` beyond [`MAX_RELATIVE_PS`].
     pub(super) fn relative(&mut self, abs: (i64, i64)) -> Option<Ps> {
         let first = *self.first.get_or_insert(abs);
         let secs = abs.0.checked_sub(first.0)?;
-        secs.checked_mul(PS_PER_S)?.checked_add(abs.1 - first.1)
+        let t = secs.checked_mul(PS_PER_S)?.checked_add(abs.1.checked_sub(first.1)?)?;
+        (t.abs() <= MAX_RELATIVE_PS).then_some(t)
     }
 
     pub(super) fn origin(&self) -> ClockOrigin {
@@ -148,7 +155,12 @@ pub fn parse(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, Pa
                 if clock.first.is_none() {
                     clock.first = Some((0, 0));
                 }
-                (rows as f64 * period).round() as Ps
+                let t = (rows as f64 * period).round();
+                if t.abs() > MAX_RELATIVE_PS as f64 {
+                    diag.malformed(Some(line.no), line.offset, "time beyond 46 days from the first row");
+                    continue;
+                }
+                t as Ps
             }
         };
         if last.is_some_and(|l| t < l) {
@@ -494,6 +506,7 @@ pub fn parse_analyzer(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<S
     let mut progress = Progress::new(ctl);
     let mut clock = Clock::default();
     let mut tracks: Vec<SpanTrack> = Vec::new();
+    let mut track_index: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
     let mut rows = 0u64;
     let time_col = if logic2 { 2 } else { 0 };
     for line in Lines::new(data).skip(header.no as usize) {
@@ -539,13 +552,10 @@ pub fn parse_analyzer(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<S
         let Some(rel) = clock.relative((0, start)) else { continue };
         let rel_end = rel.saturating_add(end_abs - start);
         let sym = source.strings.intern_str(&label);
-        let k = match tracks.iter().position(|t| t.name == track_name) {
-            Some(k) => k,
-            None => {
-                tracks.push(SpanTrack::new(track_name));
-                tracks.len() - 1
-            }
-        };
+        let k = *track_index.entry(track_name).or_insert_with_key(|name| {
+            tracks.push(SpanTrack::new(name.clone()));
+            tracks.len() - 1
+        });
         tracks[k].push(rel, rel_end, sym, 0, 0);
         rows += 1;
     }

@@ -592,9 +592,10 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
                 .filter(|v| v.abs() < 4.0e18)
                 .and_then(|v| start_ps.checked_add(v as Ps))
                 .map(|ps| (0, ps)),
-            TimeSpec::Row { start_ps, inc_ps } => {
-                Some((0, start_ps + (times.len() as f64 * inc_ps).round() as Ps))
-            }
+            TimeSpec::Row { start_ps, inc_ps } => Some((times.len() as f64 * inc_ps).round())
+                .filter(|v| v.abs() < 4.0e18)
+                .and_then(|v| start_ps.checked_add(v as Ps))
+                .map(|ps| (0, ps)),
         };
         let Some(t) = abs.and_then(|a| clock.relative(a)) else {
             let col = match spec.time {

@@ -64,7 +64,7 @@ fn segments(times: &[Ps], median: Ps) -> Vec<std::ops::Range<usize>> {
     let mut start = 0;
     for i in 1..times.len() {
         let step = times[i].saturating_sub(times[i - 1]);
-        if (step - median).abs() > tol {
+        if (i128::from(step) - i128::from(median)).abs() > i128::from(tol) {
             out.push(start..i);
             start = i;
         }
