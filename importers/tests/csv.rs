@@ -768,6 +768,16 @@ fn garbage_rows_and_wrong_column_counts_are_counted_with_line_numbers() {
 }
 
 #[test]
+fn absurd_times_are_malformed_not_overflows() {
+    // 9.3e6 s from the first row is past the ±46-day window that keeps ps arithmetic exact.
+    let s = load_str("Time [s],A\n0.0,0\n9300000.0,1\n1e30,1\n0.5,1\n");
+    assert_eq!(s.diagnostics.malformed, 2);
+    assert_eq!(s.digital[0].times, [PS_PER_S / 2]);
+    let s = load_str("X,CH1,Start,Increment,\nSequence,Volt,-1e-6,1e300,\n0,1,\n5,2,\n");
+    assert_eq!(s.diagnostics.malformed, 2, "{:?}", s.diagnostics.summary());
+}
+
+#[test]
 fn an_endless_line_is_skipped_and_the_rest_loads() {
     let mut data = b"Time [s],A\n0.0,0\n".to_vec();
     data.extend(std::iter::repeat_n(b'7', 3 << 20));

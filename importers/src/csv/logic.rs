@@ -295,7 +295,10 @@ fn saleae_layout(kind: CsvKind, data: &[u8]) -> Result<Layout, ParseFailure> {
         digital.push(DigitalTrack::new(name.clone(), 0));
     }
     let format = if kind == CsvKind::SaleaeLogic1 { "saleae-logic1-csv" } else { "saleae-logic2-csv" };
-    let mut metadata = vec![("export".to_string(), "digital".to_string())];
+    let software =
+        if kind == CsvKind::SaleaeLogic1 { "Saleae Logic 1.x (or a look-alike)" } else { "Saleae Logic 2" };
+    let mut metadata =
+        vec![("instrument".to_string(), software.to_string()), ("export".to_string(), "digital".to_string())];
     if iso {
         metadata.push(("time".into(), "ISO-8601 wall clock; origin is Unix epoch seconds (UTC)".into()));
     }

@@ -121,8 +121,10 @@ pub fn parse_saleae_analog(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Res
     });
     let time = if iso { TimeCol::Iso } else { TimeCol::Decimal { exp: 0 } };
     let channels = names.iter().enumerate().skip(time_col + 1).map(|(i, n)| channel(i, n, "V")).collect();
-    let mut metadata =
-        vec![("export".to_string(), if time_col == 1 { "MSO waveform" } else { "analog" }.to_string())];
+    let mut metadata = vec![
+        ("instrument".to_string(), "Saleae Logic 2".to_string()),
+        ("export".to_string(), if time_col == 1 { "MSO waveform" } else { "analog" }.to_string()),
+    ];
     if iso {
         metadata.push(("time".into(), "ISO-8601 wall clock; origin is Unix epoch seconds (UTC)".into()));
     }
