@@ -10,6 +10,10 @@
 //! exports into digital tracks, [`scope`] reads oscilloscope exports, and [`table`] turns
 //! time + value columns into uniform analog tracks.
 //!
+//! The reader is hand-written rather than the `csv` crate: it works zero-copy on the
+//! memory-mapped file, keeps exact line numbers for diagnostics, and caps each line's
+//! length before looking at it, which the `csv` crate's record reader does not.
+//!
 //! Time origin: every CSV source's relative time zero is the first time in the file, and
 //! `Source.origin` holds that first time in the file's own time base (seconds relative to
 //! the trigger or capture start for most exports; Unix epoch seconds for Saleae ISO-8601
