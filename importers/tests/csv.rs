@@ -312,6 +312,12 @@ fn case_5_5_2_logic1_layout() {
     assert_eq!(names(&s), ["Channel 0", "Channel 1"]);
     assert_eq!(s.digital[1].times, [7_642_110_550_000]);
     assert_eq!(s.digital[0].transitions(), 0);
+    // Analog export with the same layout.
+    let s = load_str("Time[s], Channel 0\n0.000000000000000, 1.25\n0.001000000000000, 3.30\n");
+    assert_eq!(
+        (s.format.as_str(), s.analog[0].samples.clone(), s.analog[0].dt_ps),
+        ("saleae-logic1-csv", vec![1.25, 3.3], 1e9)
+    );
     // Tab option of Logic 1.x.
     let s = load_str("Time[s]\tChannel 0\n0.0\t1\n0.5\t0\n");
     assert_eq!((s.format.as_str(), s.digital[0].times.clone()), ("saleae-logic1-csv", vec![PS_PER_S / 2]));

@@ -43,7 +43,9 @@ pub fn parse(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, Pa
         CsvKind::SaleaeLogic2Digital | CsvKind::SaleaeLogic1 | CsvKind::Sigrok => {
             logic::parse(kind, data, ctl)
         }
-        CsvKind::SaleaeLogic2Analog | CsvKind::SaleaeMso => scope::parse_saleae_analog(kind, data, ctl),
+        CsvKind::SaleaeLogic2Analog | CsvKind::SaleaeLogic1Analog | CsvKind::SaleaeMso => {
+            scope::parse_saleae_analog(kind, data, ctl)
+        }
         CsvKind::SaleaeAnalyzer | CsvKind::SaleaeLogic2Analyzer => logic::parse_analyzer(kind, data, ctl),
         CsvKind::Scope(vendor) => scope::parse(vendor, data, ctl),
     }

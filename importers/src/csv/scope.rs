@@ -122,14 +122,22 @@ pub fn parse_saleae_analog(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Res
     let time = if iso { TimeCol::Iso } else { TimeCol::Decimal { exp: 0 } };
     let channels = names.iter().enumerate().skip(time_col + 1).map(|(i, n)| channel(i, n, "V")).collect();
     let mut metadata = vec![
-        ("instrument".to_string(), "Saleae Logic 2".to_string()),
+        (
+            "instrument".to_string(),
+            if kind == CsvKind::SaleaeLogic1Analog {
+                "Saleae Logic 1.x (or a look-alike)"
+            } else {
+                "Saleae Logic 2"
+            }
+            .to_string(),
+        ),
         ("export".to_string(), if time_col == 1 { "MSO waveform" } else { "analog" }.to_string()),
     ];
     if iso {
         metadata.push(("time".into(), "ISO-8601 wall clock; origin is Unix epoch seconds (UTC)".into()));
     }
     let spec = Spec {
-        format: "saleae-logic2-csv",
+        format: if kind == CsvKind::SaleaeLogic1Analog { "saleae-logic1-csv" } else { "saleae-logic2-csv" },
         dialect,
         header_lines: header.no,
         time: TimeSpec::Column { col: time_col, time },
