@@ -4,6 +4,7 @@
 //! source's diagnostics and the rest loads.
 
 mod control;
+pub mod csv;
 mod detect;
 mod error;
 pub mod ftrace_text;
@@ -43,6 +44,15 @@ pub fn import_bytes(format: Format, data: &[u8], ctl: &LoadControl) -> Result<So
         Format::SigrokSr => sigrok::parse(data, ctl)?,
         Format::Vcd => vcd::parse(data, ctl)?,
         Format::Fst | Format::Ghw => wave::parse(data, ctl)?,
+        Format::SaleaeCsv | Format::SigrokCsv | Format::ScopeCsv => match csv::sniff(data) {
+            Some(kind) if kind.format() == format => csv::parse(kind, data, ctl)?,
+            _ => {
+                return Err(ParseFailure::invalid(
+                    Position::Line(1),
+                    format!("not a {} file: its header is not one latscope recognises", format.name()),
+                ));
+            }
+        },
     };
     ctl.finish();
     Ok(source)

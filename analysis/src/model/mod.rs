@@ -12,6 +12,7 @@ mod fields;
 mod intern;
 mod source;
 mod spans;
+mod threshold;
 mod time;
 
 pub use analog::AnalogTrack;
@@ -22,4 +23,5 @@ pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
 pub use intern::{Interner, Sym};
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
+pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};
 pub use time::{ClockOrigin, PS_PER_NS, PS_PER_S, PS_PER_US, Ps, format_seconds};
