@@ -271,3 +271,384 @@ fn matches_trace_cmd_report_on_every_file() {
     );
     assert!(total.events > 0 && total.fields > 0);
 }
+
+/// Absolute ns of every event, with cpu, pid and event name, per CPU.
+fn per_cpu(src: &Source) -> std::collections::BTreeMap<u16, Vec<(i128, i32, String)>> {
+    let o = src.origin;
+    let mut m: std::collections::BTreeMap<u16, Vec<(i128, i32, String)>> = Default::default();
+    for ev in src.events.iter() {
+        let ns = o.secs as i128 * 1_000_000_000 + (o.ps / PS_PER_NS) as i128 + (ev.ts() / PS_PER_NS) as i128;
+        m.entry(ev.cpu()).or_default().push((ns, ev.pid(), src.strings.resolve(ev.name()).into_owned()));
+    }
+    m
+}
+
+#[test]
+fn trappy_golden_values() {
+    let path = root().join("../shared/corpus/tracedat/trappy_trace.dat");
+    if !path.exists() {
+        println!("skipping: {} is absent", path.display());
+        return;
+    }
+    let src = load(&path);
+    let meta = |k: &str| src.metadata.iter().find(|m| m.0 == k).map(|m| m.1.clone());
+    assert_eq!(meta("file version").as_deref(), Some("6"));
+    assert_eq!(meta("cpus").as_deref(), Some("8"));
+    assert_eq!(meta("clock").as_deref(), Some("local"));
+    assert_eq!(meta("long size").as_deref(), Some("4"));
+    assert_eq!(src.origin.secs, 7615);
+    // FORMATS.md §2.11 case 12: the first record printed, CPU 3.
+    let first = src.events.get(0).expect("events");
+    assert_eq!((first.ts(), first.cpu()), (709_442_088_000, 3));
+    // Case 2: CPU0's first record, a bprint after a zero time extend.
+    let cpu0 = src.events.iter().find(|e| e.cpu() == 0).expect("cpu0");
+    assert_eq!(cpu0.ts(), 724_276_088_000);
+    assert_eq!(src.strings.resolve(cpu0.name()), "bprint");
+    assert_eq!(src.strings.resolve(cpu0.comm()), "<idle>");
+    assert_eq!(cpu0.flags().render(), "d..2.");
+    let f: Vec<(String, FieldValue)> =
+        cpu0.fields().map(|(n, v)| (src.strings.resolve(n).into_owned(), v)).collect();
+    assert_eq!(f[0], ("ip".into(), FieldValue::UInt(0xc044_504c)));
+    let FieldValue::Str(text) = f[1].1 else { panic!("text") };
+    assert_eq!(src.strings.resolve(text), "cpu_load: cpu: 0 freq: 800000 load: 0");
+    let counts: Vec<(String, u64)> = src
+        .events
+        .counts_by_name()
+        .into_iter()
+        .map(|(n, c)| (src.strings.resolve(n).into_owned(), c))
+        .collect();
+    assert!(counts.contains(&("bprint".into(), 501)), "{counts:?}");
+}
+
+#[test]
+fn marker_text_and_key_value_fields() {
+    let path = root().join("samples/ftrace/markers_around_requests.dat");
+    if !path.exists() {
+        println!("skipping: {} is absent", path.display());
+        return;
+    }
+    let src = load(&path);
+    let mut with_tokens = 0;
+    for ev in src.events.iter().filter(|e| src.strings.resolve(e.name()) == "print") {
+        let f: Vec<(String, FieldValue)> =
+            ev.fields().map(|(n, v)| (src.strings.resolve(n).into_owned(), v)).collect();
+        let FieldValue::Str(t) = f.iter().find(|x| x.0 == "text").expect("text").1 else {
+            panic!("text is a string")
+        };
+        let text = src.strings.resolve(t).into_owned();
+        for tok in text.split_whitespace() {
+            let Some((k, v)) = tok.split_once('=') else { continue };
+            if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                continue;
+            }
+            let got = f.iter().find(|x| x.0 == k).map(|x| x.1).expect("token field");
+            let v = v.trim_end_matches([',', ';']);
+            match got {
+                FieldValue::Int(i) => assert_eq!(i.to_string(), v),
+                FieldValue::Str(s) => assert_eq!(src.strings.resolve(s), v),
+                FieldValue::UInt(_) => panic!("tokens are Int or Str"),
+            }
+            with_tokens += 1;
+        }
+    }
+    assert!(with_tokens > 0, "the marker sample has key=value tokens");
+}
+
+#[test]
+fn truncated_files_load_a_prefix_and_never_panic() {
+    let mut shortened = 0;
+    for path in all_files() {
+        let data = std::fs::read(&path).expect("read");
+        let full = per_cpu(&load(&path));
+        let step = (data.len() / 100).max(997);
+        let mut cuts: Vec<usize> = (step..data.len()).step_by(step).collect();
+        cuts.extend([1, 10, 17, data.len().saturating_sub(1), data.len().saturating_sub(4096)]);
+        for cut in cuts {
+            let Ok(src) = tracedat::parse(&data[..cut], &LoadControl::new()) else { continue };
+            let got = per_cpu(&src);
+            let n: usize = got.values().map(Vec::len).sum();
+            let n_full: usize = full.values().map(Vec::len).sum();
+            for (cpu, evs) in &got {
+                let all = full.get(cpu).map(Vec::as_slice).unwrap_or(&[]);
+                assert!(
+                    evs.len() <= all.len() && evs[..] == all[..evs.len()],
+                    "{} cut at {cut}: CPU {cpu} is not a prefix",
+                    path.display()
+                );
+            }
+            if n < n_full {
+                shortened += 1;
+                assert!(
+                    !src.diagnostics.warnings.is_empty() || src.diagnostics.malformed > 0,
+                    "{} cut at {cut}: events lost without a warning",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(shortened > 0 || all_files().is_empty(), "no cut fell inside a data section");
+}
+
+/// xorshift64*: a fixed-seed generator, so failures reproduce.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn corrupted_bytes_give_ok_or_a_located_error() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut errors = 0;
+    for path in all_files() {
+        let data = std::fs::read(&path).expect("read");
+        for _ in 0..25 {
+            let mut d = data.clone();
+            for _ in 0..1 + rng.below(16) {
+                // Half the hits in the last 30% of the file (pages, v7 options), where
+                // they matter; the rest anywhere (headers, formats).
+                let at = if rng.below(2) == 0 {
+                    data.len() * 7 / 10 + rng.below(data.len() * 3 / 10)
+                } else {
+                    rng.below(data.len())
+                };
+                d[at] = rng.next() as u8;
+            }
+            if let Err(e) = tracedat::parse(&d, &LoadControl::new()) {
+                let msg = e.to_string();
+                assert!(msg.contains("byte offset"), "{}: error without a position: {msg}", path.display());
+                errors += 1;
+            }
+        }
+    }
+    println!("{errors} corrupted inputs were refused with a located error");
+}
+
+#[test]
+fn regression_inputs_never_panic() {
+    let dir = root().join("importers/tests/regressions/tracedat");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("regressions dir").flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "md") {
+            continue;
+        }
+        let data = std::fs::read(&p).expect("read");
+        let _ = tracedat::parse(&data, &LoadControl::new());
+        n += 1;
+    }
+    assert!(n > 0, "no regression inputs in {}", dir.display());
+}
+
+// ---- Synthetic files -------------------------------------------------------------------
+
+struct W {
+    b: Vec<u8>,
+    be: bool,
+}
+
+impl W {
+    fn new(be: bool) -> W {
+        W { b: Vec::new(), be }
+    }
+    fn u16(&mut self, v: u16) -> &mut W {
+        self.b.extend_from_slice(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+        self
+    }
+    fn u32(&mut self, v: u32) -> &mut W {
+        self.b.extend_from_slice(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+        self
+    }
+    fn u64(&mut self, v: u64) -> &mut W {
+        self.b.extend_from_slice(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+        self
+    }
+    fn raw(&mut self, v: &[u8]) -> &mut W {
+        self.b.extend_from_slice(v);
+        self
+    }
+    fn text64(&mut self, t: &str) -> &mut W {
+        self.u64(t.len() as u64).raw(t.as_bytes())
+    }
+}
+
+const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
+const HEADER_EVENT: &str = "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+const IRQ_FORMAT: &str = "name: irq_handler_entry\nID: 42\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:1;\n\nprint fmt: \"irq=%d name=%s\", REC->irq, __get_str(name)\n";
+
+/// One 4096-byte page (64-bit kernel) with two irq_handler_entry records 1000 ns apart.
+fn irq_page(be: bool, ts: u64, irq: i32) -> Vec<u8> {
+    let mut rec = W::new(be);
+    rec.u16(42).raw(&[0x09, 1]).u32(100).u32(irq as u32).u32((5 << 16) | 16).raw(b"eth0\0\0\0\0");
+    let hdr = |type_len: u32, delta: u32| if be { type_len << 27 | delta } else { type_len | delta << 5 };
+    let mut data = W::new(be);
+    data.u32(hdr(6, 0)).raw(&rec.b).u32(hdr(6, 1000)).raw(&rec.b);
+    let mut page = W::new(be);
+    page.u64(ts).u64(data.b.len() as u64).raw(&data.b);
+    page.b.resize(4096, 0);
+    page.b
+}
+
+fn v6_file(be: bool) -> Vec<u8> {
+    let mut w = W::new(be);
+    w.raw(b"\x17\x08\x44tracing6\0").raw(&[u8::from(be), 8]).u32(4096);
+    w.raw(b"header_page\0").text64(HEADER_PAGE).raw(b"header_event\0").text64(HEADER_EVENT);
+    w.u32(0); // ftrace formats
+    w.u32(1).raw(b"irq\0").u32(1).text64(IRQ_FORMAT);
+    w.u32(0).u32(0); // kallsyms, printk
+    w.text64("100 myproc\n");
+    w.u32(2);
+    w.raw(b"options  \0");
+    w.u16(5).u32(2).raw(b"x\0"); // UNAME
+    w.u16(99).u32(5).raw(b"hello"); // unknown: skipped
+    w.u16(0);
+    w.raw(b"flyrecord\0");
+    let table = w.b.len();
+    w.u64(0).u64(4096).u64(0).u64(4096);
+    let data_at = w.b.len().div_ceil(4096) * 4096;
+    w.b.resize(data_at, 0);
+    w.raw(&irq_page(be, 5_000_000_123, 36)).raw(&irq_page(be, 5_000_000_500, 37));
+    let mut t = W::new(be);
+    t.u64(data_at as u64).u64(4096).u64(data_at as u64 + 4096).u64(4096);
+    w.b[table..table + 32].copy_from_slice(&t.b);
+    w.b
+}
+
+fn summary(src: &Source) -> Vec<String> {
+    src.events
+        .iter()
+        .map(|e| {
+            let f: Vec<String> = e
+                .fields()
+                .map(|(n, v)| match v {
+                    FieldValue::Str(s) => format!("{}={}", src.strings.resolve(n), src.strings.resolve(s)),
+                    v => format!("{}={v:?}", src.strings.resolve(n)),
+                })
+                .collect();
+            format!(
+                "{:.9} {} {} {} {} {} {}",
+                src.origin.to_source_seconds(e.ts()),
+                e.cpu(),
+                e.pid(),
+                src.strings.resolve(e.comm()),
+                e.flags().render(),
+                src.strings.resolve(e.name()),
+                f.join(" ")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn synthetic_v6_decodes_identically_in_both_byte_orders() {
+    let le = tracedat::parse(&v6_file(false), &LoadControl::new()).expect("LE file");
+    let be = tracedat::parse(&v6_file(true), &LoadControl::new()).expect("BE file");
+    let expect = vec![
+        "5.000000123 0 100 myproc d.h1. irq_handler_entry irq=Int(36) name=eth0",
+        "5.000000500 1 100 myproc d.h1. irq_handler_entry irq=Int(37) name=eth0",
+        "5.000001123 0 100 myproc d.h1. irq_handler_entry irq=Int(36) name=eth0",
+        "5.000001500 1 100 myproc d.h1. irq_handler_entry irq=Int(37) name=eth0",
+    ];
+    assert_eq!(summary(&le), expect);
+    assert_eq!(summary(&be), expect);
+    assert_eq!(le.origin.secs, 5);
+    assert!(le.diagnostics.warnings.iter().any(|w| w.contains("unknown option id(s) 99")));
+    assert!(le.metadata.contains(&("endian".into(), "little".into())));
+    assert!(be.metadata.contains(&("endian".into(), "big".into())));
+    // Case 9: the last CPU's data cut short gives the first CPU's events and a warning.
+    let f = v6_file(false);
+    let cut = tracedat::parse(&f[..f.len() - 100], &LoadControl::new()).expect("truncated");
+    assert_eq!(summary(&cut), vec![expect[0], expect[2]]);
+    assert!(cut.diagnostics.warnings.iter().any(|w| w.contains("truncated")));
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).expect("compress");
+    e.finish().expect("finish")
+}
+
+/// A v7 file compressed with zlib, CPUs 0, 2 and 5 (FORMATS.md §2.11 case 7), without
+/// the optional ftrace/kallsyms/printk sections.
+fn v7_zlib_file() -> Vec<u8> {
+    let mut w = W::new(false);
+    w.raw(b"\x17\x08\x44tracing7\0").raw(&[0, 8]).u32(4096).raw(b"zlib\0").raw(b"1.3\0");
+    let first_opt = w.b.len();
+    w.u64(0);
+    let section = |w: &mut W, id: u16, body: &[u8]| -> u64 {
+        let at = w.b.len() as u64;
+        let z = zlib(body);
+        w.u16(id).u16(1).u32(0).u64(8 + z.len() as u64).u32(z.len() as u32).u32(body.len() as u32).raw(&z);
+        at
+    };
+    let mut hi = W::new(false);
+    hi.raw(b"header_page\0").text64(HEADER_PAGE).raw(b"header_event\0").text64(HEADER_EVENT);
+    let hi_at = section(&mut w, 16, &hi.b);
+    let mut ef = W::new(false);
+    ef.u32(1).raw(b"irq\0").u32(1).text64(IRQ_FORMAT);
+    let ef_at = section(&mut w, 18, &ef.b);
+    let mut cl = W::new(false);
+    cl.text64("100 myproc\n");
+    let cl_at = section(&mut w, 21, &cl.b);
+    // Options section 1: where the metadata is, then DONE pointing to section 2.
+    let opt1 = w.b.len();
+    let mut o = W::new(false);
+    o.u16(16).u32(8).u64(hi_at).u16(18).u32(8).u64(ef_at).u16(21).u32(8).u64(cl_at).u16(8).u32(4).u32(6);
+    let done_at = o.b.len() + 6;
+    o.u16(0).u32(8).u64(0);
+    w.u16(0).u16(0).u32(0).u64(o.b.len() as u64);
+    let opt1_body = w.b.len();
+    w.raw(&o.b);
+    // The flyrecord section, then each CPU's chunked data.
+    let fly = w.b.len() as u64;
+    w.u16(3).u16(1).u32(0).u64(0);
+    let mut regions = Vec::new();
+    for (i, cpu) in [0u32, 2, 5].into_iter().enumerate() {
+        let page = irq_page(false, 7_000_000_000 + 100 * i as u64, 30 + cpu as i32);
+        let z = zlib(&page);
+        let at = w.b.len() as u64;
+        w.u32(1).u32(z.len() as u32).u32(page.len() as u32).raw(&z);
+        regions.push((cpu, at, 8 + z.len() as u64));
+    }
+    // Options section 2: the BUFFER option.
+    let opt2 = w.b.len() as u64;
+    let mut b = W::new(false);
+    b.u64(fly).raw(b"\0local\0").u32(4096).u32(3);
+    for (cpu, at, size) in &regions {
+        b.u32(*cpu).u64(*at).u64(*size);
+    }
+    let mut o2 = W::new(false);
+    o2.u16(3).u32(b.b.len() as u32).raw(&b.b).u16(0).u32(8).u64(0);
+    w.u16(0).u16(0).u32(0).u64(o2.b.len() as u64).raw(&o2.b);
+    // Patch the pointers.
+    w.b[first_opt..first_opt + 8].copy_from_slice(&(opt1 as u64).to_le_bytes());
+    let next = opt1_body + done_at;
+    w.b[next..next + 8].copy_from_slice(&opt2.to_le_bytes());
+    w.b
+}
+
+#[test]
+fn synthetic_v7_zlib_with_sparse_cpus() {
+    let src = tracedat::parse(&v7_zlib_file(), &LoadControl::new()).expect("v7 zlib");
+    assert_eq!(
+        summary(&src),
+        vec![
+            "7.000000000 0 100 myproc d.h1. irq_handler_entry irq=Int(30) name=eth0",
+            "7.000000100 2 100 myproc d.h1. irq_handler_entry irq=Int(32) name=eth0",
+            "7.000000200 5 100 myproc d.h1. irq_handler_entry irq=Int(35) name=eth0",
+            "7.000001000 0 100 myproc d.h1. irq_handler_entry irq=Int(30) name=eth0",
+            "7.000001100 2 100 myproc d.h1. irq_handler_entry irq=Int(32) name=eth0",
+            "7.000001200 5 100 myproc d.h1. irq_handler_entry irq=Int(35) name=eth0",
+        ]
+    );
+    assert!(src.metadata.contains(&("compression".into(), "zlib 1.3".into())));
+    assert!(src.metadata.contains(&("cpus".into(), "6".into())));
+}
