@@ -154,7 +154,7 @@ pub(crate) fn parse_header_page(text: &[u8], file_long: u8) -> PageLayout {
         }
     }
     let (commit_offset, long_size) = commit.unwrap_or((8, if file_long == 4 { 4 } else { 8 }));
-    let data_offset = data.unwrap_or(commit_offset + long_size);
+    let data_offset = data.unwrap_or(commit_offset.saturating_add(long_size));
     PageLayout { commit_offset, long_size, data_offset }
 }
 

@@ -119,13 +119,15 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     if let Some(&first) = table.ts.first() {
         let first_ns = time.origin_ns + i128::from(first.div_euclid(PS_PER_NS));
         let secs = first_ns.div_euclid(1_000_000_000);
-        let shift_ps = ((secs * 1_000_000_000 - time.origin_ns) * i128::from(PS_PER_NS)) as i64;
+        let shift = (secs * 1_000_000_000 - time.origin_ns) * i128::from(PS_PER_NS);
+        let shift_ps = shift.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         if shift_ps != 0 {
+            // Saturating: a hostile file can put events anywhere in the i64 range.
             for t in &mut table.ts {
-                *t -= shift_ps;
+                *t = t.saturating_sub(shift_ps);
             }
             for g in &mut diags.gaps {
-                g.ts -= shift_ps;
+                g.ts = g.ts.saturating_sub(shift_ps);
             }
         }
         origin = ClockOrigin::from_secs_ps(secs as i64, 0);

@@ -81,7 +81,8 @@ impl PageFormat {
         };
         let mut ts = hdr.ts;
         let mut pos = start;
-        while pos + 4 <= end {
+        // `pos` may jump far past `end` on a hostile padding length: compare by subtraction.
+        while end.saturating_sub(pos) >= 4 {
             let h = e.u32([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
             let (type_len, delta) = match e {
                 Endian::Little => (h & 0x1f, h >> 5),

@@ -125,7 +125,7 @@ fn read_headers(c: &mut Cursor<'_>, info: &mut FileInfo) -> Result<(), ParseFail
     let n = c.u64()?;
     let text = c.bytes(n)?;
     info.page = parse_header_page(text, info.file_long);
-    if info.page.data_offset < info.page.commit_offset + info.page.long_size
+    if info.page.data_offset < info.page.commit_offset.saturating_add(info.page.long_size)
         || info.page.data_offset >= info.page_size
     {
         return Err(c.error(format!("bad sub-buffer layout {:?}", info.page)));
