@@ -658,3 +658,17 @@ fn synthetic_v7_zlib_with_sparse_cpus() {
     assert!(src.metadata.contains(&("compression".into(), "zlib 1.3".into())));
     assert!(src.metadata.contains(&("cpus".into(), "6".into())));
 }
+
+#[test]
+fn cancel_stops_the_import() {
+    let path = root().join("samples/ftrace/blk_read_v6.dat");
+    let data = std::fs::read(&path).expect("the committed sample");
+    let ctl = LoadControl::new();
+    ctl.set_total(data.len() as u64);
+    let full = tracedat::parse(&data, &ctl).expect("parse");
+    assert!(!full.events.is_empty());
+    // Progress covers the page data.
+    assert!(ctl.fraction() > 0.0);
+    ctl.cancel();
+    assert!(matches!(tracedat::parse(&data, &ctl), Err(latscope_importers::ParseFailure::Cancelled)));
+}

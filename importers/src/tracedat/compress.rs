@@ -50,33 +50,70 @@ pub(crate) fn decompress(
     expected: u64,
     at: u64,
 ) -> Result<Vec<u8>, ParseFailure> {
-    check_size(at, input.len() as u64, expected)?;
-    let fail = |m: String| ParseFailure::invalid(Position::Byte(at), m);
-    // Reserve at most a modest amount up front; `read_to_end` grows with real output.
-    let mut out = Vec::with_capacity((expected as usize).min(input.len().saturating_mul(8)).min(16 << 20));
-    // Read one byte more than expected so that an overlong stream is noticed.
-    let limit = expected + 1;
-    let res = match codec {
-        Codec::None => {
-            out.extend_from_slice(&input[..input.len().min(limit as usize)]);
-            Ok(out.len())
-        }
-        Codec::Zstd => match ruzstd::decoding::StreamingDecoder::new(input) {
-            Ok(dec) => dec.take(limit).read_to_end(&mut out),
-            Err(e) => return Err(fail(format!("zstd: {e}"))),
-        },
-        Codec::Zlib => flate2::read::ZlibDecoder::new(input).take(limit).read_to_end(&mut out),
-    };
-    if let Err(e) = res {
-        return Err(fail(format!("{codec:?} decompression failed: {e}")));
-    }
-    if out.len() as u64 != expected {
-        return Err(fail(format!(
-            "{codec:?} block inflates to {} bytes, the header says {expected}",
-            if out.len() as u64 > expected { format!("more than {expected}") } else { out.len().to_string() }
-        )));
-    }
+    let mut out = Vec::new();
+    Inflater::default().inflate(codec, input, expected, at, &mut out)?;
     Ok(out)
+}
+
+/// Reusable decompression state: the zstd frame decoder keeps its window buffers between
+/// chunks, so decoding many chunks does not allocate (and page-fault) for each one.
+#[derive(Default)]
+pub(crate) struct Inflater {
+    zstd: Option<ruzstd::decoding::FrameDecoder>,
+}
+
+impl std::fmt::Debug for Inflater {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Inflater")
+    }
+}
+
+impl Inflater {
+    /// Like [`decompress`], into `out` (cleared first, capacity kept).
+    pub(crate) fn inflate(
+        &mut self,
+        codec: Codec,
+        input: &[u8],
+        expected: u64,
+        at: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ParseFailure> {
+        check_size(at, input.len() as u64, expected)?;
+        let fail = |m: String| ParseFailure::invalid(Position::Byte(at), m);
+        out.clear();
+        // Reserve at most a modest amount up front; `read_to_end` grows with real output.
+        out.reserve((expected as usize).min(input.len().saturating_mul(8)).min(16 << 20));
+        // Read one byte more than expected so that an overlong stream is noticed.
+        let limit = expected + 1;
+        let res = match codec {
+            Codec::None => {
+                out.extend_from_slice(&input[..input.len().min(limit as usize)]);
+                Ok(out.len())
+            }
+            Codec::Zstd => {
+                let dec = self.zstd.get_or_insert_with(ruzstd::decoding::FrameDecoder::new);
+                match ruzstd::decoding::StreamingDecoder::new_with_decoder(input, dec) {
+                    Ok(s) => s.take(limit).read_to_end(out),
+                    Err(e) => return Err(fail(format!("zstd: {e}"))),
+                }
+            }
+            Codec::Zlib => flate2::read::ZlibDecoder::new(input).take(limit).read_to_end(out),
+        };
+        if let Err(e) = res {
+            return Err(fail(format!("{codec:?} decompression failed: {e}")));
+        }
+        if out.len() as u64 != expected {
+            return Err(fail(format!(
+                "{codec:?} block inflates to {} bytes, the header says {expected}",
+                if out.len() as u64 > expected {
+                    format!("more than {expected}")
+                } else {
+                    out.len().to_string()
+                }
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ mod sections;
 
 use crate::{LoadControl, ParseFailure, Position};
 use bytes::{Cursor, Endian};
-use compress::{Codec, check_size, decompress};
+use compress::{Codec, Inflater, check_size, decompress};
 use decode::{Shared, TimeConv, Worker};
 use latscope_analysis::model::{ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, Source, SourceKind};
 use page::PageFormat;
@@ -275,6 +275,8 @@ fn run_job(
 ) -> Result<(EventTableBuilder, Diagnostics), ParseFailure> {
     let mut w = Worker::new(shared);
     let page_size = shared.page.page_size;
+    let mut inflater = Inflater::default();
+    let mut plain = Vec::new();
     for ch in job.chunks {
         if ctl.is_cancelled() {
             return Err(ParseFailure::Cancelled);
@@ -287,8 +289,8 @@ fn run_job(
                 ctl.advance(bytes.len() as u64);
             }
             Chunk::Packed { at, bytes, size } => {
-                let plain = match decompress(info.codec, bytes, size, at) {
-                    Ok(p) => p,
+                match inflater.inflate(info.codec, bytes, size, at, &mut plain) {
+                    Ok(()) => {}
                     Err(e @ ParseFailure::Limit { .. }) => return Err(e),
                     Err(e) => {
                         w.diags.malformed(None, at, format!("CPU {}: {e}; chunk skipped", job.cpu));
