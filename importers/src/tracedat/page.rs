@@ -1,0 +1,283 @@
+//! Ring-buffer sub-buffers ("pages", FORMATS.md §2.6–2.7): the page header (timestamp,
+//! commit with the missed-events flags, stored lost count) and the compressed event
+//! headers (type_len/time_delta, padding, time extend, absolute timestamp, long and short
+//! data records). Pure functions over one page: no allocation, no model types.
+
+use super::bytes::Endian;
+use super::format::PageLayout;
+
+pub(crate) const COMMIT_MASK: u64 = (1 << 27) - 1;
+pub(crate) const MISSED_EVENTS: u64 = 1 << 31;
+pub(crate) const MISSED_STORED: u64 = 1 << 30;
+
+const TYPE_PADDING: u32 = 29;
+const TYPE_TIME_EXTEND: u32 = 30;
+const TYPE_TIME_STAMP: u32 = 31;
+const TS_SHIFT: u32 = 27;
+
+/// How to read pages of one buffer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PageFormat {
+    pub endian: Endian,
+    pub layout: PageLayout,
+    pub page_size: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PageHeader {
+    pub ts: u64,
+    /// Bytes of event data after `layout.data_offset` (clamped to the page).
+    pub data_len: usize,
+    /// Events were lost before this page.
+    pub missed: bool,
+    /// How many, when the kernel stored it.
+    pub lost: Option<u64>,
+    /// The commit length claimed more than the page holds.
+    pub overlong: bool,
+}
+
+/// Why decoding stopped early inside a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PageError {
+    /// Offset in the page.
+    pub at: usize,
+    pub message: &'static str,
+}
+
+impl PageFormat {
+    /// Reads the header of `page` (which must be at least `page_size` bytes or the page's
+    /// available prefix). `None` if even the header does not fit.
+    pub(crate) fn header(&self, page: &[u8]) -> Option<PageHeader> {
+        let e = self.endian;
+        let ts = e.read_uint(page, 0, 8)?;
+        let commit = e.read_uint(page, self.layout.commit_offset as usize, self.layout.long_size as usize)?;
+        let data_off = self.layout.data_offset as usize;
+        let room = page.len().min(self.page_size).saturating_sub(data_off);
+        let claimed = (commit & COMMIT_MASK) as usize;
+        let data_len = claimed.min(room);
+        let missed = commit & MISSED_EVENTS != 0;
+        let lost = if missed && commit & MISSED_STORED != 0 {
+            e.read_uint(page, data_off + data_len, self.layout.long_size as usize)
+        } else {
+            None
+        };
+        Some(PageHeader { ts, data_len, missed, lost, overlong: claimed > room })
+    }
+
+    /// Calls `f(timestamp, payload, offset_in_page)` for every data record of `page`, in
+    /// order. Timestamps are raw ring-buffer clock values.
+    #[inline]
+    pub(crate) fn for_each_record<'p>(
+        &self,
+        page: &'p [u8],
+        hdr: &PageHeader,
+        mut f: impl FnMut(u64, &'p [u8], usize),
+    ) -> Result<(), PageError> {
+        let e = self.endian;
+        let start = self.layout.data_offset as usize;
+        let end = start + hdr.data_len;
+        let Some(data) = page.get(..end) else {
+            return Err(PageError { at: start, message: "page is cut short" });
+        };
+        let mut ts = hdr.ts;
+        let mut pos = start;
+        // `pos` may jump far past `end` on a hostile padding length: compare by subtraction.
+        while end.saturating_sub(pos) >= 4 {
+            let h = e.u32([data[pos], data[pos + 1], data[pos + 2], data[pos + 3]]);
+            let (type_len, delta) = match e {
+                Endian::Little => (h & 0x1f, h >> 5),
+                Endian::Big => (h >> 27, h & 0x07ff_ffff),
+            };
+            let array = || e.read_u32(data, pos + 4);
+            match type_len {
+                TYPE_PADDING => {
+                    ts = ts.wrapping_add(u64::from(delta));
+                    if delta == 0 {
+                        // The rest of the page is empty.
+                        return Ok(());
+                    }
+                    // A discarded event: its length is in array[0].
+                    let Some(len) = array() else {
+                        return Err(PageError { at: pos, message: "padding header is cut short" });
+                    };
+                    pos = pos.saturating_add(4).saturating_add(len as usize);
+                }
+                TYPE_TIME_EXTEND => {
+                    let Some(hi) = array() else {
+                        return Err(PageError { at: pos, message: "time extend is cut short" });
+                    };
+                    ts = ts.wrapping_add((u64::from(hi) << TS_SHIFT) + u64::from(delta));
+                    pos += 8;
+                }
+                TYPE_TIME_STAMP => {
+                    let Some(hi) = array() else {
+                        return Err(PageError { at: pos, message: "absolute timestamp is cut short" });
+                    };
+                    // The kernel stores only 59 bits; the top 5 come from the running time.
+                    ts = ((u64::from(hi) << TS_SHIFT) + u64::from(delta)) | (ts & (0xf8u64 << 56));
+                    pos += 8;
+                }
+                0 => {
+                    let Some(len) = array() else {
+                        return Err(PageError { at: pos, message: "record length is cut short" });
+                    };
+                    if len < 4 {
+                        return Err(PageError { at: pos, message: "record length below 4" });
+                    }
+                    let len = ((len as usize - 4) + 3) & !3;
+                    let from = pos + 8;
+                    let Some(payload) = data.get(from..from.saturating_add(len)) else {
+                        return Err(PageError { at: pos, message: "record runs past the page's data" });
+                    };
+                    ts = ts.wrapping_add(u64::from(delta));
+                    f(ts, payload, from);
+                    pos = from + len;
+                }
+                n => {
+                    let len = n as usize * 4;
+                    let from = pos + 4;
+                    let Some(payload) = data.get(from..from + len) else {
+                        return Err(PageError { at: pos, message: "record runs past the page's data" });
+                    };
+                    ts = ts.wrapping_add(u64::from(delta));
+                    f(ts, payload, from);
+                    pos = from + len;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Builds the synthetic page of FORMATS.md §2.11 case 3 in either byte order.
+    pub(crate) fn synthetic_page(endian: Endian, commit_flags: u64, lost: Option<u64>) -> Vec<u8> {
+        let w32 = |v: u32| match endian {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        };
+        let hdr = |type_len: u32, delta: u32| match endian {
+            Endian::Little => w32(type_len | delta << 5),
+            Endian::Big => w32(type_len << 27 | delta),
+        };
+        let mut d = Vec::new();
+        // Long-form record: 120-byte payload, delta 10.
+        d.extend_from_slice(&hdr(0, 10));
+        d.extend_from_slice(&w32(124));
+        d.extend(0..120u8);
+        // Discarded event (padding with delta 5): 12 bytes after the header.
+        d.extend_from_slice(&hdr(29, 5));
+        d.extend_from_slice(&w32(12));
+        d.extend_from_slice(&[0xee; 8]);
+        // Time extend by 2^27 + 3.
+        d.extend_from_slice(&hdr(30, 3));
+        d.extend_from_slice(&w32(1));
+        // Short record of 8 bytes, delta 7.
+        d.extend_from_slice(&hdr(2, 7));
+        d.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        // Absolute timestamp 5 << 27 | 9, then a 4-byte record with delta 1.
+        d.extend_from_slice(&hdr(31, 9));
+        d.extend_from_slice(&w32(5));
+        d.extend_from_slice(&hdr(1, 1));
+        d.extend_from_slice(&[9, 9, 9, 9]);
+        // End of page.
+        d.extend_from_slice(&hdr(29, 0));
+        d.extend_from_slice(&w32(0));
+        let mut page = Vec::new();
+        let ts: u64 = 0xf800_0000_0000_1000;
+        page.extend_from_slice(&match endian {
+            Endian::Little => ts.to_le_bytes(),
+            Endian::Big => ts.to_be_bytes(),
+        });
+        page.extend_from_slice(&w32(d.len() as u32 | commit_flags as u32));
+        page.extend_from_slice(&d);
+        if let Some(n) = lost {
+            page.extend_from_slice(&w32(n as u32));
+        }
+        page.resize(4096, 0);
+        page
+    }
+
+    fn fmt(endian: Endian) -> PageFormat {
+        PageFormat {
+            endian,
+            layout: PageLayout { commit_offset: 8, long_size: 4, data_offset: 12 },
+            page_size: 4096,
+        }
+    }
+
+    fn decode(endian: Endian, page: &[u8]) -> (PageHeader, Vec<(u64, usize, usize)>) {
+        let f = fmt(endian);
+        let h = f.header(page).expect("header");
+        let mut out = Vec::new();
+        f.for_each_record(page, &h, |ts, p, off| out.push((ts, p.len(), off))).expect("records");
+        (h, out)
+    }
+
+    #[test]
+    fn synthetic_page_decodes_exactly_in_both_orders() {
+        let base = 0xf800_0000_0000_1000u64;
+        let expect = vec![
+            (base + 10, 120, 20),
+            (base + 10 + 5 + (1 << 27) + 3 + 7, 8, 12 + 128 + 16 + 8 + 4),
+            (((0xf8u64 << 56) | ((5 << 27) + 9)) + 1, 4, 12 + 128 + 16 + 8 + 12 + 12),
+        ];
+        for endian in [Endian::Little, Endian::Big] {
+            let (h, recs) = decode(endian, &synthetic_page(endian, 0, None));
+            assert_eq!(h.ts, base);
+            assert!(!h.missed && h.lost.is_none());
+            assert_eq!(recs, expect, "{endian:?}");
+        }
+    }
+
+    #[test]
+    fn missed_events_flags() {
+        let (h, _) = decode(Endian::Little, &synthetic_page(Endian::Little, MISSED_EVENTS, None));
+        assert!(h.missed && h.lost.is_none());
+        let p = synthetic_page(Endian::Little, MISSED_EVENTS | MISSED_STORED, Some(42));
+        let (h, recs) = decode(Endian::Little, &p);
+        assert_eq!((h.missed, h.lost, recs.len()), (true, Some(42), 3));
+    }
+
+    #[test]
+    fn sixty_four_bit_header_and_trappy_bytes() {
+        // FORMATS.md §2.6: trappy CPU0's first page header.
+        let mut page = vec![0x78, 0x49, 0x8a, 0x2c, 0xed, 0x06, 0, 0, 0xe8, 0x0f, 0, 0];
+        page.resize(4096, 0);
+        let h = fmt(Endian::Little).header(&page).expect("header");
+        assert_eq!((h.ts, h.data_len), (7_615_724_276_088, 0xfe8));
+        // commit size 8, data at 16.
+        let f = PageFormat {
+            endian: Endian::Little,
+            layout: PageLayout { commit_offset: 8, long_size: 8, data_offset: 16 },
+            page_size: 4096,
+        };
+        let mut p = vec![0u8; 4096];
+        p[8..16].copy_from_slice(&(8u64 | MISSED_EVENTS).to_le_bytes());
+        p[16..20].copy_from_slice(&(1u32 | 3 << 5).to_le_bytes());
+        p[20..24].copy_from_slice(&[7, 7, 7, 7]);
+        let h = f.header(&p).expect("header");
+        assert!(h.missed);
+        let mut got = Vec::new();
+        f.for_each_record(&p, &h, |ts, pl, off| got.push((ts, pl.to_vec(), off))).expect("records");
+        assert_eq!(got, vec![(3, vec![7, 7, 7, 7], 20)]);
+    }
+
+    #[test]
+    fn hostile_lengths_stop_the_page() {
+        let mut p = vec![0u8; 64];
+        p[8..12].copy_from_slice(&40u32.to_le_bytes());
+        p[12..16].copy_from_slice(&0u32.to_le_bytes());
+        p[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+        let f = fmt(Endian::Little);
+        let h = f.header(&p).expect("header");
+        assert!(f.for_each_record(&p, &h, |_, _, _| {}).is_err());
+        // A commit beyond the page is clamped.
+        p[8..12].copy_from_slice(&0x07ff_ffffu32.to_le_bytes());
+        let h = f.header(&p).expect("header");
+        assert!(h.overlong && h.data_len == 52);
+    }
+}
