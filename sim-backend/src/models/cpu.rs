@@ -85,9 +85,15 @@ impl WakePath {
     }
 }
 
-/// Picks the deepest allowed idle state: `latency_limit` is a PM QoS constraint.
+/// Picks the deepest allowed idle state: `latency_limit` is a PM QoS constraint. The
+/// shallowest state (WFI on Arm) stays allowed under any constraint, as in cpuidle.
 pub fn governor(states: &[IdleState], latency_limit: Option<Ps>) -> Option<IdleState> {
-    states.iter().filter(|s| latency_limit.is_none_or(|l| s.exit <= l)).max_by_key(|s| s.exit).copied()
+    states
+        .iter()
+        .filter(|s| latency_limit.is_none_or(|l| s.exit <= l))
+        .max_by_key(|s| s.exit)
+        .or_else(|| states.iter().min_by_key(|s| s.exit))
+        .copied()
 }
 
 pub fn idle_state(index: u64, exit_us: f64) -> IdleState {
@@ -110,5 +116,6 @@ mod tests {
         let states = [idle_state(0, 1.0), idle_state(1, 500.0)];
         assert_eq!(governor(&states, None).map(|s| s.index), Some(1));
         assert_eq!(governor(&states, Some(us(100.0))).map(|s| s.index), Some(0));
+        assert_eq!(governor(&states, Some(0)).map(|s| s.index), Some(0));
     }
 }
