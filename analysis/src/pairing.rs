@@ -400,8 +400,10 @@ mod tests {
     use super::*;
     use crate::model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
 
-    /// Events as (ts, cpu, name, [(field, int value)]).
-    fn source(events: &[(Ps, u16, &str, &[(&str, i64)])]) -> Source {
+    /// An event as (ts, cpu, name, [(field, int value)]).
+    type Ev<'a> = (Ps, u16, &'a str, &'a [(&'a str, i64)]);
+
+    fn source(events: &[Ev<'_>]) -> Source {
         let mut b = EventTableBuilder::new();
         let comm = b.intern(b"task");
         for &(ts, cpu, name, fields) in events {

@@ -141,10 +141,8 @@ impl Scenario {
             }
         };
         *slot = new;
-        if key == "seed" {
-            if let toml::Value::Integer(i) = slot {
-                self.seed = *i as u64;
-            }
+        if let (true, toml::Value::Integer(i)) = (key == "seed", &*slot) {
+            self.seed = *i as u64;
         }
         Ok(())
     }
@@ -204,31 +202,6 @@ pub fn parse_duration(s: &str) -> Option<Ps> {
     (v.is_finite() && v >= 0.0).then(|| (v * scale).round() as Ps)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overrides_are_checked_against_the_file() {
-        let mut s = Scenario::parse(
-            "t.toml",
-            "scenario = \"e1000e-mta\"\nwrites = 128\nmode = \"a\"\n[pcie]\ndrain_ns = 800.0\n",
-        )
-        .expect("parse");
-        s.set("writes", "64").expect("int");
-        s.set("pcie.drain_ns", "700").expect("int for float");
-        s.set("mode", "poll-5us").expect("bare string");
-        let e = s.set("flush_evry", "8").expect_err("unknown key");
-        assert!(e.to_string().contains("t.toml") && e.to_string().contains("flush_evry"), "{e}");
-        let e = s.set("writes", "many").expect_err("type");
-        assert!(e.to_string().contains("writes"), "{e}");
-        assert_eq!(s.setting("writes").as_deref(), Some("64"));
-        assert_eq!(parse_duration("2.5ms"), Some(2_500_000_000));
-        assert_eq!(parse_duration("x"), None);
-        assert!(matches!(Scenario::load("nope"), Err(ScenarioError::Unknown { .. })));
-    }
-}
-
 /// What `latscope sim` does before running: load `name_or_path`, apply `KEY=VALUE`
 /// overrides in order, then the seed and duration. Tests call this too, so they measure
 /// exactly what the command line measures.
@@ -254,4 +227,29 @@ pub fn prepare(
         );
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_are_checked_against_the_file() {
+        let mut s = Scenario::parse(
+            "t.toml",
+            "scenario = \"e1000e-mta\"\nwrites = 128\nmode = \"a\"\n[pcie]\ndrain_ns = 800.0\n",
+        )
+        .expect("parse");
+        s.set("writes", "64").expect("int");
+        s.set("pcie.drain_ns", "700").expect("int for float");
+        s.set("mode", "poll-5us").expect("bare string");
+        let e = s.set("flush_evry", "8").expect_err("unknown key");
+        assert!(e.to_string().contains("t.toml") && e.to_string().contains("flush_evry"), "{e}");
+        let e = s.set("writes", "many").expect_err("type");
+        assert!(e.to_string().contains("writes"), "{e}");
+        assert_eq!(s.setting("writes").as_deref(), Some("64"));
+        assert_eq!(parse_duration("2.5ms"), Some(2_500_000_000));
+        assert_eq!(parse_duration("x"), None);
+        assert!(matches!(Scenario::load("nope"), Err(ScenarioError::Unknown { .. })));
+    }
 }

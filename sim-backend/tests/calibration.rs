@@ -2,6 +2,9 @@
 //! the code path of `latscope sim` (`prepare` then `run`); plus determinism, streaming and
 //! the well-formedness of the ftrace text and VCD writers.
 
+// Helpers of a test file panic on purpose: a failed run is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use latscope_sim::output::{write_ftrace, write_vcd};
 use latscope_sim::{Batch, Output, Simulation, Speed, prepare, run};
 use std::sync::mpsc;
