@@ -422,21 +422,31 @@ impl Emitter {
     /// A `tracing_mark_write` marker: `text` is printed as written, and each `key=value`
     /// is also a field, as latscope's importers expose them (DESIGN §7).
     pub fn marker(&mut self, t: Ps, cpu: u16, task: (Sym, i32), text: &str, kv: &[(Sym, i64)]) {
-        let key: Vec<Sym> = kv.iter().map(|k| k.0).collect();
-        let layout = match self.marker_layouts.get(&key) {
+        let text = self.b.intern(text.as_bytes());
+        self.marker_sym(t, cpu, task, text, kv);
+    }
+
+    /// [`Emitter::marker`] with the text already interned (hot paths cache it).
+    pub fn marker_sym(&mut self, t: Ps, cpu: u16, task: (Sym, i32), text: Sym, kv: &[(Sym, i64)]) {
+        // The layout key without allocating: markers carry at most a few fields.
+        let mut key = [Sym::default(); 8];
+        let n = kv.len().min(key.len());
+        for (k, v) in key.iter_mut().zip(kv) {
+            *k = v.0;
+        }
+        let layout = match self.marker_layouts.get(&key[..n]) {
             Some(&l) => l,
             None => {
                 let mut f = vec![(self.c.text, FieldKind::Str)];
-                f.extend(kv.iter().map(|k| (k.0, FieldKind::Int)));
+                f.extend(kv.iter().take(n).map(|k| (k.0, FieldKind::Int)));
                 let l = self.b.layout(self.c.marker, &f);
-                self.marker_layouts.insert(key, l);
+                self.marker_layouts.insert(key[..n].to_vec(), l);
                 l
             }
         };
-        let text = self.b.intern(text.as_bytes());
         self.scratch.clear();
         self.scratch.push(FieldValue::Str(text));
-        self.scratch.extend(kv.iter().map(|k| FieldValue::Int(k.1)));
+        self.scratch.extend(kv.iter().take(n).map(|k| FieldValue::Int(k.1)));
         self.push(t, cpu, task.1, task.0, Ctx::Task, layout);
     }
 
