@@ -429,10 +429,13 @@ impl Lsd {
         }
         self.irqc.ack(pending);
         self.update_line(e);
+        if woke.is_some() {
+            // complete() in the handler wakes the task before the handler returns.
+            self.out.wakeup(e, 0, self.task, 0);
+        }
         self.out.irq_exit(e, 0, SD_IRQ);
         if let Some(what) = woke {
             self.waiting = None;
-            self.out.wakeup(e, 0, self.task, 0);
             let run = e + self.b.irq_wake.sample(&mut self.rng);
             let idle = self.swapper();
             self.out.switch(run, 0, idle, self.state_r, self.task);
