@@ -279,31 +279,51 @@ fn occurrences(src: &Source, rule: &PairRule) -> Result<Vec<Occ>, PairError> {
         }
     }
     // Edges carry no fields: their key is empty, so a keyed rule only pairs them by time.
-    let mut add_edges =
-        |ep: &Endpoint, is_start: bool| -> Result<(), PairError> {
-            if let Endpoint::Edge { track, edge } = ep {
-                let d = src.digital.iter().find(|d| &d.name == track).ok_or_else(|| {
+    let mut add_edges = |ep: &Endpoint, is_start: bool| -> Result<(), PairError> {
+        if let Endpoint::Edge { track, edge } = ep {
+            let (index, d) =
+                src.digital.iter().enumerate().find(|(_, d)| &d.name == track).ok_or_else(|| {
                     PairError::NoSuchTrack { rule: rule.name.clone(), track: track.clone() }
                 })?;
-                let missing = vec![KeyVal::Missing; rule.by.len()];
-                for t in edge_times(d, *edge) {
-                    occ.push(Occ {
-                        t,
-                        order: u64::MAX / 2,
-                        is_end: !is_start,
-                        is_start,
-                        start_key: missing.clone(),
-                        end_key: missing.clone(),
-                    });
-                }
+            let missing = vec![KeyVal::Missing; rule.by.len()];
+            for t in edge_times(d, *edge) {
+                occ.push(Occ {
+                    t,
+                    // After every event at this instant. A track has one transition per
+                    // time, so the track identifies it (and merges start and end below).
+                    order: (1 << 62) + index as u64,
+                    is_end: !is_start,
+                    is_start,
+                    start_key: missing.clone(),
+                    end_key: missing.clone(),
+                });
             }
-            Ok(())
-        };
+        }
+        Ok(())
+    };
     add_edges(&rule.start, true)?;
     add_edges(&rule.end, false)?;
     // Stable by time; at one instant, events keep file order and edges come after them.
     occ.sort_by_key(|o| (o.t, o.order));
-    Ok(occ)
+    // A transition selected by both endpoints (`CH:rise -> CH:rise`, `CH:any -> CH:fall`)
+    // is one occurrence that ends, then starts.
+    let mut merged: Vec<Occ> = Vec::with_capacity(occ.len());
+    for o in occ {
+        match merged.last_mut() {
+            Some(last) if last.t == o.t && last.order == o.order => {
+                if o.is_start {
+                    last.is_start = true;
+                    last.start_key = o.start_key;
+                }
+                if o.is_end {
+                    last.is_end = true;
+                    last.end_key = o.end_key;
+                }
+            }
+            _ => merged.push(o),
+        }
+    }
+    Ok(merged)
 }
 
 /// Pairs `rule` over `src` (DESIGN §4.2). An occurrence that is both a start and an end
@@ -517,6 +537,22 @@ mod tests {
             Policy::Next,
         );
         assert_eq!(spans(&pair(&s, &pulses).expect("pair")), [(10, 20), (30, 35)]);
+        let periods = PairRule::new(
+            "period",
+            Endpoint::edge("IRQ", Edge::Rise),
+            Endpoint::edge("IRQ", Edge::Rise),
+            Policy::Next,
+        );
+        let p = pair(&s, &periods).expect("pair");
+        assert_eq!(spans(&p), [(10, 30)]);
+        assert_eq!((p.unmatched_start, p.unmatched_end), (1, 1));
+        let any_fall = PairRule::new(
+            "x",
+            Endpoint::edge("IRQ", Edge::Any),
+            Endpoint::edge("IRQ", Edge::Fall),
+            Policy::Next,
+        );
+        assert_eq!(spans(&pair(&s, &any_fall).expect("pair")), [(10, 20), (30, 35)]);
     }
 
     #[test]
