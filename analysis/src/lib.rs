@@ -2,3 +2,4 @@
 //! the simulator fill, and the analyses that run on it.
 
 pub mod model;
+pub mod pairing;

@@ -1,6 +1,6 @@
 //! The command line (DESIGN §7). Exit codes: 0 ok, 1 error, 3 a `--fail-if` threshold crossed.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use latscope_analysis::model::{Source, TrackSummary};
 use latscope_importers::LoadControl;
@@ -26,6 +26,35 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a built-in scenario (or a scenario TOML file) of the device simulator.
+    Sim(SimArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct SimArgs {
+    /// A built-in scenario (e1000e-mta, litesdcard, imx8mq-cpuidle, axienet-napi) or a .toml path.
+    scenario: String,
+    /// Override a scenario setting or calibration constant (dotted for tables).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Random seed (the seed fully determines the trace).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Stop at this simulated time (e.g. 50ms).
+    #[arg(long)]
+    duration: Option<String>,
+    /// Write the trace: OUT.txt as ftrace text, OUT.vcd as VCD of the digital lines.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value = "md")]
+    format: SimFormat,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum SimFormat {
+    Json,
+    Md,
 }
 
 pub fn main() -> ExitCode {
@@ -39,6 +68,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Info { file, json }) => info(&file, json),
+        Some(Command::Sim(args)) => sim(&args),
         None => {
             eprintln!("latscope: the graphical workbench is not built yet; try `latscope info FILE`");
             Ok(())
@@ -104,6 +134,29 @@ fn info(path: &Path, json: bool) -> Result<()> {
     }
     for w in &report.warnings {
         println!("  warning: {w}");
+    }
+    Ok(())
+}
+
+/// `latscope sim` (DESIGN §7): run, write the trace if asked, print the report.
+fn sim(args: &SimArgs) -> Result<()> {
+    let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
+    let title = format!("{} (seed {})", scenario.name, scenario.seed);
+    let out = latscope_sim::run(scenario)?;
+    if let Some(path) = &args.output {
+        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let mut w = std::io::BufWriter::new(file);
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("vcd") => latscope_sim::output::write_vcd(&out.source, &mut w),
+            Some("txt") | Some("trace") => latscope_sim::output::write_ftrace(&out.source, &mut w),
+            _ => anyhow::bail!("{}: -o takes OUT.txt (ftrace text) or OUT.vcd", path.display()),
+        }
+        .and_then(|()| std::io::Write::flush(&mut w))
+        .with_context(|| format!("writing {}", path.display()))?;
+    }
+    match args.format {
+        SimFormat::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
+        SimFormat::Md => print!("{}", latscope_sim::report::markdown(&out.report, &title)),
     }
     Ok(())
 }
