@@ -5,10 +5,14 @@
 //! Line numbers it records are relative to the chunk; the driver rebases them.
 
 use super::graph::{GraphKind, GraphLine, GraphState, GraphText, classify_text, parse_graph_line};
-use super::line::{Prefix, Ts, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits, trim, trim_start};
+use super::line::{
+    Prefix, Ts, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits, trim, trim_start,
+};
 use super::payload::{Handler, Sink, name_token};
 use crate::{LoadControl, ParseFailure};
-use latscope_analysis::model::{Diagnostics, EventTableBuilder, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym};
+use latscope_analysis::model::{
+    Diagnostics, EventTableBuilder, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym,
+};
 use memchr::{memchr, memmem};
 use rustc_hash::FxHashMap;
 
@@ -174,6 +178,8 @@ impl ChunkParser {
             return;
         }
         if let Some(frame) = t.strip_prefix(b"=>") {
+            // The frames belong to the event just read, even one whose payload was wrapped.
+            self.flush_pending();
             let frames = self.frames.get_or_insert_with(Vec::new);
             if !frames.is_empty() {
                 frames.push(b'\n');
@@ -299,6 +305,7 @@ impl ChunkParser {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn emit(&mut self, name: &[u8], payload: &[u8], ts: Ps, cpu: u16, pid: i32, comm: Sym, flags: IrqFlags) {
         let idx = self.name_index(name);
         self.sink.parse(self.infos[idx].handler, payload);
@@ -534,12 +541,12 @@ impl ChunkParser {
             let Some(inner) = trim_start(rest).strip_prefix(b"[").and_then(|r| r.strip_suffix(b"]")) else {
                 return false;
             };
-            let lost = if let Some(n) = inner.strip_prefix(b"LOST ") {
-                n.strip_suffix(b" EVENTS").map(|n| parse_u64(n))
-            } else if inner == b"LOST EVENTS" || inner == b"EVENTS DROPPED" {
+            let lost = if inner == b"LOST EVENTS" || inner == b"EVENTS DROPPED" {
                 Some(None)
+            } else if let Some(n) = inner.strip_prefix(b"LOST ") {
+                n.strip_suffix(b" EVENTS").map(parse_u64)
             } else {
-                inner.strip_suffix(b" EVENTS DROPPED").map(|n| parse_u64(n))
+                inner.strip_suffix(b" EVENTS DROPPED").map(parse_u64)
             };
             match lost {
                 Some(lost) => {
@@ -572,7 +579,8 @@ impl ChunkParser {
     fn finish(mut self) -> ChunkOut {
         self.graph.finish();
         if self.graph.too_deep > 0 {
-            self.diag.warn(format!("{} function_graph calls nested too deep were dropped", self.graph.too_deep));
+            self.diag
+                .warn(format!("{} function_graph calls nested too deep were dropped", self.graph.too_deep));
         }
         let first_ts = self
             .first_ts

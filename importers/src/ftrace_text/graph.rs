@@ -80,7 +80,13 @@ pub(crate) fn parse_graph_line(line: &[u8]) -> Option<GraphLine<'_>> {
         let t = trim(s);
         let i = memmem::find(t, b"=>")?;
         let (comm, pid) = split_comm_pid(&t[i + 2..]);
-        return Some(GraphLine { abstime, cpu, task: None, duration: None, kind: GraphKind::Banner(comm, pid) });
+        return Some(GraphLine {
+            abstime,
+            cpu,
+            task: None,
+            duration: None,
+            kind: GraphKind::Banner(comm, pid),
+        });
     }
     let mut task = None;
     for _ in 0..4 {
@@ -285,15 +291,27 @@ mod tests {
         let g = parse_graph_line(b" 3) # 1837.709 us |          } /* __switch_to */").expect("exit");
         assert_eq!((g.cpu, g.duration), (3, Some(1_837_709_000)));
         assert_eq!(g.kind, GraphKind::Text(GraphText::Exit(Some(b"__switch_to"))));
-        assert_eq!(parse_graph_line(b" 1) ! 217.240 us  |        }").and_then(|g| g.duration), Some(217_240_000));
-        assert_eq!(parse_graph_line(b" 1) @ 119760.2 us |  }").and_then(|g| g.duration), Some(119_760_200_000));
-        assert_eq!(parse_graph_line(b" 2) $ 3594274 us  |  }").and_then(|g| g.duration), Some(3_594_274_000_000));
-        let g = parse_graph_line(b" 0)    sh-4802     |   0.616 us    |                        rcu_process_gp_end();")
-            .expect("proc column");
+        assert_eq!(
+            parse_graph_line(b" 1) ! 217.240 us  |        }").and_then(|g| g.duration),
+            Some(217_240_000)
+        );
+        assert_eq!(
+            parse_graph_line(b" 1) @ 119760.2 us |  }").and_then(|g| g.duration),
+            Some(119_760_200_000)
+        );
+        assert_eq!(
+            parse_graph_line(b" 2) $ 3594274 us  |  }").and_then(|g| g.duration),
+            Some(3_594_274_000_000)
+        );
+        let g = parse_graph_line(
+            b" 0)    sh-4802     |   0.616 us    |                        rcu_process_gp_end();",
+        )
+        .expect("proc column");
         assert_eq!(g.task, Some((&b"sh"[..], 4802)));
         assert_eq!(g.kind, GraphKind::Text(GraphText::Leaf(b"rcu_process_gp_end")));
-        let g = parse_graph_line(b"360.774522 |   1)   0.541 us    |                                          }")
-            .expect("abstime");
+        let g =
+            parse_graph_line(b"360.774522 |   1)   0.541 us    |                                          }")
+                .expect("abstime");
         assert_eq!((g.abstime.map(|t| t.secs), g.cpu), (Some(360), 1));
         assert_eq!(g.kind, GraphKind::Text(GraphText::Exit(None)));
         assert_eq!(kind(" 12)   0.300 us    |  foo();"), GraphKind::Text(GraphText::Leaf(b"foo")));
@@ -307,7 +325,10 @@ mod tests {
             kind(" 1) + 13.250 us   |  } /* cpu_cgroup_can_attach = -22 */"),
             GraphKind::Text(GraphText::Exit(Some(b"cpu_cgroup_can_attach")))
         );
-        assert_eq!(kind(" 1)   0.1 us |  } /* func ret=-22 */"), GraphKind::Text(GraphText::Exit(Some(b"func"))));
+        assert_eq!(
+            kind(" 1)   0.1 us |  } /* func ret=-22 */"),
+            GraphKind::Text(GraphText::Exit(Some(b"func")))
+        );
         assert_eq!(
             kind("   1)               |                /* I'm a comment! */"),
             GraphKind::Text(GraphText::Comment(b"I'm a comment!"))

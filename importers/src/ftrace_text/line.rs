@@ -302,9 +302,11 @@ mod tests {
             .expect("comm with bracket");
         assert_eq!((p.comm, p.pid, p.cpu), (&b"IntentService[E"[..], 3866, 1));
         assert_eq!(p.body, b"sys_exit: NR 54 = 0");
-        let p = parse_event_prefix(b" [007] 154.892211: irq_handler_entry: irq=2 name=IPI").expect("taskless");
+        let p =
+            parse_event_prefix(b" [007] 154.892211: irq_handler_entry: irq=2 name=IPI").expect("taskless");
         assert_eq!((p.comm, p.pid, p.cpu), (&b""[..], -1, 7));
-        let p = parse_latency_prefix(b"  kworker/-59      3...1    0us : __schedule <-schedule").expect("lat");
+        let p =
+            parse_latency_prefix(b"  kworker/-59      3...1    0us : __schedule <-schedule").expect("lat");
         assert_eq!((p.comm, p.pid, p.cpu, p.ts.ps), (&b"kworker/"[..], 59, 3, 0));
         let p = parse_latency_prefix(b"      ps-6143    2d..1  259us+: trace_hardirqs_on <-x").expect("lat");
         assert_eq!((p.cpu, p.ts.ps, p.flags.preempt_depth()), (2, 259_000_000, 1));

@@ -18,7 +18,9 @@ mod payload;
 
 use crate::{LoadControl, ParseFailure, Position};
 use chunk::{ChunkOut, ChunkParser, MAX_LINE, is_cut_point};
-use latscope_analysis::model::{ClockOrigin, Diagnostics, EventTableBuilder, Source, SourceKind, SpanTrack, Sym};
+use latscope_analysis::model::{
+    ClockOrigin, Diagnostics, EventTableBuilder, Source, SourceKind, SpanTrack, Sym,
+};
 use memchr::memchr;
 use rayon::prelude::*;
 
@@ -42,10 +44,8 @@ pub fn parse_with_chunks(data: &[u8], ctl: &LoadControl, chunks: usize) -> Resul
     let origin = peek_origin(data);
     let chunks = if is_function_graph(data) { 1 } else { chunks.max(1) };
     let bounds = split(data, chunks);
-    let outs: Vec<Result<ChunkOut, ParseFailure>> = bounds
-        .par_iter()
-        .map(|&(s, e)| ChunkParser::new(origin).run(&data[s..e], s as u64, ctl))
-        .collect();
+    let outs: Vec<Result<ChunkOut, ParseFailure>> =
+        bounds.par_iter().map(|&(s, e)| ChunkParser::new(origin).run(&data[s..e], s as u64, ctl)).collect();
     let mut parts = Vec::with_capacity(outs.len());
     for out in outs {
         parts.push(out?);
@@ -131,7 +131,9 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64) -> Result<Source, ParseFailure> {
         ));
     }
     if unmatched > 0 {
-        diag.warn(format!("{unmatched} function_graph exit(s) without their entry (the buffer started mid-call)"));
+        diag.warn(format!(
+            "{unmatched} function_graph exit(s) without their entry (the buffer started mid-call)"
+        ));
     }
     let mut source = Source::new("ftrace text", "ftrace-text", SourceKind::File);
     source.origin = ClockOrigin::from_secs_ps(origin, 0);

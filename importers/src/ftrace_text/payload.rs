@@ -58,20 +58,120 @@ impl Handler {
 /// names with these prefixes events and treat the rest as print-like (they keep their name
 /// and get a `text` field besides their `key=value` tokens).
 const EVENT_PREFIXES: &[&[u8]] = &[
-    b"sched_", b"irq_", b"softirq_", b"tasklet_", b"ipi_", b"block_", b"mmc_", b"sdhci_", b"nvme_",
-    b"scsi_", b"ufshcd_", b"ext4_", b"xfs_", b"f2fs_", b"btrfs_", b"jbd2_", b"iomap_", b"writeback_",
-    b"napi_", b"net_", b"netif_", b"skb_", b"kfree_skb", b"consume_skb", b"tcp_", b"udp_", b"sock_",
-    b"inet_", b"qdisc_", b"xdp_", b"hrtimer_", b"timer_", b"itimer_", b"tick_", b"alarmtimer_",
-    b"cpu_", b"cpuhp_", b"clock_", b"clk_", b"thermal_", b"cdev_", b"power_", b"pm_", b"rpm_",
-    b"devfreq_", b"workqueue_", b"kmem_", b"mm_", b"kmalloc", b"kfree", b"rcu_", b"sys_",
-    b"io_uring_", b"lock_", b"contention_", b"signal_", b"task_", b"regulator_", b"i2c_", b"smbus_",
-    b"spi_", b"dwc3_", b"usb_", b"xhci_", b"dma_", b"page_", b"kvm_", b"funcgraph_", b"cgroup_",
-    b"oom_", b"binder_", b"drm_", b"i915_", b"gpu_", b"wakeup_source_", b"suspend_resume",
-    b"irq_noise", b"thread_noise", b"nmi_noise", b"softirq_noise", b"sample_threshold", b"osnoise",
-    b"timerlat", b"hwlat", b"mce_", b"x86_", b"local_timer_", b"reschedule_", b"call_function",
-    b"initcall_", b"module_", b"percpu_", b"filemap_", b"vm_", b"compaction_", b"iommu_", b"pci_",
-    b"rtc_", b"gpio_", b"pwm_", b"fib_", b"neigh_", b"bpf_", b"console", b"error_report_",
-    b"rss_stat", b"mmap_lock_", b"rseq_", b"memcg_", b"vmscan_", b"ata_", b"nfs", b"rpc_", b"svc_",
+    b"sched_",
+    b"irq_",
+    b"softirq_",
+    b"tasklet_",
+    b"ipi_",
+    b"block_",
+    b"mmc_",
+    b"sdhci_",
+    b"nvme_",
+    b"scsi_",
+    b"ufshcd_",
+    b"ext4_",
+    b"xfs_",
+    b"f2fs_",
+    b"btrfs_",
+    b"jbd2_",
+    b"iomap_",
+    b"writeback_",
+    b"napi_",
+    b"net_",
+    b"netif_",
+    b"skb_",
+    b"kfree_skb",
+    b"consume_skb",
+    b"tcp_",
+    b"udp_",
+    b"sock_",
+    b"inet_",
+    b"qdisc_",
+    b"xdp_",
+    b"hrtimer_",
+    b"timer_",
+    b"itimer_",
+    b"tick_",
+    b"alarmtimer_",
+    b"cpu_",
+    b"cpuhp_",
+    b"clock_",
+    b"clk_",
+    b"thermal_",
+    b"cdev_",
+    b"power_",
+    b"pm_",
+    b"rpm_",
+    b"devfreq_",
+    b"workqueue_",
+    b"kmem_",
+    b"mm_",
+    b"kmalloc",
+    b"kfree",
+    b"rcu_",
+    b"sys_",
+    b"io_uring_",
+    b"lock_",
+    b"contention_",
+    b"signal_",
+    b"task_",
+    b"regulator_",
+    b"i2c_",
+    b"smbus_",
+    b"spi_",
+    b"dwc3_",
+    b"usb_",
+    b"xhci_",
+    b"dma_",
+    b"page_",
+    b"kvm_",
+    b"funcgraph_",
+    b"cgroup_",
+    b"oom_",
+    b"binder_",
+    b"drm_",
+    b"i915_",
+    b"gpu_",
+    b"wakeup_source_",
+    b"suspend_resume",
+    b"irq_noise",
+    b"thread_noise",
+    b"nmi_noise",
+    b"softirq_noise",
+    b"sample_threshold",
+    b"osnoise",
+    b"timerlat",
+    b"hwlat",
+    b"mce_",
+    b"x86_",
+    b"local_timer_",
+    b"reschedule_",
+    b"call_function",
+    b"initcall_",
+    b"module_",
+    b"percpu_",
+    b"filemap_",
+    b"vm_",
+    b"compaction_",
+    b"iommu_",
+    b"pci_",
+    b"rtc_",
+    b"gpio_",
+    b"pwm_",
+    b"fib_",
+    b"neigh_",
+    b"bpf_",
+    b"console",
+    b"error_report_",
+    b"rss_stat",
+    b"mmap_lock_",
+    b"rseq_",
+    b"memcg_",
+    b"vmscan_",
+    b"ata_",
+    b"nfs",
+    b"rpc_",
+    b"svc_",
 ];
 
 pub(crate) fn is_known_event(name: &[u8]) -> bool {
@@ -242,7 +342,7 @@ impl Sink {
         };
         if !ok {
             self.clear();
-            if !self.key_values(payload) {
+            if !self.key_values(payload, false) {
                 self.str(self.keys.text, trim(payload));
             }
         }
@@ -435,7 +535,7 @@ impl Sink {
         {
             self.str(self.keys.host, &p[..colon]);
         }
-        self.key_values(p);
+        self.key_values(p, false);
     }
 
     fn cpu_idle(&mut self, p: &[u8]) -> bool {
@@ -495,7 +595,7 @@ impl Sink {
     pub fn marker(&mut self, msg: &[u8]) {
         let msg = trim(msg);
         self.str(self.keys.text, msg);
-        self.key_values(msg);
+        self.key_values(msg, true);
     }
 
     /// `func <-parent` (kernel), `func <-- parent` (trace-cmd), optional ` (repeats: …)`.
@@ -522,11 +622,12 @@ impl Sink {
         true
     }
 
-    /// Generic `key=value` tokens. A value runs to the next ` key=` token (so `load={24 19}`,
-    /// `cmd_resp=0x900 0x0 0x0 0x0` and comms with spaces stay whole), except that `(` and
-    /// `{` values end at their closing bracket; trailing commas and ` [ns]` units are
-    /// dropped. Returns false when there was no `key=` at all.
-    pub fn key_values(&mut self, p: &[u8]) -> bool {
+    /// Generic `key=value` tokens. In a tracepoint payload a value runs to the next ` key=`
+    /// (so `cmd_resp=0x900 0x0 0x0 0x0` and comms with spaces stay whole); in a marker
+    /// message (`tokens_only`) it ends at the next blank. `(` and `{` values end at their
+    /// closing bracket (`load={24 19}`); trailing commas and ` [ns]` units are dropped.
+    /// Returns false when there was no `key=` at all.
+    pub fn key_values(&mut self, p: &[u8], tokens_only: bool) -> bool {
         let start = self.fields.len();
         let mut key = next_key(p, 0);
         while let Some((ks, eq)) = key {
@@ -538,6 +639,11 @@ impl Sink {
             };
             let (ve, next) = match bracketed {
                 Some(n) => (vs + n + 1, next_key(p, vs + n + 1)),
+                None if tokens_only => {
+                    let ve =
+                        vs + p[vs..].iter().position(|&c| c == b' ' || c == b'\t').unwrap_or(p.len() - vs);
+                    (ve, next_key(p, ve))
+                }
                 None => {
                     let next = next_key(p, vs);
                     (next.map_or(p.len(), |(nks, _)| nks), next)
