@@ -229,6 +229,24 @@ fn case11_latency_format() {
 }
 
 #[test]
+fn case11_wakeup_tracer_context_lines() {
+    let s = load(concat!(
+        "    <idle>-0       3d..3   15us :      0:120:R ==> [003]   312:100:R kworker/3:1H\n",
+        "    <idle>-0       3d..3   16us :      0:120:R   + [003]   312:100:R kworker/3:1H\n",
+    ));
+    clean(&s);
+    assert_eq!(
+        (name(&s, 0), int(&s, 0, "prev_pid"), text(&s, 0, "prev_state")),
+        ("sched_switch".into(), 0, "R".into())
+    );
+    assert_eq!(
+        (int(&s, 0, "next_pid"), int(&s, 0, "next_prio"), text(&s, 0, "next_comm")),
+        (312, 100, "kworker/3:1H".into())
+    );
+    assert_eq!((name(&s, 1), int(&s, 1, "pid"), uint(&s, 1, "target_cpu")), ("sched_wakeup".into(), 312, 3));
+}
+
+#[test]
 fn case12_stack_trace_attached() {
     let s = load(concat!(
         "      ps-6143    2d..1  306us : time_hardirqs_on <-_raw_spin_unlock_irqrestore\n",

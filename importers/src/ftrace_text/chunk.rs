@@ -6,14 +6,14 @@
 
 use super::graph::{GraphKind, GraphLine, GraphState, GraphText, classify_text, parse_graph_line};
 use super::line::{
-    Prefix, Ts, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits, trim, trim_start,
+    Prefix, Ts, find, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits, trim, trim_start,
 };
 use super::payload::{Handler, Sink, name_token};
 use crate::{LoadControl, ParseFailure};
 use latscope_analysis::model::{
     Diagnostics, EventTableBuilder, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym,
 };
-use memchr::{memchr, memmem};
+use memchr::memchr;
 use rustc_hash::FxHashMap;
 
 /// Lines longer than this are counted malformed and skipped (bounds memory on hostile input).
@@ -342,11 +342,11 @@ impl ChunkParser {
             self.tracer_line(body, ts, cpu, pid, comm, flags);
             return;
         }
-        if memmem::find(body, b" <-").is_some() {
+        if find(body, b" <-").is_some() {
             self.emit(b"function", body, ts, cpu, pid, comm, flags);
             return;
         }
-        if self.syscall(body, ts, cpu, pid, comm, flags) {
+        if self.syscall(body, ts, cpu, pid, comm, flags) || self.ctx_wake(body, ts, cpu, pid, comm, flags) {
             return;
         }
         if !body.is_empty() && !body.iter().any(|&c| c == b' ' || c == b'\t') {
@@ -402,6 +402,57 @@ impl ChunkParser {
         true
     }
 
+    /// Wakeup-tracer context lines (`trace_ctxwake_print`): `pid:prio:S ==> [cpu]
+    /// pid:prio:S comm` for a switch, `  +` instead of `==>` for a wakeup.
+    #[allow(clippy::too_many_arguments)]
+    fn ctx_wake(&mut self, body: &[u8], ts: Ps, cpu: u16, pid: i32, comm: Sym, flags: IrqFlags) -> bool {
+        fn task(t: &[u8]) -> Option<(i64, i64, &[u8])> {
+            let mut it = t.splitn(3, |&c| c == b':');
+            let pid = super::line::parse_i64(it.next()?)?;
+            let prio = super::line::parse_i64(trim_start(it.next()?))?;
+            Some((pid, prio, it.next()?))
+        }
+        let mut tok = body.split(|&c| c == b' ' || c == b'\t').filter(|t| !t.is_empty());
+        let (Some(a), Some(delim), Some(target), Some(b)) = (tok.next(), tok.next(), tok.next(), tok.next())
+        else {
+            return false;
+        };
+        let (Some((ppid, pprio, pstate)), Some((npid, nprio, nstate))) = (task(a), task(b)) else {
+            return false;
+        };
+        let Some(tcpu) = target.strip_prefix(b"[").and_then(|t| t.strip_suffix(b"]")).and_then(parse_u64)
+        else {
+            return false;
+        };
+        let Some(at) = find(body, b) else { return false };
+        let next_comm = trim(&body[at + b.len()..]);
+        self.sink.clear();
+        let k = self.sink.keys;
+        let name: &[u8] = match delim {
+            b"==>" => {
+                self.sink.int(k.prev_pid, ppid);
+                self.sink.int(k.prev_prio, pprio);
+                self.sink.str(k.prev_state, pstate);
+                self.sink.str(k.next_comm, next_comm);
+                self.sink.int(k.next_pid, npid);
+                self.sink.int(k.next_prio, nprio);
+                b"sched_switch"
+            }
+            b"+" => {
+                let _ = nstate;
+                self.sink.str(k.comm, next_comm);
+                self.sink.int(k.pid, npid);
+                self.sink.int(k.prio, nprio);
+                self.sink.uint(k.target_cpu, tcpu);
+                b"sched_wakeup"
+            }
+            _ => return false,
+        };
+        let idx = self.name_index(name);
+        self.push(idx, ts, cpu, pid, comm, flags);
+        true
+    }
+
     /// Tracer output lines that start with `#`: timerlat (`#1 context irq timer_latency
     /// 932 ns`) and hwlat (`#1 inner/outer(us): …`).
     #[allow(clippy::too_many_arguments)]
@@ -421,7 +472,7 @@ impl ChunkParser {
             self.push(idx, ts, cpu, pid, comm, flags);
             return;
         }
-        let name: &[u8] = if memmem::find(body, b"inner/outer").is_some() { b"hwlat" } else { b"tracer" };
+        let name: &[u8] = if find(body, b"inner/outer").is_some() { b"hwlat" } else { b"tracer" };
         let idx = self.name_index(name);
         self.sink.clear();
         self.sink.marker(body);
@@ -517,7 +568,7 @@ impl ChunkParser {
             self.metadata.push(("tracer".into(), text(rest)));
         } else if let Some(rest) = line.strip_prefix(b"# entries-in-buffer/entries-written:") {
             let rest = trim(rest);
-            let (nums, cpus) = match memmem::find(rest, b"#P:") {
+            let (nums, cpus) = match find(rest, b"#P:") {
                 Some(i) => (trim(&rest[..i]), Some(&rest[i + 3..])),
                 None => (rest, None),
             };

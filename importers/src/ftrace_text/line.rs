@@ -98,6 +98,22 @@ pub(crate) fn parse_0x(s: &[u8]) -> Option<u64> {
     }
 }
 
+/// First occurrence of a short `needle` in a line. A memchr for the first byte and a
+/// compare: cheaper than building a `memmem` searcher for every call on short haystacks.
+#[inline]
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let mut from = 0;
+    while let Some(i) = memchr(first, &hay[from..]) {
+        let at = from + i;
+        if hay[at + 1..].starts_with(rest) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 #[inline]
 pub(crate) fn is_ws(c: u8) -> bool {
     c == b' ' || c == b'\t'

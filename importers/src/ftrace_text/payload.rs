@@ -4,7 +4,9 @@
 //! that does not recognise the payload's shape returns `false` and the caller falls back to
 //! the generic one, so an unexpected kernel variant is never lost.
 
-use super::line::{parse_0x, parse_hex, parse_i64, parse_u64, split_digits, trim, trim_end, trim_start};
+use super::line::{
+    find, parse_0x, parse_hex, parse_i64, parse_u64, split_digits, trim, trim_end, trim_start,
+};
 use latscope_analysis::model::{EventTableBuilder, FieldKind, FieldValue, Sym};
 use memchr::memmem;
 
@@ -387,19 +389,19 @@ impl Sink {
     /// output has no `==>`.
     fn sched_switch(&mut self, p: &[u8]) -> bool {
         let Some(rest) = p.strip_prefix(b"prev_comm=") else { return false };
-        let Some(i) = memmem::find(rest, b" prev_pid=") else { return false };
+        let Some(i) = find(rest, b" prev_pid=") else { return false };
         let prev_comm = &rest[..i];
         let (prev_pid, rest) = take_int(&rest[i + 10..]);
         let Some(rest) = trim_start(rest).strip_prefix(b"prev_prio=") else { return false };
         let (prev_prio, rest) = take_int(rest);
         let Some(rest) = trim_start(rest).strip_prefix(b"prev_state=") else { return false };
-        let Some(i) = memmem::find(rest, b" next_comm=") else { return false };
+        let Some(i) = find(rest, b" next_comm=") else { return false };
         let mut prev_state = trim_end(&rest[..i]);
         if let Some(s) = prev_state.strip_suffix(b"==>") {
             prev_state = trim_end(s);
         }
         let rest = &rest[i + 11..];
-        let Some(i) = memmem::find(rest, b" next_pid=") else { return false };
+        let Some(i) = find(rest, b" next_pid=") else { return false };
         let next_comm = &rest[..i];
         let (next_pid, rest) = take_int(&rest[i + 10..]);
         let Some(rest) = trim_start(rest).strip_prefix(b"next_prio=") else { return false };
@@ -415,7 +417,7 @@ impl Sink {
 
     /// trace-cmd's plugin form: `swapper/0:0 [120] R ==> trace-cmd:89135 [120]`.
     fn sched_switch_plugin(&mut self, p: &[u8]) -> bool {
-        let Some(i) = memmem::find(p, b" ==> ") else { return false };
+        let Some(i) = find(p, b" ==> ") else { return false };
         let (left, right) = (&p[..i], &p[i + 5..]);
         let left = trim_end(left);
         let Some(sp) = memchr::memrchr(b' ', left) else { return false };
@@ -441,12 +443,12 @@ impl Sink {
     /// `comm=%s pid=%d prio=%d [success=%d] target_cpu=%03d`.
     fn sched_wakeup(&mut self, p: &[u8]) -> bool {
         let Some(rest) = p.strip_prefix(b"comm=") else { return false };
-        let Some(i) = memmem::find(rest, b" pid=") else { return false };
+        let Some(i) = find(rest, b" pid=") else { return false };
         let comm = &rest[..i];
         let (pid, rest) = take_int(&rest[i + 5..]);
         let Some(rest) = rest.strip_prefix(b" prio=") else { return false };
         let (prio, rest) = take_int(rest);
-        let Some(i) = memmem::find(rest, b"target_cpu=") else { return false };
+        let Some(i) = find(rest, b"target_cpu=") else { return false };
         let (cpu, _) = take_int(&rest[i + 11..]);
         let (Some(pid), Some(prio), Some(cpu)) = (parse_i64(pid), parse_i64(prio), parse_i64(cpu)) else {
             return false;
@@ -572,7 +574,7 @@ impl Sink {
 
     fn preemptirq(&mut self, p: &[u8]) -> bool {
         let Some(rest) = p.strip_prefix(b"caller=") else { return false };
-        let Some(i) = memmem::find(rest, b" parent=") else { return false };
+        let Some(i) = find(rest, b" parent=") else { return false };
         self.str(self.keys.caller, &rest[..i]);
         self.str(self.keys.parent, &rest[i + 8..]);
         true
@@ -604,11 +606,11 @@ impl Sink {
         if p.is_empty() {
             return false;
         }
-        let (func, parent) = match memmem::find(p, b" <-") {
+        let (func, parent) = match find(p, b" <-") {
             Some(i) => {
                 let mut parent = &p[i + 3..];
                 parent = parent.strip_prefix(b"-").unwrap_or(parent);
-                if let Some(j) = memmem::find(parent, b" (repeats:") {
+                if let Some(j) = find(parent, b" (repeats:") {
                     parent = &parent[..j];
                 }
                 (trim_end(&p[..i]), Some(trim(parent)))
@@ -720,7 +722,7 @@ fn take_int(s: &[u8]) -> (&[u8], &[u8]) {
 /// `comm:pid [prio]` from trace-cmd's sched plugins; returns what follows.
 fn task_prio(s: &[u8]) -> Option<(&[u8], i64, i64, &[u8])> {
     let s = trim_start(s);
-    let open = memmem::find(s, b" [")?;
+    let open = find(s, b" [")?;
     let task = &s[..open];
     let rest = &s[open + 2..];
     let (prio, rest) = take_int(rest);
