@@ -836,8 +836,11 @@ fn fuzz_regressions_do_not_panic() {
     assert!(!files.is_empty(), "regression inputs missing from {}", dir.display());
     for path in files {
         let data = std::fs::read(&path).expect("read");
-        for chunks in [1, 7] {
-            let _ = ftrace_text::parse_with_chunks(&data, &LoadControl::new(), chunks);
-        }
+        let counts = |chunks| {
+            ftrace_text::parse_with_chunks(&data, &LoadControl::new(), chunks)
+                .map(|s| (s.events.len(), s.records, s.diagnostics.malformed))
+                .ok()
+        };
+        assert_eq!(counts(1), counts(7), "{}: chunking changed the result", path.display());
     }
 }

@@ -18,6 +18,8 @@ use rustc_hash::FxHashMap;
 
 /// Lines longer than this are counted malformed and skipped (bounds memory on hostile input).
 pub(crate) const MAX_LINE: usize = 1 << 20;
+const COMM_CACHE_SLOTS: usize = 64;
+const COMM_CACHE_BYTES: usize = 32;
 /// Progress and cancel are checked every this many lines.
 const REPORT_EVERY: u64 = 4096;
 
@@ -82,6 +84,8 @@ pub(crate) struct ChunkParser {
     infos: Vec<NameInfo>,
     name_buf: Vec<u8>,
     empty: Sym,
+    /// Per CPU slot: (length, bytes, symbol) of the last comm seen.
+    comm_cache: Vec<(u8, [u8; COMM_CACHE_BYTES], Sym)>,
     frames: Option<Vec<u8>>,
     pending: Option<Pending>,
     pending_graph: Option<PendingGraph>,
@@ -109,6 +113,7 @@ impl ChunkParser {
             infos: Vec::new(),
             name_buf: Vec::new(),
             empty,
+            comm_cache: vec![(0, [0; COMM_CACHE_BYTES], empty); COMM_CACHE_SLOTS],
             frames: None,
             pending: None,
             pending_graph: None,
@@ -258,6 +263,26 @@ impl ChunkParser {
         r
     }
 
+    /// The comm's symbol. Consecutive lines of a CPU mostly share their task, so a one-entry
+    /// cache per CPU slot saves most interner lookups on the hot path.
+    fn comm_sym(&mut self, comm: &[u8], cpu: u16) -> Sym {
+        if comm.is_empty() {
+            return self.empty;
+        }
+        if comm.len() > COMM_CACHE_BYTES {
+            return self.sink.b.intern(comm);
+        }
+        let slot = &mut self.comm_cache[usize::from(cpu) % COMM_CACHE_SLOTS];
+        if usize::from(slot.0) == comm.len() && &slot.1[..comm.len()] == comm {
+            return slot.2;
+        }
+        let sym = self.sink.b.intern(comm);
+        slot.0 = comm.len() as u8;
+        slot.1[..comm.len()].copy_from_slice(comm);
+        slot.2 = sym;
+        sym
+    }
+
     fn name_index(&mut self, name: &[u8]) -> usize {
         if let Some(&i) = self.names.get(name) {
             return i;
@@ -315,7 +340,7 @@ impl ChunkParser {
     /// An event line with its context parsed.
     fn prefixed(&mut self, p: Prefix<'_>) {
         let Some(ts) = self.rel(p.ts) else { return };
-        let comm = if p.comm.is_empty() { self.empty } else { self.sink.b.intern(p.comm) };
+        let comm = self.comm_sym(p.comm, p.cpu);
         let body = p.body;
         if body == b"<stack trace>" || body == b"<user stack trace>" {
             // A separate kernel record; its frames go to the event before it.
@@ -658,9 +683,11 @@ impl ChunkParser {
 
 /// True if a chunk may start at this line: an event line that is not a stack-trace record
 /// (whose frames belong to the event before it).
+/// Mirrors the dispatch order of `parse_line`: a line it reads as a stack frame or a header
+/// is never a cut point, even if an event prefix hides inside it.
 pub(crate) fn is_cut_point(line: &[u8]) -> bool {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    if line.len() > MAX_LINE {
+    if line.len() > MAX_LINE || line.first() == Some(&b'#') || trim_start(line).starts_with(b"=>") {
         return false;
     }
     let p = match parse_event_prefix(line) {
