@@ -735,6 +735,7 @@ fn corpus_files_load_cleanly_with_exact_counts() {
         let data = std::fs::read(&path).expect("read");
         let s = load_bytes(&data);
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        assert_eq!(latscope_importers::detect(&data), Some(latscope_importers::Format::FtraceText), "{name}");
         assert_eq!(s.diagnostics.malformed, 0, "{name}: {:?}", s.diagnostics.first_malformed);
         let (lines, stacks) = count_cpu_lines(&data);
         let span_count = s.spans.iter().map(|t| t.len()).sum::<usize>();

@@ -239,7 +239,7 @@ impl ChunkParser {
     }
 
     fn finish_stack(&mut self) {
-        if let Some(frames) = self.frames.take() {
+        if let Some(frames) = self.frames.take().filter(|f| !f.is_empty()) {
             let sym = self.sink.b.intern(&frames);
             if !self.sink.b.attach_stack_to_last(sym) {
                 self.malformed("stack trace without a preceding event");
