@@ -4,7 +4,6 @@
 //! returns `None` on anything unexpected; nothing here allocates.
 
 use latscope_analysis::model::{IrqFlags, PS_PER_S, PS_PER_US, Ps};
-use memchr::memchr;
 
 /// A timestamp as printed. Decimal ones are kept as whole seconds plus a sub-second part in
 /// picoseconds; integer ones (counter, x86-tsc, latency `259us`) carry their raw value.
@@ -25,7 +24,7 @@ impl Ts {
 
 /// Parses `DEC` or `DEC.DIGIT{1,12}` into exact picoseconds (never through `f64`).
 pub(crate) fn parse_ts(tok: &[u8]) -> Option<Ts> {
-    let (int, frac) = match memchr(b'.', tok) {
+    let (int, frac) = match pos(b'.', tok) {
         Some(dot) => (&tok[..dot], Some(&tok[dot + 1..])),
         None => (tok, None),
     };
@@ -98,13 +97,20 @@ pub(crate) fn parse_0x(s: &[u8]) -> Option<u64> {
     }
 }
 
+/// Position of `b` in a short slice. A plain loop: the distances on the hot path are a few
+/// dozen bytes, where memchr's vector setup costs more than it saves.
+#[inline]
+pub(crate) fn pos(b: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&c| c == b)
+}
+
 /// First occurrence of a short `needle` in a line. A memchr for the first byte and a
 /// compare: cheaper than building a `memmem` searcher for every call on short haystacks.
 #[inline]
 pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     let (&first, rest) = needle.split_first()?;
     let mut from = 0;
-    while let Some(i) = memchr(first, &hay[from..]) {
+    while let Some(i) = pos(first, &hay[from..]) {
         let at = from + i;
         if hay[at + 1..].starts_with(rest) {
             return Some(at);
@@ -173,7 +179,7 @@ pub(crate) struct Prefix<'a> {
 /// comm before it may hold spaces, dashes, brackets and parentheses.
 pub(crate) fn parse_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     let mut from = 0;
-    while let Some(rel) = memchr(b'[', &line[from..]) {
+    while let Some(rel) = pos(b'[', &line[from..]) {
         let open = from + rel;
         from = open + 1;
         let (digits, rest) = split_digits(&line[open + 1..]);
