@@ -263,6 +263,18 @@ fn case12_stack_trace_attached() {
     assert!(s.events.get(1).and_then(|e| e.stack()).is_none());
 }
 
+#[test]
+fn stack_of_a_skipped_record_is_dropped_with_it() {
+    let s = load(concat!(
+        "  a-1 [000] .... 1.000001: f <-g\n",
+        "  a-1 [000] .... 1.000002: funcgraph> not an event body\n",
+        " => belongs_to_the_skipped_line\n",
+        "  a-1 [000] .... 1.000003: h <-g\n",
+    ));
+    assert_eq!((s.events.len(), s.diagnostics.malformed), (2, 1));
+    assert!(s.events.stacks().is_empty(), "frames must not move to the event before");
+}
+
 fn spans(src: &Source) -> Vec<(i64, i64, String, u16, u16)> {
     let Some(t) = src.spans.first() else { return Vec::new() };
     assert_eq!(t.name, "function_graph");

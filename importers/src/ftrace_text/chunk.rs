@@ -68,7 +68,7 @@ pub(crate) struct ChunkOut {
     pub records: u64,
     pub saw_cpu_column: bool,
     pub lines: u64,
-    /// Lost-event notes whose CPU had no later event in this chunk (ts = a fallback).
+    /// Lost-event notes whose CPU had no later event in this chunk (ts not yet known).
     pub open_gaps: Vec<Gap>,
     /// The first event time of each CPU in this chunk.
     pub first_ts: Vec<(u16, Ps)>,
@@ -87,6 +87,8 @@ pub(crate) struct ChunkParser {
     /// Per CPU slot: (length, bytes, symbol) of the last comm seen.
     comm_cache: Vec<(u8, [u8; COMM_CACHE_BYTES], Sym)>,
     frames: Option<Vec<u8>>,
+    /// Set by a skipped record: the stack frames after it are dropped with it.
+    orphan_frames: bool,
     pending: Option<Pending>,
     pending_graph: Option<PendingGraph>,
     graph: GraphState,
@@ -115,6 +117,7 @@ impl ChunkParser {
             empty,
             comm_cache: vec![(0, [0; COMM_CACHE_BYTES], empty); COMM_CACHE_SLOTS],
             frames: None,
+            orphan_frames: false,
             pending: None,
             pending_graph: None,
             graph: GraphState::default(),
@@ -164,6 +167,8 @@ impl ChunkParser {
     }
 
     fn malformed(&mut self, msg: impl Into<String>) {
+        // Stack frames that follow belong to the skipped record, not to the event before it.
+        self.orphan_frames = true;
         self.diag.malformed(Some(self.line), self.offset, msg);
     }
 
@@ -200,17 +205,21 @@ impl ChunkParser {
         }
         if let Some(p) = parse_event_prefix(line) {
             self.end_record();
+            // A chunk may start here: nothing before this line may change what follows.
+            self.orphan_frames = false;
             self.saw_cpu = true;
             self.prefixed(p);
             return;
         }
         if let Some(g) = parse_graph_line(line) {
             self.end_record();
+            self.orphan_frames = false;
             self.graph_line(g);
             return;
         }
         if let Some(p) = parse_latency_prefix(line) {
             self.end_record();
+            self.orphan_frames = false;
             self.prefixed(p);
             return;
         }
@@ -239,7 +248,11 @@ impl ChunkParser {
     }
 
     fn finish_stack(&mut self) {
-        if let Some(frames) = self.frames.take().filter(|f| !f.is_empty()) {
+        let Some(frames) = self.frames.take() else { return };
+        if frames.is_empty() || std::mem::take(&mut self.orphan_frames) {
+            return;
+        }
+        {
             let sym = self.sink.b.intern(&frames);
             if !self.sink.b.attach_stack_to_last(sym) {
                 self.malformed("stack trace without a preceding event");
@@ -308,6 +321,7 @@ impl ChunkParser {
             }
         };
         self.sink.b.push(ts, cpu, pid, comm, flags, layout, &self.sink.values);
+        self.orphan_frames = false;
         self.records += 1;
         self.last_ts = ts;
         let c = usize::from(cpu);

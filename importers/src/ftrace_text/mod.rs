@@ -106,8 +106,7 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64) -> Result<Source, ParseFailure> {
         line_base += part.lines;
         builders.push(part.builder);
     }
-    diag.gaps.extend(open_gaps);
-    diag.gaps.sort_by_key(|g| g.ts);
+
     let limit = |_| ParseFailure::Limit {
         at: Position::Byte(0),
         what: "event field data".into(),
@@ -121,6 +120,10 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64) -> Result<Source, ParseFailure> {
         }
     }
     let (events, strings) = merged.finish().map_err(limit)?;
+    // Losses with no later event on their CPU are placed at the end of the trace.
+    let end = events.ts.last().copied().unwrap_or(0);
+    diag.gaps.extend(open_gaps.into_iter().map(|g| latscope_analysis::model::Gap { ts: end, ..g }));
+    diag.gaps.sort_by_key(|g| g.ts);
     spans.sort();
     if events.is_empty() && spans.is_empty() && !saw_cpu && diag.malformed > 0 {
         let line = diag.first_malformed.first().and_then(|d| d.line).unwrap_or(1);
