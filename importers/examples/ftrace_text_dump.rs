@@ -58,6 +58,13 @@ fn main() {
                     data.len(),
                     secs
                 );
+                if !src.events.is_empty() {
+                    println!(
+                        "  memory: {:.1} bytes/event in the table, {} KiB of strings",
+                        src.events.heap_bytes() as f64 / src.events.len() as f64,
+                        src.strings.heap_bytes() / 1024
+                    );
+                }
                 for w in src.diagnostics.summary() {
                     println!("  ! {w}");
                 }

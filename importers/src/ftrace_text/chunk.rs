@@ -205,21 +205,29 @@ impl ChunkParser {
         }
         if let Some(p) = parse_event_prefix(line) {
             self.end_record();
-            // A chunk may start here: nothing before this line may change what follows.
-            self.orphan_frames = false;
+            // A chunk may start at such a line: nothing before it may change what follows.
+            if !is_stack_record(p.body) {
+                self.orphan_frames = false;
+            }
             self.saw_cpu = true;
             self.prefixed(p);
             return;
         }
         if let Some(g) = parse_graph_line(line) {
             self.end_record();
-            self.orphan_frames = false;
+            if parse_latency_prefix(line).is_some_and(|p| !is_stack_record(p.body)) {
+                // A chunk may start here too (see `is_cut_point`); frames right after a graph
+                // line have no event of their own in either case.
+                self.orphan_frames = true;
+            }
             self.graph_line(g);
             return;
         }
         if let Some(p) = parse_latency_prefix(line) {
             self.end_record();
-            self.orphan_frames = false;
+            if !is_stack_record(p.body) {
+                self.orphan_frames = false;
+            }
             self.prefixed(p);
             return;
         }
@@ -356,7 +364,7 @@ impl ChunkParser {
         let Some(ts) = self.rel(p.ts) else { return };
         let comm = self.comm_sym(p.comm, p.cpu);
         let body = p.body;
-        if body == b"<stack trace>" || body == b"<user stack trace>" {
+        if is_stack_record(body) {
             // A separate kernel record; its frames go to the event before it.
             self.records += 1;
             self.frames = Some(Vec::new());
@@ -711,5 +719,10 @@ pub(crate) fn is_cut_point(line: &[u8]) -> bool {
             None => return false,
         },
     };
-    !(p.body == b"<stack trace>" || p.body == b"<user stack trace>")
+    !is_stack_record(p.body)
+}
+
+/// The body of a kernel stack record, whose `=>` frames follow on their own lines.
+fn is_stack_record(body: &[u8]) -> bool {
+    body == b"<stack trace>" || body == b"<user stack trace>"
 }
