@@ -31,6 +31,17 @@ struct NameInfo {
     layouts: Vec<(Vec<(Sym, FieldKind)>, LayoutId)>,
 }
 
+/// The record that `=>` stack frames follow. Only frames right after an event (or after its
+/// `<stack trace>` record) attach to it; decided line by line, so that a chunk starting at
+/// an event line sees the same state as a sequential parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StackTarget {
+    Event,
+    /// A malformed record: its frames are dropped with it.
+    Skipped,
+    Nothing,
+}
+
 /// An event whose payload continues on the following lines (mail-wrapped mmc events).
 #[derive(Debug)]
 struct Pending {
@@ -87,8 +98,8 @@ pub(crate) struct ChunkParser {
     /// Per CPU slot: (length, bytes, symbol) of the last comm seen.
     comm_cache: Vec<(u8, [u8; COMM_CACHE_BYTES], Sym)>,
     frames: Option<Vec<u8>>,
-    /// Set by a skipped record: the stack frames after it are dropped with it.
-    orphan_frames: bool,
+    /// What `=>` stack frames would belong to: the record right before them.
+    stack_target: StackTarget,
     pending: Option<Pending>,
     pending_graph: Option<PendingGraph>,
     graph: GraphState,
@@ -117,7 +128,7 @@ impl ChunkParser {
             empty,
             comm_cache: vec![(0, [0; COMM_CACHE_BYTES], empty); COMM_CACHE_SLOTS],
             frames: None,
-            orphan_frames: false,
+            stack_target: StackTarget::Nothing,
             pending: None,
             pending_graph: None,
             graph: GraphState::default(),
@@ -168,7 +179,7 @@ impl ChunkParser {
 
     fn malformed(&mut self, msg: impl Into<String>) {
         // Stack frames that follow belong to the skipped record, not to the event before it.
-        self.orphan_frames = true;
+        self.stack_target = StackTarget::Skipped;
         self.diag.malformed(Some(self.line), self.offset, msg);
     }
 
@@ -185,6 +196,7 @@ impl ChunkParser {
         let t = trim_start(line);
         if t.is_empty() {
             self.end_record();
+            self.stack_target = StackTarget::Nothing;
             return;
         }
         if let Some(frame) = t.strip_prefix(b"=>") {
@@ -200,6 +212,7 @@ impl ChunkParser {
         self.finish_stack();
         if line[0] == b'#' {
             self.end_record();
+            self.stack_target = StackTarget::Nothing;
             self.header(line);
             return;
         }
@@ -207,7 +220,7 @@ impl ChunkParser {
             self.end_record();
             // A chunk may start at such a line: nothing before it may change what follows.
             if !is_stack_record(p.body) {
-                self.orphan_frames = false;
+                self.stack_target = StackTarget::Nothing;
             }
             self.saw_cpu = true;
             self.prefixed(p);
@@ -215,24 +228,21 @@ impl ChunkParser {
         }
         if let Some(g) = parse_graph_line(line) {
             self.end_record();
-            if parse_latency_prefix(line).is_some_and(|p| !is_stack_record(p.body)) {
-                // A chunk may start here too (see `is_cut_point`); frames right after a graph
-                // line have no event of their own in either case.
-                self.orphan_frames = true;
-            }
+            self.stack_target = StackTarget::Nothing;
             self.graph_line(g);
             return;
         }
         if let Some(p) = parse_latency_prefix(line) {
             self.end_record();
             if !is_stack_record(p.body) {
-                self.orphan_frames = false;
+                self.stack_target = StackTarget::Nothing;
             }
             self.prefixed(p);
             return;
         }
         if self.annotation(trim(t)) {
             self.end_record();
+            self.stack_target = StackTarget::Nothing;
             return;
         }
         if let Some(p) = self.pending.as_mut() {
@@ -249,6 +259,7 @@ impl ChunkParser {
                 pg.text.push(b' ');
                 pg.text.extend_from_slice(trim(t));
             }
+            self.stack_target = StackTarget::Nothing;
             self.graph_text(pg);
             return;
         }
@@ -257,14 +268,19 @@ impl ChunkParser {
 
     fn finish_stack(&mut self) {
         let Some(frames) = self.frames.take() else { return };
-        if frames.is_empty() || std::mem::take(&mut self.orphan_frames) {
+        if frames.is_empty() {
             return;
         }
-        {
-            let sym = self.sink.b.intern(&frames);
-            if !self.sink.b.attach_stack_to_last(sym) {
-                self.malformed("stack trace without a preceding event");
+        match self.stack_target {
+            StackTarget::Event => {
+                let sym = self.sink.b.intern(&frames);
+                if !self.sink.b.attach_stack_to_last(sym) {
+                    self.malformed("stack trace without its event");
+                }
             }
+            // Dropped with the record it belonged to (already counted).
+            StackTarget::Skipped => {}
+            StackTarget::Nothing => self.malformed("stack trace without its event"),
         }
     }
 
@@ -329,7 +345,7 @@ impl ChunkParser {
             }
         };
         self.sink.b.push(ts, cpu, pid, comm, flags, layout, &self.sink.values);
-        self.orphan_frames = false;
+        self.stack_target = StackTarget::Event;
         self.records += 1;
         self.last_ts = ts;
         let c = usize::from(cpu);
