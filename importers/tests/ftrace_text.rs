@@ -273,6 +273,15 @@ fn stack_of_a_skipped_record_is_dropped_with_it() {
     ));
     assert_eq!((s.events.len(), s.diagnostics.malformed), (2, 1));
     assert!(s.events.stacks().is_empty(), "frames must not move to the event before");
+    // Frames after a header line have no event: counted, not attached.
+    let s = load(concat!(
+        "  a-1 [000] .... 1.000001: f <-g\n",
+        "# tracer: nop\n",
+        " => stray_frame\n",
+        "  a-1 [000] .... 1.000003: h <-g\n",
+    ));
+    assert_eq!((s.events.len(), s.diagnostics.malformed), (2, 1));
+    assert!(s.events.stacks().is_empty());
 }
 
 fn spans(src: &Source) -> Vec<(i64, i64, String, u16, u16)> {
