@@ -1,0 +1,340 @@
+//! Line-level syntax of ftrace text: the context prefix of an event line (`comm-pid
+//! [cpu] flags ts: `), its latency-format variant (`comm-pid 2d..1  259us+: `), timestamps
+//! and the small byte helpers the other modules share. Everything works on bytes and
+//! returns `None` on anything unexpected; nothing here allocates.
+
+use latscope_analysis::model::{IrqFlags, PS_PER_S, PS_PER_US, Ps};
+
+/// A timestamp as printed. Decimal ones are kept as whole seconds plus a sub-second part in
+/// picoseconds; integer ones (counter, x86-tsc, latency `259us`) carry their raw value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ts {
+    pub secs: u64,
+    /// Sub-second picoseconds for decimal stamps, the whole raw value otherwise.
+    pub ps: u64,
+}
+
+impl Ts {
+    /// Picoseconds relative to `origin_secs`; `None` when it does not fit.
+    pub fn relative(self, origin_secs: i64) -> Option<Ps> {
+        let secs = i64::try_from(self.secs).ok()?.checked_sub(origin_secs)?;
+        secs.checked_mul(PS_PER_S)?.checked_add(i64::try_from(self.ps).ok()?)
+    }
+}
+
+/// Parses `DEC` or `DEC.DIGIT{1,12}` into exact picoseconds (never through `f64`).
+pub(crate) fn parse_ts(tok: &[u8]) -> Option<Ts> {
+    let (int, frac) = match pos(b'.', tok) {
+        Some(dot) => (&tok[..dot], Some(&tok[dot + 1..])),
+        None => (tok, None),
+    };
+    let whole = parse_u64(int)?;
+    match frac {
+        None => Some(Ts { secs: 0, ps: whole }),
+        Some(f) => {
+            if f.is_empty() || f.len() > 12 {
+                return None;
+            }
+            let digits = parse_u64(f)?;
+            Some(Ts { secs: whole, ps: digits * 10u64.pow(12 - f.len() as u32) })
+        }
+    }
+}
+
+/// Unsigned decimal, 1..=20 digits, no sign; `None` on overflow.
+#[inline]
+pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in s {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    Some(v)
+}
+
+/// Signed decimal with an optional leading `-`.
+#[inline]
+pub(crate) fn parse_i64(s: &[u8]) -> Option<i64> {
+    match s.split_first() {
+        Some((b'-', rest)) => {
+            let v = parse_u64(rest)?;
+            if v == 1 << 63 { Some(i64::MIN) } else { i64::try_from(v).ok().map(|v| -v) }
+        }
+        _ => i64::try_from(parse_u64(s)?).ok(),
+    }
+}
+
+/// Hex digits without prefix, 1..=16 of them.
+#[inline]
+pub(crate) fn parse_hex(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 16 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in s {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = v << 4 | u64::from(d);
+    }
+    Some(v)
+}
+
+/// `0x`-prefixed hex.
+#[inline]
+pub(crate) fn parse_0x(s: &[u8]) -> Option<u64> {
+    match s {
+        [b'0', b'x' | b'X', rest @ ..] => parse_hex(rest),
+        _ => None,
+    }
+}
+
+/// Position of `b` in a short slice. A plain loop: the distances on the hot path are a few
+/// dozen bytes, where memchr's vector setup costs more than it saves.
+#[inline]
+pub(crate) fn pos(b: u8, s: &[u8]) -> Option<usize> {
+    s.iter().position(|&c| c == b)
+}
+
+/// First occurrence of a short `needle` in a line. A memchr for the first byte and a
+/// compare: cheaper than building a `memmem` searcher for every call on short haystacks.
+#[inline]
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let mut from = 0;
+    while let Some(i) = pos(first, &hay[from..]) {
+        let at = from + i;
+        if hay[at + 1..].starts_with(rest) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+#[inline]
+pub(crate) fn is_ws(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
+#[inline]
+pub(crate) fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&c| is_ws(c)).count();
+    &s[n..]
+}
+
+#[inline]
+pub(crate) fn trim_end(s: &[u8]) -> &[u8] {
+    let n = s.iter().rev().take_while(|&&c| is_ws(c)).count();
+    &s[..s.len() - n]
+}
+
+#[inline]
+pub(crate) fn trim(s: &[u8]) -> &[u8] {
+    trim_end(trim_start(s))
+}
+
+/// The leading run of digits and what follows it.
+#[inline]
+pub(crate) fn split_digits(s: &[u8]) -> (&[u8], &[u8]) {
+    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    s.split_at(n)
+}
+
+/// Splits `comm-pid` at the last `-` followed only by digits. Without one, the whole text is
+/// the comm and the pid is unknown (-1).
+pub(crate) fn split_comm_pid(s: &[u8]) -> (&[u8], i32) {
+    let s = trim(s);
+    if let Some(dash) = memchr::memrchr(b'-', s) {
+        let digits = &s[dash + 1..];
+        if let Some(pid) = parse_u64(digits).and_then(|p| i32::try_from(p).ok()) {
+            return (trim_start(&s[..dash]), pid);
+        }
+    }
+    (s, -1)
+}
+
+/// The parsed context of one event line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prefix<'a> {
+    pub comm: &'a [u8],
+    pub pid: i32,
+    pub cpu: u16,
+    pub flags: IrqFlags,
+    pub ts: Ts,
+    /// The record body after `ts: `, trailing blanks removed.
+    pub body: &'a [u8],
+}
+
+/// Parses the default (`trace`, `trace_pipe`, `trace-cmd report`) context prefix, anchored
+/// on the first ` [NNN] ` that is followed by an optional flag field and a timestamp. The
+/// comm before it may hold spaces, dashes, brackets and parentheses.
+pub(crate) fn parse_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
+    let mut from = 0;
+    while let Some(rel) = pos(b'[', &line[from..]) {
+        let open = from + rel;
+        from = open + 1;
+        let (digits, rest) = split_digits(&line[open + 1..]);
+        if digits.is_empty() || digits.len() > 5 || rest.first() != Some(&b']') {
+            continue;
+        }
+        if open > 0 && !is_ws(line[open - 1]) {
+            continue;
+        }
+        let Some(after) = rest.get(1..) else { continue };
+        if !after.first().is_some_and(|&c| is_ws(c)) {
+            continue;
+        }
+        let Some(cpu) = parse_u64(digits).and_then(|c| u16::try_from(c).ok()) else { continue };
+        if let Some((flags, ts, body)) = parse_after_cpu(after) {
+            let (comm, pid) = parse_task(&line[..open]);
+            return Some(Prefix { comm, pid, cpu, flags, ts, body });
+        }
+    }
+    None
+}
+
+/// `[flags] ts: body` after the CPU field.
+fn parse_after_cpu(s: &[u8]) -> Option<(IrqFlags, Ts, &[u8])> {
+    let s = trim_start(s);
+    let tok_len = s.iter().position(|&c| is_ws(c)).unwrap_or(s.len());
+    let (tok, rest) = s.split_at(tok_len);
+    if let Some(t) = tok.strip_suffix(b":").and_then(parse_ts) {
+        return Some((IrqFlags::NONE, t, body_after(rest)?));
+    }
+    let flags = IrqFlags::parse(tok)?;
+    let s = trim_start(rest);
+    let tok_len = s.iter().position(|&c| is_ws(c)).unwrap_or(s.len());
+    let (tok, rest) = s.split_at(tok_len);
+    let t = tok.strip_suffix(b":").and_then(parse_ts)?;
+    Some((flags, t, body_after(rest)?))
+}
+
+/// The body after the `:` of the timestamp: one blank, then the text (or nothing).
+fn body_after(rest: &[u8]) -> Option<&[u8]> {
+    match rest.first() {
+        None => Some(rest),
+        Some(&c) if is_ws(c) => Some(trim_end(&rest[1..])),
+        Some(_) => None,
+    }
+}
+
+/// The task column before the CPU field: `comm-pid` with an optional `(tgid)` column.
+fn parse_task(s: &[u8]) -> (&[u8], i32) {
+    let mut s = trim_end(s);
+    if s.last() == Some(&b')')
+        && let Some(open) = memchr::memrchr(b'(', s)
+    {
+        let inner = trim(&s[open + 1..s.len() - 1]);
+        if inner.iter().all(|&c| c.is_ascii_digit() || c == b'-') {
+            s = trim_end(&s[..open]);
+        }
+    }
+    split_comm_pid(s)
+}
+
+/// Parses the latency-format prefix `comm-pid  CPUflags  time[us]mark: body`
+/// (`lat_print_generic` + `lat_print_timestamp`, also `trace-cmd report -l`).
+/// Relative `259us` stamps come back as raw picoseconds (secs 0).
+pub(crate) fn parse_latency_prefix(line: &[u8]) -> Option<Prefix<'_>> {
+    for colon in memchr::memchr_iter(b':', line).take(6) {
+        if !line.get(colon + 1).is_none_or(|&c| is_ws(c)) {
+            continue;
+        }
+        if let Some(p) = latency_at(line, colon) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+fn latency_at(line: &[u8], colon: usize) -> Option<Prefix<'_>> {
+    let mut left = &line[..colon];
+    // The delay mark: one of ` +!#*@$` right before the colon.
+    let mut us = false;
+    if let Some((&m, rest)) = left.split_last()
+        && matches!(m, b'+' | b'!' | b'#' | b'*' | b'@' | b'$' | b' ')
+        && rest.ends_with(b"us")
+    {
+        left = rest;
+    }
+    if let Some(rest) = left.strip_suffix(b"us") {
+        left = rest;
+        us = true;
+    }
+    let n = left.iter().rev().take_while(|c| c.is_ascii_digit() || **c == b'.').count();
+    if n == 0 {
+        return None;
+    }
+    let (before, tstok) = left.split_at(left.len() - n);
+    let ts = parse_ts(tstok)?;
+    let ts = if us {
+        if tstok.contains(&b'.') {
+            return None;
+        }
+        Ts { secs: 0, ps: ts.ps.checked_mul(PS_PER_US as u64)? }
+    } else {
+        ts
+    };
+    if !before.last().is_some_and(|&c| is_ws(c)) {
+        return None;
+    }
+    let before = trim_end(before);
+    let start = before.iter().rposition(|&c| is_ws(c)).map_or(0, |p| p + 1);
+    let (task, cpuflags) = before.split_at(start);
+    let (digits, flag_txt) = split_digits(cpuflags);
+    let cpu = u16::try_from(parse_u64(digits)?).ok()?;
+    let flags = IrqFlags::parse(flag_txt)?;
+    let (comm, pid) = split_comm_pid(task);
+    if comm.is_empty() && pid < 0 {
+        return None;
+    }
+    let body = body_after(&line[colon + 1..])?;
+    Some(Prefix { comm, pid, cpu, flags, ts, body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_exact() {
+        assert_eq!(parse_ts(b"17284.993652"), Some(Ts { secs: 17284, ps: 993_652_000_000 }));
+        assert_eq!(parse_ts(b"11658.899115123"), Some(Ts { secs: 11658, ps: 899_115_123_000 }));
+        assert_eq!(parse_ts(b"123456"), Some(Ts { secs: 0, ps: 123_456 }));
+        assert_eq!(parse_ts(b"1."), None);
+        assert_eq!(parse_ts(b"a.1"), None);
+        assert_eq!(parse_ts(b"99999999999999999999999"), None);
+        let t = Ts { secs: 852_655, ps: 67_718_000_000 };
+        assert_eq!(t.relative(852_655), Some(67_718_000_000));
+        assert_eq!(Ts { secs: u64::MAX, ps: 0 }.relative(0), None);
+    }
+
+    #[test]
+    fn prefix_variants() {
+        let p = parse_event_prefix(b" IntentService[E-3866  [001] ...1   652.762632: sys_exit: NR 54 = 0")
+            .expect("comm with bracket");
+        assert_eq!((p.comm, p.pid, p.cpu), (&b"IntentService[E"[..], 3866, 1));
+        assert_eq!(p.body, b"sys_exit: NR 54 = 0");
+        let p =
+            parse_event_prefix(b" [007] 154.892211: irq_handler_entry: irq=2 name=IPI").expect("taskless");
+        assert_eq!((p.comm, p.pid, p.cpu), (&b""[..], -1, 7));
+        let p =
+            parse_latency_prefix(b"  kworker/-59      3...1    0us : __schedule <-schedule").expect("lat");
+        assert_eq!((p.comm, p.pid, p.cpu, p.ts.ps), (&b"kworker/"[..], 59, 3, 0));
+        let p = parse_latency_prefix(b"      ps-6143    2d..1  259us+: trace_hardirqs_on <-x").expect("lat");
+        assert_eq!((p.cpu, p.ts.ps, p.flags.preempt_depth()), (2, 259_000_000, 1));
+        let p = parse_latency_prefix(b"  <idle>-0       0d.h1. 106467.859747: function:  ktime_get <-- tick")
+            .expect("trace-cmd -l");
+        assert_eq!((p.comm, p.cpu, p.ts.secs), (&b"<idle>"[..], 0, 106_467));
+        assert!(parse_latency_prefix(b"hello: world").is_none());
+    }
+}
