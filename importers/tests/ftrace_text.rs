@@ -878,3 +878,22 @@ fn fuzz_regressions_do_not_panic() {
         assert_eq!(counts(1), counts(7), "{}: chunking changed the result", path.display());
     }
 }
+
+/// DESIGN §2: a parsed ftrace event costs well under 48 bytes including its field values
+/// (plus the unique strings it interns). Measured on our own recorded traces.
+#[test]
+fn memory_per_event_stays_well_under_48_bytes() {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/ftrace"));
+    for name in ["virtio_blk_direct_read.txt", "timer_wakeups_under_load.txt"] {
+        let path = dir.join(name);
+        let Ok(data) = std::fs::read(&path) else {
+            eprintln!("skipped: {} is absent", path.display());
+            continue;
+        };
+        let s = load_bytes(&data);
+        let per_event = s.events.heap_bytes() as f64 / s.events.len() as f64;
+        assert!(per_event < 42.0, "{name}: {per_event:.1} bytes per event");
+        let strings_per_event = s.strings.heap_bytes() as f64 / s.events.len() as f64;
+        assert!(strings_per_event < 8.0, "{name}: {strings_per_event:.1} bytes of strings per event");
+    }
+}
