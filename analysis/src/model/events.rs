@@ -321,6 +321,20 @@ impl EventTableBuilder {
         id
     }
 
+    /// Reserves room for `events` more events with `field_bytes` of field values, so a
+    /// parser that can estimate its output does not pay for repeated growth.
+    pub fn reserve(&mut self, events: usize, field_bytes: usize) {
+        let t = &mut self.table;
+        t.ts.reserve(events);
+        t.cpu.reserve(events);
+        t.pid.reserve(events);
+        t.comm.reserve(events);
+        t.layout.reserve(events);
+        t.flags.reserve(events);
+        t.field_off.reserve(events);
+        t.field_data.reserve(field_bytes);
+    }
+
     pub fn layout_def(&self, id: LayoutId) -> Option<&Layout> {
         self.table.layouts.get(id.0 as usize)
     }
@@ -395,8 +409,11 @@ impl EventTableBuilder {
 
     /// Concatenates builders in order into one, remapping symbols and layouts.
     pub fn merge(parts: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
+        let events: usize = parts.iter().map(EventTableBuilder::len).sum();
+        let field_bytes: usize = parts.iter().map(|p| p.table.field_data.len()).sum();
         let mut parts = parts.into_iter();
         let Some(mut out) = parts.next() else { return Ok(EventTableBuilder::new()) };
+        out.reserve(events - out.len(), field_bytes - out.table.field_data.len());
         for part in parts {
             out.append(part)?;
         }

@@ -300,6 +300,10 @@ pub(crate) struct Worker<'s> {
 }
 
 impl<'s> Worker<'s> {
+    pub(crate) fn reserve(&mut self, events: usize) {
+        self.builder.reserve(events, events * 12);
+    }
+
     pub(crate) fn new(shared: &'s Shared) -> Self {
         Worker {
             shared,
