@@ -18,6 +18,21 @@ pub trait Emits {
     fn into_out(self) -> Emitter;
 }
 
+/// Implements [`Emits`] for worlds that keep their emitter in a field named `out`.
+macro_rules! emits_via_out_field {
+    ($($world:ty),+ $(,)?) => {
+        $(impl $crate::simulation::Emits for $world {
+            fn out(&self) -> &$crate::emit::Emitter {
+                &self.out
+            }
+            fn into_out(self) -> $crate::emit::Emitter {
+                self.out
+            }
+        })+
+    };
+}
+pub(crate) use emits_via_out_field;
+
 /// A scenario's engine and world behind one object-safe interface.
 pub trait Model: Send + std::fmt::Debug {
     /// Handles the next event; returns its time, or `None` when nothing is left.

@@ -20,7 +20,7 @@ use crate::models::nic::TxRing;
 use crate::report::{Analyzer, union_length};
 use crate::rng::{Rng, ns, us};
 use crate::scenario::{Scenario, ScenarioError};
-use crate::simulation::{Emits, Model, Sim};
+use crate::simulation::{Model, Sim};
 use latscope_analysis::model::{PS_PER_US, Ps, Sym};
 use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy};
 use serde::Deserialize;
@@ -161,14 +161,7 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     Ok(Box::new(Sim { q, w }))
 }
 
-impl Emits for Axienet {
-    fn out(&self) -> &Emitter {
-        &self.out
-    }
-    fn into_out(self) -> Emitter {
-        self.out
-    }
-}
+crate::simulation::emits_via_out_field!(Axienet);
 
 impl Axienet {
     /// Queues one frame (net_dev_xmit, ring lock with irqs off) at `t` on `cpu`.

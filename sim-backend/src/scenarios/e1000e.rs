@@ -14,7 +14,7 @@ use crate::models::pcie::PcieLink;
 use crate::report::Analyzer;
 use crate::rng::{Rng, ns, us};
 use crate::scenario::{Scenario, ScenarioError};
-use crate::simulation::{Emits, Model, Sim};
+use crate::simulation::{Model, Sim};
 use latscope_analysis::model::{PS_PER_US, Ps, Sym};
 use latscope_analysis::pairing::{Edge, Endpoint, PairRule, Policy, Pred, PredOp};
 use serde::Deserialize;
@@ -101,14 +101,7 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     Ok(Box::new(Sim { q, w }))
 }
 
-impl Emits for E1000e {
-    fn out(&self) -> &Emitter {
-        &self.out
-    }
-    fn into_out(self) -> Emitter {
-        self.out
-    }
-}
+crate::simulation::emits_via_out_field!(E1000e);
 
 impl World for E1000e {
     type Ev = Ev;

@@ -15,7 +15,7 @@ use crate::models::cpu::{Cpu, IdleState, WakePath, governor, idle_state};
 use crate::report::Analyzer;
 use crate::rng::{Rng, us};
 use crate::scenario::{Scenario, ScenarioError};
-use crate::simulation::{Emits, Model, Sim};
+use crate::simulation::{Model, Sim};
 use latscope_analysis::model::{PS_PER_US, Ps, Sym};
 use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy, Pred, PredOp};
 use serde::Deserialize;
@@ -124,14 +124,7 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     Ok(Box::new(Sim { q, w }))
 }
 
-impl Emits for Imx {
-    fn out(&self) -> &Emitter {
-        &self.out
-    }
-    fn into_out(self) -> Emitter {
-        self.out
-    }
-}
+crate::simulation::emits_via_out_field!(Imx);
 
 const IRQ: i64 = 62;
 

@@ -33,7 +33,7 @@ use crate::models::sdhost::{CardTiming, Dir};
 use crate::report::Analyzer;
 use crate::rng::{Rng, us};
 use crate::scenario::{Scenario, ScenarioError};
-use crate::simulation::{Emits, Model, Sim};
+use crate::simulation::{Model, Sim};
 use latscope_analysis::model::{PS_PER_US, Ps, Sym};
 use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy, Pred, PredOp};
 use serde::Deserialize;
@@ -283,14 +283,7 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     Ok(Box::new(Sim { q, w }))
 }
 
-impl Emits for Lsd {
-    fn out(&self) -> &Emitter {
-        &self.out
-    }
-    fn into_out(self) -> Emitter {
-        self.out
-    }
-}
+crate::simulation::emits_via_out_field!(Lsd);
 
 impl Lsd {
     fn text(&mut self, kind: u8, op: u64, irq: bool, dir: i64) -> Sym {
