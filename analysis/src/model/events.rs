@@ -408,88 +408,60 @@ impl EventTableBuilder {
     }
 
     /// Concatenates builders in order into one, remapping symbols and layouts.
-    ///
-    /// Strings and layouts are unified serially (there are few); re-encoding each part's
-    /// field values with the unified symbols, the bulk of the work, runs in parallel.
     pub fn merge(parts: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
-        use rayon::prelude::*;
-        if parts.iter().any(|p| p.arena_full) {
-            return Err(BuildError::ArenaFull);
-        }
         let events: usize = parts.iter().map(EventTableBuilder::len).sum();
         let field_bytes: usize = parts.iter().map(|p| p.table.field_data.len()).sum();
         let mut parts = parts.into_iter();
         let Some(mut out) = parts.next() else { return Ok(EventTableBuilder::new()) };
-        let rest: Vec<EventTableBuilder> = parts.collect();
-        if rest.is_empty() {
-            return Ok(out);
-        }
-        // Symbol and layout tables of every later part, in terms of `out`'s.
-        let maps: Vec<(Vec<Sym>, Vec<LayoutId>)> = rest
-            .iter()
-            .map(|part| {
-                let syms = out.interner.absorb(&part.interner);
-                let remap = |s: Sym| syms.get(s.0 as usize).copied().unwrap_or(s);
-                let layouts = part
-                    .table
-                    .layouts
-                    .iter()
-                    .map(|l| {
-                        let fields: Vec<_> = l.fields.iter().map(|&(n, k)| (remap(n), k)).collect();
-                        out.layout(remap(l.event), &fields)
-                    })
-                    .collect();
-                (syms, layouts)
-            })
-            .collect();
-        let encoded: Vec<(Vec<u8>, Vec<u32>)> = rest
-            .par_iter()
-            .zip(maps.par_iter())
-            .map(|(part, (syms, _))| reencode_fields(&part.table, syms))
-            .collect::<Result<_, _>>()?;
         out.reserve(events - out.len(), field_bytes - out.table.field_data.len());
-        for ((part, (syms, layouts)), (data, offsets)) in rest.into_iter().zip(maps).zip(encoded) {
-            let remap = |s: Sym| syms.get(s.0 as usize).copied().unwrap_or(s);
-            let src = part.table;
-            let base_index = out.table.len() as u32;
-            let base = u32::try_from(out.table.field_data.len()).map_err(|_| BuildError::ArenaFull)?;
-            if u32::try_from(out.table.field_data.len() + data.len()).is_err() {
-                return Err(BuildError::ArenaFull);
-            }
-            let dst = &mut out.table;
-            dst.ts.extend_from_slice(&src.ts);
-            dst.cpu.extend_from_slice(&src.cpu);
-            dst.pid.extend_from_slice(&src.pid);
-            dst.flags.extend_from_slice(&src.flags);
-            dst.comm.extend(src.comm.iter().map(|&s| remap(s)));
-            dst.layout.extend(src.layout.iter().map(|l| layouts[l.0 as usize]));
-            dst.field_off.extend(offsets.iter().map(|&o| base + o));
-            dst.field_data.extend_from_slice(&data);
-            dst.stacks.extend(src.stacks.iter().map(|&(i, s)| (base_index + i, remap(s))));
+        for part in parts {
+            out.append(part)?;
         }
         Ok(out)
     }
-}
 
-/// A part's field values re-encoded with `syms` applied to its string values, and each
-/// event's offset into the new bytes.
-fn reencode_fields(src: &EventTable, syms: &[Sym]) -> Result<(Vec<u8>, Vec<u32>), BuildError> {
-    let remap = |s: Sym| syms.get(s.0 as usize).copied().unwrap_or(s);
-    let mut data = Vec::with_capacity(src.field_data.len());
-    let mut offsets = Vec::with_capacity(src.len());
-    for i in 0..src.len() {
-        offsets.push(u32::try_from(data.len()).map_err(|_| BuildError::ArenaFull)?);
-        let layout = &src.layouts[src.layout[i].0 as usize];
-        let mut pos = src.field_off[i] as usize;
-        for &(_, kind) in &layout.fields {
-            let v = match decode_value(&src.field_data, &mut pos, kind) {
-                FieldValue::Str(s) => FieldValue::Str(remap(s)),
-                other => other,
-            };
-            encode_value(&mut data, v);
+    fn append(&mut self, part: EventTableBuilder) -> Result<(), BuildError> {
+        if part.arena_full || self.arena_full {
+            return Err(BuildError::ArenaFull);
         }
+        let syms = self.interner.absorb(&part.interner);
+        let remap = |s: Sym| syms.get(s.0 as usize).copied().unwrap_or(s);
+        let layouts: Vec<LayoutId> = part
+            .table
+            .layouts
+            .iter()
+            .map(|l| {
+                let fields: Vec<_> = l.fields.iter().map(|&(n, k)| (remap(n), k)).collect();
+                self.layout(remap(l.event), &fields)
+            })
+            .collect();
+        let src = part.table;
+        let base_index = self.table.len() as u32;
+        let dst = &mut self.table;
+        dst.ts.extend_from_slice(&src.ts);
+        dst.cpu.extend_from_slice(&src.cpu);
+        dst.pid.extend_from_slice(&src.pid);
+        dst.flags.extend_from_slice(&src.flags);
+        dst.comm.extend(src.comm.iter().map(|&s| remap(s)));
+        dst.layout.extend(src.layout.iter().map(|l| layouts[l.0 as usize]));
+        dst.field_data.reserve(src.field_data.len());
+        dst.field_off.reserve(src.len());
+        for i in 0..src.len() {
+            let off = u32::try_from(dst.field_data.len()).map_err(|_| BuildError::ArenaFull)?;
+            dst.field_off.push(off);
+            let layout = &src.layouts[src.layout[i].0 as usize];
+            let mut pos = src.field_off[i] as usize;
+            for &(_, kind) in &layout.fields {
+                let v = match decode_value(&src.field_data, &mut pos, kind) {
+                    FieldValue::Str(s) => FieldValue::Str(remap(s)),
+                    other => other,
+                };
+                encode_value(&mut dst.field_data, v);
+            }
+        }
+        dst.stacks.extend(src.stacks.iter().map(|&(i, s)| (base_index + i, remap(s))));
+        Ok(())
     }
-    Ok((data, offsets))
 }
 
 #[cfg(test)]
