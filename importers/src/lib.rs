@@ -9,6 +9,7 @@ mod detect;
 mod error;
 pub mod ftrace_text;
 mod input;
+mod marker;
 pub mod sigrok;
 pub mod tracedat;
 pub mod vcd;

@@ -6,7 +6,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use latscope_analysis::model::{FieldValue, PS_PER_NS, Source};
-use latscope_importers::{LoadControl, tracedat};
+use latscope_importers::{LoadControl, open, tracedat};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -671,4 +671,39 @@ fn cancel_stops_the_import() {
     assert!(ctl.fraction() > 0.0);
     ctl.cancel();
     assert!(matches!(tracedat::parse(&data, &ctl), Err(latscope_importers::ParseFailure::Cancelled)));
+}
+
+/// The same markers read from tracefs text and from trace.dat get the same fields.
+#[test]
+fn markers_get_the_same_fields_from_text_and_trace_dat() {
+    let dir = root().join("samples/ftrace");
+    let (txt, dat) = (dir.join("markers_around_requests.txt"), dir.join("markers_around_requests.dat"));
+    if !txt.exists() || !dat.exists() {
+        println!("skipping: the marker samples are absent");
+        return;
+    }
+    let fields = |src: &Source, names: &[&str]| -> Vec<Vec<(String, String)>> {
+        src.events
+            .iter()
+            .filter(|e| names.contains(&src.strings.resolve(e.name()).as_ref()))
+            .map(|e| {
+                e.fields()
+                    .filter(|(n, _)| src.strings.resolve(*n) != "ip")
+                    .map(|(n, v)| {
+                        let v = match v {
+                            FieldValue::Str(s) => format!("str:{}", src.strings.resolve(s)),
+                            other => format!("{other:?}"),
+                        };
+                        (src.strings.resolve(n).into_owned(), v)
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let from_text = open(&txt, &LoadControl::new()).expect("text loads");
+    let from_dat = load(&dat);
+    let a = fields(&from_text, &["tracing_mark_write"]);
+    let b = fields(&from_dat, &["print"]);
+    assert!(!a.is_empty() && a.len() == b.len(), "{} vs {} markers", a.len(), b.len());
+    assert_eq!(a, b);
 }

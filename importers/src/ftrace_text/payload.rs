@@ -344,7 +344,7 @@ impl Sink {
         };
         if !ok {
             self.clear();
-            if !self.key_values(payload, false) {
+            if !self.key_values(payload) {
                 self.str(self.keys.text, trim(payload));
             }
         }
@@ -537,7 +537,7 @@ impl Sink {
         {
             self.str(self.keys.host, &p[..colon]);
         }
-        self.key_values(p, false);
+        self.key_values(p);
     }
 
     fn cpu_idle(&mut self, p: &[u8]) -> bool {
@@ -593,11 +593,24 @@ impl Sink {
         }
     }
 
-    /// A marker: `text` is the whole message, then each `key=value` token in it.
+    /// A marker: `text` is the whole message, then each `key=value` token in it, by the
+    /// same rules as trace.dat markers (decimal tokens are Int, others Str; a key already
+    /// present, such as `text`, or repeated, keeps its first value).
     pub fn marker(&mut self, msg: &[u8]) {
         let msg = trim(msg);
         self.str(self.keys.text, msg);
-        self.key_values(msg, true);
+        let mut toks: Vec<crate::marker::Token<'_>> = Vec::new();
+        crate::marker::tokens(msg, &mut toks);
+        for t in &toks {
+            let key = self.b.intern(t.key);
+            if self.fields.iter().any(|f| f.0 == key) {
+                continue;
+            }
+            match crate::marker::token_int(t.value) {
+                Some(i) => self.int(key, i),
+                None => self.str(key, t.value),
+            }
+        }
     }
 
     /// `func <-parent` (kernel), `func <-- parent` (trace-cmd), optional ` (repeats: …)`.
@@ -624,12 +637,11 @@ impl Sink {
         true
     }
 
-    /// Generic `key=value` tokens. In a tracepoint payload a value runs to the next ` key=`
-    /// (so `cmd_resp=0x900 0x0 0x0 0x0` and comms with spaces stay whole); in a marker
-    /// message (`tokens_only`) it ends at the next blank. `(` and `{` values end at their
-    /// closing bracket (`load={24 19}`); trailing commas and ` [ns]` units are dropped.
-    /// Returns false when there was no `key=` at all.
-    pub fn key_values(&mut self, p: &[u8], tokens_only: bool) -> bool {
+    /// Generic `key=value` tokens of a tracepoint payload: a value runs to the next ` key=`
+    /// (so `cmd_resp=0x900 0x0 0x0 0x0` and comms with spaces stay whole). `(` and `{`
+    /// values end at their closing bracket (`load={24 19}`); trailing commas and ` [ns]`
+    /// units are dropped. Returns false when there was no `key=` at all.
+    pub fn key_values(&mut self, p: &[u8]) -> bool {
         let start = self.fields.len();
         let mut key = next_key(p, 0);
         while let Some((ks, eq)) = key {
@@ -641,11 +653,6 @@ impl Sink {
             };
             let (ve, next) = match bracketed {
                 Some(n) => (vs + n + 1, next_key(p, vs + n + 1)),
-                None if tokens_only => {
-                    let ve =
-                        vs + p[vs..].iter().position(|&c| c == b' ' || c == b'\t').unwrap_or(p.len() - vs);
-                    (ve, next_key(p, ve))
-                }
                 None => {
                     let next = next_key(p, vs);
                     (next.map_or(p.len(), |(nks, _)| nks), next)

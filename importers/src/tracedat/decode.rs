@@ -8,7 +8,8 @@ use super::bytes::Endian;
 use super::format::{EventFormat, FieldDef, Loc};
 use super::options::Tsc2Nsec;
 use super::page::PageFormat;
-use super::printf::{Token, format_bprint, kv_tokens, token_int};
+use super::printf::format_bprint;
+use crate::marker::{Token, token_int, tokens};
 use latscope_analysis::model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
 };
@@ -530,7 +531,7 @@ impl<'s> Worker<'s> {
         self.marker_fields.push((text_sym, FieldKind::Str));
         self.values.push(FieldValue::Str(self.builder.intern(text.as_bytes())));
         let mut toks: Vec<Token<'_>> = Vec::new();
-        kv_tokens(text.as_bytes(), &mut toks);
+        tokens(text.as_bytes(), &mut toks);
         for t in &toks {
             let key = self.builder.intern(t.key);
             if self.marker_fields.iter().any(|f| f.0 == key) {

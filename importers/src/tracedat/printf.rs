@@ -203,47 +203,6 @@ pub(crate) fn format_bprint(fmt: &str, args: &[u8], endian: Endian, long_size: u
     out.push_str(fmt.get(lit_start..).unwrap_or(""));
 }
 
-/// A `key=value` token of a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Token<'a> {
-    pub key: &'a [u8],
-    pub value: &'a [u8],
-}
-
-/// The `key=value` tokens of `text` (whitespace-separated; keys are `[A-Za-z0-9_]+`, a
-/// trailing `,` or `;` after the value is dropped). The first of a repeated key wins.
-pub(crate) fn kv_tokens<'a>(text: &'a [u8], out: &mut Vec<Token<'a>>) {
-    out.clear();
-    for tok in text.split(|b| b.is_ascii_whitespace()) {
-        let Some(eq) = memchr::memchr(b'=', tok) else { continue };
-        let key = &tok[..eq];
-        if key.is_empty() || !key.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') {
-            continue;
-        }
-        let mut value = &tok[eq + 1..];
-        while let Some((last, rest)) = value.split_last() {
-            if *last == b',' || *last == b';' {
-                value = rest;
-            } else {
-                break;
-            }
-        }
-        if out.iter().any(|t| t.key == key) {
-            continue;
-        }
-        out.push(Token { key, value });
-    }
-}
-
-/// A token value as an integer when it is a plain decimal one.
-pub(crate) fn token_int(v: &[u8]) -> Option<i64> {
-    let s = std::str::from_utf8(v).ok()?;
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    s.parse::<i64>().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,15 +235,5 @@ mod tests {
         assert_eq!(fmt("a=%d b=%d", &words(&[1]), 4), "a=1 b=%d");
         assert_eq!(fmt("%q tail", &[], 4), "%q tail");
         assert_eq!(fmt("%ps: x", &words(&[0xc044504c]), 4), "0xc044504c: x");
-    }
-
-    #[test]
-    fn tokens() {
-        let mut t = Vec::new();
-        kv_tokens(b"cmd_start id=7 lba=0x10, x= =5 id=8 a-b=1", &mut t);
-        let got: Vec<_> = t.iter().map(|t| (t.key, t.value)).collect();
-        assert_eq!(got, vec![(&b"id"[..], &b"7"[..]), (b"lba", b"0x10"), (b"x", b"")]);
-        assert_eq!(token_int(b"-12"), Some(-12));
-        assert_eq!(token_int(b"0x10"), None);
     }
 }
