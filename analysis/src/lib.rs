@@ -2,4 +2,5 @@
 //! the simulator fill, and the analyses that run on it.
 
 pub mod model;
+pub mod outcome;
 pub mod pairing;

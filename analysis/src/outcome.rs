@@ -1,0 +1,91 @@
+//! What one analysis produced — a pair rule, pulse widths, a chain or a stall detector —
+//! in the shape statistics, reports and the GUI consume. Analyses fill an [`Outcome`];
+//! nothing in this module computes.
+//!
+//! Times are relative picoseconds of the source named by `source` (an index into the
+//! inputs); reports convert them to that source's own clock with its `ClockOrigin`.
+
+use crate::model::Ps;
+
+/// DESIGN §7.1 `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnalysisKind {
+    Pair,
+    Pulse,
+    Chain,
+    Stall,
+}
+
+/// One measured latency: a matched start and end, and the key it was matched by, rendered
+/// for people (`cpu=0 irq=36`; empty when the rule has no key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    pub start: Ps,
+    pub end: Ps,
+    pub key: String,
+}
+
+impl Sample {
+    pub fn latency(&self) -> Ps {
+        self.end - self.start
+    }
+}
+
+/// A detector's window (stall, threshold, long span): where, and by how much it exceeded
+/// what was expected (the median period for stalls, the threshold for long spans).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: Ps,
+    pub end: Ps,
+    pub excess: Ps,
+}
+
+/// A named count of something pairing noticed and users must see rather than lose: e.g.
+/// `double completion`, `irq without command`, `lost events inside`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub what: String,
+    pub count: u64,
+}
+
+/// Everything one analysis found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The rule or preset name (`block`, `irq-handler`, `pulse:D1`, a `NAME=` of a rule).
+    pub name: String,
+    pub kind: AnalysisKind,
+    /// Index of the input source the times belong to.
+    pub source: usize,
+    /// Matched samples (pairs, pulses, chain totals, stall windows as gaps), by start time.
+    pub samples: Vec<Sample>,
+    pub unmatched_start: u64,
+    pub unmatched_end: u64,
+    pub notes: Vec<Note>,
+    /// Detector windows (`stall:` rules; empty for pairs).
+    pub windows: Vec<Window>,
+    /// A chain's stages in order (command→IRQ, handler, wakeup, switch-in), each a full
+    /// outcome of its own; empty for anything but chains.
+    pub stages: Vec<Outcome>,
+}
+
+impl Outcome {
+    pub fn new(name: impl Into<String>, kind: AnalysisKind, source: usize) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            source,
+            samples: Vec::new(),
+            unmatched_start: 0,
+            unmatched_end: 0,
+            notes: Vec::new(),
+            windows: Vec::new(),
+            stages: Vec::new(),
+        }
+    }
+
+    /// Latencies of the samples, in sample order.
+    pub fn latencies(&self) -> Vec<Ps> {
+        self.samples.iter().map(Sample::latency).collect()
+    }
+}
