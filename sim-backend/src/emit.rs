@@ -212,6 +212,10 @@ impl Emitter {
         self.edge(to, line, 0);
     }
 
+    /// Room for `events` more events (about six bytes of field values each).
+    pub fn reserve(&mut self, events: usize) {
+        self.b.reserve(events, events.saturating_mul(6));
+    }
     pub fn events(&self) -> usize {
         self.b.len()
     }

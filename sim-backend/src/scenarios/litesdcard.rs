@@ -100,6 +100,8 @@ const CARD_DETECT: u32 = 1 << 0;
 const SD_IRQ: i64 = 3;
 const TIMER_IRQ: i64 = 5;
 const ETIMEDOUT: i64 = -110;
+/// Requests after which the expected size of the whole run is known well enough to reserve.
+const RESERVE_AFTER_REQUESTS: u64 = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum What {
@@ -341,13 +343,8 @@ impl Lsd {
         let Some(cmd) = self.cmds.get(self.ci).copied() else { return };
         let dirv = i64::from(self.dir == Dir::Write);
         let kv = [(self.k_op, cmd.op as i64), (self.k_irq, i64::from(cmd.irq)), (self.k_dir, dirv)];
-        self.out.marker(
-            t,
-            0,
-            self.task,
-            &format!("cmd_start op={} irq={} dir={dirv}", cmd.op, u8::from(cmd.irq)),
-            &kv,
-        );
+        let text = self.text(0, cmd.op, cmd.irq, dirv);
+        self.out.marker_sym(t, 0, self.task, text, &kv);
         self.mrq += 0x40;
         let arg = if cmd.bytes > 0 { 2048 + self.req * self.nr } else { 0 };
         self.out.mmc_start(t, self.task, self.host, self.mrq, cmd.op, arg, self.retries, cmd.bytes / 512);
@@ -496,6 +493,13 @@ impl Lsd {
         let sector = 2048 + self.req * self.nr;
         self.out.rq_complete(t, 0, self.task, Ctx::Task, self.dev, rwbs, sector, self.nr);
         self.req += 1;
+        if self.dir == Dir::Read && self.req == RESERVE_AFTER_REQUESTS {
+            // Grow the event table once, by extrapolation over both phases (writes add a
+            // status command), instead of by repeated doubling and copying.
+            let per_request = self.out.events() as u64 / RESERVE_AFTER_REQUESTS;
+            let expected = per_request * self.requests * 9 / 4;
+            self.out.reserve(usize::try_from(expected).unwrap_or(0).saturating_sub(self.out.events()));
+        }
         if self.req >= self.requests {
             if self.dir == Dir::Write {
                 return;
