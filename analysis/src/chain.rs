@@ -7,7 +7,9 @@
 //! before the next command (the `cmd-irq` rule, policy next); the handler exit is the
 //! first `irq_handler_exit` of that IRQ on the entry's CPU; the wakeup is the first
 //! `sched_wakeup` of P after the IRQ entry and before P's next command; the switch-in is
-//! the first `sched_switch` with `next_pid` P after the wakeup. A wakeup inside the
+//! the first `sched_switch` with `next_pid` P after the wakeup — or, when P is seen running
+//! (an event with pid P) before any such switch, that first event, noted as "switch-in not
+//! recorded" (kernels lose or never emit some switches out of idle). A wakeup inside the
 //! handler (before its exit) counts from the exit (its stage is 0) and is noted. Only
 //! complete chains give samples, in every stage alike, so stages sum to the total for each
 //! sample; a chain that breaks is counted in `unmatched_start` with a note naming the stage.
@@ -77,6 +79,14 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: crate::presets::CmdIrqPla
     let wakeups = by_key(src, &Endpoint::event("sched_wakeup"), &FieldSel::new(src, "pid"));
     let switches = by_key(src, &Endpoint::event("sched_switch"), &FieldSel::new(src, "next_pid"));
     let irq_field = FieldSel::new(src, "irq");
+    // Events each issuing task ran, to see it running when its switch-in was not recorded.
+    let issuers: rustc_hash::FxHashSet<i32> = plan.commands.iter().filter_map(|c| c.2).collect();
+    let mut ran: FxHashMap<i64, Vec<(Ps, usize)>> = FxHashMap::default();
+    for (i, (&pid, &t)) in src.events.pid.iter().zip(&src.events.ts).enumerate() {
+        if issuers.contains(&pid) {
+            ran.entry(i64::from(pid)).or_default().push((t, i));
+        }
+    }
     let mut total = Outcome::new(name, AnalysisKind::Chain, si);
     total.notes = plan.notes;
     let mut stages: Vec<Outcome> =
@@ -84,6 +94,7 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: crate::presets::CmdIrqPla
     let mut broken = [0u64; 4];
     let mut inside_handler = 0u64;
     let mut no_pid = 0u64;
+    let mut ran_first = 0u64;
     let cmds = &plan.commands;
     // Each command's next command of the same pid, for the wakeup limit.
     let mut next_same_pid: Vec<Option<(Ps, usize)>> = vec![None; cmds.len()];
@@ -127,10 +138,24 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: crate::presets::CmdIrqPla
             broken[2] += 1;
             continue;
         };
-        // Stage 4: the issuer's switch-in after the wakeup.
-        let Some((t4, _)) = first_after(switches.get(&i64::from(pid)), t3, wake_idx, None) else {
-            broken[3] += 1;
-            continue;
+        // Stage 4: the issuer's switch-in after the wakeup, or its first own event when
+        // that comes first (the switch-in was not recorded).
+        let switch = first_after(switches.get(&i64::from(pid)), t3, wake_idx, None);
+        let own = first_after(ran.get(&i64::from(pid)), t3, wake_idx, None);
+        let t4 = match (switch, own) {
+            (Some(s), Some(o)) if o < s => {
+                ran_first += 1;
+                o.0
+            }
+            (Some(s), _) => s.0,
+            (None, Some(o)) => {
+                ran_first += 1;
+                o.0
+            }
+            (None, None) => {
+                broken[3] += 1;
+                continue;
+            }
         };
         let t3c = if t3 < t2 {
             inside_handler += 1;
@@ -148,7 +173,7 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: crate::presets::CmdIrqPla
         "command with no IRQ before the next command",
         "IRQ entry with no handler exit on its CPU",
         "no wakeup of the issuing task before its next command",
-        "wakeup with no switch-in of the task",
+        "wakeup with no switch-in or later event of the task",
     ];
     for (k, st) in stages.iter_mut().enumerate() {
         st.unmatched_start = broken[k];
@@ -161,6 +186,12 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: crate::presets::CmdIrqPla
         total.notes.push(Note {
             what: "wakeup inside the IRQ handler (counted from its exit)".into(),
             count: inside_handler,
+        });
+    }
+    if ran_first > 0 {
+        total.notes.push(Note {
+            what: "switch-in not recorded: the task's first event after the wakeup ends the chain".into(),
+            count: ran_first,
         });
     }
     if no_pid > 0 {
