@@ -340,6 +340,7 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
         let selector = parse_selector(&mut c)?;
         let mut factor = 1.5;
         if c.eat_word("factor") {
+            c.skip_ws();
             let at = c.pos;
             factor = c.float("a factor after 'factor', e.g. 1.5")?;
             if factor <= 0.0 {
@@ -482,6 +483,7 @@ fn parse_pair(c: &mut Cursor<'_>, text: &str) -> Result<Spec, SpecError> {
             } else if c.eat_word("first") {
                 Policy::First
             } else {
+                c.skip_ws();
                 return err(c.pos, "expected fifo, lifo, next or first after 'policy'");
             };
         } else if c.eat_word("within") {
