@@ -417,8 +417,9 @@ fn resolved<'a>(src: &Source, ep: &'a Endpoint) -> Option<Resolved<'a>> {
 }
 
 /// Occurrences of `rule`'s endpoints in `src`, unsorted. `order` ranks simultaneous ones:
-/// events in file order, then edges; `source_rank` separates sources.
-fn occurrences(src: &Source, rule: &PairRule, source_rank: u64) -> Result<Vec<Occ>, PairError> {
+/// events in file order, then edges; `source_rank` separates sources. With `across`, an
+/// edge endpoint whose track this source lacks gives nothing instead of an error.
+fn occurrences(src: &Source, rule: &PairRule, source_rank: u64, across: bool) -> Result<Vec<Occ>, PairError> {
     let mut occ: Vec<Occ> = Vec::new();
     let fields = |pick: fn(&(String, String)) -> &String| -> Vec<(Option<Sym>, Option<Sym>, &str)> {
         rule.by
@@ -456,6 +457,10 @@ fn occurrences(src: &Source, rule: &PairRule, source_rank: u64) -> Result<Vec<Oc
     // Edges carry no fields: their key is all `Missing`, so a keyed rule only pairs them by time.
     for (ep, is_start) in [(&rule.start, true), (&rule.end, false)] {
         if let Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } = ep {
+            // Across sources, each source gives the endpoints it has.
+            if across && !ep.present_in(src) {
+                continue;
+            }
             let (index, d) = digital_of(src, &rule.name, ep)?;
             let missing = vec![KeyVal::Missing; rule.by.len()];
             for t in edge_times(&d, *edge) {
@@ -502,7 +507,7 @@ fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
 /// Pairs `rule` over `src` (DESIGN §4.2). An occurrence that is both a start and an end
 /// first closes, then opens, so `X -> X` yields consecutive intervals.
 pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
-    Ok(run(sort_merge(occurrences(src, rule, 0)?), rule))
+    Ok(run(sort_merge(occurrences(src, rule, 0, false)?), rule))
 }
 
 /// Maps a source's relative time onto the common timeline (DESIGN §4.6).
@@ -529,7 +534,7 @@ pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, P
     let mut all = Vec::new();
     let mut shared = Interner::new();
     for (rank, src) in sources.iter().enumerate() {
-        let mut occ = occurrences(src, rule, rank as u64)?;
+        let mut occ = occurrences(src, rule, rank as u64, true)?;
         for o in &mut occ {
             o.t = to_common(src, o.t);
             for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
