@@ -12,7 +12,8 @@ use latscope_analysis::spec::{parse_spec, run_spec};
 
 #[test]
 fn text_and_trace_dat_of_one_buffer_align_to_their_origin_difference() {
-    let mut sources = vec![sample("ftrace/markers_around_requests.txt"), sample("ftrace/markers_around_requests.dat")];
+    let mut sources =
+        vec![sample("ftrace/markers_around_requests.txt"), sample("ftrace/markers_around_requests.dat")];
     let spec = parse_align("1:match block_rq_issue -> block_rq_issue drift").unwrap();
     let a = apply_align(&spec, &mut sources).unwrap();
     let origin = |s: &Source| s.origin.secs * PS_PER_S + s.origin.ps;
@@ -44,7 +45,11 @@ fn marker_and_gpio_on_skewed_clocks_pair_across_sources_once_aligned() {
     let trace = sample("ftrace/markers_around_requests.txt");
     let start_marker = Endpoint::event_where(
         "tracing_mark_write",
-        vec![latscope_analysis::pairing::Pred::new("text", latscope_analysis::pairing::PredOp::Contains, "req_start")],
+        vec![latscope_analysis::pairing::Pred::new(
+            "text",
+            latscope_analysis::pairing::PredOp::Contains,
+            "req_start",
+        )],
     );
     let markers = endpoint_times(&trace, "t", &start_marker).unwrap();
     assert_eq!(markers.len(), 300);

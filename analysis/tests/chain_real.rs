@@ -16,13 +16,17 @@ fn scan_chains(lines: &[Line], irq: i64) -> Vec<[Ps; 5]> {
     for (k, &i) in issues.iter().enumerate() {
         let pid = lines[i].pid;
         let next_issue = issues.get(k + 1).copied().unwrap_or(lines.len());
-        let next_own_issue = issues[k + 1..].iter().copied().find(|&j| lines[j].pid == pid).unwrap_or(lines.len());
-        let Some(e) = (i + 1..next_issue).find(|&j| lines[j].event == "irq_handler_entry" && lines[j].int("irq") == Some(irq))
+        let next_own_issue =
+            issues[k + 1..].iter().copied().find(|&j| lines[j].pid == pid).unwrap_or(lines.len());
+        let Some(e) = (i + 1..next_issue)
+            .find(|&j| lines[j].event == "irq_handler_entry" && lines[j].int("irq") == Some(irq))
         else {
             continue;
         };
         let Some(x) = (e + 1..lines.len()).find(|&j| {
-            lines[j].event == "irq_handler_exit" && lines[j].int("irq") == Some(irq) && lines[j].cpu == lines[e].cpu
+            lines[j].event == "irq_handler_exit"
+                && lines[j].int("irq") == Some(irq)
+                && lines[j].cpu == lines[e].cpu
         }) else {
             continue;
         };
@@ -32,7 +36,8 @@ fn scan_chains(lines: &[Line], irq: i64) -> Vec<[Ps; 5]> {
             continue;
         };
         let Some(r) = (w + 1..lines.len()).find(|&j| {
-            lines[j].pid == pid || (lines[j].event == "sched_switch" && lines[j].int("next_pid") == Some(i64::from(pid)))
+            lines[j].pid == pid
+                || (lines[j].event == "sched_switch" && lines[j].int("next_pid") == Some(i64::from(pid)))
         }) else {
             continue;
         };
@@ -64,7 +69,8 @@ fn chain_stages_sum_to_the_total_and_match_a_line_scan() {
         let want = scan_chains(&scan(&path), 36);
         let got: Vec<[Ps; 5]> = (0..c.samples.len())
             .map(|k| {
-                let b: Vec<(Ps, Ps)> = c.stages.iter().map(|s| spans(&sources[0], &single(&s.samples[k]))[0]).collect();
+                let b: Vec<(Ps, Ps)> =
+                    c.stages.iter().map(|s| spans(&sources[0], &single(&s.samples[k]))[0]).collect();
                 [b[0].0, b[1].0, b[2].0, b[3].0, b[3].1]
             })
             .collect();

@@ -20,7 +20,11 @@ fn tick_stalls_match_a_line_scan() {
     let path = samples().join("ftrace/timer_wakeups_under_load.txt");
     let ticks: Vec<Ps> = scan(&path)
         .iter()
-        .filter(|l| l.event == "hrtimer_expire_entry" && l.field("function") == Some("tick_nohz_handler") && l.cpu == 0)
+        .filter(|l| {
+            l.event == "hrtimer_expire_entry"
+                && l.field("function") == Some("tick_nohz_handler")
+                && l.cpu == 0
+        })
         .map(|l| l.ts)
         .collect();
     let mut gaps: Vec<Ps> = ticks.windows(2).map(|w| w[1] - w[0]).collect();
@@ -40,7 +44,10 @@ fn tick_stalls_match_a_line_scan() {
     let got: Vec<(Ps, Ps, Ps)> =
         o.windows.iter().map(|w| (abs(&sources[0], w.start), abs(&sources[0], w.end), w.excess)).collect();
     assert_eq!(got, want);
-    assert_eq!(o.notes[0], latscope_analysis::outcome::Note { what: "median period (ps)".into(), count: median as u64 });
+    assert_eq!(
+        o.notes[0],
+        latscope_analysis::outcome::Note { what: "median period (ps)".into(), count: median as u64 }
+    );
 }
 
 #[test]
@@ -63,8 +70,11 @@ fn polling_runs_match_a_line_scan() {
     assert!(!want.is_empty());
     let sources = vec![common::open(&path)];
     let o = run1("poll:hrtimer_start within 20us min 3", &sources);
-    let got: Vec<(Ps, Ps, String)> =
-        o.samples.iter().map(|s| (abs(&sources[0], s.start), abs(&sources[0], s.end), s.key.clone())).collect();
+    let got: Vec<(Ps, Ps, String)> = o
+        .samples
+        .iter()
+        .map(|s| (abs(&sources[0], s.start), abs(&sources[0], s.end), s.key.clone()))
+        .collect();
     assert_eq!(got, want);
 }
 
@@ -94,7 +104,10 @@ fn pulses(col: &[f64], level: f64) -> (Vec<(usize, usize)>, Vec<usize>) {
         if !a && b {
             open = Some(i);
             rises.push(i);
-        } else if a && !b && let Some(s) = open.take() {
+        } else if a
+            && !b
+            && let Some(s) = open.take()
+        {
             out.push((s, i));
         }
     }

@@ -53,11 +53,17 @@ fn block_key(l: &Line, ev: &str) -> Option<String> {
 
 #[test]
 fn block_matches_a_line_scan_on_every_text_sample() {
-    for name in ["virtio_blk_direct_read.txt", "blk_read.txt", "markers_around_requests.txt", "virtio_blk_direct_read_tgid.txt"] {
+    for name in [
+        "virtio_blk_direct_read.txt",
+        "blk_read.txt",
+        "markers_around_requests.txt",
+        "virtio_blk_direct_read_tgid.txt",
+    ] {
         let path = samples().join("ftrace").join(name);
         let lines = scan(&path);
         let issues = lines.iter().filter(|l| l.event == "block_rq_issue").count();
-        let (want, us, ue) = fifo(&lines, |l| block_key(l, "block_rq_issue"), |l| block_key(l, "block_rq_complete"));
+        let (want, us, ue) =
+            fifo(&lines, |l| block_key(l, "block_rq_issue"), |l| block_key(l, "block_rq_complete"));
         let (src, o) = run("block", open(&path));
         assert_eq!(spans(&src, &o), want, "{name}");
         assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue), "{name}");
@@ -74,7 +80,10 @@ fn block_hand_picked_requests() {
     // `518.789923`; `518.790394 … 24018944 + 128` completes at `518.790552`.
     let (src, o) = run("block", sample("ftrace/blk_read.txt"));
     let find = |start_us: i64| {
-        o.samples.iter().find(|s| abs(&src, s.start) == 518_000_000 * PS_PER_US + start_us * PS_PER_US).unwrap()
+        o.samples
+            .iter()
+            .find(|s| abs(&src, s.start) == 518_000_000 * PS_PER_US + start_us * PS_PER_US)
+            .unwrap()
     };
     let a = find(789_735);
     assert_eq!((a.latency(), a.key.as_str()), (188 * PS_PER_US, "dev=254,0 sector=12581480"));
@@ -154,15 +163,21 @@ fn irq_handler_and_softirq_match_a_line_scan() {
     files.extend(corpus("ftrace_text/rpi_softirq_timer_rcu_sched.txt"));
     for path in files {
         let lines = scan(&path);
-        for (preset, start, end, field) in
-            [("irq-handler", "irq_handler_entry", "irq_handler_exit", "irq"), ("softirq", "softirq_entry", "softirq_exit", "vec")]
-        {
+        for (preset, start, end, field) in [
+            ("irq-handler", "irq_handler_entry", "irq_handler_exit", "irq"),
+            ("softirq", "softirq_entry", "softirq_exit", "vec"),
+        ] {
             let (want, us, ue) = lifo(&lines, start, end, field);
             let sources = vec![open(&path)];
             match run_spec(&preset_spec(preset).unwrap(), &sources) {
                 Ok(o) => {
                     assert_eq!(spans(&sources[0], &o[0]), want, "{} {preset}", path.display());
-                    assert_eq!((o[0].unmatched_start, o[0].unmatched_end), (us, ue), "{} {preset}", path.display());
+                    assert_eq!(
+                        (o[0].unmatched_start, o[0].unmatched_end),
+                        (us, ue),
+                        "{} {preset}",
+                        path.display()
+                    );
                 }
                 Err(AnalysisError::Missing { .. }) => assert!(want.is_empty() && us + ue == 0),
                 Err(e) => panic!("{e}"),
@@ -275,7 +290,10 @@ fn cmd_irq_takes_the_irq_that_follows_commands() {
     assert_eq!(o.samples.len() as u64 + o.unmatched_end, irq32);
     assert!(o.notes.iter().any(|n| n.what == "irq without command"));
     // A marker as the command.
-    let (_, o) = run("cmd-irq:cmd=tracing_mark_write[text~req_start],irq=36", sample("ftrace/markers_around_requests.txt"));
+    let (_, o) = run(
+        "cmd-irq:cmd=tracing_mark_write[text~req_start],irq=36",
+        sample("ftrace/markers_around_requests.txt"),
+    );
     assert!(o.samples.len() > 250, "{}", o.samples.len());
 }
 

@@ -21,7 +21,8 @@ fn error(text: &str) -> (usize, String) {
 
 #[test]
 fn full_pair_rule() {
-    let r = pair("wake=sched_wakeup[comm~dd,prio!=99] -> sched_switch by pid:next_pid policy lifo within 2.5ms");
+    let r =
+        pair("wake=sched_wakeup[comm~dd,prio!=99] -> sched_switch by pid:next_pid policy lifo within 2.5ms");
     assert_eq!(r.name, "wake");
     assert_eq!(
         r.start,
@@ -41,7 +42,10 @@ fn full_pair_rule() {
 
 #[test]
 fn nameless_rules_get_their_text_as_name() {
-    assert_eq!(pair("irq_handler_entry[irq=36] -> irq_handler_exit by cpu,irq").name, "irq_handler_entry[irq=36]->irq_handler_exit");
+    assert_eq!(
+        pair("irq_handler_entry[irq=36] -> irq_handler_exit by cpu,irq").name,
+        "irq_handler_entry[irq=36]->irq_handler_exit"
+    );
     assert_eq!(Spec::Pair(pair("CMD:rise -> IRQ:fall")).name(), "CMD:rise->IRQ:fall");
 }
 
@@ -51,29 +55,56 @@ fn edges_crossings_and_markers() {
     assert_eq!(r.start, Endpoint::edge("CMD", Edge::Rise));
     assert_eq!(r.end, Endpoint::Crossing { track: "SCOPE".into(), edge: Edge::Fall, level: Level(1.65) });
     let r = pair(r#"req=tracing_mark_write[text~req_start] -> tracing_mark_write[text~"req_done"] by id"#);
-    assert_eq!(r.end, Endpoint::event_where("tracing_mark_write", vec![Pred::new("text", PredOp::Contains, "req_done")]));
+    assert_eq!(
+        r.end,
+        Endpoint::event_where("tracing_mark_write", vec![Pred::new("text", PredOp::Contains, "req_done")])
+    );
     let r = pair(r#""my rule"="D 3:any" -> "D 3":any"#);
     assert_eq!(r.name, "my rule");
     // A quoted name without a trailing edge is an event of that name.
     assert_eq!(r.start, Endpoint::event("D 3:any"));
     assert_eq!(r.end, Endpoint::edge("D 3", Edge::Any));
     let r = pair("f=block_rq_issue[rwbs!~F,sector=0x10] -> block_rq_complete");
-    assert_eq!(r.start, Endpoint::event_where("block_rq_issue", vec![Pred::new("rwbs", PredOp::NotContains, "F"), Pred::new("sector", PredOp::Eq, "0x10")]));
+    assert_eq!(
+        r.start,
+        Endpoint::event_where(
+            "block_rq_issue",
+            vec![Pred::new("rwbs", PredOp::NotContains, "F"), Pred::new("sector", PredOp::Eq, "0x10")]
+        )
+    );
 }
 
 #[test]
 fn pulse_stall_long_poll() {
-    assert_eq!(parse_spec("pulse:D1"), Ok(Spec::Pulse { name: "pulse:D1".into(), channel: "D1".into(), high: true, level: None }));
+    assert_eq!(
+        parse_spec("pulse:D1"),
+        Ok(Spec::Pulse { name: "pulse:D1".into(), channel: "D1".into(), high: true, level: None })
+    );
     assert_eq!(
         parse_spec("pulse:CH2:low@0.8"),
-        Ok(Spec::Pulse { name: "pulse:CH2:low".into(), channel: "CH2".into(), high: false, level: Some(0.8) })
+        Ok(Spec::Pulse {
+            name: "pulse:CH2:low".into(),
+            channel: "CH2".into(),
+            high: false,
+            level: Some(0.8)
+        })
     );
     assert_eq!(
         parse_spec("stall:DMA:rise factor 2"),
-        Ok(Spec::Stall { name: "stall:DMA:rise factor 2".into(), selector: Endpoint::edge("DMA", Edge::Rise), factor: 2.0 })
+        Ok(Spec::Stall {
+            name: "stall:DMA:rise factor 2".into(),
+            selector: Endpoint::edge("DMA", Edge::Rise),
+            factor: 2.0
+        })
     );
-    assert!(matches!(parse_spec("stall:hrtimer_expire_entry[function~tick]"), Ok(Spec::Stall { factor: 1.5, .. })));
-    assert!(matches!(parse_spec("long:flushes over 2ms"), Ok(Spec::Long { over: 2_000_000_000, high: true, .. })));
+    assert!(matches!(
+        parse_spec("stall:hrtimer_expire_entry[function~tick]"),
+        Ok(Spec::Stall { factor: 1.5, .. })
+    ));
+    assert!(matches!(
+        parse_spec("long:flushes over 2ms"),
+        Ok(Spec::Long { over: 2_000_000_000, high: true, .. })
+    ));
     assert!(matches!(
         parse_spec("poll:mmio_read within 5us min 3"),
         Ok(Spec::Poll { spacing: 5_000_000, min_iterations: 3, .. })
@@ -112,14 +143,26 @@ fn presets_parse_by_name_and_with_options() {
 
 #[test]
 fn errors_say_what_was_expected_where() {
-    assert_eq!(error("lat=irq_handler_entry irq_handler_exit"), (22, "expected \"->\" after the start endpoint".into()));
-    assert_eq!(error("a -> "), (5, "expected the end endpoint: an event name or CHANNEL:rise|fall|any".into()));
+    assert_eq!(
+        error("lat=irq_handler_entry irq_handler_exit"),
+        (22, "expected \"->\" after the start endpoint".into())
+    );
+    assert_eq!(
+        error("a -> "),
+        (5, "expected the end endpoint: an event name or CHANNEL:rise|fall|any".into())
+    );
     assert_eq!(error("a -> b by"), (9, "expected a key field after 'by'".into()));
-    assert_eq!(error("a -> b policy random"), (14, "expected fifo, lifo, next or first after 'policy'".into()));
+    assert_eq!(
+        error("a -> b policy random"),
+        (14, "expected fifo, lifo, next or first after 'policy'".into())
+    );
     assert_eq!(error("a -> b within 5"), (15, "expected a unit after the number: ps ns us ms s".into()));
     assert_eq!(error("a -> b within 5 parsecs").0, 16);
     assert_eq!(error("a -> b within soon").0, 14);
-    assert_eq!(error("a -> b frobnicate"), (7, "expected 'by', 'policy', 'within' or the end of the rule".into()));
+    assert_eq!(
+        error("a -> b frobnicate"),
+        (7, "expected 'by', 'policy', 'within' or the end of the rule".into())
+    );
     assert_eq!(error("a[irq 36] -> b").0, 6);
     assert_eq!(error("a[irq=36 -> b").0, 13);
     assert_eq!(error("CMD:up -> b"), (4, "expected rise, fall or any after ':'".into()));
