@@ -176,6 +176,23 @@ pub enum KeyVal {
     Missing,
 }
 
+/// The most key fields a rule may have: keys are stored inline, so pairing a million events
+/// allocates nothing per event.
+pub const MAX_KEYS: usize = 4;
+
+/// A key as stored while pairing: unused slots are `Missing`.
+type Key = [KeyVal; MAX_KEYS];
+
+const NO_KEY: Key = [KeyVal::Missing; MAX_KEYS];
+
+fn key_from(v: &[KeyVal]) -> Key {
+    let mut k = NO_KEY;
+    for (slot, &x) in k.iter_mut().zip(v) {
+        *slot = x;
+    }
+    k
+}
+
 /// A matched pair: start and end time (relative ps) and the key it was matched by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pair {
@@ -214,6 +231,8 @@ pub enum PairError {
     NoSuchTrack { rule: String, track: String },
     #[error("rule {rule}: analog track {track:?} has no finite sample to put a threshold on")]
     NoThreshold { rule: String, track: String },
+    #[error("rule {rule}: {count} key fields; at most {MAX_KEYS} are supported")]
+    TooManyKeys { rule: String, count: usize },
 }
 
 /// An endpoint resolved against a source's strings, so matching compares symbols.
@@ -405,8 +424,8 @@ pub(crate) struct Occ {
     order: u64,
     is_end: bool,
     is_start: bool,
-    start_key: Vec<KeyVal>,
-    end_key: Vec<KeyVal>,
+    start_key: Key,
+    end_key: Key,
 }
 
 fn resolved<'a>(src: &Source, ep: &'a Endpoint) -> Option<Resolved<'a>> {
@@ -419,8 +438,12 @@ fn resolved<'a>(src: &Source, ep: &'a Endpoint) -> Option<Resolved<'a>> {
 /// Occurrences of `rule`'s endpoints in `src`, unsorted. `order` ranks simultaneous ones:
 /// events in file order, then edges; `source_rank` separates sources. With `across`, an
 /// edge endpoint whose track this source lacks gives nothing instead of an error.
-fn occurrences(src: &Source, rule: &PairRule, source_rank: u64, across: bool) -> Result<Vec<Occ>, PairError> {
-    let mut occ: Vec<Occ> = Vec::new();
+fn event_occurrences(
+    src: &Source,
+    rule: &PairRule,
+    source_rank: u64,
+    emit: &mut dyn FnMut(Occ),
+) -> Result<(), PairError> {
     let fields = |pick: fn(&(String, String)) -> &String| -> Vec<(Option<Sym>, Option<Sym>, &str)> {
         rule.by
             .iter()
@@ -432,8 +455,15 @@ fn occurrences(src: &Source, rule: &PairRule, source_rank: u64, across: bool) ->
     };
     let start_fields = fields(|f| &f.0);
     let end_fields = fields(|f| &f.1);
-    let key_of = |ev: &EventRef<'_>, fields: &[(Option<Sym>, Option<Sym>, &str)]| -> Vec<KeyVal> {
-        fields.iter().map(|&(s, a, n)| field_of(ev, s, a, n).map_or(KeyVal::Missing, to_key)).collect()
+    if rule.by.len() > MAX_KEYS {
+        return Err(PairError::TooManyKeys { rule: rule.name.clone(), count: rule.by.len() });
+    }
+    let key_of = |ev: &EventRef<'_>, fields: &[(Option<Sym>, Option<Sym>, &str)]| -> Key {
+        let mut k = NO_KEY;
+        for (slot, &(s, a, n)) in k.iter_mut().zip(fields) {
+            *slot = field_of(ev, s, a, n).map_or(KeyVal::Missing, to_key);
+        }
+        k
     };
     let start_ev = resolved(src, &rule.start);
     let end_ev = resolved(src, &rule.end);
@@ -443,17 +473,29 @@ fn occurrences(src: &Source, rule: &PairRule, source_rank: u64, across: bool) ->
             let s = start_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             let e = end_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             if s || e {
-                occ.push(Occ {
+                emit(Occ {
                     t: ev.ts(),
                     order: base + ev.index as u64,
                     is_end: e,
                     is_start: s,
-                    start_key: if s { key_of(&ev, &start_fields) } else { Vec::new() },
-                    end_key: if e { key_of(&ev, &end_fields) } else { Vec::new() },
+                    start_key: if s { key_of(&ev, &start_fields) } else { NO_KEY },
+                    end_key: if e { key_of(&ev, &end_fields) } else { NO_KEY },
                 });
             }
         }
     }
+    Ok(())
+}
+
+/// Edge and crossing occurrences of `rule`'s endpoints in `src`, unsorted.
+fn edge_occurrences(
+    src: &Source,
+    rule: &PairRule,
+    source_rank: u64,
+    across: bool,
+) -> Result<Vec<Occ>, PairError> {
+    let mut occ = Vec::new();
+    let base = source_rank << 48;
     // Edges carry no fields: their key is all `Missing`, so a keyed rule only pairs them by time.
     for (ep, is_start) in [(&rule.start, true), (&rule.end, false)] {
         if let Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } = ep {
@@ -462,7 +504,6 @@ fn occurrences(src: &Source, rule: &PairRule, source_rank: u64, across: bool) ->
                 continue;
             }
             let (index, d) = digital_of(src, &rule.name, ep)?;
-            let missing = vec![KeyVal::Missing; rule.by.len()];
             for t in edge_times(&d, *edge) {
                 occ.push(Occ {
                     t,
@@ -471,8 +512,8 @@ fn occurrences(src: &Source, rule: &PairRule, source_rank: u64, across: bool) ->
                     order: base + (1 << 40) + index as u64,
                     is_end: !is_start,
                     is_start,
-                    start_key: missing.clone(),
-                    end_key: missing.clone(),
+                    start_key: NO_KEY,
+                    end_key: NO_KEY,
                 });
             }
         }
@@ -484,7 +525,14 @@ fn occurrences(src: &Source, rule: &PairRule, source_rank: u64, across: bool) ->
 /// transition selected by both endpoints (`CH:rise -> CH:rise`, `CH:any -> CH:fall`)
 /// into one occurrence that ends, then starts.
 fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
-    occ.sort_by_key(|o| (o.t, o.order));
+    // Events arrive in time order; only edges appended after them need the sort, and only
+    // a transition selected twice needs the merge (which copies everything).
+    if !occ.is_sorted_by_key(|o| (o.t, o.order)) {
+        occ.sort_by_key(|o| (o.t, o.order));
+    }
+    if !occ.windows(2).any(|w| w[0].t == w[1].t && w[0].order == w[1].order) {
+        return occ;
+    }
     let mut merged: Vec<Occ> = Vec::with_capacity(occ.len());
     for o in occ {
         match merged.last_mut() {
@@ -507,7 +555,19 @@ fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
 /// Pairs `rule` over `src` (DESIGN §4.2). An occurrence that is both a start and an end
 /// first closes, then opens, so `X -> X` yields consecutive intervals.
 pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
-    Ok(run(sort_merge(occurrences(src, rule, 0, false)?), rule))
+    // Event occurrences stream straight into the engine (they come in time order); the
+    // edges, usually few, are sorted apart and merged into the stream.
+    let edges = sort_merge(edge_occurrences(src, rule, 0, false)?);
+    let mut edges = edges.into_iter().peekable();
+    let mut engine = Engine::new(rule);
+    event_occurrences(src, rule, 0, &mut |o| {
+        while let Some(e) = edges.next_if(|e| (e.t, e.order) < (o.t, o.order)) {
+            engine.feed(e);
+        }
+        engine.feed(o);
+    })?;
+    edges.for_each(|e| engine.feed(e));
+    Ok(engine.finish())
 }
 
 /// Maps a source's relative time onto the common timeline (DESIGN §4.6).
@@ -534,7 +594,8 @@ pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, P
     let mut all = Vec::new();
     let mut shared = Interner::new();
     for (rank, src) in sources.iter().enumerate() {
-        let mut occ = occurrences(src, rule, rank as u64, true)?;
+        let mut occ = edge_occurrences(src, rule, rank as u64, true)?;
+        event_occurrences(src, rule, rank as u64, &mut |o| occ.push(o))?;
         for o in &mut occ {
             o.t = to_common(src, o.t);
             for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
@@ -549,75 +610,106 @@ pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, P
 }
 
 fn run(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
-    let mut open: FxHashMap<Vec<KeyVal>, VecDeque<Ps>> = FxHashMap::default();
-    let mut res = PairResult::default();
-    let expired = |start: Ps, now: Ps| rule.within.is_some_and(|w| now - start > w);
-    for o in occ {
-        if o.is_end {
-            let mut closed = None;
-            let mut seen_key = false;
-            if let Some(q) = open.get_mut(&o.end_key) {
-                seen_key = true;
-                match rule.policy {
-                    Policy::Fifo | Policy::Next | Policy::First => {
-                        while let Some(s) = q.pop_front() {
-                            if expired(s, o.t) {
-                                res.unmatched_start += 1;
-                            } else {
-                                closed = Some(s);
-                                break;
-                            }
-                        }
-                        if rule.policy == Policy::First {
-                            res.unmatched_start += q.len() as u64;
-                            q.clear();
-                        }
-                    }
-                    Policy::Lifo => {
-                        if let Some(s) = q.pop_back() {
-                            if expired(s, o.t) {
-                                // Every older start is older still: all of them expired.
-                                res.unmatched_start += 1 + q.len() as u64;
-                                q.clear();
-                            } else {
-                                closed = Some(s);
-                            }
-                        }
-                    }
-                }
-            }
-            match closed {
-                Some(s) => res.pairs.push(Pair { start: s, end: o.t, key: o.end_key }),
-                None => {
-                    res.unmatched_end += 1;
-                    // The key's queue exists once a start opened it: an end that finds it
-                    // empty follows an end that already closed that key.
-                    if seen_key {
-                        res.repeated_end += 1;
-                    }
-                }
-            }
-        }
-        if o.is_start {
-            let q = open.entry(o.start_key).or_default();
-            if rule.policy == Policy::Next && !q.is_empty() {
-                res.unmatched_start += q.len() as u64;
-                q.clear();
-            }
-            q.push_back(o.t);
+    let mut engine = Engine::new(rule);
+    occ.into_iter().for_each(|o| engine.feed(o));
+    engine.finish()
+}
+
+/// The pairing state machine: open starts per key, fed occurrences in time order.
+struct Engine<'r> {
+    rule: &'r PairRule,
+    open: FxHashMap<Key, VecDeque<Ps>>,
+    res: PairResult,
+    width: usize,
+}
+
+impl<'r> Engine<'r> {
+    fn new(rule: &'r PairRule) -> Self {
+        Self {
+            rule,
+            open: FxHashMap::default(),
+            res: PairResult::default(),
+            width: rule.by.len().min(MAX_KEYS),
         }
     }
-    res.unmatched_start += open.values().map(|q| q.len() as u64).sum::<u64>();
-    res
+
+    fn finish(mut self) -> PairResult {
+        self.res.unmatched_start += self.open.values().map(|q| q.len() as u64).sum::<u64>();
+        self.res
+    }
+
+    fn feed(&mut self, o: Occ) {
+        let rule = self.rule;
+        let width = self.width;
+        let open = &mut self.open;
+        let res = &mut self.res;
+        let expired = |start: Ps, now: Ps| rule.within.is_some_and(|w| now - start > w);
+        {
+            if o.is_end {
+                let mut closed = None;
+                let mut seen_key = false;
+                if let Some(q) = open.get_mut(&o.end_key) {
+                    seen_key = true;
+                    match rule.policy {
+                        Policy::Fifo | Policy::Next | Policy::First => {
+                            while let Some(s) = q.pop_front() {
+                                if expired(s, o.t) {
+                                    res.unmatched_start += 1;
+                                } else {
+                                    closed = Some(s);
+                                    break;
+                                }
+                            }
+                            if rule.policy == Policy::First {
+                                res.unmatched_start += q.len() as u64;
+                                q.clear();
+                            }
+                        }
+                        Policy::Lifo => {
+                            if let Some(s) = q.pop_back() {
+                                if expired(s, o.t) {
+                                    // Every older start is older still: all of them expired.
+                                    res.unmatched_start += 1 + q.len() as u64;
+                                    q.clear();
+                                } else {
+                                    closed = Some(s);
+                                }
+                            }
+                        }
+                    }
+                }
+                match closed {
+                    Some(s) => res.pairs.push(Pair { start: s, end: o.t, key: o.end_key[..width].to_vec() }),
+                    None => {
+                        res.unmatched_end += 1;
+                        // The key's queue exists once a start opened it: an end that finds it
+                        // empty follows an end that already closed that key.
+                        if seen_key {
+                            res.repeated_end += 1;
+                        }
+                    }
+                }
+            }
+            if o.is_start {
+                let q = open.entry(o.start_key).or_default();
+                if rule.policy == Policy::Next && !q.is_empty() {
+                    res.unmatched_start += q.len() as u64;
+                    q.clear();
+                }
+                q.push_back(o.t);
+            }
+        }
+    }
 }
 
 /// An occurrence found by an analysis with its own matching (the `block` preset's flush
 /// keys): it starts and/or ends a pair under `key`.
-pub(crate) fn custom_occurrence(t: Ps, order: u64, is_start: bool, is_end: bool, key: Vec<KeyVal>) -> Occ {
+pub(crate) fn custom_occurrence(t: Ps, order: u64, is_start: bool, is_end: bool, key: &[KeyVal]) -> Occ {
+    let key = key_from(key);
     let (start_key, end_key) = match (is_start, is_end) {
-        (true, true) => (key.clone(), key),
-        (true, false) => (key, Vec::new()),
-        _ => (Vec::new(), key),
+        (true, true) => (key, key),
+        (true, false) => (key, NO_KEY),
+        _ => (NO_KEY, key),
     };
     Occ { t, order, is_end, is_start, start_key, end_key }
 }

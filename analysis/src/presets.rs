@@ -198,10 +198,16 @@ pub(crate) fn outcome_of(
     src: &Source,
 ) -> Outcome {
     let mut o = Outcome::new(name, kind, source);
+    // Few distinct keys, many pairs: render each key once.
+    let mut rendered: rustc_hash::FxHashMap<&[KeyVal], String> = Default::default();
     o.samples = res
         .pairs
         .iter()
-        .map(|p| Sample { start: p.start, end: p.end, key: render_key(rule, &p.key, &src.strings) })
+        .map(|p| {
+            let key =
+                rendered.entry(&p.key[..]).or_insert_with(|| render_key(rule, &p.key, &src.strings)).clone();
+            Sample { start: p.start, end: p.end, key }
+        })
         .collect();
     o.samples.sort_by_key(|s| (s.start, s.end));
     o.unmatched_start = res.unmatched_start;
@@ -326,8 +332,8 @@ fn run_block(sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
             }
             let flush = is_flush(rwbs.get(&ev), sector.get(&ev), nr.get(&ev), src);
             flushes += u64::from(flush && is_start);
-            let key = vec![dev.key(&ev), if flush { KeyVal::Missing } else { sector.key(&ev) }];
-            occ.push(custom_occurrence(ev.ts(), ev.index as u64, is_start, !is_start, key));
+            let key = [dev.key(&ev), if flush { KeyVal::Missing } else { sector.key(&ev) }];
+            occ.push(custom_occurrence(ev.ts(), ev.index as u64, is_start, !is_start, &key));
         }
         let res = pair_occurrences(occ, &rule);
         let mut o = outcome_of("block", AnalysisKind::Pair, i, &rule, &res, src);
@@ -443,11 +449,9 @@ fn run_cmd_irq(name: &str, opts: &CmdIrq, sources: &[Source]) -> Result<Vec<Outc
         let mut occ: Vec<_> = plan
             .commands
             .iter()
-            .map(|&(t, order, _)| custom_occurrence(t, order, true, false, Vec::new()))
+            .map(|&(t, order, _)| custom_occurrence(t, order, true, false, &[]))
             .collect();
-        occ.extend(
-            plan.irqs.iter().map(|&(t, order, _)| custom_occurrence(t, order, false, true, Vec::new())),
-        );
+        occ.extend(plan.irqs.iter().map(|&(t, order, _)| custom_occurrence(t, order, false, true, &[])));
         let res = pair_occurrences(occ, &rule);
         let mut o = outcome_of(name, AnalysisKind::Pair, i, &rule, &res, src);
         o.notes = plan.notes;

@@ -463,6 +463,10 @@ fn parse_pair(c: &mut Cursor<'_>, text: &str) -> Result<Spec, SpecError> {
                 return err(at, "'by' given twice");
             }
             loop {
+                if rule.by.len() == crate::pairing::MAX_KEYS {
+                    c.skip_ws();
+                    return err(c.pos, format!("at most {} key fields", crate::pairing::MAX_KEYS));
+                }
                 let a = c.name("a key field after 'by'")?;
                 let b = if c.eat(":") { c.name("the end field after ':' in a key")? } else { a.clone() };
                 rule.by.push((a, b));
