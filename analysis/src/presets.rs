@@ -212,7 +212,28 @@ pub(crate) fn outcome_of(
     o.samples.sort_by_key(|s| (s.start, s.end));
     o.unmatched_start = res.unmatched_start;
     o.unmatched_end = res.unmatched_end;
+    note_lost_events(&mut o, src);
     o
+}
+
+/// Notes the samples that span a lost-event gap of the tracer: an end or a start inside
+/// may be missing, so the pair may be wrong.
+pub(crate) fn note_lost_events(o: &mut Outcome, src: &Source) {
+    let gaps = &src.diagnostics.gaps;
+    if gaps.is_empty() {
+        return;
+    }
+    let mut at: Vec<Ps> = gaps.iter().map(|g| g.ts).collect();
+    at.sort_unstable();
+    let spanning = o
+        .samples
+        .iter()
+        .filter(|s| at.partition_point(|&t| t < s.start) < at.partition_point(|&t| t <= s.end))
+        .count();
+    o.notes.push(Note { what: "lost-event gaps in the source".into(), count: gaps.len() as u64 });
+    if spanning > 0 {
+        o.notes.push(Note { what: "samples spanning lost events".into(), count: spanning as u64 });
+    }
 }
 
 fn missing_error(rule: &str, ep: &Endpoint) -> AnalysisError {

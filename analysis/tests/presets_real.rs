@@ -315,3 +315,43 @@ fn presets_name_what_is_missing() {
     let e = run_spec(&preset_spec("pulse:D9").unwrap(), &sources).unwrap_err();
     assert_eq!(e.to_string(), "pulse:D9: no source has a digital or analog track \"D9\"");
 }
+
+/// `trace-cmd report -t FILE` lines (nanosecond timestamps), scanned like a text trace, or `None` without trace-cmd.
+fn trace_cmd_report(path: &std::path::Path) -> Option<Vec<Line>> {
+    let out = std::process::Command::new("trace-cmd").args(["report", "-t"]).arg(path).output();
+    let Ok(out) = out.map_err(|e| println!("skipped: trace-cmd: {e}")) else { return None };
+    let tmp = std::env::temp_dir().join(format!("latscope-rules-report-{}.txt", std::process::id()));
+    std::fs::write(&tmp, &out.stdout).unwrap();
+    let lines = scan(&tmp);
+    std::fs::remove_file(&tmp).ok();
+    Some(lines)
+}
+
+#[test]
+fn trace_dat_presets_match_trace_cmd_report() {
+    let dat = samples().join("ftrace/virtio_blk_direct_read.dat");
+    let Some(lines) = trace_cmd_report(&dat) else { return };
+    let (want, us, ue) =
+        fifo(&lines, |l| block_key(l, "block_rq_issue"), |l| block_key(l, "block_rq_complete"));
+    assert_eq!(want.len(), 400);
+    let (src, o) = run("block", open(&dat));
+    assert_eq!(spans(&src, &o), want);
+    assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue));
+    let Some(idle) = corpus("tracedat/trappy_trace_idle.dat") else { return };
+    let lines = trace_cmd_report(&idle).unwrap();
+    let mut open_at: HashMap<u32, Ps> = HashMap::new();
+    let mut want = Vec::new();
+    for l in lines.iter().filter(|l| l.event == "cpu_idle") {
+        if l.field("state") == Some("4294967295") {
+            if let Some(s) = open_at.remove(&l.cpu) {
+                want.push((s, l.ts));
+            }
+        } else {
+            open_at.insert(l.cpu, l.ts);
+        }
+    }
+    want.sort_unstable();
+    assert!(!want.is_empty());
+    let (src, o) = run("idle", open(&idle));
+    assert_eq!(spans(&src, &o), want);
+}
