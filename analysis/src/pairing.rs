@@ -933,6 +933,61 @@ mod tests {
     }
 
     #[test]
+    fn first_policy_closes_the_oldest_and_drops_the_rest() {
+        let s = source(&[
+            (1, 0, "wake", &[("pid", 7)]),
+            (2, 0, "wake", &[("pid", 7)]),
+            (3, 0, "wake", &[("pid", 8)]),
+            (5, 0, "switch", &[("next_pid", 7)]),
+            (6, 0, "switch", &[("next_pid", 7)]),
+            (9, 0, "switch", &[("next_pid", 8)]),
+        ]);
+        let r = PairRule::new("w", Endpoint::event("wake"), Endpoint::event("switch"), Policy::First)
+            .by_mapped("pid", "next_pid");
+        let p = pair(&s, &r).expect("pair");
+        assert_eq!(spans(&p), [(1, 5), (3, 9)]);
+        // The second wakeup of 7 is dropped; the second switch-in of 7 repeats a closed key.
+        assert_eq!((p.unmatched_start, p.unmatched_end, p.repeated_end), (1, 1, 1));
+    }
+
+    #[test]
+    fn integers_match_their_twos_complement_and_text_predicates_negate() {
+        assert!(int_eq(-1, 4_294_967_295) && int_eq(4_294_967_295, -1) && int_eq(-1, 18_446_744_073_709_551_615));
+        assert!(!int_eq(-2, 4_294_967_295) && !int_eq(1, 2));
+        let s = source(&[(1, 0, "idle", &[("state", -1)]), (2, 0, "idle", &[("state", 255)])]);
+        let hits = |p: Pred| endpoint_times(&s, "t", &Endpoint::event_where("idle", vec![p])).expect("times");
+        assert_eq!(hits(Pred::new("state", PredOp::Eq, "4294967295")), [1]);
+        assert_eq!(hits(Pred::new("state", PredOp::Eq, "0xff")), [2]);
+        assert_eq!(hits(Pred::new("state", PredOp::NotContains, "25")), [1]);
+        assert_eq!(hits(Pred::new("nope", PredOp::NotContains, "x")), [1, 2]);
+        assert_eq!(hits(Pred::new("nope", PredOp::Eq, "x")), Vec::<Ps>::new());
+    }
+
+    #[test]
+    fn too_many_keys_is_an_error() {
+        let s = source(&[(1, 0, "a", &[])]);
+        let mut r = rule(Policy::Fifo);
+        for f in ["a", "b", "c", "d", "e"] {
+            r = r.by(f);
+        }
+        assert!(matches!(pair(&s, &r), Err(PairError::TooManyKeys { count: 5, .. })));
+    }
+
+    #[test]
+    fn across_sources_uses_the_common_timeline() {
+        let a = source(&[(100, 0, "cmd", &[("id", 1)]), (300, 0, "cmd", &[("id", 2)])]);
+        let mut b = source(&[(10, 0, "done", &[("id", 2)]), (20, 0, "done", &[("id", 1)])]);
+        // b's clock starts 400 later than a's.
+        b.offset = 400;
+        let r = PairRule::new("x", Endpoint::event("cmd"), Endpoint::event("done"), Policy::Fifo).by("id");
+        let p = pair_across(&[&a, &b], &r).expect("pair");
+        assert_eq!(spans(&p), [(300, 410), (100, 420)]);
+        assert_eq!((to_common(&b, 10), from_common(&b, 410)), (410, 10));
+        b.drift_ppm = 1e5;
+        assert_eq!(from_common(&b, to_common(&b, 1000)), 1000);
+    }
+
+    #[test]
     fn stall_windows_measure_excess_over_median() {
         let times = [0, 10, 20, 30, 75, 85, 95, 110];
         let (median, w) = stall_windows_in(&times, 1.5);
