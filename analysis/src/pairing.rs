@@ -952,7 +952,9 @@ mod tests {
 
     #[test]
     fn integers_match_their_twos_complement_and_text_predicates_negate() {
-        assert!(int_eq(-1, 4_294_967_295) && int_eq(4_294_967_295, -1) && int_eq(-1, 18_446_744_073_709_551_615));
+        assert!(
+            int_eq(-1, 4_294_967_295) && int_eq(4_294_967_295, -1) && int_eq(-1, 18_446_744_073_709_551_615)
+        );
         assert!(!int_eq(-2, 4_294_967_295) && !int_eq(1, 2));
         let s = source(&[(1, 0, "idle", &[("state", -1)]), (2, 0, "idle", &[("state", 255)])]);
         let hits = |p: Pred| endpoint_times(&s, "t", &Endpoint::event_where("idle", vec![p])).expect("times");

@@ -56,14 +56,24 @@ pub enum IrqSel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Preset {
     Block,
-    CmdIrq { name: String, opts: CmdIrq },
-    Chain { name: String, opts: CmdIrq },
+    /// `sched_wakeup -> sched_switch` by `pid:next_pid`, policy first; a task seen running
+    /// drops its open wakeups (their switch-in was not recorded), and they are noted.
+    Wakeup,
+    CmdIrq {
+        name: String,
+        opts: CmdIrq,
+    },
+    Chain {
+        name: String,
+        opts: CmdIrq,
+    },
 }
 
 impl Preset {
     pub fn name(&self) -> &str {
         match self {
             Preset::Block => "block",
+            Preset::Wakeup => "wakeup",
             Preset::CmdIrq { name, .. } | Preset::Chain { name, .. } => name,
         }
     }
@@ -102,13 +112,7 @@ pub(crate) fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
             &[("cpu", "cpu"), ("vec", "vec")],
             Policy::Lifo,
         ),
-        "wakeup" => simple(
-            "wakeup",
-            Endpoint::event("sched_wakeup"),
-            Endpoint::event("sched_switch"),
-            &[("pid", "next_pid")],
-            Policy::First,
-        ),
+        "wakeup" => Spec::Preset(Preset::Wakeup),
         "idle" => {
             simple("idle", state_pred(PredOp::Ne), state_pred(PredOp::Eq), &[("cpu", "cpu")], Policy::Next)
         }
@@ -299,9 +303,84 @@ fn add_repeat_note(o: &mut Outcome, res: &PairResult, what: &str) {
 pub(crate) fn run_preset(p: &Preset, sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
     match p {
         Preset::Block => run_block(sources),
+        Preset::Wakeup => run_wakeup(sources),
         Preset::CmdIrq { name, opts } => run_cmd_irq(name, opts, sources),
         Preset::Chain { name, opts } => crate::chain::run_chain(name, opts, sources),
     }
+}
+
+/// The `wakeup` rule.
+pub fn wakeup_rule() -> PairRule {
+    PairRule::new("wakeup", Endpoint::event("sched_wakeup"), Endpoint::event("sched_switch"), Policy::First)
+        .by_mapped("pid", "next_pid")
+}
+
+fn run_wakeup(sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
+    let rule = wakeup_rule();
+    let mut out = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        if !rule.start.present_in(src) || !rule.end.present_in(src) {
+            continue;
+        }
+        let (res, ran) = pair_wakeups(src);
+        let mut o = outcome_of("wakeup", AnalysisKind::Pair, i, &rule, &res, src);
+        if ran > 0 {
+            o.notes
+                .push(Note { what: "wakeups whose task ran with no recorded switch-in".into(), count: ran });
+        }
+        out.push(o);
+    }
+    if out.is_empty() {
+        return Err(missing_error("wakeup", &rule.start));
+    }
+    Ok(out)
+}
+
+/// `wakeup` pairing: a switch-in of task P closes P's oldest open wakeup and drops the
+/// others (policy first). A task seen running — any event executed by P — before a switch-in
+/// drops its open wakeups too: the kernel did not record that switch-in (often out of idle),
+/// and a later switch-in would be another scheduling. Returns the pairs and that count.
+fn pair_wakeups(src: &Source) -> (PairResult, u64) {
+    let mut res = PairResult::default();
+    let mut ran = 0u64;
+    let (Some(wake), Some(switch)) =
+        (src.strings.lookup(b"sched_wakeup"), src.strings.lookup(b"sched_switch"))
+    else {
+        return (res, ran);
+    };
+    let pid = FieldSel::new(src, "pid");
+    let next_pid = FieldSel::new(src, "next_pid");
+    let mut open: rustc_hash::FxHashMap<i64, Vec<Ps>> = Default::default();
+    for ev in src.events.iter() {
+        if !open.is_empty()
+            && let Some(v) = open.remove(&i64::from(ev.pid()))
+        {
+            res.unmatched_start += v.len() as u64;
+            ran += v.len() as u64;
+        }
+        let n = ev.name();
+        if n == switch {
+            let Some(p) = next_pid.get(&ev).and_then(|v| v.as_i64()) else { continue };
+            match open.remove(&p).filter(|v| !v.is_empty()) {
+                Some(v) => {
+                    res.pairs.push(crate::pairing::Pair {
+                        start: v[0],
+                        end: ev.ts(),
+                        key: vec![KeyVal::Int(p)],
+                    });
+                    res.unmatched_start += v.len() as u64 - 1;
+                }
+                // A task switched in after a preemption: no wakeup precedes it.
+                None => res.unmatched_end += 1,
+            }
+        } else if n == wake
+            && let Some(p) = pid.get(&ev).and_then(|v| v.as_i64())
+        {
+            open.entry(p).or_default().push(ev.ts());
+        }
+    }
+    res.unmatched_start += open.values().map(|v| v.len() as u64).sum::<u64>();
+    (res, ran)
 }
 
 /// Whether a block event is a flush-like request (keyed by `dev` only).

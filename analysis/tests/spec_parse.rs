@@ -119,7 +119,8 @@ fn presets_parse_by_name_and_with_options() {
         assert_eq!(s.name(), name);
         assert_eq!(parse_spec(&name).map(|s| s.name().to_owned()), Ok(name.clone()));
     }
-    let Ok(Spec::Pair(w)) = preset_spec("wakeup") else { panic!("wakeup is a pair rule") };
+    assert_eq!(preset_spec("wakeup"), Ok(Spec::Preset(Preset::Wakeup)));
+    let w = latscope_analysis::presets::wakeup_rule();
     assert_eq!((w.policy, w.by[0].1.as_str()), (Policy::First, "next_pid"));
     assert_eq!(
         preset_spec("cmd-irq:irq=36"),
