@@ -9,10 +9,15 @@
 //!   its sector is absent or `18446744073709551615` (flushes print `0 + 0`, or complete with
 //!   that sector). Notes: double completions (an end for a key whose start was already
 //!   closed), completions with no issue, issues never completed.
-//! - `wakeup`: `sched_wakeup -> sched_switch` by `pid:next_pid`, policy `first`.
+//! - `wakeup`: `sched_wakeup -> sched_switch` by `pid:next_pid`, policy `first`; a task
+//!   seen running (an event it executes) before a switch-in drops its open wakeups, noted
+//!   (the switch-in went unrecorded).
 //! - `idle`: `cpu_idle[state!=4294967295] -> cpu_idle[state=4294967295]` by cpu, next; a
 //!   kernel printing `state=-1` matches too (integers compare modulo 2^32 and 2^64).
-//! - `cmd-irq[:irq=N|irq=ENDPOINT][,cmd=ENDPOINT]`: see [`CmdIrq`].
+//! - `cmd-irq[:irq=N|irq=ENDPOINT][,cmd=ENDPOINT]`: see [`CmdIrq`]; `chain[:…]` the same
+//!   options, see `chain`.
+//! Outcomes of sources with lost-event gaps carry notes counting the gaps and the samples
+//! that span one.
 
 use crate::model::{FieldValue, Ps, Source};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample};

@@ -375,3 +375,32 @@ fn trace_dat_presets_match_trace_cmd_report() {
     let (src, o) = run("idle", open(&idle));
     assert_eq!(spans(&src, &o), want);
 }
+
+#[test]
+fn irqs_off_and_nested_softirqs_on_a_hand_checked_fixture() {
+    // preemptirq events (not enabled on the recording machine): a disable with no enable
+    // before the next disable is replaced (policy next); per-CPU.
+    let p = write_fixture(
+        "irqs_off.txt",
+        "  bash-1  [000] d....  1.000010: irq_disable: caller=a+0x1 parent=b+0x2
+  bash-1  [001] d....  1.000015: irq_disable: caller=a+0x1 parent=b+0x2
+  bash-1  [000] .....  1.000030: irq_enable: caller=a+0x3 parent=b+0x2
+  bash-1  [000] d....  1.000040: irq_disable: caller=a+0x1 parent=b+0x2
+  bash-1  [000] d....  1.000045: irq_disable: caller=a+0x1 parent=b+0x2
+  bash-1  [000] .....  1.000050: irq_enable: caller=a+0x3 parent=b+0x2
+  bash-1  [001] .....  1.000060: irq_enable: caller=a+0x3 parent=b+0x2
+  bash-1  [001] .....  1.000070: irq_enable: caller=a+0x3 parent=b+0x2
+  bash-1  [000] ..s..  1.000100: softirq_entry: vec=1 [action=TIMER]
+  bash-1  [000] ..s..  1.000110: softirq_entry: vec=1 [action=TIMER]
+  bash-1  [000] ..s..  1.000120: softirq_exit: vec=1 [action=TIMER]
+  bash-1  [000] ..s..  1.000150: softirq_exit: vec=1 [action=TIMER]
+",
+    );
+    let (_, o) = run("irqs-off", open(&p));
+    let got: Vec<(Ps, &str)> = o.samples.iter().map(|s| (s.latency(), s.key.as_str())).collect();
+    assert_eq!(got, [(20 * PS_PER_US, "cpu=0"), (45 * PS_PER_US, "cpu=1"), (5 * PS_PER_US, "cpu=0")]);
+    assert_eq!((o.unmatched_start, o.unmatched_end), (1, 1));
+    let (_, o) = run("softirq", open(&p));
+    // Nested: the inner entry closes first.
+    assert_eq!(o.latencies(), [50 * PS_PER_US, 10 * PS_PER_US]);
+}

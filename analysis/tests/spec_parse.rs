@@ -178,3 +178,53 @@ fn errors_say_what_was_expected_where() {
     // Columns count characters, not bytes.
     assert_eq!(error("µ -> b policy x").0, 14);
 }
+
+#[test]
+fn mangled_specs_never_panic() {
+    let seeds = [
+        "wake=sched_wakeup[comm~dd,prio!=99] -> sched_switch by pid:next_pid policy lifo within 2.5ms",
+        "lat = CMD:rise -> SCOPE:fall@1.65 policy next",
+        r#""my rule"="D 3:any" -> "D 3":any"#,
+        "pulse:CH2:low@0.8",
+        "stall:DMA:rise factor 2",
+        "long:flushes:high@1.5 over 2ms",
+        "poll:mmio_read within 5us min 3",
+        "cmd-irq:cmd=tracing_mark_write[text~req_start,id!=0],irq=IRQ:rise",
+        "chain:irq=36",
+    ];
+    let alphabet: Vec<char> = "[]=,:~!-><@\" .0123456789aµsupolicyby\t".chars().collect();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for seed in seeds {
+        let chars: Vec<char> = seed.chars().collect();
+        for cut in 0..=chars.len() {
+            let prefix: String = chars[..cut].iter().collect();
+            let _ = parse_spec(&prefix);
+            let _ = preset_spec(&prefix);
+            let _ = latscope_analysis::align::parse_align(&prefix);
+        }
+        for _ in 0..400 {
+            let mut c = chars.clone();
+            for _ in 0..1 + next() % 3 {
+                let i = (next() as usize) % (c.len() + 1);
+                let ch = alphabet[(next() as usize) % alphabet.len()];
+                match next() % 3 {
+                    0 if i < c.len() => c[i] = ch,
+                    1 if i < c.len() => {
+                        c.remove(i);
+                    }
+                    _ => c.insert(i, ch),
+                }
+            }
+            let text: String = c.into_iter().collect();
+            if let Err(e) = parse_spec(&text) {
+                assert!(e.column <= text.chars().count(), "{text:?}: {e}");
+            }
+        }
+    }
+}
