@@ -16,6 +16,7 @@
 //!   kernel printing `state=-1` matches too (integers compare modulo 2^32 and 2^64).
 //! - `cmd-irq[:irq=N|irq=ENDPOINT][,cmd=ENDPOINT]`: see [`CmdIrq`]; `chain[:…]` the same
 //!   options, see `chain`.
+//!
 //! Outcomes of sources with lost-event gaps carry notes counting the gaps and the samples
 //! that span one.
 
