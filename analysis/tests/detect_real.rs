@@ -165,3 +165,20 @@ fn analog_crossings_at_a_given_level_match_sigrok_cli() {
     let r = run1("A0:rise -> A0:fall policy next", &sources);
     assert_eq!(r.latencies(), auto.latencies());
 }
+
+#[test]
+fn long_spans_on_a_function_graph_track() {
+    // rpi_function_graph_irq_thread.txt prints `7.084 us | bcm2835_mbox_irq();` and
+    // `! 153.437 us | }`: the function_graph span track holds those two calls.
+    let Some(p) = common::corpus("ftrace_text/rpi_function_graph_irq_thread.txt") else { return };
+    let sources = vec![common::open(&p)];
+    let o = run1("long:function_graph over 100us", &sources);
+    assert_eq!(o.windows.len(), 1);
+    assert_eq!(o.windows[0].excess, 53_437_000);
+    assert_eq!(o.samples[0].latency(), 153_437_000);
+    let o = run1("long:function_graph over 7us", &sources);
+    let mut got = o.latencies();
+    got.sort_unstable();
+    assert_eq!(got, [7_084_000, 153_437_000]);
+    assert!(o.samples.iter().any(|s| s.key == "bcm2835_mbox_irq"), "{:?}", o.samples);
+}
