@@ -45,7 +45,8 @@ pub const PRESETS: &[(&str, &str)] = &[
 /// `cmd-irq` and `chain` options: the command endpoints and the IRQ.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CmdIrq {
-    /// The command; `None` means `block_rq_issue` and `mmc_request_start`.
+    /// The command; `None` means `mmc_request_start` where the source has it, else
+    /// `block_rq_issue`.
     pub cmd: Option<Endpoint>,
     /// The IRQ: an `irq_handler_entry` IRQ number, or any endpoint (a GPIO edge); `None`
     /// means the IRQ number that most often is the first `irq_handler_entry` after a command.
@@ -474,9 +475,14 @@ pub(crate) fn plan_cmd_irq(
     opts: &CmdIrq,
     src: &Source,
 ) -> Result<Option<CmdIrqPlan>, AnalysisError> {
+    // By default the command closest to the hardware: an eMMC/SD trace has both events for
+    // one I/O (`block_rq_issue`, then `mmc_request_start`), and only the second precedes the IRQ.
     let cmds: Vec<Endpoint> = match &opts.cmd {
         Some(c) => vec![c.clone()],
-        None => default_commands().to_vec(),
+        None => {
+            let [block, mmc] = default_commands();
+            vec![if mmc.present_in(src) { mmc } else { block }]
+        }
     };
     if !cmds.iter().any(|c| c.present_in(src)) {
         return Ok(None);

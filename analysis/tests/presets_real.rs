@@ -404,3 +404,37 @@ fn irqs_off_and_nested_softirqs_on_a_hand_checked_fixture() {
     // Nested: the inner entry closes first.
     assert_eq!(o.latencies(), [50 * PS_PER_US, 10 * PS_PER_US]);
 }
+
+#[test]
+fn marker_rules_pair_by_their_key_value_tokens() {
+    // markers_around_requests.txt: `tracing_mark_write: req_start id=N` … `req_done id=N`.
+    let path = samples().join("ftrace/markers_around_requests.txt");
+    let lines = scan(&path);
+    let id = |l: &Line, word: &str| {
+        (l.event == "tracing_mark_write" && l.payload.starts_with(word)).then(|| l.int("id")).flatten()
+    };
+    let (want, us, ue) = fifo(&lines, |l| id(l, "req_start"), |l| id(l, "req_done"));
+    assert_eq!(want.len(), 300);
+    for text in [
+        "req=tracing_mark_write[text~req_start] -> tracing_mark_write[text~req_done] by id",
+        "req=tracing_mark_write[text~req_start] -> tracing_mark_write[text!~req_start] by id:id policy fifo",
+    ] {
+        let sources = vec![open(&path)];
+        let o = &run_spec(&latscope_analysis::spec::parse_spec(text).unwrap(), &sources).unwrap()[0];
+        assert_eq!(spans(&sources[0], o), want, "{text}");
+        assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue));
+        assert_eq!(o.samples[0].key, "id=1");
+    }
+    // trace.dat stores the same markers as `print` events with the same fields.
+    let dat = vec![sample("ftrace/markers_around_requests.dat")];
+    let name = dat[0]
+        .tracks()
+        .iter()
+        .find(|t| t.name == "print" || t.name == "tracing_mark_write")
+        .unwrap()
+        .name
+        .clone();
+    let spec = format!("req={name}[text~req_start] -> {name}[text~req_done] by id");
+    let o = &run_spec(&latscope_analysis::spec::parse_spec(&spec).unwrap(), &dat).unwrap()[0];
+    assert_eq!(o.samples.len(), 300);
+}
