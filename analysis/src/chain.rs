@@ -99,11 +99,10 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: crate::presets::CmdIrqPla
     // Each command's next command of the same pid, for the wakeup limit.
     let mut next_same_pid: Vec<Option<(Ps, usize)>> = vec![None; cmds.len()];
     let mut last_of_pid: FxHashMap<i32, usize> = FxHashMap::default();
-    for (k, &(t, order, pid)) in cmds.iter().enumerate().rev() {
+    for (k, &(_, _, pid)) in cmds.iter().enumerate().rev() {
         if let Some(p) = pid {
             next_same_pid[k] = last_of_pid.get(&p).map(|&j| (cmds[j].0, cmds[j].1 as usize));
             last_of_pid.insert(p, k);
-            let _ = (t, order);
         }
     }
     for (k, &(t0, order, pid)) in cmds.iter().enumerate() {

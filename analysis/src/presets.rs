@@ -140,7 +140,7 @@ pub(crate) fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
         _ => {
             let mut c = Cursor::new(text);
             if c.eat("pulse:") {
-                return crate::spec::parse_pulse(&mut c, text).map(Some);
+                return crate::spec::parse_pulse(&mut c).map(Some);
             }
             let chain = if c.eat_word("cmd-irq") {
                 false

@@ -267,8 +267,8 @@ fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | '$' | '#')
 }
 
-/// Parses an endpoint: `event[preds]`, `CH:rise|fall|any[@LEVEL]`, or (when `bare_ok`) a
-/// bare name, returned as an event endpoint.
+/// Parses an endpoint: `event[preds]`, `CH:rise|fall|any[@LEVEL]`, or a bare name (an
+/// event endpoint; `stall:`/`poll:` also try it as a track when no source has the event).
 pub(crate) fn parse_endpoint(c: &mut Cursor<'_>, which: &str) -> Result<Endpoint, SpecError> {
     let name = c.name(&format!("{which}: an event name or CHANNEL:rise|fall|any"))?;
     c.skip_ws();
@@ -334,7 +334,7 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
         return err(0, "expected a rule: [NAME=]START -> END, pulse:CH, stall:TRACK or a preset name");
     }
     if c.eat("pulse:") {
-        return parse_pulse(&mut c, text);
+        return parse_pulse(&mut c);
     }
     if c.eat("stall:") {
         let selector = parse_selector(&mut c)?;
@@ -382,14 +382,13 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
     {
         return Ok(p);
     }
-    parse_pair(&mut c, text)
+    parse_pair(&mut c)
 }
 
-pub(crate) fn parse_pulse(c: &mut Cursor<'_>, text: &str) -> Result<Spec, SpecError> {
+pub(crate) fn parse_pulse(c: &mut Cursor<'_>) -> Result<Spec, SpecError> {
     let channel = c.name("a channel name after 'pulse:'")?;
     let (high, level) = parse_phase(c)?;
     expect_end(c, "':high', ':low', '@LEVEL' or the end of the rule")?;
-    let _ = text;
     let name = format!("pulse:{channel}{}", if high { "" } else { ":low" });
     Ok(Spec::Pulse { name, channel, high, level })
 }
@@ -422,7 +421,7 @@ fn expect_end(c: &mut Cursor<'_>, what: &str) -> Result<(), SpecError> {
     if c.at_end() { Ok(()) } else { err(c.pos, format!("expected {what}")) }
 }
 
-fn parse_pair(c: &mut Cursor<'_>, text: &str) -> Result<Spec, SpecError> {
+fn parse_pair(c: &mut Cursor<'_>) -> Result<Spec, SpecError> {
     c.pos = 0;
     c.skip_ws();
     // `NAME=` prefix: a name followed by '=' (a predicate's '=' is inside brackets).
@@ -499,7 +498,6 @@ fn parse_pair(c: &mut Cursor<'_>, text: &str) -> Result<Spec, SpecError> {
             return err(at, "expected 'by', 'policy', 'within' or the end of the rule");
         }
     }
-    let _ = text;
     Ok(Spec::Pair(rule))
 }
 
