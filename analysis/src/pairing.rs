@@ -1,12 +1,16 @@
-//! The generic pairing core (DESIGN §4.2) and the stall-window detector (DESIGN §4.4).
+//! The generic pairing core (DESIGN §4.2) and the stall-window arithmetic (DESIGN §4.4).
 //!
 //! A [`PairRule`] names a start and an end [`Endpoint`] — an ftrace event with field
-//! predicates, or an edge on a named digital track — optional `by` key fields, a
-//! [`Policy`] and an optional `within` timeout. [`pair`] walks a [`Source`] once, in time
-//! order, and returns the pairs with the counts of starts never closed and ends that found
-//! no open start. Presets, rule-spec parsing, statistics and reports are built on this.
+//! predicates, an edge on a digital track, or a threshold crossing on an analog track —
+//! optional `by` key fields, a [`Policy`] and an optional `within` timeout. [`pair`] walks a
+//! [`Source`] once, in time order, and returns the pairs with the counts of starts never
+//! closed and ends that found no open start. [`pair_across`] does the same over several
+//! sources on their common timeline (DESIGN §4.6). Rule specs, presets, chains and
+//! detectors (`spec`, `presets`, `chain`, `detect`) are built on this.
+//!
+//! Matching compares interned symbols; a key is rendered to text only for matched pairs.
 
-use crate::model::{DigitalTrack, EventRef, FieldValue, Ps, Source, Sym};
+use crate::model::{AnalogTrack, DigitalTrack, EventRef, FieldValue, Interner, Ps, Source, Sym, Threshold};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -19,6 +23,8 @@ pub enum PredOp {
     Ne,
     /// `field~text`: the string form contains `text`.
     Contains,
+    /// `field!~text`: the string form does not contain `text` (a missing field holds).
+    NotContains,
 }
 
 /// One field predicate of an event selector, e.g. `irq=36`.
@@ -43,13 +49,28 @@ pub enum Edge {
     Any,
 }
 
+/// An analog threshold level in the track's unit. Compared by bit pattern so rules stay `Eq`.
+#[derive(Debug, Clone, Copy)]
+pub struct Level(pub f64);
+
+impl PartialEq for Level {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+impl Eq for Level {}
+
 /// One end of a pair rule (DESIGN §4.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
     /// An ftrace event by name, with field predicates that must all hold.
     Event { name: String, preds: Vec<Pred> },
-    /// A transition of the digital track named `track`.
+    /// A transition of the digital track named `track`; on an analog track of that name, a
+    /// crossing of its automatic threshold ([`Threshold::Auto`]).
     Edge { track: String, edge: Edge },
+    /// A crossing of `level` on the analog track `track` (`CH:rise@1.65`), with no
+    /// hysteresis: the signal crosses the level exactly once per edge it reports.
+    Crossing { track: String, edge: Edge, level: Level },
 }
 
 impl Endpoint {
@@ -62,9 +83,32 @@ impl Endpoint {
     pub fn edge(track: impl Into<String>, edge: Edge) -> Self {
         Endpoint::Edge { track: track.into(), edge }
     }
+
+    /// What the endpoint names: the event or the track.
+    pub fn target(&self) -> &str {
+        match self {
+            Endpoint::Event { name, .. } => name,
+            Endpoint::Edge { track, .. } | Endpoint::Crossing { track, .. } => track,
+        }
+    }
+
+    /// Whether `src` holds what this endpoint selects from (the event name on at least one
+    /// event, or the track), whether or not any occurrence matches its predicates.
+    pub fn present_in(&self, src: &Source) -> bool {
+        match self {
+            Endpoint::Event { name, .. } => src
+                .strings
+                .lookup(name.as_bytes())
+                .is_some_and(|sym| src.events.layouts().iter().any(|l| l.event == sym)),
+            Endpoint::Edge { track, .. } => {
+                src.digital.iter().any(|d| &d.name == track) || src.analog.iter().any(|a| &a.name == track)
+            }
+            Endpoint::Crossing { track, .. } => src.analog.iter().any(|a| &a.name == track),
+        }
+    }
 }
 
-/// DESIGN §4.2 policies.
+/// DESIGN §4.2 policies, plus `First` for the `wakeup` preset (DESIGN §4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// An end closes the oldest open start with its key.
@@ -73,6 +117,20 @@ pub enum Policy {
     Lifo,
     /// One open start per key; a new start replaces it and the replaced one is unmatched.
     Next,
+    /// An end closes the oldest open start with its key, and the other open starts of that
+    /// key are dropped as unmatched (`policy first`: a switch-in ends every pending wakeup).
+    First,
+}
+
+impl Policy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Fifo => "fifo",
+            Policy::Lifo => "lifo",
+            Policy::Next => "next",
+            Policy::First => "first",
+        }
+    }
 }
 
 /// `start -> end [by KEY...] [policy P] [within D]`.
@@ -118,6 +176,23 @@ pub enum KeyVal {
     Missing,
 }
 
+/// The most key fields a rule may have: keys are stored inline, so pairing a million events
+/// allocates nothing per event.
+pub const MAX_KEYS: usize = 4;
+
+/// A key as stored while pairing: unused slots are `Missing`.
+type Key = [KeyVal; MAX_KEYS];
+
+const NO_KEY: Key = [KeyVal::Missing; MAX_KEYS];
+
+fn key_from(v: &[KeyVal]) -> Key {
+    let mut k = NO_KEY;
+    for (slot, &x) in k.iter_mut().zip(v) {
+        *slot = x;
+    }
+    k
+}
+
 /// A matched pair: start and end time (relative ps) and the key it was matched by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pair {
@@ -138,6 +213,9 @@ pub struct PairResult {
     pub pairs: Vec<Pair>,
     pub unmatched_start: u64,
     pub unmatched_end: u64,
+    /// Unmatched ends whose key had already closed a pair: the same request completed twice
+    /// (or its start was lost between two ends), counted within `unmatched_end`.
+    pub repeated_end: u64,
 }
 
 impl PairResult {
@@ -149,15 +227,19 @@ impl PairResult {
 /// Errors in a rule that the source cannot satisfy.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PairError {
-    #[error("rule {rule}: no digital track named {track:?}")]
+    #[error("rule {rule}: no digital or analog track named {track:?}")]
     NoSuchTrack { rule: String, track: String },
+    #[error("rule {rule}: analog track {track:?} has no finite sample to put a threshold on")]
+    NoThreshold { rule: String, track: String },
+    #[error("rule {rule}: {count} key fields; at most {MAX_KEYS} are supported")]
+    TooManyKeys { rule: String, count: usize },
 }
 
 /// An endpoint resolved against a source's strings, so matching compares symbols.
 struct Resolved<'a> {
     /// `None` when the source never interned the event name: it cannot occur.
     name: Option<Sym>,
-    preds: Vec<(Option<Sym>, &'a str, PredOp, &'a Pred)>,
+    preds: Vec<(Option<Sym>, Option<Sym>, &'a Pred)>,
 }
 
 fn resolve<'a>(src: &Source, name: &str, preds: &'a [Pred]) -> Resolved<'a> {
@@ -165,60 +247,100 @@ fn resolve<'a>(src: &Source, name: &str, preds: &'a [Pred]) -> Resolved<'a> {
         name: src.strings.lookup(name.as_bytes()),
         preds: preds
             .iter()
-            .map(|p| (src.strings.lookup(p.field.as_bytes()), p.field.as_str(), p.op, p))
+            .map(|p| (src.strings.lookup(p.field.as_bytes()), alias_sym(src, &p.field), p))
             .collect(),
     }
 }
 
-/// The value of a key or predicate field: a real field first, then the event's columns.
-fn field_of(src: &Source, ev: &EventRef<'_>, sym: Option<Sym>, name: &str) -> Option<KeyVal> {
-    if let Some(v) = sym.and_then(|s| ev.field(s)) {
-        return Some(match v {
-            FieldValue::Str(s) => KeyVal::Str(s),
-            other => KeyVal::Int(other.as_i64().unwrap_or_default()),
-        });
-    }
+/// The field tried when `name` is absent: trace.dat's mmc events call the host `name`,
+/// while the text format prints it as `mmc0:` (stored as `host`).
+fn alias_sym(src: &Source, name: &str) -> Option<Sym> {
     match name {
-        "cpu" => Some(KeyVal::Int(i64::from(ev.cpu()))),
-        "pid" => Some(KeyVal::Int(i64::from(ev.pid()))),
-        "comm" => Some(KeyVal::Str(ev.comm())),
-        _ => {
-            let _ = src;
-            None
-        }
+        "host" => src.strings.lookup(b"name"),
+        _ => None,
     }
 }
 
-fn pred_holds(src: &Source, ev: &EventRef<'_>, sym: Option<Sym>, name: &str, op: PredOp, p: &Pred) -> bool {
-    let v = field_of(src, ev, sym, name);
-    let text: std::borrow::Cow<'_, str> = match v {
-        Some(KeyVal::Int(i)) => {
-            // Numbers compare numerically so `state=4294967295` matches a u64 field too.
-            if let (Ok(want), PredOp::Eq | PredOp::Ne) = (p.value.parse::<i128>(), op) {
-                let got = match ev.field(sym.unwrap_or_default()) {
-                    Some(FieldValue::UInt(u)) => i128::from(u),
-                    _ => i128::from(i),
-                };
-                return (got == want) == (op == PredOp::Eq);
-            }
-            i.to_string().into()
-        }
-        Some(KeyVal::Str(s)) => src.strings.resolve(s),
-        Some(KeyVal::Missing) | None => return op == PredOp::Ne,
+fn to_key(v: FieldValue) -> KeyVal {
+    match v {
+        FieldValue::Str(s) => KeyVal::Str(s),
+        other => KeyVal::Int(other.as_i64().unwrap_or_default()),
+    }
+}
+
+/// The value of a key or predicate field: a real field first, then its alias, then the
+/// event's columns (`cpu`, `pid`, `comm`).
+fn field_of(ev: &EventRef<'_>, sym: Option<Sym>, alias: Option<Sym>, name: &str) -> Option<FieldValue> {
+    if let Some(v) = sym.and_then(|s| ev.field(s)) {
+        return Some(v);
+    }
+    if let Some(v) = alias.and_then(|s| ev.field(s)) {
+        return Some(v);
+    }
+    match name {
+        "cpu" => Some(FieldValue::Int(i64::from(ev.cpu()))),
+        "pid" => Some(FieldValue::Int(i64::from(ev.pid()))),
+        "comm" => Some(FieldValue::Str(ev.comm())),
+        _ => None,
+    }
+}
+
+/// Integer equality that also treats a negative value as its 32- and 64-bit two's
+/// complement, so `state=4294967295` matches kernels that print `state=-1`.
+fn int_eq(got: i128, want: i128) -> bool {
+    const W32: i128 = 1 << 32;
+    const W64: i128 = 1 << 64;
+    got == want
+        || (got < 0 && (got + W32 == want || got + W64 == want))
+        || (want < 0 && (want + W32 == got || want + W64 == got))
+}
+
+fn pred_holds(src: &Source, ev: &EventRef<'_>, sym: Option<Sym>, alias: Option<Sym>, p: &Pred) -> bool {
+    let Some(v) = field_of(ev, sym, alias, &p.field) else {
+        return matches!(p.op, PredOp::Ne | PredOp::NotContains);
     };
-    match op {
+    let text: std::borrow::Cow<'_, str> = match v {
+        FieldValue::Str(s) => src.strings.resolve(s),
+        FieldValue::Int(_) | FieldValue::UInt(_) => {
+            let got = match v {
+                FieldValue::UInt(u) => i128::from(u),
+                other => i128::from(other.as_i64().unwrap_or_default()),
+            };
+            if matches!(p.op, PredOp::Eq | PredOp::Ne)
+                && let Some(want) = parse_int(&p.value)
+            {
+                return int_eq(got, want) == (p.op == PredOp::Eq);
+            }
+            got.to_string().into()
+        }
+    };
+    match p.op {
         PredOp::Eq => text == p.value,
         PredOp::Ne => text != p.value,
         PredOp::Contains => text.contains(p.value.as_str()),
+        PredOp::NotContains => !text.contains(p.value.as_str()),
     }
 }
 
-fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool {
-    r.name == Some(ev.name())
-        && r.preds.iter().all(|&(sym, name, op, p)| pred_holds(src, ev, sym, name, op, p))
+/// A decimal or `0x` hexadecimal integer.
+fn parse_int(s: &str) -> Option<i128> {
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let v = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => i128::from_str_radix(hex, 16).ok()?,
+        None => digits.parse::<i128>().ok()?,
+    };
+    Some(if neg { -v } else { v })
 }
 
-fn edge_times(track: &DigitalTrack, edge: Edge) -> Vec<Ps> {
+fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool {
+    r.name == Some(ev.name()) && r.preds.iter().all(|&(sym, alias, p)| pred_holds(src, ev, sym, alias, p))
+}
+
+/// Times of the selected transitions of a digital track.
+pub fn edge_times(track: &DigitalTrack, edge: Edge) -> Vec<Ps> {
     let mut prev = track.initial;
     let mut out = Vec::new();
     for (&t, &l) in track.times.iter().zip(&track.levels) {
@@ -235,78 +357,182 @@ fn edge_times(track: &DigitalTrack, edge: Edge) -> Vec<Ps> {
     out
 }
 
+/// The digital view of an edge or crossing endpoint's track, and its index among the
+/// source's tracks (digital first, then analog) for ordering simultaneous occurrences.
+type Digital<'a> = (usize, std::borrow::Cow<'a, DigitalTrack>);
+
+fn digital_of<'a>(src: &'a Source, rule: &str, ep: &Endpoint) -> Result<Digital<'a>, PairError> {
+    let no_track = |track: &str| PairError::NoSuchTrack { rule: rule.to_owned(), track: track.to_owned() };
+    let analog = |track: &str, th: Threshold| -> Result<Digital<'a>, PairError> {
+        let (i, a): (usize, &AnalogTrack) =
+            src.analog.iter().enumerate().find(|(_, a)| a.name == track).ok_or_else(|| no_track(track))?;
+        if th.resolve(a).is_none() {
+            return Err(PairError::NoThreshold { rule: rule.to_owned(), track: track.to_owned() });
+        }
+        Ok((src.digital.len() + i, std::borrow::Cow::Owned(a.to_digital(th))))
+    };
+    match ep {
+        Endpoint::Edge { track, .. } => {
+            match src.digital.iter().enumerate().find(|(_, d)| &d.name == track) {
+                Some((i, d)) => Ok((i, std::borrow::Cow::Borrowed(d))),
+                None => analog(track, Threshold::Auto),
+            }
+        }
+        Endpoint::Crossing { track, level, .. } => {
+            analog(track, Threshold::Fixed { level: level.0, hysteresis: 0.0 })
+        }
+        Endpoint::Event { name, .. } => Err(no_track(name)),
+    }
+}
+
+/// Times (relative ps, sorted) at which `ep` occurs in `src`. A source without the event
+/// gives no times; a missing track is an error naming `rule`.
+pub fn endpoint_times(src: &Source, rule: &str, ep: &Endpoint) -> Result<Vec<Ps>, PairError> {
+    match ep {
+        Endpoint::Event { name, preds } => {
+            let r = resolve(src, name, preds);
+            if r.name.is_none() {
+                return Ok(Vec::new());
+            }
+            Ok(src.events.iter().filter(|ev| matches(src, ev, &r)).map(|ev| ev.ts()).collect())
+        }
+        Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } => {
+            let (_, d) = digital_of(src, rule, ep)?;
+            Ok(edge_times(&d, *edge))
+        }
+    }
+}
+
+/// Indices of the events `ep` selects in `src` (empty for edges and crossings).
+pub fn endpoint_events(src: &Source, ep: &Endpoint) -> Vec<usize> {
+    match ep {
+        Endpoint::Event { name, preds } => {
+            let r = resolve(src, name, preds);
+            if r.name.is_none() {
+                return Vec::new();
+            }
+            src.events.iter().filter(|ev| matches(src, ev, &r)).map(|ev| ev.index).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// An occurrence of an endpoint: time, whether it ends and/or starts a pair, and its keys.
-struct Occ {
+#[derive(Debug)]
+pub(crate) struct Occ {
     t: Ps,
     order: u64,
     is_end: bool,
     is_start: bool,
-    start_key: Vec<KeyVal>,
-    end_key: Vec<KeyVal>,
+    start_key: Key,
+    end_key: Key,
 }
 
-fn occurrences(src: &Source, rule: &PairRule) -> Result<Vec<Occ>, PairError> {
-    let mut occ: Vec<Occ> = Vec::new();
-    let start_fields: Vec<(Option<Sym>, &str)> =
-        rule.by.iter().map(|(s, _)| (src.strings.lookup(s.as_bytes()), s.as_str())).collect();
-    let end_fields: Vec<(Option<Sym>, &str)> =
-        rule.by.iter().map(|(_, e)| (src.strings.lookup(e.as_bytes()), e.as_str())).collect();
-    let key_of = |ev: &EventRef<'_>, fields: &[(Option<Sym>, &str)]| -> Vec<KeyVal> {
-        fields.iter().map(|&(s, n)| field_of(src, ev, s, n).unwrap_or(KeyVal::Missing)).collect()
+fn resolved<'a>(src: &Source, ep: &'a Endpoint) -> Option<Resolved<'a>> {
+    match ep {
+        Endpoint::Event { name, preds } => Some(resolve(src, name, preds)).filter(|r| r.name.is_some()),
+        _ => None,
+    }
+}
+
+/// Occurrences of `rule`'s endpoints in `src`, unsorted. `order` ranks simultaneous ones:
+/// events in file order, then edges; `source_rank` separates sources. With `across`, an
+/// edge endpoint whose track this source lacks gives nothing instead of an error.
+fn event_occurrences(
+    src: &Source,
+    rule: &PairRule,
+    source_rank: u64,
+    emit: &mut dyn FnMut(Occ),
+) -> Result<(), PairError> {
+    let fields = |pick: fn(&(String, String)) -> &String| -> Vec<(Option<Sym>, Option<Sym>, &str)> {
+        rule.by
+            .iter()
+            .map(|f| {
+                let n = pick(f).as_str();
+                (src.strings.lookup(n.as_bytes()), alias_sym(src, n), n)
+            })
+            .collect()
     };
-    let start_ev = match &rule.start {
-        Endpoint::Event { name, preds } => Some(resolve(src, name, preds)),
-        Endpoint::Edge { .. } => None,
+    let start_fields = fields(|f| &f.0);
+    let end_fields = fields(|f| &f.1);
+    if rule.by.len() > MAX_KEYS {
+        return Err(PairError::TooManyKeys { rule: rule.name.clone(), count: rule.by.len() });
+    }
+    let key_of = |ev: &EventRef<'_>, fields: &[(Option<Sym>, Option<Sym>, &str)]| -> Key {
+        let mut k = NO_KEY;
+        for (slot, &(s, a, n)) in k.iter_mut().zip(fields) {
+            *slot = field_of(ev, s, a, n).map_or(KeyVal::Missing, to_key);
+        }
+        k
     };
-    let end_ev = match &rule.end {
-        Endpoint::Event { name, preds } => Some(resolve(src, name, preds)),
-        Endpoint::Edge { .. } => None,
-    };
+    let start_ev = resolved(src, &rule.start);
+    let end_ev = resolved(src, &rule.end);
+    let base = source_rank << 48;
     if start_ev.is_some() || end_ev.is_some() {
         for ev in src.events.iter() {
             let s = start_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             let e = end_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             if s || e {
-                occ.push(Occ {
+                emit(Occ {
                     t: ev.ts(),
-                    order: ev.index as u64,
+                    order: base + ev.index as u64,
                     is_end: e,
                     is_start: s,
-                    start_key: if s { key_of(&ev, &start_fields) } else { Vec::new() },
-                    end_key: if e { key_of(&ev, &end_fields) } else { Vec::new() },
+                    start_key: if s { key_of(&ev, &start_fields) } else { NO_KEY },
+                    end_key: if e { key_of(&ev, &end_fields) } else { NO_KEY },
                 });
             }
         }
     }
-    // Edges carry no fields: their key is empty, so a keyed rule only pairs them by time.
-    let mut add_edges = |ep: &Endpoint, is_start: bool| -> Result<(), PairError> {
-        if let Endpoint::Edge { track, edge } = ep {
-            let (index, d) =
-                src.digital.iter().enumerate().find(|(_, d)| &d.name == track).ok_or_else(|| {
-                    PairError::NoSuchTrack { rule: rule.name.clone(), track: track.clone() }
-                })?;
-            let missing = vec![KeyVal::Missing; rule.by.len()];
-            for t in edge_times(d, *edge) {
+    Ok(())
+}
+
+/// Edge and crossing occurrences of `rule`'s endpoints in `src`, unsorted.
+fn edge_occurrences(
+    src: &Source,
+    rule: &PairRule,
+    source_rank: u64,
+    across: bool,
+) -> Result<Vec<Occ>, PairError> {
+    let mut occ = Vec::new();
+    let base = source_rank << 48;
+    // Edges carry no fields: their key is all `Missing`, so a keyed rule only pairs them by time.
+    for (ep, is_start) in [(&rule.start, true), (&rule.end, false)] {
+        if let Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } = ep {
+            // Across sources, each source gives the endpoints it has.
+            if across && !ep.present_in(src) {
+                continue;
+            }
+            let (index, d) = digital_of(src, &rule.name, ep)?;
+            for t in edge_times(&d, *edge) {
                 occ.push(Occ {
                     t,
                     // After every event at this instant. A track has one transition per
                     // time, so the track identifies it (and merges start and end below).
-                    order: (1 << 62) + index as u64,
+                    order: base + (1 << 40) + index as u64,
                     is_end: !is_start,
                     is_start,
-                    start_key: missing.clone(),
-                    end_key: missing.clone(),
+                    start_key: NO_KEY,
+                    end_key: NO_KEY,
                 });
             }
         }
-        Ok(())
-    };
-    add_edges(&rule.start, true)?;
-    add_edges(&rule.end, false)?;
-    // Stable by time; at one instant, events keep file order and edges come after them.
-    occ.sort_by_key(|o| (o.t, o.order));
-    // A transition selected by both endpoints (`CH:rise -> CH:rise`, `CH:any -> CH:fall`)
-    // is one occurrence that ends, then starts.
+    }
+    Ok(occ)
+}
+
+/// Sorts by time (at one instant: source, then file order, edges last) and merges a
+/// transition selected by both endpoints (`CH:rise -> CH:rise`, `CH:any -> CH:fall`)
+/// into one occurrence that ends, then starts.
+fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
+    // Events arrive in time order; only edges appended after them need the sort, and only
+    // a transition selected twice needs the merge (which copies everything).
+    if !occ.is_sorted_by_key(|o| (o.t, o.order)) {
+        occ.sort_by_key(|o| (o.t, o.order));
+    }
+    if !occ.windows(2).any(|w| w[0].t == w[1].t && w[0].order == w[1].order) {
+        return occ;
+    }
     let mut merged: Vec<Occ> = Vec::with_capacity(occ.len());
     for o in occ {
         match merged.last_mut() {
@@ -323,62 +549,213 @@ fn occurrences(src: &Source, rule: &PairRule) -> Result<Vec<Occ>, PairError> {
             _ => merged.push(o),
         }
     }
-    Ok(merged)
+    merged
 }
 
 /// Pairs `rule` over `src` (DESIGN §4.2). An occurrence that is both a start and an end
 /// first closes, then opens, so `X -> X` yields consecutive intervals.
 pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
-    let occ = occurrences(src, rule)?;
-    let mut open: FxHashMap<Vec<KeyVal>, VecDeque<Ps>> = FxHashMap::default();
-    let mut res = PairResult::default();
-    let expired = |start: Ps, now: Ps| rule.within.is_some_and(|w| now - start > w);
-    for o in occ {
-        if o.is_end {
-            let q = open.get_mut(&o.end_key);
-            let mut closed = None;
-            if let Some(q) = q {
-                match rule.policy {
-                    Policy::Fifo | Policy::Next => {
-                        while let Some(&s) = q.front() {
-                            q.pop_front();
-                            if expired(s, o.t) {
-                                res.unmatched_start += 1;
-                            } else {
-                                closed = Some(s);
-                                break;
+    // Event occurrences stream straight into the engine (they come in time order); the
+    // edges, usually few, are sorted apart and merged into the stream.
+    let edges = sort_merge(edge_occurrences(src, rule, 0, false)?);
+    let mut edges = edges.into_iter().peekable();
+    let mut engine = Engine::new(rule);
+    event_occurrences(src, rule, 0, &mut |o| {
+        while let Some(e) = edges.next_if(|e| (e.t, e.order) < (o.t, o.order)) {
+            engine.feed(e);
+        }
+        engine.feed(o);
+    })?;
+    edges.for_each(|e| engine.feed(e));
+    Ok(engine.finish())
+}
+
+/// Maps a source's relative time onto the common timeline (DESIGN §4.6).
+pub fn to_common(src: &Source, t: Ps) -> Ps {
+    if src.drift_ppm == 0.0 {
+        return t + src.offset;
+    }
+    t + src.offset + (t as f64 * src.drift_ppm / 1e6).round() as Ps
+}
+
+/// The inverse of [`to_common`]: a common-timeline time in `src`'s relative time.
+pub fn from_common(src: &Source, c: Ps) -> Ps {
+    if src.drift_ppm == 0.0 {
+        return c - src.offset;
+    }
+    ((c - src.offset) as f64 / (1.0 + src.drift_ppm / 1e6)).round() as Ps
+}
+
+/// Pairs `rule` over several sources at once, on the common timeline (each source's
+/// `offset`/`drift_ppm` applied): a `tracing_mark_write` start in a trace and a GPIO edge
+/// end in a capture. Pair times are common-timeline picoseconds. String keys compare by
+/// their text across sources.
+pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, PairError> {
+    let mut all = Vec::new();
+    let mut shared = Interner::new();
+    for (rank, src) in sources.iter().enumerate() {
+        let mut occ = edge_occurrences(src, rule, rank as u64, true)?;
+        event_occurrences(src, rule, rank as u64, &mut |o| occ.push(o))?;
+        for o in &mut occ {
+            o.t = to_common(src, o.t);
+            for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
+                if let KeyVal::Str(s) = k {
+                    *s = shared.intern(src.strings.bytes_of(*s));
+                }
+            }
+        }
+        all.extend(occ);
+    }
+    Ok(run(sort_merge(all), rule))
+}
+
+fn run(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
+    let mut engine = Engine::new(rule);
+    occ.into_iter().for_each(|o| engine.feed(o));
+    engine.finish()
+}
+
+/// The pairing state machine: open starts per key, fed occurrences in time order.
+struct Engine<'r> {
+    rule: &'r PairRule,
+    open: FxHashMap<Key, VecDeque<Ps>>,
+    res: PairResult,
+    width: usize,
+}
+
+impl<'r> Engine<'r> {
+    fn new(rule: &'r PairRule) -> Self {
+        Self {
+            rule,
+            open: FxHashMap::default(),
+            res: PairResult::default(),
+            width: rule.by.len().min(MAX_KEYS),
+        }
+    }
+
+    fn finish(mut self) -> PairResult {
+        self.res.unmatched_start += self.open.values().map(|q| q.len() as u64).sum::<u64>();
+        self.res
+    }
+
+    fn feed(&mut self, o: Occ) {
+        let rule = self.rule;
+        let width = self.width;
+        let open = &mut self.open;
+        let res = &mut self.res;
+        let expired = |start: Ps, now: Ps| rule.within.is_some_and(|w| now - start > w);
+        {
+            if o.is_end {
+                let mut closed = None;
+                let mut seen_key = false;
+                if let Some(q) = open.get_mut(&o.end_key) {
+                    seen_key = true;
+                    match rule.policy {
+                        Policy::Fifo | Policy::Next | Policy::First => {
+                            while let Some(s) = q.pop_front() {
+                                if expired(s, o.t) {
+                                    res.unmatched_start += 1;
+                                } else {
+                                    closed = Some(s);
+                                    break;
+                                }
+                            }
+                            if rule.policy == Policy::First {
+                                res.unmatched_start += q.len() as u64;
+                                q.clear();
                             }
                         }
-                    }
-                    Policy::Lifo => {
-                        if let Some(s) = q.pop_back() {
-                            if expired(s, o.t) {
-                                // Every older start is older still: all of them expired.
-                                res.unmatched_start += 1 + q.len() as u64;
-                                q.clear();
-                            } else {
-                                closed = Some(s);
+                        Policy::Lifo => {
+                            if let Some(s) = q.pop_back() {
+                                if expired(s, o.t) {
+                                    // Every older start is older still: all of them expired.
+                                    res.unmatched_start += 1 + q.len() as u64;
+                                    q.clear();
+                                } else {
+                                    closed = Some(s);
+                                }
                             }
                         }
                     }
                 }
+                match closed {
+                    Some(s) => res.pairs.push(Pair { start: s, end: o.t, key: o.end_key[..width].to_vec() }),
+                    None => {
+                        res.unmatched_end += 1;
+                        // The key's queue exists once a start opened it: an end that finds it
+                        // empty follows an end that already closed that key.
+                        if seen_key {
+                            res.repeated_end += 1;
+                        }
+                    }
+                }
             }
-            match closed {
-                Some(s) => res.pairs.push(Pair { start: s, end: o.t, key: o.end_key.clone() }),
-                None => res.unmatched_end += 1,
+            if o.is_start {
+                let q = open.entry(o.start_key).or_default();
+                if rule.policy == Policy::Next && !q.is_empty() {
+                    res.unmatched_start += q.len() as u64;
+                    q.clear();
+                }
+                q.push_back(o.t);
             }
-        }
-        if o.is_start {
-            let q = open.entry(o.start_key).or_default();
-            if rule.policy == Policy::Next && !q.is_empty() {
-                res.unmatched_start += q.len() as u64;
-                q.clear();
-            }
-            q.push_back(o.t);
         }
     }
-    res.unmatched_start += open.values().map(|q| q.len() as u64).sum::<u64>();
-    Ok(res)
+}
+
+/// An occurrence found by an analysis with its own matching (the `block` preset's flush
+/// keys): it starts and/or ends a pair under `key`.
+pub(crate) fn custom_occurrence(t: Ps, order: u64, is_start: bool, is_end: bool, key: &[KeyVal]) -> Occ {
+    let key = key_from(key);
+    let (start_key, end_key) = match (is_start, is_end) {
+        (true, true) => (key, key),
+        (true, false) => (key, NO_KEY),
+        _ => (NO_KEY, key),
+    };
+    Occ { t, order, is_end, is_start, start_key, end_key }
+}
+
+/// Pairs occurrences from [`custom_occurrence`] under `rule`'s policy and timeout.
+pub(crate) fn pair_occurrences(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
+    run(sort_merge(occ), rule)
+}
+
+/// A field of events resolved once against a source: the field itself, then its alias,
+/// then the `cpu`/`pid`/`comm` columns.
+#[derive(Debug, Clone)]
+pub struct FieldSel {
+    sym: Option<Sym>,
+    alias: Option<Sym>,
+    name: String,
+}
+
+impl FieldSel {
+    pub fn new(src: &Source, name: &str) -> Self {
+        Self { sym: src.strings.lookup(name.as_bytes()), alias: alias_sym(src, name), name: name.to_owned() }
+    }
+    pub fn get(&self, ev: &EventRef<'_>) -> Option<FieldValue> {
+        field_of(ev, self.sym, self.alias, &self.name)
+    }
+    pub fn key(&self, ev: &EventRef<'_>) -> KeyVal {
+        self.get(ev).map_or(KeyVal::Missing, to_key)
+    }
+}
+
+/// A key rendered for people: `cpu=0 irq=36` with the start-side field names.
+pub fn render_key(rule: &PairRule, key: &[KeyVal], strings: &Interner) -> String {
+    let mut out = String::new();
+    for ((name, _), v) in rule.by.iter().zip(key) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(name);
+        out.push('=');
+        match v {
+            KeyVal::Int(i) => out.push_str(&i.to_string()),
+            KeyVal::Str(s) => out.push_str(&strings.resolve(*s)),
+            KeyVal::Missing => out.push('-'),
+        }
+    }
+    out
 }
 
 /// A stall window: a gap in a periodic stream longer than `factor` x its median period.
@@ -553,6 +930,63 @@ mod tests {
             Policy::Next,
         );
         assert_eq!(spans(&pair(&s, &any_fall).expect("pair")), [(10, 20), (30, 35)]);
+    }
+
+    #[test]
+    fn first_policy_closes_the_oldest_and_drops_the_rest() {
+        let s = source(&[
+            (1, 0, "wake", &[("pid", 7)]),
+            (2, 0, "wake", &[("pid", 7)]),
+            (3, 0, "wake", &[("pid", 8)]),
+            (5, 0, "switch", &[("next_pid", 7)]),
+            (6, 0, "switch", &[("next_pid", 7)]),
+            (9, 0, "switch", &[("next_pid", 8)]),
+        ]);
+        let r = PairRule::new("w", Endpoint::event("wake"), Endpoint::event("switch"), Policy::First)
+            .by_mapped("pid", "next_pid");
+        let p = pair(&s, &r).expect("pair");
+        assert_eq!(spans(&p), [(1, 5), (3, 9)]);
+        // The second wakeup of 7 is dropped; the second switch-in of 7 repeats a closed key.
+        assert_eq!((p.unmatched_start, p.unmatched_end, p.repeated_end), (1, 1, 1));
+    }
+
+    #[test]
+    fn integers_match_their_twos_complement_and_text_predicates_negate() {
+        assert!(
+            int_eq(-1, 4_294_967_295) && int_eq(4_294_967_295, -1) && int_eq(-1, 18_446_744_073_709_551_615)
+        );
+        assert!(!int_eq(-2, 4_294_967_295) && !int_eq(1, 2));
+        let s = source(&[(1, 0, "idle", &[("state", -1)]), (2, 0, "idle", &[("state", 255)])]);
+        let hits = |p: Pred| endpoint_times(&s, "t", &Endpoint::event_where("idle", vec![p])).expect("times");
+        assert_eq!(hits(Pred::new("state", PredOp::Eq, "4294967295")), [1]);
+        assert_eq!(hits(Pred::new("state", PredOp::Eq, "0xff")), [2]);
+        assert_eq!(hits(Pred::new("state", PredOp::NotContains, "25")), [1]);
+        assert_eq!(hits(Pred::new("nope", PredOp::NotContains, "x")), [1, 2]);
+        assert_eq!(hits(Pred::new("nope", PredOp::Eq, "x")), Vec::<Ps>::new());
+    }
+
+    #[test]
+    fn too_many_keys_is_an_error() {
+        let s = source(&[(1, 0, "a", &[])]);
+        let mut r = rule(Policy::Fifo);
+        for f in ["a", "b", "c", "d", "e"] {
+            r = r.by(f);
+        }
+        assert!(matches!(pair(&s, &r), Err(PairError::TooManyKeys { count: 5, .. })));
+    }
+
+    #[test]
+    fn across_sources_uses_the_common_timeline() {
+        let a = source(&[(100, 0, "cmd", &[("id", 1)]), (300, 0, "cmd", &[("id", 2)])]);
+        let mut b = source(&[(10, 0, "done", &[("id", 2)]), (20, 0, "done", &[("id", 1)])]);
+        // b's clock starts 400 later than a's.
+        b.offset = 400;
+        let r = PairRule::new("x", Endpoint::event("cmd"), Endpoint::event("done"), Policy::Fifo).by("id");
+        let p = pair_across(&[&a, &b], &r).expect("pair");
+        assert_eq!(spans(&p), [(300, 410), (100, 420)]);
+        assert_eq!((to_common(&b, 10), from_common(&b, 410)), (410, 10));
+        b.drift_ppm = 1e5;
+        assert_eq!(from_common(&b, to_common(&b, 1000)), 1000);
     }
 
     #[test]

@@ -1,0 +1,177 @@
+//! Detectors (DESIGN §4.4) and pulse widths, as [`Outcome`]s:
+//! - `pulse:CH[:high|low][@LEVEL]`: widths of high (low) pulses, rise -> next fall, policy
+//!   next; an analog channel goes through its threshold (auto, or `@LEVEL` with no
+//!   hysteresis). Kind `pulse`.
+//! - `stall:SELECTOR [factor F]`: gaps between consecutive occurrences longer than F x the
+//!   median gap (the upper median). Each is a window (excess = gap − median) and a sample
+//!   (the gap). A note `median period (ps)` carries the median as its count. Kind `stall`.
+//! - `long:TRACK[:high|low][@LEVEL] over D`: spans of a span track, or high (low) phases of a
+//!   digital/analog track, longer than D; windows with excess = length − D, and samples.
+//!   Kind `stall`.
+//! - `poll:SELECTOR within D [min N]`: polling loops, maximal runs of at least N (default 2)
+//!   occurrences each within D of the previous; a sample per run from its first to its
+//!   last occurrence with key `iterations=K`; a note `iterations` totals them. Kind `pulse`.
+//!
+//! A bare name as SELECTOR is the event of that name in a source that has it, else the
+//! rising edges of the digital or analog track of that name.
+
+use crate::model::{Ps, Source};
+use crate::outcome::{AnalysisKind, Note, Outcome, Sample, Window};
+use crate::pairing::{self, Edge, Endpoint, Level, PairRule, Policy, stall_windows_in};
+use crate::presets::outcome_of;
+use crate::spec::AnalysisError;
+
+fn missing(rule: &str, what: String) -> AnalysisError {
+    AnalysisError::Missing { rule: rule.to_owned(), what }
+}
+
+/// The endpoint a selector means in `src` (see the module doc), if `src` has it.
+fn selector_in(sel: &Endpoint, src: &Source) -> Option<Endpoint> {
+    if sel.present_in(src) {
+        return Some(sel.clone());
+    }
+    match sel {
+        Endpoint::Event { name, preds } if preds.is_empty() => {
+            Some(Endpoint::edge(name.clone(), Edge::Rise)).filter(|e| e.present_in(src))
+        }
+        _ => None,
+    }
+}
+
+fn phase_rule(name: &str, channel: &str, high: bool, level: Option<f64>) -> PairRule {
+    let (a, b) = if high { (Edge::Rise, Edge::Fall) } else { (Edge::Fall, Edge::Rise) };
+    let ep = |edge| match level {
+        Some(l) => Endpoint::Crossing { track: channel.to_owned(), edge, level: Level(l) },
+        None => Endpoint::edge(channel, edge),
+    };
+    PairRule::new(name, ep(a), ep(b), Policy::Next)
+}
+
+pub(crate) fn run_pulse(
+    name: &str,
+    channel: &str,
+    high: bool,
+    level: Option<f64>,
+    sources: &[Source],
+) -> Result<Vec<Outcome>, AnalysisError> {
+    let rule = phase_rule(name, channel, high, level);
+    let mut out = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        if !rule.start.present_in(src) {
+            continue;
+        }
+        let res = pairing::pair(src, &rule)?;
+        out.push(outcome_of(name, AnalysisKind::Pulse, i, &rule, &res, src));
+    }
+    if out.is_empty() {
+        return Err(missing(name, format!("a digital or analog track {channel:?}")));
+    }
+    Ok(out)
+}
+
+pub(crate) fn run_stall(
+    name: &str,
+    selector: &Endpoint,
+    factor: f64,
+    sources: &[Source],
+) -> Result<Vec<Outcome>, AnalysisError> {
+    let mut out = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let Some(ep) = selector_in(selector, src) else { continue };
+        let times = pairing::endpoint_times(src, name, &ep)?;
+        let (median, windows) = stall_windows_in(&times, factor);
+        let mut o = Outcome::new(name, AnalysisKind::Stall, i);
+        o.notes.push(Note { what: "median period (ps)".into(), count: median.max(0) as u64 });
+        o.notes.push(Note { what: "occurrences".into(), count: times.len() as u64 });
+        o.samples =
+            windows.iter().map(|w| Sample { start: w.start, end: w.end, key: String::new() }).collect();
+        o.windows = windows.iter().map(|w| Window { start: w.start, end: w.end, excess: w.excess }).collect();
+        out.push(o);
+    }
+    if out.is_empty() {
+        return Err(missing(name, format!("an event or track {:?}", selector.target())));
+    }
+    Ok(out)
+}
+
+pub(crate) fn run_long(
+    name: &str,
+    track: &str,
+    high: bool,
+    level: Option<f64>,
+    over: Ps,
+    sources: &[Source],
+) -> Result<Vec<Outcome>, AnalysisError> {
+    let mut out = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let intervals: Vec<(Ps, Ps, String)> = if let Some(s) = src.spans.iter().find(|s| s.name == track) {
+            (0..s.len())
+                .map(|k| (s.start[k], s.end[k], src.strings.resolve(s.label[k]).into_owned()))
+                .collect()
+        } else {
+            let rule = phase_rule(name, track, high, level);
+            if !rule.start.present_in(src) {
+                continue;
+            }
+            pairing::pair(src, &rule)?.pairs.iter().map(|p| (p.start, p.end, String::new())).collect()
+        };
+        let mut o = Outcome::new(name, AnalysisKind::Stall, i);
+        for (a, b, label) in intervals {
+            if b - a > over {
+                o.windows.push(Window { start: a, end: b, excess: b - a - over });
+                o.samples.push(Sample { start: a, end: b, key: label });
+            }
+        }
+        o.samples.sort_by_key(|s| s.start);
+        o.windows.sort_by_key(|w| w.start);
+        out.push(o);
+    }
+    if out.is_empty() {
+        return Err(missing(name, format!("a span, digital or analog track {track:?}")));
+    }
+    Ok(out)
+}
+
+/// Maximal runs of `min` or more times, each within `spacing` of the previous: (first, last, count).
+pub fn polling_runs(times: &[Ps], spacing: Ps, min: u32) -> Vec<(Ps, Ps, u64)> {
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < times.len() {
+        let mut j = k;
+        while j + 1 < times.len() && times[j + 1] - times[j] <= spacing {
+            j += 1;
+        }
+        let n = (j - k + 1) as u64;
+        if n >= u64::from(min) {
+            out.push((times[k], times[j], n));
+        }
+        k = j + 1;
+    }
+    out
+}
+
+pub(crate) fn run_poll(
+    name: &str,
+    selector: &Endpoint,
+    spacing: Ps,
+    min: u32,
+    sources: &[Source],
+) -> Result<Vec<Outcome>, AnalysisError> {
+    let mut out = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let Some(ep) = selector_in(selector, src) else { continue };
+        let times = pairing::endpoint_times(src, name, &ep)?;
+        let runs = polling_runs(&times, spacing, min);
+        let mut o = Outcome::new(name, AnalysisKind::Pulse, i);
+        o.notes.push(Note { what: "iterations".into(), count: runs.iter().map(|r| r.2).sum() });
+        o.samples = runs
+            .iter()
+            .map(|&(a, b, n)| Sample { start: a, end: b, key: format!("iterations={n}") })
+            .collect();
+        out.push(o);
+    }
+    if out.is_empty() {
+        return Err(missing(name, format!("an event or track {:?}", selector.target())));
+    }
+    Ok(out)
+}

@@ -1,0 +1,92 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Alignment (DESIGN §4.6) between real recordings: the text and trace.dat forms of one ring
+//! buffer, and a marker trace with a GPIO capture made from it on a skewed clock.
+
+mod common;
+
+use common::{abs, sample};
+use latscope_analysis::align::{AlignSpec, apply_align, parse_align};
+use latscope_analysis::model::{DigitalTrack, PS_PER_S, PS_PER_US, Ps, Source, SourceKind};
+use latscope_analysis::pairing::{Endpoint, endpoint_times};
+use latscope_analysis::spec::{parse_spec, run_spec};
+
+#[test]
+fn text_and_trace_dat_of_one_buffer_align_to_their_origin_difference() {
+    let mut sources =
+        vec![sample("ftrace/markers_around_requests.txt"), sample("ftrace/markers_around_requests.dat")];
+    let spec = parse_align("1:match block_rq_issue -> block_rq_issue drift").unwrap();
+    let a = apply_align(&spec, &mut sources).unwrap();
+    let origin = |s: &Source| s.origin.secs * PS_PER_S + s.origin.ps;
+    let expect = origin(&sources[1]) - origin(&sources[0]);
+    assert_eq!(a.matched, 318);
+    // The text keeps microseconds; trace.dat nanoseconds.
+    assert!((a.offset - expect).abs() < PS_PER_US, "{} vs {expect}", a.offset);
+    assert!(a.drift_ppm.abs() < 1.0, "{}", a.drift_ppm);
+    assert!(a.residual_rms_ps < PS_PER_US as f64, "{}", a.residual_rms_ps);
+    assert_eq!((sources[1].offset, sources[1].drift_ppm), (a.offset, a.drift_ppm));
+}
+
+/// A logic capture whose pin goes high `delay` after each marker, on a clock running
+/// `ppm` fast and starting `start` later than the trace's relative zero.
+fn gpio_from(markers: &[Ps], delay: Ps, ppm: f64, start: Ps) -> Source {
+    let mut d = DigitalTrack::new("GPIO", 0);
+    for &t in markers {
+        let local = ((t + delay - start) as f64 * (1.0 + ppm / 1e6)).round() as Ps;
+        d.push(local, 1);
+        d.push(local + 5 * PS_PER_US, 0);
+    }
+    let mut s = Source::new("scope", "test", SourceKind::File);
+    s.digital.push(d);
+    s
+}
+
+#[test]
+fn marker_and_gpio_on_skewed_clocks_pair_across_sources_once_aligned() {
+    let trace = sample("ftrace/markers_around_requests.txt");
+    let start_marker = Endpoint::event_where(
+        "tracing_mark_write",
+        vec![latscope_analysis::pairing::Pred::new(
+            "text",
+            latscope_analysis::pairing::PredOp::Contains,
+            "req_start",
+        )],
+    );
+    let markers = endpoint_times(&trace, "t", &start_marker).unwrap();
+    assert_eq!(markers.len(), 300);
+    let delay = 3 * PS_PER_US;
+    let gpio = gpio_from(&markers, delay, 40.0, 2 * PS_PER_S);
+    let mut sources = vec![trace, gpio];
+    // Before alignment the edges are seconds away from their markers.
+    let rule = parse_spec("lat=tracing_mark_write[text~req_start] -> GPIO:rise policy next").unwrap();
+    let before = run_spec(&rule, &sources).unwrap();
+    assert!(before[0].samples.len() < 300);
+    let a = apply_align(
+        &parse_align("1:match tracing_mark_write[text~req_start] -> GPIO:rise drift").unwrap(),
+        &mut sources,
+    )
+    .unwrap();
+    assert_eq!(a.matched, 300);
+    assert!((a.drift_ppm + 40.0 / 1.00004).abs() < 0.01, "{}", a.drift_ppm);
+    let out = run_spec(&rule, &sources).unwrap();
+    assert_eq!(out.len(), 1);
+    let o = &out[0];
+    assert_eq!(o.source, 0);
+    assert_eq!(o.samples.len(), 300);
+    // The fit absorbs the constant delay into the offset: what is left is rounding.
+    for s in &o.samples {
+        assert!(s.latency().abs() <= 2, "{s:?}");
+        assert!(markers.contains(&s.start));
+    }
+    assert!(o.notes.iter().any(|n| n.what.contains("across sources")));
+    // By hand: the inverse of the construction, so the latency is the real 3 us delay.
+    let mut sources = vec![sources.remove(0), gpio_from(&markers, delay, 0.0, 2 * PS_PER_S)];
+    let spec = parse_align("1:+2s").unwrap();
+    assert_eq!(spec, AlignSpec::Manual { source: 1, offset: 2 * PS_PER_S, drift_ppm: 0.0 });
+    apply_align(&spec, &mut sources).unwrap();
+    let o = &run_spec(&rule, &sources).unwrap()[0];
+    assert_eq!(o.samples.len(), 300);
+    assert!(o.latencies().iter().all(|&l| l == delay));
+    assert_eq!(abs(&sources[0], o.samples[0].start), abs(&sources[0], markers[0]));
+    assert!(apply_align(&parse_align("0:+1us").unwrap(), &mut sources).is_err());
+    assert!(apply_align(&parse_align("5:+1us").unwrap(), &mut sources).is_err());
+}
