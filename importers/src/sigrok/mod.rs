@@ -19,9 +19,12 @@ const MAX_METADATA_BYTES: u64 = 1 << 20;
 /// Largest data member decoded: libsigrok writes 4–10 MiB chunks, and even an unchunked v1
 /// capture of a whole logic analyzer's memory stays far below this.
 pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
-/// Logic transitions kept across all channels (9 bytes each in memory).
+/// Logic transitions kept across all channels (9 bytes each in memory, ~3.6 GB at the
+/// limit plus vector growth slack): far above what a real capture's edges need, since
+/// libsigrok devices store at most a few gigasamples.
 pub const MAX_TRANSITIONS: usize = 400_000_000;
-/// Analog samples kept across all channels (4 bytes each).
+/// Analog samples kept across all channels (4 bytes each, so 2 GiB): a 1 MS/s scope
+/// channel for nine minutes. Members whose declared sizes exceed it are refused unread.
 pub const MAX_ANALOG_SAMPLES: usize = 1 << 29;
 const READ_BUFFER: usize = 1 << 16;
 
@@ -158,6 +161,14 @@ fn stream_member(
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // The zip reader itself stops a member at its declared size (a zip bomb).
+            Err(_) if total >= declared => {
+                return Err(ParseFailure::Limit {
+                    at,
+                    what: format!("member `{name}` decompresses to more than its declared {declared} bytes"),
+                    limit: format!("{declared} bytes"),
+                });
+            }
             Err(e) => {
                 return Err(ParseFailure::invalid(
                     at,
@@ -397,6 +408,16 @@ fn read_analog(
         if members.is_empty() {
             source.diagnostics.warn(format!("analog channel {name} (analog{key}) has no data"));
             continue;
+        }
+        // Refuse before inflating anything when the members' declared sizes already exceed
+        // the limit: the samples vector would grow to it before the streaming check fired.
+        let declared: u64 = members.iter().filter_map(|m| Some(zip.by_name(m).ok()?.size())).sum();
+        if (total as u64).saturating_add(declared / 4) > MAX_ANALOG_SAMPLES as u64 {
+            return Err(ParseFailure::Limit {
+                at: Position::Byte(0),
+                what: format!("analog samples (channel {name}: {} declared)", declared / 4),
+                limit: MAX_ANALOG_SAMPLES.to_string(),
+            });
         }
         let mut samples: Vec<f32> = Vec::new();
         let mut carry: Vec<u8> = Vec::with_capacity(4);
