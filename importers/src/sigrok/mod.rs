@@ -30,8 +30,12 @@ const READ_BUFFER: usize = 1 << 16;
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
-    let mut zip = ZipArchive::new(Cursor::new(data))
-        .map_err(|e| invalid(format!("not a valid .sr zip archive: {e}")))?;
+    let mut zip = ZipArchive::new(Cursor::new(data)).map_err(|e| {
+        invalid(format!(
+            "not a valid .sr zip archive ({e}); a .sr file cut short loses the member directory \
+                 at its end, and nothing can be read without it"
+        ))
+    })?;
 
     let version = read_small(&mut zip, "version")?.ok_or_else(|| invalid("no `version` member".into()))?;
     let version: u32 = version
@@ -236,8 +240,20 @@ fn read_logic(
         ));
     }
     let mut decoder = LogicDecoder::new(unitsize, channels, clock);
-    for name in &members {
-        stream_member(zip, name, ctl, |bytes| decoder.feed(bytes))?;
+    for (i, name) in members.iter().enumerate() {
+        match stream_member(zip, name, ctl, |bytes| decoder.feed(bytes)) {
+            Ok(()) => {}
+            // A damaged chunk: what decoded before the damage is kept, in sample order.
+            Err(ParseFailure::Invalid { at, message }) => {
+                source.diagnostics.warn(format!(
+                    "{at}: {message}; logic samples after sample {} ({} later chunk(s)) were not loaded",
+                    decoder.samples,
+                    members.len() - i - 1
+                ));
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     if decoder.partial_len > 0 {
         source.diagnostics.warn(format!(
@@ -421,8 +437,8 @@ fn read_analog(
         }
         let mut samples: Vec<f32> = Vec::new();
         let mut carry: Vec<u8> = Vec::with_capacity(4);
-        for member in &members {
-            stream_member(zip, member, ctl, |mut bytes| {
+        for (i, member) in members.iter().enumerate() {
+            let streamed = stream_member(zip, member, ctl, |mut bytes| {
                 if !carry.is_empty() {
                     let take = (4 - carry.len()).min(bytes.len());
                     carry.extend_from_slice(&bytes[..take]);
@@ -445,7 +461,19 @@ fn read_analog(
                     });
                 }
                 Ok(())
-            })?;
+            });
+            match streamed {
+                Ok(()) => {}
+                Err(ParseFailure::Invalid { at, message }) => {
+                    source.diagnostics.warn(format!(
+                        "{at}: {message}; channel {name} samples after sample {} ({} later chunk(s)) were not loaded",
+                        samples.len(),
+                        members.len() - i - 1
+                    ));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
         }
         total += samples.len();
         source.analog.push(AnalogTrack::new(name, "V", 0, clock.period_ps(), samples));
