@@ -161,7 +161,11 @@ fn stream_member(
         if ctl.is_cancelled() {
             return Err(ParseFailure::Cancelled);
         }
-        let n = match reader.read(&mut buf) {
+        // Ask for no more than the declared size, then for one byte more: the zip reader
+        // fails a read that passes the declared size, and this way the failure comes only
+        // once the declared bytes are in, where it is recognised as a zip bomb below.
+        let want = (declared - total).clamp(1, READ_BUFFER as u64) as usize;
+        let n = match reader.read(&mut buf[..want]) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
