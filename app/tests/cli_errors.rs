@@ -372,8 +372,9 @@ fn tracedat_absurd_header_sizes_are_refused_with_their_offset() {
     let dir = TempDir::new("tracedat");
     let v6 = "samples/ftrace/blk_read_v6.dat";
     let v7 = "samples/ftrace/blk_read_v7_zstd.dat";
-    // (file name, source, offset, bytes, expected fragments)
-    let cases: [(&str, &str, usize, Vec<u8>, &[&str]); 4] = [
+    /// (file name, source, offset, bytes, expected fragments)
+    type Case = (&'static str, &'static str, usize, Vec<u8>, &'static [&'static str]);
+    let cases: [Case; 4] = [
         (
             "page_size.dat",
             v6,
