@@ -541,11 +541,33 @@ fn damaged_sr_chunk_keeps_the_samples_before_it() {
             && w.contains("not loaded")),
         "{w:?}"
     );
-    // A .sr cut short has no member directory: refused, saying why.
-    let path = dir.file("cut.sr", &data[..data.len() / 2]);
+}
+
+#[test]
+fn truncated_sr_rebuilds_its_member_directory_and_loads_the_complete_chunks() {
+    let dir = TempDir::new("cutsr");
+    let src = root().join("samples/sigrok/demo_4ch_1mhz.sr");
+    let data = std::fs::read(&src).unwrap();
+    let full = json_events(&src);
+    let mut last = 0;
+    for percent in [33, 50] {
+        let cut = data.len() * percent / 100;
+        let path = dir.file(&format!("cut{percent}.sr"), &data[..cut]);
+        let events = json_events(&path);
+        assert!(events > last && events < full, "{percent}%: {events} of {full}");
+        last = events;
+        let w = json_warnings(&path);
+        let expect =
+            format!("the file is cut short or its member directory is damaged (file size {cut} bytes)");
+        assert!(w.iter().any(|w| w.starts_with(&expect) && w.contains("is incomplete")), "{w:?}");
+        assert!(w.iter().any(|w| w.starts_with("byte offset ") && w.contains("not loaded")), "{w:?}");
+    }
+    // Cut inside the first member's header: nothing says it is a sigrok session any more.
+    let path = dir.file("cut_header.sr", &data[..20]);
     let out = latscope(&["info", path.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("cut.sr") && stderr(&out).contains("cut short"), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("cut_header.sr") && err.contains("not a supported format"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 //! unit libsigrok assumes, since none is stored).
 
 mod metadata;
+mod recover;
 
 pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
 
@@ -29,13 +30,30 @@ pub const MAX_ANALOG_SAMPLES: usize = 1 << 29;
 const READ_BUFFER: usize = 1 << 16;
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
-    let mut zip = ZipArchive::new(Cursor::new(data)).map_err(|e| {
-        invalid(format!(
-            "not a valid .sr zip archive ({e}); a .sr file cut short loses the member directory \
-                 at its end, and nothing can be read without it"
-        ))
+    let e = match ZipArchive::new(Cursor::new(data)) {
+        Ok(zip) => return parse_archive(zip, ctl),
+        Err(e) => e,
+    };
+    // No usable member directory: a capture cut short. Rebuild one from the member headers.
+    let Some(rebuilt) = recover::rebuild(data) else {
+        return Err(ParseFailure::invalid(
+            Position::Byte(0),
+            format!("not a valid .sr zip archive ({e}), and no member header was found to recover from"),
+        ));
+    };
+    let zip = ZipArchive::new(Cursor::new(&rebuilt.bytes[..])).map_err(|e2| {
+        ParseFailure::invalid(
+            Position::Byte(0),
+            format!("not a valid .sr zip archive ({e}); recovering its members failed too ({e2})"),
+        )
     })?;
+    let mut source = parse_archive(zip, ctl)?;
+    source.diagnostics.warnings.insert(0, rebuilt.note);
+    Ok(source)
+}
+
+fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
 
     let version = read_small(&mut zip, "version")?.ok_or_else(|| invalid("no `version` member".into()))?;
     let version: u32 = version
