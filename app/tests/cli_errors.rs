@@ -396,6 +396,15 @@ fn tracedat_absurd_header_sizes_are_refused_with_their_offset() {
             assert!(err.contains(e), "{name}: missing {e:?} in {err}");
         }
     }
+    // v6 keeps its CPU count just before the `options  ` tag; 2^32-1 CPUs cannot have a
+    // table in a 160 KB file, and no table is allocated to find that out.
+    let data = std::fs::read(root().join(v6)).unwrap();
+    let at = data.windows(10).position(|w| w == b"options  \0").unwrap() - 4;
+    let path = dir.file("cpus.dat", &patched(v6, at, &u32::MAX.to_le_bytes()));
+    let out = latscope(&["info", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("cpus.dat: byte offset") && err.contains("4294967295 CPUs"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------
