@@ -193,8 +193,8 @@ fn stream_member(
             Err(e) if total >= declared && e.to_string().contains("larger than its declared") => {
                 return Err(ParseFailure::Limit {
                     at,
-                    what: format!("member `{name}` decompresses to more than its declared {declared} bytes"),
-                    limit: format!("{declared} bytes"),
+                    what: format!("inflated size of member `{name}`"),
+                    limit: format!("{declared} bytes (its declared size)"),
                 });
             }
             Err(e) => {
@@ -208,8 +208,8 @@ fn stream_member(
         if total > declared {
             return Err(ParseFailure::Limit {
                 at,
-                what: format!("member `{name}` decompresses to more than its declared {declared} bytes"),
-                limit: format!("{declared} bytes"),
+                what: format!("inflated size of member `{name}`"),
+                limit: format!("{declared} bytes (its declared size)"),
             });
         }
         sink(&buf[..n])?;
