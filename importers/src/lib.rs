@@ -39,7 +39,7 @@ pub fn open(path: &Path, ctl: &LoadControl) -> Result<Source, ImportError> {
 
 /// Imports bytes already known to be in `format`.
 pub fn import_bytes(format: Format, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let source = match format {
+    let mut source = match format {
         Format::FtraceText => ftrace_text::parse(data, ctl)?,
         Format::TraceDat => tracedat::parse(data, ctl)?,
         Format::SigrokSr => sigrok::parse(data, ctl)?,
@@ -55,6 +55,29 @@ pub fn import_bytes(format: Format, data: &[u8], ctl: &LoadControl) -> Result<So
             }
         },
     };
+    if let Some(warning) = cut_short(format, data) {
+        source.diagnostics.warn(warning);
+    }
     ctl.finish();
     Ok(source)
+}
+
+/// Text captures end with a line break; one that does not was probably cut off while being
+/// written or copied, and its last line may be incomplete (yet still parse, e.g. an ftrace
+/// event whose payload lost its tail). Says where, so the user can judge.
+fn cut_short(format: Format, data: &[u8]) -> Option<String> {
+    let text = matches!(
+        format,
+        Format::FtraceText | Format::Vcd | Format::SaleaeCsv | Format::SigrokCsv | Format::ScopeCsv
+    );
+    if !text || data.is_empty() || data.ends_with(b"\n") {
+        return None;
+    }
+    let line = memchr::memchr_iter(b'\n', data).count() + 1;
+    let start = memchr::memrchr(b'\n', data).map_or(0, |i| i + 1);
+    Some(format!(
+        "line {line}: the file ends without a line break at byte {} (the last line starts at byte {start}); \
+         it may be truncated and its last line incomplete",
+        data.len()
+    ))
 }

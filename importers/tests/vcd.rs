@@ -125,3 +125,21 @@ fn corpus_quirks() {
     let s = load("sigrok_demo_real_analog.vcd");
     assert!(s.analog.iter().any(|a| a.samples.iter().any(|v| *v != 0.0 && v.is_finite())));
 }
+
+/// Inputs that once crashed the VCD reader (found by review of its limits, not the fuzzer):
+/// each must load or fail with an error, never panic, and keep its one variable.
+#[test]
+fn regressions_do_not_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/vcd");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("regressions dir").flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "vcd") {
+            continue;
+        }
+        let source = open(&path, &LoadControl::new()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(source.digital.len(), 1, "{}", path.display());
+        n += 1;
+    }
+    assert!(n >= 2);
+}

@@ -25,7 +25,7 @@ pub mod numbers;
 mod scope;
 mod table;
 
-use crate::{LoadControl, ParseFailure};
+use crate::{LoadControl, ParseFailure, Position};
 use latscope_analysis::model::Source;
 
 pub use dialect::{CsvKind, ScopeVendor, sniff};
@@ -39,6 +39,17 @@ const PROGRESS_EVERY: u64 = 16 * 1024;
 
 /// Imports `data`, which [`sniff`] recognised as `kind`.
 pub fn parse(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    // Every dialect takes its layout from the first line: an over-long one cannot be skipped
+    // like a data row, and the dialects would otherwise misreport it as a missing header.
+    if let Some(first) = Lines::new(data).find(|l| l.too_long || !numbers::trim(l.text).is_empty())
+        && first.too_long
+    {
+        return Err(ParseFailure::Limit {
+            at: Position::Line(first.no),
+            what: "CSV header line length".into(),
+            limit: format!("{MAX_LINE_BYTES} bytes"),
+        });
+    }
     match kind {
         CsvKind::SaleaeLogic2Digital | CsvKind::SaleaeLogic1 | CsvKind::Sigrok => {
             logic::parse(kind, data, ctl)

@@ -17,7 +17,11 @@ use memchr::memchr;
 use rustc_hash::FxHashMap;
 
 /// Lines longer than this are counted malformed and skipped (bounds memory on hostile input).
+/// Real lines stay under a few KiB (the kernel's trace_seq page is 4 KiB-8 KiB);
+/// 1 MiB leaves room for wrapped `trace-cmd report` payloads.
 pub(crate) const MAX_LINE: usize = 1 << 20;
+/// The diagnostic for a line over [`MAX_LINE`]; `assemble` recognises it to say why nothing loaded.
+pub(crate) const OVERLONG_LINE: &str = "line longer than 1048576 bytes skipped";
 const COMM_CACHE_SLOTS: usize = 64;
 const COMM_CACHE_BYTES: usize = 32;
 /// Progress and cancel are checked every this many lines.
@@ -169,7 +173,7 @@ impl ChunkParser {
             }
             if line.len() > MAX_LINE {
                 self.end_record();
-                self.malformed(format!("line longer than {MAX_LINE} bytes skipped"));
+                self.malformed(OVERLONG_LINE);
                 continue;
             }
             self.parse_line(line);

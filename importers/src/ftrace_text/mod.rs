@@ -17,7 +17,7 @@ mod line;
 mod payload;
 
 use crate::{LoadControl, ParseFailure, Position};
-use chunk::{ChunkOut, ChunkParser, MAX_LINE, is_cut_point};
+use chunk::{ChunkOut, ChunkParser, MAX_LINE, OVERLONG_LINE, is_cut_point};
 use latscope_analysis::model::{
     ClockOrigin, Diagnostics, EventTableBuilder, Source, SourceKind, SpanTrack, Sym,
 };
@@ -126,7 +126,15 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64) -> Result<Source, ParseFailure> {
     diag.gaps.sort_by_key(|g| g.ts);
     spans.sort();
     if events.is_empty() && spans.is_empty() && !saw_cpu && diag.malformed > 0 {
-        let line = diag.first_malformed.first().and_then(|d| d.line).unwrap_or(1);
+        let first = diag.first_malformed.first();
+        let line = first.and_then(|d| d.line).unwrap_or(1);
+        if first.is_some_and(|d| d.message == OVERLONG_LINE) {
+            return Err(ParseFailure::Limit {
+                at: Position::Line(line),
+                what: "line length (and no event line could be read)".into(),
+                limit: format!("{MAX_LINE} bytes"),
+            });
+        }
         return Err(ParseFailure::invalid(
             Position::Line(line),
             "no event line with a [cpu] column: this looks like ftrace text written with \

@@ -6,6 +6,7 @@
 //! unit libsigrok assumes, since none is stored).
 
 mod metadata;
+mod recover;
 
 pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
 
@@ -19,16 +20,40 @@ const MAX_METADATA_BYTES: u64 = 1 << 20;
 /// Largest data member decoded: libsigrok writes 4–10 MiB chunks, and even an unchunked v1
 /// capture of a whole logic analyzer's memory stays far below this.
 pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
-/// Logic transitions kept across all channels (9 bytes each in memory).
+/// Logic transitions kept across all channels (9 bytes each in memory, ~3.6 GB at the
+/// limit plus vector growth slack): far above what a real capture's edges need, since
+/// libsigrok devices store at most a few gigasamples.
 pub const MAX_TRANSITIONS: usize = 400_000_000;
-/// Analog samples kept across all channels (4 bytes each).
+/// Analog samples kept across all channels (4 bytes each, so 2 GiB): a 1 MS/s scope
+/// channel for nine minutes. Members whose declared sizes exceed it are refused unread.
 pub const MAX_ANALOG_SAMPLES: usize = 1 << 29;
 const READ_BUFFER: usize = 1 << 16;
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let e = match ZipArchive::new(Cursor::new(data)) {
+        Ok(zip) => return parse_archive(zip, ctl),
+        Err(e) => e,
+    };
+    // No usable member directory: a capture cut short. Rebuild one from the member headers.
+    let Some(rebuilt) = recover::rebuild(data) else {
+        return Err(ParseFailure::invalid(
+            Position::Byte(0),
+            format!("not a valid .sr zip archive ({e}), and no member header was found to recover from"),
+        ));
+    };
+    let zip = ZipArchive::new(Cursor::new(&rebuilt.bytes[..])).map_err(|e2| {
+        ParseFailure::invalid(
+            Position::Byte(0),
+            format!("not a valid .sr zip archive ({e}); recovering its members failed too ({e2})"),
+        )
+    })?;
+    let mut source = parse_archive(zip, ctl)?;
+    source.diagnostics.warnings.insert(0, rebuilt.note);
+    Ok(source)
+}
+
+fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Result<Source, ParseFailure> {
     let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
-    let mut zip = ZipArchive::new(Cursor::new(data))
-        .map_err(|e| invalid(format!("not a valid .sr zip archive: {e}")))?;
 
     let version = read_small(&mut zip, "version")?.ok_or_else(|| invalid("no `version` member".into()))?;
     let version: u32 = version
@@ -154,10 +179,24 @@ fn stream_member(
         if ctl.is_cancelled() {
             return Err(ParseFailure::Cancelled);
         }
-        let n = match reader.read(&mut buf) {
+        // Ask for no more than the declared size, then for one byte more: the zip reader
+        // fails a read that passes the declared size, and this way the failure comes only
+        // once the declared bytes are in, where it is recognised as a zip bomb below.
+        let want = (declared - total).clamp(1, READ_BUFFER as u64) as usize;
+        let n = match reader.read(&mut buf[..want]) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // The zip reader itself stops a member at its declared size (a zip bomb). Its
+            // checksum error at the same point is damage, not a bomb; should zip reword
+            // the message, a bomb is still refused, only as "corrupt".
+            Err(e) if total >= declared && e.to_string().contains("larger than its declared") => {
+                return Err(ParseFailure::Limit {
+                    at,
+                    what: format!("inflated size of member `{name}`"),
+                    limit: format!("{declared} bytes (its declared size)"),
+                });
+            }
             Err(e) => {
                 return Err(ParseFailure::invalid(
                     at,
@@ -169,8 +208,8 @@ fn stream_member(
         if total > declared {
             return Err(ParseFailure::Limit {
                 at,
-                what: format!("member `{name}` decompresses to more than its declared {declared} bytes"),
-                limit: format!("{declared} bytes"),
+                what: format!("inflated size of member `{name}`"),
+                limit: format!("{declared} bytes (its declared size)"),
             });
         }
         sink(&buf[..n])?;
@@ -225,8 +264,20 @@ fn read_logic(
         ));
     }
     let mut decoder = LogicDecoder::new(unitsize, channels, clock);
-    for name in &members {
-        stream_member(zip, name, ctl, |bytes| decoder.feed(bytes))?;
+    for (i, name) in members.iter().enumerate() {
+        match stream_member(zip, name, ctl, |bytes| decoder.feed(bytes)) {
+            Ok(()) => {}
+            // A damaged chunk: what decoded before the damage is kept, in sample order.
+            Err(ParseFailure::Invalid { at, message }) => {
+                source.diagnostics.warn(format!(
+                    "{at}: {message}; logic samples after sample {} ({} later chunk(s)) were not loaded",
+                    decoder.samples,
+                    members.len() - i - 1
+                ));
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
     if decoder.partial_len > 0 {
         source.diagnostics.warn(format!(
@@ -398,10 +449,20 @@ fn read_analog(
             source.diagnostics.warn(format!("analog channel {name} (analog{key}) has no data"));
             continue;
         }
+        // Refuse before inflating anything when the members' declared sizes already exceed
+        // the limit: the samples vector would grow to it before the streaming check fired.
+        let declared: u64 = members.iter().filter_map(|m| Some(zip.by_name(m).ok()?.size())).sum();
+        if (total as u64).saturating_add(declared / 4) > MAX_ANALOG_SAMPLES as u64 {
+            return Err(ParseFailure::Limit {
+                at: Position::Byte(0),
+                what: format!("analog samples (channel {name}: {} declared)", declared / 4),
+                limit: MAX_ANALOG_SAMPLES.to_string(),
+            });
+        }
         let mut samples: Vec<f32> = Vec::new();
         let mut carry: Vec<u8> = Vec::with_capacity(4);
-        for member in &members {
-            stream_member(zip, member, ctl, |mut bytes| {
+        for (i, member) in members.iter().enumerate() {
+            let streamed = stream_member(zip, member, ctl, |mut bytes| {
                 if !carry.is_empty() {
                     let take = (4 - carry.len()).min(bytes.len());
                     carry.extend_from_slice(&bytes[..take]);
@@ -424,7 +485,19 @@ fn read_analog(
                     });
                 }
                 Ok(())
-            })?;
+            });
+            match streamed {
+                Ok(()) => {}
+                Err(ParseFailure::Invalid { at, message }) => {
+                    source.diagnostics.warn(format!(
+                        "{at}: {message}; channel {name} samples after sample {} ({} later chunk(s)) were not loaded",
+                        samples.len(),
+                        members.len() - i - 1
+                    ));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
         }
         total += samples.len();
         source.analog.push(AnalogTrack::new(name, "V", 0, clock.period_ps(), samples));

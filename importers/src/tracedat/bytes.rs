@@ -91,6 +91,12 @@ impl<'a> Cursor<'a> {
         self.what = what;
     }
 
+    /// An error about the `width`-byte field just read, at that field's offset.
+    pub(crate) fn field_error(&self, width: u64, message: impl std::fmt::Display) -> ParseFailure {
+        let at = self.offset().saturating_sub(width);
+        ParseFailure::invalid(Position::Byte(at), format!("{}: {message}", self.what))
+    }
+
     pub(crate) fn error(&self, message: impl std::fmt::Display) -> ParseFailure {
         ParseFailure::invalid(Position::Byte(self.offset()), format!("{}: {message}", self.what))
     }

@@ -77,16 +77,16 @@ pub(crate) fn read_file_info(data: &[u8]) -> Result<FileInfo, ParseFailure> {
     let endian = match c.u8()? {
         0 => Endian::Little,
         1 => Endian::Big,
-        e => return Err(c.error(format!("bad endian byte {e}"))),
+        e => return Err(c.field_error(1, format!("bad endian byte {e}"))),
     };
     c.endian = endian;
     let file_long = c.u8()?;
     if file_long != 4 && file_long != 8 {
-        return Err(c.error(format!("bad long size {file_long}")));
+        return Err(c.field_error(1, format!("bad long size {file_long}")));
     }
     let page_size = c.u32()?;
     if !(64..=(64 << 20)).contains(&page_size) {
-        return Err(c.error(format!("implausible page size {page_size}")));
+        return Err(c.field_error(4, format!("implausible page size {page_size}")));
     }
     let mut info = FileInfo {
         version,
@@ -415,6 +415,17 @@ fn read_v7(data: &[u8], mut c: Cursor<'_>, info: &mut FileInfo) -> Result<(), Pa
         seen.push(next);
         let sec = match read_section(data, info, next, Some(0)) {
             Ok(s) => s,
+            Err(e) if buffers.is_empty() && info.options.buffer_text.is_none() => {
+                // trace-cmd writes the options that locate the data last, after the data: a
+                // file cut before them has no index to its pages.
+                return Err(ParseFailure::invalid(
+                    Position::Byte(next),
+                    format!(
+                        "the options section that locates the trace data of a v7 file is unreadable, \
+                         so nothing can be loaded (truncated file?): {e}"
+                    ),
+                ));
+            }
             Err(e) => {
                 // The last options section (with the BUFFER option) is written after the
                 // data, so a truncated file loses it: keep what we have.
@@ -450,17 +461,23 @@ fn read_v7(data: &[u8], mut c: Cursor<'_>, info: &mut FileInfo) -> Result<(), Pa
         let s = read_section(data, info, off, Some(18))?;
         read_event_formats(&mut Cursor::new(&s.body, s.body_offset, info.endian, ""), info)?;
     }
-    if let Some(off) = o.kallsyms {
-        let s = read_section(data, info, off, Some(19))?;
-        read_kallsyms(&mut Cursor::new(&s.body, s.body_offset, info.endian, ""), info)?;
-    }
-    if let Some(off) = o.printk {
-        let s = read_section(data, info, off, Some(20))?;
-        read_printk(&mut Cursor::new(&s.body, s.body_offset, info.endian, ""), info)?;
-    }
-    if let Some(off) = o.cmdlines {
-        let s = read_section(data, info, off, Some(21))?;
-        read_cmdlines(&mut Cursor::new(&s.body, s.body_offset, info.endian, ""), info)?;
+    // Symbols, printk formats and task names only label events: a damaged one costs names,
+    // not the trace, so it is a warning (limits still stop the load).
+    type Reader = fn(&mut Cursor<'_>, &mut FileInfo) -> Result<(), ParseFailure>;
+    let optional: [(Option<u64>, u16, &str, &str, Reader); 3] = [
+        (o.kallsyms, 19, "kallsyms", "addresses are shown as numbers", read_kallsyms),
+        (o.printk, 20, "printk formats", "bprint payloads are shown raw", read_printk),
+        (o.cmdlines, 21, "cmdlines", "task names may be missing", read_cmdlines),
+    ];
+    for (off, id, what, cost, read) in optional {
+        let Some(off) = off else { continue };
+        let result = read_section(data, info, off, Some(id))
+            .and_then(|s| read(&mut Cursor::new(&s.body, s.body_offset, info.endian, ""), info));
+        match result {
+            Ok(()) => {}
+            Err(e @ ParseFailure::Limit { .. }) => return Err(e),
+            Err(e) => info.warnings.push(format!("{what} section unreadable, {cost}: {e}")),
+        }
     }
     info.cpus = info.options.cpu_count.unwrap_or(0);
     // Buffers: the top one ("") is imported; instances are listed.

@@ -23,6 +23,17 @@ pub const MAX_SCOPE_DEPTH: usize = 1024;
 pub const MAX_VARS: usize = 1 << 20;
 /// Value changes kept across all variables.
 pub const MAX_CHANGES: usize = 400_000_000;
+/// Longest token (identifier, value, word of a declaration). The longest legitimate token
+/// is a vector value, one character per bit; no simulator dumps million-bit vectors, and
+/// without a cap an endless token would be scanned (and, in a name, copied) whole.
+pub const MAX_TOKEN_BYTES: usize = 1 << 20;
+/// Tokens kept from one declaration (`$var`, `$scope`, `$timescale`, `$version`): real
+/// ones have fewer than 10, and a declaration with no `$end` must not collect the whole
+/// file as a token list (16 bytes per token). Comments are skipped without collecting.
+pub const MAX_DECLARATION_TOKENS: usize = 4096;
+/// Longest hierarchical scope path (`top.cpu.core0…`) a variable name may get: scope
+/// names are copied into every variable's name, so nesting × name length is bounded.
+pub const MAX_SCOPE_PATH_BYTES: usize = 64 * 1024;
 const PROGRESS_STEP: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,12 +55,18 @@ struct Var {
 }
 
 /// Splits input into whitespace-separated tokens, remembering where each starts.
+/// A limit hit, it ends the token stream; the parser returns it as the file's error.
 struct Tokens<'a> {
     data: &'a [u8],
     pos: usize,
+    stop: Option<ParseFailure>,
 }
 
 impl<'a> Tokens<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        Self { data, pos: 0, stop: None }
+    }
+
     fn next(&mut self) -> Option<(usize, &'a [u8])> {
         let d = self.data;
         let mut i = self.pos;
@@ -61,22 +78,48 @@ impl<'a> Tokens<'a> {
             return None;
         }
         let start = i;
-        while i < d.len() && !d[i].is_ascii_whitespace() {
+        let cap = d.len().min(start + MAX_TOKEN_BYTES + 1);
+        while i < cap && !d[i].is_ascii_whitespace() {
             i += 1;
+        }
+        if i - start > MAX_TOKEN_BYTES {
+            self.refuse(start, "VCD token".into(), format!("{MAX_TOKEN_BYTES} bytes"));
+            return None;
         }
         self.pos = i;
         Some((start, &d[start..i]))
     }
 
-    /// Tokens up to (not including) `$end`; `None` if the file ends first.
+    /// Ends the stream with a limit error at the line holding byte `at`.
+    fn refuse(&mut self, at: usize, what: String, limit: String) {
+        self.stop = Some(ParseFailure::Limit { at: Position::Line(line_of(self.data, at)), what, limit });
+        self.pos = self.data.len();
+    }
+
+    /// Tokens up to (not including) `$end`; `None` if the file ends first or the
+    /// declaration has more than [`MAX_DECLARATION_TOKENS`].
     fn until_end(&mut self) -> Option<Vec<&'a [u8]>> {
         let mut out = Vec::new();
         loop {
-            let (_, t) = self.next()?;
+            let (at, t) = self.next()?;
             if t == b"$end" {
                 return Some(out);
             }
+            if out.len() >= MAX_DECLARATION_TOKENS {
+                let what = "tokens in one VCD declaration (is its $end missing?)".into();
+                self.refuse(at, what, MAX_DECLARATION_TOKENS.to_string());
+                return None;
+            }
             out.push(t);
+        }
+    }
+
+    /// Skips to just after the next `$end` without keeping anything (comments, dates).
+    fn skip_to_end(&mut self) {
+        while let Some((_, t)) = self.next() {
+            if t == b"$end" {
+                return;
+            }
         }
     }
 }
@@ -120,7 +163,8 @@ impl Reader<'_> {
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     let mut r = Reader { data, diag: Diagnostics::default() };
-    let mut tok = Tokens { data, pos: 0 };
+    let mut tok = Tokens::new(data);
+    let mut scope_path_bytes = 0usize;
     let mut source = Source::new("", "vcd", SourceKind::File);
     let mut scale: Option<TickScale> = None;
     let mut timezero: i64 = 0;
@@ -133,7 +177,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     while let Some((at, t)) = tok.next() {
         match t {
             b"$enddefinitions" => {
-                tok.until_end();
+                tok.skip_to_end();
                 in_body = true;
                 break;
             }
@@ -159,6 +203,14 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                 let body = tok.until_end().unwrap_or_default();
                 // `$scope module $end` (an empty name) occurs in real files.
                 let name = body.get(1).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+                scope_path_bytes += name.len() + 1;
+                if scope_path_bytes > MAX_SCOPE_PATH_BYTES {
+                    return Err(ParseFailure::Limit {
+                        at: Position::Line(line_of(data, at)),
+                        what: "VCD scope path length".into(),
+                        limit: format!("{MAX_SCOPE_PATH_BYTES} bytes"),
+                    });
+                }
                 scopes.push(name);
                 if scopes.len() > MAX_SCOPE_DEPTH {
                     return Err(ParseFailure::Limit {
@@ -169,8 +221,10 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                 }
             }
             b"$upscope" => {
-                tok.until_end();
-                scopes.pop();
+                tok.skip_to_end();
+                if let Some(name) = scopes.pop() {
+                    scope_path_bytes -= name.len() + 1;
+                }
             }
             b"$var" => {
                 let Some(body) = tok.until_end() else { break };
@@ -217,7 +271,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                         .diagnostics
                         .warn(format!("unknown VCD declaration {} skipped", String::from_utf8_lossy(t)));
                 }
-                tok.until_end();
+                tok.skip_to_end();
             }
             _ => {
                 // Value changes before $enddefinitions: some writers omit it.
@@ -226,6 +280,9 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                 break;
             }
         }
+    }
+    if let Some(limit) = tok.stop.take() {
+        return Err(limit);
     }
     if !in_body && !vars.is_empty() {
         source.diagnostics.warn(format!(
@@ -265,7 +322,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     r.malformed(at, format!("bad timestamp {}", String::from_utf8_lossy(t)));
                     continue;
                 };
-                let time = scale.apply(ticks) + scale.apply_signed(timezero);
+                let time = scale.apply(ticks).saturating_add(scale.apply_signed(timezero));
                 if let Some(prev) = now
                     && time < prev
                 {
@@ -280,7 +337,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                 // $dumpvars/$dumpall/$dumpon/$dumpoff and their $end carry no values;
                 // $comment blocks are skipped whole.
                 if t == b"$comment" {
-                    tok.until_end();
+                    tok.skip_to_end();
                 }
             }
             b'0' | b'1' | b'x' | b'X' | b'z' | b'Z' | b'u' | b'U' | b'w' | b'W' | b'l' | b'L' | b'h'
@@ -342,6 +399,9 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         }
     }
 
+    if let Some(limit) = tok.stop.take() {
+        return Err(limit);
+    }
     let start = first_time.unwrap_or(0);
     let mut strings = 0;
     for var in vars {

@@ -14,8 +14,9 @@ impl TickScale {
     pub const NS: TickScale = TickScale { mul: 1000, div: 1 };
 
     pub fn apply(self, ticks: u64) -> Ps {
-        let v = i128::from(ticks) * self.mul;
-        ((v + self.div / 2) / self.div).min(i128::from(Ps::MAX)) as Ps
+        // Saturates: a hostile timescale times a huge tick count must not overflow.
+        let v = i128::from(ticks).saturating_mul(self.mul);
+        (v.saturating_add(self.div / 2) / self.div).min(i128::from(Ps::MAX)) as Ps
     }
 
     /// `apply` for a signed count (`$timezero` may be negative).
@@ -25,7 +26,12 @@ impl TickScale {
     }
 }
 
-/// Parses a timescale; `None` for zero, negative or unknown units.
+/// The largest tick accepted: 1000 s. IEEE 1364 allows 1, 10 or 100 of a unit up to 1 s;
+/// a larger (or overflowing) value is a corrupt or hostile header.
+pub const MAX_TICK_PS: i128 = 1_000 * 1_000_000_000_000;
+
+/// Parses a timescale; `None` for zero, negative or unknown units, and for ticks longer
+/// than [`MAX_TICK_PS`].
 pub fn parse_timescale(text: &str) -> Option<TickScale> {
     let text = text.trim();
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
@@ -50,11 +56,12 @@ pub fn parse_timescale(text: &str) -> Option<TickScale> {
         return None;
     }
     let exp = exp - frac.len() as i32;
-    Some(if exp >= 0 {
-        TickScale { mul: mantissa * 10i128.pow(exp as u32), div: 1 }
+    let scale = if exp >= 0 {
+        TickScale { mul: mantissa.checked_mul(10i128.checked_pow(exp as u32)?)?, div: 1 }
     } else {
-        TickScale { mul: mantissa, div: 10i128.pow((-exp) as u32) }
-    })
+        TickScale { mul: mantissa, div: 10i128.checked_pow((-exp) as u32)? }
+    };
+    (scale.mul / scale.div <= MAX_TICK_PS).then_some(scale)
 }
 
 #[cfg(test)]
@@ -72,5 +79,11 @@ mod tests {
         assert_eq!(parse_timescale("10 us").map(|s| s.apply_signed(-2)), Some(-20_000_000));
         assert_eq!(parse_timescale("0ps"), None);
         assert_eq!(parse_timescale("1 parsec"), None);
+        assert_eq!(parse_timescale("100 s").map(|s| s.apply(1)), Some(100_000_000_000_000));
+        assert_eq!(parse_timescale("1000000000000000000000000000000000000000 s"), None);
+        assert_eq!(parse_timescale("99999999999999999999999999 s"), None);
+        assert_eq!(parse_timescale("10000 s"), None);
+        let tiny = parse_timescale("0.000000000000000001 zs").unwrap();
+        assert_eq!(tiny.apply(u64::MAX), 0);
     }
 }
