@@ -90,7 +90,7 @@ fn sigrok_captures_load_as_digital_and_analog_lanes() {
         assert_eq!(analog, src.analog.len());
         assert!(digital > 0);
         for d in &src.digital {
-            let _ = h.get_by_label(&d.name);
+            assert!(h.query_all_by_label(&d.name).count() >= 1, "{} not in the track list", d.name);
         }
     }
     let mixed = wb.sources.iter().find(|s| s.source().name.starts_with("mixed")).unwrap();
@@ -210,7 +210,7 @@ fn palette_lists_every_action_and_filters_them() {
     h.step();
     assert!(h.state().palette_open);
     for a in latscope::gui::palette::ACTIONS {
-        let _ = h.get_by_label(a.name);
+        assert!(h.query_all_by_label(a.name).count() >= 1, "{} not listed", a.name);
     }
     assert_eq!(latscope::gui::palette::matching("zoom").len(), 2);
     h.key_press(egui::Key::Escape);
