@@ -19,14 +19,20 @@ fn grids(lo: i64, hi: i64) -> Vec<Grid> {
         .flat_map(|&f| {
             let cols = 997;
             let ps_per_px = span * f / cols as f64;
-            [0.0, 0.5].map(|shift| Grid { t0: lo as f64 + span * shift * (1.0 - f), ps_per_px, columns: cols })
+            [0.0, 0.5].map(|shift| Grid {
+                t0: lo as f64 + span * shift * (1.0 - f),
+                ps_per_px,
+                columns: cols,
+            })
         })
         .collect()
 }
 
 #[test]
 fn digital_columns_match_a_scan_of_every_sigrok_sample_channel() {
-    for file in ["sigrok/demo_4ch_1mhz.sr", "sigrok/sd_mode_imx6_snippet.sr", "sigrok/mixed_100khz_2logic_1analog.sr"] {
+    for file in
+        ["sigrok/demo_4ch_1mhz.sr", "sigrok/sd_mode_imx6_snippet.sr", "sigrok/mixed_100khz_2logic_1analog.sr"]
+    {
         let src = load(file);
         assert!(!src.digital.is_empty(), "{file}");
         for d in &src.digital {
@@ -35,7 +41,8 @@ fn digital_columns_match_a_scan_of_every_sigrok_sample_channel() {
                 let cols = lod::digital_columns(d, &pyramid, &grid);
                 for (c, col) in cols.iter().enumerate() {
                     let (a, b) = (grid.edge(c), grid.edge(c + 1));
-                    let inside: Vec<usize> = (0..d.times.len()).filter(|&i| d.times[i] >= a && d.times[i] < b).collect();
+                    let inside: Vec<usize> =
+                        (0..d.times.len()).filter(|&i| d.times[i] >= a && d.times[i] < b).collect();
                     let level_in = d.times.iter().rposition(|&t| t < a).map_or(d.initial, |i| d.levels[i]);
                     let levels = std::iter::once(level_in).chain(inside.iter().map(|&i| d.levels[i]));
                     let (mn, mx) = levels.fold((u8::MAX, 0), |(l, h), v| (l.min(v), h.max(v)));

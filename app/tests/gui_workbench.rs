@@ -233,7 +233,13 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
     let wb = h.state();
     let src = wb.sources[0].source();
     assert_eq!(wb.table.rows.rows.len(), expected);
-    assert!(wb.table.rows.rows.iter().all(|&i| src.strings.resolve(src.events.get(i as usize).unwrap().name()) == "block_rq_issue"));
+    assert!(
+        wb.table
+            .rows
+            .rows
+            .iter()
+            .all(|&i| src.strings.resolve(src.events.get(i as usize).unwrap().name()) == "block_rq_issue")
+    );
     // Search steps through the matches in time order.
     h.state_mut().update(Message::SearchStep(true));
     let first = h.state().overlay.selected.unwrap().index;
@@ -251,7 +257,8 @@ fn analysis_pairs_every_irq_handler_entry() {
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
     let r = &wb.analysis[0];
-    let entries = wb.sources[0].source().tracks().iter().find(|t| t.name == "irq_handler_entry").unwrap().count;
+    let entries =
+        wb.sources[0].source().tracks().iter().find(|t| t.name == "irq_handler_entry").unwrap().count;
     assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, entries);
     let s = r.stats.as_ref().unwrap();
     assert!(s.min <= s.p50 as i64 && s.p50 <= s.p99 && s.p99 <= s.max as f64);
@@ -280,11 +287,16 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
     let sv = &wb.sources[wb.sim.source.unwrap()];
     assert_eq!(sv.source().events.len(), wb.sim.events);
     assert!(sv.source().events.len() > 10);
-    assert!(sv.lanes.iter().any(|l| l.name == "CMD"), "{:?}", sv.lanes.iter().map(|l| &l.name).collect::<Vec<_>>());
+    assert!(
+        sv.lanes.iter().any(|l| l.name == "CMD"),
+        "{:?}",
+        sv.lanes.iter().map(|l| &l.name).collect::<Vec<_>>()
+    );
     // Identical to a batch run of the same scenario: the live view loses nothing.
     let sc = latscope_sim::prepare("litesdcard", &[], None, Some("30ms")).unwrap();
     let batch = latscope_sim::run(sc).unwrap();
     let live_irqs = sv.source().tracks().into_iter().find(|t| t.name == "irq_handler_entry").map(|t| t.count);
-    let batch_irqs = batch.source.tracks().into_iter().find(|t| t.name == "irq_handler_entry").map(|t| t.count);
+    let batch_irqs =
+        batch.source.tracks().into_iter().find(|t| t.name == "irq_handler_entry").map(|t| t.count);
     assert_eq!(live_irqs, batch_irqs);
 }

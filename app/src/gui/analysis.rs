@@ -113,7 +113,11 @@ pub fn summarize(outcome: Outcome) -> AnalysisResult {
             let b = (((v as f64 - lo) / w) as usize).min(BUCKETS - 1);
             counts[b] += 1;
         }
-        histogram = counts.iter().enumerate().map(|(i, &c)| (lo + i as f64 * w, lo + (i + 1) as f64 * w, c)).collect();
+        histogram = counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (lo + i as f64 * w, lo + (i + 1) as f64 * w, c))
+            .collect();
     }
     let mut worst: Vec<usize> = (0..outcome.samples.len()).collect();
     worst.sort_by_key(|&i| std::cmp::Reverse(outcome.samples[i].latency()));

@@ -43,6 +43,9 @@ struct ScreenshotState {
     requested: bool,
 }
 
+/// Builds the message of a shortcut or menu entry.
+type MakeMessage = fn() -> Message;
+
 const MAX_RECENT: usize = 10;
 const RECENT_KEY: &str = "latscope.recent";
 
@@ -77,6 +80,8 @@ pub struct Workbench {
     screenshot: Option<ScreenshotState>,
     /// The view has been fitted to data once (first load); later loads keep the view.
     fitted: bool,
+    /// Fit again once the timeline's width is known (the first fit may precede layout).
+    refit: bool,
     themed: bool,
     /// Set when the window should close (after a screenshot).
     pub quit: bool,
@@ -126,8 +131,13 @@ impl Workbench {
             show_sim: false,
             palette_open: false,
             palette_query: String::new(),
-            screenshot: options.screenshot.map(|path| ScreenshotState { path, ready_frames: 0, requested: false }),
+            screenshot: options.screenshot.map(|path| ScreenshotState {
+                path,
+                ready_frames: 0,
+                requested: false,
+            }),
             fitted: false,
+            refit: false,
             themed: false,
             quit: false,
             screenshot_saved: None,
@@ -290,7 +300,8 @@ impl Workbench {
         match latscope_sim::prepare(scenario, sets, None, d.as_deref()) {
             Ok(sc) => {
                 self.sim_runs += 1;
-                self.sim.handle = workers::simulate(self.sim_runs, sc, self.sim.speed_arg(), self.outbox.clone());
+                self.sim.handle =
+                    workers::simulate(self.sim_runs, sc, self.sim.speed_arg(), self.outbox.clone());
                 self.sim.playing = true;
                 self.sim.finished = false;
                 self.sim.error = None;
@@ -339,6 +350,7 @@ impl Workbench {
                         if !self.fitted || self.loads.is_empty() {
                             self.fit_all();
                             self.fitted = true;
+                            self.refit = true;
                         }
                         self.refresh_table();
                     }
@@ -526,6 +538,7 @@ impl Workbench {
                 }
                 if finished && self.screenshot.is_some() {
                     self.fit_all();
+                    self.refit = true;
                 }
                 if self.table.rows.source == index {
                     self.refresh_table();
@@ -577,7 +590,7 @@ impl Workbench {
             if typing || self.palette_open {
                 return;
             }
-            let plain: &[(Key, fn() -> Message)] = &[
+            let plain: &[(Key, MakeMessage)] = &[
                 (Key::W, || Message::Zoom { factor: 0.5, at: f64::NAN }),
                 (Key::S, || Message::Zoom { factor: 2.0, at: f64::NAN }),
                 (Key::A, || Message::PanFraction(-0.2)),
@@ -602,7 +615,8 @@ impl Workbench {
             self.show_table = true;
             ctx.memory_mut(|m| m.request_focus(egui::Id::unique("event-filter")));
         }
-        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
+        let dropped: Vec<PathBuf> =
+            ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
         if !dropped.is_empty() {
             msgs.push(Message::OpenFiles(dropped));
         }
@@ -688,8 +702,15 @@ impl Workbench {
             ui.weak(format!("{} sources · {events} events", self.sources.len()));
             for j in &self.loads {
                 ui.separator();
-                let name = j.path.file_name().map_or_else(|| j.path.display().to_string(), |n| n.to_string_lossy().into());
-                ui.add(egui::ProgressBar::new(j.ctl.fraction()).desired_width(140.0).text(format!("loading {name}")));
+                let name = j
+                    .path
+                    .file_name()
+                    .map_or_else(|| j.path.display().to_string(), |n| n.to_string_lossy().into());
+                ui.add(
+                    egui::ProgressBar::new(j.ctl.fraction())
+                        .desired_width(140.0)
+                        .text(format!("loading {name}")),
+                );
                 if ui.small_button("Cancel").clicked() {
                     msgs.push(Message::CancelLoad(j.job));
                 }
@@ -813,7 +834,12 @@ impl Workbench {
                 }
                 if self.show_analysis {
                     ui.heading("Analysis");
-                    msgs.extend(analysis::panel(ui, &self.analysis, self.analysis_running, self.sources.len()));
+                    msgs.extend(analysis::panel(
+                        ui,
+                        &self.analysis,
+                        self.analysis_running,
+                        self.sources.len(),
+                    ));
                 }
             });
         }
@@ -847,8 +873,15 @@ impl Workbench {
         for m in msgs {
             self.update(m);
         }
+        if self.refit && self.layout.data_width > 1.0 {
+            self.refit = false;
+            self.fit_all();
+        }
         self.screenshot_step(&ctx);
-        if !self.loads.is_empty() || (self.sim.handle.is_some() && !self.sim.finished) || self.analysis_running {
+        if !self.loads.is_empty()
+            || (self.sim.handle.is_some() && !self.sim.finished)
+            || self.analysis_running
+        {
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
         if self.quit {

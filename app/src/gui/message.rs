@@ -2,9 +2,9 @@
 //! send them, and [`super::app::Workbench::update`] applies them in one place. Keyboard,
 //! mouse, menus, the command palette, the command line and tests all go through here.
 
+use super::analysis::AnalysisResult;
 use super::prepare::Prepared;
 use latscope_analysis::model::Ps;
-use super::analysis::AnalysisResult;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -35,7 +35,11 @@ pub enum PanelId {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimCommand {
     /// (Re)start `scenario` with these `KEY=VALUE` settings.
-    Start { scenario: String, sets: Vec<String>, duration: Option<Ps> },
+    Start {
+        scenario: String,
+        sets: Vec<String>,
+        duration: Option<Ps>,
+    },
     Play,
     Pause,
     Step,
@@ -68,11 +72,18 @@ pub enum Message {
     PickFiles,
     CancelLoad(u64),
     /// A load job's progress is polled; this is its end.
-    Loaded { job: u64, path: PathBuf, result: Result<Arc<Prepared>, String> },
+    Loaded {
+        job: u64,
+        path: PathBuf,
+        result: Result<Arc<Prepared>, String>,
+    },
     CloseAll,
     // --- view
     /// Zoom by `factor` (< 1 zooms in) keeping common time `at` at the same x.
-    Zoom { factor: f64, at: f64 },
+    Zoom {
+        factor: f64,
+        at: f64,
+    },
     /// Pan by a fraction of the visible width (negative: left).
     PanFraction(f64),
     /// Pan by a time delta (ps, common timeline).
@@ -104,11 +115,23 @@ pub enum Message {
     SearchStep(bool),
     // --- analysis
     RunAnalysis,
-    AnalysisDone { generation: u64, result: Result<Vec<AnalysisResult>, String> },
-    ShowSample { outcome: usize, sample: usize },
+    AnalysisDone {
+        generation: u64,
+        result: Result<Vec<AnalysisResult>, String>,
+    },
+    ShowSample {
+        outcome: usize,
+        sample: usize,
+    },
     // --- simulator
     Sim(SimCommand),
-    SimSnapshot { run: u64, prepared: Arc<Prepared>, now: Ps, events: usize, finished: bool },
+    SimSnapshot {
+        run: u64,
+        prepared: Arc<Prepared>,
+        now: Ps,
+        events: usize,
+        finished: bool,
+    },
     SimError(String),
     // --- misc
     Error(String),

@@ -26,7 +26,11 @@ pub const ACTIONS: &[Action] = &[
     Action { name: "Pan right", shortcut: "D", make: || Message::PanFraction(0.2) },
     Action { name: "Fit all", shortcut: "F", make: || Message::FitAll },
     Action { name: "Next edge/event on focused lane", shortcut: "N", make: || Message::StepEdge(true) },
-    Action { name: "Previous edge/event on focused lane", shortcut: "Shift+N", make: || Message::StepEdge(false) },
+    Action {
+        name: "Previous edge/event on focused lane",
+        shortcut: "Shift+N",
+        make: || Message::StepEdge(false),
+    },
     Action { name: "Clear cursors", shortcut: "Esc", make: || Message::ClearCursors },
     Action { name: "Add marker at cursor A", shortcut: "M", make: || Message::AddMarker },
     Action { name: "Next search match", shortcut: "F3", make: || Message::SearchStep(true) },
@@ -34,7 +38,11 @@ pub const ACTIONS: &[Action] = &[
     Action { name: "Toggle track list", shortcut: "", make: || Message::TogglePanel(PanelId::Tracks) },
     Action { name: "Toggle event table", shortcut: "", make: || Message::TogglePanel(PanelId::Table) },
     Action { name: "Toggle analysis panel", shortcut: "", make: || Message::TogglePanel(PanelId::Analysis) },
-    Action { name: "Toggle simulator panel", shortcut: "", make: || Message::TogglePanel(PanelId::Simulator) },
+    Action {
+        name: "Toggle simulator panel",
+        shortcut: "",
+        make: || Message::TogglePanel(PanelId::Simulator),
+    },
     Action { name: "Run analysis (irq-handler)", shortcut: "", make: || Message::RunAnalysis },
     Action { name: "Command palette", shortcut: "Ctrl+Shift+P", make: || Message::TogglePalette },
 ];
@@ -56,7 +64,9 @@ pub fn show(ctx: &egui::Context, query: &mut String, open: &mut bool) -> Vec<Mes
         .anchor(egui::Align2::CENTER_TOP, egui::vec2(0.0, 60.0))
         .fixed_size(egui::vec2(460.0, 0.0))
         .show(ctx, |ui| {
-            let edit = ui.add(egui::TextEdit::singleline(query).hint_text("Type a command…").desired_width(f32::INFINITY));
+            let edit = ui.add(
+                egui::TextEdit::singleline(query).hint_text("Type a command…").desired_width(f32::INFINITY),
+            );
             edit.request_focus();
             let found = matching(query);
             let enter = ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -67,7 +77,9 @@ pub fn show(ctx: &egui::Context, query: &mut String, open: &mut bool) -> Vec<Mes
             for (i, a) in found.iter().enumerate() {
                 let row = ui.horizontal(|ui| {
                     let r = ui.selectable_label(i == 0, a.name);
-                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.weak(a.shortcut));
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        ui.weak(a.shortcut)
+                    });
                     r
                 });
                 if row.inner.clicked() || (enter && i == 0) {

@@ -37,6 +37,8 @@ pub struct NoPicker;
 
 impl FilePicker for NoPicker {
     fn pick(&self, outbox: Outbox) {
-        outbox.send(Message::Error("no file dialog available; give files on the command line or drop them".into()));
+        outbox.send(Message::Error(
+            "no file dialog available; give files on the command line or drop them".into(),
+        ));
     }
 }

@@ -52,9 +52,20 @@ pub enum LaneKind {
     Cpu(CpuLane),
     /// All events of one name.
     Events(EventLane),
-    Digital { track: usize, pyramid: MinMaxPyramid },
-    Analog { track: usize, lo: f32, hi: f32 },
-    Spans { track: usize, rows: Vec<SliceRow>, labels: Vec<String> },
+    Digital {
+        track: usize,
+        pyramid: MinMaxPyramid,
+    },
+    Analog {
+        track: usize,
+        lo: f32,
+        hi: f32,
+    },
+    Spans {
+        track: usize,
+        rows: Vec<SliceRow>,
+        labels: Vec<String>,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -221,11 +232,7 @@ pub fn prepare(source: Source) -> Prepared {
         st.lane.irqs.finish();
         st.lane.labels = st.labels.list;
         let cpu = st.lane.cpu;
-        lanes.push(Lane {
-            name: format!("CPU {cpu}"),
-            kind: LaneKind::Cpu(st.lane),
-            color: theme::CPU,
-        });
+        lanes.push(Lane { name: format!("CPU {cpu}"), kind: LaneKind::Cpu(st.lane), color: theme::CPU });
     }
     for name in name_order {
         let text = source.strings.resolve(name).into_owned();

@@ -21,7 +21,12 @@ pub struct TableState {
 
 const ROW_HEIGHT: f32 = 18.0;
 
-pub fn show(ui: &mut egui::Ui, st: &mut TableState, sources: &[SourceView], selected: Option<EventSel>) -> Vec<Message> {
+pub fn show(
+    ui: &mut egui::Ui,
+    st: &mut TableState,
+    sources: &[SourceView],
+    selected: Option<EventSel>,
+) -> Vec<Message> {
     let mut msgs = Vec::new();
     ui.horizontal(|ui| {
         ui.label("Filter");
@@ -67,7 +72,7 @@ pub fn show(ui: &mut egui::Ui, st: &mut TableState, sources: &[SourceView], sele
         .column(Column::initial(150.0).at_least(60.0))
         .column(Column::initial(160.0).at_least(60.0))
         .column(Column::remainder().at_least(100.0))
-        .min_scrolled_height(0.0);
+        .auto_shrink(false);
     if st.scroll_to_selection {
         if let Some(r) = selected_row {
             builder = builder.scroll_to_row(r, Some(egui::Align::Center));
@@ -115,10 +120,18 @@ pub fn show(ui: &mut egui::Ui, st: &mut TableState, sources: &[SourceView], sele
                     ui.label(format!("{}-{}", s.resolve(e.comm()), e.pid()));
                 });
                 row.col(|ui| {
-                    ui.label(egui::RichText::new(s.resolve(e.name())).color(theme::color_for(&s.resolve(e.name()))));
+                    ui.label(
+                        egui::RichText::new(s.resolve(e.name()))
+                            .color(theme::color_for(&s.resolve(e.name()))),
+                    );
                 });
                 row.col(|ui| {
-                    let fields: Vec<String> = event_fields(src, index).into_iter().skip(4).map(|(k, v)| format!("{k}={v}")).collect();
+                    let fields: Vec<String> = event_fields(src, index)
+                        .into_iter()
+                        .skip(4)
+                        .filter(|(k, _)| k != "flags")
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect();
                     ui.add(egui::Label::new(fields.join(" ")).truncate());
                 });
                 if row.response().clicked() {

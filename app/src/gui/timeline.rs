@@ -130,10 +130,13 @@ struct CacheKey {
     color: Color32,
 }
 
+/// A lane's mesh and the label boxes drawn over it, for the viewport in its key.
+type CachedLane = (CacheKey, Arc<Mesh>, Vec<(Rect, String)>);
+
 /// Meshes of the lanes as last drawn, rebuilt only when the viewport or the data changes.
 #[derive(Debug, Default)]
 pub struct MeshCache {
-    lanes: FxHashMap<(usize, usize), (CacheKey, Arc<Mesh>, Vec<(Rect, String)>)>,
+    lanes: FxHashMap<(usize, usize), CachedLane>,
     /// Lane meshes built (not reused) since creation, for tests and the status bar.
     pub builds: u64,
 }
@@ -169,6 +172,7 @@ fn segment(mesh: &mut Mesh, a: Pos2, b: Pos2, width: f32, color: Color32) {
 }
 
 /// Draws the slices of one row into `mesh`; returns the label boxes wide enough for text.
+#[allow(clippy::too_many_arguments)]
 fn draw_slices(
     mesh: &mut Mesh,
     row: &SliceRow,
@@ -193,10 +197,11 @@ fn draw_slices(
         let c = color(label);
         let c = if run.crowded { c.gamma_multiply(1.3) } else { c };
         quad(mesh, Rect::from_x_y_ranges(x0..=x1, y.0..=y.1), c);
-        if x1 - x0 > 36.0 && !run.crowded {
-            if let Some(text) = labels.get(label as usize) {
-                texts.push((Rect::from_x_y_ranges(x0..=x1, y.0..=y.1), text.clone()));
-            }
+        if x1 - x0 > 36.0
+            && !run.crowded
+            && let Some(text) = labels.get(label as usize)
+        {
+            texts.push((Rect::from_x_y_ranges(x0..=x1, y.0..=y.1), text.clone()));
         }
     }
 }
@@ -233,7 +238,13 @@ fn draw_ticks(
 }
 
 /// Builds the mesh of one lane.
-fn build_lane(lane: &Lane, color: Color32, src: &SourceView, vp: &Viewport, rect: Rect) -> (Mesh, Vec<(Rect, String)>) {
+fn build_lane(
+    lane: &Lane,
+    color: Color32,
+    src: &SourceView,
+    vp: &Viewport,
+    rect: Rect,
+) -> (Mesh, Vec<(Rect, String)>) {
     let mut mesh = Mesh::default();
     let mut texts = Vec::new();
     let grid = grid_for(src, vp, rect.width());
@@ -256,11 +267,28 @@ fn build_lane(lane: &Lane, color: Color32, src: &SourceView, vp: &Viewport, rect
                 let soft = cpu.labels.get(label as usize).is_some_and(|l| l.starts_with("softirq"));
                 if soft { theme::SOFTIRQ } else { theme::IRQ }
             };
-            draw_slices(&mut mesh, &cpu.irqs, &grid, left, (t + 21.0, t + 32.0), irq_color, &cpu.labels, &mut texts);
+            draw_slices(
+                &mut mesh,
+                &cpu.irqs,
+                &grid,
+                left,
+                (t + 21.0, t + 32.0),
+                irq_color,
+                &cpu.labels,
+                &mut texts,
+            );
             draw_ticks(&mut mesh, &cpu.events, source, &grid, left, (t + 34.0, t + 44.0), color);
         }
         LaneKind::Events(ev) => {
-            draw_ticks(&mut mesh, &ev.events, source, &grid, left, (rect.top() + 3.0, rect.bottom() - 3.0), color);
+            draw_ticks(
+                &mut mesh,
+                &ev.events,
+                source,
+                &grid,
+                left,
+                (rect.top() + 3.0, rect.bottom() - 3.0),
+                color,
+            );
         }
         LaneKind::Digital { track, pyramid } => {
             if let Some(d) = source.digital.get(*track) {
@@ -379,7 +407,10 @@ fn ruler(painter: &egui::Painter, rect: Rect, vp: &Viewport, clock: Option<&Sour
     while t <= end {
         let x = vp.x_of(rect.left(), t);
         if x >= rect.left() {
-            painter.line_segment([pos2(x, rect.bottom() - 7.0), pos2(x, rect.bottom())], Stroke::new(1.0, theme::TEXT_DIM));
+            painter.line_segment(
+                [pos2(x, rect.bottom() - 7.0), pos2(x, rect.bottom())],
+                Stroke::new(1.0, theme::TEXT_DIM),
+            );
             let label = match clock {
                 Some(src) => {
                     let rel = src.to_source(t).round() as Ps;
@@ -387,12 +418,21 @@ fn ruler(painter: &egui::Painter, rect: Rect, vp: &Viewport, clock: Option<&Sour
                 }
                 None => format_seconds(t.round() as Ps),
             };
-            painter.text(pos2(x + 3.0, rect.top() + 4.0), Align2::LEFT_TOP, label, font.clone(), theme::TEXT_DIM);
+            painter.text(
+                pos2(x + 3.0, rect.top() + 4.0),
+                Align2::LEFT_TOP,
+                label,
+                font.clone(),
+                theme::TEXT_DIM,
+            );
         }
         for k in 1..5 {
             let xm = vp.x_of(rect.left(), t + step * f64::from(k) / 5.0);
             if xm >= rect.left() && xm <= rect.right() {
-                painter.line_segment([pos2(xm, rect.bottom() - 3.0), pos2(xm, rect.bottom())], Stroke::new(1.0, theme::GRID));
+                painter.line_segment(
+                    [pos2(xm, rect.bottom() - 3.0), pos2(xm, rect.bottom())],
+                    Stroke::new(1.0, theme::GRID),
+                );
             }
         }
         t += step;
@@ -428,7 +468,15 @@ fn slice_at(row: &SliceRow, t: Ps, tol: Ps) -> Option<usize> {
     row.first_overlapping(t - tol, t + tol + 1)
 }
 
-fn hit_test(sv: &SourceView, source: usize, lane: &Lane, rect: Rect, pos: Pos2, t_src: f64, tol: f64) -> Option<Hit> {
+fn hit_test(
+    sv: &SourceView,
+    source: usize,
+    lane: &Lane,
+    rect: Rect,
+    pos: Pos2,
+    t_src: f64,
+    tol: f64,
+) -> Option<Hit> {
     let src = sv.source();
     let t = t_src.round() as Ps;
     let tol_ps = tol.round() as Ps;
@@ -449,7 +497,8 @@ fn hit_test(sv: &SourceView, source: usize, lane: &Lane, rect: Rect, pos: Pos2, 
             } else if y < 33.0 {
                 slice_hit(&cpu.irqs, &cpu.labels)
             } else {
-                nearest_event(&cpu.events, src, t_src, tol).map(|index| Hit::Event(EventSel { source, index }))
+                nearest_event(&cpu.events, src, t_src, tol)
+                    .map(|index| Hit::Event(EventSel { source, index }))
             }
         }
         LaneKind::Events(ev) => {
@@ -574,7 +623,8 @@ pub fn show(
     let data_left = full.left() + GUTTER;
     layout.data_left = data_left;
     layout.data_width = (full.right() - data_left).max(1.0);
-    let ruler_rect = Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
+    let ruler_rect =
+        Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
     ruler(&painter, ruler_rect, vp, sources.first());
     let lanes_rect = Rect::from_min_max(pos2(full.left(), ruler_rect.bottom()), full.max);
     let lane_painter = painter.with_clip_rect(lanes_rect);
@@ -594,7 +644,10 @@ pub fn show(
             }
             let Some(lane) = sv.data_lane(vi) else { continue };
             let h = lane.height();
-            rows.push((LaneId { source: si, lane: vi }, Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), h))));
+            rows.push((
+                LaneId { source: si, lane: vi },
+                Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), h)),
+            ));
             y += h + 1.0;
             total += h + 1.0;
         }
@@ -617,7 +670,9 @@ pub fn show(
             );
             y += 18.0;
             for (vi, v) in sv.lanes.iter().enumerate() {
-                if v.visible && let Some(l) = sv.data_lane(vi) {
+                if v.visible
+                    && let Some(l) = sv.data_lane(vi)
+                {
                     y += l.height() + 1.0;
                 }
             }
@@ -674,7 +729,11 @@ pub fn show(
         // Gutter: the lane's name and colour.
         let gutter = Rect::from_min_max(rect.min, pos2(data_left, rect.bottom()));
         lane_painter.rect_filled(gutter, 0.0, theme::PANEL);
-        lane_painter.rect_filled(Rect::from_min_size(gutter.min, vec2(3.0, gutter.height())), 0.0, view.color);
+        lane_painter.rect_filled(
+            Rect::from_min_size(gutter.min, vec2(3.0, gutter.height())),
+            0.0,
+            view.color,
+        );
         let name_color = if overlay.focused == Some(id) { theme::ACCENT } else { theme::TEXT };
         lane_painter.with_clip_rect(gutter.intersect(lanes_rect)).text(
             pos2(gutter.left() + 9.0, gutter.top() + 5.0),
@@ -692,7 +751,10 @@ pub fn show(
                 theme::TEXT_DIM,
             );
         }
-        lane_painter.line_segment([rect.left_bottom(), rect.right_bottom()], Stroke::new(1.0, theme::GRID.gamma_multiply(0.6)));
+        lane_painter.line_segment(
+            [rect.left_bottom(), rect.right_bottom()],
+            Stroke::new(1.0, theme::GRID.gamma_multiply(0.6)),
+        );
         // Selected event.
         if let Some(sel) = overlay.selected
             && sel.source == id.source
@@ -735,11 +797,21 @@ pub fn show(
     };
     for (name, t) in &overlay.markers {
         if let Some(x) = x_in(*t) {
-            painter.line_segment([pos2(x, ruler_rect.top()), pos2(x, full.bottom())], Stroke::new(1.0, theme::MARKER));
-            painter.text(pos2(x + 3.0, ruler_rect.bottom() - 2.0), Align2::LEFT_BOTTOM, name, FontId::proportional(11.0), theme::MARKER);
+            painter.line_segment(
+                [pos2(x, ruler_rect.top()), pos2(x, full.bottom())],
+                Stroke::new(1.0, theme::MARKER),
+            );
+            painter.text(
+                pos2(x + 3.0, ruler_rect.bottom() - 2.0),
+                Align2::LEFT_BOTTOM,
+                name,
+                FontId::proportional(11.0),
+                theme::MARKER,
+            );
         }
     }
-    for (t, c, label) in [(overlay.cursor_a, theme::CURSOR_A, "A"), (overlay.cursor_b, theme::CURSOR_B, "B")] {
+    for (t, c, label) in [(overlay.cursor_a, theme::CURSOR_A, "A"), (overlay.cursor_b, theme::CURSOR_B, "B")]
+    {
         if let Some(x) = t.and_then(x_in) {
             painter.line_segment([pos2(x, ruler_rect.top()), pos2(x, full.bottom())], Stroke::new(1.5, c));
             let r = Rect::from_min_size(pos2(x - 6.0, ruler_rect.top()), vec2(12.0, 13.0));
@@ -832,7 +904,10 @@ pub fn show(
     if let Some(p) = pointer
         && p.x >= data_left
     {
-        painter.line_segment([pos2(p.x, ruler_rect.top()), pos2(p.x, full.bottom())], Stroke::new(1.0, theme::TEXT_DIM.gamma_multiply(0.35)));
+        painter.line_segment(
+            [pos2(p.x, ruler_rect.top()), pos2(p.x, full.bottom())],
+            Stroke::new(1.0, theme::TEXT_DIM.gamma_multiply(0.35)),
+        );
     }
     msgs
 }

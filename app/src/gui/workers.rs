@@ -122,7 +122,11 @@ pub fn table(
                 TableSort::Name => rows.sort_by(|&a, &b| name(a).cmp(&name(b))),
                 TableSort::Task => rows.sort_by(|&a, &b| task(a).cmp(&task(b))),
             }
-            out.send(Message::TableReady(TableRows { generation, source: source_index, rows: Arc::new(rows) }));
+            out.send(Message::TableReady(TableRows {
+                generation,
+                source: source_index,
+                rows: Arc::new(rows),
+            }));
         },
         &outbox,
     );
@@ -248,8 +252,13 @@ pub fn simulate(
     spawn(
         "latscope-sim",
         move || {
-            let mut acc =
-                Accumulator { b: EventTableBuilder::new(), syms: Vec::new(), edges: Vec::new(), now: 0, events: 0 };
+            let mut acc = Accumulator {
+                b: EventTableBuilder::new(),
+                syms: Vec::new(),
+                edges: Vec::new(),
+                now: 0,
+                events: 0,
+            };
             let mut last = Instant::now() - SNAPSHOT_EVERY;
             let mut dirty = true;
             loop {
@@ -267,7 +276,9 @@ pub fn simulate(
                         sim.step();
                     }
                     Ok(SimCommand::Speed(s)) => sim.set_speed(s.map_or(Speed::Max, Speed::RealTime)),
-                    Ok(SimCommand::Stop | SimCommand::Start { .. }) | Err(TryRecvError::Disconnected) => return,
+                    Ok(SimCommand::Stop | SimCommand::Start { .. }) | Err(TryRecvError::Disconnected) => {
+                        return;
+                    }
                     Err(TryRecvError::Empty) => {}
                 }
                 let worked = if finished { 0 } else { sim.tick(50_000) };
