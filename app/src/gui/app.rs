@@ -811,7 +811,9 @@ impl Workbench {
 
         egui::Panel::top("menu").show(ui, |ui| msgs.extend(self.menu(ui)));
         egui::Panel::bottom("status").show(ui, |ui| msgs.extend(self.status_bar(ui)));
-        if self.show_table {
+        // Waveform-only captures have no events to list: the timeline gets the room.
+        let has_events = self.sources.iter().any(|s| !s.source().events.is_empty());
+        if self.show_table && has_events {
             egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
                 ui.columns(2, |cols| {
                     let sources = &self.sources;
