@@ -10,11 +10,15 @@ use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
 #[command(name = "latscope", version, about = "Latency workbench for driver and firmware developers")]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Capture files to open in the workbench.
+    /// Capture files to open in the workbench (none: the simulator demo).
     files: Vec<PathBuf>,
+    /// Render the real window, save it as this PNG once everything is drawn, and exit.
+    #[arg(long, value_name = "PNG")]
+    screenshot: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -69,10 +73,11 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info { file, json }) => info(&file, json),
         Some(Command::Sim(args)) => sim(&args),
-        None => {
-            eprintln!("latscope: the graphical workbench is not built yet; try `latscope info FILE`");
-            Ok(())
-        }
+        None => crate::gui::run_native(crate::gui::Options {
+            files: cli.files,
+            screenshot: cli.screenshot,
+            demo: false,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,3 +1,4 @@
-//! The latscope application: the command line (`cli`) and, with its issue, the GUI.
+//! The latscope application: the command line (`cli`) and the desktop workbench (`gui`).
 
 pub mod cli;
+pub mod gui;

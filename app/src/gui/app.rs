@@ -1,0 +1,1027 @@
+//! The workbench: its state, the one [`Workbench::update`] that applies every [`Message`],
+//! and the frame that lays out the panels. Views only read the state and return messages.
+
+use super::analysis::{self, AnalysisResult};
+use super::message::{CursorId, EventSel, LaneId, Message, PanelId, SimCommand, TableSort};
+use super::palette;
+use super::picker::FilePicker;
+use super::prepare::Prepared;
+use super::sim_panel::{self, SimState};
+use super::table::{self, TableState};
+use super::theme;
+use super::timeline::{self, Layout, MeshCache, Overlay, SourceView, Viewport};
+use super::workers::{self, Outbox, SimHandle};
+use latscope_analysis::model::{Ps, format_seconds};
+use latscope_importers::LoadControl;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+
+/// A file being loaded.
+#[derive(Debug)]
+pub struct LoadJob {
+    pub job: u64,
+    pub path: PathBuf,
+    pub ctl: LoadControl,
+}
+
+/// How the workbench starts.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    pub files: Vec<PathBuf>,
+    /// Save a screenshot of the window here once everything is drawn, then close.
+    pub screenshot: Option<PathBuf>,
+    /// With no file: start the simulator demo.
+    pub demo: bool,
+}
+
+#[derive(Debug)]
+struct ScreenshotState {
+    path: PathBuf,
+    ready_frames: u32,
+    requested: bool,
+}
+
+/// Builds the message of a shortcut or menu entry.
+type MakeMessage = fn() -> Message;
+
+const MAX_RECENT: usize = 10;
+const RECENT_KEY: &str = "latscope.recent";
+
+pub struct Workbench {
+    outbox: Outbox,
+    inbox: Receiver<Message>,
+    picker: Box<dyn FilePicker>,
+    pub sources: Vec<SourceView>,
+    pub viewport: Viewport,
+    pub overlay: Overlay,
+    pub cache: MeshCache,
+    scroll: f32,
+    pub layout: Layout,
+    pub loads: Vec<LoadJob>,
+    next_job: u64,
+    generation: u64,
+    pub errors: Vec<String>,
+    pub recent: Vec<PathBuf>,
+    pub table: TableState,
+    table_latest: Arc<AtomicU64>,
+    pub analysis: Vec<AnalysisResult>,
+    pub analysis_running: bool,
+    analysis_generation: u64,
+    pub sim: SimState,
+    sim_runs: u64,
+    pub show_tracks: bool,
+    pub show_table: bool,
+    pub show_analysis: bool,
+    pub show_sim: bool,
+    pub palette_open: bool,
+    palette_query: String,
+    screenshot: Option<ScreenshotState>,
+    /// The view has been fitted to data once (first load); later loads keep the view.
+    fitted: bool,
+    /// Fit again once the timeline's width is known (the first fit may precede layout).
+    refit: bool,
+    themed: bool,
+    /// Set when the window should close (after a screenshot).
+    pub quit: bool,
+    /// Where the screenshot was saved, once it is.
+    pub screenshot_saved: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Workbench {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workbench")
+            .field("sources", &self.sources.len())
+            .field("viewport", &self.viewport)
+            .field("loads", &self.loads.len())
+            .field("errors", &self.errors)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Workbench {
+    pub fn new(options: Options, picker: Box<dyn FilePicker>, recent: Vec<PathBuf>) -> Self {
+        let (outbox, inbox) = Outbox::new();
+        let mut wb = Self {
+            outbox,
+            inbox,
+            picker,
+            sources: Vec::new(),
+            viewport: Viewport::default(),
+            overlay: Overlay::default(),
+            cache: MeshCache::default(),
+            scroll: 0.0,
+            layout: Layout::default(),
+            loads: Vec::new(),
+            next_job: 1,
+            generation: 1,
+            errors: Vec::new(),
+            recent,
+            table: TableState::default(),
+            table_latest: Arc::new(AtomicU64::new(0)),
+            analysis: Vec::new(),
+            analysis_running: false,
+            analysis_generation: 0,
+            sim: SimState::default(),
+            sim_runs: 0,
+            show_tracks: true,
+            show_table: true,
+            show_analysis: false,
+            show_sim: false,
+            palette_open: false,
+            palette_query: String::new(),
+            screenshot: options.screenshot.map(|path| ScreenshotState {
+                path,
+                ready_frames: 0,
+                requested: false,
+            }),
+            fitted: false,
+            refit: false,
+            themed: false,
+            quit: false,
+            screenshot_saved: None,
+        };
+        if !options.files.is_empty() {
+            wb.update(Message::OpenFiles(options.files));
+        } else if options.demo {
+            wb.show_sim = true;
+            if wb.screenshot.is_some() {
+                // A screenshot wants a finished, deterministic picture: run 40 ms flat out.
+                wb.sim.max_speed = true;
+                wb.sim.duration = Some(40_000_000_000);
+            }
+            let start = wb.sim.start_command();
+            wb.update(Message::Sim(start));
+        }
+        wb
+    }
+
+    /// The sender workers and pickers use; tests use it to inject messages.
+    pub fn outbox(&self) -> Outbox {
+        self.outbox.clone()
+    }
+
+    fn data_width(&self) -> f64 {
+        if self.layout.data_width > 1.0 { f64::from(self.layout.data_width) } else { 1200.0 }
+    }
+
+    /// The common-timeline range of everything loaded.
+    pub fn time_range(&self) -> Option<(f64, f64)> {
+        let mut out: Option<(f64, f64)> = None;
+        for sv in &self.sources {
+            if let Some((a, b)) = sv.source().time_range() {
+                let (a, b) = (sv.to_common(a), sv.to_common(b));
+                out = Some(match out {
+                    Some((lo, hi)) => (lo.min(a), hi.max(b)),
+                    None => (a, b),
+                });
+            }
+        }
+        out
+    }
+
+    fn show_range(&mut self, from: f64, to: f64) {
+        let span = (to - from).max(1.0);
+        self.viewport.ps_per_px = span / self.data_width();
+        self.viewport.start = from;
+    }
+
+    fn fit_all(&mut self) {
+        if let Some((a, b)) = self.time_range() {
+            let pad = (b - a).max(1.0) * 0.01;
+            self.show_range(a - pad, b + pad);
+        }
+    }
+
+    fn center_on(&mut self, t: f64) {
+        self.viewport.start = t - self.viewport.ps_per_px * self.data_width() / 2.0;
+    }
+
+    fn ensure_visible(&mut self, t: f64) {
+        let end = self.viewport.start + self.viewport.ps_per_px * self.data_width();
+        if t < self.viewport.start || t > end {
+            self.center_on(t);
+        }
+    }
+
+    fn remember_recent(&mut self, path: &Path) {
+        self.recent.retain(|p| p != path);
+        self.recent.insert(0, path.to_owned());
+        self.recent.truncate(MAX_RECENT);
+    }
+
+    fn add_source(&mut self, prepared: Arc<Prepared>) -> usize {
+        self.generation += 1;
+        self.sources.push(SourceView::new(prepared, self.generation));
+        self.sources.len() - 1
+    }
+
+    /// Reruns the table query (filter and sort) for the table's source.
+    fn refresh_table(&mut self) {
+        let source = self.table.rows.source.min(self.sources.len().saturating_sub(1));
+        let Some(sv) = self.sources.get(source) else {
+            self.table.rows = Default::default();
+            return;
+        };
+        let generation = self.table_latest.fetch_add(1, Ordering::Relaxed) + 1;
+        self.table.pending = true;
+        workers::table(
+            generation,
+            self.table_latest.clone(),
+            source,
+            sv.prepared.clone(),
+            self.table.filter.clone(),
+            self.table.sort,
+            self.outbox.clone(),
+        );
+    }
+
+    fn select(&mut self, sel: EventSel) {
+        self.overlay.selected = Some(sel);
+        self.table.scroll_to_selection = true;
+    }
+
+    /// The reference time for stepping: cursor A, else the selection, else the view's left edge.
+    fn step_origin(&self) -> f64 {
+        if let Some(a) = self.overlay.cursor_a {
+            return a;
+        }
+        if let Some(sel) = self.overlay.selected
+            && let Some(sv) = self.sources.get(sel.source)
+            && let Some(&ts) = sv.source().events.ts.get(sel.index)
+        {
+            return sv.to_common(ts);
+        }
+        self.viewport.start
+    }
+
+    fn search_step(&mut self, forward: bool) {
+        let Some(sv) = self.sources.get(self.table.rows.source) else { return };
+        let ts = &sv.source().events.ts;
+        let t = sv.to_source(self.step_origin()).round() as Ps;
+        let rows = self.table.rows.rows.clone();
+        let time = |r: &u32| ts.get(*r as usize).copied().unwrap_or(Ps::MAX);
+        let found = if forward {
+            rows.iter().filter(|r| time(r) > t).min_by_key(|r| (time(r), **r))
+        } else {
+            rows.iter().filter(|r| time(r) < t).max_by_key(|r| (time(r), **r))
+        };
+        if let Some(&index) = found {
+            let tc = sv.to_common(time(&index));
+            let source = self.table.rows.source;
+            self.select(EventSel { source, index: index as usize });
+            self.overlay.cursor_a = Some(tc);
+            self.ensure_visible(tc);
+        }
+    }
+
+    fn step_edge(&mut self, forward: bool) {
+        let Some(id) = self.overlay.focused else {
+            self.errors.push("Click a lane first: next/previous edge works on the focused lane".into());
+            return;
+        };
+        let Some(sv) = self.sources.get(id.source) else { return };
+        let Some(lane) = sv.data_lane(id.lane) else { return };
+        let t = sv.to_source(self.step_origin()).round() as Ps;
+        if let Some((at, event)) = timeline::step_edge(lane, sv.source(), t, forward) {
+            let tc = sv.to_common(at);
+            if let Some(index) = event {
+                self.select(EventSel { source: id.source, index });
+            }
+            self.overlay.cursor_a = Some(tc);
+            self.ensure_visible(tc);
+        }
+    }
+
+    fn start_sim(&mut self, scenario: &str, sets: &[String], duration: Option<Ps>) {
+        self.sim.handle = None;
+        let d = duration.map(|d| format!("{}ps", d));
+        match latscope_sim::prepare(scenario, sets, None, d.as_deref()) {
+            Ok(sc) => {
+                self.sim_runs += 1;
+                self.sim.handle =
+                    workers::simulate(self.sim_runs, sc, self.sim.speed_arg(), self.outbox.clone());
+                self.sim.playing = true;
+                self.sim.finished = false;
+                self.sim.error = None;
+                self.sim.snapshots = 0;
+            }
+            Err(e) => self.sim.error = Some(e.to_string()),
+        }
+    }
+
+    fn sim_handle(&self) -> Option<&SimHandle> {
+        self.sim.handle.as_ref()
+    }
+
+    /// Applies one message.
+    pub fn update(&mut self, msg: Message) {
+        match msg {
+            Message::OpenFiles(paths) => {
+                for path in paths {
+                    let ctl = LoadControl::new();
+                    let job = self.next_job;
+                    self.next_job += 1;
+                    self.remember_recent(&path);
+                    workers::load(job, path.clone(), ctl.clone(), self.outbox.clone());
+                    self.loads.push(LoadJob { job, path, ctl });
+                }
+            }
+            Message::PickFiles => self.picker.pick(self.outbox.clone()),
+            Message::CancelLoad(job) => {
+                // The worker stops at its next check; its late answer is ignored.
+                if let Some(j) = self.loads.iter().find(|j| j.job == job) {
+                    j.ctl.cancel();
+                }
+                self.loads.retain(|j| j.job != job);
+            }
+            Message::Loaded { job, path, result } => {
+                if !self.loads.iter().any(|j| j.job == job) {
+                    return; // cancelled
+                }
+                self.loads.retain(|j| j.job != job);
+                match result {
+                    Ok(prepared) => {
+                        for w in prepared.source.diagnostics.summary().into_iter().take(3) {
+                            self.errors.push(format!("{}: {w}", path.display()));
+                        }
+                        self.add_source(prepared);
+                        if !self.fitted || self.loads.is_empty() {
+                            self.fit_all();
+                            self.fitted = true;
+                            self.refit = true;
+                        }
+                        self.refresh_table();
+                    }
+                    Err(e) => self.errors.push(e),
+                }
+            }
+            Message::CloseAll => {
+                self.sources.clear();
+                self.sim.handle = None;
+                self.sim.source = None;
+                self.overlay = Overlay::default();
+                self.analysis.clear();
+                self.table.rows = Default::default();
+                self.fitted = false;
+            }
+            Message::Zoom { factor, at } => {
+                let at = if at.is_finite() {
+                    at
+                } else {
+                    self.viewport.start + self.viewport.ps_per_px * self.data_width() / 2.0
+                };
+                self.viewport.zoom(factor, at);
+            }
+            Message::PanFraction(f) => self.viewport.start += f * self.viewport.ps_per_px * self.data_width(),
+            Message::PanBy(d) => self.viewport.start += d,
+            Message::FitAll => self.fit_all(),
+            Message::ShowRange(a, b) => self.show_range(a, b),
+            Message::CenterOn(t) => self.center_on(t),
+            Message::SetCursor(CursorId::A, t) => self.overlay.cursor_a = Some(t),
+            Message::SetCursor(CursorId::B, t) => self.overlay.cursor_b = Some(t),
+            Message::ClearCursors => {
+                self.overlay.cursor_a = None;
+                self.overlay.cursor_b = None;
+                self.overlay.arrow = None;
+            }
+            Message::FocusLane(id) => self.overlay.focused = Some(id),
+            Message::ToggleLane(id) => {
+                if let Some(v) = self.sources.get_mut(id.source).and_then(|s| s.lanes.get_mut(id.lane)) {
+                    v.visible = !v.visible;
+                }
+            }
+            Message::MoveLane(id, by) => {
+                if let Some(sv) = self.sources.get_mut(id.source) {
+                    let to = id.lane.saturating_add_signed(by).min(sv.lanes.len().saturating_sub(1));
+                    if id.lane < sv.lanes.len() {
+                        let v = sv.lanes.remove(id.lane);
+                        sv.lanes.insert(to, v);
+                        if self.overlay.focused == Some(id) {
+                            self.overlay.focused = Some(LaneId { source: id.source, lane: to });
+                        }
+                    }
+                }
+            }
+            Message::StepEdge(forward) => self.step_edge(forward),
+            Message::SelectEvent(sel) => self.select(sel),
+            Message::AddMarker => {
+                let t = self.overlay.cursor_a.unwrap_or_else(|| {
+                    self.viewport.start + self.viewport.ps_per_px * self.data_width() / 2.0
+                });
+                let name = format!("M{}", self.overlay.markers.len() + 1);
+                self.overlay.markers.push((name, t));
+            }
+            Message::RenameMarker(i, name) => {
+                if let Some(m) = self.overlay.markers.get_mut(i) {
+                    m.0 = name;
+                }
+            }
+            Message::RemoveMarker(i) => {
+                if i < self.overlay.markers.len() {
+                    self.overlay.markers.remove(i);
+                }
+            }
+            Message::JumpMarker(i) => {
+                if let Some(&(_, t)) = self.overlay.markers.get(i) {
+                    self.center_on(t);
+                }
+            }
+            Message::TogglePanel(p) => {
+                let flag = match p {
+                    PanelId::Tracks => &mut self.show_tracks,
+                    PanelId::Table => &mut self.show_table,
+                    PanelId::Analysis => &mut self.show_analysis,
+                    PanelId::Simulator => &mut self.show_sim,
+                };
+                *flag = !*flag;
+            }
+            Message::TogglePalette => {
+                self.palette_open = !self.palette_open;
+                self.palette_query.clear();
+            }
+            Message::SetFilter(f) => {
+                self.table.filter = f;
+                self.refresh_table();
+            }
+            Message::SortTable(s) => {
+                self.table.sort = s;
+                self.refresh_table();
+            }
+            Message::TableReady(rows) => {
+                if rows.generation == self.table_latest.load(Ordering::Relaxed) {
+                    self.table.rows = rows;
+                    self.table.pending = false;
+                }
+            }
+            Message::SearchStep(forward) => self.search_step(forward),
+            Message::RunAnalysis => {
+                if !self.sources.is_empty() {
+                    self.analysis_generation += 1;
+                    self.analysis_running = true;
+                    self.show_analysis = true;
+                    let sources = self.sources.iter().map(|s| s.prepared.clone()).collect();
+                    workers::analyse(self.analysis_generation, sources, self.outbox.clone());
+                }
+            }
+            Message::AnalysisDone { generation, result } => {
+                if generation == self.analysis_generation {
+                    self.analysis_running = false;
+                    match result {
+                        Ok(r) => self.analysis = r,
+                        Err(e) => self.errors.push(e),
+                    }
+                }
+            }
+            Message::ShowSample { outcome, sample } => {
+                let found = self.analysis.get(outcome).and_then(|r| {
+                    let s = r.outcome.samples.get(sample)?;
+                    let sv = self.sources.get(r.outcome.source)?;
+                    Some((sv.to_common(s.start), sv.to_common(s.end)))
+                });
+                if let Some((a, b)) = found {
+                    let pad = (b - a).max(1000.0) * 1.5;
+                    self.show_range(a - pad, b + pad);
+                    self.overlay.cursor_a = Some(a);
+                    self.overlay.cursor_b = Some(b);
+                    self.overlay.arrow = Some((a, b));
+                }
+            }
+            Message::Sim(cmd) => match cmd {
+                SimCommand::Start { scenario, sets, duration } => self.start_sim(&scenario, &sets, duration),
+                SimCommand::Stop => {
+                    // The last snapshot stays as a source like any capture.
+                    self.sim.handle = None;
+                    self.sim.source = None;
+                }
+                other => {
+                    match other {
+                        SimCommand::Play => self.sim.playing = true,
+                        SimCommand::Pause => self.sim.playing = false,
+                        _ => {}
+                    }
+                    if let Some(h) = self.sim_handle() {
+                        h.send(other);
+                    }
+                }
+            },
+            Message::SimSnapshot { run, prepared, now, events, finished } => {
+                if self.sim.handle.as_ref().is_none_or(|h| h.run != run) {
+                    return;
+                }
+                self.sim.now = now;
+                self.sim.events = events;
+                self.sim.finished = finished;
+                self.sim.snapshots += 1;
+                self.generation += 1;
+                let index = match self.sim.source.filter(|&i| i < self.sources.len()) {
+                    Some(i) => {
+                        if let Some(sv) = self.sources.get_mut(i) {
+                            sv.replace(prepared, self.generation);
+                        }
+                        i
+                    }
+                    None => {
+                        let i = self.add_source(prepared);
+                        self.sim.source = Some(i);
+                        // Start with about 20 ms on screen.
+                        self.viewport.ps_per_px = 20e9 / self.data_width();
+                        i
+                    }
+                };
+                if self.sim.follow
+                    && let Some(sv) = self.sources.get(index)
+                {
+                    let head = sv.to_common(now);
+                    self.viewport.start = head - self.viewport.ps_per_px * self.data_width() * 0.92;
+                }
+                if finished && self.screenshot.is_some() {
+                    self.fit_all();
+                    self.refit = true;
+                }
+                if self.table.rows.source == index {
+                    self.refresh_table();
+                }
+            }
+            Message::SimError(e) => self.sim.error = Some(e),
+            Message::Error(e) => self.errors.push(e),
+            Message::DismissError(i) => {
+                if i < self.errors.len() {
+                    self.errors.remove(i);
+                }
+            }
+            Message::ScreenshotTaken(image) => {
+                if let Some(st) = &self.screenshot {
+                    match save_png(&st.path, &image) {
+                        Ok(()) => self.screenshot_saved = Some(st.path.clone()),
+                        Err(e) => self.errors.push(format!("{e:#}")),
+                    }
+                    self.quit = true;
+                }
+            }
+        }
+    }
+
+    /// Drains worker messages.
+    pub fn poll(&mut self) {
+        while let Ok(msg) = self.inbox.try_recv() {
+            self.update(msg);
+        }
+    }
+
+    fn keyboard(&mut self, ctx: &egui::Context) -> Vec<Message> {
+        use egui::{Key, Modifiers};
+        let mut msgs = Vec::new();
+        let typing = ctx.egui_wants_keyboard_input();
+        ctx.input_mut(|i| {
+            if i.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::P) {
+                msgs.push(Message::TogglePalette);
+            }
+            if i.consume_key(Modifiers::COMMAND, Key::O) {
+                msgs.push(Message::PickFiles);
+            }
+            if i.consume_key(Modifiers::SHIFT, Key::F3) {
+                msgs.push(Message::SearchStep(false));
+            }
+            if i.consume_key(Modifiers::NONE, Key::F3) {
+                msgs.push(Message::SearchStep(true));
+            }
+            if typing || self.palette_open {
+                return;
+            }
+            let plain: &[(Key, MakeMessage)] = &[
+                (Key::W, || Message::Zoom { factor: 0.5, at: f64::NAN }),
+                (Key::S, || Message::Zoom { factor: 2.0, at: f64::NAN }),
+                (Key::A, || Message::PanFraction(-0.2)),
+                (Key::D, || Message::PanFraction(0.2)),
+                (Key::F, || Message::FitAll),
+                (Key::M, || Message::AddMarker),
+                (Key::Escape, || Message::ClearCursors),
+            ];
+            for (key, make) in plain {
+                if i.consume_key(Modifiers::NONE, *key) {
+                    msgs.push(make());
+                }
+            }
+            if i.consume_key(Modifiers::SHIFT, Key::N) {
+                msgs.push(Message::StepEdge(false));
+            }
+            if i.consume_key(Modifiers::NONE, Key::N) {
+                msgs.push(Message::StepEdge(true));
+            }
+        });
+        if ctx.input_mut(|i| i.consume_key(Modifiers::COMMAND, Key::F)) {
+            self.show_table = true;
+            ctx.memory_mut(|m| m.request_focus(egui::Id::unique("event-filter")));
+        }
+        let dropped: Vec<PathBuf> =
+            ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
+        if !dropped.is_empty() {
+            msgs.push(Message::OpenFiles(dropped));
+        }
+        msgs
+    }
+
+    fn menu(&self, ui: &mut egui::Ui) -> Vec<Message> {
+        let mut msgs = Vec::new();
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open…  Ctrl+O").clicked() {
+                    msgs.push(Message::PickFiles);
+                }
+                ui.menu_button("Open recent", |ui| {
+                    if self.recent.is_empty() {
+                        ui.weak("nothing yet");
+                    }
+                    for p in &self.recent {
+                        if ui.button(p.display().to_string()).clicked() {
+                            msgs.push(Message::OpenFiles(vec![p.clone()]));
+                        }
+                    }
+                });
+                if ui.button("Close all").clicked() {
+                    msgs.push(Message::CloseAll);
+                }
+            });
+            ui.menu_button("View", |ui| {
+                for (label, msg) in [
+                    ("Fit all  F", (|| Message::FitAll) as fn() -> Message),
+                    ("Zoom in  W", || Message::Zoom { factor: 0.5, at: f64::NAN }),
+                    ("Zoom out  S", || Message::Zoom { factor: 2.0, at: f64::NAN }),
+                    ("Track list", || Message::TogglePanel(PanelId::Tracks)),
+                    ("Event table", || Message::TogglePanel(PanelId::Table)),
+                    ("Analysis", || Message::TogglePanel(PanelId::Analysis)),
+                    ("Simulator", || Message::TogglePanel(PanelId::Simulator)),
+                    ("Command palette  Ctrl+Shift+P", || Message::TogglePalette),
+                ] {
+                    if ui.button(label).clicked() {
+                        msgs.push(msg());
+                    }
+                }
+            });
+            ui.menu_button("Analysis", |ui| {
+                if ui.button("Run irq-handler").clicked() {
+                    msgs.push(Message::RunAnalysis);
+                }
+            });
+            ui.add_space(16.0);
+            for s in &self.sources {
+                ui.weak(format!("{} · {}", s.source().name, s.source().format));
+            }
+        });
+        msgs
+    }
+
+    fn status_bar(&self, ui: &mut egui::Ui) -> Vec<Message> {
+        let mut msgs = Vec::new();
+        ui.horizontal(|ui| {
+            let clock = self.sources.first();
+            let fmt = |t: f64| match clock {
+                Some(sv) => timeline::clock_text(sv.source(), sv.to_source(t).round() as Ps),
+                None => format_seconds(t.round() as Ps),
+            };
+            if let Some(a) = self.overlay.cursor_a {
+                ui.colored_label(theme::CURSOR_A, format!("A {}", fmt(a)));
+            }
+            if let Some(b) = self.overlay.cursor_b {
+                ui.colored_label(theme::CURSOR_B, format!("B {}", fmt(b)));
+            }
+            if let (Some(a), Some(b)) = (self.overlay.cursor_a, self.overlay.cursor_b) {
+                let d = (b - a).abs();
+                let hz = if d > 0.0 { 1e12 / d } else { 0.0 };
+                ui.strong(format!("Δ {}  1/Δ {}", format_seconds(d.round() as Ps), format_hz(hz)));
+            }
+            ui.separator();
+            ui.weak(format!(
+                "{} / px · view {}",
+                format_seconds(self.viewport.ps_per_px.round() as Ps),
+                format_seconds((self.viewport.ps_per_px * self.data_width()).round() as Ps)
+            ));
+            let events: usize = self.sources.iter().map(|s| s.source().events.len()).sum();
+            ui.weak(format!("{} sources · {events} events", self.sources.len()));
+            for j in &self.loads {
+                ui.separator();
+                let name = j
+                    .path
+                    .file_name()
+                    .map_or_else(|| j.path.display().to_string(), |n| n.to_string_lossy().into());
+                ui.add(
+                    egui::ProgressBar::new(j.ctl.fraction())
+                        .desired_width(140.0)
+                        .text(format!("loading {name}")),
+                );
+                if ui.small_button("Cancel").clicked() {
+                    msgs.push(Message::CancelLoad(j.job));
+                }
+            }
+            if self.analysis_running {
+                ui.spinner();
+                ui.weak("analysing");
+            }
+        });
+        msgs
+    }
+
+    fn tracks_panel(&self, ui: &mut egui::Ui) -> Vec<Message> {
+        let mut msgs = Vec::new();
+        egui::ScrollArea::vertical().id_salt("tracks").show(ui, |ui| {
+            for (si, sv) in self.sources.iter().enumerate() {
+                egui::CollapsingHeader::new(egui::RichText::new(&sv.source().name).strong())
+                    .id_salt(("source", si))
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        for (vi, v) in sv.lanes.iter().enumerate() {
+                            let id = LaneId { source: si, lane: vi };
+                            ui.horizontal(|ui| {
+                                let mut visible = v.visible;
+                                if ui.checkbox(&mut visible, "").on_hover_text("show / hide").changed() {
+                                    msgs.push(Message::ToggleLane(id));
+                                }
+                                let (r, p) = ui.allocate_painter(egui::vec2(8.0, 14.0), egui::Sense::hover());
+                                p.rect_filled(r.rect, 2.0, v.color);
+                                let focused = self.overlay.focused == Some(id);
+                                let kind = sv.data_lane(vi).map_or("", |l| l.kind_name());
+                                if ui.selectable_label(focused, &v.name).on_hover_text(kind).clicked() {
+                                    msgs.push(Message::FocusLane(id));
+                                }
+                                if focused {
+                                    if ui.small_button("up").clicked() {
+                                        msgs.push(Message::MoveLane(id, -1));
+                                    }
+                                    if ui.small_button("down").clicked() {
+                                        msgs.push(Message::MoveLane(id, 1));
+                                    }
+                                }
+                            });
+                        }
+                    });
+            }
+            if !self.overlay.markers.is_empty() {
+                ui.separator();
+                ui.strong("Markers");
+                for (i, (name, _)) in self.overlay.markers.iter().enumerate() {
+                    ui.horizontal(|ui| {
+                        let mut text = name.clone();
+                        if ui.add(egui::TextEdit::singleline(&mut text).desired_width(90.0)).changed() {
+                            msgs.push(Message::RenameMarker(i, text));
+                        }
+                        if ui.small_button("go").clicked() {
+                            msgs.push(Message::JumpMarker(i));
+                        }
+                        if ui.small_button("x").clicked() {
+                            msgs.push(Message::RemoveMarker(i));
+                        }
+                    });
+                }
+            }
+        });
+        msgs
+    }
+
+    fn errors_ui(errors: &[String], ui: &mut egui::Ui) -> Vec<Message> {
+        let mut msgs = Vec::new();
+        for (i, e) in errors.iter().enumerate().rev().take(4) {
+            egui::Frame::new()
+                .fill(theme::IRQ.gamma_multiply(0.25))
+                .inner_margin(egui::Margin::symmetric(8, 4))
+                .corner_radius(4)
+                .show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        ui.label(egui::RichText::new(e).color(theme::TEXT));
+                        if ui.small_button("x").clicked() {
+                            msgs.push(Message::DismissError(i));
+                        }
+                    });
+                });
+        }
+        msgs
+    }
+
+    /// One frame: drain workers, handle input, draw, apply what the views returned.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        self.outbox.set_context(&ctx);
+        if !self.themed {
+            theme::apply(&ctx);
+            self.themed = true;
+        }
+        self.poll();
+        let mut msgs = self.keyboard(&ctx);
+
+        egui::Panel::top("menu").show(ui, |ui| msgs.extend(self.menu(ui)));
+        egui::Panel::bottom("status").show(ui, |ui| msgs.extend(self.status_bar(ui)));
+        // Waveform-only captures have no events to list: the timeline gets the room.
+        let has_events = self.sources.iter().any(|s| !s.source().events.is_empty());
+        if self.show_table && has_events {
+            egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
+                ui.columns(2, |cols| {
+                    let sources = &self.sources;
+                    msgs.extend(table::show(&mut cols[0], &mut self.table, sources, self.overlay.selected));
+                    table::inspector(&mut cols[1], sources, self.overlay.selected);
+                });
+            });
+        }
+        if self.show_tracks {
+            egui::Panel::left("tracks").resizable(true).default_size(220.0).show(ui, |ui| {
+                ui.strong("Tracks");
+                msgs.extend(self.tracks_panel(ui));
+            });
+        }
+        if self.show_sim || self.show_analysis {
+            egui::Panel::right("side").resizable(true).default_size(320.0).show(ui, |ui| {
+                if self.show_sim {
+                    msgs.extend(sim_panel::panel(ui, &mut self.sim));
+                    ui.separator();
+                }
+                if self.show_analysis {
+                    ui.heading("Analysis");
+                    msgs.extend(analysis::panel(
+                        ui,
+                        &self.analysis,
+                        self.analysis_running,
+                        self.sources.len(),
+                    ));
+                }
+            });
+        }
+        egui::CentralPanel::no_frame().show(ui, |ui| {
+            if !self.errors.is_empty() {
+                msgs.extend(Self::errors_ui(&self.errors, ui));
+            }
+            if self.sources.is_empty() && self.loads.is_empty() {
+                ui.centered_and_justified(|ui| {
+                    ui.weak("Open a capture (Ctrl+O), drop files here, or start the simulator (View > Simulator).");
+                });
+            } else {
+                msgs.extend(timeline::show(
+                    ui,
+                    &self.sources,
+                    &self.viewport,
+                    &self.overlay,
+                    &mut self.cache,
+                    &mut self.scroll,
+                    &mut self.layout,
+                ));
+            }
+        });
+        if self.palette_open {
+            let mut open = true;
+            msgs.extend(palette::show(&ctx, &mut self.palette_query, &mut open));
+            if !open {
+                self.palette_open = false;
+            }
+        }
+        for m in msgs {
+            self.update(m);
+        }
+        if self.refit && self.layout.data_width > 1.0 {
+            self.refit = false;
+            self.fit_all();
+        }
+        self.screenshot_step(&ctx);
+        if !self.loads.is_empty()
+            || (self.sim.handle.is_some() && !self.sim.finished)
+            || self.analysis_running
+        {
+            ctx.request_repaint_after(std::time::Duration::from_millis(100));
+        }
+        if self.quit {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    /// Whether everything asked for at start is on screen (for `--screenshot`).
+    pub fn settled(&self) -> bool {
+        let sim_done = self.sim.handle.is_none() || self.sim.finished;
+        self.loads.is_empty() && sim_done && !self.table.pending
+    }
+
+    fn screenshot_step(&mut self, ctx: &egui::Context) {
+        let settled = self.settled();
+        let Some(st) = &mut self.screenshot else { return };
+        if st.requested {
+            return;
+        }
+        if settled {
+            st.ready_frames += 1;
+        }
+        // A few frames after the data arrived, so layout and meshes have settled.
+        if st.ready_frames >= 4 {
+            st.requested = true;
+            let out = self.outbox.clone();
+            ctx.request_screenshot(move |image| out.send(Message::ScreenshotTaken(image)));
+        }
+        ctx.request_repaint();
+    }
+
+    /// Seeds the view with a source prepared elsewhere (tests, benchmarks).
+    pub fn add_prepared(&mut self, prepared: Prepared) -> usize {
+        let i = self.add_source(Arc::new(prepared));
+        self.fit_all();
+        i
+    }
+
+    /// Sorting the table by column (for tests and the palette).
+    pub fn set_sort(&mut self, sort: TableSort) {
+        self.update(Message::SortTable(sort));
+    }
+}
+
+fn format_hz(hz: f64) -> String {
+    if hz >= 1e9 {
+        format!("{:.3} GHz", hz / 1e9)
+    } else if hz >= 1e6 {
+        format!("{:.3} MHz", hz / 1e6)
+    } else if hz >= 1e3 {
+        format!("{:.3} kHz", hz / 1e3)
+    } else {
+        format!("{hz:.3} Hz")
+    }
+}
+
+/// Writes an egui screenshot as an 8-bit RGBA PNG.
+pub fn save_png(path: &Path, image: &egui::ColorImage) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let [w, h] = image.size;
+    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w as u32, h as u32);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().with_context(|| format!("writing {}", path.display()))?;
+    let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_srgba_unmultiplied()).collect();
+    writer.write_image_data(&bytes).with_context(|| format!("writing {}", path.display()))?;
+    writer.finish().with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+impl eframe::App for Workbench {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        Workbench::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if self.screenshot.is_none() {
+            eframe::set_value(storage, RECENT_KEY, &self.recent);
+        }
+    }
+}
+
+/// Opens the real window (DESIGN §7: `latscope [FILE...]`, `latscope --screenshot PNG`).
+pub fn run_native(options: Options) -> anyhow::Result<()> {
+    let screenshot = options.screenshot.clone();
+    let native = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("latscope")
+            .with_inner_size([1500.0, 920.0])
+            .with_min_inner_size([640.0, 400.0])
+            .with_drag_and_drop(true),
+        persist_window: screenshot.is_none(),
+        renderer: eframe::Renderer::Glow,
+        ..Default::default()
+    };
+    let saved = std::sync::Arc::new(std::sync::Mutex::new(None::<PathBuf>));
+    let saved_out = saved.clone();
+    eframe::run_native(
+        "latscope",
+        native,
+        Box::new(move |cc| {
+            let recent: Vec<PathBuf> = match (&options.screenshot, cc.storage) {
+                (None, Some(s)) => eframe::get_value(s, RECENT_KEY).unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let demo = options.files.is_empty();
+            let wb = Workbench::new(Options { demo, ..options }, Box::new(super::picker::RfdPicker), recent);
+            Ok(Box::new(ScreenshotWatch { wb, saved: saved_out }))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
+    if let Some(path) = screenshot {
+        let ok = saved.lock().map(|s| s.is_some()).unwrap_or(false);
+        if !ok {
+            anyhow::bail!("{}: no screenshot was taken", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// Forwards to the workbench and reports the saved screenshot to `run_native`.
+struct ScreenshotWatch {
+    wb: Workbench,
+    saved: Arc<std::sync::Mutex<Option<PathBuf>>>,
+}
+
+impl eframe::App for ScreenshotWatch {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        eframe::App::ui(&mut self.wb, ui, frame);
+        if let Some(p) = &self.wb.screenshot_saved
+            && let Ok(mut s) = self.saved.lock()
+        {
+            *s = Some(p.clone());
+        }
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::App::save(&mut self.wb, storage);
+    }
+}

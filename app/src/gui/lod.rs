@@ -1,0 +1,303 @@
+//! Level of detail: what each pixel column of a lane holds, answered without visiting every
+//! event. The timeline asks one question per column — how many events, which levels a
+//! digital line took, the min/max of an analog waveform, which slice covers it — so the cost
+//! of a frame follows the window width, not the trace size.
+//!
+//! Counts come from binary searches over the lane's sorted times (exact, no extra memory);
+//! digital levels and analog samples use min/max pyramids (the analog one lives in the model).
+
+use latscope_analysis::model::{AnalogTrack, DigitalTrack, Ps};
+
+/// Pixel columns over source-relative time: column `c` covers `[edge(c), edge(c + 1))`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grid {
+    /// Source-relative time of the left edge of column 0, in ps (f64: see `timeline`).
+    pub t0: f64,
+    pub ps_per_px: f64,
+    pub columns: usize,
+}
+
+impl Grid {
+    pub fn edge(&self, c: usize) -> Ps {
+        let t = (self.t0 + c as f64 * self.ps_per_px).floor();
+        t.clamp(Ps::MIN as f64, Ps::MAX as f64) as Ps
+    }
+}
+
+/// The first index in `0..n` for which `is_before` is false (`is_before` must be monotonic).
+pub fn lower_bound(n: usize, mut is_before: impl FnMut(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0usize, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if is_before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Number of items per column; `time(i)` must be sorted over `0..n`.
+pub fn count_columns(n: usize, time: impl Fn(usize) -> Ps, grid: &Grid) -> Vec<u32> {
+    let mut prev = lower_bound(n, |i| time(i) < grid.edge(0));
+    (0..grid.columns)
+        .map(|c| {
+            let next = lower_bound(n, |i| time(i) < grid.edge(c + 1));
+            let count = next.saturating_sub(prev);
+            prev = next;
+            u32::try_from(count).unwrap_or(u32::MAX)
+        })
+        .collect()
+}
+
+/// Min/max over fixed blocks of a slice, level by level (fan-out 16), answering the min/max
+/// of any index range in O(log n) block visits.
+#[derive(Debug, Clone, Default)]
+pub struct MinMaxPyramid {
+    levels: Vec<Vec<(u8, u8)>>,
+}
+
+const FANOUT: usize = 16;
+
+impl MinMaxPyramid {
+    pub fn new(values: &[u8]) -> Self {
+        let mut levels = Vec::new();
+        let mut level: Vec<(u8, u8)> = values
+            .chunks(FANOUT)
+            .map(|c| c.iter().fold((u8::MAX, u8::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v))))
+            .collect();
+        while level.len() > 1 {
+            let next = level
+                .chunks(FANOUT)
+                .map(|c| c.iter().fold((u8::MAX, u8::MIN), |(lo, hi), &(a, b)| (lo.min(a), hi.max(b))))
+                .collect();
+            levels.push(std::mem::replace(&mut level, next));
+        }
+        levels.push(level);
+        Self { levels }
+    }
+
+    /// (min, max) of `values[from..to]`; `values` must be the slice the pyramid was built on.
+    pub fn min_max(&self, values: &[u8], from: usize, to: usize) -> Option<(u8, u8)> {
+        let to = to.min(values.len());
+        if from >= to {
+            return None;
+        }
+        let (mut lo, mut hi) = (u8::MAX, u8::MIN);
+        let mut i = from;
+        while i < to {
+            let mut size = 1usize;
+            let mut found = None;
+            for k in 0..self.levels.len() {
+                let s = FANOUT.pow(k as u32 + 1);
+                if i.is_multiple_of(s) && i + s <= to {
+                    size = s;
+                    found = Some(k);
+                } else {
+                    break;
+                }
+            }
+            let (a, b) = match found.and_then(|k| self.levels.get(k)?.get(i / size)) {
+                Some(&ab) => ab,
+                None => {
+                    size = 1;
+                    let v = values.get(i).copied().unwrap_or(0);
+                    (v, v)
+                }
+            };
+            lo = lo.min(a);
+            hi = hi.max(b);
+            i += size;
+        }
+        Some((lo, hi))
+    }
+}
+
+/// One column of a digital lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DigitalColumn {
+    /// Level just before the column starts.
+    pub level_in: u8,
+    /// Transitions inside the column.
+    pub transitions: u32,
+    /// Lowest and highest level the line holds inside the column.
+    pub min: u8,
+    pub max: u8,
+}
+
+pub fn digital_columns(track: &DigitalTrack, pyramid: &MinMaxPyramid, grid: &Grid) -> Vec<DigitalColumn> {
+    let n = track.times.len();
+    let level_before = |i: usize| if i == 0 { track.initial } else { track.levels[i - 1] };
+    let mut prev = lower_bound(n, |i| track.times[i] < grid.edge(0));
+    (0..grid.columns)
+        .map(|c| {
+            let next = lower_bound(n, |i| track.times[i] < grid.edge(c + 1));
+            let level_in = level_before(prev);
+            let (lo, hi) = pyramid.min_max(&track.levels, prev, next).unwrap_or((level_in, level_in));
+            let col = DigitalColumn {
+                level_in,
+                transitions: u32::try_from(next - prev).unwrap_or(u32::MAX),
+                min: lo.min(level_in),
+                max: hi.max(level_in),
+            };
+            prev = next;
+            col
+        })
+        .collect()
+}
+
+/// Index range of the samples whose time lies in `[from, to)`.
+pub fn analog_range(track: &AnalogTrack, from: Ps, to: Ps) -> (usize, usize) {
+    let n = track.samples.len();
+    let a = lower_bound(n, |i| track.time_of(i) < from);
+    let b = lower_bound(n, |i| track.time_of(i) < to);
+    (a, b.max(a))
+}
+
+/// Per column: min/max of the samples inside it, widened by the sample just before so that
+/// neighbouring columns join into one continuous band. `None` before the first sample or
+/// after the last.
+pub fn analog_columns(track: &AnalogTrack, grid: &Grid) -> Vec<Option<(f32, f32)>> {
+    let n = track.samples.len();
+    let mut prev = analog_range(track, Ps::MIN, grid.edge(0)).1;
+    (0..grid.columns)
+        .map(|c| {
+            let next = lower_bound(n, |i| track.time_of(i) < grid.edge(c + 1));
+            let inside = track.min_max(prev, next);
+            let held = prev.checked_sub(1).and_then(|i| track.samples.get(i)).copied();
+            let out = match (inside, held) {
+                (Some((lo, hi)), Some(h)) => Some((lo.min(h), hi.max(h))),
+                (Some(r), None) => Some(r),
+                // No sample inside: the held value, while the track lasts.
+                (None, Some(h)) if next < n => Some((h, h)),
+                _ => None,
+            };
+            prev = next;
+            out
+        })
+        .collect()
+}
+
+/// Intervals of one row (non-nesting in practice; nesting is tolerated), sorted by start,
+/// with a running maximum of the ends so "first interval still open at t" is a binary search.
+#[derive(Debug, Clone, Default)]
+pub struct SliceRow {
+    pub start: Vec<Ps>,
+    pub end: Vec<Ps>,
+    /// Index into the lane's label table.
+    pub label: Vec<u32>,
+    /// The event that opened the slice (for the inspector), `u32::MAX` if none.
+    pub event: Vec<u32>,
+    max_end: Vec<Ps>,
+}
+
+impl SliceRow {
+    pub fn push(&mut self, start: Ps, end: Ps, label: u32, event: u32) {
+        self.start.push(start);
+        self.end.push(end.max(start));
+        self.label.push(label);
+        self.event.push(event);
+    }
+
+    /// Sorts by start and builds the running maximum; call once after the last push.
+    pub fn finish(&mut self) {
+        if !self.start.windows(2).all(|w| w[0] <= w[1]) {
+            let mut order: Vec<usize> = (0..self.start.len()).collect();
+            order.sort_by_key(|&i| self.start[i]);
+            self.start = order.iter().map(|&i| self.start[i]).collect();
+            self.end = order.iter().map(|&i| self.end[i]).collect();
+            self.label = order.iter().map(|&i| self.label[i]).collect();
+            self.event = order.iter().map(|&i| self.event[i]).collect();
+        }
+        let mut m = Ps::MIN;
+        self.max_end = self
+            .end
+            .iter()
+            .map(|&e| {
+                m = m.max(e);
+                m
+            })
+            .collect();
+    }
+
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+
+    /// The first slice (by start) that overlaps `[from, to)`.
+    pub fn first_overlapping(&self, from: Ps, to: Ps) -> Option<usize> {
+        let n = self.max_end.len();
+        let mut i = lower_bound(n, |i| self.max_end[i] <= from);
+        // The running maximum may come from an earlier, longer slice: step to one that is open.
+        while i < n && self.start[i] < to {
+            if self.end[i] > from || (self.end[i] == self.start[i] && self.start[i] >= from) {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+}
+
+/// A run of columns covered by the same slice: `[first, last]` columns and the slice index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceRun {
+    pub first: usize,
+    pub last: usize,
+    pub slice: usize,
+    /// Whether more than one slice starts within the run's columns (drawn denser).
+    pub crowded: bool,
+}
+
+/// Which slice covers each column, merged into runs of equal slices.
+pub fn slice_runs(row: &SliceRow, grid: &Grid) -> Vec<SliceRun> {
+    let mut runs: Vec<SliceRun> = Vec::new();
+    for c in 0..grid.columns {
+        let (from, to) = (grid.edge(c), grid.edge(c + 1));
+        let Some(i) = row.first_overlapping(from, to) else { continue };
+        let crowded = row.start.get(i + 1).is_some_and(|&s| s < to);
+        match runs.last_mut() {
+            Some(r) if r.slice == i && r.last + 1 == c => {
+                r.last = c;
+                r.crowded |= crowded;
+            }
+            _ => runs.push(SliceRun { first: c, last: c, slice: i, crowded }),
+        }
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pyramid_matches_scan() {
+        let values: Vec<u8> = (0..5000u32).map(|i| ((i * 7919) % 4) as u8).collect();
+        let p = MinMaxPyramid::new(&values);
+        for (a, b) in [(0, 5000), (17, 4099), (256, 512), (4999, 5000), (3, 4), (16, 32)] {
+            let scan = values[a..b].iter().fold((u8::MAX, 0), |(l, h), &v| (l.min(v), h.max(v)));
+            assert_eq!(p.min_max(&values, a, b), Some(scan), "{a}..{b}");
+        }
+        assert_eq!(p.min_max(&values, 9, 9), None);
+    }
+
+    #[test]
+    fn slices_cover_their_columns() {
+        let mut row = SliceRow::default();
+        row.push(10, 20, 0, 0);
+        row.push(40, 100, 1, 1);
+        row.push(41, 42, 2, 2);
+        row.finish();
+        let grid = Grid { t0: 0.0, ps_per_px: 10.0, columns: 12 };
+        let runs = slice_runs(&row, &grid);
+        assert_eq!(runs[0], SliceRun { first: 1, last: 1, slice: 0, crowded: false });
+        assert_eq!((runs[1].first, runs[1].last, runs[1].slice, runs[1].crowded), (4, 9, 1, true));
+        assert_eq!(row.first_overlapping(20, 40), None);
+    }
+}

@@ -1,0 +1,150 @@
+//! Every change to the workbench's state is a [`Message`]: views return them, worker threads
+//! send them, and [`super::app::Workbench::update`] applies them in one place. Keyboard,
+//! mouse, menus, the command palette, the command line and tests all go through here.
+
+use super::analysis::AnalysisResult;
+use super::prepare::Prepared;
+use latscope_analysis::model::Ps;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which of the two measurement cursors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorId {
+    A,
+    B,
+}
+
+/// A lane: source index and lane index within it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LaneId {
+    pub source: usize,
+    pub lane: usize,
+}
+
+/// Panels that can be shown or hidden.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PanelId {
+    Tracks,
+    Table,
+    Analysis,
+    Simulator,
+}
+
+/// Simulator controls.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimCommand {
+    /// (Re)start `scenario` with these `KEY=VALUE` settings.
+    Start {
+        scenario: String,
+        sets: Vec<String>,
+        duration: Option<Ps>,
+    },
+    Play,
+    Pause,
+    Step,
+    /// Simulated seconds per wall second; `None` runs as fast as possible.
+    Speed(Option<f64>),
+    Stop,
+}
+
+/// A selected event: its source and index in that source's event table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventSel {
+    pub source: usize,
+    pub index: usize,
+}
+
+/// Rows of the event table after filtering and sorting (computed off the UI thread).
+#[derive(Debug, Clone, Default)]
+pub struct TableRows {
+    pub generation: u64,
+    pub source: usize,
+    pub rows: Arc<Vec<u32>>,
+}
+
+#[derive(Debug)]
+pub enum Message {
+    // --- files
+    /// Open files (command line, dialog, drag and drop, recent files).
+    OpenFiles(Vec<PathBuf>),
+    /// Ask the file picker (answers with `OpenFiles` from its own thread).
+    PickFiles,
+    CancelLoad(u64),
+    /// A load job's progress is polled; this is its end.
+    Loaded {
+        job: u64,
+        path: PathBuf,
+        result: Result<Arc<Prepared>, String>,
+    },
+    CloseAll,
+    // --- view
+    /// Zoom by `factor` (< 1 zooms in) keeping common time `at` at the same x.
+    Zoom {
+        factor: f64,
+        at: f64,
+    },
+    /// Pan by a fraction of the visible width (negative: left).
+    PanFraction(f64),
+    /// Pan by a time delta (ps, common timeline).
+    PanBy(f64),
+    FitAll,
+    /// Show `[from, to]` (common ps).
+    ShowRange(f64, f64),
+    CenterOn(f64),
+    SetCursor(CursorId, f64),
+    ClearCursors,
+    FocusLane(LaneId),
+    ToggleLane(LaneId),
+    MoveLane(LaneId, isize),
+    /// Next (`true`) or previous edge/event on the focused lane, from cursor A.
+    StepEdge(bool),
+    SelectEvent(EventSel),
+    AddMarker,
+    RenameMarker(usize, String),
+    RemoveMarker(usize),
+    JumpMarker(usize),
+    TogglePanel(PanelId),
+    TogglePalette,
+    // --- table and search
+    /// Filter text for the table and search (searched off the UI thread).
+    SetFilter(String),
+    SortTable(TableSort),
+    TableReady(TableRows),
+    /// Jump to the next (`true`) or previous match of the filter.
+    SearchStep(bool),
+    // --- analysis
+    RunAnalysis,
+    AnalysisDone {
+        generation: u64,
+        result: Result<Vec<AnalysisResult>, String>,
+    },
+    ShowSample {
+        outcome: usize,
+        sample: usize,
+    },
+    // --- simulator
+    Sim(SimCommand),
+    SimSnapshot {
+        run: u64,
+        prepared: Arc<Prepared>,
+        now: Ps,
+        events: usize,
+        finished: bool,
+    },
+    SimError(String),
+    // --- misc
+    Error(String),
+    DismissError(usize),
+    ScreenshotTaken(Arc<egui::ColorImage>),
+}
+
+/// Sort order of the event table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableSort {
+    #[default]
+    Time,
+    Cpu,
+    Name,
+    Task,
+}

@@ -1,0 +1,280 @@
+//! Turning a loaded [`Source`] into timeline lanes, on a worker thread, once per load: the
+//! per-CPU and per-event index lists, task/IRQ/softirq slices reconstructed from
+//! `sched_switch`, `irq_handler_*` and `softirq_*`, digital level pyramids and span rows.
+//! Drawing then only reads these.
+
+use super::lod::{MinMaxPyramid, SliceRow};
+use super::theme;
+use egui::Color32;
+use latscope_analysis::model::{FieldValue, Ps, Source, Sym};
+use rustc_hash::FxHashMap;
+
+/// A source and the lanes built from it.
+#[derive(Debug)]
+pub struct Prepared {
+    pub source: Source,
+    pub lanes: Vec<Lane>,
+}
+
+/// One row of the timeline: its data (read-only once built) and its default look; what the
+/// user changes (visibility, order, colour) lives in the workbench's lane views.
+#[derive(Debug)]
+pub struct Lane {
+    pub name: String,
+    pub kind: LaneKind,
+    pub color: Color32,
+}
+
+impl Lane {
+    pub fn height(&self) -> f32 {
+        match &self.kind {
+            LaneKind::Cpu(_) => 46.0,
+            LaneKind::Analog { .. } => 56.0,
+            LaneKind::Spans { rows, .. } => 18.0 * rows.len().clamp(1, 6) as f32 + 4.0,
+            LaneKind::Events(_) | LaneKind::Digital { .. } => 24.0,
+        }
+    }
+
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            LaneKind::Cpu(_) => "cpu",
+            LaneKind::Events(_) => "events",
+            LaneKind::Digital { .. } => "digital",
+            LaneKind::Analog { .. } => "analog",
+            LaneKind::Spans { .. } => "spans",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum LaneKind {
+    /// All events of one CPU, with the slices running on it.
+    Cpu(CpuLane),
+    /// All events of one name.
+    Events(EventLane),
+    Digital {
+        track: usize,
+        pyramid: MinMaxPyramid,
+    },
+    Analog {
+        track: usize,
+        lo: f32,
+        hi: f32,
+    },
+    Spans {
+        track: usize,
+        rows: Vec<SliceRow>,
+        labels: Vec<String>,
+    },
+}
+
+#[derive(Debug, Default)]
+pub struct EventLane {
+    /// Indices into the source's event table, in time order.
+    pub events: Vec<u32>,
+}
+
+#[derive(Debug, Default)]
+pub struct CpuLane {
+    pub cpu: u16,
+    pub events: Vec<u32>,
+    /// Tasks running on the CPU between `sched_switch`es (idle left empty).
+    pub tasks: SliceRow,
+    /// Hard IRQ handlers and softirqs, one row.
+    pub irqs: SliceRow,
+    /// Labels of `tasks` and `irqs` slices; also keys their colours.
+    pub labels: Vec<String>,
+}
+
+const SOFTIRQ_NAMES: [&str; 10] =
+    ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"];
+
+/// Symbols of the event and field names the slice reconstruction reads.
+struct Names {
+    switch: Option<Sym>,
+    irq_entry: Option<Sym>,
+    irq_exit: Option<Sym>,
+    soft_entry: Option<Sym>,
+    soft_exit: Option<Sym>,
+    next_pid: Option<Sym>,
+    next_comm: Option<Sym>,
+    irq: Option<Sym>,
+    name: Option<Sym>,
+    vec: Option<Sym>,
+}
+
+impl Names {
+    fn of(src: &Source) -> Self {
+        let s = |n: &str| src.strings.lookup(n.as_bytes());
+        Self {
+            switch: s("sched_switch"),
+            irq_entry: s("irq_handler_entry"),
+            irq_exit: s("irq_handler_exit"),
+            soft_entry: s("softirq_entry"),
+            soft_exit: s("softirq_exit"),
+            next_pid: s("next_pid"),
+            next_comm: s("next_comm"),
+            irq: s("irq"),
+            name: s("name"),
+            vec: s("vec"),
+        }
+    }
+}
+
+/// Builds labels once: one index per distinct text.
+#[derive(Default)]
+struct Labels {
+    index: FxHashMap<String, u32>,
+    list: Vec<String>,
+}
+
+impl Labels {
+    fn get(&mut self, s: String) -> u32 {
+        if let Some(&i) = self.index.get(&s) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(s.clone());
+        self.index.insert(s, i);
+        i
+    }
+}
+
+/// Per-CPU state while walking the events.
+#[derive(Default)]
+struct CpuState {
+    lane: CpuLane,
+    /// The running task: (since, label, event).
+    task: Option<(Ps, u32, u32)>,
+    /// Open IRQ / softirq handlers: (since, label, event).
+    irq_stack: Vec<(Ps, u32, u32)>,
+    labels: Labels,
+}
+
+fn value_text(src: &Source, v: Option<FieldValue>) -> Option<String> {
+    match v? {
+        FieldValue::Int(i) => Some(i.to_string()),
+        FieldValue::UInt(u) => Some(u.to_string()),
+        FieldValue::Str(s) => Some(src.strings.resolve(s).into_owned()),
+    }
+}
+
+/// Builds every lane of `source`. Event lanes come first (per CPU, then per event name), then
+/// digital, analog and span tracks, in the source's order.
+pub fn prepare(source: Source) -> Prepared {
+    let mut lanes = Vec::new();
+    let ev = &source.events;
+    let names = Names::of(&source);
+    let mut cpus: FxHashMap<u16, CpuState> = FxHashMap::default();
+    let mut by_name: FxHashMap<Sym, Vec<u32>> = FxHashMap::default();
+    let mut name_order: Vec<Sym> = Vec::new();
+    let sym_of = |n: Option<Sym>| n.unwrap_or(Sym(u32::MAX));
+    for e in ev.iter() {
+        let idx = e.index as u32;
+        let t = e.ts();
+        let name = e.name();
+        by_name
+            .entry(name)
+            .or_insert_with(|| {
+                name_order.push(name);
+                Vec::new()
+            })
+            .push(idx);
+        let st = cpus.entry(e.cpu()).or_insert_with(|| CpuState {
+            lane: CpuLane { cpu: e.cpu(), ..CpuLane::default() },
+            ..CpuState::default()
+        });
+        st.lane.events.push(idx);
+        if Some(name) == names.switch {
+            let pid = e.field(sym_of(names.next_pid)).and_then(FieldValue::as_i64).unwrap_or(0);
+            let comm = value_text(&source, e.field(sym_of(names.next_comm))).unwrap_or_default();
+            if let Some((since, label, at)) = st.task.take() {
+                st.lane.tasks.push(since, t, label, at);
+            }
+            if pid != 0 {
+                let label = st.labels.get(format!("{comm}-{pid}"));
+                st.task = Some((t, label, idx));
+            }
+        } else if Some(name) == names.irq_entry {
+            let irq = value_text(&source, e.field(sym_of(names.irq))).unwrap_or_default();
+            let text = match value_text(&source, e.field(sym_of(names.name))) {
+                Some(n) => format!("irq {irq} {n}"),
+                None => format!("irq {irq}"),
+            };
+            let label = st.labels.get(text);
+            st.irq_stack.push((t, label, idx));
+        } else if Some(name) == names.soft_entry {
+            let vec = e.field(sym_of(names.vec)).and_then(FieldValue::as_i64).unwrap_or(-1);
+            let text = match usize::try_from(vec).ok().and_then(|v| SOFTIRQ_NAMES.get(v)) {
+                Some(n) => format!("softirq {n}"),
+                None => format!("softirq {vec}"),
+            };
+            let label = st.labels.get(text);
+            st.irq_stack.push((t, label, idx));
+        } else if (Some(name) == names.irq_exit || Some(name) == names.soft_exit)
+            && let Some((since, label, at)) = st.irq_stack.pop()
+        {
+            st.lane.irqs.push(since, t, label, at);
+        }
+    }
+    let end = ev.ts.last().copied().unwrap_or(0);
+    let mut cpu_list: Vec<CpuState> = cpus.into_values().collect();
+    cpu_list.sort_by_key(|s| s.lane.cpu);
+    for mut st in cpu_list {
+        // Still running at the end of the trace: draw to the end.
+        if let Some((since, label, at)) = st.task.take() {
+            st.lane.tasks.push(since, end, label, at);
+        }
+        for (since, label, at) in st.irq_stack.drain(..) {
+            st.lane.irqs.push(since, end, label, at);
+        }
+        st.lane.tasks.finish();
+        st.lane.irqs.finish();
+        st.lane.labels = st.labels.list;
+        let cpu = st.lane.cpu;
+        lanes.push(Lane { name: format!("CPU {cpu}"), kind: LaneKind::Cpu(st.lane), color: theme::CPU });
+    }
+    for name in name_order {
+        let text = source.strings.resolve(name).into_owned();
+        let events = by_name.remove(&name).unwrap_or_default();
+        lanes.push(Lane {
+            color: theme::color_for(&text),
+            name: text,
+            kind: LaneKind::Events(EventLane { events }),
+        });
+    }
+    for (i, d) in source.digital.iter().enumerate() {
+        lanes.push(Lane {
+            name: d.name.clone(),
+            kind: LaneKind::Digital { track: i, pyramid: MinMaxPyramid::new(&d.levels) },
+            color: theme::DIGITAL,
+        });
+    }
+    for (i, a) in source.analog.iter().enumerate() {
+        let (lo, hi) = a.min_max(0, a.samples.len()).unwrap_or((0.0, 1.0));
+        lanes.push(Lane {
+            name: if a.unit.is_empty() { a.name.clone() } else { format!("{} [{}]", a.name, a.unit) },
+            kind: LaneKind::Analog { track: i, lo, hi },
+            color: theme::ANALOG,
+        });
+    }
+    for (i, s) in source.spans.iter().enumerate() {
+        let mut labels = Labels::default();
+        let mut rows: Vec<SliceRow> = Vec::new();
+        for k in 0..s.len() {
+            let depth = usize::from(s.depth[k]);
+            if rows.len() <= depth {
+                rows.resize_with(depth + 1, SliceRow::default);
+            }
+            let label = labels.get(source.strings.resolve(s.label[k]).into_owned());
+            rows[depth].push(s.start[k], s.end[k], label, u32::MAX);
+        }
+        rows.iter_mut().for_each(SliceRow::finish);
+        lanes.push(Lane {
+            color: theme::color_for(&s.name),
+            name: s.name.clone(),
+            kind: LaneKind::Spans { track: i, rows, labels: labels.list },
+        });
+    }
+    Prepared { source, lanes }
+}

@@ -1,0 +1,151 @@
+//! The live simulator panel: scenario picker, its settings, play / pause / step / speed.
+
+use super::message::{Message, SimCommand};
+use super::workers::SimHandle;
+use latscope_analysis::model::{Ps, format_seconds};
+
+/// The simulator's state as the workbench sees it.
+#[derive(Debug)]
+pub struct SimState {
+    pub scenario: String,
+    /// Top-level settings of the scenario (DESIGN §5.2) as editable text.
+    pub settings: Vec<(String, String)>,
+    /// Simulated seconds per wall second.
+    pub speed: f64,
+    pub max_speed: bool,
+    pub playing: bool,
+    pub follow: bool,
+    pub handle: Option<SimHandle>,
+    /// Index of the live source in the workbench's sources.
+    pub source: Option<usize>,
+    pub now: Ps,
+    pub events: usize,
+    pub finished: bool,
+    pub snapshots: u64,
+    pub error: Option<String>,
+    pub duration: Option<Ps>,
+}
+
+impl Default for SimState {
+    fn default() -> Self {
+        let mut s = Self {
+            scenario: "litesdcard".into(),
+            settings: Vec::new(),
+            speed: 0.02,
+            max_speed: false,
+            playing: true,
+            follow: true,
+            handle: None,
+            source: None,
+            now: 0,
+            events: 0,
+            finished: false,
+            snapshots: 0,
+            error: None,
+            duration: None,
+        };
+        s.load_settings();
+        s
+    }
+}
+
+impl SimState {
+    /// Reads the scenario's own top-level settings as the editable defaults.
+    pub fn load_settings(&mut self) {
+        match latscope_sim::Scenario::load(&self.scenario) {
+            Ok(sc) => {
+                self.settings = sc
+                    .keys()
+                    .into_iter()
+                    .filter(|k| !k.contains('.') && k != "seed")
+                    .filter_map(|k| sc.setting(&k).map(|v| (k, v)))
+                    .collect();
+                self.error = None;
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+
+    /// The settings as `KEY=VALUE` overrides.
+    pub fn sets(&self) -> Vec<String> {
+        self.settings.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    pub fn speed_arg(&self) -> Option<f64> {
+        (!self.max_speed).then_some(self.speed)
+    }
+
+    pub fn start_command(&self) -> SimCommand {
+        SimCommand::Start { scenario: self.scenario.clone(), sets: self.sets(), duration: self.duration }
+    }
+}
+
+pub fn panel(ui: &mut egui::Ui, st: &mut SimState) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    ui.heading("Simulator");
+    let before = st.scenario.clone();
+    egui::ComboBox::from_label("scenario").selected_text(st.scenario.as_str()).show_ui(ui, |ui| {
+        for (name, _) in latscope_sim::BUILTIN {
+            ui.selectable_value(&mut st.scenario, (*name).to_owned(), *name);
+        }
+    });
+    if st.scenario != before {
+        st.load_settings();
+    }
+    egui::Grid::new("sim-settings").num_columns(2).striped(true).show(ui, |ui| {
+        for (k, v) in &mut st.settings {
+            ui.label(k.as_str());
+            ui.add(egui::TextEdit::singleline(v).desired_width(120.0));
+            ui.end_row();
+        }
+    });
+    if let Some(e) = &st.error {
+        ui.colored_label(super::theme::IRQ, e);
+    }
+    ui.horizontal(|ui| {
+        if ui.button("Restart").on_hover_text("Run the scenario with these settings").clicked() {
+            msgs.push(Message::Sim(st.start_command()));
+        }
+        let running = st.handle.is_some() && !st.finished;
+        if st.playing {
+            if ui.add_enabled(running, egui::Button::new("Pause")).clicked() {
+                msgs.push(Message::Sim(SimCommand::Pause));
+            }
+        } else if ui.add_enabled(running, egui::Button::new("Play")).clicked() {
+            msgs.push(Message::Sim(SimCommand::Play));
+        }
+        if ui.add_enabled(running, egui::Button::new("Step")).clicked() {
+            msgs.push(Message::Sim(SimCommand::Step));
+        }
+        if ui.add_enabled(st.handle.is_some(), egui::Button::new("Stop")).clicked() {
+            msgs.push(Message::Sim(SimCommand::Stop));
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("speed");
+        let mut log = st.speed.log10();
+        let slider = egui::Slider::new(&mut log, -4.0..=0.0)
+            .custom_formatter(|v, _| format!("{} / s", format_seconds((10f64.powf(v) * 1e12) as Ps)))
+            .show_value(true);
+        if ui.add_enabled(!st.max_speed, slider).changed() {
+            st.speed = 10f64.powf(log);
+            msgs.push(Message::Sim(SimCommand::Speed(st.speed_arg())));
+        }
+        if ui.checkbox(&mut st.max_speed, "max").changed() {
+            msgs.push(Message::Sim(SimCommand::Speed(st.speed_arg())));
+        }
+    });
+    ui.checkbox(&mut st.follow, "timeline follows the simulation");
+    ui.separator();
+    let state = if st.handle.is_none() {
+        "stopped"
+    } else if st.finished {
+        "finished"
+    } else if st.playing {
+        "running"
+    } else {
+        "paused"
+    };
+    ui.label(format!("{state} · t = {} · {} events", format_seconds(st.now), st.events));
+    msgs
+}

@@ -1,0 +1,959 @@
+//! The timeline: a time ruler in the first source's clock, and one lane per visible track,
+//! drawn per pixel column from [`super::lod`] queries into one cached mesh per lane.
+//!
+//! Time is `i64` picoseconds in the model; on screen it is mapped in `f64` (an `f32` would
+//! lose whole microseconds a few seconds into a trace). The common timeline is
+//! source-relative time plus the source's alignment offset.
+
+use super::lod::{self, Grid, SliceRow};
+use super::message::{CursorId, EventSel, LaneId, Message};
+use super::prepare::{Lane, LaneKind, Prepared};
+use super::theme;
+use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
+use latscope_analysis::model::{FieldValue, Ps, Source, format_seconds};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// Width of the lane-name gutter left of the data.
+pub const GUTTER: f32 = 170.0;
+pub const RULER_HEIGHT: f32 = 26.0;
+/// How close (points) the pointer must be to an event to pick it.
+const PICK_PX: f64 = 6.0;
+
+/// What part of the common timeline is on screen: `start` ps at the left edge of the data
+/// area, `ps_per_px` ps per point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Viewport {
+    pub start: f64,
+    pub ps_per_px: f64,
+}
+
+impl Default for Viewport {
+    fn default() -> Self {
+        Self { start: 0.0, ps_per_px: 1e6 }
+    }
+}
+
+impl Viewport {
+    pub fn x_of(&self, left: f32, t: f64) -> f32 {
+        left + ((t - self.start) / self.ps_per_px) as f32
+    }
+    pub fn t_of(&self, left: f32, x: f32) -> f64 {
+        self.start + f64::from(x - left) * self.ps_per_px
+    }
+    /// Zoom by `factor` (< 1 zooms in) keeping time `at` where it is.
+    pub fn zoom(&mut self, factor: f64, at: f64) {
+        let ppp = (self.ps_per_px * factor).clamp(1e-3, 1e16);
+        self.start = at - (at - self.start) * (ppp / self.ps_per_px);
+        self.ps_per_px = ppp;
+    }
+}
+
+/// The user's view of one lane: which data lane, shown or not, its colour.
+#[derive(Debug, Clone)]
+pub struct LaneView {
+    pub lane: usize,
+    pub visible: bool,
+    pub color: Color32,
+    pub name: String,
+}
+
+/// A loaded source and the user's arrangement of its lanes.
+#[derive(Debug, Clone)]
+pub struct SourceView {
+    pub prepared: Arc<Prepared>,
+    /// Lanes in display order.
+    pub lanes: Vec<LaneView>,
+    /// Changes whenever `prepared` is replaced (live simulator), invalidating cached meshes.
+    pub generation: u64,
+}
+
+impl SourceView {
+    pub fn new(prepared: Arc<Prepared>, generation: u64) -> Self {
+        let lanes = prepared
+            .lanes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LaneView { lane: i, visible: true, color: l.color, name: l.name.clone() })
+            .collect();
+        Self { prepared, lanes, generation }
+    }
+
+    /// Replaces the data, keeping the user's choices for lanes whose names still exist.
+    pub fn replace(&mut self, prepared: Arc<Prepared>, generation: u64) {
+        let mut fresh = Self::new(prepared, generation);
+        for v in &mut fresh.lanes {
+            if let Some(old) = self.lanes.iter().find(|o| o.name == v.name) {
+                v.visible = old.visible;
+                v.color = old.color;
+            }
+        }
+        *self = fresh;
+    }
+
+    pub fn source(&self) -> &Source {
+        &self.prepared.source
+    }
+    /// Source-relative ps to the common timeline.
+    pub fn to_common(&self, t: Ps) -> f64 {
+        let s = self.source();
+        t as f64 + s.offset as f64 + t as f64 * s.drift_ppm / 1e6
+    }
+    /// Common timeline to source-relative ps (the inverse of `to_common`).
+    pub fn to_source(&self, t: f64) -> f64 {
+        let s = self.source();
+        (t - s.offset as f64) / (1.0 + s.drift_ppm / 1e6)
+    }
+    pub fn data_lane(&self, view: usize) -> Option<&Lane> {
+        self.prepared.lanes.get(self.lanes.get(view)?.lane)
+    }
+}
+
+/// Cursors, markers and selection drawn over the lanes.
+#[derive(Debug, Clone, Default)]
+pub struct Overlay {
+    pub cursor_a: Option<f64>,
+    pub cursor_b: Option<f64>,
+    pub markers: Vec<(String, f64)>,
+    pub selected: Option<EventSel>,
+    pub focused: Option<LaneId>,
+    /// A pair to draw as an arrow (analysis worst case): common times.
+    pub arrow: Option<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CacheKey {
+    rect: [f32; 4],
+    start: f64,
+    ps_per_px: f64,
+    generation: u64,
+    color: Color32,
+}
+
+/// A lane's mesh and the label boxes drawn over it, for the viewport in its key.
+type CachedLane = (CacheKey, Arc<Mesh>, Vec<(Rect, String)>);
+
+/// Meshes of the lanes as last drawn, rebuilt only when the viewport or the data changes.
+#[derive(Debug, Default)]
+pub struct MeshCache {
+    lanes: FxHashMap<(usize, usize), CachedLane>,
+    /// Lane meshes built (not reused) since creation, for tests and the status bar.
+    pub builds: u64,
+}
+
+/// Column grid of a lane for the current viewport, in the lane's source time.
+fn grid_for(src: &SourceView, vp: &Viewport, width: f32) -> Grid {
+    let t0 = src.to_source(vp.start);
+    let t1 = src.to_source(vp.start + vp.ps_per_px * f64::from(width));
+    let columns = width.max(0.0).ceil() as usize;
+    Grid { t0, ps_per_px: (t1 - t0) / columns.max(1) as f64, columns }
+}
+
+fn quad(mesh: &mut Mesh, r: Rect, color: Color32) {
+    if r.width() > 0.0 && r.height() > 0.0 {
+        mesh.add_colored_rect(r, color);
+    }
+}
+
+fn segment(mesh: &mut Mesh, a: Pos2, b: Pos2, width: f32, color: Color32) {
+    let d = b - a;
+    let len = d.length();
+    if len < 1e-3 {
+        quad(mesh, Rect::from_center_size(a, vec2(width, width)), color);
+        return;
+    }
+    let n = vec2(-d.y, d.x) / len * (width / 2.0);
+    let i = mesh.vertices.len() as u32;
+    for p in [a + n, a - n, b - n, b + n] {
+        mesh.colored_vertex(p, color);
+    }
+    mesh.add_triangle(i, i + 1, i + 2);
+    mesh.add_triangle(i, i + 2, i + 3);
+}
+
+/// Draws the slices of one row into `mesh`; returns the label boxes wide enough for text.
+#[allow(clippy::too_many_arguments)]
+fn draw_slices(
+    mesh: &mut Mesh,
+    row: &SliceRow,
+    grid: &Grid,
+    left: f32,
+    y: (f32, f32),
+    color: impl Fn(u32) -> Color32,
+    labels: &[String],
+    texts: &mut Vec<(Rect, String)>,
+) {
+    let x_of = |t: Ps| left + ((t as f64 - grid.t0) / grid.ps_per_px) as f32;
+    for run in lod::slice_runs(row, grid) {
+        let (Some(&s), Some(&e), Some(&label)) =
+            (row.start.get(run.slice), row.end.get(run.slice), row.label.get(run.slice))
+        else {
+            continue;
+        };
+        let col_l = left + run.first as f32;
+        let col_r = left + run.last as f32 + 1.0;
+        let x0 = x_of(s).max(col_l);
+        let x1 = x_of(e).min(col_r).max(x0 + 1.0);
+        let c = color(label);
+        let c = if run.crowded { c.gamma_multiply(1.3) } else { c };
+        quad(mesh, Rect::from_x_y_ranges(x0..=x1, y.0..=y.1), c);
+        if x1 - x0 > 36.0
+            && !run.crowded
+            && let Some(text) = labels.get(label as usize)
+        {
+            texts.push((Rect::from_x_y_ranges(x0..=x1, y.0..=y.1), text.clone()));
+        }
+    }
+}
+
+/// Ticks for events: one column each, taller where there are more.
+fn draw_ticks(
+    mesh: &mut Mesh,
+    events: &[u32],
+    src: &Source,
+    grid: &Grid,
+    left: f32,
+    y: (f32, f32),
+    color: Color32,
+) {
+    let ts = &src.events.ts;
+    let counts = lod::count_columns(events.len(), |i| ts[events[i] as usize], grid);
+    let max = counts.iter().copied().max().unwrap_or(0).max(1);
+    let h = y.1 - y.0;
+    let sparse = grid.ps_per_px > 0.0 && max <= 1;
+    for (c, &n) in counts.iter().enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let x = left + c as f32;
+        let frac = if max <= 1 { 1.0 } else { 0.35 + 0.65 * ((n as f32).ln_1p() / (max as f32).ln_1p()) };
+        let top = y.1 - h * frac;
+        let alpha = if n == 1 { 0.85 } else { 1.0 };
+        quad(mesh, Rect::from_x_y_ranges(x..=x + 1.0, top..=y.1), color.gamma_multiply(alpha));
+        if sparse {
+            // Zoomed in far enough to see single events: mark each with a small head.
+            quad(mesh, Rect::from_center_size(pos2(x + 0.5, top + 2.0), vec2(5.0, 4.0)), color);
+        }
+    }
+}
+
+/// Builds the mesh of one lane.
+fn build_lane(
+    lane: &Lane,
+    color: Color32,
+    src: &SourceView,
+    vp: &Viewport,
+    rect: Rect,
+) -> (Mesh, Vec<(Rect, String)>) {
+    let mut mesh = Mesh::default();
+    let mut texts = Vec::new();
+    let grid = grid_for(src, vp, rect.width());
+    let left = rect.left();
+    let source = src.source();
+    match &lane.kind {
+        LaneKind::Cpu(cpu) => {
+            let t = rect.top();
+            draw_slices(
+                &mut mesh,
+                &cpu.tasks,
+                &grid,
+                left,
+                (t + 2.0, t + 19.0),
+                theme::task_color,
+                &cpu.labels,
+                &mut texts,
+            );
+            let irq_color = |label: u32| {
+                let soft = cpu.labels.get(label as usize).is_some_and(|l| l.starts_with("softirq"));
+                if soft { theme::SOFTIRQ } else { theme::IRQ }
+            };
+            draw_slices(
+                &mut mesh,
+                &cpu.irqs,
+                &grid,
+                left,
+                (t + 21.0, t + 32.0),
+                irq_color,
+                &cpu.labels,
+                &mut texts,
+            );
+            draw_ticks(&mut mesh, &cpu.events, source, &grid, left, (t + 34.0, t + 44.0), color);
+        }
+        LaneKind::Events(ev) => {
+            draw_ticks(
+                &mut mesh,
+                &ev.events,
+                source,
+                &grid,
+                left,
+                (rect.top() + 3.0, rect.bottom() - 3.0),
+                color,
+            );
+        }
+        LaneKind::Digital { track, pyramid } => {
+            if let Some(d) = source.digital.get(*track) {
+                let (hi, lo) = (rect.top() + 4.0, rect.bottom() - 4.0);
+                let y_of = |level: u8| match level {
+                    0 => lo,
+                    1 => hi,
+                    _ => (hi + lo) / 2.0,
+                };
+                let fill = color.gamma_multiply(0.16);
+                let cols = lod::digital_columns(d, pyramid, &grid);
+                let end_x = left + ((d.end as f64 - grid.t0) / grid.ps_per_px) as f32;
+                let mut c = 0;
+                while c < cols.len() {
+                    let x = left + c as f32;
+                    if x > end_x {
+                        break;
+                    }
+                    let col = cols[c];
+                    if col.transitions == 0 {
+                        // Merge a run of quiet columns at one level into one segment.
+                        let mut k = c + 1;
+                        while k < cols.len() && cols[k].transitions == 0 && cols[k].level_in == col.level_in {
+                            k += 1;
+                        }
+                        let x1 = (left + k as f32).min(end_x.max(x + 1.0));
+                        let y = y_of(col.level_in);
+                        let lc = if col.level_in > 1 { theme::IRQ } else { color };
+                        quad(&mut mesh, Rect::from_x_y_ranges(x..=x1, y - 0.75..=y + 0.75), lc);
+                        if col.level_in == 1 {
+                            quad(&mut mesh, Rect::from_x_y_ranges(x..=x1, hi + 0.75..=lo), fill);
+                        }
+                        c = k;
+                    } else {
+                        let (y0, y1) = (y_of(col.max).min(y_of(col.min)), y_of(col.max).max(y_of(col.min)));
+                        let y0 = y0.min(hi);
+                        let y1 = y1.max(lo);
+                        quad(&mut mesh, Rect::from_x_y_ranges(x..=x + 1.0, y0 - 0.75..=y1 + 0.75), color);
+                        if col.transitions > 2 {
+                            quad(&mut mesh, Rect::from_x_y_ranges(x..=x + 1.0, y0..=y1), fill);
+                        }
+                        c += 1;
+                    }
+                }
+            }
+        }
+        LaneKind::Analog { track, lo, hi } => {
+            if let Some(a) = source.analog.get(*track) {
+                let pad = 4.0;
+                let span = (hi - lo).max(f32::EPSILON);
+                let y_of = |v: f32| rect.bottom() - pad - (v - lo) / span * (rect.height() - 2.0 * pad);
+                let (i0, i1) = lod::analog_range(a, grid.edge(0), grid.edge(grid.columns));
+                let visible = i1 - i0;
+                if visible < grid.columns / 2 {
+                    // Few samples on screen: a line through them (step for sample-and-hold).
+                    let from = i0.saturating_sub(1);
+                    let to = (i1 + 1).min(a.samples.len());
+                    let x_of = |i: usize| left + ((a.time_of(i) as f64 - grid.t0) / grid.ps_per_px) as f32;
+                    for i in from..to.saturating_sub(1) {
+                        let p = pos2(x_of(i), y_of(a.samples[i]));
+                        let q = pos2(x_of(i + 1), y_of(a.samples[i + 1]));
+                        if a.is_uniform() {
+                            segment(&mut mesh, p, q, 1.5, color);
+                        } else {
+                            segment(&mut mesh, p, pos2(q.x, p.y), 1.5, color);
+                            segment(&mut mesh, pos2(q.x, p.y), q, 1.5, color);
+                        }
+                    }
+                } else {
+                    for (c, mm) in lod::analog_columns(a, &grid).into_iter().enumerate() {
+                        if let Some((mn, mx)) = mm {
+                            let x = left + c as f32;
+                            let (y0, y1) = (y_of(mx), y_of(mn));
+                            let mid = (y0 + y1) / 2.0;
+                            let (y0, y1) = (y0.min(mid - 0.75), y1.max(mid + 0.75));
+                            quad(&mut mesh, Rect::from_x_y_ranges(x..=x + 1.0, y0..=y1), color);
+                        }
+                    }
+                }
+            }
+        }
+        LaneKind::Spans { rows, labels, .. } => {
+            for (depth, row) in rows.iter().take(6).enumerate() {
+                let y = rect.top() + 2.0 + depth as f32 * 18.0;
+                let c = |label: u32| {
+                    labels.get(label as usize).map_or(color, |l| theme::color_for(l)).gamma_multiply(0.7)
+                };
+                draw_slices(&mut mesh, row, &grid, left, (y, y + 16.0), c, labels, &mut texts);
+            }
+        }
+    }
+    (mesh, texts)
+}
+
+/// A "nice" ruler step (1, 2 or 5 x 10^k ps) at least `min` ps.
+pub fn nice_step(min: f64) -> f64 {
+    let min = min.max(1e-3);
+    let p = 10f64.powf(min.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if p * m >= min {
+            return p * m;
+        }
+    }
+    p * 10.0
+}
+
+fn ruler(painter: &egui::Painter, rect: Rect, vp: &Viewport, clock: Option<&SourceView>) {
+    painter.rect_filled(rect, 0.0, theme::BG);
+    let step = nice_step(vp.ps_per_px * 110.0);
+    let first = (vp.start / step).floor() * step;
+    // Decimals enough to tell neighbouring ticks apart, in seconds.
+    let decimals = (-(step / 1e12).log10().floor()).clamp(0.0, 12.0) as usize;
+    let mut t = first;
+    let end = vp.start + vp.ps_per_px * f64::from(rect.width());
+    let font = FontId::monospace(11.0);
+    while t <= end {
+        let x = vp.x_of(rect.left(), t);
+        if x >= rect.left() {
+            painter.line_segment(
+                [pos2(x, rect.bottom() - 7.0), pos2(x, rect.bottom())],
+                Stroke::new(1.0, theme::TEXT_DIM),
+            );
+            let label = match clock {
+                Some(src) => {
+                    let rel = src.to_source(t).round() as Ps;
+                    format!("{:.*}", decimals, src.source().origin.to_source_seconds(rel))
+                }
+                None => format_seconds(t.round() as Ps),
+            };
+            painter.text(
+                pos2(x + 3.0, rect.top() + 4.0),
+                Align2::LEFT_TOP,
+                label,
+                font.clone(),
+                theme::TEXT_DIM,
+            );
+        }
+        for k in 1..5 {
+            let xm = vp.x_of(rect.left(), t + step * f64::from(k) / 5.0);
+            if xm >= rect.left() && xm <= rect.right() {
+                painter.line_segment(
+                    [pos2(xm, rect.bottom() - 3.0), pos2(xm, rect.bottom())],
+                    Stroke::new(1.0, theme::GRID),
+                );
+            }
+        }
+        t += step;
+    }
+    painter.line_segment([rect.left_bottom(), rect.right_bottom()], Stroke::new(1.0, theme::GRID));
+}
+
+/// What the pointer is over, for tooltips and clicks.
+#[derive(Debug, Clone)]
+enum Hit {
+    Event(EventSel),
+    Slice { text: String, start: Ps, end: Ps, source: usize, event: Option<usize> },
+    Level { name: String, level: u8, t: Ps, source: usize },
+    Value { name: String, value: f32, unit: String, t: Ps, source: usize },
+}
+
+fn nearest_event(events: &[u32], src: &Source, t: f64, tol: f64) -> Option<usize> {
+    let ts = &src.events.ts;
+    let i = lod::lower_bound(events.len(), |i| (ts[events[i] as usize] as f64) < t);
+    let mut best: Option<(f64, usize)> = None;
+    for j in [i.checked_sub(1), Some(i)].into_iter().flatten() {
+        if let Some(&e) = events.get(j) {
+            let d = (ts[e as usize] as f64 - t).abs();
+            if d <= tol && best.is_none_or(|b| d < b.0) {
+                best = Some((d, e as usize));
+            }
+        }
+    }
+    best.map(|b| b.1)
+}
+
+fn slice_at(row: &SliceRow, t: Ps, tol: Ps) -> Option<usize> {
+    row.first_overlapping(t - tol, t + tol + 1)
+}
+
+fn hit_test(
+    sv: &SourceView,
+    source: usize,
+    lane: &Lane,
+    rect: Rect,
+    pos: Pos2,
+    t_src: f64,
+    tol: f64,
+) -> Option<Hit> {
+    let src = sv.source();
+    let t = t_src.round() as Ps;
+    let tol_ps = tol.round() as Ps;
+    let slice_hit = |row: &SliceRow, labels: &[String]| {
+        slice_at(row, t, tol_ps).map(|i| Hit::Slice {
+            text: row.label.get(i).and_then(|&l| labels.get(l as usize)).cloned().unwrap_or_default(),
+            start: row.start[i],
+            end: row.end[i],
+            source,
+            event: row.event.get(i).filter(|&&e| e != u32::MAX).map(|&e| e as usize),
+        })
+    };
+    match &lane.kind {
+        LaneKind::Cpu(cpu) => {
+            let y = pos.y - rect.top();
+            if y < 20.0 {
+                slice_hit(&cpu.tasks, &cpu.labels)
+            } else if y < 33.0 {
+                slice_hit(&cpu.irqs, &cpu.labels)
+            } else {
+                nearest_event(&cpu.events, src, t_src, tol)
+                    .map(|index| Hit::Event(EventSel { source, index }))
+            }
+        }
+        LaneKind::Events(ev) => {
+            nearest_event(&ev.events, src, t_src, tol).map(|index| Hit::Event(EventSel { source, index }))
+        }
+        LaneKind::Digital { track, .. } => src.digital.get(*track).map(|d| Hit::Level {
+            name: d.name.clone(),
+            level: d.level_at(t),
+            t,
+            source,
+        }),
+        LaneKind::Analog { track, .. } => src.analog.get(*track).and_then(|a| {
+            let (i, _) = lod::analog_range(a, t, t + 1);
+            let i = if i > 0 && (i >= a.samples.len() || a.time_of(i) > t) { i - 1 } else { i };
+            a.samples.get(i).map(|&value| Hit::Value {
+                name: a.name.clone(),
+                value,
+                unit: a.unit.clone(),
+                t: a.time_of(i),
+                source,
+            })
+        }),
+        LaneKind::Spans { rows, labels, .. } => {
+            let depth = ((pos.y - rect.top() - 2.0) / 18.0).max(0.0) as usize;
+            rows.get(depth).and_then(|r| slice_hit(r, labels))
+        }
+    }
+}
+
+/// The source-clock time of `t` (source-relative ps) as the tracer prints it.
+pub fn clock_text(src: &Source, t: Ps) -> String {
+    format!("{:.9} s", src.origin.to_source_seconds(t))
+}
+
+/// All fields of an event as `(name, value)` text pairs, in order, headed by its columns.
+pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
+    let Some(e) = src.events.get(index) else { return Vec::new() };
+    let s = &src.strings;
+    let mut out = vec![
+        ("event".to_owned(), s.resolve(e.name()).into_owned()),
+        ("time".to_owned(), clock_text(src, e.ts())),
+        ("cpu".to_owned(), e.cpu().to_string()),
+        ("task".to_owned(), format!("{}-{}", s.resolve(e.comm()), e.pid())),
+    ];
+    if e.flags().is_present() {
+        out.push(("flags".to_owned(), e.flags().render()));
+    }
+    for (name, v) in e.fields() {
+        let value = match v {
+            FieldValue::Int(x) => x.to_string(),
+            FieldValue::UInt(x) => x.to_string(),
+            FieldValue::Str(x) => s.resolve(x).into_owned(),
+        };
+        out.push((s.resolve(name).into_owned(), value));
+    }
+    out
+}
+
+fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
+    match hit {
+        Hit::Event(sel) => {
+            if let Some(sv) = sources.get(sel.source) {
+                egui::Grid::new("tip").num_columns(2).show(ui, |ui| {
+                    for (k, v) in event_fields(sv.source(), sel.index).into_iter().take(16) {
+                        ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
+                        ui.monospace(v);
+                        ui.end_row();
+                    }
+                });
+            }
+        }
+        Hit::Slice { text, start, end, source, .. } => {
+            ui.strong(text);
+            if let Some(sv) = sources.get(*source) {
+                ui.monospace(format!("start {}", clock_text(sv.source(), *start)));
+            }
+            ui.monospace(format!("duration {}", format_seconds(end - start)));
+        }
+        Hit::Level { name, level, t, source } => {
+            let text = match level {
+                0 | 1 => level.to_string(),
+                2 => "X".to_owned(),
+                _ => "Z".to_owned(),
+            };
+            ui.strong(format!("{name} = {text}"));
+            if let Some(sv) = sources.get(*source) {
+                ui.monospace(clock_text(sv.source(), *t));
+            }
+        }
+        Hit::Value { name, value, unit, t, source } => {
+            ui.strong(format!("{name} = {value:.4} {unit}"));
+            if let Some(sv) = sources.get(*source) {
+                ui.monospace(clock_text(sv.source(), *t));
+            }
+        }
+    }
+}
+
+/// Where lanes are on screen this frame, for keyboard actions that need the layout.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    pub data_left: f32,
+    pub data_width: f32,
+}
+
+/// Draws the ruler and lanes into `ui`'s remaining space; returns messages.
+#[allow(clippy::too_many_arguments)]
+pub fn show(
+    ui: &mut egui::Ui,
+    sources: &[SourceView],
+    vp: &Viewport,
+    overlay: &Overlay,
+    cache: &mut MeshCache,
+    scroll: &mut f32,
+    layout: &mut Layout,
+) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let full = ui.available_rect_before_wrap();
+    let (resp, painter) = ui.allocate_painter(full.size(), Sense::click_and_drag());
+    let full = resp.rect;
+    painter.rect_filled(full, 0.0, theme::BG);
+    let data_left = full.left() + GUTTER;
+    layout.data_left = data_left;
+    layout.data_width = (full.right() - data_left).max(1.0);
+    let ruler_rect =
+        Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
+    ruler(&painter, ruler_rect, vp, sources.first());
+    let lanes_rect = Rect::from_min_max(pos2(full.left(), ruler_rect.bottom()), full.max);
+    let lane_painter = painter.with_clip_rect(lanes_rect);
+
+    // Lay out the visible lanes top to bottom.
+    let mut rows: Vec<(LaneId, Rect)> = Vec::new();
+    let mut y = lanes_rect.top() - *scroll;
+    let mut total = 0.0;
+    for (si, sv) in sources.iter().enumerate() {
+        if sources.len() > 1 {
+            y += 18.0; // room for the source header
+            total += 18.0;
+        }
+        for (vi, v) in sv.lanes.iter().enumerate() {
+            if !v.visible {
+                continue;
+            }
+            let Some(lane) = sv.data_lane(vi) else { continue };
+            let h = lane.height();
+            rows.push((
+                LaneId { source: si, lane: vi },
+                Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), h)),
+            ));
+            y += h + 1.0;
+            total += h + 1.0;
+        }
+    }
+    let max_scroll = (total - lanes_rect.height() + 20.0).max(0.0);
+    *scroll = scroll.clamp(0.0, max_scroll);
+
+    // Source headers.
+    if sources.len() > 1 {
+        let mut y = lanes_rect.top() - *scroll;
+        for sv in sources {
+            let r = Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), 18.0));
+            lane_painter.rect_filled(r, 0.0, theme::PANEL);
+            lane_painter.text(
+                r.left_center() + vec2(6.0, 0.0),
+                Align2::LEFT_CENTER,
+                format!("{}  ({})", sv.source().name, sv.source().format),
+                FontId::proportional(12.0),
+                theme::ACCENT,
+            );
+            y += 18.0;
+            for (vi, v) in sv.lanes.iter().enumerate() {
+                if v.visible
+                    && let Some(l) = sv.data_lane(vi)
+                {
+                    y += l.height() + 1.0;
+                }
+            }
+        }
+    }
+
+    let mut hovered: Option<Hit> = None;
+    let pointer = resp.hover_pos();
+    for (k, &(id, rect)) in rows.iter().enumerate() {
+        if rect.bottom() < lanes_rect.top() || rect.top() > lanes_rect.bottom() {
+            continue;
+        }
+        let Some(sv) = sources.get(id.source) else { continue };
+        let Some(view) = sv.lanes.get(id.lane) else { continue };
+        let Some(lane) = sv.data_lane(id.lane) else { continue };
+        if k % 2 == 1 {
+            lane_painter.rect_filled(rect, 0.0, theme::LANE_ALT);
+        }
+        if overlay.focused == Some(id) {
+            lane_painter.rect_filled(rect, 0.0, theme::ACCENT.gamma_multiply(0.08));
+        }
+        let data = Rect::from_min_max(pos2(data_left, rect.top()), rect.max);
+        let key = CacheKey {
+            rect: [data.left(), data.top(), data.right(), data.bottom()],
+            start: vp.start,
+            ps_per_px: vp.ps_per_px,
+            generation: sv.generation,
+            color: view.color,
+        };
+        let entry = cache.lanes.get(&(id.source, view.lane)).filter(|e| e.0 == key);
+        let (mesh, texts) = match entry {
+            Some((_, m, t)) => (m.clone(), t.clone()),
+            None => {
+                let (m, t) = build_lane(lane, view.color, sv, vp, data);
+                let m = Arc::new(m);
+                cache.builds += 1;
+                cache.lanes.insert((id.source, view.lane), (key, m.clone(), t.clone()));
+                (m, t)
+            }
+        };
+        lane_painter.with_clip_rect(data.intersect(lanes_rect)).add(Shape::Mesh(mesh));
+        for (r, text) in texts {
+            let clip = r.intersect(data).shrink2(vec2(3.0, 0.0));
+            if clip.width() > 20.0 {
+                lane_painter.with_clip_rect(clip.intersect(lanes_rect)).text(
+                    clip.left_center(),
+                    Align2::LEFT_CENTER,
+                    text,
+                    FontId::proportional(11.0),
+                    Color32::from_gray(235),
+                );
+            }
+        }
+        // Gutter: the lane's name and colour.
+        let gutter = Rect::from_min_max(rect.min, pos2(data_left, rect.bottom()));
+        lane_painter.rect_filled(gutter, 0.0, theme::PANEL);
+        lane_painter.rect_filled(
+            Rect::from_min_size(gutter.min, vec2(3.0, gutter.height())),
+            0.0,
+            view.color,
+        );
+        let name_color = if overlay.focused == Some(id) { theme::ACCENT } else { theme::TEXT };
+        lane_painter.with_clip_rect(gutter.intersect(lanes_rect)).text(
+            pos2(gutter.left() + 9.0, gutter.top() + 5.0),
+            Align2::LEFT_TOP,
+            &view.name,
+            FontId::proportional(12.5),
+            name_color,
+        );
+        if let LaneKind::Analog { lo, hi, .. } = lane.kind {
+            lane_painter.text(
+                pos2(gutter.right() - 4.0, gutter.bottom() - 3.0),
+                Align2::RIGHT_BOTTOM,
+                format!("{lo:.3}..{hi:.3}"),
+                FontId::monospace(10.0),
+                theme::TEXT_DIM,
+            );
+        }
+        lane_painter.line_segment(
+            [rect.left_bottom(), rect.right_bottom()],
+            Stroke::new(1.0, theme::GRID.gamma_multiply(0.6)),
+        );
+        // Selected event.
+        if let Some(sel) = overlay.selected
+            && sel.source == id.source
+            && let Some(&ts) = sv.source().events.ts.get(sel.index)
+        {
+            let on_lane = match &lane.kind {
+                LaneKind::Cpu(c) => sv.source().events.cpu.get(sel.index) == Some(&c.cpu),
+                LaneKind::Events(_) => {
+                    let src = sv.source();
+                    src.events.get(sel.index).is_some_and(|e| src.strings.resolve(e.name()) == lane.name)
+                }
+                _ => false,
+            };
+            if on_lane {
+                let x = vp.x_of(data_left, sv.to_common(ts));
+                if x >= data_left {
+                    lane_painter.rect_stroke(
+                        Rect::from_center_size(pos2(x, rect.center().y), vec2(9.0, rect.height() - 4.0)),
+                        2.0,
+                        Stroke::new(1.5, theme::SELECTED),
+                        StrokeKind::Middle,
+                    );
+                }
+            }
+        }
+        if let Some(p) = pointer
+            && rect.contains(p)
+            && p.x >= data_left
+        {
+            let t_src = sv.to_source(vp.t_of(data_left, p.x));
+            let tol = PICK_PX * vp.ps_per_px;
+            hovered = hit_test(sv, id.source, lane, rect, p, t_src, tol);
+        }
+    }
+
+    // Cursors, markers, arrow.
+    let x_in = |t: f64| {
+        let x = vp.x_of(data_left, t);
+        (x >= data_left && x <= full.right()).then_some(x)
+    };
+    for (name, t) in &overlay.markers {
+        if let Some(x) = x_in(*t) {
+            painter.line_segment(
+                [pos2(x, ruler_rect.top()), pos2(x, full.bottom())],
+                Stroke::new(1.0, theme::MARKER),
+            );
+            painter.text(
+                pos2(x + 3.0, ruler_rect.bottom() - 2.0),
+                Align2::LEFT_BOTTOM,
+                name,
+                FontId::proportional(11.0),
+                theme::MARKER,
+            );
+        }
+    }
+    for (t, c, label) in [(overlay.cursor_a, theme::CURSOR_A, "A"), (overlay.cursor_b, theme::CURSOR_B, "B")]
+    {
+        if let Some(x) = t.and_then(x_in) {
+            painter.line_segment([pos2(x, ruler_rect.top()), pos2(x, full.bottom())], Stroke::new(1.5, c));
+            let r = Rect::from_min_size(pos2(x - 6.0, ruler_rect.top()), vec2(12.0, 13.0));
+            painter.rect_filled(r, 2.0, c);
+            painter.text(r.center(), Align2::CENTER_CENTER, label, FontId::proportional(10.0), theme::BG);
+        }
+    }
+    if let (Some(a), Some(b)) = (overlay.cursor_a, overlay.cursor_b) {
+        let (xa, xb) = (vp.x_of(data_left, a), vp.x_of(data_left, b));
+        let (l, r) = (xa.min(xb).max(data_left), xa.max(xb).min(full.right()));
+        if r > l {
+            painter.rect_filled(
+                Rect::from_x_y_ranges(l..=r, lanes_rect.top()..=full.bottom()),
+                0.0,
+                theme::CURSOR_B.gamma_multiply(0.05),
+            );
+        }
+    }
+    if let Some((a, b)) = overlay.arrow {
+        let y = lanes_rect.top() + 12.0;
+        let (xa, xb) = (vp.x_of(data_left, a), vp.x_of(data_left, b));
+        painter.arrow(pos2(xa, y), vec2(xb - xa, 0.0), Stroke::new(2.0, theme::CURSOR_A));
+    }
+
+    // Interaction: wheel zooms over data and scrolls over the gutter; drag pans; clicks pick.
+    if let Some(p) = pointer {
+        let (scroll_delta, zoom_delta, shift) =
+            ui.input(|i| (i.smooth_scroll_delta(), i.zoom_delta(), i.modifiers.shift));
+        if p.x >= data_left {
+            let at = vp.t_of(data_left, p.x);
+            let dy = if shift { 0.0 } else { scroll_delta.y };
+            if dy != 0.0 {
+                msgs.push(Message::Zoom { factor: (-f64::from(dy) * 0.004).exp(), at });
+            }
+            if zoom_delta != 1.0 {
+                msgs.push(Message::Zoom { factor: 1.0 / f64::from(zoom_delta), at });
+            }
+            let dx = if shift { scroll_delta.y + scroll_delta.x } else { scroll_delta.x };
+            if dx != 0.0 {
+                msgs.push(Message::PanBy(-f64::from(dx) * vp.ps_per_px));
+            }
+        } else if scroll_delta.y != 0.0 {
+            *scroll = (*scroll - scroll_delta.y).clamp(0.0, max_scroll);
+        }
+    }
+    if resp.dragged() {
+        let d = resp.drag_delta();
+        if d.x != 0.0 {
+            msgs.push(Message::PanBy(-f64::from(d.x) * vp.ps_per_px));
+        }
+        if d.y != 0.0 {
+            *scroll = (*scroll - d.y).clamp(0.0, max_scroll);
+        }
+    }
+    if resp.clicked()
+        && let Some(p) = resp.interact_pointer_pos()
+    {
+        let shift = ui.input(|i| i.modifiers.shift);
+        if let Some(&(id, _)) = rows.iter().find(|(_, r)| r.contains(p)) {
+            msgs.push(Message::FocusLane(id));
+        }
+        if p.x >= data_left {
+            let mut t = vp.t_of(data_left, p.x);
+            if let Some(Hit::Event(sel)) = &hovered {
+                msgs.push(Message::SelectEvent(*sel));
+                if let Some(sv) = sources.get(sel.source)
+                    && let Some(&ts) = sv.source().events.ts.get(sel.index)
+                {
+                    t = sv.to_common(ts);
+                }
+            }
+            if let Some(Hit::Slice { event: Some(index), source, .. }) = &hovered {
+                msgs.push(Message::SelectEvent(EventSel { source: *source, index: *index }));
+            }
+            msgs.push(Message::SetCursor(if shift { CursorId::B } else { CursorId::A }, t));
+        }
+    }
+    if resp.secondary_clicked()
+        && let Some(p) = resp.interact_pointer_pos()
+        && p.x >= data_left
+    {
+        msgs.push(Message::SetCursor(CursorId::B, vp.t_of(data_left, p.x)));
+    }
+    if let Some(hit) = &hovered
+        && !resp.dragged()
+    {
+        resp.clone().on_hover_ui_at_pointer(|ui| tooltip(ui, sources, hit));
+    }
+    // Crosshair at the pointer.
+    if let Some(p) = pointer
+        && p.x >= data_left
+    {
+        painter.line_segment(
+            [pos2(p.x, ruler_rect.top()), pos2(p.x, full.bottom())],
+            Stroke::new(1.0, theme::TEXT_DIM.gamma_multiply(0.35)),
+        );
+    }
+    msgs
+}
+
+/// Where the next (`forward`) or previous edge/event of a lane is, after/before `t`
+/// (source-relative ps).
+pub fn step_edge(lane: &Lane, src: &Source, t: Ps, forward: bool) -> Option<(Ps, Option<usize>)> {
+    let pick = |times: &[Ps]| -> Option<usize> {
+        if forward {
+            let i = times.partition_point(|&x| x <= t);
+            (i < times.len()).then_some(i)
+        } else {
+            times.partition_point(|&x| x < t).checked_sub(1)
+        }
+    };
+    let events = |ev: &[u32]| -> Option<(Ps, Option<usize>)> {
+        let ts = &src.events.ts;
+        let i = if forward {
+            lod::lower_bound(ev.len(), |i| ts[ev[i] as usize] <= t)
+        } else {
+            lod::lower_bound(ev.len(), |i| ts[ev[i] as usize] < t).checked_sub(1)?
+        };
+        let e = *ev.get(i)? as usize;
+        Some((ts[e], Some(e)))
+    };
+    match &lane.kind {
+        LaneKind::Cpu(c) => events(&c.events),
+        LaneKind::Events(e) => events(&e.events),
+        LaneKind::Digital { track, .. } => {
+            let d = src.digital.get(*track)?;
+            pick(&d.times).map(|i| (d.times[i], None))
+        }
+        LaneKind::Spans { rows, .. } => {
+            let mut best: Option<Ps> = None;
+            for r in rows {
+                if let Some(i) = pick(&r.start) {
+                    let s = r.start[i];
+                    best = Some(match best {
+                        Some(b) if forward => b.min(s),
+                        Some(b) => b.max(s),
+                        None => s,
+                    });
+                }
+            }
+            best.map(|b| (b, None))
+        }
+        LaneKind::Analog { .. } => None,
+    }
+}

@@ -1,0 +1,310 @@
+//! Background work: loading files, filtering the event table, running analyses and the live
+//! simulator. Each job runs on a named thread, sends its result as a [`Message`] and wakes
+//! the UI; the UI thread never waits on any of them.
+
+use super::analysis::{self, AnalysisResult};
+use super::message::{Message, SimCommand, TableRows, TableSort};
+use super::prepare::{Prepared, prepare};
+use latscope_analysis::model::{
+    ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Ps, Source, SourceKind, Sym,
+};
+use latscope_importers::LoadControl;
+use latscope_sim::{Batch, Simulation, Speed};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Sends messages to the UI and wakes it. The egui context is set on the first frame; a
+/// message sent before that simply waits in the channel.
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    tx: Sender<Message>,
+    ctx: Arc<OnceLock<egui::Context>>,
+}
+
+impl Outbox {
+    pub fn new() -> (Self, Receiver<Message>) {
+        let (tx, rx) = channel();
+        (Self { tx, ctx: Arc::new(OnceLock::new()) }, rx)
+    }
+
+    pub fn set_context(&self, ctx: &egui::Context) {
+        if self.ctx.get().is_none() {
+            self.ctx.set(ctx.clone()).ok();
+        }
+    }
+
+    pub fn send(&self, msg: Message) {
+        // The receiver lives as long as the workbench; after that nobody is listening.
+        self.tx.send(msg).ok();
+        if let Some(ctx) = self.ctx.get() {
+            ctx.request_repaint();
+        }
+    }
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static, outbox: &Outbox) {
+    if let Err(e) = std::thread::Builder::new().name(name.to_owned()).spawn(f) {
+        outbox.send(Message::Error(format!("cannot start the {name} thread: {e}")));
+    }
+}
+
+/// Imports `path` and builds its lanes; the result arrives as `Message::Loaded`.
+pub fn load(job: u64, path: PathBuf, ctl: LoadControl, outbox: Outbox) {
+    let out = outbox.clone();
+    spawn(
+        "latscope-load",
+        move || {
+            let result = latscope_importers::open(&path, &ctl)
+                .map(|source| Arc::new(prepare(source)))
+                .map_err(|e| e.to_string());
+            out.send(Message::Loaded { job, path, result });
+        },
+        &outbox,
+    );
+}
+
+/// Does event `i` of `src` match the filter? Name, task (`comm-pid`), CPU (`cpu=N`) and
+/// every field as `name=value` are searched; the filter matches a substring of any.
+pub fn event_matches(src: &Source, i: usize, needle: &str) -> bool {
+    let Some(e) = src.events.get(i) else { return false };
+    let s = &src.strings;
+    if s.resolve(e.name()).contains(needle) {
+        return true;
+    }
+    if format!("{}-{}", s.resolve(e.comm()), e.pid()).contains(needle) || format!("cpu={}", e.cpu()) == needle
+    {
+        return true;
+    }
+    e.fields().any(|(name, v)| {
+        let value = match v {
+            FieldValue::Int(x) => x.to_string(),
+            FieldValue::UInt(x) => x.to_string(),
+            FieldValue::Str(x) => s.resolve(x).into_owned(),
+        };
+        value.contains(needle) || format!("{}={value}", s.resolve(name)).contains(needle)
+    })
+}
+
+/// Filters and sorts the events of one source for the table (and search). Abandons the
+/// job when a newer one was asked for (`latest`).
+pub fn table(
+    generation: u64,
+    latest: Arc<AtomicU64>,
+    source_index: usize,
+    prepared: Arc<Prepared>,
+    filter: String,
+    sort: TableSort,
+    outbox: Outbox,
+) {
+    let out = outbox.clone();
+    spawn(
+        "latscope-table",
+        move || {
+            let src = &prepared.source;
+            let n = src.events.len();
+            let mut rows: Vec<u32> = Vec::with_capacity(if filter.is_empty() { n } else { 0 });
+            for i in 0..n {
+                if i % 65_536 == 0 && latest.load(Ordering::Relaxed) != generation {
+                    return;
+                }
+                if filter.is_empty() || event_matches(src, i, &filter) {
+                    rows.push(i as u32);
+                }
+            }
+            let name = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.name()));
+            let task = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.comm()));
+            match sort {
+                TableSort::Time => {}
+                TableSort::Cpu => rows.sort_by_key(|&i| src.events.cpu.get(i as usize).copied()),
+                TableSort::Name => rows.sort_by(|&a, &b| name(a).cmp(&name(b))),
+                TableSort::Task => rows.sort_by(|&a, &b| task(a).cmp(&task(b))),
+            }
+            out.send(Message::TableReady(TableRows {
+                generation,
+                source: source_index,
+                rows: Arc::new(rows),
+            }));
+        },
+        &outbox,
+    );
+}
+
+/// Runs the analyses over every source; the result arrives as `Message::AnalysisDone`.
+pub fn analyse(generation: u64, sources: Vec<Arc<Prepared>>, outbox: Outbox) {
+    let out = outbox.clone();
+    spawn(
+        "latscope-analysis",
+        move || {
+            let result: Result<Vec<AnalysisResult>, String> =
+                analysis::run_analyses(&sources).map(|v| v.into_iter().map(analysis::summarize).collect());
+            out.send(Message::AnalysisDone { generation, result });
+        },
+        &outbox,
+    );
+}
+
+/// The live simulator's control handle; dropping it stops the worker.
+#[derive(Debug)]
+pub struct SimHandle {
+    pub run: u64,
+    commands: Sender<SimCommand>,
+}
+
+impl SimHandle {
+    pub fn send(&self, cmd: SimCommand) {
+        // A finished worker has hung up: nothing to control any more.
+        self.commands.send(cmd).ok();
+    }
+}
+
+/// Rebuilds a growing source from the simulator's batches.
+struct Accumulator {
+    b: EventTableBuilder,
+    /// Simulator symbol -> ours (the same string table, rebuilt on this side).
+    syms: Vec<Sym>,
+    edges: Vec<(Ps, u16, u8)>,
+    now: Ps,
+    events: usize,
+}
+
+impl Accumulator {
+    fn add(&mut self, batch: Batch) {
+        let first = batch.first_sym as usize;
+        if self.syms.len() < first {
+            self.syms.resize(first, Sym(0));
+        }
+        self.syms.truncate(first);
+        for s in &batch.strings {
+            let sym = self.b.intern(s.as_bytes());
+            self.syms.push(sym);
+        }
+        let map = |s: Sym, syms: &[Sym]| syms.get(s.0 as usize).copied().unwrap_or(s);
+        let mut kinds: Vec<(Sym, FieldKind)> = Vec::new();
+        let mut values: Vec<FieldValue> = Vec::new();
+        for e in batch.events {
+            kinds.clear();
+            values.clear();
+            for (n, v) in e.fields {
+                let v = match v {
+                    FieldValue::Str(s) => FieldValue::Str(map(s, &self.syms)),
+                    other => other,
+                };
+                kinds.push((map(n, &self.syms), v.kind()));
+                values.push(v);
+            }
+            let layout = self.b.layout(map(e.name, &self.syms), &kinds);
+            self.b.push(e.ts, e.cpu, e.pid, map(e.comm, &self.syms), e.flags, layout, &values);
+            self.events += 1;
+        }
+        self.edges.extend(batch.edges);
+        self.now = self.now.max(batch.now);
+    }
+
+    fn snapshot(&mut self, name: &str, lines: &[String]) -> Prepared {
+        let mut src = Source::new(name, "simulator", SourceKind::Simulator);
+        // Same clock as `latscope sim` writes: the trace starts at 100 s.
+        src.origin = ClockOrigin::from_secs_ps(100, 0);
+        let mut events = self.b.table().clone();
+        events.sort_by_time();
+        src.events = events;
+        src.strings = self.b.interner.clone();
+        self.edges.sort_by_key(|e| (e.0, e.1));
+        let mut tracks: Vec<DigitalTrack> = lines.iter().map(|n| DigitalTrack::new(n.clone(), 0)).collect();
+        for &(t, line, level) in &self.edges {
+            if let Some(d) = tracks.get_mut(usize::from(line)) {
+                d.push(t, level);
+            }
+        }
+        for d in &mut tracks {
+            d.end = d.end.max(self.now);
+        }
+        src.digital = tracks;
+        prepare(src)
+    }
+}
+
+/// How often the live view gets a new snapshot of the growing trace.
+const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
+
+/// Starts a live simulator run; snapshots arrive as `Message::SimSnapshot`.
+pub fn simulate(
+    run: u64,
+    scenario: latscope_sim::Scenario,
+    speed: Option<f64>,
+    outbox: Outbox,
+) -> Option<SimHandle> {
+    let (tx, rx) = channel::<SimCommand>();
+    let out = outbox.clone();
+    let name = scenario.name.clone();
+    let mut sim = match Simulation::new(scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            outbox.send(Message::SimError(e.to_string()));
+            return None;
+        }
+    };
+    let (btx, brx) = channel::<Batch>();
+    sim.attach(btx);
+    sim.set_speed(speed.map_or(Speed::Max, Speed::RealTime));
+    spawn(
+        "latscope-sim",
+        move || {
+            let mut acc = Accumulator {
+                b: EventTableBuilder::new(),
+                syms: Vec::new(),
+                edges: Vec::new(),
+                now: 0,
+                events: 0,
+            };
+            let mut last = Instant::now() - SNAPSHOT_EVERY;
+            let mut dirty = true;
+            loop {
+                let finished = sim.is_finished();
+                // Commands: poll while running, block when there is nothing else to do.
+                let cmd = if finished && !dirty {
+                    rx.recv().map_err(|_| TryRecvError::Disconnected)
+                } else {
+                    rx.try_recv()
+                };
+                match cmd {
+                    Ok(SimCommand::Play) => sim.resume(),
+                    Ok(SimCommand::Pause) => sim.pause(),
+                    Ok(SimCommand::Step) => {
+                        sim.step();
+                    }
+                    Ok(SimCommand::Speed(s)) => sim.set_speed(s.map_or(Speed::Max, Speed::RealTime)),
+                    Ok(SimCommand::Stop | SimCommand::Start { .. }) | Err(TryRecvError::Disconnected) => {
+                        return;
+                    }
+                    Err(TryRecvError::Empty) => {}
+                }
+                let worked = if finished { 0 } else { sim.tick(50_000) };
+                while let Ok(batch) = brx.try_recv() {
+                    dirty |= !batch.events.is_empty() || !batch.edges.is_empty() || batch.now != acc.now;
+                    acc.add(batch);
+                }
+                let finished = sim.is_finished();
+                if dirty && (finished || last.elapsed() >= SNAPSHOT_EVERY) {
+                    let prepared = acc.snapshot(&name, &sim.line_names());
+                    out.send(Message::SimSnapshot {
+                        run,
+                        prepared: Arc::new(prepared),
+                        now: acc.now,
+                        events: acc.events,
+                        finished,
+                    });
+                    last = Instant::now();
+                    dirty = false;
+                }
+                if worked == 0 && !finished {
+                    std::thread::sleep(sim.idle_hint().max(Duration::from_millis(5)));
+                }
+            }
+        },
+        &outbox,
+    );
+    Some(SimHandle { run, commands: tx })
+}

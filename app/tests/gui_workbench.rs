@@ -1,0 +1,302 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The workbench driven headless through egui_kittest: real sample files, real workers.
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use latscope::gui::message::{Message, SimCommand};
+use latscope::gui::picker::NoPicker;
+use latscope::gui::prepare::LaneKind;
+use latscope::gui::{Options, Workbench};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn sample(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
+}
+
+fn harness(options: Options) -> Harness<'static, Workbench> {
+    let wb = Workbench::new(options, Box::new(NoPicker), Vec::new());
+    Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .with_accessibility_check(false)
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
+}
+
+/// Steps frames until `done` holds (workers answer asynchronously).
+fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbench) -> bool) {
+    for _ in 0..4000 {
+        h.step();
+        if done(h.state()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("timed out waiting for {what}: {:?}", h.state());
+}
+
+fn open(files: &[&str]) -> Harness<'static, Workbench> {
+    let mut h = harness(Options { files: files.iter().map(|f| sample(f)).collect(), ..Options::default() });
+    let n = files.len();
+    wait(&mut h, "loading", |wb| wb.sources.len() == n && wb.loads.is_empty());
+    h.step();
+    h
+}
+
+#[test]
+fn ftrace_sample_loads_with_its_tracks_in_the_track_list() {
+    let h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let sv = &wb.sources[0];
+    let src = sv.source();
+    // Every event track `info` lists is a lane, and one lane per CPU that has events.
+    let names: Vec<&str> = sv.lanes.iter().map(|l| l.name.as_str()).collect();
+    for t in src.tracks() {
+        assert!(names.contains(&t.name.as_str()), "track {} missing from {names:?}", t.name);
+    }
+    let mut cpus: Vec<u16> = src.events.cpu.clone();
+    cpus.sort_unstable();
+    cpus.dedup();
+    for c in &cpus {
+        assert!(names.contains(&format!("CPU {c}").as_str()), "CPU {c} lane missing");
+    }
+    // The per-CPU lanes hold every event exactly once, and sched_switch gives task slices.
+    let mut total = 0;
+    let mut slices = 0;
+    for l in &sv.prepared.lanes {
+        if let LaneKind::Cpu(c) = &l.kind {
+            total += c.events.len();
+            slices += c.tasks.len();
+            assert!(c.events.iter().all(|&i| src.events.cpu[i as usize] == c.cpu));
+        }
+    }
+    assert_eq!(total, src.events.len());
+    assert!(slices > 0, "sched_switch present but no task slices");
+    // The track list shows the lanes by name.
+    let _ = h.get_by_label("irq_handler_entry");
+    let _ = h.get_by_label("CPU 0");
+}
+
+#[test]
+fn sigrok_captures_load_as_digital_and_analog_lanes() {
+    let h = open(&["sigrok/demo_4ch_1mhz.sr", "sigrok/mixed_100khz_2logic_1analog.sr"]);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    for sv in &wb.sources {
+        let src = sv.source();
+        let digital = sv.prepared.lanes.iter().filter(|l| matches!(l.kind, LaneKind::Digital { .. })).count();
+        let analog = sv.prepared.lanes.iter().filter(|l| matches!(l.kind, LaneKind::Analog { .. })).count();
+        assert_eq!(digital, src.digital.len());
+        assert_eq!(analog, src.analog.len());
+        assert!(digital > 0);
+        for d in &src.digital {
+            assert!(h.query_all_by_label(&d.name).count() >= 1, "{} not in the track list", d.name);
+        }
+    }
+    let mixed = wb.sources.iter().find(|s| s.source().name.starts_with("mixed")).unwrap();
+    assert_eq!(mixed.source().analog.len(), 1);
+}
+
+#[test]
+fn keys_zoom_pan_and_fit_the_viewport() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.key_press(egui::Key::F);
+    h.step();
+    let fit = h.state().viewport;
+    let width = f64::from(h.state().layout.data_width);
+    let (lo, hi) = h.state().time_range().unwrap();
+    assert!(fit.start <= lo && fit.start + fit.ps_per_px * width >= hi, "fit shows everything");
+    let centre = fit.start + fit.ps_per_px * width / 2.0;
+
+    h.key_press(egui::Key::W);
+    h.step();
+    let z = h.state().viewport;
+    assert!((z.ps_per_px / fit.ps_per_px - 0.5).abs() < 1e-9, "W halves the time per pixel");
+    let z_centre = z.start + z.ps_per_px * width / 2.0;
+    assert!((z_centre - centre).abs() < fit.ps_per_px, "zoom keeps the centre");
+
+    h.key_press(egui::Key::D);
+    h.step();
+    let d = h.state().viewport;
+    assert!((d.start - z.start - 0.2 * z.ps_per_px * width).abs() < 1.0, "D pans a fifth right");
+    h.key_press(egui::Key::A);
+    h.step();
+    assert!((h.state().viewport.start - z.start).abs() < 1.0, "A pans back");
+
+    h.key_press(egui::Key::S);
+    h.step();
+    assert!((h.state().viewport.ps_per_px / fit.ps_per_px - 1.0).abs() < 1e-9, "S undoes W");
+}
+
+#[test]
+fn wheel_zooms_around_the_pointer() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    let before = h.state().viewport;
+    let left = h.state().layout.data_left;
+    let x = left + 300.0;
+    let t_under = before.t_of(left, x);
+    h.hover_at(egui::pos2(x, 300.0));
+    h.step();
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(0.0, 120.0),
+        phase: egui::TouchPhase::Move,
+        modifiers: egui::Modifiers::NONE,
+        source: egui::MouseWheelSource::Wheel,
+    });
+    for _ in 0..10 {
+        h.step();
+    }
+    let after = h.state().viewport;
+    assert!(after.ps_per_px < before.ps_per_px, "wheel up zooms in");
+    let t_after = after.t_of(left, x);
+    assert!((t_after - t_under).abs() < 2.0 * before.ps_per_px, "the time under the pointer stays put");
+}
+
+#[test]
+fn next_event_on_the_focused_lane_moves_cursor_a_event_by_event() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    let (si, li, first, second) = {
+        let sv = &h.state().sources[0];
+        let li = sv.lanes.iter().position(|l| l.name == "irq_handler_entry").unwrap();
+        let LaneKind::Events(ev) = &sv.data_lane(li).unwrap().kind else { panic!("events lane") };
+        let ts = &sv.source().events.ts;
+        (0, li, sv.to_common(ts[ev.events[0] as usize]), sv.to_common(ts[ev.events[1] as usize]))
+    };
+    h.state_mut().update(Message::FocusLane(latscope::gui::message::LaneId { source: si, lane: li }));
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, first - 1.0));
+    h.key_press(egui::Key::N);
+    h.step();
+    assert_eq!(h.state().overlay.cursor_a, Some(first));
+    h.key_press(egui::Key::N);
+    h.step();
+    assert_eq!(h.state().overlay.cursor_a, Some(second));
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::N);
+    h.step();
+    assert_eq!(h.state().overlay.cursor_a, Some(first));
+}
+
+#[test]
+fn cancel_stops_a_load_and_leaves_nothing_behind() {
+    let mut h = harness(Options::default());
+    h.state_mut().update(Message::OpenFiles(vec![sample("ftrace/timer_wakeups_under_load.txt")]));
+    let job = h.state().loads[0].job;
+    assert!(h.state().loads[0].ctl.fraction() < 1.0);
+    h.state_mut().update(Message::CancelLoad(job));
+    assert!(h.state().loads.is_empty());
+    // Give the worker time to answer; its answer must be ignored.
+    for _ in 0..60 {
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(h.state().sources.is_empty());
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+}
+
+#[test]
+fn a_bad_file_is_an_error_in_the_window_naming_the_file() {
+    let mut h = harness(Options { files: vec![sample("sigrok/README.md")], ..Options::default() });
+    wait(&mut h, "the error", |wb| !wb.errors.is_empty());
+    let e = &h.state().errors[0];
+    assert!(e.contains("README.md"), "{e}");
+    assert!(h.state().sources.is_empty());
+}
+
+#[test]
+fn palette_lists_every_action_and_filters_them() {
+    let mut h = harness(Options::default());
+    h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::P);
+    h.step();
+    h.step();
+    assert!(h.state().palette_open);
+    for a in latscope::gui::palette::ACTIONS {
+        assert!(h.query_all_by_label(a.name).count() >= 1, "{} not listed", a.name);
+    }
+    assert_eq!(latscope::gui::palette::matching("zoom").len(), 2);
+    h.key_press(egui::Key::Escape);
+    h.step();
+    assert!(!h.state().palette_open);
+}
+
+#[test]
+fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    let expected = h.state().sources[0]
+        .source()
+        .tracks()
+        .iter()
+        .find(|t| t.name == "block_rq_issue")
+        .map(|t| t.count as usize)
+        .unwrap();
+    h.state_mut().update(Message::SetFilter("block_rq_issue".into()));
+    wait(&mut h, "the filter", |wb| !wb.table.pending);
+    let wb = h.state();
+    let src = wb.sources[0].source();
+    assert_eq!(wb.table.rows.rows.len(), expected);
+    assert!(
+        wb.table
+            .rows
+            .rows
+            .iter()
+            .all(|&i| src.strings.resolve(src.events.get(i as usize).unwrap().name()) == "block_rq_issue")
+    );
+    // Search steps through the matches in time order.
+    h.state_mut().update(Message::SearchStep(true));
+    let first = h.state().overlay.selected.unwrap().index;
+    h.state_mut().update(Message::SearchStep(true));
+    let second = h.state().overlay.selected.unwrap().index;
+    assert_eq!(first, h.state().table.rows.rows[0] as usize);
+    assert_eq!(second, h.state().table.rows.rows[1] as usize);
+}
+
+#[test]
+fn analysis_pairs_every_irq_handler_entry() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().update(Message::RunAnalysis);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let r = &wb.analysis[0];
+    let entries =
+        wb.sources[0].source().tracks().iter().find(|t| t.name == "irq_handler_entry").unwrap().count;
+    assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, entries);
+    let s = r.stats.as_ref().unwrap();
+    assert!(s.min <= s.p50 as i64 && s.p50 <= s.p99 && s.p99 <= s.max as f64);
+    assert_eq!(r.histogram.iter().map(|b| b.2).sum::<u64>() as usize, r.outcome.samples.len());
+    // Jumping to the worst case puts the cursors on it.
+    let worst = r.worst[0];
+    let sample = r.outcome.samples[worst].clone();
+    h.state_mut().update(Message::ShowSample { outcome: 0, sample: worst });
+    let o = &h.state().overlay;
+    assert_eq!(o.cursor_a, Some(sample.start as f64));
+    assert_eq!(o.cursor_b, Some(sample.end as f64));
+}
+
+#[test]
+fn simulator_demo_runs_live_and_feeds_the_timeline() {
+    let mut h = harness(Options::default());
+    h.state_mut().sim.max_speed = true;
+    h.state_mut().update(Message::Sim(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(30_000_000_000),
+    }));
+    wait(&mut h, "the simulation", |wb| wb.sim.finished);
+    let wb = h.state();
+    assert!(wb.sim.snapshots >= 1);
+    let sv = &wb.sources[wb.sim.source.unwrap()];
+    assert_eq!(sv.source().events.len(), wb.sim.events);
+    assert!(sv.source().events.len() > 10);
+    assert!(
+        sv.lanes.iter().any(|l| l.name == "CMD"),
+        "{:?}",
+        sv.lanes.iter().map(|l| &l.name).collect::<Vec<_>>()
+    );
+    // Identical to a batch run of the same scenario: the live view loses nothing.
+    let sc = latscope_sim::prepare("litesdcard", &[], None, Some("30ms")).unwrap();
+    let batch = latscope_sim::run(sc).unwrap();
+    let live_irqs = sv.source().tracks().into_iter().find(|t| t.name == "irq_handler_entry").map(|t| t.count);
+    let batch_irqs =
+        batch.source.tracks().into_iter().find(|t| t.name == "irq_handler_entry").map(|t| t.count);
+    assert_eq!(live_irqs, batch_irqs);
+}
