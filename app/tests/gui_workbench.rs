@@ -273,6 +273,31 @@ fn analysis_pairs_every_irq_handler_entry() {
 }
 
 #[test]
+fn rule_editor_checks_as_you_type_and_runs_the_rules_it_lists() {
+    use latscope::gui::analysis::validate;
+    assert_eq!(validate("  "), None);
+    assert_eq!(validate("block"), Some(Ok("block".to_owned())));
+    let err = validate("lat=block_rq_issue block_rq_complete").unwrap().unwrap_err();
+    assert!(err.starts_with("column ") && err.contains("->"), "{err}");
+
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().rules.specs =
+        vec!["block".into(), "lat=block_rq_issue -> block_rq_complete by sector".into(), "pulse:NOPE".into()];
+    h.state_mut().update(Message::RunAnalysis);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    let wb = h.state();
+    let issues = wb.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
+    let names: Vec<&str> = wb.analysis.iter().map(|r| r.outcome.name.as_str()).collect();
+    assert_eq!(names, ["block", "lat"]);
+    for r in &wb.analysis {
+        assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, issues, "{}", r.outcome.name);
+    }
+    // The rule no source can satisfy is reported, not dropped and not fatal.
+    assert_eq!(wb.errors.len(), 1, "{:?}", wb.errors);
+    assert!(wb.errors[0].contains("pulse:NOPE"), "{:?}", wb.errors);
+}
+
+#[test]
 fn simulator_demo_runs_live_and_feeds_the_timeline() {
     let mut h = harness(Options::default());
     h.state_mut().sim.max_speed = true;

@@ -1,59 +1,73 @@
-//! The analysis panel: per analysis a statistics table and a latency histogram (egui_plot),
-//! from [`Outcome`]s computed on a worker. [`run_analyses`] is the one seam to the analysis
-//! crate's rule/preset API.
+//! The analysis panel: the rules to run (presets and rule specs typed by the user, checked
+//! as they type), and per analysis a statistics table, a latency histogram (egui_plot) and
+//! the worst cases, from [`Outcome`]s computed on a worker by the analysis crate's
+//! rule-spec API ([`run_analyses`]).
 
 use super::message::Message;
 use egui_plot::{Bar, BarChart, Plot};
 use latscope_analysis::model::{Ps, format_seconds};
-use latscope_analysis::outcome::{AnalysisKind, Outcome, Sample};
-use latscope_analysis::pairing::{Endpoint, KeyVal, PairRule, Policy, pair};
+use latscope_analysis::outcome::Outcome;
+use latscope_analysis::spec::{PRESETS, parse_spec, run_spec};
 use std::sync::Arc;
 
 use super::prepare::Prepared;
 
-/// The analyses the panel shows, one list over all sources.
-///
-/// For now the DESIGN §4.3 `irq-handler` preset as a fixed pair rule; this is where the
-/// rule-spec API (`spec::run_spec(preset_spec(..))`) plugs in.
-pub fn run_analyses(sources: &[Arc<Prepared>]) -> Result<Vec<Outcome>, String> {
-    let rule = PairRule::new(
-        "irq-handler",
-        Endpoint::event("irq_handler_entry"),
-        Endpoint::event("irq_handler_exit"),
-        Policy::Lifo,
-    )
-    .by("cpu")
-    .by("irq");
-    let mut out = Vec::new();
-    for (index, p) in sources.iter().enumerate() {
-        let src = &p.source;
-        let res = pair(src, &rule).map_err(|e| format!("{}: {e}", src.name))?;
-        let mut o = Outcome::new(rule.name.clone(), AnalysisKind::Pair, index);
-        o.unmatched_start = res.unmatched_start;
-        o.unmatched_end = res.unmatched_end;
-        o.samples = res
-            .pairs
-            .iter()
-            .map(|p| Sample {
-                start: p.start,
-                end: p.end,
-                key: rule
-                    .by
-                    .iter()
-                    .zip(&p.key)
-                    .map(|((name, _), k)| match k {
-                        KeyVal::Int(v) => format!("{name}={v}"),
-                        KeyVal::Str(s) => format!("{name}={}", src.strings.resolve(*s)),
-                        KeyVal::Missing => format!("{name}=?"),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            })
-            .collect();
-        o.samples.sort_by_key(|s| s.start);
-        out.push(o);
+/// The rules the panel runs, and the one being typed.
+#[derive(Debug, Clone)]
+pub struct RuleEditor {
+    /// Rule specs or preset names (DESIGN §7), run in this order.
+    pub specs: Vec<String>,
+    /// The rule being typed; added when it parses.
+    pub draft: String,
+}
+
+impl Default for RuleEditor {
+    fn default() -> Self {
+        Self { specs: vec!["irq-handler".to_owned()], draft: String::new() }
     }
-    Ok(out)
+}
+
+/// What the draft means as the user types: `None` when empty, else the analysis name or
+/// the parser's message (`column N: expected ...`).
+pub fn validate(text: &str) -> Option<Result<String, String>> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    Some(parse_spec(text).map(|s| s.name().to_owned()).map_err(|e| e.to_string()))
+}
+
+/// Runs every spec on every source it applies to. A spec that applies to no source, or
+/// does not parse, becomes a message; the others still run.
+pub fn run_analyses(sources: &[Arc<Prepared>], specs: &[String]) -> (Vec<Outcome>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for text in specs {
+        let spec = match parse_spec(text) {
+            Ok(s) => s,
+            Err(e) => {
+                errors.push(format!("rule `{text}`: {e}"));
+                continue;
+            }
+        };
+        let mut reasons = Vec::new();
+        let before = out.len();
+        // One source at a time: the sources live behind `Arc`s, and most analyses are
+        // per source anyway (cross-source rules run on the command line).
+        for (index, p) in sources.iter().enumerate() {
+            match run_spec(&spec, std::slice::from_ref(&p.source)) {
+                Ok(outcomes) => out.extend(outcomes.into_iter().map(|mut o| {
+                    o.source = index;
+                    o
+                })),
+                Err(e) => reasons.push(format!("{}: {e}", p.source.name)),
+            }
+        }
+        if out.len() == before {
+            errors.push(format!("rule `{text}` applies to no open source ({})", reasons.join("; ")));
+        }
+    }
+    (out, errors)
 }
 
 /// Statistics of one analysis (DESIGN §4.5; percentiles interpolate linearly, like numpy).
@@ -129,12 +143,72 @@ fn dur(ps: f64) -> String {
     format_seconds(ps.round() as Ps)
 }
 
+/// The rule list and the rule editor, validated as the user types.
+fn rules_ui(ui: &mut egui::Ui, editor: &mut RuleEditor) {
+    let mut remove = None;
+    for (i, spec) in editor.specs.iter().enumerate() {
+        ui.horizontal(|ui| {
+            if ui.small_button("x").on_hover_text("Remove this rule").clicked() {
+                remove = Some(i);
+            }
+            ui.monospace(spec);
+        });
+    }
+    if let Some(i) = remove {
+        editor.specs.remove(i);
+    }
+    egui::ComboBox::from_id_salt("add-preset").selected_text("Add a preset").show_ui(ui, |ui| {
+        for &(name, description) in PRESETS {
+            if ui.selectable_label(false, name).on_hover_text(description).clicked() {
+                // Presets with a parameter go to the editor for the user to complete.
+                if name.contains("CH") {
+                    editor.draft = name.replace("CH", "");
+                } else if !editor.specs.iter().any(|s| s == name) {
+                    editor.specs.push(name.to_owned());
+                }
+            }
+        }
+    });
+    let edit = ui.add(
+        egui::TextEdit::singleline(&mut editor.draft)
+            .hint_text("NAME=START -> END by KEY ...")
+            .desired_width(f32::INFINITY)
+            .font(egui::TextStyle::Monospace),
+    );
+    let verdict = validate(&editor.draft);
+    let mut add = false;
+    match &verdict {
+        Some(Ok(name)) => {
+            ui.horizontal(|ui| {
+                ui.colored_label(super::theme::ACCENT, format!("ok: {name}"));
+                add = ui.small_button("Add").clicked()
+                    || (edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)));
+            });
+        }
+        Some(Err(message)) => {
+            ui.colored_label(ui.visuals().error_fg_color, message);
+        }
+        None => {}
+    }
+    if add {
+        editor.specs.push(editor.draft.trim().to_owned());
+        editor.draft.clear();
+    }
+}
+
 /// The panel; returns what the user asked for.
-pub fn panel(ui: &mut egui::Ui, results: &[AnalysisResult], running: bool, sources: usize) -> Vec<Message> {
+pub fn panel(
+    ui: &mut egui::Ui,
+    editor: &mut RuleEditor,
+    results: &[AnalysisResult],
+    running: bool,
+    sources: usize,
+) -> Vec<Message> {
     let mut msgs = Vec::new();
+    rules_ui(ui, editor);
     ui.horizontal(|ui| {
-        let run = ui.add_enabled(sources > 0 && !running, egui::Button::new("Run irq-handler"));
-        if run.clicked() {
+        let ready = sources > 0 && !running && !editor.specs.is_empty();
+        if ui.add_enabled(ready, egui::Button::new("Run")).clicked() {
             msgs.push(Message::RunAnalysis);
         }
         if running {

@@ -68,6 +68,8 @@ pub struct Workbench {
     table_latest: Arc<AtomicU64>,
     pub analysis: Vec<AnalysisResult>,
     pub analysis_running: bool,
+    /// The rules the analysis panel runs.
+    pub rules: analysis::RuleEditor,
     analysis_generation: u64,
     pub sim: SimState,
     sim_runs: u64,
@@ -122,6 +124,7 @@ impl Workbench {
             table_latest: Arc::new(AtomicU64::new(0)),
             analysis: Vec::new(),
             analysis_running: false,
+            rules: analysis::RuleEditor::default(),
             analysis_generation: 0,
             sim: SimState::default(),
             sim_runs: 0,
@@ -462,16 +465,15 @@ impl Workbench {
                     self.analysis_running = true;
                     self.show_analysis = true;
                     let sources = self.sources.iter().map(|s| s.prepared.clone()).collect();
-                    workers::analyse(self.analysis_generation, sources, self.outbox.clone());
+                    let specs = self.rules.specs.clone();
+                    workers::analyse(self.analysis_generation, sources, specs, self.outbox.clone());
                 }
             }
-            Message::AnalysisDone { generation, result } => {
+            Message::AnalysisDone { generation, results, errors } => {
                 if generation == self.analysis_generation {
                     self.analysis_running = false;
-                    match result {
-                        Ok(r) => self.analysis = r,
-                        Err(e) => self.errors.push(e),
-                    }
+                    self.analysis = results;
+                    self.errors.extend(errors);
                 }
             }
             Message::ShowSample { outcome, sample } => {
@@ -661,7 +663,7 @@ impl Workbench {
                 }
             });
             ui.menu_button("Analysis", |ui| {
-                if ui.button("Run irq-handler").clicked() {
+                if ui.button("Run the analysis panel's rules").clicked() {
                     msgs.push(Message::RunAnalysis);
                 }
             });
@@ -838,6 +840,7 @@ impl Workbench {
                     ui.heading("Analysis");
                     msgs.extend(analysis::panel(
                         ui,
+                        &mut self.rules,
                         &self.analysis,
                         self.analysis_running,
                         self.sources.len(),

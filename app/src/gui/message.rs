@@ -117,7 +117,9 @@ pub enum Message {
     RunAnalysis,
     AnalysisDone {
         generation: u64,
-        result: Result<Vec<AnalysisResult>, String>,
+        results: Vec<AnalysisResult>,
+        /// Rules that did not parse or apply to no source.
+        errors: Vec<String>,
     },
     ShowSample {
         outcome: usize,

@@ -43,7 +43,7 @@ pub const ACTIONS: &[Action] = &[
         shortcut: "",
         make: || Message::TogglePanel(PanelId::Simulator),
     },
-    Action { name: "Run analysis (irq-handler)", shortcut: "", make: || Message::RunAnalysis },
+    Action { name: "Run analysis", shortcut: "", make: || Message::RunAnalysis },
     Action { name: "Command palette", shortcut: "Ctrl+Shift+P", make: || Message::TogglePalette },
 ];
 

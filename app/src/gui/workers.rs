@@ -133,14 +133,14 @@ pub fn table(
 }
 
 /// Runs the analyses over every source; the result arrives as `Message::AnalysisDone`.
-pub fn analyse(generation: u64, sources: Vec<Arc<Prepared>>, outbox: Outbox) {
+pub fn analyse(generation: u64, sources: Vec<Arc<Prepared>>, specs: Vec<String>, outbox: Outbox) {
     let out = outbox.clone();
     spawn(
         "latscope-analysis",
         move || {
-            let result: Result<Vec<AnalysisResult>, String> =
-                analysis::run_analyses(&sources).map(|v| v.into_iter().map(analysis::summarize).collect());
-            out.send(Message::AnalysisDone { generation, result });
+            let (outcomes, errors) = analysis::run_analyses(&sources, &specs);
+            let results: Vec<AnalysisResult> = outcomes.into_iter().map(analysis::summarize).collect();
+            out.send(Message::AnalysisDone { generation, results, errors });
         },
         &outbox,
     );
