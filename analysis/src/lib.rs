@@ -1,6 +1,10 @@
 //! latscope's analysis crate: it owns the trace model (`model`) that every importer and
 //! the simulator fill, and the analyses that run on it.
 
+pub mod atomic;
 pub mod model;
 pub mod outcome;
 pub mod pairing;
+pub mod report;
+pub mod spec;
+pub mod stats;

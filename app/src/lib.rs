@@ -1,3 +1,4 @@
 //! The latscope application: the command line (`cli`) and, with its issue, the GUI.
 
 pub mod cli;
+pub mod report_cmd;
