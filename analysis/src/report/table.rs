@@ -77,7 +77,8 @@ mod tests {
         let bytes = to_parquet(&r).unwrap();
         let df = ParquetReader::new(std::io::Cursor::new(bytes)).finish().unwrap();
         assert_eq!(df.height(), 4);
-        let lat: Vec<Option<f64>> = df.column("latency_ns").unwrap().f64().unwrap().into_iter().collect();
+        let lat_col = df.column("latency_ns").unwrap().f64().unwrap();
+        let lat: Vec<Option<f64>> = (0..lat_col.len()).map(|i| lat_col.get(i)).collect();
         assert_eq!(lat, vec![Some(2000.0), Some(3000.0), Some(6000.0), Some(4000.0)]);
         let key = df.column("key").unwrap().str().unwrap().get(3).unwrap().to_owned();
         assert_eq!(key, "=cmd|' /C calc'!A0");
