@@ -58,6 +58,14 @@ pub fn check_not_input(path: &Path, inputs: &[PathBuf]) -> Result<(), WriteError
     Ok(())
 }
 
+fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(tmp, path)
+}
+
 /// Writes `bytes` to `path` atomically, refusing to replace any of `inputs`.
 pub fn write_atomic(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(), WriteError> {
     check_not_input(path, inputs)?;
@@ -73,14 +81,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(),
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
+    if let Err(e) = write_then_rename(&tmp, path, bytes) {
         let _ = std::fs::remove_file(&tmp);
         return Err(io(e));
     }
