@@ -32,6 +32,8 @@ enum Command {
     },
     /// Run a built-in scenario (or a scenario TOML file) of the device simulator.
     Sim(SimArgs),
+    /// Latency report of captures: statistics per analysis, A/B, CI thresholds (exit 3).
+    Report(crate::report_cmd::ReportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -53,12 +55,16 @@ struct SimArgs {
     /// Report format on stdout.
     #[arg(long, value_enum, default_value = "md")]
     format: SimFormat,
+    /// Also run a preset analysis (irq-handler, block, ...) on the simulated trace; repeatable.
+    #[arg(long = "preset", value_name = "NAME")]
+    presets: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum SimFormat {
     Json,
     Md,
+    Html,
 }
 
 pub fn main() -> ExitCode {
@@ -73,6 +79,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info { file, json }) => info(&file, json),
         Some(Command::Sim(args)) => sim(&args),
+        Some(Command::Report(args)) => crate::report_cmd::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,
             screenshot: cli.screenshot,
@@ -81,6 +88,10 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<crate::report_cmd::ThresholdsCrossed>() => {
+            eprintln!("latscope: {e}");
+            ExitCode::from(3)
+        }
         Err(e) => {
             eprintln!("latscope: {e:#}");
             ExitCode::from(1)
@@ -159,9 +170,12 @@ fn sim(args: &SimArgs) -> Result<()> {
         .and_then(|()| std::io::Write::flush(&mut w))
         .with_context(|| format!("writing {}", path.display()))?;
     }
-    match args.format {
-        SimFormat::Json => println!("{}", serde_json::to_string_pretty(&out.report)?),
-        SimFormat::Md => print!("{}", latscope_sim::report::markdown(&out.report, &title)),
-    }
-    Ok(())
+    // The simulated trace goes through the same report path as a capture.
+    let report = crate::report_cmd::sim_report(&out, &args.presets, &title)?;
+    let format = match args.format {
+        SimFormat::Json => latscope_analysis::report::Format::Json,
+        SimFormat::Md => latscope_analysis::report::Format::Md,
+        SimFormat::Html => latscope_analysis::report::Format::Html,
+    };
+    crate::report_cmd::emit(&report, format, None, &[])
 }

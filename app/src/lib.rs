@@ -2,3 +2,4 @@
 
 pub mod cli;
 pub mod gui;
+pub mod report_cmd;

@@ -1,9 +1,12 @@
 //! The report of a run (DESIGN §7.1): the pair analyses and stall windows that the metrics
 //! were measured with, and the scenario's metrics. Everything here is computed from the
 //! emitted [`Source`] with the generic pairing core, exactly as for a captured trace.
+//! The analyses are also kept as [`Outcome`]s, so `latscope sim --format` can give them the
+//! full statistics (histograms, groups, worst cases) of `latscope report`.
 
 use latscope_analysis::model::{PS_PER_NS, Ps, Source};
-use latscope_analysis::pairing::{self, Edge, PairError, PairResult, PairRule, StallWindow};
+use latscope_analysis::outcome::{AnalysisKind, Outcome, Sample, Window};
+use latscope_analysis::pairing::{self, Edge, KeyVal, PairError, PairResult, PairRule, StallWindow};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -13,6 +16,9 @@ pub struct Report {
     pub analyses: Vec<AnalysisJson>,
     pub windows: Vec<WindowJson>,
     pub metrics: Metrics,
+    /// The analyses above with their samples, for full reports (not in this JSON).
+    #[serde(skip)]
+    pub outcomes: Vec<Outcome>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -131,6 +137,7 @@ impl<'a> Analyzer<'a> {
                 analyses: Vec::new(),
                 windows: Vec::new(),
                 metrics: Metrics::default(),
+                outcomes: Vec::new(),
             },
         }
     }
@@ -146,6 +153,7 @@ impl<'a> Analyzer<'a> {
             unmatched_end: r.unmatched_end,
             stats_ns: Stats::of(&r.durations()),
         });
+        self.report.outcomes.push(pair_outcome(self.src, rule, &r));
         Ok(r)
     }
 
@@ -174,6 +182,12 @@ impl<'a> Analyzer<'a> {
             unmatched_end: 0,
             stats_ns: Stats::of(&durations),
         });
+        let mut outcome = Outcome::new(name, AnalysisKind::Stall, 0);
+        outcome.samples =
+            windows.iter().map(|w| Sample { start: w.start, end: w.end, key: String::new() }).collect();
+        outcome.windows =
+            windows.iter().map(|w| Window { start: w.start, end: w.end, excess: w.excess }).collect();
+        self.report.outcomes.push(outcome);
         let o = self.src.origin;
         self.report.windows.extend(windows.iter().map(|w| WindowJson {
             analysis: name.to_owned(),
@@ -192,6 +206,33 @@ impl<'a> Analyzer<'a> {
     pub fn finish(self) -> Report {
         self.report
     }
+}
+
+/// A pair result as an [`Outcome`] of source 0, keys rendered `field=value` as presets do.
+pub fn pair_outcome(src: &Source, rule: &PairRule, r: &PairResult) -> Outcome {
+    let mut o = Outcome::new(rule.name.clone(), AnalysisKind::Pair, 0);
+    o.unmatched_start = r.unmatched_start;
+    o.unmatched_end = r.unmatched_end;
+    o.samples = r
+        .pairs
+        .iter()
+        .map(|p| {
+            let key = rule
+                .by
+                .iter()
+                .zip(&p.key)
+                .map(|((_, field), v)| match v {
+                    KeyVal::Int(i) => format!("{field}={i}"),
+                    KeyVal::Str(s) => format!("{field}={}", src.strings.resolve(*s)),
+                    KeyVal::Missing => format!("{field}=?"),
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            Sample { start: p.start, end: p.end, key }
+        })
+        .collect();
+    o.samples.sort_by_key(|s| (s.start, s.end));
+    o
 }
 
 /// Length of the union of intervals (overlaps counted once).

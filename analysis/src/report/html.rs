@@ -1,0 +1,387 @@
+//! The HTML report: one self-contained file (inline CSS, inline SVG, no script, nothing
+//! fetched) that opens offline. Per analysis: statistics, a histogram, a CDF and latency over
+//! time, groups, the worst cases; with two inputs an A/B table and CDF overlay. Every string
+//! from a trace or a file name goes through [`html_escape`].
+
+use super::{Analysis, Report, SampleRow, human_ns, human_opt};
+use crate::stats::Bucket;
+use std::fmt::Write;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
+h1,h2,h3{font-weight:600}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:right}\
+th{background:#f4f4f4}td.t,th.t{text-align:left}code{background:#f4f4f4;padding:0 .2em}\
+svg{background:#fcfcfc;border:1px solid #eee;margin:.4em .4em .4em 0}.plots{display:flex;flex-wrap:wrap}\
+.note{color:#a33}.a{fill:#3465a4;stroke:#3465a4}.b{fill:#cc6600;stroke:#cc6600}\
+.axis{stroke:#999;stroke-width:1}.lbl{font-size:10px;fill:#555}polyline{fill:none;stroke-width:1.5}";
+
+const W: f64 = 520.0;
+const H: f64 = 200.0;
+const PAD_L: f64 = 56.0;
+const PAD_B: f64 = 34.0;
+const PAD_T: f64 = 10.0;
+const PAD_R: f64 = 10.0;
+
+fn svg_open(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" viewBox=\"0 0 {W} {H}\" role=\"img\"><title>{}</title>",
+        html_escape(title)
+    );
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{PAD_L}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\"/><line class=\"axis\" x1=\"{PAD_L}\" y1=\"{PAD_T}\" x2=\"{PAD_L}\" y2=\"{y}\"/>",
+        y = H - PAD_B,
+        x2 = W - PAD_R
+    );
+}
+
+fn label(out: &mut String, x: f64, y: f64, anchor: &str, text: &str) {
+    let _ = write!(
+        out,
+        "<text class=\"lbl\" x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
+        html_escape(text)
+    );
+}
+
+/// Bars of equal width, one per bucket (log buckets: a log axis), height by count.
+fn svg_histogram(out: &mut String, buckets: &[Bucket]) {
+    svg_open(out, "histogram");
+    let max = buckets.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
+    let plot_w = W - PAD_L - PAD_R;
+    let plot_h = H - PAD_B - PAD_T;
+    let bw = plot_w / buckets.len().max(1) as f64;
+    let every = buckets.len().div_ceil(8).max(1);
+    for (i, b) in buckets.iter().enumerate() {
+        let h = b.count as f64 / max * plot_h;
+        let x = PAD_L + i as f64 * bw;
+        let _ = write!(
+            out,
+            "<rect class=\"a\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\"><title>{} .. {}: {}</title></rect>",
+            x + 1.0,
+            H - PAD_B - h,
+            (bw - 2.0).max(1.0),
+            html_escape(&human_ns(b.lo_ns)),
+            html_escape(&human_ns(b.hi_ns)),
+            b.count
+        );
+        if i % every == 0 {
+            label(out, x, H - PAD_B + 14.0, "start", &human_ns(b.lo_ns));
+        }
+    }
+    label(out, PAD_L - 4.0, PAD_T + 8.0, "end", &format!("{max}"));
+    label(out, PAD_L - 4.0, H - PAD_B, "end", "0");
+    label(out, W - PAD_R, H - 4.0, "end", "latency (log buckets)");
+    out.push_str("</svg>");
+}
+
+/// At most `n` points of `v`, evenly spaced, always keeping the first and the last.
+fn thin<T: Copy>(v: &[T], n: usize) -> Vec<T> {
+    if v.len() <= n || n < 2 {
+        return v.to_vec();
+    }
+    (0..n).map(|i| v[i * (v.len() - 1) / (n - 1)]).collect()
+}
+
+/// Empirical CDFs on a log latency axis (linear when a latency is zero), one per series.
+fn svg_cdf(out: &mut String, series: &[(&str, Vec<f64>)]) {
+    svg_open(out, "CDF");
+    let all = series.iter().flat_map(|(_, v)| v.iter().copied());
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    if !lo.is_finite() {
+        out.push_str("</svg>");
+        return;
+    }
+    let log = lo > 0.0;
+    let f = |v: f64| if log { v.log10() } else { v };
+    let (flo, fhi) = (f(lo), f(hi));
+    let span = if fhi > flo { fhi - flo } else { 1.0 };
+    let plot_w = W - PAD_L - PAD_R;
+    let plot_h = H - PAD_B - PAD_T;
+    for (i, (name, sorted)) in series.iter().enumerate() {
+        let n = sorted.len();
+        let pts: Vec<(usize, f64)> = thin(&sorted.iter().copied().enumerate().collect::<Vec<_>>(), 600);
+        let class = if i == 0 { "a" } else { "b" };
+        let _ = write!(out, "<polyline class=\"{class}\" style=\"fill:none\" points=\"");
+        for (k, v) in pts {
+            let x = PAD_L + (f(v) - flo) / span * plot_w;
+            let y = H - PAD_B - (k + 1) as f64 / n as f64 * plot_h;
+            let _ = write!(out, "{x:.1},{y:.1} ");
+        }
+        out.push_str("\"/>");
+        if series.len() > 1 {
+            label(
+                out,
+                W - PAD_R - 4.0,
+                PAD_T + 12.0 + 12.0 * i as f64,
+                "end",
+                &format!("{} {}", if i == 0 { "A" } else { "B" }, name),
+            );
+        }
+    }
+    label(out, PAD_L, H - PAD_B + 14.0, "start", &human_ns(lo));
+    label(out, W - PAD_R, H - PAD_B + 14.0, "end", &human_ns(hi));
+    label(out, PAD_L - 4.0, PAD_T + 8.0, "end", "1");
+    label(out, PAD_L - 4.0, H - PAD_B, "end", "0");
+    label(
+        out,
+        (PAD_L + W) / 2.0,
+        H - 4.0,
+        "middle",
+        if log { "latency (log), cumulative fraction" } else { "latency, cumulative fraction" },
+    );
+    out.push_str("</svg>");
+}
+
+/// Latency over time (source clock seconds).
+fn svg_scatter(out: &mut String, rows: &[&SampleRow]) {
+    svg_open(out, "latency over time");
+    let pts = thin(rows, 2000);
+    let (t0, t1) =
+        pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| (a.min(r.start_s), b.max(r.start_s)));
+    let lmax = rows.iter().map(|r| r.latency_ns).fold(0.0f64, f64::max);
+    if !t0.is_finite() {
+        out.push_str("</svg>");
+        return;
+    }
+    let tspan = if t1 > t0 { t1 - t0 } else { 1.0 };
+    let lspan = if lmax > 0.0 { lmax } else { 1.0 };
+    let plot_w = W - PAD_L - PAD_R;
+    let plot_h = H - PAD_B - PAD_T;
+    for r in pts {
+        let x = PAD_L + (r.start_s - t0) / tspan * plot_w;
+        let y = H - PAD_B - r.latency_ns / lspan * plot_h;
+        let _ = write!(out, "<circle class=\"a\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"1.5\"/>");
+    }
+    label(out, PAD_L, H - PAD_B + 14.0, "start", &format!("{t0:.6} s"));
+    label(out, W - PAD_R, H - PAD_B + 14.0, "end", &format!("{t1:.6} s"));
+    label(out, PAD_L - 4.0, PAD_T + 8.0, "end", &human_ns(lmax));
+    label(out, PAD_L - 4.0, H - PAD_B, "end", "0");
+    label(out, (PAD_L + W) / 2.0, H - 4.0, "middle", "start time (source clock) vs latency");
+    out.push_str("</svg>");
+}
+
+fn cell(out: &mut String, s: &str) {
+    let _ = write!(out, "<td>{}</td>", html_escape(s));
+}
+
+fn text_cell(out: &mut String, s: &str) {
+    let _ = write!(out, "<td class=\"t\">{}</td>", html_escape(s));
+}
+
+const STATS_HEAD: &str = "<tr><th class=\"t\">analysis</th><th>input</th><th>count</th><th>unmatched start</th><th>unmatched end</th><th>min</th><th>mean</th><th>stddev</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>";
+
+fn stats_row(out: &mut String, a: &Analysis) {
+    out.push_str("<tr>");
+    text_cell(out, &a.name);
+    for v in [a.input as u64, a.count, a.unmatched_start, a.unmatched_end] {
+        cell(out, &v.to_string());
+    }
+    let s = &a.stats_ns;
+    for v in [s.min, s.mean, s.stddev, s.p50, s.p90, s.p99, s.p999, s.max] {
+        cell(out, &human_opt(v));
+    }
+    out.push_str("</tr>");
+}
+
+fn sorted_latencies(r: &Report, name: &str, input: usize) -> Vec<f64> {
+    let mut v: Vec<f64> =
+        r.samples.iter().filter(|s| s.analysis == name && s.input == input).map(|s| s.latency_ns).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn analysis_section(out: &mut String, r: &Report, a: &Analysis) {
+    let _ = write!(out, "<h2>{} <small>(input {})</small></h2>", html_escape(&a.name), a.input);
+    out.push_str("<table>");
+    out.push_str(STATS_HEAD);
+    stats_row(out, a);
+    out.push_str("</table>");
+    for n in &a.notes {
+        let _ = write!(out, "<p class=\"note\">{}: {}</p>", html_escape(&n.what), n.count);
+    }
+    if a.count > 0 {
+        out.push_str("<div class=\"plots\">");
+        svg_histogram(out, &a.histogram);
+        svg_cdf(out, &[(a.name.as_str(), sorted_latencies(r, &a.name, a.input))]);
+        let rows: Vec<&SampleRow> =
+            r.samples.iter().filter(|s| s.analysis == a.name && s.input == a.input).collect();
+        svg_scatter(out, &rows);
+        out.push_str("</div>");
+    }
+    if !a.groups.is_empty() {
+        let shown = a.groups.len().min(50);
+        let _ = write!(
+            out,
+            "<h3>By key ({shown} of {} keys)</h3><table><tr><th class=\"t\">key</th><th>count</th><th>p50</th><th>p99</th><th>max</th></tr>",
+            a.groups_total
+        );
+        for g in &a.groups[..shown] {
+            out.push_str("<tr>");
+            text_cell(out, &g.key);
+            cell(out, &g.count.to_string());
+            for v in [g.stats_ns.p50, g.stats_ns.p99, g.stats_ns.max] {
+                cell(out, &human_opt(v));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</table>");
+    }
+    if !a.worst.is_empty() {
+        out.push_str("<h3>Worst cases</h3><table><tr><th>start (s)</th><th>end (s)</th><th>latency</th><th class=\"t\">key</th></tr>");
+        for w in &a.worst {
+            out.push_str("<tr>");
+            cell(out, &format!("{:.6}", w.start_s));
+            cell(out, &format!("{:.6}", w.end_s));
+            cell(out, &human_ns(w.latency_ns));
+            text_cell(out, &w.key);
+            out.push_str("</tr>");
+        }
+        out.push_str("</table>");
+    }
+    for st in &a.stages {
+        analysis_section(out, r, st);
+    }
+}
+
+/// The whole report as one HTML page.
+pub fn to_html(r: &Report) -> String {
+    let title = html_escape(r.title.as_deref().unwrap_or("latscope report"));
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title><style>"
+    );
+    out.push_str(CSS);
+    let _ = write!(out, "</style></head><body><h1>{title}</h1>");
+    out.push_str("<h2>Inputs</h2><table><tr><th>#</th><th class=\"t\">path</th><th class=\"t\">format</th><th>events</th><th>start (s)</th><th>end (s)</th></tr>");
+    for (i, input) in r.inputs.iter().enumerate() {
+        out.push_str("<tr>");
+        cell(&mut out, &i.to_string());
+        text_cell(&mut out, &input.path);
+        text_cell(&mut out, &input.format);
+        cell(&mut out, &input.events.to_string());
+        for v in [input.start_s, input.end_s] {
+            cell(&mut out, &v.map_or_else(|| "-".to_owned(), |v| format!("{v:.6}")));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+    if let Some(align) = &r.align {
+        let _ = write!(out, "<p>Alignment: <code>{}</code></p>", html_escape(align));
+    }
+    if !r.metrics.0.is_empty() {
+        out.push_str("<h2>Metrics</h2><table><tr><th class=\"t\">metric</th><th>value</th></tr>");
+        for (k, v) in &r.metrics.0 {
+            out.push_str("<tr>");
+            text_cell(&mut out, k);
+            cell(&mut out, &if v.abs() >= 100.0 { format!("{v:.1}") } else { format!("{v:.3}") });
+            out.push_str("</tr>");
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("<h2>Summary</h2>");
+    if r.analyses.is_empty() {
+        out.push_str("<p>No analysis ran.</p>");
+    } else {
+        out.push_str("<table>");
+        out.push_str(STATS_HEAD);
+        for a in &r.analyses {
+            stats_row(&mut out, a);
+        }
+        out.push_str("</table>");
+    }
+    if !r.comparison.is_empty() {
+        out.push_str("<h2>A/B comparison</h2><table><tr><th class=\"t\">analysis</th><th>count A</th><th>count B</th><th>p50 A</th><th>p50 B</th><th>p99 A</th><th>p99 B</th><th>max A</th><th>max B</th><th>mean A</th><th>mean B</th><th>p99 B/A</th></tr>");
+        for c in &r.comparison {
+            out.push_str("<tr>");
+            text_cell(&mut out, &c.analysis);
+            cell(&mut out, &c.a.count.to_string());
+            cell(&mut out, &c.b.count.to_string());
+            let (a, b) = (&c.a.stats_ns, &c.b.stats_ns);
+            for v in [a.p50, b.p50, a.p99, b.p99, a.max, b.max, a.mean, b.mean] {
+                cell(&mut out, &human_opt(v));
+            }
+            cell(&mut out, &c.ratio.p99.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}")));
+            out.push_str("</tr>");
+        }
+        out.push_str("</table><div class=\"plots\">");
+        for c in &r.comparison {
+            let a_path = r.inputs.first().map_or("A", |i| i.path.as_str());
+            let b_path = r.inputs.get(1).map_or("B", |i| i.path.as_str());
+            let _ = write!(out, "<div><h3>{}</h3>", html_escape(&c.analysis));
+            svg_cdf(
+                &mut out,
+                &[
+                    (a_path, sorted_latencies(r, &c.analysis, 0)),
+                    (b_path, sorted_latencies(r, &c.analysis, 1)),
+                ],
+            );
+            out.push_str("</div>");
+        }
+        out.push_str("</div>");
+    }
+    for a in &r.analyses {
+        analysis_section(&mut out, r, a);
+    }
+    if !r.windows.is_empty() {
+        out.push_str("<h2>Windows</h2><table><tr><th class=\"t\">analysis</th><th>start (s)</th><th>end (s)</th><th>duration</th><th>excess</th></tr>");
+        for w in &r.windows {
+            out.push_str("<tr>");
+            text_cell(&mut out, &w.analysis);
+            cell(&mut out, &format!("{:.6}", w.start_s));
+            cell(&mut out, &format!("{:.6}", w.end_s));
+            cell(&mut out, &human_ns(w.duration_ns));
+            cell(&mut out, &human_ns(w.excess_ns));
+            out.push_str("</tr>");
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::sample_report;
+
+    #[test]
+    fn self_contained_escaped_and_plotted() {
+        let html = to_html(&sample_report());
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(!html.contains("<script"), "a trace string reached the page unescaped");
+        assert!(html.contains("name=&lt;script&gt;alert(1)&lt;/script&gt;"));
+        // Nothing fetched: the only URL is the SVG namespace.
+        assert_eq!(
+            html.matches("http").count(),
+            html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+        );
+        // Histogram, CDF and scatter per analysis with samples (2), plus the A/B overlay.
+        assert_eq!(html.matches("<title>histogram</title>").count(), 2);
+        assert_eq!(html.matches("<title>CDF</title>").count(), 3);
+        assert_eq!(html.matches("<title>latency over time</title>").count(), 2);
+        assert!(html.contains("A/B comparison"));
+        assert_eq!(html, to_html(&sample_report()));
+    }
+
+    #[test]
+    fn escape_covers_attributes() {
+        assert_eq!(html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+    }
+}

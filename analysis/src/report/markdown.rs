@@ -1,0 +1,198 @@
+//! The Markdown report: readable tables, trace strings escaped so a task name or marker
+//! text can neither break a table nor inject HTML into a rendered page.
+
+use super::{Analysis, Report, human_ns, human_opt};
+use std::fmt::Write;
+
+/// Escapes text for a Markdown table cell.
+pub fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' | '\\' | '`' | '*' | '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn stats_header(out: &mut String) {
+    out.push_str("| analysis | input | count | unmatched start | unmatched end | min | mean | stddev | p50 | p90 | p99 | p99.9 | max |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+fn stats_line(out: &mut String, a: &Analysis) {
+    let s = &a.stats_ns;
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        md_escape(&a.name),
+        a.input,
+        a.count,
+        a.unmatched_start,
+        a.unmatched_end,
+        human_opt(s.min),
+        human_opt(s.mean),
+        human_opt(s.stddev),
+        human_opt(s.p50),
+        human_opt(s.p90),
+        human_opt(s.p99),
+        human_opt(s.p999),
+        human_opt(s.max)
+    );
+}
+
+fn flatten<'a>(analyses: &'a [Analysis], out: &mut Vec<&'a Analysis>) {
+    for a in analyses {
+        out.push(a);
+        flatten(&a.stages, out);
+    }
+}
+
+/// The whole report as Markdown.
+pub fn to_markdown(r: &Report) -> String {
+    let title = r.title.as_deref().unwrap_or("latscope report");
+    let mut out = format!(
+        "# {}\n\n## Inputs\n\n| # | path | format | events | start (s) | end (s) |\n|---:|---|---|---:|---:|---:|\n",
+        md_escape(title)
+    );
+    for (i, input) in r.inputs.iter().enumerate() {
+        let secs = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.6}"));
+        let _ = writeln!(
+            out,
+            "| {i} | {} | {} | {} | {} | {} |",
+            md_escape(&input.path),
+            md_escape(&input.format),
+            input.events,
+            secs(input.start_s),
+            secs(input.end_s)
+        );
+    }
+    if let Some(align) = &r.align {
+        let _ = writeln!(out, "\nAlignment: `{}`", align.replace('`', "'"));
+    }
+    if !r.metrics.0.is_empty() {
+        out.push_str("\n## Metrics\n\n| metric | value |\n|---|---:|\n");
+        for (k, v) in &r.metrics.0 {
+            let _ = writeln!(
+                out,
+                "| {} | {} |",
+                md_escape(k),
+                if v.abs() >= 100.0 { format!("{v:.1}") } else { format!("{v:.3}") }
+            );
+        }
+    }
+    let mut all = Vec::new();
+    flatten(&r.analyses, &mut all);
+    out.push_str("\n## Summary\n\n");
+    if all.is_empty() {
+        out.push_str("No analysis ran.\n");
+    } else {
+        stats_header(&mut out);
+        for a in &all {
+            stats_line(&mut out, a);
+        }
+    }
+    if !r.comparison.is_empty() {
+        out.push_str("\n## A/B comparison\n\n| analysis | count A | count B | p50 A | p50 B | p99 A | p99 B | max A | max B | mean A | mean B | p99 B/A |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for c in &r.comparison {
+            let (a, b) = (&c.a.stats_ns, &c.b.stats_ns);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                md_escape(&c.analysis),
+                c.a.count,
+                c.b.count,
+                human_opt(a.p50),
+                human_opt(b.p50),
+                human_opt(a.p99),
+                human_opt(b.p99),
+                human_opt(a.max),
+                human_opt(b.max),
+                human_opt(a.mean),
+                human_opt(b.mean),
+                c.ratio.p99.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"))
+            );
+        }
+    }
+    for a in &all {
+        let _ = writeln!(out, "\n## {} (input {})\n", md_escape(&a.name), a.input);
+        for n in &a.notes {
+            let _ = writeln!(out, "- {}: {}", md_escape(&n.what), n.count);
+        }
+        if !a.histogram.is_empty() {
+            out.push_str("\n| latency | count |\n|---|---:|\n");
+            for b in &a.histogram {
+                let _ = writeln!(out, "| {} .. {} | {} |", human_ns(b.lo_ns), human_ns(b.hi_ns), b.count);
+            }
+        }
+        if !a.groups.is_empty() {
+            out.push_str("\n| key | count | p50 | p99 | max |\n|---|---:|---:|---:|---:|\n");
+            for g in &a.groups {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} |",
+                    md_escape(&g.key),
+                    g.count,
+                    human_opt(g.stats_ns.p50),
+                    human_opt(g.stats_ns.p99),
+                    human_opt(g.stats_ns.max)
+                );
+            }
+        }
+        if !a.worst.is_empty() {
+            out.push_str("\nWorst:\n\n| start (s) | end (s) | latency | key |\n|---:|---:|---:|---|\n");
+            for w in &a.worst {
+                let _ = writeln!(
+                    out,
+                    "| {:.6} | {:.6} | {} | {} |",
+                    w.start_s,
+                    w.end_s,
+                    human_ns(w.latency_ns),
+                    md_escape(&w.key)
+                );
+            }
+        }
+    }
+    if !r.windows.is_empty() {
+        out.push_str("\n## Windows\n\n| analysis | start (s) | end (s) | duration | excess |\n|---|---:|---:|---:|---:|\n");
+        for w in &r.windows {
+            let _ = writeln!(
+                out,
+                "| {} | {:.6} | {:.6} | {} | {} |",
+                md_escape(&w.analysis),
+                w.start_s,
+                w.end_s,
+                human_ns(w.duration_ns),
+                human_ns(w.excess_ns)
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::sample_report;
+
+    #[test]
+    fn tables_and_escaping() {
+        let md = to_markdown(&sample_report());
+        assert!(md.contains("| irq-handler | 0 | 3 | 0 | 1 |"), "{md}");
+        assert!(md.contains("## A/B comparison"));
+        assert!(md.contains("name=&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!md.contains("<script>"));
+        // A pipe from the trace cannot open a new cell.
+        assert!(md.contains("=cmd\\|' /C calc'!A0"), "{md}");
+        assert!(md.contains("- double completion: 2"));
+    }
+}

@@ -1,0 +1,454 @@
+//! Reports (DESIGN §7.1): the serde model of a report, built from the inputs and the
+//! analyses' [`Outcome`]s, and its writers — JSON, Markdown, self-contained HTML, CSV and
+//! Parquet of the samples. `--fail-if` thresholds live in [`threshold`].
+//!
+//! Reports are reproducible: the same inputs give the same bytes (no run timestamps, groups
+//! and worst samples in a fixed order). Every string that comes from a trace is escaped by
+//! the writer that prints it (HTML, Markdown) or neutralised (CSV cells starting with
+//! `= + - @`).
+
+mod html;
+mod markdown;
+mod table;
+pub mod threshold;
+
+use crate::model::{ClockOrigin, PS_PER_NS, Ps, Source};
+use crate::outcome::{AnalysisKind, Outcome};
+use crate::stats::{self, Bucket, GroupStats, StatsError, StatsNs, StatsOptions};
+
+pub use html::to_html;
+pub use markdown::to_markdown;
+pub use table::{to_csv, to_parquet};
+
+/// The version of the JSON layout (`latscope_report`).
+pub const REPORT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Report {
+    pub latscope_report: u32,
+    pub inputs: Vec<Input>,
+    pub analyses: Vec<Analysis>,
+    pub windows: Vec<WindowJson>,
+    /// Scenario figures of a simulator run; empty for captures.
+    pub metrics: Metrics,
+    /// A/B per analysis name when there are two inputs.
+    pub comparison: Vec<Comparison>,
+    /// The `--align` argument, as given (alignment itself is applied by the analyses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub align: Option<String>,
+    /// Every sample of every analysis, for CSV/Parquet and the HTML plots; not in the JSON.
+    #[serde(skip)]
+    pub samples: Vec<SampleRow>,
+    /// Heading of the Markdown and HTML reports (a simulator run names its scenario).
+    #[serde(skip)]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Input {
+    pub path: String,
+    pub format: String,
+    pub events: u64,
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Analysis {
+    pub name: String,
+    pub kind: AnalysisKind,
+    /// Index into `inputs` of the source the times belong to.
+    pub input: usize,
+    pub count: u64,
+    pub unmatched_start: u64,
+    pub unmatched_end: u64,
+    pub stats_ns: StatsNs,
+    /// Log buckets, 1-2-5 per decade.
+    pub histogram: Vec<Bucket>,
+    /// Equal-width buckets from min to max.
+    pub histogram_linear: Vec<Bucket>,
+    /// The largest groups (by count); `groups_total` counts them all.
+    pub groups: Vec<GroupStats>,
+    pub groups_total: u64,
+    pub worst: Vec<Worst>,
+    /// What pairing noticed (double completions, IRQs without a command, ...).
+    pub notes: Vec<NoteJson>,
+    /// A chain's stages, each a full analysis.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Analysis>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Worst {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub latency_ns: f64,
+    pub key: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NoteJson {
+    pub what: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WindowJson {
+    pub analysis: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub duration_ns: f64,
+    pub excess_ns: f64,
+}
+
+/// Named numbers in insertion order (a JSON object).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics(pub Vec<(String, f64)>);
+
+impl serde::Serialize for Metrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+/// One side of an A/B comparison.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Side {
+    pub input: usize,
+    pub count: u64,
+    pub unmatched_start: u64,
+    pub unmatched_end: u64,
+    pub stats_ns: StatsNs,
+}
+
+/// The four figures an A/B comparison reports; `None` where a side has no samples (or, for
+/// ratios, A is zero).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct Figures {
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Comparison {
+    pub analysis: String,
+    pub a: Side,
+    pub b: Side,
+    /// B minus A, nanoseconds.
+    pub delta_ns: Figures,
+    /// B divided by A.
+    pub ratio: Figures,
+    /// B's count minus A's.
+    pub count_delta: i64,
+    /// B's count divided by A's.
+    pub count_ratio: Option<f64>,
+}
+
+/// One sample as CSV and Parquet print it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRow {
+    pub analysis: String,
+    pub input: usize,
+    pub key: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub latency_ns: f64,
+}
+
+/// An input of a report: how to name it and the source it was read into.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportInput<'a> {
+    pub path: &'a str,
+    pub source: &'a Source,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportOptions {
+    pub stats: StatsOptions,
+    pub align: Option<String>,
+    pub metrics: Metrics,
+    pub title: Option<String>,
+}
+
+/// Report building failed in the statistics engine, or a writer failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Stats(#[from] StatsError),
+    #[error("writing {format}: {message}")]
+    Writer { format: &'static str, message: String },
+}
+
+/// Output formats of `latscope report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Md,
+    Html,
+    Csv,
+    Parquet,
+}
+
+impl Format {
+    /// Whether the bytes are text fit for a terminal.
+    pub fn is_text(self) -> bool {
+        self != Format::Parquet
+    }
+}
+
+/// Renders `report` in `format`.
+pub fn render(report: &Report, format: Format) -> Result<Vec<u8>, ReportError> {
+    Ok(match format {
+        Format::Json => to_json(report).into_bytes(),
+        Format::Md => to_markdown(report).into_bytes(),
+        Format::Html => to_html(report).into_bytes(),
+        Format::Csv => to_csv(report)?,
+        Format::Parquet => to_parquet(report)?,
+    })
+}
+
+/// Pretty JSON with a final newline.
+pub fn to_json(report: &Report) -> String {
+    // Serialising plain structs of numbers and strings cannot fail.
+    let mut s = serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+pub(crate) fn ps_to_ns(ps: Ps) -> f64 {
+    ps as f64 / PS_PER_NS as f64
+}
+
+fn analysis_of(
+    o: &Outcome,
+    prefix: &str,
+    origin: ClockOrigin,
+    opts: &StatsOptions,
+    rows: &mut Vec<SampleRow>,
+) -> Result<Analysis, StatsError> {
+    let summary = stats::summarize(o, opts)?;
+    let name = format!("{prefix}{}", o.name);
+    rows.extend(o.samples.iter().map(|s| SampleRow {
+        analysis: name.clone(),
+        input: o.source,
+        key: s.key.clone(),
+        start_s: origin.to_source_seconds(s.start),
+        end_s: origin.to_source_seconds(s.end),
+        latency_ns: ps_to_ns(s.latency()),
+    }));
+    let stage_prefix = format!("{name}/");
+    let stages = o
+        .stages
+        .iter()
+        .map(|st| analysis_of(st, &stage_prefix, origin, opts, rows))
+        .collect::<Result<_, _>>()?;
+    Ok(Analysis {
+        name,
+        kind: o.kind,
+        input: o.source,
+        count: summary.count,
+        unmatched_start: o.unmatched_start,
+        unmatched_end: o.unmatched_end,
+        stats_ns: summary.stats_ns,
+        histogram: summary.histogram_log,
+        histogram_linear: summary.histogram_linear,
+        groups: summary.groups,
+        groups_total: summary.groups_total,
+        worst: summary
+            .worst
+            .iter()
+            .map(|s| Worst {
+                start_s: origin.to_source_seconds(s.start),
+                end_s: origin.to_source_seconds(s.end),
+                latency_ns: ps_to_ns(s.latency()),
+                key: s.key.clone(),
+            })
+            .collect(),
+        notes: o.notes.iter().map(|n| NoteJson { what: n.what.clone(), count: n.count }).collect(),
+        stages,
+    })
+}
+
+fn side(a: &Analysis) -> Side {
+    Side {
+        input: a.input,
+        count: a.count,
+        unmatched_start: a.unmatched_start,
+        unmatched_end: a.unmatched_end,
+        stats_ns: a.stats_ns,
+    }
+}
+
+fn figures(a: &StatsNs, b: &StatsNs, f: impl Fn(f64, f64) -> Option<f64>) -> Figures {
+    let g = |x: Option<f64>, y: Option<f64>| x.zip(y).and_then(|(x, y)| f(x, y));
+    Figures { mean: g(a.mean, b.mean), p50: g(a.p50, b.p50), p99: g(a.p99, b.p99), max: g(a.max, b.max) }
+}
+
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (a != 0.0).then(|| b / a)
+}
+
+/// A/B per analysis name found in both input 0 and input 1, in A's order.
+pub fn compare(analyses: &[Analysis]) -> Vec<Comparison> {
+    analyses
+        .iter()
+        .filter(|a| a.input == 0)
+        .filter_map(|a| {
+            let b = analyses.iter().find(|b| b.input == 1 && b.name == a.name)?;
+            Some(Comparison {
+                analysis: a.name.clone(),
+                a: side(a),
+                b: side(b),
+                delta_ns: figures(&a.stats_ns, &b.stats_ns, |x, y| Some(y - x)),
+                ratio: figures(&a.stats_ns, &b.stats_ns, ratio),
+                count_delta: b.count as i64 - a.count as i64,
+                count_ratio: ratio(a.count as f64, b.count as f64),
+            })
+        })
+        .collect()
+}
+
+/// Builds the report of `outcomes` over `inputs` (an outcome's `source` indexes `inputs`).
+pub fn build(
+    inputs: &[ReportInput<'_>],
+    outcomes: &[Outcome],
+    opts: &ReportOptions,
+) -> Result<Report, StatsError> {
+    let mut samples = Vec::new();
+    let mut analyses = Vec::with_capacity(outcomes.len());
+    let mut windows = Vec::new();
+    for o in outcomes {
+        let origin = inputs.get(o.source).map(|i| i.source.origin).unwrap_or_default();
+        analyses.push(analysis_of(o, "", origin, &opts.stats, &mut samples)?);
+        windows.extend(o.windows.iter().map(|w| WindowJson {
+            analysis: o.name.clone(),
+            start_s: origin.to_source_seconds(w.start),
+            end_s: origin.to_source_seconds(w.end),
+            duration_ns: ps_to_ns(w.end - w.start),
+            excess_ns: ps_to_ns(w.excess),
+        }));
+    }
+    let comparison = if inputs.len() == 2 { compare(&analyses) } else { Vec::new() };
+    Ok(Report {
+        latscope_report: REPORT_VERSION,
+        inputs: inputs
+            .iter()
+            .map(|i| {
+                let range = i.source.time_range_seconds();
+                Input {
+                    path: i.path.to_owned(),
+                    format: i.source.format.clone(),
+                    events: i.source.records(),
+                    start_s: range.map(|r| r.0),
+                    end_s: range.map(|r| r.1),
+                }
+            })
+            .collect(),
+        analyses,
+        windows,
+        metrics: opts.metrics.clone(),
+        comparison,
+        align: opts.align.clone(),
+        samples,
+        title: opts.title.clone(),
+    })
+}
+
+/// A duration in nanoseconds for people: `812 ns`, `3.250 us`, `1.204 ms`, `2.000 s`.
+pub fn human_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.3} us", ns / 1e3)
+    } else if a == a.trunc() {
+        format!("{ns:.0} ns")
+    } else {
+        format!("{ns:.3} ns")
+    }
+}
+
+pub(crate) fn human_opt(ns: Option<f64>) -> String {
+    ns.map_or_else(|| "-".to_owned(), human_ns)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::{ClockOrigin, SourceKind};
+    use crate::outcome::{Note, Sample, Window};
+
+    /// Two sources with hand-made outcomes, one key carrying hostile text.
+    pub(crate) fn sample_report() -> Report {
+        let mut a = Source::new("a.txt", "ftrace-text", SourceKind::File);
+        a.origin = ClockOrigin::from_secs_ps(470, 284_283_000_000);
+        let b = Source::new("b.txt", "ftrace-text", SourceKind::File);
+        let mut oa = Outcome::new("irq-handler", AnalysisKind::Pair, 0);
+        for (i, l) in [2_000_000, 3_000_000, 6_000_000].iter().enumerate() {
+            let key = if i == 2 { "name=<script>alert(1)</script>" } else { "irq=36" };
+            oa.samples.push(Sample {
+                start: i as Ps * 10_000_000,
+                end: i as Ps * 10_000_000 + l,
+                key: key.into(),
+            });
+        }
+        oa.unmatched_end = 1;
+        oa.notes.push(Note { what: "double completion".into(), count: 2 });
+        oa.windows.push(Window { start: 0, end: 5_000_000, excess: 1_000_000 });
+        let mut ob = Outcome::new("irq-handler", AnalysisKind::Pair, 1);
+        ob.samples.push(Sample { start: 0, end: 4_000_000, key: "=cmd|' /C calc'!A0".into() });
+        let inputs = [ReportInput { path: "a.txt", source: &a }, ReportInput { path: "b.txt", source: &b }];
+        build(&inputs, &[oa, ob], &ReportOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn json_has_the_contract_fields_and_comparison() {
+        let r = sample_report();
+        let v: serde_json::Value = serde_json::from_str(&to_json(&r)).unwrap();
+        for k in ["latscope_report", "inputs", "analyses", "windows", "metrics", "comparison"] {
+            assert!(v.get(k).is_some(), "{k}");
+        }
+        let a = &v["analyses"][0];
+        for k in [
+            "name",
+            "kind",
+            "count",
+            "unmatched_start",
+            "unmatched_end",
+            "stats_ns",
+            "histogram",
+            "groups",
+            "worst",
+        ] {
+            assert!(a.get(k).is_some(), "{k}");
+        }
+        assert_eq!(a["kind"], "pair");
+        for k in ["min", "mean", "stddev", "p50", "p90", "p99", "p999", "max"] {
+            assert!(a["stats_ns"].get(k).is_some(), "{k}");
+        }
+        // Worst first, in the source's own clock: 470.284283 + 20 us, 6 us long.
+        assert_eq!(a["worst"][0]["latency_ns"], 6000.0);
+        assert!((a["worst"][0]["start_s"].as_f64().unwrap() - 470.284303).abs() < 1e-9);
+        assert_eq!(v["windows"][0]["excess_ns"], 1000.0);
+        let c = &v["comparison"][0];
+        assert_eq!(c["analysis"], "irq-handler");
+        assert_eq!(c["count_delta"], -2);
+        // A's p50 is 3 us, B's 4 us.
+        assert_eq!(c["delta_ns"]["p50"], 1000.0);
+        assert!((c["ratio"]["p50"].as_f64().unwrap() - 4.0 / 3.0).abs() < 1e-12);
+        // Same input, same bytes.
+        assert_eq!(to_json(&sample_report()), to_json(&r));
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human_ns(812.0), "812 ns");
+        assert_eq!(human_ns(0.5), "0.500 ns");
+        assert_eq!(human_ns(3250.0), "3.250 us");
+        assert_eq!(human_ns(1_204_000.0), "1.204 ms");
+    }
+}

@@ -1,0 +1,471 @@
+//! Statistics of one analysis (DESIGN §4.5): count, min, mean, stddev, p50/p90/p99/p99.9,
+//! max, a log (1-2-5 per decade) and a linear histogram, statistics per key, and the worst
+//! samples with their times.
+//!
+//! Quantiles and grouping run in polars (its eager API: see `polars_stats`); nothing of polars leaves this module (plain structs
+//! out, so the GUI never sees a DataFrame). Conventions, fixed here for every report:
+//! * durations are nanoseconds as `f64` (sub-ns survives: 1 ps = 0.001 ns);
+//! * percentiles interpolate linearly between the closest ranks, `x = p * (n - 1)`, exactly
+//!   numpy's default (`method="linear"`) and polars' `QuantileMethod::Linear`;
+//! * `stddev` is the population standard deviation (ddof = 0, numpy's default): a report
+//!   describes the samples it saw, it does not estimate a wider population;
+//! * with no sample every statistic is `None` (JSON `null`).
+
+use crate::model::{PS_PER_NS, Ps};
+use crate::outcome::{Outcome, Sample};
+use polars::prelude::*;
+
+/// Duration statistics in nanoseconds (DESIGN §7.1 `stats_ns`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StatsNs {
+    pub min: Option<f64>,
+    pub mean: Option<f64>,
+    pub stddev: Option<f64>,
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl StatsNs {
+    /// A statistic by the name `--fail-if` uses (`min mean stddev p50 p90 p99 p999 max`).
+    pub fn get(&self, stat: &str) -> Option<Option<f64>> {
+        Some(match stat {
+            "min" => self.min,
+            "mean" => self.mean,
+            "stddev" => self.stddev,
+            "p50" => self.p50,
+            "p90" => self.p90,
+            "p99" => self.p99,
+            "p999" => self.p999,
+            "max" => self.max,
+            _ => return None,
+        })
+    }
+}
+
+/// One histogram bucket: samples with `lo_ns <= latency < hi_ns` (the last bucket also
+/// holds its upper edge).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Bucket {
+    pub lo_ns: f64,
+    pub hi_ns: f64,
+    pub count: u64,
+}
+
+/// Statistics of the samples that share one key (`cpu=0 irq=36`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GroupStats {
+    pub key: String,
+    pub count: u64,
+    pub stats_ns: StatsNs,
+}
+
+/// Everything §4.5 asks of one analysis. Worst samples keep relative picoseconds; reports
+/// convert them to the source's clock.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    pub count: u64,
+    pub stats_ns: StatsNs,
+    /// 1-2-5 buckets per decade, from the bucket holding the minimum to the one holding the
+    /// maximum, empty buckets included.
+    pub histogram_log: Vec<Bucket>,
+    /// Equal-width buckets from the minimum to the maximum.
+    pub histogram_linear: Vec<Bucket>,
+    /// By count (largest first), then key, at most `StatsOptions::max_groups`; empty when
+    /// the analysis has no key.
+    pub groups: Vec<GroupStats>,
+    /// Number of distinct keys (also those beyond `max_groups`).
+    pub groups_total: u64,
+    /// The longest samples, longest first (ties: earliest first).
+    pub worst: Vec<Sample>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatsOptions {
+    /// How many worst samples to keep.
+    pub worst: usize,
+    /// Number of linear histogram buckets.
+    pub linear_buckets: usize,
+    /// How many groups to keep (the largest); keys such as `dev,sector` can be unique per
+    /// sample, and a report of a million one-sample groups helps nobody.
+    pub max_groups: usize,
+}
+
+impl Default for StatsOptions {
+    fn default() -> Self {
+        Self { worst: 10, linear_buckets: 20, max_groups: 100 }
+    }
+}
+
+/// A failure inside the dataframe engine (never expected on well-formed outcomes).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("statistics of {analysis}: {message}")]
+pub struct StatsError {
+    pub analysis: String,
+    pub message: String,
+}
+
+fn ps_to_ns(ps: Ps) -> f64 {
+    ps as f64 / PS_PER_NS as f64
+}
+
+/// The statistics of `outcome` (its own samples; a chain's stages are summarised apart).
+pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, StatsError> {
+    let err = |e: PolarsError| StatsError { analysis: outcome.name.clone(), message: e.to_string() };
+    let lat: Vec<f64> = outcome.samples.iter().map(|s| ps_to_ns(s.latency())).collect();
+    let keyed = outcome.samples.iter().any(|s| !s.key.is_empty());
+    let (stats_ns, mut groups) = polars_stats(&outcome.samples, &lat, keyed).map_err(err)?;
+    let groups_total = groups.len() as u64;
+    groups.truncate(opts.max_groups);
+    let mut sorted = lat;
+    sorted.sort_by(f64::total_cmp);
+    Ok(Summary {
+        count: outcome.samples.len() as u64,
+        stats_ns,
+        histogram_log: log_histogram(&sorted),
+        histogram_linear: linear_histogram(&sorted, opts.linear_buckets),
+        groups,
+        groups_total,
+        worst: worst(&outcome.samples, opts.worst),
+    })
+}
+
+/// Statistics of bare latencies (picoseconds), without groups.
+pub fn stats_of(latencies_ps: &[Ps]) -> Result<StatsNs, StatsError> {
+    let lat: Vec<f64> = latencies_ps.iter().map(|&p| ps_to_ns(p)).collect();
+    polars_stats(&[], &lat, false)
+        .map(|(s, _)| s)
+        .map_err(|e| StatsError { analysis: "latencies".into(), message: e.to_string() })
+}
+
+const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
+
+fn scalar_f64(s: PolarsResult<Scalar>) -> PolarsResult<Option<f64>> {
+    Ok(match s?.value() {
+        AnyValue::Float64(v) => Some(*v),
+        AnyValue::Float32(v) => Some(f64::from(*v)),
+        _ => None,
+    })
+}
+
+fn overall_stats(lat: &Column) -> PolarsResult<StatsNs> {
+    let q = |p: f64| scalar_f64(lat.quantile_reduce(p, QuantileMethod::Linear));
+    let [p50, p90, p99, p999] = QUANTILES;
+    Ok(StatsNs {
+        min: scalar_f64(lat.min_reduce())?,
+        mean: scalar_f64(lat.mean_reduce())?,
+        stddev: scalar_f64(lat.std_reduce(0))?,
+        p50: q(p50)?,
+        p90: q(p90)?,
+        p99: q(p99)?,
+        p999: q(p999)?,
+        max: scalar_f64(lat.max_reduce())?,
+    })
+}
+
+/// The aggregated value column (the second; the first is the key) of an eager group-by
+/// result, as `f64`.
+fn agg_values(df: &DataFrame) -> PolarsResult<Vec<Option<f64>>> {
+    let col =
+        df.columns().get(1).ok_or_else(|| PolarsError::ComputeError("aggregation without values".into()))?;
+    let values = col.cast(&DataType::Float64)?;
+    let ca = values.f64()?;
+    Ok((0..ca.len()).map(|i| ca.get(i)).collect())
+}
+
+// polars' eager group-by aggregations are marked deprecated in favour of the lazy API, but
+// the `lazy` feature pulls in polars' streaming engine with object_store, an HTTP client
+// and TLS (about 180 more crates, doubling the build). Eager group-by is still maintained
+// in 0.55 and the version is pinned, so it is used here knowingly.
+#[allow(deprecated)]
+fn polars_stats(samples: &[Sample], lat: &[f64], keyed: bool) -> PolarsResult<(StatsNs, Vec<GroupStats>)> {
+    let lat_col = Column::new("lat".into(), lat);
+    let stats = overall_stats(&lat_col)?;
+    if !keyed || samples.is_empty() {
+        return Ok((stats, Vec::new()));
+    }
+    let keys: Vec<&str> = samples.iter().map(|s| s.key.as_str()).collect();
+    let df = DataFrame::new_infer_height(vec![Column::new("key".into(), keys), lat_col])?;
+    let gb = df.group_by(["key"])?.select(["lat"]);
+    // Every aggregation of one `GroupBy` lists the groups in the same order.
+    let counts = gb.count()?;
+    let key_col = counts.column("key")?.str()?.clone();
+    let count_col = agg_values(&counts)?;
+    let min = agg_values(&gb.min()?)?;
+    let mean = agg_values(&gb.mean()?)?;
+    let stddev = agg_values(&gb.std(0)?)?;
+    let max = agg_values(&gb.max()?)?;
+    let qs = QUANTILES
+        .iter()
+        .map(|&p| agg_values(&gb.quantile(p, QuantileMethod::Linear)?))
+        .collect::<PolarsResult<Vec<_>>>()?;
+    let mut groups = Vec::with_capacity(counts.height());
+    for row in 0..counts.height() {
+        let at = |v: &[Option<f64>]| v.get(row).copied().flatten();
+        groups.push(GroupStats {
+            key: key_col.get(row).unwrap_or_default().to_owned(),
+            count: at(&count_col).unwrap_or_default() as u64,
+            stats_ns: StatsNs {
+                min: at(&min),
+                mean: at(&mean),
+                stddev: at(&stddev),
+                p50: at(&qs[0]),
+                p90: at(&qs[1]),
+                p99: at(&qs[2]),
+                p999: at(&qs[3]),
+                max: at(&max),
+            },
+        });
+    }
+    // polars returns groups in no fixed order; reports must be reproducible.
+    groups.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
+    Ok((stats, groups))
+}
+
+/// The 1-2-5 edge at or below `v` (`v > 0`).
+fn edge_at_or_below(v: f64) -> f64 {
+    let decade = 10f64.powi(v.log10().floor() as i32);
+    let m = v / decade;
+    // `m` is in [1, 10) up to rounding; step down on rounding so the edge never exceeds `v`.
+    let edge = if m >= 5.0 {
+        5.0 * decade
+    } else if m >= 2.0 {
+        2.0 * decade
+    } else {
+        decade
+    };
+    if edge > v { edge_below(edge) } else { edge }
+}
+
+/// The 1-2-5 edge right above `edge` (an edge).
+fn edge_above(edge: f64) -> f64 {
+    let decade = 10f64.powi(edge.log10().floor() as i32);
+    let m = (edge / decade).round();
+    if m < 2.0 {
+        2.0 * decade
+    } else if m < 5.0 {
+        5.0 * decade
+    } else if m < 10.0 {
+        10.0 * decade
+    } else {
+        // log10 rounded a power of ten down: `edge` is 10 x decade.
+        20.0 * decade
+    }
+}
+
+/// The 1-2-5 edge right below `edge` (an edge).
+fn edge_below(edge: f64) -> f64 {
+    let decade = 10f64.powi(edge.log10().floor() as i32);
+    let m = (edge / decade).round();
+    if m > 5.0 {
+        5.0 * decade
+    } else if m > 2.0 {
+        2.0 * decade
+    } else if m > 1.0 {
+        decade
+    } else {
+        0.5 * decade
+    }
+}
+
+/// Log buckets with 1-2-5 edges per decade over sorted nanoseconds. Samples of zero (or
+/// less) go into one leading bucket from the minimum to the first edge.
+pub fn log_histogram(sorted_ns: &[f64]) -> Vec<Bucket> {
+    let Some(&max) = sorted_ns.last() else { return Vec::new() };
+    let nonpos = sorted_ns.partition_point(|&v| v <= 0.0);
+    let mut out = Vec::new();
+    if nonpos < sorted_ns.len() {
+        let mut lo = edge_at_or_below(sorted_ns[nonpos]);
+        let mut i = nonpos;
+        loop {
+            let hi = edge_above(lo);
+            let end =
+                if hi > max { sorted_ns.len() } else { i + sorted_ns[i..].partition_point(|&v| v < hi) };
+            out.push(Bucket { lo_ns: lo, hi_ns: hi, count: (end - i) as u64 });
+            i = end;
+            if i >= sorted_ns.len() {
+                break;
+            }
+            lo = hi;
+        }
+    }
+    if nonpos > 0 {
+        let hi = out.first().map_or(0.0, |b| b.lo_ns);
+        out.insert(0, Bucket { lo_ns: sorted_ns[0], hi_ns: hi, count: nonpos as u64 });
+    }
+    out
+}
+
+/// `n` equal-width buckets from the minimum to the maximum of sorted nanoseconds (one bucket
+/// when they are all equal).
+pub fn linear_histogram(sorted_ns: &[f64], n: usize) -> Vec<Bucket> {
+    let (Some(&min), Some(&max)) = (sorted_ns.first(), sorted_ns.last()) else { return Vec::new() };
+    let n = n.max(1);
+    let width = (max - min) / n as f64;
+    if width <= 0.0 || !width.is_finite() {
+        return vec![Bucket { lo_ns: min, hi_ns: max, count: sorted_ns.len() as u64 }];
+    }
+    let mut counts = vec![0u64; n];
+    for &v in sorted_ns {
+        let i = (((v - min) / width) as usize).min(n - 1);
+        counts[i] += 1;
+    }
+    counts
+        .into_iter()
+        .enumerate()
+        .map(|(i, count)| Bucket {
+            lo_ns: min + i as f64 * width,
+            hi_ns: if i + 1 == n { max } else { min + (i + 1) as f64 * width },
+            count,
+        })
+        .collect()
+}
+
+/// The `n` longest samples, longest first; among equal latencies the earliest first.
+pub fn worst(samples: &[Sample], n: usize) -> Vec<Sample> {
+    let order = |a: &&Sample, b: &&Sample| b.latency().cmp(&a.latency()).then(a.start.cmp(&b.start));
+    let mut refs: Vec<&Sample> = samples.iter().collect();
+    if n == 0 {
+        return Vec::new();
+    }
+    if refs.len() > n {
+        refs.select_nth_unstable_by(n - 1, order);
+        refs.truncate(n);
+    }
+    refs.sort_by(order);
+    refs.into_iter().cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::AnalysisKind;
+
+    /// numpy's `percentile(a, q)` (linear), written from its definition, for cross-checks.
+    fn numpy_linear(sorted: &[f64], p: f64) -> f64 {
+        let x = p * (sorted.len() - 1) as f64;
+        let lo = x.floor() as usize;
+        let hi = (lo + 1).min(sorted.len() - 1);
+        sorted[lo] + (sorted[hi] - sorted[lo]) * (x - lo as f64)
+    }
+
+    fn outcome(lat_ps: &[Ps], keys: &[&str]) -> Outcome {
+        let mut o = Outcome::new("t", AnalysisKind::Pair, 0);
+        let mut t = 0;
+        for (i, &l) in lat_ps.iter().enumerate() {
+            o.samples.push(Sample {
+                start: t,
+                end: t + l,
+                key: keys.get(i % keys.len().max(1)).map_or(String::new(), |k| (*k).to_owned()),
+            });
+            t += 1_000_000;
+        }
+        o
+    }
+
+    #[test]
+    fn hand_computed_percentiles_and_population_stddev() {
+        // [1, 2, 3, 4] us: p50 = 2.5, p90 at rank 2.7 = 3.7, p99 at 2.97 = 3.97, mean 2.5,
+        // population variance 1.25.
+        let s = stats_of(&[4_000_000, 1_000_000, 3_000_000, 2_000_000]).unwrap();
+        assert_eq!(s.min, Some(1000.0));
+        assert_eq!(s.max, Some(4000.0));
+        assert_eq!(s.mean, Some(2500.0));
+        assert!((s.p50.unwrap() - 2500.0).abs() < 1e-9);
+        assert!((s.p90.unwrap() - 3700.0).abs() < 1e-9);
+        assert!((s.p99.unwrap() - 3970.0).abs() < 1e-9);
+        assert!((s.p999.unwrap() - 3997.0).abs() < 1e-9);
+        assert!((s.stddev.unwrap() - 1.25f64.sqrt() * 1000.0).abs() < 1e-9);
+        assert_eq!(stats_of(&[]).unwrap(), StatsNs::default());
+        let one = stats_of(&[1500]).unwrap();
+        assert_eq!((one.p50, one.p999, one.stddev), (Some(1.5), Some(1.5), Some(0.0)));
+    }
+
+    /// The first 15 block request latencies (ns; issue -> complete by dev,sector, fifo) of
+    /// samples/ftrace/virtio_blk_direct_read.txt, extracted with a regex in Python. Expected
+    /// values from Python's `statistics.quantiles(xs, n=1000, method="inclusive")` (numpy's
+    /// linear method) and `statistics.pstdev`.
+    const REAL_NS: [f64; 15] = [
+        300000.0, 182000.0, 143000.0, 152000.0, 147000.0, 176000.0, 148000.0, 154000.0, 150000.0, 164000.0,
+        172000.0, 146000.0, 155000.0, 149000.0, 271000.0,
+    ];
+
+    #[test]
+    fn polars_quantiles_match_numpy_linear_on_a_real_list() {
+        let ps: Vec<Ps> = REAL_NS.iter().map(|&n| (n * 1000.0) as Ps).collect();
+        let s = stats_of(&ps).unwrap();
+        let close =
+            |got: Option<f64>, want: f64| assert!((got.unwrap() - want).abs() < 1e-6, "{got:?} != {want}");
+        close(s.p50, 154000.0);
+        close(s.p90, 235400.0);
+        close(s.p99, 295940.0);
+        close(s.p999, 299594.0);
+        close(s.mean, 173933.33333333334);
+        close(s.stddev, 45499.401705468124);
+        let mut sorted = REAL_NS.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        for (got, p) in [(s.p50, 0.5), (s.p90, 0.9), (s.p99, 0.99), (s.p999, 0.999)] {
+            close(got, numpy_linear(&sorted, p));
+        }
+    }
+
+    #[test]
+    fn groups_worst_and_histograms() {
+        let o = outcome(&[5_000, 1_000, 9_000, 2_000, 7_000, 9_000], &["irq=1", "irq=2", "irq=1"]);
+        let s = summarize(&o, &StatsOptions { worst: 3, linear_buckets: 4, max_groups: 5 }).unwrap();
+        assert_eq!(s.count, 6);
+        // irq=1 holds samples 0, 2, 3, 5: 5, 9, 2, 9 ns; irq=2 holds 1 and 4: 1, 7 ns.
+        assert_eq!(s.groups.len(), 2);
+        assert_eq!((s.groups[0].key.as_str(), s.groups[0].count), ("irq=1", 4));
+        assert_eq!(s.groups[0].stats_ns.max, Some(9.0));
+        assert_eq!(s.groups[0].stats_ns.p50, Some(7.0));
+        assert_eq!(s.groups[1].stats_ns.mean, Some(4.0));
+        // Worst: the two 9 ns samples (earliest first), then 7 ns.
+        let w: Vec<(Ps, Ps)> = s.worst.iter().map(|x| (x.latency(), x.start)).collect();
+        assert_eq!(w, vec![(9_000, 2_000_000), (9_000, 5_000_000), (7_000, 4_000_000)]);
+        // Log buckets 1-2-5: [1,2) [2,5) [5,10): 1 | 2 | 5 7 9 9.
+        let log: Vec<(f64, f64, u64)> = s.histogram_log.iter().map(|b| (b.lo_ns, b.hi_ns, b.count)).collect();
+        assert_eq!(log, vec![(1.0, 2.0, 1), (2.0, 5.0, 1), (5.0, 10.0, 4)]);
+        // Linear: width 2 over [1, 9]: [1,3) 2 | [3,5) 0 | [5,7) 1 | [7,9] 3.
+        let lin: Vec<u64> = s.histogram_linear.iter().map(|b| b.count).collect();
+        assert_eq!(lin, vec![2, 0, 1, 3]);
+        assert_eq!(s.histogram_linear.iter().map(|b| b.count).sum::<u64>(), 6);
+        let capped = summarize(&o, &StatsOptions { max_groups: 1, ..StatsOptions::default() }).unwrap();
+        assert_eq!((capped.groups.len(), capped.groups_total), (1, 2));
+        assert_eq!(capped.groups[0].key, "irq=1");
+    }
+
+    #[test]
+    fn log_buckets_span_decades_and_zero() {
+        let v = [0.0, 0.0, 3.0, 150.0, 1999.0, 2000.0];
+        let h = log_histogram(&v);
+        assert_eq!((h[0].lo_ns, h[0].hi_ns, h[0].count), (0.0, 2.0, 2));
+        assert_eq!(h.iter().map(|b| b.count).sum::<u64>(), 6);
+        let last = h.last().unwrap();
+        assert_eq!((last.lo_ns, last.hi_ns, last.count), (2000.0, 5000.0, 1));
+        // Edges are contiguous 1-2-5 steps.
+        for w in h.windows(2) {
+            assert_eq!(w[0].hi_ns, w[1].lo_ns);
+        }
+        // The zero bucket, then [2,5) [5,10) [10,20) ... [1000,2000) [2000,5000): 10 edges.
+        assert_eq!(h.len(), 1 + 10);
+        assert!(log_histogram(&[]).is_empty());
+        // Powers of ten over 12 decades: 3 buckets per decade, each value at a bucket's start.
+        let p: Vec<f64> = (-3..=9).map(|e| 10f64.powi(e)).collect();
+        let h = log_histogram(&p);
+        assert_eq!(h.len(), 12 * 3 + 1);
+        assert_eq!(h.iter().map(|b| b.count).sum::<u64>(), 13);
+        assert!(h.windows(2).all(|w| w[0].hi_ns == w[1].lo_ns && w[0].lo_ns < w[0].hi_ns));
+        assert_eq!(linear_histogram(&[4.0, 4.0], 10), vec![Bucket { lo_ns: 4.0, hi_ns: 4.0, count: 2 }]);
+    }
+
+    #[test]
+    fn unkeyed_outcomes_have_no_groups() {
+        let o = outcome(&[1_000, 2_000], &[]);
+        let s = summarize(&o, &StatsOptions::default()).unwrap();
+        assert!(s.groups.is_empty());
+        assert_eq!(s.stats_ns.p50, Some(1.5));
+    }
+}

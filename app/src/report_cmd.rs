@@ -1,0 +1,234 @@
+//! `latscope report` (DESIGN §7): open captures, run presets and rules, build the report
+//! (DESIGN §7.1), write it in the asked format, and turn `--fail-if` thresholds into exit
+//! code 3. Also the shared tail of `latscope sim --format`.
+
+use anyhow::{Context, Result, bail};
+use latscope_analysis::atomic;
+use latscope_analysis::model::Source;
+use latscope_analysis::outcome::Outcome;
+use latscope_analysis::report::threshold::{Crossing, Threshold};
+use latscope_analysis::report::{self, Format, Report, ReportInput, ReportOptions};
+use latscope_analysis::spec::{self, Spec};
+use latscope_importers::LoadControl;
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Capture files; two files are compared A/B analysis by analysis.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// A preset analysis (irq-handler, block, ...); repeatable. Without --preset and --rule,
+    /// every preset whose events the trace contains.
+    #[arg(long = "preset", value_name = "NAME")]
+    pub presets: Vec<String>,
+    /// A rule spec, e.g. `io=block_rq_issue -> block_rq_complete by dev,sector`; repeatable.
+    #[arg(long = "rule", value_name = "SPEC")]
+    pub rules: Vec<String>,
+    /// Alignment of the inputs onto one timeline (analyses then see all inputs together).
+    #[arg(long, value_name = "ALIGN")]
+    pub align: Option<String>,
+    /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION; exit code 3 when crossed.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+    /// Output format (default: from the -o extension, else md).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write the report here (atomically; never over an input) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Json,
+    Md,
+    Html,
+    Csv,
+    Parquet,
+}
+
+impl From<ReportFormat> for Format {
+    fn from(f: ReportFormat) -> Self {
+        match f {
+            ReportFormat::Json => Format::Json,
+            ReportFormat::Md => Format::Md,
+            ReportFormat::Html => Format::Html,
+            ReportFormat::Csv => Format::Csv,
+            ReportFormat::Parquet => Format::Parquet,
+        }
+    }
+}
+
+/// The format `-o` implies by its extension.
+fn format_of(path: &Path) -> Option<Format> {
+    Some(match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "json" => Format::Json,
+        "md" | "markdown" => Format::Md,
+        "html" | "htm" => Format::Html,
+        "csv" => Format::Csv,
+        "parquet" | "pq" => Format::Parquet,
+        _ => return None,
+    })
+}
+
+/// Thresholds that a report crossed: the command still wrote its report, and exits 3.
+#[derive(Debug)]
+pub struct ThresholdsCrossed(pub Vec<Crossing>);
+
+impl fmt::Display for ThresholdsCrossed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.0.iter().map(ToString::to_string).collect();
+        f.write_str(&lines.join("\nlatscope: "))
+    }
+}
+
+impl std::error::Error for ThresholdsCrossed {}
+
+fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
+    let mut specs = Vec::new();
+    for name in &args.presets {
+        let known: Vec<&str> = spec::PRESETS.iter().map(|p| p.0).collect();
+        specs.push(
+            spec::preset_spec(name)
+                .with_context(|| format!("--preset {name:?} (known presets: {})", known.join(", ")))?,
+        );
+    }
+    for text in &args.rules {
+        specs.push(spec::parse_spec(text).with_context(|| format!("--rule {text:?}"))?);
+    }
+    Ok(specs)
+}
+
+/// Runs `spec` on each source alone (A/B) or, when aligned, on all sources together.
+fn run_one(spec: &Spec, sources: &[Source], together: bool) -> Result<Vec<Outcome>> {
+    if together || sources.len() == 1 {
+        return spec::run_spec(spec, sources).with_context(|| format!("analysis {}", spec.name()));
+    }
+    let mut out = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let mut found = spec::run_spec(spec, std::slice::from_ref(src))
+            .with_context(|| format!("analysis {} on input {i}", spec.name()))?;
+        for o in &mut found {
+            o.source = i;
+        }
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+fn has_results(outcomes: &[Outcome]) -> bool {
+    outcomes.iter().any(|o| !o.samples.is_empty() || o.unmatched_start + o.unmatched_end > 0)
+}
+
+/// Every preset that finds something in the sources, in the order of `PRESETS`.
+pub fn default_presets(sources: &[Source], together: bool) -> (Vec<String>, Vec<Outcome>) {
+    let mut names = Vec::new();
+    let mut outcomes = Vec::new();
+    for (name, _) in spec::PRESETS {
+        let Ok(spec) = spec::preset_spec(name) else { continue };
+        // A preset that cannot run on this trace (a missing track) is simply not applicable.
+        if let Ok(found) = run_one(&spec, sources, together)
+            && has_results(&found)
+        {
+            names.push((*name).to_owned());
+            outcomes.extend(found);
+        }
+    }
+    (names, outcomes)
+}
+
+/// Writes rendered `report` to `output` (atomically, never over one of `inputs`) or stdout.
+pub fn emit(report: &Report, format: Format, output: Option<&Path>, inputs: &[PathBuf]) -> Result<()> {
+    if output.is_none() && !format.is_text() {
+        bail!("--format parquet writes a binary file: give -o OUT.parquet");
+    }
+    if let Some(path) = output {
+        // Refuse before spending time on rendering.
+        atomic::check_not_input(path, inputs)?;
+    }
+    let bytes = report::render(report, format)?;
+    match output {
+        Some(path) => atomic::write_atomic(path, &bytes, inputs)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes).and_then(|()| out.flush()).context("writing the report to stdout")?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks every threshold; `Err(ThresholdsCrossed)` when any is crossed.
+pub fn gate(report: &Report, thresholds: &[Threshold]) -> Result<()> {
+    let mut crossed = Vec::new();
+    for t in thresholds {
+        crossed.extend(t.check(report).map_err(anyhow::Error::msg)?);
+    }
+    if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
+}
+
+/// The report of a simulator run: the scenario's own analyses and `presets` over the
+/// simulated trace, the scenario figures as `metrics` (DESIGN §5.2, §7.1).
+pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -> Result<Report> {
+    let mut outcomes = out.report.outcomes.clone();
+    let sources = std::slice::from_ref(&out.source);
+    for name in presets {
+        let spec = spec::preset_spec(name).with_context(|| format!("--preset {name:?}"))?;
+        outcomes.extend(run_one(&spec, sources, false)?);
+    }
+    let path = out.report.inputs.first().map_or_else(|| out.source.name.clone(), |i| i.path.clone());
+    let inputs = [ReportInput { path: &path, source: &out.source }];
+    let opts = ReportOptions {
+        metrics: report::Metrics(out.report.metrics.0.clone()),
+        title: Some(title.to_owned()),
+        ..ReportOptions::default()
+    };
+    Ok(report::build(&inputs, &outcomes, &opts)?)
+}
+
+pub fn run(args: &ReportArgs) -> Result<()> {
+    // Usage errors first, before any file is read.
+    let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    let format = match (args.format, &args.output) {
+        (Some(f), _) => f.into(),
+        (None, Some(path)) => format_of(path).unwrap_or(Format::Md),
+        (None, None) => Format::Md,
+    };
+    let specs = parse_specs(args)?;
+    let mut sources = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        sources.push(latscope_importers::open(path, &LoadControl::new())?);
+    }
+    // Without --align two inputs are two captures to compare; with it, one aligned trace.
+    let together = args.align.is_some();
+    let outcomes = if specs.is_empty() {
+        let (names, outcomes) = default_presets(&sources, together);
+        if names.is_empty() {
+            eprintln!(
+                "latscope: no --preset or --rule given and no preset finds events in the input; \
+                 try --rule (presets: {})",
+                spec::PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
+            );
+        } else {
+            eprintln!(
+                "latscope: no --preset or --rule given; using the presets that find events: {}",
+                names.join(", ")
+            );
+        }
+        outcomes
+    } else {
+        let mut all = Vec::new();
+        for s in &specs {
+            all.extend(run_one(s, &sources, together)?);
+        }
+        all
+    };
+    let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+    let inputs: Vec<ReportInput<'_>> =
+        paths.iter().zip(&sources).map(|(path, source)| ReportInput { path, source }).collect();
+    let opts = ReportOptions { align: args.align.clone(), ..ReportOptions::default() };
+    let report = report::build(&inputs, &outcomes, &opts)?;
+    emit(&report, format, args.output.as_deref(), &args.files)?;
+    gate(&report, &thresholds)
+}

@@ -1,0 +1,324 @@
+//! `latscope report` end to end on the real samples: the JSON contract (DESIGN §7.1), counts
+//! checked against independent counts (grep of the text, `trace-cmd report` of the .dat),
+//! `--fail-if` exit codes, escaping, CSV/Parquet, atomic refusal to overwrite inputs, A/B.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn latscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace").join(name)
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("latscope-report-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn report_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["report"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let out = latscope(&all);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("report --format json prints JSON")
+}
+
+/// irq_handler_exit events counted without latscope: grep for text, trace-cmd for .dat.
+fn independent_exit_count(path: &Path) -> Option<usize> {
+    let text = if path.extension().is_some_and(|e| e == "dat") {
+        match Command::new("trace-cmd").arg("report").arg(path).output() {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+            _ => {
+                eprintln!(
+                    "skipping the trace-cmd cross-check of {}: trace-cmd is not available",
+                    path.display()
+                );
+                return None;
+            }
+        }
+    } else {
+        std::fs::read_to_string(path).unwrap()
+    };
+    Some(text.lines().filter(|l| !l.starts_with('#') && l.contains(" irq_handler_exit: ")).count())
+}
+
+#[test]
+fn irq_handler_counts_match_grep_and_trace_cmd() {
+    let mut by_recording: Vec<(&str, u64)> = Vec::new();
+    for (file, recording) in [
+        ("virtio_blk_direct_read.txt", "virtio"),
+        ("virtio_blk_direct_read.dat", "virtio"),
+        ("blk_read.txt", "blk"),
+        ("blk_read_v6.dat", "blk"),
+        ("blk_read_v7_none.dat", "blk"),
+        ("blk_read_v7_zstd.dat", "blk"),
+    ] {
+        let path = sample(file);
+        let v = report_json(&[path.to_str().unwrap(), "--preset", "irq-handler"]);
+        for k in ["latscope_report", "inputs", "analyses", "windows", "metrics", "comparison"] {
+            assert!(v.get(k).is_some(), "{file}: missing {k}");
+        }
+        assert_eq!(v["latscope_report"], 1);
+        let input = &v["inputs"][0];
+        for k in ["path", "format", "events", "start_s", "end_s"] {
+            assert!(input.get(k).is_some(), "{file}: inputs[0] lacks {k}");
+        }
+        let analyses = v["analyses"].as_array().unwrap();
+        assert_eq!(analyses.len(), 1, "{file}");
+        let a = &analyses[0];
+        for k in [
+            "name",
+            "kind",
+            "count",
+            "unmatched_start",
+            "unmatched_end",
+            "stats_ns",
+            "histogram",
+            "groups",
+            "worst",
+        ] {
+            assert!(a.get(k).is_some(), "{file}: analysis lacks {k}");
+        }
+        assert_eq!((a["name"].as_str(), a["kind"].as_str()), (Some("irq-handler"), Some("pair")));
+        let s = &a["stats_ns"];
+        let stat = |k: &str| s[k].as_f64().unwrap_or_else(|| panic!("{file}: stats_ns.{k} = {}", s[k]));
+        assert!(
+            stat("min") <= stat("p50") && stat("p50") <= stat("p90") && stat("p99") <= stat("max"),
+            "{file}: {s}"
+        );
+        assert!(stat("min") > 0.0);
+        let count = a["count"].as_u64().unwrap();
+        if let Some(exits) = independent_exit_count(&path) {
+            assert_eq!(count as usize, exits, "{file}: every handler exit closes one entry");
+        }
+        assert_eq!(a["unmatched_end"], 0, "{file}");
+        // The histogram holds every sample; groups are keyed by cpu and irq.
+        let hist: u64 = a["histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(hist, count, "{file}");
+        let groups = a["groups"].as_array().unwrap();
+        assert_eq!(groups.iter().map(|g| g["count"].as_u64().unwrap()).sum::<u64>(), count);
+        assert!(groups.iter().all(|g| g["key"].as_str().unwrap().starts_with("cpu=")), "{file}");
+        // Worst cases: longest first, times in the tracer's own clock inside the trace span.
+        let worst = a["worst"].as_array().unwrap();
+        assert_eq!(worst.len(), 10.min(count as usize));
+        assert_eq!(worst[0]["latency_ns"].as_f64(), Some(stat("max")));
+        let (t0, t1) = (input["start_s"].as_f64().unwrap(), input["end_s"].as_f64().unwrap());
+        for w in worst {
+            let (ws, we) = (w["start_s"].as_f64().unwrap(), w["end_s"].as_f64().unwrap());
+            assert!(t0 <= ws && ws <= we && we <= t1, "{file}: {w}");
+        }
+        by_recording.push((recording, count));
+    }
+    // The text and the .dat of one ring buffer give the same count.
+    for r in ["virtio", "blk"] {
+        let counts: Vec<u64> = by_recording.iter().filter(|x| x.0 == r).map(|x| x.1).collect();
+        assert!(counts.windows(2).all(|w| w[0] == w[1]), "{r}: {counts:?}");
+    }
+}
+
+#[test]
+fn fail_if_exits_3_when_crossed_and_0_otherwise() {
+    let path = sample("virtio_blk_direct_read.txt");
+    let p = path.to_str().unwrap();
+    let ok = latscope(&[
+        "report",
+        p,
+        "--preset",
+        "irq-handler",
+        "--fail-if",
+        "irq-handler.max>1s",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let dir = tempdir("failif");
+    let out = dir.join("r.json");
+    let crossed = latscope(&[
+        "report",
+        p,
+        "--preset",
+        "irq-handler",
+        "--fail-if",
+        "irq-handler.max>1s",
+        "--fail-if",
+        "irq-handler.p50>1ns",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(crossed.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&crossed.stderr);
+    assert!(err.contains("irq-handler.p50") && err.contains("> 1 ns"), "{err}");
+    assert!(!err.contains("irq-handler.max"), "only the crossed threshold is named: {err}");
+    // The report is still written, as JSON (from the extension).
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["analyses"][0]["name"], "irq-handler");
+    // `<` and count.
+    let lt = latscope(&["report", p, "--preset", "irq-handler", "--fail-if", "irq-handler.count<1000"]);
+    assert_eq!(lt.status.code(), Some(3));
+    // Bad expressions and unknown analyses are errors (exit 1), not passes.
+    for bad in ["irq-handler.p98>1ms", "irq-handler.p99>2", "irq-handler.p99", "block.p99>1ms"] {
+        let o = latscope(&["report", p, "--preset", "irq-handler", "--fail-if", bad]);
+        assert_eq!(o.status.code(), Some(1), "{bad}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--fail-if"), "{bad}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn html_is_self_contained_and_escapes_trace_strings() {
+    // A tiny trace made of real lines of a sample, with a marker edited into a task name and
+    // a marker text, in a file whose name carries a marker too.
+    let dir = tempdir("html");
+    let text = std::fs::read_to_string(sample("virtio_blk_direct_read.txt")).unwrap();
+    let mut lines: Vec<String> = text.lines().take_while(|l| l.starts_with('#')).map(str::to_owned).collect();
+    let body: Vec<&str> = text.lines().filter(|l| l.contains(" irq_handler_e")).take(40).collect();
+    lines.extend(body.iter().map(|l| l.replacen("<idle>", "<script>", 1)));
+    let path = dir.join("<script>marker.txt");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let out = latscope(&["report", path.to_str().unwrap(), "--preset", "irq-handler", "--format", "html"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(!html.contains("<script"), "unescaped marker in the HTML");
+    assert!(html.contains("&lt;script&gt;marker.txt"));
+    assert!(html.contains("<svg") && html.contains("<title>histogram</title>"));
+    assert!(!html.contains("<link") && !html.contains("src="), "the page fetches nothing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn csv_and_parquet_hold_one_row_per_sample() {
+    let path = sample("virtio_blk_direct_read.txt");
+    let p = path.to_str().unwrap();
+    let v = report_json(&[p, "--preset", "irq-handler", "--preset", "block"]);
+    let total: u64 = v["analyses"].as_array().unwrap().iter().map(|a| a["count"].as_u64().unwrap()).sum();
+    let out = latscope(&["report", p, "--preset", "irq-handler", "--preset", "block", "--format", "csv"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("analysis,key,start_s,end_s,latency_ns,input"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len() as u64, total);
+    for r in &rows {
+        let cells: Vec<&str> = r.split(',').collect();
+        assert!(["irq-handler", "block"].contains(&cells[0]), "{r}");
+        // No text cell can start a formula (CSV injection), and latencies are non-negative.
+        assert!(!cells[1].starts_with(['=', '+', '-', '@']), "{r}");
+        assert!(cells[cells.len() - 2].parse::<f64>().unwrap() >= 0.0, "{r}");
+    }
+    // Parquet is binary: stdout is refused, a file is written (PAR1 magic at both ends).
+    let refused = latscope(&["report", p, "--preset", "irq-handler", "--format", "parquet"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let dir = tempdir("parquet");
+    let pq = dir.join("samples.parquet");
+    let ok = latscope(&["report", p, "--preset", "irq-handler", "-o", pq.to_str().unwrap()]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let bytes = std::fs::read(&pq).unwrap();
+    assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn output_onto_an_input_is_refused() {
+    let dir = tempdir("refuse");
+    let input = dir.join("trace.txt");
+    std::fs::copy(sample("blk_read.txt"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let dotted = dir.join("x/../trace.txt");
+    std::fs::create_dir_all(dir.join("x")).unwrap();
+    for target in [&input, &dotted] {
+        let out = latscope(&[
+            "report",
+            input.to_str().unwrap(),
+            "--preset",
+            "irq-handler",
+            "-o",
+            target.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("refusing to overwrite an input"), "{err}");
+    }
+    assert_eq!(std::fs::read(&input).unwrap(), before, "the input is untouched");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn two_inputs_are_compared() {
+    let a = sample("virtio_blk_direct_read.txt");
+    let b = sample("blk_read.txt");
+    let v = report_json(&[a.to_str().unwrap(), b.to_str().unwrap(), "--preset", "irq-handler"]);
+    assert_eq!(v["inputs"].as_array().unwrap().len(), 2);
+    let analyses = v["analyses"].as_array().unwrap();
+    assert_eq!(analyses.iter().map(|x| x["input"].as_u64().unwrap()).collect::<Vec<_>>(), vec![0, 1]);
+    let c = v["comparison"].as_array().unwrap();
+    assert_eq!(c.len(), 1);
+    let c = &c[0];
+    assert_eq!(c["analysis"], "irq-handler");
+    let (ca, cb) = (analyses[0]["count"].as_i64().unwrap(), analyses[1]["count"].as_i64().unwrap());
+    assert_eq!((c["a"]["count"].as_i64(), c["b"]["count"].as_i64()), (Some(ca), Some(cb)));
+    assert_eq!(c["count_delta"].as_i64(), Some(cb - ca));
+    for k in ["mean", "p50", "p99", "max"] {
+        let (x, y) =
+            (analyses[0]["stats_ns"][k].as_f64().unwrap(), analyses[1]["stats_ns"][k].as_f64().unwrap());
+        assert!((c["delta_ns"][k].as_f64().unwrap() - (y - x)).abs() < 1e-6, "{k}");
+        assert!((c["ratio"][k].as_f64().unwrap() - y / x).abs() < 1e-9, "{k}");
+    }
+    // Markdown and HTML show the side-by-side table.
+    let md = latscope(&["report", a.to_str().unwrap(), b.to_str().unwrap(), "--preset", "irq-handler"]);
+    assert!(String::from_utf8_lossy(&md.stdout).contains("## A/B comparison"));
+}
+
+#[test]
+fn without_presets_every_preset_with_events_runs() {
+    let path = sample("virtio_blk_direct_read.txt");
+    let out = latscope(&["report", path.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("irq-handler") && err.contains("block"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> =
+        v["analyses"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"irq-handler") && names.contains(&"block"), "{names:?}");
+    // The block requests: every issue line completes in this recording (grep count).
+    let text = std::fs::read_to_string(&path).unwrap();
+    let issues = text.lines().filter(|l| l.contains(" block_rq_issue: ")).count() as u64;
+    let block = v["analyses"].as_array().unwrap().iter().find(|a| a["name"] == "block").unwrap();
+    assert_eq!(block["count"].as_u64().unwrap() + block["unmatched_start"].as_u64().unwrap(), issues);
+}
+
+#[test]
+fn sim_reports_go_through_the_report_path() {
+    let args = ["sim", "litesdcard", "--set", "file_mib=1", "--preset", "irq-handler", "--preset", "block"];
+    let out = latscope(&[&args[..], &["--format", "json"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["metrics"]["read_kib_s"].as_f64().unwrap() > 0.0, "{}", v["metrics"]);
+    let analyses = v["analyses"].as_array().unwrap();
+    let names: Vec<&str> = analyses.iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert!(
+        names.contains(&"block-read") && names.contains(&"irq-handler") && names.contains(&"block"),
+        "{names:?}"
+    );
+    // The scenario's own analyses now carry histograms and worst cases too.
+    let read = analyses.iter().find(|a| a["name"] == "block-read").unwrap();
+    let hist: u64 = read["histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+    assert_eq!(hist, read["count"].as_u64().unwrap());
+    assert!(!read["worst"].as_array().unwrap().is_empty());
+    // The `block` preset sees the same read and write requests as the scenario's rules.
+    let count = |n: &str| analyses.iter().find(|a| a["name"] == n).unwrap()["count"].as_u64().unwrap();
+    assert_eq!(count("block"), count("block-read") + count("block-write"));
+    let html = latscope(&[&args[..], &["--format", "html"]].concat());
+    assert!(html.status.success());
+    let html = String::from_utf8(html.stdout).unwrap();
+    assert!(html.contains("<h2>Metrics</h2>") && html.contains("read_kib_s") && html.contains("<svg"));
+    let md = latscope(&[&args[..2], &["--set", "file_mib=1"]].concat());
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| read_kib_s |"));
+}
