@@ -26,7 +26,9 @@ pub struct ReportArgs {
     /// A rule spec, e.g. `io=block_rq_issue -> block_rq_complete by dev,sector`; repeatable.
     #[arg(long = "rule", value_name = "SPEC")]
     pub rules: Vec<String>,
-    /// Alignment of the inputs onto one timeline (analyses then see all inputs together).
+    /// Alignment onto input 0's timeline: `N:OFFSET[:DRIFTppm]` by hand, or
+    /// `N:match REF_ENDPOINT -> ENDPOINT [drift]` fitted from matched events; analyses then
+    /// see all inputs together.
     #[arg(long, value_name = "ALIGN")]
     pub align: Option<String>,
     /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION; exit code 3 when crossed.
@@ -196,10 +198,32 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         (None, None) => Format::Md,
     };
     let specs = parse_specs(args)?;
+    let align = match &args.align {
+        Some(text) => {
+            Some(latscope_analysis::align::parse_align(text).with_context(|| format!("--align {text:?}"))?)
+        }
+        None => None,
+    };
     let mut sources = Vec::with_capacity(args.files.len());
     for path in &args.files {
         sources.push(latscope_importers::open(path, &LoadControl::new())?);
     }
+    // The alignment as applied, for the report: what was fitted, not only what was asked.
+    let applied = match &align {
+        Some(spec) => {
+            let a = latscope_analysis::align::apply_align(spec, &mut sources)?;
+            Some(format!(
+                "{} (input {}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
+                args.align.as_deref().unwrap_or_default(),
+                a.source,
+                a.offset as f64 / 1e3,
+                a.drift_ppm,
+                a.matched,
+                a.residual_rms_ps / 1e3
+            ))
+        }
+        None => None,
+    };
     // Without --align two inputs are two captures to compare; with it, one aligned trace.
     let together = args.align.is_some();
     let outcomes = if specs.is_empty() {
@@ -227,7 +251,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
     let inputs: Vec<ReportInput<'_>> =
         paths.iter().zip(&sources).map(|(path, source)| ReportInput { path, source }).collect();
-    let opts = ReportOptions { align: args.align.clone(), ..ReportOptions::default() };
+    let opts = ReportOptions { align: applied, ..ReportOptions::default() };
     let report = report::build(&inputs, &outcomes, &opts)?;
     emit(&report, format, args.output.as_deref(), &args.files)?;
     gate(&report, &thresholds)

@@ -322,3 +322,28 @@ fn sim_reports_go_through_the_report_path() {
     let md = latscope(&[&args[..2], &["--set", "file_mib=1"]].concat());
     assert!(String::from_utf8_lossy(&md.stdout).contains("| read_kib_s |"));
 }
+
+#[test]
+fn align_fits_two_files_of_one_recording() {
+    // The text and the .dat are one recording: matching each block_rq_issue to itself must
+    // fit with a residual below the text's microsecond resolution.
+    let (txt, dat) = (sample("blk_read.txt"), sample("blk_read_v6.dat"));
+    let issues =
+        std::fs::read_to_string(&txt).unwrap().lines().filter(|l| l.contains(" block_rq_issue: ")).count();
+    let j = report_json(&[
+        txt.to_str().unwrap(),
+        dat.to_str().unwrap(),
+        "--align",
+        "1:match block_rq_issue -> block_rq_issue",
+        "--preset",
+        "block",
+    ]);
+    let align = j["align"].as_str().unwrap();
+    assert!(align.contains(&format!("{issues} matched")), "{align} (expected {issues} matched)");
+    let rms: f64 = align.split("rms ").nth(1).and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
+    assert!(rms < 1000.0, "residual {rms} ns");
+    // A malformed --align is a usage error naming the argument, before any file is read.
+    let out = latscope(&["report", txt.to_str().unwrap(), "--align", "one:+2us"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--align"));
+}

@@ -260,9 +260,11 @@ fn analysis_pairs_every_irq_handler_entry() {
     let entries =
         wb.sources[0].source().tracks().iter().find(|t| t.name == "irq_handler_entry").unwrap().count;
     assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, entries);
-    let s = r.stats.as_ref().unwrap();
-    assert!(s.min <= s.p50 as i64 && s.p50 <= s.p99 && s.p99 <= s.max as f64);
-    assert_eq!(r.histogram.iter().map(|b| b.2).sum::<u64>() as usize, r.outcome.samples.len());
+    let summary = r.summary.as_ref().unwrap();
+    let s = summary.stats_ns;
+    assert!(s.min <= s.p50 && s.p50 <= s.p99 && s.p99 <= s.max);
+    let binned: u64 = summary.histogram_linear.iter().map(|b| b.count).sum();
+    assert_eq!(binned as usize, r.outcome.samples.len());
     // Jumping to the worst case puts the cursors on it.
     let worst = r.worst[0];
     let sample = r.outcome.samples[worst].clone();

@@ -33,7 +33,7 @@ pub struct Report {
     pub metrics: Metrics,
     /// A/B per analysis name when there are two inputs.
     pub comparison: Vec<Comparison>,
-    /// The `--align` argument, as given (alignment itself is applied by the analyses).
+    /// The `--align` argument and what it set (offset, drift, fit quality).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub align: Option<String>,
     /// Every sample of every analysis, for CSV/Parquet and the HTML plots; not in the JSON.

@@ -8,6 +8,7 @@ use egui_plot::{Bar, BarChart, Plot};
 use latscope_analysis::model::{Ps, format_seconds};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::spec::{PRESETS, parse_spec, run_spec};
+use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
 use std::sync::Arc;
 
 use super::prepare::Prepared;
@@ -70,77 +71,48 @@ pub fn run_analyses(sources: &[Arc<Prepared>], specs: &[String]) -> (Vec<Outcome
     (out, errors)
 }
 
-/// Statistics of one analysis (DESIGN §4.5; percentiles interpolate linearly, like numpy).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stats {
-    pub count: usize,
-    pub min: Ps,
-    pub mean: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub max: Ps,
-}
-
-/// An outcome with what the panel draws, computed on the worker.
+/// An outcome with what the panel draws, computed on the worker by the analysis crate's
+/// statistics (the same numbers a report prints).
 #[derive(Debug, Clone)]
 pub struct AnalysisResult {
     pub outcome: Outcome,
-    pub stats: Option<Stats>,
-    /// (low ps, high ps, count) per bucket.
-    pub histogram: Vec<(f64, f64, u64)>,
-    /// Sample indices, worst first.
+    /// `None` when the statistics failed (the message is in `error`).
+    pub summary: Option<Summary>,
+    pub error: Option<String>,
+    /// Sample indices, worst first (the panel links them to the timeline).
     pub worst: Vec<usize>,
+    /// A chain's stages: name, count and their statistics, where the time goes.
+    pub stages: Vec<(String, u64, StatsNs)>,
 }
 
-fn percentile(sorted: &[Ps], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let pos = q * (sorted.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    let (a, b) = (sorted[lo] as f64, sorted[hi.min(sorted.len() - 1)] as f64);
-    a + (b - a) * (pos - lo as f64)
-}
-
-const BUCKETS: usize = 40;
+const WORST_LINKS: usize = 10;
 
 pub fn summarize(outcome: Outcome) -> AnalysisResult {
-    let mut lat = outcome.latencies();
-    lat.sort_unstable();
-    let stats = (!lat.is_empty()).then(|| Stats {
-        count: lat.len(),
-        min: lat[0],
-        mean: lat.iter().map(|&v| v as f64).sum::<f64>() / lat.len() as f64,
-        p50: percentile(&lat, 0.5),
-        p90: percentile(&lat, 0.9),
-        p99: percentile(&lat, 0.99),
-        max: lat[lat.len() - 1],
-    });
-    let mut histogram = Vec::new();
-    if let Some(s) = &stats {
-        let (lo, hi) = (s.min as f64, (s.max as f64).max(s.min as f64 + 1.0));
-        let w = (hi - lo) / BUCKETS as f64;
-        let mut counts = [0u64; BUCKETS];
-        for &v in &lat {
-            let b = (((v as f64 - lo) / w) as usize).min(BUCKETS - 1);
-            counts[b] += 1;
-        }
-        histogram = counts
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| (lo + i as f64 * w, lo + (i + 1) as f64 * w, c))
-            .collect();
-    }
+    let opts = StatsOptions { linear_buckets: 40, ..StatsOptions::default() };
+    let (summary, error) = match stats::summarize(&outcome, &opts) {
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     let mut worst: Vec<usize> = (0..outcome.samples.len()).collect();
-    worst.sort_by_key(|&i| std::cmp::Reverse(outcome.samples[i].latency()));
-    worst.truncate(10);
-    AnalysisResult { outcome, stats, histogram, worst }
+    worst.sort_by_key(|&i| (std::cmp::Reverse(outcome.samples[i].latency()), outcome.samples[i].start));
+    worst.truncate(WORST_LINKS);
+    let stages = outcome
+        .stages
+        .iter()
+        .map(|st| {
+            let stats = stats::stats_of(&st.latencies()).unwrap_or_default();
+            (st.name.clone(), st.samples.len() as u64, stats)
+        })
+        .collect();
+    AnalysisResult { outcome, summary, error, worst, stages }
 }
 
 fn dur(ps: f64) -> String {
     format_seconds(ps.round() as Ps)
+}
+
+fn dur_ns(ns: f64) -> String {
+    dur(ns * 1e3)
 }
 
 /// The rule list and the rule editor, validated as the user types.
@@ -232,26 +204,71 @@ pub fn panel(
                 };
                 row("count", o.samples.len().to_string());
                 row("unmatched start / end", format!("{} / {}", o.unmatched_start, o.unmatched_end));
-                if let Some(s) = &r.stats {
-                    row("min", dur(s.min as f64));
-                    row("mean", dur(s.mean));
-                    row("p50", dur(s.p50));
-                    row("p90", dur(s.p90));
-                    row("p99", dur(s.p99));
-                    row("max", dur(s.max as f64));
+                if let Some(st) = r.summary.as_ref().map(|s| s.stats_ns) {
+                    for (name, v) in [
+                        ("min", st.min),
+                        ("mean", st.mean),
+                        ("stddev", st.stddev),
+                        ("p50", st.p50),
+                        ("p90", st.p90),
+                        ("p99", st.p99),
+                        ("p99.9", st.p999),
+                        ("max", st.max),
+                    ] {
+                        if let Some(ns) = v {
+                            row(name, dur_ns(ns));
+                        }
+                    }
                 }
             });
-            if !r.histogram.is_empty() {
-                let bars: Vec<Bar> = r
-                    .histogram
+            if let Some(e) = &r.error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            for note in &o.notes {
+                ui.weak(format!("{}: {}", note.what, note.count));
+            }
+            if !r.stages.is_empty() {
+                ui.label("Where the time goes (per stage):");
+                egui::Grid::new(("stages", ri)).num_columns(4).striped(true).show(ui, |ui| {
+                    for (name, count, st) in &r.stages {
+                        ui.monospace(name);
+                        ui.monospace(count.to_string());
+                        let show = |v: Option<f64>, what: &str| {
+                            v.map_or_else(String::new, |ns| format!("{what} {}", dur_ns(ns)))
+                        };
+                        ui.monospace(show(st.p50, "p50"));
+                        ui.monospace(show(st.p99, "p99"));
+                        ui.end_row();
+                    }
+                });
+            }
+            let buckets = r.summary.as_ref().map_or(&[][..], |s| &s.histogram_linear[..]);
+            if buckets.iter().any(|b| b.count > 0) {
+                let bars: Vec<Bar> = buckets
                     .iter()
-                    .map(|&(lo, hi, c)| Bar::new((lo + hi) / 2e6, c as f64).width((hi - lo) / 1e6))
+                    .map(|b| {
+                        Bar::new((b.lo_ns + b.hi_ns) / 2e3, b.count as f64).width((b.hi_ns - b.lo_ns) / 1e3)
+                    })
                     .collect();
                 Plot::new(("hist", ri))
                     .height(140.0)
                     .x_axis_label("latency (us)")
                     .allow_scroll(false)
                     .show(ui, |p| p.bar_chart(BarChart::new("count", bars).color(super::theme::ACCENT)));
+            }
+            if let Some(s) = r.summary.as_ref().filter(|s| !s.groups.is_empty()) {
+                ui.collapsing(format!("groups ({} keys)", s.groups_total), |ui| {
+                    egui::Grid::new(("groups", ri)).num_columns(3).striped(true).show(ui, |ui| {
+                        for g in s.groups.iter().take(20) {
+                            ui.monospace(&g.key);
+                            ui.monospace(g.count.to_string());
+                            ui.monospace(
+                                g.stats_ns.p50.map_or_else(String::new, |ns| format!("p50 {}", dur_ns(ns))),
+                            );
+                            ui.end_row();
+                        }
+                    });
+                });
             }
             ui.label("Worst:");
             for &i in r.worst.iter().take(5) {
