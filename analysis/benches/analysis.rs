@@ -99,6 +99,18 @@ fn bench(c: &mut Criterion) {
     };
     for &(events, label) in SIZES {
         let sources = [replicate(&real, events)];
+        // What each timed run finds, printed once so a bench that pairs nothing stands out.
+        for (name, spec) in pair_specs.iter().map(|(n, s)| (*n, s)).chain(stall.iter().map(|s| ("stall", s)))
+        {
+            match run_spec(spec, &sources) {
+                Ok(o) => eprintln!(
+                    "{label} {name}: {} samples, {} windows",
+                    o.iter().map(|o| o.samples.len()).sum::<usize>(),
+                    o.iter().map(|o| o.windows.len()).sum::<usize>()
+                ),
+                Err(e) => eprintln!("{label} {name}: {e}"),
+            }
+        }
         let mut g = c.benchmark_group("pairing");
         g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
         g.throughput(Throughput::Elements(events as u64));
