@@ -1,0 +1,140 @@
+//! Pairing and stall detection at 1M and 10M events (issue 8). The input is the recorded
+//! `samples/ftrace/virtio_blk_direct_read.txt` (irq, block, sched events of direct reads on
+//! a virtio disk), its events replicated back to back with shifted times until the table
+//! holds the wanted count, so every event, field and key is real and only time repeats.
+//! The big table is built once per size, outside the timed loops.
+//!
+//! `cargo bench -p latscope-analysis --bench analysis`
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use latscope_analysis::model::{EventTableBuilder, FieldValue, Source};
+use latscope_analysis::spec::{Spec, parse_spec, preset_spec, run_spec};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+const SAMPLE: &str = "samples/ftrace/virtio_blk_direct_read.txt";
+const SIZES: &[(usize, &str)] = &[(1_000_000, "1M"), (10_000_000, "10M")];
+
+fn load_sample() -> Option<Source> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(SAMPLE);
+    match latscope_importers::open(&path, &latscope_importers::LoadControl::new()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("skipped: {}: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// `real`'s events repeated until there are `events`, each copy shifted past the previous
+/// one by the sample's span plus 1 ms, so copies never interleave.
+fn replicate(real: &Source, events: usize) -> Source {
+    let table = &real.events;
+    let (Some(&first), Some(&last)) = (table.ts.first(), table.ts.last()) else {
+        return Source::new("empty", "ftrace-text", real.kind);
+    };
+    let period = last - first + 1_000_000_000;
+    let mut b = EventTableBuilder::new();
+    b.interner = real.strings.clone();
+    // Layouts are unique in a table, so re-adding them in order gives the same ids.
+    for l in table.layouts() {
+        b.layout(l.event, &l.fields);
+    }
+    b.reserve(events, table.field_bytes() * events.div_ceil(table.len()));
+    let mut values: Vec<FieldValue> = Vec::new();
+    let mut copy = 0;
+    'fill: loop {
+        let shift = copy * period;
+        for ev in table.iter() {
+            if b.len() == events {
+                break 'fill;
+            }
+            values.clear();
+            values.extend(ev.fields().map(|(_, v)| v));
+            b.push(
+                ev.ts() + shift,
+                ev.cpu(),
+                ev.pid(),
+                ev.comm(),
+                ev.flags(),
+                table.layout[ev.index],
+                &values,
+            );
+        }
+        copy += 1;
+    }
+    let mut big = Source::new(format!("{} x{}", real.name, copy + 1), real.format.clone(), real.kind);
+    big.origin = real.origin;
+    match b.finish() {
+        Ok((events, strings)) => {
+            big.events = events;
+            big.strings = strings;
+        }
+        Err(e) => eprintln!("replicating {}: {e}", real.name),
+    }
+    big
+}
+
+fn specs() -> Vec<(&'static str, Spec)> {
+    let mut v = Vec::new();
+    for name in ["irq-handler", "block", "wakeup"] {
+        match preset_spec(name) {
+            Ok(s) => v.push((name, s)),
+            Err(e) => eprintln!("preset {name}: {e}"),
+        }
+    }
+    v
+}
+
+fn bench(c: &mut Criterion) {
+    let Some(real) = load_sample() else { return };
+    let pair_specs = specs();
+    let stall = match parse_spec("stall:block_rq_issue") {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("stall spec: {e}");
+            None
+        }
+    };
+    for &(events, label) in SIZES {
+        let sources = [replicate(&real, events)];
+        // What each timed run finds, printed once so a bench that pairs nothing stands out.
+        for (name, spec) in pair_specs.iter().map(|(n, s)| (*n, s)).chain(stall.iter().map(|s| ("stall", s)))
+        {
+            match run_spec(spec, &sources) {
+                Ok(o) => eprintln!(
+                    "{label} {name}: {} samples, {} windows",
+                    o.iter().map(|o| o.samples.len()).sum::<usize>(),
+                    o.iter().map(|o| o.windows.len()).sum::<usize>()
+                ),
+                Err(e) => eprintln!("{label} {name}: {e}"),
+            }
+        }
+        let mut g = c.benchmark_group("pairing");
+        g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+        g.throughput(Throughput::Elements(events as u64));
+        for (name, spec) in &pair_specs {
+            g.bench_with_input(BenchmarkId::new(*name, label), &sources, |b, s| {
+                b.iter(|| {
+                    run_spec(black_box(spec), s).map(|o| o.iter().map(|o| o.samples.len()).sum::<usize>())
+                })
+            });
+        }
+        g.finish();
+        if let Some(spec) = &stall {
+            let mut g = c.benchmark_group("stall");
+            g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+            g.throughput(Throughput::Elements(events as u64));
+            g.bench_with_input(BenchmarkId::new("block_rq_issue", label), &sources, |b, s| {
+                b.iter(|| {
+                    run_spec(black_box(spec), s).map(|o| o.iter().map(|o| o.windows.len()).sum::<usize>())
+                })
+            });
+            g.finish();
+        }
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
