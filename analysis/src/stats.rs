@@ -76,7 +76,8 @@ pub struct Summary {
     /// By count (largest first), then key, at most `StatsOptions::max_groups`; empty when
     /// the analysis has no key.
     pub groups: Vec<GroupStats>,
-    /// Number of distinct keys (also those beyond `max_groups`).
+    /// Number of distinct keys (also those beyond `max_groups`, and when every key is unique
+    /// and `groups` is left empty).
     pub groups_total: u64,
     /// The longest samples, longest first (ties: earliest first).
     pub worst: Vec<Sample>,
@@ -118,6 +119,11 @@ pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, Stat
     let keyed = outcome.samples.iter().any(|s| !s.key.is_empty());
     let (stats_ns, mut groups) = polars_stats(&outcome.samples, &lat, keyed).map_err(err)?;
     let groups_total = groups.len() as u64;
+    // A key unique to each sample (`dev,sector` of block requests) groups nothing: its
+    // "groups" would only repeat the samples (the CSV export has them), so none are kept.
+    if groups.iter().all(|g| g.count == 1) && groups.len() > 1 {
+        groups.clear();
+    }
     groups.truncate(opts.max_groups);
     let mut sorted = lat;
     sorted.sort_by(f64::total_cmp);

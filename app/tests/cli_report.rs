@@ -93,7 +93,8 @@ fn irq_handler_counts_match_grep_and_trace_cmd() {
             stat("min") <= stat("p50") && stat("p50") <= stat("p90") && stat("p99") <= stat("max"),
             "{file}: {s}"
         );
-        assert!(stat("min") > 0.0);
+        // Text traces print microseconds: a handler shorter than that shows as 0.
+        assert!(stat("min") >= 0.0, "{file}: {s}");
         let count = a["count"].as_u64().unwrap();
         if let Some(exits) = independent_exit_count(&path) {
             assert_eq!(count as usize, exits, "{file}: every handler exit closes one entry");

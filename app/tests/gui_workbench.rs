@@ -326,4 +326,8 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
     let batch_irqs =
         batch.source.tracks().into_iter().find(|t| t.name == "irq_handler_entry").map(|t| t.count);
     assert_eq!(live_irqs, batch_irqs);
+    // The finished run's metrics reach the panel, equal to the batch run's.
+    wait(&mut h, "the metrics", |wb| !wb.sim.metrics.is_empty() || wb.sim.error.is_some());
+    assert_eq!(h.state().sim.error, None);
+    assert_eq!(h.state().sim.metrics, batch.report.metrics.0);
 }

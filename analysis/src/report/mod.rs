@@ -229,7 +229,8 @@ fn analysis_of(
     rows: &mut Vec<SampleRow>,
 ) -> Result<Analysis, StatsError> {
     let summary = stats::summarize(o, opts)?;
-    let name = format!("{prefix}{}", o.name);
+    // Stages named by their analysis already carry its prefix (`chain/cmd->irq`).
+    let name = if o.name.starts_with(prefix) { o.name.clone() } else { format!("{prefix}{}", o.name) };
     rows.extend(o.samples.iter().map(|s| SampleRow {
         analysis: name.clone(),
         input: o.source,

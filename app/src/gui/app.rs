@@ -309,6 +309,7 @@ impl Workbench {
                 self.sim.finished = false;
                 self.sim.error = None;
                 self.sim.snapshots = 0;
+                self.sim.metrics.clear();
             }
             Err(e) => self.sim.error = Some(e.to_string()),
         }
@@ -547,6 +548,14 @@ impl Workbench {
                 }
             }
             Message::SimError(e) => self.sim.error = Some(e),
+            Message::SimMetrics { run, metrics } => {
+                if self.sim.handle.as_ref().is_some_and(|h| h.run == run) {
+                    match metrics {
+                        Ok(m) => self.sim.metrics = m,
+                        Err(e) => self.sim.error = Some(e),
+                    }
+                }
+            }
             Message::Error(e) => self.errors.push(e),
             Message::DismissError(i) => {
                 if i < self.errors.len() {

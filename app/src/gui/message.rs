@@ -135,6 +135,12 @@ pub enum Message {
         finished: bool,
     },
     SimError(String),
+    /// The finished run's scenario metrics (DESIGN §5.2), measured on its trace by the
+    /// same analyses `latscope sim` runs.
+    SimMetrics {
+        run: u64,
+        metrics: Result<Vec<(String, f64)>, String>,
+    },
     // --- misc
     Error(String),
     DismissError(usize),

@@ -24,6 +24,8 @@ pub struct SimState {
     pub snapshots: u64,
     pub error: Option<String>,
     pub duration: Option<Ps>,
+    /// The scenario's metrics once the run has finished.
+    pub metrics: Vec<(String, f64)>,
 }
 
 impl Default for SimState {
@@ -43,6 +45,7 @@ impl Default for SimState {
             snapshots: 0,
             error: None,
             duration: None,
+            metrics: Vec::new(),
         };
         s.load_settings();
         s
@@ -147,5 +150,14 @@ pub fn panel(ui: &mut egui::Ui, st: &mut SimState) -> Vec<Message> {
         "paused"
     };
     ui.label(format!("{state} · t = {} · {} events", format_seconds(st.now), st.events));
+    if !st.metrics.is_empty() {
+        egui::Grid::new("sim-metrics").num_columns(2).striped(true).show(ui, |ui| {
+            for (name, value) in &st.metrics {
+                ui.monospace(name);
+                ui.monospace(format!("{value:.1}"));
+                ui.end_row();
+            }
+        });
+    }
     msgs
 }

@@ -298,6 +298,13 @@ pub fn simulate(
                     });
                     last = Instant::now();
                     dirty = false;
+                    if finished {
+                        // The run is over: measure it (this consumes the simulation; later
+                        // commands find the worker gone, which is what a finished run means).
+                        let metrics = sim.finish().map(|o| o.report.metrics.0).map_err(|e| e.to_string());
+                        out.send(Message::SimMetrics { run, metrics });
+                        return;
+                    }
                 }
                 if worked == 0 && !finished {
                     std::thread::sleep(sim.idle_hint().max(Duration::from_millis(5)));
