@@ -166,3 +166,51 @@ fn axienet_hard_irq_or_napi() {
     let tracks = info["sources"][0]["tracks"].as_array().unwrap();
     assert!(tracks.iter().any(|t| t["name"] == "irq_handler_entry"));
 }
+
+#[test]
+fn virtio_real_capture_command_to_wakeup() {
+    guide_shows_script("virtio");
+    let out = run_script("virtio");
+    let d = out.path();
+    // Counted without latscope: the text twin of the .dat (one recording).
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace/virtio_blk_direct_read.txt"),
+    )
+    .unwrap();
+    let count = |event: &str| text.lines().filter(|l| l.contains(&format!(" {event}: "))).count() as u64;
+    let info = json(d, "info.json");
+    assert_eq!(info["events"].as_u64().unwrap(), text.lines().filter(|l| !l.starts_with('#')).count() as u64);
+
+    let report = json(d, "report.json");
+    let analysis = |name: &str| {
+        report["analyses"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap().clone()
+    };
+    let block = analysis("block");
+    assert_eq!(block["count"].as_u64().unwrap(), count("block_rq_complete"));
+    let p50 = |a: &Value| a["stats_ns"]["p50"].as_f64().unwrap();
+    // The guide's table: block p50 ~166 us, the device dominates, the chain adds the guest's path.
+    assert!((150e3..180e3).contains(&p50(&block)), "block p50 {}", p50(&block));
+    let cmd_irq = analysis("cmd-irq");
+    assert_eq!(cmd_irq["count"].as_u64().unwrap(), count("block_rq_issue"));
+    assert!(cmd_irq["notes"][0]["what"].as_str().unwrap().starts_with("irq 36 chosen"));
+    let chain = analysis("chain");
+    assert_eq!((chain["count"].as_u64(), chain["unmatched_start"].as_u64()), (Some(399), Some(1)));
+    let stages: Vec<String> =
+        chain["stages"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(
+        stages,
+        ["chain/cmd->irq", "chain/irq handler", "chain/exit->wakeup", "chain/wakeup->switch-in"]
+    );
+    let stage_p50: f64 = chain["stages"].as_array().unwrap().iter().map(p50).sum();
+    assert!(p50(&chain) > p50(&cmd_irq) && stage_p50 > 0.8 * p50(&chain), "{stage_p50} vs {}", p50(&chain));
+
+    let html = std::fs::read_to_string(d.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && !html.contains("<script"), "self-contained, no scripts");
+
+    // Text and .dat of one recording agree, to the text's microsecond resolution.
+    let ab = json(d, "ab.json");
+    let cmp = &ab["comparison"][0];
+    assert_eq!(cmp["a"]["count"], cmp["b"]["count"]);
+    assert!(cmp["delta_ns"]["p50"].as_f64().unwrap().abs() < 1000.0, "{cmp}");
+    assert!(std::fs::read_to_string(d.join("gate.md")).unwrap().contains("| block |"));
+}
