@@ -12,4 +12,5 @@ fi
 mkdir -p docs/screenshots
 "$LATSCOPE" --screenshot docs/screenshots/ftrace_virtio_blk.png samples/ftrace/virtio_blk_direct_read.txt
 "$LATSCOPE" --screenshot docs/screenshots/simulator_litesdcard.png
-"$LATSCOPE" --screenshot docs/screenshots/sigrok_two_captures.png samples/sigrok/*.sr
+"$LATSCOPE" --screenshot docs/screenshots/sigrok_two_captures.png \
+  samples/sigrok/mixed_100khz_2logic_1analog.sr samples/sigrok/sd_mode_imx6_snippet.sr
