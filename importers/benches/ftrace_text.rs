@@ -4,6 +4,9 @@
 //! 8 MiB in memory. Nothing here is invented trace text. "one chunk" is the line parser on
 //! one core; "parallel" is the importer as `latscope` runs it.
 //!
+//! `LATSCOPE_BENCH_TEXT=FILE` times that file as it is instead (e.g. the 40 MB recording of
+//! bench/record-big-trace.sh, the peer comparison's input).
+//!
 //! `cargo bench -p latscope-importers --bench ftrace_text`
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -14,6 +17,9 @@ use std::path::Path;
 const TARGET_BYTES: usize = 8 << 20;
 
 fn input() -> Option<Vec<u8>> {
+    if let Some(p) = std::env::var_os("LATSCOPE_BENCH_TEXT") {
+        return std::fs::read(&p).map_err(|e| eprintln!("skipped: {}: {e}", Path::new(&p).display())).ok();
+    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map(|rd| {
@@ -46,10 +52,11 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("ftrace_text");
     g.throughput(Throughput::Bytes(data.len() as u64));
     g.sample_size(10);
-    g.bench_function("parse 8 MiB (parallel)", |b| {
+    let mib = data.len() >> 20;
+    g.bench_function(format!("parse {mib} MiB (parallel)"), |b| {
         b.iter(|| ftrace_text::parse(black_box(&data), &LoadControl::new()).map(|s| s.events.len()))
     });
-    g.bench_function("parse 8 MiB (one chunk, one core)", |b| {
+    g.bench_function(format!("parse {mib} MiB (one chunk, one core)"), |b| {
         b.iter(|| {
             ftrace_text::parse_with_chunks(black_box(&data), &LoadControl::new(), 1).map(|s| s.events.len())
         })
