@@ -49,52 +49,17 @@ pub struct WindowJson {
     pub excess_ns: f64,
 }
 
-/// Duration statistics in nanoseconds; all `null` when there is nothing to measure.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Stats {
-    pub min: Option<f64>,
-    pub mean: Option<f64>,
-    pub stddev: Option<f64>,
-    pub p50: Option<f64>,
-    pub p90: Option<f64>,
-    pub p99: Option<f64>,
-    pub p999: Option<f64>,
-    pub max: Option<f64>,
-}
+/// Duration statistics in nanoseconds: the analysis crate's, so a scenario's figures are
+/// computed exactly as `latscope report` computes them.
+pub type Stats = latscope_analysis::stats::StatsNs;
 
-/// Linear interpolation between closest ranks (numpy's default) on sorted values.
-pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    let n = sorted.len();
-    if n == 0 {
-        return None;
+/// [`Stats`] of durations in picoseconds; all `null` when there is nothing to measure (or,
+/// never expected, when the statistics engine fails).
+pub fn stats_of(durations_ps: &[Ps]) -> Stats {
+    if durations_ps.is_empty() {
+        return Stats::default();
     }
-    let x = p * (n - 1) as f64;
-    let lo = x.floor() as usize;
-    let hi = (lo + 1).min(n - 1);
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (x - lo as f64))
-}
-
-impl Stats {
-    pub fn of(durations_ps: &[Ps]) -> Stats {
-        let mut v: Vec<f64> = durations_ps.iter().map(|&d| d as f64 / PS_PER_NS as f64).collect();
-        if v.is_empty() {
-            return Stats::default();
-        }
-        v.sort_by(f64::total_cmp);
-        let n = v.len() as f64;
-        let mean = v.iter().sum::<f64>() / n;
-        let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
-        Stats {
-            min: v.first().copied(),
-            mean: Some(mean),
-            stddev: Some(var.sqrt()),
-            p50: percentile(&v, 0.5),
-            p90: percentile(&v, 0.9),
-            p99: percentile(&v, 0.99),
-            p999: percentile(&v, 0.999),
-            max: v.last().copied(),
-        }
-    }
+    latscope_analysis::stats::stats_of(durations_ps).unwrap_or_default()
 }
 
 /// Metrics in the order the scenario defines them (a JSON object).
@@ -151,7 +116,7 @@ impl<'a> Analyzer<'a> {
             count: r.pairs.len() as u64,
             unmatched_start: r.unmatched_start,
             unmatched_end: r.unmatched_end,
-            stats_ns: Stats::of(&r.durations()),
+            stats_ns: stats_of(&r.durations()),
         });
         self.report.outcomes.push(pair_outcome(self.src, rule, &r));
         Ok(r)
@@ -180,7 +145,7 @@ impl<'a> Analyzer<'a> {
             count: windows.len() as u64,
             unmatched_start: 0,
             unmatched_end: 0,
-            stats_ns: Stats::of(&durations),
+            stats_ns: stats_of(&durations),
         });
         let mut outcome = Outcome::new(name, AnalysisKind::Stall, 0);
         outcome.samples =
@@ -286,11 +251,11 @@ mod tests {
 
     #[test]
     fn stats_follow_numpy_linear_percentiles() {
-        let s = Stats::of(&[1000, 2000, 3000, 4000]);
+        let s = stats_of(&[1000, 2000, 3000, 4000]);
         assert_eq!(s.p50, Some(2.5));
         assert_eq!(s.p90, Some(3.7));
         assert_eq!((s.min, s.max, s.mean), (Some(1.0), Some(4.0), Some(2.5)));
-        assert_eq!(Stats::of(&[]), Stats::default());
+        assert_eq!(stats_of(&[]), Stats::default());
         assert_eq!(union_length(vec![(0, 10), (5, 15), (20, 25)]), 20);
     }
 }
