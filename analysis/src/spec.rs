@@ -532,6 +532,29 @@ pub fn run_spec(spec: &Spec, sources: &[Source]) -> Result<Vec<Outcome>, Analysi
     }
 }
 
+/// Runs `spec` on each source alone (two captures compared, or sources held apart), with
+/// `Outcome::source` set to the source's index; one result per source, in order.
+pub fn run_spec_each<'a>(
+    spec: &Spec,
+    sources: impl IntoIterator<Item = &'a Source>,
+) -> Vec<Result<Vec<Outcome>, AnalysisError>> {
+    sources
+        .into_iter()
+        .enumerate()
+        .map(|(index, src)| {
+            run_spec(spec, std::slice::from_ref(src)).map(|outcomes| {
+                outcomes
+                    .into_iter()
+                    .map(|mut o| {
+                        o.source = index;
+                        o
+                    })
+                    .collect()
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,13 +109,8 @@ fn run_one(spec: &Spec, sources: &[Source], together: bool) -> Result<Vec<Outcom
         return spec::run_spec(spec, sources).with_context(|| format!("analysis {}", spec.name()));
     }
     let mut out = Vec::new();
-    for (i, src) in sources.iter().enumerate() {
-        let mut found = spec::run_spec(spec, std::slice::from_ref(src))
-            .with_context(|| format!("analysis {} on input {i}", spec.name()))?;
-        for o in &mut found {
-            o.source = i;
-        }
-        out.extend(found);
+    for (i, found) in spec::run_spec_each(spec, sources).into_iter().enumerate() {
+        out.extend(found.with_context(|| format!("analysis {} on input {i}", spec.name()))?);
     }
     Ok(out)
 }

@@ -7,7 +7,7 @@ use super::message::Message;
 use egui_plot::{Bar, BarChart, Plot};
 use latscope_analysis::model::{Ps, format_seconds};
 use latscope_analysis::outcome::Outcome;
-use latscope_analysis::spec::{PRESETS, parse_spec, run_spec};
+use latscope_analysis::spec::{PRESETS, parse_spec, run_spec_each};
 use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
 use std::sync::Arc;
 
@@ -55,12 +55,10 @@ pub fn run_analyses(sources: &[Arc<Prepared>], specs: &[String]) -> (Vec<Outcome
         let before = out.len();
         // One source at a time: the sources live behind `Arc`s, and most analyses are
         // per source anyway (cross-source rules run on the command line).
-        for (index, p) in sources.iter().enumerate() {
-            match run_spec(&spec, std::slice::from_ref(&p.source)) {
-                Ok(outcomes) => out.extend(outcomes.into_iter().map(|mut o| {
-                    o.source = index;
-                    o
-                })),
+        let results = run_spec_each(&spec, sources.iter().map(|p| &p.source));
+        for (p, result) in sources.iter().zip(results) {
+            match result {
+                Ok(outcomes) => out.extend(outcomes),
                 Err(e) => reasons.push(format!("{}: {e}", p.source.name)),
             }
         }
