@@ -591,6 +591,12 @@ pub fn from_common(src: &Source, c: Ps) -> Ps {
 /// end in a capture. Pair times are common-timeline picoseconds. String keys compare by
 /// their text across sources.
 pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, PairError> {
+    pair_across_keyed(sources, rule).map(|(res, _)| res)
+}
+
+/// [`pair_across`], also returning the interner the pairs' string keys refer to (they are
+/// re-interned across sources, so no single source's strings resolve them).
+pub fn pair_across_keyed(sources: &[&Source], rule: &PairRule) -> Result<(PairResult, Interner), PairError> {
     let mut all = Vec::new();
     let mut shared = Interner::new();
     for (rank, src) in sources.iter().enumerate() {
@@ -606,7 +612,7 @@ pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, P
         }
         all.extend(occ);
     }
-    Ok(run(sort_merge(all), rule))
+    Ok((run(sort_merge(all), rule), shared))
 }
 
 fn run(occ: Vec<Occ>, rule: &PairRule) -> PairResult {

@@ -20,7 +20,7 @@
 //! Outcomes of sources with lost-event gaps carry notes counting the gaps and the samples
 //! that span one.
 
-use crate::model::{FieldValue, Ps, Source};
+use crate::model::{FieldValue, Interner, Ps, Source};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample};
 use crate::pairing::{
     self, Endpoint, FieldSel, KeyVal, PairResult, PairRule, Policy, Pred, PredOp, custom_occurrence,
@@ -208,6 +208,19 @@ pub(crate) fn outcome_of(
     res: &PairResult,
     src: &Source,
 ) -> Outcome {
+    outcome_keyed(name, kind, source, rule, res, src, &src.strings)
+}
+
+/// [`outcome_of`] with the interner that `res`'s string keys refer to.
+fn outcome_keyed(
+    name: &str,
+    kind: AnalysisKind,
+    source: usize,
+    rule: &PairRule,
+    res: &PairResult,
+    src: &Source,
+    strings: &Interner,
+) -> Outcome {
     let mut o = Outcome::new(name, kind, source);
     // Few distinct keys, many pairs: render each key once.
     let mut rendered: rustc_hash::FxHashMap<&[KeyVal], String> = Default::default();
@@ -215,8 +228,7 @@ pub(crate) fn outcome_of(
         .pairs
         .iter()
         .map(|p| {
-            let key =
-                rendered.entry(&p.key[..]).or_insert_with(|| render_key(rule, &p.key, &src.strings)).clone();
+            let key = rendered.entry(&p.key[..]).or_insert_with(|| render_key(rule, &p.key, strings)).clone();
             Sample { start: p.start, end: p.end, key }
         })
         .collect();
@@ -281,19 +293,14 @@ pub(crate) fn run_pair_rule(rule: &PairRule, sources: &[Source]) -> Result<Vec<O
     idx.sort_unstable();
     idx.dedup();
     let refs: Vec<&Source> = idx.iter().map(|&i| &sources[i]).collect();
-    let mut res = pairing::pair_across(&refs, rule)?;
+    let (mut res, shared) = pairing::pair_across_keyed(&refs, rule)?;
     let src = &sources[home];
     for p in &mut res.pairs {
         p.start = pairing::from_common(src, p.start);
         p.end = pairing::from_common(src, p.end);
-        // String keys were re-interned across sources; they are not `src`'s symbols.
-        for k in &mut p.key {
-            if matches!(k, KeyVal::Str(_)) {
-                *k = KeyVal::Missing;
-            }
-        }
     }
-    let mut o = outcome_of(&rule.name, AnalysisKind::Pair, home, rule, &res, src);
+    // String keys were re-interned across sources: render them with that interner.
+    let mut o = outcome_keyed(&rule.name, AnalysisKind::Pair, home, rule, &res, src, &shared);
     o.notes.push(Note {
         what: format!("across sources {idx:?} on the common timeline"),
         count: idx.len() as u64,

@@ -90,3 +90,41 @@ fn marker_and_gpio_on_skewed_clocks_pair_across_sources_once_aligned() {
     assert!(apply_align(&parse_align("0:+1us").unwrap(), &mut sources).is_err());
     assert!(apply_align(&parse_align("5:+1us").unwrap(), &mut sources).is_err());
 }
+
+/// A rule keyed by a string field across two sources: each half of one real recording
+/// holds one endpoint, so the pairs must come out as from the whole file, with the string
+/// keys rendered (they are re-interned across sources, not looked up in one source).
+#[test]
+fn string_keys_across_sources_render_their_text() {
+    let text = std::fs::read_to_string(common::samples().join("ftrace/markers_around_requests.txt")).unwrap();
+    let dir = std::env::temp_dir().join(format!("latscope-across-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let half = |keep: &str, drop: &str, name: &str| {
+        let body: String = text
+            .lines()
+            .filter(|l| l.starts_with('#') || (l.contains(keep) && !l.contains(drop)))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        common::open(&path)
+    };
+    let issues = half("block_rq_issue:", "block_rq_complete:", "issues.txt");
+    let completions = half("block_rq_complete:", "block_rq_issue:", "completions.txt");
+    let whole = sample("ftrace/markers_around_requests.txt");
+    let rule = parse_spec("io=block_rq_issue -> block_rq_complete by rwbs,sector").unwrap();
+    let alone = run_spec(&rule, std::slice::from_ref(&whole)).unwrap();
+    let across = run_spec(&rule, &[issues, completions]).unwrap();
+    assert_eq!(across.len(), 1);
+    assert!(across[0].notes.iter().any(|n| n.what.contains("across sources")));
+    let keys =
+        |o: &latscope_analysis::outcome::Outcome| o.samples.iter().map(|s| s.key.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(&across[0]), keys(&alone[0]));
+    assert_eq!(across[0].latencies(), alone[0].latencies());
+    assert!(
+        across[0].samples.iter().all(|s| s.key.starts_with("rwbs=R") && !s.key.contains('-')),
+        "{:?}",
+        &across[0].samples[..2]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
