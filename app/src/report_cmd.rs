@@ -174,10 +174,10 @@ pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -
         let spec = spec::preset_spec(name).with_context(|| format!("--preset {name:?}"))?;
         outcomes.extend(run_one(&spec, sources, false)?);
     }
-    let path = out.report.inputs.first().map_or_else(|| out.source.name.clone(), |i| i.path.clone());
+    let path = out.report.path.clone();
     let inputs = [ReportInput { path: &path, source: &out.source }];
     let opts = ReportOptions {
-        metrics: report::Metrics(out.report.metrics.0.clone()),
+        metrics: out.report.metrics.clone(),
         title: Some(title.to_owned()),
         ..ReportOptions::default()
     };

@@ -1,52 +1,29 @@
 //! The report of a run (DESIGN §7.1): the pair analyses and stall windows that the metrics
 //! were measured with, and the scenario's metrics. Everything here is computed from the
 //! emitted [`Source`] with the generic pairing core, exactly as for a captured trace.
-//! The analyses are also kept as [`Outcome`]s, so `latscope sim --format` can give them the
-//! full statistics (histograms, groups, worst cases) of `latscope report`.
+//! The analyses are [`Outcome`]s, so `latscope sim --format` renders them through the same
+//! report builder (histograms, groups, worst cases) as `latscope report`.
 
-use latscope_analysis::model::{PS_PER_NS, Ps, Source};
+use latscope_analysis::model::{Ps, Source};
 use latscope_analysis::outcome::{AnalysisKind, Outcome, Sample, Window};
 use latscope_analysis::pairing::{self, Edge, KeyVal, PairError, PairResult, PairRule, StallWindow};
-use serde::Serialize;
+pub use latscope_analysis::report::Metrics;
 
-#[derive(Debug, Clone, Serialize)]
+/// What a run measured: the analyses (as [`Outcome`]s, rendered by `latscope sim` through
+/// the same report builder as `latscope report`) and the scenario's metrics.
+#[derive(Debug, Clone)]
 pub struct Report {
-    pub latscope_report: u32,
-    pub inputs: Vec<InputJson>,
-    pub analyses: Vec<AnalysisJson>,
-    pub windows: Vec<WindowJson>,
+    /// The trace's name in reports.
+    pub path: String,
     pub metrics: Metrics,
-    /// The analyses above with their samples, for full reports (not in this JSON).
-    #[serde(skip)]
     pub outcomes: Vec<Outcome>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct InputJson {
-    pub path: String,
-    pub format: String,
-    pub events: u64,
-    pub start_s: Option<f64>,
-    pub end_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct AnalysisJson {
-    pub name: String,
-    pub kind: &'static str,
-    pub count: u64,
-    pub unmatched_start: u64,
-    pub unmatched_end: u64,
-    pub stats_ns: Stats,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct WindowJson {
-    pub analysis: String,
-    pub start_s: f64,
-    pub end_s: f64,
-    pub duration_ns: f64,
-    pub excess_ns: f64,
+impl Report {
+    /// The analysis named `name` (the last one, when a scenario measured it twice).
+    pub fn outcome(&self, name: &str) -> Option<&Outcome> {
+        self.outcomes.iter().rev().find(|o| o.name == name)
+    }
 }
 
 /// Duration statistics in nanoseconds: the analysis crate's, so a scenario's figures are
@@ -62,22 +39,6 @@ pub fn stats_of(durations_ps: &[Ps]) -> Stats {
     latscope_analysis::stats::stats_of(durations_ps).unwrap_or_default()
 }
 
-/// Metrics in the order the scenario defines them (a JSON object).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Metrics(pub Vec<(String, f64)>);
-
-impl Metrics {
-    pub fn get(&self, name: &str) -> Option<f64> {
-        self.0.iter().find(|m| m.0 == name).map(|m| m.1)
-    }
-}
-
-impl Serialize for Metrics {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
-    }
-}
-
 /// Builds a report while the scenario measures its metrics.
 #[derive(Debug)]
 pub struct Analyzer<'a> {
@@ -87,43 +48,26 @@ pub struct Analyzer<'a> {
 
 impl<'a> Analyzer<'a> {
     pub fn new(src: &'a Source, path: &str) -> Self {
-        let range = src.time_range_seconds();
         Self {
             src,
-            report: Report {
-                latscope_report: 1,
-                inputs: vec![InputJson {
-                    path: path.to_owned(),
-                    format: src.format.clone(),
-                    events: src.records(),
-                    start_s: range.map(|r| r.0),
-                    end_s: range.map(|r| r.1),
-                }],
-                analyses: Vec::new(),
-                windows: Vec::new(),
-                metrics: Metrics::default(),
-                outcomes: Vec::new(),
-            },
+            report: Report { path: path.to_owned(), metrics: Metrics::default(), outcomes: Vec::new() },
         }
     }
 
     /// Runs a pair rule and records it in the report.
     pub fn pair(&mut self, rule: &PairRule) -> Result<PairResult, PairError> {
         let r = pairing::pair(self.src, rule)?;
-        self.report.analyses.push(AnalysisJson {
-            name: rule.name.clone(),
-            kind: "pair",
-            count: r.pairs.len() as u64,
-            unmatched_start: r.unmatched_start,
-            unmatched_end: r.unmatched_end,
-            stats_ns: stats_of(&r.durations()),
-        });
         self.report.outcomes.push(pair_outcome(self.src, rule, &r));
         Ok(r)
     }
 
+    /// Statistics of the analysis recorded last.
+    pub fn last_stats(&self) -> Stats {
+        self.report.outcomes.last().map(|o| stats_of(&o.latencies())).unwrap_or_default()
+    }
+
     /// Stall windows between `edge`s of a digital line; recorded as an analysis of the
-    /// windows' durations and as windows.
+    /// windows' durations, with the windows.
     pub fn stall(
         &mut self,
         name: &str,
@@ -138,29 +82,12 @@ impl<'a> Analyzer<'a> {
             .find(|d| d.name == line)
             .ok_or_else(|| PairError::NoSuchTrack { rule: name.to_owned(), track: line.to_owned() })?;
         let (_, windows) = pairing::stall_windows(track, edge, factor);
-        let durations: Vec<Ps> = windows.iter().map(|w| w.end - w.start).collect();
-        self.report.analyses.push(AnalysisJson {
-            name: name.to_owned(),
-            kind: "stall",
-            count: windows.len() as u64,
-            unmatched_start: 0,
-            unmatched_end: 0,
-            stats_ns: stats_of(&durations),
-        });
         let mut outcome = Outcome::new(name, AnalysisKind::Stall, 0);
         outcome.samples =
             windows.iter().map(|w| Sample { start: w.start, end: w.end, key: String::new() }).collect();
         outcome.windows =
             windows.iter().map(|w| Window { start: w.start, end: w.end, excess: w.excess }).collect();
         self.report.outcomes.push(outcome);
-        let o = self.src.origin;
-        self.report.windows.extend(windows.iter().map(|w| WindowJson {
-            analysis: name.to_owned(),
-            start_s: o.to_source_seconds(w.start),
-            end_s: o.to_source_seconds(w.end),
-            duration_ns: (w.end - w.start) as f64 / PS_PER_NS as f64,
-            excess_ns: w.excess as f64 / PS_PER_NS as f64,
-        }));
         Ok(windows)
     }
 
@@ -178,24 +105,8 @@ pub fn pair_outcome(src: &Source, rule: &PairRule, r: &PairResult) -> Outcome {
     let mut o = Outcome::new(rule.name.clone(), AnalysisKind::Pair, 0);
     o.unmatched_start = r.unmatched_start;
     o.unmatched_end = r.unmatched_end;
-    o.samples = r
-        .pairs
-        .iter()
-        .map(|p| {
-            let key = rule
-                .by
-                .iter()
-                .zip(&p.key)
-                .map(|((_, field), v)| match v {
-                    KeyVal::Int(i) => format!("{field}={i}"),
-                    KeyVal::Str(s) => format!("{field}={}", src.strings.resolve(*s)),
-                    KeyVal::Missing => format!("{field}=?"),
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
-            Sample { start: p.start, end: p.end, key }
-        })
-        .collect();
+    let key = |k: &[KeyVal]| pairing::render_key(rule, k, &src.strings);
+    o.samples = r.pairs.iter().map(|p| Sample { start: p.start, end: p.end, key: key(&p.key) }).collect();
     o.samples.sort_by_key(|s| (s.start, s.end));
     o
 }
@@ -216,33 +127,6 @@ pub fn union_length(mut iv: Vec<(Ps, Ps)>) -> Ps {
         }
     }
     total + cur.map_or(0, |(s, e)| e - s)
-}
-
-/// Markdown table of the metrics.
-pub fn markdown(report: &Report, title: &str) -> String {
-    let mut s = format!("# {title}\n\n| metric | value |\n|---|---|\n");
-    for (k, v) in &report.metrics.0 {
-        s.push_str(&format!("| `{k}` | {} |\n", fmt_num(*v)));
-    }
-    s.push_str("\n| analysis | kind | count | unmatched start | unmatched end | p50 | max |\n|---|---|---|---|---|---|---|\n");
-    for a in &report.analyses {
-        let f = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{:.3} us", x / 1e3));
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            a.name,
-            a.kind,
-            a.count,
-            a.unmatched_start,
-            a.unmatched_end,
-            f(a.stats_ns.p50),
-            f(a.stats_ns.max)
-        ));
-    }
-    s
-}
-
-fn fmt_num(v: f64) -> String {
-    if v.abs() >= 100.0 { format!("{v:.1}") } else { format!("{v:.3}") }
 }
 
 #[cfg(test)]

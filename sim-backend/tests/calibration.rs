@@ -65,8 +65,8 @@ fn litesdcard_rocket_modes() {
 /// "Right data in the end": every block request of both phases completed.
 fn all_requests_completed(o: &Output, per_phase: u64) {
     for name in ["block-read", "block-write"] {
-        let a = o.report.analyses.iter().find(|a| a.name == name).expect("block analysis");
-        assert_eq!((a.count, a.unmatched_start, a.unmatched_end), (per_phase, 0, 0), "{name}");
+        let a = o.report.outcome(name).expect("block analysis");
+        assert_eq!((a.samples.len() as u64, a.unmatched_start, a.unmatched_end), (per_phase, 0, 0), "{name}");
     }
 }
 

@@ -105,6 +105,13 @@ pub struct WindowJson {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metrics(pub Vec<(String, f64)>);
 
+impl Metrics {
+    /// The value of metric `name`.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.0.iter().find(|m| m.0 == name).map(|m| m.1)
+    }
+}
+
 impl serde::Serialize for Metrics {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.0.iter().map(|(k, v)| (k, v)))

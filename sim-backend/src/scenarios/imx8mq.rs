@@ -207,7 +207,7 @@ pub fn measure(s: &Scenario, a: &mut Analyzer<'_>) -> Result<(), ScenarioError> 
         Policy::Next,
     );
     let exits = a.pair(&exit).map_err(&err)?;
-    let p50 = a.report.analyses.last().and_then(|x| x.stats_ns.p50).unwrap_or(0.0);
+    let p50 = a.last_stats().p50.unwrap_or(0.0);
     let _ = exits;
     a.metric("read_mib_s", bps / 1_048_576.0);
     a.metric("idle_exit_us_p50", p50 / (PS_PER_US as f64 / 1e3));

@@ -660,7 +660,7 @@ pub fn measure(s: &Scenario, a: &mut Analyzer<'_>) -> Result<(), ScenarioError> 
                also_max: Option<&str>|
      -> Result<(), ScenarioError> {
         a.pair(&rule).map_err(&err)?;
-        let st = a.report.analyses.last().map(|x| x.stats_ns).unwrap_or_default();
+        let st = a.last_stats();
         a.metric(metric, us_of(st.p50));
         if let Some(m) = also_max {
             a.metric(m, us_of(st.max));
