@@ -75,18 +75,31 @@ pub(crate) fn run_stall(
     factor: f64,
     sources: &[Source],
 ) -> Result<Vec<Outcome>, AnalysisError> {
-    let mut out = Vec::new();
-    for (i, src) in sources.iter().enumerate() {
-        let Some(ep) = selector_in(selector, src) else { continue };
-        let times = pairing::endpoint_times(src, name, &ep)?;
-        let (median, windows) = stall_windows_in(&times, factor);
+    per_source_times(name, selector, sources, |i, times| {
+        let (median, windows) = stall_windows_in(times, factor);
         let mut o = Outcome::new(name, AnalysisKind::Stall, i);
         o.notes.push(Note { what: "median period (ps)".into(), count: median.max(0) as u64 });
         o.notes.push(Note { what: "occurrences".into(), count: times.len() as u64 });
         o.samples =
             windows.iter().map(|w| Sample { start: w.start, end: w.end, key: String::new() }).collect();
         o.windows = windows.iter().map(|w| Window { start: w.start, end: w.end, excess: w.excess }).collect();
-        out.push(o);
+        o
+    })
+}
+
+/// One outcome per source holding `selector`, from the times it occurs there; an error
+/// when no source holds it.
+fn per_source_times(
+    name: &str,
+    selector: &Endpoint,
+    sources: &[Source],
+    mut outcome: impl FnMut(usize, &[Ps]) -> Outcome,
+) -> Result<Vec<Outcome>, AnalysisError> {
+    let mut out = Vec::new();
+    for (i, src) in sources.iter().enumerate() {
+        let Some(ep) = selector_in(selector, src) else { continue };
+        let times = pairing::endpoint_times(src, name, &ep)?;
+        out.push(outcome(i, &times));
     }
     if out.is_empty() {
         return Err(missing(name, format!("an event or track {:?}", selector.target())));
@@ -157,21 +170,14 @@ pub(crate) fn run_poll(
     min: u32,
     sources: &[Source],
 ) -> Result<Vec<Outcome>, AnalysisError> {
-    let mut out = Vec::new();
-    for (i, src) in sources.iter().enumerate() {
-        let Some(ep) = selector_in(selector, src) else { continue };
-        let times = pairing::endpoint_times(src, name, &ep)?;
-        let runs = polling_runs(&times, spacing, min);
+    per_source_times(name, selector, sources, |i, times| {
+        let runs = polling_runs(times, spacing, min);
         let mut o = Outcome::new(name, AnalysisKind::Pulse, i);
         o.notes.push(Note { what: "iterations".into(), count: runs.iter().map(|r| r.2).sum() });
         o.samples = runs
             .iter()
             .map(|&(a, b, n)| Sample { start: a, end: b, key: format!("iterations={n}") })
             .collect();
-        out.push(o);
-    }
-    if out.is_empty() {
-        return Err(missing(name, format!("an event or track {:?}", selector.target())));
-    }
-    Ok(out)
+        o
+    })
 }
