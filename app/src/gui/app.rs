@@ -107,6 +107,8 @@ pub struct Workbench {
     pub browser: Option<FileBrowser>,
     /// Saves writing in the background.
     pub saves_running: usize,
+    /// Session files being read in the background.
+    pub(super) sessions_reading: usize,
 }
 
 impl std::fmt::Debug for Workbench {
@@ -170,6 +172,7 @@ impl Workbench {
             pending_session: None,
             browser: None,
             saves_running: 0,
+            sessions_reading: 0,
         };
         if !options.files.is_empty() {
             wb.update(Message::OpenFiles(options.files));
@@ -362,6 +365,7 @@ impl Workbench {
                 let (sessions, paths): (Vec<_>, Vec<_>) =
                     paths.into_iter().partition(|p| session::is_session_path(p));
                 for path in sessions {
+                    self.sessions_reading += 1;
                     session::read_in_background(path, self.outbox.clone());
                 }
                 for path in paths {
@@ -968,7 +972,7 @@ impl Workbench {
     /// Whether everything asked for at start is on screen (for `--screenshot`).
     pub fn settled(&self) -> bool {
         let sim_done = self.sim.handle.is_none() || self.sim.finished;
-        self.loads.is_empty() && sim_done && !self.table.pending
+        self.loads.is_empty() && sim_done && !self.table.pending && !self.session_busy()
     }
 
     fn screenshot_step(&mut self, ctx: &egui::Context) {

@@ -39,8 +39,10 @@ pub struct Session {
     pub cursor_a: Option<f64>,
     #[serde(default)]
     pub cursor_b: Option<f64>,
-    /// The visible range: common time at the left edge (ps) and ps per point.
-    pub view: SessionView,
+    /// The visible range: common time at the left edge (ps) and ps per point; without it
+    /// the view fits the data.
+    #[serde(default)]
+    pub view: Option<SessionView>,
     #[serde(default)]
     pub theme: ThemeKind,
 }
@@ -118,7 +120,7 @@ impl Session {
                 .collect(),
             cursor_a: wb.overlay.cursor_a,
             cursor_b: wb.overlay.cursor_b,
-            view: SessionView { start_ps: wb.viewport.start, ps_per_px: wb.viewport.ps_per_px },
+            view: Some(SessionView { start_ps: wb.viewport.start, ps_per_px: wb.viewport.ps_per_px }),
             theme: wb.theme,
         }
     }
@@ -146,7 +148,9 @@ impl Session {
                 s.latscope_session
             );
         }
-        if !(s.view.ps_per_px.is_finite() && s.view.ps_per_px > 0.0 && s.view.start_ps.is_finite()) {
+        if let Some(v) = s.view
+            && !(v.ps_per_px.is_finite() && v.ps_per_px > 0.0 && v.start_ps.is_finite())
+        {
             anyhow::bail!("{}: view has a bad range", path.display());
         }
         let dir = path.parent().unwrap_or(Path::new(""));
@@ -185,9 +189,15 @@ impl Workbench {
         self.pending_session.is_some()
     }
 
+    /// Whether a session is being read or restored.
+    pub fn session_busy(&self) -> bool {
+        self.sessions_reading > 0 || self.pending_session.is_some()
+    }
+
     /// `Message::SessionRead`: replace what is open by the session's files, then restore
     /// the rest once they are loaded ([`Self::finish_session`]).
     pub(super) fn session_read(&mut self, path: &Path, result: Result<Session, String>) {
+        self.sessions_reading = self.sessions_reading.saturating_sub(1);
         let session = match result {
             Ok(s) => s,
             Err(e) => {
@@ -269,7 +279,9 @@ impl Workbench {
             markers: session.markers.iter().map(|m| (m.name.clone(), m.t_ps)).collect(),
             ..Overlay::default()
         };
-        self.viewport = Viewport { start: session.view.start_ps, ps_per_px: session.view.ps_per_px };
+        if let Some(v) = session.view {
+            self.viewport = Viewport { start: v.start_ps, ps_per_px: v.ps_per_px };
+        }
         self.theme = session.theme;
         self.update(Message::SetFilter(self.table.filter.clone()));
     }
