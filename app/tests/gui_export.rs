@@ -353,3 +353,25 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
     assert!(b.confirm().is_none());
     assert!(b.error.as_deref().unwrap().contains("no such file"));
 }
+
+#[test]
+fn lanes_are_renamed_and_recoloured_from_the_track_list() {
+    let dir = tempdir("lanes");
+    let mut h = open(&[sample("sigrok/demo_4ch_1mhz.sr")], &dir);
+    let d1 = h.state().sources[0].lanes.iter().position(|v| v.name == "D1").unwrap();
+    h.get_by_label("D1").click_secondary();
+    h.run_steps(2);
+    let _ = h.get_by_label("Colour");
+    let _ = h.get_by_label("Name");
+    let id = LaneId { source: 0, lane: d1 };
+    h.state_mut().update(Message::RenameLane(id, "SD clock".into()));
+    h.state_mut().update(Message::SetLaneColor(id, egui::Color32::from_rgb(200, 30, 30)));
+    h.key_press(egui::Key::Escape);
+    h.run_steps(3);
+    let v = &h.state().sources[0].lanes[d1];
+    assert_eq!((v.name.as_str(), v.color), ("SD clock", egui::Color32::from_rgb(200, 30, 30)));
+    // The data lane keeps its own name; the track list shows the new one.
+    assert_eq!(h.state().sources[0].prepared.lanes[v.lane].name, "D1");
+    assert!(h.query_by_label("SD clock").is_some());
+    assert!(h.query_by_label("D1").is_none());
+}

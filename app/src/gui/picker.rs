@@ -128,3 +128,48 @@ impl FilePicker for PresetPicker {
         outbox.send(Message::SaveTo(what, self.dir.join(what.default_name())));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn answer_of(ask: impl FnOnce() -> Option<PathBuf> + Send + 'static) -> Option<Message> {
+        let (outbox, inbox) = Outbox::new();
+        ask_on_thread(outbox, BrowsePurpose::Open, ask, |p| Message::OpenFiles(vec![p]));
+        inbox.recv_timeout(Duration::from_secs(10)).ok()
+    }
+
+    #[test]
+    fn an_instant_none_opens_the_in_window_browser() {
+        // Whether or not this machine has a bus or zenity: no dialog, no person.
+        let got = answer_of(|| None);
+        assert!(matches!(got, Some(Message::BrowseFiles(BrowsePurpose::Open))), "{got:?}");
+    }
+
+    #[test]
+    fn a_choice_becomes_the_message_and_a_slow_none_is_a_cancel() {
+        if !desktop_dialog_possible() {
+            // Without a bus and zenity the dialog is never asked; covered above.
+            println!("skipped: no session bus and no zenity here, rfd is never asked");
+            return;
+        }
+        let got = answer_of(|| Some(PathBuf::from("/tmp/x.dat")));
+        assert!(
+            matches!(&got, Some(Message::OpenFiles(p)) if p == &[PathBuf::from("/tmp/x.dat")]),
+            "{got:?}"
+        );
+        let (outbox, inbox) = Outbox::new();
+        ask_on_thread(
+            outbox,
+            BrowsePurpose::Open,
+            || {
+                std::thread::sleep(TOO_FAST_FOR_A_PERSON * 2);
+                None::<PathBuf>
+            },
+            |p| Message::OpenFiles(vec![p]),
+        );
+        // The thread ends without a word: the sender is dropped and nothing came.
+        assert!(inbox.recv().is_err());
+    }
+}
