@@ -90,6 +90,12 @@ pub fn lane_default(dark: Color32, kind: ThemeKind) -> Color32 {
     }
 }
 
+/// A palette colour as the current theme should show it (text and marks drawn on the UI
+/// thread; lanes are built on workers and follow the theme in the workbench instead).
+pub fn readable(c: Color32) -> Color32 {
+    lane_default(c, current())
+}
+
 /// `#rrggbb`, as sessions store colours.
 pub fn to_hex(c: Color32) -> String {
     format!("#{:02x}{:02x}{:02x}", c.r(), c.g(), c.b())
