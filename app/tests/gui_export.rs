@@ -375,3 +375,47 @@ fn lanes_are_renamed_and_recoloured_from_the_track_list() {
     assert!(h.query_by_label("SD clock").is_some());
     assert!(h.query_by_label("D1").is_none());
 }
+
+#[test]
+fn an_ab_export_compares_the_sources_in_timeline_order_like_the_command_line() {
+    let dir = tempdir("ab");
+    let files = [sample("ftrace/virtio_blk_direct_read.dat"), sample("ftrace/blk_read_v6.dat")];
+    let mut h = open(&files, &dir);
+    h.state_mut().rules.specs = vec!["block".into()];
+    h.state_mut().update(Message::RunAnalysis);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    assert_eq!(h.state().analysis.len(), 2, "{:?}", h.state().errors);
+    // Loads finish in any order; the report follows the timeline's.
+    let order: Vec<PathBuf> = h.state().sources.iter().map(|s| s.source().path.clone().unwrap()).collect();
+    for f in [Format::Json, Format::Md] {
+        let what = SaveWhat::Report(f);
+        save(&mut h, what);
+        let cli_out = dir.join(format!("cli.{}", what.extension()));
+        let args = ReportArgs {
+            files: order.clone(),
+            presets: vec!["block".into()],
+            rules: Vec::new(),
+            align: None,
+            fail_if: Vec::new(),
+            format: Some(cli_format(f)),
+            output: Some(cli_out.clone()),
+        };
+        report_cmd::run(&args).unwrap();
+        let gui = std::fs::read(dir.join(what.default_name())).unwrap();
+        assert!(gui == std::fs::read(&cli_out).unwrap(), "{f:?} differs");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["comparison"].as_array().unwrap().len(), 1, "A/B comparison of `block`");
+}
+
+#[test]
+fn a_timeline_png_needs_a_timeline() {
+    let dir = tempdir("nopng");
+    let mut h = harness(Vec::new(), &dir);
+    h.step();
+    h.state_mut().update(Message::Export(SaveWhat::TimelinePng));
+    h.step();
+    assert!(h.state().errors.iter().any(|e| e.contains("nothing on the timeline")), "{:?}", h.state().errors);
+    assert_eq!(h.state().saves_running, 0);
+}

@@ -214,9 +214,14 @@ impl Workbench {
 
     /// `Message::Export`: ask where.
     pub(super) fn ask_save(&mut self, what: SaveWhat) {
-        if let SaveWhat::Report(_) = what
-            && let Err(e) = self.report_job()
-        {
+        let refused = match what {
+            SaveWhat::Report(_) => self.report_job().err(),
+            SaveWhat::TimelinePng if self.sources.is_empty() => {
+                Some("nothing on the timeline to save".into())
+            }
+            SaveWhat::TimelinePng | SaveWhat::Session => None,
+        };
+        if let Some(e) = refused {
             self.errors.push(e);
             return;
         }
@@ -260,7 +265,7 @@ impl Workbench {
     /// Takes the asked-for timeline PNG from this frame's pixels.
     pub(super) fn request_png(&mut self, ctx: &egui::Context) {
         let Some(req) = self.png_request.take() else { return };
-        let Some(rect) = self.layout.rect else {
+        let Some(rect) = self.layout.rect.filter(|_| !self.sources.is_empty()) else {
             self.errors.push("no timeline on screen to save".into());
             return;
         };
