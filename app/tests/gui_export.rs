@@ -419,3 +419,34 @@ fn a_timeline_png_needs_a_timeline() {
     assert!(h.state().errors.iter().any(|e| e.contains("nothing on the timeline")), "{:?}", h.state().errors);
     assert_eq!(h.state().saves_running, 0);
 }
+
+/// eframe's storage as a map, as the native window keeps it in a file.
+#[derive(Default)]
+struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn the_theme_is_kept_in_eframe_storage_across_runs() {
+    let dir = tempdir("storage");
+    let mut h = harness(Vec::new(), &dir);
+    h.state_mut().update(Message::ToggleTheme);
+    h.step();
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(h.state_mut(), &mut storage);
+    let mut next = Workbench::new(Options::default(), Box::new(PresetPicker::default()), Vec::new());
+    assert_eq!(next.theme, ThemeKind::Dark);
+    next.restore_look(&storage);
+    assert_eq!(next.theme, ThemeKind::Light);
+}

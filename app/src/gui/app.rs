@@ -52,7 +52,6 @@ type MakeMessage = fn() -> Message;
 
 const MAX_RECENT: usize = 10;
 const RECENT_KEY: &str = "latscope.recent";
-const THEME_KEY: &str = "latscope.theme";
 
 pub struct Workbench {
     outbox: Outbox,
@@ -1041,7 +1040,7 @@ impl eframe::App for Workbench {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if self.screenshot.is_none() {
             eframe::set_value(storage, RECENT_KEY, &self.recent);
-            eframe::set_value(storage, THEME_KEY, &self.theme);
+            self.save_look(storage);
         }
     }
 }
@@ -1070,10 +1069,11 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
                 _ => Vec::new(),
             };
             let demo = options.files.is_empty();
-            let theme: Option<ThemeKind> = cc.storage.and_then(|s| eframe::get_value(s, THEME_KEY));
             let mut wb =
                 Workbench::new(Options { demo, ..options }, Box::new(super::picker::RfdPicker), recent);
-            wb.theme = theme.unwrap_or_default();
+            if let Some(s) = cc.storage {
+                wb.restore_look(s);
+            }
             Ok(Box::new(ScreenshotWatch { wb, saved: saved_out }))
         }),
     )

@@ -57,7 +57,22 @@ pub fn lane_menu(ui: &mut egui::Ui, id: LaneId, view: &LaneView) -> Vec<Message>
     msgs
 }
 
+/// Where eframe's storage keeps the theme.
+pub const THEME_KEY: &str = "latscope.theme";
+
 impl Workbench {
+    /// Takes the theme kept in eframe's storage (the last one used).
+    pub fn restore_look(&mut self, storage: &dyn eframe::Storage) {
+        if let Some(kind) = eframe::get_value(storage, THEME_KEY) {
+            self.theme = kind;
+        }
+    }
+
+    /// Keeps the theme in eframe's storage.
+    pub fn save_look(&self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, THEME_KEY, &self.theme);
+    }
+
     pub(super) fn rename_lane(&mut self, id: LaneId, name: String) {
         if let Some(v) = self.sources.get_mut(id.source).and_then(|s| s.lanes.get_mut(id.lane)) {
             v.name = name;
