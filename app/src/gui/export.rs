@@ -157,7 +157,7 @@ fn spawn_save(
     }
 }
 
-/// A timeline PNG asked for: where to, and the timeline's rectangle in pixels.
+/// A timeline PNG asked for (taken from the next frame's pixels).
 #[derive(Debug, Clone)]
 pub(super) struct PngRequest {
     pub path: PathBuf,

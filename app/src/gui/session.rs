@@ -125,14 +125,13 @@ impl Session {
         }
     }
 
-    pub fn to_json(&self) -> String {
-        // A plain struct of strings and numbers: serialising it cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    pub fn to_json(&self) -> anyhow::Result<String> {
+        Ok(serde_json::to_string_pretty(self).context("writing the session")? + "\n")
     }
 
     /// Writes the session to `path` atomically, never over one of `inputs`.
     pub fn write(&self, path: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
-        atomic::write_atomic(path, self.to_json().as_bytes(), inputs)?;
+        atomic::write_atomic(path, self.to_json()?.as_bytes(), inputs)?;
         Ok(())
     }
 
@@ -243,6 +242,10 @@ impl Workbench {
             });
             order.push(found);
         }
+        // Results of analyses run meanwhile name sources by their old places: drop them
+        // (and the references they hold, which would keep offsets from being set).
+        self.analysis.clear();
+        self.analysis_inputs.clear();
         let placed = || session.files.iter().zip(&order).filter_map(|(f, i)| Some((f, (*i)?)));
         // Offsets live in the source: change it while nobody else holds it (a table query
         // may, for a moment).
