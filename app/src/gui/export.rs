@@ -175,14 +175,21 @@ impl Workbench {
         out
     }
 
-    /// The report job of the analysis panel's current results.
-    pub fn report_job(&self) -> Result<ReportJob, String> {
+    /// Whether there are results to report.
+    fn report_ready(&self) -> Result<(), String> {
         if self.analysis_running {
             return Err("the analysis is still running; export when it is done".into());
         }
         if self.analysis.is_empty() {
             return Err("nothing to export: run an analysis first (Analysis > Run)".into());
         }
+        Ok(())
+    }
+
+    /// The report job of the analysis panel's current results. Copies the outcomes (the
+    /// worker renders while the panel keeps showing them).
+    pub fn report_job(&self) -> Result<ReportJob, String> {
+        self.report_ready()?;
         let sources = self.analysis_inputs.clone();
         let paths = sources
             .iter()
@@ -215,7 +222,7 @@ impl Workbench {
     /// `Message::Export`: ask where.
     pub(super) fn ask_save(&mut self, what: SaveWhat) {
         let refused = match what {
-            SaveWhat::Report(_) => self.report_job().err(),
+            SaveWhat::Report(_) => self.report_ready().err(),
             SaveWhat::TimelinePng if self.sources.is_empty() => {
                 Some("nothing on the timeline to save".into())
             }
