@@ -878,7 +878,8 @@ impl Workbench {
         let ctx = ui.ctx().clone();
         self.outbox.set_context(&ctx);
         if !self.themed {
-            theme::apply(&ctx);
+            theme::apply_kind(&ctx, self.theme);
+            self.applied_theme = Some(self.theme);
             self.themed = true;
         }
         self.poll();
