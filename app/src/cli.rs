@@ -14,7 +14,8 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Capture files to open in the workbench (none: the simulator demo).
+    /// Capture files, or a session (`*.latscope.json`), to open in the workbench (none: the
+    /// simulator demo).
     files: Vec<PathBuf>,
     /// Render the real window, save it as this PNG once everything is drawn, and exit.
     #[arg(long, value_name = "PNG")]

@@ -184,6 +184,20 @@ pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -
     Ok(report::build(&inputs, &outcomes, &opts)?)
 }
 
+/// The report of `outcomes` over `sources` named by `paths` (as the user gave them): the one
+/// path from analyses to a report, for `latscope report` and the workbench's export.
+pub fn build_report(
+    paths: &[String],
+    sources: &[&Source],
+    outcomes: &[Outcome],
+    align: Option<String>,
+) -> Result<Report> {
+    let inputs: Vec<ReportInput<'_>> =
+        paths.iter().zip(sources).map(|(path, source)| ReportInput { path, source }).collect();
+    let opts = ReportOptions { align, ..ReportOptions::default() };
+    Ok(report::build(&inputs, outcomes, &opts)?)
+}
+
 pub fn run(args: &ReportArgs) -> Result<()> {
     // Usage errors first, before any file is read.
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
@@ -244,10 +258,8 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         all
     };
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let inputs: Vec<ReportInput<'_>> =
-        paths.iter().zip(&sources).map(|(path, source)| ReportInput { path, source }).collect();
-    let opts = ReportOptions { align: applied, ..ReportOptions::default() };
-    let report = report::build(&inputs, &outcomes, &opts)?;
+    let sources: Vec<&Source> = sources.iter().collect();
+    let report = build_report(&paths, &sources, &outcomes, applied)?;
     emit(&report, format, args.output.as_deref(), &args.files)?;
     gate(&report, &thresholds)
 }

@@ -2,13 +2,17 @@
 //! and the frame that lays out the panels. Views only read the state and return messages.
 
 use super::analysis::{self, AnalysisResult};
+use super::export::PngRequest;
+use super::file_browser::FileBrowser;
 use super::message::{CursorId, EventSel, LaneId, Message, PanelId, SimCommand, TableSort};
 use super::palette;
 use super::picker::FilePicker;
 use super::prepare::Prepared;
+use super::session::{self, PendingSession};
 use super::sim_panel::{self, SimState};
 use super::table::{self, TableState};
 use super::theme;
+use super::theme::ThemeKind;
 use super::timeline::{self, Layout, MeshCache, Overlay, SourceView, Viewport};
 use super::workers::{self, Outbox, SimHandle};
 use latscope_analysis::model::{Ps, format_seconds};
@@ -89,6 +93,21 @@ pub struct Workbench {
     pub quit: bool,
     /// Where the screenshot was saved, once it is.
     pub screenshot_saved: Option<PathBuf>,
+    /// The look; kept in eframe's storage and in sessions.
+    pub theme: ThemeKind,
+    pub(super) applied_theme: Option<ThemeKind>,
+    /// What the last save wrote, for the status bar.
+    pub notice: Option<String>,
+    /// The sources the analysis results were computed from: what an export reports on.
+    pub(super) analysis_inputs: Vec<Arc<Prepared>>,
+    pub(super) png_request: Option<PngRequest>,
+    pub(super) pending_session: Option<PendingSession>,
+    /// The in-window file browser, when the desktop has no dialog.
+    pub browser: Option<FileBrowser>,
+    /// Saves writing in the background.
+    pub saves_running: usize,
+    /// Session files being read in the background.
+    pub(super) sessions_reading: usize,
 }
 
 impl std::fmt::Debug for Workbench {
@@ -144,6 +163,15 @@ impl Workbench {
             themed: false,
             quit: false,
             screenshot_saved: None,
+            theme: ThemeKind::Dark,
+            applied_theme: None,
+            notice: None,
+            analysis_inputs: Vec::new(),
+            png_request: None,
+            pending_session: None,
+            browser: None,
+            saves_running: 0,
+            sessions_reading: 0,
         };
         if !options.files.is_empty() {
             wb.update(Message::OpenFiles(options.files));
@@ -158,6 +186,16 @@ impl Workbench {
             wb.update(Message::Sim(start));
         }
         wb
+    }
+
+    pub(super) fn picker(&self) -> &dyn FilePicker {
+        &*self.picker
+    }
+
+    /// A fresh generation for a source whose data changed (invalidates its cached meshes).
+    pub(super) fn next_generation(&mut self) -> u64 {
+        self.generation += 1;
+        self.generation
     }
 
     /// The sender workers and pickers use; tests use it to inject messages.
@@ -323,6 +361,12 @@ impl Workbench {
     pub fn update(&mut self, msg: Message) {
         match msg {
             Message::OpenFiles(paths) => {
+                let (sessions, paths): (Vec<_>, Vec<_>) =
+                    paths.into_iter().partition(|p| session::is_session_path(p));
+                for path in sessions {
+                    self.sessions_reading += 1;
+                    session::read_in_background(path, self.outbox.clone());
+                }
                 for path in paths {
                     let ctl = LoadControl::new();
                     let job = self.next_job;
@@ -367,6 +411,7 @@ impl Workbench {
                 self.sim.source = None;
                 self.overlay = Overlay::default();
                 self.analysis.clear();
+                self.analysis_inputs.clear();
                 self.table.rows = Default::default();
                 self.fitted = false;
             }
@@ -465,7 +510,8 @@ impl Workbench {
                     self.analysis_generation += 1;
                     self.analysis_running = true;
                     self.show_analysis = true;
-                    let sources = self.sources.iter().map(|s| s.prepared.clone()).collect();
+                    let sources: Vec<_> = self.sources.iter().map(|s| s.prepared.clone()).collect();
+                    self.analysis_inputs = sources.clone();
                     let specs = self.rules.specs.clone();
                     workers::analyse(self.analysis_generation, sources, specs, self.outbox.clone());
                 }
@@ -571,6 +617,15 @@ impl Workbench {
                     self.quit = true;
                 }
             }
+            Message::Export(what) => self.ask_save(what),
+            Message::SaveTo(what, path) => self.save_to(what, path),
+            Message::Saved(result) => self.saved(result),
+            Message::SessionRead { path, result } => self.session_read(&path, result),
+            Message::SetTheme(kind) => self.theme = kind,
+            Message::ToggleTheme => self.theme = self.theme.other(),
+            Message::RenameLane(id, name) => self.rename_lane(id, name),
+            Message::SetLaneColor(id, color) => self.set_lane_color(id, color),
+            Message::BrowseFiles(purpose) => self.browse(purpose),
         }
     }
 
@@ -654,6 +709,8 @@ impl Workbench {
                 if ui.button("Close all").clicked() {
                     msgs.push(Message::CloseAll);
                 }
+                ui.separator();
+                msgs.extend(super::extras::file_menu_entries(ui));
             });
             ui.menu_button("View", |ui| {
                 for (label, msg) in [
@@ -665,6 +722,7 @@ impl Workbench {
                     ("Analysis", || Message::TogglePanel(PanelId::Analysis)),
                     ("Simulator", || Message::TogglePanel(PanelId::Simulator)),
                     ("Command palette  Ctrl+Shift+P", || Message::TogglePalette),
+                    ("Light / dark theme", || Message::ToggleTheme),
                 ] {
                     if ui.button(label).clicked() {
                         msgs.push(msg());
@@ -730,6 +788,10 @@ impl Workbench {
                 ui.spinner();
                 ui.weak("analysing");
             }
+            if let Some(n) = &self.notice {
+                ui.separator();
+                ui.weak(n);
+            }
         });
         msgs
     }
@@ -753,9 +815,11 @@ impl Workbench {
                                 p.rect_filled(r.rect, 2.0, v.color);
                                 let focused = self.overlay.focused == Some(id);
                                 let kind = sv.data_lane(vi).map_or("", |l| l.kind_name());
-                                if ui.selectable_label(focused, &v.name).on_hover_text(kind).clicked() {
+                                let label = ui.selectable_label(focused, &v.name).on_hover_text(kind);
+                                if label.clicked() {
                                     msgs.push(Message::FocusLane(id));
                                 }
+                                label.context_menu(|ui| msgs.extend(super::extras::lane_menu(ui, id, v)));
                                 if focused {
                                     if ui.small_button("up").clicked() {
                                         msgs.push(Message::MoveLane(id, -1));
@@ -814,7 +878,8 @@ impl Workbench {
         let ctx = ui.ctx().clone();
         self.outbox.set_context(&ctx);
         if !self.themed {
-            theme::apply(&ctx);
+            theme::apply_kind(&ctx, self.theme);
+            self.applied_theme = Some(self.theme);
             self.themed = true;
         }
         self.poll();
@@ -891,6 +956,7 @@ impl Workbench {
             self.refit = false;
             self.fit_all();
         }
+        self.frame_extras(&ctx);
         self.screenshot_step(&ctx);
         if !self.loads.is_empty()
             || (self.sim.handle.is_some() && !self.sim.finished)
@@ -906,7 +972,7 @@ impl Workbench {
     /// Whether everything asked for at start is on screen (for `--screenshot`).
     pub fn settled(&self) -> bool {
         let sim_done = self.sim.handle.is_none() || self.sim.finished;
-        self.loads.is_empty() && sim_done && !self.table.pending
+        self.loads.is_empty() && sim_done && !self.table.pending && !self.session_busy()
     }
 
     fn screenshot_step(&mut self, ctx: &egui::Context) {
@@ -975,6 +1041,7 @@ impl eframe::App for Workbench {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if self.screenshot.is_none() {
             eframe::set_value(storage, RECENT_KEY, &self.recent);
+            self.save_look(storage);
         }
     }
 }
@@ -1003,7 +1070,11 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
                 _ => Vec::new(),
             };
             let demo = options.files.is_empty();
-            let wb = Workbench::new(Options { demo, ..options }, Box::new(super::picker::RfdPicker), recent);
+            let mut wb =
+                Workbench::new(Options { demo, ..options }, Box::new(super::picker::RfdPicker), recent);
+            if let Some(s) = cc.storage {
+                wb.restore_look(s);
+            }
             Ok(Box::new(ScreenshotWatch { wb, saved: saved_out }))
         }),
     )

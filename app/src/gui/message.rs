@@ -3,7 +3,11 @@
 //! mouse, menus, the command palette, the command line and tests all go through here.
 
 use super::analysis::AnalysisResult;
+use super::export::SaveWhat;
+use super::file_browser::BrowsePurpose;
 use super::prepare::Prepared;
+use super::session::Session;
+use super::theme::ThemeKind;
 use latscope_analysis::model::Ps;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -145,6 +149,25 @@ pub enum Message {
     Error(String),
     DismissError(usize),
     ScreenshotTaken(Arc<egui::ColorImage>),
+    // --- export, session, look (export.rs, session.rs, file_browser.rs)
+    /// Ask where to save `what`; the picker answers with `SaveTo`.
+    Export(SaveWhat),
+    /// Save `what` at `path` (chosen in the desktop dialog or the in-window browser).
+    SaveTo(SaveWhat, PathBuf),
+    /// A background save finished: the file written, or why not.
+    Saved(Result<PathBuf, String>),
+    /// A session file was read and parsed off the UI thread.
+    SessionRead {
+        path: PathBuf,
+        result: Result<Session, String>,
+    },
+    SetTheme(ThemeKind),
+    ToggleTheme,
+    /// Rename a lane in the track list and timeline (the data keeps its name).
+    RenameLane(LaneId, String),
+    SetLaneColor(LaneId, egui::Color32),
+    /// The desktop dialog could not be shown: browse inside the window instead.
+    BrowseFiles(BrowsePurpose),
 }
 
 /// Sort order of the event table.

@@ -5,11 +5,15 @@
 
 pub mod analysis;
 pub mod app;
+pub mod export;
+pub mod extras;
+pub mod file_browser;
 pub mod lod;
 pub mod message;
 pub mod palette;
 pub mod picker;
 pub mod prepare;
+pub mod session;
 pub mod sim_panel;
 pub mod table;
 pub mod theme;

@@ -1,7 +1,9 @@
 //! Every action the workbench offers, with its shortcut: the command palette (Ctrl+Shift+P)
 //! lists them, the menus and keyboard handling use the same table.
 
+use super::export::SaveWhat;
 use super::message::{Message, PanelId};
+use latscope_analysis::report::Format;
 
 /// One action: its name as listed, its shortcut text, and the message it sends.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +47,20 @@ pub const ACTIONS: &[Action] = &[
     },
     Action { name: "Run analysis", shortcut: "", make: || Message::RunAnalysis },
     Action { name: "Command palette", shortcut: "Ctrl+Shift+P", make: || Message::TogglePalette },
+    Action { name: "Export report as HTML…", shortcut: "", make: || export(Format::Html) },
+    Action { name: "Export report as Markdown…", shortcut: "", make: || export(Format::Md) },
+    Action { name: "Export report as JSON…", shortcut: "", make: || export(Format::Json) },
+    Action { name: "Export samples as CSV…", shortcut: "", make: || export(Format::Csv) },
+    Action { name: "Export samples as Parquet…", shortcut: "", make: || export(Format::Parquet) },
+    Action { name: "Save timeline as PNG…", shortcut: "", make: || Message::Export(SaveWhat::TimelinePng) },
+    Action { name: "Save session…", shortcut: "", make: || Message::Export(SaveWhat::Session) },
+    Action { name: "Open session…", shortcut: "", make: || Message::PickFiles },
+    Action { name: "Toggle light / dark theme", shortcut: "", make: || Message::ToggleTheme },
 ];
+
+fn export(format: Format) -> Message {
+    Message::Export(SaveWhat::Report(format))
+}
 
 /// Actions whose name contains every word of `query` (case-insensitive).
 pub fn matching(query: &str) -> Vec<&'static Action> {

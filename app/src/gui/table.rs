@@ -122,7 +122,7 @@ pub fn show(
                 row.col(|ui| {
                     ui.label(
                         egui::RichText::new(s.resolve(e.name()))
-                            .color(theme::color_for(&s.resolve(e.name()))),
+                            .color(theme::readable(theme::color_for(&s.resolve(e.name())))),
                     );
                 });
                 row.col(|ui| {

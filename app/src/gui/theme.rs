@@ -1,24 +1,121 @@
-//! The workbench's look: a dark theme tuned for long sessions over dense data, and the lane
-//! colours (stable per name, so a track keeps its colour across runs).
+//! The workbench's look: a dark theme tuned for long sessions over dense data, a light theme
+//! for daylight and printouts, and the lane colours (stable per name, so a track keeps its
+//! colour across runs; darkened on the light theme).
 
 use egui::{Color32, CornerRadius, Stroke, Visuals};
 
-pub const BG: Color32 = Color32::from_rgb(0x16, 0x18, 0x1d);
-pub const PANEL: Color32 = Color32::from_rgb(0x1d, 0x20, 0x26);
-pub const LANE_ALT: Color32 = Color32::from_rgb(0x1a, 0x1c, 0x22);
-pub const GRID: Color32 = Color32::from_rgb(0x2a, 0x2e, 0x36);
-pub const TEXT_DIM: Color32 = Color32::from_rgb(0x8a, 0x92, 0xa0);
-pub const TEXT: Color32 = Color32::from_rgb(0xd6, 0xdb, 0xe3);
-pub const ACCENT: Color32 = Color32::from_rgb(0x4d, 0xa3, 0xff);
+/// The two looks; dark is the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeKind {
+    #[default]
+    Dark,
+    Light,
+}
+
+impl ThemeKind {
+    pub fn other(self) -> Self {
+        match self {
+            Self::Dark => Self::Light,
+            Self::Light => Self::Dark,
+        }
+    }
+}
+
+thread_local! {
+    /// The theme the UI thread draws with (set by [`apply_kind`]); per thread so that
+    /// headless tests running side by side do not see each other's theme.
+    static CURRENT: std::cell::Cell<ThemeKind> = const { std::cell::Cell::new(ThemeKind::Dark) };
+}
+
+/// The theme the current thread draws with.
+pub fn current() -> ThemeKind {
+    CURRENT.with(std::cell::Cell::get)
+}
+
+/// A surface or overlay colour that depends on the theme: it resolves to the current
+/// theme's [`Color32`] where it is used, so drawing code names `theme::BG` whatever the theme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Themed {
+    pub dark: Color32,
+    pub light: Color32,
+}
+
+impl Themed {
+    pub fn get(self) -> Color32 {
+        match current() {
+            ThemeKind::Dark => self.dark,
+            ThemeKind::Light => self.light,
+        }
+    }
+    pub fn gamma_multiply(self, factor: f32) -> Color32 {
+        self.get().gamma_multiply(factor)
+    }
+}
+
+impl From<Themed> for Color32 {
+    fn from(t: Themed) -> Self {
+        t.get()
+    }
+}
+
+const fn themed(dark: Color32, light: Color32) -> Themed {
+    Themed { dark, light }
+}
+
+pub const BG: Themed = themed(Color32::from_rgb(0x16, 0x18, 0x1d), Color32::from_rgb(0xfa, 0xfa, 0xf7));
+pub const PANEL: Themed = themed(Color32::from_rgb(0x1d, 0x20, 0x26), Color32::from_rgb(0xec, 0xed, 0xea));
+pub const LANE_ALT: Themed = themed(Color32::from_rgb(0x1a, 0x1c, 0x22), Color32::from_rgb(0xf1, 0xf2, 0xee));
+pub const GRID: Themed = themed(Color32::from_rgb(0x2a, 0x2e, 0x36), Color32::from_rgb(0xc8, 0xcc, 0xd2));
+pub const TEXT_DIM: Themed = themed(Color32::from_rgb(0x8a, 0x92, 0xa0), Color32::from_rgb(0x5c, 0x64, 0x70));
+pub const TEXT: Themed = themed(Color32::from_rgb(0xd6, 0xdb, 0xe3), Color32::from_rgb(0x1c, 0x20, 0x26));
+pub const ACCENT: Themed = themed(Color32::from_rgb(0x4d, 0xa3, 0xff), Color32::from_rgb(0x1a, 0x66, 0xc9));
+pub const CURSOR_A: Themed = themed(Color32::from_rgb(0xff, 0xd1, 0x4a), Color32::from_rgb(0xb0, 0x6a, 0x00));
+pub const CURSOR_B: Themed = themed(Color32::from_rgb(0x4a, 0xd8, 0xff), Color32::from_rgb(0x00, 0x7c, 0xa8));
+pub const MARKER: Themed = themed(Color32::from_rgb(0xff, 0x7a, 0xc6), Color32::from_rgb(0xc2, 0x18, 0x7a));
+pub const SELECTED: Themed = themed(Color32::WHITE, Color32::BLACK);
+
+/// A lane's default (dark-theme) colour as the light theme shows it: darker, so that the
+/// saturated yellows and greens stay readable on a light background.
+pub fn on_light(c: Color32) -> Color32 {
+    let f = |v: u8| (f32::from(v) * 0.72).round() as u8;
+    Color32::from_rgb(f(c.r()), f(c.g()), f(c.b()))
+}
+
+/// A lane's default colour in `kind`.
+pub fn lane_default(dark: Color32, kind: ThemeKind) -> Color32 {
+    match kind {
+        ThemeKind::Dark => dark,
+        ThemeKind::Light => on_light(dark),
+    }
+}
+
+/// A palette colour as the current theme should show it (text and marks drawn on the UI
+/// thread; lanes are built on workers and follow the theme in the workbench instead).
+pub fn readable(c: Color32) -> Color32 {
+    lane_default(c, current())
+}
+
+/// `#rrggbb`, as sessions store colours.
+pub fn to_hex(c: Color32) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.r(), c.g(), c.b())
+}
+
+/// Parses `#rrggbb`.
+pub fn from_hex(text: &str) -> Option<Color32> {
+    let hex = text.strip_prefix('#')?;
+    if hex.len() != 6 || !hex.is_ascii() {
+        return None;
+    }
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some(Color32::from_rgb(byte(0)?, byte(2)?, byte(4)?))
+}
+
 pub const CPU: Color32 = Color32::from_rgb(0x7a, 0x8c, 0xa8);
 pub const DIGITAL: Color32 = Color32::from_rgb(0x5f, 0xd3, 0x8a);
 pub const ANALOG: Color32 = Color32::from_rgb(0xf2, 0xc1, 0x4e);
 pub const IRQ: Color32 = Color32::from_rgb(0xef, 0x6b, 0x5b);
 pub const SOFTIRQ: Color32 = Color32::from_rgb(0xb3, 0x7d, 0xf0);
-pub const CURSOR_A: Color32 = Color32::from_rgb(0xff, 0xd1, 0x4a);
-pub const CURSOR_B: Color32 = Color32::from_rgb(0x4a, 0xd8, 0xff);
-pub const MARKER: Color32 = Color32::from_rgb(0xff, 0x7a, 0xc6);
-pub const SELECTED: Color32 = Color32::WHITE;
 
 /// Saturated, distinguishable colours on a dark background.
 const PALETTE: [Color32; 12] = [
@@ -52,15 +149,24 @@ pub fn task_color(label: u32) -> Color32 {
 }
 
 pub fn apply(ctx: &egui::Context) {
-    let mut v = Visuals::dark();
-    v.panel_fill = PANEL;
-    v.window_fill = PANEL;
-    v.extreme_bg_color = BG;
-    v.faint_bg_color = LANE_ALT;
-    v.override_text_color = Some(TEXT);
+    apply_kind(ctx, ThemeKind::Dark);
+}
+
+/// Sets egui's visuals for `kind` and makes it the theme this thread draws with.
+pub fn apply_kind(ctx: &egui::Context, kind: ThemeKind) {
+    CURRENT.with(|c| c.set(kind));
+    let mut v = match kind {
+        ThemeKind::Dark => Visuals::dark(),
+        ThemeKind::Light => Visuals::light(),
+    };
+    v.panel_fill = PANEL.get();
+    v.window_fill = PANEL.get();
+    v.extreme_bg_color = BG.get();
+    v.faint_bg_color = LANE_ALT.get();
+    v.override_text_color = Some(TEXT.get());
     v.selection.bg_fill = ACCENT.gamma_multiply(0.45);
     v.selection.stroke = Stroke::new(1.0, ACCENT);
-    v.hyperlink_color = ACCENT;
+    v.hyperlink_color = ACCENT.get();
     v.window_corner_radius = CornerRadius::same(6);
     v.widgets.noninteractive.bg_stroke = Stroke::new(1.0, GRID);
     v.widgets.inactive.corner_radius = CornerRadius::same(3);

@@ -423,7 +423,7 @@ fn ruler(painter: &egui::Painter, rect: Rect, vp: &Viewport, clock: Option<&Sour
                 Align2::LEFT_TOP,
                 label,
                 font.clone(),
-                theme::TEXT_DIM,
+                theme::TEXT_DIM.get(),
             );
         }
         for k in 1..5 {
@@ -602,6 +602,8 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
 pub struct Layout {
     pub data_left: f32,
     pub data_width: f32,
+    /// The whole timeline (ruler, gutter and lanes) this frame, for the timeline PNG.
+    pub rect: Option<Rect>,
 }
 
 /// Draws the ruler and lanes into `ui`'s remaining space; returns messages.
@@ -623,6 +625,7 @@ pub fn show(
     let data_left = full.left() + GUTTER;
     layout.data_left = data_left;
     layout.data_width = (full.right() - data_left).max(1.0);
+    layout.rect = Some(full);
     let ruler_rect =
         Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
     ruler(&painter, ruler_rect, vp, sources.first());
@@ -666,7 +669,7 @@ pub fn show(
                 Align2::LEFT_CENTER,
                 format!("{}  ({})", sv.source().name, sv.source().format),
                 FontId::proportional(12.0),
-                theme::ACCENT,
+                theme::ACCENT.get(),
             );
             y += 18.0;
             for (vi, v) in sv.lanes.iter().enumerate() {
@@ -740,7 +743,7 @@ pub fn show(
             Align2::LEFT_TOP,
             &view.name,
             FontId::proportional(12.5),
-            name_color,
+            name_color.get(),
         );
         if let LaneKind::Analog { lo, hi, .. } = lane.kind {
             lane_painter.text(
@@ -748,7 +751,7 @@ pub fn show(
                 Align2::RIGHT_BOTTOM,
                 format!("{lo:.3}..{hi:.3}"),
                 FontId::monospace(10.0),
-                theme::TEXT_DIM,
+                theme::TEXT_DIM.get(),
             );
         }
         lane_painter.line_segment(
@@ -806,7 +809,7 @@ pub fn show(
                 Align2::LEFT_BOTTOM,
                 name,
                 FontId::proportional(11.0),
-                theme::MARKER,
+                theme::MARKER.get(),
             );
         }
     }
@@ -816,7 +819,13 @@ pub fn show(
             painter.line_segment([pos2(x, ruler_rect.top()), pos2(x, full.bottom())], Stroke::new(1.5, c));
             let r = Rect::from_min_size(pos2(x - 6.0, ruler_rect.top()), vec2(12.0, 13.0));
             painter.rect_filled(r, 2.0, c);
-            painter.text(r.center(), Align2::CENTER_CENTER, label, FontId::proportional(10.0), theme::BG);
+            painter.text(
+                r.center(),
+                Align2::CENTER_CENTER,
+                label,
+                FontId::proportional(10.0),
+                theme::BG.get(),
+            );
         }
     }
     if let (Some(a), Some(b)) = (overlay.cursor_a, overlay.cursor_b) {

@@ -1,0 +1,291 @@
+//! Saving what the workbench shows (DESIGN §6, docs/ARCHITECTURE.md "Workbench export"): the
+//! report of the current analyses in every `latscope report` format — built by the same
+//! [`report_cmd::build_report`] and written by the same [`report_cmd::emit`], so the bytes
+//! are those of the command line — the session, and a PNG of the visible timeline. The
+//! location comes from the [`super::picker::FilePicker`]; the writing runs on a worker
+//! thread and is atomic, and a target that is one of the open inputs is refused in the
+//! window.
+
+use super::app::Workbench;
+use super::message::Message;
+use super::prepare::Prepared;
+use super::session;
+use crate::report_cmd;
+use anyhow::Context as _;
+use egui::{ColorImage, Rect};
+use latscope_analysis::atomic;
+use latscope_analysis::model::Source;
+use latscope_analysis::outcome::Outcome;
+use latscope_analysis::report::Format;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What a save writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaveWhat {
+    /// The report of the analysis panel's results.
+    Report(Format),
+    /// The workbench's session (`*.latscope.json`, [`session`]).
+    Session,
+    /// The timeline as it is on screen.
+    TimelinePng,
+}
+
+/// Every report format, in the order the menus list them.
+pub const REPORT_FORMATS: [Format; 5] =
+    [Format::Html, Format::Md, Format::Json, Format::Csv, Format::Parquet];
+
+impl SaveWhat {
+    /// The file name the save dialog proposes.
+    pub fn default_name(self) -> &'static str {
+        match self {
+            Self::Report(Format::Html) => "report.html",
+            Self::Report(Format::Md) => "report.md",
+            Self::Report(Format::Json) => "report.json",
+            Self::Report(Format::Csv) => "samples.csv",
+            Self::Report(Format::Parquet) => "samples.parquet",
+            Self::Session => "workbench.latscope.json",
+            Self::TimelinePng => "timeline.png",
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Report(Format::Html) => "html",
+            Self::Report(Format::Md) => "md",
+            Self::Report(Format::Json) | Self::Session => "json",
+            Self::Report(Format::Csv) => "csv",
+            Self::Report(Format::Parquet) => "parquet",
+            Self::TimelinePng => "png",
+        }
+    }
+
+    /// The menu entry and dialog title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Report(Format::Html) => "Export report as HTML",
+            Self::Report(Format::Md) => "Export report as Markdown",
+            Self::Report(Format::Json) => "Export report as JSON",
+            Self::Report(Format::Csv) => "Export samples as CSV",
+            Self::Report(Format::Parquet) => "Export samples as Parquet",
+            Self::Session => "Save session",
+            Self::TimelinePng => "Save timeline as PNG",
+        }
+    }
+}
+
+/// Everything a report needs, taken from the workbench on the UI thread.
+#[derive(Debug, Clone)]
+pub struct ReportJob {
+    /// The inputs as the report names them: the path the file was opened by.
+    pub paths: Vec<String>,
+    pub sources: Vec<Arc<Prepared>>,
+    pub outcomes: Vec<Outcome>,
+    /// Offsets set in the workbench, as the report's `align` line.
+    pub align: Option<String>,
+    /// Files that must not be overwritten.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// Builds and writes the report of `job` in `format` to `path` (atomically, never over an
+/// input): `latscope report`'s own path.
+pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Result<()> {
+    let sources: Vec<&Source> = job.sources.iter().map(|p| &p.source).collect();
+    let report = report_cmd::build_report(&job.paths, &sources, &job.outcomes, job.align.clone())?;
+    report_cmd::emit(&report, format, Some(path), &job.inputs)
+}
+
+/// The part of `image` under `rect` (physical pixels), clipped to the image; `None` when
+/// nothing of it is inside.
+pub fn crop(image: &ColorImage, rect: Rect) -> Option<ColorImage> {
+    let [w, h] = image.size;
+    let x0 = rect.left().max(0.0).floor() as usize;
+    let y0 = rect.top().max(0.0).floor() as usize;
+    let x1 = (rect.right().max(0.0).ceil() as usize).min(w);
+    let y1 = (rect.bottom().max(0.0).ceil() as usize).min(h);
+    if x1 <= x0 || y1 <= y0 {
+        return None;
+    }
+    let mut pixels = Vec::with_capacity((x1 - x0) * (y1 - y0));
+    for y in y0..y1 {
+        pixels.extend_from_slice(&image.pixels[y * w + x0..y * w + x1]);
+    }
+    Some(ColorImage::new([x1 - x0, y1 - y0], pixels))
+}
+
+/// An 8-bit RGBA PNG of `image`.
+pub fn encode_png(image: &ColorImage) -> anyhow::Result<Vec<u8>> {
+    let [w, h] = image.size;
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, u32::try_from(w)?, u32::try_from(h)?);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().context("encoding the PNG")?;
+    let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_srgba_unmultiplied()).collect();
+    writer.write_image_data(&bytes).context("encoding the PNG")?;
+    writer.finish().context("encoding the PNG")?;
+    Ok(out)
+}
+
+/// Crops `image` to `rect_px` and writes it as a PNG at `path`, atomically, never over one
+/// of `inputs`.
+pub fn save_cropped_png(
+    image: &ColorImage,
+    rect_px: Rect,
+    path: &Path,
+    inputs: &[PathBuf],
+) -> anyhow::Result<()> {
+    let cropped = crop(image, rect_px).context("the timeline is not on screen")?;
+    let bytes = encode_png(&cropped)?;
+    atomic::write_atomic(path, &bytes, inputs)?;
+    Ok(())
+}
+
+/// Runs `job` on a named thread; its end arrives as `Message::Saved`.
+fn spawn_save(
+    outbox: &super::workers::Outbox,
+    path: PathBuf,
+    job: impl FnOnce(&Path) -> anyhow::Result<()> + Send + 'static,
+) {
+    let out = outbox.clone();
+    let spawned = std::thread::Builder::new().name("latscope-save".into()).spawn(move || {
+        let result = job(&path).map(|()| path).map_err(|e| format!("{e:#}"));
+        out.send(Message::Saved(result));
+    });
+    if let Err(e) = spawned {
+        outbox.send(Message::Saved(Err(format!("cannot start the save thread: {e}"))));
+    }
+}
+
+/// A timeline PNG asked for (taken from the next frame's pixels).
+#[derive(Debug, Clone)]
+pub(super) struct PngRequest {
+    pub path: PathBuf,
+}
+
+impl Workbench {
+    /// Every file the workbench has open (and analysed): what a save must never replace.
+    pub fn input_paths(&self) -> Vec<PathBuf> {
+        let open = self.sources.iter().map(|s| &s.prepared);
+        let mut out: Vec<PathBuf> =
+            open.chain(&self.analysis_inputs).filter_map(|p| p.source.path.clone()).collect();
+        out.extend(self.loads.iter().map(|j| j.path.clone()));
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Whether there are results to report.
+    fn report_ready(&self) -> Result<(), String> {
+        if self.analysis_running {
+            return Err("the analysis is still running; export when it is done".into());
+        }
+        if self.analysis.is_empty() {
+            return Err("nothing to export: run an analysis first (Analysis > Run)".into());
+        }
+        Ok(())
+    }
+
+    /// The report job of the analysis panel's current results. Copies the outcomes (the
+    /// worker renders while the panel keeps showing them).
+    pub fn report_job(&self) -> Result<ReportJob, String> {
+        self.report_ready()?;
+        let sources = self.analysis_inputs.clone();
+        let paths = sources
+            .iter()
+            .map(|p| {
+                p.source.path.as_ref().map_or_else(|| p.source.name.clone(), |f| f.display().to_string())
+            })
+            .collect();
+        let aligned: Vec<String> = sources
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.source.offset != 0 || p.source.drift_ppm != 0.0)
+            .map(|(i, p)| {
+                format!(
+                    "input {i}: offset {} ns, drift {:.3} ppm",
+                    p.source.offset as f64 / 1e3,
+                    p.source.drift_ppm
+                )
+            })
+            .collect();
+        let align = (!aligned.is_empty()).then(|| format!("set in the workbench ({})", aligned.join("; ")));
+        Ok(ReportJob {
+            paths,
+            sources,
+            outcomes: self.analysis.iter().map(|r| r.outcome.clone()).collect(),
+            align,
+            inputs: self.input_paths(),
+        })
+    }
+
+    /// `Message::Export`: ask where.
+    pub(super) fn ask_save(&mut self, what: SaveWhat) {
+        let refused = match what {
+            SaveWhat::Report(_) => self.report_ready().err(),
+            SaveWhat::TimelinePng if self.sources.is_empty() => {
+                Some("nothing on the timeline to save".into())
+            }
+            SaveWhat::TimelinePng | SaveWhat::Session => None,
+        };
+        if let Some(e) = refused {
+            self.errors.push(e);
+            return;
+        }
+        self.picker().save(what, self.outbox());
+    }
+
+    /// `Message::SaveTo`: write `what` at `path` in the background.
+    pub(super) fn save_to(&mut self, what: SaveWhat, path: PathBuf) {
+        let inputs = self.input_paths();
+        // Refused at once, in the window: the file the user is looking at stays intact.
+        if let Err(e) = atomic::check_not_input(&path, &inputs) {
+            self.errors.push(e.to_string());
+            return;
+        }
+        match what {
+            SaveWhat::Report(format) => match self.report_job() {
+                Ok(job) => {
+                    self.saves_running += 1;
+                    spawn_save(&self.outbox(), path, move |p| write_report(&job, format, p));
+                }
+                Err(e) => self.errors.push(e),
+            },
+            SaveWhat::Session => {
+                let s = session::Session::capture(self);
+                self.saves_running += 1;
+                spawn_save(&self.outbox(), path, move |p| s.write(p, &inputs));
+            }
+            SaveWhat::TimelinePng => self.png_request = Some(PngRequest { path }),
+        }
+    }
+
+    /// `Message::Saved`.
+    pub(super) fn saved(&mut self, result: Result<PathBuf, String>) {
+        self.saves_running = self.saves_running.saturating_sub(1);
+        match result {
+            Ok(path) => self.notice = Some(format!("saved {}", path.display())),
+            Err(e) => self.errors.push(e),
+        }
+    }
+
+    /// Takes the asked-for timeline PNG from this frame's pixels.
+    pub(super) fn request_png(&mut self, ctx: &egui::Context) {
+        let Some(req) = self.png_request.take() else { return };
+        let Some(rect) = self.layout.rect.filter(|_| !self.sources.is_empty()) else {
+            self.errors.push("no timeline on screen to save".into());
+            return;
+        };
+        let ppp = ctx.pixels_per_point();
+        let rect_px =
+            Rect::from_min_max((rect.min.to_vec2() * ppp).to_pos2(), (rect.max.to_vec2() * ppp).to_pos2());
+        let inputs = self.input_paths();
+        let out = self.outbox();
+        self.saves_running += 1;
+        ctx.request_screenshot(move |image| {
+            // Encoding takes a while on big windows: off the thread that paints.
+            spawn_save(&out, req.path, move |p| save_cropped_png(&image, rect_px, p, &inputs));
+        });
+        ctx.request_repaint();
+    }
+}

@@ -1,0 +1,311 @@
+//! Sessions (`*.latscope.json`, docs/ARCHITECTURE.md "Workbench sessions"): the open files
+//! with their alignment, the analysis rules, markers, cursors, the view and the user's lane
+//! arrangement, and the theme — everything but the data, which is read again from the files.
+//! Opening a session starts the loads in the background and restores the rest when they
+//! have finished; a file that is gone becomes an in-window error and the rest restores.
+
+use super::app::Workbench;
+use super::message::Message;
+use super::theme::{self, ThemeKind};
+use super::timeline::{Overlay, Viewport};
+use anyhow::Context as _;
+use latscope_analysis::atomic;
+use latscope_analysis::model::Ps;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The version of the session layout (`latscope_session`).
+pub const SESSION_VERSION: u32 = 1;
+
+/// Whether `path` names a session file rather than a capture.
+pub fn is_session_path(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".latscope.json"))
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Session {
+    pub latscope_session: u32,
+    /// Open files in timeline order (simulator runs are not files and are not saved).
+    pub files: Vec<SessionFile>,
+    /// The analysis panel's rules, in order.
+    #[serde(default)]
+    pub rules: Vec<String>,
+    #[serde(default)]
+    pub markers: Vec<SessionMarker>,
+    /// Cursor times on the common timeline, ps.
+    #[serde(default)]
+    pub cursor_a: Option<f64>,
+    #[serde(default)]
+    pub cursor_b: Option<f64>,
+    /// The visible range: common time at the left edge (ps) and ps per point; without it
+    /// the view fits the data.
+    #[serde(default)]
+    pub view: Option<SessionView>,
+    #[serde(default)]
+    pub theme: ThemeKind,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionFile {
+    /// As opened; a relative path is relative to the session file's directory.
+    pub path: PathBuf,
+    /// Alignment onto the common timeline (`t + offset + t * drift_ppm / 1e6`).
+    #[serde(default)]
+    pub offset_ps: Ps,
+    #[serde(default)]
+    pub drift_ppm: f64,
+    /// Lanes in display order; lanes of the file not listed keep their place after these.
+    #[serde(default)]
+    pub lanes: Vec<SessionLane>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SessionLane {
+    /// The lane's own name (track, event or `CPU n`), which identifies it.
+    pub lane: String,
+    /// The name shown (renamed by the user, else the same).
+    pub name: String,
+    pub visible: bool,
+    /// `#rrggbb`.
+    pub color: String,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionMarker {
+    pub name: String,
+    pub t_ps: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionView {
+    pub start_ps: f64,
+    pub ps_per_px: f64,
+}
+
+impl Session {
+    /// The workbench's state as a session.
+    pub fn capture(wb: &Workbench) -> Self {
+        let files = wb
+            .sources
+            .iter()
+            .filter_map(|sv| {
+                let src = sv.source();
+                let path = src.path.clone()?;
+                let lanes = sv
+                    .lanes
+                    .iter()
+                    .filter_map(|v| {
+                        Some(SessionLane {
+                            lane: sv.prepared.lanes.get(v.lane)?.name.clone(),
+                            name: v.name.clone(),
+                            visible: v.visible,
+                            color: theme::to_hex(v.color),
+                        })
+                    })
+                    .collect();
+                Some(SessionFile { path, offset_ps: src.offset, drift_ppm: src.drift_ppm, lanes })
+            })
+            .collect();
+        Self {
+            latscope_session: SESSION_VERSION,
+            files,
+            rules: wb.rules.specs.clone(),
+            markers: wb
+                .overlay
+                .markers
+                .iter()
+                .map(|(name, t)| SessionMarker { name: name.clone(), t_ps: *t })
+                .collect(),
+            cursor_a: wb.overlay.cursor_a,
+            cursor_b: wb.overlay.cursor_b,
+            view: Some(SessionView { start_ps: wb.viewport.start, ps_per_px: wb.viewport.ps_per_px }),
+            theme: wb.theme,
+        }
+    }
+
+    pub fn to_json(&self) -> anyhow::Result<String> {
+        Ok(serde_json::to_string_pretty(self).context("writing the session")? + "\n")
+    }
+
+    /// Writes the session to `path` atomically, never over one of `inputs`.
+    pub fn write(&self, path: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
+        atomic::write_atomic(path, self.to_json()?.as_bytes(), inputs)?;
+        Ok(())
+    }
+
+    /// Reads and checks a session file; relative file paths become relative to its directory.
+    pub fn read(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut s: Session = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a latscope session", path.display()))?;
+        if s.latscope_session != SESSION_VERSION {
+            anyhow::bail!(
+                "{}: session version {} (this latscope reads version {SESSION_VERSION})",
+                path.display(),
+                s.latscope_session
+            );
+        }
+        if let Some(v) = s.view
+            && !(v.ps_per_px.is_finite() && v.ps_per_px > 0.0 && v.start_ps.is_finite())
+        {
+            anyhow::bail!("{}: view has a bad range", path.display());
+        }
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for f in &mut s.files {
+            if f.path.is_relative() {
+                f.path = dir.join(&f.path);
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// A session whose files are loading.
+#[derive(Debug)]
+pub(super) struct PendingSession {
+    pub session: Session,
+    /// Load jobs started for its files.
+    pub jobs: Vec<u64>,
+}
+
+/// Reads `path` on a worker thread; the answer is `Message::SessionRead`.
+pub(super) fn read_in_background(path: PathBuf, outbox: super::workers::Outbox) {
+    let out = outbox.clone();
+    let spawned = std::thread::Builder::new().name("latscope-session".into()).spawn(move || {
+        let result = Session::read(&path).map_err(|e| format!("{e:#}"));
+        out.send(Message::SessionRead { path, result });
+    });
+    if let Err(e) = spawned {
+        outbox.send(Message::Error(format!("cannot start the session reader: {e}")));
+    }
+}
+
+impl Workbench {
+    /// Whether a session is still being restored (its files loading).
+    pub fn session_pending(&self) -> bool {
+        self.pending_session.is_some()
+    }
+
+    /// Whether a session is being read or restored.
+    pub fn session_busy(&self) -> bool {
+        self.sessions_reading > 0 || self.pending_session.is_some()
+    }
+
+    /// `Message::SessionRead`: replace what is open by the session's files, then restore
+    /// the rest once they are loaded ([`Self::finish_session`]).
+    pub(super) fn session_read(&mut self, path: &Path, result: Result<Session, String>) {
+        self.sessions_reading = self.sessions_reading.saturating_sub(1);
+        let session = match result {
+            Ok(s) => s,
+            Err(e) => {
+                self.errors.push(e);
+                return;
+            }
+        };
+        self.update(Message::CloseAll);
+        let mut jobs = Vec::new();
+        for f in &session.files {
+            if !f.path.exists() {
+                self.errors.push(format!(
+                    "session {}: {} is missing; restoring the rest",
+                    path.display(),
+                    f.path.display()
+                ));
+                continue;
+            }
+            self.update(Message::OpenFiles(vec![f.path.clone()]));
+            if let Some(j) = self.loads.last() {
+                jobs.push(j.job);
+            }
+        }
+        self.theme = session.theme;
+        self.rules.specs = session.rules.clone();
+        self.pending_session = Some(PendingSession { session, jobs });
+    }
+
+    /// Restores a pending session once its loads are done; called every frame, after the
+    /// first fit of the loaded data so that the session's view wins.
+    pub(super) fn finish_session(&mut self, ctx: &egui::Context) {
+        let Some(p) = &self.pending_session else { return };
+        if self.loads.iter().any(|j| p.jobs.contains(&j.job)) {
+            return;
+        }
+        let session = &p.session;
+        // Sources in the session's order (`None` for a file that did not load); anything
+        // else open stays after them.
+        let mut order: Vec<Option<usize>> = Vec::new();
+        for f in &session.files {
+            let found = self.sources.iter().enumerate().position(|(i, sv)| {
+                !order.contains(&Some(i)) && sv.source().path.as_deref() == Some(f.path.as_path())
+            });
+            order.push(found);
+        }
+        // Results of analyses run meanwhile name sources by their old places: drop them
+        // (and the references they hold, which would keep offsets from being set).
+        self.analysis.clear();
+        self.analysis_inputs.clear();
+        let placed = || session.files.iter().zip(&order).filter_map(|(f, i)| Some((f, (*i)?)));
+        // Offsets live in the source: change it while nobody else holds it (a table query
+        // may, for a moment).
+        let busy = placed().any(|(f, i)| {
+            let sv = &self.sources[i];
+            let src = sv.source();
+            (src.offset != f.offset_ps || src.drift_ppm != f.drift_ppm) && Arc::strong_count(&sv.prepared) > 1
+        });
+        if busy {
+            ctx.request_repaint_after(std::time::Duration::from_millis(20));
+            return;
+        }
+        let placed: Vec<(SessionFile, usize)> = placed().map(|(f, i)| (f.clone(), i)).collect();
+        let Some(PendingSession { session, .. }) = self.pending_session.take() else { return };
+        let mut rest: Vec<_> = std::mem::take(&mut self.sources).into_iter().map(Some).collect();
+        let mut sources = Vec::with_capacity(rest.len());
+        for (f, i) in placed {
+            let Some(mut sv) = rest[i].take() else { continue };
+            if let Some(prepared) = Arc::get_mut(&mut sv.prepared)
+                && (prepared.source.offset != f.offset_ps || prepared.source.drift_ppm != f.drift_ppm)
+            {
+                prepared.source.offset = f.offset_ps;
+                prepared.source.drift_ppm = f.drift_ppm;
+                sv.generation = self.next_generation();
+            }
+            restore_lanes(&mut sv, &f.lanes);
+            sources.push(sv);
+        }
+        sources.extend(rest.into_iter().flatten());
+        self.sources = sources;
+        self.overlay = Overlay {
+            cursor_a: session.cursor_a,
+            cursor_b: session.cursor_b,
+            markers: session.markers.iter().map(|m| (m.name.clone(), m.t_ps)).collect(),
+            ..Overlay::default()
+        };
+        if let Some(v) = session.view {
+            self.viewport = Viewport { start: v.start_ps, ps_per_px: v.ps_per_px };
+        }
+        self.theme = session.theme;
+        self.update(Message::SetFilter(self.table.filter.clone()));
+    }
+}
+
+/// Puts `sv`'s lanes in the session's order with its names, visibility and colours.
+fn restore_lanes(sv: &mut super::timeline::SourceView, saved: &[SessionLane]) {
+    let mut rest: Vec<_> = std::mem::take(&mut sv.lanes).into_iter().map(Some).collect();
+    let mut lanes = Vec::with_capacity(rest.len());
+    for s in saved {
+        let found = rest.iter().position(|v| {
+            v.as_ref().and_then(|v| sv.prepared.lanes.get(v.lane)).is_some_and(|l| l.name == s.lane)
+        });
+        let Some(mut v) = found.and_then(|i| rest[i].take()) else { continue };
+        v.name = s.name.clone();
+        v.visible = s.visible;
+        if let Some(c) = theme::from_hex(&s.color) {
+            v.color = c;
+        }
+        lanes.push(v);
+    }
+    lanes.extend(rest.into_iter().flatten());
+    sv.lanes = lanes;
+}

@@ -1,0 +1,452 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Export, sessions, the light theme, lane names and colours, and the in-window file
+//! browser, driven headless through egui_kittest on the sample captures.
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use latscope::gui::export::{REPORT_FORMATS, SaveWhat, crop, save_cropped_png};
+use latscope::gui::file_browser::{BrowsePurpose, FileBrowser};
+use latscope::gui::message::{CursorId, LaneId, Message};
+use latscope::gui::picker::PresetPicker;
+use latscope::gui::session::Session;
+use latscope::gui::theme::{self, ThemeKind};
+use latscope::gui::{Options, Workbench};
+use latscope::report_cmd::{self, ReportArgs, ReportFormat};
+use latscope_analysis::report::Format;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn sample(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("latscope-gui-export-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A workbench whose save dialog answers `dir/<default name>` at once.
+fn harness(files: Vec<PathBuf>, dir: &Path) -> Harness<'static, Workbench> {
+    let picker = PresetPicker { dir: dir.to_owned(), open: Vec::new() };
+    let wb = Workbench::new(Options { files, ..Options::default() }, Box::new(picker), Vec::new());
+    Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .with_accessibility_check(false)
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
+}
+
+fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbench) -> bool) {
+    for _ in 0..4000 {
+        h.step();
+        if done(h.state()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("timed out waiting for {what}: {:?}", h.state());
+}
+
+fn open(files: &[PathBuf], dir: &Path) -> Harness<'static, Workbench> {
+    let mut h = harness(files.to_vec(), dir);
+    let n = files.len();
+    wait(&mut h, "loading", |wb| wb.sources.len() == n && wb.loads.is_empty() && !wb.table.pending);
+    h.step();
+    h
+}
+
+fn save(h: &mut Harness<'static, Workbench>, what: SaveWhat) {
+    h.state_mut().update(Message::Export(what));
+    wait(h, "the save", |wb| wb.saves_running == 0 && wb.notice.is_some());
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    h.state_mut().notice = None;
+}
+
+fn cli_format(f: Format) -> ReportFormat {
+    match f {
+        Format::Json => ReportFormat::Json,
+        Format::Md => ReportFormat::Md,
+        Format::Html => ReportFormat::Html,
+        Format::Csv => ReportFormat::Csv,
+        Format::Parquet => ReportFormat::Parquet,
+    }
+}
+
+#[test]
+fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
+    let dir = tempdir("bytes");
+    let file = sample("ftrace/virtio_blk_direct_read.dat");
+    let mut h = open(std::slice::from_ref(&file), &dir);
+    h.state_mut().rules.specs = vec!["irq-handler".into(), "block".into()];
+    h.state_mut().update(Message::RunAnalysis);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    assert_eq!(h.state().analysis.len(), 2, "{:?}", h.state().errors);
+    assert!(h.state().analysis.iter().all(|r| !r.outcome.samples.is_empty()));
+    for f in REPORT_FORMATS {
+        let what = SaveWhat::Report(f);
+        save(&mut h, what);
+        let gui = std::fs::read(dir.join(what.default_name())).unwrap();
+        let cli_out = dir.join(format!("cli.{}", what.extension()));
+        let args = ReportArgs {
+            files: vec![file.clone()],
+            presets: vec!["irq-handler".into(), "block".into()],
+            rules: Vec::new(),
+            align: None,
+            fail_if: Vec::new(),
+            format: Some(cli_format(f)),
+            output: Some(cli_out.clone()),
+        };
+        report_cmd::run(&args).unwrap();
+        let cli = std::fs::read(&cli_out).unwrap();
+        assert!(!gui.is_empty());
+        assert!(gui == cli, "{f:?}: the GUI's export differs from `latscope report`");
+    }
+    // The JSON names the input as opened and holds both analyses.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["inputs"][0]["path"], file.display().to_string());
+    assert_eq!(json["analyses"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn export_never_replaces_an_input_and_needs_an_analysis() {
+    let dir = tempdir("refuse");
+    let input = dir.join("capture.txt");
+    std::fs::copy(sample("ftrace/virtio_blk_direct_read.txt"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let mut h = open(std::slice::from_ref(&input), &dir);
+    h.state_mut().update(Message::Export(SaveWhat::Report(Format::Md)));
+    h.step();
+    assert!(h.state().errors.iter().any(|e| e.contains("run an analysis first")), "{:?}", h.state().errors);
+    h.state_mut().errors.clear();
+
+    h.state_mut().update(Message::RunAnalysis);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    for what in [SaveWhat::Report(Format::Md), SaveWhat::Session, SaveWhat::TimelinePng] {
+        h.state_mut().update(Message::SaveTo(what, input.clone()));
+        h.step();
+        let errors = std::mem::take(&mut h.state_mut().errors);
+        assert!(errors.iter().any(|e| e.contains("refusing to overwrite an input")), "{what:?}: {errors:?}");
+    }
+    // Through another name of the same file, too.
+    let link = dir.join("link.md");
+    std::fs::hard_link(&input, &link).unwrap();
+    h.state_mut().update(Message::SaveTo(SaveWhat::Report(Format::Md), link));
+    h.step();
+    assert!(h.state().errors.iter().any(|e| e.contains("refusing")), "{:?}", h.state().errors);
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert_eq!(h.state().saves_running, 0);
+}
+
+/// Sets up everything a session keeps on a workbench with two captures.
+fn arrange(h: &mut Harness<'static, Workbench>) {
+    let wb = h.state_mut();
+    wb.rules.specs = vec!["irq-handler".into(), "softirq".into()];
+    let (lo, hi) = wb.time_range().unwrap();
+    wb.update(Message::SetCursor(CursorId::A, lo + (hi - lo) * 0.25));
+    wb.update(Message::AddMarker);
+    wb.update(Message::RenameMarker(0, "first request".into()));
+    wb.update(Message::SetCursor(CursorId::B, lo + (hi - lo) * 0.5));
+    wb.update(Message::ShowRange(lo + (hi - lo) * 0.1, lo + (hi - lo) * 0.6));
+    let lane = LaneId { source: 0, lane: 2 };
+    wb.update(Message::MoveLane(lane, -2));
+    wb.update(Message::ToggleLane(LaneId { source: 0, lane: 1 }));
+    wb.update(Message::RenameLane(LaneId { source: 1, lane: 0 }, "clock line".into()));
+    wb.update(Message::SetLaneColor(
+        LaneId { source: 1, lane: 1 },
+        egui::Color32::from_rgb(0x12, 0x34, 0x56),
+    ));
+    wb.update(Message::SetTheme(ThemeKind::Light));
+}
+
+#[test]
+fn a_saved_session_restores_everything_in_a_fresh_workbench() {
+    let dir = tempdir("session");
+    let files = [sample("ftrace/virtio_blk_direct_read.txt"), sample("sigrok/demo_4ch_1mhz.sr")];
+    let mut h = open(&files, &dir);
+    arrange(&mut h);
+    // An alignment offset (as the alignment UI sets it) on the second source.
+    let offset = 1_234_567;
+    for _ in 0..200 {
+        let sv = &mut h.state_mut().sources[1];
+        if let Some(p) = Arc::get_mut(&mut sv.prepared) {
+            p.source.offset = offset;
+            p.source.drift_ppm = 12.5;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.step();
+    let saved = Session::capture(h.state());
+    assert_eq!(saved.files.len(), 2);
+    assert_eq!(saved.files[1].offset_ps, offset, "the offset was not set");
+    assert_eq!(saved.theme, ThemeKind::Light);
+    save(&mut h, SaveWhat::Session);
+    let path = dir.join("workbench.latscope.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"latscope_session\": 1") && text.contains("clock line"), "{text}");
+
+    let mut fresh = harness(Vec::new(), &dir);
+    fresh.step();
+    fresh.state_mut().update(Message::OpenFiles(vec![path]));
+    wait(&mut fresh, "the session", |wb| wb.sources.len() == 2 && !wb.session_pending());
+    fresh.step();
+    let wb = fresh.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    assert_eq!(Session::capture(wb), saved);
+    // And the restored state is what the workbench uses, not only what it would save.
+    assert_eq!(wb.theme, ThemeKind::Light);
+    assert_eq!(theme::current(), ThemeKind::Light);
+    assert!(!fresh.ctx.global_style().visuals.dark_mode);
+    assert_eq!(wb.sources[1].source().offset, offset);
+    assert_eq!(wb.sources[1].lanes[0].name, "clock line");
+    assert_eq!(wb.overlay.markers[0].0, "first request");
+    assert_eq!(wb.rules.specs, ["irq-handler", "softirq"]);
+    let _ = fresh.get_by_label("clock line");
+}
+
+#[test]
+fn a_session_with_a_missing_file_says_so_and_restores_the_rest() {
+    let dir = tempdir("missing");
+    let present = sample("ftrace/virtio_blk_direct_read.txt");
+    let gone = dir.join("gone.dat");
+    let session = format!(
+        r##"{{"latscope_session": 1,
+            "files": [{{"path": {gone:?}}}, {{"path": {present:?}, "lanes": [{{"lane": "CPU 0", "name": "boot cpu", "visible": true, "color": "#ff0000"}}]}}],
+            "rules": ["block"],
+            "markers": [{{"name": "here", "t_ps": 5.0e9}}],
+            "cursor_a": 4.0e9,
+            "view": {{"start_ps": 1.0e9, "ps_per_px": 2.0e6}},
+            "theme": "dark"}}"##
+    );
+    let path = dir.join("broken.latscope.json");
+    std::fs::write(&path, session).unwrap();
+    let mut h = harness(Vec::new(), &dir);
+    h.step();
+    h.state_mut().update(Message::OpenFiles(vec![path]));
+    wait(&mut h, "the session", |wb| wb.sources.len() == 1 && !wb.session_pending());
+    h.step();
+    let wb = h.state();
+    assert_eq!(wb.errors.len(), 1, "{:?}", wb.errors);
+    assert!(wb.errors[0].contains("gone.dat is missing"), "{:?}", wb.errors);
+    assert_eq!(wb.rules.specs, ["block"]);
+    assert_eq!(wb.overlay.markers, [("here".to_owned(), 5.0e9)]);
+    assert_eq!(wb.overlay.cursor_a, Some(4.0e9));
+    assert_eq!((wb.viewport.start, wb.viewport.ps_per_px), (1.0e9, 2.0e6));
+    let cpu0 = &wb.sources[0].lanes[0];
+    assert_eq!((cpu0.name.as_str(), cpu0.color), ("boot cpu", egui::Color32::RED));
+}
+
+#[test]
+fn a_malformed_session_is_an_error_naming_file_line_and_column() {
+    let dir = tempdir("malformed");
+    let path = dir.join("bad.latscope.json");
+    std::fs::write(&path, "{\"latscope_session\": 1,\n  \"files\": [}").unwrap();
+    let mut h = harness(Vec::new(), &dir);
+    h.state_mut().update(Message::OpenFiles(vec![path]));
+    wait(&mut h, "the error", |wb| !wb.errors.is_empty());
+    let e = &h.state().errors[0];
+    assert!(e.contains("bad.latscope.json") && e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn timeline_png_is_the_crop_of_the_screenshot() {
+    let dir = tempdir("png");
+    let (w, h) = (40, 30);
+    let pixels = (0..w * h).map(|i| egui::Color32::from_rgb((i % w) as u8, (i / w) as u8, 7)).collect();
+    let image = egui::ColorImage::new([w, h], pixels);
+    let rect = egui::Rect::from_min_max(egui::pos2(5.0, 10.0), egui::pos2(25.0, 40.0));
+    let c = crop(&image, rect).unwrap();
+    assert_eq!(c.size, [20, 20], "clipped to the image");
+    assert_eq!(c.pixels[0], egui::Color32::from_rgb(5, 10, 7));
+    assert_eq!(c.pixels[20 * 19 + 19], egui::Color32::from_rgb(24, 29, 7));
+    assert!(crop(&image, egui::Rect::from_min_max(egui::pos2(50.0, 0.0), egui::pos2(60.0, 5.0))).is_none());
+
+    let out = dir.join("timeline.png");
+    save_cropped_png(&image, rect, &out, &[]).unwrap();
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&out).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (20, 20));
+    assert_eq!(&buf[..4], &[5, 10, 7, 255]);
+    // Never over an input.
+    let input = dir.join("input.png");
+    std::fs::write(&input, b"keep").unwrap();
+    assert!(save_cropped_png(&image, rect, &input, std::slice::from_ref(&input)).is_err());
+    assert_eq!(std::fs::read(&input).unwrap(), b"keep");
+}
+
+#[test]
+fn light_theme_darkens_default_lane_colours_and_keeps_chosen_ones() {
+    let dir = tempdir("theme");
+    let mut h = open(&[sample("sigrok/demo_4ch_1mhz.sr")], &dir);
+    let defaults: Vec<egui::Color32> = h.state().sources[0].lanes.iter().map(|v| v.color).collect();
+    let chosen = egui::Color32::from_rgb(0x12, 0x34, 0x56);
+    h.state_mut().update(Message::SetLaneColor(LaneId { source: 0, lane: 0 }, chosen));
+    h.state_mut().update(Message::ToggleTheme);
+    h.step();
+    assert_eq!(theme::current(), ThemeKind::Light);
+    assert!(!h.ctx.global_style().visuals.dark_mode);
+    let lanes = &h.state().sources[0].lanes;
+    assert_eq!(lanes[0].color, chosen);
+    for (v, d) in lanes.iter().zip(&defaults).skip(1) {
+        assert_eq!(v.color, theme::on_light(*d));
+        // Readable on the light background: clearly darker than it.
+        let luma =
+            |c: egui::Color32| 0.299 * f32::from(c.r()) + 0.587 * f32::from(c.g()) + 0.114 * f32::from(c.b());
+        assert!(luma(theme::BG.light) - luma(v.color) > 60.0, "{:?} too light", v.color);
+    }
+    h.state_mut().update(Message::ToggleTheme);
+    h.step();
+    let now: Vec<egui::Color32> = h.state().sources[0].lanes.iter().map(|v| v.color).collect();
+    assert_eq!(now[0], chosen);
+    assert_eq!(now[1..], defaults[1..]);
+    assert!(h.ctx.global_style().visuals.dark_mode);
+}
+
+#[test]
+fn palette_offers_every_export() {
+    let names: Vec<&str> = latscope::gui::palette::matching("export").iter().map(|a| a.name).collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert_eq!(latscope::gui::palette::matching("session").len(), 2);
+    assert_eq!(latscope::gui::palette::matching("theme").len(), 1);
+}
+
+#[test]
+fn in_window_browser_opens_a_capture_from_a_directory() {
+    let dir = tempdir("browser");
+    std::fs::create_dir_all(dir.join("captures")).unwrap();
+    std::fs::copy(sample("ftrace/virtio_blk_direct_read.txt"), dir.join("captures/read.txt")).unwrap();
+    std::fs::write(dir.join("notes.md"), "x").unwrap();
+    let mut h = harness(Vec::new(), &dir);
+    h.state_mut().browser = Some(FileBrowser::new(BrowsePurpose::Open, dir.clone()));
+    h.run_steps(2);
+    let names: Vec<&str> =
+        h.state().browser.as_ref().unwrap().entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["captures", "notes.md"], "directories first");
+    h.get_by_label("captures/").click();
+    h.run_steps(2);
+    assert_eq!(h.state().browser.as_ref().unwrap().dir, dir.join("captures"));
+    // The window takes a few frames to settle its size around the new listing.
+    h.run_steps(4);
+    h.get_by_label("read.txt").click();
+    h.run_steps(2);
+    assert_eq!(h.state().browser.as_ref().unwrap().file, "read.txt");
+    h.get_by_label("Open").click();
+    h.run_steps(2);
+    assert!(h.state().browser.is_none(), "the browser closes once it answered: {:?}", h.state().browser);
+    wait(&mut h, "loading", |wb| wb.sources.len() == 1 && wb.loads.is_empty());
+    assert_eq!(h.state().sources[0].source().path.as_deref(), Some(dir.join("captures/read.txt").as_path()));
+
+    // Saving: the typed name in the listed directory.
+    let mut b = FileBrowser::new(BrowsePurpose::Save(SaveWhat::Session), dir.clone());
+    assert_eq!(b.file, "workbench.latscope.json");
+    match b.confirm() {
+        Some(Message::SaveTo(SaveWhat::Session, p)) => assert_eq!(p, dir.join("workbench.latscope.json")),
+        other => panic!("{other:?}"),
+    }
+    let mut b = FileBrowser::new(BrowsePurpose::Open, dir.clone());
+    b.file = "missing.dat".into();
+    assert!(b.confirm().is_none());
+    assert!(b.error.as_deref().unwrap().contains("no such file"));
+}
+
+#[test]
+fn lanes_are_renamed_and_recoloured_from_the_track_list() {
+    let dir = tempdir("lanes");
+    let mut h = open(&[sample("sigrok/demo_4ch_1mhz.sr")], &dir);
+    let d1 = h.state().sources[0].lanes.iter().position(|v| v.name == "D1").unwrap();
+    h.get_by_label("D1").click_secondary();
+    h.run_steps(2);
+    let _ = h.get_by_label("Colour");
+    let _ = h.get_by_label("Name");
+    let id = LaneId { source: 0, lane: d1 };
+    h.state_mut().update(Message::RenameLane(id, "SD clock".into()));
+    h.state_mut().update(Message::SetLaneColor(id, egui::Color32::from_rgb(200, 30, 30)));
+    h.key_press(egui::Key::Escape);
+    h.run_steps(3);
+    let v = &h.state().sources[0].lanes[d1];
+    assert_eq!((v.name.as_str(), v.color), ("SD clock", egui::Color32::from_rgb(200, 30, 30)));
+    // The data lane keeps its own name; the track list shows the new one.
+    assert_eq!(h.state().sources[0].prepared.lanes[v.lane].name, "D1");
+    assert!(h.query_by_label("SD clock").is_some());
+    assert!(h.query_by_label("D1").is_none());
+}
+
+#[test]
+fn an_ab_export_compares_the_sources_in_timeline_order_like_the_command_line() {
+    let dir = tempdir("ab");
+    let files = [sample("ftrace/virtio_blk_direct_read.dat"), sample("ftrace/blk_read_v6.dat")];
+    let mut h = open(&files, &dir);
+    h.state_mut().rules.specs = vec!["block".into()];
+    h.state_mut().update(Message::RunAnalysis);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    assert_eq!(h.state().analysis.len(), 2, "{:?}", h.state().errors);
+    // Loads finish in any order; the report follows the timeline's.
+    let order: Vec<PathBuf> = h.state().sources.iter().map(|s| s.source().path.clone().unwrap()).collect();
+    for f in [Format::Json, Format::Md] {
+        let what = SaveWhat::Report(f);
+        save(&mut h, what);
+        let cli_out = dir.join(format!("cli.{}", what.extension()));
+        let args = ReportArgs {
+            files: order.clone(),
+            presets: vec!["block".into()],
+            rules: Vec::new(),
+            align: None,
+            fail_if: Vec::new(),
+            format: Some(cli_format(f)),
+            output: Some(cli_out.clone()),
+        };
+        report_cmd::run(&args).unwrap();
+        let gui = std::fs::read(dir.join(what.default_name())).unwrap();
+        assert!(gui == std::fs::read(&cli_out).unwrap(), "{f:?} differs");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["comparison"].as_array().unwrap().len(), 1, "A/B comparison of `block`");
+}
+
+#[test]
+fn a_timeline_png_needs_a_timeline() {
+    let dir = tempdir("nopng");
+    let mut h = harness(Vec::new(), &dir);
+    h.step();
+    h.state_mut().update(Message::Export(SaveWhat::TimelinePng));
+    h.step();
+    assert!(h.state().errors.iter().any(|e| e.contains("nothing on the timeline")), "{:?}", h.state().errors);
+    assert_eq!(h.state().saves_running, 0);
+}
+
+/// eframe's storage as a map, as the native window keeps it in a file.
+#[derive(Default)]
+struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_owned(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn the_theme_is_kept_in_eframe_storage_across_runs() {
+    let dir = tempdir("storage");
+    let mut h = harness(Vec::new(), &dir);
+    h.state_mut().update(Message::ToggleTheme);
+    h.step();
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(h.state_mut(), &mut storage);
+    let mut next = Workbench::new(Options::default(), Box::new(PresetPicker::default()), Vec::new());
+    assert_eq!(next.theme, ThemeKind::Dark);
+    next.restore_look(&storage);
+    assert_eq!(next.theme, ThemeKind::Light);
+}
