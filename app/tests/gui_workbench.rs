@@ -3,6 +3,7 @@
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
+use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
 use latscope::gui::message::{Message, SimCommand};
 use latscope::gui::picker::NoPicker;
 use latscope::gui::prepare::LaneKind;
@@ -330,4 +331,195 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
     wait(&mut h, "the metrics", |wb| !wb.sim.metrics.is_empty() || wb.sim.error.is_some());
     assert_eq!(h.state().sim.error, None);
     assert_eq!(h.state().sim.metrics, batch.report.metrics.0);
+}
+
+/// Clicks at `pos` (press and release in separate frames, as a mouse does).
+fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.step();
+    h.drag_at(pos);
+    h.step();
+    h.drop_at(pos);
+    h.step();
+    h.step();
+}
+
+fn drawn(wb: &Workbench, result: usize, kind: PlotKind) -> egui_plot::PlotTransform {
+    wb.analysis_view
+        .drawn
+        .iter()
+        .find(|d| d.result == result && d.kind == kind)
+        .unwrap_or_else(|| panic!("{kind:?} of result {result} not drawn"))
+        .transform
+}
+
+fn run_analysis(h: &mut Harness<'static, Workbench>) {
+    h.state_mut().update(Message::RunAnalysis);
+    wait(h, "the analysis", |wb| !wb.analysis_running);
+    h.step();
+}
+
+#[test]
+fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let r = h.state().analysis[0].clone();
+    let n = r.outcome.samples.len();
+    assert!(n > 10, "{n} block samples");
+    // The CDF runs from the minimum at 1/n to the maximum at 1.0, never decreasing.
+    let mut lat: Vec<f64> = r.outcome.samples.iter().map(|s| s.latency() as f64 / 1e3).collect();
+    lat.sort_by(f64::total_cmp);
+    assert_eq!(r.cdf.first(), Some(&[lat[0], 1.0 / n as f64]));
+    assert_eq!(r.cdf.last(), Some(&[lat[n - 1], 1.0]));
+    assert!(r.cdf.windows(2).all(|w| w[0][0] <= w[1][0] && w[0][1] < w[1][1]));
+    assert_eq!(r.summary.as_ref().unwrap().stats_ns.min, Some(lat[0]));
+    // One scatter point per pair.
+    assert_eq!(r.scatter.len(), n);
+
+    // Clicking the worst case's point in the scatter puts the cursors and arrow on that pair.
+    h.state_mut().analysis_view.plot = PlotKind::Scatter;
+    h.step();
+    h.step();
+    let t = drawn(h.state(), 0, PlotKind::Scatter);
+    let worst = r.worst[0];
+    let p = scatter_point(&r.outcome, worst).unwrap();
+    click_at(&mut h, t.position_from_point(&egui_plot::PlotPoint::new(p[0], p[1])));
+    let s = &r.outcome.samples[worst];
+    let o = &h.state().overlay;
+    assert_eq!((o.cursor_a, o.cursor_b), (Some(s.start as f64), Some(s.end as f64)));
+    assert_eq!(o.arrow, Some((s.start as f64, s.end as f64)));
+
+    // Clicking the first histogram bar shows the samples in it on the timeline.
+    h.state_mut().update(Message::ClearCursors);
+    h.state_mut().analysis_view.plot = PlotKind::Histogram;
+    h.step();
+    h.step();
+    let t = drawn(h.state(), 0, PlotKind::Histogram);
+    let bucket = r.summary.as_ref().unwrap().histogram_linear[0];
+    assert!(bucket.count > 0);
+    let centre = egui_plot::PlotPoint::new((bucket.lo_ns + bucket.hi_ns) / 2.0, 0.5);
+    click_at(&mut h, t.position_from_point(&centre));
+    let inside = samples_in_latency(&r.outcome, bucket.lo_ns, bucket.hi_ns);
+    assert_eq!(inside.len() as u64, bucket.count);
+    let wb = h.state();
+    let (from, to) =
+        (wb.viewport.start, wb.viewport.start + wb.viewport.ps_per_px * f64::from(wb.layout.data_width));
+    for &i in &inside {
+        let s = &r.outcome.samples[i];
+        assert!(from <= s.start as f64 && s.end as f64 <= to, "sample {i} off screen");
+    }
+    if inside.len() > 1 {
+        // Zoomed to them: they span most of the view.
+        let lo = inside.iter().map(|&i| r.outcome.samples[i].start).min().unwrap() as f64;
+        let hi = inside.iter().map(|&i| r.outcome.samples[i].end).max().unwrap() as f64;
+        assert!((hi - lo) / (to - from) > 0.9, "{} of the view", (hi - lo) / (to - from));
+    }
+}
+
+fn cli_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn two_captures_compare_side_by_side_like_the_report() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
+    let mut h = open(&files);
+    h.state_mut().rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let a = wb.analysis.iter().find(|r| r.outcome.source == 0).unwrap();
+    let b = wb.analysis.iter().find(|r| r.outcome.source == 1).unwrap();
+    let c = a.comparison.as_ref().expect("A/B comparison on input 0's result");
+    assert!(b.comparison.is_none());
+    assert_eq!((c.a.count, c.b.count), (a.outcome.samples.len() as u64, b.outcome.samples.len() as u64));
+    let (sa, sb) = (a.summary.as_ref().unwrap().stats_ns, b.summary.as_ref().unwrap().stats_ns);
+    assert_eq!(c.delta_ns.p50, Some(sb.p50.unwrap() - sa.p50.unwrap()));
+    // The same numbers as `latscope report A B --format json`'s comparison (A: the source
+    // loaded first).
+    let paths: Vec<String> = wb
+        .sources
+        .iter()
+        .map(|s| sample(&format!("ftrace/{}", s.source().name)).display().to_string())
+        .collect();
+    let j = cli_json(&["report", &paths[0], &paths[1], "--preset", "block", "--format", "json"]);
+    let cj = &j["comparison"][0];
+    assert_eq!(cj["a"]["count"].as_u64(), Some(c.a.count));
+    assert_eq!(cj["b"]["count"].as_u64(), Some(c.b.count));
+    assert_eq!(cj["delta_ns"]["p99"].as_f64(), c.delta_ns.p99);
+    // Both columns and both CDFs are on screen.
+    h.step();
+    let _ = h.get_by_label("A/B: block");
+    let _ = h.get_by_label("B − A");
+}
+
+#[test]
+fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
+    let files = ["ftrace/blk_read.txt", "ftrace/blk_read_v6.dat"];
+    let mut h = open(&files);
+    let spec = "match block_rq_issue -> block_rq_issue";
+    h.state_mut().update(Message::OpenAlign);
+    h.step();
+    h.step();
+    let _ = h.get_by_label("Match events");
+    let index = |h: &Harness<'static, Workbench>, f: &str| {
+        h.state().sources.iter().position(|s| f.ends_with(&s.source().name)).unwrap()
+    };
+    let (text, dat) = (index(&h, files[0]), index(&h, files[1]));
+    h.state_mut().update(Message::Align { reference: text, other: dat, spec: spec.into() });
+    wait(&mut h, "the alignment", |wb| wb.aligning.is_none());
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let a = wb.alignment.clone().expect("aligned");
+    let issues = wb.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
+    assert_eq!(a.matched as u64, issues);
+    assert!(a.residual_rms_ps < 1e6, "rms {} ps", a.residual_rms_ps);
+    // The aligned source carries the offset: its first issue lands on the reference's.
+    let first = |i: usize| {
+        let sv = &wb.sources[i];
+        let src = sv.source();
+        let k = (0..src.events.len())
+            .find(|&k| src.strings.resolve(src.events.get(k).unwrap().name()) == "block_rq_issue");
+        sv.to_common(src.events.ts[k.unwrap()])
+    };
+    assert!((first(text) - first(dat)).abs() < 1e6, "{} vs {}", first(text), first(dat));
+    assert_eq!(wb.sources[dat].source().offset, a.offset);
+    assert_eq!(a.source, dat);
+
+    // Rules now run over the sources together, with the counts `report --align` gives.
+    h.state_mut().rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let paths: Vec<String> = files.iter().map(|f| sample(f).display().to_string()).collect();
+    let align = format!("1:{spec}");
+    let j = cli_json(&[
+        "report", &paths[0], &paths[1], "--align", &align, "--preset", "block", "--format", "json",
+    ]);
+    let cli: Vec<(u64, u64)> = j["analyses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["input"].as_u64().unwrap(), x["count"].as_u64().unwrap()))
+        .collect();
+    let gui: Vec<(u64, u64)> = h
+        .state()
+        .analysis
+        .iter()
+        .map(|r| (u64::from(r.outcome.source == dat), r.outcome.samples.len() as u64))
+        .collect();
+    // The CLI's input 0 is the text; the GUI's source order is the order the loads finished.
+    let (mut gui, mut cli) = (gui, cli);
+    gui.sort_unstable();
+    cli.sort_unstable();
+    assert_eq!(gui, cli);
+    assert!(h.state().analysis.iter().all(|r| r.comparison.is_none()), "aligned: one trace, no A/B");
+    assert!(j["align"].as_str().unwrap().contains(&format!("{issues} matched")));
+
+    // Removing the alignment puts source 1 back on its own clock.
+    h.state_mut().update(Message::ResetAlign);
+    wait(&mut h, "the reset", |wb| wb.aligning.is_none());
+    assert_eq!(h.state().sources[dat].source().offset, 0);
+    assert!(h.state().alignment.is_none());
 }

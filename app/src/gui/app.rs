@@ -1,6 +1,7 @@
 //! The workbench: its state, the one [`Workbench::update`] that applies every [`Message`],
 //! and the frame that lays out the panels. Views only read the state and return messages.
 
+use super::align_dialog;
 use super::analysis::{self, AnalysisResult};
 use super::message::{CursorId, EventSel, LaneId, Message, PanelId, SimCommand, TableSort};
 use super::palette;
@@ -11,6 +12,7 @@ use super::table::{self, TableState};
 use super::theme;
 use super::timeline::{self, Layout, MeshCache, Overlay, SourceView, Viewport};
 use super::workers::{self, Outbox, SimHandle};
+use latscope_analysis::align::Alignment;
 use latscope_analysis::model::{Ps, format_seconds};
 use latscope_importers::LoadControl;
 use std::path::{Path, PathBuf};
@@ -34,6 +36,10 @@ pub struct Options {
     pub screenshot: Option<PathBuf>,
     /// With no file: start the simulator demo.
     pub demo: bool,
+    /// Rules (specs or preset names) to run once the files are loaded; opens the panel.
+    pub rules: Vec<String>,
+    /// `--align` (the report command's grammar, onto source 0) to apply once loaded.
+    pub align: Option<String>,
 }
 
 #[derive(Debug)]
@@ -41,6 +47,16 @@ struct ScreenshotState {
     path: PathBuf,
     ready_frames: u32,
     requested: bool,
+}
+
+/// What the command line asked the workbench to do once its files are loaded.
+#[derive(Debug)]
+struct Startup {
+    files: Vec<PathBuf>,
+    /// `--align`, until it is sent.
+    align: Option<String>,
+    /// Run the `--rule`s (after the alignment).
+    run: bool,
 }
 
 /// Builds the message of a shortcut or menu entry.
@@ -89,6 +105,18 @@ pub struct Workbench {
     pub quit: bool,
     /// Where the screenshot was saved, once it is.
     pub screenshot_saved: Option<PathBuf>,
+    /// The analysis panel's plot choices.
+    pub analysis_view: analysis::PanelView,
+    pub align_dialog: align_dialog::AlignDialog,
+    /// The alignment in force (rules then run across the sources together), if any.
+    pub alignment: Option<Alignment>,
+    /// The alignment job being fitted, if any.
+    pub aligning: Option<u64>,
+    align_jobs: u64,
+    /// The job in `aligning` puts a source back on its own clock.
+    align_resetting: bool,
+    /// What the command line asked for once the files are loaded (`--align`, `--rule`).
+    startup: Option<Startup>,
 }
 
 impl std::fmt::Debug for Workbench {
@@ -144,7 +172,22 @@ impl Workbench {
             themed: false,
             quit: false,
             screenshot_saved: None,
+            analysis_view: analysis::PanelView::default(),
+            align_dialog: align_dialog::AlignDialog::default(),
+            alignment: None,
+            aligning: None,
+            align_jobs: 0,
+            align_resetting: false,
+            startup: (options.align.is_some() || !options.rules.is_empty()).then(|| Startup {
+                files: options.files.clone(),
+                align: options.align.clone(),
+                run: !options.rules.is_empty(),
+            }),
         };
+        if !options.rules.is_empty() {
+            wb.rules.specs = options.rules.clone();
+            wb.show_analysis = true;
+        }
         if !options.files.is_empty() {
             wb.update(Message::OpenFiles(options.files));
         } else if options.demo {
@@ -315,6 +358,86 @@ impl Workbench {
         }
     }
 
+    /// Shows the samples of analysis `outcome` with latency in `[lo_ns, hi_ns]` (a histogram
+    /// bar): one is shown as a pair (cursors and arrow), several by the range they span.
+    fn show_latency_range(&mut self, outcome: usize, lo_ns: f64, hi_ns: f64) {
+        let Some(r) = self.analysis.get(outcome) else { return };
+        let found = analysis::samples_in_latency(&r.outcome, lo_ns, hi_ns);
+        let Some(sv) = self.sources.get(r.outcome.source) else { return };
+        let spans: Vec<(f64, f64)> = found
+            .iter()
+            .filter_map(|&i| r.outcome.samples.get(i))
+            .map(|s| (sv.to_common(s.start), sv.to_common(s.end)))
+            .collect();
+        match spans[..] {
+            [] => {}
+            [_] => self.update(Message::ShowSample { outcome, sample: found[0] }),
+            _ => {
+                let a = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+                let b = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+                let pad = (b - a).max(1000.0) * 0.02;
+                self.show_range(a - pad, b + pad);
+                self.overlay.arrow = None;
+            }
+        }
+    }
+
+    /// Every source back on its own clock (offset 0, no drift).
+    fn reset_alignment(&mut self) {
+        let Some(a) = self.alignment.take() else { return };
+        self.analysis_view.aligned = None;
+        if let Some(sv) = self.sources.get(a.source) {
+            self.align_jobs += 1;
+            self.aligning = Some(self.align_jobs);
+            self.align_resetting = true;
+            // Aligning by hand with a zero offset is the reset, through the same worker.
+            let reference = self.sources.first().map(|s| s.prepared.clone());
+            if let Some(r) = reference {
+                let o = (a.source, sv.prepared.clone());
+                align_dialog::spawn_align(self.align_jobs, r, o, "+0ps".into(), self.outbox.clone());
+            }
+        }
+        self.analysis.clear();
+    }
+
+    /// Once the files are loaded: the command line's alignment, then its rules.
+    fn startup_step(&mut self) {
+        if !self.loads.is_empty() || self.aligning.is_some() || self.sources.is_empty() {
+            return;
+        }
+        let Some(mut startup) = self.startup.take() else { return };
+        if let Some(text) = startup.align.take() {
+            // `N` counts the files as given; loads finish in any order.
+            let loaded = |n: usize| {
+                let name = startup.files.get(n)?.file_name()?.to_string_lossy().into_owned();
+                self.sources.iter().position(|s| s.source().name == name)
+            };
+            let parsed = latscope_analysis::align::parse_align(&text);
+            match (parsed, text.split_once(':')) {
+                (Ok(spec), Some((_, rest))) => {
+                    let n = match spec {
+                        latscope_analysis::align::AlignSpec::Manual { source, .. }
+                        | latscope_analysis::align::AlignSpec::Match { source, .. } => source,
+                    };
+                    match (loaded(0), loaded(n)) {
+                        (Some(reference), Some(other)) => {
+                            self.update(Message::Align { reference, other, spec: rest.to_owned() })
+                        }
+                        _ => self.errors.push(format!("--align {text:?}: no file {n} among the loaded ones")),
+                    }
+                }
+                (Err(e), _) => self.errors.push(format!("--align {text:?}: {e}")),
+                (Ok(_), None) => {}
+            }
+            // The rules wait for the alignment.
+            self.startup = Some(startup);
+            return;
+        }
+        if startup.run {
+            self.update(Message::RunAnalysis);
+        }
+    }
+
     fn sim_handle(&self) -> Option<&SimHandle> {
         self.sim.handle.as_ref()
     }
@@ -467,7 +590,9 @@ impl Workbench {
                     self.show_analysis = true;
                     let sources = self.sources.iter().map(|s| s.prepared.clone()).collect();
                     let specs = self.rules.specs.clone();
-                    workers::analyse(self.analysis_generation, sources, specs, self.outbox.clone());
+                    let together = self.alignment.is_some();
+                    let (generation, outbox) = (self.analysis_generation, self.outbox.clone());
+                    analysis::spawn_analysis(generation, sources, specs, together, outbox);
                 }
             }
             Message::AnalysisDone { generation, results, errors } => {
@@ -562,6 +687,54 @@ impl Workbench {
                     self.errors.remove(i);
                 }
             }
+            Message::ShowLatencyRange { outcome, lo_ns, hi_ns } => {
+                self.show_latency_range(outcome, lo_ns, hi_ns)
+            }
+            Message::OpenAlign => {
+                self.align_dialog.open = true;
+                if self.align_dialog.other >= self.sources.len() {
+                    self.align_dialog.other = 1;
+                }
+            }
+            Message::Align { reference, other, spec } => {
+                if let (Some(r), Some(o)) = (self.sources.get(reference), self.sources.get(other)) {
+                    self.align_jobs += 1;
+                    self.aligning = Some(self.align_jobs);
+                    self.align_resetting = false;
+                    let (r, o) = (r.prepared.clone(), (other, o.prepared.clone()));
+                    align_dialog::spawn_align(self.align_jobs, r, o, spec, self.outbox.clone());
+                }
+            }
+            Message::Aligned { job, source, result } => {
+                if self.aligning != Some(job) {
+                    return;
+                }
+                self.aligning = None;
+                match result {
+                    Ok((prepared, alignment)) => {
+                        self.generation += 1;
+                        if let Some(sv) = self.sources.get_mut(source) {
+                            sv.replace(prepared, self.generation);
+                        }
+                        if std::mem::take(&mut self.align_resetting) {
+                            self.analysis_view.aligned = None;
+                            self.alignment = None;
+                        } else {
+                            self.analysis_view.aligned = Some(align_dialog::describe(&alignment));
+                            self.alignment = Some(alignment);
+                        }
+                        self.align_dialog.open = false;
+                        // Results of the per-source run no longer describe what a run gives.
+                        self.analysis.clear();
+                    }
+                    Err(e) => {
+                        self.align_resetting = false;
+                        self.errors.push(format!("align: {e}"));
+                    }
+                }
+            }
+            Message::ResetAlign => self.reset_alignment(),
+            Message::DeriveDigital { .. } | Message::Derived { .. } | Message::LiveAnalysisDone { .. } => {}
             Message::ScreenshotTaken(image) => {
                 if let Some(st) = &self.screenshot {
                     match save_png(&st.path, &image) {
@@ -674,6 +847,9 @@ impl Workbench {
             ui.menu_button("Analysis", |ui| {
                 if ui.button("Run the analysis panel's rules").clicked() {
                     msgs.push(Message::RunAnalysis);
+                }
+                if ui.button("Align sources…").clicked() {
+                    msgs.push(Message::OpenAlign);
                 }
             });
             ui.add_space(16.0);
@@ -818,6 +994,7 @@ impl Workbench {
             self.themed = true;
         }
         self.poll();
+        self.startup_step();
         let mut msgs = self.keyboard(&ctx);
 
         egui::Panel::top("menu").show(ui, |ui| msgs.extend(self.menu(ui)));
@@ -847,12 +1024,14 @@ impl Workbench {
                 }
                 if self.show_analysis {
                     ui.heading("Analysis");
+                    let names: Vec<String> = self.sources.iter().map(|s| s.source().name.clone()).collect();
                     msgs.extend(analysis::panel(
                         ui,
                         &mut self.rules,
+                        &mut self.analysis_view,
                         &self.analysis,
                         self.analysis_running,
-                        self.sources.len(),
+                        &names,
                     ));
                 }
             });
@@ -884,6 +1063,10 @@ impl Workbench {
                 self.palette_open = false;
             }
         }
+        if self.align_dialog.open {
+            let names: Vec<String> = self.sources.iter().map(|s| s.source().name.clone()).collect();
+            msgs.extend(align_dialog::show(&ctx, &mut self.align_dialog, &names, self.aligning.is_some()));
+        }
         for m in msgs {
             self.update(m);
         }
@@ -906,7 +1089,12 @@ impl Workbench {
     /// Whether everything asked for at start is on screen (for `--screenshot`).
     pub fn settled(&self) -> bool {
         let sim_done = self.sim.handle.is_none() || self.sim.finished;
-        self.loads.is_empty() && sim_done && !self.table.pending
+        self.loads.is_empty()
+            && sim_done
+            && !self.table.pending
+            && self.startup.is_none()
+            && self.aligning.is_none()
+            && !self.analysis_running
     }
 
     fn screenshot_step(&mut self, ctx: &egui::Context) {

@@ -45,6 +45,7 @@ pub const ACTIONS: &[Action] = &[
     },
     Action { name: "Run analysis", shortcut: "", make: || Message::RunAnalysis },
     Action { name: "Command palette", shortcut: "Ctrl+Shift+P", make: || Message::TogglePalette },
+    Action { name: "Align sources…", shortcut: "", make: || Message::OpenAlign },
 ];
 
 /// Actions whose name contains every word of `query` (case-insensitive).
