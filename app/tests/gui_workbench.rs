@@ -4,7 +4,7 @@
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
-use latscope::gui::message::{Message, SimCommand};
+use latscope::gui::message::{LaneId, Message, SimCommand};
 use latscope::gui::picker::NoPicker;
 use latscope::gui::prepare::LaneKind;
 use latscope::gui::{Options, Workbench};
@@ -522,4 +522,47 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     wait(&mut h, "the reset", |wb| wb.aligning.is_none());
     assert_eq!(h.state().sources[dat].source().offset, 0);
     assert!(h.state().alignment.is_none());
+}
+
+#[test]
+fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
+    let mut h = open(&["ftrace/timer_wakeups_under_load.txt"]);
+    h.state_mut().rules.specs =
+        vec!["stall:local_timer_entry".into(), "poll:hrtimer_start within 20us".into()];
+    run_analysis(&mut h);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let stall = wb.analysis.iter().find(|r| r.outcome.name == "stall:local_timer_entry").unwrap();
+    let poll = wb.analysis.iter().find(|r| r.outcome.name.starts_with("poll:hrtimer_start")).unwrap();
+    assert!(!stall.outcome.windows.is_empty(), "no stall window in the sample");
+    assert!(!poll.outcome.samples.is_empty(), "no polling loop in the sample");
+    let bands = &wb.overlay.bands;
+    assert_eq!(bands.len(), stall.outcome.windows.len() + poll.outcome.samples.len());
+    let sv = &wb.sources[0];
+    for (b, w) in bands.iter().zip(&stall.outcome.windows) {
+        assert_eq!((b.source, b.start, b.end), (0, sv.to_common(w.start), sv.to_common(w.end)));
+        assert!(b.label.contains("excess"), "{}", b.label);
+    }
+    let loops = &bands[stall.outcome.windows.len()..];
+    assert!(loops.iter().zip(&poll.outcome.samples).all(|(b, s)| b.label.ends_with(&s.key)));
+
+    // Hovering the widest window's band on the lane of the stalled stream (nothing else
+    // shown, so no event is under the pointer) tells what the band is.
+    let w = *stall.outcome.windows.iter().max_by_key(|w| w.end - w.start).unwrap();
+    let (a, b) = (sv.to_common(w.start), sv.to_common(w.end));
+    let label = bands.iter().find(|band| band.start == a).unwrap().label.clone();
+    let lanes: Vec<(usize, String)> = sv.lanes.iter().map(|l| l.name.clone()).enumerate().collect();
+    for (lane, name) in lanes {
+        if name != "local_timer_entry" {
+            h.state_mut().update(Message::ToggleLane(LaneId { source: 0, lane }));
+        }
+    }
+    h.state_mut().update(Message::ShowRange(a - (b - a), b + (b - a)));
+    h.step();
+    let (left, top, vp) = (h.state().layout.data_left, h.state().layout.lanes_top, h.state().viewport);
+    for _ in 0..3 {
+        h.hover_at(egui::pos2(vp.x_of(left, (a + b) / 2.0), top + 10.0));
+        h.step();
+    }
+    let _ = h.get_by_label(&label);
 }

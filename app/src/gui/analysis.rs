@@ -5,6 +5,7 @@
 
 use super::message::Message;
 use super::prepare::Prepared;
+use super::timeline::Band;
 use super::workers::Outbox;
 use egui_plot::{
     Bar, BarChart, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint, PlotTransform, Points,
@@ -200,6 +201,42 @@ pub fn summarize(outcome: Outcome) -> AnalysisResult {
     let cdf = cdf_points(&sorted);
     let scatter = scatter_samples(outcome.samples.len(), &worst);
     AnalysisResult { outcome, summary, error, worst, stages, cdf, scatter, comparison: None }
+}
+
+/// Is `o` a polling-loop analysis (`poll:`)? Its samples are the loops.
+fn is_polling(o: &Outcome) -> bool {
+    o.notes.iter().any(|n| n.what == "iterations")
+        && o.samples.iter().all(|s| s.key.starts_with("iterations="))
+}
+
+/// The timeline bands of the results: every detector window (stalls, long spans) and every
+/// polling loop, over the source it came from, in common time (`to_common(source, t)`).
+pub fn bands(results: &[AnalysisResult], to_common: impl Fn(usize, Ps) -> Option<f64>) -> Vec<Band> {
+    let mut out = Vec::new();
+    for r in results {
+        let o = &r.outcome;
+        let mut push = |start: Ps, end: Ps, color: egui::Color32, label: String| {
+            if let (Some(a), Some(b)) = (to_common(o.source, start), to_common(o.source, end)) {
+                out.push(Band { source: o.source, start: a, end: b, color, label });
+            }
+        };
+        for w in &o.windows {
+            let label = format!(
+                "{}: window {} (excess {})",
+                o.name,
+                format_seconds(w.end - w.start),
+                format_seconds(w.excess)
+            );
+            push(w.start, w.end, super::theme::IRQ, label);
+        }
+        if is_polling(o) {
+            for s in &o.samples {
+                let label = format!("{}: polling loop {}, {}", o.name, format_seconds(s.latency()), s.key);
+                push(s.start, s.end, super::theme::SOFTIRQ, label);
+            }
+        }
+    }
+    out
 }
 
 /// Attaches the report's A/B comparison (two sources analysed apart) to input 0's results.

@@ -382,6 +382,12 @@ impl Workbench {
         }
     }
 
+    /// Shades the analyses' stall windows and polling loops on the timeline.
+    fn refresh_bands(&mut self) {
+        let sources = &self.sources;
+        self.overlay.bands = analysis::bands(&self.analysis, |i, t| sources.get(i).map(|sv| sv.to_common(t)));
+    }
+
     /// Every source back on its own clock (offset 0, no drift).
     fn reset_alignment(&mut self) {
         let Some(a) = self.alignment.take() else { return };
@@ -398,6 +404,7 @@ impl Workbench {
             }
         }
         self.analysis.clear();
+        self.overlay.bands.clear();
     }
 
     /// Once the files are loaded: the command line's alignment, then its rules.
@@ -599,6 +606,7 @@ impl Workbench {
                 if generation == self.analysis_generation {
                     self.analysis_running = false;
                     self.analysis = results;
+                    self.refresh_bands();
                     self.errors.extend(errors);
                 }
             }
@@ -726,6 +734,7 @@ impl Workbench {
                         self.align_dialog.open = false;
                         // Results of the per-source run no longer describe what a run gives.
                         self.analysis.clear();
+                        self.overlay.bands.clear();
                     }
                     Err(e) => {
                         self.align_resetting = false;
