@@ -566,3 +566,49 @@ fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
     }
     let _ = h.get_by_label(&label);
 }
+
+#[test]
+fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
+    let mut h = harness(Options::default());
+    // Slow enough that several snapshots are analysed before the end.
+    h.state_mut().sim.max_speed = false;
+    h.state_mut().sim.speed = 0.05;
+    h.state_mut().update(Message::Sim(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(60_000_000_000),
+    }));
+    let sc = latscope_sim::prepare("litesdcard", &[], None, Some("60ms")).unwrap();
+    let counts = |wb: &Workbench| wb.analysis.iter().map(|r| r.outcome.samples.len()).sum::<usize>();
+    let mut seen: Vec<usize> = Vec::new();
+    let mut checked_mid_run = false;
+    for _ in 0..20_000 {
+        h.step();
+        let wb = h.state();
+        if wb.sim.live.updates as usize > seen.len() {
+            seen.push(counts(wb));
+            // Each update equals a batch analysis of the snapshot it describes.
+            let shown = wb.sim.live.shown.clone().unwrap();
+            let batch = latscope_sim::scenarios::report(&sc, &shown.source).unwrap();
+            let live: Vec<(String, usize)> =
+                wb.analysis.iter().map(|r| (r.outcome.name.clone(), r.outcome.samples.len())).collect();
+            let want: Vec<(String, usize)> =
+                batch.outcomes.iter().map(|o| (o.name.clone(), o.samples.len())).collect();
+            assert_eq!(live, want);
+            checked_mid_run |= !wb.sim.finished && counts(wb) > 0;
+        }
+        if wb.sim.finished
+            && wb.sim.live.shown.as_ref().is_some_and(|s| s.source.events.len() == wb.sim.events)
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(seen.len() >= 2, "live updates: {seen:?}");
+    assert!(checked_mid_run, "no update while running: {seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen[0] < *seen.last().unwrap(), "{seen:?}");
+    // The last update describes the whole run: the batch run's analyses.
+    let full = latscope_sim::run(sc).unwrap();
+    let last: Vec<usize> = h.state().analysis.iter().map(|r| r.outcome.samples.len()).collect();
+    assert_eq!(last, full.report.outcomes.iter().map(|o| o.samples.len()).collect::<Vec<_>>());
+}

@@ -345,6 +345,7 @@ impl Workbench {
         let d = duration.map(|d| format!("{}ps", d));
         match latscope_sim::prepare(scenario, sets, None, d.as_deref()) {
             Ok(sc) => {
+                self.sim.live = sim_panel::LiveStats::new(sc.clone());
                 self.sim_runs += 1;
                 self.sim.handle =
                     workers::simulate(self.sim_runs, sc, self.sim.speed_arg(), self.outbox.clone());
@@ -651,6 +652,7 @@ impl Workbench {
                 self.sim.finished = finished;
                 self.sim.snapshots += 1;
                 self.generation += 1;
+                let snapshot = prepared.clone();
                 let index = match self.sim.source.filter(|&i| i < self.sources.len()) {
                     Some(i) => {
                         if let Some(sv) = self.sources.get_mut(i) {
@@ -678,6 +680,9 @@ impl Workbench {
                 }
                 if self.table.rows.source == index {
                     self.refresh_table();
+                }
+                if self.sim.live.due(finished) {
+                    self.sim.live.start(snapshot, index, self.outbox.clone());
                 }
             }
             Message::SimError(e) => self.sim.error = Some(e),
@@ -743,7 +748,13 @@ impl Workbench {
                 }
             }
             Message::ResetAlign => self.reset_alignment(),
-            Message::DeriveDigital { .. } | Message::Derived { .. } | Message::LiveAnalysisDone { .. } => {}
+            Message::LiveAnalysisDone { generation, results } => {
+                if let Some(results) = self.sim.live.accept(generation, results) {
+                    self.analysis = results;
+                    self.refresh_bands();
+                }
+            }
+            Message::DeriveDigital { .. } | Message::Derived { .. } => {}
             Message::ScreenshotTaken(image) => {
                 if let Some(st) = &self.screenshot {
                     match save_png(&st.path, &image) {
