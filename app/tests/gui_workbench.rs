@@ -612,3 +612,79 @@ fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
     let last: Vec<usize> = h.state().analysis.iter().map(|r| r.outcome.samples.len()).collect();
     assert_eq!(last, full.report.outcomes.iter().map(|o| o.samples.len()).collect::<Vec<_>>());
 }
+
+/// Rising and falling edges of a Schmitt trigger over `v`, counted here independently of the
+/// analysis crate: high from `level + h/2`, low below `level - h/2`.
+fn schmitt_edges(v: &[f32], level: f64, h: f64) -> (usize, usize) {
+    let mut state = v.first().map(|&x| f64::from(x) >= level);
+    let (mut rises, mut falls) = (0, 0);
+    for &x in v {
+        let x = f64::from(x);
+        match state {
+            Some(false) if x >= level + h / 2.0 => {
+                state = Some(true);
+                rises += 1;
+            }
+            Some(true) if x < level - h / 2.0 => {
+                state = Some(false);
+                falls += 1;
+            }
+            _ => {}
+        }
+    }
+    (rises, falls)
+}
+
+#[test]
+fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/scope_csv");
+    let file = corpus.join("agilent_mso7034a_scope_4.csv");
+    if !file.exists() {
+        eprintln!("skipped: {} is absent (the shared corpus is not next to the project)", file.display());
+        return;
+    }
+    let mut h = harness(Options { files: vec![file], ..Options::default() });
+    wait(&mut h, "loading", |wb| wb.sources.len() == 1 && wb.loads.is_empty());
+    h.step();
+    let sv = &h.state().sources[0];
+    let lane = sv.lanes.iter().position(|l| sv.prepared.lanes[l.lane].kind_name() == "analog").unwrap();
+    let analog = sv.source().analog[0].clone();
+    let digital_before = sv.source().digital.len();
+
+    // The context action opens the dialog with the automatic threshold: midway between the
+    // 5th and 95th percentile.
+    h.state_mut().update(Message::OpenDeriveDigital(LaneId { source: 0, lane }));
+    let d = h.state().derive_dialog.clone();
+    assert!(d.open && d.auto);
+    let mut v: Vec<f64> = analog.samples.iter().filter(|x| x.is_finite()).map(|&x| f64::from(x)).collect();
+    v.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        let pos = p * (v.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+    };
+    assert!((d.level - (pct(0.05) + pct(0.95)) / 2.0).abs() < 1e-9, "{}", d.level);
+    h.step();
+    h.step();
+    let _ = h.get_by_label("Add digital lane");
+
+    for threshold in [None, Some((d.level, 0.0))] {
+        h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold });
+        wait(&mut h, "the derived lane", |wb| {
+            wb.sources[0].source().digital.len() == digital_before + 1
+                && wb.sources[0].source().digital.last().unwrap().transitions() == {
+                    let (level, hyst) = threshold.unwrap_or((d.level, d.hysteresis));
+                    let (r, f) = schmitt_edges(&analog.samples, level, hyst);
+                    r + f
+                }
+        });
+        let wb = h.state();
+        let src = wb.sources[0].source();
+        let derived = src.digital.last().unwrap();
+        assert_eq!(derived.name, format!("{}_digital", analog.name));
+        assert!(derived.transitions() >= 2, "a square wave has edges: {}", derived.transitions());
+        // It is a lane of that source, and the analog lane is still there.
+        assert!(wb.sources[0].lanes.iter().any(|l| l.name == derived.name));
+        assert!(wb.sources[0].lanes.iter().any(|l| l.name.starts_with(&format!("{} [", analog.name))));
+    }
+}

@@ -3,10 +3,11 @@
 
 use super::align_dialog;
 use super::analysis::{self, AnalysisResult};
+use super::derive_dialog;
 use super::message::{CursorId, EventSel, LaneId, Message, PanelId, SimCommand, TableSort};
 use super::palette;
 use super::picker::FilePicker;
-use super::prepare::Prepared;
+use super::prepare::{LaneKind, Prepared};
 use super::sim_panel::{self, SimState};
 use super::table::{self, TableState};
 use super::theme;
@@ -115,6 +116,7 @@ pub struct Workbench {
     align_jobs: u64,
     /// The job in `aligning` puts a source back on its own clock.
     align_resetting: bool,
+    pub derive_dialog: derive_dialog::DeriveDialog,
     /// What the command line asked for once the files are loaded (`--align`, `--rule`).
     startup: Option<Startup>,
 }
@@ -178,6 +180,7 @@ impl Workbench {
             aligning: None,
             align_jobs: 0,
             align_resetting: false,
+            derive_dialog: derive_dialog::DeriveDialog::default(),
             startup: (options.align.is_some() || !options.rules.is_empty()).then(|| Startup {
                 files: options.files.clone(),
                 align: options.align.clone(),
@@ -754,7 +757,30 @@ impl Workbench {
                     self.refresh_bands();
                 }
             }
-            Message::DeriveDigital { .. } | Message::Derived { .. } => {}
+            Message::OpenDeriveDigital(id) => {
+                let analog = self.sources.get(id.source).and_then(|sv| match sv.data_lane(id.lane)?.kind {
+                    LaneKind::Analog { track, .. } => Some((sv, track)),
+                    _ => None,
+                });
+                if let Some((sv, track)) = analog {
+                    self.derive_dialog.open_on(sv.source(), id.source, track);
+                }
+            }
+            Message::DeriveDigital { source, track, threshold } => {
+                if let Some(sv) = self.sources.get(source) {
+                    let (p, out) = (sv.prepared.clone(), self.outbox.clone());
+                    derive_dialog::spawn_derive(source, p, track, threshold, out);
+                }
+            }
+            Message::Derived { source, result } => match result {
+                Ok(prepared) => {
+                    self.generation += 1;
+                    if let Some(sv) = self.sources.get_mut(source) {
+                        sv.replace(prepared, self.generation);
+                    }
+                }
+                Err(e) => self.errors.push(format!("derive digital: {e}")),
+            },
             Message::ScreenshotTaken(image) => {
                 if let Some(st) = &self.screenshot {
                     match save_png(&st.path, &image) {
@@ -949,8 +975,17 @@ impl Workbench {
                                 p.rect_filled(r.rect, 2.0, v.color);
                                 let focused = self.overlay.focused == Some(id);
                                 let kind = sv.data_lane(vi).map_or("", |l| l.kind_name());
-                                if ui.selectable_label(focused, &v.name).on_hover_text(kind).clicked() {
+                                let label = ui.selectable_label(focused, &v.name).on_hover_text(kind);
+                                if label.clicked() {
                                     msgs.push(Message::FocusLane(id));
+                                }
+                                if kind == "analog" {
+                                    label.context_menu(|ui| {
+                                        if ui.button("Derive digital…").clicked() {
+                                            msgs.push(Message::OpenDeriveDigital(id));
+                                            ui.close();
+                                        }
+                                    });
                                 }
                                 if focused {
                                     if ui.small_button("up").clicked() {
@@ -1082,6 +1117,9 @@ impl Workbench {
             if !open {
                 self.palette_open = false;
             }
+        }
+        if self.derive_dialog.open {
+            msgs.extend(derive_dialog::show(&ctx, &mut self.derive_dialog));
         }
         if self.align_dialog.open {
             let names: Vec<String> = self.sources.iter().map(|s| s.source().name.clone()).collect();

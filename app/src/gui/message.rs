@@ -188,6 +188,8 @@ pub enum Message {
         generation: u64,
         results: Vec<AnalysisResult>,
     },
+    /// Open the "Derive digital…" dialog on an analog lane.
+    OpenDeriveDigital(LaneId),
 }
 
 /// Sort order of the event table.

@@ -6,6 +6,7 @@
 pub mod align_dialog;
 pub mod analysis;
 pub mod app;
+pub mod derive_dialog;
 pub mod lod;
 pub mod message;
 pub mod palette;

@@ -974,6 +974,18 @@ pub fn show(
             msgs.push(Message::SetCursor(if shift { CursorId::B } else { CursorId::A }, t));
         }
     }
+    // Right click on an analog lane's name: derive a digital lane from it.
+    if resp.secondary_clicked()
+        && let Some(p) = resp.interact_pointer_pos()
+        && p.x < data_left
+        && let Some(&(id, _)) = rows.iter().find(|(_, r)| r.contains(p))
+        && sources
+            .get(id.source)
+            .and_then(|sv| sv.data_lane(id.lane))
+            .is_some_and(|l| l.kind_name() == "analog")
+    {
+        msgs.push(Message::OpenDeriveDigital(id));
+    }
     if resp.secondary_clicked()
         && let Some(p) = resp.interact_pointer_pos()
         && p.x >= data_left
