@@ -367,12 +367,22 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let r = h.state().analysis[0].clone();
     let n = r.outcome.samples.len();
     assert!(n > 10, "{n} block samples");
-    // The CDF runs from the minimum at 1/n to the maximum at 1.0, never decreasing.
+    // The CDF runs from the minimum (at the share of samples equal to it) to the maximum at
+    // 1.0, one point per distinct latency, rising.
     let mut lat: Vec<f64> = r.outcome.samples.iter().map(|s| s.latency() as f64 / 1e3).collect();
     lat.sort_by(f64::total_cmp);
-    assert_eq!(r.cdf.first(), Some(&[lat[0], 1.0 / n as f64]));
+    let at_min = lat.iter().filter(|&&x| x == lat[0]).count();
+    assert_eq!(r.cdf.first(), Some(&[lat[0], at_min as f64 / n as f64]));
     assert_eq!(r.cdf.last(), Some(&[lat[n - 1], 1.0]));
-    assert!(r.cdf.windows(2).all(|w| w[0][0] <= w[1][0] && w[0][1] < w[1][1]));
+    assert!(r.cdf.windows(2).all(|w| w[0][0] < w[1][0] && w[0][1] < w[1][1]));
+    let mut distinct = lat.clone();
+    distinct.dedup();
+    assert_eq!(r.cdf.len(), distinct.len());
+    // Each point is the share of samples at or below it.
+    for &[x, y] in &r.cdf {
+        let below = lat.iter().filter(|&&l| l <= x).count();
+        assert_eq!(y, below as f64 / n as f64, "at {x} ns");
+    }
     assert_eq!(r.summary.as_ref().unwrap().stats_ns.min, Some(lat[0]));
     // One scatter point per pair.
     assert_eq!(r.scatter.len(), n);

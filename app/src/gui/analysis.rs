@@ -8,7 +8,8 @@ use super::prepare::Prepared;
 use super::timeline::Band;
 use super::workers::Outbox;
 use egui_plot::{
-    Bar, BarChart, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint, PlotTransform, Points,
+    Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
+    PlotTransform, Points,
 };
 use latscope_analysis::model::{Ps, Source, format_seconds};
 use latscope_analysis::outcome::Outcome;
@@ -118,20 +119,21 @@ pub const MAX_CDF_POINTS: usize = 2000;
 /// Most points a scatter draws: beyond this, evenly spaced samples plus the worst ones.
 pub const MAX_SCATTER: usize = 20_000;
 
-/// The empirical CDF of sorted latencies: point `k` is `(x_k, (k + 1) / n)`, so the first
-/// point is the minimum at `1/n` and the last the maximum at 1.0. Long inputs keep at most
-/// [`MAX_CDF_POINTS`] evenly spaced ranks.
+/// The empirical CDF of sorted latencies: one point per distinct value `x`, at the fraction
+/// of samples `<= x` — so the first point is the minimum and the last the maximum at 1.0.
+/// Long inputs keep at most about [`MAX_CDF_POINTS`] evenly spaced ranks (the last always).
 pub fn cdf_points(sorted_ns: &[f64]) -> Vec<[f64; 2]> {
     let n = sorted_ns.len();
-    if n == 0 {
-        return Vec::new();
+    // The last rank of each distinct value (ties are one step of the CDF).
+    let ends: Vec<usize> = (0..n).filter(|&k| k + 1 == n || sorted_ns[k + 1] > sorted_ns[k]).collect();
+    let step = ends.len().div_ceil(MAX_CDF_POINTS).max(1);
+    let mut keep: Vec<usize> = ends.iter().copied().step_by(step).collect();
+    if let Some(&last) = ends.last()
+        && keep.last() != Some(&last)
+    {
+        keep.push(last);
     }
-    let step = n.div_ceil(MAX_CDF_POINTS).max(1);
-    let mut ranks: Vec<usize> = (0..n).step_by(step).collect();
-    if ranks.last() != Some(&(n - 1)) {
-        ranks.push(n - 1);
-    }
-    ranks.into_iter().map(|k| [sorted_ns[k], (k + 1) as f64 / n as f64]).collect()
+    keep.into_iter().map(|k| [sorted_ns[k], (k + 1) as f64 / n as f64]).collect()
 }
 
 /// Which samples the scatter draws: every one, or past [`MAX_SCATTER`] an even spread plus
@@ -395,12 +397,48 @@ fn ns_of(x: f64, log: bool) -> f64 {
     if log { 10f64.powf(x) } else { x }
 }
 
+/// A duration for an axis tick: short, trailing zeros dropped (`400 us`, `1.25 ms`).
+fn axis_ns(ns: f64) -> String {
+    let (v, unit) = match ns.abs() {
+        a if a >= 1e9 => (ns / 1e9, "s"),
+        a if a >= 1e6 => (ns / 1e6, "ms"),
+        a if a >= 1e3 => (ns / 1e3, "us"),
+        _ => (ns, "ns"),
+    };
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
+}
+
+/// Grid marks of a log10 axis: each decade, and 2..9 times it (1, 2 and 5 labelled first).
+fn decade_marks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 40.0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for k in (lo.floor() as i64)..=(hi.ceil() as i64) {
+        for m in 1..=9u32 {
+            let value = k as f64 + f64::from(m).log10();
+            let step_size = match m {
+                1 => 1.0,
+                2 | 5 => 0.3,
+                _ => 0.1,
+            };
+            if value >= lo && value <= hi {
+                out.push(GridMark { value, step_size });
+            }
+        }
+    }
+    out
+}
+
 fn latency_plot(id: impl std::hash::Hash + std::fmt::Debug, log: bool) -> Plot<'static> {
-    Plot::new(id)
-        .height(150.0)
+    let plot = if log { Plot::new(id).x_grid_spacer(decade_marks) } else { Plot::new(id) };
+    plot.height(150.0)
         .allow_scroll(false)
         .x_axis_formatter(
-            move |m, _| if log || m.value >= 0.0 { dur_ns(ns_of(m.value, log)) } else { String::new() },
+            move |m, _| if log || m.value >= 0.0 { axis_ns(ns_of(m.value, log)) } else { String::new() },
         )
         .label_formatter(move |h| {
             let p = hover_point(h);
@@ -447,9 +485,18 @@ fn histogram(
     }
 }
 
+/// The CDF as a staircase: it holds its value until the next distinct latency.
 fn cdf_line(name: String, r: &AnalysisResult, log: bool, color: egui::Color32) -> Line<'static> {
-    let pts: Vec<[f64; 2]> = r.cdf.iter().map(|&[x, y]| [x_of(x, log), y]).collect();
-    Line::new(name, pts).color(color)
+    let mut pts: Vec<[f64; 2]> = Vec::with_capacity(r.cdf.len() * 2 + 1);
+    let mut below = 0.0;
+    for &[x, y] in &r.cdf {
+        let x = x_of(x, log);
+        pts.push([x, below]);
+        pts.push([x, y]);
+        below = y;
+    }
+    // The staircase repeats x values, which egui_plot would otherwise draw as a filled band.
+    Line::new(name, pts).color(color).allow_band(false)
 }
 
 fn cdf_plot(ui: &mut egui::Ui, ri: usize, r: &AnalysisResult, view: &mut PanelView) {
@@ -481,8 +528,9 @@ fn scatter_plot(
     let resp = Plot::new(("scatter", ri))
         .height(150.0)
         .allow_scroll(false)
-        .x_axis_label("start (s from trace start)")
-        .y_axis_formatter(|m, _| if m.value >= 0.0 { dur_ns(m.value) } else { String::new() })
+        .x_axis_label("start (from trace start)")
+        .x_axis_formatter(|m, _| if m.value >= 0.0 { axis_ns(m.value * 1e9) } else { String::new() })
+        .y_axis_formatter(|m, _| if m.value >= 0.0 { axis_ns(m.value) } else { String::new() })
         .label_formatter(|h| {
             let p = hover_point(h);
             Some(format!("{:.6} s\n{}", p.x, dur_ns(p.y)))
@@ -615,29 +663,32 @@ pub fn panel(
             let o = &r.outcome;
             ui.separator();
             ui.strong(format!("{} (source {})", o.name, o.source + 1));
-            egui::Grid::new(("stats", ri)).num_columns(2).striped(true).show(ui, |ui| {
-                let mut row = |k: &str, v: String| {
-                    ui.label(k);
-                    ui.monospace(v);
-                    ui.end_row();
-                };
-                row("count", o.samples.len().to_string());
-                row("unmatched start / end", format!("{} / {}", o.unmatched_start, o.unmatched_end));
-                if let Some(st) = r.summary.as_ref().map(|s| s.stats_ns) {
-                    for (name, v) in [
-                        ("min", st.min),
-                        ("mean", st.mean),
-                        ("stddev", st.stddev),
-                        ("p50", st.p50),
-                        ("p90", st.p90),
-                        ("p99", st.p99),
-                        ("p99.9", st.p999),
-                        ("max", st.max),
-                    ] {
-                        if let Some(ns) = v {
-                            row(name, dur_ns(ns));
-                        }
+            // Two statistics per row: the panel is narrow and the plots need the height.
+            let mut cells: Vec<(&str, String)> = vec![
+                ("count", o.samples.len().to_string()),
+                ("unmatched", format!("{} / {}", o.unmatched_start, o.unmatched_end)),
+            ];
+            if let Some(st) = r.summary.as_ref().map(|s| s.stats_ns) {
+                for (name, v) in [
+                    ("min", st.min),
+                    ("max", st.max),
+                    ("mean", st.mean),
+                    ("stddev", st.stddev),
+                    ("p50", st.p50),
+                    ("p90", st.p90),
+                    ("p99", st.p99),
+                    ("p99.9", st.p999),
+                ] {
+                    cells.push((name, v.map_or_else(|| "-".to_owned(), dur_ns)));
+                }
+            }
+            egui::Grid::new(("stats", ri)).num_columns(4).striped(true).show(ui, |ui| {
+                for pair in cells.chunks(2) {
+                    for (k, v) in pair {
+                        ui.label(*k).on_hover_text(if *k == "unmatched" { "starts / ends" } else { "" });
+                        ui.monospace(v);
                     }
+                    ui.end_row();
                 }
             });
             if let Some(e) = &r.error {
