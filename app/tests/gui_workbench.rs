@@ -695,6 +695,18 @@ fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
         assert!(derived.transitions() >= 2, "a square wave has edges: {}", derived.transitions());
         // It is a lane of that source, and the analog lane is still there.
         assert!(wb.sources[0].lanes.iter().any(|l| l.name == derived.name));
+        // Rules see it: its high pulses, each a rising edge closed by the next falling one.
+        let rises = (0..derived.times.len()).filter(|&i| derived.levels[i] == 1).count();
+        let closed = (0..derived.times.len())
+            .filter(|&i| derived.levels[i] == 1 && derived.levels.get(i + 1) == Some(&0))
+            .count();
+        let expect = (closed, rises - closed);
         assert!(wb.sources[0].lanes.iter().any(|l| l.name.starts_with(&format!("{} [", analog.name))));
+        let rule = format!("pulse:{}", derived.name);
+        h.state_mut().rules.specs = vec![rule];
+        run_analysis(&mut h);
+        assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+        let r = &h.state().analysis[0];
+        assert_eq!((r.outcome.samples.len(), r.outcome.unmatched_start as usize), expect);
     }
 }

@@ -503,6 +503,10 @@ impl Workbench {
                 self.analysis.clear();
                 self.table.rows = Default::default();
                 self.fitted = false;
+                // A late alignment or derivation would land on whatever is opened next.
+                self.alignment = None;
+                self.aligning = None;
+                self.analysis_view.aligned = None;
             }
             Message::Zoom { factor, at } => {
                 let at = if at.is_finite() {
