@@ -710,3 +710,71 @@ fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
         assert_eq!((r.outcome.samples.len(), r.outcome.unmatched_start as usize), expect);
     }
 }
+
+#[test]
+fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
+    // One simulated run written twice: the kernel's view (ftrace text, clock at 100 s) and
+    // the logic analyser's (VCD from 0). Commands start in the text; IRQ lines are in the VCD.
+    let dir = std::env::temp_dir().join(format!("latscope-gui-xsrc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (txt, vcd) = (dir.join("sd.txt"), dir.join("sd.vcd"));
+    for out in [&txt, &vcd] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
+            .args(["sim", "litesdcard", "--set", "file_mib=1", "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let rule = "x=mmc_request_start -> litesdcard.IRQ:rise policy next";
+    let spec = "match mmc_request_start -> litesdcard.CMD:rise";
+    let mut h = harness(Options { files: vec![txt.clone(), vcd.clone()], ..Options::default() });
+    wait(&mut h, "loading", |wb| wb.sources.len() == 2 && wb.loads.is_empty());
+    let index = |h: &Harness<'static, Workbench>, name: &str| {
+        h.state().sources.iter().position(|s| s.source().name == name).unwrap()
+    };
+    let (ti, vi) = (index(&h, "sd.txt"), index(&h, "sd.vcd"));
+
+    // Not aligned: each source alone, and neither has both ends.
+    h.state_mut().rules.specs = vec![rule.into()];
+    run_analysis(&mut h);
+    assert!(h.state().analysis.is_empty());
+    assert!(
+        h.state().errors.iter().any(|e| e.contains("applies to no open source")),
+        "{:?}",
+        h.state().errors
+    );
+    h.state_mut().errors.clear();
+
+    h.state_mut().update(Message::Align { reference: ti, other: vi, spec: spec.into() });
+    wait(&mut h, "the alignment", |wb| wb.aligning.is_none());
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    run_analysis(&mut h);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    assert_eq!(wb.analysis.len(), 1);
+    let r = &wb.analysis[0];
+
+    let align = format!("1:{spec}");
+    let j = cli_json(&[
+        "report",
+        txt.to_str().unwrap(),
+        vcd.to_str().unwrap(),
+        "--align",
+        &align,
+        "--rule",
+        rule,
+        "--format",
+        "json",
+    ]);
+    let a = &j["analyses"][0];
+    assert_eq!(a["count"].as_u64(), Some(r.outcome.samples.len() as u64));
+    assert!(r.outcome.samples.len() > 100, "{} pairs", r.outcome.samples.len());
+    assert_eq!(a["unmatched_start"].as_u64(), Some(r.outcome.unmatched_start));
+    assert_eq!(a["unmatched_end"].as_u64(), Some(r.outcome.unmatched_end));
+    let (cli_p50, gui_p50) =
+        (a["stats_ns"]["p50"].as_f64().unwrap(), r.summary.as_ref().unwrap().stats_ns.p50.unwrap());
+    assert!((cli_p50 - gui_p50).abs() < 1e-3, "{cli_p50} vs {gui_p50}");
+    let fitted = wb.alignment.as_ref().unwrap();
+    assert!(j["align"].as_str().unwrap().contains(&format!("{} matched", fitted.matched)));
+    std::fs::remove_dir_all(&dir).ok();
+}
