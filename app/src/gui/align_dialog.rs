@@ -130,7 +130,13 @@ pub fn describe(a: &Alignment) -> String {
 pub fn show(ctx: &egui::Context, d: &mut AlignDialog, names: &[String], busy: bool) -> Vec<Message> {
     let mut msgs = Vec::new();
     let mut open = d.open;
-    egui::Window::new("Align sources").open(&mut open).resizable(false).collapsible(false).show(ctx, |ui| {
+    let window = egui::Window::new("Align sources")
+        .open(&mut open)
+        .resizable(false)
+        .collapsible(false)
+        .pivot(egui::Align2::CENTER_TOP)
+        .default_pos(ctx.content_rect().center_top() + egui::vec2(0.0, 80.0));
+    window.show(ctx, |ui| {
         if names.len() < 2 {
             ui.label("Open two sources (a scope capture and a kernel trace) to align them.");
             return;
@@ -167,7 +173,10 @@ pub fn show(ctx: &egui::Context, d: &mut AlignDialog, names: &[String], busy: bo
             ui.weak("REFERENCE_ENDPOINT -> ENDPOINT [drift]: the k-th match pairs with the k-th");
         }
         let verdict = d.check();
+        let typed = if d.by_hand { &d.offset } else { &d.matching };
         match &verdict {
+            // Nothing typed yet: the hint says what to type, not an error.
+            Err(_) if typed.trim().is_empty() => {}
             Ok(()) => {
                 if let Some(cli) = d.cli_text() {
                     ui.weak(format!("same as: latscope report … {cli}"));

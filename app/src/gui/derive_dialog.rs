@@ -97,6 +97,8 @@ pub fn show(ctx: &egui::Context, d: &mut DeriveDialog) -> Vec<Message> {
         .open(&mut open)
         .resizable(false)
         .collapsible(false)
+        .pivot(egui::Align2::CENTER_TOP)
+        .default_pos(ctx.content_rect().center_top() + egui::vec2(0.0, 80.0))
         .show(ctx, |ui| {
             ui.checkbox(&mut d.auto, "automatic (midway between the 5th and 95th percentile)");
             ui.add_enabled_ui(!d.auto, |ui| {
