@@ -778,3 +778,43 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     assert!(j["align"].as_str().unwrap().contains(&format!("{} matched", fitted.matched)));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
+    let mut h = open(&["ftrace/blk_read.txt", "ftrace/markers_around_requests.txt"]);
+    let before = h.state().time_range().unwrap();
+    h.state_mut().update(Message::OpenAlign);
+    h.step();
+    h.step();
+    {
+        let d = &mut h.state_mut().align_dialog;
+        d.by_hand = true;
+        d.offset = "+1ms".into();
+        d.drift_ppm = 20.0;
+    }
+    h.step();
+    let _ = h.get_by_label("same as: latscope report … --align '1:+1ms:+20ppm'");
+    h.get_by_label("Align").click();
+    h.step();
+    wait(&mut h, "the alignment", |wb| wb.aligning.is_none() && wb.alignment.is_some());
+    let wb = h.state();
+    let other = wb.alignment.as_ref().unwrap().source;
+    let src = wb.sources[other].source();
+    assert_eq!((src.offset, src.drift_ppm), (1_000_000_000, 20.0));
+    // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
+    let t = 2_000_000_000_000;
+    assert_eq!(wb.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
+    assert_ne!(wb.time_range().unwrap(), before);
+    assert!(!wb.align_dialog.open, "the dialog closes once applied");
+
+    h.state_mut().update(Message::OpenAlign);
+    h.step();
+    h.step();
+    h.get_by_label("Remove alignment").click();
+    h.step();
+    wait(&mut h, "the reset", |wb| wb.aligning.is_none());
+    let wb = h.state();
+    assert!(wb.alignment.is_none());
+    assert_eq!((wb.sources[other].source().offset, wb.sources[other].source().drift_ppm), (0, 0.0));
+    assert_eq!(wb.time_range().unwrap(), before);
+}
