@@ -211,8 +211,12 @@ fn is_polling(o: &Outcome) -> bool {
         && o.samples.iter().all(|s| s.key.starts_with("iterations="))
 }
 
+/// Most bands the timeline shades (each is walked every frame and carries its label).
+pub const MAX_BANDS: usize = 100_000;
+
 /// The timeline bands of the results: every detector window (stalls, long spans) and every
-/// polling loop, over the source it came from, in common time (`to_common(source, t)`).
+/// polling loop, over the source it came from, in common time (`to_common(source, t)`); the
+/// first [`MAX_BANDS`] of them.
 pub fn bands(results: &[AnalysisResult], to_common: impl Fn(usize, Ps) -> Option<f64>) -> Vec<Band> {
     let mut out = Vec::new();
     for r in results {
@@ -238,6 +242,7 @@ pub fn bands(results: &[AnalysisResult], to_common: impl Fn(usize, Ps) -> Option
             }
         }
     }
+    out.truncate(MAX_BANDS);
     out
 }
 

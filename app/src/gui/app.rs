@@ -348,7 +348,7 @@ impl Workbench {
         let d = duration.map(|d| format!("{}ps", d));
         match latscope_sim::prepare(scenario, sets, None, d.as_deref()) {
             Ok(sc) => {
-                self.sim.live = sim_panel::LiveStats::new(sc.clone());
+                self.sim.live.restart(sc.clone());
                 self.sim_runs += 1;
                 self.sim.handle =
                     workers::simulate(self.sim_runs, sc, self.sim.speed_arg(), self.outbox.clone());

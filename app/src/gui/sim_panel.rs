@@ -31,8 +31,11 @@ pub struct LiveStats {
 }
 
 impl LiveStats {
-    pub fn new(scenario: latscope_sim::Scenario) -> Self {
-        Self { scenario: Some(scenario), ..Self::default() }
+    /// Follows a new run of `scenario`. Generations keep counting across runs, so a late
+    /// answer about the previous run can never pass for one about this run.
+    pub fn restart(&mut self, scenario: latscope_sim::Scenario) {
+        self.latest.fetch_add(1, Ordering::Relaxed);
+        *self = Self { scenario: Some(scenario), latest: self.latest.clone(), ..Self::default() };
     }
 
     /// Whether a snapshot should be analysed now: the last one of a run always is.
