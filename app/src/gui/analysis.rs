@@ -221,28 +221,29 @@ pub fn bands(results: &[AnalysisResult], to_common: impl Fn(usize, Ps) -> Option
     let mut out = Vec::new();
     for r in results {
         let o = &r.outcome;
-        let mut push = |start: Ps, end: Ps, color: egui::Color32, label: String| {
+        // Labels are made only for the bands kept.
+        let mut push = |start: Ps, end: Ps, color: egui::Color32, label: &dyn Fn() -> String| {
+            if out.len() >= MAX_BANDS {
+                return;
+            }
             if let (Some(a), Some(b)) = (to_common(o.source, start), to_common(o.source, end)) {
-                out.push(Band { source: o.source, start: a, end: b, color, label });
+                out.push(Band { source: o.source, start: a, end: b, color, label: label() });
             }
         };
         for w in &o.windows {
-            let label = format!(
-                "{}: window {} (excess {})",
-                o.name,
-                format_seconds(w.end - w.start),
-                format_seconds(w.excess)
-            );
-            push(w.start, w.end, super::theme::IRQ, label);
+            let label = || {
+                let (length, excess) = (format_seconds(w.end - w.start), format_seconds(w.excess));
+                format!("{}: window {length} (excess {excess})", o.name)
+            };
+            push(w.start, w.end, super::theme::IRQ, &label);
         }
         if is_polling(o) {
             for s in &o.samples {
-                let label = format!("{}: polling loop {}, {}", o.name, format_seconds(s.latency()), s.key);
-                push(s.start, s.end, super::theme::SOFTIRQ, label);
+                let label = || format!("{}: polling loop {}, {}", o.name, format_seconds(s.latency()), s.key);
+                push(s.start, s.end, super::theme::SOFTIRQ, &label);
             }
         }
     }
-    out.truncate(MAX_BANDS);
     out
 }
 
