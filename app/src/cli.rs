@@ -20,6 +20,12 @@ struct Cli {
     /// Render the real window, save it as this PNG once everything is drawn, and exit.
     #[arg(long, value_name = "PNG")]
     screenshot: Option<PathBuf>,
+    /// A rule spec or preset to run in the analysis panel once the files are loaded; repeatable.
+    #[arg(long = "rule", value_name = "SPEC")]
+    rules: Vec<String>,
+    /// Align the files as `latscope report --align` does, before the rules run.
+    #[arg(long, value_name = "ALIGN")]
+    align: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -85,6 +91,8 @@ pub fn main() -> ExitCode {
             files: cli.files,
             screenshot: cli.screenshot,
             demo: false,
+            rules: cli.rules,
+            align: cli.align,
         }),
     };
     match result {

@@ -3,7 +3,8 @@
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use latscope::gui::message::{Message, SimCommand};
+use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
+use latscope::gui::message::{LaneId, Message, SimCommand};
 use latscope::gui::picker::NoPicker;
 use latscope::gui::prepare::LaneKind;
 use latscope::gui::{Options, Workbench};
@@ -330,4 +331,490 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
     wait(&mut h, "the metrics", |wb| !wb.sim.metrics.is_empty() || wb.sim.error.is_some());
     assert_eq!(h.state().sim.error, None);
     assert_eq!(h.state().sim.metrics, batch.report.metrics.0);
+}
+
+/// Clicks at `pos` (press and release in separate frames, as a mouse does).
+fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.step();
+    h.drag_at(pos);
+    h.step();
+    h.drop_at(pos);
+    h.step();
+    h.step();
+}
+
+fn drawn(wb: &Workbench, result: usize, kind: PlotKind) -> egui_plot::PlotTransform {
+    wb.analysis_view
+        .drawn
+        .iter()
+        .find(|d| d.result == result && d.kind == kind)
+        .unwrap_or_else(|| panic!("{kind:?} of result {result} not drawn"))
+        .transform
+}
+
+fn run_analysis(h: &mut Harness<'static, Workbench>) {
+    h.state_mut().update(Message::RunAnalysis);
+    wait(h, "the analysis", |wb| !wb.analysis_running);
+    h.step();
+}
+
+#[test]
+fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let r = h.state().analysis[0].clone();
+    let n = r.outcome.samples.len();
+    assert!(n > 10, "{n} block samples");
+    // The CDF runs from the minimum (at the share of samples equal to it) to the maximum at
+    // 1.0, one point per distinct latency, rising.
+    let mut lat: Vec<f64> = r.outcome.samples.iter().map(|s| s.latency() as f64 / 1e3).collect();
+    lat.sort_by(f64::total_cmp);
+    let at_min = lat.iter().filter(|&&x| x == lat[0]).count();
+    assert_eq!(r.cdf.first(), Some(&[lat[0], at_min as f64 / n as f64]));
+    assert_eq!(r.cdf.last(), Some(&[lat[n - 1], 1.0]));
+    assert!(r.cdf.windows(2).all(|w| w[0][0] < w[1][0] && w[0][1] < w[1][1]));
+    let mut distinct = lat.clone();
+    distinct.dedup();
+    assert_eq!(r.cdf.len(), distinct.len());
+    // Each point is the share of samples at or below it.
+    for &[x, y] in &r.cdf {
+        let below = lat.iter().filter(|&&l| l <= x).count();
+        assert_eq!(y, below as f64 / n as f64, "at {x} ns");
+    }
+    assert_eq!(r.summary.as_ref().unwrap().stats_ns.min, Some(lat[0]));
+    // One scatter point per pair.
+    assert_eq!(r.scatter.len(), n);
+
+    // Clicking the worst case's point in the scatter puts the cursors and arrow on that pair.
+    h.state_mut().analysis_view.plot = PlotKind::Scatter;
+    h.step();
+    h.step();
+    let t = drawn(h.state(), 0, PlotKind::Scatter);
+    let worst = r.worst[0];
+    let p = scatter_point(&r.outcome, worst).unwrap();
+    click_at(&mut h, t.position_from_point(&egui_plot::PlotPoint::new(p[0], p[1])));
+    let s = &r.outcome.samples[worst];
+    let o = &h.state().overlay;
+    assert_eq!((o.cursor_a, o.cursor_b), (Some(s.start as f64), Some(s.end as f64)));
+    assert_eq!(o.arrow, Some((s.start as f64, s.end as f64)));
+
+    // Clicking the first histogram bar shows the samples in it on the timeline.
+    h.state_mut().update(Message::ClearCursors);
+    h.state_mut().analysis_view.plot = PlotKind::Histogram;
+    h.step();
+    h.step();
+    let t = drawn(h.state(), 0, PlotKind::Histogram);
+    let bucket = r.summary.as_ref().unwrap().histogram_linear[0];
+    assert!(bucket.count > 0);
+    let centre = egui_plot::PlotPoint::new((bucket.lo_ns + bucket.hi_ns) / 2.0, 0.5);
+    click_at(&mut h, t.position_from_point(&centre));
+    let inside = samples_in_latency(&r.outcome, bucket.lo_ns, bucket.hi_ns);
+    assert_eq!(inside.len() as u64, bucket.count);
+    let wb = h.state();
+    let (from, to) =
+        (wb.viewport.start, wb.viewport.start + wb.viewport.ps_per_px * f64::from(wb.layout.data_width));
+    for &i in &inside {
+        let s = &r.outcome.samples[i];
+        assert!(from <= s.start as f64 && s.end as f64 <= to, "sample {i} off screen");
+    }
+    if inside.len() > 1 {
+        // Zoomed to them: they span most of the view.
+        let lo = inside.iter().map(|&i| r.outcome.samples[i].start).min().unwrap() as f64;
+        let hi = inside.iter().map(|&i| r.outcome.samples[i].end).max().unwrap() as f64;
+        assert!((hi - lo) / (to - from) > 0.9, "{} of the view", (hi - lo) / (to - from));
+    }
+}
+
+fn cli_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn two_captures_compare_side_by_side_like_the_report() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
+    let mut h = open(&files);
+    h.state_mut().rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let a = wb.analysis.iter().find(|r| r.outcome.source == 0).unwrap();
+    let b = wb.analysis.iter().find(|r| r.outcome.source == 1).unwrap();
+    let c = a.comparison.as_ref().expect("A/B comparison on input 0's result");
+    assert!(b.comparison.is_none());
+    assert_eq!((c.a.count, c.b.count), (a.outcome.samples.len() as u64, b.outcome.samples.len() as u64));
+    let (sa, sb) = (a.summary.as_ref().unwrap().stats_ns, b.summary.as_ref().unwrap().stats_ns);
+    assert_eq!(c.delta_ns.p50, Some(sb.p50.unwrap() - sa.p50.unwrap()));
+    // The same numbers as `latscope report A B --format json`'s comparison (A: the source
+    // loaded first).
+    let paths: Vec<String> = wb
+        .sources
+        .iter()
+        .map(|s| sample(&format!("ftrace/{}", s.source().name)).display().to_string())
+        .collect();
+    let j = cli_json(&["report", &paths[0], &paths[1], "--preset", "block", "--format", "json"]);
+    let cj = &j["comparison"][0];
+    assert_eq!(cj["a"]["count"].as_u64(), Some(c.a.count));
+    assert_eq!(cj["b"]["count"].as_u64(), Some(c.b.count));
+    assert_eq!(cj["delta_ns"]["p99"].as_f64(), c.delta_ns.p99);
+    // Both columns and both CDFs are on screen.
+    h.step();
+    let _ = h.get_by_label("A/B: block");
+    let _ = h.get_by_label("B − A");
+}
+
+#[test]
+fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
+    let files = ["ftrace/blk_read.txt", "ftrace/blk_read_v6.dat"];
+    let mut h = open(&files);
+    let spec = "match block_rq_issue -> block_rq_issue";
+    h.state_mut().update(Message::OpenAlign);
+    h.step();
+    h.step();
+    let _ = h.get_by_label("Match events");
+    let index = |h: &Harness<'static, Workbench>, f: &str| {
+        h.state().sources.iter().position(|s| f.ends_with(&s.source().name)).unwrap()
+    };
+    let (text, dat) = (index(&h, files[0]), index(&h, files[1]));
+    h.state_mut().update(Message::Align { reference: text, other: dat, spec: spec.into() });
+    wait(&mut h, "the alignment", |wb| wb.aligning.is_none());
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let a = wb.alignment.clone().expect("aligned");
+    let issues = wb.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
+    assert_eq!(a.matched as u64, issues);
+    assert!(a.residual_rms_ps < 1e6, "rms {} ps", a.residual_rms_ps);
+    // The aligned source carries the offset: its first issue lands on the reference's.
+    let first = |i: usize| {
+        let sv = &wb.sources[i];
+        let src = sv.source();
+        let k = (0..src.events.len())
+            .find(|&k| src.strings.resolve(src.events.get(k).unwrap().name()) == "block_rq_issue");
+        sv.to_common(src.events.ts[k.unwrap()])
+    };
+    assert!((first(text) - first(dat)).abs() < 1e6, "{} vs {}", first(text), first(dat));
+    assert_eq!(wb.sources[dat].source().offset, a.offset);
+    assert_eq!(a.source, dat);
+
+    // Rules now run over the sources together, with the counts `report --align` gives.
+    h.state_mut().rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let paths: Vec<String> = files.iter().map(|f| sample(f).display().to_string()).collect();
+    let align = format!("1:{spec}");
+    let j = cli_json(&[
+        "report", &paths[0], &paths[1], "--align", &align, "--preset", "block", "--format", "json",
+    ]);
+    let cli: Vec<(u64, u64)> = j["analyses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["input"].as_u64().unwrap(), x["count"].as_u64().unwrap()))
+        .collect();
+    let gui: Vec<(u64, u64)> = h
+        .state()
+        .analysis
+        .iter()
+        .map(|r| (u64::from(r.outcome.source == dat), r.outcome.samples.len() as u64))
+        .collect();
+    // The CLI's input 0 is the text; the GUI's source order is the order the loads finished.
+    let (mut gui, mut cli) = (gui, cli);
+    gui.sort_unstable();
+    cli.sort_unstable();
+    assert_eq!(gui, cli);
+    assert!(h.state().analysis.iter().all(|r| r.comparison.is_none()), "aligned: one trace, no A/B");
+    assert!(j["align"].as_str().unwrap().contains(&format!("{issues} matched")));
+
+    // Removing the alignment puts source 1 back on its own clock.
+    h.state_mut().update(Message::ResetAlign);
+    wait(&mut h, "the reset", |wb| wb.aligning.is_none());
+    assert_eq!(h.state().sources[dat].source().offset, 0);
+    assert!(h.state().alignment.is_none());
+}
+
+#[test]
+fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
+    let mut h = open(&["ftrace/timer_wakeups_under_load.txt"]);
+    h.state_mut().rules.specs =
+        vec!["stall:local_timer_entry".into(), "poll:hrtimer_start within 20us".into()];
+    run_analysis(&mut h);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let stall = wb.analysis.iter().find(|r| r.outcome.name == "stall:local_timer_entry").unwrap();
+    let poll = wb.analysis.iter().find(|r| r.outcome.name.starts_with("poll:hrtimer_start")).unwrap();
+    assert!(!stall.outcome.windows.is_empty(), "no stall window in the sample");
+    assert!(!poll.outcome.samples.is_empty(), "no polling loop in the sample");
+    let bands = &wb.overlay.bands;
+    assert_eq!(bands.len(), stall.outcome.windows.len() + poll.outcome.samples.len());
+    let sv = &wb.sources[0];
+    for (b, w) in bands.iter().zip(&stall.outcome.windows) {
+        assert_eq!((b.source, b.start, b.end), (0, sv.to_common(w.start), sv.to_common(w.end)));
+        assert!(b.label.contains("excess"), "{}", b.label);
+    }
+    let loops = &bands[stall.outcome.windows.len()..];
+    assert!(loops.iter().zip(&poll.outcome.samples).all(|(b, s)| b.label.ends_with(&s.key)));
+
+    // Hovering the widest window's band on the lane of the stalled stream (nothing else
+    // shown, so no event is under the pointer) tells what the band is.
+    let w = *stall.outcome.windows.iter().max_by_key(|w| w.end - w.start).unwrap();
+    let (a, b) = (sv.to_common(w.start), sv.to_common(w.end));
+    let label = bands.iter().find(|band| band.start == a).unwrap().label.clone();
+    let lanes: Vec<(usize, String)> = sv.lanes.iter().map(|l| l.name.clone()).enumerate().collect();
+    for (lane, name) in lanes {
+        if name != "local_timer_entry" {
+            h.state_mut().update(Message::ToggleLane(LaneId { source: 0, lane }));
+        }
+    }
+    h.state_mut().update(Message::ShowRange(a - (b - a), b + (b - a)));
+    h.step();
+    let (left, top, vp) = (h.state().layout.data_left, h.state().layout.lanes_top, h.state().viewport);
+    for _ in 0..3 {
+        h.hover_at(egui::pos2(vp.x_of(left, (a + b) / 2.0), top + 10.0));
+        h.step();
+    }
+    let _ = h.get_by_label(&label);
+}
+
+#[test]
+fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
+    let mut h = harness(Options::default());
+    // Slow enough that several snapshots are analysed before the end.
+    h.state_mut().sim.max_speed = false;
+    h.state_mut().sim.speed = 0.05;
+    h.state_mut().update(Message::Sim(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(60_000_000_000),
+    }));
+    let sc = latscope_sim::prepare("litesdcard", &[], None, Some("60ms")).unwrap();
+    let counts = |wb: &Workbench| wb.analysis.iter().map(|r| r.outcome.samples.len()).sum::<usize>();
+    let mut seen: Vec<usize> = Vec::new();
+    let mut checked_mid_run = false;
+    for _ in 0..20_000 {
+        h.step();
+        let wb = h.state();
+        if wb.sim.live.updates as usize > seen.len() {
+            seen.push(counts(wb));
+            // Each update equals a batch analysis of the snapshot it describes.
+            let shown = wb.sim.live.shown.clone().unwrap();
+            let batch = latscope_sim::scenarios::report(&sc, &shown.source).unwrap();
+            let live: Vec<(String, usize)> =
+                wb.analysis.iter().map(|r| (r.outcome.name.clone(), r.outcome.samples.len())).collect();
+            let want: Vec<(String, usize)> =
+                batch.outcomes.iter().map(|o| (o.name.clone(), o.samples.len())).collect();
+            assert_eq!(live, want);
+            checked_mid_run |= !wb.sim.finished && counts(wb) > 0;
+        }
+        if wb.sim.finished
+            && wb.sim.live.shown.as_ref().is_some_and(|s| s.source.events.len() == wb.sim.events)
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(seen.len() >= 2, "live updates: {seen:?}");
+    assert!(checked_mid_run, "no update while running: {seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen[0] < *seen.last().unwrap(), "{seen:?}");
+    // The last update describes the whole run: the batch run's analyses.
+    let full = latscope_sim::run(sc).unwrap();
+    let last: Vec<usize> = h.state().analysis.iter().map(|r| r.outcome.samples.len()).collect();
+    assert_eq!(last, full.report.outcomes.iter().map(|o| o.samples.len()).collect::<Vec<_>>());
+}
+
+/// Rising and falling edges of a Schmitt trigger over `v`, counted here independently of the
+/// analysis crate: high from `level + h/2`, low below `level - h/2`.
+fn schmitt_edges(v: &[f32], level: f64, h: f64) -> (usize, usize) {
+    let mut state = v.first().map(|&x| f64::from(x) >= level);
+    let (mut rises, mut falls) = (0, 0);
+    for &x in v {
+        let x = f64::from(x);
+        match state {
+            Some(false) if x >= level + h / 2.0 => {
+                state = Some(true);
+                rises += 1;
+            }
+            Some(true) if x < level - h / 2.0 => {
+                state = Some(false);
+                falls += 1;
+            }
+            _ => {}
+        }
+    }
+    (rises, falls)
+}
+
+#[test]
+fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/scope_csv");
+    let file = corpus.join("agilent_mso7034a_scope_4.csv");
+    if !file.exists() {
+        eprintln!("skipped: {} is absent (the shared corpus is not next to the project)", file.display());
+        return;
+    }
+    let mut h = harness(Options { files: vec![file], ..Options::default() });
+    wait(&mut h, "loading", |wb| wb.sources.len() == 1 && wb.loads.is_empty());
+    h.step();
+    let sv = &h.state().sources[0];
+    let lane = sv.lanes.iter().position(|l| sv.prepared.lanes[l.lane].kind_name() == "analog").unwrap();
+    let analog = sv.source().analog[0].clone();
+    let digital_before = sv.source().digital.len();
+
+    // The context action opens the dialog with the automatic threshold: midway between the
+    // 5th and 95th percentile.
+    h.state_mut().update(Message::OpenDeriveDigital(LaneId { source: 0, lane }));
+    let d = h.state().derive_dialog.clone();
+    assert!(d.open && d.auto);
+    let mut v: Vec<f64> = analog.samples.iter().filter(|x| x.is_finite()).map(|&x| f64::from(x)).collect();
+    v.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        let pos = p * (v.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+    };
+    assert!((d.level - (pct(0.05) + pct(0.95)) / 2.0).abs() < 1e-9, "{}", d.level);
+    h.step();
+    h.step();
+    let _ = h.get_by_label("Add digital lane");
+
+    for threshold in [None, Some((d.level, 0.0))] {
+        h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold });
+        wait(&mut h, "the derived lane", |wb| {
+            wb.sources[0].source().digital.len() == digital_before + 1
+                && wb.sources[0].source().digital.last().unwrap().transitions() == {
+                    let (level, hyst) = threshold.unwrap_or((d.level, d.hysteresis));
+                    let (r, f) = schmitt_edges(&analog.samples, level, hyst);
+                    r + f
+                }
+        });
+        let wb = h.state();
+        let src = wb.sources[0].source();
+        let derived = src.digital.last().unwrap();
+        assert_eq!(derived.name, format!("{}_digital", analog.name));
+        assert!(derived.transitions() >= 2, "a square wave has edges: {}", derived.transitions());
+        // It is a lane of that source, and the analog lane is still there.
+        assert!(wb.sources[0].lanes.iter().any(|l| l.name == derived.name));
+        // Rules see it: its high pulses, each a rising edge closed by the next falling one.
+        let rises = (0..derived.times.len()).filter(|&i| derived.levels[i] == 1).count();
+        let closed = (0..derived.times.len())
+            .filter(|&i| derived.levels[i] == 1 && derived.levels.get(i + 1) == Some(&0))
+            .count();
+        let expect = (closed, rises - closed);
+        assert!(wb.sources[0].lanes.iter().any(|l| l.name.starts_with(&format!("{} [", analog.name))));
+        let rule = format!("pulse:{}", derived.name);
+        h.state_mut().rules.specs = vec![rule];
+        run_analysis(&mut h);
+        assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+        let r = &h.state().analysis[0];
+        assert_eq!((r.outcome.samples.len(), r.outcome.unmatched_start as usize), expect);
+    }
+}
+
+#[test]
+fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
+    // One simulated run written twice: the kernel's view (ftrace text, clock at 100 s) and
+    // the logic analyser's (VCD from 0). Commands start in the text; IRQ lines are in the VCD.
+    let dir = std::env::temp_dir().join(format!("latscope-gui-xsrc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (txt, vcd) = (dir.join("sd.txt"), dir.join("sd.vcd"));
+    for out in [&txt, &vcd] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
+            .args(["sim", "litesdcard", "--set", "file_mib=1", "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let rule = "x=mmc_request_start -> litesdcard.IRQ:rise policy next";
+    let spec = "match mmc_request_start -> litesdcard.CMD:rise";
+    let mut h = harness(Options { files: vec![txt.clone(), vcd.clone()], ..Options::default() });
+    wait(&mut h, "loading", |wb| wb.sources.len() == 2 && wb.loads.is_empty());
+    let index = |h: &Harness<'static, Workbench>, name: &str| {
+        h.state().sources.iter().position(|s| s.source().name == name).unwrap()
+    };
+    let (ti, vi) = (index(&h, "sd.txt"), index(&h, "sd.vcd"));
+
+    // Not aligned: each source alone, and neither has both ends.
+    h.state_mut().rules.specs = vec![rule.into()];
+    run_analysis(&mut h);
+    assert!(h.state().analysis.is_empty());
+    assert!(
+        h.state().errors.iter().any(|e| e.contains("applies to no open source")),
+        "{:?}",
+        h.state().errors
+    );
+    h.state_mut().errors.clear();
+
+    h.state_mut().update(Message::Align { reference: ti, other: vi, spec: spec.into() });
+    wait(&mut h, "the alignment", |wb| wb.aligning.is_none());
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    run_analysis(&mut h);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    assert_eq!(wb.analysis.len(), 1);
+    let r = &wb.analysis[0];
+
+    let align = format!("1:{spec}");
+    let j = cli_json(&[
+        "report",
+        txt.to_str().unwrap(),
+        vcd.to_str().unwrap(),
+        "--align",
+        &align,
+        "--rule",
+        rule,
+        "--format",
+        "json",
+    ]);
+    let a = &j["analyses"][0];
+    assert_eq!(a["count"].as_u64(), Some(r.outcome.samples.len() as u64));
+    assert!(r.outcome.samples.len() > 100, "{} pairs", r.outcome.samples.len());
+    assert_eq!(a["unmatched_start"].as_u64(), Some(r.outcome.unmatched_start));
+    assert_eq!(a["unmatched_end"].as_u64(), Some(r.outcome.unmatched_end));
+    let (cli_p50, gui_p50) =
+        (a["stats_ns"]["p50"].as_f64().unwrap(), r.summary.as_ref().unwrap().stats_ns.p50.unwrap());
+    assert!((cli_p50 - gui_p50).abs() < 1e-3, "{cli_p50} vs {gui_p50}");
+    let fitted = wb.alignment.as_ref().unwrap();
+    assert!(j["align"].as_str().unwrap().contains(&format!("{} matched", fitted.matched)));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
+    let mut h = open(&["ftrace/blk_read.txt", "ftrace/markers_around_requests.txt"]);
+    let before = h.state().time_range().unwrap();
+    h.state_mut().update(Message::OpenAlign);
+    h.step();
+    h.step();
+    {
+        let d = &mut h.state_mut().align_dialog;
+        d.by_hand = true;
+        d.offset = "+1ms".into();
+        d.drift_ppm = 20.0;
+    }
+    h.step();
+    let _ = h.get_by_label("same as: latscope report … --align '1:+1ms:+20ppm'");
+    h.get_by_label("Align").click();
+    h.step();
+    wait(&mut h, "the alignment", |wb| wb.aligning.is_none() && wb.alignment.is_some());
+    let wb = h.state();
+    let other = wb.alignment.as_ref().unwrap().source;
+    let src = wb.sources[other].source();
+    assert_eq!((src.offset, src.drift_ppm), (1_000_000_000, 20.0));
+    // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
+    let t = 2_000_000_000_000;
+    assert_eq!(wb.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
+    assert_ne!(wb.time_range().unwrap(), before);
+    assert!(!wb.align_dialog.open, "the dialog closes once applied");
+
+    h.state_mut().update(Message::OpenAlign);
+    h.step();
+    h.step();
+    h.get_by_label("Remove alignment").click();
+    h.step();
+    wait(&mut h, "the reset", |wb| wb.aligning.is_none());
+    let wb = h.state();
+    assert!(wb.alignment.is_none());
+    assert_eq!((wb.sources[other].source().offset, wb.sources[other].source().drift_ppm), (0, 0.0));
+    assert_eq!(wb.time_range().unwrap(), before);
 }

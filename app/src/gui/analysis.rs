@@ -4,14 +4,19 @@
 //! rule-spec API ([`run_analyses`]).
 
 use super::message::Message;
-use egui_plot::{Bar, BarChart, Plot};
-use latscope_analysis::model::{Ps, format_seconds};
+use super::prepare::Prepared;
+use super::timeline::Band;
+use super::workers::Outbox;
+use egui_plot::{
+    Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
+    PlotTransform, Points,
+};
+use latscope_analysis::model::{Ps, Source, format_seconds};
 use latscope_analysis::outcome::Outcome;
-use latscope_analysis::spec::{PRESETS, parse_spec, run_spec_each};
+use latscope_analysis::report::{self, Comparison, ReportInput, ReportOptions};
+use latscope_analysis::spec::{PRESETS, parse_spec, run_spec, run_spec_each};
 use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
 use std::sync::Arc;
-
-use super::prepare::Prepared;
 
 /// The rules the panel runs, and the one being typed.
 #[derive(Debug, Clone)]
@@ -38,11 +43,24 @@ pub fn validate(text: &str) -> Option<Result<String, String>> {
     Some(parse_spec(text).map(|s| s.name().to_owned()).map_err(|e| e.to_string()))
 }
 
-/// Runs every spec on every source it applies to. A spec that applies to no source, or
-/// does not parse, becomes a message; the others still run.
-pub fn run_analyses(sources: &[Arc<Prepared>], specs: &[String]) -> (Vec<Outcome>, Vec<String>) {
+/// Runs every spec on every source it applies to: each source alone, or (`together`, once
+/// the sources are aligned) all of them on the common timeline, as `latscope report --align`
+/// does. A spec that applies to no source, or does not parse, becomes a message; the others
+/// still run.
+pub fn run_analyses(
+    sources: &[Arc<Prepared>],
+    specs: &[String],
+    together: bool,
+) -> (Vec<Outcome>, Vec<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    // Cross-source rules need the sources side by side in one slice: copies, made only when
+    // the user aligned them (the per-source path reads them where they are).
+    let owned: Vec<Source> = if together && sources.len() > 1 {
+        sources.iter().map(|p| p.source.clone()).collect()
+    } else {
+        Vec::new()
+    };
     for text in specs {
         let spec = match parse_spec(text) {
             Ok(s) => s,
@@ -53,13 +71,18 @@ pub fn run_analyses(sources: &[Arc<Prepared>], specs: &[String]) -> (Vec<Outcome
         };
         let mut reasons = Vec::new();
         let before = out.len();
-        // One source at a time: the sources live behind `Arc`s, and most analyses are
-        // per source anyway (cross-source rules run on the command line).
-        let results = run_spec_each(&spec, sources.iter().map(|p| &p.source));
-        for (p, result) in sources.iter().zip(results) {
-            match result {
+        if owned.is_empty() {
+            let results = run_spec_each(&spec, sources.iter().map(|p| &p.source));
+            for (p, result) in sources.iter().zip(results) {
+                match result {
+                    Ok(outcomes) => out.extend(outcomes),
+                    Err(e) => reasons.push(format!("{}: {e}", p.source.name)),
+                }
+            }
+        } else {
+            match run_spec(&spec, &owned) {
                 Ok(outcomes) => out.extend(outcomes),
-                Err(e) => reasons.push(format!("{}: {e}", p.source.name)),
+                Err(e) => reasons.push(e.to_string()),
             }
         }
         if out.len() == before {
@@ -81,9 +104,82 @@ pub struct AnalysisResult {
     pub worst: Vec<usize>,
     /// A chain's stages: name, count and their statistics, where the time goes.
     pub stages: Vec<(String, u64, StatsNs)>,
+    /// The empirical CDF: (latency ns, fraction of samples at or below it), see [`cdf_points`].
+    pub cdf: Vec<[f64; 2]>,
+    /// The samples the latency-over-time scatter draws (all of them up to [`MAX_SCATTER`]).
+    pub scatter: Vec<usize>,
+    /// On input 0's result of an A/B pair (two sources, not aligned): the report's
+    /// comparison with input 1's result of the same name (DESIGN §7.1 `comparison`).
+    pub comparison: Option<Comparison>,
 }
 
 const WORST_LINKS: usize = 10;
+/// Most points a CDF line keeps (evenly spaced ranks; the first and last always).
+pub const MAX_CDF_POINTS: usize = 2000;
+/// Most points a scatter draws: beyond this, evenly spaced samples plus the worst ones.
+pub const MAX_SCATTER: usize = 20_000;
+
+/// The empirical CDF of sorted latencies: one point per distinct value `x`, at the fraction
+/// of samples `<= x` — so the first point is the minimum and the last the maximum at 1.0.
+/// Long inputs keep at most about [`MAX_CDF_POINTS`] evenly spaced ranks (the last always).
+pub fn cdf_points(sorted_ns: &[f64]) -> Vec<[f64; 2]> {
+    let n = sorted_ns.len();
+    // The last rank of each distinct value (ties are one step of the CDF).
+    let ends: Vec<usize> = (0..n).filter(|&k| k + 1 == n || sorted_ns[k + 1] > sorted_ns[k]).collect();
+    let step = ends.len().div_ceil(MAX_CDF_POINTS).max(1);
+    let mut keep: Vec<usize> = ends.iter().copied().step_by(step).collect();
+    if let Some(&last) = ends.last()
+        && keep.last() != Some(&last)
+    {
+        keep.push(last);
+    }
+    keep.into_iter().map(|k| [sorted_ns[k], (k + 1) as f64 / n as f64]).collect()
+}
+
+/// Which samples the scatter draws: every one, or past [`MAX_SCATTER`] an even spread plus
+/// the `worst` (outliers are what a user clicks on).
+pub fn scatter_samples(samples: usize, worst: &[usize]) -> Vec<usize> {
+    if samples <= MAX_SCATTER {
+        return (0..samples).collect();
+    }
+    let step = samples.div_ceil(MAX_SCATTER - worst.len().min(MAX_SCATTER / 2));
+    let mut v: Vec<usize> = (0..samples).step_by(step.max(1)).chain(worst.iter().copied()).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A scatter point: x = the sample's start in seconds from the trace start, y = latency ns.
+pub fn scatter_point(outcome: &Outcome, sample: usize) -> Option<[f64; 2]> {
+    let s = outcome.samples.get(sample)?;
+    Some([s.start as f64 / 1e12, s.latency() as f64 / 1e3])
+}
+
+/// The samples whose latency lies in `[lo_ns, hi_ns]` (a histogram bar), by start.
+pub fn samples_in_latency(outcome: &Outcome, lo_ns: f64, hi_ns: f64) -> Vec<usize> {
+    (0..outcome.samples.len())
+        .filter(|&i| {
+            let ns = outcome.samples[i].latency() as f64 / 1e3;
+            ns >= lo_ns && ns <= hi_ns
+        })
+        .collect()
+}
+
+/// The point of `points` nearest `pos` on screen, if within `max_px` points.
+pub fn nearest_on_screen(
+    points: &[[f64; 2]],
+    transform: &PlotTransform,
+    pos: egui::Pos2,
+    max_px: f32,
+) -> Option<usize> {
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i, transform.position_from_point(&PlotPoint::new(p[0], p[1])).distance(pos)))
+        .filter(|&(_, d)| d <= max_px)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
 
 pub fn summarize(outcome: Outcome) -> AnalysisResult {
     let opts = StatsOptions { linear_buckets: 40, ..StatsOptions::default() };
@@ -102,7 +198,102 @@ pub fn summarize(outcome: Outcome) -> AnalysisResult {
             (st.name.clone(), st.samples.len() as u64, stats)
         })
         .collect();
-    AnalysisResult { outcome, summary, error, worst, stages }
+    let mut sorted: Vec<f64> = outcome.samples.iter().map(|s| s.latency() as f64 / 1e3).collect();
+    sorted.sort_by(f64::total_cmp);
+    let cdf = cdf_points(&sorted);
+    let scatter = scatter_samples(outcome.samples.len(), &worst);
+    AnalysisResult { outcome, summary, error, worst, stages, cdf, scatter, comparison: None }
+}
+
+/// Is `o` a polling-loop analysis (`poll:`)? Its samples are the loops.
+fn is_polling(o: &Outcome) -> bool {
+    o.notes.iter().any(|n| n.what == "iterations")
+        && o.samples.iter().all(|s| s.key.starts_with("iterations="))
+}
+
+/// Most bands the timeline shades (each is walked every frame and carries its label).
+pub const MAX_BANDS: usize = 100_000;
+
+/// The timeline bands of the results: every detector window (stalls, long spans) and every
+/// polling loop, over the source it came from, in common time (`to_common(source, t)`); the
+/// first [`MAX_BANDS`] of them.
+pub fn bands(results: &[AnalysisResult], to_common: impl Fn(usize, Ps) -> Option<f64>) -> Vec<Band> {
+    let mut out = Vec::new();
+    for r in results {
+        let o = &r.outcome;
+        // Labels are made only for the bands kept.
+        let mut push = |start: Ps, end: Ps, color: egui::Color32, label: &dyn Fn() -> String| {
+            if out.len() >= MAX_BANDS {
+                return;
+            }
+            if let (Some(a), Some(b)) = (to_common(o.source, start), to_common(o.source, end)) {
+                out.push(Band { source: o.source, start: a, end: b, color, label: label() });
+            }
+        };
+        for w in &o.windows {
+            let label = || {
+                let (length, excess) = (format_seconds(w.end - w.start), format_seconds(w.excess));
+                format!("{}: window {length} (excess {excess})", o.name)
+            };
+            push(w.start, w.end, super::theme::IRQ, &label);
+        }
+        if is_polling(o) {
+            for s in &o.samples {
+                let label = || format!("{}: polling loop {}, {}", o.name, format_seconds(s.latency()), s.key);
+                push(s.start, s.end, super::theme::SOFTIRQ, &label);
+            }
+        }
+    }
+    out
+}
+
+/// Attaches the report's A/B comparison (two sources analysed apart) to input 0's results.
+fn attach_comparisons(results: &mut [AnalysisResult], sources: &[Arc<Prepared>]) -> Result<(), String> {
+    if sources.len() != 2 {
+        return Ok(());
+    }
+    let inputs: Vec<ReportInput<'_>> =
+        sources.iter().map(|p| ReportInput { path: &p.source.name, source: &p.source }).collect();
+    let outcomes: Vec<Outcome> = results.iter().map(|r| r.outcome.clone()).collect();
+    let built = report::build(&inputs, &outcomes, &ReportOptions::default()).map_err(|e| e.to_string())?;
+    for c in built.comparison {
+        if let Some(r) = results.iter_mut().find(|r| r.outcome.source == 0 && r.outcome.name == c.analysis) {
+            r.comparison = Some(c);
+        }
+    }
+    Ok(())
+}
+
+/// Runs the analyses and their statistics: what the analysis worker does.
+pub fn analyse(
+    sources: &[Arc<Prepared>],
+    specs: &[String],
+    together: bool,
+) -> (Vec<AnalysisResult>, Vec<String>) {
+    let (outcomes, mut errors) = run_analyses(sources, specs, together);
+    let mut results: Vec<AnalysisResult> = outcomes.into_iter().map(summarize).collect();
+    if !together && let Err(e) = attach_comparisons(&mut results, sources) {
+        errors.push(format!("A/B comparison: {e}"));
+    }
+    (results, errors)
+}
+
+/// Runs [`analyse`] on a named worker thread; the answer arrives as `Message::AnalysisDone`.
+pub fn spawn_analysis(
+    generation: u64,
+    sources: Vec<Arc<Prepared>>,
+    specs: Vec<String>,
+    together: bool,
+    outbox: Outbox,
+) {
+    let out = outbox.clone();
+    let job = move || {
+        let (results, errors) = analyse(&sources, &specs, together);
+        out.send(Message::AnalysisDone { generation, results, errors });
+    };
+    if let Err(e) = std::thread::Builder::new().name("latscope-analysis".into()).spawn(job) {
+        outbox.send(Message::Error(format!("cannot start the analysis thread: {e}")));
+    }
 }
 
 fn dur(ps: f64) -> String {
@@ -166,18 +357,293 @@ fn rules_ui(ui: &mut egui::Ui, editor: &mut RuleEditor) {
     }
 }
 
+/// Which plot each analysis shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlotKind {
+    #[default]
+    Histogram,
+    Cdf,
+    Scatter,
+}
+
+/// A plot as drawn in the last frame: which result, what kind, and where (tests click on
+/// points through `transform`).
+#[derive(Debug, Clone, Copy)]
+pub struct DrawnPlot {
+    pub result: usize,
+    pub kind: PlotKind,
+    pub transform: PlotTransform,
+}
+
+/// The panel's view choices and what it drew.
+#[derive(Debug, Clone, Default)]
+pub struct PanelView {
+    pub plot: PlotKind,
+    /// Log latency axis for the histogram (1-2-5 buckets) and the CDF.
+    pub log_x: bool,
+    /// Set while sources are aligned: what the alignment did (rules then run across them).
+    pub aligned: Option<String>,
+    pub drawn: Vec<DrawnPlot>,
+}
+
+/// How close (points) a click must be to a scatter point to jump to it.
+const CLICK_PX: f32 = 10.0;
+
+fn hover_point(h: &HoverPosition<'_>) -> PlotPoint {
+    match h {
+        HoverPosition::NearDataPoint { position, .. } | HoverPosition::Elsewhere { position } => *position,
+    }
+}
+
+fn x_of(ns: f64, log: bool) -> f64 {
+    if log { ns.max(1e-3).log10() } else { ns }
+}
+
+fn ns_of(x: f64, log: bool) -> f64 {
+    if log { 10f64.powf(x) } else { x }
+}
+
+/// A duration for an axis tick: short, trailing zeros dropped (`400 us`, `1.25 ms`).
+fn axis_ns(ns: f64) -> String {
+    let (v, unit) = match ns.abs() {
+        a if a >= 1e9 => (ns / 1e9, "s"),
+        a if a >= 1e6 => (ns / 1e6, "ms"),
+        a if a >= 1e3 => (ns / 1e3, "us"),
+        _ => (ns, "ns"),
+    };
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
+}
+
+/// Grid marks of a log10 axis: each decade, and 2..9 times it (1, 2 and 5 labelled first).
+fn decade_marks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 40.0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for k in (lo.floor() as i64)..=(hi.ceil() as i64) {
+        for m in 1..=9u32 {
+            let value = k as f64 + f64::from(m).log10();
+            let step_size = match m {
+                1 => 1.0,
+                2 | 5 => 0.3,
+                _ => 0.1,
+            };
+            if value >= lo && value <= hi {
+                out.push(GridMark { value, step_size });
+            }
+        }
+    }
+    out
+}
+
+fn latency_plot(id: impl std::hash::Hash + std::fmt::Debug, log: bool) -> Plot<'static> {
+    let plot = if log { Plot::new(id).x_grid_spacer(decade_marks) } else { Plot::new(id) };
+    plot.height(150.0)
+        .allow_scroll(false)
+        .x_axis_formatter(
+            move |m, _| if log || m.value >= 0.0 { axis_ns(ns_of(m.value, log)) } else { String::new() },
+        )
+        .label_formatter(move |h| {
+            let p = hover_point(h);
+            Some(format!("{}\n{:.3}", dur_ns(ns_of(p.x, log)), p.y))
+        })
+}
+
+/// The histogram; a click on a bar asks for its samples on the timeline.
+fn histogram(
+    ui: &mut egui::Ui,
+    ri: usize,
+    r: &AnalysisResult,
+    view: &mut PanelView,
+    msgs: &mut Vec<Message>,
+) {
+    let log = view.log_x;
+    let buckets = r
+        .summary
+        .as_ref()
+        .map_or(&[][..], |s| if log { &s.histogram_log[..] } else { &s.histogram_linear[..] });
+    if !buckets.iter().any(|b| b.count > 0) {
+        return;
+    }
+    let bars: Vec<Bar> = buckets
+        .iter()
+        .map(|b| {
+            let (lo, hi) = (x_of(b.lo_ns, log), x_of(b.hi_ns, log));
+            Bar::new((lo + hi) / 2.0, b.count as f64).width(hi - lo)
+        })
+        .collect();
+    let resp = latency_plot(("hist", ri, log), log)
+        .y_axis_label("count")
+        .show(ui, |p| p.bar_chart(BarChart::new("count", bars).color(super::theme::ACCENT.get())));
+    view.drawn.push(DrawnPlot { result: ri, kind: PlotKind::Histogram, transform: resp.transform });
+    if resp.response.clicked()
+        && let Some(pos) = resp.response.interact_pointer_pos()
+    {
+        let x = resp.transform.value_from_position(pos).x;
+        if let Some(b) =
+            buckets.iter().find(|b| b.count > 0 && x >= x_of(b.lo_ns, log) && x <= x_of(b.hi_ns, log))
+        {
+            msgs.push(Message::ShowLatencyRange { outcome: ri, lo_ns: b.lo_ns, hi_ns: b.hi_ns });
+        }
+    }
+}
+
+/// The CDF as a staircase: it holds its value until the next distinct latency.
+fn cdf_line(name: String, r: &AnalysisResult, log: bool, color: egui::Color32) -> Line<'static> {
+    let mut pts: Vec<[f64; 2]> = Vec::with_capacity(r.cdf.len() * 2 + 1);
+    let mut below = 0.0;
+    for &[x, y] in &r.cdf {
+        let x = x_of(x, log);
+        pts.push([x, below]);
+        pts.push([x, y]);
+        below = y;
+    }
+    // The staircase repeats x values, which egui_plot would otherwise draw as a filled band.
+    Line::new(name, pts).color(color).allow_band(false)
+}
+
+fn cdf_plot(ui: &mut egui::Ui, ri: usize, r: &AnalysisResult, view: &mut PanelView) {
+    if r.cdf.is_empty() {
+        return;
+    }
+    let log = view.log_x;
+    let resp = latency_plot(("cdf", ri, log), log)
+        .y_axis_label("fraction <=")
+        .include_y(0.0)
+        .include_y(1.0)
+        .show(ui, |p| p.line(cdf_line("CDF".into(), r, log, super::theme::ACCENT.get())));
+    view.drawn.push(DrawnPlot { result: ri, kind: PlotKind::Cdf, transform: resp.transform });
+}
+
+/// Latency over time; a click on a point shows that pair on the timeline.
+fn scatter_plot(
+    ui: &mut egui::Ui,
+    ri: usize,
+    r: &AnalysisResult,
+    view: &mut PanelView,
+    msgs: &mut Vec<Message>,
+) {
+    let o = &r.outcome;
+    let pts: Vec<[f64; 2]> = r.scatter.iter().filter_map(|&i| scatter_point(o, i)).collect();
+    if pts.is_empty() {
+        return;
+    }
+    let resp = Plot::new(("scatter", ri))
+        .height(150.0)
+        .allow_scroll(false)
+        .x_axis_label("start (from trace start)")
+        .x_axis_formatter(|m, _| if m.value >= 0.0 { axis_ns(m.value * 1e9) } else { String::new() })
+        .y_axis_formatter(|m, _| if m.value >= 0.0 { axis_ns(m.value) } else { String::new() })
+        .label_formatter(|h| {
+            let p = hover_point(h);
+            Some(format!("{:.6} s\n{}", p.x, dur_ns(p.y)))
+        })
+        .show(ui, |p| {
+            p.points(
+                Points::new("latency", pts.clone())
+                    .radius(2.0)
+                    .shape(MarkerShape::Circle)
+                    .filled(true)
+                    .color(super::theme::ACCENT),
+            );
+        });
+    view.drawn.push(DrawnPlot { result: ri, kind: PlotKind::Scatter, transform: resp.transform });
+    if resp.response.clicked()
+        && let Some(pos) = resp.response.interact_pointer_pos()
+        && let Some(k) = nearest_on_screen(&pts, &resp.transform, pos, CLICK_PX)
+        && let Some(&sample) = r.scatter.get(k)
+    {
+        msgs.push(Message::ShowSample { outcome: ri, sample });
+    }
+}
+
+/// A/B: input 0's and input 1's statistics of one analysis side by side with the
+/// difference (the report's `comparison`), and both CDFs in one plot.
+fn ab_block(
+    ui: &mut egui::Ui,
+    ri: usize,
+    results: &[AnalysisResult],
+    c: &Comparison,
+    names: &[String],
+    log: bool,
+) {
+    ui.separator();
+    ui.strong(format!("A/B: {}", c.analysis));
+    let name = |i: usize| names.get(i).map_or("?", String::as_str);
+    ui.weak(format!("A = {}, B = {}", name(0), name(1)));
+    egui::Grid::new(("ab", ri)).num_columns(5).striped(true).show(ui, |ui| {
+        for h in ["", "A", "B", "B − A", "B / A"] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        ui.label("count");
+        ui.monospace(c.a.count.to_string());
+        ui.monospace(c.b.count.to_string());
+        ui.monospace(format!("{:+}", c.count_delta));
+        ui.monospace(c.count_ratio.map_or_else(String::new, |r| format!("{r:.3}")));
+        ui.end_row();
+        let rows = [
+            ("mean", c.a.stats_ns.mean, c.b.stats_ns.mean, c.delta_ns.mean, c.ratio.mean),
+            ("p50", c.a.stats_ns.p50, c.b.stats_ns.p50, c.delta_ns.p50, c.ratio.p50),
+            ("p99", c.a.stats_ns.p99, c.b.stats_ns.p99, c.delta_ns.p99, c.ratio.p99),
+            ("max", c.a.stats_ns.max, c.b.stats_ns.max, c.delta_ns.max, c.ratio.max),
+        ];
+        for (name, a, b, d, q) in rows {
+            let show = |v: Option<f64>| v.map_or_else(String::new, dur_ns);
+            ui.label(name);
+            ui.monospace(show(a));
+            ui.monospace(show(b));
+            ui.monospace(d.map_or_else(String::new, |d| {
+                let sign = if d < 0.0 { "-" } else { "+" };
+                format!("{sign}{}", dur_ns(d.abs()))
+            }));
+            ui.monospace(q.map_or_else(String::new, |r| format!("{r:.3}")));
+            ui.end_row();
+        }
+    });
+    let side =
+        |input: usize| results.iter().find(|r| r.outcome.source == input && r.outcome.name == c.analysis);
+    if let (Some(a), Some(b)) = (side(0), side(1)) {
+        latency_plot(("ab-cdf", ri, log), log)
+            .y_axis_label("fraction <=")
+            .include_y(0.0)
+            .include_y(1.0)
+            .legend(Legend::default())
+            .show(ui, |p| {
+                p.line(cdf_line(format!("A: {}", name(0)), a, log, super::theme::CURSOR_A.get()));
+                p.line(cdf_line(format!("B: {}", name(1)), b, log, super::theme::CURSOR_B.get()));
+            });
+    }
+}
+
+fn plot_choice(ui: &mut egui::Ui, view: &mut PanelView) {
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut view.plot, PlotKind::Histogram, "Histogram");
+        ui.selectable_value(&mut view.plot, PlotKind::Cdf, "CDF");
+        ui.selectable_value(&mut view.plot, PlotKind::Scatter, "Over time");
+        if view.plot != PlotKind::Scatter {
+            ui.checkbox(&mut view.log_x, "log");
+        }
+    });
+}
+
 /// The panel; returns what the user asked for.
 pub fn panel(
     ui: &mut egui::Ui,
     editor: &mut RuleEditor,
+    view: &mut PanelView,
     results: &[AnalysisResult],
     running: bool,
-    sources: usize,
+    sources: &[String],
 ) -> Vec<Message> {
     let mut msgs = Vec::new();
+    view.drawn.clear();
     rules_ui(ui, editor);
     ui.horizontal(|ui| {
-        let ready = sources > 0 && !running && !editor.specs.is_empty();
+        let ready = !sources.is_empty() && !running && !editor.specs.is_empty();
         if ui.add_enabled(ready, egui::Button::new("Run")).clicked() {
             msgs.push(Message::RunAnalysis);
         }
@@ -185,38 +651,50 @@ pub fn panel(
             ui.spinner();
         }
     });
+    if let Some(a) = &view.aligned {
+        ui.weak(format!("Aligned ({a}): rules run across the sources together."));
+    }
     if results.is_empty() {
         ui.weak("Run an analysis to see latency statistics.");
         return msgs;
     }
+    plot_choice(ui, view);
     egui::ScrollArea::vertical().show(ui, |ui| {
+        for (ri, r) in results.iter().enumerate() {
+            if let Some(c) = &r.comparison {
+                ab_block(ui, ri, results, c, sources, view.log_x);
+            }
+        }
         for (ri, r) in results.iter().enumerate() {
             let o = &r.outcome;
             ui.separator();
             ui.strong(format!("{} (source {})", o.name, o.source + 1));
-            egui::Grid::new(("stats", ri)).num_columns(2).striped(true).show(ui, |ui| {
-                let mut row = |k: &str, v: String| {
-                    ui.label(k);
-                    ui.monospace(v);
-                    ui.end_row();
-                };
-                row("count", o.samples.len().to_string());
-                row("unmatched start / end", format!("{} / {}", o.unmatched_start, o.unmatched_end));
-                if let Some(st) = r.summary.as_ref().map(|s| s.stats_ns) {
-                    for (name, v) in [
-                        ("min", st.min),
-                        ("mean", st.mean),
-                        ("stddev", st.stddev),
-                        ("p50", st.p50),
-                        ("p90", st.p90),
-                        ("p99", st.p99),
-                        ("p99.9", st.p999),
-                        ("max", st.max),
-                    ] {
-                        if let Some(ns) = v {
-                            row(name, dur_ns(ns));
-                        }
+            // Two statistics per row: the panel is narrow and the plots need the height.
+            let mut cells: Vec<(&str, String)> = vec![
+                ("count", o.samples.len().to_string()),
+                ("unmatched", format!("{} / {}", o.unmatched_start, o.unmatched_end)),
+            ];
+            if let Some(st) = r.summary.as_ref().map(|s| s.stats_ns) {
+                for (name, v) in [
+                    ("min", st.min),
+                    ("max", st.max),
+                    ("mean", st.mean),
+                    ("stddev", st.stddev),
+                    ("p50", st.p50),
+                    ("p90", st.p90),
+                    ("p99", st.p99),
+                    ("p99.9", st.p999),
+                ] {
+                    cells.push((name, v.map_or_else(|| "-".to_owned(), dur_ns)));
+                }
+            }
+            egui::Grid::new(("stats", ri)).num_columns(4).striped(true).show(ui, |ui| {
+                for pair in cells.chunks(2) {
+                    for (k, v) in pair {
+                        ui.label(*k).on_hover_text(if *k == "unmatched" { "starts / ends" } else { "" });
+                        ui.monospace(v);
                     }
+                    ui.end_row();
                 }
             });
             if let Some(e) = &r.error {
@@ -240,19 +718,10 @@ pub fn panel(
                     }
                 });
             }
-            let buckets = r.summary.as_ref().map_or(&[][..], |s| &s.histogram_linear[..]);
-            if buckets.iter().any(|b| b.count > 0) {
-                let bars: Vec<Bar> = buckets
-                    .iter()
-                    .map(|b| {
-                        Bar::new((b.lo_ns + b.hi_ns) / 2e3, b.count as f64).width((b.hi_ns - b.lo_ns) / 1e3)
-                    })
-                    .collect();
-                Plot::new(("hist", ri))
-                    .height(140.0)
-                    .x_axis_label("latency (us)")
-                    .allow_scroll(false)
-                    .show(ui, |p| p.bar_chart(BarChart::new("count", bars).color(super::theme::ACCENT)));
+            match view.plot {
+                PlotKind::Histogram => histogram(ui, ri, r, view, &mut msgs),
+                PlotKind::Cdf => cdf_plot(ui, ri, r, view),
+                PlotKind::Scatter => scatter_plot(ui, ri, r, view, &mut msgs),
             }
             if let Some(s) = r.summary.as_ref().filter(|s| !s.groups.is_empty()) {
                 ui.collapsing(format!("groups ({} keys)", s.groups_total), |ui| {

@@ -1,13 +1,15 @@
 //! The workbench: its state, the one [`Workbench::update`] that applies every [`Message`],
 //! and the frame that lays out the panels. Views only read the state and return messages.
 
+use super::align_dialog;
 use super::analysis::{self, AnalysisResult};
+use super::derive_dialog;
 use super::export::PngRequest;
 use super::file_browser::FileBrowser;
 use super::message::{CursorId, EventSel, LaneId, Message, PanelId, SimCommand, TableSort};
 use super::palette;
 use super::picker::FilePicker;
-use super::prepare::Prepared;
+use super::prepare::{LaneKind, Prepared};
 use super::session::{self, PendingSession};
 use super::sim_panel::{self, SimState};
 use super::table::{self, TableState};
@@ -15,6 +17,7 @@ use super::theme;
 use super::theme::ThemeKind;
 use super::timeline::{self, Layout, MeshCache, Overlay, SourceView, Viewport};
 use super::workers::{self, Outbox, SimHandle};
+use latscope_analysis::align::Alignment;
 use latscope_analysis::model::{Ps, format_seconds};
 use latscope_importers::LoadControl;
 use std::path::{Path, PathBuf};
@@ -38,6 +41,10 @@ pub struct Options {
     pub screenshot: Option<PathBuf>,
     /// With no file: start the simulator demo.
     pub demo: bool,
+    /// Rules (specs or preset names) to run once the files are loaded; opens the panel.
+    pub rules: Vec<String>,
+    /// `--align` (the report command's grammar, onto source 0) to apply once loaded.
+    pub align: Option<String>,
 }
 
 #[derive(Debug)]
@@ -45,6 +52,16 @@ struct ScreenshotState {
     path: PathBuf,
     ready_frames: u32,
     requested: bool,
+}
+
+/// What the command line asked the workbench to do once its files are loaded.
+#[derive(Debug)]
+struct Startup {
+    files: Vec<PathBuf>,
+    /// `--align`, until it is sent.
+    align: Option<String>,
+    /// Run the `--rule`s (after the alignment).
+    run: bool,
 }
 
 /// Builds the message of a shortcut or menu entry.
@@ -108,6 +125,19 @@ pub struct Workbench {
     pub saves_running: usize,
     /// Session files being read in the background.
     pub(super) sessions_reading: usize,
+    /// The analysis panel's plot choices.
+    pub analysis_view: analysis::PanelView,
+    pub align_dialog: align_dialog::AlignDialog,
+    /// The alignment in force (rules then run across the sources together), if any.
+    pub alignment: Option<Alignment>,
+    /// The alignment job being fitted, if any.
+    pub aligning: Option<u64>,
+    align_jobs: u64,
+    /// The job in `aligning` puts a source back on its own clock.
+    align_resetting: bool,
+    pub derive_dialog: derive_dialog::DeriveDialog,
+    /// What the command line asked for once the files are loaded (`--align`, `--rule`).
+    startup: Option<Startup>,
 }
 
 impl std::fmt::Debug for Workbench {
@@ -172,7 +202,23 @@ impl Workbench {
             browser: None,
             saves_running: 0,
             sessions_reading: 0,
+            analysis_view: analysis::PanelView::default(),
+            align_dialog: align_dialog::AlignDialog::default(),
+            alignment: None,
+            aligning: None,
+            align_jobs: 0,
+            align_resetting: false,
+            derive_dialog: derive_dialog::DeriveDialog::default(),
+            startup: (options.align.is_some() || !options.rules.is_empty()).then(|| Startup {
+                files: options.files.clone(),
+                align: options.align.clone(),
+                run: !options.rules.is_empty(),
+            }),
         };
+        if !options.rules.is_empty() {
+            wb.rules.specs = options.rules.clone();
+            wb.show_analysis = true;
+        }
         if !options.files.is_empty() {
             wb.update(Message::OpenFiles(options.files));
         } else if options.demo {
@@ -340,6 +386,7 @@ impl Workbench {
         let d = duration.map(|d| format!("{}ps", d));
         match latscope_sim::prepare(scenario, sets, None, d.as_deref()) {
             Ok(sc) => {
+                self.sim.live.restart(sc.clone());
                 self.sim_runs += 1;
                 self.sim.handle =
                     workers::simulate(self.sim_runs, sc, self.sim.speed_arg(), self.outbox.clone());
@@ -350,6 +397,93 @@ impl Workbench {
                 self.sim.metrics.clear();
             }
             Err(e) => self.sim.error = Some(e.to_string()),
+        }
+    }
+
+    /// Shows the samples of analysis `outcome` with latency in `[lo_ns, hi_ns]` (a histogram
+    /// bar): one is shown as a pair (cursors and arrow), several by the range they span.
+    fn show_latency_range(&mut self, outcome: usize, lo_ns: f64, hi_ns: f64) {
+        let Some(r) = self.analysis.get(outcome) else { return };
+        let found = analysis::samples_in_latency(&r.outcome, lo_ns, hi_ns);
+        let Some(sv) = self.sources.get(r.outcome.source) else { return };
+        let spans: Vec<(f64, f64)> = found
+            .iter()
+            .filter_map(|&i| r.outcome.samples.get(i))
+            .map(|s| (sv.to_common(s.start), sv.to_common(s.end)))
+            .collect();
+        match spans[..] {
+            [] => {}
+            [_] => self.update(Message::ShowSample { outcome, sample: found[0] }),
+            _ => {
+                let a = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+                let b = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+                let pad = (b - a).max(1000.0) * 0.02;
+                self.show_range(a - pad, b + pad);
+                self.overlay.arrow = None;
+            }
+        }
+    }
+
+    /// Shades the analyses' stall windows and polling loops on the timeline.
+    fn refresh_bands(&mut self) {
+        let sources = &self.sources;
+        self.overlay.bands = analysis::bands(&self.analysis, |i, t| sources.get(i).map(|sv| sv.to_common(t)));
+    }
+
+    /// Every source back on its own clock (offset 0, no drift).
+    fn reset_alignment(&mut self) {
+        let Some(a) = self.alignment.take() else { return };
+        self.analysis_view.aligned = None;
+        if let Some(sv) = self.sources.get(a.source) {
+            self.align_jobs += 1;
+            self.aligning = Some(self.align_jobs);
+            self.align_resetting = true;
+            // Aligning by hand with a zero offset is the reset, through the same worker.
+            let reference = self.sources.first().map(|s| s.prepared.clone());
+            if let Some(r) = reference {
+                let o = (a.source, sv.prepared.clone());
+                align_dialog::spawn_align(self.align_jobs, r, o, "+0ps".into(), self.outbox.clone());
+            }
+        }
+        self.analysis.clear();
+        self.overlay.bands.clear();
+    }
+
+    /// Once the files are loaded: the command line's alignment, then its rules.
+    fn startup_step(&mut self) {
+        if !self.loads.is_empty() || self.aligning.is_some() || self.sources.is_empty() {
+            return;
+        }
+        let Some(mut startup) = self.startup.take() else { return };
+        if let Some(text) = startup.align.take() {
+            // `N` counts the files as given; loads finish in any order.
+            let loaded = |n: usize| {
+                let name = startup.files.get(n)?.file_name()?.to_string_lossy().into_owned();
+                self.sources.iter().position(|s| s.source().name == name)
+            };
+            let parsed = latscope_analysis::align::parse_align(&text);
+            match (parsed, text.split_once(':')) {
+                (Ok(spec), Some((_, rest))) => {
+                    let n = match spec {
+                        latscope_analysis::align::AlignSpec::Manual { source, .. }
+                        | latscope_analysis::align::AlignSpec::Match { source, .. } => source,
+                    };
+                    match (loaded(0), loaded(n)) {
+                        (Some(reference), Some(other)) => {
+                            self.update(Message::Align { reference, other, spec: rest.to_owned() })
+                        }
+                        _ => self.errors.push(format!("--align {text:?}: no file {n} among the loaded ones")),
+                    }
+                }
+                (Err(e), _) => self.errors.push(format!("--align {text:?}: {e}")),
+                (Ok(_), None) => {}
+            }
+            // The rules wait for the alignment.
+            self.startup = Some(startup);
+            return;
+        }
+        if startup.run {
+            self.update(Message::RunAnalysis);
         }
     }
 
@@ -414,6 +548,10 @@ impl Workbench {
                 self.analysis_inputs.clear();
                 self.table.rows = Default::default();
                 self.fitted = false;
+                // A late alignment or derivation would land on whatever is opened next.
+                self.alignment = None;
+                self.aligning = None;
+                self.analysis_view.aligned = None;
             }
             Message::Zoom { factor, at } => {
                 let at = if at.is_finite() {
@@ -513,13 +651,16 @@ impl Workbench {
                     let sources: Vec<_> = self.sources.iter().map(|s| s.prepared.clone()).collect();
                     self.analysis_inputs = sources.clone();
                     let specs = self.rules.specs.clone();
-                    workers::analyse(self.analysis_generation, sources, specs, self.outbox.clone());
+                    let together = self.alignment.is_some();
+                    let (generation, outbox) = (self.analysis_generation, self.outbox.clone());
+                    analysis::spawn_analysis(generation, sources, specs, together, outbox);
                 }
             }
             Message::AnalysisDone { generation, results, errors } => {
                 if generation == self.analysis_generation {
                     self.analysis_running = false;
                     self.analysis = results;
+                    self.refresh_bands();
                     self.errors.extend(errors);
                 }
             }
@@ -564,6 +705,7 @@ impl Workbench {
                 self.sim.finished = finished;
                 self.sim.snapshots += 1;
                 self.generation += 1;
+                let snapshot = prepared.clone();
                 let index = match self.sim.source.filter(|&i| i < self.sources.len()) {
                     Some(i) => {
                         if let Some(sv) = self.sources.get_mut(i) {
@@ -592,6 +734,9 @@ impl Workbench {
                 if self.table.rows.source == index {
                     self.refresh_table();
                 }
+                if self.sim.live.due(finished) {
+                    self.sim.live.start(snapshot, index, self.outbox.clone());
+                }
             }
             Message::SimError(e) => self.sim.error = Some(e),
             Message::SimMetrics { run, metrics } => {
@@ -608,6 +753,84 @@ impl Workbench {
                     self.errors.remove(i);
                 }
             }
+            Message::ShowLatencyRange { outcome, lo_ns, hi_ns } => {
+                self.show_latency_range(outcome, lo_ns, hi_ns)
+            }
+            Message::OpenAlign => {
+                self.align_dialog.open = true;
+                if self.align_dialog.other >= self.sources.len() {
+                    self.align_dialog.other = 1;
+                }
+            }
+            Message::Align { reference, other, spec } => {
+                if let (Some(r), Some(o)) = (self.sources.get(reference), self.sources.get(other)) {
+                    self.align_jobs += 1;
+                    self.aligning = Some(self.align_jobs);
+                    self.align_resetting = false;
+                    let (r, o) = (r.prepared.clone(), (other, o.prepared.clone()));
+                    align_dialog::spawn_align(self.align_jobs, r, o, spec, self.outbox.clone());
+                }
+            }
+            Message::Aligned { job, source, result } => {
+                if self.aligning != Some(job) {
+                    return;
+                }
+                self.aligning = None;
+                match result {
+                    Ok((prepared, alignment)) => {
+                        self.generation += 1;
+                        if let Some(sv) = self.sources.get_mut(source) {
+                            sv.replace(prepared, self.generation);
+                        }
+                        if std::mem::take(&mut self.align_resetting) {
+                            self.analysis_view.aligned = None;
+                            self.alignment = None;
+                        } else {
+                            self.analysis_view.aligned = Some(align_dialog::describe(&alignment));
+                            self.alignment = Some(alignment);
+                        }
+                        self.align_dialog.open = false;
+                        // Results of the per-source run no longer describe what a run gives.
+                        self.analysis.clear();
+                        self.overlay.bands.clear();
+                    }
+                    Err(e) => {
+                        self.align_resetting = false;
+                        self.errors.push(format!("align: {e}"));
+                    }
+                }
+            }
+            Message::ResetAlign => self.reset_alignment(),
+            Message::LiveAnalysisDone { generation, results } => {
+                if let Some(results) = self.sim.live.accept(generation, results) {
+                    self.analysis = results;
+                    self.refresh_bands();
+                }
+            }
+            Message::OpenDeriveDigital(id) => {
+                let analog = self.sources.get(id.source).and_then(|sv| match sv.data_lane(id.lane)?.kind {
+                    LaneKind::Analog { track, .. } => Some((sv, track)),
+                    _ => None,
+                });
+                if let Some((sv, track)) = analog {
+                    self.derive_dialog.open_on(sv.source(), id.source, track);
+                }
+            }
+            Message::DeriveDigital { source, track, threshold } => {
+                if let Some(sv) = self.sources.get(source) {
+                    let (p, out) = (sv.prepared.clone(), self.outbox.clone());
+                    derive_dialog::spawn_derive(source, p, track, threshold, out);
+                }
+            }
+            Message::Derived { source, result } => match result {
+                Ok(prepared) => {
+                    self.generation += 1;
+                    if let Some(sv) = self.sources.get_mut(source) {
+                        sv.replace(prepared, self.generation);
+                    }
+                }
+                Err(e) => self.errors.push(format!("derive digital: {e}")),
+            },
             Message::ScreenshotTaken(image) => {
                 if let Some(st) = &self.screenshot {
                     match save_png(&st.path, &image) {
@@ -733,6 +956,9 @@ impl Workbench {
                 if ui.button("Run the analysis panel's rules").clicked() {
                     msgs.push(Message::RunAnalysis);
                 }
+                if ui.button("Align sources…").clicked() {
+                    msgs.push(Message::OpenAlign);
+                }
             });
             ui.add_space(16.0);
             for s in &self.sources {
@@ -819,7 +1045,16 @@ impl Workbench {
                                 if label.clicked() {
                                     msgs.push(Message::FocusLane(id));
                                 }
-                                label.context_menu(|ui| msgs.extend(super::extras::lane_menu(ui, id, v)));
+                                label.context_menu(|ui| {
+                                    msgs.extend(super::extras::lane_menu(ui, id, v));
+                                    if kind == "analog" {
+                                        ui.separator();
+                                        if ui.button("Derive digital…").clicked() {
+                                            msgs.push(Message::OpenDeriveDigital(id));
+                                            ui.close();
+                                        }
+                                    }
+                                });
                                 if focused {
                                     if ui.small_button("up").clicked() {
                                         msgs.push(Message::MoveLane(id, -1));
@@ -883,6 +1118,7 @@ impl Workbench {
             self.themed = true;
         }
         self.poll();
+        self.startup_step();
         let mut msgs = self.keyboard(&ctx);
 
         egui::Panel::top("menu").show(ui, |ui| msgs.extend(self.menu(ui)));
@@ -912,12 +1148,14 @@ impl Workbench {
                 }
                 if self.show_analysis {
                     ui.heading("Analysis");
+                    let names: Vec<String> = self.sources.iter().map(|s| s.source().name.clone()).collect();
                     msgs.extend(analysis::panel(
                         ui,
                         &mut self.rules,
+                        &mut self.analysis_view,
                         &self.analysis,
                         self.analysis_running,
-                        self.sources.len(),
+                        &names,
                     ));
                 }
             });
@@ -949,6 +1187,13 @@ impl Workbench {
                 self.palette_open = false;
             }
         }
+        if self.derive_dialog.open {
+            msgs.extend(derive_dialog::show(&ctx, &mut self.derive_dialog));
+        }
+        if self.align_dialog.open {
+            let names: Vec<String> = self.sources.iter().map(|s| s.source().name.clone()).collect();
+            msgs.extend(align_dialog::show(&ctx, &mut self.align_dialog, &names, self.aligning.is_some()));
+        }
         for m in msgs {
             self.update(m);
         }
@@ -972,7 +1217,13 @@ impl Workbench {
     /// Whether everything asked for at start is on screen (for `--screenshot`).
     pub fn settled(&self) -> bool {
         let sim_done = self.sim.handle.is_none() || self.sim.finished;
-        self.loads.is_empty() && sim_done && !self.table.pending && !self.session_busy()
+        self.loads.is_empty()
+            && sim_done
+            && !self.table.pending
+            && !self.session_busy()
+            && self.startup.is_none()
+            && self.aligning.is_none()
+            && !self.analysis_running
     }
 
     fn screenshot_step(&mut self, ctx: &egui::Context) {

@@ -8,6 +8,7 @@ use super::file_browser::BrowsePurpose;
 use super::prepare::Prepared;
 use super::session::Session;
 use super::theme::ThemeKind;
+use latscope_analysis::align::Alignment;
 use latscope_analysis::model::Ps;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -168,6 +169,50 @@ pub enum Message {
     SetLaneColor(LaneId, egui::Color32),
     /// The desktop dialog could not be shown: browse inside the window instead.
     BrowseFiles(BrowsePurpose),
+    // --- analysis plots, alignment, derived lanes, live statistics
+    /// Show on the timeline the samples of analysis `outcome` whose latency lies in
+    /// `[lo_ns, hi_ns]` (a histogram bar).
+    ShowLatencyRange {
+        outcome: usize,
+        lo_ns: f64,
+        hi_ns: f64,
+    },
+    /// Open the Align dialog.
+    OpenAlign,
+    /// Align source `other` onto `reference` by `spec`: the `--align` text after `N:`.
+    Align {
+        reference: usize,
+        other: usize,
+        spec: String,
+    },
+    /// The alignment worker's answer: the aligned source rebuilt with its offset, and what
+    /// was fitted.
+    Aligned {
+        job: u64,
+        source: usize,
+        result: Result<(Arc<Prepared>, Alignment), String>,
+    },
+    /// Put every source back on its own clock.
+    ResetAlign,
+    /// Add a digital lane to `source` from its analog track `track`: `threshold` is
+    /// `(level, hysteresis)`, `None` for the automatic one (DESIGN §4.1).
+    DeriveDigital {
+        source: usize,
+        track: usize,
+        threshold: Option<(f64, f64)>,
+    },
+    /// The derived source (same data plus the new digital track) or why not.
+    Derived {
+        source: usize,
+        result: Result<Arc<Prepared>, String>,
+    },
+    /// Statistics of a live simulator snapshot (`generation` drops stale ones).
+    LiveAnalysisDone {
+        generation: u64,
+        results: Vec<AnalysisResult>,
+    },
+    /// Open the "Derive digital…" dialog on an analog lane.
+    OpenDeriveDigital(LaneId),
 }
 
 /// Sort order of the event table.

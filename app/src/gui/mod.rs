@@ -3,8 +3,10 @@
 //! simulator run on named worker threads ([`workers`]). The timeline draws per pixel column
 //! ([`lod`]) from lanes built once per load ([`prepare`]).
 
+pub mod align_dialog;
 pub mod analysis;
 pub mod app;
+pub mod derive_dialog;
 pub mod export;
 pub mod extras;
 pub mod file_browser;

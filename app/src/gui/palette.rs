@@ -56,6 +56,7 @@ pub const ACTIONS: &[Action] = &[
     Action { name: "Save session…", shortcut: "", make: || Message::Export(SaveWhat::Session) },
     Action { name: "Open session…", shortcut: "", make: || Message::PickFiles },
     Action { name: "Toggle light / dark theme", shortcut: "", make: || Message::ToggleTheme },
+    Action { name: "Align sources…", shortcut: "", make: || Message::OpenAlign },
 ];
 
 fn export(format: Format) -> Message {

@@ -1,8 +1,88 @@
-//! The live simulator panel: scenario picker, its settings, play / pause / step / speed.
+//! The live simulator panel: scenario picker, its settings, play / pause / step / speed;
+//! and the live statistics: the scenario's own analyses re-run on the growing trace.
 
+use super::analysis::{self, AnalysisResult};
 use super::message::{Message, SimCommand};
-use super::workers::SimHandle;
+use super::prepare::Prepared;
+use super::workers::{Outbox, SimHandle};
 use latscope_analysis::model::{Ps, format_seconds};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often the live statistics are recomputed at most (a snapshot comes every 200 ms).
+pub const LIVE_EVERY: Duration = Duration::from_millis(500);
+
+/// The scenario's analyses over the live trace, recomputed on a worker at most every
+/// [`LIVE_EVERY`]; an answer for an older snapshot than the last one asked for is dropped.
+#[derive(Debug, Default)]
+pub struct LiveStats {
+    /// The running scenario, whose `measure` step gives the analyses.
+    pub scenario: Option<latscope_sim::Scenario>,
+    /// The generation last asked for (workers compare theirs to it and give up when stale).
+    latest: Arc<AtomicU64>,
+    last_start: Option<Instant>,
+    /// The snapshot of the latest generation asked for.
+    asked: Option<Arc<Prepared>>,
+    /// The snapshot the shown statistics describe.
+    pub shown: Option<Arc<Prepared>>,
+    /// Statistics updates received.
+    pub updates: u64,
+}
+
+impl LiveStats {
+    /// Follows a new run of `scenario`. Generations keep counting across runs, so a late
+    /// answer about the previous run can never pass for one about this run.
+    pub fn restart(&mut self, scenario: latscope_sim::Scenario) {
+        self.latest.fetch_add(1, Ordering::Relaxed);
+        *self = Self { scenario: Some(scenario), latest: self.latest.clone(), ..Self::default() };
+    }
+
+    /// Whether a snapshot should be analysed now: the last one of a run always is.
+    pub fn due(&self, finished: bool) -> bool {
+        self.scenario.is_some() && (finished || self.last_start.is_none_or(|t| t.elapsed() >= LIVE_EVERY))
+    }
+
+    /// Analyses `snapshot` (the workbench's source `index`) on a worker; the answer arrives
+    /// as `Message::LiveAnalysisDone`.
+    pub fn start(&mut self, snapshot: Arc<Prepared>, index: usize, outbox: Outbox) {
+        let Some(scenario) = self.scenario.clone() else { return };
+        let generation = self.latest.fetch_add(1, Ordering::Relaxed) + 1;
+        self.last_start = Some(Instant::now());
+        self.asked = Some(snapshot.clone());
+        let latest = self.latest.clone();
+        let out = outbox.clone();
+        let work = move || {
+            if latest.load(Ordering::Relaxed) != generation {
+                return;
+            }
+            // A snapshot too early for an analysis (a track not there yet) shows nothing new.
+            let Ok(report) = latscope_sim::scenarios::report(&scenario, &snapshot.source) else { return };
+            let mut results = Vec::with_capacity(report.outcomes.len());
+            for mut o in report.outcomes {
+                if latest.load(Ordering::Relaxed) != generation {
+                    return;
+                }
+                o.source = index;
+                results.push(analysis::summarize(o));
+            }
+            out.send(Message::LiveAnalysisDone { generation, results });
+        };
+        if let Err(e) = std::thread::Builder::new().name("latscope-live-stats".into()).spawn(work) {
+            outbox.send(Message::Error(format!("cannot start the live statistics thread: {e}")));
+        }
+    }
+
+    /// Takes a worker's answer: the results when they are for the latest snapshot.
+    pub fn accept(&mut self, generation: u64, results: Vec<AnalysisResult>) -> Option<Vec<AnalysisResult>> {
+        if generation != self.latest.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.shown = self.asked.clone();
+        self.updates += 1;
+        Some(results)
+    }
+}
 
 /// The simulator's state as the workbench sees it.
 #[derive(Debug)]
@@ -26,6 +106,7 @@ pub struct SimState {
     pub duration: Option<Ps>,
     /// The scenario's metrics once the run has finished.
     pub metrics: Vec<(String, f64)>,
+    pub live: LiveStats,
 }
 
 impl Default for SimState {
@@ -46,6 +127,7 @@ impl Default for SimState {
             error: None,
             duration: None,
             metrics: Vec::new(),
+            live: LiveStats::default(),
         };
         s.load_settings();
         s
@@ -150,6 +232,10 @@ pub fn panel(ui: &mut egui::Ui, st: &mut SimState) -> Vec<Message> {
         "paused"
     };
     ui.label(format!("{state} · t = {} · {} events", format_seconds(st.now), st.events));
+    if let Some(shown) = &st.live.shown {
+        let t = shown.source.time_range().map_or(0, |r| r.1);
+        ui.weak(format!("analysis panel: the scenario's analyses up to t = {}", format_seconds(t)));
+    }
     if !st.metrics.is_empty() {
         egui::Grid::new("sim-metrics").num_columns(2).striped(true).show(ui, |ui| {
             for (name, value) in &st.metrics {

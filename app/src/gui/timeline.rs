@@ -119,6 +119,74 @@ pub struct Overlay {
     pub focused: Option<LaneId>,
     /// A pair to draw as an arrow (analysis worst case): common times.
     pub arrow: Option<(f64, f64)>,
+    /// Detector windows (stalls, polling loops) shaded over their source's lanes.
+    pub bands: Vec<Band>,
+}
+
+/// A time window shaded over the lanes of one source, with what it is on hover.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub source: usize,
+    /// Common time, ps.
+    pub start: f64,
+    pub end: f64,
+    pub color: Color32,
+    pub label: String,
+}
+
+/// Shades `bands` over the data area of their sources' rows; returns the label under `pointer`.
+fn draw_bands(
+    painter: &egui::Painter,
+    data_rect: Rect,
+    rows: &[(LaneId, Rect)],
+    bands: &[Band],
+    vp: &Viewport,
+    pointer: Option<Pos2>,
+) -> Option<String> {
+    if bands.is_empty() {
+        return None;
+    }
+    // The vertical extent of each source's visible rows.
+    let mut extent: FxHashMap<usize, (f32, f32)> = FxHashMap::default();
+    for &(id, r) in rows {
+        let e = extent.entry(id.source).or_insert((r.top(), r.bottom()));
+        *e = (e.0.min(r.top()), e.1.max(r.bottom()));
+    }
+    let painter = painter.with_clip_rect(data_rect);
+    let mut under = None;
+    // Bands closer than a pixel merge into one rectangle (one outcome's windows come in time
+    // order), so a zoomed-out view shows where they are instead of stacking translucency.
+    let mut pending: Option<(usize, Color32, Rect)> = None;
+    let flush = |p: Option<(usize, Color32, Rect)>| {
+        if let Some((_, color, rect)) = p {
+            painter.rect_filled(rect, 0.0, color.gamma_multiply(0.16));
+            painter.line_segment(
+                [rect.left_top(), rect.right_top()],
+                Stroke::new(2.0, color.gamma_multiply(0.8)),
+            );
+        }
+    };
+    for b in bands {
+        let Some(&(top, bottom)) = extent.get(&b.source) else { continue };
+        let (xa, xb) = (vp.x_of(data_rect.left(), b.start), vp.x_of(data_rect.left(), b.end));
+        if xb < data_rect.left() || xa > data_rect.right() {
+            continue;
+        }
+        // At least 2 points wide, so a window shorter than a pixel still shows.
+        let (l, r) = (xa.max(data_rect.left() - 1.0), xb.max(xa + 2.0).min(data_rect.right() + 1.0));
+        let rect = Rect::from_x_y_ranges(l..=r, top..=bottom);
+        if pointer.is_some_and(|p| rect.contains(p)) {
+            under = Some(b.label.clone());
+        }
+        match &mut pending {
+            Some((s, c, m)) if *s == b.source && *c == b.color && l <= m.right() + 1.0 => {
+                m.max.x = m.max.x.max(r);
+            }
+            _ => flush(pending.replace((b.source, b.color, rect))),
+        }
+    }
+    flush(pending);
+    under
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -597,6 +665,17 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
     }
 }
 
+/// The alignment a source is drawn with, for its header: empty on its own clock.
+pub fn alignment_text(src: &Source) -> String {
+    if src.offset == 0 && src.drift_ppm == 0.0 {
+        return String::new();
+    }
+    let sign = if src.offset < 0 { "-" } else { "+" };
+    let drift =
+        if src.drift_ppm == 0.0 { String::new() } else { format!(", drift {:+.3} ppm", src.drift_ppm) };
+    format!("  aligned: offset {sign}{}{drift}", format_seconds(src.offset.abs()))
+}
+
 /// Where lanes are on screen this frame, for keyboard actions that need the layout.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
@@ -604,6 +683,8 @@ pub struct Layout {
     pub data_width: f32,
     /// The whole timeline (ruler, gutter and lanes) this frame, for the timeline PNG.
     pub rect: Option<Rect>,
+    /// Top of the first lane (below the ruler), before scrolling.
+    pub lanes_top: f32,
 }
 
 /// Draws the ruler and lanes into `ui`'s remaining space; returns messages.
@@ -630,6 +711,7 @@ pub fn show(
         Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
     ruler(&painter, ruler_rect, vp, sources.first());
     let lanes_rect = Rect::from_min_max(pos2(full.left(), ruler_rect.bottom()), full.max);
+    layout.lanes_top = lanes_rect.top();
     let lane_painter = painter.with_clip_rect(lanes_rect);
 
     // Lay out the visible lanes top to bottom.
@@ -667,7 +749,7 @@ pub fn show(
             lane_painter.text(
                 r.left_center() + vec2(6.0, 0.0),
                 Align2::LEFT_CENTER,
-                format!("{}  ({})", sv.source().name, sv.source().format),
+                format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(sv.source())),
                 FontId::proportional(12.0),
                 theme::ACCENT.get(),
             );
@@ -793,6 +875,9 @@ pub fn show(
         }
     }
 
+    let data_rect = Rect::from_min_max(pos2(data_left, lanes_rect.top()), lanes_rect.max);
+    let band_label = draw_bands(&painter, data_rect, &rows, &overlay.bands, vp, pointer);
+
     // Cursors, markers, arrow.
     let x_in = |t: f64| {
         let x = vp.x_of(data_left, t);
@@ -898,6 +983,18 @@ pub fn show(
             msgs.push(Message::SetCursor(if shift { CursorId::B } else { CursorId::A }, t));
         }
     }
+    // Right click on an analog lane's name: derive a digital lane from it.
+    if resp.secondary_clicked()
+        && let Some(p) = resp.interact_pointer_pos()
+        && p.x < data_left
+        && let Some(&(id, _)) = rows.iter().find(|(_, r)| r.contains(p))
+        && sources
+            .get(id.source)
+            .and_then(|sv| sv.data_lane(id.lane))
+            .is_some_and(|l| l.kind_name() == "analog")
+    {
+        msgs.push(Message::OpenDeriveDigital(id));
+    }
     if resp.secondary_clicked()
         && let Some(p) = resp.interact_pointer_pos()
         && p.x >= data_left
@@ -908,6 +1005,10 @@ pub fn show(
         && !resp.dragged()
     {
         resp.clone().on_hover_ui_at_pointer(|ui| tooltip(ui, sources, hit));
+    } else if let Some(label) = band_label
+        && !resp.dragged()
+    {
+        resp.clone().on_hover_text_at_pointer(label);
     }
     // Crosshair at the pointer.
     if let Some(p) = pointer

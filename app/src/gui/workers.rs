@@ -2,7 +2,7 @@
 //! simulator. Each job runs on a named thread, sends its result as a [`Message`] and wakes
 //! the UI; the UI thread never waits on any of them.
 
-use super::analysis::{self, AnalysisResult};
+use super::analysis;
 use super::message::{Message, SimCommand, TableRows, TableSort};
 use super::prepare::{Prepared, prepare};
 use latscope_analysis::model::{
@@ -138,8 +138,7 @@ pub fn analyse(generation: u64, sources: Vec<Arc<Prepared>>, specs: Vec<String>,
     spawn(
         "latscope-analysis",
         move || {
-            let (outcomes, errors) = analysis::run_analyses(&sources, &specs);
-            let results: Vec<AnalysisResult> = outcomes.into_iter().map(analysis::summarize).collect();
+            let (results, errors) = analysis::analyse(&sources, &specs, false);
             out.send(Message::AnalysisDone { generation, results, errors });
         },
         &outbox,
