@@ -79,6 +79,15 @@ fn ftrace_sample_loads_with_its_tracks_in_the_track_list() {
 }
 
 #[test]
+fn sources_join_in_the_order_their_files_were_given_whatever_loads_first() {
+    // The big text trace takes longest to load; the small captures finish before it.
+    let files = ["ftrace/timer_wakeups_under_load.txt", "sigrok/demo_4ch_1mhz.sr", "ftrace/blk_read.txt"];
+    let h = open(&files);
+    let names: Vec<&str> = h.state().sources.iter().map(|s| s.source().name.as_str()).collect();
+    assert_eq!(names, ["timer_wakeups_under_load.txt", "demo_4ch_1mhz.sr", "blk_read.txt"]);
+}
+
+#[test]
 fn sigrok_captures_load_as_digital_and_analog_lanes() {
     let h = open(&["sigrok/demo_4ch_1mhz.sr", "sigrok/mixed_100khz_2logic_1analog.sr"]);
     let wb = h.state();

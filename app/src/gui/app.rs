@@ -138,6 +138,9 @@ pub struct Workbench {
     pub derive_dialog: derive_dialog::DeriveDialog,
     /// What the command line asked for once the files are loaded (`--align`, `--rule`).
     startup: Option<Startup>,
+    /// Loads that finished before one started earlier: sources join the timeline in the
+    /// order their files were given (A/B and source numbers follow the command line).
+    finished_loads: std::collections::BTreeMap<u64, (PathBuf, Arc<Prepared>)>,
 }
 
 impl std::fmt::Debug for Workbench {
@@ -209,6 +212,7 @@ impl Workbench {
             align_jobs: 0,
             align_resetting: false,
             derive_dialog: derive_dialog::DeriveDialog::default(),
+            finished_loads: Default::default(),
             startup: (options.align.is_some() || !options.rules.is_empty()).then(|| Startup {
                 files: options.files.clone(),
                 align: options.align.clone(),
@@ -517,6 +521,7 @@ impl Workbench {
                     j.ctl.cancel();
                 }
                 self.loads.retain(|j| j.job != job);
+                self.add_finished_loads();
             }
             Message::Loaded { job, path, result } => {
                 if !self.loads.iter().any(|j| j.job == job) {
@@ -525,22 +530,15 @@ impl Workbench {
                 self.loads.retain(|j| j.job != job);
                 match result {
                     Ok(prepared) => {
-                        for w in prepared.source.diagnostics.summary().into_iter().take(3) {
-                            self.errors.push(format!("{}: {w}", path.display()));
-                        }
-                        self.add_source(prepared);
-                        if !self.fitted || self.loads.is_empty() {
-                            self.fit_all();
-                            self.fitted = true;
-                            self.refit = true;
-                        }
-                        self.refresh_table();
+                        self.finished_loads.insert(job, (path, prepared));
                     }
                     Err(e) => self.errors.push(e),
                 }
+                self.add_finished_loads();
             }
             Message::CloseAll => {
                 self.sources.clear();
+                self.finished_loads.clear();
                 self.sim.handle = None;
                 self.sim.source = None;
                 self.overlay = Overlay::default();
@@ -1245,6 +1243,27 @@ impl Workbench {
     }
 
     /// Seeds the view with a source prepared elsewhere (tests, benchmarks).
+    /// Adds the finished loads that no earlier, still running load must precede.
+    fn add_finished_loads(&mut self) {
+        let first_running = self.loads.iter().map(|j| j.job).min().unwrap_or(u64::MAX);
+        while let Some(entry) = self.finished_loads.first_entry() {
+            if *entry.key() > first_running {
+                break;
+            }
+            let (path, prepared) = entry.remove();
+            for w in prepared.source.diagnostics.summary().into_iter().take(3) {
+                self.errors.push(format!("{}: {w}", path.display()));
+            }
+            self.add_source(prepared);
+            if !self.fitted || self.loads.is_empty() {
+                self.fit_all();
+                self.fitted = true;
+                self.refit = true;
+            }
+            self.refresh_table();
+        }
+    }
+
     pub fn add_prepared(&mut self, prepared: Prepared) -> usize {
         let i = self.add_source(Arc::new(prepared));
         self.fit_all();
