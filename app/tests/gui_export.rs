@@ -205,6 +205,13 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     assert_eq!(wb.overlay.markers[0].0, "first request");
     assert_eq!(wb.rules.specs, ["irq-handler", "softirq"]);
     let _ = fresh.get_by_label("clock line");
+    // The session's rules run again on the restored sources.
+    wait(&mut fresh, "the analysis", |wb| !wb.analysis_running && !wb.analysis.is_empty());
+    let wb = fresh.state();
+    let src = wb.sources[0].source();
+    let entries = src.events.iter().filter(|e| src.strings.resolve(e.name()) == "irq_handler_entry");
+    let irq = wb.analysis.iter().find(|r| r.outcome.name == "irq-handler").expect("irq-handler ran");
+    assert_eq!(irq.outcome.samples.len() as u64 + irq.outcome.unmatched_start, entries.count() as u64);
 }
 
 #[test]

@@ -287,6 +287,10 @@ impl Workbench {
         }
         self.theme = session.theme;
         self.update(Message::SetFilter(self.table.filter.clone()));
+        // The results are part of what the session showed: compute them again.
+        if !self.rules.specs.is_empty() && !self.sources.is_empty() {
+            self.update(Message::RunAnalysis);
+        }
     }
 }
 
