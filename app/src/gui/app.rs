@@ -649,7 +649,10 @@ impl Workbench {
                     let sources: Vec<_> = self.sources.iter().map(|s| s.prepared.clone()).collect();
                     self.analysis_inputs = sources.clone();
                     let specs = self.rules.specs.clone();
-                    let together = self.alignment.is_some();
+                    // Sources placed on one clock (the Align dialog, or offsets restored
+                    // from a session) are one aligned trace, as with `report --align`.
+                    let together = self.alignment.is_some()
+                        || self.sources.iter().any(|s| s.source().offset != 0 || s.source().drift_ppm != 0.0);
                     let (generation, outbox) = (self.analysis_generation, self.outbox.clone());
                     analysis::spawn_analysis(generation, sources, specs, together, outbox);
                 }
