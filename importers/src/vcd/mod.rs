@@ -13,7 +13,7 @@ mod timescale;
 
 pub use timescale::{TickScale, parse_timescale};
 
-use crate::{LoadControl, ParseFailure, Position};
+use crate::{LoadControl, ParseFailure, Position, budget};
 use latscope_analysis::model::{AnalogTrack, Diagnostics, DigitalTrack, Ps, Source, SourceKind};
 use rustc_hash::FxHashMap;
 
@@ -21,8 +21,11 @@ use rustc_hash::FxHashMap;
 pub const MAX_SCOPE_DEPTH: usize = 1024;
 /// Variables declared in one file.
 pub const MAX_VARS: usize = 1 << 20;
-/// Value changes kept across all variables.
-pub const MAX_CHANGES: usize = 400_000_000;
+/// Value changes kept across all variables. A change costs 9 bytes (1-bit) or 12 bytes
+/// (vector, real), so the tracks stay under 240 MB; VCD writes a change in 3+ bytes, so a
+/// file that reaches it is 60+ MB (mapped, so its pages read so far count in RSS too).
+/// Larger simulations belong in FST.
+pub const MAX_CHANGES: usize = 20_000_000;
 /// Longest token (identifier, value, word of a declaration). The longest legitimate token
 /// is a vector value, one character per bit; no simulator dumps million-bit vectors, and
 /// without a cap an endless token would be scanned (and, in a name, copied) whole.
@@ -162,6 +165,17 @@ impl Reader<'_> {
 }
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    parse_with_limit(data, ctl, MAX_CHANGES)
+}
+
+/// [`parse`] with a lower change limit, so tests can hit it without a huge file.
+fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Result<Source, ParseFailure> {
+    // Refused before a change past the limit is stored.
+    let too_many = |at: usize| ParseFailure::Limit {
+        at: Position::Line(line_of(data, at)),
+        what: "VCD value changes".into(),
+        limit: format!("{max_changes} changes (~{} MB of tracks)", max_changes * 12 / 1_000_000),
+    };
     let mut r = Reader { data, diag: Diagnostics::default() };
     let mut tok = Tokens::new(data);
     let mut scope_path_bytes = 0usize;
@@ -349,7 +363,11 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     continue;
                 };
                 for &v in targets {
-                    changes += record(&mut vars[v], time, &[first], first_time == Some(time));
+                    if changes >= max_changes {
+                        return Err(too_many(at));
+                    }
+                    let room = max_changes - changes;
+                    changes += record(&mut vars[v], time, &[first], first_time == Some(time), room);
                 }
             }
             b'b' | b'B' | b'r' | b'R' | b's' | b'S' | b'p' | b'P' => {
@@ -374,14 +392,18 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     if is_text {
                         continue;
                     }
+                    if changes >= max_changes {
+                        return Err(too_many(at));
+                    }
+                    let room = max_changes - changes;
                     if is_real {
                         let value = std::str::from_utf8(rest)
                             .ok()
                             .and_then(|s| s.parse::<f64>().ok())
                             .unwrap_or(f64::NAN);
-                        changes += record_value(&mut vars[v], time, value as f32);
+                        changes += record_value(&mut vars[v], time, value as f32, room);
                     } else {
-                        changes += record(&mut vars[v], time, rest, first_time == Some(time));
+                        changes += record(&mut vars[v], time, rest, first_time == Some(time), room);
                     }
                 }
             }
@@ -389,13 +411,6 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                 at,
                 format!("unexpected token {:?}", String::from_utf8_lossy(&t[..t.len().min(40)])),
             ),
-        }
-        if changes > MAX_CHANGES {
-            return Err(ParseFailure::Limit {
-                at: Position::Line(line_of(data, at)),
-                what: "VCD value changes".into(),
-                limit: MAX_CHANGES.to_string(),
-            });
         }
     }
 
@@ -462,8 +477,9 @@ fn level(c: u8) -> u8 {
     }
 }
 
-/// Records a bit or vector value; returns the number of changes stored (0 or 1).
-fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool) -> usize {
+/// Records a bit or vector value; returns the number of changes stored (0 or 1). `room` is
+/// how many more changes the limit allows, which bounds how far the vectors may grow.
+fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool, room: usize) -> usize {
     match var.kind {
         VarKind::Bit => {
             let l = bits.last().map_or(2, |&c| level(c));
@@ -477,6 +493,7 @@ fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool) -> usize {
                     usize::from(!at_start)
                 }
                 Some(d) => {
+                    budget::room_for_transition(d, room);
                     let before = d.times.len();
                     d.push(time, l);
                     d.times.len() - before
@@ -496,19 +513,21 @@ fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool) -> usize {
                     }
                 }
             }
-            record_value(var, time, v as f32)
+            record_value(var, time, v as f32, room)
         }
         VarKind::Text => 0,
     }
 }
 
-fn record_value(var: &mut Var, time: Ps, value: f32) -> usize {
+fn record_value(var: &mut Var, time: Ps, value: f32, room: usize) -> usize {
     if let (Some(&t), Some(last)) = (var.times.last(), var.values.last_mut())
         && t == time
     {
         *last = value;
         return 0;
     }
+    budget::room_for_one(&mut var.times, room);
+    budget::room_for_one(&mut var.values, room);
     var.times.push(time);
     var.values.push(value);
     1

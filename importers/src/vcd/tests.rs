@@ -110,3 +110,38 @@ fn never_panics_on_truncations() {
         let _ = parse(&text.as_bytes()[..n], &LoadControl::new());
     }
 }
+
+/// A VCD of `n` toggles of one bit and `n` changes of one vector, generated in memory.
+fn many_changes(n: usize) -> Vec<u8> {
+    let mut v =
+        b"$timescale 1 ns $end\n$var wire 1 ! clk $end\n$var wire 8 \" bus $end\n$enddefinitions $end\n"
+            .to_vec();
+    for i in 0..n {
+        v.extend(format!("#{i}\n{}!\nb{:b} \"\n", i % 2, i % 256).as_bytes());
+    }
+    v
+}
+
+#[test]
+fn millions_of_changes_are_refused_at_the_limit_before_they_are_stored() {
+    let data = many_changes(1_500_000);
+    let err = parse_with_limit(&data, &LoadControl::new(), 2_000_000).expect_err("3 M changes > 2 M");
+    match &err {
+        ParseFailure::Limit { at: Position::Line(line), what, limit } => {
+            // Timestamp #i is on line 5 + 3i, its bit on the next, its vector after that; at
+            // #0 only the vector counts (the bit's first value is its initial level), so the
+            // vector of #1000000 is change 2,000,001.
+            assert_eq!(*line, 7 + 3 * 1_000_000);
+            assert_eq!(what, "VCD value changes");
+            assert!(limit.starts_with("2000000 changes"), "{limit}");
+        }
+        other => panic!("expected the change limit, got {other}"),
+    }
+    // Under the limit everything loads, and no track reserves much beyond what the limit
+    // still allowed when it grew.
+    let s = parse_with_limit(&data, &LoadControl::new(), 3_000_000).expect("3 M changes fit");
+    let clk = digital(&s, "clk");
+    assert_eq!(clk.transitions(), 1_500_000 - 1);
+    assert_eq!(s.analog[0].samples.len(), 1_500_000);
+    assert!(clk.times.capacity() <= 2 * clk.times.len(), "{}", clk.times.capacity());
+}
