@@ -315,7 +315,22 @@ fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Resul
         TickScale::NS
     });
 
-    // Body: timestamps and value changes.
+    // Body: timestamps and value changes. A file that ends inside a token may have been cut
+    // short (a writer killed, a copy interrupted): if its last id code is a proper prefix of
+    // another variable's, it may be that id cut, so the change is dropped, not misassigned.
+    let cut_token = (!data.last().is_none_or(u8::is_ascii_whitespace))
+        .then(|| data.iter().rposition(u8::is_ascii_whitespace).map_or(0, |i| i + 1));
+    let maybe_cut = |at: usize, id: &[u8]| {
+        cut_token == Some(at) && ids.keys().any(|k| k.len() > id.len() && k.starts_with(id))
+    };
+    let dropped_cut = |source: &mut Source, at: usize, time: Option<Ps>| {
+        source.diagnostics.warn(format!(
+            "byte offset {at}: the file ends inside the value change starting there (cut short at byte {}: \
+             its id code may be cut); that change was not loaded, everything before it (up to {} ps) was",
+            data.len(),
+            time.unwrap_or(0)
+        ));
+    };
     let mut now: Option<Ps> = None;
     let mut first_time: Option<Ps> = None;
     let mut last_time: Ps = 0;
@@ -340,6 +355,15 @@ fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Resul
                 if let Some(prev) = now
                     && time < prev
                 {
+                    if cut_token == Some(at) {
+                        // Not a writer's error: the file ends inside this timestamp.
+                        source.diagnostics.warn(format!(
+                            "byte offset {at}: the file ends inside timestamp {} (cut short at byte {}); ignored",
+                            String::from_utf8_lossy(t),
+                            data.len()
+                        ));
+                        continue;
+                    }
                     r.malformed(at, format!("time goes backwards to #{}", String::from_utf8_lossy(rest)));
                     continue;
                 }
@@ -356,6 +380,10 @@ fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Resul
             }
             b'0' | b'1' | b'x' | b'X' | b'z' | b'Z' | b'u' | b'U' | b'w' | b'W' | b'l' | b'L' | b'h'
             | b'H' | b'-' => {
+                if maybe_cut(at, rest) {
+                    dropped_cut(&mut source, at, now);
+                    break;
+                }
                 let time = *now.get_or_insert(0);
                 first_time.get_or_insert(time);
                 let Some(targets) = ids.get(rest) else {
@@ -380,6 +408,10 @@ fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Resul
                     r.malformed(at, "value without an id at the end of the file");
                     break;
                 };
+                if maybe_cut(id_at, id) {
+                    dropped_cut(&mut source, at, now);
+                    break;
+                }
                 let time = *now.get_or_insert(0);
                 first_time.get_or_insert(time);
                 let Some(targets) = ids.get(id) else {

@@ -145,3 +145,39 @@ fn millions_of_changes_are_refused_at_the_limit_before_they_are_stored() {
     assert_eq!(s.analog[0].samples.len(), 1_500_000);
     assert!(clk.times.capacity() <= 2 * clk.times.len(), "{}", clk.times.capacity());
 }
+
+#[test]
+fn a_value_change_cut_at_the_end_of_the_file_is_dropped_not_misassigned() {
+    let head = "$timescale 1 ns $end\n$var wire 1 a A $end\n$var wire 1 ab AB $end\n$enddefinitions $end\n#0 0a 0ab\n#5 ";
+    // `1ab` cut after `1a` would set A; it must be dropped with a warning naming the byte.
+    let cut = format!("{head}1a");
+    let s = load(&cut);
+    assert_eq!(digital(&s, "A").transitions(), 0);
+    let at = head.len();
+    assert!(
+        s.diagnostics.warnings.iter().any(|w| w.starts_with(&format!("byte offset {at}:"))
+            && w.contains(&format!("cut short at byte {}", cut.len()))),
+        "{:?}",
+        s.diagnostics.warnings
+    );
+    // The same change ended by whitespace is whole and loads, and so does a final change
+    // whose id no other id extends (it cannot be a cut one).
+    let s = load(&format!("{head}1a\n"));
+    assert_eq!(digital(&s, "A").times, [5000]);
+    assert!(s.diagnostics.warnings.is_empty(), "{:?}", s.diagnostics.warnings);
+    let s = load(&format!("{head}1ab"));
+    assert_eq!(digital(&s, "AB").times, [5000]);
+    assert!(s.diagnostics.warnings.is_empty(), "{:?}", s.diagnostics.warnings);
+    // A vector whose id is cut is dropped the same way; a final timestamp is kept (it only
+    // ends the capture, and a cut one can only be earlier than the real one).
+    let vec_head = "$timescale 1 ns $end\n$var wire 4 v V $end\n$var wire 4 vw VW $end\n$enddefinitions $end\n#0 b0 v\n#7 b1 ";
+    let s = load(&format!("{vec_head}v"));
+    assert_eq!(s.analog.iter().find(|a| a.name == "V").unwrap().samples, [0.0]);
+    assert_eq!(s.diagnostics.warnings.len(), 1, "{:?}", s.diagnostics.warnings);
+    let s = load(&format!("{head}1a\n#9"));
+    assert_eq!(digital(&s, "A").end, 9000);
+    // A timestamp cut so short that it goes backwards is the cut, not a writer's error.
+    let s = load(&format!("{head}1a\n#40\n#3"));
+    assert_eq!((s.diagnostics.malformed, digital(&s, "A").end), (0, 40_000));
+    assert!(s.diagnostics.warnings[0].contains("ends inside timestamp #3"), "{:?}", s.diagnostics.warnings);
+}
