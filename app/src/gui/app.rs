@@ -994,6 +994,7 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
     };
     let saved = std::sync::Arc::new(std::sync::Mutex::new(None::<PathBuf>));
     let saved_out = saved.clone();
+    let frame_stats = super::frame_stats::FrameStats::from_env();
     eframe::run_native(
         "latscope",
         native,
@@ -1004,7 +1005,7 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
             };
             let demo = options.files.is_empty();
             let wb = Workbench::new(Options { demo, ..options }, Box::new(super::picker::RfdPicker), recent);
-            Ok(Box::new(ScreenshotWatch { wb, saved: saved_out }))
+            Ok(Box::new(ScreenshotWatch { wb, saved: saved_out, frame_stats }))
         }),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
@@ -1021,11 +1022,17 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
 struct ScreenshotWatch {
     wb: Workbench,
     saved: Arc<std::sync::Mutex<Option<PathBuf>>>,
+    /// Set by `LATSCOPE_FRAME_LOG`: frame times, written when the window closes.
+    frame_stats: Option<super::frame_stats::FrameStats>,
 }
 
 impl eframe::App for ScreenshotWatch {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        let began = std::time::Instant::now();
         eframe::App::ui(&mut self.wb, ui, frame);
+        if let Some(stats) = &mut self.frame_stats {
+            stats.frame(began);
+        }
         if let Some(p) = &self.wb.screenshot_saved
             && let Ok(mut s) = self.saved.lock()
         {

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod frame_stats;
 pub mod lod;
 pub mod message;
 pub mod palette;
