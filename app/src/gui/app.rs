@@ -1028,7 +1028,7 @@ struct ScreenshotWatch {
 
 impl eframe::App for ScreenshotWatch {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
-        let began = std::time::Instant::now();
+        let began = self.frame_stats.as_mut().map_or_else(std::time::Instant::now, |s| s.begin());
         eframe::App::ui(&mut self.wb, ui, frame);
         if let Some(stats) = &mut self.frame_stats {
             stats.frame(began);
