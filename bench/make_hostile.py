@@ -4,7 +4,8 @@
 usage: make_hostile.py OUTDIR
   toggling_100M.sr  100 M samples, D0 toggling every sample (~100 KB deflated)
   bomb.sr           a logic member declaring 64 KiB that inflates to 1 GiB of zeros
-  changes_30M.vcd   30 M value changes (one bit toggling, one 8-bit vector), ~300 MB
+  changes_30M.vcd   30 M value changes (one bit toggling, one 8-bit vector), ~350 MB
+  names.vcd         5,000 variables under one 60 KB scope name (184 KB)
 """
 import os
 import struct
@@ -50,6 +51,11 @@ def main():
         f.write("$timescale 1 ns $end\n$var wire 1 ! clk $end\n$var wire 8 \" bus $end\n$enddefinitions $end\n")
         for i in range(15_000_000):
             f.write(f"#{i}\n{i % 2}!\nb{i % 256:b} \"\n")
+    with open(os.path.join(out, "names.vcd"), "w") as f:
+        f.write("$timescale 1 ns $end\n$scope module " + "s" * 60000 + " $end\n")
+        for i in range(5000):
+            f.write(f"$var wire 1 ! a{i} $end\n")
+        f.write("$upscope $end\n$enddefinitions $end\n#0 0!\n#1 1!\n")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,10 @@ pub const MAX_DECLARATION_TOKENS: usize = 4096;
 /// Longest hierarchical scope path (`top.cpu.core0…`) a variable name may get: scope
 /// names are copied into every variable's name, so nesting × name length is bounded.
 pub const MAX_SCOPE_PATH_BYTES: usize = 64 * 1024;
+/// Total length of all variable names. Each name repeats its scope path, so a file of a few
+/// megabytes declaring many variables under a long path would otherwise need gigabytes
+/// (path × variables); real designs' names total a few megabytes even with 10^5 signals.
+pub const MAX_NAME_BYTES: usize = 32 << 20;
 const PROGRESS_STEP: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,6 +183,7 @@ fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Resul
     let mut r = Reader { data, diag: Diagnostics::default() };
     let mut tok = Tokens::new(data);
     let mut scope_path_bytes = 0usize;
+    let mut name_bytes = 0usize;
     let mut source = Source::new("", "vcd", SourceKind::File);
     let mut scale: Option<TickScale> = None;
     let mut timezero: i64 = 0;
@@ -270,6 +275,14 @@ fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Resul
                     .cloned()
                     .collect::<Vec<_>>()
                     .join(".");
+                name_bytes += name.len();
+                if name_bytes > MAX_NAME_BYTES {
+                    return Err(ParseFailure::Limit {
+                        at: Position::Line(line_of(data, at)),
+                        what: "total length of VCD variable names (each repeats its scope path)".into(),
+                        limit: format!("{MAX_NAME_BYTES} bytes"),
+                    });
+                }
                 ids.entry(body[2]).or_default().push(vars.len());
                 vars.push(Var { name, kind, width, digital: None, times: Vec::new(), values: Vec::new() });
             }

@@ -181,3 +181,23 @@ fn a_value_change_cut_at_the_end_of_the_file_is_dropped_not_misassigned() {
     assert_eq!((s.diagnostics.malformed, digital(&s, "A").end), (0, 40_000));
     assert!(s.diagnostics.warnings[0].contains("ends inside timestamp #3"), "{:?}", s.diagnostics.warnings);
 }
+
+#[test]
+fn many_variables_under_a_long_scope_path_are_refused_by_their_total_name_length() {
+    // 60 KB of scope name repeated in 1000 names: 60 MB of names from a 90 KB file.
+    let mut v = format!("$timescale 1 ns $end\n$scope module {} $end\n", "s".repeat(60_000));
+    for i in 0..1000 {
+        v.push_str(&format!("$var wire 1 ! a{i} $end\n"));
+    }
+    v.push_str("$upscope $end\n$enddefinitions $end\n#0 0!\n");
+    match parse(v.as_bytes(), &LoadControl::new()) {
+        Err(ParseFailure::Limit { at: Position::Line(line), what, limit }) => {
+            // Variable k (from 0) is on line 3 + k; the limit is passed at the 560th.
+            let k = MAX_NAME_BYTES / (60_000 + ".a000".len());
+            assert!((line as usize).abs_diff(3 + k) <= 1, "line {line}, expected near {}", 3 + k);
+            assert!(what.contains("VCD variable names"), "{what}");
+            assert_eq!(limit, format!("{MAX_NAME_BYTES} bytes"));
+        }
+        other => panic!("expected the name limit, got {other:?}"),
+    }
+}
