@@ -91,3 +91,18 @@ fn a_cut_fst_is_refused_with_the_cut_block_and_the_reason() {
         }
     }
 }
+
+#[test]
+fn variable_names_that_repeat_a_long_scope_path_are_refused_by_their_total_length() {
+    // 3.7 KB of FST whose 1000 full names total 60 MB (tests/data/make_long_names_fst.py).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/long_scope_names.fst");
+    let err = open(&path, &LoadControl::new()).expect_err("60 MB of names").to_string();
+    let limit = latscope_importers::vcd::MAX_NAME_BYTES;
+    for part in [
+        "long_scope_names.fst: ".to_owned(),
+        "total length of fst variable names".to_owned(),
+        format!("exceeds the limit of {limit} bytes"),
+    ] {
+        assert!(err.contains(&part), "{part:?} missing from: {err}");
+    }
+}

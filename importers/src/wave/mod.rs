@@ -158,12 +158,22 @@ fn load(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         signals.iter().map(|s| (s.signal_ref(), s)).collect();
 
     let mut skipped_strings = 0usize;
+    let mut name_bytes = 0usize;
     for var in &vars {
         if ctl.is_cancelled() {
             return Err(ParseFailure::Cancelled);
         }
         let Some(signal) = by_ref.get(&var.signal_ref()) else { continue };
         let name = var.full_name(&hierarchy);
+        // Full names repeat the scope path, as in VCD: the same cap bounds their total.
+        name_bytes += name.len();
+        if name_bytes > crate::vcd::MAX_NAME_BYTES {
+            return Err(ParseFailure::Limit {
+                at: Position::Byte(0),
+                what: format!("total length of {format} variable names (each repeats its scope path)"),
+                limit: format!("{} bytes", crate::vcd::MAX_NAME_BYTES),
+            });
+        }
         let time_of = |idx: u32| times.get(idx as usize).copied().unwrap_or(end);
         if var.is_string(&hierarchy) {
             skipped_strings += 1;
