@@ -271,7 +271,15 @@ fn non_captures_in_the_corpus_are_refused_clearly() {
     let Some(dir) = corpus() else { return };
     let bode = dir.join("scope_csv/digilent_waveforms_ad2_bode.csv");
     let err = open(&bode, &LoadControl::new()).err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(err.contains("line 21") && err.contains("frequency-domain"), "{err}");
+    // Says what the file is (its own instrument line and columns) and what to export instead.
+    for part in [
+        "digilent_waveforms_ad2_bode.csv: line 21: Digilent WaveForms Network Analyzer - Bode export:",
+        "`Channel 2 Phase (deg)` against `Frequency (Hz)` is a frequency-domain table",
+        "export time-domain data from the WaveForms Scope instrument",
+        "first column is `Time (s)`",
+    ] {
+        assert!(err.contains(part), "{part:?} missing from: {err}");
+    }
     let sidecar = dir.join("scope_csv/agilent_mso7034a_scope_4.txt");
     match open(&sidecar, &LoadControl::new()) {
         Err(ImportError::Unsupported { .. }) => {

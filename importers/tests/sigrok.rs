@@ -326,3 +326,101 @@ fn broken_archives_give_clear_errors() {
     let err = import(&make_sr(&unitsize_zero, &[("logic-1-1", vec![0])])).expect_err("unitsize 0");
     assert!(err.to_string().contains("unitsize 0"), "{err}");
 }
+
+/// A scratch directory of this test process (inputs are never written; these files are ours).
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("latscope-sr-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// `.sr` with one logic member streamed from `chunks` (never all in memory at once).
+fn make_sr_streamed(metadata: &str, member: &str, chunks: impl Iterator<Item = Vec<u8>>) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .large_file(false);
+        zip.start_file("version", opts).unwrap();
+        zip.write_all(b"2").unwrap();
+        zip.start_file("metadata", opts).unwrap();
+        zip.write_all(metadata.as_bytes()).unwrap();
+        zip.start_file(member, opts).unwrap();
+        for c in chunks {
+            zip.write_all(&c).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    out.into_inner()
+}
+
+#[test]
+fn a_capture_toggling_every_sample_is_refused_at_the_transition_limit() {
+    // 100 M samples of D0 toggling every sample: 100 M transitions (~900 MB as tracks,
+    // several GB before the limit was counted per edge) in a file of ~100 KB.
+    const SAMPLES: usize = 100_000_000;
+    const CHUNK: usize = 1 << 20;
+    let toggling: Vec<u8> = (0..CHUNK).map(|i| (i % 2) as u8).collect();
+    let chunks = (0..SAMPLES.div_ceil(CHUNK)).map(|i| toggling[..CHUNK.min(SAMPLES - i * CHUNK)].to_vec());
+    let bytes = make_sr_streamed(META_1CH, "logic-1-1", chunks);
+    assert!(bytes.len() < 1 << 20, "deflate packs the toggling ~1000:1: {} bytes", bytes.len());
+    let path = scratch("toggling_100M.sr");
+    std::fs::write(&path, &bytes).unwrap();
+    let err = open(&path, &LoadControl::new()).expect_err("100 M transitions must be refused").to_string();
+    std::fs::remove_file(&path).unwrap();
+    let limit = latscope_importers::sigrok::MAX_TRANSITIONS;
+    // The file, the member, where decoding stopped and the limit are all named. Sample 0
+    // sets the initial level and sample k makes edge k, so sample `limit + 1` is refused.
+    for part in [
+        "toggling_100M.sr".to_owned(),
+        "member `logic-1-1`".to_owned(),
+        format!("at sample {})", limit + 1),
+        format!("exceeds the limit of {limit} transitions"),
+    ] {
+        assert!(err.contains(&part), "{part:?} missing from: {err}");
+    }
+}
+
+#[test]
+fn just_under_the_transition_limit_loads_with_no_capacity_beyond_it() {
+    // Two channels toggling in turn: the edges are counted across channels.
+    const SAMPLES: usize = 4_000_000;
+    let meta = META_1CH.replace("probe1=D0\n", "probe1=D0\nprobe2=D1\n");
+    let pattern = [0u8, 1, 3, 2];
+    let data: Vec<u8> = (0..SAMPLES).map(|i| pattern[i % 4]).collect();
+    let s = import(&make_sr_streamed(&meta, "logic-1-1", std::iter::once(data))).unwrap();
+    let edges: usize = s.digital.iter().map(|d| d.transitions()).sum();
+    assert_eq!(edges, SAMPLES - 1, "one channel changes per sample");
+    for d in &s.digital {
+        // Growth is geometric, so never more than twice what is stored.
+        assert!(d.times.capacity() <= 2 * d.times.len().max(1024), "{}", d.times.capacity());
+    }
+}
+
+#[test]
+fn a_lying_member_in_a_file_names_the_file_the_member_and_its_declared_size() {
+    // The member declares 64 KiB but inflates to 256 MiB of zeros (a 256 KB file).
+    let mut bytes = make_sr_streamed(META_1CH, "logic-1-1", (0..256).map(|_| vec![0u8; 1 << 20]));
+    let declared = (64u32 << 10).to_le_bytes();
+    let mut patched = 0;
+    for i in 0..bytes.len().saturating_sub(46 + 9) {
+        if bytes[i..].starts_with(b"PK\x03\x04") && bytes[i + 30..].starts_with(b"logic-1-1") {
+            bytes[i + 22..i + 26].copy_from_slice(&declared);
+            patched += 1;
+        }
+        if bytes[i..].starts_with(b"PK\x01\x02") && bytes[i + 46..].starts_with(b"logic-1-1") {
+            bytes[i + 24..i + 28].copy_from_slice(&declared);
+            patched += 1;
+        }
+    }
+    assert_eq!(patched, 2);
+    let path = scratch("bomb.sr");
+    std::fs::write(&path, &bytes).unwrap();
+    let err = open(&path, &LoadControl::new()).expect_err("a zip bomb must be refused").to_string();
+    std::fs::remove_file(&path).unwrap();
+    for part in ["bomb.sr", "member `logic-1-1`", "exceeds the limit of 65536 bytes (its declared size)"] {
+        assert!(err.contains(part), "{part:?} missing from: {err}");
+    }
+}

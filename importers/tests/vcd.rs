@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
 use latscope_analysis::model::Source;
-use latscope_importers::{LoadControl, open};
+use latscope_importers::{Format, LoadControl, open};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -142,4 +142,99 @@ fn regressions_do_not_panic() {
         n += 1;
     }
     assert!(n >= 2);
+}
+
+/// Tracks as comparable lists: (name, initial, [(time, level or value bits)]).
+fn changes(s: &Source) -> Vec<(String, Vec<(i64, u32)>)> {
+    let mut out: Vec<(String, Vec<(i64, u32)>)> = s
+        .digital
+        .iter()
+        .map(|d| (d.name.clone(), d.times.iter().zip(&d.levels).map(|(&t, &l)| (t, u32::from(l))).collect()))
+        .collect();
+    out.extend(
+        s.analog.iter().map(|a| {
+            (a.name.clone(), a.times.iter().zip(&a.samples).map(|(&t, v)| (t, v.to_bits())).collect())
+        }),
+    );
+    out
+}
+
+fn is_prefix(short: &Source, long: &Source) -> Result<(), String> {
+    let (a, b) = (changes(short), changes(long));
+    if a.len() != b.len() {
+        return Err(format!("{} tracks, {} in the longer file", a.len(), b.len()));
+    }
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        if !y.starts_with(x) {
+            return Err(format!("{name}: {} changes are not a prefix of {}", x.len(), y.len()));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn truncated_copies_load_what_precedes_the_cut_and_say_where() {
+    let dir = std::env::temp_dir().join(format!("latscope-vcd-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut checked = 0;
+    for path in corpus_vcds() {
+        if path.ends_with("wellen_vcd_with_errors.vcd") {
+            continue; // already truncated inside its header
+        }
+        let data = std::fs::read(&path).unwrap();
+        let full = open(&path, &LoadControl::new()).unwrap();
+        let body = data.windows(15).position(|w| w == b"$enddefinitions").unwrap_or(0);
+        // Cuts through the body, most of them inside a token.
+        for k in 1..8 {
+            let n = body + (data.len() - body) * k / 8 + k % 3;
+            let clean = data[..n].iter().rposition(u8::is_ascii_whitespace).map_or(0, |i| i + 1);
+            let load_prefix = |len: usize, tag: &str| {
+                let copy = dir.join(format!("{tag}_{}", path.file_name().unwrap().to_string_lossy()));
+                std::fs::write(&copy, &data[..len]).unwrap();
+                let s = open(&copy, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
+                std::fs::remove_file(&copy).unwrap();
+                s
+            };
+            let cut = load_prefix(n, "cut");
+            let at_whitespace = load_prefix(clean, "clean");
+            let what = format!("{} cut at byte {n}", path.display());
+            is_prefix(&cut, &full).unwrap_or_else(|e| panic!("{what}: {e}"));
+            // Whole tokens before the cut all load: the copy cut at the last whitespace
+            // has nothing the cut copy lacks.
+            is_prefix(&at_whitespace, &cut).unwrap_or_else(|e| panic!("{what} vs byte {clean}: {e}"));
+            if clean < n {
+                let warned = cut.diagnostics.warnings.iter().any(|w| w.contains(&format!("byte {n}")));
+                assert!(warned, "{what}: no warning names the cut: {:?}", cut.diagnostics.warnings);
+            }
+            checked += 1;
+        }
+    }
+    if checked > 0 {
+        assert!(checked >= 50, "only {checked} cuts checked");
+    }
+}
+
+#[test]
+fn every_cut_of_the_small_corpus_vcds_is_a_prefix_of_the_whole() {
+    // Cut timestamps, vectors cut before their id, ids cut short: whatever the cut, nothing
+    // is loaded that the whole file does not have at that point. (The corpus's id codes are
+    // single characters; a cut multi-character id is covered in src/vcd/tests.rs.)
+    let mut cuts = 0;
+    for path in corpus_vcds() {
+        let data = std::fs::read(&path).unwrap();
+        if data.len() > 6_000 || path.ends_with("wellen_vcd_with_errors.vcd") {
+            continue;
+        }
+        let ctl = LoadControl::new();
+        let full = latscope_importers::import_bytes(Format::Vcd, &data, &ctl).unwrap();
+        let body = data.windows(15).position(|w| w == b"$enddefinitions").unwrap_or(0);
+        for n in body..data.len() {
+            let cut = latscope_importers::import_bytes(Format::Vcd, &data[..n], &ctl).unwrap();
+            is_prefix(&cut, &full).unwrap_or_else(|e| panic!("{} cut at byte {n}: {e}", path.display()));
+            cuts += 1;
+        }
+    }
+    if !corpus_vcds().is_empty() {
+        assert!(cuts > 5_000, "{cuts}");
+    }
 }

@@ -1334,6 +1334,7 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
     };
     let saved = std::sync::Arc::new(std::sync::Mutex::new(None::<PathBuf>));
     let saved_out = saved.clone();
+    let frame_stats = super::frame_stats::FrameStats::from_env();
     eframe::run_native(
         "latscope",
         native,
@@ -1348,7 +1349,7 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
             if let Some(s) = cc.storage {
                 wb.restore_look(s);
             }
-            Ok(Box::new(ScreenshotWatch { wb, saved: saved_out }))
+            Ok(Box::new(ScreenshotWatch { wb, saved: saved_out, frame_stats }))
         }),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
@@ -1365,11 +1366,17 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
 struct ScreenshotWatch {
     wb: Workbench,
     saved: Arc<std::sync::Mutex<Option<PathBuf>>>,
+    /// Set by `LATSCOPE_FRAME_LOG`: frame times, written when the window closes.
+    frame_stats: Option<super::frame_stats::FrameStats>,
 }
 
 impl eframe::App for ScreenshotWatch {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        let began = self.frame_stats.as_mut().map_or_else(std::time::Instant::now, |s| s.begin());
         eframe::App::ui(&mut self.wb, ui, frame);
+        if let Some(stats) = &mut self.frame_stats {
+            stats.frame(began);
+        }
         if let Some(p) = &self.wb.screenshot_saved
             && let Ok(mut s) = self.saved.lock()
         {

@@ -10,6 +10,7 @@ pub mod derive_dialog;
 pub mod export;
 pub mod extras;
 pub mod file_browser;
+pub mod frame_stats;
 pub mod lod;
 pub mod message;
 pub mod palette;

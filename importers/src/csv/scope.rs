@@ -468,10 +468,21 @@ fn digilent(data: &[u8]) -> Result<Spec, ParseFailure> {
         let c = cells(line.text, b',');
         let (first, unit) = split_unit(&c[0]);
         if !first.eq_ignore_ascii_case("time") {
+            // Network Analyzer (Bode) and Spectrum exports: values against frequency. A track's
+            // x axis is time (DESIGN model, FORMATS §6), so they are refused, saying what to
+            // export instead rather than misreading hertz as seconds.
+            let instrument = metadata
+                .iter()
+                .find(|(k, _)| k == "instrument")
+                .map_or("Digilent WaveForms".to_string(), |(_, v)| v.clone());
+            let columns = c.iter().skip(1).map(|h| format!("`{h}`")).collect::<Vec<_>>().join(", ");
             return Err(invalid(
                 line.no,
                 format!(
-                    "Digilent WaveForms export with first column `{}`: a frequency-domain (network analyzer) table, not a time series",
+                    "{instrument} export: {columns} against `{}` is a frequency-domain table (one row per \
+                     frequency, not per instant), which latscope does not display, since its tracks are \
+                     time series. For waveforms, export time-domain data from the WaveForms Scope \
+                     instrument instead: a CSV whose first column is `Time (s)`",
                     c[0]
                 ),
             ));

@@ -10,7 +10,7 @@ mod recover;
 
 pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
 
-use crate::{LoadControl, ParseFailure, Position};
+use crate::{LoadControl, ParseFailure, Position, budget};
 use latscope_analysis::model::{AnalogTrack, DigitalTrack, PS_PER_S, Ps, Source, SourceKind};
 use std::io::{Cursor, Read};
 use zip::ZipArchive;
@@ -20,13 +20,15 @@ const MAX_METADATA_BYTES: u64 = 1 << 20;
 /// Largest data member decoded: libsigrok writes 4–10 MiB chunks, and even an unchunked v1
 /// capture of a whole logic analyzer's memory stays far below this.
 pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
-/// Logic transitions kept across all channels (9 bytes each in memory, ~3.6 GB at the
-/// limit plus vector growth slack): far above what a real capture's edges need, since
-/// libsigrok devices store at most a few gigasamples.
-pub const MAX_TRANSITIONS: usize = 400_000_000;
-/// Analog samples kept across all channels (4 bytes each, so 2 GiB): a 1 MS/s scope
-/// channel for nine minutes. Members whose declared sizes exceed it are refused unread.
-pub const MAX_ANALOG_SAMPLES: usize = 1 << 29;
+/// Logic transitions kept across all channels. Each costs 9 bytes (time and level), so the
+/// limit bounds a capture's edges to ~290 MB: a hostile file (deflate packs a sample that
+/// toggles every time ~1000:1, so 100 M toggling samples fit in 100 KB) is refused there,
+/// not after gigabytes. Real captures have far fewer edges than samples.
+pub const MAX_TRANSITIONS: usize = 32_000_000;
+/// Analog samples kept across all channels (4 bytes each, so 128 MiB): a 1 MS/s scope
+/// channel for half a minute. Members whose declared sizes exceed it are refused unread,
+/// and no more than the declared size is reserved.
+pub const MAX_ANALOG_SAMPLES: usize = 1 << 25;
 const READ_BUFFER: usize = 1 << 16;
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
@@ -212,7 +214,13 @@ fn stream_member(
                 limit: format!("{declared} bytes (its declared size)"),
             });
         }
-        sink(&buf[..n])?;
+        // A limit hit while decoding is placed at this member.
+        sink(&buf[..n]).map_err(|e| match e {
+            ParseFailure::Limit { at: Position::Byte(0), what, limit } => {
+                ParseFailure::Limit { at, what: format!("{what} in member `{name}`"), limit }
+            }
+            e => e,
+        })?;
     }
     ctl.advance(compressed);
     Ok(())
@@ -408,16 +416,21 @@ impl LogicDecoder {
         for ch in &mut self.channels {
             let diff = (prev[ch.byte] ^ now[ch.byte]) & ch.mask;
             if diff != 0 {
+                // Counted before it is stored, so the tracks never hold more than the limit.
+                if self.transitions >= MAX_TRANSITIONS {
+                    return Err(ParseFailure::Limit {
+                        at: Position::Byte(0),
+                        what: format!("logic transitions (channel {} at sample {index})", ch.track.name),
+                        limit: format!(
+                            "{MAX_TRANSITIONS} transitions (~{} MB of edges)",
+                            MAX_TRANSITIONS * 9 / 1_000_000
+                        ),
+                    });
+                }
+                budget::room_for_transition(&mut ch.track, MAX_TRANSITIONS - self.transitions);
                 ch.track.push(t, u8::from(now[ch.byte] & ch.mask != 0));
                 self.transitions += 1;
             }
-        }
-        if self.transitions > MAX_TRANSITIONS {
-            return Err(ParseFailure::Limit {
-                at: Position::Byte(0),
-                what: format!("logic transitions (at sample {index})"),
-                limit: MAX_TRANSITIONS.to_string(),
-            });
         }
         Ok(())
     }
@@ -459,7 +472,8 @@ fn read_analog(
                 limit: MAX_ANALOG_SAMPLES.to_string(),
             });
         }
-        let mut samples: Vec<f32> = Vec::new();
+        // Exact: the declared sizes were checked against the limit just above.
+        let mut samples: Vec<f32> = Vec::with_capacity((declared / 4) as usize);
         let mut carry: Vec<u8> = Vec::with_capacity(4);
         for (i, member) in members.iter().enumerate() {
             let streamed = stream_member(zip, member, ctl, |mut bytes| {

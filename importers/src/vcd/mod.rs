@@ -13,7 +13,7 @@ mod timescale;
 
 pub use timescale::{TickScale, parse_timescale};
 
-use crate::{LoadControl, ParseFailure, Position};
+use crate::{LoadControl, ParseFailure, Position, budget};
 use latscope_analysis::model::{AnalogTrack, Diagnostics, DigitalTrack, Ps, Source, SourceKind};
 use rustc_hash::FxHashMap;
 
@@ -21,8 +21,11 @@ use rustc_hash::FxHashMap;
 pub const MAX_SCOPE_DEPTH: usize = 1024;
 /// Variables declared in one file.
 pub const MAX_VARS: usize = 1 << 20;
-/// Value changes kept across all variables.
-pub const MAX_CHANGES: usize = 400_000_000;
+/// Value changes kept across all variables. A change costs 9 bytes (1-bit) or 12 bytes
+/// (vector, real), so the tracks stay under 240 MB; VCD writes a change in 3+ bytes, so a
+/// file that reaches it is 60+ MB (mapped, so its pages read so far count in RSS too).
+/// Larger simulations belong in FST.
+pub const MAX_CHANGES: usize = 20_000_000;
 /// Longest token (identifier, value, word of a declaration). The longest legitimate token
 /// is a vector value, one character per bit; no simulator dumps million-bit vectors, and
 /// without a cap an endless token would be scanned (and, in a name, copied) whole.
@@ -34,6 +37,10 @@ pub const MAX_DECLARATION_TOKENS: usize = 4096;
 /// Longest hierarchical scope path (`top.cpu.core0…`) a variable name may get: scope
 /// names are copied into every variable's name, so nesting × name length is bounded.
 pub const MAX_SCOPE_PATH_BYTES: usize = 64 * 1024;
+/// Total length of all variable names. Each name repeats its scope path, so a file of a few
+/// megabytes declaring many variables under a long path would otherwise need gigabytes
+/// (path × variables); real designs' names total a few megabytes even with 10^5 signals.
+pub const MAX_NAME_BYTES: usize = 32 << 20;
 const PROGRESS_STEP: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,9 +169,21 @@ impl Reader<'_> {
 }
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    parse_with_limit(data, ctl, MAX_CHANGES)
+}
+
+/// [`parse`] with a lower change limit, so tests can hit it without a huge file.
+fn parse_with_limit(data: &[u8], ctl: &LoadControl, max_changes: usize) -> Result<Source, ParseFailure> {
+    // Refused before a change past the limit is stored.
+    let too_many = |at: usize| ParseFailure::Limit {
+        at: Position::Line(line_of(data, at)),
+        what: "VCD value changes".into(),
+        limit: format!("{max_changes} changes (~{} MB of tracks)", max_changes * 12 / 1_000_000),
+    };
     let mut r = Reader { data, diag: Diagnostics::default() };
     let mut tok = Tokens::new(data);
     let mut scope_path_bytes = 0usize;
+    let mut name_bytes = 0usize;
     let mut source = Source::new("", "vcd", SourceKind::File);
     let mut scale: Option<TickScale> = None;
     let mut timezero: i64 = 0;
@@ -256,6 +275,14 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     .cloned()
                     .collect::<Vec<_>>()
                     .join(".");
+                name_bytes += name.len();
+                if name_bytes > MAX_NAME_BYTES {
+                    return Err(ParseFailure::Limit {
+                        at: Position::Line(line_of(data, at)),
+                        what: "total length of VCD variable names (each repeats its scope path)".into(),
+                        limit: format!("{MAX_NAME_BYTES} bytes"),
+                    });
+                }
                 ids.entry(body[2]).or_default().push(vars.len());
                 vars.push(Var { name, kind, width, digital: None, times: Vec::new(), values: Vec::new() });
             }
@@ -301,7 +328,22 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         TickScale::NS
     });
 
-    // Body: timestamps and value changes.
+    // Body: timestamps and value changes. A file that ends inside a token may have been cut
+    // short (a writer killed, a copy interrupted): if its last id code is a proper prefix of
+    // another variable's, it may be that id cut, so the change is dropped, not misassigned.
+    let cut_token = (!data.last().is_none_or(u8::is_ascii_whitespace))
+        .then(|| data.iter().rposition(u8::is_ascii_whitespace).map_or(0, |i| i + 1));
+    let maybe_cut = |at: usize, id: &[u8]| {
+        cut_token == Some(at) && ids.keys().any(|k| k.len() > id.len() && k.starts_with(id))
+    };
+    let dropped_cut = |source: &mut Source, at: usize, time: Option<Ps>| {
+        source.diagnostics.warn(format!(
+            "byte offset {at}: the file ends inside the value change starting there (cut short at byte {}: \
+             its id code may be cut); that change was not loaded, everything before it (up to {} ps) was",
+            data.len(),
+            time.unwrap_or(0)
+        ));
+    };
     let mut now: Option<Ps> = None;
     let mut first_time: Option<Ps> = None;
     let mut last_time: Ps = 0;
@@ -326,6 +368,15 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                 if let Some(prev) = now
                     && time < prev
                 {
+                    if cut_token == Some(at) {
+                        // Not a writer's error: the file ends inside this timestamp.
+                        source.diagnostics.warn(format!(
+                            "byte offset {at}: the file ends inside timestamp {} (cut short at byte {}); ignored",
+                            String::from_utf8_lossy(t),
+                            data.len()
+                        ));
+                        continue;
+                    }
                     r.malformed(at, format!("time goes backwards to #{}", String::from_utf8_lossy(rest)));
                     continue;
                 }
@@ -342,6 +393,10 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
             }
             b'0' | b'1' | b'x' | b'X' | b'z' | b'Z' | b'u' | b'U' | b'w' | b'W' | b'l' | b'L' | b'h'
             | b'H' | b'-' => {
+                if maybe_cut(at, rest) {
+                    dropped_cut(&mut source, at, now);
+                    break;
+                }
                 let time = *now.get_or_insert(0);
                 first_time.get_or_insert(time);
                 let Some(targets) = ids.get(rest) else {
@@ -349,7 +404,11 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     continue;
                 };
                 for &v in targets {
-                    changes += record(&mut vars[v], time, &[first], first_time == Some(time));
+                    if changes >= max_changes {
+                        return Err(too_many(at));
+                    }
+                    let room = max_changes - changes;
+                    changes += record(&mut vars[v], time, &[first], first_time == Some(time), room);
                 }
             }
             b'b' | b'B' | b'r' | b'R' | b's' | b'S' | b'p' | b'P' => {
@@ -362,6 +421,10 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     r.malformed(at, "value without an id at the end of the file");
                     break;
                 };
+                if maybe_cut(id_at, id) {
+                    dropped_cut(&mut source, at, now);
+                    break;
+                }
                 let time = *now.get_or_insert(0);
                 first_time.get_or_insert(time);
                 let Some(targets) = ids.get(id) else {
@@ -374,14 +437,18 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     if is_text {
                         continue;
                     }
+                    if changes >= max_changes {
+                        return Err(too_many(at));
+                    }
+                    let room = max_changes - changes;
                     if is_real {
                         let value = std::str::from_utf8(rest)
                             .ok()
                             .and_then(|s| s.parse::<f64>().ok())
                             .unwrap_or(f64::NAN);
-                        changes += record_value(&mut vars[v], time, value as f32);
+                        changes += record_value(&mut vars[v], time, value as f32, room);
                     } else {
-                        changes += record(&mut vars[v], time, rest, first_time == Some(time));
+                        changes += record(&mut vars[v], time, rest, first_time == Some(time), room);
                     }
                 }
             }
@@ -389,13 +456,6 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                 at,
                 format!("unexpected token {:?}", String::from_utf8_lossy(&t[..t.len().min(40)])),
             ),
-        }
-        if changes > MAX_CHANGES {
-            return Err(ParseFailure::Limit {
-                at: Position::Line(line_of(data, at)),
-                what: "VCD value changes".into(),
-                limit: MAX_CHANGES.to_string(),
-            });
         }
     }
 
@@ -462,8 +522,9 @@ fn level(c: u8) -> u8 {
     }
 }
 
-/// Records a bit or vector value; returns the number of changes stored (0 or 1).
-fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool) -> usize {
+/// Records a bit or vector value; returns the number of changes stored (0 or 1). `room` is
+/// how many more changes the limit allows, which bounds how far the vectors may grow.
+fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool, room: usize) -> usize {
     match var.kind {
         VarKind::Bit => {
             let l = bits.last().map_or(2, |&c| level(c));
@@ -477,6 +538,7 @@ fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool) -> usize {
                     usize::from(!at_start)
                 }
                 Some(d) => {
+                    budget::room_for_transition(d, room);
                     let before = d.times.len();
                     d.push(time, l);
                     d.times.len() - before
@@ -496,19 +558,21 @@ fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool) -> usize {
                     }
                 }
             }
-            record_value(var, time, v as f32)
+            record_value(var, time, v as f32, room)
         }
         VarKind::Text => 0,
     }
 }
 
-fn record_value(var: &mut Var, time: Ps, value: f32) -> usize {
+fn record_value(var: &mut Var, time: Ps, value: f32, room: usize) -> usize {
     if let (Some(&t), Some(last)) = (var.times.last(), var.values.last_mut())
         && t == time
     {
         *last = value;
         return 0;
     }
+    budget::room_for_one(&mut var.times, room);
+    budget::room_for_one(&mut var.values, room);
     var.times.push(time);
     var.values.push(value);
     1

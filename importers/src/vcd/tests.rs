@@ -110,3 +110,94 @@ fn never_panics_on_truncations() {
         let _ = parse(&text.as_bytes()[..n], &LoadControl::new());
     }
 }
+
+/// A VCD of `n` toggles of one bit and `n` changes of one vector, generated in memory.
+fn many_changes(n: usize) -> Vec<u8> {
+    let mut v =
+        b"$timescale 1 ns $end\n$var wire 1 ! clk $end\n$var wire 8 \" bus $end\n$enddefinitions $end\n"
+            .to_vec();
+    for i in 0..n {
+        v.extend(format!("#{i}\n{}!\nb{:b} \"\n", i % 2, i % 256).as_bytes());
+    }
+    v
+}
+
+#[test]
+fn millions_of_changes_are_refused_at_the_limit_before_they_are_stored() {
+    let data = many_changes(1_500_000);
+    let err = parse_with_limit(&data, &LoadControl::new(), 2_000_000).expect_err("3 M changes > 2 M");
+    match &err {
+        ParseFailure::Limit { at: Position::Line(line), what, limit } => {
+            // Timestamp #i is on line 5 + 3i, its bit on the next, its vector after that; at
+            // #0 only the vector counts (the bit's first value is its initial level), so the
+            // vector of #1000000 is change 2,000,001.
+            assert_eq!(*line, 7 + 3 * 1_000_000);
+            assert_eq!(what, "VCD value changes");
+            assert!(limit.starts_with("2000000 changes"), "{limit}");
+        }
+        other => panic!("expected the change limit, got {other}"),
+    }
+    // Under the limit everything loads, and no track reserves much beyond what the limit
+    // still allowed when it grew.
+    let s = parse_with_limit(&data, &LoadControl::new(), 3_000_000).expect("3 M changes fit");
+    let clk = digital(&s, "clk");
+    assert_eq!(clk.transitions(), 1_500_000 - 1);
+    assert_eq!(s.analog[0].samples.len(), 1_500_000);
+    assert!(clk.times.capacity() <= 2 * clk.times.len(), "{}", clk.times.capacity());
+}
+
+#[test]
+fn a_value_change_cut_at_the_end_of_the_file_is_dropped_not_misassigned() {
+    let head = "$timescale 1 ns $end\n$var wire 1 a A $end\n$var wire 1 ab AB $end\n$enddefinitions $end\n#0 0a 0ab\n#5 ";
+    // `1ab` cut after `1a` would set A; it must be dropped with a warning naming the byte.
+    let cut = format!("{head}1a");
+    let s = load(&cut);
+    assert_eq!(digital(&s, "A").transitions(), 0);
+    let at = head.len();
+    assert!(
+        s.diagnostics.warnings.iter().any(|w| w.starts_with(&format!("byte offset {at}:"))
+            && w.contains(&format!("cut short at byte {}", cut.len()))),
+        "{:?}",
+        s.diagnostics.warnings
+    );
+    // The same change ended by whitespace is whole and loads, and so does a final change
+    // whose id no other id extends (it cannot be a cut one).
+    let s = load(&format!("{head}1a\n"));
+    assert_eq!(digital(&s, "A").times, [5000]);
+    assert!(s.diagnostics.warnings.is_empty(), "{:?}", s.diagnostics.warnings);
+    let s = load(&format!("{head}1ab"));
+    assert_eq!(digital(&s, "AB").times, [5000]);
+    assert!(s.diagnostics.warnings.is_empty(), "{:?}", s.diagnostics.warnings);
+    // A vector whose id is cut is dropped the same way; a final timestamp is kept (it only
+    // ends the capture, and a cut one can only be earlier than the real one).
+    let vec_head = "$timescale 1 ns $end\n$var wire 4 v V $end\n$var wire 4 vw VW $end\n$enddefinitions $end\n#0 b0 v\n#7 b1 ";
+    let s = load(&format!("{vec_head}v"));
+    assert_eq!(s.analog.iter().find(|a| a.name == "V").unwrap().samples, [0.0]);
+    assert_eq!(s.diagnostics.warnings.len(), 1, "{:?}", s.diagnostics.warnings);
+    let s = load(&format!("{head}1a\n#9"));
+    assert_eq!(digital(&s, "A").end, 9000);
+    // A timestamp cut so short that it goes backwards is the cut, not a writer's error.
+    let s = load(&format!("{head}1a\n#40\n#3"));
+    assert_eq!((s.diagnostics.malformed, digital(&s, "A").end), (0, 40_000));
+    assert!(s.diagnostics.warnings[0].contains("ends inside timestamp #3"), "{:?}", s.diagnostics.warnings);
+}
+
+#[test]
+fn many_variables_under_a_long_scope_path_are_refused_by_their_total_name_length() {
+    // 60 KB of scope name repeated in 1000 names: 60 MB of names from a 90 KB file.
+    let mut v = format!("$timescale 1 ns $end\n$scope module {} $end\n", "s".repeat(60_000));
+    for i in 0..1000 {
+        v.push_str(&format!("$var wire 1 ! a{i} $end\n"));
+    }
+    v.push_str("$upscope $end\n$enddefinitions $end\n#0 0!\n");
+    match parse(v.as_bytes(), &LoadControl::new()) {
+        Err(ParseFailure::Limit { at: Position::Line(line), what, limit }) => {
+            // Variable k (from 0) is on line 3 + k; the limit is passed at the 560th.
+            let k = MAX_NAME_BYTES / (60_000 + ".a000".len());
+            assert!((line as usize).abs_diff(3 + k) <= 1, "line {line}, expected near {}", 3 + k);
+            assert!(what.contains("VCD variable names"), "{what}");
+            assert_eq!(limit, format!("{MAX_NAME_BYTES} bytes"));
+        }
+        other => panic!("expected the name limit, got {other:?}"),
+    }
+}

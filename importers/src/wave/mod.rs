@@ -23,13 +23,94 @@ pub fn looks_like_fst(data: &[u8]) -> bool {
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     // wellen asserts on some malformed input; a panic there must not take latscope down.
-    match std::panic::catch_unwind(AssertUnwindSafe(|| load(data, ctl))) {
+    let result = match std::panic::catch_unwind(AssertUnwindSafe(|| load(data, ctl))) {
         Ok(result) => result,
         Err(_) => Err(ParseFailure::invalid(
             Position::Byte(0),
             "the waveform reader rejected this file as malformed (wellen aborted while parsing it)",
         )),
+    };
+    // wellen reads FST and GHW only whole; when it fails on a file that was cut short, say
+    // that (and where) instead of its bare I/O error.
+    match result {
+        Err(ParseFailure::Invalid { message, .. }) if let Some((at, cut)) = cut_short(data) => {
+            let message = message.replace('\n', " ");
+            Err(ParseFailure::invalid(Position::Byte(at), format!("{cut} (the reader said: {message})")))
+        }
+        other => other,
     }
+}
+
+/// FST block types (fstapi.h `FST_BL_*`): value changes, geometry, hierarchy.
+const FST_VALUE_BLOCKS: [u8; 3] = [1, 5, 8];
+const FST_GEOMETRY_BLOCK: u8 = 3;
+const FST_HIERARCHY_BLOCKS: [u8; 3] = [4, 6, 7];
+/// A finished GHW file ends with this 12-byte tailer (GHDL writes it when the run ends).
+const GHW_TAILER: &[u8; 4] = b"TAI\0";
+const GHW_TAILER_LEN: usize = 12;
+
+/// Where and how an FST or GHW file is incomplete, if it is.
+fn cut_short(data: &[u8]) -> Option<(u64, String)> {
+    if looks_like_ghw(data) {
+        let tail = data.len().checked_sub(GHW_TAILER_LEN).and_then(|at| data.get(at..at + 4));
+        return (tail != Some(GHW_TAILER.as_slice())).then(|| {
+            (
+                data.len() as u64,
+                format!(
+                    "the GHW file ends at byte {} without its tailer, which GHDL writes when the \
+                     simulation ends: it was cut short (the run killed or still going). GHW is read \
+                     only whole; re-run the simulation to completion",
+                    data.len()
+                ),
+            )
+        });
+    }
+    if !looks_like_fst(data) {
+        return None;
+    }
+    // Blocks: a type byte, then a big-endian length that counts itself but not the type.
+    let why = "FST stores its signal names and widths (the hierarchy and geometry blocks) only \
+               when the writer closes the file, so none of its values can be placed. Finish or \
+               re-run the dump, or dump VCD, which latscope loads up to a cut";
+    let (mut pos, mut value_blocks, mut hierarchy) = (0usize, 0usize, false);
+    while pos < data.len() {
+        let Some(len) = data.get(pos + 1..pos + 9).and_then(|b| Some(u64::from_be_bytes(b.try_into().ok()?)))
+        else {
+            let msg = format!(
+                "the FST file is cut short at byte {} inside the header of a block at byte {pos}, after \
+                 {value_blocks} value-change block(s); {why}",
+                data.len()
+            );
+            return Some((pos as u64, msg));
+        };
+        let end = (pos as u64).saturating_add(1).saturating_add(len);
+        if end > data.len() as u64 {
+            let kind = match data[pos] {
+                t if FST_VALUE_BLOCKS.contains(&t) => "value-change",
+                t if FST_HIERARCHY_BLOCKS.contains(&t) => "hierarchy",
+                FST_GEOMETRY_BLOCK => "geometry",
+                0 => "header",
+                _ => "next",
+            };
+            let msg = format!(
+                "the FST file is cut short at byte {}: the {kind} block at byte {pos} needs {len} bytes, \
+                 after {value_blocks} complete value-change block(s); {why}",
+                data.len()
+            );
+            return Some((pos as u64, msg));
+        }
+        value_blocks += usize::from(FST_VALUE_BLOCKS.contains(&data[pos]));
+        hierarchy |= FST_HIERARCHY_BLOCKS.contains(&data[pos]);
+        pos = end as usize;
+    }
+    (!hierarchy).then(|| {
+        let msg = format!(
+            "the FST file has {value_blocks} value-change block(s) but ends at byte {} before its \
+             hierarchy block; {why}",
+            data.len()
+        );
+        (data.len() as u64, msg)
+    })
 }
 
 fn load(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
@@ -77,12 +158,22 @@ fn load(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         signals.iter().map(|s| (s.signal_ref(), s)).collect();
 
     let mut skipped_strings = 0usize;
+    let mut name_bytes = 0usize;
     for var in &vars {
         if ctl.is_cancelled() {
             return Err(ParseFailure::Cancelled);
         }
         let Some(signal) = by_ref.get(&var.signal_ref()) else { continue };
         let name = var.full_name(&hierarchy);
+        // Full names repeat the scope path, as in VCD: the same cap bounds their total.
+        name_bytes += name.len();
+        if name_bytes > crate::vcd::MAX_NAME_BYTES {
+            return Err(ParseFailure::Limit {
+                at: Position::Byte(0),
+                what: format!("total length of {format} variable names (each repeats its scope path)"),
+                limit: format!("{} bytes", crate::vcd::MAX_NAME_BYTES),
+            });
+        }
         let time_of = |idx: u32| times.get(idx as usize).copied().unwrap_or(end);
         if var.is_string(&hierarchy) {
             skipped_strings += 1;
@@ -186,5 +277,23 @@ fn timescale_ps(h: &wellen::Hierarchy) -> (TickScale, bool) {
         (TickScale { mul: factor * 10i128.pow(shift as u32), div: 1 }, true)
     } else {
         (TickScale { mul: factor, div: 10i128.pow((-shift) as u32) }, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // No GHW capture is in the corpus (GHDL is not installed here), so only the tailer
+    // check itself is tested: a real GHW is not.
+    #[test]
+    fn a_ghw_without_its_tailer_is_reported_as_cut() {
+        let mut ghw = b"GHDLwave\n\x10\x00\x01\x01\x00\x00\x00\x00STR\x00".to_vec();
+        let (at, msg) = cut_short(&ghw).expect("no tailer");
+        assert_eq!(at, ghw.len() as u64);
+        assert!(msg.contains(&format!("ends at byte {} without its tailer", ghw.len())), "{msg}");
+        ghw.extend(b"TAI\x00\x00\x00\x00\x00\x00\x00\x00\x10");
+        assert_eq!(cut_short(&ghw), None);
+        assert_eq!(cut_short(b"not a waveform"), None);
     }
 }

@@ -1,0 +1,108 @@
+//! FST through wellen, on an FST written by GTKWave's fstapi from a corpus VCD
+//! (tests/data/make_fst.py): it must load the same edges as latscope's own VCD reader, and a
+//! copy cut short must be refused with where it was cut and why nothing can be loaded.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
+
+use latscope_importers::{LoadControl, open};
+use std::path::{Path, PathBuf};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/libsigrok_jtag_8mhz.fst")
+}
+
+#[test]
+fn fst_written_from_a_corpus_vcd_loads_the_same_edges() {
+    let vcd =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/vcd/wellen_libsigrok_jtag_8mhz.vcd");
+    if !vcd.exists() {
+        eprintln!("skipping: {} is absent", vcd.display());
+        return;
+    }
+    let fst = open(&fixture(), &LoadControl::new()).unwrap();
+    let ours = open(&vcd, &LoadControl::new()).unwrap();
+    assert_eq!(fst.format, "fst");
+    assert_eq!(fst.digital.len(), 7);
+    for (f, v) in fst.digital.iter().zip(&ours.digital) {
+        assert_eq!(f.name, v.name);
+        assert_eq!(
+            (f.initial, &f.times, &f.levels, f.end),
+            (v.initial, &v.times, &v.levels, v.end),
+            "{}",
+            f.name
+        );
+    }
+    assert!(fst.digital.iter().map(|d| d.transitions()).sum::<usize>() > 11_000);
+}
+
+/// (offset, type) of each FST block.
+fn blocks(data: &[u8]) -> Vec<(usize, u8)> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        out.push((pos, data[pos]));
+        pos += 1 + u64::from_be_bytes(data[pos + 1..pos + 9].try_into().unwrap()) as usize;
+    }
+    out
+}
+
+#[test]
+fn a_cut_fst_is_refused_with_the_cut_block_and_the_reason() {
+    let data = std::fs::read(fixture()).unwrap();
+    let blocks = blocks(&data);
+    // Header, ten value-change blocks (the writer flushed every 1000 timestamps), geometry,
+    // hierarchy: the layout every fstapi writer produces, names last.
+    assert_eq!(blocks.len(), 13);
+    assert_eq!(blocks.iter().filter(|b| b.1 == 8).count(), 10);
+    let dir = std::env::temp_dir().join(format!("latscope-fst-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut = |n: usize| {
+        let copy = dir.join(format!("cut_{n}.fst"));
+        std::fs::write(&copy, &data[..n]).unwrap();
+        let err = open(&copy, &LoadControl::new()).expect_err("a cut FST cannot load").to_string();
+        std::fs::remove_file(&copy).unwrap();
+        assert!(err.contains("hierarchy and geometry blocks"), "the reason is missing from: {err}");
+        err
+    };
+    for (i, &(start, kind)) in blocks.iter().enumerate() {
+        let complete = blocks[..i].iter().filter(|b| b.1 == 8).count();
+        let name = match kind {
+            0 => "header",
+            8 => "value-change",
+            3 => "geometry",
+            _ => "hierarchy",
+        };
+        // Inside the block: the error points at the block that is incomplete.
+        let n = start + 20;
+        let err = cut(n);
+        let expected = format!(
+            "cut_{n}.fst: byte offset {start}: the FST file is cut short at byte {n}: the {name} block at \
+             byte {start} needs"
+        );
+        assert!(err.contains(&expected), "{expected:?} missing from: {err}");
+        assert!(err.contains(&format!("after {complete} complete value-change block(s)")), "{err}");
+        // Between blocks: every block present is whole, but the hierarchy is not there yet.
+        if start > 0 {
+            let err = cut(start);
+            let expected = format!(
+                "cut_{start}.fst: byte offset {start}: the FST file has {complete} value-change block(s) but \
+                 ends at byte {start} before its hierarchy block"
+            );
+            assert!(err.contains(&expected), "{expected:?} missing from: {err}");
+        }
+    }
+}
+
+#[test]
+fn variable_names_that_repeat_a_long_scope_path_are_refused_by_their_total_length() {
+    // 3.7 KB of FST whose 1000 full names total 60 MB (tests/data/make_long_names_fst.py).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/long_scope_names.fst");
+    let err = open(&path, &LoadControl::new()).expect_err("60 MB of names").to_string();
+    let limit = latscope_importers::vcd::MAX_NAME_BYTES;
+    for part in [
+        "long_scope_names.fst: ".to_owned(),
+        "total length of fst variable names".to_owned(),
+        format!("exceeds the limit of {limit} bytes"),
+    ] {
+        assert!(err.contains(&part), "{part:?} missing from: {err}");
+    }
+}
