@@ -17,7 +17,9 @@
 
 use crate::model::{Ps, Source};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample, Window};
-use crate::pairing::{self, Edge, Endpoint, Level, PairRule, Policy, stall_windows_in};
+use crate::pairing::{
+    self, Edge, Endpoint, Level, Pair, PairError, PairResult, PairRule, Policy, stall_windows_in,
+};
 use crate::presets::outcome_of;
 use crate::spec::AnalysisError;
 
@@ -47,6 +49,45 @@ fn phase_rule(name: &str, channel: &str, high: bool, level: Option<f64>) -> Pair
     PairRule::new(name, ep(a), ep(b), Policy::Next)
 }
 
+/// Pulses of one track straight from its transition times: a phase rule's two endpoints
+/// are edges of the same track, so the pairing engine's general machinery (occurrence
+/// records, sorting, keyed queues) is not needed. The result is `pairing::pair`'s with
+/// policy next (tested against it): at one instant an end closes before a start opens, a
+/// second start while one is open drops the first, an end with nothing open is unmatched.
+pub(crate) fn pulse_pairs(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
+    let starts = pairing::endpoint_times(src, &rule.name, &rule.start)?;
+    let ends = pairing::endpoint_times(src, &rule.name, &rule.end)?;
+    let mut res = PairResult::default();
+    res.pairs.reserve(starts.len().min(ends.len()));
+    let mut next_start = starts.iter().copied().peekable();
+    let mut open: Option<Ps> = None;
+    let open_at = |t: Ps, open: &mut Option<Ps>, res: &mut PairResult| {
+        if open.replace(t).is_some() {
+            res.unmatched_start += 1;
+        }
+    };
+    for &end in &ends {
+        while let Some(t) = next_start.next_if(|&t| t < end) {
+            open_at(t, &mut open, &mut res);
+        }
+        match open.take() {
+            Some(t) => res.pairs.push(Pair { start: t, end, key: Vec::new() }),
+            None => {
+                res.unmatched_end += 1;
+                // Once a start has opened, the engine counts an unmatched end as a repeat.
+                if starts.first().is_some_and(|&s| s < end) {
+                    res.repeated_end += 1;
+                }
+            }
+        }
+    }
+    for t in next_start {
+        open_at(t, &mut open, &mut res);
+    }
+    res.unmatched_start += u64::from(open.is_some());
+    Ok(res)
+}
+
 pub(crate) fn run_pulse(
     name: &str,
     channel: &str,
@@ -60,7 +101,7 @@ pub(crate) fn run_pulse(
         if !rule.start.present_in(src) {
             continue;
         }
-        let res = pairing::pair(src, &rule)?;
+        let res = pulse_pairs(src, &rule)?;
         out.push(outcome_of(name, AnalysisKind::Pulse, i, &rule, &res, src));
     }
     if out.is_empty() {

@@ -182,3 +182,40 @@ fn long_spans_on_a_function_graph_track() {
     assert_eq!(got, [7_084_000, 153_437_000]);
     assert!(o.samples.iter().any(|s| s.key == "bcm2835_mbox_irq"), "{:?}", o.samples);
 }
+
+/// `pulse:` pairs a track's transitions directly; a plain pair rule over the same edges
+/// goes through the general pairing engine. Both must agree on every channel of every
+/// sigrok sample (digital, and analog through its automatic threshold), high and low.
+#[test]
+fn pulse_widths_equal_the_general_pairing_engine_on_every_channel() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(samples().join("sigrok")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "sr") {
+            continue;
+        }
+        let src = common::open(&path);
+        let names: Vec<String> = src
+            .digital
+            .iter()
+            .map(|d| d.name.clone())
+            .chain(src.analog.iter().map(|a| a.name.clone()))
+            .collect();
+        let sources = std::slice::from_ref(&src);
+        for ch in names {
+            for (phase, a, b) in [("high", "rise", "fall"), ("low", "fall", "rise")] {
+                let fast = run1(&format!("pulse:{ch}:{phase}"), sources);
+                let general = run1(&format!("w={ch}:{a} -> {ch}:{b} policy next"), sources);
+                let what = format!("{}: {ch} {phase}", path.display());
+                assert_eq!(fast.samples, general.samples, "{what}");
+                assert_eq!(
+                    (fast.unmatched_start, fast.unmatched_end),
+                    (general.unmatched_start, general.unmatched_end),
+                    "{what}"
+                );
+                checked += fast.samples.len();
+            }
+        }
+    }
+    assert!(checked > 10_000, "only {checked} pulses compared");
+}
