@@ -335,6 +335,22 @@ fn parse_int(s: &str) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
+/// One flag per layout of `src`: whether events of that layout are named `name`. Scans
+/// test a flag per event instead of following each event's layout to its name.
+fn layout_mask(src: &Source, name: Option<Sym>) -> Vec<bool> {
+    src.events.layouts().iter().map(|l| Some(l.event) == name).collect()
+}
+
+/// The events whose layout `mask` selects, in table order.
+fn candidates<'a>(src: &'a Source, mask: &'a [bool]) -> impl Iterator<Item = EventRef<'a>> + 'a {
+    src.events
+        .layout
+        .iter()
+        .enumerate()
+        .filter(|&(_, l)| mask.get(l.0 as usize).copied().unwrap_or(false))
+        .filter_map(|(i, _)| src.events.get(i))
+}
+
 fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool {
     r.name == Some(ev.name()) && r.preds.iter().all(|&(sym, alias, p)| pred_holds(src, ev, sym, alias, p))
 }
@@ -394,7 +410,8 @@ pub fn endpoint_times(src: &Source, rule: &str, ep: &Endpoint) -> Result<Vec<Ps>
             if r.name.is_none() {
                 return Ok(Vec::new());
             }
-            Ok(src.events.iter().filter(|ev| matches(src, ev, &r)).map(|ev| ev.ts()).collect())
+            let mask = layout_mask(src, r.name);
+            Ok(candidates(src, &mask).filter(|ev| matches(src, ev, &r)).map(|ev| ev.ts()).collect())
         }
         Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } => {
             let (_, d) = digital_of(src, rule, ep)?;
@@ -411,7 +428,8 @@ pub fn endpoint_events(src: &Source, ep: &Endpoint) -> Vec<usize> {
             if r.name.is_none() {
                 return Vec::new();
             }
-            src.events.iter().filter(|ev| matches(src, ev, &r)).map(|ev| ev.index).collect()
+            let mask = layout_mask(src, r.name);
+            candidates(src, &mask).filter(|ev| matches(src, ev, &r)).map(|ev| ev.index).collect()
         }
         _ => Vec::new(),
     }
@@ -469,7 +487,10 @@ fn event_occurrences(
     let end_ev = resolved(src, &rule.end);
     let base = source_rank << 48;
     if start_ev.is_some() || end_ev.is_some() {
-        for ev in src.events.iter() {
+        let names = |r: &Option<Resolved<'_>>| layout_mask(src, r.as_ref().and_then(|r| r.name));
+        let (start_mask, end_mask) = (names(&start_ev), names(&end_ev));
+        let mask: Vec<bool> = start_mask.iter().zip(&end_mask).map(|(&a, &b)| a || b).collect();
+        for ev in candidates(src, &mask) {
             let s = start_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             let e = end_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             if s || e {
