@@ -337,12 +337,12 @@ fn parse_int(s: &str) -> Option<i128> {
 
 /// One flag per layout of `src`: whether events of that layout are named `name`. Scans
 /// test a flag per event instead of following each event's layout to its name.
-fn layout_mask(src: &Source, name: Option<Sym>) -> Vec<bool> {
+pub(crate) fn layout_mask(src: &Source, name: Option<Sym>) -> Vec<bool> {
     src.events.layouts().iter().map(|l| Some(l.event) == name).collect()
 }
 
 /// The events whose layout `mask` selects, in table order.
-fn candidates<'a>(src: &'a Source, mask: &'a [bool]) -> impl Iterator<Item = EventRef<'a>> + 'a {
+pub(crate) fn candidates<'a>(src: &'a Source, mask: &'a [bool]) -> impl Iterator<Item = EventRef<'a>> + 'a {
     src.events
         .layout
         .iter()
@@ -740,6 +740,23 @@ pub(crate) fn pair_occurrences(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
     run(sort_merge(occ), rule)
 }
 
+/// Pairs occurrences fed one at a time, already in time order with distinct `(t, order)`
+/// (events of one table in table order): what [`pair_occurrences`] computes, without
+/// collecting and sorting the occurrences first (at 10M events they were ~150 bytes each).
+pub(crate) struct StreamPairer<'r>(Engine<'r>);
+
+impl<'r> StreamPairer<'r> {
+    pub(crate) fn new(rule: &'r PairRule) -> Self {
+        Self(Engine::new(rule))
+    }
+    pub(crate) fn feed(&mut self, o: Occ) {
+        self.0.feed(o);
+    }
+    pub(crate) fn finish(self) -> PairResult {
+        self.0.finish()
+    }
+}
+
 /// A field of events resolved once against a source: the field itself, then its alias,
 /// then the `cpu`/`pid`/`comm` columns.
 #[derive(Debug, Clone)]
@@ -759,6 +776,17 @@ impl FieldSel {
     pub fn key(&self, ev: &EventRef<'_>) -> KeyVal {
         self.get(ev).map_or(KeyVal::Missing, to_key)
     }
+    /// Whether [`FieldSel::get`] reads only the event's own field `sym` (no alias, no
+    /// column): then a caller that decodes all fields once may pick it out itself.
+    pub(crate) fn plain_sym(&self) -> Option<Option<Sym>> {
+        let column = matches!(self.name.as_str(), "cpu" | "pid" | "comm");
+        (self.alias.is_none() && !column).then_some(self.sym)
+    }
+}
+
+/// The key value of a field value, as [`FieldSel::key`] gives it.
+pub(crate) fn key_of_value(v: Option<FieldValue>) -> KeyVal {
+    v.map_or(KeyVal::Missing, to_key)
 }
 
 /// A key rendered for people: `cpu=0 irq=36` with the start-side field names.

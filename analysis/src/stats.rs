@@ -118,12 +118,12 @@ fn ps_to_ns(ps: Ps) -> f64 {
 /// The statistics of `outcome` (its own samples; a chain's stages are summarised apart).
 pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, StatsError> {
     let err = |e: PolarsError| StatsError { analysis: outcome.name.clone(), message: e.to_string() };
-    let lat: Vec<f64> = outcome.samples.iter().map(|s| ps_to_ns(s.latency())).collect();
+    let mut lat_ps: Vec<Ps> = outcome.samples.iter().map(Sample::latency).collect();
+    let lat: Vec<f64> = lat_ps.iter().map(|&p| ps_to_ns(p)).collect();
     let keyed = outcome.samples.iter().any(|s| !s.key.is_empty());
-    let mut groups = if keyed { group_stats(&outcome.samples, &lat) } else { Vec::new() };
+    let mut groups = if keyed { group_stats(&outcome.samples, &lat_ps) } else { Vec::new() };
     let mean_std = mean_and_stddev_polars(&lat).map_err(err)?;
-    let mut sorted = lat;
-    sorted.sort_by(f64::total_cmp);
+    let sorted = sorted_ns(&mut lat_ps, lat);
     let stats_ns = sorted_stats(&sorted, mean_std);
     let groups_total = groups.len() as u64;
     // A key unique to each sample (`dev,sector` of block requests) groups nothing: its
@@ -148,9 +148,18 @@ pub fn stats_of(latencies_ps: &[Ps]) -> Result<StatsNs, StatsError> {
     let lat: Vec<f64> = latencies_ps.iter().map(|&p| ps_to_ns(p)).collect();
     let mean_std = mean_and_stddev_polars(&lat)
         .map_err(|e| StatsError { analysis: "latencies".into(), message: e.to_string() })?;
-    let mut sorted = lat;
-    sorted.sort_by(f64::total_cmp);
+    let sorted = sorted_ns(&mut latencies_ps.to_vec(), lat);
     Ok(sorted_stats(&sorted, mean_std))
+}
+
+/// The nanoseconds sorted, reusing `buf`'s allocation: the picoseconds are sorted as
+/// integers (several times faster than a float sort) and converted, which gives the same
+/// array as sorting the floats since the conversion never reverses an order.
+fn sorted_ns(ps: &mut [Ps], mut buf: Vec<f64>) -> Vec<f64> {
+    ps.sort_unstable();
+    buf.clear();
+    buf.extend(ps.iter().map(|&p| ps_to_ns(p)));
+    buf
 }
 
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
@@ -203,17 +212,27 @@ fn sorted_stats(sorted: &[f64], (mean, stddev): (Option<f64>, Option<f64>)) -> S
 /// each quantile apart; the arithmetic is polars' own, so the numbers are identical: a
 /// compensated (Kahan) sum in sample order for the mean, Welford's online variance
 /// (ddof 0) for the stddev, and [`quantile_sorted`] over the sorted group.
-fn group_stats(samples: &[Sample], lat: &[f64]) -> Vec<GroupStats> {
+fn group_stats(samples: &[Sample], lat_ps: &[Ps]) -> Vec<GroupStats> {
     // Group ids in order of first appearance, and each sample's group.
     let mut ids: rustc_hash::FxHashMap<&str, u32> = Default::default();
     let mut keys: Vec<&str> = Vec::new();
+    // Neighbouring samples mostly share their key: compare with the last before hashing.
+    let mut last: Option<(&str, u32)> = None;
     let group_of: Vec<u32> = samples
         .iter()
         .map(|s| {
-            *ids.entry(s.key.as_str()).or_insert_with(|| {
-                keys.push(s.key.as_str());
+            let key = s.key.as_str();
+            if let Some((k, g)) = last
+                && k == key
+            {
+                return g;
+            }
+            let g = *ids.entry(key).or_insert_with(|| {
+                keys.push(key);
                 (keys.len() - 1) as u32
-            })
+            });
+            last = Some((key, g));
+            g
         })
         .collect();
     // Counting sort of the latencies by group, keeping sample order inside each group.
@@ -225,20 +244,23 @@ fn group_stats(samples: &[Sample], lat: &[f64]) -> Vec<GroupStats> {
         start[i] += start[i - 1];
     }
     let mut fill = start.clone();
-    let mut values = vec![0.0; lat.len()];
-    for (&g, &v) in group_of.iter().zip(lat) {
+    let mut values: Vec<Ps> = vec![0; lat_ps.len()];
+    for (&g, &v) in group_of.iter().zip(lat_ps) {
         values[fill[g as usize]] = v;
         fill[g as usize] += 1;
     }
+    let mut ns: Vec<f64> = Vec::new();
     let mut groups: Vec<GroupStats> = keys
         .iter()
         .enumerate()
         .map(|(g, key)| {
-            let vals = &mut values[start[g]..start[g + 1]];
-            let (mean, stddev) = mean_and_stddev(vals);
-            vals.sort_by(f64::total_cmp);
-            let [p50, p90, p99, p999] = QUANTILES.map(|p| quantile_sorted(vals, p));
-            GroupStats {
+            let group = &mut values[start[g]..start[g + 1]];
+            ns.clear();
+            ns.extend(group.iter().map(|&p| ps_to_ns(p)));
+            let (mean, stddev) = mean_and_stddev(&ns);
+            let vals = sorted_ns(group, std::mem::take(&mut ns));
+            let [p50, p90, p99, p999] = QUANTILES.map(|p| quantile_sorted(&vals, p));
+            let stats = GroupStats {
                 key: (*key).to_owned(),
                 count: vals.len() as u64,
                 stats_ns: StatsNs {
@@ -251,7 +273,9 @@ fn group_stats(samples: &[Sample], lat: &[f64]) -> Vec<GroupStats> {
                     p999,
                     max: vals.last().copied(),
                 },
-            }
+            };
+            ns = vals;
+            stats
         })
         .collect();
     groups.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
@@ -392,19 +416,27 @@ pub fn linear_histogram(sorted_ns: &[f64], n: usize) -> Vec<Bucket> {
         .collect()
 }
 
-/// The `n` longest samples, longest first; among equal latencies the earliest first.
+/// The `n` longest samples, longest first; among equal latencies the earliest first (and
+/// among samples equal in both, the first in sample order).
 pub fn worst(samples: &[Sample], n: usize) -> Vec<Sample> {
-    let order = |a: &&Sample, b: &&Sample| b.latency().cmp(&a.latency()).then(a.start.cmp(&b.start));
-    let mut refs: Vec<&Sample> = samples.iter().collect();
     if n == 0 {
         return Vec::new();
     }
-    if refs.len() > n {
-        refs.select_nth_unstable_by(n - 1, order);
-        refs.truncate(n);
+    // One pass keeping the best `n` sorted: after the first few thousand samples almost every
+    // sample loses the single comparison with the current n-th, so this is a scan, where a
+    // selection over all samples moved them around.
+    let rank = |s: &Sample| (std::cmp::Reverse(s.latency()), s.start);
+    let mut best: Vec<(std::cmp::Reverse<Ps>, Ps, usize)> = Vec::with_capacity(n + 1);
+    for (i, s) in samples.iter().enumerate() {
+        let (lat, start) = rank(s);
+        if best.len() == n && best.last().is_some_and(|&(l, t, _)| (lat, start) >= (l, t)) {
+            continue;
+        }
+        let at = best.partition_point(|&(l, t, _)| (l, t) <= (lat, start));
+        best.insert(at, (lat, start, i));
+        best.truncate(n);
     }
-    refs.sort_by(order);
-    refs.into_iter().cloned().collect()
+    best.into_iter().map(|(_, _, i)| samples[i].clone()).collect()
 }
 
 #[cfg(test)]

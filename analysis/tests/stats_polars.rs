@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! `stats::summarize` computes quantiles and groups itself; these must be bit for bit what
 //! polars' eager API gives (the implementation it replaced, kept here as the reference), on
-//! the outcomes of a recorded trace.
+//! the outcomes of a recorded trace; its worst samples those of a full sort.
 
 use latscope_analysis::model::PS_PER_NS;
 use latscope_analysis::outcome::Sample;
