@@ -149,7 +149,6 @@ fn bench_stats(c: &mut Criterion, real: &Source, pair_specs: &[(&'static str, Sp
             g.finish();
         }
     }
-    bench_stats(c, &real, &pair_specs);
 }
 
 fn bench(c: &mut Criterion) {
