@@ -335,6 +335,22 @@ fn parse_int(s: &str) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
+/// One flag per layout of `src`: whether events of that layout are named `name`. Scans
+/// test a flag per event instead of following each event's layout to its name.
+pub(crate) fn layout_mask(src: &Source, name: Option<Sym>) -> Vec<bool> {
+    src.events.layouts().iter().map(|l| Some(l.event) == name).collect()
+}
+
+/// The events whose layout `mask` selects, in table order.
+pub(crate) fn candidates<'a>(src: &'a Source, mask: &'a [bool]) -> impl Iterator<Item = EventRef<'a>> + 'a {
+    src.events
+        .layout
+        .iter()
+        .enumerate()
+        .filter(|&(_, l)| mask.get(l.0 as usize).copied().unwrap_or(false))
+        .filter_map(|(i, _)| src.events.get(i))
+}
+
 fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool {
     r.name == Some(ev.name()) && r.preds.iter().all(|&(sym, alias, p)| pred_holds(src, ev, sym, alias, p))
 }
@@ -394,7 +410,8 @@ pub fn endpoint_times(src: &Source, rule: &str, ep: &Endpoint) -> Result<Vec<Ps>
             if r.name.is_none() {
                 return Ok(Vec::new());
             }
-            Ok(src.events.iter().filter(|ev| matches(src, ev, &r)).map(|ev| ev.ts()).collect())
+            let mask = layout_mask(src, r.name);
+            Ok(candidates(src, &mask).filter(|ev| matches(src, ev, &r)).map(|ev| ev.ts()).collect())
         }
         Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } => {
             let (_, d) = digital_of(src, rule, ep)?;
@@ -411,7 +428,8 @@ pub fn endpoint_events(src: &Source, ep: &Endpoint) -> Vec<usize> {
             if r.name.is_none() {
                 return Vec::new();
             }
-            src.events.iter().filter(|ev| matches(src, ev, &r)).map(|ev| ev.index).collect()
+            let mask = layout_mask(src, r.name);
+            candidates(src, &mask).filter(|ev| matches(src, ev, &r)).map(|ev| ev.index).collect()
         }
         _ => Vec::new(),
     }
@@ -469,7 +487,10 @@ fn event_occurrences(
     let end_ev = resolved(src, &rule.end);
     let base = source_rank << 48;
     if start_ev.is_some() || end_ev.is_some() {
-        for ev in src.events.iter() {
+        let names = |r: &Option<Resolved<'_>>| layout_mask(src, r.as_ref().and_then(|r| r.name));
+        let (start_mask, end_mask) = (names(&start_ev), names(&end_ev));
+        let mask: Vec<bool> = start_mask.iter().zip(&end_mask).map(|(&a, &b)| a || b).collect();
+        for ev in candidates(src, &mask) {
             let s = start_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             let e = end_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             if s || e {
@@ -725,6 +746,23 @@ pub(crate) fn pair_occurrences(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
     run(sort_merge(occ), rule)
 }
 
+/// Pairs occurrences fed one at a time, already in time order with distinct `(t, order)`
+/// (events of one table in table order): what [`pair_occurrences`] computes, without
+/// collecting and sorting the occurrences first (at 10M events they were ~150 bytes each).
+pub(crate) struct StreamPairer<'r>(Engine<'r>);
+
+impl<'r> StreamPairer<'r> {
+    pub(crate) fn new(rule: &'r PairRule) -> Self {
+        Self(Engine::new(rule))
+    }
+    pub(crate) fn feed(&mut self, o: Occ) {
+        self.0.feed(o);
+    }
+    pub(crate) fn finish(self) -> PairResult {
+        self.0.finish()
+    }
+}
+
 /// A field of events resolved once against a source: the field itself, then its alias,
 /// then the `cpu`/`pid`/`comm` columns.
 #[derive(Debug, Clone)]
@@ -744,6 +782,17 @@ impl FieldSel {
     pub fn key(&self, ev: &EventRef<'_>) -> KeyVal {
         self.get(ev).map_or(KeyVal::Missing, to_key)
     }
+    /// Whether [`FieldSel::get`] reads only the event's own field `sym` (no alias, no
+    /// column): then a caller that decodes all fields once may pick it out itself.
+    pub(crate) fn plain_sym(&self) -> Option<Option<Sym>> {
+        let column = matches!(self.name.as_str(), "cpu" | "pid" | "comm");
+        (self.alias.is_none() && !column).then_some(self.sym)
+    }
+}
+
+/// The key value of a field value, as [`FieldSel::key`] gives it.
+pub(crate) fn key_of_value(v: Option<FieldValue>) -> KeyVal {
+    v.map_or(KeyVal::Missing, to_key)
 }
 
 /// A key rendered for people: `cpu=0 irq=36` with the start-side field names.

@@ -2,7 +2,10 @@
 //! max, a log (1-2-5 per decade) and a linear histogram, statistics per key, and the worst
 //! samples with their times.
 //!
-//! Quantiles and grouping run in polars (its eager API: see `polars_stats`); nothing of polars leaves this module (plain structs
+//! The overall mean and stddev are polars reductions; quantiles, min and max read the sorted
+//! latencies, and groups are computed here with polars' own arithmetic (see `group_stats`):
+//! the numbers are bit for bit those of polars' eager group-by, which the tests check on a
+//! real trace, at a fraction of its cost. Nothing of polars leaves this module (plain structs
 //! out, so the GUI never sees a DataFrame). Conventions, fixed here for every report:
 //! * durations are nanoseconds as `f64` (sub-ns survives: 1 ps = 0.001 ns);
 //! * percentiles interpolate linearly between the closest ranks, `x = p * (n - 1)`, exactly
@@ -115,9 +118,13 @@ fn ps_to_ns(ps: Ps) -> f64 {
 /// The statistics of `outcome` (its own samples; a chain's stages are summarised apart).
 pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, StatsError> {
     let err = |e: PolarsError| StatsError { analysis: outcome.name.clone(), message: e.to_string() };
-    let lat: Vec<f64> = outcome.samples.iter().map(|s| ps_to_ns(s.latency())).collect();
+    let mut lat_ps: Vec<Ps> = outcome.samples.iter().map(Sample::latency).collect();
+    let lat: Vec<f64> = lat_ps.iter().map(|&p| ps_to_ns(p)).collect();
     let keyed = outcome.samples.iter().any(|s| !s.key.is_empty());
-    let (stats_ns, mut groups) = polars_stats(&outcome.samples, &lat, keyed).map_err(err)?;
+    let mut groups = if keyed { group_stats(&outcome.samples, &lat_ps) } else { Vec::new() };
+    let mean_std = mean_and_stddev_polars(&lat).map_err(err)?;
+    let sorted = sorted_ns(&mut lat_ps, lat);
+    let stats_ns = sorted_stats(&sorted, mean_std);
     let groups_total = groups.len() as u64;
     // A key unique to each sample (`dev,sector` of block requests) groups nothing: its
     // "groups" would only repeat the samples (the CSV export has them), so none are kept.
@@ -125,8 +132,6 @@ pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, Stat
         groups.clear();
     }
     groups.truncate(opts.max_groups);
-    let mut sorted = lat;
-    sorted.sort_by(f64::total_cmp);
     Ok(Summary {
         count: outcome.samples.len() as u64,
         stats_ns,
@@ -141,9 +146,20 @@ pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, Stat
 /// Statistics of bare latencies (picoseconds), without groups.
 pub fn stats_of(latencies_ps: &[Ps]) -> Result<StatsNs, StatsError> {
     let lat: Vec<f64> = latencies_ps.iter().map(|&p| ps_to_ns(p)).collect();
-    polars_stats(&[], &lat, false)
-        .map(|(s, _)| s)
-        .map_err(|e| StatsError { analysis: "latencies".into(), message: e.to_string() })
+    let mean_std = mean_and_stddev_polars(&lat)
+        .map_err(|e| StatsError { analysis: "latencies".into(), message: e.to_string() })?;
+    let sorted = sorted_ns(&mut latencies_ps.to_vec(), lat);
+    Ok(sorted_stats(&sorted, mean_std))
+}
+
+/// The nanoseconds sorted, reusing `buf`'s allocation: the picoseconds are sorted as
+/// integers (several times faster than a float sort) and converted, which gives the same
+/// array as sorting the floats since the conversion never reverses an order.
+fn sorted_ns(ps: &mut [Ps], mut buf: Vec<f64>) -> Vec<f64> {
+    ps.sort_unstable();
+    buf.clear();
+    buf.extend(ps.iter().map(|&p| ps_to_ns(p)));
+    buf
 }
 
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
@@ -156,78 +172,149 @@ fn scalar_f64(s: PolarsResult<Scalar>) -> PolarsResult<Option<f64>> {
     })
 }
 
-fn overall_stats(lat: &Column) -> PolarsResult<StatsNs> {
-    let q = |p: f64| scalar_f64(lat.quantile_reduce(p, QuantileMethod::Linear));
-    let [p50, p90, p99, p999] = QUANTILES;
-    Ok(StatsNs {
-        min: scalar_f64(lat.min_reduce())?,
-        mean: scalar_f64(lat.mean_reduce())?,
-        stddev: scalar_f64(lat.std_reduce(0))?,
-        p50: q(p50)?,
-        p90: q(p90)?,
-        p99: q(p99)?,
-        p999: q(p999)?,
-        max: scalar_f64(lat.max_reduce())?,
-    })
-}
-
-/// The aggregated value column (the second; the first is the key) of an eager group-by
-/// result, as `f64`.
-fn agg_values(df: &DataFrame) -> PolarsResult<Vec<Option<f64>>> {
-    let col =
-        df.columns().get(1).ok_or_else(|| PolarsError::ComputeError("aggregation without values".into()))?;
-    let values = col.cast(&DataType::Float64)?;
-    let ca = values.f64()?;
-    Ok((0..ca.len()).map(|i| ca.get(i)).collect())
-}
-
-// polars' eager group-by aggregations are marked deprecated in favour of the lazy API, but
-// the `lazy` feature pulls in polars' streaming engine with object_store, an HTTP client
-// and TLS (about 180 more crates, doubling the build). Eager group-by is still maintained
-// in 0.55 and the version is pinned, so it is used here knowingly.
-#[allow(deprecated)]
-fn polars_stats(samples: &[Sample], lat: &[f64], keyed: bool) -> PolarsResult<(StatsNs, Vec<GroupStats>)> {
-    let lat_col = Column::new("lat".into(), lat);
-    let stats = overall_stats(&lat_col)?;
-    if !keyed || samples.is_empty() {
-        return Ok((stats, Vec::new()));
+/// The linear quantile `p` of sorted values, computed exactly as polars' `quantile_slice`
+/// does (`QuantileMethod::Linear`): rank `p * (n - 1)`, the values at its floor and the next
+/// rank, `(rank - floor) * (upper - lower) + lower`. Bit for bit polars' result, without the
+/// copy and selection polars makes for every quantile of every group.
+fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+    let n = sorted.len();
+    match n {
+        0 => return None,
+        1 => return Some(sorted[0]),
+        _ => {}
     }
-    let keys: Vec<&str> = samples.iter().map(|s| s.key.as_str()).collect();
-    let df = DataFrame::new_infer_height(vec![Column::new("key".into(), keys), lat_col])?;
-    let gb = df.group_by(["key"])?.select(["lat"]);
-    // Every aggregation of one `GroupBy` lists the groups in the same order.
-    let counts = gb.count()?;
-    let key_col = counts.column("key")?.str()?.clone();
-    let count_col = agg_values(&counts)?;
-    let min = agg_values(&gb.min()?)?;
-    let mean = agg_values(&gb.mean()?)?;
-    let stddev = agg_values(&gb.std(0)?)?;
-    let max = agg_values(&gb.max()?)?;
-    let qs = QUANTILES
+    let float_idx = (n as f64 - 1.0) * p;
+    let idx = (float_idx as usize).min(n - 1);
+    let top_idx = float_idx.ceil() as usize;
+    let lower = sorted[idx];
+    if idx == top_idx {
+        return Some(lower);
+    }
+    let upper = sorted[idx + 1];
+    Some(if lower == upper { lower } else { (float_idx - idx as f64) * (upper - lower) + lower })
+}
+
+/// Mean and population stddev of nanoseconds in sample order: polars' reductions (its
+/// summation order, so its exact digits).
+fn mean_and_stddev_polars(lat: &[f64]) -> PolarsResult<(Option<f64>, Option<f64>)> {
+    let col = Column::new("lat".into(), lat);
+    Ok((scalar_f64(col.mean_reduce())?, scalar_f64(col.std_reduce(0))?))
+}
+
+/// Overall statistics: min, max and quantiles read the sorted nanoseconds.
+fn sorted_stats(sorted: &[f64], (mean, stddev): (Option<f64>, Option<f64>)) -> StatsNs {
+    let [p50, p90, p99, p999] = QUANTILES.map(|p| quantile_sorted(sorted, p));
+    StatsNs { min: sorted.first().copied(), mean, stddev, p50, p90, p99, p999, max: sorted.last().copied() }
+}
+
+/// Statistics per key, largest group first (then by key). Computed here rather than with
+/// polars' group-by, which hashed the keys once per aggregation's column copy and selected
+/// each quantile apart; the arithmetic is polars' own, so the numbers are identical: a
+/// compensated (Kahan) sum in sample order for the mean, Welford's online variance
+/// (ddof 0) for the stddev, and [`quantile_sorted`] over the sorted group.
+fn group_stats(samples: &[Sample], lat_ps: &[Ps]) -> Vec<GroupStats> {
+    // Group ids in order of first appearance, and each sample's group.
+    let mut ids: rustc_hash::FxHashMap<&str, u32> = Default::default();
+    let mut keys: Vec<&str> = Vec::new();
+    // Neighbouring samples mostly share their key: compare with the last before hashing.
+    let mut last: Option<(&str, u32)> = None;
+    let group_of: Vec<u32> = samples
         .iter()
-        .map(|&p| agg_values(&gb.quantile(p, QuantileMethod::Linear)?))
-        .collect::<PolarsResult<Vec<_>>>()?;
-    let mut groups = Vec::with_capacity(counts.height());
-    for row in 0..counts.height() {
-        let at = |v: &[Option<f64>]| v.get(row).copied().flatten();
-        groups.push(GroupStats {
-            key: key_col.get(row).unwrap_or_default().to_owned(),
-            count: at(&count_col).unwrap_or_default() as u64,
-            stats_ns: StatsNs {
-                min: at(&min),
-                mean: at(&mean),
-                stddev: at(&stddev),
-                p50: at(&qs[0]),
-                p90: at(&qs[1]),
-                p99: at(&qs[2]),
-                p999: at(&qs[3]),
-                max: at(&max),
-            },
-        });
+        .map(|s| {
+            let key = s.key.as_str();
+            if let Some((k, g)) = last
+                && k == key
+            {
+                return g;
+            }
+            let g = *ids.entry(key).or_insert_with(|| {
+                keys.push(key);
+                (keys.len() - 1) as u32
+            });
+            last = Some((key, g));
+            g
+        })
+        .collect();
+    // Counting sort of the latencies by group, keeping sample order inside each group.
+    let mut start = vec![0usize; keys.len() + 1];
+    for &g in &group_of {
+        start[g as usize + 1] += 1;
     }
-    // polars returns groups in no fixed order; reports must be reproducible.
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut values: Vec<Ps> = vec![0; lat_ps.len()];
+    for (&g, &v) in group_of.iter().zip(lat_ps) {
+        values[fill[g as usize]] = v;
+        fill[g as usize] += 1;
+    }
+    let mut ns: Vec<f64> = Vec::new();
+    let mut groups: Vec<GroupStats> = keys
+        .iter()
+        .enumerate()
+        .map(|(g, key)| {
+            let group = &mut values[start[g]..start[g + 1]];
+            ns.clear();
+            ns.extend(group.iter().map(|&p| ps_to_ns(p)));
+            let (mean, stddev) = mean_and_stddev(&ns);
+            let vals = sorted_ns(group, std::mem::take(&mut ns));
+            let [p50, p90, p99, p999] = QUANTILES.map(|p| quantile_sorted(&vals, p));
+            let stats = GroupStats {
+                key: (*key).to_owned(),
+                count: vals.len() as u64,
+                stats_ns: StatsNs {
+                    min: vals.first().copied(),
+                    mean,
+                    stddev,
+                    p50,
+                    p90,
+                    p99,
+                    p999,
+                    max: vals.last().copied(),
+                },
+            };
+            ns = vals;
+            stats
+        })
+        .collect();
     groups.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
-    Ok((stats, groups))
+    groups
+}
+
+/// Mean and population stddev of values in sample order, as polars' group aggregations
+/// compute them (`agg_mean`: one value is itself, more are a Kahan sum over the count;
+/// `agg_std(0)`: the square root of Welford's online variance).
+fn mean_and_stddev(vals: &[f64]) -> (Option<f64>, Option<f64>) {
+    if vals.is_empty() {
+        return (None, None);
+    }
+    let mean = if vals.len() == 1 {
+        vals[0]
+    } else {
+        let (mut sum, mut err) = (0.0f64, 0.0f64);
+        for &v in vals {
+            let y = v - err;
+            let new_sum = sum + y;
+            let new_err = (new_sum - sum) - y;
+            sum = new_sum;
+            if new_err.is_finite() {
+                err = new_err;
+            }
+        }
+        sum / vals.len() as f64
+    };
+    let (mut m2, mut running, mut count) = (0.0f64, 0.0f64, 0u64);
+    for &v in vals {
+        let new_count = count + 1;
+        let delta_1 = v - running;
+        let new_mean = delta_1 / new_count as f64 + running;
+        let delta_2 = v - new_mean;
+        m2 += delta_1 * delta_2;
+        count = new_count;
+        running = new_mean;
+    }
+    (Some(mean), Some((m2 / count as f64).sqrt()))
 }
 
 /// The 1-2-5 edge at or below `v` (`v > 0`).
@@ -329,19 +416,27 @@ pub fn linear_histogram(sorted_ns: &[f64], n: usize) -> Vec<Bucket> {
         .collect()
 }
 
-/// The `n` longest samples, longest first; among equal latencies the earliest first.
+/// The `n` longest samples, longest first; among equal latencies the earliest first (and
+/// among samples equal in both, the first in sample order).
 pub fn worst(samples: &[Sample], n: usize) -> Vec<Sample> {
-    let order = |a: &&Sample, b: &&Sample| b.latency().cmp(&a.latency()).then(a.start.cmp(&b.start));
-    let mut refs: Vec<&Sample> = samples.iter().collect();
     if n == 0 {
         return Vec::new();
     }
-    if refs.len() > n {
-        refs.select_nth_unstable_by(n - 1, order);
-        refs.truncate(n);
+    // One pass keeping the best `n` sorted: after the first few thousand samples almost every
+    // sample loses the single comparison with the current n-th, so this is a scan, where a
+    // selection over all samples moved them around.
+    let rank = |s: &Sample| (std::cmp::Reverse(s.latency()), s.start);
+    let mut best: Vec<(std::cmp::Reverse<Ps>, Ps, usize)> = Vec::with_capacity(n + 1);
+    for (i, s) in samples.iter().enumerate() {
+        let (lat, start) = rank(s);
+        if best.len() == n && best.last().is_some_and(|&(l, t, _)| (lat, start) >= (l, t)) {
+            continue;
+        }
+        let at = best.partition_point(|&(l, t, _)| (l, t) <= (lat, start));
+        best.insert(at, (lat, start, i));
+        best.truncate(n);
     }
-    refs.sort_by(order);
-    refs.into_iter().cloned().collect()
+    best.into_iter().map(|(_, _, i)| samples[i].clone()).collect()
 }
 
 #[cfg(test)]

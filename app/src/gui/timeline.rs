@@ -305,8 +305,9 @@ fn draw_ticks(
     }
 }
 
-/// Builds the mesh of one lane.
-fn build_lane(
+/// Builds the mesh of one lane (and its label boxes) for the viewport: the per-frame
+/// geometry cost, public for `app/benches/geometry.rs`.
+pub fn build_lane(
     lane: &Lane,
     color: Color32,
     src: &SourceView,

@@ -1,0 +1,125 @@
+//! Timeline geometry per frame at 10M events, headless (no GPU, no window): what a frame
+//! costs when the viewport changed and every visible lane's mesh is rebuilt
+//! (`timeline::build_lane` over each lane of a `prepare`d source).
+//!
+//! The input is the recorded `samples/ftrace/virtio_blk_direct_read.txt` (irq, block,
+//! sched events on 2 CPUs), its events replicated back to back with shifted times to 10M,
+//! as the analysis bench does, so lanes, slices and event densities are real. Viewports: the
+//! whole trace, 1% of it and 0.01% of it (centred), 1600 columns wide.
+//!
+//! `cargo bench -p latscope --bench geometry`
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use egui::{Rect, pos2};
+use latscope::gui::prepare::{Prepared, prepare};
+use latscope::gui::timeline::{SourceView, Viewport, build_lane};
+use latscope_analysis::model::{EventTableBuilder, FieldValue, Source};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+const SAMPLE: &str = "samples/ftrace/virtio_blk_direct_read.txt";
+const EVENTS: usize = 10_000_000;
+const WIDTH: f32 = 1600.0;
+/// Fraction of the trace on screen, and the bench label.
+const ZOOMS: &[(f64, &str)] = &[(1.0, "full"), (1e-2, "1%"), (1e-4, "0.01%")];
+
+fn load_sample() -> Option<Source> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(SAMPLE);
+    match latscope_importers::open(&path, &latscope_importers::LoadControl::new()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("skipped: {}: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// `real`'s events repeated until there are `events`, each copy shifted past the previous
+/// one by the sample's span plus 1 ms (the same construction as analysis/benches).
+fn replicate(real: &Source, events: usize) -> Source {
+    let table = &real.events;
+    let (Some(&first), Some(&last)) = (table.ts.first(), table.ts.last()) else {
+        return Source::new("empty", "ftrace-text", real.kind);
+    };
+    let period = last - first + 1_000_000_000;
+    let mut b = EventTableBuilder::new();
+    b.interner = real.strings.clone();
+    for l in table.layouts() {
+        b.layout(l.event, &l.fields);
+    }
+    b.reserve(events, table.field_bytes() * events.div_ceil(table.len()));
+    let mut values: Vec<FieldValue> = Vec::new();
+    let mut copy = 0;
+    'fill: loop {
+        let shift = copy * period;
+        for ev in table.iter() {
+            if b.len() == events {
+                break 'fill;
+            }
+            values.clear();
+            values.extend(ev.fields().map(|(_, v)| v));
+            b.push(
+                ev.ts() + shift,
+                ev.cpu(),
+                ev.pid(),
+                ev.comm(),
+                ev.flags(),
+                table.layout[ev.index],
+                &values,
+            );
+        }
+        copy += 1;
+    }
+    let mut big = Source::new(format!("{} x{}", real.name, copy + 1), real.format.clone(), real.kind);
+    big.origin = real.origin;
+    match b.finish() {
+        Ok((events, strings)) => {
+            big.events = events;
+            big.strings = strings;
+        }
+        Err(e) => eprintln!("replicating {}: {e}", real.name),
+    }
+    big
+}
+
+/// Every lane's geometry for one viewport: vertices plus label boxes, so nothing is dropped.
+fn frame(view: &SourceView, prepared: &Prepared, vp: &Viewport) -> usize {
+    let mut top = 0.0;
+    let mut total = 0;
+    for v in &view.lanes {
+        let Some(lane) = prepared.lanes.get(v.lane) else { continue };
+        let h = lane.height();
+        let rect = Rect::from_min_max(pos2(0.0, top), pos2(WIDTH, top + h));
+        let (mesh, texts) = build_lane(lane, v.color, view, vp, rect);
+        total += mesh.vertices.len() + texts.len();
+        top += h;
+    }
+    total
+}
+
+fn bench(c: &mut Criterion) {
+    let Some(real) = load_sample() else { return };
+    let big = replicate(&real, EVENTS);
+    let (Some(&first), Some(&last)) = (big.events.ts.first(), big.events.ts.last()) else { return };
+    let prepared = Arc::new(prepare(big));
+    let view = SourceView::new(prepared.clone(), 0);
+    eprintln!("geometry: {} events, {} lanes", prepared.source.events.len(), prepared.lanes.len());
+    let span = (last - first) as f64;
+    let mut g = c.benchmark_group("geometry");
+    g.sample_size(50).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    g.throughput(Throughput::Elements(1));
+    for &(fraction, label) in ZOOMS {
+        let shown = span * fraction;
+        let vp = Viewport { start: first as f64 + (span - shown) / 2.0, ps_per_px: shown / f64::from(WIDTH) };
+        eprintln!("geometry {label}: {} vertices and labels", frame(&view, &prepared, &vp));
+        g.bench_with_input(BenchmarkId::new("frame 10M", label), &vp, |b, vp| {
+            b.iter(|| frame(&view, &prepared, black_box(vp)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
