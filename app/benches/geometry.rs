@@ -11,7 +11,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use egui::{Rect, pos2};
-use latscope::gui::prepare::{Prepared, prepare};
+use latscope::gui::lod::{Grid, TimeIndex, count_columns, count_columns_indexed};
+use latscope::gui::prepare::{LaneKind, Prepared, prepare};
 use latscope::gui::timeline::{SourceView, Viewport, build_lane};
 use latscope_analysis::model::{EventTableBuilder, FieldValue, Source};
 use std::hint::black_box;
@@ -118,6 +119,36 @@ fn bench(c: &mut Criterion) {
             b.iter(|| frame(&view, &prepared, black_box(vp)))
         });
     }
+    // The per-column event counts alone, through each lane's bucket index (what frames
+    // use) and by plain whole-lane binary searches (what they used before), full view.
+    let vp = Viewport { start: first as f64, ps_per_px: span / f64::from(WIDTH) };
+    let grid = Grid { t0: vp.start, ps_per_px: vp.ps_per_px, columns: WIDTH as usize };
+    let ts = &prepared.source.events.ts;
+    let lanes: Vec<(&[u32], &TimeIndex)> = prepared
+        .lanes
+        .iter()
+        .filter_map(|l| match &l.kind {
+            LaneKind::Cpu(c) => Some((&c.events[..], &c.index)),
+            LaneKind::Events(e) => Some((&e.events[..], &e.index)),
+            _ => None,
+        })
+        .collect();
+    g.bench_function("counts full/indexed", |b| {
+        b.iter(|| {
+            lanes
+                .iter()
+                .map(|(ev, ix)| count_columns_indexed(ev.len(), |i| ts[ev[i] as usize], ix, &grid).len())
+                .sum::<usize>()
+        })
+    });
+    g.bench_function("counts full/binary search", |b| {
+        b.iter(|| {
+            lanes
+                .iter()
+                .map(|(ev, _)| count_columns(ev.len(), |i| ts[ev[i] as usize], &grid).len())
+                .sum::<usize>()
+        })
+    });
     g.finish();
 }
 

@@ -97,9 +97,9 @@ fn event_counts_per_column_match_a_scan_of_a_real_ftrace() {
     let (lo, hi) = src.time_range().unwrap();
     let mut lanes = 0;
     for lane in &prepared.lanes {
-        let events = match &lane.kind {
-            LaneKind::Cpu(c) => &c.events,
-            LaneKind::Events(e) => &e.events,
+        let (events, index) = match &lane.kind {
+            LaneKind::Cpu(c) => (&c.events, &c.index),
+            LaneKind::Events(e) => (&e.events, &e.index),
             _ => continue,
         };
         lanes += 1;
@@ -118,6 +118,9 @@ fn event_counts_per_column_match_a_scan_of_a_real_ftrace() {
                 }
             }
             assert_eq!(counts, brute, "{} {grid:?}", lane.name);
+            // What the timeline draws: the same counts through the lane's bucket index.
+            let time = |i: usize| src.events.ts[events[i] as usize];
+            assert_eq!(lod::count_columns_indexed(events.len(), time, index, &grid), brute, "{}", lane.name);
         }
     }
     assert!(lanes > 3);

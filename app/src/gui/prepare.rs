@@ -3,7 +3,7 @@
 //! `sched_switch`, `irq_handler_*` and `softirq_*`, digital level pyramids and span rows.
 //! Drawing then only reads these.
 
-use super::lod::{MinMaxPyramid, SliceRow};
+use super::lod::{MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
 use latscope_analysis::model::{FieldValue, Ps, Source, Sym};
@@ -72,12 +72,16 @@ pub enum LaneKind {
 pub struct EventLane {
     /// Indices into the source's event table, in time order.
     pub events: Vec<u32>,
+    /// Bucket starts over `events`' times, for per-column counts.
+    pub index: TimeIndex,
 }
 
 #[derive(Debug, Default)]
 pub struct CpuLane {
     pub cpu: u16,
     pub events: Vec<u32>,
+    /// Bucket starts over `events`' times, for per-column counts.
+    pub index: TimeIndex,
     /// Tasks running on the CPU between `sched_switch`es (idle left empty).
     pub tasks: SliceRow,
     /// Hard IRQ handlers and softirqs, one row.
@@ -231,16 +235,18 @@ pub fn prepare(source: Source) -> Prepared {
         st.lane.tasks.finish();
         st.lane.irqs.finish();
         st.lane.labels = st.labels.list;
+        st.lane.index = TimeIndex::new(st.lane.events.len(), |i| ev.ts[st.lane.events[i] as usize]);
         let cpu = st.lane.cpu;
         lanes.push(Lane { name: format!("CPU {cpu}"), kind: LaneKind::Cpu(st.lane), color: theme::CPU });
     }
     for name in name_order {
         let text = source.strings.resolve(name).into_owned();
         let events = by_name.remove(&name).unwrap_or_default();
+        let index = TimeIndex::new(events.len(), |i| ev.ts[events[i] as usize]);
         lanes.push(Lane {
             color: theme::color_for(&text),
             name: text,
-            kind: LaneKind::Events(EventLane { events }),
+            kind: LaneKind::Events(EventLane { events, index }),
         });
     }
     for (i, d) in source.digital.iter().enumerate() {

@@ -277,7 +277,7 @@ fn draw_slices(
 /// Ticks for events: one column each, taller where there are more.
 fn draw_ticks(
     mesh: &mut Mesh,
-    events: &[u32],
+    (events, index): (&[u32], &lod::TimeIndex),
     src: &Source,
     grid: &Grid,
     left: f32,
@@ -285,7 +285,7 @@ fn draw_ticks(
     color: Color32,
 ) {
     let ts = &src.events.ts;
-    let counts = lod::count_columns(events.len(), |i| ts[events[i] as usize], grid);
+    let counts = lod::count_columns_indexed(events.len(), |i| ts[events[i] as usize], index, grid);
     let max = counts.iter().copied().max().unwrap_or(0).max(1);
     let h = y.1 - y.0;
     let sparse = grid.ps_per_px > 0.0 && max <= 1;
@@ -346,12 +346,20 @@ pub fn build_lane(
                 &cpu.labels,
                 &mut texts,
             );
-            draw_ticks(&mut mesh, &cpu.events, source, &grid, left, (t + 34.0, t + 44.0), color);
+            draw_ticks(
+                &mut mesh,
+                (&cpu.events, &cpu.index),
+                source,
+                &grid,
+                left,
+                (t + 34.0, t + 44.0),
+                color,
+            );
         }
         LaneKind::Events(ev) => {
             draw_ticks(
                 &mut mesh,
-                &ev.events,
+                (&ev.events, &ev.index),
                 source,
                 &grid,
                 left,
