@@ -222,7 +222,7 @@ fn sr_zip_bomb_is_refused_at_its_declared_size() {
 #[test]
 fn sr_analog_member_over_the_sample_limit_is_refused_unread() {
     let dir = TempDir::new("sranalog");
-    // 3 GiB of zeros declared honestly: 768 Mi samples > MAX_ANALOG_SAMPLES (32 Mi).
+    // 3 GiB of zeros declared honestly: 768 Mi samples > MAX_ANALOG_SAMPLES (128 Mi).
     let meta = "[device 1]\nsamplerate=1 MHz\ntotal analog=1\nanalog1=A0\n";
     let member = Member { name: "analog-1-1-1", method: 8, data: deflated_zeros(3072), declared: 3 << 30 };
     let path = dir.file("analog.sr", &sr(meta, vec![member]));

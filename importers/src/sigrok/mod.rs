@@ -21,14 +21,15 @@ const MAX_METADATA_BYTES: u64 = 1 << 20;
 /// capture of a whole logic analyzer's memory stays far below this.
 pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
 /// Logic transitions kept across all channels. Each costs 9 bytes (time and level), so the
-/// limit bounds a capture's edges to ~290 MB: a hostile file (deflate packs a sample that
+/// limit bounds a capture's edges to ~580 MB: a hostile file (deflate packs a sample that
 /// toggles every time ~1000:1, so 100 M toggling samples fit in 100 KB) is refused there,
-/// not after gigabytes. Real captures have far fewer edges than samples.
-pub const MAX_TRANSITIONS: usize = 32_000_000;
-/// Analog samples kept across all channels (4 bytes each, so 128 MiB): a 1 MS/s scope
-/// channel for half a minute. Members whose declared sizes exceed it are refused unread,
+/// not after gigabytes. Real captures have far fewer edges than samples (a 10 MHz clock
+/// sampled for 3 s stays under it).
+pub const MAX_TRANSITIONS: usize = 64_000_000;
+/// Analog samples kept across all channels (4 bytes each, so 512 MiB): a 1 MS/s scope
+/// channel for two minutes. Members whose declared sizes exceed it are refused unread,
 /// and no more than the declared size is reserved.
-pub const MAX_ANALOG_SAMPLES: usize = 1 << 25;
+pub const MAX_ANALOG_SAMPLES: usize = 1 << 27;
 const READ_BUFFER: usize = 1 << 16;
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {

@@ -22,10 +22,10 @@ pub const MAX_SCOPE_DEPTH: usize = 1024;
 /// Variables declared in one file.
 pub const MAX_VARS: usize = 1 << 20;
 /// Value changes kept across all variables. A change costs 9 bytes (1-bit) or 12 bytes
-/// (vector, real), so the tracks stay under 240 MB; VCD writes a change in 3+ bytes, so a
-/// file that reaches it is 60+ MB (mapped, so its pages read so far count in RSS too).
-/// Larger simulations belong in FST.
-pub const MAX_CHANGES: usize = 20_000_000;
+/// (vector, real), so the tracks stay under 2.4 GB. VCD is plain text written at 3+ bytes
+/// a change, so memory follows the file's size (no compression to amplify it): a file that
+/// reaches the limit is 600+ MB. It bounds the pathological case, not real simulations.
+pub const MAX_CHANGES: usize = 200_000_000;
 /// Longest token (identifier, value, word of a declaration). The longest legitimate token
 /// is a vector value, one character per bit; no simulator dumps million-bit vectors, and
 /// without a cap an endless token would be scanned (and, in a name, copied) whole.
