@@ -98,7 +98,7 @@ pub(crate) struct ChunkParser {
     origin: i64,
     names: FxHashMap<Box<[u8]>, usize>,
     /// Direct-mapped cache in front of `names`: (length, zero-padded name, index).
-    name_cache: Vec<(u8, [u8; STR_CACHE_BYTES], usize)>,
+    name_cache: Vec<(u8, [u64; 3], usize)>,
     infos: Vec<NameInfo>,
     name_buf: Vec<u8>,
     empty: Sym,
@@ -131,7 +131,7 @@ impl ChunkParser {
             origin: origin_secs,
             names: FxHashMap::default(),
             // Length u8::MAX marks a free slot.
-            name_cache: vec![(u8::MAX, [0; STR_CACHE_BYTES], 0); NAME_CACHE_SLOTS],
+            name_cache: vec![(u8::MAX, [0; 3], 0); NAME_CACHE_SLOTS],
             infos: Vec::new(),
             name_buf: Vec::new(),
             empty,

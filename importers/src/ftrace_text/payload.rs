@@ -279,21 +279,27 @@ pub(crate) struct Sink {
     /// Recently interned short strings (field keys, comms, states, irq and softirq names
     /// repeat on most lines): a compare in a small table instead of a lookup in the
     /// interner's large one.
-    str_cache: Vec<(u8, [u8; STR_CACHE_BYTES], Sym)>,
+    str_cache: Vec<(u8, [u64; 3], Sym)>,
 }
 
-/// A short string zero-padded to the cache's width, and its slot: a multiplicative hash of
-/// its three words and length.
+/// A short string (at most [`STR_CACHE_BYTES`]) as three zero-padded little-endian words,
+/// and its slot: a multiplicative hash of the words and the length. Built from word loads,
+/// not a variable-length copy (which costs a `memcpy` call per string).
 #[inline]
-pub(crate) fn str_key(s: &[u8]) -> ([u8; STR_CACHE_BYTES], usize) {
-    let mut key = [0u8; STR_CACHE_BYTES];
-    key[..s.len()].copy_from_slice(s);
-    let w = |i: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&key[i * 8..i * 8 + 8]);
-        u64::from_le_bytes(b)
-    };
-    let h = (w(0) ^ w(1).rotate_left(21) ^ w(2).rotate_left(42) ^ s.len() as u64)
+pub(crate) fn str_key(s: &[u8]) -> ([u64; 3], usize) {
+    #[inline]
+    fn word(s: &[u8], from: usize) -> u64 {
+        match s.get(from..from + 8) {
+            Some(w) => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(w);
+                u64::from_le_bytes(b)
+            }
+            None => s.get(from..).unwrap_or(&[]).iter().rev().fold(0, |w, &c| w << 8 | u64::from(c)),
+        }
+    }
+    let key = [word(s, 0), word(s, 8), word(s, 16)];
+    let h = (key[0] ^ key[1].rotate_left(21) ^ key[2].rotate_left(42) ^ s.len() as u64)
         .wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (key, (h >> 40) as usize % STR_CACHE_SLOTS)
 }
@@ -308,7 +314,7 @@ impl Sink {
             fields: Vec::with_capacity(32),
             values: Vec::with_capacity(32),
             // Length u8::MAX marks a free slot: no cached string is that long.
-            str_cache: vec![(u8::MAX, [0; STR_CACHE_BYTES], Sym(0)); STR_CACHE_SLOTS],
+            str_cache: vec![(u8::MAX, [0; 3], Sym(0)); STR_CACHE_SLOTS],
         }
     }
 
