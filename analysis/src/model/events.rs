@@ -4,9 +4,10 @@
 //! offset into the field arena (4) — 30 bytes — plus its varint-encoded field values,
 //! typically 1–3 bytes each. Events are sorted by time (stable: equal times keep file order).
 
-use super::fields::{FieldKind, FieldValue, Layout, LayoutId, decode_value, encode_value};
+use super::fields::{FieldKind, FieldValue, Layout, LayoutId, decode_value, encode_value, skip_varint};
 use super::intern::{Interner, Sym};
 use super::time::Ps;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// The irq-info flag column (`d.h1.`), packed. `IrqFlags::NONE` when the trace had none.
@@ -408,59 +409,111 @@ impl EventTableBuilder {
     }
 
     /// Concatenates builders in order into one, remapping symbols and layouts.
+    ///
+    /// Strings and layouts (a few thousand at most) are absorbed serially in part order, so
+    /// symbol numbers are those of a part-by-part merge; rewriting each part's columns in the
+    /// merged numbering (the per-event work) runs in parallel, and the results are copied
+    /// into place.
     pub fn merge(parts: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
+        if parts.iter().any(|p| p.arena_full) {
+            return Err(BuildError::ArenaFull);
+        }
         let events: usize = parts.iter().map(EventTableBuilder::len).sum();
         let field_bytes: usize = parts.iter().map(|p| p.table.field_data.len()).sum();
         let mut parts = parts.into_iter();
         let Some(mut out) = parts.next() else { return Ok(EventTableBuilder::new()) };
-        out.reserve(events - out.len(), field_bytes - out.table.field_data.len());
-        for part in parts {
-            out.append(part)?;
+        let rest: Vec<EventTableBuilder> = parts.collect();
+        let maps: Vec<PartMap> = rest
+            .iter()
+            .map(|part| {
+                let syms = out.interner.absorb(&part.interner);
+                let layouts = part
+                    .table
+                    .layouts
+                    .iter()
+                    .map(|l| {
+                        let fields: Vec<_> =
+                            l.fields.iter().map(|&(n, k)| (remap_sym(&syms, n), k)).collect();
+                        out.layout(remap_sym(&syms, l.event), &fields)
+                    })
+                    .collect();
+                PartMap { syms, layouts }
+            })
+            .collect();
+        let remapped: Vec<Result<EventTable, BuildError>> =
+            rest.into_par_iter().zip(maps.par_iter()).map(|(part, map)| map.apply(part.table)).collect();
+        // Re-encoded strings may take a byte more or less; the sum is only a reservation.
+        out.reserve(events - out.len(), field_bytes.saturating_sub(out.table.field_data.len()));
+        for part in remapped {
+            out.append(part?)?;
         }
         Ok(out)
     }
 
-    fn append(&mut self, part: EventTableBuilder) -> Result<(), BuildError> {
-        if part.arena_full || self.arena_full {
-            return Err(BuildError::ArenaFull);
-        }
-        let syms = self.interner.absorb(&part.interner);
-        let remap = |s: Sym| syms.get(s.0 as usize).copied().unwrap_or(s);
-        let layouts: Vec<LayoutId> = part
-            .table
-            .layouts
-            .iter()
-            .map(|l| {
-                let fields: Vec<_> = l.fields.iter().map(|&(n, k)| (remap(n), k)).collect();
-                self.layout(remap(l.event), &fields)
-            })
-            .collect();
-        let src = part.table;
+    /// Appends a part already in this builder's symbol and layout numbering.
+    fn append(&mut self, src: EventTable) -> Result<(), BuildError> {
         let base_index = self.table.len() as u32;
         let dst = &mut self.table;
+        if !src.is_empty() {
+            let base = u32::try_from(dst.field_data.len()).map_err(|_| BuildError::ArenaFull)?;
+            let offs: Option<Vec<u32>> = src.field_off.iter().map(|&o| base.checked_add(o)).collect();
+            dst.field_off.extend_from_slice(&offs.ok_or(BuildError::ArenaFull)?);
+        }
         dst.ts.extend_from_slice(&src.ts);
         dst.cpu.extend_from_slice(&src.cpu);
         dst.pid.extend_from_slice(&src.pid);
         dst.flags.extend_from_slice(&src.flags);
-        dst.comm.extend(src.comm.iter().map(|&s| remap(s)));
-        dst.layout.extend(src.layout.iter().map(|l| layouts[l.0 as usize]));
-        dst.field_data.reserve(src.field_data.len());
-        dst.field_off.reserve(src.len());
-        for i in 0..src.len() {
-            let off = u32::try_from(dst.field_data.len()).map_err(|_| BuildError::ArenaFull)?;
-            dst.field_off.push(off);
-            let layout = &src.layouts[src.layout[i].0 as usize];
-            let mut pos = src.field_off[i] as usize;
+        dst.comm.extend_from_slice(&src.comm);
+        dst.layout.extend_from_slice(&src.layout);
+        dst.field_data.extend_from_slice(&src.field_data);
+        dst.stacks.extend(src.stacks.iter().map(|&(i, s)| (base_index + i, s)));
+        Ok(())
+    }
+}
+
+/// How one part's symbols and layouts map into the merged builder's.
+struct PartMap {
+    syms: Vec<Sym>,
+    layouts: Vec<LayoutId>,
+}
+
+fn remap_sym(syms: &[Sym], s: Sym) -> Sym {
+    syms.get(s.0 as usize).copied().unwrap_or(s)
+}
+
+impl PartMap {
+    /// The part's table in merged numbering: comm, layout and stack symbols replaced, field
+    /// values re-encoded (only string values change; numbers are copied as encoded). The
+    /// result keeps no layouts of its own.
+    fn apply(&self, mut t: EventTable) -> Result<EventTable, BuildError> {
+        let syms = &self.syms[..];
+        for c in &mut t.comm {
+            *c = remap_sym(syms, *c);
+        }
+        for s in &mut t.stacks {
+            s.1 = remap_sym(syms, s.1);
+        }
+        let mut data = Vec::with_capacity(t.field_data.len() + t.field_data.len() / 8);
+        for (off, l) in t.field_off.iter_mut().zip(&mut t.layout) {
+            let layout = &t.layouts[l.0 as usize];
+            *l = self.layouts[l.0 as usize];
+            let mut pos = *off as usize;
+            *off = u32::try_from(data.len()).map_err(|_| BuildError::ArenaFull)?;
             for &(_, kind) in &layout.fields {
-                let v = match decode_value(&src.field_data, &mut pos, kind) {
-                    FieldValue::Str(s) => FieldValue::Str(remap(s)),
-                    other => other,
-                };
-                encode_value(&mut dst.field_data, v);
+                if kind == FieldKind::Str {
+                    if let FieldValue::Str(s) = decode_value(&t.field_data, &mut pos, kind) {
+                        encode_value(&mut data, FieldValue::Str(remap_sym(syms, s)));
+                    }
+                } else {
+                    let start = pos;
+                    skip_varint(&t.field_data, &mut pos);
+                    data.extend_from_slice(&t.field_data[start..pos]);
+                }
             }
         }
-        dst.stacks.extend(src.stacks.iter().map(|&(i, s)| (base_index + i, remap(s))));
-        Ok(())
+        t.field_data = data;
+        t.layouts = Vec::new();
+        Ok(t)
     }
 }
 

@@ -84,6 +84,17 @@ pub(crate) fn get_varint(data: &[u8], pos: &mut usize) -> u64 {
     v
 }
 
+/// Moves `*pos` past one varint (as [`get_varint`] would read it).
+#[inline]
+pub(crate) fn skip_varint(data: &[u8], pos: &mut usize) {
+    while let Some(&b) = data.get(*pos) {
+        *pos += 1;
+        if b < 0x80 {
+            break;
+        }
+    }
+}
+
 #[inline]
 pub(crate) fn encode_value(out: &mut Vec<u8>, v: FieldValue) {
     match v {

@@ -8,7 +8,7 @@ use super::graph::{GraphKind, GraphLine, GraphState, GraphText, classify_text, p
 use super::line::{
     Prefix, Ts, find, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits, trim, trim_start,
 };
-use super::payload::{Handler, Sink, name_token};
+use super::payload::{Handler, STR_CACHE_BYTES, Sink, name_token, str_key};
 use crate::{LoadControl, ParseFailure};
 use latscope_analysis::model::{
     Diagnostics, EventTableBuilder, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym,
@@ -24,6 +24,7 @@ pub(crate) const MAX_LINE: usize = 1 << 20;
 pub(crate) const OVERLONG_LINE: &str = "line longer than 1048576 bytes skipped";
 const COMM_CACHE_SLOTS: usize = 64;
 const COMM_CACHE_BYTES: usize = 32;
+const NAME_CACHE_SLOTS: usize = 64;
 /// Progress and cancel are checked every this many lines.
 const REPORT_EVERY: u64 = 4096;
 
@@ -96,6 +97,8 @@ pub(crate) struct ChunkParser {
     diag: Diagnostics,
     origin: i64,
     names: FxHashMap<Box<[u8]>, usize>,
+    /// Direct-mapped cache in front of `names`: (length, zero-padded name, index).
+    name_cache: Vec<(u8, [u64; 3], usize)>,
     infos: Vec<NameInfo>,
     name_buf: Vec<u8>,
     empty: Sym,
@@ -127,6 +130,8 @@ impl ChunkParser {
             diag: Diagnostics::default(),
             origin: origin_secs,
             names: FxHashMap::default(),
+            // Length u8::MAX marks a free slot.
+            name_cache: vec![(u8::MAX, [0; 3], 0); NAME_CACHE_SLOTS],
             infos: Vec::new(),
             name_buf: Vec::new(),
             empty,
@@ -327,6 +332,22 @@ impl ChunkParser {
     }
 
     fn name_index(&mut self, name: &[u8]) -> usize {
+        // A few dozen names make up a trace: a compare in a small table before the map.
+        let cached = (name.len() <= STR_CACHE_BYTES).then(|| str_key(name));
+        if let Some((key, slot)) = cached {
+            let c = &self.name_cache[slot % NAME_CACHE_SLOTS];
+            if usize::from(c.0) == name.len() && c.1 == key {
+                return c.2;
+            }
+        }
+        let i = self.name_index_slow(name);
+        if let Some((key, slot)) = cached {
+            self.name_cache[slot % NAME_CACHE_SLOTS] = (name.len() as u8, key, i);
+        }
+        i
+    }
+
+    fn name_index_slow(&mut self, name: &[u8]) -> usize {
         if let Some(&i) = self.names.get(name) {
             return i;
         }

@@ -47,6 +47,18 @@ pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
+    if s.len() < 20 {
+        // 19 digits cannot overflow: skip the checked arithmetic of the general case.
+        let mut v: u64 = 0;
+        for &c in s {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            v = v * 10 + u64::from(d);
+        }
+        return Some(v);
+    }
     let mut v: u64 = 0;
     for &c in s {
         if !c.is_ascii_digit() {
@@ -179,7 +191,8 @@ pub(crate) struct Prefix<'a> {
 /// comm before it may hold spaces, dashes, brackets and parentheses.
 pub(crate) fn parse_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     let mut from = 0;
-    while let Some(rel) = pos(b'[', &line[from..]) {
+    // memchr: the `[` sits ~25 bytes in, past the padded task column.
+    while let Some(rel) = memchr::memchr(b'[', &line[from..]) {
         let open = from + rel;
         from = open + 1;
         let (digits, rest) = split_digits(&line[open + 1..]);

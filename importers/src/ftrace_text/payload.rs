@@ -265,6 +265,10 @@ impl Keys {
     }
 }
 
+/// Slots of [`Sink`]'s string cache (direct-mapped) and the longest string it holds.
+const STR_CACHE_SLOTS: usize = 512;
+pub(crate) const STR_CACHE_BYTES: usize = 24;
+
 /// Where parsers put an event's fields: the builder (for interning) and reusable buffers.
 #[derive(Debug)]
 pub(crate) struct Sink {
@@ -272,13 +276,62 @@ pub(crate) struct Sink {
     pub keys: Keys,
     pub fields: Vec<(Sym, FieldKind)>,
     pub values: Vec<FieldValue>,
+    /// Recently interned short strings (field keys, comms, states, irq and softirq names
+    /// repeat on most lines): a compare in a small table instead of a lookup in the
+    /// interner's large one.
+    str_cache: Vec<(u8, [u64; 3], Sym)>,
+}
+
+/// A short string (at most [`STR_CACHE_BYTES`]) as three zero-padded little-endian words,
+/// and its slot: a multiplicative hash of the words and the length. Built from word loads,
+/// not a variable-length copy (which costs a `memcpy` call per string).
+#[inline]
+pub(crate) fn str_key(s: &[u8]) -> ([u64; 3], usize) {
+    #[inline]
+    fn word(s: &[u8], from: usize) -> u64 {
+        match s.get(from..from + 8) {
+            Some(w) => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(w);
+                u64::from_le_bytes(b)
+            }
+            None => s.get(from..).unwrap_or(&[]).iter().rev().fold(0, |w, &c| w << 8 | u64::from(c)),
+        }
+    }
+    let key = [word(s, 0), word(s, 8), word(s, 16)];
+    let h = (key[0] ^ key[1].rotate_left(21) ^ key[2].rotate_left(42) ^ s.len() as u64)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (key, (h >> 40) as usize % STR_CACHE_SLOTS)
 }
 
 impl Sink {
     pub fn new() -> Sink {
         let mut b = EventTableBuilder::new();
         let keys = Keys::new(&mut b);
-        Sink { b, keys, fields: Vec::with_capacity(32), values: Vec::with_capacity(32) }
+        Sink {
+            b,
+            keys,
+            fields: Vec::with_capacity(32),
+            values: Vec::with_capacity(32),
+            // Length u8::MAX marks a free slot: no cached string is that long.
+            str_cache: vec![(u8::MAX, [0; 3], Sym(0)); STR_CACHE_SLOTS],
+        }
+    }
+
+    /// Interns `s` through the string cache (the same symbol as `self.b.intern(s)`).
+    #[inline]
+    pub fn intern(&mut self, s: &[u8]) -> Sym {
+        if s.len() > STR_CACHE_BYTES {
+            return self.b.intern(s);
+        }
+        let (key, i) = str_key(s);
+        let slot = &mut self.str_cache[i];
+        if usize::from(slot.0) == s.len() && slot.1 == key {
+            return slot.2;
+        }
+        let sym = self.b.intern(s);
+        *slot = (s.len() as u8, key, sym);
+        sym
     }
 
     pub fn clear(&mut self) {
@@ -298,7 +351,7 @@ impl Sink {
     }
     #[inline]
     pub fn str(&mut self, key: Sym, v: &[u8]) {
-        let s = self.b.intern(v);
+        let s = self.intern(v);
         self.fields.push((key, FieldKind::Str));
         self.values.push(FieldValue::Str(s));
     }
@@ -602,7 +655,7 @@ impl Sink {
         let mut toks: Vec<crate::marker::Token<'_>> = Vec::new();
         crate::marker::tokens(msg, &mut toks);
         for t in &toks {
-            let key = self.b.intern(t.key);
+            let key = self.intern(t.key);
             if self.fields.iter().any(|f| f.0 == key) {
                 continue;
             }
@@ -661,7 +714,7 @@ impl Sink {
             let mut v = trim(&p[vs..ve]);
             v = v.strip_suffix(b",").map_or(v, trim_end);
             v = v.strip_suffix(b"[ns]").map_or(v, trim_end);
-            let key_sym = self.b.intern(&p[ks..eq]);
+            let key_sym = self.intern(&p[ks..eq]);
             self.auto(key_sym, v);
             key = next;
         }
