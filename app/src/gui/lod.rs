@@ -267,6 +267,8 @@ pub struct SliceRow {
     /// The event that opened the slice (for the inspector), `u32::MAX` if none.
     pub event: Vec<u32>,
     max_end: Vec<Ps>,
+    /// Bucket starts over `max_end`, so each column's search stays in one bucket.
+    max_end_index: TimeIndex,
 }
 
 impl SliceRow {
@@ -296,6 +298,7 @@ impl SliceRow {
                 m
             })
             .collect();
+        self.max_end_index = TimeIndex::new(self.max_end.len(), |i| self.max_end[i]);
     }
 
     pub fn len(&self) -> usize {
@@ -309,7 +312,8 @@ impl SliceRow {
     /// The first slice (by start) that overlaps `[from, to)`.
     pub fn first_overlapping(&self, from: Ps, to: Ps) -> Option<usize> {
         let n = self.max_end.len();
-        let mut i = lower_bound(n, |i| self.max_end[i] <= from);
+        // The first slice whose running maximum end is after `from`.
+        let mut i = self.max_end_index.lower_bound(n, |i| self.max_end[i], from.saturating_add(1));
         // The running maximum may come from an earlier, longer slice: step to one that is open.
         while i < n && self.start[i] < to {
             if self.end[i] > from || (self.end[i] == self.start[i] && self.start[i] >= from) {
@@ -403,6 +407,43 @@ mod tests {
         }
         let empty = TimeIndex::new(0, time);
         assert_eq!(empty.lower_bound(0, time, 5), 0);
+    }
+
+    #[test]
+    fn indexed_slice_search_equals_the_whole_row_search() {
+        // Task-like slices with long nested ones, zero-length ones and gaps.
+        let mut row = SliceRow::default();
+        let mut t: Ps = 1_000;
+        for i in 0..30_000u32 {
+            let len = match i % 50 {
+                0 => 200_000,
+                1 => 0,
+                _ => Ps::from(i % 17) * 10,
+            };
+            row.push(t, t + len, i % 5, i);
+            t += Ps::from(i % 23) * 7 + if i % 1000 == 0 { 500_000 } else { 0 };
+        }
+        row.finish();
+        let reference = |from: Ps, to: Ps| {
+            let n = row.max_end.len();
+            let mut i = lower_bound(n, |i| row.max_end[i] <= from);
+            while i < n && row.start[i] < to {
+                if row.end[i] > from || (row.end[i] == row.start[i] && row.start[i] >= from) {
+                    return Some(i);
+                }
+                i += 1;
+            }
+            None
+        };
+        for from in (0..t + 300_000).step_by(997) {
+            for width in [1, 50, 5_000] {
+                assert_eq!(
+                    row.first_overlapping(from, from + width),
+                    reference(from, from + width),
+                    "{from}"
+                );
+            }
+        }
     }
 
     #[test]
