@@ -14,7 +14,7 @@
 //! runs a part).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use latscope_analysis::model::{EventTableBuilder, FieldValue, Source};
+use latscope_analysis::model::Source;
 use latscope_analysis::outcome::{Outcome, Sample};
 use latscope_analysis::spec::{Spec, parse_spec, preset_spec, run_spec};
 use latscope_analysis::stats::{StatsOptions, summarize};
@@ -36,53 +36,11 @@ fn load_sample() -> Option<Source> {
     }
 }
 
-/// `real`'s events repeated until there are `events`, each copy shifted past the previous
-/// one by the sample's span plus 1 ms, so copies never interleave.
 fn replicate(real: &Source, events: usize) -> Source {
-    let table = &real.events;
-    let (Some(&first), Some(&last)) = (table.ts.first(), table.ts.last()) else {
-        return Source::new("empty", "ftrace-text", real.kind);
-    };
-    let period = last - first + 1_000_000_000;
-    let mut b = EventTableBuilder::new();
-    b.interner = real.strings.clone();
-    // Layouts are unique in a table, so re-adding them in order gives the same ids.
-    for l in table.layouts() {
-        b.layout(l.event, &l.fields);
-    }
-    b.reserve(events, table.field_bytes() * events.div_ceil(table.len()));
-    let mut values: Vec<FieldValue> = Vec::new();
-    let mut copy = 0;
-    'fill: loop {
-        let shift = copy * period;
-        for ev in table.iter() {
-            if b.len() == events {
-                break 'fill;
-            }
-            values.clear();
-            values.extend(ev.fields().map(|(_, v)| v));
-            b.push(
-                ev.ts() + shift,
-                ev.cpu(),
-                ev.pid(),
-                ev.comm(),
-                ev.flags(),
-                table.layout[ev.index],
-                &values,
-            );
-        }
-        copy += 1;
-    }
-    let mut big = Source::new(format!("{} x{}", real.name, copy + 1), real.format.clone(), real.kind);
-    big.origin = real.origin;
-    match b.finish() {
-        Ok((events, strings)) => {
-            big.events = events;
-            big.strings = strings;
-        }
-        Err(e) => eprintln!("replicating {}: {e}", real.name),
-    }
-    big
+    real.replicated(events).unwrap_or_else(|e| {
+        eprintln!("replicating {}: {e}", real.name);
+        Source::new("empty", real.format.clone(), real.kind)
+    })
 }
 
 fn specs() -> Vec<(&'static str, Spec)> {

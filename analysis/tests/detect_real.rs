@@ -219,3 +219,26 @@ fn pulse_widths_equal_the_general_pairing_engine_on_every_channel() {
     }
     assert!(checked > 10_000, "only {checked} pulses compared");
 }
+
+/// The benches' big traces: a real trace repeated, each copy shifted past the previous one.
+#[test]
+fn a_replicated_trace_repeats_every_event_shifted_by_one_period() {
+    let real = sample("ftrace/virtio_blk_direct_read.txt");
+    let n = real.events.len();
+    let big = real.replicated(2 * n + 5).unwrap();
+    assert_eq!(big.events.len(), 2 * n + 5);
+    let ts = &real.events.ts;
+    let period = ts[n - 1] - ts[0] + 1_000_000_000;
+    for i in (0..n).step_by(97) {
+        for copy in 0..2 {
+            let (a, b) = (real.events.get(i).unwrap(), big.events.get(copy * n + i).unwrap());
+            assert_eq!(b.ts(), a.ts() + copy as Ps * period);
+            assert_eq!(big.strings.resolve(b.name()), real.strings.resolve(a.name()));
+            let fields = |src: &latscope_analysis::model::Source,
+                          e: latscope_analysis::model::EventRef<'_>| {
+                e.fields().map(|(k, v)| format!("{}={v:?}", src.strings.resolve(k))).collect::<Vec<_>>()
+            };
+            assert_eq!(fields(&big, b), fields(&real, a));
+        }
+    }
+}

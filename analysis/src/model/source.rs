@@ -59,6 +59,52 @@ pub struct Source {
 }
 
 impl Source {
+    /// This source's events repeated until there are `events` of them, each copy shifted
+    /// past the previous one by the events' span plus 1 ms so copies never interleave: a
+    /// real trace at benchmark size (the analysis and timeline benches use it).
+    pub fn replicated(&self, events: usize) -> Result<Source, super::events::BuildError> {
+        use super::events::EventTableBuilder;
+        use super::fields::FieldValue;
+        let table = &self.events;
+        let (Some(&first), Some(&last)) = (table.ts.first(), table.ts.last()) else {
+            return Ok(Source::new("empty", self.format.clone(), self.kind));
+        };
+        let period = last - first + 1_000_000_000;
+        let mut b = EventTableBuilder::new();
+        b.interner = self.strings.clone();
+        // Layouts are unique in a table, so re-adding them in order gives the same ids.
+        for l in table.layouts() {
+            b.layout(l.event, &l.fields);
+        }
+        b.reserve(events, table.field_bytes() * events.div_ceil(table.len()));
+        let mut values: Vec<FieldValue> = Vec::new();
+        let mut copy = 0;
+        'fill: loop {
+            let shift = copy * period;
+            for ev in table.iter() {
+                if b.len() == events {
+                    break 'fill;
+                }
+                values.clear();
+                values.extend(ev.fields().map(|(_, v)| v));
+                b.push(
+                    ev.ts() + shift,
+                    ev.cpu(),
+                    ev.pid(),
+                    ev.comm(),
+                    ev.flags(),
+                    table.layout[ev.index],
+                    &values,
+                );
+            }
+            copy += 1;
+        }
+        let mut big = Source::new(format!("{} x{}", self.name, copy + 1), self.format.clone(), self.kind);
+        big.origin = self.origin;
+        (big.events, big.strings) = b.finish()?;
+        Ok(big)
+    }
+
     pub fn new(name: impl Into<String>, format: impl Into<String>, kind: SourceKind) -> Self {
         Self {
             name: name.into(),
