@@ -74,6 +74,22 @@ fn cli_format(f: Format) -> ReportFormat {
     }
 }
 
+/// What `latscope report FILES --preset P... --format F -o DIR/cli.EXT` writes.
+fn cli_report(files: &[PathBuf], presets: &[&str], f: Format, dir: &Path) -> Vec<u8> {
+    let out = dir.join(format!("cli.{}", SaveWhat::Report(f).extension()));
+    let args = ReportArgs {
+        files: files.to_vec(),
+        presets: presets.iter().map(|p| p.to_string()).collect(),
+        rules: Vec::new(),
+        align: None,
+        fail_if: Vec::new(),
+        format: Some(cli_format(f)),
+        output: Some(out.clone()),
+    };
+    report_cmd::run(&args).unwrap();
+    std::fs::read(&out).unwrap()
+}
+
 #[test]
 fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
     let dir = tempdir("bytes");
@@ -88,18 +104,7 @@ fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
         let what = SaveWhat::Report(f);
         save(&mut h, what);
         let gui = std::fs::read(dir.join(what.default_name())).unwrap();
-        let cli_out = dir.join(format!("cli.{}", what.extension()));
-        let args = ReportArgs {
-            files: vec![file.clone()],
-            presets: vec!["irq-handler".into(), "block".into()],
-            rules: Vec::new(),
-            align: None,
-            fail_if: Vec::new(),
-            format: Some(cli_format(f)),
-            output: Some(cli_out.clone()),
-        };
-        report_cmd::run(&args).unwrap();
-        let cli = std::fs::read(&cli_out).unwrap();
+        let cli = cli_report(std::slice::from_ref(&file), &["irq-handler", "block"], f, &dir);
         assert!(!gui.is_empty());
         assert!(gui == cli, "{f:?}: the GUI's export differs from `latscope report`");
     }
@@ -143,7 +148,7 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
 /// Sets up everything a session keeps on a workbench with two captures.
 fn arrange(h: &mut Harness<'static, Workbench>) {
     let wb = h.state_mut();
-    wb.rules.specs = vec!["irq-handler".into(), "softirq".into()];
+    wb.rules.specs = vec!["irq-handler".into(), "block".into()];
     let (lo, hi) = wb.time_range().unwrap();
     wb.update(Message::SetCursor(CursorId::A, lo + (hi - lo) * 0.25));
     wb.update(Message::AddMarker);
@@ -203,11 +208,12 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     assert_eq!(wb.sources[1].source().offset, offset);
     assert_eq!(wb.sources[1].lanes[0].name, "clock line");
     assert_eq!(wb.overlay.markers[0].0, "first request");
-    assert_eq!(wb.rules.specs, ["irq-handler", "softirq"]);
+    assert_eq!(wb.rules.specs, ["irq-handler", "block"]);
     let _ = fresh.get_by_label("clock line");
     // The session's rules run again on the restored sources.
     wait(&mut fresh, "the analysis", |wb| !wb.analysis_running && !wb.analysis.is_empty());
     let wb = fresh.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
     let src = wb.sources[0].source();
     let entries = src.events.iter().filter(|e| src.strings.resolve(e.name()) == "irq_handler_entry");
     let irq = wb.analysis.iter().find(|r| r.outcome.name == "irq-handler").expect("irq-handler ran");
@@ -397,19 +403,9 @@ fn an_ab_export_compares_the_sources_in_timeline_order_like_the_command_line() {
     for f in [Format::Json, Format::Md] {
         let what = SaveWhat::Report(f);
         save(&mut h, what);
-        let cli_out = dir.join(format!("cli.{}", what.extension()));
-        let args = ReportArgs {
-            files: order.clone(),
-            presets: vec!["block".into()],
-            rules: Vec::new(),
-            align: None,
-            fail_if: Vec::new(),
-            format: Some(cli_format(f)),
-            output: Some(cli_out.clone()),
-        };
-        report_cmd::run(&args).unwrap();
+        let cli = cli_report(&order, &["block"], f, &dir);
         let gui = std::fs::read(dir.join(what.default_name())).unwrap();
-        assert!(gui == std::fs::read(&cli_out).unwrap(), "{f:?} differs");
+        assert!(gui == cli, "{f:?} differs");
     }
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
