@@ -106,3 +106,87 @@ fn variable_names_that_repeat_a_long_scope_path_are_refused_by_their_total_lengt
         assert!(err.contains(&part), "{part:?} missing from: {err}");
     }
 }
+
+/// The fixture with one big-endian u64 overwritten at `at`.
+fn patched(at: usize, value: u64) -> Vec<u8> {
+    let mut data = std::fs::read(fixture()).unwrap();
+    data[at..at + 8].copy_from_slice(&value.to_be_bytes());
+    data
+}
+
+fn refused(data: &[u8]) -> String {
+    match latscope_importers::wave::parse(data, &LoadControl::new()) {
+        Ok(_) => panic!("a forged FST loaded"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Counts fst-reader would allocate from before reading the data they describe: without the
+/// checks each of these files aborts the process (an allocation failure is not a panic).
+#[test]
+fn forged_fst_counts_are_refused_before_the_reader_allocates() {
+    let data = std::fs::read(fixture()).unwrap();
+    let blocks = blocks(&data);
+    let geometry = blocks.iter().find(|b| b.1 == 3).unwrap().0;
+    let first_changes = blocks.iter().find(|b| b.1 == 8).unwrap().0;
+    let first_end = blocks[2].0;
+    // The unpatched file passes the same checks.
+    assert_eq!(latscope_importers::wave::parse(&data, &LoadControl::new()).unwrap().digital.len(), 7);
+
+    let huge = 1u64 << 40;
+    // Geometry: the handle count after the section and uncompressed lengths.
+    let err = refused(&patched(geometry + 17, huge));
+    assert!(
+        err.contains(&format!("FST geometry block: {huge} signal handles at byte offset {geometry}")),
+        "{err}"
+    );
+    // Header: the handle count (max var id code) is the 8th u64 after the type byte.
+    let err = refused(&patched(1 + 56, huge));
+    assert!(err.contains("FST header's handle count") && err.contains("at byte offset 0"), "{err}");
+    // A value-change block's time table: the item count is the block's last u64.
+    let err = refused(&patched(first_end - 8, huge));
+    assert!(
+        err.contains(&format!("FST time table's item count {huge} at byte offset {first_changes}"))
+            && err.contains("one byte per time step"),
+        "{err}"
+    );
+    // Its declared decompressed size, far beyond what deflate can expand its bytes to.
+    let err = refused(&patched(first_end - 24, 1 << 30));
+    assert!(err.contains("FST time table's declared size 1073741824") && err.contains("1032×"), "{err}");
+}
+
+/// A whole FST inside one gzip stream (fstapi's `FST_BL_ZWRAPPER`): fst-reader inflates all
+/// of it into memory, so its declared size is bounded and the inner file is checked too.
+#[test]
+fn a_gzip_wrapped_fst_is_checked_inside_and_its_size_bounded() {
+    use std::io::Write;
+    let wrap = |inner: &[u8], declared: u64| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(inner).unwrap();
+        let body = gz.finish().unwrap();
+        let mut out = vec![254u8];
+        out.extend((16 + body.len() as u64).to_be_bytes());
+        out.extend(declared.to_be_bytes());
+        out.extend(body);
+        out
+    };
+    let data = std::fs::read(fixture()).unwrap();
+    let wrapped = wrap(&data, data.len() as u64);
+    let direct = latscope_importers::wave::parse(&data, &LoadControl::new()).unwrap();
+    let unwrapped = latscope_importers::wave::parse(&wrapped, &LoadControl::new()).unwrap();
+    assert_eq!(unwrapped.digital.len(), direct.digital.len());
+    for (a, b) in unwrapped.digital.iter().zip(&direct.digital) {
+        assert_eq!((&a.name, &a.times, &a.levels), (&b.name, &b.times, &b.levels));
+    }
+
+    let err = refused(&wrap(&data, 1 << 40));
+    assert!(
+        err.contains("FST gzip-wrapped FST: declared size 1099511627776 bytes at byte offset 0"),
+        "{err}"
+    );
+    let geometry = blocks(&data).iter().find(|b| b.1 == 3).unwrap().0;
+    let mut forged = data.clone();
+    forged[geometry + 17..geometry + 25].copy_from_slice(&(1u64 << 40).to_be_bytes());
+    let err = refused(&wrap(&forged, forged.len() as u64));
+    assert!(err.contains("FST geometry block: 1099511627776 signal handles at byte offset 0"), "{err}");
+}

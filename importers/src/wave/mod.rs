@@ -4,6 +4,10 @@
 //! become sample-and-hold analog tracks at their change times. Hierarchical scopes make
 //! dotted track names (`top.cpu.irq`).
 
+mod fst_limits;
+
+pub use fst_limits::{MAX_FST_HANDLES, MAX_FST_SECTION_BYTES};
+
 use crate::{LoadControl, ParseFailure, Position};
 use latscope_analysis::model::{AnalogTrack, DigitalTrack, Ps, Source, SourceKind};
 use std::io::Cursor;
@@ -22,6 +26,12 @@ pub fn looks_like_fst(data: &[u8]) -> bool {
 }
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    // Forged sizes would make wellen's FST reader abort the process on allocation (which no
+    // catch_unwind stops), so they are refused first. wellen detects FST by content, so
+    // this runs on whatever is not GHW.
+    if !looks_like_ghw(data) {
+        fst_limits::check(data)?;
+    }
     // wellen asserts on some malformed input; a panic there must not take latscope down.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| load(data, ctl))) {
         Ok(result) => result,

@@ -1,0 +1,221 @@
+//! Bounds on the sizes an FST file declares, checked before wellen (through fst-reader)
+//! reads it.
+//!
+//! fst-reader allocates from declared counts before it has read the data they describe:
+//! `Vec::with_capacity(max_handle)` for the geometry, `vec![0u32; max_handle]` three times
+//! per value-change block, the time table's item count, LZ4 output sizes, a whole-file gzip
+//! wrapper decompressed into memory. A forged count there is an allocation failure, which
+//! aborts the process instead of panicking, so `catch_unwind` around wellen cannot help.
+//! Every such field is checked here against what the bytes can really hold: a count needs
+//! at least one byte per item, and a compressed section expands at most by its
+//! compressor's ratio (deflate 1032:1, LZ4 255:1). Absolute caps keep each allocation
+//! within what this machine class can hold even when the ratio allows more.
+
+use crate::{ParseFailure, Position};
+use std::io::Read;
+
+/// Signals (handles) in one FST file: the reader keeps three u32 per handle per
+/// value-change block plus its geometry, so 2^26 handles is ~1 GiB of tables.
+pub const MAX_FST_HANDLES: u64 = 1 << 26;
+/// The decompressed size of any one section (hierarchy, geometry, frame, time table) and
+/// of a gzip-wrapped file.
+pub const MAX_FST_SECTION_BYTES: u64 = 1 << 31;
+/// Deflate cannot expand more than 1032:1; LZ4 not more than 255:1 (plus a few bytes).
+const DEFLATE_RATIO: u64 = 1032;
+const LZ4_RATIO: u64 = 255;
+
+const HEADER: u8 = 0;
+const VC_DATA: [u8; 3] = [1, 5, 8];
+const BLACKOUT: u8 = 2;
+const GEOMETRY: u8 = 3;
+const HIERARCHY_GZIP: u8 = 4;
+const HIERARCHY_LZ4: u8 = 6;
+const HIERARCHY_LZ4_DUO: u8 = 7;
+const GZIP_WRAPPER: u8 = 254;
+const HEADER_SECTION_LENGTH: u64 = 329;
+
+/// Checks every block of an FST file (and, for a gzip-wrapped one, of the file inside).
+/// Blocks cut short are left to the cut-short diagnosis, which explains them better.
+pub fn check(data: &[u8]) -> Result<(), ParseFailure> {
+    check_blocks(data, None)
+}
+
+/// `wrapper`: the byte offset of the gzip wrapper when `data` is the file inside it, so
+/// errors point at a place in the file the user has.
+fn check_blocks(data: &[u8], wrapper: Option<u64>) -> Result<(), ParseFailure> {
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let kind = data[pos];
+        let Some(section_length) = be_u64(data, pos + 1) else { return Ok(()) };
+        let Some(end) = pos.checked_add(1).and_then(|p| p.checked_add(usize::try_from(section_length).ok()?))
+        else {
+            return Ok(());
+        };
+        if end > data.len() {
+            return Ok(());
+        }
+        // The section starts at its length field and counts it.
+        let section = &data[pos + 1..end];
+        let at = wrapper.unwrap_or(pos as u64);
+        match kind {
+            HEADER => header(section, at)?,
+            k if VC_DATA.contains(&k) => value_changes(section, at)?,
+            BLACKOUT => {
+                let (count, _) = varint(section, 8).unwrap_or((0, 0));
+                // Each blackout is at least two bytes (activity flag, time delta).
+                at_most(
+                    count,
+                    section_length / 2,
+                    at,
+                    "blackout count",
+                    "two bytes per blackout in its block",
+                )?;
+            }
+            GEOMETRY => {
+                let uncompressed = be_u64(section, 8).unwrap_or(0);
+                let max_handle = be_u64(section, 16).unwrap_or(0);
+                let compressed = section_length.saturating_sub(24);
+                inflated(uncompressed, compressed, DEFLATE_RATIO, at, "geometry block")?;
+                handles(max_handle, at, "geometry block")?;
+                // Each handle is a varint of at least one byte in the decompressed block.
+                at_most(max_handle, uncompressed, at, "geometry handle count", "one byte per handle")?;
+            }
+            HIERARCHY_GZIP | HIERARCHY_LZ4 | HIERARCHY_LZ4_DUO => {
+                let uncompressed = be_u64(section, 8).unwrap_or(0);
+                let compressed = section_length.saturating_sub(16);
+                let what = "hierarchy block";
+                if kind == HIERARCHY_GZIP {
+                    inflated(uncompressed, compressed, DEFLATE_RATIO, at, what)?;
+                } else if kind == HIERARCHY_LZ4 {
+                    inflated(uncompressed, compressed, LZ4_RATIO, at, what)?;
+                } else {
+                    // Two LZ4 passes: the first pass's size is a varint after the lengths.
+                    let (first, _) = varint(section, 16).unwrap_or((0, 0));
+                    inflated(first, compressed, LZ4_RATIO, at, "hierarchy block (first LZ4 pass)")?;
+                    inflated(uncompressed, first, LZ4_RATIO, at, what)?;
+                }
+            }
+            GZIP_WRAPPER if wrapper.is_none() => return gzip_wrapped(section, at),
+            _ => {}
+        }
+        pos = end;
+    }
+    Ok(())
+}
+
+fn header(section: &[u8], at: u64) -> Result<(), ParseFailure> {
+    let length = be_u64(section, 0).unwrap_or(0);
+    if length != HEADER_SECTION_LENGTH {
+        return Err(ParseFailure::invalid(
+            Position::Byte(at),
+            format!("the FST header block is {length} bytes long; it must be {HEADER_SECTION_LENGTH}"),
+        ));
+    }
+    // Field offsets in the section: var_count at 48, max_var_id_code (the handle count) at 56.
+    handles(be_u64(section, 48).unwrap_or(0), at, "header's variable count")?;
+    handles(be_u64(section, 56).unwrap_or(0), at, "header's handle count")
+}
+
+/// A value-change block: length, start and end time, traversal memory (4 × u64); the
+/// initial-value frame (three varints, then its bytes); the change data's handle count;
+/// and at the section's end the time table's lengths and item count (3 × u64).
+fn value_changes(section: &[u8], at: u64) -> Result<(), ParseFailure> {
+    let section_length = section.len() as u64;
+    let Some((frame_uncompressed, n1)) = varint(section, 32) else { return Ok(()) };
+    let Some((frame_compressed, n2)) = varint(section, 32 + n1) else { return Ok(()) };
+    let Some((frame_handles, n3)) = varint(section, 32 + n1 + n2) else { return Ok(()) };
+    at_most(frame_compressed, section_length, at, "frame's compressed length", "its block's length")?;
+    inflated(frame_uncompressed, frame_compressed, DEFLATE_RATIO, at, "initial-value frame")?;
+    handles(frame_handles, at, "initial-value frame")?;
+    let changes_at = (32 + n1 + n2 + n3) as u64 + frame_compressed;
+    if let Some((change_handles, _)) = usize::try_from(changes_at).ok().and_then(|p| varint(section, p)) {
+        handles(change_handles, at, "value-change data")?;
+    }
+    let tail = section.len().saturating_sub(24);
+    if let (Some(uncompressed), Some(compressed), Some(items)) =
+        (be_u64(section, tail), be_u64(section, tail + 8), be_u64(section, tail + 16))
+    {
+        at_most(compressed, section_length, at, "time table's compressed length", "its block's length")?;
+        inflated(uncompressed, compressed, DEFLATE_RATIO, at, "time table")?;
+        at_most(items, uncompressed, at, "time table's item count", "one byte per time step")?;
+        // The change-position chain ends where the time table begins; its length precedes it.
+        let chain_len_at = usize::try_from(compressed).ok().and_then(|c| tail.checked_sub(c)?.checked_sub(8));
+        if let Some(chain) = chain_len_at.and_then(|p| be_u64(section, p)) {
+            at_most(chain, section_length, at, "position chain's length", "its block's length")?;
+        }
+    }
+    Ok(())
+}
+
+/// A whole file inside one gzip stream: fst-reader inflates all of it into memory before
+/// reading, so its declared size is bounded, and the inner file's blocks are checked too.
+fn gzip_wrapped(section: &[u8], at: u64) -> Result<(), ParseFailure> {
+    let declared = be_u64(section, 8).unwrap_or(0);
+    let compressed = (section.len() as u64).saturating_sub(16);
+    inflated(declared, compressed, DEFLATE_RATIO, at, "gzip-wrapped FST")?;
+    let mut inner = Vec::new();
+    let decoder = flate2::read::GzDecoder::new(&section[16.min(section.len())..]);
+    // Unreadable gzip data is left to the reader, which names it.
+    if decoder.take(declared).read_to_end(&mut inner).is_err() {
+        return Ok(());
+    }
+    check_blocks(&inner, Some(at))
+}
+
+fn handles(count: u64, at: u64, what: &str) -> Result<(), ParseFailure> {
+    if count > MAX_FST_HANDLES {
+        return Err(limit(
+            at,
+            format!("{what}: {count} signal handles"),
+            format!("{MAX_FST_HANDLES} handles"),
+        ));
+    }
+    Ok(())
+}
+
+fn inflated(uncompressed: u64, compressed: u64, ratio: u64, at: u64, what: &str) -> Result<(), ParseFailure> {
+    if uncompressed > MAX_FST_SECTION_BYTES {
+        return Err(limit(
+            at,
+            format!("{what}: declared size {uncompressed} bytes"),
+            format!("{MAX_FST_SECTION_BYTES} bytes per section"),
+        ));
+    }
+    // Stored sections have equal lengths; compressed ones cannot expand past the ratio.
+    let most = compressed.saturating_mul(ratio).saturating_add(64);
+    at_most(
+        uncompressed,
+        most,
+        at,
+        &format!("{what}'s declared size"),
+        &format!("{ratio}× its {compressed} compressed bytes"),
+    )
+}
+
+fn at_most(value: u64, bound: u64, at: u64, what: &str, because: &str) -> Result<(), ParseFailure> {
+    if value > bound {
+        return Err(limit(at, format!("{what} {value}"), format!("{bound} ({because})")));
+    }
+    Ok(())
+}
+
+fn limit(at: u64, what: String, limit: String) -> ParseFailure {
+    ParseFailure::Limit { at: Position::Byte(at), what: format!("FST {what}"), limit }
+}
+
+fn be_u64(data: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(data.get(at..at.checked_add(8)?)?.try_into().ok()?))
+}
+
+/// An unsigned LEB128 varint at `at`: (value, bytes used); `None` past the end or when longer than ten bytes.
+fn varint(data: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let byte = *data.get(at + i)?;
+        value |= u64::from(byte & 0x7f).checked_shl(7 * i as u32).unwrap_or(0);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
