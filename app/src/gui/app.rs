@@ -995,7 +995,8 @@ impl Workbench {
                 format_seconds((self.viewport.ps_per_px * self.data_width()).round() as Ps)
             ));
             let events: usize = self.sources.iter().map(|s| s.source().events.len()).sum();
-            ui.weak(format!("{} sources · {events} events", self.sources.len()));
+            let n = self.sources.len();
+            ui.weak(format!("{n} source{} · {events} events", if n == 1 { "" } else { "s" }));
             for j in &self.loads {
                 ui.separator();
                 let name = j
