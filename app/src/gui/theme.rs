@@ -74,6 +74,9 @@ pub const CURSOR_A: Themed = themed(Color32::from_rgb(0xff, 0xd1, 0x4a), Color32
 pub const CURSOR_B: Themed = themed(Color32::from_rgb(0x4a, 0xd8, 0xff), Color32::from_rgb(0x00, 0x7c, 0xa8));
 pub const MARKER: Themed = themed(Color32::from_rgb(0xff, 0x7a, 0xc6), Color32::from_rgb(0xc2, 0x18, 0x7a));
 pub const SELECTED: Themed = themed(Color32::WHITE, Color32::BLACK);
+/// Labels drawn over slice fills: the fills are translucent, so on the light background
+/// they come out pale and need dark text.
+pub const SLICE_TEXT: Themed = themed(Color32::from_gray(235), Color32::from_gray(25));
 
 /// A lane's default (dark-theme) colour as the light theme shows it: darker, so that the
 /// saturated yellows and greens stay readable on a light background.

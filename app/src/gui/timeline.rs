@@ -835,7 +835,7 @@ pub fn show(
                     Align2::LEFT_CENTER,
                     text,
                     FontId::proportional(11.0),
-                    Color32::from_gray(235),
+                    theme::SLICE_TEXT.get(),
                 );
             }
         }
