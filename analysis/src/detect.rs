@@ -4,7 +4,7 @@
 //!   hysteresis). Kind `pulse`.
 //! - `stall:SELECTOR [factor F]`: gaps between consecutive occurrences longer than F x the
 //!   median gap (the upper median). Each is a window (excess = gap − median) and a sample
-//!   (the gap). A note `median period (ps)` carries the median as its count. Kind `stall`.
+//!   (the gap). A note `median period (ps)` carries the median as its count (shown as a duration). Kind `stall`.
 //! - `long:TRACK[:high|low][@LEVEL] over D`: spans of a span track, or high (low) phases of a
 //!   digital/analog track, longer than D; windows with excess = length − D, and samples.
 //!   Kind `stall`.
@@ -119,7 +119,7 @@ pub(crate) fn run_stall(
     per_source_times(name, selector, sources, |i, times| {
         let (median, windows) = stall_windows_in(times, factor);
         let mut o = Outcome::new(name, AnalysisKind::Stall, i);
-        o.notes.push(Note { what: "median period (ps)".into(), count: median.max(0) as u64 });
+        o.notes.push(Note { what: format!("median period{}", Note::PS_SUFFIX), count: median.max(0) as u64 });
         o.notes.push(Note { what: "occurrences".into(), count: times.len() as u64 });
         o.samples =
             windows.iter().map(|w| Sample { start: w.start, end: w.end, key: String::new() }).collect();

@@ -49,6 +49,36 @@ pub struct Note {
     pub count: u64,
 }
 
+impl Note {
+    /// Ends the `what` of a note whose count is a duration in picoseconds (the stall
+    /// detector's median period): JSON keeps the exact count, people see a duration.
+    pub const PS_SUFFIX: &'static str = " (ps)";
+
+    /// What the note counts, without the unit suffix.
+    pub fn label(&self) -> &str {
+        note_label(&self.what)
+    }
+
+    /// The count for people: a duration in the report's units (`4.000 ms`) or the number.
+    pub fn value_text(&self) -> String {
+        note_value_text(&self.what, self.count)
+    }
+}
+
+/// [`Note::label`] of a note's `what`.
+pub fn note_label(what: &str) -> &str {
+    what.strip_suffix(Note::PS_SUFFIX).unwrap_or(what)
+}
+
+/// [`Note::value_text`] of a note's `what` and `count`.
+pub fn note_value_text(what: &str, count: u64) -> String {
+    if what.ends_with(Note::PS_SUFFIX) {
+        crate::report::human_ns(count as f64 / 1e3)
+    } else {
+        count.to_string()
+    }
+}
+
 /// Everything one analysis found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {

@@ -48,6 +48,11 @@ fn tick_stalls_match_a_line_scan() {
         o.notes[0],
         latscope_analysis::outcome::Note { what: "median period (ps)".into(), count: median as u64 }
     );
+    // People read it in the report's units: the 250 Hz tick is about 4 ms.
+    assert_eq!(o.notes[0].label(), "median period");
+    let shown = o.notes[0].value_text();
+    let ms: f64 = shown.strip_suffix(" ms").unwrap_or_else(|| panic!("{shown}")).parse().unwrap();
+    assert!((ms - median as f64 / 1e9).abs() < 1e-3, "{shown} vs {median} ps");
 }
 
 #[test]

@@ -100,6 +100,10 @@ fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
     wait(&mut h, "the analysis", |wb| !wb.analysis_running);
     assert_eq!(h.state().analysis.len(), 2, "{:?}", h.state().errors);
     assert!(h.state().analysis.iter().all(|r| !r.outcome.samples.is_empty()));
+    // The export job shares the panel's results with its worker instead of copying them
+    // on the UI thread.
+    let job = h.state().report_job().unwrap();
+    assert!(Arc::ptr_eq(&job.results, &h.state().analysis));
     for f in REPORT_FORMATS {
         let what = SaveWhat::Report(f);
         save(&mut h, what);
@@ -452,4 +456,33 @@ fn the_theme_is_kept_in_eframe_storage_across_runs() {
     assert_eq!(next.theme, ThemeKind::Dark);
     next.restore_look(&storage);
     assert_eq!(next.theme, ThemeKind::Light);
+}
+
+#[test]
+fn screenshot_png_is_encoded_and_written_by_a_worker() {
+    let dir = tempdir("shot");
+    let out = dir.join("shot.png");
+    let picker = PresetPicker { dir: dir.clone(), open: Vec::new() };
+    let options = Options { screenshot: Some(out.clone()), ..Options::default() };
+    let wb = Workbench::new(options, Box::new(picker), Vec::new());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(600.0, 400.0))
+        .with_accessibility_check(false)
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+    h.step();
+    let (w, ht) = (40, 30);
+    let pixels = (0..w * ht).map(|i| egui::Color32::from_rgb((i % w) as u8, (i / w) as u8, 9)).collect();
+    h.state_mut().update(Message::ScreenshotTaken(Arc::new(egui::ColorImage::new([w, ht], pixels))));
+    // The UI thread only hands the image over: the file is reported by the worker's message,
+    // which a frame receives.
+    assert!(h.state().screenshot_saved.is_none());
+    wait(&mut h, "the screenshot", |wb| wb.screenshot_saved.is_some() || !wb.errors.is_empty());
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    assert_eq!(h.state().screenshot_saved.as_deref(), Some(out.as_path()));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&out).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (40, 30));
+    assert_eq!(&buf[(29 * 40 + 39) * 4..][..4], &[39, 29, 9, 255]);
 }

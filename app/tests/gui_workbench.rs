@@ -301,7 +301,7 @@ fn rule_editor_checks_as_you_type_and_runs_the_rules_it_lists() {
     let issues = wb.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
     let names: Vec<&str> = wb.analysis.iter().map(|r| r.outcome.name.as_str()).collect();
     assert_eq!(names, ["block", "lat"]);
-    for r in &wb.analysis {
+    for r in wb.analysis.iter() {
         assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, issues, "{}", r.outcome.name);
     }
     // The rule no source can satisfy is reported, not dropped and not fatal.

@@ -215,7 +215,7 @@ fn analysis_section(out: &mut String, r: &Report, a: &Analysis) {
     stats_row(out, a);
     out.push_str("</table>");
     for n in &a.notes {
-        let _ = write!(out, "<p class=\"note\">{}: {}</p>", html_escape(&n.what), n.count);
+        let _ = write!(out, "<p class=\"note\">{}: {}</p>", html_escape(n.label()), n.value_text());
     }
     if a.count > 0 {
         out.push_str("<div class=\"plots\">");
@@ -377,6 +377,7 @@ mod tests {
         assert_eq!(html.matches("<title>CDF</title>").count(), 3);
         assert_eq!(html.matches("<title>latency over time</title>").count(), 2);
         assert!(html.contains("A/B comparison"));
+        assert!(html.contains("<p class=\"note\">median period: 4.000 ms</p>"), "{html}");
         assert_eq!(html, to_html(&sample_report()));
     }
 

@@ -126,7 +126,7 @@ pub fn to_markdown(r: &Report) -> String {
     for a in &all {
         let _ = writeln!(out, "\n## {} (input {})\n", md_escape(&a.name), a.input);
         for n in &a.notes {
-            let _ = writeln!(out, "- {}: {}", md_escape(&n.what), n.count);
+            let _ = writeln!(out, "- {}: {}", md_escape(n.label()), n.value_text());
         }
         if !a.histogram.is_empty() {
             out.push_str("\n| latency | count |\n|---|---:|\n");
@@ -194,5 +194,8 @@ mod tests {
         // A pipe from the trace cannot open a new cell.
         assert!(md.contains("=cmd\\|' /C calc'!A0"), "{md}");
         assert!(md.contains("- double completion: 2"));
+        // A duration note reads as a duration, not as picoseconds.
+        assert!(md.contains("- median period: 4.000 ms"), "{md}");
+        assert!(!md.contains("(ps)"), "{md}");
     }
 }

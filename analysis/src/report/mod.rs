@@ -92,6 +92,18 @@ pub struct NoteJson {
     pub count: u64,
 }
 
+impl NoteJson {
+    /// See [`crate::outcome::Note::label`].
+    pub fn label(&self) -> &str {
+        crate::outcome::note_label(&self.what)
+    }
+
+    /// See [`crate::outcome::Note::value_text`].
+    pub fn value_text(&self) -> String {
+        crate::outcome::note_value_text(&self.what, self.count)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WindowJson {
     pub analysis: String,
@@ -406,6 +418,7 @@ pub(crate) mod tests {
         }
         oa.unmatched_end = 1;
         oa.notes.push(Note { what: "double completion".into(), count: 2 });
+        oa.notes.push(Note { what: format!("median period{}", Note::PS_SUFFIX), count: 4_000_000_000 });
         oa.windows.push(Window { start: 0, end: 5_000_000, excess: 1_000_000 });
         let mut ob = Outcome::new("irq-handler", AnalysisKind::Pair, 1);
         ob.samples.push(Sample { start: 0, end: 4_000_000, key: "=cmd|' /C calc'!A0".into() });

@@ -701,7 +701,7 @@ pub fn panel(
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
             for note in &o.notes {
-                ui.weak(format!("{}: {}", note.what, note.count));
+                ui.weak(format!("{}: {}", note.label(), note.value_text()));
             }
             if !r.stages.is_empty() {
                 ui.label("Where the time goes (per stage):");

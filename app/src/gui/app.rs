@@ -87,7 +87,8 @@ pub struct Workbench {
     pub recent: Vec<PathBuf>,
     pub table: TableState,
     table_latest: Arc<AtomicU64>,
-    pub analysis: Vec<AnalysisResult>,
+    /// Shared, so an export's worker takes them without a copy on the UI thread.
+    pub analysis: Arc<Vec<AnalysisResult>>,
     pub analysis_running: bool,
     /// The rules the analysis panel runs.
     pub rules: analysis::RuleEditor,
@@ -174,7 +175,7 @@ impl Workbench {
             recent,
             table: TableState::default(),
             table_latest: Arc::new(AtomicU64::new(0)),
-            analysis: Vec::new(),
+            analysis: Arc::default(),
             analysis_running: false,
             rules: analysis::RuleEditor::default(),
             analysis_generation: 0,
@@ -449,7 +450,7 @@ impl Workbench {
                 align_dialog::spawn_align(self.align_jobs, r, o, "+0ps".into(), self.outbox.clone());
             }
         }
-        self.analysis.clear();
+        self.analysis = Arc::default();
         self.overlay.bands.clear();
     }
 
@@ -542,7 +543,7 @@ impl Workbench {
                 self.sim.handle = None;
                 self.sim.source = None;
                 self.overlay = Overlay::default();
-                self.analysis.clear();
+                self.analysis = Arc::default();
                 self.analysis_inputs.clear();
                 self.table.rows = Default::default();
                 self.fitted = false;
@@ -660,7 +661,7 @@ impl Workbench {
             Message::AnalysisDone { generation, results, errors } => {
                 if generation == self.analysis_generation {
                     self.analysis_running = false;
-                    self.analysis = results;
+                    self.analysis = Arc::new(results);
                     self.refresh_bands();
                     self.errors.extend(errors);
                 }
@@ -792,7 +793,7 @@ impl Workbench {
                         }
                         self.align_dialog.open = false;
                         // Results of the per-source run no longer describe what a run gives.
-                        self.analysis.clear();
+                        self.analysis = Arc::default();
                         self.overlay.bands.clear();
                     }
                     Err(e) => {
@@ -804,7 +805,7 @@ impl Workbench {
             Message::ResetAlign => self.reset_alignment(),
             Message::LiveAnalysisDone { generation, results } => {
                 if let Some(results) = self.sim.live.accept(generation, results) {
-                    self.analysis = results;
+                    self.analysis = Arc::new(results);
                     self.refresh_bands();
                 }
             }
@@ -834,12 +835,26 @@ impl Workbench {
             },
             Message::ScreenshotTaken(image) => {
                 if let Some(st) = &self.screenshot {
-                    match save_png(&st.path, &image) {
-                        Ok(()) => self.screenshot_saved = Some(st.path.clone()),
-                        Err(e) => self.errors.push(format!("{e:#}")),
+                    // Encoding a big window takes a while: off the thread that paints. The
+                    // window closes when `ScreenshotSaved` arrives.
+                    let (path, inputs, out) = (st.path.clone(), self.input_paths(), self.outbox.clone());
+                    let spawned =
+                        std::thread::Builder::new().name("latscope-screenshot".into()).spawn(move || {
+                            let result = save_png(&path, &image, &inputs).map(|()| path);
+                            out.send(Message::ScreenshotSaved(result.map_err(|e| format!("{e:#}"))));
+                        });
+                    if let Err(e) = spawned {
+                        self.errors.push(format!("cannot start the screenshot thread: {e}"));
+                        self.quit = true;
                     }
-                    self.quit = true;
                 }
+            }
+            Message::ScreenshotSaved(result) => {
+                match result {
+                    Ok(path) => self.screenshot_saved = Some(path),
+                    Err(e) => self.errors.push(e),
+                }
+                self.quit = true;
             }
             Message::Export(what) => self.ask_save(what),
             Message::SaveTo(what, path) => self.save_to(what, path),
@@ -1292,18 +1307,11 @@ fn format_hz(hz: f64) -> String {
     }
 }
 
-/// Writes an egui screenshot as an 8-bit RGBA PNG.
-pub fn save_png(path: &Path, image: &egui::ColorImage) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    let [w, h] = image.size;
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w as u32, h as u32);
-    enc.set_color(png::ColorType::Rgba);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header().with_context(|| format!("writing {}", path.display()))?;
-    let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_srgba_unmultiplied()).collect();
-    writer.write_image_data(&bytes).with_context(|| format!("writing {}", path.display()))?;
-    writer.finish().with_context(|| format!("writing {}", path.display()))?;
+/// Writes an egui screenshot as an 8-bit RGBA PNG at `path`, atomically and never over one
+/// of `inputs` (the `--screenshot` worker's job).
+pub fn save_png(path: &Path, image: &egui::ColorImage, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    let bytes = super::export::encode_png(image)?;
+    latscope_analysis::atomic::write_atomic(path, &bytes, inputs)?;
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! thread and is atomic, and a target that is one of the open inputs is refused in the
 //! window.
 
+use super::analysis::AnalysisResult;
 use super::app::Workbench;
 use super::message::Message;
 use super::prepare::Prepared;
@@ -80,7 +81,8 @@ pub struct ReportJob {
     /// The inputs as the report names them: the path the file was opened by.
     pub paths: Vec<String>,
     pub sources: Vec<Arc<Prepared>>,
-    pub outcomes: Vec<Outcome>,
+    /// The analysis panel's results, shared: the worker copies the outcomes it reports.
+    pub results: Arc<Vec<AnalysisResult>>,
     /// Offsets set in the workbench, as the report's `align` line.
     pub align: Option<String>,
     /// Files that must not be overwritten.
@@ -91,7 +93,8 @@ pub struct ReportJob {
 /// input): `latscope report`'s own path.
 pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Result<()> {
     let sources: Vec<&Source> = job.sources.iter().map(|p| &p.source).collect();
-    let report = report_cmd::build_report(&job.paths, &sources, &job.outcomes, job.align.clone())?;
+    let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
+    let report = report_cmd::build_report(&job.paths, &sources, &outcomes, job.align.clone())?;
     report_cmd::emit(&report, format, Some(path), &job.inputs)
 }
 
@@ -186,8 +189,9 @@ impl Workbench {
         Ok(())
     }
 
-    /// The report job of the analysis panel's current results. Copies the outcomes (the
-    /// worker renders while the panel keeps showing them).
+    /// The report job of the analysis panel's current results: shares them (the worker
+    /// copies what it renders while the panel keeps showing them), so the UI thread does no
+    /// work that grows with the samples.
     pub fn report_job(&self) -> Result<ReportJob, String> {
         self.report_ready()?;
         let sources = self.analysis_inputs.clone();
@@ -210,13 +214,7 @@ impl Workbench {
             })
             .collect();
         let align = (!aligned.is_empty()).then(|| format!("set in the workbench ({})", aligned.join("; ")));
-        Ok(ReportJob {
-            paths,
-            sources,
-            outcomes: self.analysis.iter().map(|r| r.outcome.clone()).collect(),
-            align,
-            inputs: self.input_paths(),
-        })
+        Ok(ReportJob { paths, sources, results: self.analysis.clone(), align, inputs: self.input_paths() })
     }
 
     /// `Message::Export`: ask where.

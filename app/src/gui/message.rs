@@ -150,6 +150,8 @@ pub enum Message {
     Error(String),
     DismissError(usize),
     ScreenshotTaken(Arc<egui::ColorImage>),
+    /// The `--screenshot` PNG was encoded and written off the UI thread: where, or why not.
+    ScreenshotSaved(Result<PathBuf, String>),
     // --- export, session, look (export.rs, session.rs, file_browser.rs)
     /// Ask where to save `what`; the picker answers with `SaveTo`.
     Export(SaveWhat),

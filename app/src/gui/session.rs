@@ -244,7 +244,7 @@ impl Workbench {
         }
         // Results of analyses run meanwhile name sources by their old places: drop them
         // (and the references they hold, which would keep offsets from being set).
-        self.analysis.clear();
+        self.analysis = std::sync::Arc::default();
         self.analysis_inputs.clear();
         let placed = || session.files.iter().zip(&order).filter_map(|(f, i)| Some((f, (*i)?)));
         // Offsets live in the source: change it while nobody else holds it (a table query

@@ -74,6 +74,9 @@ pub const CURSOR_A: Themed = themed(Color32::from_rgb(0xff, 0xd1, 0x4a), Color32
 pub const CURSOR_B: Themed = themed(Color32::from_rgb(0x4a, 0xd8, 0xff), Color32::from_rgb(0x00, 0x7c, 0xa8));
 pub const MARKER: Themed = themed(Color32::from_rgb(0xff, 0x7a, 0xc6), Color32::from_rgb(0xc2, 0x18, 0x7a));
 pub const SELECTED: Themed = themed(Color32::WHITE, Color32::BLACK);
+/// Labels drawn over slice fills: the fills are translucent, so on the light background
+/// they come out pale and need dark text.
+pub const SLICE_TEXT: Themed = themed(Color32::from_gray(235), Color32::from_gray(25));
 
 /// A lane's default (dark-theme) colour as the light theme shows it: darker, so that the
 /// saturated yellows and greens stay readable on a light background.
@@ -177,4 +180,42 @@ pub fn apply_kind(ctx: &egui::Context, kind: ThemeKind) {
         s.spacing.item_spacing = egui::vec2(6.0, 4.0);
         s.spacing.button_padding = egui::vec2(6.0, 2.0);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// WCAG relative luminance of an opaque colour.
+    fn luminance(c: Color32) -> f32 {
+        let lin = |v: u8| {
+            let s = f32::from(v) / 255.0;
+            if s <= 0.04045 { s / 12.92 } else { ((s + 0.055) / 1.055).powf(2.4) }
+        };
+        0.2126 * lin(c.r()) + 0.7152 * lin(c.g()) + 0.0722 * lin(c.b())
+    }
+
+    /// A premultiplied fill over an opaque background, as the painter blends it.
+    fn over(fill: Color32, bg: Color32) -> Color32 {
+        let keep = 1.0 - f32::from(fill.a()) / 255.0;
+        let ch = |f: u8, b: u8| (f32::from(f) + f32::from(b) * keep).round().min(255.0) as u8;
+        Color32::from_rgb(ch(fill.r(), bg.r()), ch(fill.g(), bg.g()), ch(fill.b(), bg.b()))
+    }
+
+    fn contrast(a: Color32, b: Color32) -> f32 {
+        let (x, y) = (luminance(a), luminance(b));
+        (x.max(y) + 0.05) / (x.min(y) + 0.05)
+    }
+
+    #[test]
+    fn slice_labels_are_readable_on_the_light_theme() {
+        let (bg, text) = (BG.light, SLICE_TEXT.light);
+        // Task slices (every palette entry), IRQ and softirq slices, as drawn on the light
+        // background; WCAG's 4.5:1 for normal text.
+        let fills = (0..PALETTE.len() as u32).map(task_color).chain([IRQ, SOFTIRQ]);
+        for fill in fills {
+            let shown = over(fill, bg);
+            assert!(contrast(shown, text) >= 4.5, "{fill:?} on the light theme: {}", contrast(shown, text));
+        }
+    }
 }

@@ -9,6 +9,7 @@ use super::lod::{self, Grid, SliceRow};
 use super::message::{CursorId, EventSel, LaneId, Message};
 use super::prepare::{Lane, LaneKind, Prepared};
 use super::theme;
+use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
 use latscope_analysis::model::{FieldValue, Ps, Source, format_seconds};
 use rustc_hash::FxHashMap;
@@ -217,9 +218,19 @@ fn grid_for(src: &SourceView, vp: &Viewport, width: f32) -> Grid {
     Grid { t0, ps_per_px: (t1 - t0) / columns.max(1) as f64, columns }
 }
 
+/// Appends a filled rectangle (what `Mesh::add_colored_rect` does, with one extend per
+/// buffer instead of six index and four vertex pushes).
 fn quad(mesh: &mut Mesh, r: Rect, color: Color32) {
     if r.width() > 0.0 && r.height() > 0.0 {
-        mesh.add_colored_rect(r, color);
+        let i = mesh.vertices.len() as u32;
+        mesh.indices.extend_from_slice(&[i, i + 1, i + 2, i + 2, i + 1, i + 3]);
+        let v = |pos| Vertex { pos, uv: WHITE_UV, color };
+        mesh.vertices.extend_from_slice(&[
+            v(r.left_top()),
+            v(r.right_top()),
+            v(r.left_bottom()),
+            v(r.right_bottom()),
+        ]);
     }
 }
 
@@ -289,19 +300,27 @@ fn draw_ticks(
     let max = counts.iter().copied().max().unwrap_or(0).max(1);
     let h = y.1 - y.0;
     let sparse = grid.ps_per_px > 0.0 && max <= 1;
-    for (c, &n) in counts.iter().enumerate() {
-        if n == 0 {
-            continue;
+    let ln_max = (max as f32).ln_1p();
+    let (single, several) = (color.gamma_multiply(0.85), color);
+    let mut c = 0;
+    while c < counts.len() {
+        let n = counts[c];
+        // A run of columns with the same count is one rectangle of one height and colour
+        // (not when each column gets a head: those overlap the next column's tick, drawn
+        // after it, as before).
+        let run = if sparse { 1 } else { counts[c..].iter().take_while(|&&m| m == n).count() };
+        if n > 0 {
+            let x = left + c as f32;
+            let frac = if max <= 1 { 1.0 } else { 0.35 + 0.65 * ((n as f32).ln_1p() / ln_max) };
+            let top = y.1 - h * frac;
+            let fill = if n == 1 { single } else { several };
+            quad(mesh, Rect::from_x_y_ranges(x..=left + (c + run) as f32, top..=y.1), fill);
+            if sparse {
+                // Zoomed in far enough to see single events: mark each with a small head.
+                quad(mesh, Rect::from_center_size(pos2(x + 0.5, top + 2.0), vec2(5.0, 4.0)), color);
+            }
         }
-        let x = left + c as f32;
-        let frac = if max <= 1 { 1.0 } else { 0.35 + 0.65 * ((n as f32).ln_1p() / (max as f32).ln_1p()) };
-        let top = y.1 - h * frac;
-        let alpha = if n == 1 { 0.85 } else { 1.0 };
-        quad(mesh, Rect::from_x_y_ranges(x..=x + 1.0, top..=y.1), color.gamma_multiply(alpha));
-        if sparse {
-            // Zoomed in far enough to see single events: mark each with a small head.
-            quad(mesh, Rect::from_center_size(pos2(x + 0.5, top + 2.0), vec2(5.0, 4.0)), color);
-        }
+        c += run;
     }
 }
 
@@ -816,7 +835,7 @@ pub fn show(
                     Align2::LEFT_CENTER,
                     text,
                     FontId::proportional(11.0),
-                    Color32::from_gray(235),
+                    theme::SLICE_TEXT.get(),
                 );
             }
         }
