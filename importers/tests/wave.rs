@@ -190,3 +190,32 @@ fn a_gzip_wrapped_fst_is_checked_inside_and_its_size_bounded() {
     let err = refused(&wrap(&forged, forged.len() as u64));
     assert!(err.contains("FST geometry block: 1099511627776 signal handles at byte offset 0"), "{err}");
 }
+
+/// Inputs the `wave` fuzz target found (docs/FUZZING.md): each must be refused with an
+/// error, not abort the process.
+#[test]
+fn fuzz_regressions_are_refused() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/wave");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        let err = refused(&data);
+        assert!(!err.is_empty(), "{}", path.display());
+        seen += 1;
+    }
+    assert!(seen > 0, "no regression inputs in {}", dir.display());
+}
+
+/// The first `wave` fuzz find: a geometry block declaring ~1 TiB in a 3.7 KB file, which
+/// fst-reader reserved before reading. Now it is a cut file, said as one.
+#[test]
+fn a_block_declaring_more_than_the_file_holds_is_a_cut_file() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/wave/geometry_past_end.fst");
+    let err = refused(&std::fs::read(&path).unwrap());
+    assert!(err.contains("the FST file is cut short at byte 3676: the geometry block at byte"), "{err}");
+    // A block shorter than its own fixed fields (a value-change block of 8 bytes).
+    let data = patched(blocks(&std::fs::read(fixture()).unwrap())[1].0 + 1, 8);
+    let err = refused(&data);
+    assert!(err.contains("declares 8 bytes, fewer than its 56 bytes of fixed fields"), "{err}");
+}

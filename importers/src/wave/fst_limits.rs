@@ -32,28 +32,66 @@ const HIERARCHY_GZIP: u8 = 4;
 const HIERARCHY_LZ4: u8 = 6;
 const HIERARCHY_LZ4_DUO: u8 = 7;
 const GZIP_WRAPPER: u8 = 254;
+const SKIP: u8 = 255;
 const HEADER_SECTION_LENGTH: u64 = 329;
 
 /// Checks every block of an FST file (and, for a gzip-wrapped one, of the file inside).
-/// Blocks cut short are left to the cut-short diagnosis, which explains them better.
-pub fn check(data: &[u8]) -> Result<(), ParseFailure> {
+/// A block that runs past the end of the file is refused here too, since fst-reader
+/// reserves its declared length before finding out: [`Refused::PastEnd`], which the caller
+/// words as a cut file.
+pub fn check(data: &[u8]) -> Result<(), Refused> {
     check_blocks(data, None)
+}
+
+#[derive(Debug)]
+pub enum Refused {
+    /// A block declares more bytes than the file has left.
+    PastEnd(ParseFailure),
+    /// A size or count beyond what the file can hold or a limit.
+    Bad(ParseFailure),
+}
+
+impl From<ParseFailure> for Refused {
+    fn from(e: ParseFailure) -> Self {
+        Refused::Bad(e)
+    }
 }
 
 /// `wrapper`: the byte offset of the gzip wrapper when `data` is the file inside it, so
 /// errors point at a place in the file the user has.
-fn check_blocks(data: &[u8], wrapper: Option<u64>) -> Result<(), ParseFailure> {
+fn check_blocks(data: &[u8], wrapper: Option<u64>) -> Result<(), Refused> {
     let mut pos = 0usize;
     while pos < data.len() {
         let kind = data[pos];
+        // fst-reader stops at a block type it does not know (and then it is not FST to wellen).
+        let Some(fixed) = fixed_fields(kind) else { return Ok(()) };
         let Some(section_length) = be_u64(data, pos + 1) else { return Ok(()) };
-        let Some(end) = pos.checked_add(1).and_then(|p| p.checked_add(usize::try_from(section_length).ok()?))
-        else {
-            return Ok(());
-        };
-        if end > data.len() {
+        let at = wrapper.unwrap_or(pos as u64);
+        if kind == SKIP && section_length == 0 {
             return Ok(());
         }
+        // Shorter than its own fixed fields, the reader would seek backwards into the block
+        // it just read (and could go round forever).
+        if section_length < fixed {
+            return Err(Refused::Bad(ParseFailure::invalid(
+                Position::Byte(at),
+                format!(
+                    "the FST block of type {kind} at byte {pos} declares {section_length} bytes, fewer \
+                     than its {fixed} bytes of fixed fields"
+                ),
+            )));
+        }
+        let end = pos.checked_add(1).and_then(|p| p.checked_add(usize::try_from(section_length).ok()?));
+        let Some(end) = end.filter(|&e| e <= data.len()) else {
+            return Err(Refused::PastEnd(ParseFailure::invalid(
+                Position::Byte(at),
+                format!(
+                    "the FST block of type {kind} at byte {pos} declares {section_length} bytes, past \
+                     the end of the file at byte {}",
+                    data.len()
+                ),
+            )));
+        };
         // The section starts at its length field and counts it.
         let section = &data[pos + 1..end];
         let at = wrapper.unwrap_or(pos as u64);
@@ -103,6 +141,19 @@ fn check_blocks(data: &[u8], wrapper: Option<u64>) -> Result<(), ParseFailure> {
     Ok(())
 }
 
+/// The bytes a block's section needs for its fixed fields (lengths, times, counts), or
+/// `None` for a block type fst-reader does not know.
+fn fixed_fields(kind: u8) -> Option<u64> {
+    Some(match kind {
+        HEADER => HEADER_SECTION_LENGTH,
+        k if VC_DATA.contains(&k) => 4 * 8 + 3 * 8,
+        BLACKOUT | SKIP => 8,
+        GEOMETRY => 3 * 8,
+        HIERARCHY_GZIP | HIERARCHY_LZ4 | HIERARCHY_LZ4_DUO | GZIP_WRAPPER => 2 * 8,
+        _ => return None,
+    })
+}
+
 fn header(section: &[u8], at: u64) -> Result<(), ParseFailure> {
     let length = be_u64(section, 0).unwrap_or(0);
     if length != HEADER_SECTION_LENGTH {
@@ -149,7 +200,7 @@ fn value_changes(section: &[u8], at: u64) -> Result<(), ParseFailure> {
 
 /// A whole file inside one gzip stream: fst-reader inflates all of it into memory before
 /// reading, so its declared size is bounded, and the inner file's blocks are checked too.
-fn gzip_wrapped(section: &[u8], at: u64) -> Result<(), ParseFailure> {
+fn gzip_wrapped(section: &[u8], at: u64) -> Result<(), Refused> {
     let declared = be_u64(section, 8).unwrap_or(0);
     let compressed = (section.len() as u64).saturating_sub(16);
     inflated(declared, compressed, DEFLATE_RATIO, at, "gzip-wrapped FST")?;
@@ -159,7 +210,10 @@ fn gzip_wrapped(section: &[u8], at: u64) -> Result<(), ParseFailure> {
     if decoder.take(declared).read_to_end(&mut inner).is_err() {
         return Ok(());
     }
-    check_blocks(&inner, Some(at))
+    // Inside the wrapper, a block past the inner end is simply a bad size.
+    check_blocks(&inner, Some(at)).map_err(|r| match r {
+        Refused::PastEnd(e) | Refused::Bad(e) => Refused::Bad(e),
+    })
 }
 
 fn handles(count: u64, at: u64, what: &str) -> Result<(), ParseFailure> {

@@ -29,8 +29,16 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     // Forged sizes would make wellen's FST reader abort the process on allocation (which no
     // catch_unwind stops), so they are refused first. wellen detects FST by content, so
     // this runs on whatever is not GHW.
-    if !looks_like_ghw(data) {
-        fst_limits::check(data)?;
+    if !looks_like_ghw(data)
+        && let Err(e) = fst_limits::check(data)
+    {
+        return Err(match e {
+            fst_limits::Refused::PastEnd(e) => match cut_short(data) {
+                Some((at, cut)) => ParseFailure::invalid(Position::Byte(at), cut),
+                None => e,
+            },
+            fst_limits::Refused::Bad(e) => e,
+        });
     }
     // wellen asserts on some malformed input; a panic there must not take latscope down.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| load(data, ctl))) {
