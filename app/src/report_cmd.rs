@@ -198,6 +198,20 @@ pub fn build_report(
     Ok(report::build(&inputs, outcomes, &opts)?)
 }
 
+/// The tracks the analyses can read, when every one of them names its tracks (rules, not
+/// presets, and no `--align` fitted from matched events): importers then decode only those.
+/// `None` means everything, as `info` and the workbench load.
+fn tracks_needed(specs: &[Spec], align: Option<&latscope_analysis::align::AlignSpec>) -> Option<Vec<String>> {
+    if specs.is_empty() || align.is_some() {
+        return None;
+    }
+    let mut names: Vec<String> = Vec::new();
+    for spec in specs {
+        names.extend(spec.named_tracks()?.into_iter().map(str::to_owned));
+    }
+    Some(names)
+}
+
 pub fn run(args: &ReportArgs) -> Result<()> {
     // Usage errors first, before any file is read.
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
@@ -213,9 +227,13 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
         None => None,
     };
+    let mut ctl = LoadControl::new();
+    if let Some(tracks) = tracks_needed(&specs, align.as_ref()) {
+        ctl = ctl.with_tracks(tracks);
+    }
     let mut sources = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        sources.push(latscope_importers::open(path, &LoadControl::new())?);
+        sources.push(latscope_importers::open(path, &ctl)?);
     }
     // The alignment as applied, for the report: what was fitted, not only what was asked.
     let applied = match &align {
