@@ -192,9 +192,22 @@ pub fn build_report(
     outcomes: &[Outcome],
     align: Option<String>,
 ) -> Result<Report> {
+    build_report_as(paths, sources, outcomes, align, None)
+}
+
+/// [`build_report`] for rendering only as `format`, when known: JSON and Markdown print no
+/// per-sample rows, so none are built.
+fn build_report_as(
+    paths: &[String],
+    sources: &[&Source],
+    outcomes: &[Outcome],
+    align: Option<String>,
+    format: Option<Format>,
+) -> Result<Report> {
     let inputs: Vec<ReportInput<'_>> =
         paths.iter().zip(sources).map(|(path, source)| ReportInput { path, source }).collect();
-    let opts = ReportOptions { align, ..ReportOptions::default() };
+    let without_samples = matches!(format, Some(Format::Json | Format::Md));
+    let opts = ReportOptions { align, without_samples, ..ReportOptions::default() };
     Ok(report::build(&inputs, outcomes, &opts)?)
 }
 
@@ -276,8 +289,12 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         all
     };
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let sources: Vec<&Source> = sources.iter().collect();
-    let report = build_report(&paths, &sources, &outcomes, applied)?;
+    let refs: Vec<&Source> = sources.iter().collect();
+    let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
     emit(&report, format, args.output.as_deref(), &args.files)?;
-    gate(&report, &thresholds)
+    let gated = gate(&report, &thresholds);
+    // The process ends with this command: handing the captures' and analyses' memory (tens
+    // of MB for a million pulses) back page by page would cost more than the statistics.
+    std::mem::forget((sources, outcomes, report));
+    gated
 }
