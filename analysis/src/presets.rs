@@ -222,13 +222,19 @@ fn outcome_keyed(
     strings: &Interner,
 ) -> Outcome {
     let mut o = Outcome::new(name, kind, source);
-    // Few distinct keys, many pairs: render each key once.
+    // Few distinct keys, many pairs: render each key once. Pairs of a rule without keys
+    // (pulses, edges) all share the rendering of no key, which needs no lookup.
     let mut rendered: rustc_hash::FxHashMap<&[KeyVal], String> = Default::default();
+    let no_key = render_key(rule, &[], strings);
     o.samples = res
         .pairs
         .iter()
         .map(|p| {
-            let key = rendered.entry(&p.key[..]).or_insert_with(|| render_key(rule, &p.key, strings)).clone();
+            let key = if p.key.is_empty() {
+                no_key.clone()
+            } else {
+                rendered.entry(&p.key[..]).or_insert_with(|| render_key(rule, &p.key, strings)).clone()
+            };
             Sample { start: p.start, end: p.end, key }
         })
         .collect();

@@ -56,6 +56,19 @@ impl Spec {
             Spec::Preset(p) => p.name(),
         }
     }
+
+    /// Every track (or event) name the spec can read, when the spec names them all in its
+    /// text; `None` for presets, which find their events and tracks themselves. An importer
+    /// given these names may leave other tracks out (`latscope report`).
+    pub fn named_tracks(&self) -> Option<Vec<&str>> {
+        Some(match self {
+            Spec::Pair(r) => vec![r.start.target(), r.end.target()],
+            Spec::Pulse { channel, .. } => vec![channel.as_str()],
+            Spec::Stall { selector, .. } | Spec::Poll { selector, .. } => vec![selector.target()],
+            Spec::Long { track, .. } => vec![track.as_str()],
+            Spec::Preset(_) => return None,
+        })
+    }
 }
 
 /// A spec that does not parse: where (0-based character offset) and what was expected.

@@ -192,10 +192,37 @@ pub fn build_report(
     outcomes: &[Outcome],
     align: Option<String>,
 ) -> Result<Report> {
+    build_report_as(paths, sources, outcomes, align, None)
+}
+
+/// [`build_report`] for rendering only as `format`, when known: JSON and Markdown print no
+/// per-sample rows, so none are built.
+fn build_report_as(
+    paths: &[String],
+    sources: &[&Source],
+    outcomes: &[Outcome],
+    align: Option<String>,
+    format: Option<Format>,
+) -> Result<Report> {
     let inputs: Vec<ReportInput<'_>> =
         paths.iter().zip(sources).map(|(path, source)| ReportInput { path, source }).collect();
-    let opts = ReportOptions { align, ..ReportOptions::default() };
+    let without_samples = matches!(format, Some(Format::Json | Format::Md));
+    let opts = ReportOptions { align, without_samples, ..ReportOptions::default() };
     Ok(report::build(&inputs, outcomes, &opts)?)
+}
+
+/// The tracks the analyses can read, when every one of them names its tracks (rules, not
+/// presets, and no `--align` fitted from matched events): importers then decode only those.
+/// `None` means everything, as `info` and the workbench load.
+fn tracks_needed(specs: &[Spec], align: Option<&latscope_analysis::align::AlignSpec>) -> Option<Vec<String>> {
+    if specs.is_empty() || align.is_some() {
+        return None;
+    }
+    let mut names: Vec<String> = Vec::new();
+    for spec in specs {
+        names.extend(spec.named_tracks()?.into_iter().map(str::to_owned));
+    }
+    Some(names)
 }
 
 pub fn run(args: &ReportArgs) -> Result<()> {
@@ -213,9 +240,13 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
         None => None,
     };
+    let mut ctl = LoadControl::new();
+    if let Some(tracks) = tracks_needed(&specs, align.as_ref()) {
+        ctl = ctl.with_tracks(tracks);
+    }
     let mut sources = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        sources.push(latscope_importers::open(path, &LoadControl::new())?);
+        sources.push(latscope_importers::open(path, &ctl)?);
     }
     // The alignment as applied, for the report: what was fitted, not only what was asked.
     let applied = match &align {
@@ -258,8 +289,12 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         all
     };
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let sources: Vec<&Source> = sources.iter().collect();
-    let report = build_report(&paths, &sources, &outcomes, applied)?;
+    let refs: Vec<&Source> = sources.iter().collect();
+    let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
     emit(&report, format, args.output.as_deref(), &args.files)?;
-    gate(&report, &thresholds)
+    let gated = gate(&report, &thresholds);
+    // The process ends with this command: handing the captures' and analyses' memory (tens
+    // of MB for a million pulses) back page by page would cost more than the statistics.
+    std::mem::forget((sources, outcomes, report));
+    gated
 }

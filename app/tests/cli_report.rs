@@ -348,3 +348,42 @@ fn align_fits_two_files_of_one_recording() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--align"));
 }
+
+/// `report` decodes only the `.sr` channels its rules name: the analysis of one channel must
+/// equal the same analysis when every channel is named (a full decode), and the inputs'
+/// record count and time range must be those `info` gives.
+#[test]
+fn rules_naming_their_channels_report_as_a_full_decode_does() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/sigrok");
+    let mut checked = 0;
+    for name in ["demo_4ch_1mhz.sr", "mixed_100khz_2logic_1analog.sr", "sd_mode_imx6_snippet.sr"] {
+        let path = dir.join(name);
+        let file = path.to_str().unwrap();
+        let out = latscope(&["info", file, "--json"]);
+        assert!(out.status.success());
+        let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let channels: Vec<String> = info["sources"][0]["tracks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["kind"] == "digital")
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(channels.len() > 1, "{name}");
+        let rules: Vec<String> = channels.iter().map(|c| format!("pulse:\"{c}\"")).collect();
+        let mut all = vec![file];
+        for r in &rules {
+            all.extend(["--rule", r.as_str()]);
+        }
+        let full = report_json(&all);
+        for (i, rule) in rules.iter().enumerate() {
+            let one = report_json(&[file, "--rule", rule]);
+            assert_eq!(one["analyses"][0], full["analyses"][i], "{name} {rule}");
+            assert_eq!(one["inputs"], full["inputs"], "{name} {rule}");
+            assert_eq!(one["inputs"][0]["events"], info["events"], "{name} {rule}");
+            assert_eq!(one["inputs"][0]["end_s"], info["end_s"], "{name} {rule}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+}

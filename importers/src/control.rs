@@ -1,4 +1,5 @@
-//! Progress and cancellation shared between a loading worker and whoever shows it.
+//! Progress and cancellation shared between a loading worker and whoever shows it, and
+//! which tracks the caller needs (a track selection importers may honour to skip work).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -9,6 +10,8 @@ pub struct LoadControl {
     done: Arc<AtomicU64>,
     total: Arc<AtomicU64>,
     cancel: Arc<AtomicBool>,
+    /// The track names the caller will use; `None`: every track.
+    tracks: Option<Arc<[String]>>,
 }
 
 impl LoadControl {
@@ -44,5 +47,24 @@ impl LoadControl {
 
     pub fn is_cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Asks for only the tracks named `names`. An importer that honours the selection (the
+    /// `.sr` logic decoder) leaves the other tracks out and says so in the source's metadata;
+    /// the others load everything. Only for callers that know every track they will read
+    /// (`latscope report` with rules naming their channels), never for browsing.
+    pub fn with_tracks<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.tracks = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether the track `name` is wanted (always, without a selection).
+    pub fn wants_track(&self, name: &str) -> bool {
+        self.tracks.as_ref().is_none_or(|t| t.iter().any(|n| n == name))
+    }
+
+    /// Whether a track selection is set.
+    pub fn is_selective(&self) -> bool {
+        self.tracks.is_some()
     }
 }

@@ -424,3 +424,68 @@ fn a_lying_member_in_a_file_names_the_file_the_member_and_its_declared_size() {
         assert!(err.contains(part), "{part:?} missing from: {err}");
     }
 }
+
+/// The metadata entry a track selection leaves, if any.
+fn not_decoded(s: &Source) -> Option<&str> {
+    s.metadata.iter().find(|(k, _)| k == "logic channels not decoded").map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn a_track_selection_decodes_its_channels_exactly_as_a_full_decode() {
+    let files = sr_files();
+    let mut checked = 0;
+    for path in &files {
+        let full = open(path, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(not_decoded(&full), None, "{}", path.display());
+        let names = logic_names(&full);
+        // Each channel alone, and the first and last together (two bytes apart when unitsize > 1).
+        let mut selections: Vec<Vec<String>> = names.iter().map(|n| vec![n.clone()]).collect();
+        if let (Some(first), Some(last)) = (names.first(), names.last()) {
+            selections.push(vec![first.clone(), last.clone(), "no such channel".into()]);
+        }
+        for wanted in selections {
+            let ctl = LoadControl::new().with_tracks(wanted.iter().cloned());
+            let part = open(path, &ctl).unwrap_or_else(|e| panic!("{e}"));
+            let what = format!("{} selecting {wanted:?}", path.display());
+            let kept: Vec<&DigitalTrack> = full.digital.iter().filter(|d| wanted.contains(&d.name)).collect();
+            assert_eq!(part.digital.len(), kept.len(), "{what}");
+            for (a, b) in part.digital.iter().zip(kept) {
+                assert_eq!((&a.name, a.initial, a.end), (&b.name, b.initial, b.end), "{what}");
+                assert_eq!(edges(a), edges(b), "{what}: {}", a.name);
+            }
+            // Nothing vanishes silently: the skipped channels and their transitions are named,
+            // and the capture's record count and time range are the full decode's.
+            let skipped: Vec<&DigitalTrack> =
+                full.digital.iter().filter(|d| !wanted.contains(&d.name)).collect();
+            let expected = (!skipped.is_empty()).then(|| {
+                let names: Vec<&str> = skipped.iter().map(|d| d.name.as_str()).collect();
+                let count: usize = skipped.iter().map(|d| d.transitions()).sum();
+                format!("{} ({count} transitions)", names.join(", "))
+            });
+            assert_eq!(not_decoded(&part), expected.as_deref(), "{what}");
+            assert_eq!(part.records(), full.records(), "{what}");
+            assert_eq!(part.time_range(), full.time_range(), "{what}");
+            assert_eq!(part.analog.len(), full.analog.len(), "{what}");
+            checked += 1;
+        }
+    }
+    if !files.is_empty() {
+        assert!(checked >= 20, "checked only {checked} selections");
+    }
+}
+
+#[test]
+fn a_selection_naming_no_logic_channel_decodes_them_all() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/sigrok/mixed_100khz_2logic_1analog.sr");
+    let full = open(&path, &LoadControl::new()).unwrap();
+    let analog: Vec<String> = full.analog.iter().map(|a| a.name.clone()).collect();
+    assert!(!analog.is_empty() && !full.digital.is_empty());
+    // A rule on the analog channel (or on a channel the capture lacks) leaves the logic
+    // channels decoded: they set the capture's time range.
+    for wanted in [analog, vec!["D9".to_owned()]] {
+        let part = open(&path, &LoadControl::new().with_tracks(wanted)).unwrap();
+        assert_eq!(logic_names(&part), logic_names(&full));
+        assert_eq!(part.digital, full.digital);
+        assert_eq!(not_decoded(&part), None);
+    }
+}

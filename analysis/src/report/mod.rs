@@ -37,6 +37,7 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub align: Option<String>,
     /// Every sample of every analysis, for CSV/Parquet and the HTML plots; not in the JSON.
+    /// Empty when built with [`ReportOptions::without_samples`] (JSON and Markdown).
     #[serde(skip)]
     pub samples: Vec<SampleRow>,
     /// Heading of the Markdown and HTML reports (a simulator run names its scenario).
@@ -189,6 +190,9 @@ pub struct ReportOptions {
     pub align: Option<String>,
     pub metrics: Metrics,
     pub title: Option<String>,
+    /// Leave [`Report::samples`] empty: a report rendered only as JSON or Markdown never
+    /// prints them, and a row per sample costs more than the statistics (a million pulses).
+    pub without_samples: bool,
 }
 
 /// Report building failed in the statistics engine, or a writer failed.
@@ -245,19 +249,21 @@ fn analysis_of(
     prefix: &str,
     origin: ClockOrigin,
     opts: &StatsOptions,
-    rows: &mut Vec<SampleRow>,
+    rows: &mut Option<Vec<SampleRow>>,
 ) -> Result<Analysis, StatsError> {
     let summary = stats::summarize(o, opts)?;
     // Stages named by their analysis already carry its prefix (`chain/cmd->irq`).
     let name = if o.name.starts_with(prefix) { o.name.clone() } else { format!("{prefix}{}", o.name) };
-    rows.extend(o.samples.iter().map(|s| SampleRow {
-        analysis: name.clone(),
-        input: o.source,
-        key: s.key.clone(),
-        start_s: origin.to_source_seconds(s.start),
-        end_s: origin.to_source_seconds(s.end),
-        latency_ns: ps_to_ns(s.latency()),
-    }));
+    if let Some(rows) = rows {
+        rows.extend(o.samples.iter().map(|s| SampleRow {
+            analysis: name.clone(),
+            input: o.source,
+            key: s.key.clone(),
+            start_s: origin.to_source_seconds(s.start),
+            end_s: origin.to_source_seconds(s.end),
+            latency_ns: ps_to_ns(s.latency()),
+        }));
+    }
     let stage_prefix = format!("{name}/");
     let stages = o
         .stages
@@ -336,7 +342,7 @@ pub fn build(
     outcomes: &[Outcome],
     opts: &ReportOptions,
 ) -> Result<Report, StatsError> {
-    let mut samples = Vec::new();
+    let mut samples = (!opts.without_samples).then(Vec::new);
     let mut analyses = Vec::with_capacity(outcomes.len());
     let mut windows = Vec::new();
     for o in outcomes {
@@ -371,7 +377,7 @@ pub fn build(
         metrics: opts.metrics.clone(),
         comparison,
         align: opts.align.clone(),
-        samples,
+        samples: samples.unwrap_or_default(),
         title: opts.title.clone(),
     })
 }
@@ -463,6 +469,28 @@ pub(crate) mod tests {
         assert!((c["ratio"]["p50"].as_f64().unwrap() - 4.0 / 3.0).abs() < 1e-12);
         // Same input, same bytes.
         assert_eq!(to_json(&sample_report()), to_json(&r));
+    }
+
+    #[test]
+    fn a_report_without_samples_prints_the_same_json_and_markdown() {
+        let outcome = |source| {
+            let mut o = Outcome::new("pulse:D1", AnalysisKind::Pulse, source);
+            o.samples = (0..50)
+                .map(|i| Sample { start: i * 1000, end: i * 1000 + 7 * i, key: String::new() })
+                .collect();
+            o
+        };
+        let a = Source::new("a.sr", "sigrok-sr", SourceKind::File);
+        let b = Source::new("b.sr", "sigrok-sr", SourceKind::File);
+        let inputs = [ReportInput { path: "a.sr", source: &a }, ReportInput { path: "b.sr", source: &b }];
+        let outcomes = [outcome(0), outcome(1)];
+        let full = build(&inputs, &outcomes, &ReportOptions::default()).unwrap();
+        let lean = ReportOptions { without_samples: true, ..ReportOptions::default() };
+        let lean = build(&inputs, &outcomes, &lean).unwrap();
+        assert_eq!(full.samples.len(), 100);
+        assert!(lean.samples.is_empty());
+        assert_eq!(to_json(&lean), to_json(&full));
+        assert_eq!(to_markdown(&lean), to_markdown(&full));
     }
 
     #[test]

@@ -4,6 +4,12 @@
 //! through a fixed buffer, so a 100M-sample capture costs memory in proportion to its
 //! edges, never to its samples. Analog channels become analog tracks (`f32`, volts — the
 //! unit libsigrok assumes, since none is stored).
+//!
+//! With a track selection in the [`LoadControl`] (`latscope report` with rules that name
+//! their channels), only the selected logic channels are decoded: runs where only other
+//! channels change are skipped. The others' transitions are still counted, so the source's
+//! record count is the full decode's, and the `logic channels not decoded` metadata entry
+//! names them. Analog channels always load.
 
 mod metadata;
 mod recover;
@@ -90,25 +96,46 @@ fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Resul
             1
         }
     };
-    let clock = SampleClock { rate };
+    let clock = SampleClock::new(rate);
 
     let names: Vec<String> =
         (0..zip.len()).filter_map(|i| Some(zip.name_for_index(i)?.ok()?.into_owned())).collect();
+    let mut not_decoded = None;
     if let Some(capture) = meta.get("capturefile") {
-        read_logic(&mut zip, &names, capture, &meta, clock, ctl, &mut source)?;
+        not_decoded = read_logic(&mut zip, &names, capture, &meta, clock, ctl, &mut source)?;
     }
     read_analog(&mut zip, &names, &meta, clock, ctl, &mut source)?;
+    if let Some(n) = not_decoded {
+        // The record count stays the full decode's: the tracks' own counts plus these.
+        source.records = Some(source.records() + n);
+    }
     Ok(source)
 }
 
 #[derive(Debug, Clone, Copy)]
 struct SampleClock {
     rate: u64,
+    /// The period in whole picoseconds when the rate divides 1 THz (every common rate
+    /// does): times are then a multiplication, exactly what the rounded division gives.
+    step: Option<u64>,
 }
 
 impl SampleClock {
+    fn new(rate: u64) -> Self {
+        let ps = PS_PER_S as u64;
+        Self { rate, step: (rate != 0 && ps.is_multiple_of(rate)).then(|| ps / rate) }
+    }
+
     /// Sample `i` is at `i / rate` seconds, rounded to the nearest picosecond.
     fn time(self, i: u64) -> Ps {
+        // `i * step + rate / 2` divided by `rate` is `i * step`: `rate / 2 < rate`.
+        if let Some(step) = self.step {
+            return (i128::from(i) * i128::from(step)) as Ps;
+        }
+        // The 64-bit division when the product fits (an i128 division costs several times more).
+        if let Some(n) = i.checked_mul(PS_PER_S as u64).and_then(|n| n.checked_add(self.rate / 2)) {
+            return (n / self.rate) as Ps;
+        }
         let rate = i128::from(self.rate);
         ((i128::from(i) * i128::from(PS_PER_S) + rate / 2) / rate) as Ps
     }
@@ -243,7 +270,7 @@ fn read_logic(
     clock: SampleClock,
     ctl: &LoadControl,
     source: &mut Source,
-) -> Result<(), ParseFailure> {
+) -> Result<Option<u64>, ParseFailure> {
     let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
     let unitsize: usize = meta
         .get("unitsize")
@@ -266,6 +293,11 @@ fn read_logic(
             });
         }
     }
+    // A selection that keeps none of the logic channels decodes them all: the capture's
+    // time range comes from its logic tracks, and the rule names none of them anyway.
+    let (channels, others): (Vec<LogicChannel>, Vec<LogicChannel>) =
+        channels.into_iter().partition(|c| ctl.wants_track(&c.track.name));
+    let (channels, others) = if channels.is_empty() { (others, Vec::new()) } else { (channels, others) };
     let (members, skipped) = chunk_members(names, capture);
     if let Some(n) = skipped {
         source.diagnostics.warn(format!(
@@ -273,6 +305,7 @@ fn read_logic(
         ));
     }
     let mut decoder = LogicDecoder::new(unitsize, channels, clock);
+    decoder.count_only(&others);
     for (i, name) in members.iter().enumerate() {
         match stream_member(zip, name, ctl, |bytes| decoder.feed(bytes)) {
             Ok(()) => {}
@@ -296,12 +329,19 @@ fn read_logic(
     }
     let samples = decoder.samples;
     source.metadata.push(("logic samples".into(), samples.to_string()));
+    if !others.is_empty() {
+        let names: Vec<&str> = others.iter().map(|c| c.track.name.as_str()).collect();
+        source.metadata.push((
+            "logic channels not decoded".into(),
+            format!("{} ({} transitions)", names.join(", "), decoder.uncounted_transitions),
+        ));
+    }
     let end = clock.time(samples.saturating_sub(1));
     for mut ch in decoder.channels {
         ch.track.end = end;
         source.digital.push(ch.track);
     }
-    Ok(())
+    Ok((!others.is_empty()).then_some(decoder.uncounted_transitions))
 }
 
 /// Turns a stream of packed samples into per-channel transitions.
@@ -310,6 +350,13 @@ struct LogicDecoder {
     unitsize: usize,
     channels: Vec<LogicChannel>,
     clock: SampleClock,
+    /// Per byte of a sample, the bits of `channels`: a sample that differs from the previous
+    /// one only outside them has no edge to decode.
+    decoded_bits: Vec<u8>,
+    /// Per byte, the bits of channels left out by a track selection, whose transitions are
+    /// only counted (in `uncounted_transitions`).
+    counted_bits: Vec<u8>,
+    uncounted_transitions: u64,
     /// The previous sample; `None` before the first.
     prev: Option<Vec<u8>>,
     partial: Vec<u8>,
@@ -322,6 +369,9 @@ impl LogicDecoder {
     fn new(unitsize: usize, channels: Vec<LogicChannel>, clock: SampleClock) -> Self {
         Self {
             unitsize,
+            decoded_bits: bits_of(unitsize, &channels),
+            counted_bits: vec![0; unitsize],
+            uncounted_transitions: 0,
             channels,
             clock,
             prev: None,
@@ -330,6 +380,11 @@ impl LogicDecoder {
             samples: 0,
             transitions: 0,
         }
+    }
+
+    /// Counts the transitions of `others` (not decoded) as well.
+    fn count_only(&mut self, others: &[LogicChannel]) {
+        self.counted_bits = bits_of(self.unitsize, others);
     }
 
     fn feed(&mut self, mut bytes: &[u8]) -> Result<(), ParseFailure> {
@@ -362,7 +417,7 @@ impl LogicDecoder {
         Ok(())
     }
 
-    /// The common 8-channel case: skip runs of equal bytes quickly.
+    /// The common 8-channel case: skip runs without a decoded channel's change quickly.
     fn feed_bytes(&mut self, body: &[u8]) -> Result<(), ParseFailure> {
         let mut i = 0;
         if self.prev.is_none() {
@@ -370,10 +425,18 @@ impl LogicDecoder {
             self.sample(&[first])?;
             i = 1;
         }
-        let mut prev = self.prev.as_ref().map_or(0, |p| p[0]);
+        let Some(&last) = body.last() else { return Ok(()) };
+        // The stream's previous byte (all its bits: `prev` below keeps only the decoded
+        // channels' bits current).
+        let before = self.prev.as_ref().map_or(0, |p| p[0]);
+        if self.counted_bits[0] != 0 {
+            self.uncounted_transitions += count_changes(before, &body[i..], self.counted_bits[0]);
+        }
+        let bits = self.decoded_bits[0];
+        let mut prev = before;
         let base = self.samples - i as u64;
         while i < body.len() {
-            match body[i..].iter().position(|&b| b != prev) {
+            match body[i..].iter().position(|&b| (b ^ prev) & bits != 0) {
                 None => break,
                 Some(k) => {
                     i += k;
@@ -386,7 +449,7 @@ impl LogicDecoder {
         }
         self.samples = base + body.len() as u64;
         if let Some(p) = self.prev.as_mut() {
-            p[0] = prev;
+            p[0] = last;
         }
         Ok(())
     }
@@ -403,7 +466,16 @@ impl LogicDecoder {
             }
             Some(mut prev) => {
                 if prev != sample {
-                    self.edges(index, &prev, sample)?;
+                    let mut decoded = false;
+                    for (((&a, &b), &d), &c) in
+                        prev.iter().zip(sample).zip(&self.decoded_bits).zip(&self.counted_bits)
+                    {
+                        decoded |= (a ^ b) & d != 0;
+                        self.uncounted_transitions += u64::from(((a ^ b) & c).count_ones());
+                    }
+                    if decoded {
+                        self.edges(index, &prev, sample)?;
+                    }
                     prev.copy_from_slice(sample);
                 }
                 self.prev = Some(prev);
@@ -435,6 +507,23 @@ impl LogicDecoder {
         }
         Ok(())
     }
+}
+
+/// Per byte of a `unitsize`-byte sample, the bits of `channels`.
+fn bits_of(unitsize: usize, channels: &[LogicChannel]) -> Vec<u8> {
+    let mut bits = vec![0; unitsize];
+    for ch in channels {
+        bits[ch.byte] |= ch.mask;
+    }
+    bits
+}
+
+/// Transitions of the `bits` channels in `bytes` (one-byte samples) after `before`.
+fn count_changes(before: u8, bytes: &[u8], bits: u8) -> u64 {
+    let Some(&first) = bytes.first() else { return 0 };
+    let rest: u64 =
+        bytes.iter().zip(&bytes[1..]).map(|(&a, &b)| u64::from(((a ^ b) & bits).count_ones())).sum();
+    u64::from(((before ^ first) & bits).count_ones()) + rest
 }
 
 fn read_analog(
@@ -544,7 +633,7 @@ mod tests {
             mask: 1 << (bit % 8),
             track: DigitalTrack::new("c", 0),
         };
-        let clock = SampleClock { rate: 1_000_000 };
+        let clock = SampleClock::new(1_000_000);
         let mut d = LogicDecoder::new(2, vec![ch(0), ch(9)], clock);
         // samples: 0x0001, 0x0201, 0x0200, 0x0000; fed split mid-sample.
         d.feed(&[0x01, 0x00, 0x01]).unwrap();
@@ -561,7 +650,7 @@ mod tests {
     #[test]
     fn single_byte_fast_path_matches_generic_path() {
         let data: Vec<u8> = (0..10_000u32).map(|i| ((i / 7) ^ (i / 13)) as u8).collect();
-        let clock = SampleClock { rate: 3_000_000 };
+        let clock = SampleClock::new(3_000_000);
         let run = |split: usize| {
             let chans = (0..8)
                 .map(|b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
@@ -593,5 +682,45 @@ mod tests {
         assert_eq!(run(10_000), reference);
         // 3 MHz has no whole-picosecond period: sample 1 is at 333 333 ps, sample 2 at 666 667.
         assert_eq!((clock.time(1), clock.time(2), clock.time(3)), (333_333, 666_667, 1_000_000));
+    }
+
+    #[test]
+    fn sample_times_equal_the_rounded_division_at_every_rate() {
+        let reference = |rate: u64, i: u64| {
+            let r = i128::from(rate);
+            ((i128::from(i) * i128::from(PS_PER_S) + r / 2) / r) as Ps
+        };
+        for rate in [1, 3, 7, 200_000, 3_000_000, 12_000_000, 24_000_000, 125_000_000, 500_000_000, 1 << 40] {
+            let clock = SampleClock::new(rate);
+            for i in [0, 1, 2, 3, 999, 1 << 20, 4_999_999, 18_446_743, 18_446_745, 1 << 40, u64::MAX / 3] {
+                assert_eq!(clock.time(i), reference(rate, i), "rate {rate}, sample {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_selective_decode_counts_what_it_skips() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| ((i / 7) ^ (i / 13) ^ ((i / 3) & 0x40)) as u8).collect();
+        let clock = SampleClock::new(3_000_000);
+        let chans = |bits: &[u8]| -> Vec<LogicChannel> {
+            bits.iter()
+                .map(|&b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
+                .collect()
+        };
+        let mut full = LogicDecoder::new(1, chans(&[0, 1, 2, 3, 4, 5, 6, 7]), clock);
+        full.feed(&data).unwrap();
+        for split in [1, 5, 4096] {
+            let mut part = LogicDecoder::new(1, chans(&[2, 6]), clock);
+            part.count_only(&chans(&[0, 1, 3, 4, 5, 7]));
+            for piece in data.chunks(split) {
+                part.feed(piece).unwrap();
+            }
+            assert_eq!(part.channels[0].track, full.channels[2].track);
+            assert_eq!(part.channels[1].track, full.channels[6].track);
+            let others: usize =
+                [0, 1, 3, 4, 5, 7].iter().map(|&c| full.channels[c].track.transitions()).sum();
+            assert_eq!(part.uncounted_transitions, others as u64);
+            assert_eq!(part.samples, full.samples);
+        }
     }
 }
