@@ -62,9 +62,4 @@ impl LoadControl {
     pub fn wants_track(&self, name: &str) -> bool {
         self.tracks.as_ref().is_none_or(|t| t.iter().any(|n| n == name))
     }
-
-    /// Whether a track selection is set.
-    pub fn is_selective(&self) -> bool {
-        self.tracks.is_some()
-    }
 }
