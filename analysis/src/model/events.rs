@@ -412,17 +412,18 @@ impl EventTableBuilder {
     ///
     /// Strings and layouts (a few thousand at most) are absorbed serially in part order, so
     /// symbol numbers are those of a part-by-part merge; rewriting each part's columns in the
-    /// merged numbering (the per-event work) runs in parallel, and the results are copied
-    /// into place.
+    /// merged numbering (the per-event work) runs in parallel, and so does copying them into
+    /// the merged columns ([`EventTable::concat`]).
     pub fn merge(parts: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
         if parts.iter().any(|p| p.arena_full) {
             return Err(BuildError::ArenaFull);
         }
-        let events: usize = parts.iter().map(EventTableBuilder::len).sum();
-        let field_bytes: usize = parts.iter().map(|p| p.table.field_data.len()).sum();
         let mut parts = parts.into_iter();
         let Some(mut out) = parts.next() else { return Ok(EventTableBuilder::new()) };
         let rest: Vec<EventTableBuilder> = parts.collect();
+        if rest.is_empty() {
+            return Ok(out);
+        }
         let maps: Vec<PartMap> = rest
             .iter()
             .map(|part| {
@@ -442,33 +443,93 @@ impl EventTableBuilder {
             .collect();
         let remapped: Vec<Result<EventTable, BuildError>> =
             rest.into_par_iter().zip(maps.par_iter()).map(|(part, map)| map.apply(part.table)).collect();
-        // Re-encoded strings may take a byte more or less; the sum is only a reservation.
-        out.reserve(events - out.len(), field_bytes.saturating_sub(out.table.field_data.len()));
+        let mut first = std::mem::take(&mut out.table);
+        out.table.layouts = std::mem::take(&mut first.layouts);
+        let mut tables = Vec::with_capacity(remapped.len() + 1);
+        tables.push(first);
         for part in remapped {
-            out.append(part?)?;
+            tables.push(part?);
         }
+        out.table.concat(&tables)?;
+        // Freeing the parts' columns gives their pages back (munmap); the merged table does
+        // not wait for it.
+        rayon::spawn(move || drop(tables));
         Ok(out)
     }
+}
 
-    /// Appends a part already in this builder's symbol and layout numbering.
-    fn append(&mut self, src: EventTable) -> Result<(), BuildError> {
-        let base_index = self.table.len() as u32;
-        let dst = &mut self.table;
-        if !src.is_empty() {
-            let base = u32::try_from(dst.field_data.len()).map_err(|_| BuildError::ArenaFull)?;
-            let offs: Option<Vec<u32>> = src.field_off.iter().map(|&o| base.checked_add(o)).collect();
-            dst.field_off.extend_from_slice(&offs.ok_or(BuildError::ArenaFull)?);
+impl EventTable {
+    /// Fills this table's (empty) event columns with `parts` in order, all already in this
+    /// table's symbol and layout numbering. Each column is allocated once at its final size
+    /// and every part is copied into its own slice of it by a rayon task, so the copy and
+    /// the page faults of the fresh memory are shared by the threads instead of being a
+    /// serial phase after the parallel parse.
+    fn concat(&mut self, parts: &[EventTable]) -> Result<(), BuildError> {
+        debug_assert!(self.is_empty() && self.field_data.is_empty() && self.stacks.is_empty());
+        // Field offsets are rebased by the field bytes of the parts before; each part's last
+        // (largest) offset must still fit the u32 offset column.
+        let mut data_base = Vec::with_capacity(parts.len());
+        let mut data_len = 0usize;
+        for p in parts {
+            let base = u32::try_from(data_len).map_err(|_| BuildError::ArenaFull)?;
+            if let Some(&last) = p.field_off.last() {
+                base.checked_add(last).ok_or(BuildError::ArenaFull)?;
+            }
+            data_base.push(base);
+            data_len += p.field_data.len();
         }
-        dst.ts.extend_from_slice(&src.ts);
-        dst.cpu.extend_from_slice(&src.cpu);
-        dst.pid.extend_from_slice(&src.pid);
-        dst.flags.extend_from_slice(&src.flags);
-        dst.comm.extend_from_slice(&src.comm);
-        dst.layout.extend_from_slice(&src.layout);
-        dst.field_data.extend_from_slice(&src.field_data);
-        dst.stacks.extend(src.stacks.iter().map(|&(i, s)| (base_index + i, s)));
+        self.ts = par_column(parts, |p| &p.ts, unchanged);
+        self.cpu = par_column(parts, |p| &p.cpu, unchanged);
+        self.pid = par_column(parts, |p| &p.pid, unchanged);
+        self.comm = par_column(parts, |p| &p.comm, unchanged);
+        self.layout = par_column(parts, |p| &p.layout, unchanged);
+        self.flags = par_column(parts, |p| &p.flags, unchanged);
+        self.field_off = par_column(parts, |p| &p.field_off, |i, off: u32| data_base[i] + off);
+        self.field_data = par_column(parts, |p| &p.field_data, unchanged);
+        let mut base_index = 0u32;
+        for p in parts {
+            self.stacks.extend(p.stacks.iter().map(|&(i, s)| (base_index + i, s)));
+            base_index += p.len() as u32;
+        }
         Ok(())
     }
+}
+
+fn unchanged<T>(_part: usize, v: T) -> T {
+    v
+}
+
+/// The concatenation of one column of every part, mapped by `map(part index, value)`,
+/// written in parallel straight into an allocation of the final size.
+fn par_column<S, T, C, M>(parts: &[EventTable], column: C, map: M) -> Vec<T>
+where
+    S: Copy + Sync,
+    T: Send,
+    C: Fn(&EventTable) -> &Vec<S> + Sync,
+    M: Fn(usize, S) -> T + Sync,
+{
+    let total = parts.iter().map(|p| column(p).len()).sum();
+    let mut out: Vec<T> = Vec::with_capacity(total);
+    let mut spare = &mut out.spare_capacity_mut()[..total];
+    let mut slices = Vec::with_capacity(parts.len());
+    for p in parts {
+        let (head, tail) = std::mem::take(&mut spare).split_at_mut(column(p).len());
+        slices.push(head);
+        spare = tail;
+    }
+    slices.into_par_iter().enumerate().for_each(|(i, dst)| {
+        for (d, &v) in dst.iter_mut().zip(column(&parts[i]).iter()) {
+            d.write(map(i, v));
+        }
+    });
+    // SAFETY: the slices partition the first `total` elements of the spare capacity, each
+    // exactly as long as its part's column, and the loop above wrote every element of each
+    // (`zip` of two equally long slices). A panic in `map` never reaches this line.
+    #[allow(unsafe_code)]
+    unsafe {
+        out.set_len(total);
+    }
+    out
 }
 
 /// How one part's symbols and layouts map into the merged builder's.
@@ -569,6 +630,29 @@ mod tests {
         assert_eq!(t.stack_of(3).map(|s| strings.resolve(s).into_owned()), Some("irq".into()));
         assert_eq!(t.counts_by_name().iter().map(|c| c.1).collect::<Vec<_>>(), [1, 2, 1]);
         assert_eq!(t.range(15, 35), 1..3);
+    }
+
+    #[test]
+    fn merging_parts_equals_one_builder() {
+        let evs: Vec<(Ps, String, i64)> =
+            (0..300).map(|i| (i * 10, format!("ev{}", i % 7), i * 1000 - 150_000)).collect();
+        let evs: Vec<(Ps, &str, i64)> = evs.iter().map(|(t, n, v)| (*t, n.as_str(), *v)).collect();
+        let (whole, whole_strings) = builder_with(&evs).finish().expect("finish");
+        // Unequal parts, one empty, each with its own numbering of strings and layouts.
+        let cuts = [0, 1, 1, 140, 299, 300];
+        let parts = cuts.windows(2).map(|w| builder_with(&evs[w[0]..w[1]])).collect();
+        let (merged, strings) = EventTableBuilder::merge(parts).and_then(|b| b.finish()).expect("merge");
+        assert_eq!(merged.ts, whole.ts);
+        assert_eq!(merged.len(), 300);
+        for (a, b) in merged.iter().zip(whole.iter()) {
+            assert_eq!(strings.bytes_of(a.name()), whole_strings.bytes_of(b.name()));
+            let fa: Vec<_> = a.fields().map(|(n, v)| (strings.resolve(n).into_owned(), v.as_i64())).collect();
+            let fb: Vec<_> =
+                b.fields().map(|(n, v)| (whole_strings.resolve(n).into_owned(), v.as_i64())).collect();
+            assert_eq!(fa, fb);
+            let FieldValue::Str(sa) = a.fields().nth(1).expect("name field").1 else { panic!("string") };
+            assert_eq!(strings.resolve(sa), format!("dev{}", evs[a.index].2));
+        }
     }
 
     #[test]

@@ -137,16 +137,40 @@ pub(crate) fn is_ws(c: u8) -> bool {
     c == b' ' || c == b'\t'
 }
 
+/// Eight spaces as one little-endian word.
+const BLANK_WORD: u64 = u64::from_le_bytes([b' '; 8]);
+
+/// The 8 bytes at `s[at..]` as a word, if there are 8.
+#[inline]
+fn word_at(s: &[u8], at: usize) -> Option<u64> {
+    let w: [u8; 8] = s.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(w))
+}
+
+// The task column is padded with runs of spaces (a dozen or more on most lines): the trims
+// skip whole words of spaces before the byte loop.
 #[inline]
 pub(crate) fn trim_start(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|&&c| is_ws(c)).count();
+    let mut n = 0;
+    while word_at(s, n) == Some(BLANK_WORD) {
+        n += 8;
+    }
+    while n < s.len() && is_ws(s[n]) {
+        n += 1;
+    }
     &s[n..]
 }
 
 #[inline]
 pub(crate) fn trim_end(s: &[u8]) -> &[u8] {
-    let n = s.iter().rev().take_while(|&&c| is_ws(c)).count();
-    &s[..s.len() - n]
+    let mut n = s.len();
+    while n >= 8 && word_at(s, n - 8) == Some(BLANK_WORD) {
+        n -= 8;
+    }
+    while n > 0 && is_ws(s[n - 1]) {
+        n -= 1;
+    }
+    &s[..n]
 }
 
 #[inline]
@@ -329,6 +353,18 @@ mod tests {
         let t = Ts { secs: 852_655, ps: 67_718_000_000 };
         assert_eq!(t.relative(852_655), Some(67_718_000_000));
         assert_eq!(Ts { secs: u64::MAX, ps: 0 }.relative(0), None);
+    }
+
+    #[test]
+    fn trims_match_a_byte_loop() {
+        let lines: [&[u8]; 6] =
+            [b"", b" ", b"\t \t", b"        x        ", b"  \t         a b \t        \t", b"abc"];
+        for s in lines {
+            let n = s.iter().take_while(|&&c| is_ws(c)).count();
+            assert_eq!(trim_start(s), &s[n..]);
+            let n = s.iter().rev().take_while(|&&c| is_ws(c)).count();
+            assert_eq!(trim_end(s), &s[..s.len() - n]);
+        }
     }
 
     #[test]

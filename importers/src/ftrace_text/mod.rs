@@ -26,12 +26,18 @@ use rayon::prelude::*;
 
 /// Inputs smaller than this are parsed as one chunk (threads would cost more than they save).
 const PARALLEL_MIN_BYTES: usize = 256 * 1024;
+/// Chunks per worker thread. Chunks take unequal times (their events differ), and the
+/// parse ends when the last one does: with one chunk per rayon task, the other threads
+/// idle for at most one chunk's time, a small share when there are 8 per thread. More
+/// chunks cost more serial string absorbing in the merge.
+const CHUNKS_PER_THREAD: usize = 8;
 /// How far the header peeks (origin, function_graph detection) look.
 const PEEK_LINES: usize = 4096;
 
 /// Parses ftrace text. Never panics; malformed lines are counted in the diagnostics.
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let chunks = if data.len() < PARALLEL_MIN_BYTES { 1 } else { 4 * rayon::current_num_threads() };
+    let chunks =
+        if data.len() < PARALLEL_MIN_BYTES { 1 } else { CHUNKS_PER_THREAD * rayon::current_num_threads() };
     parse_with_chunks(data, ctl, chunks)
 }
 
@@ -44,8 +50,13 @@ pub fn parse_with_chunks(data: &[u8], ctl: &LoadControl, chunks: usize) -> Resul
     let origin = peek_origin(data);
     let chunks = if is_function_graph(data) { 1 } else { chunks.max(1) };
     let bounds = split(data, chunks);
-    let outs: Vec<Result<ChunkOut, ParseFailure>> =
-        bounds.par_iter().map(|&(s, e)| ChunkParser::new(origin).run(&data[s..e], s as u64, ctl)).collect();
+    // One chunk per task (`with_max_len(1)`): rayon would otherwise hand each thread runs of
+    // several chunks that cannot be stolen once started, leaving one thread alone at the end.
+    let outs: Vec<Result<ChunkOut, ParseFailure>> = bounds
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(s, e)| ChunkParser::new(origin).run(&data[s..e], s as u64, ctl))
+        .collect();
     let mut parts = Vec::with_capacity(outs.len());
     for out in outs {
         parts.push(out?);
