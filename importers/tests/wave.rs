@@ -192,7 +192,9 @@ fn a_gzip_wrapped_fst_is_checked_inside_and_its_size_bounded() {
 }
 
 /// Inputs the `wave` fuzz target found (docs/FUZZING.md): each must be refused with an
-/// error, not abort the process.
+/// error, not abort the process. `gzip_inner_time_table.fst`: a gzip-wrapped FST whose
+/// stream fails its CRC (which fst-reader does not check) and whose inner time table
+/// declares 2^63 items.
 #[test]
 fn fuzz_regressions_are_refused() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/wave");
@@ -200,8 +202,9 @@ fn fuzz_regressions_are_refused() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let data = std::fs::read(&path).unwrap();
+        // Refused by latscope's own checks, before the reader could fail (or abort) on it.
         let err = refused(&data);
-        assert!(!err.is_empty(), "{}", path.display());
+        assert!(!err.contains("wellen aborted"), "{}: {err}", path.display());
         seen += 1;
     }
     assert!(seen > 0, "no regression inputs in {}", dir.display());

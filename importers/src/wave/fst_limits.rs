@@ -12,7 +12,6 @@
 //! within what this machine class can hold even when the ratio allows more.
 
 use crate::{ParseFailure, Position};
-use std::io::Read;
 
 /// Signals (handles) in one FST file: the reader keeps three u32 per handle per
 /// value-change block plus its geometry, so 2^26 handles is ~1 GiB of tables.
@@ -204,16 +203,35 @@ fn gzip_wrapped(section: &[u8], at: u64) -> Result<(), Refused> {
     let declared = be_u64(section, 8).unwrap_or(0);
     let compressed = (section.len() as u64).saturating_sub(16);
     inflated(declared, compressed, DEFLATE_RATIO, at, "gzip-wrapped FST")?;
-    let mut inner = Vec::new();
-    let decoder = flate2::read::GzDecoder::new(&section[16.min(section.len())..]);
-    // Unreadable gzip data is left to the reader, which names it.
-    if decoder.take(declared).read_to_end(&mut inner).is_err() {
-        return Ok(());
-    }
+    let inner = inflate_like_fst_reader(section.get(16 + 10..).unwrap_or_default(), declared);
     // Inside the wrapper, a block past the inner end is simply a bad size.
     check_blocks(&inner, Some(at)).map_err(|r| match r {
         Refused::PastEnd(e) | Refused::Bad(e) => Refused::Bad(e),
     })
+}
+
+/// The bytes fst-reader gets from a gzip wrapper: miniz_oxide's streaming inflate of the
+/// raw deflate data after the fixed 10-byte gzip header, no checksum, stopping after
+/// `declared` bytes. (flate2 refuses some streams this accepts, so the same inflater is
+/// used.) What inflates before an error is kept: checking more than the reader reads is safe.
+fn inflate_like_fst_reader(mut input: &[u8], declared: u64) -> Vec<u8> {
+    use miniz_oxide::inflate::stream::{InflateState, inflate};
+    let mut state = InflateState::new(miniz_oxide::DataFormat::Raw);
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut remaining = usize::try_from(declared).unwrap_or(usize::MAX);
+    while remaining > 0 {
+        let res = inflate(&mut state, input, &mut buf, miniz_oxide::MZFlush::None);
+        let written = res.bytes_written.min(remaining);
+        out.extend_from_slice(&buf[..written]);
+        remaining -= written;
+        input = &input[res.bytes_consumed..];
+        let progressed = res.bytes_consumed > 0 || res.bytes_written > 0;
+        if !matches!(res.status, Ok(miniz_oxide::MZStatus::Ok)) || !progressed {
+            break;
+        }
+    }
+    out
 }
 
 fn handles(count: u64, at: u64, what: &str) -> Result<(), ParseFailure> {
