@@ -194,7 +194,7 @@ fn a_gzip_wrapped_fst_is_checked_inside_and_its_size_bounded() {
 /// Inputs the `wave` fuzz target found (docs/FUZZING.md): each must be refused with an
 /// error, not abort the process. `gzip_inner_time_table.fst`: a gzip-wrapped FST whose
 /// stream fails its CRC (which fst-reader does not check) and whose inner time table
-/// declares 2^63 items.
+/// declares 2^63 items; `timescale_exponent.fst`: see below.
 #[test]
 fn fuzz_regressions_are_refused() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/wave");
@@ -221,4 +221,13 @@ fn a_block_declaring_more_than_the_file_holds_is_a_cut_file() {
     let data = patched(blocks(&std::fs::read(fixture()).unwrap())[1].0 + 1, 8);
     let err = refused(&data);
     assert!(err.contains("declares 8 bytes, fewer than its 56 bytes of fixed fields"), "{err}");
+}
+
+/// The third find: a header timescale of 10^11 s, which wellen scales with an overflowing
+/// u32 power of ten (a panic in debug builds, a wrong timescale in release ones).
+#[test]
+fn a_timescale_beyond_what_fst_expresses_is_refused() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions/wave/timescale_exponent.fst");
+    let err = refused(&std::fs::read(&path).unwrap());
+    assert!(err.contains("byte offset 0: the FST header's timescale is 10^11 s"), "{err}");
 }

@@ -161,6 +161,17 @@ fn header(section: &[u8], at: u64) -> Result<(), ParseFailure> {
             format!("the FST header block is {length} bytes long; it must be {HEADER_SECTION_LENGTH}"),
         ));
     }
+    // The timescale exponent (after the block count, at 72): 10^e s, which readers scale
+    // with a u32 power of ten below seconds (e down to -21) and above (e up to 9).
+    let exponent = section.get(72).map_or(0, |&b| b as i8);
+    if !(-21..=9).contains(&exponent) {
+        return Err(ParseFailure::invalid(
+            Position::Byte(at),
+            format!(
+                "the FST header's timescale is 10^{exponent} s; FST timescales run from 10^-21 to 10^9 s"
+            ),
+        ));
+    }
     // Field offsets in the section: var_count at 48, max_var_id_code (the handle count) at 56.
     handles(be_u64(section, 48).unwrap_or(0), at, "header's variable count")?;
     handles(be_u64(section, 56).unwrap_or(0), at, "header's handle count")
