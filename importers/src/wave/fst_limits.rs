@@ -23,13 +23,15 @@ pub const MAX_FST_SECTION_BYTES: u64 = 1 << 31;
 const DEFLATE_RATIO: u64 = 1032;
 const LZ4_RATIO: u64 = 255;
 
+// FST block types (fstapi.h `FST_BL_*`); the cut-short diagnosis in `wave` names blocks by them too.
 const HEADER: u8 = 0;
-const VC_DATA: [u8; 3] = [1, 5, 8];
+pub(super) const VC_DATA: [u8; 3] = [1, 5, 8];
 const BLACKOUT: u8 = 2;
-const GEOMETRY: u8 = 3;
+pub(super) const GEOMETRY: u8 = 3;
 const HIERARCHY_GZIP: u8 = 4;
 const HIERARCHY_LZ4: u8 = 6;
 const HIERARCHY_LZ4_DUO: u8 = 7;
+pub(super) const HIERARCHY: [u8; 3] = [HIERARCHY_GZIP, HIERARCHY_LZ4, HIERARCHY_LZ4_DUO];
 const GZIP_WRAPPER: u8 = 254;
 const SKIP: u8 = 255;
 const HEADER_SECTION_LENGTH: u64 = 329;
@@ -286,7 +288,7 @@ fn limit(at: u64, what: String, limit: String) -> ParseFailure {
     ParseFailure::Limit { at: Position::Byte(at), what: format!("FST {what}"), limit }
 }
 
-fn be_u64(data: &[u8], at: usize) -> Option<u64> {
+pub(super) fn be_u64(data: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_be_bytes(data.get(at..at.checked_add(8)?)?.try_into().ok()?))
 }
 

@@ -59,10 +59,6 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     }
 }
 
-/// FST block types (fstapi.h `FST_BL_*`): value changes, geometry, hierarchy.
-const FST_VALUE_BLOCKS: [u8; 3] = [1, 5, 8];
-const FST_GEOMETRY_BLOCK: u8 = 3;
-const FST_HIERARCHY_BLOCKS: [u8; 3] = [4, 6, 7];
 /// A finished GHW file ends with this 12-byte tailer (GHDL writes it when the run ends).
 const GHW_TAILER: &[u8; 4] = b"TAI\0";
 const GHW_TAILER_LEN: usize = 12;
@@ -92,8 +88,7 @@ fn cut_short(data: &[u8]) -> Option<(u64, String)> {
                re-run the dump, or dump VCD, which latscope loads up to a cut";
     let (mut pos, mut value_blocks, mut hierarchy) = (0usize, 0usize, false);
     while pos < data.len() {
-        let Some(len) = data.get(pos + 1..pos + 9).and_then(|b| Some(u64::from_be_bytes(b.try_into().ok()?)))
-        else {
+        let Some(len) = fst_limits::be_u64(data, pos + 1) else {
             let msg = format!(
                 "the FST file is cut short at byte {} inside the header of a block at byte {pos}, after \
                  {value_blocks} value-change block(s); {why}",
@@ -104,9 +99,9 @@ fn cut_short(data: &[u8]) -> Option<(u64, String)> {
         let end = (pos as u64).saturating_add(1).saturating_add(len);
         if end > data.len() as u64 {
             let kind = match data[pos] {
-                t if FST_VALUE_BLOCKS.contains(&t) => "value-change",
-                t if FST_HIERARCHY_BLOCKS.contains(&t) => "hierarchy",
-                FST_GEOMETRY_BLOCK => "geometry",
+                t if fst_limits::VC_DATA.contains(&t) => "value-change",
+                t if fst_limits::HIERARCHY.contains(&t) => "hierarchy",
+                fst_limits::GEOMETRY => "geometry",
                 0 => "header",
                 _ => "next",
             };
@@ -117,8 +112,8 @@ fn cut_short(data: &[u8]) -> Option<(u64, String)> {
             );
             return Some((pos as u64, msg));
         }
-        value_blocks += usize::from(FST_VALUE_BLOCKS.contains(&data[pos]));
-        hierarchy |= FST_HIERARCHY_BLOCKS.contains(&data[pos]);
+        value_blocks += usize::from(fst_limits::VC_DATA.contains(&data[pos]));
+        hierarchy |= fst_limits::HIERARCHY.contains(&data[pos]);
         pos = end as usize;
     }
     (!hierarchy).then(|| {
