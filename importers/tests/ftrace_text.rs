@@ -665,6 +665,9 @@ fn assert_chunking_invariant(data: &[u8]) {
         let many = ftrace_text::parse_with_chunks(data, &LoadControl::new(), chunks).expect("chunks");
         assert_eq!(snapshot(&many), base, "{chunks} chunks differ from 1");
     }
+    // The default plan: above 256 KiB, chunks of decreasing size.
+    let guided = ftrace_text::parse(data, &LoadControl::new()).expect("default chunks");
+    assert_eq!(snapshot(&guided), base, "the default chunking differs from 1 chunk");
 }
 
 #[test]
@@ -684,6 +687,8 @@ fn chunk_boundaries_do_not_change_the_result() {
     );
     let data = block.repeat(300);
     assert_chunking_invariant(data.as_bytes());
+    // Large enough for the default plan to split it (into ~20 chunks).
+    assert_chunking_invariant(block.repeat(6000).as_bytes());
     let s = load(&data);
     assert_eq!(s.events.len(), 900);
     assert_eq!(s.diagnostics.malformed, 300, "one garbage line per block");

@@ -4,7 +4,10 @@
 //! offset into the field arena (4) — 30 bytes — plus its varint-encoded field values,
 //! typically 1–3 bytes each. Events are sorted by time (stable: equal times keep file order).
 
-use super::fields::{FieldKind, FieldValue, Layout, LayoutId, decode_value, encode_value, skip_varint};
+use super::fields::{
+    FieldKind, FieldValue, Layout, LayoutId, decode_value, encode_value, get_varint, skip_varint, str_len,
+    write_varint_exact,
+};
 use super::intern::{Interner, Sym};
 use super::time::Ps;
 use rayon::prelude::*;
@@ -424,33 +427,35 @@ impl EventTableBuilder {
         if rest.is_empty() {
             return Ok(out);
         }
-        let maps: Vec<PartMap> = rest
-            .iter()
-            .map(|part| {
-                let syms = out.interner.absorb(&part.interner);
-                let layouts = part
-                    .table
-                    .layouts
-                    .iter()
-                    .map(|l| {
-                        let fields: Vec<_> =
-                            l.fields.iter().map(|&(n, k)| (remap_sym(&syms, n), k)).collect();
-                        out.layout(remap_sym(&syms, l.event), &fields)
-                    })
-                    .collect();
-                PartMap { syms, layouts }
-            })
-            .collect();
-        let remapped: Vec<Result<EventTable, BuildError>> =
-            rest.into_par_iter().zip(maps.par_iter()).map(|(part, map)| map.apply(part.table)).collect();
+        // Part 0 is already in the merged numbering.
+        let mut maps = vec![PartMap::default()];
+        for part in &rest {
+            let syms = out.interner.absorb(&part.interner);
+            let layouts = part
+                .table
+                .layouts
+                .iter()
+                .map(|l| {
+                    let fields: Vec<_> = l.fields.iter().map(|&(n, k)| (remap_sym(&syms, n), k)).collect();
+                    out.layout(remap_sym(&syms, l.event), &fields)
+                })
+                .collect();
+            maps.push(PartMap { syms, layouts, strings_done: false });
+        }
         let mut first = std::mem::take(&mut out.table);
         out.table.layouts = std::mem::take(&mut first.layouts);
-        let mut tables = Vec::with_capacity(remapped.len() + 1);
+        let mut tables = Vec::with_capacity(rest.len() + 1);
         tables.push(first);
-        for part in remapped {
-            tables.push(part?);
-        }
-        out.table.concat(&tables)?;
+        tables.extend(rest.into_iter().map(|p| p.table));
+        // A part whose strings would change byte length in the new numbering (only past 2^14
+        // strings) has its field arena rewritten first; the others are renumbered in place.
+        tables.par_iter_mut().zip(maps.par_iter_mut()).try_for_each(|(t, map)| {
+            if !map.keeps_string_lengths() {
+                map.reencode_strings(t)?;
+            }
+            Ok(())
+        })?;
+        out.table.concat(&tables, &maps)?;
         // Freeing the parts' columns gives their pages back (munmap); the merged table does
         // not wait for it.
         rayon::spawn(move || drop(tables));
@@ -459,13 +464,14 @@ impl EventTableBuilder {
 }
 
 impl EventTable {
-    /// Fills this table's (empty) event columns with `parts` in order, all already in this
-    /// table's symbol and layout numbering. Each column is allocated once at its final size
-    /// and every part is copied into its own slice of it by a rayon task, so the copy and
-    /// the page faults of the fresh memory are shared by the threads instead of being a
-    /// serial phase after the parallel parse.
-    fn concat(&mut self, parts: &[EventTable]) -> Result<(), BuildError> {
+    /// Fills this table's (empty) event columns with `parts` in order, renumbering each
+    /// part's symbols and layouts by its map. Each column is allocated once at its final size
+    /// and every part is copied (and renumbered) into its own slice of it by a rayon task, so
+    /// the copy and the page faults of the fresh memory are shared by the threads instead of
+    /// being a serial phase after the parallel parse.
+    fn concat(&mut self, parts: &[EventTable], maps: &[PartMap]) -> Result<(), BuildError> {
         debug_assert!(self.is_empty() && self.field_data.is_empty() && self.stacks.is_empty());
+        debug_assert_eq!(parts.len(), maps.len());
         // Field offsets are rebased by the field bytes of the parts before; each part's last
         // (largest) offset must still fit the u32 offset column.
         let mut data_base = Vec::with_capacity(parts.len());
@@ -481,14 +487,24 @@ impl EventTable {
         self.ts = par_column(parts, |p| &p.ts, unchanged);
         self.cpu = par_column(parts, |p| &p.cpu, unchanged);
         self.pid = par_column(parts, |p| &p.pid, unchanged);
-        self.comm = par_column(parts, |p| &p.comm, unchanged);
-        self.layout = par_column(parts, |p| &p.layout, unchanged);
+        self.comm = par_column(parts, |p| &p.comm, |i, s| maps[i].sym(s));
+        self.layout = par_column(parts, |p| &p.layout, |i, l| maps[i].layout(l));
         self.flags = par_column(parts, |p| &p.flags, unchanged);
         self.field_off = par_column(parts, |p| &p.field_off, |i, off: u32| data_base[i] + off);
         self.field_data = par_column(parts, |p| &p.field_data, unchanged);
-        let mut base_index = 0u32;
+        // String values keep their byte length (see `merge`), so they are renumbered where
+        // they now lie.
+        let mut rest = &mut self.field_data[..];
+        let mut slices = Vec::with_capacity(parts.len());
         for p in parts {
-            self.stacks.extend(p.stacks.iter().map(|&(i, s)| (base_index + i, s)));
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.field_data.len());
+            slices.push(head);
+            rest = tail;
+        }
+        slices.into_par_iter().enumerate().for_each(|(i, data)| maps[i].renumber_strings(&parts[i], data));
+        let mut base_index = 0u32;
+        for (p, map) in parts.iter().zip(maps) {
+            self.stacks.extend(p.stacks.iter().map(|&(i, s)| (base_index + i, map.sym(s))));
             base_index += p.len() as u32;
         }
         Ok(())
@@ -532,10 +548,14 @@ where
     out
 }
 
-/// How one part's symbols and layouts map into the merged builder's.
+/// How one part's symbols and layouts map into the merged builder's; empty for the part
+/// whose numbering the merged builder started from.
+#[derive(Default)]
 struct PartMap {
     syms: Vec<Sym>,
     layouts: Vec<LayoutId>,
+    /// The part's field arena is already in the merged numbering.
+    strings_done: bool,
 }
 
 fn remap_sym(syms: &[Sym], s: Sym) -> Sym {
@@ -543,27 +563,59 @@ fn remap_sym(syms: &[Sym], s: Sym) -> Sym {
 }
 
 impl PartMap {
-    /// The part's table in merged numbering: comm, layout and stack symbols replaced, field
-    /// values re-encoded (only string values change; numbers are copied as encoded). The
-    /// result keeps no layouts of its own.
-    fn apply(&self, mut t: EventTable) -> Result<EventTable, BuildError> {
-        let syms = &self.syms[..];
-        for c in &mut t.comm {
-            *c = remap_sym(syms, *c);
+    fn sym(&self, s: Sym) -> Sym {
+        remap_sym(&self.syms, s)
+    }
+
+    fn layout(&self, l: LayoutId) -> LayoutId {
+        self.layouts.get(l.0 as usize).copied().unwrap_or(l)
+    }
+
+    /// Whether every string value keeps its byte length when renumbered.
+    fn keeps_string_lengths(&self) -> bool {
+        self.syms.iter().enumerate().all(|(old, &new)| str_len(Sym(old as u32)) == str_len(new))
+    }
+
+    /// Renumbers the string values in `data`, a copy of `part`'s field arena (read with the
+    /// part's own layouts), where they lie. Numbers are skipped as encoded.
+    fn renumber_strings(&self, part: &EventTable, data: &mut [u8]) {
+        if self.syms.is_empty() || self.strings_done {
+            return;
         }
-        for s in &mut t.stacks {
-            s.1 = remap_sym(syms, s.1);
+        let has_str: Vec<bool> =
+            part.layouts.iter().map(|l| l.fields.iter().any(|f| f.1 == FieldKind::Str)).collect();
+        for (&off, l) in part.field_off.iter().zip(&part.layout) {
+            if !has_str.get(l.0 as usize).copied().unwrap_or(false) {
+                continue;
+            }
+            let mut pos = off as usize;
+            for &(_, kind) in &part.layouts[l.0 as usize].fields {
+                if kind == FieldKind::Str {
+                    let start = pos;
+                    let old = get_varint(data, &mut pos);
+                    let new = self.sym(Sym(old as u32));
+                    // Same length by `keeps_string_lengths`, so this always fits.
+                    if let Some(dst) = data.get_mut(start..pos) {
+                        write_varint_exact(dst, u64::from(new.0));
+                    }
+                } else {
+                    skip_varint(data, &mut pos);
+                }
+            }
         }
+    }
+
+    /// Rewrites the part's field arena in the merged numbering (string values re-encoded,
+    /// offsets moved); used when renumbering in place would change lengths.
+    fn reencode_strings(&mut self, t: &mut EventTable) -> Result<(), BuildError> {
         let mut data = Vec::with_capacity(t.field_data.len() + t.field_data.len() / 8);
-        for (off, l) in t.field_off.iter_mut().zip(&mut t.layout) {
-            let layout = &t.layouts[l.0 as usize];
-            *l = self.layouts[l.0 as usize];
+        for (off, l) in t.field_off.iter_mut().zip(&t.layout) {
             let mut pos = *off as usize;
             *off = u32::try_from(data.len()).map_err(|_| BuildError::ArenaFull)?;
-            for &(_, kind) in &layout.fields {
+            for &(_, kind) in &t.layouts[l.0 as usize].fields {
                 if kind == FieldKind::Str {
                     if let FieldValue::Str(s) = decode_value(&t.field_data, &mut pos, kind) {
-                        encode_value(&mut data, FieldValue::Str(remap_sym(syms, s)));
+                        encode_value(&mut data, FieldValue::Str(self.sym(s)));
                     }
                 } else {
                     let start = pos;
@@ -573,8 +625,8 @@ impl PartMap {
             }
         }
         t.field_data = data;
-        t.layouts = Vec::new();
-        Ok(t)
+        self.strings_done = true;
+        Ok(())
     }
 }
 
@@ -653,6 +705,40 @@ mod tests {
             let FieldValue::Str(sa) = a.fields().nth(1).expect("name field").1 else { panic!("string") };
             assert_eq!(strings.resolve(sa), format!("dev{}", evs[a.index].2));
         }
+    }
+
+    #[test]
+    fn merge_renumbers_strings_that_change_length() {
+        // Past 2^14 strings a renumbered string value takes 3 bytes instead of 2, so the part
+        // is re-encoded instead of renumbered in place; both paths must read back the same.
+        let mut big = EventTableBuilder::new();
+        let comm = big.intern(b"c");
+        let name = big.intern(b"name");
+        let ev = big.intern(b"ev");
+        let l = big.layout(ev, &[(name, FieldKind::Str), (comm, FieldKind::Int)]);
+        for i in 0..20_000 {
+            let s = big.intern(format!("s{i}").as_bytes());
+            big.push(i, 0, 0, comm, IrqFlags::NONE, l, &[FieldValue::Str(s), FieldValue::Int(-i)]);
+        }
+        let small = builder_with(&[(30_000, "ev2", 3), (30_001, "ev2", 4)]);
+        let late = builder_with(&[(40_000, "ev2", 5)]);
+        let (t, strings) =
+            EventTableBuilder::merge(vec![big, small, late]).and_then(|b| b.finish()).expect("merge");
+        assert_eq!(t.len(), 20_003);
+        let text = |i: usize| -> Vec<String> {
+            t.get(i)
+                .expect("event")
+                .fields()
+                .map(|(_, v)| match v {
+                    FieldValue::Str(s) => strings.resolve(s).into_owned(),
+                    v => format!("{:?}", v.as_i64()),
+                })
+                .collect()
+        };
+        assert_eq!(text(19_999), ["s19999", "Some(-19999)"]);
+        assert_eq!(text(20_000), ["Some(3)", "dev3"]);
+        assert_eq!(text(20_001), ["Some(4)", "dev4"]);
+        assert_eq!(text(20_002), ["Some(5)", "dev5"]);
     }
 
     #[test]

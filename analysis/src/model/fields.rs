@@ -1,6 +1,7 @@
-//! Typed event fields. An event's field values are stored varint-encoded in one byte arena;
-//! the [`Layout`] of the event (its name and its fields' names and kinds) says how to read
-//! them. Layouts are interned, so a million `sched_switch` events share one.
+//! Typed event fields. An event's field values are stored varint-encoded in one byte arena
+//! (strings as their symbol, padded to two bytes); the [`Layout`] of the event (its name and
+//! its fields' names and kinds) says how to read them. Layouts are interned, so a million
+//! `sched_switch` events share one.
 
 use super::intern::Sym;
 
@@ -10,7 +11,7 @@ pub enum FieldKind {
     Int,
     /// Unsigned 64-bit integer: addresses, masks, `4294967295`-style values (varint).
     UInt,
-    /// Interned string (varint of the symbol).
+    /// Interned string (varint of the symbol, at least two bytes: [`str_len`]).
     Str,
 }
 
@@ -95,12 +96,46 @@ pub(crate) fn skip_varint(data: &[u8], pos: &mut usize) {
     }
 }
 
+/// Strings are varints of their symbol padded to at least this many bytes (a varint may
+/// carry continuation bytes of zero bits). Symbols below 2^14 — every string of a typical
+/// trace — then always take two bytes, so merging parallel parsed chunks can renumber them
+/// where they lie: only a change of byte length would move the values after them.
+const STR_MIN_BYTES: usize = 2;
+
+/// Bytes of the encoded string value of `sym`.
+#[inline]
+pub(crate) fn str_len(sym: Sym) -> usize {
+    varint_len(u64::from(sym.0)).max(STR_MIN_BYTES)
+}
+
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Writes `v` as a varint of exactly `out.len()` bytes; `false` (and nothing written) when it
+/// does not fit.
+pub(crate) fn write_varint_exact(out: &mut [u8], mut v: u64) -> bool {
+    if out.is_empty() || varint_len(v) > out.len() {
+        return false;
+    }
+    let last = out.len() - 1;
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = (v & 0x7f) as u8 | if i < last { 0x80 } else { 0 };
+        v >>= 7;
+    }
+    true
+}
+
 #[inline]
 pub(crate) fn encode_value(out: &mut Vec<u8>, v: FieldValue) {
     match v {
         FieldValue::Int(i) => put_varint(out, ((i << 1) ^ (i >> 63)) as u64),
         FieldValue::UInt(u) => put_varint(out, u),
-        FieldValue::Str(s) => put_varint(out, u64::from(s.0)),
+        FieldValue::Str(s) => {
+            let at = out.len();
+            out.resize(at + str_len(s), 0);
+            write_varint_exact(&mut out[at..], u64::from(s.0));
+        }
     }
 }
 
@@ -128,6 +163,8 @@ mod tests {
             FieldValue::UInt(u64::MAX),
             FieldValue::UInt(4_294_967_295),
             FieldValue::Str(Sym(300)),
+            FieldValue::Str(Sym(u32::MAX)),
+            FieldValue::Int(7),
         ];
         let mut buf = Vec::new();
         for v in vals {
@@ -138,5 +175,23 @@ mod tests {
             assert_eq!(decode_value(&buf, &mut pos, v.kind()), v);
         }
         assert_eq!(pos, buf.len());
+    }
+
+    #[test]
+    fn strings_take_two_bytes_below_2_pow_14() {
+        for (sym, len) in [(0, 2), (1, 2), (127, 2), (128, 2), (16383, 2), (16384, 3), (u32::MAX, 5)] {
+            assert_eq!(str_len(Sym(sym)), len, "{sym}");
+            let mut buf = Vec::new();
+            encode_value(&mut buf, FieldValue::Str(Sym(sym)));
+            assert_eq!(buf.len(), len);
+            let mut pos = 0;
+            assert_eq!(decode_value(&buf, &mut pos, FieldKind::Str), FieldValue::Str(Sym(sym)));
+            assert_eq!(pos, len);
+        }
+        let mut two = [0u8; 2];
+        assert!(write_varint_exact(&mut two, 16383));
+        assert_eq!(get_varint(&two, &mut 0), 16383);
+        assert!(!write_varint_exact(&mut two, 16384));
+        assert_eq!(get_varint(&two, &mut 0), 16383, "unchanged when it does not fit");
     }
 }

@@ -22,46 +22,94 @@ use latscope_analysis::model::{
     ClockOrigin, Diagnostics, EventTableBuilder, Source, SourceKind, SpanTrack, Sym,
 };
 use memchr::memchr;
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// Inputs smaller than this are parsed as one chunk (threads would cost more than they save).
 const PARALLEL_MIN_BYTES: usize = 256 * 1024;
-/// Chunks per worker thread. Chunks take unequal times (their events differ), and the
-/// parse ends when the last one does: with one chunk per rayon task, the other threads
-/// idle for at most one chunk's time, a small share when there are 8 per thread. More
-/// chunks cost more serial string absorbing in the merge.
-const CHUNKS_PER_THREAD: usize = 8;
+/// The smallest chunk of a parallel parse (~1 ms of work).
+const MIN_CHUNK_BYTES: usize = 256 * 1024;
 /// How far the header peeks (origin, function_graph detection) look.
 const PEEK_LINES: usize = 4096;
 
 /// Parses ftrace text. Never panics; malformed lines are counted in the diagnostics.
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let chunks =
-        if data.len() < PARALLEL_MIN_BYTES { 1 } else { CHUNKS_PER_THREAD * rayon::current_num_threads() };
-    parse_with_chunks(data, ctl, chunks)
+    let targets = if data.len() < PARALLEL_MIN_BYTES {
+        Vec::new()
+    } else {
+        guided_cuts(data.len(), rayon::current_num_threads())
+    };
+    parse_at(data, ctl, &targets)
 }
 
-/// [`parse`] with an explicit number of chunks (at least 1; function_graph input always
-/// uses 1). Exposed so tests can check that chunking does not change the result.
+/// [`parse`] with `chunks` chunks of about equal size (at least 1; function_graph input
+/// always uses 1). Exposed so tests can check that chunking does not change the result.
 pub fn parse_with_chunks(data: &[u8], ctl: &LoadControl, chunks: usize) -> Result<Source, ParseFailure> {
+    let n = chunks.max(1);
+    let targets: Vec<usize> = (1..n).map(|i| data.len() / n * i).collect();
+    parse_at(data, ctl, &targets)
+}
+
+/// Where the chunks of a parallel parse should end: decreasing sizes, each a share of what
+/// is left (guided self-scheduling). The threads take chunks in this order from one queue,
+/// so big chunks start first and the last ones are small: a thread that ends early finds
+/// small work left instead of idling while another finishes a big chunk.
+fn guided_cuts(len: usize, threads: usize) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    let mut at = 0usize;
+    loop {
+        let size = ((len - at) / (2 * threads.max(1))).max(MIN_CHUNK_BYTES);
+        if len - at <= size + MIN_CHUNK_BYTES / 2 {
+            return cuts;
+        }
+        at += size;
+        cuts.push(at);
+    }
+}
+
+/// Parses the chunks that end near `targets` (see [`split`]) on the rayon pool.
+fn parse_at(data: &[u8], ctl: &LoadControl, targets: &[usize]) -> Result<Source, ParseFailure> {
     if ctl.is_cancelled() {
         return Err(ParseFailure::Cancelled);
     }
     let origin = peek_origin(data);
-    let chunks = if is_function_graph(data) { 1 } else { chunks.max(1) };
-    let bounds = split(data, chunks);
-    // One chunk per task (`with_max_len(1)`): rayon would otherwise hand each thread runs of
-    // several chunks that cannot be stolen once started, leaving one thread alone at the end.
-    let outs: Vec<Result<ChunkOut, ParseFailure>> = bounds
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(s, e)| ChunkParser::new(origin).run(&data[s..e], s as u64, ctl))
-        .collect();
+    let targets = if is_function_graph(data) { &[][..] } else { targets };
+    let bounds = split(data, targets);
+    let outs = run_queue(bounds.len(), |i| {
+        let (s, e) = bounds[i];
+        ChunkParser::new(origin).run(&data[s..e], s as u64, ctl)
+    });
     let mut parts = Vec::with_capacity(outs.len());
     for out in outs {
         parts.push(out?);
     }
     assemble(parts, origin)
+}
+
+/// Runs `job(0..n)` on the rayon pool, each thread taking the next index from one shared
+/// counter (so in order), and returns the results by index. Rayon's own splitting would
+/// give each thread a contiguous half of the list instead.
+fn run_queue<T: Send>(n: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::with_capacity(n));
+    rayon::scope(|scope| {
+        for _ in 0..rayon::current_num_threads().min(n) {
+            scope.spawn(|_| {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    mine.push((i, job(i)));
+                }
+                done.lock().unwrap_or_else(PoisonError::into_inner).extend(mine);
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_else(PoisonError::into_inner);
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Merges chunk results in file order into one source.
@@ -206,13 +254,13 @@ fn is_function_graph(data: &[u8]) -> bool {
     })
 }
 
-/// Chunk bounds: about `n` equal parts, each starting at a line where a chunk may start.
-fn split(data: &[u8], n: usize) -> Vec<(usize, usize)> {
-    let mut bounds = Vec::with_capacity(n);
+/// Chunk bounds: each chunk ends at the first line after its target (ascending) where a
+/// chunk may start.
+fn split(data: &[u8], targets: &[usize]) -> Vec<(usize, usize)> {
+    let mut bounds = Vec::with_capacity(targets.len() + 1);
     let mut start = 0;
-    for i in 1..n {
-        let target = data.len() / n * i;
-        if target <= start {
+    for &target in targets {
+        if target <= start || target >= data.len() {
             continue;
         }
         let Some(nl) = memchr(b'\n', &data[target..]) else { break };
@@ -237,4 +285,35 @@ fn split(data: &[u8], n: usize) -> Vec<(usize, usize)> {
     }
     bounds.push((start, data.len()));
     bounds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guided_chunks_shrink_and_cover_the_input() {
+        for (len, threads) in
+            [(42_469_013, 2), (42_469_013, 8), (300_000, 2), (2_000_000_000, 2), (1 << 20, 1)]
+        {
+            let cuts = guided_cuts(len, threads);
+            let mut ends = cuts.clone();
+            ends.push(len);
+            let sizes: Vec<usize> =
+                ends.iter().scan(0, |start, &end| Some(end - std::mem::replace(start, end))).collect();
+            assert!(sizes.iter().all(|&s| s >= MIN_CHUNK_BYTES / 2), "{len}/{threads}: {sizes:?}");
+            assert!(sizes.windows(2).all(|w| w[0] + MIN_CHUNK_BYTES >= w[1]), "{len}/{threads}: {sizes:?}");
+            // The first chunks keep every thread busy; the last are small.
+            assert!(sizes[0] <= len / (2 * threads) + MIN_CHUNK_BYTES, "{sizes:?}");
+            assert!(*sizes.last().unwrap_or(&0) < 2 * MIN_CHUNK_BYTES, "{sizes:?}");
+        }
+        assert_eq!(guided_cuts(42_469_013, 2).len() + 1, 17);
+    }
+
+    #[test]
+    fn queue_returns_results_in_index_order() {
+        let out = run_queue(100, |i| i * 3);
+        assert_eq!(out, (0..100).map(|i| i * 3).collect::<Vec<_>>());
+        assert!(run_queue(0, |i| i).is_empty());
+    }
 }
