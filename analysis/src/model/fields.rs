@@ -57,15 +57,6 @@ impl Layout {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct LayoutId(pub u32);
 
-#[inline]
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// Reads a varint at `*pos`; a truncated one reads as what it has (the arena is ours, so
 /// that only happens on a bug, never on input).
 #[inline]
@@ -128,15 +119,20 @@ pub(crate) fn write_varint_exact(out: &mut [u8], mut v: u64) -> bool {
 
 #[inline]
 pub(crate) fn encode_value(out: &mut Vec<u8>, v: FieldValue) {
-    match v {
-        FieldValue::Int(i) => put_varint(out, ((i << 1) ^ (i >> 63)) as u64),
-        FieldValue::UInt(u) => put_varint(out, u),
-        FieldValue::Str(s) => {
-            let at = out.len();
-            out.resize(at + str_len(s), 0);
-            write_varint_exact(&mut out[at..], u64::from(s.0));
-        }
+    let (mut raw, min_len) = match v {
+        FieldValue::Int(i) => (((i << 1) ^ (i >> 63)) as u64, 1),
+        FieldValue::UInt(u) => (u, 1),
+        FieldValue::Str(s) => (u64::from(s.0), STR_MIN_BYTES),
+    };
+    // Most values are one or two bytes: push them directly (the padded form of a small
+    // symbol is `low | 0x80, 0`).
+    let mut len = 1;
+    while raw >= 0x80 || len < min_len {
+        out.push((raw as u8) | 0x80);
+        raw >>= 7;
+        len += 1;
     }
+    out.push(raw as u8);
 }
 
 #[inline]

@@ -358,12 +358,24 @@ impl Sink {
 
     /// A generic value: decimal → Int (UInt above `i64::MAX`), `0x` hex → UInt, else Str.
     pub fn auto(&mut self, key: Sym, v: &[u8]) {
-        if let Some(i) = parse_i64(v) {
-            self.int(key, i);
-        } else if let Some(u) = parse_u64(v).or_else(|| parse_0x(v)) {
-            self.uint(key, u);
-        } else {
-            self.str(key, v);
+        // One scan per kind: a value that is not a number (hashed `%p` pointers, names)
+        // fails fast once instead of in each of three parsers.
+        match v.first() {
+            Some(b'-') => match parse_i64(v) {
+                Some(i) => self.int(key, i),
+                None => self.str(key, v),
+            },
+            Some(b'0'..=b'9') => match parse_u64(v) {
+                Some(u) => match i64::try_from(u) {
+                    Ok(i) => self.int(key, i),
+                    Err(_) => self.uint(key, u),
+                },
+                None => match parse_0x(v) {
+                    Some(u) => self.uint(key, u),
+                    None => self.str(key, v),
+                },
+            },
+            _ => self.str(key, v),
         }
     }
 
@@ -722,9 +734,31 @@ impl Sink {
     }
 }
 
+/// Bytes of a [`name_token`]: ASCII letters, digits, `_` and `.`.
+static NAME_CHARS: [bool; 256] = byte_class(b"_.");
+/// Bytes of a `key=` key: ASCII letters, digits and `_`.
+static KEY_CHARS: [bool; 256] = byte_class(b"_");
+
+/// A byte-class table (ASCII letters, digits and `extra`): one load per byte where a loop
+/// would test four ranges.
+const fn byte_class(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_alphanumeric();
+        c += 1;
+    }
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
 /// `name: rest` where name is a symbol-like token (event name, function, `0x…`).
 pub(crate) fn name_token(p: &[u8]) -> Option<(&[u8], &[u8])> {
-    let n = p.iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b'.').count();
+    let n = p.iter().position(|&c| !NAME_CHARS[usize::from(c)]).unwrap_or(p.len());
     if n == 0 || p.get(n) != Some(&b':') {
         return None;
     }
@@ -743,7 +777,7 @@ fn next_key(p: &[u8], from: usize) -> Option<(usize, usize)> {
         let eq = i + memchr::memchr(b'=', &p[i..])?;
         // walk back over identifier chars
         let mut ks = eq;
-        while ks > i && (p[ks - 1].is_ascii_alphanumeric() || p[ks - 1] == b'_') {
+        while ks > i && KEY_CHARS[usize::from(p[ks - 1])] {
             ks -= 1;
         }
         let at_boundary = ks == 0 || p[ks - 1] == b' ' || p[ks - 1] == b'\t';
