@@ -231,3 +231,130 @@ fn a_timescale_beyond_what_fst_expresses_is_refused() {
     let err = refused(&std::fs::read(&path).unwrap());
     assert!(err.contains("byte offset 0: the FST header's timescale is 10^11 s"), "{err}");
 }
+
+/// Ports of nested_tb.vhd bound to single elements of `taps(0 to 4)`.
+const KNOWN_MIRRORED_SLICES: [&str; 8] = [
+    "nested_tb.chain(0).s.d",
+    "nested_tb.chain(0).s.q",
+    "nested_tb.chain(1).s.d",
+    "nested_tb.chain(1).s.q",
+    "nested_tb.chain(2).s.d",
+    "nested_tb.chain(2).s.q",
+    "nested_tb.chain(3).s.d",
+    "nested_tb.chain(3).s.q",
+];
+
+fn ghw_sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ghw").join(name)
+}
+
+/// Every signal of the GHDL VCD dump of the same run (samples/ghw/make.sh writes both) must
+/// load from the GHW with the same edges and values; the GHW has more (records, enums),
+/// which VCD cannot hold.
+fn ghw_matches_the_vcd_of_the_same_run(name: &str) -> latscope_analysis::model::Source {
+    let ghw = open(&ghw_sample(&format!("{name}.ghw")), &LoadControl::new()).unwrap();
+    let vcd = open(&ghw_sample(&format!("{name}.vcd")), &LoadControl::new()).unwrap();
+    assert_eq!(ghw.format, "ghw");
+    // VCD names carry the vector range (`count[3:0]`), GHW names do not.
+    let plain = |n: &str| n.split('[').next().unwrap().to_owned();
+    for v in &vcd.digital {
+        // wellen 0.25.7 maps a port bound to one element of a vector (`d => taps(i)`, a
+        // slice of the vector's signal ids) to the mirrored element (`taps(4 - i)`): its
+        // slice counts bits from the wrong end. Reported, not worked around here.
+        if KNOWN_MIRRORED_SLICES.contains(&v.name.as_str()) {
+            continue;
+        }
+        let g = ghw.digital.iter().find(|g| g.name == v.name).unwrap_or_else(|| panic!("{} missing", v.name));
+        assert_eq!((g.initial, &g.times, &g.levels, g.end), (v.initial, &v.times, &v.levels, v.end), "{}", v.name);
+    }
+    for v in &vcd.analog {
+        let g = ghw.analog.iter().find(|g| g.name == plain(&v.name)).unwrap_or_else(|| panic!("{} missing", v.name));
+        assert_eq!(g.times, v.times, "{}", v.name);
+        // GHDL writes an uninitialized bit as `U` in its VCD, which latscope's VCD reader takes
+        // as EVCD's `U` (driven up, 1); the GHW has it as unknown (NaN).
+        let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x == y || x.is_nan());
+        assert!(g.samples.len() == v.samples.len() && same(&g.samples, &v.samples), "{}: {:?} {:?}", v.name, g.samples, v.samples);
+    }
+    ghw
+}
+
+fn analog<'a>(s: &'a latscope_analysis::model::Source, name: &str) -> &'a latscope_analysis::model::AnalogTrack {
+    s.analog.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} missing"))
+}
+
+fn digital<'a>(s: &'a latscope_analysis::model::Source, name: &str) -> &'a latscope_analysis::model::DigitalTrack {
+    s.digital.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} missing"))
+}
+
+const NS: i64 = 1000;
+
+/// counter_tb.vhd: a 10 ns clock until 500 ns, reset until 20 ns, enable low 200..250 ns.
+#[test]
+fn ghdl_counter_ghw_loads_the_clock_and_the_count() {
+    let s = ghw_matches_the_vcd_of_the_same_run("counter");
+    let clk = digital(&s, "counter_tb.clk");
+    assert_eq!(clk.initial, 0);
+    assert_eq!(clk.times, (1..=100).map(|k| k * 5 * NS).collect::<Vec<_>>());
+    assert_eq!(digital(&s, "counter_tb.rst").times, [20 * NS]);
+    assert_eq!(digital(&s, "counter_tb.en").times, [200 * NS, 250 * NS]);
+    // The clock rises at 5, 15, 25 ns, ...: the count steps on each rising edge after the
+    // reset (20 ns) except while enable is low (200..250 ns).
+    let count = analog(&s, "counter_tb.dut.value");
+    let edges: Vec<i64> =
+        (0..50).map(|k| 5 * NS + k * 10 * NS).filter(|&t| t > 20 * NS && !(200 * NS..250 * NS).contains(&t)).collect();
+    assert_eq!(edges.len(), 43);
+    assert_eq!(&count.times[1..], &edges[..]);
+    let expected: Vec<f32> = (0..=edges.len()).map(|k| (k % 16) as f32).collect();
+    assert_eq!(count.samples, expected);
+    assert_eq!(s.digital.len() + s.analog.len(), 9);
+}
+
+/// fsm_tb.vhd: enum, integer, real, boolean, bit, record and array signals on a 20 ns clock.
+#[test]
+fn ghdl_fsm_ghw_loads_enums_reals_records_and_arrays() {
+    let s = ghw_matches_the_vcd_of_the_same_run("fsm");
+    let rising: Vec<i64> = (0..20).map(|k| 10 * NS + k * 20 * NS).collect();
+    // IDLE, LOAD, RUN, DONE: the state steps on every rising edge, as its index.
+    let state = analog(&s, "fsm_tb.u_stepper.s");
+    assert_eq!(&state.times[1..], &rising[..]);
+    assert_eq!(state.samples, (0..=20).map(|k| (k % 4) as f32).collect::<Vec<_>>());
+    let ramp = analog(&s, "fsm_tb.ramp");
+    assert_eq!(ramp.samples, (0..=20).map(|k| k as f32 * 0.5).collect::<Vec<_>>());
+    // Record fields and array elements are tracks of their own.
+    assert_eq!(digital(&s, "fsm_tb.bus_s.valid").times, rising);
+    let data = analog(&s, "fsm_tb.bus_s.data");
+    assert_eq!(data.samples[..4], [0.0, 3.0, 6.0, 9.0]);
+    assert_eq!(analog(&s, "fsm_tb.bus_s.tag").samples[15..18], [15.0, 0.0, 1.0]);
+    // The lanes rotate in a 0 after a 1: 000, 001, 011, 111, 110, 100, 000, ...
+    assert_eq!(analog(&s, "fsm_tb.lanes").samples[..8], [0.0, 1.0, 3.0, 7.0, 6.0, 4.0, 0.0, 1.0]);
+    assert_eq!(digital(&s, "fsm_tb.busy").transitions(), 10);
+}
+
+/// nested_tb.vhd: generate loops of entity instances, arrays of vectors and of records, an
+/// unbounded record field, a physical (time) signal.
+#[test]
+fn ghdl_nested_ghw_loads_generates_and_composite_types() {
+    let s = ghw_matches_the_vcd_of_the_same_run("nested");
+    for i in 0..4 {
+        assert_eq!(digital(&s, &format!("nested_tb.chain({i}).s.clk")).transitions(), 40);
+    }
+    // The shift register: taps(i + 1) takes taps(i) on each rising edge, so the 1 in
+    // taps(0) walks in one element per edge (element 0 is the vector's most significant bit).
+    let taps = analog(&s, "nested_tb.taps");
+    assert_eq!(taps.times[1..], [6250, 18750, 31250, 43750]);
+    // The wellen slice bug above, pinned: `chain(0).s.d` is the constant taps(0) = '1', but
+    // loads as taps(4), which turns 1 on the fourth edge. When this fails, wellen was fixed:
+    // drop KNOWN_MIRRORED_SLICES.
+    assert_eq!(digital(&s, "nested_tb.chain(0).s.d").times, [43750]);
+    assert_eq!(analog(&s, "nested_tb.frame.payload").samples[..4], [0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(analog(&s, "nested_tb.words.[1]").samples[..3], [0.0, 1.0, 4.0]);
+    assert_eq!(digital(&s, "nested_tb.pairs.[1].hi").transitions(), 10);
+    // `stamp <= now` on each rising edge (6.25 ns, then every 12.5 ns), in femtoseconds.
+    let stamp = analog(&s, "nested_tb.stamp");
+    assert_eq!(stamp.samples[1..4], [6.25e6, 18.75e6, 31.25e6]);
+    // An integer loads as its 32-bit pattern read unsigned, as latscope's VCD reader loads
+    // GHDL's `integer` variables: -8, -7, ... are 2^32 - 8, ...
+    let level = analog(&s, "nested_tb.level");
+    let pattern = |v: i32| v as u32 as f32;
+    assert_eq!(level.samples[..10], [-8, -7, -6, -5, -4, -3, -2, -1, 0, 1].map(pattern));
+}
