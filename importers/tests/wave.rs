@@ -358,3 +358,203 @@ fn ghdl_nested_ghw_loads_generates_and_composite_types() {
     let pattern = |v: i32| v as u32 as f32;
     assert_eq!(level.samples[..10], [-8, -7, -6, -5, -4, -3, -2, -1, 0, 1].map(pattern));
 }
+
+fn unsigned_leb(mut v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return out;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+fn find(data: &[u8], marker: &[u8]) -> usize {
+    data.windows(marker.len()).position(|w| w == marker).unwrap()
+}
+
+/// `data` with `remove` bytes at `at` replaced by `insert`. The GHW tailer's last four bytes
+/// are the directory's offset, which wellen follows first: it moves with the bytes before it.
+fn splice(data: &[u8], at: usize, remove: usize, insert: &[u8]) -> Vec<u8> {
+    let mut out = [&data[..at], insert, &data[at + remove..]].concat();
+    let n = out.len();
+    if out.starts_with(b"GHDLwave\n") && out[n - 12..n - 8] == *b"TAI\0" {
+        let directory = u32::from_le_bytes(out[n - 4..].try_into().unwrap()) as usize;
+        if directory > at {
+            let moved = (directory + insert.len() - remove) as u32;
+            out[n - 4..].copy_from_slice(&moved.to_le_bytes());
+        }
+    }
+    out
+}
+
+fn counter_ghw() -> Vec<u8> {
+    std::fs::read(ghw_sample("counter.ghw")).unwrap()
+}
+
+/// counter.ghw with `count` more types appended to its type table; returns the file and
+/// where the first added type starts. (The table's count is the u32 after "TYP\0" and four
+/// zeros; the table ends with a 0 byte just before "WKT\0".)
+fn with_types(extra: &[u8], count: u32) -> (Vec<u8>, usize) {
+    let data = counter_ghw();
+    let count_at = find(&data, b"TYP\0") + 8;
+    let declared = u32::from_le_bytes(data[count_at..count_at + 4].try_into().unwrap());
+    let mut data = splice(&data, count_at, 4, &(declared + count).to_le_bytes());
+    let end = find(&data, b"WKT\0") - 1;
+    data = splice(&data, end, 0, extra);
+    (data, end)
+}
+
+/// `data` with hierarchy entries inserted first in its hierarchy (after "HIE\0", four zeros
+/// and three u32 counts); returns where they start.
+fn with_hierarchy_entries(data: &[u8], extra: &[u8]) -> (Vec<u8>, usize) {
+    let at = find(data, b"HIE\0") + 20;
+    (splice(data, at, 0, extra), at)
+}
+
+fn refused_ghw(data: &[u8], parts: &[String]) {
+    let err = refused(data);
+    for part in parts {
+        assert!(err.contains(part.as_str()), "{part:?} missing from: {err}");
+    }
+    assert!(err.contains("exceeds the limit of"), "{err}");
+}
+
+/// Counts and sizes wellen's GHW reader allocates from (or recurses or loops on) before it
+/// has read what they describe; each forged into a copy of a real GHDL file must be refused
+/// by latscope's check, naming the field and its byte offset, not abort the process.
+/// Without the checks the test binary dies with "memory allocation of 120259083392 bytes
+/// failed" (the type count) or "of 51539607192 bytes" (the string count), SIGABRT.
+#[test]
+fn forged_ghw_counts_are_refused_before_the_reader_allocates() {
+    let data = counter_ghw();
+    // The unforged file passes the same checks.
+    assert_eq!(latscope_importers::wave::parse(&data, &LoadControl::new()).unwrap().digital.len(), 6);
+    // The forging helpers keep a file readable: an added type of no use still loads.
+    let (harmless, _) = with_types(&[25, 0], 1);
+    assert_eq!(latscope_importers::wave::parse(&harmless, &LoadControl::new()).unwrap().digital.len(), 6);
+    let huge = 0x7fff_fff0u32; // GHW counts are non-negative i32
+
+    // String table count: the u32 after "STR\0" and four zeros.
+    let at = find(&data, b"STR\0") + 8;
+    let forged = splice(&data, at, 4, &huge.to_le_bytes());
+    refused_ghw(&forged, &[format!("GHW string table count {huge} at byte offset {at}")]);
+
+    // Type count.
+    let at = find(&data, b"TYP\0") + 8;
+    refused_ghw(&splice(&data, at, 4, &huge.to_le_bytes()), &[format!("GHW type count {huge} at byte offset {at}")]);
+
+    // The first type is std_ulogic's enumeration: kind, name id, then its literal count.
+    let at = find(&data, b"TYP\0") + 12 + 2;
+    assert_eq!(data[at], 9, "std_ulogic has nine literals");
+    let forged = splice(&data, at, 1, &unsigned_leb(1 << 40));
+    refused_ghw(&forged, &[format!("GHW enumeration literal count {} at byte offset {at}", 1u64 << 40)]);
+
+    // Record fields, array dimensions, physical units: types appended to the table.
+    let many = unsigned_leb(1 << 40);
+    for (kind, what) in [(32u8, "record field count"), (31, "array dimension count"), (29, "physical unit count")] {
+        // An array's element type (std_ulogic, type 1) comes before its dimension count.
+        let head: &[u8] = if kind == 31 { &[kind, 0, 1] } else { &[kind, 0] };
+        let (forged, start) = with_types(&[head, &many].concat(), 1);
+        refused_ghw(&forged, &[format!("GHW {what} {} at byte offset {}", 1u64 << 40, start + head.len())]);
+    }
+
+    // Highest signal id: the u32 after "HIE\0", four zeros and two other counts. Past the
+    // stated limit, and within it but more than the bytes left.
+    let at = find(&data, b"HIE\0") + 16;
+    let forged = splice(&data, at, 4, &huge.to_le_bytes());
+    refused_ghw(
+        &forged,
+        &[
+            format!("GHW hierarchy's highest signal id {huge} at byte offset {at}"),
+            format!("{} signals", latscope_importers::wave::MAX_GHW_SIGNALS),
+        ],
+    );
+    let forged = splice(&data, at, 4, &(1u32 << 20).to_le_bytes());
+    refused_ghw(&forged, &[format!("GHW hierarchy's highest signal id 1048576 at byte offset {at}"), "one byte each".into()]);
+}
+
+/// What grows from few bytes without a count: shared string prefixes, nested types, a type
+/// that contains itself, scopes, non-consecutive vector ids.
+#[test]
+fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
+    let data = counter_ghw();
+
+    // A type whose element is itself (type 10, the first appended), and a signal of it:
+    // wellen recurses without end (without the check the test binary dies with "has
+    // overflowed its stack ... fatal runtime error: stack overflow, aborting").
+    let (forged, start) = with_types(&[31, 0, 10, 1, 4], 1);
+    let (forged, _) = with_hierarchy_entries(&forged, &[16, 0, 10]);
+    refused_ghw(&forged, &[format!("GHW an array's element type refers to type 10, which is not declared before it at byte offset {}", start + 2)]);
+
+    // Seventy records, each with one field of the record before (the first of std_ulogic,
+    // type 1; the first appended is type 10): wellen walks them recursively.
+    let levels = latscope_importers::wave::MAX_GHW_TYPE_DEPTH;
+    let nested: Vec<u8> =
+        (0..70u64).flat_map(|k| [&[32u8, 0, 1, 0][..], &unsigned_leb(if k == 0 { 1 } else { 9 + k })].concat()).collect();
+    let (forged, _) = with_types(&nested, 70);
+    refused_ghw(&forged, &[format!("nests {} levels deep", levels + 1), format!("{levels} levels")]);
+
+    // An array of 2^31 zero-width vectors (a std_logic_vector(1 to 0) subtype of counter's
+    // unbounded std_logic_vector, type 5, then an array of it indexed by natural, type 4),
+    // and a signal of it: 2^31 hierarchy scopes and names from no signal id.
+    let (forged, _) = with_types(&[35, 0, 5, 25, 1, 0, /* type 11: */ 31, 0, 10, 1, 4], 2);
+    let (forged, at) = with_hierarchy_entries(&forged, &[16, 0, 11]);
+    refused_ghw(&forged, &[format!("GHW signal of type 11 makes 2147483649 hierarchy entries from 0 signal ids at byte offset {at}")]);
+
+    // A vector of 2^30 bits (std_logic_vector(0 to 2^30 - 1)), and a signal of it.
+    let mut vector = vec![35, 0, 5, 25, 0];
+    vector.extend(unsigned_leb((1 << 30) - 1)); // as a signed LEB128: its top bit (0x40) is clear
+    let (forged, _) = with_types(&vector, 1);
+    let (forged, at) = with_hierarchy_entries(&forged, &[16, 0, 10]);
+    refused_ghw(&forged, &[format!("GHW signal's element count 1073741824 at byte offset {at}")]);
+
+    // A vector whose bits' signal ids do not follow each other (type 6 is counter's
+    // std_logic_vector(3 downto 0); ids 1, 2, 4, 5).
+    let (forged, at) = with_hierarchy_entries(&data, &[16, 0, 6, 1, 2, 4, 5]);
+    refused_ghw(&forged, &[format!("GHW vector bit 2 has signal id 4 after 1 at byte {} at byte offset {}", at + 3, at + 5)]);
+
+    // 1100 nested blocks.
+    let depth = latscope_importers::wave::MAX_GHW_SCOPE_DEPTH;
+    let (forged, at) = with_hierarchy_entries(&data, &[3u8, 0].repeat(1100));
+    refused_ghw(&forged, &[format!("GHW scope nesting {} deep at byte offset {}", depth + 1, at + 2 * depth as usize)]);
+
+    // 5000 strings that each repeat the 64 KiB before them (a one-byte suffix and a
+    // prefix length of 65536 each): 320 MiB of strings from 85 KB.
+    let prefix = 1u64 << 16;
+    let keep = [0x80 | (prefix & 0x1f) as u8, 0x80 | ((prefix >> 5) & 0x1f) as u8, 0x80 | ((prefix >> 10) & 0x1f) as u8, ((prefix >> 15) & 0x1f) as u8];
+    let mut table = vec![0u8; 4];
+    table.extend(5000u32.to_le_bytes());
+    table.extend(0u32.to_le_bytes());
+    table.extend(vec![b'a'; prefix as usize]);
+    table.extend(keep);
+    for _ in 0..5000 {
+        table.push(b'b');
+        table.extend(keep);
+    }
+    let str_at = find(&data, b"STR\0") + 4;
+    let typ_at = find(&data, b"TYP\0");
+    let forged = splice(&data, str_at, typ_at - str_at, &table);
+    let limit = latscope_importers::wave::MAX_GHW_STRING_BYTES;
+    // The first string is 64 KiB, each after it one byte longer: the table is refused at the
+    // first string that takes the total past the limit.
+    let mut total = prefix;
+    while total <= limit {
+        total += prefix + 1;
+    }
+    refused_ghw(&forged, &[format!("GHW string table: {total} bytes once the shared prefixes are expanded at byte offset {}", str_at + 4)]);
+}
+
+/// A GHW cut anywhere is said to be cut (GHDL writes the tailer when the run ends), also
+/// where the cut leaves a count larger than the bytes after it.
+#[test]
+fn a_cut_ghw_is_refused_as_cut() {
+    let data = counter_ghw();
+    for n in [20, 100, find(&data, b"HIE\0") + 18, find(&data, b"SNP\0") + 3, data.len() / 2, data.len() - 1] {
+        let err = refused(&data[..n]);
+        assert!(err.contains(&format!("the GHW file ends at byte {n} without its tailer")), "{n}: {err}");
+    }
+}

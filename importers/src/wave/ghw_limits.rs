@@ -267,9 +267,10 @@ impl<'a> Walk<'a> {
         let at = self.pos;
         // wellen reads one string more than the count (GHDL's count leaves out the "EOS"
         // that ends the table), and an `<anon>` string 0 before them.
-        let count = self.u32()? + 1;
+        let declared = self.u32()?;
         let _declared_size = self.i32()?;
-        self.fits(at, count, 1, "string table count")?;
+        self.fits(at, declared, 1, "string table count")?;
+        let count = declared + 1;
         let mut chars = Vec::with_capacity(count as usize + 1);
         chars.push(None);
         // `len`: the current string's length; `head`: its first bytes (enough to tell a
