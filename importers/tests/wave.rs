@@ -265,24 +265,45 @@ fn ghw_matches_the_vcd_of_the_same_run(name: &str) -> latscope_analysis::model::
             continue;
         }
         let g = ghw.digital.iter().find(|g| g.name == v.name).unwrap_or_else(|| panic!("{} missing", v.name));
-        assert_eq!((g.initial, &g.times, &g.levels, g.end), (v.initial, &v.times, &v.levels, v.end), "{}", v.name);
+        assert_eq!(
+            (g.initial, &g.times, &g.levels, g.end),
+            (v.initial, &v.times, &v.levels, v.end),
+            "{}",
+            v.name
+        );
     }
     for v in &vcd.analog {
-        let g = ghw.analog.iter().find(|g| g.name == plain(&v.name)).unwrap_or_else(|| panic!("{} missing", v.name));
+        let g = ghw
+            .analog
+            .iter()
+            .find(|g| g.name == plain(&v.name))
+            .unwrap_or_else(|| panic!("{} missing", v.name));
         assert_eq!(g.times, v.times, "{}", v.name);
         // GHDL writes an uninitialized bit as `U` in its VCD, which latscope's VCD reader takes
         // as EVCD's `U` (driven up, 1); the GHW has it as unknown (NaN).
         let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x == y || x.is_nan());
-        assert!(g.samples.len() == v.samples.len() && same(&g.samples, &v.samples), "{}: {:?} {:?}", v.name, g.samples, v.samples);
+        assert!(
+            g.samples.len() == v.samples.len() && same(&g.samples, &v.samples),
+            "{}: {:?} {:?}",
+            v.name,
+            g.samples,
+            v.samples
+        );
     }
     ghw
 }
 
-fn analog<'a>(s: &'a latscope_analysis::model::Source, name: &str) -> &'a latscope_analysis::model::AnalogTrack {
+fn analog<'a>(
+    s: &'a latscope_analysis::model::Source,
+    name: &str,
+) -> &'a latscope_analysis::model::AnalogTrack {
     s.analog.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} missing"))
 }
 
-fn digital<'a>(s: &'a latscope_analysis::model::Source, name: &str) -> &'a latscope_analysis::model::DigitalTrack {
+fn digital<'a>(
+    s: &'a latscope_analysis::model::Source,
+    name: &str,
+) -> &'a latscope_analysis::model::DigitalTrack {
     s.digital.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} missing"))
 }
 
@@ -300,8 +321,10 @@ fn ghdl_counter_ghw_loads_the_clock_and_the_count() {
     // The clock rises at 5, 15, 25 ns, ...: the count steps on each rising edge after the
     // reset (20 ns) except while enable is low (200..250 ns).
     let count = analog(&s, "counter_tb.dut.value");
-    let edges: Vec<i64> =
-        (0..50).map(|k| 5 * NS + k * 10 * NS).filter(|&t| t > 20 * NS && !(200 * NS..250 * NS).contains(&t)).collect();
+    let edges: Vec<i64> = (0..50)
+        .map(|k| 5 * NS + k * 10 * NS)
+        .filter(|&t| t > 20 * NS && !(200 * NS..250 * NS).contains(&t))
+        .collect();
     assert_eq!(edges.len(), 43);
     assert_eq!(&count.times[1..], &edges[..]);
     let expected: Vec<f32> = (0..=edges.len()).map(|k| (k % 16) as f32).collect();
@@ -445,7 +468,10 @@ fn forged_ghw_counts_are_refused_before_the_reader_allocates() {
 
     // Type count.
     let at = find(&data, b"TYP\0") + 8;
-    refused_ghw(&splice(&data, at, 4, &huge.to_le_bytes()), &[format!("GHW type count {huge} at byte offset {at}")]);
+    refused_ghw(
+        &splice(&data, at, 4, &huge.to_le_bytes()),
+        &[format!("GHW type count {huge} at byte offset {at}")],
+    );
 
     // The first type is std_ulogic's enumeration: kind, name id, then its literal count.
     let at = find(&data, b"TYP\0") + 12 + 2;
@@ -455,7 +481,9 @@ fn forged_ghw_counts_are_refused_before_the_reader_allocates() {
 
     // Record fields, array dimensions, physical units: types appended to the table.
     let many = unsigned_leb(1 << 40);
-    for (kind, what) in [(32u8, "record field count"), (31, "array dimension count"), (29, "physical unit count")] {
+    for (kind, what) in
+        [(32u8, "record field count"), (31, "array dimension count"), (29, "physical unit count")]
+    {
         // An array's element type (std_ulogic, type 1) comes before its dimension count.
         let head: &[u8] = if kind == 31 { &[kind, 0, 1] } else { &[kind, 0] };
         let (forged, start) = with_types(&[head, &many].concat(), 1);
@@ -474,7 +502,10 @@ fn forged_ghw_counts_are_refused_before_the_reader_allocates() {
         ],
     );
     let forged = splice(&data, at, 4, &(1u32 << 20).to_le_bytes());
-    refused_ghw(&forged, &[format!("GHW hierarchy's highest signal id 1048576 at byte offset {at}"), "one byte each".into()]);
+    refused_ghw(
+        &forged,
+        &[format!("GHW hierarchy's highest signal id 1048576 at byte offset {at}"), "one byte each".into()],
+    );
 }
 
 /// What grows from few bytes without a count: shared string prefixes, nested types, a type
@@ -488,13 +519,20 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
     // overflowed its stack ... fatal runtime error: stack overflow, aborting").
     let (forged, start) = with_types(&[31, 0, 10, 1, 4], 1);
     let (forged, _) = with_hierarchy_entries(&forged, &[16, 0, 10]);
-    refused_ghw(&forged, &[format!("GHW an array's element type refers to type 10, which is not declared before it at byte offset {}", start + 2)]);
+    refused_ghw(
+        &forged,
+        &[format!(
+            "GHW an array's element type refers to type 10, which is not declared before it at byte offset {}",
+            start + 2
+        )],
+    );
 
     // Seventy records, each with one field of the record before (the first of std_ulogic,
     // type 1; the first appended is type 10): wellen walks them recursively.
     let levels = latscope_importers::wave::MAX_GHW_TYPE_DEPTH;
-    let nested: Vec<u8> =
-        (0..70u64).flat_map(|k| [&[32u8, 0, 1, 0][..], &unsigned_leb(if k == 0 { 1 } else { 9 + k })].concat()).collect();
+    let nested: Vec<u8> = (0..70u64)
+        .flat_map(|k| [&[32u8, 0, 1, 0][..], &unsigned_leb(if k == 0 { 1 } else { 9 + k })].concat())
+        .collect();
     let (forged, _) = with_types(&nested, 70);
     refused_ghw(&forged, &[format!("nests {} levels deep", levels + 1), format!("{levels} levels")]);
 
@@ -503,7 +541,12 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
     // and a signal of it: 2^31 hierarchy scopes and names from no signal id.
     let (forged, _) = with_types(&[35, 0, 5, 25, 1, 0, /* type 11: */ 31, 0, 10, 1, 4], 2);
     let (forged, at) = with_hierarchy_entries(&forged, &[16, 0, 11]);
-    refused_ghw(&forged, &[format!("GHW signal of type 11 makes 2147483649 hierarchy entries from 0 signal ids at byte offset {at}")]);
+    refused_ghw(
+        &forged,
+        &[format!(
+            "GHW signal of type 11 makes 2147483649 hierarchy entries from 0 signal ids at byte offset {at}"
+        )],
+    );
 
     // A vector of 2^30 bits (std_logic_vector(0 to 2^30 - 1)), and a signal of it.
     let mut vector = vec![35, 0, 5, 25, 0];
@@ -515,17 +558,28 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
     // A vector whose bits' signal ids do not follow each other (type 6 is counter's
     // std_logic_vector(3 downto 0); ids 1, 2, 4, 5).
     let (forged, at) = with_hierarchy_entries(&data, &[16, 0, 6, 1, 2, 4, 5]);
-    refused_ghw(&forged, &[format!("GHW vector bit 2 has signal id 4 after 1 at byte {} at byte offset {}", at + 3, at + 5)]);
+    refused_ghw(
+        &forged,
+        &[format!("GHW vector bit 2 has signal id 4 after 1 at byte {} at byte offset {}", at + 3, at + 5)],
+    );
 
     // 1100 nested blocks.
     let depth = latscope_importers::wave::MAX_GHW_SCOPE_DEPTH;
     let (forged, at) = with_hierarchy_entries(&data, &[3u8, 0].repeat(1100));
-    refused_ghw(&forged, &[format!("GHW scope nesting {} deep at byte offset {}", depth + 1, at + 2 * depth as usize)]);
+    refused_ghw(
+        &forged,
+        &[format!("GHW scope nesting {} deep at byte offset {}", depth + 1, at + 2 * depth as usize)],
+    );
 
     // 5000 strings that each repeat the 64 KiB before them (a one-byte suffix and a
     // prefix length of 65536 each): 320 MiB of strings from 85 KB.
     let prefix = 1u64 << 16;
-    let keep = [0x80 | (prefix & 0x1f) as u8, 0x80 | ((prefix >> 5) & 0x1f) as u8, 0x80 | ((prefix >> 10) & 0x1f) as u8, ((prefix >> 15) & 0x1f) as u8];
+    let keep = [
+        0x80 | (prefix & 0x1f) as u8,
+        0x80 | ((prefix >> 5) & 0x1f) as u8,
+        0x80 | ((prefix >> 10) & 0x1f) as u8,
+        ((prefix >> 15) & 0x1f) as u8,
+    ];
     let mut table = vec![0u8; 4];
     table.extend(5000u32.to_le_bytes());
     table.extend(0u32.to_le_bytes());
@@ -545,7 +599,13 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
     while total <= limit {
         total += prefix + 1;
     }
-    refused_ghw(&forged, &[format!("GHW string table: {total} bytes once the shared prefixes are expanded at byte offset {}", str_at + 4)]);
+    refused_ghw(
+        &forged,
+        &[format!(
+            "GHW string table: {total} bytes once the shared prefixes are expanded at byte offset {}",
+            str_at + 4
+        )],
+    );
 }
 
 /// A GHW cut anywhere is said to be cut (GHDL writes the tailer when the run ends), also
@@ -553,7 +613,8 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
 #[test]
 fn a_cut_ghw_is_refused_as_cut() {
     let data = counter_ghw();
-    for n in [20, 100, find(&data, b"HIE\0") + 18, find(&data, b"SNP\0") + 3, data.len() / 2, data.len() - 1] {
+    for n in [20, 100, find(&data, b"HIE\0") + 18, find(&data, b"SNP\0") + 3, data.len() / 2, data.len() - 1]
+    {
         let err = refused(&data[..n]);
         assert!(err.contains(&format!("the GHW file ends at byte {n} without its tailer")), "{n}: {err}");
     }

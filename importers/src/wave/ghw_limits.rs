@@ -85,12 +85,21 @@ enum Ty {
     Missing,
     NineValueBit,
     Bit,
-    Enum { literals: u64 },
+    Enum {
+        literals: u64,
+    },
     /// I32, I64, F64 or P64; `ranged` when a subtype gave it bounds.
-    Number { kind: NumberKind, ranged: bool, range: Option<IntRange> },
+    Number {
+        kind: NumberKind,
+        ranged: bool,
+        range: Option<IntRange>,
+    },
     /// std_logic_vector / bit_vector.
     BitVector(Option<IntRange>),
-    Array { element: usize, range: Option<IntRange> },
+    Array {
+        element: usize,
+        range: Option<IntRange>,
+    },
     Record(Vec<usize>),
     Alias(usize),
 }
@@ -243,7 +252,11 @@ impl<'a> Walk<'a> {
     }
 
     fn refuse(&self, at: usize, what: String, limit: String) -> Halt {
-        Halt::Refuse(ParseFailure::Limit { at: Position::Byte(at as u64), what: format!("GHW {what}"), limit })
+        Halt::Refuse(ParseFailure::Limit {
+            at: Position::Byte(at as u64),
+            what: format!("GHW {what}"),
+            limit,
+        })
     }
 
     /// `count` items need at least `per_item` bytes each in what is left of the file.
@@ -702,7 +715,12 @@ impl<'a> Walk<'a> {
         if shape.nodes > NODES_PER_SIGNAL_ID.saturating_mul(shape.ids.saturating_add(1)) {
             return Err(self.refuse(
                 at,
-                format!("signal of type {} makes {} hierarchy entries from {} signal ids", ty + 1, shape.nodes, shape.ids),
+                format!(
+                    "signal of type {} makes {} hierarchy entries from {} signal ids",
+                    ty + 1,
+                    shape.nodes,
+                    shape.ids
+                ),
                 format!("{NODES_PER_SIGNAL_ID} per id"),
             ));
         }
@@ -798,8 +816,8 @@ impl<'a> Walk<'a> {
                 b"SNP\0" => {
                     self.take(12)?;
                     step += 1;
-                    for k in 0..declared.len() {
-                        self.value(declared[k], step, &mut stored)?;
+                    for &value in &declared {
+                        self.value(value, step, &mut stored)?;
                     }
                     self.stored(at, stored)?;
                     if self.take(4)? != b"ESN\0" {
