@@ -619,3 +619,53 @@ fn a_cut_ghw_is_refused_as_cut() {
         assert!(err.contains(&format!("the GHW file ends at byte {n} without its tailer")), "{n}: {err}");
     }
 }
+
+/// counter.ghw with a 65536-bit std_logic_vector signal (ids 12..=65547) added, its
+/// snapshot values, and a cycle section before the file's own that flips one of its bits
+/// in each of `steps` time steps. Returns the file and where the added cycle section starts.
+fn with_wide_vector(steps: usize) -> (Vec<u8>, usize) {
+    let bits = 1u64 << 16;
+    let mut vector = vec![35, 0, 5, 25, 0];
+    vector.extend(unsigned_leb(bits - 1)); // as a signed LEB128 its top bit (0x40) is clear
+    let (data, _) = with_types(&vector, 1);
+    let max_at = find(&data, b"HIE\0") + 16;
+    let max_id = u32::from_le_bytes(data[max_at..max_at + 4].try_into().unwrap());
+    let data = splice(&data, max_at, 4, &(max_id + bits as u32).to_le_bytes());
+    let ids: Vec<u8> = (1..=bits).flat_map(|k| unsigned_leb(u64::from(max_id) + k)).collect();
+    let (data, _) = with_hierarchy_entries(&data, &[&[16u8, 0, 10][..], &ids].concat());
+    // One more declared variable (the count before the highest id).
+    let vars = u32::from_le_bytes(data[max_at - 4..max_at].try_into().unwrap());
+    let data = splice(&data, max_at - 4, 4, &(vars + 1).to_le_bytes());
+    // Snapshot values in id order: the new ids come last; 2 is std_logic '0'.
+    let data = splice(&data, find(&data, b"ESN\0"), 0, &vec![2u8; bits as usize]);
+    let mut cycle = b"CYC\0".to_vec();
+    cycle.extend(0i64.to_le_bytes());
+    for step in 0..steps {
+        // Signal id delta from 0, the value ('1' = 3 or '0' = 2), end of step, time delta.
+        cycle.extend(unsigned_leb(u64::from(max_id) + 1));
+        cycle.extend([if step % 2 == 0 { 3 } else { 2 }, 0]);
+        // 1 ps (1000 fs, a signed LEB128) apart, so latscope keeps each step; -1 ends.
+        cycle.extend(if step + 1 == steps { &[0x7f][..] } else { &[0xe8, 0x07][..] });
+    }
+    cycle.extend(b"ECY\0");
+    let at = find(&data, b"CYC\0");
+    (splice(&data, at, 0, &cycle), at)
+}
+
+/// wellen stores a vector's whole value in every step one of its bits changes: a 65536-bit
+/// vector flipping one bit per step stores 32 KiB (nine-state) per 6 file bytes.
+#[test]
+fn a_wide_vector_changing_bit_by_bit_is_bounded_by_the_bytes_it_stores() {
+    // A few steps load: the forged file is otherwise sound.
+    let (data, _) = with_wide_vector(10);
+    let loaded = latscope_importers::wave::parse(&data, &LoadControl::new()).unwrap();
+    let wide = loaded.analog.iter().find(|a| a.name == "<anon>").unwrap();
+    // The first flip is at the snapshot's time 0 and replaces its value; nine more follow.
+    assert_eq!(wide.samples.len(), 10);
+    let limit = latscope_importers::wave::MAX_GHW_VALUE_BYTES;
+    let (data, at) = with_wide_vector((limit / 32768) as usize + 16);
+    refused_ghw(
+        &data,
+        &[format!("stored by the section at byte {at} at byte offset {at}"), format!("{limit} bytes")],
+    );
+}
