@@ -621,9 +621,9 @@ fn a_cut_ghw_is_refused_as_cut() {
 }
 
 /// counter.ghw with a 65536-bit std_logic_vector signal (ids 12..=65547) added, its
-/// snapshot values, and a cycle section before the file's own that flips one of its bits
+/// snapshot values, and a cycle section before the file's own that flips `flips` of its bits
 /// in each of `steps` time steps. Returns the file and where the added cycle section starts.
-fn with_wide_vector(steps: usize) -> (Vec<u8>, usize) {
+fn with_wide_vector(steps: usize, flips: u64) -> (Vec<u8>, usize) {
     let bits = 1u64 << 16;
     let mut vector = vec![35, 0, 5, 25, 0];
     vector.extend(unsigned_leb(bits - 1)); // as a signed LEB128 its top bit (0x40) is clear
@@ -641,9 +641,13 @@ fn with_wide_vector(steps: usize) -> (Vec<u8>, usize) {
     let mut cycle = b"CYC\0".to_vec();
     cycle.extend(0i64.to_le_bytes());
     for step in 0..steps {
-        // Signal id delta from 0, the value ('1' = 3 or '0' = 2), end of step, time delta.
+        // Signal id deltas (from 0) and values ('1' = 3 or '0' = 2), end of step, time delta.
         cycle.extend(unsigned_leb(u64::from(max_id) + 1));
-        cycle.extend([if step % 2 == 0 { 3 } else { 2 }, 0]);
+        cycle.push(if step % 2 == 0 { 3 } else { 2 });
+        for _ in 1..flips {
+            cycle.extend([1, if step % 2 == 0 { 3 } else { 2 }]);
+        }
+        cycle.push(0);
         // 1 ps (1000 fs, a signed LEB128) apart, so latscope keeps each step; -1 ends.
         cycle.extend(if step + 1 == steps { &[0x7f][..] } else { &[0xe8, 0x07][..] });
     }
@@ -657,15 +661,61 @@ fn with_wide_vector(steps: usize) -> (Vec<u8>, usize) {
 #[test]
 fn a_wide_vector_changing_bit_by_bit_is_bounded_by_the_bytes_it_stores() {
     // A few steps load: the forged file is otherwise sound.
-    let (data, _) = with_wide_vector(10);
+    let (data, _) = with_wide_vector(10, 1);
     let loaded = latscope_importers::wave::parse(&data, &LoadControl::new()).unwrap();
     let wide = loaded.analog.iter().find(|a| a.name == "<anon>").unwrap();
     // The first flip is at the snapshot's time 0 and replaces its value; nine more follow.
     assert_eq!(wide.samples.len(), 10);
     let limit = latscope_importers::wave::MAX_GHW_VALUE_BYTES;
-    let (data, at) = with_wide_vector((limit / 32768) as usize + 16);
+    let (data, at) = with_wide_vector((limit / 32768) as usize + 16, 1);
     refused_ghw(
         &data,
         &[format!("stored by the section at byte {at} at byte offset {at}"), format!("{limit} bytes")],
+    );
+}
+
+/// For every bit of a vector it reads, wellen scans the vector's change flags (one bit per
+/// bit): all 65536 bits of a vector changing in each step cost 2^29 bytes of scanning a step.
+#[test]
+fn a_wide_vector_changing_whole_is_bounded_by_the_flags_scanned() {
+    let limit = latscope_importers::wave::MAX_GHW_VECTOR_SCAN_BYTES;
+    let (data, at) = with_wide_vector(20, 1 << 16);
+    refused_ghw(
+        &data,
+        &[
+            "GHW vector change flags: ".to_owned(),
+            format!("bytes scanned by the section at byte {at} at byte offset {at}"),
+            format!("{limit} bytes"),
+        ],
+    );
+}
+
+/// wellen keeps a vector's slices (ports bound to part of it) in a linked list it walks for
+/// each new one: 24000 one-bit ports on 24000 bits of one vector are 2.9e8 steps.
+#[test]
+fn many_slices_of_one_vector_are_bounded_by_the_search_they_cost() {
+    let bits = 24_000u64;
+    let mut vector = vec![35, 0, 5, 25, 0];
+    vector.extend(unsigned_leb(bits - 1));
+    let (data, _) = with_types(&vector, 1);
+    let max_at = find(&data, b"HIE\0") + 16;
+    let max_id = u32::from_le_bytes(data[max_at..max_at + 4].try_into().unwrap());
+    let data = splice(&data, max_at, 4, &(max_id + bits as u32).to_le_bytes());
+    let mut entries = vec![16u8, 0, 10];
+    entries.extend((1..=bits).flat_map(|k| unsigned_leb(u64::from(max_id) + k)));
+    // One std_ulogic port (type 1) per bit.
+    for k in 1..=bits {
+        entries.extend([17u8, 0, 1]);
+        entries.extend(unsigned_leb(u64::from(max_id) + k));
+    }
+    let (data, _) = with_hierarchy_entries(&data, &entries);
+    let limit = latscope_importers::wave::MAX_GHW_SLICE_STEPS;
+    refused_ghw(
+        &data,
+        &[
+            "GHW vector slices: ".to_owned(),
+            "steps of searching them at byte offset".to_owned(),
+            format!("{limit} steps"),
+        ],
     );
 }

@@ -37,6 +37,12 @@ pub const MAX_GHW_SCOPE_DEPTH: u64 = 1024;
 /// The bytes of vector values the value sections expand to: wellen stores a vector's whole
 /// value in every time step in which any of its bits changes.
 pub const MAX_GHW_VALUE_BYTES: u64 = 1 << 30;
+/// Bytes of change flags wellen scans: for every vector bit it reads, it scans the
+/// vector's flags (a byte per eight bits), so a wide vector costs its width squared.
+pub const MAX_GHW_VECTOR_SCAN_BYTES: u64 = 1 << 33;
+/// Steps of wellen's search of a vector's slices (a linked list it walks for every port
+/// bound to part of the vector), so many distinct slices of one vector cost their count squared.
+pub const MAX_GHW_SLICE_STEPS: u64 = 1 << 28;
 
 const HEADER_LEN: usize = 16;
 const TAILER_LEN: usize = 12;
@@ -144,9 +150,24 @@ struct Walk<'a> {
     shapes: Vec<Shape>,
     /// Per signal id (index id - 1): how its value is read, once a variable declares it.
     signals: Vec<Option<Value>>,
-    /// Per vector: its value bytes in wellen's encoding and the step it last changed in.
-    vectors: Vec<(u64, u64)>,
+    vectors: Vec<Vector>,
+    /// Distinct slices (vector, first id, last id) and the steps wellen takes to find them.
+    slices: std::collections::HashSet<(usize, u64, u64)>,
+    slice_steps: u64,
     nodes: u64,
+    /// What the value sections cost wellen: vector bytes stored, change flags scanned.
+    stored: u64,
+    scanned: u64,
+}
+
+struct Vector {
+    first: u64,
+    bits: u64,
+    /// Its value's size in wellen's encoding.
+    bytes: u64,
+    /// The time step it last changed in.
+    last_step: u64,
+    slices: u64,
 }
 
 impl<'a> Walk<'a> {
@@ -161,7 +182,11 @@ impl<'a> Walk<'a> {
             shapes: Vec::new(),
             signals: Vec::new(),
             vectors: Vec::new(),
+            slices: std::collections::HashSet::new(),
+            slice_steps: 0,
             nodes: 0,
+            stored: 0,
+            scanned: 0,
         }
     }
 
@@ -739,7 +764,7 @@ impl<'a> Walk<'a> {
     /// their values are read.
     fn signal_ids(&mut self, ty: usize) -> Step<()> {
         match self.concrete(ty).clone() {
-            Ty::NineValueBit | Ty::Bit => self.scalar(Value::Byte),
+            Ty::NineValueBit | Ty::Bit => self.bit(),
             Ty::Enum { .. } => self.scalar(Value::Byte),
             Ty::Number { kind: NumberKind::I32 | NumberKind::P64, .. } => self.scalar(Value::Leb128),
             Ty::Number { kind: NumberKind::F64, .. } => self.scalar(Value::F64),
@@ -763,7 +788,7 @@ impl<'a> Walk<'a> {
                         ));
                     }
                 }
-                self.vector(first, bits)
+                self.vector(at, first, bits)
             }
             Ty::Record(fields) => fields.into_iter().try_for_each(|f| self.signal_ids(f)),
             Ty::Array { element, range } => {
@@ -791,15 +816,54 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    fn vector(&mut self, first: u64, bits: u64) -> Step<()> {
-        let ids = first as usize - 1..(first + bits) as usize - 1;
-        if self.signals[ids.clone()].iter().any(Option::is_some) {
-            // The same bits again (a port and its signal): wellen reuses or slices the vector.
+    /// A one-bit signal: its own, or a slice of a vector that has its id.
+    fn bit(&mut self) -> Step<()> {
+        let at = self.pos;
+        let id = self.signal_id()?;
+        match self.signals[id as usize - 1] {
+            Some(Value::VectorBit(n)) => self.slice(at, n, id, id),
+            Some(_) => Ok(()),
+            None => {
+                self.signals[id as usize - 1] = Some(Value::Byte);
+                Ok(())
+            }
+        }
+    }
+
+    /// A port bound to part of vector `n`: wellen searches the vector's list of slices for it
+    /// and appends it when new.
+    fn slice(&mut self, at: usize, n: usize, first: u64, last: u64) -> Step<()> {
+        let vector = &mut self.vectors[n];
+        if (first, last - first + 1) == (vector.first, vector.bits) {
             return Ok(());
+        }
+        self.slice_steps = self.slice_steps.saturating_add(vector.slices);
+        if self.slices.insert((n, first, last)) {
+            vector.slices += 1;
+        }
+        if self.slice_steps > MAX_GHW_SLICE_STEPS {
+            return Err(self.refuse(
+                at,
+                format!("vector slices: {} steps of searching them", self.slice_steps),
+                format!("{MAX_GHW_SLICE_STEPS} steps"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn vector(&mut self, at: usize, first: u64, bits: u64) -> Step<()> {
+        let ids = first as usize - 1..(first + bits) as usize - 1;
+        if let Some(taken) = self.signals[ids.clone()].iter().flatten().next() {
+            // The same bits again (a port and its signal): wellen reuses or slices the vector
+            // (or panics when they are not part of one).
+            return match *taken {
+                Value::VectorBit(n) => self.slice(at, n, first, first + bits - 1),
+                _ => Ok(()),
+            };
         }
         let n = self.vectors.len();
         // Nine-state values take half a byte per bit in wellen's encoding, two-state ones less.
-        self.vectors.push((bits.div_ceil(2), u64::MAX));
+        self.vectors.push(Vector { first, bits, bytes: bits.div_ceil(2), last_step: u64::MAX, slices: 0 });
         for slot in &mut self.signals[ids] {
             *slot = Some(Value::VectorBit(n));
         }
@@ -809,7 +873,7 @@ impl<'a> Walk<'a> {
     /// The value sections, counting the bytes wellen stores for vectors.
     fn body(&mut self) -> Step<()> {
         let declared: Vec<Value> = self.signals.iter().flatten().copied().collect();
-        let (mut step, mut stored) = (0u64, 0u64);
+        let mut step = 0u64;
         loop {
             let at = self.pos;
             match self.take(4)? {
@@ -817,9 +881,9 @@ impl<'a> Walk<'a> {
                     self.take(12)?;
                     step += 1;
                     for &value in &declared {
-                        self.value(value, step, &mut stored)?;
+                        self.value(value, step)?;
                     }
-                    self.stored(at, stored)?;
+                    self.costs(at)?;
                     if self.take(4)? != b"ESN\0" {
                         return Err(Halt::ReaderFails);
                     }
@@ -838,9 +902,9 @@ impl<'a> Walk<'a> {
                             id = id.wrapping_add(delta);
                             let index = (id as u32).checked_sub(1).ok_or(Halt::ReaderFails)?;
                             let value = *declared.get(index as usize).ok_or(Halt::ReaderFails)?;
-                            self.value(value, step, &mut stored)?;
+                            self.value(value, step)?;
                         }
-                        self.stored(at, stored)?;
+                        self.costs(at)?;
                         if self.sleb()? < 0 {
                             break;
                         }
@@ -866,7 +930,7 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn value(&mut self, value: Value, step: u64, stored: &mut u64) -> Step<()> {
+    fn value(&mut self, value: Value, step: u64) -> Step<()> {
         match value {
             Value::Byte => {
                 self.u8()?;
@@ -879,22 +943,31 @@ impl<'a> Walk<'a> {
             }
             Value::VectorBit(n) => {
                 self.u8()?;
-                let (bytes, last) = &mut self.vectors[n];
+                let vector = &mut self.vectors[n];
                 // The whole value once per step it changes in; a bit changing twice in one
                 // step stores it once more (counted per bit read, generously).
-                *stored = stored.saturating_add(if *last == step { 2 } else { *bytes });
-                *last = step;
+                let stored = if vector.last_step == step { 2 } else { vector.bytes };
+                vector.last_step = step;
+                self.stored = self.stored.saturating_add(stored);
+                self.scanned = self.scanned.saturating_add(vector.bits.div_ceil(8));
             }
         }
         Ok(())
     }
 
-    fn stored(&self, at: usize, stored: u64) -> Step<()> {
-        if stored > MAX_GHW_VALUE_BYTES {
+    fn costs(&self, at: usize) -> Step<()> {
+        if self.stored > MAX_GHW_VALUE_BYTES {
             return Err(self.refuse(
                 at,
-                format!("vector values: {stored} bytes stored by the section at byte {at}"),
+                format!("vector values: {} bytes stored by the section at byte {at}", self.stored),
                 format!("{MAX_GHW_VALUE_BYTES} bytes"),
+            ));
+        }
+        if self.scanned > MAX_GHW_VECTOR_SCAN_BYTES {
+            return Err(self.refuse(
+                at,
+                format!("vector change flags: {} bytes scanned by the section at byte {at}", self.scanned),
+                format!("{MAX_GHW_VECTOR_SCAN_BYTES} bytes"),
             ));
         }
         Ok(())
