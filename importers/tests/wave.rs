@@ -719,3 +719,39 @@ fn many_slices_of_one_vector_are_bounded_by_the_search_they_cost() {
         ],
     );
 }
+
+/// fst-reader joins every value-change block's time table into one list at open, and each
+/// block's table may inflate 1032:1 (a run of zero deltas): the sum over the blocks is
+/// bounded, not only each block. The fixture's first value-change block repeated until the
+/// sum passes the limit, each declaring as many time steps as its compressed table could
+/// inflate to.
+#[test]
+fn the_time_steps_of_all_fst_blocks_together_are_bounded() {
+    let data = std::fs::read(fixture()).unwrap();
+    let blocks = blocks(&data);
+    let (start, end) = (blocks[1].0, blocks[2].0);
+    let mut block = data[start..end].to_vec();
+    let n = block.len();
+    let compressed = u64::from_be_bytes(block[n - 16..n - 8].try_into().unwrap());
+    let most = compressed * 1032;
+    block[n - 24..n - 16].copy_from_slice(&most.to_be_bytes());
+    block[n - 8..].copy_from_slice(&most.to_be_bytes());
+    let limit = latscope_importers::wave::MAX_FST_TIME_STEPS;
+    let first_over = (limit / most + 1) as usize;
+    let mut forged = data[..start].to_vec();
+    for _ in 0..first_over + 2 {
+        forged.extend(&block);
+    }
+    forged.extend(&data[blocks[11].0..]);
+    let err = refused(&forged);
+    let at = start + (first_over - 1) * n;
+    let expected = format!(
+        "FST time steps of the value-change blocks up to this one: {} at byte offset {at}",
+        most * first_over as u64
+    );
+    assert!(err.contains(&expected) && err.contains(&format!("{limit} steps")), "{err}");
+    // One such block alone is within every per-block check.
+    let single = [&data[..start], &block[..], &data[blocks[11].0..]].concat();
+    let alone = latscope_importers::wave::parse(&single, &LoadControl::new()).err().map(|e| e.to_string());
+    assert!(!alone.unwrap_or_default().contains("time steps"));
+}

@@ -28,7 +28,7 @@ pub const MAX_GHW_STRING_BYTES: u64 = 1 << 28;
 pub const MAX_GHW_TYPE_DEPTH: u32 = 64;
 /// Scopes and variables the hierarchy creates (wellen keeps each, plus a name string for
 /// each array element).
-pub const MAX_GHW_HIERARCHY_NODES: u64 = 1 << 24;
+pub const MAX_GHW_HIERARCHY_NODES: u64 = 1 << 22;
 /// Hierarchy entries per signal id a declaration reads: an element of an array of records
 /// is a few entries, an array of empty records or zero-width vectors is entries from nothing.
 const NODES_PER_SIGNAL_ID: u64 = 16;
