@@ -519,13 +519,12 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
     // overflowed its stack ... fatal runtime error: stack overflow, aborting").
     let (forged, start) = with_types(&[31, 0, 10, 1, 4], 1);
     let (forged, _) = with_hierarchy_entries(&forged, &[16, 0, 10]);
-    refused_ghw(
-        &forged,
-        &[format!(
-            "GHW an array's element type refers to type 10, which is not declared before it at byte offset {}",
-            start + 2
-        )],
+    let err = refused(&forged);
+    let expected = format!(
+        "byte offset {}: GHW: an array's element type refers to type 10, which is not declared before it",
+        start + 2
     );
+    assert!(err.contains(&expected), "{err}");
 
     // Seventy records, each with one field of the record before (the first of std_ulogic,
     // type 1; the first appended is type 10): wellen walks them recursively.
@@ -558,10 +557,13 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
     // A vector whose bits' signal ids do not follow each other (type 6 is counter's
     // std_logic_vector(3 downto 0); ids 1, 2, 4, 5).
     let (forged, at) = with_hierarchy_entries(&data, &[16, 0, 6, 1, 2, 4, 5]);
-    refused_ghw(
-        &forged,
-        &[format!("GHW vector bit 2 has signal id 4 after 1 at byte {} at byte offset {}", at + 3, at + 5)],
+    let err = refused(&forged);
+    let expected = format!(
+        "byte offset {}: GHW: bit 2 of the vector whose ids start at byte {} has signal id 4, not 3",
+        at + 5,
+        at + 3
     );
+    assert!(err.contains(&expected), "{err}");
 
     // 1100 nested blocks.
     let depth = latscope_importers::wave::MAX_GHW_SCOPE_DEPTH;
@@ -754,4 +756,18 @@ fn the_time_steps_of_all_fst_blocks_together_are_bounded() {
     let single = [&data[..start], &block[..], &data[blocks[11].0..]].concat();
     let alone = latscope_importers::wave::parse(&single, &LoadControl::new()).err().map(|e| e.to_string());
     assert!(!alone.unwrap_or_default().contains("time steps"));
+}
+
+/// The first GHW fuzz find (561 bytes, mutated from nested.ghw): an array type whose element
+/// id is unknown and whose dimension count is 34 billion. wellen reads the count and
+/// reserves that many dimensions (137 GB: "memory allocation of 137144041452 bytes
+/// failed", abort) before it looks the element up, and the walk had stopped at the unknown
+/// id, leaving the rest to wellen. An unknown type is now refused where it is read.
+#[test]
+fn a_ghw_type_referring_to_an_unknown_type_is_refused_where_it_is_read() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/regressions/wave/ghw_array_dimensions_after_unknown_element.ghw");
+    let err = refused(&std::fs::read(&path).unwrap());
+    assert!(err.contains("ends at byte 561 without its tailer"), "{err}");
+    assert!(err.contains("byte offset 428: GHW: an array's element type refers to type 1687405"), "{err}");
 }

@@ -341,8 +341,9 @@ impl<'a> Walk<'a> {
             let mut shift = 5u32;
             while c >= 128 {
                 c = self.u8()?;
-                // wellen shifts a usize: past 64 bits it overflows (a panic or garbage).
-                prefix |= u64::from(c & 0x1f).checked_shl(shift).ok_or(Halt::ReaderFails)?;
+                // wellen shifts a usize: past 64 bits a debug build panics, a release one
+                // wraps the shift and reads on, as this does.
+                prefix |= u64::from(c & 0x1f).wrapping_shl(shift);
                 shift += 5;
             }
             len = len.min(prefix);
@@ -356,19 +357,23 @@ impl<'a> Walk<'a> {
         self.leb()
     }
 
-    /// A reference to a type read before this one (wellen indexes its table with it).
+    /// A reference to a type read before this one. wellen looks some up only later (an
+    /// array's element after reading its dimensions, a record's fields when used), reading
+    /// on meanwhile, so an unknown one is refused here rather than left to it.
     fn type_id(&mut self, what: &str) -> Step<usize> {
         let at = self.pos;
-        let id = self.leb()?;
+        // wellen keeps the low 32 bits; 0 is a panic at once.
+        let id = self.leb()? as u32;
         let index = usize::try_from(id).ok().and_then(|i| i.checked_sub(1)).ok_or(Halt::ReaderFails)?;
         match self.types.get(index) {
-            Some(Ty::Missing) => Err(self.refuse(
-                at,
-                format!("{what} refers to type {id}, which is not declared before it"),
-                "a type that refers only to earlier types (else it can contain itself)".into(),
-            )),
+            Some(Ty::Missing) | None => Err(Halt::Refuse(ParseFailure::invalid(
+                Position::Byte(at as u64),
+                format!(
+                    "GHW: {what} refers to type {id}, which is not declared before it (a type may \
+                     refer only to earlier ones, else it can contain itself)"
+                ),
+            ))),
             Some(_) => Ok(index),
-            None => Err(Halt::ReaderFails),
         }
     }
 
@@ -405,8 +410,9 @@ impl<'a> Walk<'a> {
                 let mut chars = Vec::new();
                 for _ in 0..count {
                     let id = self.string_id()?;
-                    let c = usize::try_from(id).ok().and_then(|i| self.literal_chars.get(i));
-                    chars.push(c.ok_or(Halt::ReaderFails)?.map(|c| c.to_ascii_lowercase()));
+                    // An unknown string fails in wellen only after the whole type table.
+                    let c = usize::try_from(id).ok().and_then(|i| self.literal_chars.get(i)).copied();
+                    chars.push(c.flatten());
                 }
                 if chars.iter().copied().eq(b"ux01zwlh-".iter().map(|&c| Some(c))) {
                     Ty::NineValueBit
@@ -781,11 +787,14 @@ impl<'a> Walk<'a> {
                     let here = self.pos;
                     let id = self.signal_id()?;
                     if id != first + k {
-                        return Err(self.refuse(
-                            here,
-                            format!("vector bit {k} has signal id {id} after {first} at byte {at}"),
-                            "consecutive signal ids".into(),
-                        ));
+                        return Err(Halt::Refuse(ParseFailure::invalid(
+                            Position::Byte(here as u64),
+                            format!(
+                                "GHW: bit {k} of the vector whose ids start at byte {at} has signal id \
+                                 {id}, not {} (a vector's bits have consecutive ids)",
+                                first + k
+                            ),
+                        )));
                     }
                 }
                 self.vector(at, first, bits)
