@@ -321,8 +321,7 @@ fn timescale_ps(h: &wellen::Hierarchy) -> (TickScale, bool) {
 mod tests {
     use super::*;
 
-    // No GHW capture is in the corpus (GHDL is not installed here), so only the tailer
-    // check itself is tested: a real GHW is not.
+    // The tailer check alone; real GHDL files cut short are tested in tests/wave.rs.
     #[test]
     fn a_ghw_without_its_tailer_is_reported_as_cut() {
         let mut ghw = b"GHDLwave\n\x10\x00\x01\x01\x00\x00\x00\x00STR\x00".to_vec();
