@@ -534,6 +534,14 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
         .collect();
     let (forged, _) = with_types(&nested, 70);
     refused_ghw(&forged, &[format!("nests {} levels deep", levels + 1), format!("{levels} levels")]);
+    // As deep as the limit loads: 63 records around a std_ulogic, a signal of it (sharing
+    // signal id 1), one more declared variable in the hierarchy's count.
+    let (deep, _) = with_types(&nested[..63 * 5], 63); // five bytes a record
+    let (deep, at) = with_hierarchy_entries(&deep, &[16, 0, 9 + 63, 1]);
+    let vars = u32::from_le_bytes(deep[at - 8..at - 4].try_into().unwrap());
+    let deep = splice(&deep, at - 8, 4, &(vars + 1).to_le_bytes());
+    let loaded = latscope_importers::wave::parse(&deep, &LoadControl::new()).unwrap();
+    assert!(loaded.digital.iter().any(|d| d.name.matches("<anon>.").count() == 63));
 
     // An array of 2^31 zero-width vectors (a std_logic_vector(1 to 0) subtype of counter's
     // unbounded std_logic_vector, type 5, then an array of it indexed by natural, type 4),
@@ -565,6 +573,12 @@ fn forged_ghw_structures_are_refused_before_the_reader_recurses_or_repeats() {
     );
     assert!(err.contains(&expected), "{err}");
 
+    // Nested blocks: as deep as the limit loads (the names repeat the path); one more is refused.
+    let depth = latscope_importers::wave::MAX_GHW_SCOPE_DEPTH as usize;
+    // (counter.ghw nests two deep itself: counter_tb.dut.)
+    let (deep, _) = with_hierarchy_entries(&data, &[3u8, 0].repeat(depth - 2));
+    let loaded = latscope_importers::wave::parse(&deep, &LoadControl::new()).unwrap();
+    assert!(loaded.digital.iter().any(|d| d.name.matches("<anon>.").count() == depth - 2));
     // 1100 nested blocks.
     let depth = latscope_importers::wave::MAX_GHW_SCOPE_DEPTH;
     let (forged, at) = with_hierarchy_entries(&data, &[3u8, 0].repeat(1100));

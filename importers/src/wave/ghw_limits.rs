@@ -29,9 +29,6 @@ pub const MAX_GHW_TYPE_DEPTH: u32 = 64;
 /// Scopes and variables the hierarchy creates (wellen keeps each, plus a name string for
 /// each array element).
 pub const MAX_GHW_HIERARCHY_NODES: u64 = 1 << 22;
-/// Hierarchy entries per signal id a declaration reads: an element of an array of records
-/// is a few entries, an array of empty records or zero-width vectors is entries from nothing.
-const NODES_PER_SIGNAL_ID: u64 = 16;
 /// Nested scopes (blocks, instances, generates).
 pub const MAX_GHW_SCOPE_DEPTH: u64 = 1024;
 /// The bytes of vector values the value sections expand to: wellen stores a vector's whole
@@ -743,7 +740,11 @@ impl<'a> Walk<'a> {
     fn declaration(&mut self, at: usize, ty: usize) -> Step<()> {
         let shape = self.shapes[ty];
         self.fits(at, shape.ids, 1, "signal's element count")?;
-        if shape.nodes > NODES_PER_SIGNAL_ID.saturating_mul(shape.ids.saturating_add(1)) {
+        // Each signal id it reads sits in at most one scope (and one element name) per
+        // nesting level; an array of empty records or zero-width vectors makes entries from
+        // nothing.
+        let most = shape.ids.saturating_add(1).saturating_mul(2 * u64::from(shape.depth));
+        if shape.nodes > most {
             return Err(self.refuse(
                 at,
                 format!(
@@ -752,7 +753,7 @@ impl<'a> Walk<'a> {
                     shape.nodes,
                     shape.ids
                 ),
-                format!("{NODES_PER_SIGNAL_ID} per id"),
+                format!("{most} (two per signal id and nesting level)"),
             ));
         }
         self.nodes = self.nodes.saturating_add(shape.nodes);
