@@ -5,16 +5,20 @@
 //! literals, physical units, array dimensions and record fields (`with_capacity` of a LEB128
 //! count), a table of every signal id up to the declared maximum, and the signal ids of a
 //! vector (`with_capacity` of its bit count). A forged count there is an allocation failure,
-//! which aborts the process, so `catch_unwind` around wellen cannot help. Some amounts are
-//! not allocated at once but grow from few bytes: strings sharing a prefix (each repeats it),
-//! an array of a million empty records (one hierarchy scope per element, no byte read), a
-//! million-bit vector that re-emits all its bits whenever one changes, and a type that
-//! contains itself (unbounded recursion, a stack overflow). This walk reads the file as wellen
-//! does — header, string table, types, well-known types, hierarchy, then the snapshot, cycle,
-//! directory and tailer sections — and refuses each such value that the bytes left cannot
-//! hold (every item takes at least one byte) or that is past a stated limit. Where wellen
-//! would itself fail with an error or a panic (which `catch_unwind` stops), the walk stops and
-//! leaves the file to it.
+//! which aborts the process, so `catch_unwind` around wellen cannot help. Other amounts grow
+//! from few bytes: strings sharing a prefix (each repeats it), an array of a million empty
+//! records (a scope per element, no byte read), a wide vector stored whole whenever one bit
+//! changes, two costs that grow with a square (a vector's change flags scanned per bit read,
+//! a vector's slice list searched per port), and a type that contains itself (unbounded
+//! recursion: a stack overflow, which aborts too).
+//!
+//! This walk reads the file as wellen does — header, string table, types, well-known types,
+//! hierarchy, then the snapshot, cycle, directory and tailer sections — and refuses each such
+//! value that the bytes left cannot hold (every item takes at least one byte) or that is past
+//! a stated limit. Where wellen fails at once with an error or a panic (which `catch_unwind`
+//! stops), the walk stops and leaves the file to it; where wellen reads on before failing
+//! (a type reference it looks up only later), the walk refuses, so nothing it reads
+//! meanwhile goes unchecked.
 
 use crate::{ParseFailure, Position};
 
@@ -23,8 +27,8 @@ use crate::{ParseFailure, Position};
 pub const MAX_GHW_SIGNALS: u64 = 1 << 26;
 /// The bytes of all strings of the string table once their shared prefixes are expanded.
 pub const MAX_GHW_STRING_BYTES: u64 = 1 << 28;
-/// How deeply types nest (arrays of records of arrays, aliases of aliases): wellen walks
-/// them recursively, and real VHDL types are a handful of levels deep.
+/// How deeply types nest (arrays of records of arrays): wellen walks them recursively, and
+/// real VHDL types are a handful of levels deep.
 pub const MAX_GHW_TYPE_DEPTH: u32 = 64;
 /// Scopes and variables the hierarchy creates (wellen keeps each, plus a name string for
 /// each array element).
