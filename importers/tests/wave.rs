@@ -785,3 +785,44 @@ fn a_ghw_type_referring_to_an_unknown_type_is_refused_where_it_is_read() {
     assert!(err.contains("ends at byte 561 without its tailer"), "{err}");
     assert!(err.contains("byte offset 428: GHW: an array's element type refers to type 1687405"), "{err}");
 }
+
+fn signed_leb(mut v: i64) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if (v == 0 && byte & 0x40 == 0) || (v == -1 && byte & 0x40 != 0) {
+            out.push(byte);
+            return out;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// A vector type spanning all of i64 (wellen computes its length in i64: an overflow), and
+/// a hierarchy of more entries than the limit, each within the per-signal bound.
+#[test]
+fn forged_ghw_vector_lengths_and_hierarchy_sizes_are_refused() {
+    let mut vector = vec![35, 0, 5, 25];
+    vector.extend(signed_leb(i64::MIN));
+    vector.extend(signed_leb(i64::MAX));
+    let (forged, _) = with_types(&vector, 1);
+    let err = refused(&forged);
+    assert!(err.contains("GHW vector type 10 has 18446744073709551616 bits"), "{err}");
+    assert!(err.contains("a length that fits in 63 bits"), "{err}");
+
+    // natural range 0 to n - 1 (type 10), a record of one std_ulogic (type 11), an array of
+    // n of them (type 12): a signal of it is 3n + 1 entries from n ids (all id 1).
+    let limit = latscope_importers::wave::MAX_GHW_HIERARCHY_NODES;
+    let n = limit / 3 + 1;
+    let mut types = vec![34, 0, 3, 25, 0];
+    types.extend(signed_leb(n as i64 - 1));
+    types.extend([32, 0, 1, 0, 1, 31, 0, 11, 1, 10]);
+    let (forged, _) = with_types(&types, 3);
+    let entries = [&[16u8, 0, 12][..], &vec![1u8; n as usize]].concat();
+    let (forged, at) = with_hierarchy_entries(&forged, &entries);
+    refused_ghw(
+        &forged,
+        &[format!("GHW hierarchy of {} scopes and variables at byte offset {at}", 3 * n + 1)],
+    );
+}
