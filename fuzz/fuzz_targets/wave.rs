@@ -1,6 +1,7 @@
 //! FST/GHW through wellen on arbitrary bytes, including the cut-short diagnosis that walks
-//! FST blocks and checks the GHW tailer, and the FST size checks (`wave/fst_limits.rs`).
-//! Seed with importers/tests/data/*.fst and its cuts.
+//! FST blocks and checks the GHW tailer, the FST size checks (`wave/fst_limits.rs`) and the
+//! GHW walk (`wave/ghw_limits.rs`). Seed with importers/tests/data/*.fst, samples/ghw/*.ghw
+//! and cuts of them.
 //!
 //! libfuzzer-sys installs a panic hook that aborts, which would report every panic inside
 //! wellen or fst-reader even though `wave::parse` catches them (they assert on malformed

@@ -19,6 +19,11 @@ pub const MAX_FST_HANDLES: u64 = 1 << 26;
 /// The decompressed size of any one section (hierarchy, geometry, frame, time table) and
 /// of a gzip-wrapped file.
 pub const MAX_FST_SECTION_BYTES: u64 = 1 << 31;
+/// Time steps in all value-change blocks together: fst-reader joins every block's time
+/// table into one list of u64 at open, wellen and latscope copy it, and each block's table
+/// may inflate 1032:1, so a 176 KB file declaring 180 M steps took 6.4 GB (about 36 bytes a
+/// step). Each block is within its own checks; their sum is bounded here (2.4 GB).
+pub const MAX_FST_TIME_STEPS: u64 = 1 << 26;
 /// Deflate cannot expand more than 1032:1; LZ4 not more than 255:1 (plus a few bytes).
 const DEFLATE_RATIO: u64 = 1032;
 const LZ4_RATIO: u64 = 255;
@@ -62,6 +67,7 @@ impl From<ParseFailure> for Refused {
 /// errors point at a place in the file the user has.
 fn check_blocks(data: &[u8], wrapper: Option<u64>) -> Result<(), Refused> {
     let mut pos = 0usize;
+    let mut time_steps = 0u64;
     while pos < data.len() {
         let kind = data[pos];
         // fst-reader stops at a block type it does not know (and then it is not FST to wellen).
@@ -98,7 +104,16 @@ fn check_blocks(data: &[u8], wrapper: Option<u64>) -> Result<(), Refused> {
         let at = wrapper.unwrap_or(pos as u64);
         match kind {
             HEADER => header(section, at)?,
-            k if VC_DATA.contains(&k) => value_changes(section, at)?,
+            k if VC_DATA.contains(&k) => {
+                time_steps = time_steps.saturating_add(value_changes(section, at)?);
+                if time_steps > MAX_FST_TIME_STEPS {
+                    return Err(Refused::Bad(limit(
+                        at,
+                        format!("time steps of the value-change blocks up to this one: {time_steps}"),
+                        format!("{MAX_FST_TIME_STEPS} steps"),
+                    )));
+                }
+            }
             BLACKOUT => {
                 let (count, _) = varint(section, 8).unwrap_or((0, 0));
                 // Each blackout is at least two bytes (activity flag, time delta).
@@ -182,11 +197,28 @@ fn header(section: &[u8], at: u64) -> Result<(), ParseFailure> {
 /// A value-change block: length, start and end time, traversal memory (4 × u64); the
 /// initial-value frame (three varints, then its bytes); the change data's handle count;
 /// and at the section's end the time table's lengths and item count (3 × u64).
-fn value_changes(section: &[u8], at: u64) -> Result<(), ParseFailure> {
+/// Returns the block's time step count.
+fn value_changes(section: &[u8], at: u64) -> Result<u64, ParseFailure> {
     let section_length = section.len() as u64;
-    let Some((frame_uncompressed, n1)) = varint(section, 32) else { return Ok(()) };
-    let Some((frame_compressed, n2)) = varint(section, 32 + n1) else { return Ok(()) };
-    let Some((frame_handles, n3)) = varint(section, 32 + n1 + n2) else { return Ok(()) };
+    // The time table first: fst-reader reads every block's at open, whatever the rest holds.
+    let tail = section.len().saturating_sub(24);
+    let mut steps = 0;
+    if let (Some(uncompressed), Some(compressed), Some(items)) =
+        (be_u64(section, tail), be_u64(section, tail + 8), be_u64(section, tail + 16))
+    {
+        at_most(compressed, section_length, at, "time table's compressed length", "its block's length")?;
+        inflated(uncompressed, compressed, DEFLATE_RATIO, at, "time table")?;
+        at_most(items, uncompressed, at, "time table's item count", "one byte per time step")?;
+        steps = items;
+        // The change-position chain ends where the time table begins; its length precedes it.
+        let chain_len_at = usize::try_from(compressed).ok().and_then(|c| tail.checked_sub(c)?.checked_sub(8));
+        if let Some(chain) = chain_len_at.and_then(|p| be_u64(section, p)) {
+            at_most(chain, section_length, at, "position chain's length", "its block's length")?;
+        }
+    }
+    let Some((frame_uncompressed, n1)) = varint(section, 32) else { return Ok(steps) };
+    let Some((frame_compressed, n2)) = varint(section, 32 + n1) else { return Ok(steps) };
+    let Some((frame_handles, n3)) = varint(section, 32 + n1 + n2) else { return Ok(steps) };
     at_most(frame_compressed, section_length, at, "frame's compressed length", "its block's length")?;
     inflated(frame_uncompressed, frame_compressed, DEFLATE_RATIO, at, "initial-value frame")?;
     handles(frame_handles, at, "initial-value frame")?;
@@ -194,20 +226,7 @@ fn value_changes(section: &[u8], at: u64) -> Result<(), ParseFailure> {
     if let Some((change_handles, _)) = usize::try_from(changes_at).ok().and_then(|p| varint(section, p)) {
         handles(change_handles, at, "value-change data")?;
     }
-    let tail = section.len().saturating_sub(24);
-    if let (Some(uncompressed), Some(compressed), Some(items)) =
-        (be_u64(section, tail), be_u64(section, tail + 8), be_u64(section, tail + 16))
-    {
-        at_most(compressed, section_length, at, "time table's compressed length", "its block's length")?;
-        inflated(uncompressed, compressed, DEFLATE_RATIO, at, "time table")?;
-        at_most(items, uncompressed, at, "time table's item count", "one byte per time step")?;
-        // The change-position chain ends where the time table begins; its length precedes it.
-        let chain_len_at = usize::try_from(compressed).ok().and_then(|c| tail.checked_sub(c)?.checked_sub(8));
-        if let Some(chain) = chain_len_at.and_then(|p| be_u64(section, p)) {
-            at_most(chain, section_length, at, "position chain's length", "its block's length")?;
-        }
-    }
-    Ok(())
+    Ok(steps)
 }
 
 /// A whole file inside one gzip stream: fst-reader inflates all of it into memory before

@@ -5,8 +5,13 @@
 //! dotted track names (`top.cpu.irq`).
 
 mod fst_limits;
+mod ghw_limits;
 
-pub use fst_limits::{MAX_FST_HANDLES, MAX_FST_SECTION_BYTES};
+pub use fst_limits::{MAX_FST_HANDLES, MAX_FST_SECTION_BYTES, MAX_FST_TIME_STEPS};
+pub use ghw_limits::{
+    MAX_GHW_HIERARCHY_NODES, MAX_GHW_SCOPE_DEPTH, MAX_GHW_SIGNALS, MAX_GHW_SLICE_STEPS, MAX_GHW_STRING_BYTES,
+    MAX_GHW_TYPE_DEPTH, MAX_GHW_VALUE_BYTES, MAX_GHW_VECTOR_SCAN_BYTES,
+};
 
 use crate::{LoadControl, ParseFailure, Position};
 use latscope_analysis::model::{AnalogTrack, DigitalTrack, Ps, Source, SourceKind};
@@ -26,12 +31,17 @@ pub fn looks_like_fst(data: &[u8]) -> bool {
 }
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    // Forged sizes would make wellen's FST reader abort the process on allocation (which no
-    // catch_unwind stops), so they are refused first. wellen detects FST by content, so
-    // this runs on whatever is not GHW.
-    if !looks_like_ghw(data)
-        && let Err(e) = fst_limits::check(data)
-    {
+    // Forged sizes would make wellen's FST and GHW readers abort the process on allocation
+    // (which no catch_unwind stops), so they are refused first. wellen detects FST by
+    // content, so the FST checks run on whatever is not GHW.
+    if looks_like_ghw(data) {
+        // A GHW cut short fails the checks where it ends (a count larger than what is left):
+        // that is said as a cut file, the refusal added.
+        ghw_limits::check(data).map_err(|e| match cut_short(data) {
+            Some((at, cut)) => ParseFailure::invalid(Position::Byte(at), format!("{cut} (and: {e})")),
+            None => e,
+        })?;
+    } else if let Err(e) = fst_limits::check(data) {
         return Err(match e {
             fst_limits::Refused::PastEnd(e) => match cut_short(data) {
                 Some((at, cut)) => ParseFailure::invalid(Position::Byte(at), cut),
@@ -205,7 +215,16 @@ fn load(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                         d.push(t, level);
                         track = Some(d);
                     }
-                    Some(d) => d.push(t, level),
+                    // GHW records delta cycles, several values at one time; only the last
+                    // one holds (VCD and FST keep only that one).
+                    Some(d) if d.times.is_empty() && t <= start => d.initial = level,
+                    Some(d) => {
+                        if d.times.last() == Some(&t) {
+                            d.times.pop();
+                            d.levels.pop();
+                        }
+                        d.push(t, level);
+                    }
                 }
             }
             let mut track = track.unwrap_or_else(|| DigitalTrack::new(name.clone(), 2));
@@ -220,7 +239,12 @@ fn load(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     SignalValueRef::BitVec(bits) => bits_value(&bits),
                     SignalValueRef::Event | SignalValueRef::String(_) => continue,
                 };
-                change_times.push(time_of(idx));
+                let t = time_of(idx);
+                if change_times.last() == Some(&t) {
+                    values.pop();
+                } else {
+                    change_times.push(t);
+                }
                 values.push(v);
             }
             source.analog.push(AnalogTrack::with_times(name, "", change_times, values));
@@ -297,8 +321,7 @@ fn timescale_ps(h: &wellen::Hierarchy) -> (TickScale, bool) {
 mod tests {
     use super::*;
 
-    // No GHW capture is in the corpus (GHDL is not installed here), so only the tailer
-    // check itself is tested: a real GHW is not.
+    // The tailer check alone; real GHDL files cut short are tested in tests/wave.rs.
     #[test]
     fn a_ghw_without_its_tailer_is_reported_as_cut() {
         let mut ghw = b"GHDLwave\n\x10\x00\x01\x01\x00\x00\x00\x00STR\x00".to_vec();
