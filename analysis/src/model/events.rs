@@ -22,6 +22,32 @@ const IRQ_CHARS: &[u8] = b".dDXb";
 const RESCHED_CHARS: &[u8] = b".NnpLblB";
 const CTX_CHARS: &[u8] = b".hsHzZ";
 
+/// Marks a byte that is not valid in a flag column.
+const NO: u8 = u8::MAX;
+
+/// Byte → position in `chars`, plus `extra` bytes with given values.
+const fn column_table(chars: &[u8], extra: &[(u8, u8)]) -> [u8; 256] {
+    let mut t = [NO; 256];
+    let mut i = 0;
+    while i < chars.len() {
+        t[chars[i] as usize] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i].0 as usize] = extra[i].1;
+        i += 1;
+    }
+    t
+}
+
+static IRQ_TABLE: [u8; 256] = column_table(IRQ_CHARS, &[]);
+static RESCHED_TABLE: [u8; 256] = column_table(RESCHED_CHARS, &[]);
+// One short-lived kernel patch put `b` (BH off) in the context column: read as none.
+static CTX_TABLE: [u8; 256] = column_table(CTX_CHARS, &[(b'b', 0)]);
+// Preempt and migrate depths: `.` is 0, then hex digits.
+static HEX_TABLE: [u8; 256] = column_table(b"0123456789abcdef", &[(b'.', 0)]);
+
 impl IrqFlags {
     pub const NONE: IrqFlags = IrqFlags(0);
 
@@ -38,20 +64,18 @@ impl IrqFlags {
             }
             _ => return None,
         };
-        let pos = |set: &[u8], c: u8| set.iter().position(|&x| x == c).map(|p| p as u32);
-        let hex = |c: u8| match c {
-            b'.' => Some(0),
-            b'0'..=b'9' => Some(u32::from(c - b'0')),
-            b'a'..=b'f' => Some(u32::from(c - b'a' + 10)),
-            _ => None,
+        // One table per column (every line of a trace has flags): the value of each
+        // character, or NO.
+        let at = |table: &[u8; 256], c: u8| match table[usize::from(c)] {
+            NO => None,
+            v => Some(u32::from(v)),
         };
-        let irq = pos(IRQ_CHARS, s[0])?;
-        let resched = pos(RESCHED_CHARS, s[1])?;
-        // One short-lived kernel patch put `b` (BH off) in the context column.
-        let ctx = if s[2] == b'b' { 0 } else { pos(CTX_CHARS, s[2])? };
-        let preempt = hex(s[3])?;
+        let irq = at(&IRQ_TABLE, s[0])?;
+        let resched = at(&RESCHED_TABLE, s[1])?;
+        let ctx = at(&CTX_TABLE, s[2])?;
+        let preempt = at(&HEX_TABLE, s[3])?;
         let migrate = match s.get(4) {
-            Some(&c) => hex(c)?,
+            Some(&c) => at(&HEX_TABLE, c)?,
             None => 0,
         };
         Some(IrqFlags(PRESENT | irq | resched << 3 | ctx << 6 | preempt << 9 | migrate << 13))
@@ -646,6 +670,48 @@ mod tests {
             b.push(ts, 1, 0, comm, IrqFlags::NONE, l, &[FieldValue::Int(n), FieldValue::Str(s)]);
         }
         b
+    }
+
+    /// The former definition, by searching each column's character list.
+    fn flags_reference(s: &[u8]) -> Option<IrqFlags> {
+        let seven;
+        let s = match s.len() {
+            4 | 5 => s,
+            7 => {
+                seven = [s[0], s[1], s[3], s[4], s[6]];
+                &seven[..]
+            }
+            _ => return None,
+        };
+        let pos = |set: &[u8], c: u8| set.iter().position(|&x| x == c).map(|p| p as u32);
+        let hex = |c: u8| match c {
+            b'.' => Some(0),
+            b'0'..=b'9' => Some(u32::from(c - b'0')),
+            b'a'..=b'f' => Some(u32::from(c - b'a' + 10)),
+            _ => None,
+        };
+        let irq = pos(IRQ_CHARS, s[0])?;
+        let resched = pos(RESCHED_CHARS, s[1])?;
+        let ctx = if s[2] == b'b' { 0 } else { pos(CTX_CHARS, s[2])? };
+        let preempt = hex(s[3])?;
+        let migrate = match s.get(4) {
+            Some(&c) => hex(c)?,
+            None => 0,
+        };
+        Some(IrqFlags(PRESENT | irq | resched << 3 | ctx << 6 | preempt << 9 | migrate << 13))
+    }
+
+    #[test]
+    fn flag_tables_match_the_reference_for_every_byte() {
+        for base in [&b"dNh2."[..], b"....", b"dNLh1..", b".Ns3f"] {
+            for col in 0..base.len() {
+                for b in 0..=255u8 {
+                    let mut f = base.to_vec();
+                    f[col] = b;
+                    assert_eq!(IrqFlags::parse(&f), flags_reference(&f), "{f:?}");
+                }
+            }
+        }
     }
 
     #[test]

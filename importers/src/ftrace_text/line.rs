@@ -223,11 +223,14 @@ pub(crate) fn split_digits(s: &[u8]) -> (&[u8], &[u8]) {
 /// the comm and the pid is unknown (-1).
 pub(crate) fn split_comm_pid(s: &[u8]) -> (&[u8], i32) {
     let s = trim(s);
-    if let Some(dash) = memchr::memrchr(b'-', s) {
-        let digits = &s[dash + 1..];
-        if let Some(pid) = parse_u64(digits).and_then(|p| i32::try_from(p).ok()) {
-            return (trim_start(&s[..dash]), pid);
-        }
+    // `parse_u64` reads at most 20 digits, so a `-` further from the end than 21 bytes
+    // cannot start a pid: look only there (the comm before it may hold dashes of its own).
+    let tail = s.len().saturating_sub(21);
+    if let Some(dash) = s[tail..].iter().rposition(|&c| c == b'-').map(|i| tail + i)
+        && let Some(pid) = parse_u64(&s[dash + 1..]).and_then(|p| i32::try_from(p).ok())
+    {
+        // `s` starts with no blank, so neither does the comm.
+        return (&s[..dash], pid);
     }
     (s, -1)
 }
@@ -387,6 +390,41 @@ mod tests {
         let t = Ts { secs: 852_655, ps: 67_718_000_000 };
         assert_eq!(t.relative(852_655), Some(67_718_000_000));
         assert_eq!(Ts { secs: u64::MAX, ps: 0 }.relative(0), None);
+    }
+
+    /// The former definition: the last `-` anywhere, digits after it.
+    fn split_comm_pid_reference(s: &[u8]) -> (&[u8], i32) {
+        let s = trim(s);
+        if let Some(dash) = s.iter().rposition(|&c| c == b'-')
+            && let Some(pid) = parse_u64(&s[dash + 1..]).and_then(|p| i32::try_from(p).ok())
+        {
+            return (trim_start(&s[..dash]), pid);
+        }
+        (s, -1)
+    }
+
+    #[test]
+    fn comm_pid_split_matches_the_reference() {
+        let cases: [&[u8]; 15] = [
+            b"          <idle>-0       ",
+            b"kworker/u8:3-2147483647",
+            b"kworker/u8:3-2147483648",
+            b"a-b-c-12",
+            b"a-12345678901",
+            b"-5",
+            b"-",
+            b"",
+            b"   x-",
+            b"Web Content-4242",
+            b"name-with-dash-and-long-tail-x",
+            b"a -1",
+            b"<...>-1234",
+            b"\t sh-00000000001",
+            b"sh-00000000000000000001",
+        ];
+        for c in cases {
+            assert_eq!(split_comm_pid(c), split_comm_pid_reference(c), "{:?}", String::from_utf8_lossy(c));
+        }
     }
 
     fn check_scans(s: &[u8]) {
