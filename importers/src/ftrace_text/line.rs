@@ -236,7 +236,7 @@ pub(crate) fn split_comm_pid(s: &[u8]) -> (&[u8], i32) {
 }
 
 /// The parsed context of one event line.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Prefix<'a> {
     pub comm: &'a [u8],
     pub pid: i32,
@@ -251,6 +251,53 @@ pub(crate) struct Prefix<'a> {
 /// on the first ` [NNN] ` that is followed by an optional flag field and a timestamp. The
 /// comm before it may hold spaces, dashes, brackets and parentheses.
 pub(crate) fn parse_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
+    if let Some(p) = fixed_width_prefix(line) {
+        return Some(p);
+    }
+    general_event_prefix(line)
+}
+
+/// The prefix as tracefs prints it by default (`trace`, `trace_pipe`, irq-info on):
+/// `%16s-%-7d [%03d] FLAGS ts: ` — the comm right-aligned in 16 columns (a kernel comm has
+/// at most 15 bytes), the pid left-aligned in 7, three CPU digits and five flag characters.
+/// Most lines of most traces have it, and reading it at fixed offsets skips the search for
+/// the CPU field and the comm/pid split. Every column is checked; anything else (wider pid
+/// or CPU, a tgid column, four-character flags, `trace-cmd report` spacing) returns `None`
+/// and goes to [`general_event_prefix`], which reads such a line the same way.
+fn fixed_width_prefix(line: &[u8]) -> Option<Prefix<'_>> {
+    let head: &[u8; 37] = line.get(..37)?.try_into().ok()?;
+    if head[16] != b'-' || head[24] != b' ' || head[25] != b'[' || head[29] != b']' || head[30] != b' ' {
+        return None;
+    }
+    if head[36] != b' ' {
+        return None;
+    }
+    let pid_field = &head[17..24];
+    let digits = pid_field.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || pid_field[digits..].iter().any(|&c| c != b' ') {
+        return None;
+    }
+    let pid = pid_field[..digits].iter().fold(0i32, |v, &c| v * 10 + i32::from(c - b'0'));
+    let [c0, c1, c2] = [head[26], head[27], head[28]];
+    if !(c0.is_ascii_digit() && c1.is_ascii_digit() && c2.is_ascii_digit()) {
+        return None;
+    }
+    let cpu = u16::from(c0 - b'0') * 100 + u16::from(c1 - b'0') * 10 + u16::from(c2 - b'0');
+    let flags = IrqFlags::parse(&head[31..36])?;
+    // The timestamp token and the body, exactly as the general parser reads them.
+    let s = trim_start(&line[37..]);
+    let tok_len = first_blank(s).unwrap_or(s.len());
+    let (tok, rest) = s.split_at(tok_len);
+    let ts = tok.strip_suffix(b":").and_then(parse_ts)?;
+    let body = body_after(rest)?;
+    // The general parser splits `comm-pid` at the last dash followed only by digits: here
+    // always column 16.
+    let comm = trim_start(&head[..16]);
+    Some(Prefix { comm, pid, cpu, flags, ts, body })
+}
+
+/// The general form of [`parse_event_prefix`].
+fn general_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     let mut from = 0;
     // memchr: the `[` sits ~25 bytes in, past the padded task column.
     while let Some(rel) = memchr::memchr(b'[', &line[from..]) {
@@ -390,6 +437,61 @@ mod tests {
         let t = Ts { secs: 852_655, ps: 67_718_000_000 };
         assert_eq!(t.relative(852_655), Some(67_718_000_000));
         assert_eq!(Ts { secs: u64::MAX, ps: 0 }.relative(0), None);
+    }
+
+    #[test]
+    fn fixed_width_lines_read_as_the_general_parser_reads_them() {
+        // Every line of the recorded samples and the corpus: where the fixed-width reading
+        // applies, the general one gives the same prefix.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files: Vec<_> = ["samples/ftrace", "../shared/corpus/ftrace_text"]
+            .iter()
+            .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 8, "samples/ftrace holds at least 8 traces: {files:?}");
+        let (mut fixed, mut total) = (0, 0);
+        for f in &files {
+            let data = std::fs::read(f).expect("readable");
+            for line in data.split(|&c| c == b'\n') {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                total += 1;
+                if let Some(p) = fixed_width_prefix(line) {
+                    fixed += 1;
+                    assert_eq!(
+                        Some(p),
+                        general_event_prefix(line),
+                        "{f:?}: {}",
+                        String::from_utf8_lossy(line)
+                    );
+                }
+            }
+        }
+        // 22,298 of 52,646 lines when written (the rest: trace-cmd report, latency and
+        // function_graph formats, headers, older kernels' four flag columns).
+        assert!(fixed >= 10_000, "the fixed-width form was compared on {fixed} of {total} lines only");
+        // Shifted columns fall back.
+        for line in [
+            &b"          <idle>-0     [001] 17110.331399: irq_handler_entry: irq=24"[..],
+            b"            bash-5628    (   5628) [001] d..3. 17110.329469: x: y",
+            b"            bash-12345678 [001] d..3. 17110.329469: x: y",
+            b"            bash-5628    [001] d..3 17110.329469: x: y",
+        ] {
+            assert_eq!(fixed_width_prefix(line), None, "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn a_comm_that_looks_like_a_cpu_field_is_read_at_its_columns() {
+        // prctl(PR_SET_NAME) allows any comm: this one holds ` [1] 1.1: `, which the search
+        // for the first CPU field would take for the line's. The fixed columns are not fooled.
+        let line = b"      [1] 1.1: x-1234    [001] d..3. 17110.329469: sched_waking: pid=1";
+        let p = parse_event_prefix(line).expect("event line");
+        assert_eq!((p.comm, p.pid, p.cpu, p.ts.secs), (&b"[1] 1.1: x"[..], 1234, 1, 17110));
+        assert_eq!(p.body, b"sched_waking: pid=1");
     }
 
     /// The former definition: the last `-` anywhere, digits after it.
