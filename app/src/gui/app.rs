@@ -18,7 +18,7 @@ use super::theme::ThemeKind;
 use super::timeline::{self, Layout, MeshCache, Overlay, SourceView, Viewport};
 use super::workers::{self, Outbox, SimHandle};
 use latscope_analysis::align::Alignment;
-use latscope_analysis::model::{Ps, format_seconds};
+use latscope_analysis::model::{Ps, Source, format_seconds};
 use latscope_importers::LoadControl;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -1009,9 +1009,7 @@ impl Workbench {
                 format_seconds(self.viewport.ps_per_px.round() as Ps),
                 format_seconds((self.viewport.ps_per_px * self.data_width()).round() as Ps)
             ));
-            let events: usize = self.sources.iter().map(|s| s.source().events.len()).sum();
-            let n = self.sources.len();
-            ui.weak(format!("{n} source{} · {events} events", if n == 1 { "" } else { "s" }));
+            ui.weak(sources_summary(self.sources.iter().map(|s| s.source())));
             for j in &self.loads {
                 ui.separator();
                 let name = j
@@ -1395,5 +1393,50 @@ impl eframe::App for ScreenshotWatch {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::App::save(&mut self.wb, storage);
+    }
+}
+
+/// The status bar's count of what is loaded: sources, then events and signals where there
+/// are any (a waveform has signals and no events; "0 events" would read as an empty file).
+fn sources_summary<'a>(sources: impl Iterator<Item = &'a Source>) -> String {
+    let (mut n, mut events, mut signals) = (0usize, 0usize, 0usize);
+    for s in sources {
+        n += 1;
+        events += s.events.len();
+        signals += s.digital.len() + s.analog.len();
+    }
+    let plural = |k: usize, one: &str| format!("{k} {one}{}", if k == 1 { "" } else { "s" });
+    let mut out = plural(n, "source");
+    if events > 0 || signals == 0 {
+        out += &format!(" · {}", plural(events, "event"));
+    }
+    if signals > 0 {
+        out += &format!(" · {}", plural(signals, "signal"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_analysis::model::{DigitalTrack, SourceKind};
+
+    #[test]
+    fn the_status_counts_events_and_signals_that_are_there() {
+        let mut wave = Source::new("fsm.ghw", "ghw", SourceKind::File);
+        wave.digital.push(DigitalTrack::new("clk", 0));
+        wave.digital.push(DigitalTrack::new("busy", 0));
+        assert_eq!(sources_summary([&wave].into_iter()), "1 source · 2 signals");
+        let empty = Source::new("none", "ftrace-text", SourceKind::File);
+        assert_eq!(sources_summary([&empty].into_iter()), "1 source · 0 events");
+        let trace = latscope_importers::open(
+            std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../samples/ftrace/virtio_blk_direct_read.txt"
+            )),
+            &latscope_importers::LoadControl::new(),
+        )
+        .expect("sample loads");
+        assert_eq!(sources_summary([&trace, &wave].into_iter()), "2 sources · 3289 events · 2 signals");
     }
 }
