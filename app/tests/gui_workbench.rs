@@ -324,6 +324,11 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
     let sv = &wb.sources[wb.sim.source.unwrap()];
     assert_eq!(sv.source().events.len(), wb.sim.events);
     assert!(sv.source().events.len() > 10);
+    // The panel's time of a finished run is where its trace ends (a command pulse begun
+    // before the clock stopped ends after it), the same end the analysis panel names.
+    let end = sv.source().time_range().map(|r| r.1);
+    assert_eq!(Some(wb.sim.now), end);
+    assert!(sv.source().digital.iter().all(|d| d.end == wb.sim.now));
     assert!(
         sv.lanes.iter().any(|l| l.name == "CMD"),
         "{:?}",

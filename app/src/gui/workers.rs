@@ -202,6 +202,15 @@ impl Accumulator {
         self.now = self.now.max(batch.now);
     }
 
+    /// At the end of a run: the trace ends where its last record does. A pulse begun before
+    /// the simulator's clock stopped ends after it (a command issued at 38.9 ms completes at
+    /// 42.3 ms), and the panel's time and the analysed range must name the same end.
+    fn settle(&mut self) {
+        let last_edge = self.edges.iter().map(|e| e.0).max();
+        let last_event = self.b.table().ts.iter().copied().max();
+        self.now = self.now.max(last_edge.unwrap_or(Ps::MIN)).max(last_event.unwrap_or(Ps::MIN));
+    }
+
     fn snapshot(&mut self, name: &str, lines: &[String]) -> Prepared {
         let mut src = Source::new(name, "simulator", SourceKind::Simulator);
         // Same clock as `latscope sim` writes: the trace starts at 100 s.
@@ -287,6 +296,9 @@ pub fn simulate(
                 }
                 let finished = sim.is_finished();
                 if dirty && (finished || last.elapsed() >= SNAPSHOT_EVERY) {
+                    if finished {
+                        acc.settle();
+                    }
                     let prepared = acc.snapshot(&name, &sim.line_names());
                     out.send(Message::SimSnapshot {
                         run,
