@@ -826,3 +826,78 @@ fn forged_ghw_vector_lengths_and_hierarchy_sizes_are_refused() {
         &[format!("GHW hierarchy of {} scopes and variables at byte offset {at}", 3 * n + 1)],
     );
 }
+
+/// The first value-change block of the fixture with its position chain rewritten to start
+/// with `run` (an unsigned varint): (file, block offset). The chain is lengthened into the
+/// signal data before it when the run needs more bytes than it had.
+fn with_chain_run(run: u64, block_type: u8) -> (Vec<u8>, usize) {
+    let mut data = std::fs::read(fixture()).unwrap();
+    let blocks = blocks(&data);
+    let i = blocks.iter().position(|b| b.1 == 8).unwrap();
+    let (start, end) = (blocks[i].0, blocks[i + 1].0);
+    data[start] = block_type;
+    let section = start + 1;
+    let be = |d: &[u8], at: usize| u64::from_be_bytes(d[at..at + 8].try_into().unwrap());
+    let tail = end - 24;
+    let chain_len_at = tail - be(&data, tail + 8) as usize - 8;
+    let varint = unsigned_leb(run);
+    let len = (be(&data, chain_len_at) as usize).max(varint.len());
+    assert!(chain_len_at - len > section + 64, "the chain stays inside the block's data");
+    data[chain_len_at..chain_len_at + 8].copy_from_slice(&(len as u64).to_be_bytes());
+    let chain_start = chain_len_at - len;
+    data[chain_start..chain_start + varint.len()].copy_from_slice(&varint);
+    (data, start)
+}
+
+/// fst-reader pushes one table entry per signal of a chain's run of signals without data
+/// (older chain encodings) or indexes its table past the handle count (alias2): a run
+/// larger than the block's handle count is refused before it reads the chain. Without the
+/// check, the fixture relabelled as type 5 with a run of 2^28 (kept as
+/// `regressions/wave/chain_run_2p28_signals.fst`, 3.5 KB) took 6.1 s and 3.16 GB RSS in
+/// `latscope info` (debug build); 2^31 would be 25 GB.
+#[test]
+fn a_position_chain_listing_more_signals_than_its_block_is_refused() {
+    let data = std::fs::read(fixture()).unwrap();
+    let (changes, _) = blocks(&data).into_iter().find(|b| b.1 == 8).unwrap();
+    let handles = {
+        // After the block's length, times and memory (4 × u64): the frame's three varints
+        // (uncompressed and compressed length, handles), its bytes, then the change data's
+        // handle count.
+        let frame = &data[changes + 1 + 32..];
+        let mut pos = 0;
+        let mut fields = [0u64; 3];
+        for f in &mut fields {
+            let (v, n) = leb_at(frame, pos);
+            *f = v;
+            pos += n;
+        }
+        leb_at(frame, pos + fields[1] as usize).0
+    };
+    assert_eq!(handles, 7, "the fixture's blocks hold its 7 signals");
+    // Its own chains pass the walk.
+    assert!(latscope_importers::wave::parse(&data, &LoadControl::new()).is_ok());
+    for block_type in [8u8, 5, 1] {
+        // A run of 2^40 signals: 2 × 2^40 (the low bit says "run" in both encodings).
+        let (forged, at) = with_chain_run(2 << 40, block_type);
+        let err = refused(&forged);
+        assert!(
+            err.contains(&format!(
+                "FST value-change position chain: {} signals or more at byte offset {at}",
+                1u64 << 40
+            )) && err.contains("7 (the block's handle count)"),
+            "type {block_type}: {err}"
+        );
+    }
+}
+
+/// An unsigned LEB128 varint at `at`: (value, bytes).
+fn leb_at(data: &[u8], at: usize) -> (u64, usize) {
+    let mut v = 0u64;
+    for (i, &b) in data[at..].iter().enumerate().take(10) {
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b < 0x80 {
+            return (v, i + 1);
+        }
+    }
+    panic!("unterminated varint at {at}");
+}

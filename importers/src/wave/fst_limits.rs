@@ -30,7 +30,9 @@ const LZ4_RATIO: u64 = 255;
 
 // FST block types (fstapi.h `FST_BL_*`); the cut-short diagnosis in `wave` names blocks by them too.
 const HEADER: u8 = 0;
-pub(super) const VC_DATA: [u8; 3] = [1, 5, 8];
+pub(super) const VC_DATA: [u8; 3] = [1, 5, VC_DATA_ALIAS2];
+/// `FST_BL_VCDATA_DYN_ALIAS2`: its position chain has its own encoding.
+const VC_DATA_ALIAS2: u8 = 8;
 const BLACKOUT: u8 = 2;
 pub(super) const GEOMETRY: u8 = 3;
 const HIERARCHY_GZIP: u8 = 4;
@@ -105,7 +107,7 @@ fn check_blocks(data: &[u8], wrapper: Option<u64>) -> Result<(), Refused> {
         match kind {
             HEADER => header(section, at)?,
             k if VC_DATA.contains(&k) => {
-                time_steps = time_steps.saturating_add(value_changes(section, at)?);
+                time_steps = time_steps.saturating_add(value_changes(section, at, k == VC_DATA_ALIAS2)?);
                 if time_steps > MAX_FST_TIME_STEPS {
                     return Err(Refused::Bad(limit(
                         at,
@@ -198,11 +200,12 @@ fn header(section: &[u8], at: u64) -> Result<(), ParseFailure> {
 /// initial-value frame (three varints, then its bytes); the change data's handle count;
 /// and at the section's end the time table's lengths and item count (3 × u64).
 /// Returns the block's time step count.
-fn value_changes(section: &[u8], at: u64) -> Result<u64, ParseFailure> {
+fn value_changes(section: &[u8], at: u64, alias2: bool) -> Result<u64, ParseFailure> {
     let section_length = section.len() as u64;
     // The time table first: fst-reader reads every block's at open, whatever the rest holds.
     let tail = section.len().saturating_sub(24);
     let mut steps = 0;
+    let mut chain_bytes = None;
     if let (Some(uncompressed), Some(compressed), Some(items)) =
         (be_u64(section, tail), be_u64(section, tail + 8), be_u64(section, tail + 16))
     {
@@ -212,8 +215,10 @@ fn value_changes(section: &[u8], at: u64) -> Result<u64, ParseFailure> {
         steps = items;
         // The change-position chain ends where the time table begins; its length precedes it.
         let chain_len_at = usize::try_from(compressed).ok().and_then(|c| tail.checked_sub(c)?.checked_sub(8));
-        if let Some(chain) = chain_len_at.and_then(|p| be_u64(section, p)) {
+        if let Some((chain_at, chain)) = chain_len_at.and_then(|p| Some((p, be_u64(section, p)?))) {
             at_most(chain, section_length, at, "position chain's length", "its block's length")?;
+            chain_bytes =
+                usize::try_from(chain).ok().and_then(|c| section.get(chain_at.checked_sub(c)?..chain_at));
         }
     }
     let Some((frame_uncompressed, n1)) = varint(section, 32) else { return Ok(steps) };
@@ -225,8 +230,45 @@ fn value_changes(section: &[u8], at: u64) -> Result<u64, ParseFailure> {
     let changes_at = (32 + n1 + n2 + n3) as u64 + frame_compressed;
     if let Some((change_handles, _)) = usize::try_from(changes_at).ok().and_then(|p| varint(section, p)) {
         handles(change_handles, at, "value-change data")?;
+        if let Some(chain) = chain_bytes {
+            chain_signals(chain, alias2, change_handles, at)?;
+        }
     }
     Ok(steps)
+}
+
+/// Walks a block's position chain as fst-reader does and refuses one that lists more signals
+/// than the block's handle count. The chain's runs of signals without data are counts, and
+/// fst-reader pushes one table entry per signal of a run (for the older chain encodings):
+/// a three-byte run of 2^31 signals would be a 16 GiB table.
+fn chain_signals(chain: &[u8], alias2: bool, max_handle: u64, at: u64) -> Result<(), ParseFailure> {
+    let mut signals = 0u64;
+    let mut pos = 0;
+    while pos < chain.len() {
+        let Some((value, used)) = varint(chain, pos) else { break };
+        pos += used;
+        signals = match (alias2, value & 1) {
+            // An offset or an alias: one signal (alias2 stores it signed, in the same bytes).
+            (true, 1) => signals + 1,
+            // A run of signals without data.
+            (true, _) => signals.saturating_add(value >> 1),
+            (false, _) if value == 0 => {
+                // An alias: the aliased handle follows.
+                pos += varint(chain, pos).map_or(chain.len(), |(_, n)| n);
+                signals + 1
+            }
+            (false, 1) => signals + 1,
+            (false, _) => signals.saturating_add(value >> 1),
+        };
+        if signals > max_handle {
+            return Err(limit(
+                at,
+                format!("value-change position chain: {signals} signals or more"),
+                format!("{max_handle} (the block's handle count)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A whole file inside one gzip stream: fst-reader inflates all of it into memory before
