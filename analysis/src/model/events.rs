@@ -22,6 +22,19 @@ const IRQ_CHARS: &[u8] = b".dDXb";
 const RESCHED_CHARS: &[u8] = b".NnpLblB";
 const CTX_CHARS: &[u8] = b".hsHzZ";
 
+/// The five columns of a 4-, 5- or 7-character flag field: irqs, resched, context, preempt
+/// depth, migrate-disable depth (`.` when the field has only four).
+fn flag_columns(s: &[u8]) -> Option<[u8; 5]> {
+    match *s {
+        [irq, resched, ctx, preempt] => Some([irq, resched, ctx, preempt, b'.']),
+        [irq, resched, ctx, preempt, migrate] => Some([irq, resched, ctx, preempt, migrate]),
+        // PREEMPT_RT lazy kernels print 7: irqs, resched, resched-lazy, ctx, preempt,
+        // preempt-lazy, migrate. Keep the five the others print.
+        [irq, resched, _, ctx, preempt, _, migrate] => Some([irq, resched, ctx, preempt, migrate]),
+        _ => None,
+    }
+}
+
 /// Marks a byte that is not valid in a flag column.
 const NO: u8 = u8::MAX;
 
@@ -53,17 +66,7 @@ impl IrqFlags {
 
     /// Parses a 4- to 7-character flag field; `None` if it is not one.
     pub fn parse(s: &[u8]) -> Option<IrqFlags> {
-        // PREEMPT_RT lazy kernels print 7: irqs, resched, resched-lazy, ctx, preempt,
-        // preempt-lazy, migrate. Keep the five the others print.
-        let seven;
-        let s = match s.len() {
-            4 | 5 => s,
-            7 => {
-                seven = [s[0], s[1], s[3], s[4], s[6]];
-                &seven[..]
-            }
-            _ => return None,
-        };
+        let s = flag_columns(s)?;
         // One table per column (every line of a trace has flags): the value of each
         // character, or NO.
         let at = |table: &[u8; 256], c: u8| match table[usize::from(c)] {
@@ -74,10 +77,7 @@ impl IrqFlags {
         let resched = at(&RESCHED_TABLE, s[1])?;
         let ctx = at(&CTX_TABLE, s[2])?;
         let preempt = at(&HEX_TABLE, s[3])?;
-        let migrate = match s.get(4) {
-            Some(&c) => at(&HEX_TABLE, c)?,
-            None => 0,
-        };
+        let migrate = at(&HEX_TABLE, s[4])?;
         Some(IrqFlags(PRESENT | irq | resched << 3 | ctx << 6 | preempt << 9 | migrate << 13))
     }
 
@@ -674,15 +674,7 @@ mod tests {
 
     /// The former definition, by searching each column's character list.
     fn flags_reference(s: &[u8]) -> Option<IrqFlags> {
-        let seven;
-        let s = match s.len() {
-            4 | 5 => s,
-            7 => {
-                seven = [s[0], s[1], s[3], s[4], s[6]];
-                &seven[..]
-            }
-            _ => return None,
-        };
+        let s = flag_columns(s)?;
         let pos = |set: &[u8], c: u8| set.iter().position(|&x| x == c).map(|p| p as u32);
         let hex = |c: u8| match c {
             b'.' => Some(0),
@@ -694,10 +686,7 @@ mod tests {
         let resched = pos(RESCHED_CHARS, s[1])?;
         let ctx = if s[2] == b'b' { 0 } else { pos(CTX_CHARS, s[2])? };
         let preempt = hex(s[3])?;
-        let migrate = match s.get(4) {
-            Some(&c) => hex(c)?,
-            None => 0,
-        };
+        let migrate = hex(s[4])?;
         Some(IrqFlags(PRESENT | irq | resched << 3 | ctx << 6 | preempt << 9 | migrate << 13))
     }
 
