@@ -9,6 +9,7 @@ use super::compress::{Codec, decompress};
 use super::format::{EventFormat, PageLayout, is_old_event_header, parse_format, parse_header_page};
 use super::options::{BufferOpt, Options, parse_options};
 use crate::{ParseFailure, Position};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 pub(crate) const MAGIC: &[u8] = b"\x17\x08\x44tracing";
@@ -140,40 +141,53 @@ fn read_headers(c: &mut Cursor<'_>, info: &mut FileInfo) -> Result<(), ParseFail
     Ok(())
 }
 
-fn push_format(info: &mut FileInfo, system: &str, text: &[u8], at: u64) {
-    match parse_format(system, text) {
-        Ok(f) => info.formats.push(f),
-        Err(e) => info.warnings.push(format!(
-            "byte {at}: format of a {system} event not understood ({e}); its records are skipped"
-        )),
+/// Parses event format texts (system, text, byte offset) in parallel — a trace.dat carries
+/// the format of every event the kernel has, often two thousand, and most are never used —
+/// and keeps them, and the warnings for those not understood, in file order.
+fn push_formats(info: &mut FileInfo, texts: &[(&str, &[u8], u64)]) {
+    let parsed: Vec<Result<EventFormat, String>> =
+        texts.par_iter().map(|&(system, text, _)| parse_format(system, text)).collect();
+    for (r, &(system, _, at)) in parsed.into_iter().zip(texts) {
+        match r {
+            Ok(f) => info.formats.push(f),
+            Err(e) => info.warnings.push(format!(
+                "byte {at}: format of a {system} event not understood ({e}); its records are skipped"
+            )),
+        }
     }
 }
 
 fn read_ftrace_formats(c: &mut Cursor<'_>, info: &mut FileInfo) -> Result<(), ParseFailure> {
     c.set_what("ftrace event formats");
     let n = c.u32()?;
+    let mut texts = Vec::new();
     for _ in 0..n {
         let size = c.u64()?;
         let at = c.offset();
-        let text = c.bytes(size)?;
-        push_format(info, "ftrace", text, at);
+        texts.push(("ftrace", c.bytes(size)?, at));
     }
+    push_formats(info, &texts);
     Ok(())
 }
 
 fn read_event_formats(c: &mut Cursor<'_>, info: &mut FileInfo) -> Result<(), ParseFailure> {
     c.set_what("event formats");
     let n_sys = c.u32()?;
+    let mut systems = Vec::new();
+    let mut texts = Vec::new();
     for _ in 0..n_sys {
         let system = String::from_utf8_lossy(c.cstr()?).into_owned();
         let n = c.u32()?;
         for _ in 0..n {
             let size = c.u64()?;
             let at = c.offset();
-            let text = c.bytes(size)?;
-            push_format(info, &system, text, at);
+            texts.push((systems.len(), c.bytes(size)?, at));
         }
+        systems.push(system);
     }
+    let texts: Vec<(&str, &[u8], u64)> =
+        texts.into_iter().map(|(i, text, at)| (systems[i].as_str(), text, at)).collect();
+    push_formats(info, &texts);
     Ok(())
 }
 
