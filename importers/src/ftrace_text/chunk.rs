@@ -6,7 +6,8 @@
 
 use super::graph::{GraphKind, GraphLine, GraphState, GraphText, classify_text, parse_graph_line};
 use super::line::{
-    Prefix, Ts, find, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits, trim, trim_start,
+    Prefix, Ts, find, fixed_width_prefix, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits,
+    trim, trim_start,
 };
 use super::payload::{Handler, STR_CACHE_BYTES, Sink, name_token, str_key};
 use crate::{LoadControl, ParseFailure};
@@ -204,6 +205,16 @@ impl ChunkParser {
     }
 
     fn parse_line(&mut self, line: &[u8]) {
+        // Most lines are events in tracefs' fixed-width form: read them before the blank,
+        // stack-frame and header tests, which they cannot match (a line starting with `#`
+        // or whose comm starts with `=>` still takes the general order below).
+        if line.first() != Some(&b'#')
+            && let Some(p) = fixed_width_prefix(line)
+            && !p.comm.starts_with(b"=>")
+        {
+            self.event_line(p);
+            return;
+        }
         let t = trim_start(line);
         if t.is_empty() {
             self.end_record();
@@ -228,13 +239,7 @@ impl ChunkParser {
             return;
         }
         if let Some(p) = parse_event_prefix(line) {
-            self.end_record();
-            // A chunk may start at such a line: nothing before it may change what follows.
-            if !is_stack_record(p.body) {
-                self.stack_target = StackTarget::Nothing;
-            }
-            self.saw_cpu = true;
-            self.prefixed(p);
+            self.event_line(p);
             return;
         }
         if let Some(g) = parse_graph_line(line) {
@@ -275,6 +280,17 @@ impl ChunkParser {
             return;
         }
         self.malformed("unrecognised line");
+    }
+
+    /// A line with the `comm-pid [cpu] flags ts:` context.
+    fn event_line(&mut self, p: Prefix<'_>) {
+        self.end_record();
+        // A chunk may start at such a line: nothing before it may change what follows.
+        if !is_stack_record(p.body) {
+            self.stack_target = StackTarget::Nothing;
+        }
+        self.saw_cpu = true;
+        self.prefixed(p);
     }
 
     fn finish_stack(&mut self) {

@@ -264,7 +264,7 @@ pub(crate) fn parse_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
 /// the CPU field and the comm/pid split. Every column is checked; anything else (wider pid
 /// or CPU, a tgid column, four-character flags, `trace-cmd report` spacing) returns `None`
 /// and goes to [`general_event_prefix`], which reads such a line the same way.
-fn fixed_width_prefix(line: &[u8]) -> Option<Prefix<'_>> {
+pub(crate) fn fixed_width_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     let head: &[u8; 37] = line.get(..37)?.try_into().ok()?;
     if head[16] != b'-' || head[24] != b' ' || head[25] != b'[' || head[29] != b']' || head[30] != b' ' {
         return None;
