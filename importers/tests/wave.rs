@@ -882,7 +882,7 @@ fn a_position_chain_listing_more_signals_than_its_block_is_refused() {
         let err = refused(&forged);
         assert!(
             err.contains(&format!(
-                "FST value-change position chain: {} signals or more at byte offset {at}",
+                "FST value-change position chain's signals {} at byte offset {at}",
                 1u64 << 40
             )) && err.contains("7 (the block's handle count)"),
             "type {block_type}: {err}"

@@ -244,29 +244,23 @@ fn value_changes(section: &[u8], at: u64, alias2: bool) -> Result<u64, ParseFail
 fn chain_signals(chain: &[u8], alias2: bool, max_handle: u64, at: u64) -> Result<(), ParseFailure> {
     let mut signals = 0u64;
     let mut pos = 0;
-    while pos < chain.len() {
-        let Some((value, used)) = varint(chain, pos) else { break };
+    while let Some((value, used)) = varint(chain, pos) {
         pos += used;
-        signals = match (alias2, value & 1) {
-            // An offset or an alias: one signal (alias2 stores it signed, in the same bytes).
-            (true, 1) => signals + 1,
-            // A run of signals without data.
-            (true, _) => signals.saturating_add(value >> 1),
-            (false, _) if value == 0 => {
-                // An alias: the aliased handle follows.
-                pos += varint(chain, pos).map_or(chain.len(), |(_, n)| n);
-                signals + 1
-            }
-            (false, 1) => signals + 1,
-            (false, _) => signals.saturating_add(value >> 1),
-        };
-        if signals > max_handle {
-            return Err(limit(
-                at,
-                format!("value-change position chain: {signals} signals or more"),
-                format!("{max_handle} (the block's handle count)"),
-            ));
+        // The older encodings write an alias as 0 followed by the aliased handle.
+        if !alias2 && value == 0 {
+            pos += varint(chain, pos).map_or(chain.len(), |(_, n)| n);
         }
+        // An odd value (alias2 stores it signed, in the same bytes) or an alias is one signal;
+        // an even one is a run of signals without data.
+        let one = value & 1 == 1 || (!alias2 && value == 0);
+        signals = if one { signals + 1 } else { signals.saturating_add(value >> 1) };
+        at_most(
+            signals,
+            max_handle,
+            at,
+            "value-change position chain's signals",
+            "the block's handle count",
+        )?;
     }
     Ok(())
 }
