@@ -515,9 +515,10 @@ impl EventTable {
         self.layout = par_column(parts, |p| &p.layout, |i, l| maps[i].layout(l));
         self.flags = par_column(parts, |p| &p.flags, unchanged);
         self.field_off = par_column(parts, |p| &p.field_off, |i, off: u32| data_base[i] + off);
-        self.field_data = par_column(parts, |p| &p.field_data, unchanged);
-        // String values keep their byte length (see `merge`), so they are renumbered where
-        // they now lie.
+        // Each part's field bytes are copied and their string values renumbered where they
+        // now lie (they keep their byte length, see `merge`) by one task, while they are in
+        // cache. A zeroed allocation of this size is fresh pages: nothing is written twice.
+        self.field_data = vec![0u8; data_len];
         let mut rest = &mut self.field_data[..];
         let mut slices = Vec::with_capacity(parts.len());
         for p in parts {
@@ -525,7 +526,10 @@ impl EventTable {
             slices.push(head);
             rest = tail;
         }
-        slices.into_par_iter().enumerate().for_each(|(i, data)| maps[i].renumber_strings(&parts[i], data));
+        slices.into_par_iter().enumerate().for_each(|(i, data)| {
+            data.copy_from_slice(&parts[i].field_data);
+            maps[i].renumber_strings(&parts[i], data);
+        });
         let mut base_index = 0u32;
         for (p, map) in parts.iter().zip(maps) {
             self.stacks.extend(p.stacks.iter().map(|&(i, s)| (base_index + i, map.sym(s))));
