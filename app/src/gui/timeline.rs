@@ -533,6 +533,13 @@ fn ruler(painter: &egui::Painter, rect: Rect, vp: &Viewport, clock: Option<&Sour
     painter.line_segment([rect.left_bottom(), rect.right_bottom()], Stroke::new(1.0, theme::GRID));
 }
 
+/// An analog lane's value range: whole numbers as such (an enum state `0..3`, a counter),
+/// measured values with three decimals (`-2.734..1.953`).
+pub fn analog_range_label(lo: f64, hi: f64) -> String {
+    let whole = |v: f64| v.fract() == 0.0 && v.abs() < 1e15;
+    if whole(lo) && whole(hi) { format!("{lo:.0}..{hi:.0}") } else { format!("{lo:.3}..{hi:.3}") }
+}
+
 /// How the ruler writes its tick times. Times past one second (ftrace's uptime clocks) read
 /// as seconds with the decimals the tick step needs (`533.891480`); a view within the first
 /// second (waveforms, simulations) reads in the largest unit the step fills (`50 ns`,
@@ -890,7 +897,7 @@ pub fn show(
             lane_painter.text(
                 pos2(gutter.right() - 4.0, gutter.bottom() - 3.0),
                 Align2::RIGHT_BOTTOM,
-                format!("{lo:.3}..{hi:.3}"),
+                analog_range_label(f64::from(lo), f64::from(hi)),
                 FontId::monospace(10.0),
                 theme::TEXT_DIM.get(),
             );
@@ -1146,6 +1153,14 @@ mod tests {
         assert_eq!(labels(5e9, 0.04, &[0.0, 0.035]), ["0 ms", "35 ms"]);
         assert_eq!(labels(200.0, 1e-9, &[0.0, 6e-10]), ["0 ps", "600 ps"]);
         assert_eq!(labels(50e3, 400e-9, &[-1e-15]), ["0 ns"], "no -0");
+    }
+
+    #[test]
+    fn analog_ranges_print_whole_numbers_without_decimals() {
+        assert_eq!(analog_range_label(0.0, 3.0), "0..3");
+        assert_eq!(analog_range_label(-8.0, 4294967288.0), "-8..4294967288");
+        assert_eq!(analog_range_label(-2.734, 1.953), "-2.734..1.953");
+        assert_eq!(analog_range_label(0.0, 2.5), "0.000..2.500");
     }
 
     #[test]
