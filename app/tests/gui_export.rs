@@ -21,11 +21,27 @@ fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
 }
 
-fn tempdir(tag: &str) -> PathBuf {
+/// A test's scratch directory, removed when the test ends (also when it fails).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir(tag: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("latscope-gui-export-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
 }
 
 /// A workbench whose save dialog answers `dir/<default name>` at once.
@@ -339,7 +355,7 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
     std::fs::copy(sample("ftrace/virtio_blk_direct_read.txt"), dir.join("captures/read.txt")).unwrap();
     std::fs::write(dir.join("notes.md"), "x").unwrap();
     let mut h = harness(Vec::new(), &dir);
-    h.state_mut().browser = Some(FileBrowser::new(BrowsePurpose::Open, dir.clone()));
+    h.state_mut().browser = Some(FileBrowser::new(BrowsePurpose::Open, dir.to_path_buf()));
     h.run_steps(2);
     let names: Vec<&str> =
         h.state().browser.as_ref().unwrap().entries.iter().map(|e| e.name.as_str()).collect();
@@ -359,13 +375,13 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
     assert_eq!(h.state().sources[0].source().path.as_deref(), Some(dir.join("captures/read.txt").as_path()));
 
     // Saving: the typed name in the listed directory.
-    let mut b = FileBrowser::new(BrowsePurpose::Save(SaveWhat::Session), dir.clone());
+    let mut b = FileBrowser::new(BrowsePurpose::Save(SaveWhat::Session), dir.to_path_buf());
     assert_eq!(b.file, "workbench.latscope.json");
     match b.confirm() {
         Some(Message::SaveTo(SaveWhat::Session, p)) => assert_eq!(p, dir.join("workbench.latscope.json")),
         other => panic!("{other:?}"),
     }
-    let mut b = FileBrowser::new(BrowsePurpose::Open, dir.clone());
+    let mut b = FileBrowser::new(BrowsePurpose::Open, dir.to_path_buf());
     b.file = "missing.dat".into();
     assert!(b.confirm().is_none());
     assert!(b.error.as_deref().unwrap().contains("no such file"));
@@ -462,7 +478,7 @@ fn the_theme_is_kept_in_eframe_storage_across_runs() {
 fn screenshot_png_is_encoded_and_written_by_a_worker() {
     let dir = tempdir("shot");
     let out = dir.join("shot.png");
-    let picker = PresetPicker { dir: dir.clone(), open: Vec::new() };
+    let picker = PresetPicker { dir: dir.to_path_buf(), open: Vec::new() };
     let options = Options { screenshot: Some(out.clone()), ..Options::default() };
     let wb = Workbench::new(options, Box::new(picker), Vec::new());
     let mut h = Harness::builder()

@@ -90,6 +90,7 @@ fn a_cut_fst_is_refused_with_the_cut_block_and_the_reason() {
             assert!(err.contains(&expected), "{expected:?} missing from: {err}");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
