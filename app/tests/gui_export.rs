@@ -2,6 +2,9 @@
 //! Export, sessions, the light theme, lane names and colours, and the in-window file
 //! browser, driven headless through egui_kittest on the sample captures.
 
+mod common;
+
+use common::Scratch;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use latscope::gui::export::{REPORT_FORMATS, SaveWhat, crop, save_cropped_png};
@@ -21,27 +24,8 @@ fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
 }
 
-/// A test's scratch directory, removed when the test ends (also when it fails).
-struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn tempdir(tag: &str) -> Scratch {
-    let d = std::env::temp_dir().join(format!("latscope-gui-export-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Scratch(d)
+    Scratch::new(&format!("gui-export-{tag}"))
 }
 
 /// A workbench whose save dialog answers `dir/<default name>` at once.

@@ -4,6 +4,9 @@
 //! must also show every step line of its script verbatim.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::Scratch;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,31 +15,14 @@ fn guide_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/guide")
 }
 
-/// A fresh output directory, removed when dropped.
-struct OutDir(PathBuf);
-
-impl OutDir {
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for OutDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Runs `scripts/NAME.sh` into a fresh directory and returns it.
-fn run_script(name: &str) -> OutDir {
-    let dir = std::env::temp_dir().join(format!("latscope-guide-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = OutDir(dir);
+fn run_script(name: &str) -> Scratch {
+    let out = Scratch::new(&format!("guide-{name}"));
     let script = guide_dir().join("scripts").join(format!("{name}.sh"));
     let status = Command::new("sh")
         .arg(&script)
         .env("LATSCOPE", env!("CARGO_BIN_EXE_latscope"))
-        .env("OUT", out.path())
+        .env("OUT", &*out)
         .status()
         .unwrap();
     assert!(status.success(), "{} failed: {status}", script.display());
@@ -76,7 +62,7 @@ fn within(value: f64, target: f64, tolerance: f64, what: &str) {
 fn e1000e_flush_interval_table() {
     guide_shows_script("e1000e");
     let out = run_script("e1000e");
-    let d = out.path();
+    let d = &*out;
     // The published table (shared/context/e1000e), within 5% as the guide states.
     for (n, us) in [(0, 106.0), (1, 429.0), (2, 266.0), (4, 180.0), (8, 141.0), (16, 121.0)] {
         within(metric(d, &format!("flush-{n}.json"), "mta_update_us"), us, 0.05, &format!("flush_every={n}"));
@@ -97,7 +83,7 @@ fn e1000e_flush_interval_table() {
 fn litesdcard_poll_or_irq() {
     guide_shows_script("litesdcard");
     let out = run_script("litesdcard");
-    let d = out.path();
+    let d = &*out;
     // KiB/s read/write of the 32 MiB copy on rocket-chip at 50 MHz, within 15%.
     for (mode, read, write) in [
         ("cmd-irq", 737.0, 651.0),
@@ -135,7 +121,7 @@ fn litesdcard_poll_or_irq() {
 fn imx8mq_idle_exit_on_the_wake_path() {
     guide_shows_script("imx8mq");
     let out = run_script("imx8mq");
-    let d = out.path();
+    let d = &*out;
     let read = |f: &str| metric(d, f, "read_mib_s");
     let drop8mq = 1.0 - read("imx8mq-0.8.json") / read("imx8mq-0.25.json");
     let drop93 = 1.0 - read("imx93-0.8.json") / read("imx93-0.25.json");
@@ -150,7 +136,7 @@ fn imx8mq_idle_exit_on_the_wake_path() {
 fn axienet_hard_irq_or_napi() {
     guide_shows_script("axienet");
     let out = run_script("axienet");
-    let d = out.path();
+    let d = &*out;
     let (h, n) = ("hardirq.json", "napi.json");
     within(metric(d, h, "tx_mbps"), 941.0, 0.02, "hard-IRQ throughput");
     within(metric(d, n, "tx_mbps"), 941.0, 0.02, "NAPI throughput");
@@ -171,7 +157,7 @@ fn axienet_hard_irq_or_napi() {
 fn virtio_real_capture_command_to_wakeup() {
     guide_shows_script("virtio");
     let out = run_script("virtio");
-    let d = out.path();
+    let d = &*out;
     // Counted without latscope: the text twin of the .dat (one recording).
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace/virtio_blk_direct_read.txt"),
