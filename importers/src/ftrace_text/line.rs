@@ -266,10 +266,13 @@ pub(crate) fn parse_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
 /// and goes to [`general_event_prefix`], which reads such a line the same way.
 pub(crate) fn fixed_width_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     let head: &[u8; 37] = line.get(..37)?.try_into().ok()?;
-    if head[16] != b'-' || head[24] != b' ' || head[25] != b'[' || head[29] != b']' || head[30] != b' ' {
-        return None;
-    }
-    if head[36] != b' ' {
+    if head[16] != b'-'
+        || head[24] != b' '
+        || head[25] != b'['
+        || head[29] != b']'
+        || head[30] != b' '
+        || head[36] != b' '
+    {
         return None;
     }
     let pid_field = &head[17..24];
@@ -284,12 +287,8 @@ pub(crate) fn fixed_width_prefix(line: &[u8]) -> Option<Prefix<'_>> {
     }
     let cpu = u16::from(c0 - b'0') * 100 + u16::from(c1 - b'0') * 10 + u16::from(c2 - b'0');
     let flags = IrqFlags::parse(&head[31..36])?;
-    // The timestamp token and the body, exactly as the general parser reads them.
-    let s = trim_start(&line[37..]);
-    let tok_len = first_blank(s).unwrap_or(s.len());
-    let (tok, rest) = s.split_at(tok_len);
-    let ts = tok.strip_suffix(b":").and_then(parse_ts)?;
-    let body = body_after(rest)?;
+    // The timestamp token and the body, read as the general parser reads them.
+    let (ts, body) = ts_and_body(&line[37..])?;
     // The general parser splits `comm-pid` at the last dash followed only by digits: here
     // always column 16.
     let comm = trim_start(&head[..16]);
@@ -325,18 +324,25 @@ fn general_event_prefix(line: &[u8]) -> Option<Prefix<'_>> {
 
 /// `[flags] ts: body` after the CPU field.
 fn parse_after_cpu(s: &[u8]) -> Option<(IrqFlags, Ts, &[u8])> {
-    let s = trim_start(s);
-    let tok_len = first_blank(s).unwrap_or(s.len());
-    let (tok, rest) = s.split_at(tok_len);
+    let (tok, rest) = next_token(s);
     if let Some(t) = tok.strip_suffix(b":").and_then(parse_ts) {
         return Some((IrqFlags::NONE, t, body_after(rest)?));
     }
     let flags = IrqFlags::parse(tok)?;
-    let s = trim_start(rest);
-    let tok_len = first_blank(s).unwrap_or(s.len());
-    let (tok, rest) = s.split_at(tok_len);
-    let t = tok.strip_suffix(b":").and_then(parse_ts)?;
-    Some((flags, t, body_after(rest)?))
+    let (ts, body) = ts_and_body(rest)?;
+    Some((flags, ts, body))
+}
+
+/// The next blank-separated token of `s` and what follows it.
+fn next_token(s: &[u8]) -> (&[u8], &[u8]) {
+    let s = trim_start(s);
+    s.split_at(first_blank(s).unwrap_or(s.len()))
+}
+
+/// `ts: body`: the timestamp token and the record body after it.
+fn ts_and_body(s: &[u8]) -> Option<(Ts, &[u8])> {
+    let (tok, rest) = next_token(s);
+    Some((tok.strip_suffix(b":").and_then(parse_ts)?, body_after(rest)?))
 }
 
 /// The body after the `:` of the timestamp: one blank, then the text (or nothing).
