@@ -519,17 +519,13 @@ impl EventTable {
         // now lie (they keep their byte length, see `merge`) by one task, while they are in
         // cache. A zeroed allocation of this size is fresh pages: nothing is written twice.
         self.field_data = vec![0u8; data_len];
-        let mut rest = &mut self.field_data[..];
-        let mut slices = Vec::with_capacity(parts.len());
-        for p in parts {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.field_data.len());
-            slices.push(head);
-            rest = tail;
-        }
-        slices.into_par_iter().enumerate().for_each(|(i, data)| {
-            data.copy_from_slice(&parts[i].field_data);
-            maps[i].renumber_strings(&parts[i], data);
-        });
+        split_by_part(&mut self.field_data, parts, |p| p.field_data.len())
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, data)| {
+                data.copy_from_slice(&parts[i].field_data);
+                maps[i].renumber_strings(&parts[i], data);
+            });
         let mut base_index = 0u32;
         for (p, map) in parts.iter().zip(maps) {
             self.stacks.extend(p.stacks.iter().map(|&(i, s)| (base_index + i, map.sym(s))));
@@ -554,18 +550,14 @@ where
 {
     let total = parts.iter().map(|p| column(p).len()).sum();
     let mut out: Vec<T> = Vec::with_capacity(total);
-    let mut spare = &mut out.spare_capacity_mut()[..total];
-    let mut slices = Vec::with_capacity(parts.len());
-    for p in parts {
-        let (head, tail) = std::mem::take(&mut spare).split_at_mut(column(p).len());
-        slices.push(head);
-        spare = tail;
-    }
-    slices.into_par_iter().enumerate().for_each(|(i, dst)| {
-        for (d, &v) in dst.iter_mut().zip(column(&parts[i]).iter()) {
-            d.write(map(i, v));
-        }
-    });
+    split_by_part(&mut out.spare_capacity_mut()[..total], parts, |p| column(p).len())
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(i, dst)| {
+            for (d, &v) in dst.iter_mut().zip(column(&parts[i]).iter()) {
+                d.write(map(i, v));
+            }
+        });
     // SAFETY: the slices partition the first `total` elements of the spare capacity, each
     // exactly as long as its part's column, and the loop above wrote every element of each
     // (`zip` of two equally long slices). A panic in `map` never reaches this line.
@@ -574,6 +566,22 @@ where
         out.set_len(total);
     }
     out
+}
+
+/// `buf` cut into consecutive slices, one per part, each `len(part)` long (their sum must
+/// not exceed `buf`'s length).
+fn split_by_part<'a, X>(
+    mut buf: &'a mut [X],
+    parts: &[EventTable],
+    len: impl Fn(&EventTable) -> usize,
+) -> Vec<&'a mut [X]> {
+    let mut slices = Vec::with_capacity(parts.len());
+    for p in parts {
+        let (head, tail) = std::mem::take(&mut buf).split_at_mut(len(p));
+        slices.push(head);
+        buf = tail;
+    }
+    slices
 }
 
 /// How one part's symbols and layouts map into the merged builder's; empty for the part
