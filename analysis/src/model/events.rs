@@ -12,6 +12,8 @@ use super::intern::{Interner, Sym};
 use super::time::Ps;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The irq-info flag column (`d.h1.`), packed. `IrqFlags::NONE` when the trace had none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -316,21 +318,59 @@ impl EventTable {
 pub enum BuildError {
     #[error("field data exceeds 4 GiB; the trace is too large for one event table")]
     ArenaFull,
+    #[error("a chunk produced more events than its window holds (its line count)")]
+    WindowFull,
+    #[error("a builder writing into a shared window is finished by merging the windows")]
+    InWindow,
+    #[error("the parts to merge are not the windows of these columns, in order")]
+    ForeignPart,
 }
 
 /// Fills an [`EventTable`]. Importers that parse in parallel use one builder per chunk and
-/// [`EventTableBuilder::merge`] them in file order.
+/// [`EventTableBuilder::merge`] them in file order, or let each chunk's builder write its
+/// events straight into its window of one [`SharedColumns`] allocation.
+pub type EventTableBuilder = TableBuilder<'static>;
+
+/// An [`EventTableBuilder`] whose event columns may be a [`ColumnWindow`] borrowed for `'a`.
 #[derive(Debug, Default)]
-pub struct EventTableBuilder {
+pub struct TableBuilder<'a> {
+    /// The columns (unless `window` holds them), field values, layouts and stacks.
     table: EventTable,
+    window: Option<ColumnWindow<'a>>,
     pub interner: Interner,
     layout_ids: FxHashMap<Layout, LayoutId>,
+    /// Where each string value starts in the field arena: a merge renumbers them there
+    /// without decoding every event's fields.
+    str_at: Vec<u32>,
     arena_full: bool,
+    window_full: bool,
 }
 
-impl EventTableBuilder {
+impl<'a> TableBuilder<'a> {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A builder whose events go into `window` (see [`SharedColumns`]); strings, layouts and
+    /// field values stay its own until [`SharedColumns::merge`].
+    pub fn in_window(window: ColumnWindow<'a>) -> Self {
+        TableBuilder { window: Some(window), ..Self::default() }
+    }
+
+    /// Ends the window (a builder without one gives a part that no merge accepts).
+    pub fn leave_window(mut self) -> WindowedPart {
+        let window = self.window.take();
+        let (owner, index, len) = window.map_or((0, 0, 0), |w| (w.owner, w.index, w.len));
+        let builder = TableBuilder {
+            table: std::mem::take(&mut self.table),
+            window: None,
+            interner: std::mem::take(&mut self.interner),
+            layout_ids: std::mem::take(&mut self.layout_ids),
+            str_at: std::mem::take(&mut self.str_at),
+            arena_full: self.arena_full,
+            window_full: self.window_full,
+        };
+        WindowedPart { builder, owner, index, len }
     }
 
     pub fn intern(&mut self, s: &[u8]) -> Sym {
@@ -353,6 +393,10 @@ impl EventTableBuilder {
     /// parser that can estimate its output does not pay for repeated growth.
     pub fn reserve(&mut self, events: usize, field_bytes: usize) {
         let t = &mut self.table;
+        t.field_data.reserve(field_bytes);
+        if self.window.is_some() {
+            return;
+        }
         t.ts.reserve(events);
         t.cpu.reserve(events);
         t.pid.reserve(events);
@@ -360,7 +404,6 @@ impl EventTableBuilder {
         t.layout.reserve(events);
         t.flags.reserve(events);
         t.field_off.reserve(events);
-        t.field_data.reserve(field_bytes);
     }
 
     pub fn layout_def(&self, id: LayoutId) -> Option<&Layout> {
@@ -390,22 +433,40 @@ impl EventTableBuilder {
                 return;
             }
         };
+        let strings_before = self.str_at.len();
         for &v in values {
+            if let FieldValue::Str(_) = v {
+                match u32::try_from(self.table.field_data.len()) {
+                    Ok(at) => self.str_at.push(at),
+                    Err(_) => self.arena_full = true,
+                }
+            }
             encode_value(&mut self.table.field_data, v);
         }
         let t = &mut self.table;
-        t.ts.push(ts);
-        t.cpu.push(cpu);
-        t.pid.push(pid);
-        t.comm.push(comm);
-        t.flags.push(flags);
-        t.layout.push(layout);
-        t.field_off.push(off);
+        match &mut self.window {
+            None => {
+                t.ts.push(ts);
+                t.cpu.push(cpu);
+                t.pid.push(pid);
+                t.comm.push(comm);
+                t.flags.push(flags);
+                t.layout.push(layout);
+                t.field_off.push(off);
+            }
+            Some(w) => {
+                if !w.push(ts, cpu, pid, comm, flags, layout, off) {
+                    self.window_full = true;
+                    t.field_data.truncate(off as usize);
+                    self.str_at.truncate(strings_before);
+                }
+            }
+        }
     }
 
     /// Attaches a stack trace to the most recent event (if any).
     pub fn attach_stack_to_last(&mut self, frames: Sym) -> bool {
-        let Some(last) = self.table.len().checked_sub(1) else { return false };
+        let Some(last) = self.len().checked_sub(1) else { return false };
         let last = last as u32;
         match self.table.stacks.last_mut() {
             Some(s) if s.0 == last => s.1 = frames,
@@ -415,152 +476,411 @@ impl EventTableBuilder {
     }
 
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.window.as_ref().map_or(self.table.len(), |w| w.len)
     }
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.len() == 0
     }
+    /// The table so far; its event columns are empty while the builder writes into a window.
     pub fn table(&self) -> &EventTable {
         &self.table
     }
 
-    /// The finished table (sorted by time) and its strings.
-    pub fn finish(self) -> Result<(EventTable, Interner), BuildError> {
+    fn check(&self) -> Result<(), BuildError> {
         if self.arena_full {
             return Err(BuildError::ArenaFull);
+        }
+        if self.window_full {
+            return Err(BuildError::WindowFull);
+        }
+        Ok(())
+    }
+
+    /// The finished table (sorted by time) and its strings.
+    pub fn finish(self) -> Result<(EventTable, Interner), BuildError> {
+        self.check()?;
+        if self.window.is_some() {
+            return Err(BuildError::InWindow);
         }
         let mut table = self.table;
         table.sort_by_time();
         table.shrink_to_fit();
         Ok((table, self.interner))
     }
+}
 
+impl EventTableBuilder {
     /// Concatenates builders in order into one, remapping symbols and layouts.
     ///
-    /// Strings and layouts (a few thousand at most) are absorbed serially in part order, so
-    /// symbol numbers are those of a part-by-part merge; rewriting each part's columns in the
-    /// merged numbering (the per-event work) runs in parallel, and so does copying them into
-    /// the merged columns ([`EventTable::concat`]).
+    /// Each column is allocated once at its final size and every part copied into its own
+    /// slice of it by a rayon task, so the copy and the page faults of the fresh memory are
+    /// shared by the threads instead of being a serial phase after a parallel parse. The
+    /// renumbering is then [`merge_columns`]'s, as for windows.
     pub fn merge(parts: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
-        if parts.iter().any(|p| p.arena_full) {
-            return Err(BuildError::ArenaFull);
+        for p in &parts {
+            p.check()?;
         }
-        let mut parts = parts.into_iter();
-        let Some(mut out) = parts.next() else { return Ok(EventTableBuilder::new()) };
-        let rest: Vec<EventTableBuilder> = parts.collect();
-        if rest.is_empty() {
-            return Ok(out);
+        if parts.len() <= 1 {
+            return Ok(parts.into_iter().next().unwrap_or_default());
         }
-        // Part 0 is already in the merged numbering.
-        let mut maps = vec![PartMap::default()];
-        for part in &rest {
-            let syms = out.interner.absorb(&part.interner);
-            let layouts = part
-                .table
-                .layouts
-                .iter()
-                .map(|l| {
-                    let fields: Vec<_> = l.fields.iter().map(|&(n, k)| (remap_sym(&syms, n), k)).collect();
-                    out.layout(remap_sym(&syms, l.event), &fields)
-                })
-                .collect();
-            maps.push(PartMap { syms, layouts, strings_done: false });
-        }
-        let mut first = std::mem::take(&mut out.table);
-        out.table.layouts = std::mem::take(&mut first.layouts);
-        let mut tables = Vec::with_capacity(rest.len() + 1);
-        tables.push(first);
-        tables.extend(rest.into_iter().map(|p| p.table));
-        // A part whose strings would change byte length in the new numbering (only past 2^14
-        // strings) has its field arena rewritten first; the others are renumbered in place.
-        tables.par_iter_mut().zip(maps.par_iter_mut()).try_for_each(|(t, map)| {
-            if !map.keeps_string_lengths() {
-                map.reencode_strings(t)?;
-            }
-            Ok(())
-        })?;
-        out.table.concat(&tables, &maps)?;
-        // Freeing the parts' columns gives their pages back (munmap); the merged table does
-        // not wait for it.
-        rayon::spawn(move || drop(tables));
-        Ok(out)
+        let tables: Vec<&EventTable> = parts.iter().map(|p| &p.table).collect();
+        let columns = EventTable {
+            ts: par_column(&tables, |p| &p.ts),
+            cpu: par_column(&tables, |p| &p.cpu),
+            pid: par_column(&tables, |p| &p.pid),
+            comm: par_column(&tables, |p| &p.comm),
+            layout: par_column(&tables, |p| &p.layout),
+            flags: par_column(&tables, |p| &p.flags),
+            field_off: par_column(&tables, |p| &p.field_off),
+            ..EventTable::default()
+        };
+        let counts = tables.iter().map(|t| t.len()).collect();
+        merge_columns(columns, counts, parts)
     }
 }
 
-impl EventTable {
-    /// Fills this table's (empty) event columns with `parts` in order, renumbering each
-    /// part's symbols and layouts by its map. Each column is allocated once at its final size
-    /// and every part is copied (and renumbered) into its own slice of it by a rayon task, so
-    /// the copy and the page faults of the fresh memory are shared by the threads instead of
-    /// being a serial phase after the parallel parse.
-    fn concat(&mut self, parts: &[EventTable], maps: &[PartMap]) -> Result<(), BuildError> {
-        debug_assert!(self.is_empty() && self.field_data.is_empty() && self.stacks.is_empty());
-        debug_assert_eq!(parts.len(), maps.len());
-        // Field offsets are rebased by the field bytes of the parts before; each part's last
-        // (largest) offset must still fit the u32 offset column.
-        let mut data_base = Vec::with_capacity(parts.len());
-        let mut data_len = 0usize;
-        for p in parts {
-            let base = u32::try_from(data_len).map_err(|_| BuildError::ArenaFull)?;
-            if let Some(&last) = p.field_off.last() {
-                base.checked_add(last).ok_or(BuildError::ArenaFull)?;
-            }
-            data_base.push(base);
-            data_len += p.field_data.len();
+/// Event columns allocated once for a parallel parse and cut into one [`ColumnWindow`] per
+/// chunk, each as long as a bound of that chunk's events (its line count). Chunks write
+/// their events where they end up: merging only closes the gaps the bounds left
+/// ([`SharedColumns::merge`]), so the columns are neither copied nor faulted in twice, and
+/// the memory of a second set of columns is never needed.
+#[derive(Debug)]
+pub struct SharedColumns {
+    /// Tells this allocation's windows from another's.
+    id: u64,
+    bounds: Vec<usize>,
+    /// Capacity for the sum of `bounds`; lengths stay 0 until the merge.
+    columns: EventTable,
+}
+
+static NEXT_SHARED_COLUMNS: AtomicU64 = AtomicU64::new(1);
+
+/// One chunk's part of [`SharedColumns`]: uninitialised slots its builder fills in order.
+pub struct ColumnWindow<'a> {
+    owner: u64,
+    index: usize,
+    len: usize,
+    ts: &'a mut [MaybeUninit<Ps>],
+    cpu: &'a mut [MaybeUninit<u16>],
+    pid: &'a mut [MaybeUninit<i32>],
+    comm: &'a mut [MaybeUninit<Sym>],
+    layout: &'a mut [MaybeUninit<LayoutId>],
+    flags: &'a mut [MaybeUninit<IrqFlags>],
+    field_off: &'a mut [MaybeUninit<u32>],
+}
+
+impl std::fmt::Debug for ColumnWindow<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ColumnWindow")
+            .field("index", &self.index)
+            .field("len", &self.len)
+            .field("capacity", &self.ts.len())
+            .finish()
+    }
+}
+
+impl ColumnWindow<'_> {
+    /// Writes the next slot; false when the window is full.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        ts: Ps,
+        cpu: u16,
+        pid: i32,
+        comm: Sym,
+        flags: IrqFlags,
+        layout: LayoutId,
+        field_off: u32,
+    ) -> bool {
+        let i = self.len;
+        let (Some(t), Some(c), Some(p), Some(m), Some(f), Some(l), Some(o)) = (
+            self.ts.get_mut(i),
+            self.cpu.get_mut(i),
+            self.pid.get_mut(i),
+            self.comm.get_mut(i),
+            self.flags.get_mut(i),
+            self.layout.get_mut(i),
+            self.field_off.get_mut(i),
+        ) else {
+            return false;
+        };
+        t.write(ts);
+        c.write(cpu);
+        p.write(pid);
+        m.write(comm);
+        f.write(flags);
+        l.write(layout);
+        o.write(field_off);
+        self.len = i + 1;
+        true
+    }
+}
+
+/// A builder that has left its window: its strings, layouts, field values and stacks, and
+/// how many slots of which window it filled.
+#[derive(Debug)]
+pub struct WindowedPart {
+    builder: EventTableBuilder,
+    owner: u64,
+    index: usize,
+    len: usize,
+}
+
+impl WindowedPart {
+    /// The part's strings (span labels and other symbols a chunk kept are in this numbering).
+    pub fn interner(&self) -> &Interner {
+        &self.builder.interner
+    }
+    /// Events written into the window.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl SharedColumns {
+    /// Room for `bounds[i]` events in window `i`.
+    pub fn new(bounds: Vec<usize>) -> SharedColumns {
+        let total = bounds.iter().sum();
+        let columns = EventTable {
+            ts: Vec::with_capacity(total),
+            cpu: Vec::with_capacity(total),
+            pid: Vec::with_capacity(total),
+            comm: Vec::with_capacity(total),
+            layout: Vec::with_capacity(total),
+            flags: Vec::with_capacity(total),
+            field_off: Vec::with_capacity(total),
+            ..EventTable::default()
+        };
+        SharedColumns { id: NEXT_SHARED_COLUMNS.fetch_add(1, Ordering::Relaxed), bounds, columns }
+    }
+
+    /// One window per bound, in order.
+    pub fn windows(&mut self) -> Vec<ColumnWindow<'_>> {
+        fn cut<'a, T>(v: &'a mut Vec<T>, bounds: &[usize]) -> Vec<&'a mut [MaybeUninit<T>]> {
+            let total = bounds.iter().sum();
+            split_lengths(&mut v.spare_capacity_mut()[..total], bounds.iter().copied())
         }
-        self.ts = par_column(parts, |p| &p.ts, unchanged);
-        self.cpu = par_column(parts, |p| &p.cpu, unchanged);
-        self.pid = par_column(parts, |p| &p.pid, unchanged);
-        self.comm = par_column(parts, |p| &p.comm, |i, s| maps[i].sym(s));
-        self.layout = par_column(parts, |p| &p.layout, |i, l| maps[i].layout(l));
-        self.flags = par_column(parts, |p| &p.flags, unchanged);
-        self.field_off = par_column(parts, |p| &p.field_off, |i, off: u32| data_base[i] + off);
-        // Each part's field bytes are copied and their string values renumbered where they
-        // now lie (they keep their byte length, see `merge`) by one task, while they are in
-        // cache. A zeroed allocation of this size is fresh pages: nothing is written twice.
-        self.field_data = vec![0u8; data_len];
-        split_by_part(&mut self.field_data, parts, |p| p.field_data.len())
-            .into_par_iter()
+        let b = &self.bounds;
+        let c = &mut self.columns;
+        let (ts, cpu, pid, comm) =
+            (cut(&mut c.ts, b), cut(&mut c.cpu, b), cut(&mut c.pid, b), cut(&mut c.comm, b));
+        let (layout, flags, field_off) =
+            (cut(&mut c.layout, b), cut(&mut c.flags, b), cut(&mut c.field_off, b));
+        let columns = ts.into_iter().zip(cpu).zip(pid).zip(comm).zip(layout).zip(flags).zip(field_off);
+        columns
             .enumerate()
-            .for_each(|(i, data)| {
-                data.copy_from_slice(&parts[i].field_data);
-                maps[i].renumber_strings(&parts[i], data);
-            });
-        let mut base_index = 0u32;
-        for (p, map) in parts.iter().zip(maps) {
-            self.stacks.extend(p.stacks.iter().map(|&(i, s)| (base_index + i, map.sym(s))));
-            base_index += p.len() as u32;
+            .map(|(index, ((((((ts, cpu), pid), comm), layout), flags), field_off))| ColumnWindow {
+                owner: self.id,
+                index,
+                len: 0,
+                ts,
+                cpu,
+                pid,
+                comm,
+                layout,
+                flags,
+                field_off,
+            })
+            .collect()
+    }
+
+    /// The events of all windows, in window order, as one builder (see
+    /// [`EventTableBuilder::merge`]). `parts` are the builders of this allocation's windows,
+    /// in order.
+    pub fn merge(mut self, parts: Vec<WindowedPart>) -> Result<EventTableBuilder, BuildError> {
+        let ours = parts.len() == self.bounds.len()
+            && parts.iter().enumerate().all(|(i, p)| p.owner == self.id && p.index == i);
+        if !ours {
+            return Err(BuildError::ForeignPart);
         }
-        Ok(())
+        for p in &parts {
+            p.builder.check()?;
+        }
+        let counts: Vec<usize> = parts.iter().map(|p| p.len).collect();
+        let starts: Vec<usize> =
+            self.bounds.iter().scan(0, |at, &b| Some(std::mem::replace(at, *at + b))).collect();
+        let c = &mut self.columns;
+        // Each column is compacted by its own task: a sequential move within one allocation.
+        {
+            let EventTable { ts, cpu, pid, comm, layout, flags, field_off, .. } = &mut *c;
+            let (starts, counts) = (&starts, &counts);
+            rayon::scope(|s| {
+                s.spawn(move |_| close_gaps(ts, starts, counts));
+                s.spawn(move |_| close_gaps(cpu, starts, counts));
+                s.spawn(move |_| close_gaps(pid, starts, counts));
+                s.spawn(move |_| close_gaps(comm, starts, counts));
+                s.spawn(move |_| close_gaps(layout, starts, counts));
+                s.spawn(move |_| close_gaps(flags, starts, counts));
+                s.spawn(move |_| close_gaps(field_off, starts, counts));
+            });
+        }
+        let total: usize = counts.iter().sum();
+        // SAFETY: window i wrote slots `starts[i]..starts[i] + counts[i]` of every column (a
+        // window's `len` counts the slots its `push` wrote, in order, and `parts` were checked
+        // to be this allocation's windows, each once), and `close_gaps` moved those slots to
+        // `dst[i]..dst[i] + counts[i]` with `dst[i]` the sum of the counts before: together
+        // `0..total`, every slot initialised. The capacity is the sum of the bounds ≥ total.
+        #[allow(unsafe_code)]
+        unsafe {
+            c.ts.set_len(total);
+            c.cpu.set_len(total);
+            c.pid.set_len(total);
+            c.comm.set_len(total);
+            c.layout.set_len(total);
+            c.flags.set_len(total);
+            c.field_off.set_len(total);
+        }
+        let columns = std::mem::take(&mut self.columns);
+        merge_columns(columns, counts, parts.into_iter().map(|p| p.builder).collect())
     }
 }
 
-fn unchanged<T>(_part: usize, v: T) -> T {
-    v
+/// Moves each window's `counts[i]` slots from `starts[i]` down to the end of the window
+/// before it (in order: a window only moves onto slots already moved or never written).
+fn close_gaps<T: Copy>(column: &mut Vec<T>, starts: &[usize], counts: &[usize]) {
+    let spare = column.spare_capacity_mut();
+    let mut dst = 0;
+    for (&start, &count) in starts.iter().zip(counts) {
+        if start != dst {
+            spare.copy_within(start..start + count, dst);
+        }
+        dst += count;
+    }
 }
 
-/// The concatenation of one column of every part, mapped by `map(part index, value)`,
-/// written in parallel straight into an allocation of the final size.
-fn par_column<S, T, C, M>(parts: &[EventTable], column: C, map: M) -> Vec<T>
+/// One builder from `columns`, the concatenated event columns of `parts` (`counts[i]` events
+/// each, in each part's own numbering), and the parts' strings, layouts, field values and
+/// stacks.
+///
+/// Strings and layouts (a few thousand at most) are absorbed serially in part order, so
+/// symbol numbers are those of a part-by-part merge. The per-event work runs in parallel,
+/// one task per part on its slice of the columns: copying its field values into the merged
+/// arena, renumbering their strings where they lie, rebasing offsets, renumbering comms and
+/// layouts.
+fn merge_columns(
+    mut columns: EventTable,
+    counts: Vec<usize>,
+    parts: Vec<EventTableBuilder>,
+) -> Result<EventTableBuilder, BuildError> {
+    let mut parts = parts.into_iter();
+    let Some(mut out) = parts.next() else { return Ok(EventTableBuilder::new()) };
+    let rest: Vec<EventTableBuilder> = parts.collect();
+    // Part 0 is already in the merged numbering.
+    let mut maps = vec![PartMap::default()];
+    for part in &rest {
+        let syms = out.interner.absorb(&part.interner);
+        let layouts = part
+            .table
+            .layouts
+            .iter()
+            .map(|l| {
+                let fields: Vec<_> = l.fields.iter().map(|&(n, k)| (remap_sym(&syms, n), k)).collect();
+                out.layout(remap_sym(&syms, l.event), &fields)
+            })
+            .collect();
+        maps.push(PartMap { syms, layouts, strings_done: false });
+    }
+    let mut tables = Vec::with_capacity(rest.len() + 1);
+    let mut str_at = Vec::with_capacity(rest.len() + 1);
+    tables.push(std::mem::take(&mut out.table));
+    str_at.push(std::mem::take(&mut out.str_at));
+    for p in rest {
+        tables.push(p.table);
+        str_at.push(p.str_at);
+    }
+    // Part 0's layouts are the merged list (`out.layout` added the others' to it).
+    columns.layouts = std::mem::take(&mut tables[0].layouts);
+    // A part whose strings would change byte length in the new numbering (only past 2^14
+    // strings) has its field arena rewritten first; the others are renumbered in place.
+    {
+        let offs = split_lengths(&mut columns.field_off, counts.iter().copied());
+        let layouts = split_lengths(&mut columns.layout, counts.iter().copied());
+        tables.par_iter_mut().zip(maps.par_iter_mut()).zip(offs).zip(layouts).try_for_each(
+            |(((t, map), offs), layouts)| {
+                if !map.keeps_string_lengths() {
+                    map.reencode_strings(t, offs, layouts)?;
+                }
+                Ok(())
+            },
+        )?;
+    }
+    // Field offsets are rebased by the field bytes of the parts before; each part's last
+    // (largest) offset must still fit the u32 offset column.
+    let mut data_base = Vec::with_capacity(tables.len());
+    let mut data_len = 0usize;
+    let mut at = 0usize;
+    for (t, &n) in tables.iter().zip(&counts) {
+        let base = u32::try_from(data_len).map_err(|_| BuildError::ArenaFull)?;
+        if let Some(&last) = columns.field_off[at..at + n].last() {
+            base.checked_add(last).ok_or(BuildError::ArenaFull)?;
+        }
+        data_base.push(base);
+        data_len += t.field_data.len();
+        at += n;
+    }
+    // A zeroed allocation of this size is fresh pages: nothing is written twice.
+    let mut field_data = vec![0u8; data_len];
+    {
+        let data = split_lengths(&mut field_data, tables.iter().map(|t| t.field_data.len()));
+        let offs = split_lengths(&mut columns.field_off, counts.iter().copied());
+        let layouts = split_lengths(&mut columns.layout, counts.iter().copied());
+        let comms = split_lengths(&mut columns.comm, counts.iter().copied());
+        data.into_par_iter().zip(offs).zip(layouts).zip(comms).enumerate().for_each(
+            |(i, (((data, offs), layouts), comms))| {
+                let map = &maps[i];
+                // The part's field values are renumbered while in cache.
+                data.copy_from_slice(&tables[i].field_data);
+                map.renumber_strings(&str_at[i], data);
+                for off in offs.iter_mut() {
+                    *off += data_base[i];
+                }
+                if !map.syms.is_empty() {
+                    for c in comms.iter_mut() {
+                        *c = map.sym(*c);
+                    }
+                    for l in layouts.iter_mut() {
+                        *l = map.layout(*l);
+                    }
+                }
+            },
+        );
+    }
+    columns.field_data = field_data;
+    let mut base_index = 0u32;
+    for ((t, map), &n) in tables.iter().zip(&maps).zip(&counts) {
+        columns.stacks.extend(t.stacks.iter().map(|&(i, s)| (base_index + i, map.sym(s))));
+        base_index += n as u32;
+    }
+    out.table = columns;
+    // Freeing the parts gives their pages back (munmap); the merged table does not wait.
+    rayon::spawn(move || drop((tables, str_at)));
+    Ok(out)
+}
+
+/// The concatenation of one column of every part, written in parallel straight into an
+/// allocation of the final size.
+fn par_column<T, C>(parts: &[&EventTable], column: C) -> Vec<T>
 where
-    S: Copy + Sync,
-    T: Send,
-    C: Fn(&EventTable) -> &Vec<S> + Sync,
-    M: Fn(usize, S) -> T + Sync,
+    T: Copy + Send + Sync,
+    C: Fn(&EventTable) -> &Vec<T> + Sync,
 {
     let total = parts.iter().map(|p| column(p).len()).sum();
     let mut out: Vec<T> = Vec::with_capacity(total);
-    split_by_part(&mut out.spare_capacity_mut()[..total], parts, |p| column(p).len())
+    split_lengths(&mut out.spare_capacity_mut()[..total], parts.iter().map(|p| column(p).len()))
         .into_par_iter()
-        .enumerate()
-        .for_each(|(i, dst)| {
-            for (d, &v) in dst.iter_mut().zip(column(&parts[i]).iter()) {
-                d.write(map(i, v));
+        .zip(parts)
+        .for_each(|(dst, p)| {
+            for (d, &v) in dst.iter_mut().zip(column(p).iter()) {
+                d.write(v);
             }
         });
     // SAFETY: the slices partition the first `total` elements of the spare capacity, each
     // exactly as long as its part's column, and the loop above wrote every element of each
-    // (`zip` of two equally long slices). A panic in `map` never reaches this line.
+    // (`zip` of two equally long slices).
     #[allow(unsafe_code)]
     unsafe {
         out.set_len(total);
@@ -568,16 +888,12 @@ where
     out
 }
 
-/// `buf` cut into consecutive slices, one per part, each `len(part)` long (their sum must
-/// not exceed `buf`'s length).
-fn split_by_part<'a, X>(
-    mut buf: &'a mut [X],
-    parts: &[EventTable],
-    len: impl Fn(&EventTable) -> usize,
-) -> Vec<&'a mut [X]> {
-    let mut slices = Vec::with_capacity(parts.len());
-    for p in parts {
-        let (head, tail) = std::mem::take(&mut buf).split_at_mut(len(p));
+/// `buf` cut into consecutive slices of the given lengths (their sum must not exceed `buf`'s
+/// length).
+fn split_lengths<X>(mut buf: &mut [X], lengths: impl Iterator<Item = usize>) -> Vec<&mut [X]> {
+    let mut slices = Vec::with_capacity(lengths.size_hint().0);
+    for len in lengths {
+        let (head, tail) = std::mem::take(&mut buf).split_at_mut(len);
         slices.push(head);
         buf = tail;
     }
@@ -612,40 +928,34 @@ impl PartMap {
         self.syms.iter().enumerate().all(|(old, &new)| str_len(Sym(old as u32)) == str_len(new))
     }
 
-    /// Renumbers the string values in `data`, a copy of `part`'s field arena (read with the
-    /// part's own layouts), where they lie. Numbers are skipped as encoded.
-    fn renumber_strings(&self, part: &EventTable, data: &mut [u8]) {
+    /// Renumbers the string values in `data`, a copy of a part's field arena, where they lie
+    /// (`str_at`: where each starts).
+    fn renumber_strings(&self, str_at: &[u32], data: &mut [u8]) {
         if self.syms.is_empty() || self.strings_done {
             return;
         }
-        let has_str: Vec<bool> =
-            part.layouts.iter().map(|l| l.fields.iter().any(|f| f.1 == FieldKind::Str)).collect();
-        for (&off, l) in part.field_off.iter().zip(&part.layout) {
-            if !has_str.get(l.0 as usize).copied().unwrap_or(false) {
-                continue;
-            }
-            let mut pos = off as usize;
-            for &(_, kind) in &part.layouts[l.0 as usize].fields {
-                if kind == FieldKind::Str {
-                    let start = pos;
-                    let old = get_varint(data, &mut pos);
-                    let new = self.sym(Sym(old as u32));
-                    // Same length by `keeps_string_lengths`, so this always fits.
-                    if let Some(dst) = data.get_mut(start..pos) {
-                        write_varint_exact(dst, u64::from(new.0));
-                    }
-                } else {
-                    skip_varint(data, &mut pos);
-                }
+        for &at in str_at {
+            let start = at as usize;
+            let mut pos = start;
+            let old = get_varint(data, &mut pos);
+            let new = self.sym(Sym(old as u32));
+            // Same length by `keeps_string_lengths`, so this always fits.
+            if let Some(dst) = data.get_mut(start..pos) {
+                write_varint_exact(dst, u64::from(new.0));
             }
         }
     }
 
-    /// Rewrites the part's field arena in the merged numbering (string values re-encoded,
-    /// offsets moved); used when renumbering in place would change lengths.
-    fn reencode_strings(&mut self, t: &mut EventTable) -> Result<(), BuildError> {
+    /// Rewrites a part's field arena in the merged numbering (string values re-encoded,
+    /// the events' offsets `offs` moved); used when renumbering in place would change lengths.
+    fn reencode_strings(
+        &mut self,
+        t: &mut EventTable,
+        offs: &mut [u32],
+        layout_ids: &[LayoutId],
+    ) -> Result<(), BuildError> {
         let mut data = Vec::with_capacity(t.field_data.len() + t.field_data.len() / 8);
-        for (off, l) in t.field_off.iter_mut().zip(&t.layout) {
+        for (off, l) in offs.iter_mut().zip(layout_ids) {
             let mut pos = *off as usize;
             *off = u32::try_from(data.len()).map_err(|_| BuildError::ArenaFull)?;
             for &(_, kind) in &t.layouts[l.0 as usize].fields {
@@ -806,6 +1116,106 @@ mod tests {
         assert_eq!(text(20_000), ["Some(3)", "dev3"]);
         assert_eq!(text(20_001), ["Some(4)", "dev4"]);
         assert_eq!(text(20_002), ["Some(5)", "dev5"]);
+    }
+
+    /// Fills window `i` of `columns` with `events[i]` through a builder of its own.
+    fn fill_windows(columns: &mut SharedColumns, events: &[Vec<(Ps, &str, i64)>]) -> Vec<WindowedPart> {
+        columns
+            .windows()
+            .into_iter()
+            .zip(events)
+            .map(|(w, evs)| {
+                let mut b = TableBuilder::in_window(w);
+                let irq = b.intern(b"irq");
+                let name = b.intern(b"name");
+                for &(ts, ev, n) in evs {
+                    let comm = b.intern(format!("task{}", n % 3).as_bytes());
+                    let e = b.intern(ev.as_bytes());
+                    let l = b.layout(e, &[(irq, FieldKind::Int), (name, FieldKind::Str)]);
+                    let s = b.intern(format!("dev{n}").as_bytes());
+                    b.push(
+                        ts,
+                        n as u16,
+                        n as i32,
+                        comm,
+                        IrqFlags::NONE,
+                        l,
+                        &[FieldValue::Int(n), FieldValue::Str(s)],
+                    );
+                    if n % 5 == 0 {
+                        let frames = b.intern(format!("stack{n}").as_bytes());
+                        assert!(b.attach_stack_to_last(frames));
+                    }
+                }
+                assert!(b.table().is_empty(), "a window's events are not in the builder's own columns");
+                b.leave_window()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn windows_with_gaps_merge_into_the_same_table_as_owned_parts() {
+        let evs: Vec<(Ps, String, i64)> = (0..500).map(|i| (i * 7, format!("ev{}", i % 11), i)).collect();
+        let evs: Vec<(Ps, &str, i64)> = evs.iter().map(|(t, n, v)| (*t, n.as_str(), *v)).collect();
+        // Parts of unequal sizes, one empty; every window but the full ones leaves a gap that
+        // the merge closes.
+        let cuts = [0, 40, 40, 41, 300, 500];
+        let parts: Vec<Vec<_>> = cuts.windows(2).map(|w| evs[w[0]..w[1]].to_vec()).collect();
+        let slack = [3, 0, 1, 100, 0];
+        let bounds = parts.iter().zip(slack).map(|(p, s)| p.len() + s).collect();
+        let mut columns = SharedColumns::new(bounds);
+        let filled = fill_windows(&mut columns, &parts);
+        assert_eq!(filled.iter().map(WindowedPart::len).collect::<Vec<_>>(), [40, 0, 1, 259, 200]);
+        let (merged, strings) = columns.merge(filled).and_then(|b| b.finish()).expect("merge");
+
+        let mut whole = SharedColumns::new(vec![evs.len()]);
+        let one = fill_windows(&mut whole, std::slice::from_ref(&evs));
+        let (whole, whole_strings) = whole.merge(one).and_then(|b| b.finish()).expect("merge");
+        assert_eq!(merged.len(), 500);
+        assert_eq!(merged.ts, whole.ts);
+        assert_eq!(merged.cpu, whole.cpu);
+        assert_eq!(merged.pid, whole.pid);
+        let text = |t: &EventTable, s: &Interner, i: usize| {
+            let e = t.get(i).expect("event");
+            let fields: Vec<String> = e
+                .fields()
+                .map(|(n, v)| match v {
+                    FieldValue::Str(v) => format!("{}={}", s.resolve(n), s.resolve(v)),
+                    v => format!("{}={:?}", s.resolve(n), v.as_i64()),
+                })
+                .collect();
+            let stack = e.stack().map(|st| s.resolve(st).into_owned());
+            (s.resolve(e.name()).into_owned(), s.resolve(e.comm()).into_owned(), fields, stack)
+        };
+        for i in 0..500 {
+            assert_eq!(text(&merged, &strings, i), text(&whole, &whole_strings, i), "event {i}");
+        }
+        assert_eq!(merged.stacks().len(), 100);
+    }
+
+    #[test]
+    fn windows_refuse_overflow_and_foreign_parts() {
+        let evs = vec![(1, "a", 1), (2, "a", 2), (3, "a", 3)];
+        // A window one slot short: the builder reports it instead of writing past it.
+        let mut columns = SharedColumns::new(vec![2]);
+        let filled = fill_windows(&mut columns, std::slice::from_ref(&evs));
+        assert_eq!(filled[0].len(), 2);
+        assert_eq!(columns.merge(filled).err(), Some(BuildError::WindowFull));
+        // Parts of other columns, missing or out of order are refused.
+        let mut a = SharedColumns::new(vec![3, 3]);
+        let mut b = SharedColumns::new(vec![3, 3]);
+        let from_a = fill_windows(&mut a, &[evs.clone(), evs.clone()]);
+        let mut from_b = fill_windows(&mut b, &[evs.clone(), evs.clone()]);
+        assert_eq!(a.merge(from_b.drain(..1).collect()).err(), Some(BuildError::ForeignPart));
+        let c = SharedColumns::new(vec![3, 3]);
+        assert_eq!(c.merge(from_a).err(), Some(BuildError::ForeignPart));
+        let mut d = SharedColumns::new(vec![3, 3]);
+        let mut from_d = fill_windows(&mut d, &[evs.clone(), evs.clone()]);
+        from_d.swap(0, 1);
+        assert_eq!(d.merge(from_d).err(), Some(BuildError::ForeignPart));
+        // A builder that never had a window is no window's part.
+        let owned = EventTableBuilder::new().leave_window();
+        assert_eq!(SharedColumns::new(vec![0]).merge(vec![owned]).err(), Some(BuildError::ForeignPart));
     }
 
     #[test]

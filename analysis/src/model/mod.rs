@@ -18,7 +18,10 @@ mod time;
 pub use analog::AnalogTrack;
 pub use diagnostics::{Diagnostic, Diagnostics, Gap, MAX_KEPT_DIAGNOSTICS};
 pub use digital::DigitalTrack;
-pub use events::{EventRef, EventTable, EventTableBuilder, IrqFlags};
+pub use events::{
+    BuildError, ColumnWindow, EventRef, EventTable, EventTableBuilder, IrqFlags, SharedColumns, TableBuilder,
+    WindowedPart,
+};
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
 pub use intern::{Interner, Sym};
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};

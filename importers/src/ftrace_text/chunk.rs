@@ -12,7 +12,8 @@ use super::line::{
 use super::payload::{Handler, STR_CACHE_BYTES, Sink, name_token, str_key};
 use crate::{LoadControl, ParseFailure};
 use latscope_analysis::model::{
-    Diagnostics, EventTableBuilder, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym,
+    ColumnWindow, Diagnostics, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym, TableBuilder,
+    WindowedPart,
 };
 use memchr::memchr;
 use rustc_hash::FxHashMap;
@@ -75,9 +76,10 @@ struct PendingGraph {
 /// What a chunk produced.
 #[derive(Debug)]
 pub(crate) struct ChunkOut {
-    pub builder: EventTableBuilder,
+    /// The events went into the chunk's window; strings and field values are here.
+    pub events: WindowedPart,
     pub diag: Diagnostics,
-    /// Span labels are symbols of `builder`'s interner.
+    /// Span labels are symbols of `events`' interner.
     pub spans: SpanTrack,
     pub metadata: Vec<(String, String)>,
     /// `##### CPU n buffer started ####` notes: (chunk line, cpu).
@@ -93,8 +95,8 @@ pub(crate) struct ChunkOut {
 }
 
 #[derive(Debug)]
-pub(crate) struct ChunkParser {
-    sink: Sink,
+pub(crate) struct ChunkParser<'a> {
+    sink: Sink<'a>,
     diag: Diagnostics,
     origin: i64,
     names: FxHashMap<Box<[u8]>, usize>,
@@ -122,9 +124,10 @@ pub(crate) struct ChunkParser {
     offset: u64,
 }
 
-impl ChunkParser {
-    pub fn new(origin_secs: i64) -> ChunkParser {
-        let mut sink = Sink::new();
+impl<'a> ChunkParser<'a> {
+    /// A parser writing its events into `window`, which must hold one slot per line.
+    pub fn new(origin_secs: i64, window: ColumnWindow<'a>) -> ChunkParser<'a> {
+        let mut sink = Sink::new(TableBuilder::in_window(window));
         let empty = sink.b.intern(b"");
         ChunkParser {
             sink,
@@ -747,7 +750,7 @@ impl ChunkParser {
             .map(|(c, &t)| (c as u16, t))
             .collect();
         ChunkOut {
-            builder: self.sink.b,
+            events: self.sink.b.leave_window(),
             diag: self.diag,
             spans: std::mem::take(&mut self.graph.spans),
             metadata: self.metadata,

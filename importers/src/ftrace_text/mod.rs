@@ -19,7 +19,7 @@ mod payload;
 use crate::{LoadControl, ParseFailure, Position};
 use chunk::{ChunkOut, ChunkParser, MAX_LINE, OVERLONG_LINE, is_cut_point};
 use latscope_analysis::model::{
-    ClockOrigin, Diagnostics, EventTableBuilder, Source, SourceKind, SpanTrack, Sym,
+    BuildError, ClockOrigin, ColumnWindow, Diagnostics, SharedColumns, Source, SourceKind, SpanTrack, Sym,
 };
 use memchr::memchr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -75,15 +75,31 @@ fn parse_at(data: &[u8], ctl: &LoadControl, targets: &[usize]) -> Result<Source,
     let origin = peek_origin(data);
     let targets = if is_function_graph(data) { &[][..] } else { targets };
     let bounds = split(data, targets);
+    // A line holds at most one event, so each chunk's line count bounds its events: the
+    // chunks write them straight into one allocation of the event columns.
+    let lines = run_queue(bounds.len(), |i| line_count(&data[bounds[i].0..bounds[i].1]));
+    let mut columns = SharedColumns::new(lines);
+    let windows: Vec<Mutex<Option<ColumnWindow<'_>>>> =
+        columns.windows().into_iter().map(|w| Mutex::new(Some(w))).collect();
     let outs = run_queue(bounds.len(), |i| {
         let (s, e) = bounds[i];
-        ChunkParser::new(origin).run(&data[s..e], s as u64, ctl)
+        let window = windows[i].lock().unwrap_or_else(PoisonError::into_inner).take();
+        match window {
+            Some(w) => ChunkParser::new(origin, w).run(&data[s..e], s as u64, ctl),
+            None => Err(ParseFailure::invalid(Position::Byte(s as u64), "chunk parsed twice")),
+        }
     });
+    drop(windows);
     let mut parts = Vec::with_capacity(outs.len());
     for out in outs {
         parts.push(out?);
     }
-    assemble(parts, origin)
+    assemble(parts, origin, columns)
+}
+
+/// The lines of a chunk as [`ChunkParser::run`] reads them: one per `\n`, plus an unended last.
+fn line_count(chunk: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', chunk).count() + usize::from(chunk.last().is_some_and(|&b| b != b'\n'))
 }
 
 /// Runs `job(0..n)` on the rayon pool, each thread taking the next index from one shared
@@ -113,7 +129,7 @@ fn run_queue<T: Send>(n: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
 }
 
 /// Merges chunk results in file order into one source.
-fn assemble(parts: Vec<ChunkOut>, origin: i64) -> Result<Source, ParseFailure> {
+fn assemble(parts: Vec<ChunkOut>, origin: i64, columns: SharedColumns) -> Result<Source, ParseFailure> {
     let mut diag = Diagnostics::default();
     let mut metadata: Vec<(String, String)> = Vec::new();
     let mut spans = SpanTrack::new("function_graph");
@@ -156,22 +172,26 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64) -> Result<Source, ParseFailure> {
             spans = part.spans;
             spans.name = "function_graph".into();
         } else if !part.spans.is_empty() {
-            let labels = part.spans.label.iter().map(|&s| part.builder.interner.bytes_of(s).into()).collect();
+            let labels =
+                part.spans.label.iter().map(|&s| part.events.interner().bytes_of(s).into()).collect();
             later_spans.push((part.spans, labels));
         }
         records += part.records;
         saw_cpu |= part.saw_cpu_column;
         unmatched += part.unmatched_exits;
         line_base += part.lines;
-        builders.push(part.builder);
+        builders.push(part.events);
     }
 
-    let limit = |_| ParseFailure::Limit {
-        at: Position::Byte(0),
-        what: "event field data".into(),
-        limit: "4 GiB per source".into(),
+    let limit = |e: BuildError| match e {
+        BuildError::ArenaFull => ParseFailure::Limit {
+            at: Position::Byte(0),
+            what: "event field data".into(),
+            limit: "4 GiB per source".into(),
+        },
+        e => ParseFailure::invalid(Position::Byte(0), format!("internal error: {e}")),
     };
-    let mut merged = EventTableBuilder::merge(builders).map_err(limit)?;
+    let mut merged = columns.merge(builders).map_err(limit)?;
     for (mut track, labels) in later_spans {
         track.label = labels.iter().map(|l| merged.intern(l)).collect::<Vec<Sym>>();
         for i in 0..track.len() {

@@ -7,7 +7,7 @@
 use super::line::{
     find, parse_0x, parse_hex, parse_i64, parse_u64, split_digits, trim, trim_end, trim_start,
 };
-use latscope_analysis::model::{EventTableBuilder, FieldKind, FieldValue, Sym};
+use latscope_analysis::model::{FieldKind, FieldValue, Sym, TableBuilder};
 use memchr::memmem;
 
 /// How an event name's payload is parsed.
@@ -222,7 +222,7 @@ pub(crate) struct Keys {
 }
 
 impl Keys {
-    pub fn new(b: &mut EventTableBuilder) -> Keys {
+    pub fn new(b: &mut TableBuilder<'_>) -> Keys {
         let mut k = |s: &str| b.intern(s.as_bytes());
         Keys {
             irq: k("irq"),
@@ -271,8 +271,8 @@ pub(crate) const STR_CACHE_BYTES: usize = 24;
 
 /// Where parsers put an event's fields: the builder (for interning) and reusable buffers.
 #[derive(Debug)]
-pub(crate) struct Sink {
-    pub b: EventTableBuilder,
+pub(crate) struct Sink<'a> {
+    pub b: TableBuilder<'a>,
     pub keys: Keys,
     pub fields: Vec<(Sym, FieldKind)>,
     pub values: Vec<FieldValue>,
@@ -304,9 +304,9 @@ pub(crate) fn str_key(s: &[u8]) -> ([u64; 3], usize) {
     (key, (h >> 40) as usize % STR_CACHE_SLOTS)
 }
 
-impl Sink {
-    pub fn new() -> Sink {
-        let mut b = EventTableBuilder::new();
+impl<'a> Sink<'a> {
+    /// A sink filling `b`.
+    pub fn new(mut b: TableBuilder<'a>) -> Sink<'a> {
         let keys = Keys::new(&mut b);
         Sink {
             b,
