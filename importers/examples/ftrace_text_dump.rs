@@ -24,21 +24,23 @@ fn main() {
             repeat = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
             continue;
         }
-        let data = match std::fs::read(&arg) {
+        // Mapped, as `latscope` reads files.
+        let input = match latscope_importers::Input::open(std::path::Path::new(&arg)) {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("{arg}: {e}");
                 continue;
             }
         };
+        let data = input.bytes();
         // Best of `repeat` runs: the input is already in memory, only the import is timed.
         let mut secs = f64::MAX;
         let mut result = None;
         for _ in 0..repeat.max(1) {
             let t0 = Instant::now();
             let r = match chunks {
-                Some(n) => ftrace_text::parse_with_chunks(&data, &LoadControl::new(), n),
-                None => ftrace_text::parse(&data, &LoadControl::new()),
+                Some(n) => ftrace_text::parse_with_chunks(data, &LoadControl::new(), n),
+                None => ftrace_text::parse_releasing(data, &LoadControl::new(), &|r| input.release(r)),
             };
             secs = secs.min(t0.elapsed().as_secs_f64());
             result = Some(r);

@@ -30,7 +30,8 @@ pub fn open(path: &Path, ctl: &LoadControl) -> Result<Source, ImportError> {
     let data = input.bytes();
     ctl.set_total(data.len() as u64);
     let format = detect(data).ok_or_else(|| ImportError::Unsupported { path: path.to_owned() })?;
-    let mut source = import_bytes(format, data, ctl).map_err(|f| f.at_path(path))?;
+    let release = |range| input.release(range);
+    let mut source = import_with(format, data, ctl, &release).map_err(|f| f.at_path(path))?;
     source.path = Some(path.to_owned());
     if let Some(name) = path.file_name() {
         source.name = name.to_string_lossy().into_owned();
@@ -40,8 +41,19 @@ pub fn open(path: &Path, ctl: &LoadControl) -> Result<Source, ImportError> {
 
 /// Imports bytes already known to be in `format`.
 pub fn import_bytes(format: Format, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    import_with(format, data, ctl, &|_| {})
+}
+
+/// [`import_bytes`], telling `release` which byte ranges the importer is done with (see
+/// [`Input::release`]).
+fn import_with(
+    format: Format,
+    data: &[u8],
+    ctl: &LoadControl,
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Result<Source, ParseFailure> {
     let mut source = match format {
-        Format::FtraceText => ftrace_text::parse(data, ctl)?,
+        Format::FtraceText => ftrace_text::parse_releasing(data, ctl, release)?,
         Format::TraceDat => tracedat::parse(data, ctl)?,
         Format::SigrokSr => sigrok::parse(data, ctl)?,
         Format::Vcd => vcd::parse(data, ctl)?,

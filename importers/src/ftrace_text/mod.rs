@@ -22,6 +22,7 @@ use latscope_analysis::model::{
     BuildError, ClockOrigin, ColumnWindow, Diagnostics, SharedColumns, Source, SourceKind, SpanTrack, Sym,
 };
 use memchr::memchr;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -34,12 +35,22 @@ const PEEK_LINES: usize = 4096;
 
 /// Parses ftrace text. Never panics; malformed lines are counted in the diagnostics.
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    parse_releasing(data, ctl, &|_| {})
+}
+
+/// [`parse`], calling `release` with each chunk's byte range once it is parsed (the input
+/// is not read there again).
+pub fn parse_releasing(
+    data: &[u8],
+    ctl: &LoadControl,
+    release: &(dyn Fn(Range<usize>) + Sync),
+) -> Result<Source, ParseFailure> {
     let targets = if data.len() < PARALLEL_MIN_BYTES {
         Vec::new()
     } else {
         guided_cuts(data.len(), rayon::current_num_threads())
     };
-    parse_at(data, ctl, &targets)
+    parse_at(data, ctl, &targets, release)
 }
 
 /// [`parse`] with `chunks` chunks of about equal size (at least 1; function_graph input
@@ -47,7 +58,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
 pub fn parse_with_chunks(data: &[u8], ctl: &LoadControl, chunks: usize) -> Result<Source, ParseFailure> {
     let n = chunks.max(1);
     let targets: Vec<usize> = (1..n).map(|i| data.len() / n * i).collect();
-    parse_at(data, ctl, &targets)
+    parse_at(data, ctl, &targets, &|_| {})
 }
 
 /// Where the chunks of a parallel parse should end: decreasing sizes, each a share of what
@@ -68,7 +79,12 @@ fn guided_cuts(len: usize, threads: usize) -> Vec<usize> {
 }
 
 /// Parses the chunks that end near `targets` (see [`split`]) on the rayon pool.
-fn parse_at(data: &[u8], ctl: &LoadControl, targets: &[usize]) -> Result<Source, ParseFailure> {
+fn parse_at(
+    data: &[u8],
+    ctl: &LoadControl,
+    targets: &[usize],
+    release: &(dyn Fn(Range<usize>) + Sync),
+) -> Result<Source, ParseFailure> {
     if ctl.is_cancelled() {
         return Err(ParseFailure::Cancelled);
     }
@@ -84,10 +100,12 @@ fn parse_at(data: &[u8], ctl: &LoadControl, targets: &[usize]) -> Result<Source,
     let outs = run_queue(bounds.len(), |i| {
         let (s, e) = bounds[i];
         let window = windows[i].lock().unwrap_or_else(PoisonError::into_inner).take();
-        match window {
+        let out = match window {
             Some(w) => ChunkParser::new(origin, w).run(&data[s..e], s as u64, ctl),
             None => Err(ParseFailure::invalid(Position::Byte(s as u64), "chunk parsed twice")),
-        }
+        };
+        release(s..e);
+        out
     });
     drop(windows);
     let mut parts = Vec::with_capacity(outs.len());
