@@ -7,7 +7,7 @@
 use super::graph::{GraphKind, GraphLine, GraphState, GraphText, classify_text, parse_graph_line};
 use super::line::{
     Prefix, Ts, find, fixed_width_prefix, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits,
-    trim, trim_start,
+    trim, trim_start, word_at, word_prefix,
 };
 use super::payload::{Handler, STR_CACHE_BYTES, Sink, name_token, str_key};
 use crate::{LoadControl, ParseFailure};
@@ -27,6 +27,10 @@ pub(crate) const OVERLONG_LINE: &str = "line longer than 1048576 bytes skipped";
 const COMM_CACHE_SLOTS: usize = 64;
 const COMM_CACHE_BYTES: usize = 32;
 const NAME_CACHE_SLOTS: usize = 64;
+/// Slots of the cache of event names by the first 16 bytes of their body.
+const NAME_HIT_SLOTS: usize = 64;
+/// The longest name that cache holds.
+const NAME_HIT_BYTES: usize = 24;
 /// Progress and cancel are checked every this many lines.
 const REPORT_EVERY: u64 = 4096;
 
@@ -102,6 +106,11 @@ pub(crate) struct ChunkParser<'a> {
     names: FxHashMap<Box<[u8]>, usize>,
     /// Direct-mapped cache in front of `names`: (length, zero-padded name, index).
     name_cache: Vec<(u8, [u64; 3], usize)>,
+    /// Event names seen at the start of a body, by the body's first 16 bytes: (those bytes,
+    /// name length, name bytes 16..24 zero-padded, name index). Most lines start with a
+    /// recent name, and a hit here replaces both the name scan and the name lookup. 16
+    /// bytes tell apart names that share a prefix (`sched_waking`/`sched_wakeup`).
+    name_hits: Vec<([u64; 2], u8, u64, usize)>,
     infos: Vec<NameInfo>,
     name_buf: Vec<u8>,
     empty: Sym,
@@ -136,6 +145,7 @@ impl<'a> ChunkParser<'a> {
             names: FxHashMap::default(),
             // Length u8::MAX marks a free slot.
             name_cache: vec![(u8::MAX, [0; 3], 0); NAME_CACHE_SLOTS],
+            name_hits: vec![([0; 2], u8::MAX, 0, 0); NAME_HIT_SLOTS],
             infos: Vec::new(),
             name_buf: Vec::new(),
             empty,
@@ -366,6 +376,51 @@ impl<'a> ChunkParser<'a> {
         i
     }
 
+    /// [`name_token`] with the name's index: `name: payload` at the start of an event body.
+    fn event_name<'b>(&mut self, body: &'b [u8]) -> Option<(usize, &'b [u8])> {
+        let first = word_at(body, 0).zip(word_at(body, 8)).map(|(a, b)| [a, b]);
+        let slot = first.map(|[a, b]| {
+            ((a ^ b.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % NAME_HIT_SLOTS
+        });
+        if let (Some(key), Some(slot)) = (first, slot)
+            && let Some(hit) = self.recent_name(body, key, slot)
+        {
+            return Some(hit);
+        }
+        let (name, payload) = name_token(body)?;
+        let idx = self.name_index(name);
+        let n = name.len();
+        if let (Some(key), Some(slot)) = (first, slot)
+            && n <= NAME_HIT_BYTES
+            && let Some(tail) = rest_word(name, 16)
+        {
+            self.name_hits[slot] = (key, n as u8, tail, idx);
+        }
+        Some((idx, payload))
+    }
+
+    /// The cached name `body` starts with (first 16 bytes `key`), checked as [`name_token`]
+    /// would read it: the same bytes, then `:` and a blank or the end.
+    #[inline]
+    fn recent_name<'b>(&self, body: &'b [u8], key: [u64; 2], slot: usize) -> Option<(usize, &'b [u8])> {
+        let (k, n, tail, idx) = self.name_hits[slot];
+        if k != key || n == u8::MAX {
+            return None;
+        }
+        let n = usize::from(n);
+        if n > 16 && rest_word(body.get(..n)?, 16)? != tail {
+            return None;
+        }
+        if body.get(n) != Some(&b':') {
+            return None;
+        }
+        match body.get(n + 1) {
+            None => Some((idx, &[])),
+            Some(&c) if c == b' ' || c == b'\t' => Some((idx, trim_start(&body[n + 1..]))),
+            Some(_) => None,
+        }
+    }
+
     fn name_index_slow(&mut self, name: &[u8]) -> usize {
         if let Some(&i) = self.names.get(name) {
             return i;
@@ -417,6 +472,20 @@ impl<'a> ChunkParser<'a> {
     #[allow(clippy::too_many_arguments)]
     fn emit(&mut self, name: &[u8], payload: &[u8], ts: Ps, cpu: u16, pid: i32, comm: Sym, flags: IrqFlags) {
         let idx = self.name_index(name);
+        self.emit_at(idx, payload, ts, cpu, pid, comm, flags);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_at(
+        &mut self,
+        idx: usize,
+        payload: &[u8],
+        ts: Ps,
+        cpu: u16,
+        pid: i32,
+        comm: Sym,
+        flags: IrqFlags,
+    ) {
         self.sink.parse(self.infos[idx].handler, payload);
         self.push(idx, ts, cpu, pid, comm, flags);
     }
@@ -438,12 +507,11 @@ impl<'a> ChunkParser<'a> {
     /// Dispatches an event body (also the content of a graph `/* */` comment).
     #[allow(clippy::too_many_arguments)]
     fn body(&mut self, body: &[u8], ts: Ps, cpu: u16, pid: i32, comm: Sym, flags: IrqFlags, may_wrap: bool) {
-        if let Some((name, payload)) = name_token(body) {
+        if let Some((name, payload)) = self.event_name(body) {
             if payload.is_empty() && may_wrap {
-                let name = self.name_index(name);
                 self.pending = Some(Pending { ts, cpu, pid, comm, flags, name, payload: Vec::new() });
             } else {
-                self.emit(name, payload, ts, cpu, pid, comm, flags);
+                self.emit_at(name, payload, ts, cpu, pid, comm, flags);
             }
             return;
         }
@@ -787,4 +855,82 @@ pub(crate) fn is_cut_point(line: &[u8]) -> bool {
 /// The body of a kernel stack record, whose `=>` frames follow on their own lines.
 fn is_stack_record(body: &[u8]) -> bool {
     body == b"<stack trace>" || body == b"<user stack trace>"
+}
+
+/// Bytes `at..at + 8` of `s` (fewer at its end) as a zero-padded word; 0 past the end.
+#[inline]
+fn rest_word(s: &[u8], at: usize) -> Option<u64> {
+    if at >= s.len() {
+        return Some(0);
+    }
+    word_prefix(s, at, s.len() - at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_analysis::model::SharedColumns;
+
+    /// The name cache must read every body as `name_token` does, whatever came before.
+    #[test]
+    fn cached_event_names_read_as_the_name_scan() {
+        let bodies: &[&[u8]] = &[
+            b"sched_waking: comm=a pid=1",
+            b"sched_wakeup: comm=a pid=1",
+            // Same first 16 bytes, different names.
+            b"hrtimer_expire_entry: hrtimer=1",
+            b"hrtimer_expire_exit: hrtimer=1",
+            b"hrtimer_expire_entry: hrtimer=2",
+            // Same 16 bytes and length, different tail.
+            b"hrtimer_expire_enrty: hrtimer=2",
+            // 16, 24 and 25 characters, and one name ending exactly where the key does.
+            b"abcdefghijklmnop: x=1",
+            // Same 16 bytes as the name just cached: no blank after the colon, a longer name.
+            b"abcdefghijklmnop:x=1",
+            b"abcdefghijklmnopq: x=1",
+            b"abcdefghijklmnop: x=1",
+            b"abcdefghijklmnopq x=1",
+            b"abcdefghijklmnopqrstuvwx: x=1",
+            b"abcdefghijklmnopqrstuvwxy: x=1",
+            b"abcdefghijklmnopqrstuvwxy: x=2",
+            // Cached prefix, then not a name: no blank after the colon, or a longer name.
+            b"sched_waking:comm=a pid=1",
+            b"sched_waking_more: comm=a",
+            b"hrtimer_expire_entry2: x",
+            b"hrtimer_expire_entr: x",
+            // Short names (payload in the key), short bodies, empty payloads, tabs.
+            b"print: a",
+            b"print: b",
+            b"cpu_idle:",
+            b"cpu_idle:\tstate=1",
+            b"x: y",
+            b"sched_waking: ",
+            b"sched_waking: comm=a pid=1",
+            b"not a name at all",
+        ];
+        let mut columns = SharedColumns::new(vec![0]);
+        let Some(window) = columns.windows().into_iter().next() else { panic!("one window") };
+        let mut p = ChunkParser::new(0, window);
+        for round in 0..3 {
+            for body in bodies {
+                let expected = name_token(body).map(|(name, payload)| (p.name_index(name), payload));
+                assert_eq!(p.event_name(body), expected, "round {round}: {}", String::from_utf8_lossy(body));
+            }
+        }
+        // Right after a body is read, its name is in the cache (when it fits there).
+        let mut cached = 0;
+        for body in bodies {
+            p.event_name(body);
+            let fits = body.len() >= 16 && name_token(body).is_some_and(|(n, _)| n.len() <= NAME_HIT_BYTES);
+            if fits {
+                assert!(
+                    p.name_hits
+                        .iter()
+                        .any(|h| h.0 == [word_at(body, 0).unwrap_or(0), word_at(body, 8).unwrap_or(0)])
+                );
+                cached += 1;
+            }
+        }
+        assert!(cached >= 10, "{cached}");
+    }
 }

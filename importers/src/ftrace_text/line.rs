@@ -144,9 +144,21 @@ const TABS: u64 = u64::from_le_bytes([b'\t'; 8]);
 
 /// The 8 bytes at `s[at..]` as a little-endian word, if there are 8.
 #[inline]
-fn word_at(s: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn word_at(s: &[u8], at: usize) -> Option<u64> {
     let w: [u8; 8] = s.get(at..at.checked_add(8)?)?.try_into().ok()?;
     Some(u64::from_le_bytes(w))
+}
+
+/// The `n` (at most 8) bytes at `s[at..]` as a zero-padded little-endian word, if there are
+/// `n`: one load when 8 bytes are there.
+#[inline]
+pub(crate) fn word_prefix(s: &[u8], at: usize, n: usize) -> Option<u64> {
+    let n = n.min(8);
+    if let Some(w) = word_at(s, at) {
+        return Some(if n == 8 { w } else { w & ((1u64 << (8 * n)) - 1) });
+    }
+    let bytes = s.get(at..at.checked_add(n)?)?;
+    Some(bytes.iter().rev().fold(0, |w, &c| w << 8 | u64::from(c)))
 }
 
 /// The high bit of every byte of `w` that is a blank (space or tab), exactly (the carry-free
