@@ -36,7 +36,7 @@ pub(crate) fn parse_ts(tok: &[u8]) -> Option<Ts> {
                 return None;
             }
             let digits = parse_u64(f)?;
-            Some(Ts { secs: whole, ps: digits * 10u64.pow(12 - f.len() as u32) })
+            Some(Ts { secs: whole, ps: digits * FRACTION_SCALE[f.len()] })
         }
     }
 }
@@ -353,8 +353,68 @@ fn next_token(s: &[u8]) -> (&[u8], &[u8]) {
 
 /// `ts: body`: the timestamp token and the record body after it.
 fn ts_and_body(s: &[u8]) -> Option<(Ts, &[u8])> {
+    if let Some(read) = seconds_colon(s) {
+        return Some(read);
+    }
     let (tok, rest) = next_token(s);
     Some((tok.strip_suffix(b":").and_then(parse_ts)?, body_after(rest)?))
+}
+
+/// `10^(12 - digits)`: the picoseconds of one unit of a fraction with `digits` digits.
+const FRACTION_SCALE: [u64; 13] = {
+    let mut t = [0u64; 13];
+    let mut d = 0;
+    while d <= 12 {
+        t[d] = 10u64.pow(12 - d as u32);
+        d += 1;
+    }
+    t
+};
+
+/// [`ts_and_body`] for the form nearly every line has, `SECS.FRACTION:` then a blank or
+/// the end, read in one pass over the digits (no token scan, no second search for the
+/// dot). Anything else is `None` and left to the general reading, which gives the same
+/// result for this form.
+#[inline]
+fn seconds_colon(s: &[u8]) -> Option<(Ts, &[u8])> {
+    let s = trim_start(s);
+    let mut i = 0;
+    let mut secs: u64 = 0;
+    while let Some(&c) = s.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        // 19 digits cannot overflow; longer ones take the general path.
+        if i == 19 {
+            return None;
+        }
+        secs = secs * 10 + u64::from(d);
+        i += 1;
+    }
+    if i == 0 || s.get(i) != Some(&b'.') {
+        return None;
+    }
+    let frac_start = i + 1;
+    let mut j = frac_start;
+    let mut frac: u64 = 0;
+    while let Some(&c) = s.get(j) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        if j - frac_start == 12 {
+            return None;
+        }
+        frac = frac * 10 + u64::from(d);
+        j += 1;
+    }
+    let digits = j - frac_start;
+    if digits == 0 || s.get(j) != Some(&b':') {
+        return None;
+    }
+    let body = body_after(&s[j + 1..])?;
+    Some((Ts { secs, ps: frac * FRACTION_SCALE[digits] }, body))
 }
 
 /// The body after the `:` of the timestamp: one blank, then the text (or nothing).
@@ -443,6 +503,45 @@ fn latency_at(line: &[u8], colon: usize) -> Option<Prefix<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass timestamp reader agrees with the token reading wherever it answers, and
+    /// answers for the usual forms.
+    #[test]
+    fn one_pass_timestamps_read_as_the_token_reading() {
+        fn general(s: &[u8]) -> Option<(Ts, &[u8])> {
+            let (tok, rest) = next_token(s);
+            Some((tok.strip_suffix(b":").and_then(parse_ts)?, body_after(rest)?))
+        }
+        let digits = |n: usize| -> Vec<u8> { (0..n).map(|i| b"9081726354"[i % 10]).collect() };
+        let mut answered = 0;
+        for lead in [&b""[..], b" ", b"   ", b"\t", b" \t "] {
+            for secs in [0, 1, 5, 19, 20, 21] {
+                for dot in [None, Some(0), Some(1), Some(6), Some(9), Some(12), Some(13)] {
+                    for end in [&b""[..], b":", b": ", b":\t", b": sched_switch: a=1  ", b":x", b" :", b"::"]
+                    {
+                        let mut s = lead.to_vec();
+                        s.extend(digits(secs));
+                        if let Some(f) = dot {
+                            s.push(b'.');
+                            s.extend(digits(f));
+                        }
+                        s.extend_from_slice(end);
+                        let fast = seconds_colon(&s);
+                        if fast.is_some() {
+                            answered += 1;
+                            assert_eq!(fast, general(&s), "{}", String::from_utf8_lossy(&s));
+                        }
+                        assert_eq!(ts_and_body(&s), general(&s), "{}", String::from_utf8_lossy(&s));
+                    }
+                }
+            }
+        }
+        assert!(answered >= 100, "{answered}");
+        assert_eq!(
+            seconds_colon(b"  123.000456: irq_handler_entry: irq=1"),
+            Some((Ts { secs: 123, ps: 456_000_000 }, &b"irq_handler_entry: irq=1"[..]))
+        );
+    }
 
     #[test]
     fn timestamps_are_exact() {
