@@ -902,3 +902,27 @@ fn memory_per_event_stays_well_under_48_bytes() {
         assert!(strings_per_event < 8.0, "{name}: {strings_per_event:.1} bytes of strings per event");
     }
 }
+
+#[test]
+fn bracketed_keys_of_generic_payloads_are_fields() {
+    // timer_start prints `expires=%lu [timeout=%ld]`: recorded on this machine
+    // (target/bench-data/ftrace_big.txt has 23,689 of them).
+    let s = load(concat!(
+        "     rcu_preempt-15      [000] d..1. 17110.331424: timer_start: timer=00000000e1329e21 function=process_timeout expires=4299169835 [timeout=1] bucket_expiry=4299169836 cpu=0 idx=44 flags=\n",
+        "     rcu_preempt-15      [000] d..1. 17110.331425: timer_start: timer=00000000e1329e21 function=process_timeout expires=4299169835 [timeout=-3] cpu=0 idx=44 flags=D|I\n",
+        // A bracket inside a value or right after `=` opens no key.
+        "     rcu_preempt-15      [000] d..1. 17110.331426: workqueue_test: comm=a[b=1] x=[y=2] z=3\n",
+    ));
+    clean(&s);
+    assert_eq!(
+        field_names(&s, 0),
+        ["timer", "function", "expires", "timeout", "bucket_expiry", "cpu", "idx", "flags"]
+    );
+    assert_eq!((int(&s, 0, "expires"), int(&s, 0, "timeout")), (4_299_169_835, 1));
+    assert_eq!((int(&s, 1, "timeout"), int(&s, 1, "cpu"), text(&s, 1, "flags")), (-3, 0, "D|I".into()));
+    assert_eq!(field_names(&s, 2), ["comm", "x", "z"]);
+    assert_eq!(
+        (text(&s, 2, "comm"), text(&s, 2, "x"), int(&s, 2, "z")),
+        ("a[b=1]".into(), "[y=2]".into(), 3)
+    );
+}

@@ -705,11 +705,14 @@ impl<'a> Sink<'a> {
     /// Generic `key=value` tokens of a tracepoint payload: a value runs to the next ` key=`
     /// (so `cmd_resp=0x900 0x0 0x0 0x0` and comms with spaces stay whole). `(` and `{`
     /// values end at their closing bracket (`load={24 19}`); trailing commas and ` [ns]`
-    /// units are dropped. Returns false when there was no `key=` at all.
+    /// units are dropped. A key may also open a bracket, `[key=value]` (timer_start's
+    /// `expires=%lu [timeout=%ld]`): the bracket belongs to neither value. Returns false when
+    /// there was no `key=` at all.
     pub fn key_values(&mut self, p: &[u8]) -> bool {
         let start = self.fields.len();
         let mut key = next_key(p, 0);
         while let Some((ks, eq)) = key {
+            let in_brackets = opens_bracket(p, ks);
             let vs = eq + 1;
             let bracketed = match p.get(vs) {
                 Some(b'(') => matching(&p[vs..], b'(', b')'),
@@ -724,6 +727,12 @@ impl<'a> Sink<'a> {
                 }
             };
             let mut v = trim(&p[vs..ve]);
+            if next.is_some_and(|(nks, _)| opens_bracket(p, nks)) {
+                v = v.strip_suffix(b"[").map_or(v, trim_end);
+            }
+            if in_brackets {
+                v = v.strip_suffix(b"]").map_or(v, trim_end);
+            }
             v = v.strip_suffix(b",").map_or(v, trim_end);
             v = v.strip_suffix(b"[ns]").map_or(v, trim_end);
             let key_sym = self.intern(&p[ks..eq]);
@@ -780,13 +789,18 @@ fn next_key(p: &[u8], from: usize) -> Option<(usize, usize)> {
         while ks > i && KEY_CHARS[usize::from(p[ks - 1])] {
             ks -= 1;
         }
-        let at_boundary = ks == 0 || p[ks - 1] == b' ' || p[ks - 1] == b'\t';
+        let at_boundary = ks == 0 || p[ks - 1] == b' ' || p[ks - 1] == b'\t' || opens_bracket(p, ks);
         if ks < eq && at_boundary && !p[ks].is_ascii_digit() {
             return Some((ks, eq));
         }
         i = eq + 1;
     }
     None
+}
+
+/// Whether the key starting at `ks` follows a `[` that starts a token (`[timeout=2]`).
+fn opens_bracket(p: &[u8], ks: usize) -> bool {
+    ks >= 1 && p[ks - 1] == b'[' && (ks == 1 || p[ks - 2] == b' ' || p[ks - 2] == b'\t')
 }
 
 /// Length up to the bracket matching the one at `s[0]`.
