@@ -209,7 +209,12 @@ impl<'a> ChunkParser<'a> {
     }
 
     /// Ends whatever multi-line record is open (stack, wrapped payload, wrapped graph line).
+    #[inline]
     fn end_record(&mut self) {
+        // Nearly always nothing is open: skip the moves out of the three options.
+        if self.frames.is_none() && self.pending.is_none() && self.pending_graph.is_none() {
+            return;
+        }
         self.finish_stack();
         self.flush_pending();
         if let Some(pg) = self.pending_graph.take() {
