@@ -188,6 +188,9 @@ pub(crate) fn first_blank(s: &[u8]) -> Option<usize> {
 
 #[inline]
 pub(crate) fn trim_start(s: &[u8]) -> &[u8] {
+    if s.first().is_none_or(|&c| !is_ws(c)) {
+        return s;
+    }
     let mut n = 0;
     while let Some(w) = word_at(s, n) {
         let m = !blank_bytes(w) & HIGH;
@@ -204,6 +207,10 @@ pub(crate) fn trim_start(s: &[u8]) -> &[u8] {
 
 #[inline]
 pub(crate) fn trim_end(s: &[u8]) -> &[u8] {
+    // Most strings end in a non-blank: one byte test before the word scan.
+    if s.last().is_none_or(|&c| !is_ws(c)) {
+        return s;
+    }
     let mut n = s.len();
     while n >= 8 {
         let m = !blank_bytes(word_at(s, n - 8).unwrap_or(SPACES)) & HIGH;
