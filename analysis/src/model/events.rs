@@ -15,6 +15,23 @@ use rustc_hash::FxHashMap;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Runs `$body` once for each per-event column of `$table` (an `&mut EventTable`), with `$c`
+/// bound to that column (`&mut Vec<_>`). The columns have different types, so no loop can
+/// visit them; the fields are borrowed one by one, so a body may keep its column.
+macro_rules! each_column {
+    ($table:expr, |$c:ident| $body:expr) => {{
+        let table: &mut EventTable = $table;
+        let EventTable { ts, cpu, pid, comm, layout, flags, field_off, .. } = table;
+        each_column!(@visit [ts, cpu, pid, comm, layout, flags, field_off], |$c| $body);
+    }};
+    (@visit [$($column:ident),*], |$c:ident| $body:expr) => {
+        $({
+            let $c = $column;
+            $body;
+        })*
+    };
+}
+
 /// The irq-info flag column (`d.h1.`), packed. `IrqFlags::NONE` when the trace had none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct IrqFlags(pub u32);
@@ -263,13 +280,7 @@ impl EventTable {
     /// Releases the growth slack of every column: a finished table is read-only, and the
     /// slack of doubling vectors would otherwise cost up to half of its memory.
     pub fn shrink_to_fit(&mut self) {
-        self.ts.shrink_to_fit();
-        self.cpu.shrink_to_fit();
-        self.pid.shrink_to_fit();
-        self.comm.shrink_to_fit();
-        self.layout.shrink_to_fit();
-        self.flags.shrink_to_fit();
-        self.field_off.shrink_to_fit();
+        each_column!(self, |c| c.shrink_to_fit());
         self.field_data.shrink_to_fit();
         self.stacks.shrink_to_fit();
     }
@@ -293,13 +304,7 @@ impl EventTable {
         fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
             *v = order.iter().map(|&i| v[i as usize]).collect();
         }
-        permute(&mut self.ts, &order);
-        permute(&mut self.cpu, &order);
-        permute(&mut self.pid, &order);
-        permute(&mut self.comm, &order);
-        permute(&mut self.layout, &order);
-        permute(&mut self.flags, &order);
-        permute(&mut self.field_off, &order);
+        each_column!(self, |c| permute(c, &order));
         if !self.stacks.is_empty() {
             let mut new_index = vec![0u32; order.len()];
             for (new, &old) in order.iter().enumerate() {
@@ -397,13 +402,7 @@ impl<'a> TableBuilder<'a> {
         if self.window.is_some() {
             return;
         }
-        t.ts.reserve(events);
-        t.cpu.reserve(events);
-        t.pid.reserve(events);
-        t.comm.reserve(events);
-        t.layout.reserve(events);
-        t.flags.reserve(events);
-        t.field_off.reserve(events);
+        each_column!(t, |c| c.reserve(events));
     }
 
     pub fn layout_def(&self, id: LayoutId) -> Option<&Layout> {
@@ -455,7 +454,27 @@ impl<'a> TableBuilder<'a> {
                 t.field_off.push(off);
             }
             Some(w) => {
-                if !w.push(ts, cpu, pid, comm, flags, layout, off) {
+                let i = w.len;
+                let slots = (
+                    w.ts.get_mut(i),
+                    w.cpu.get_mut(i),
+                    w.pid.get_mut(i),
+                    w.comm.get_mut(i),
+                    w.flags.get_mut(i),
+                    w.layout.get_mut(i),
+                    w.field_off.get_mut(i),
+                );
+                // Window slot `i` of every column, or none when the window is full.
+                if let (Some(t0), Some(c0), Some(p0), Some(m0), Some(f0), Some(l0), Some(o0)) = slots {
+                    t0.write(ts);
+                    c0.write(cpu);
+                    p0.write(pid);
+                    m0.write(comm);
+                    f0.write(flags);
+                    l0.write(layout);
+                    o0.write(off);
+                    w.len = i + 1;
+                } else {
                     self.window_full = true;
                     t.field_data.truncate(off as usize);
                     self.str_at.truncate(strings_before);
@@ -579,44 +598,6 @@ impl std::fmt::Debug for ColumnWindow<'_> {
     }
 }
 
-impl ColumnWindow<'_> {
-    /// Writes the next slot; false when the window is full.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        ts: Ps,
-        cpu: u16,
-        pid: i32,
-        comm: Sym,
-        flags: IrqFlags,
-        layout: LayoutId,
-        field_off: u32,
-    ) -> bool {
-        let i = self.len;
-        let (Some(t), Some(c), Some(p), Some(m), Some(f), Some(l), Some(o)) = (
-            self.ts.get_mut(i),
-            self.cpu.get_mut(i),
-            self.pid.get_mut(i),
-            self.comm.get_mut(i),
-            self.flags.get_mut(i),
-            self.layout.get_mut(i),
-            self.field_off.get_mut(i),
-        ) else {
-            return false;
-        };
-        t.write(ts);
-        c.write(cpu);
-        p.write(pid);
-        m.write(comm);
-        f.write(flags);
-        l.write(layout);
-        o.write(field_off);
-        self.len = i + 1;
-        true
-    }
-}
-
 /// A builder that has left its window: its strings, layouts, field values and stacks, and
 /// how many slots of which window it filled.
 #[derive(Debug)]
@@ -645,16 +626,8 @@ impl SharedColumns {
     /// Room for `bounds[i]` events in window `i`.
     pub fn new(bounds: Vec<usize>) -> SharedColumns {
         let total = bounds.iter().sum();
-        let columns = EventTable {
-            ts: Vec::with_capacity(total),
-            cpu: Vec::with_capacity(total),
-            pid: Vec::with_capacity(total),
-            comm: Vec::with_capacity(total),
-            layout: Vec::with_capacity(total),
-            flags: Vec::with_capacity(total),
-            field_off: Vec::with_capacity(total),
-            ..EventTable::default()
-        };
+        let mut columns = EventTable::default();
+        each_column!(&mut columns, |c| c.reserve_exact(total));
         SharedColumns { id: NEXT_SHARED_COLUMNS.fetch_add(1, Ordering::Relaxed), bounds, columns }
     }
 
@@ -706,17 +679,8 @@ impl SharedColumns {
         let c = &mut self.columns;
         // Each column is compacted by its own task: a sequential move within one allocation.
         {
-            let EventTable { ts, cpu, pid, comm, layout, flags, field_off, .. } = &mut *c;
             let (starts, counts) = (&starts, &counts);
-            rayon::scope(|s| {
-                s.spawn(move |_| close_gaps(ts, starts, counts));
-                s.spawn(move |_| close_gaps(cpu, starts, counts));
-                s.spawn(move |_| close_gaps(pid, starts, counts));
-                s.spawn(move |_| close_gaps(comm, starts, counts));
-                s.spawn(move |_| close_gaps(layout, starts, counts));
-                s.spawn(move |_| close_gaps(flags, starts, counts));
-                s.spawn(move |_| close_gaps(field_off, starts, counts));
-            });
+            rayon::scope(|s| each_column!(&mut *c, |col| s.spawn(move |_| close_gaps(col, starts, counts))));
         }
         let total: usize = counts.iter().sum();
         // SAFETY: window i wrote slots `starts[i]..starts[i] + counts[i]` of every column (a
@@ -726,13 +690,7 @@ impl SharedColumns {
         // `0..total`, every slot initialised. The capacity is the sum of the bounds ≥ total.
         #[allow(unsafe_code)]
         unsafe {
-            c.ts.set_len(total);
-            c.cpu.set_len(total);
-            c.pid.set_len(total);
-            c.comm.set_len(total);
-            c.layout.set_len(total);
-            c.flags.set_len(total);
-            c.field_off.set_len(total);
+            each_column!(c, |col| col.set_len(total));
         }
         let columns = std::mem::take(&mut self.columns);
         merge_columns(columns, counts, parts.into_iter().map(|p| p.builder).collect())
