@@ -5,7 +5,10 @@
 //! first timestamp, so `origin + relative ps` reproduces the tracer's seconds exactly),
 //! splits the input at line boundaries into chunks that never separate a stack trace or a
 //! wrapped payload from its event, parses the chunks with rayon and merges them in file
-//! order. function_graph traces are parsed as one chunk because call nesting spans lines.
+//! order. The chunks write their events into one allocation of the event columns, a window
+//! each, bounded by the chunk's line count (`SharedColumns`), and hand back their pages of
+//! the input as they finish. function_graph traces are parsed as one chunk because call
+//! nesting spans lines.
 //!
 //! `Source.records` counts trace records as the kernel's ring buffer holds them: every
 //! event line, every `<stack trace>` record, and for function_graph one record per entry
