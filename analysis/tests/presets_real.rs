@@ -103,13 +103,27 @@ fn block_text_and_trace_dat_agree() {
     }
 }
 
-fn write_fixture(name: &str, body: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("latscope-rules-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+/// A fixture trace file, removed when dropped (also when its test fails).
+struct Fixture(std::path::PathBuf);
+
+impl std::ops::Deref for Fixture {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn write_fixture(name: &str, body: &str) -> Fixture {
+    let p = std::env::temp_dir().join(format!("latscope-rules-{}-{name}", std::process::id()));
     let header = "# tracer: nop\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n";
     std::fs::write(&p, format!("{header}{body}")).unwrap();
-    p
+    Fixture(p)
 }
 
 #[test]

@@ -327,11 +327,10 @@ fn broken_archives_give_clear_errors() {
     assert!(err.to_string().contains("unitsize 0"), "{err}");
 }
 
-/// A scratch directory of this test process (inputs are never written; these files are ours).
+/// A scratch file of this test process, named after it (inputs are never written; these
+/// files are ours, and each test removes its own). No directory, so nothing is left behind.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("latscope-sr-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    std::env::temp_dir().join(format!("latscope-sr-test-{}-{name}", std::process::id()))
 }
 
 /// `.sr` with one logic member streamed from `chunks` (never all in memory at once).
