@@ -6,8 +6,8 @@
 
 use super::graph::{GraphKind, GraphLine, GraphState, GraphText, classify_text, parse_graph_line};
 use super::line::{
-    Prefix, Ts, find, fixed_width_prefix, parse_event_prefix, parse_latency_prefix, parse_u64, split_digits,
-    trim, trim_start, word_at, word_prefix,
+    Prefix, Ts, find, fixed_width_prefix, padded_word, parse_event_prefix, parse_latency_prefix, parse_u64,
+    split_digits, trim, trim_start, word_at,
 };
 use super::payload::{Handler, STR_CACHE_BYTES, Sink, name_token, str_key};
 use crate::{LoadControl, ParseFailure};
@@ -397,9 +397,8 @@ impl<'a> ChunkParser<'a> {
         let n = name.len();
         if let (Some(key), Some(slot)) = (first, slot)
             && n <= NAME_HIT_BYTES
-            && let Some(tail) = rest_word(name, 16)
         {
-            self.name_hits[slot] = (key, n as u8, tail, idx);
+            self.name_hits[slot] = (key, n as u8, padded_word(name, 16), idx);
         }
         Some((idx, payload))
     }
@@ -413,7 +412,7 @@ impl<'a> ChunkParser<'a> {
             return None;
         }
         let n = usize::from(n);
-        if n > 16 && rest_word(body.get(..n)?, 16)? != tail {
+        if n > 16 && padded_word(body.get(..n)?, 16) != tail {
             return None;
         }
         if body.get(n) != Some(&b':') {
@@ -860,15 +859,6 @@ pub(crate) fn is_cut_point(line: &[u8]) -> bool {
 /// The body of a kernel stack record, whose `=>` frames follow on their own lines.
 fn is_stack_record(body: &[u8]) -> bool {
     body == b"<stack trace>" || body == b"<user stack trace>"
-}
-
-/// Bytes `at..at + 8` of `s` (fewer at its end) as a zero-padded word; 0 past the end.
-#[inline]
-fn rest_word(s: &[u8], at: usize) -> Option<u64> {
-    if at >= s.len() {
-        return Some(0);
-    }
-    word_prefix(s, at, s.len() - at)
 }
 
 #[cfg(test)]

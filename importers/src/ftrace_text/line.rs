@@ -149,16 +149,14 @@ pub(crate) fn word_at(s: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(w))
 }
 
-/// The `n` (at most 8) bytes at `s[at..]` as a zero-padded little-endian word, if there are
-/// `n`: one load when 8 bytes are there.
+/// The bytes `s[at..at + 8]` as a little-endian word, zero-padded where `s` ends first (0
+/// past its end): one load when 8 bytes are there.
 #[inline]
-pub(crate) fn word_prefix(s: &[u8], at: usize, n: usize) -> Option<u64> {
-    let n = n.min(8);
-    if let Some(w) = word_at(s, at) {
-        return Some(if n == 8 { w } else { w & ((1u64 << (8 * n)) - 1) });
+pub(crate) fn padded_word(s: &[u8], at: usize) -> u64 {
+    match word_at(s, at) {
+        Some(w) => w,
+        None => s.get(at..).unwrap_or(&[]).iter().rev().fold(0, |w, &c| w << 8 | u64::from(c)),
     }
-    let bytes = s.get(at..at.checked_add(n)?)?;
-    Some(bytes.iter().rev().fold(0, |w, &c| w << 8 | u64::from(c)))
 }
 
 /// The high bit of every byte of `w` that is a blank (space or tab), exactly (the carry-free
@@ -510,6 +508,20 @@ fn latency_at(line: &[u8], colon: usize) -> Option<Prefix<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn padded_words_are_the_bytes_zero_padded() {
+        let s: Vec<u8> = (1..=20).collect();
+        for len in 0..=s.len() {
+            for at in 0..=24 {
+                let mut bytes = [0u8; 8];
+                for (i, b) in bytes.iter_mut().enumerate() {
+                    *b = s[..len].get(at + i).copied().unwrap_or(0);
+                }
+                assert_eq!(padded_word(&s[..len], at), u64::from_le_bytes(bytes), "len {len} at {at}");
+            }
+        }
+    }
 
     /// The one-pass timestamp reader agrees with the token reading wherever it answers, and
     /// answers for the usual forms.

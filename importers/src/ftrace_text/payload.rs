@@ -5,7 +5,7 @@
 //! the generic one, so an unexpected kernel variant is never lost.
 
 use super::line::{
-    find, parse_0x, parse_hex, parse_i64, parse_u64, split_digits, trim, trim_end, trim_start,
+    find, padded_word, parse_0x, parse_hex, parse_i64, parse_u64, split_digits, trim, trim_end, trim_start,
 };
 use latscope_analysis::model::{FieldKind, FieldValue, Sym, TableBuilder};
 use memchr::memmem;
@@ -287,18 +287,7 @@ pub(crate) struct Sink<'a> {
 /// not a variable-length copy (which costs a `memcpy` call per string).
 #[inline]
 pub(crate) fn str_key(s: &[u8]) -> ([u64; 3], usize) {
-    #[inline]
-    fn word(s: &[u8], from: usize) -> u64 {
-        match s.get(from..from + 8) {
-            Some(w) => {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(w);
-                u64::from_le_bytes(b)
-            }
-            None => s.get(from..).unwrap_or(&[]).iter().rev().fold(0, |w, &c| w << 8 | u64::from(c)),
-        }
-    }
-    let key = [word(s, 0), word(s, 8), word(s, 16)];
+    let key = [padded_word(s, 0), padded_word(s, 8), padded_word(s, 16)];
     let h = (key[0] ^ key[1].rotate_left(21) ^ key[2].rotate_left(42) ^ s.len() as u64)
         .wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (key, (h >> 40) as usize % STR_CACHE_SLOTS)
