@@ -347,6 +347,9 @@ pub struct TableBuilder<'a> {
     /// Where each string value starts in the field arena: a merge renumbers them there
     /// without decoding every event's fields.
     str_at: Vec<u32>,
+    /// `str_at` no longer lists every string value (the builder is a merge's result, whose
+    /// parts' positions were not carried over): a merge finds them through the layouts.
+    str_at_lost: bool,
     arena_full: bool,
     window_full: bool,
 }
@@ -372,6 +375,7 @@ impl<'a> TableBuilder<'a> {
             interner: std::mem::take(&mut self.interner),
             layout_ids: std::mem::take(&mut self.layout_ids),
             str_at: std::mem::take(&mut self.str_at),
+            str_at_lost: self.str_at_lost,
             arena_full: self.arena_full,
             window_full: self.window_full,
         };
@@ -744,23 +748,30 @@ fn merge_columns(
     }
     let mut tables = Vec::with_capacity(rest.len() + 1);
     let mut str_at = Vec::with_capacity(rest.len() + 1);
+    let mut str_at_lost = Vec::with_capacity(rest.len() + 1);
     tables.push(std::mem::take(&mut out.table));
     str_at.push(std::mem::take(&mut out.str_at));
+    str_at_lost.push(out.str_at_lost);
     for p in rest {
         tables.push(p.table);
         str_at.push(p.str_at);
+        str_at_lost.push(p.str_at_lost);
     }
     // Part 0's layouts are the merged list (`out.layout` added the others' to it).
     columns.layouts = std::mem::take(&mut tables[0].layouts);
     // A part whose strings would change byte length in the new numbering (only past 2^14
-    // strings) has its field arena rewritten first; the others are renumbered in place.
+    // strings) has its field arena rewritten first; the others are renumbered in place, at
+    // positions read from the layouts where the part lost its list (a merge's result).
     {
         let offs = split_lengths(&mut columns.field_off, counts.iter().copied());
         let layouts = split_lengths(&mut columns.layout, counts.iter().copied());
-        tables.par_iter_mut().zip(maps.par_iter_mut()).zip(offs).zip(layouts).try_for_each(
-            |(((t, map), offs), layouts)| {
+        let parts = tables.par_iter_mut().zip(maps.par_iter_mut()).zip(str_at.par_iter_mut());
+        parts.zip(str_at_lost).zip(offs).zip(layouts).try_for_each(
+            |(((((t, map), str_at), lost), offs), layouts)| {
                 if !map.keeps_string_lengths() {
                     map.reencode_strings(t, offs, layouts)?;
+                } else if lost && !map.syms.is_empty() {
+                    *str_at = string_positions(&t.layouts, offs, layouts, &t.field_data)?;
                 }
                 Ok(())
             },
@@ -814,6 +825,9 @@ fn merge_columns(
         base_index += n as u32;
     }
     out.table = columns;
+    // The parts' positions are not carried over (that would cost a copy on every parse for a
+    // second merge that importers never do); a later merge reads them from the layouts.
+    out.str_at_lost = true;
     // Freeing the parts gives their pages back (munmap); the merged table does not wait.
     rayon::spawn(move || drop((tables, str_at)));
     Ok(out)
@@ -866,6 +880,26 @@ struct PartMap {
     layouts: Vec<LayoutId>,
     /// The part's field arena is already in the merged numbering.
     strings_done: bool,
+}
+
+/// Where each string value of these events starts in `data`, read through their layouts.
+fn string_positions(
+    layouts: &[Layout],
+    offs: &[u32],
+    layout_ids: &[LayoutId],
+    data: &[u8],
+) -> Result<Vec<u32>, BuildError> {
+    let mut at = Vec::new();
+    for (&off, l) in offs.iter().zip(layout_ids) {
+        let mut pos = off as usize;
+        for &(_, kind) in &layouts[l.0 as usize].fields {
+            if kind == FieldKind::Str {
+                at.push(u32::try_from(pos).map_err(|_| BuildError::ArenaFull)?);
+            }
+            skip_varint(data, &mut pos);
+        }
+    }
+    Ok(at)
 }
 
 fn remap_sym(syms: &[Sym], s: Sym) -> Sym {
@@ -1040,6 +1074,32 @@ mod tests {
             let FieldValue::Str(sa) = a.fields().nth(1).expect("name field").1 else { panic!("string") };
             assert_eq!(strings.resolve(sa), format!("dev{}", evs[a.index].2));
         }
+    }
+
+    #[test]
+    fn a_merged_builder_merges_again() {
+        // A merge's result keeps no list of its string positions; merged again behind
+        // another part (so its strings are renumbered), it must read like one merge.
+        let a = builder_with(&[(10, "irq_handler_entry", 5), (30, "irq_handler_exit", 6)]);
+        let b = builder_with(&[(40, "softirq_entry", 7)]);
+        let c = builder_with(&[(5, "sched_switch", 8), (6, "sched_wakeup", 9)]);
+        let ab = EventTableBuilder::merge(vec![a, b]).expect("merge");
+        let (t, strings) = EventTableBuilder::merge(vec![c, ab]).and_then(|m| m.finish()).expect("merge");
+        let read: Vec<(String, String)> = t
+            .iter()
+            .map(|e| {
+                let FieldValue::Str(dev) = e.fields().nth(1).expect("name field").1 else { panic!("string") };
+                (strings.resolve(e.name()).into_owned(), strings.resolve(dev).into_owned())
+            })
+            .collect();
+        let expected = [
+            ("sched_switch", "dev8"),
+            ("sched_wakeup", "dev9"),
+            ("irq_handler_entry", "dev5"),
+            ("irq_handler_exit", "dev6"),
+            ("softirq_entry", "dev7"),
+        ];
+        assert_eq!(read, expected.map(|(n, d)| (n.to_string(), d.to_string())));
     }
 
     #[test]
