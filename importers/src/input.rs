@@ -39,7 +39,8 @@ impl Input {
     /// the page cache, so a later read of the range just maps them again.
     pub fn release(&self, range: std::ops::Range<usize>) {
         let Input::Mapped(map) = self else { return };
-        // 64 KiB is a multiple of every page size Linux uses, and the map starts on a page.
+        // 64 KiB is a multiple of the 4-64 KiB pages of x86-64 and arm64, and the map starts on
+        // a page; where pages are larger the call fails, which only skips the early release.
         const ALIGN: usize = 64 * 1024;
         let start = range.start.div_ceil(ALIGN) * ALIGN;
         let end = range.end.min(map.len()) / ALIGN * ALIGN;
