@@ -31,6 +31,9 @@ mod sections;
 use crate::{LoadControl, ParseFailure, Position};
 use bytes::{Cursor, Endian};
 use compress::{Codec, Inflater, check_size, decompress};
+/// Ftrace's `common_flags` bits as an [`IrqFlags`](latscope_analysis::model::IrqFlags) column
+/// (Perfetto records the same bits).
+pub(crate) use decode::irq_flags;
 use decode::{Shared, TimeConv, Worker};
 use latscope_analysis::model::{ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, Source, SourceKind};
 use page::PageFormat;
