@@ -9,6 +9,7 @@
 
 mod html;
 mod markdown;
+pub mod perfetto;
 mod table;
 pub mod threshold;
 
