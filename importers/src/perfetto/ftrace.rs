@@ -9,7 +9,7 @@
 use super::clocks::{BOOTTIME, Clocks, MONOTONIC_RAW};
 use super::protos;
 use super::wire::{Field, Fields, Value};
-use crate::marker::{Token, token_int, tokens};
+use crate::marker::push_token_fields;
 use latscope_analysis::model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
 };
@@ -705,20 +705,8 @@ impl<'s> CpuWorker<'s> {
         self.values.push(FieldValue::UInt(e.ip));
         self.fields.push((self.keys.text, FieldKind::Str));
         self.values.push(FieldValue::Str(text_sym));
-        let mut toks: Vec<Token<'_>> = Vec::new();
-        tokens(text, &mut toks);
-        for t in &toks {
-            let key = self.b.intern(t.key);
-            if self.fields.iter().any(|f| f.0 == key) {
-                continue;
-            }
-            let v = match token_int(t.value) {
-                Some(i) => FieldValue::Int(i),
-                None => FieldValue::Str(self.b.intern(t.value)),
-            };
-            self.fields.push((key, v.kind()));
-            self.values.push(v);
-        }
+        let b = &mut self.b;
+        push_token_fields(text, &mut |s| b.intern(s), &mut self.fields, &mut self.values);
         let event = self.b.intern(b"print");
         let layout = self.b.layout(event, &self.fields);
         self.push(ts, pid, flags, layout);
