@@ -24,7 +24,8 @@ use crate::{LoadControl, ParseFailure, Position};
 use clocks::Clocks;
 use ftrace::{BundleRef, CpuOutput, CpuWorker, Shared};
 use latscope_analysis::model::{
-    ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, PS_PER_S, Source, SourceKind,
+    AnalogTrack, BuildError, ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, PS_PER_S, Source,
+    SourceKind,
 };
 use prost::Message;
 use rayon::prelude::*;
@@ -174,7 +175,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         }
         unmapped += o.unmapped_clock;
     }
-    let limit = |e: latscope_analysis::model::BuildError| ParseFailure::Limit {
+    let limit = |e: BuildError| ParseFailure::Limit {
         at: Position::Byte(data.len() as u64),
         what: "the event table".into(),
         limit: e.to_string(),
@@ -266,7 +267,7 @@ fn rebase(source: &mut Source) {
     }
     for a in &mut source.analog {
         let times: Vec<_> = a.times.iter().map(|t| t - shift).collect();
-        *a = latscope_analysis::model::AnalogTrack::with_times(
+        *a = AnalogTrack::with_times(
             std::mem::take(&mut a.name),
             std::mem::take(&mut a.unit),
             times,
