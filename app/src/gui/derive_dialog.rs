@@ -4,13 +4,10 @@
 //! worker that adds the derived digital track to the source and rebuilds its lanes.
 
 use super::message::Message;
-use super::prepare::{Prepared, prepare};
-use super::workers::Outbox;
 use latscope_analysis::model::{Source, Threshold};
-use std::sync::Arc;
 
 /// The dialog's state: which analog track, and the threshold being edited.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeriveDialog {
     pub open: bool,
     pub source: usize,
@@ -69,27 +66,11 @@ pub fn derive(src: &Source, track: usize, threshold: Option<(f64, f64)>) -> Resu
     Ok(out)
 }
 
-/// Derives on a named worker thread; the answer arrives as `Message::Derived`.
-pub fn spawn_derive(
-    source: usize,
-    prepared: Arc<Prepared>,
-    track: usize,
-    threshold: Option<(f64, f64)>,
-    outbox: Outbox,
-) {
-    let out = outbox.clone();
-    let work = move || {
-        let result = derive(&prepared.source, track, threshold).map(|s| Arc::new(prepare(s)));
-        out.send(Message::Derived { source, result });
-    };
-    if let Err(e) = std::thread::Builder::new().name("latscope-derive".into()).spawn(work) {
-        outbox.send(Message::Error(format!("cannot start the derive thread: {e}")));
-    }
-}
-
-/// The dialog window.
-pub fn show(ctx: &egui::Context, d: &mut DeriveDialog) -> Vec<Message> {
+/// The dialog window; returns the derivation asked for and the dialog as edited.
+pub fn show(ctx: &egui::Context, dialog: &DeriveDialog) -> Vec<Message> {
     let mut msgs = Vec::new();
+    let mut edited = dialog.clone();
+    let d = &mut edited;
     let mut open = d.open;
     let mut close = false;
     egui::Window::new(format!("Derive digital from {}", d.name))
@@ -132,5 +113,8 @@ pub fn show(ctx: &egui::Context, d: &mut DeriveDialog) -> Vec<Message> {
             }
         });
     d.open = open && !close;
+    if edited != *dialog {
+        msgs.push(Message::EditDerive(edited));
+    }
     msgs
 }

@@ -34,14 +34,27 @@ impl Lane {
             LaneKind::Events(_) | LaneKind::Digital { .. } => 24.0,
         }
     }
+}
 
-    pub fn kind_name(&self) -> &'static str {
-        match self.kind {
-            LaneKind::Cpu(_) => "cpu",
-            LaneKind::Events(_) => "events",
-            LaneKind::Digital { .. } => "digital",
-            LaneKind::Analog { .. } => "analog",
-            LaneKind::Spans { .. } => "spans",
+/// What kind of lane, without its data: what code compares and the track list names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LaneClass {
+    Cpu,
+    Events,
+    Digital,
+    Analog,
+    Spans,
+}
+
+impl LaneClass {
+    /// How the track list names it (its hover text).
+    pub fn name(self) -> &'static str {
+        match self {
+            LaneClass::Cpu => "cpu",
+            LaneClass::Events => "events",
+            LaneClass::Digital => "digital",
+            LaneClass::Analog => "analog",
+            LaneClass::Spans => "spans",
         }
     }
 }
@@ -66,6 +79,18 @@ pub enum LaneKind {
         rows: Vec<SliceRow>,
         labels: Vec<String>,
     },
+}
+
+impl LaneKind {
+    pub fn class(&self) -> LaneClass {
+        match self {
+            LaneKind::Cpu(_) => LaneClass::Cpu,
+            LaneKind::Events(_) => LaneClass::Events,
+            LaneKind::Digital { .. } => LaneClass::Digital,
+            LaneKind::Analog { .. } => LaneClass::Analog,
+            LaneKind::Spans { .. } => LaneClass::Spans,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
