@@ -84,14 +84,8 @@ impl Workbench {
         }
         self.follow_theme_with_lane_colors();
         self.request_png(ctx);
-        if let Some(b) = &mut self.dialogs.browser {
-            // The browser keeps its own navigation (directory, selection) as it is shown;
-            // what it decides comes back as messages.
-            let (msgs, keep) = b.show(ctx);
-            if !keep {
-                self.dialogs.browser = None;
-            }
-            for m in msgs {
+        if let Some(b) = &self.dialogs.browser {
+            for m in b.show(ctx) {
                 self.update(m);
             }
         }

@@ -6,7 +6,7 @@ use super::align_dialog::AlignDialog;
 use super::analysis::{AnalysisResult, PlotKind, RuleEditor};
 use super::derive_dialog::DeriveDialog;
 use super::export::SaveWhat;
-use super::file_browser::BrowsePurpose;
+use super::file_browser::{BrowsePurpose, BrowserAction};
 use super::jobs::Ticket;
 use super::prepare::Prepared;
 use super::session::Session;
@@ -220,6 +220,8 @@ pub enum Message {
     SetLaneColor(LaneId, egui::Color32),
     /// The desktop dialog could not be shown: browse inside the window instead.
     BrowseFiles(BrowsePurpose),
+    /// What the user did in the in-window browser.
+    Browser(BrowserAction),
     // --- analysis plots, alignment, derived lanes, live statistics
     /// Show on the timeline the samples of analysis `outcome` whose latency lies in
     /// `[lo_ns, hi_ns]` (a histogram bar).

@@ -221,6 +221,16 @@ impl Workbench {
             Message::SetTheme(kind) => self.theme = kind,
             Message::ToggleTheme => self.theme = self.theme.other(),
             Message::BrowseFiles(purpose) => self.browse(purpose),
+            Message::Browser(action) => {
+                let Some(b) = &mut self.dialogs.browser else { return };
+                let (answer, keep) = b.apply(action);
+                if !keep {
+                    self.dialogs.browser = None;
+                }
+                if let Some(m) = answer {
+                    self.update(m);
+                }
+            }
         }
     }
 
