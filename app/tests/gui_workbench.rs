@@ -923,3 +923,37 @@ fn ctrl_f_shows_the_table_and_puts_the_keyboard_in_its_filter() {
     wait(&mut h, "the filtered rows", |wb| !wb.table_pending() && wb.table.filter == "wsirq");
     assert_eq!(h.state().view.viewport, before, "typing did not zoom or pan");
 }
+
+#[test]
+fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
+    let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
+    wait(&mut h, "the table", |wb| !wb.table_pending());
+    let id = analog_lane(h.state(), 0);
+    let addresses = |wb: &Workbench| {
+        let sv = &wb.view.sources[0];
+        let src = sv.source();
+        (
+            std::sync::Arc::as_ptr(&sv.prepared) as usize,
+            src.analog[0].samples.as_ptr() as usize,
+            src.digital[0].times.as_ptr() as usize,
+        )
+    };
+    let before = addresses(h.state());
+    let digital_before = h.state().view.sources[0].source().digital.len();
+    h.state_mut().update(Message::OpenDeriveDigital(id));
+    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
+    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    let wb = h.state();
+    // The same source, its sample and edge columns where they were: nothing was copied.
+    assert_eq!(addresses(wb), before);
+    let sv = &wb.view.sources[0];
+    let derived = sv.source().digital.last().unwrap();
+    assert!(derived.name.ends_with("_digital") && derived.transitions() > 0);
+    // Its lane sits after the other digital lanes, before the analog one, as a fresh load
+    // of the same data would place it.
+    let kinds: Vec<LaneClass> = sv.prepared.lanes.iter().map(|l| l.kind.class()).collect();
+    let last_digital = kinds.iter().rposition(|k| *k == LaneClass::Digital).unwrap();
+    assert_eq!(sv.prepared.lanes[last_digital].name, derived.name);
+    assert_eq!(kinds[last_digital + 1], LaneClass::Analog);
+    assert!(sv.lanes.iter().any(|v| v.name == derived.name), "the track list shows it");
+}

@@ -1,10 +1,11 @@
 //! Analog → digital as a user action: the "Derive digital…" dialog of an analog lane (a
 //! threshold and hysteresis, by default the automatic one the rule specs use — midway
 //! between the 5th and 95th percentile, see `latscope_analysis::model::threshold`), and the
-//! worker that adds the derived digital track to the source and rebuilds its lanes.
+//! derivation itself: the worker computes the digital track and its lane only; the
+//! workbench adds both to the source in place (see `Prepared::add_digital`).
 
 use super::message::Message;
-use latscope_analysis::model::{Source, Threshold};
+use latscope_analysis::model::{DigitalTrack, Source, Threshold};
 
 /// The dialog's state: which analog track, and the threshold being edited.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -47,9 +48,13 @@ pub fn derived_name(name: &str) -> String {
     format!("{name}_digital")
 }
 
-/// A copy of `src` with analog track `track` also as a digital track (replacing an earlier
-/// derivation of the same track).
-pub fn derive(src: &Source, track: usize, threshold: Option<(f64, f64)>) -> Result<Source, String> {
+/// Analog track `track` of `src` as a digital track named [`derived_name`] (the source is
+/// only read).
+pub fn derive_track(
+    src: &Source,
+    track: usize,
+    threshold: Option<(f64, f64)>,
+) -> Result<DigitalTrack, String> {
     let analog = src.analog.get(track).ok_or_else(|| format!("{}: no analog track {track}", src.name))?;
     let threshold = match threshold {
         None => Threshold::Auto,
@@ -60,10 +65,7 @@ pub fn derive(src: &Source, track: usize, threshold: Option<(f64, f64)>) -> Resu
     };
     let mut digital = analog.to_digital(threshold);
     digital.name = derived_name(&analog.name);
-    let mut out = src.clone();
-    out.digital.retain(|d| d.name != digital.name);
-    out.digital.push(digital);
-    Ok(out)
+    Ok(digital)
 }
 
 /// The dialog window; returns the derivation asked for and the dialog as edited.

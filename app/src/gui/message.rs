@@ -8,11 +8,11 @@ use super::derive_dialog::DeriveDialog;
 use super::export::SaveWhat;
 use super::file_browser::{BrowsePurpose, BrowserAction};
 use super::jobs::Ticket;
-use super::prepare::Prepared;
+use super::prepare::{Lane, Prepared};
 use super::session::Session;
 use super::theme::ThemeKind;
 use latscope_analysis::align::Alignment;
-use latscope_analysis::model::Ps;
+use latscope_analysis::model::{DigitalTrack, Ps};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -258,11 +258,12 @@ pub enum Message {
         track: usize,
         threshold: Option<(f64, f64)>,
     },
-    /// The derived source (same data plus the new digital track) or why not.
+    /// The derived digital track and its lane, or the source rebuilt with it (when the
+    /// source was shared and could not take it in place), or why not.
     Derived {
         ticket: Ticket,
         source: usize,
-        result: Result<Arc<Prepared>, String>,
+        result: Result<DerivedLane, String>,
     },
     /// Statistics of a live simulator snapshot.
     LiveAnalysisDone {
@@ -273,6 +274,15 @@ pub enum Message {
     OpenDeriveDigital(LaneId),
     /// The "Derive digital…" dialog as edited (or closed).
     EditDerive(DeriveDialog),
+}
+
+/// What a derive job answers.
+#[derive(Debug)]
+pub enum DerivedLane {
+    /// The new track and its lane, to add to the source in place.
+    Track(DigitalTrack, Lane),
+    /// The source rebuilt with the track (a copy, made off the UI thread).
+    Rebuilt(Arc<Prepared>),
 }
 
 /// Sort order of the event table.

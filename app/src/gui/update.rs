@@ -9,8 +9,8 @@ use super::analysis;
 use super::app::Workbench;
 use super::derive_dialog;
 use super::jobs::{JobKind, Verdict};
-use super::message::{EventSel, Message, SimCommand, SimEdit, TableRows};
-use super::prepare::{LaneKind, Prepared, prepare};
+use super::message::{DerivedLane, EventSel, Message, SimCommand, SimEdit, TableRows};
+use super::prepare::{self, Lane, LaneKind, Prepared};
 use super::rooms::{self, AnalysisState, ViewState};
 use super::session;
 use super::sim_panel::SimState;
@@ -18,7 +18,7 @@ use super::table::TableState;
 use super::timeline;
 use super::workers;
 use latscope_analysis::align::Alignment;
-use latscope_analysis::model::Ps;
+use latscope_analysis::model::{DigitalTrack, Ps};
 use latscope_importers::LoadControl;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -159,7 +159,12 @@ impl Workbench {
             Message::Derived { ticket, source, result } => {
                 // Closed meanwhile: nothing to say. Changed (aligned, derived again): say so.
                 match (self.jobs.judge(ticket, |s| self.view.is_current(s)), result) {
-                    (Verdict::Current, Ok(prepared)) => self.view.replace_source(source, prepared),
+                    (Verdict::Current, Ok(DerivedLane::Track(track, lane))) => {
+                        self.add_derived(source, track, lane)
+                    }
+                    (Verdict::Current, Ok(DerivedLane::Rebuilt(prepared))) => {
+                        self.view.replace_source(source, prepared)
+                    }
                     (Verdict::Current, Err(e)) => self.errors.push(format!("derive digital: {e}")),
                     (Verdict::Changed, _) => self.errors.push(
                         "derive digital: the source changed while the lane was derived; derive again".into(),
@@ -301,7 +306,11 @@ impl Workbench {
         };
         let (prepared, filter, sort) = (sv.prepared.clone(), self.table.filter.clone(), self.table.sort);
         self.jobs.spawn(JobKind::Table, self.view.stamp(source), move |cx| {
-            if let Some(rows) = workers::table_rows(&prepared, &filter, sort, &cx.control) {
+            let rows = workers::table_rows(&prepared, &filter, sort, &cx.control);
+            // Let go of the source before answering: the workbench may then change it in
+            // place (a derived lane) without a copy.
+            drop(prepared);
+            if let Some(rows) = rows {
                 let rows = TableRows { source, rows: Arc::new(rows) };
                 cx.send(Message::TableReady { ticket: cx.ticket, rows });
             }
@@ -357,7 +366,7 @@ impl Workbench {
         self.jobs.spawn(JobKind::Align, self.view.stamp(other), move |cx| {
             let result = align_dialog::align_pair(&r, &o, &spec).map(|(source, mut alignment)| {
                 alignment.source = other;
-                (Arc::new(prepare(source)), alignment)
+                (Arc::new(prepare::prepare(source)), alignment)
             });
             cx.send(Message::Aligned { ticket: cx.ticket, source: other, reset, result });
         });
@@ -395,12 +404,46 @@ impl Workbench {
         self.view.overlay.bands.clear();
     }
 
+    /// Derives a digital track on a worker: only the track and its lane are computed there;
+    /// the source is not copied ([`Self::add_derived`] adds them in place).
     fn derive(&mut self, source: usize, track: usize, threshold: Option<(f64, f64)>) {
         let Some(sv) = self.view.sources.get(source) else { return };
         let p = sv.prepared.clone();
         self.jobs.spawn(JobKind::Derive, self.view.stamp(source), move |cx| {
-            let result = derive_dialog::derive(&p.source, track, threshold).map(|s| Arc::new(prepare(s)));
+            let result = derive_dialog::derive_track(&p.source, track, threshold).map(|d| {
+                let lane = prepare::digital_lane(0, &d);
+                DerivedLane::Track(d, lane)
+            });
+            // The workbench should hold the source alone when the answer arrives.
+            drop(p);
             cx.send(Message::Derived { ticket: cx.ticket, source, result });
+        });
+    }
+
+    /// Adds a derived track and its lane to source `index`: in place when the workbench
+    /// holds the source alone (no copy); when a job or the analysis results share it, the
+    /// copy with the track is made by a job, off the UI thread.
+    fn add_derived(&mut self, index: usize, track: DigitalTrack, lane: Lane) {
+        let Some(sv) = self.view.sources.get_mut(index) else { return };
+        if let Some(prepared) = Arc::get_mut(&mut sv.prepared) {
+            prepared.add_digital(track, lane);
+            let same = sv.prepared.clone();
+            self.view.replace_source(index, same);
+            return;
+        }
+        let p = sv.prepared.clone();
+        self.jobs.spawn(JobKind::Derive, self.view.stamp(index), move |cx| {
+            let mut source = p.source.clone();
+            drop(p);
+            let name = track.name.clone();
+            source.digital.retain(|d| d.name != name);
+            source.digital.push(track);
+            let prepared = Arc::new(prepare::prepare(source));
+            cx.send(Message::Derived {
+                ticket: cx.ticket,
+                source: index,
+                result: Ok(DerivedLane::Rebuilt(prepared)),
+            });
         });
     }
 
