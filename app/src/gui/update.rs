@@ -54,6 +54,59 @@ impl Workbench {
             | Message::EditAlign(_)
             | Message::EditDerive(_) => rooms::update_dialogs(&mut self.dialogs, msg),
             // --- files
+            Message::OpenFiles(_)
+            | Message::PickFiles
+            | Message::CancelJob(_)
+            | Message::Loaded { .. }
+            | Message::CloseAll => self.update_files(msg),
+            // --- selection and stepping (view and table)
+            Message::StepEdge(forward) => self.step_edge(forward),
+            Message::SelectEvent(sel) => select(&mut self.view, &mut self.table, sel),
+            Message::SearchStep(forward) => search_step(&mut self.view, &mut self.table, forward),
+            // --- the other rooms and the shell
+            Message::SetFilter(..)
+            | Message::SortTable(..)
+            | Message::TableReady { .. }
+            | Message::FocusFilter
+            | Message::TableRequestsDone => self.update_table(msg),
+            Message::RunAnalysis
+            | Message::AnalysisDone { .. }
+            | Message::EditRules(..)
+            | Message::SetPlot { .. }
+            | Message::ShowSample { .. }
+            | Message::ShowLatencyRange { .. }
+            | Message::LiveAnalysisDone { .. } => self.update_analysis(msg),
+            Message::OpenAlign
+            | Message::Align { .. }
+            | Message::Aligned { .. }
+            | Message::ResetAlign
+            | Message::OpenDeriveDigital(..)
+            | Message::DeriveDigital { .. }
+            | Message::Derived { .. } => self.update_alignment_and_derived(msg),
+            Message::Sim(..)
+            | Message::SimEdit(..)
+            | Message::SimSnapshot { .. }
+            | Message::SimError(..)
+            | Message::SimMetrics { .. } => self.update_sim(msg),
+            Message::Error(..)
+            | Message::DismissError(..)
+            | Message::ScreenshotTaken(..)
+            | Message::ScreenshotSaved { .. }
+            | Message::Export(..)
+            | Message::SaveTo(..)
+            | Message::TimelineShot { .. }
+            | Message::Saved { .. }
+            | Message::SessionRead { .. }
+            | Message::SetTheme(..)
+            | Message::ToggleTheme
+            | Message::BrowseFiles(..)
+            | Message::Browser(..) => self.update_shell(msg),
+        }
+    }
+
+    /// Opening, loading and closing files.
+    fn update_files(&mut self, msg: Message) {
+        match msg {
             Message::OpenFiles(paths) => self.open_files(paths),
             Message::PickFiles => self.picker().pick(self.outbox()),
             Message::CancelJob(ticket) => {
@@ -73,11 +126,13 @@ impl Workbench {
                 self.add_finished_loads();
             }
             Message::CloseAll => self.close_all(),
-            // --- selection and stepping (view and table)
-            Message::StepEdge(forward) => self.step_edge(forward),
-            Message::SelectEvent(sel) => select(&mut self.view, &mut self.table, sel),
-            Message::SearchStep(forward) => search_step(&mut self.view, &mut self.table, forward),
-            // --- table
+            other => debug_assert!(false, "not a files message: {other:?}"),
+        }
+    }
+
+    /// The event table: filter, sort, the rows of a query, one-shot requests.
+    fn update_table(&mut self, msg: Message) {
+        match msg {
             Message::SetFilter(f) => {
                 self.table.filter = f;
                 self.refresh_table();
@@ -99,7 +154,13 @@ impl Workbench {
                 self.table.scroll_to_selection = false;
                 self.table.focus_filter = false;
             }
-            // --- analysis
+            other => debug_assert!(false, "not a update_table message: {other:?}"),
+        }
+    }
+
+    /// The analysis: running the rules, their results, the plots, showing samples.
+    fn update_analysis(&mut self, msg: Message) {
+        match msg {
             Message::RunAnalysis => self.run_analysis(),
             Message::AnalysisDone { ticket, results, errors } => {
                 if self.jobs.accept(ticket, |_| true) {
@@ -127,7 +188,13 @@ impl Workbench {
                     self.view.refresh_bands(&self.analysis.results);
                 }
             }
-            // --- alignment and derived lanes
+            other => debug_assert!(false, "not a update_analysis message: {other:?}"),
+        }
+    }
+
+    /// Alignment and derived lanes: the jobs that change where a source sits or what it holds.
+    fn update_alignment_and_derived(&mut self, msg: Message) {
+        match msg {
             Message::OpenAlign => {
                 self.dialogs.align.open = true;
                 if self.dialogs.align.other >= self.view.sources.len() {
@@ -172,7 +239,13 @@ impl Workbench {
                     (Verdict::Gone, _) => {}
                 }
             }
-            // --- simulator
+            other => debug_assert!(false, "not a update_alignment_and_derived message: {other:?}"),
+        }
+    }
+
+    /// The simulator: commands, settings, snapshots and metrics of the run.
+    fn update_sim(&mut self, msg: Message) {
+        match msg {
             Message::Sim(cmd) => self.sim_command(cmd),
             Message::SimEdit(edit) => {
                 if let Some(cmd) = update_sim_settings(&mut self.sim, edit)
@@ -195,7 +268,13 @@ impl Workbench {
                     }
                 }
             }
-            // --- errors, screenshots, saves, sessions, look
+            other => debug_assert!(false, "not a update_sim message: {other:?}"),
+        }
+    }
+
+    /// Errors, screenshots, saves, sessions, the look and the file browser.
+    fn update_shell(&mut self, msg: Message) {
+        match msg {
             Message::Error(e) => self.errors.push(e),
             Message::DismissError(i) => {
                 if i < self.errors.len() {
@@ -236,6 +315,7 @@ impl Workbench {
                     self.update(m);
                 }
             }
+            other => debug_assert!(false, "not a update_shell message: {other:?}"),
         }
     }
 
