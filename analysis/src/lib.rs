@@ -5,7 +5,6 @@ pub mod align;
 pub mod atomic;
 pub mod chain;
 pub mod detect;
-pub mod model;
 pub mod outcome;
 pub mod pairing;
 pub mod presets;

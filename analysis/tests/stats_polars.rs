@@ -3,10 +3,10 @@
 //! polars' eager API gives (the implementation it replaced, kept here as the reference), on
 //! the outcomes of a recorded trace; its worst samples those of a full sort.
 
-use latscope_analysis::model::PS_PER_NS;
 use latscope_analysis::outcome::Sample;
 use latscope_analysis::spec::{preset_spec, run_spec};
 use latscope_analysis::stats::{GroupStats, StatsNs, StatsOptions, summarize};
+use latscope_model::PS_PER_NS;
 use polars::prelude::*;
 
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];

@@ -3,7 +3,7 @@
 //! the kernel's TP_printk formats (shared/FORMATS.md §1.8) so that the ftrace text writer
 //! can print them back exactly and analyses select them by the names users know.
 
-use latscope_analysis::model::{
+use latscope_model::{
     ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, IrqFlags, LayoutId, Ps, Source,
     SourceKind, Sym,
 };

@@ -1,7 +1,7 @@
 //! Writers for other tools: ftrace text in the kernel's `trace` format (FORMATS.md §1.2,
 //! §1.3, payloads as the kernel's TP_printk formats of §1.8) and VCD for waveform viewers.
 
-use latscope_analysis::model::{FieldValue, PS_PER_S, Ps, Source, Sym};
+use latscope_model::{FieldValue, PS_PER_S, Ps, Source, Sym};
 use std::io::{self, Write};
 
 fn softirq_name(vec: u64) -> &'static str {

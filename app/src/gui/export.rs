@@ -15,9 +15,9 @@ use crate::report_cmd;
 use anyhow::Context as _;
 use egui::{ColorImage, Rect};
 use latscope_analysis::atomic;
-use latscope_analysis::model::Source;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::Format;
+use latscope_model::Source;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 use super::lod::{MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
-use latscope_analysis::model::{FieldValue, Ps, Source, Sym};
+use latscope_model::{FieldValue, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 
 /// A source and the lanes built from it.

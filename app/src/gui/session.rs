@@ -10,7 +10,7 @@ use super::theme::{self, ThemeKind};
 use super::timeline::{Overlay, Viewport};
 use anyhow::Context as _;
 use latscope_analysis::atomic;
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

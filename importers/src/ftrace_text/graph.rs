@@ -5,7 +5,7 @@
 //! durations, which keeps nesting and durations right but not gaps between calls.
 
 use super::line::{Ts, is_ws, parse_ts, parse_u64, split_comm_pid, split_digits, trim, trim_end, trim_start};
-use latscope_analysis::model::{IrqFlags, PS_PER_US, Ps, SpanTrack, Sym};
+use latscope_model::{IrqFlags, PS_PER_US, Ps, SpanTrack, Sym};
 use memchr::{memchr, memmem};
 use rustc_hash::FxHashMap;
 

@@ -3,7 +3,7 @@
 //! and the small byte helpers the other modules share. Everything works on bytes and
 //! returns `None` on anything unexpected; nothing here allocates.
 
-use latscope_analysis::model::{IrqFlags, PS_PER_S, PS_PER_US, Ps};
+use latscope_model::{IrqFlags, PS_PER_S, PS_PER_US, Ps};
 
 /// A timestamp as printed. Decimal ones are kept as whole seconds plus a sub-second part in
 /// picoseconds; integer ones (counter, x86-tsc, latency `259us`) carry their raw value.
