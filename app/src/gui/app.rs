@@ -1309,7 +1309,7 @@ fn format_hz(hz: f64) -> String {
 /// of `inputs` (the `--screenshot` worker's job).
 pub fn save_png(path: &Path, image: &egui::ColorImage, inputs: &[PathBuf]) -> anyhow::Result<()> {
     let bytes = super::export::encode_png(image)?;
-    latscope_analysis::atomic::write_atomic(path, &bytes, inputs)?;
+    crate::atomic::write_atomic(path, &bytes, inputs)?;
     Ok(())
 }
 
