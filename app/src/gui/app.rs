@@ -17,7 +17,7 @@ use super::theme;
 use super::theme::ThemeKind;
 use super::timeline;
 use super::{align_dialog, derive_dialog};
-use latscope_analysis::model::{Ps, Source, format_seconds};
+use latscope_model::{Ps, Source, format_seconds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -559,7 +559,7 @@ fn format_hz(hz: f64) -> String {
 /// of `inputs` (the `--screenshot` worker's job).
 pub fn save_png(path: &Path, image: &egui::ColorImage, inputs: &[PathBuf]) -> anyhow::Result<()> {
     let bytes = super::export::encode_png(image)?;
-    latscope_analysis::atomic::write_atomic(path, &bytes, inputs)?;
+    crate::atomic::write_atomic(path, &bytes, inputs)?;
     Ok(())
 }
 
@@ -694,7 +694,7 @@ fn sources_summary<'a>(sources: impl Iterator<Item = &'a Source>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_analysis::model::{DigitalTrack, SourceKind};
+    use latscope_model::{DigitalTrack, SourceKind};
 
     #[test]
     fn the_window_icon_is_the_256_pixel_asset() {

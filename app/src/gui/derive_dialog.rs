@@ -1,11 +1,11 @@
 //! Analog → digital as a user action: the "Derive digital…" dialog of an analog lane (a
 //! threshold and hysteresis, by default the automatic one the rule specs use — midway
-//! between the 5th and 95th percentile, see `latscope_analysis::model::threshold`), and the
+//! between the 5th and 95th percentile, see `latscope_model::threshold`), and the
 //! derivation itself: the worker computes the digital track and its lane only; the
 //! workbench adds both to the source in place (see `Prepared::add_digital`).
 
 use super::message::Message;
-use latscope_analysis::model::{DigitalTrack, Source, Threshold};
+use latscope_model::{DigitalTrack, Source, Threshold};
 
 /// The dialog's state: which analog track, and the threshold being edited.
 #[derive(Debug, Clone, Default, PartialEq)]

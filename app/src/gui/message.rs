@@ -12,7 +12,7 @@ use super::prepare::{Lane, Prepared};
 use super::session::Session;
 use super::theme::ThemeKind;
 use latscope_analysis::align::Alignment;
-use latscope_analysis::model::{DigitalTrack, Ps};
+use latscope_model::{DigitalTrack, Ps};
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@ use super::jobs::{JobKind, JobRunner};
 use super::message::{Message, SimCommand, SimEdit};
 use super::prepare::Prepared;
 use super::workers::SimHandle;
-use latscope_analysis::model::{Ps, format_seconds};
+use latscope_model::{Ps, format_seconds};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -18,8 +18,8 @@ use super::table::TableState;
 use super::timeline;
 use super::workers;
 use latscope_analysis::align::Alignment;
-use latscope_analysis::model::{DigitalTrack, Ps};
 use latscope_importers::LoadControl;
+use latscope_model::{DigitalTrack, Ps};
 use std::path::PathBuf;
 use std::sync::Arc;
 
