@@ -74,6 +74,8 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
     let mut seq = 0u64;
     let mut app_next = false;
     let mut block_len = block_len;
+    // SPI mode starts with CRCs off (hosts send 0xFFFF); CMD59 with bit 0 set turns them on.
+    let mut crc_on = false;
     for w in words {
         let (mosi, miso) = (w.mosi.unwrap_or(0xff) as u8, w.miso.unwrap_or(0xff) as u8);
         // A new command while waiting for card data (CMD12 during CMD18) starts over.
@@ -93,6 +95,9 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                     State::Command { ss, bytes }
                 } else {
                     let c = command(ss, w.es, &bytes, &mut seq, &mut app_next, &mut block_len, sink);
+                    if !c.app && c.index == 59 {
+                        crc_on = bytes[4] & 1 == 1;
+                    }
                     cmd = Some(c);
                     State::WaitResponse { skipped: 0 }
                 }
@@ -174,7 +179,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                 if bytes.len() < c.data_len + 2 {
                     State::Data { ss, bytes, block }
                 } else {
-                    data_block(&bytes, c, block, sink);
+                    data_block(&bytes, c, block, crc_on, sink);
                     match c.data {
                         Kind::Write => State::WaitDataResponse { block, waited: 0 },
                         _ if c.multiple => State::WaitToken { waited: 0, block: block + 1 },
@@ -355,20 +360,26 @@ fn finish_response(state: State, w: &Word, cmd: Option<Cmd>, sink: &mut Sink) ->
 }
 
 /// Annotates a received block (data bytes then two CRC bytes), replacing the placeholder
-/// put when its last data byte arrived.
-fn data_block(bytes: &[u8], c: Cmd, block: u64, sink: &mut Sink) {
+/// put when its last data byte arrived. A CRC16 mismatch is an error only once CMD59 has
+/// turned CRCs on; `crc_ok` reports the comparison either way.
+fn data_block(bytes: &[u8], c: Cmd, block: u64, crc_on: bool, sink: &mut Sink) {
     let n = c.data_len;
     let crc = (u16::from(bytes[n]) << 8) | u16::from(bytes[n + 1]);
     let crc_ok = crc16(bits_of(&bytes[..n])) == crc;
     let dir = if c.data == Kind::Write { "write" } else { "read" };
     let Some(i) = sink.anns.iter().rposition(|a| a.row == "data" && a.text.is_empty()) else { return };
     let (ss, es) = (sink.anns[i].ss, sink.anns[i].es);
-    if !crc_ok {
+    if !crc_ok && crc_on {
         sink.error(ss, es, "crc", format!("data block {block}: CRC16 0x{crc:04x} mismatch"));
     }
     let hex: String = bytes[..n].iter().map(|b| format!("{b:02x}")).collect();
     let a = &mut sink.anns[i];
-    a.text = format!("{dir} block {block}: {n} bytes, {}", if crc_ok { "CRC ok" } else { "CRC BAD" });
+    let status = match (crc_ok, crc_on) {
+        (true, _) => "CRC ok",
+        (false, true) => "CRC BAD",
+        (false, false) => "no CRC (CRCs off)",
+    };
+    a.text = format!("{dir} block {block}: {n} bytes, {status}");
     a.fields = vec![
         ("bytes", Value::UInt(n as u64)),
         ("crc_ok", Value::Bool(crc_ok)),
