@@ -2,8 +2,8 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use latscope_analysis::model::{Source, TrackSummary};
 use latscope_importers::LoadControl;
+use latscope_model::{Source, TrackSummary};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -9,9 +9,9 @@
 
 use anyhow::{Context, Result};
 use latscope_analysis::atomic;
-use latscope_analysis::model::Source;
 use latscope_decoders::{Annotation, Decoded, Inputs, Value};
 use latscope_importers::LoadControl;
+use latscope_model::Source;
 use serde_json::{Map, Value as Json, json};
 use std::fmt::Write as _;
 use std::io::Write;

@@ -2,14 +2,14 @@
 //! (DESIGN §7.1), write it in the asked format, and turn `--fail-if` thresholds into exit
 //! code 3. Also the shared tail of `latscope sim --format`.
 
+use crate::atomic;
 use anyhow::{Context, Result, bail};
-use latscope_analysis::atomic;
-use latscope_analysis::model::Source;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::threshold::{Crossing, Threshold};
 use latscope_analysis::report::{self, Format, Report, ReportInput, ReportOptions};
 use latscope_analysis::spec::{self, Spec};
 use latscope_importers::LoadControl;
+use latscope_model::Source;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};

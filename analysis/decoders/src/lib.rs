@@ -27,7 +27,7 @@ pub mod spec;
 mod spi;
 mod uart;
 
-use latscope_analysis::model::{
+use latscope_model::{
     AnalogTrack, BuildError, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, IrqFlags, Ps, Source,
     SpanTrack, Threshold,
 };
@@ -302,7 +302,7 @@ impl Decoded {
         }
         drop(old);
         let mut spans: BTreeMap<String, SpanTrack> = BTreeMap::new();
-        let mut kinds: Vec<(latscope_analysis::model::Sym, FieldKind)> = Vec::new();
+        let mut kinds: Vec<(latscope_model::Sym, FieldKind)> = Vec::new();
         for a in &self.annotations {
             let track = format!("{}.{}", a.decoder, a.row);
             let label = b.intern(a.text.as_bytes());

@@ -3,7 +3,7 @@
 //! number, so annotations land on the same sample numbers sigrok-cli prints; elsewhere (VCD,
 //! CSV with time stamps, the simulator) a tick is a picosecond.
 
-use latscope_analysis::model::{DigitalTrack, PS_PER_S, Ps};
+use latscope_model::{DigitalTrack, PS_PER_S, Ps};
 
 /// How ticks map to time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! channels, cut frames) gives counted error annotations, never a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use latscope_analysis::model::{DigitalTrack, Source, SourceKind};
 use latscope_decoders::sd::encode;
 use latscope_decoders::{Annotation, DecodeError, Inputs, Value, decode};
+use latscope_model::{DigitalTrack, Source, SourceKind};
 
 /// 100 MHz sampling, one SD clock every 10 samples: data changes at the cycle's start,
 /// CLK rises mid-cycle.

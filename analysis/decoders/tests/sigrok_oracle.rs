@@ -104,10 +104,7 @@ fn i2c_with_scl_from_the_scope_channel() {
     let ours = decode(&src, Some(rate), "i2c:scl=SCL analog,sda=SDA");
     let clock = latscope_decoders::Clock::Samples(rate);
     let analog = src.analog.iter().find(|a| a.name == "SCL analog").unwrap();
-    let scl = latscope_decoders::Line::from_track(
-        &analog.to_digital(latscope_analysis::model::Threshold::Auto),
-        clock,
-    );
+    let scl = latscope_decoders::Line::from_track(&analog.to_digital(latscope_model::Threshold::Auto), clock);
     let sda = src.digital.iter().find(|d| d.name == "SDA").unwrap();
     let sda = latscope_decoders::Line::from_track(sda, clock);
     let mut vcd = format!("$timescale {} ns $end\n$scope module top $end\n", 1_000_000_000 / rate);

@@ -83,7 +83,7 @@ pub fn align_pair(
     reference: &Prepared,
     other: &Prepared,
     suffix: &str,
-) -> Result<(latscope_analysis::model::Source, Alignment), String> {
+) -> Result<(latscope_model::Source, Alignment), String> {
     let spec = parse_align(&format!("1:{suffix}")).map_err(|e| e.to_string())?;
     let mut pair = vec![reference.source.clone(), other.source.clone()];
     let alignment = apply_align(&spec, &mut pair).map_err(|e| e.to_string())?;

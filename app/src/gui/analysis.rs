@@ -11,11 +11,11 @@ use egui_plot::{
     Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
     PlotTransform, Points,
 };
-use latscope_analysis::model::{Ps, Source, format_seconds};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::{self, Comparison, ReportInput, ReportOptions};
 use latscope_analysis::spec::{PRESETS, parse_spec, run_spec, run_spec_each};
 use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
+use latscope_model::{Ps, Source, format_seconds};
 use std::sync::Arc;
 
 /// The rules the panel runs, and the one being typed.

@@ -18,8 +18,8 @@ use super::theme::ThemeKind;
 use super::timeline::{self, Layout, MeshCache, Overlay, SourceView, Viewport};
 use super::workers::{self, Outbox, SimHandle};
 use latscope_analysis::align::Alignment;
-use latscope_analysis::model::{Ps, Source, format_seconds};
 use latscope_importers::LoadControl;
+use latscope_model::{Ps, Source, format_seconds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1309,7 +1309,7 @@ fn format_hz(hz: f64) -> String {
 /// of `inputs` (the `--screenshot` worker's job).
 pub fn save_png(path: &Path, image: &egui::ColorImage, inputs: &[PathBuf]) -> anyhow::Result<()> {
     let bytes = super::export::encode_png(image)?;
-    latscope_analysis::atomic::write_atomic(path, &bytes, inputs)?;
+    crate::atomic::write_atomic(path, &bytes, inputs)?;
     Ok(())
 }
 
@@ -1419,7 +1419,7 @@ fn sources_summary<'a>(sources: impl Iterator<Item = &'a Source>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_analysis::model::{DigitalTrack, SourceKind};
+    use latscope_model::{DigitalTrack, SourceKind};
 
     #[test]
     fn the_status_counts_events_and_signals_that_are_there() {

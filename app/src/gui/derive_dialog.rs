@@ -1,12 +1,12 @@
 //! Analog → digital as a user action: the "Derive digital…" dialog of an analog lane (a
 //! threshold and hysteresis, by default the automatic one the rule specs use — midway
-//! between the 5th and 95th percentile, see `latscope_analysis::model::threshold`), and the
+//! between the 5th and 95th percentile, see `latscope_model::threshold`), and the
 //! worker that adds the derived digital track to the source and rebuilds its lanes.
 
 use super::message::Message;
 use super::prepare::{Prepared, prepare};
 use super::workers::Outbox;
-use latscope_analysis::model::{Source, Threshold};
+use latscope_model::{Source, Threshold};
 use std::sync::Arc;
 
 /// The dialog's state: which analog track, and the threshold being edited.

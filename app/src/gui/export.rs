@@ -11,13 +11,13 @@ use super::app::Workbench;
 use super::message::Message;
 use super::prepare::Prepared;
 use super::session;
+use crate::atomic;
 use crate::report_cmd;
 use anyhow::Context as _;
 use egui::{ColorImage, Rect};
-use latscope_analysis::atomic;
-use latscope_analysis::model::Source;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::Format;
+use latscope_model::Source;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -9,7 +9,7 @@ use super::prepare::Prepared;
 use super::session::Session;
 use super::theme::ThemeKind;
 use latscope_analysis::align::Alignment;
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use std::path::PathBuf;
 use std::sync::Arc;
 

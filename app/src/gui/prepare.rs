@@ -6,7 +6,7 @@
 use super::lod::{MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
-use latscope_analysis::model::{FieldValue, Ps, Source, Sym};
+use latscope_model::{FieldValue, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 
 /// A source and the lanes built from it.
@@ -89,9 +89,6 @@ pub struct CpuLane {
     /// Labels of `tasks` and `irqs` slices; also keys their colours.
     pub labels: Vec<String>,
 }
-
-const SOFTIRQ_NAMES: [&str; 10] =
-    ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"];
 
 /// Symbols of the event and field names the slice reconstruction reads.
 struct Names {
@@ -209,7 +206,7 @@ pub fn prepare(source: Source) -> Prepared {
             st.irq_stack.push((t, label, idx));
         } else if Some(name) == names.soft_entry {
             let vec = e.field(sym_of(names.vec)).and_then(FieldValue::as_i64).unwrap_or(-1);
-            let text = match usize::try_from(vec).ok().and_then(|v| SOFTIRQ_NAMES.get(v)) {
+            let text = match latscope_model::kernel::softirq_name(vec) {
                 Some(n) => format!("softirq {n}"),
                 None => format!("softirq {vec}"),
             };

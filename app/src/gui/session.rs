@@ -8,9 +8,9 @@ use super::app::Workbench;
 use super::message::Message;
 use super::theme::{self, ThemeKind};
 use super::timeline::{Overlay, Viewport};
+use crate::atomic;
 use anyhow::Context as _;
-use latscope_analysis::atomic;
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

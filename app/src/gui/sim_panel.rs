@@ -5,7 +5,7 @@ use super::analysis::{self, AnalysisResult};
 use super::message::{Message, SimCommand};
 use super::prepare::Prepared;
 use super::workers::{Outbox, SimHandle};
-use latscope_analysis::model::{Ps, format_seconds};
+use latscope_model::{Ps, format_seconds};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

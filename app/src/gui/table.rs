@@ -169,7 +169,7 @@ pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView], selected: Option<Eve
         }
         if let Some(&ts) = src.events.ts.get(sel.index) {
             ui.separator();
-            ui.weak(format!("relative {}", latscope_analysis::model::format_seconds(ts)));
+            ui.weak(format!("relative {}", latscope_model::format_seconds(ts)));
             ui.weak(clock_text(src, ts));
         }
     });

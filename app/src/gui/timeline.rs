@@ -11,7 +11,7 @@ use super::prepare::{Lane, LaneKind, Prepared};
 use super::theme;
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
-use latscope_analysis::model::{FieldValue, Ps, Source, format_seconds};
+use latscope_model::{FieldValue, Ps, Source, format_seconds};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 

@@ -5,10 +5,10 @@
 use super::analysis;
 use super::message::{Message, SimCommand, TableRows, TableSort};
 use super::prepare::{Prepared, prepare};
-use latscope_analysis::model::{
+use latscope_importers::LoadControl;
+use latscope_model::{
     ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Ps, Source, SourceKind, Sym,
 };
-use latscope_importers::LoadControl;
 use latscope_sim::{Batch, Simulation, Speed};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

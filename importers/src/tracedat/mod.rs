@@ -32,7 +32,7 @@ use crate::{LoadControl, ParseFailure, Position};
 use bytes::{Cursor, Endian};
 use compress::{Codec, Inflater, check_size, decompress};
 use decode::{Shared, TimeConv, Worker};
-use latscope_analysis::model::{ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, Source, SourceKind};
+use latscope_model::{ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, Source, SourceKind};
 use page::PageFormat;
 use rayon::prelude::*;
 use sections::{Buffer, FileInfo, read_file_info};

@@ -1,8 +1,8 @@
 //! Test helpers: real captures, and sigrok-cli's protocol decoders as the oracle.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use latscope_analysis::model::Source;
 use latscope_decoders::{Decoded, Inputs};
+use latscope_model::Source;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
