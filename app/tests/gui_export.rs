@@ -85,6 +85,7 @@ fn cli_report(files: &[PathBuf], presets: &[&str], f: Format, dir: &Path) -> Vec
         fail_if: Vec::new(),
         format: Some(cli_format(f)),
         output: Some(out.clone()),
+        decoders: Vec::new(),
     };
     report_cmd::run(&args).unwrap();
     std::fs::read(&out).unwrap()
