@@ -14,10 +14,10 @@
 //! runs a part).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use latscope_analysis::model::Source;
 use latscope_analysis::outcome::{Outcome, Sample};
 use latscope_analysis::spec::{Spec, parse_spec, preset_spec, run_spec};
 use latscope_analysis::stats::{StatsOptions, summarize};
+use latscope_model::Source;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;

@@ -15,9 +15,9 @@
 //! nearest reference occurrence (each reference used once). The offset (and with `drift`
 //! the drift) minimise the squared residuals.
 
-use crate::model::{Ps, Source};
 use crate::pairing::{self, Endpoint, PairError};
 use crate::spec::{Cursor, SpecError, parse_endpoint};
+use latscope_model::{Ps, Source};
 
 /// A parsed `--align`.
 #[derive(Debug, Clone, PartialEq)]

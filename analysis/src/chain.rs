@@ -14,11 +14,11 @@
 //! complete chains give samples, in every stage alike, so stages sum to the total for each
 //! sample; a chain that breaks is counted in `unmatched_start` with a note naming the stage.
 
-use crate::model::{Ps, Source};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample};
 use crate::pairing::{Endpoint, FieldSel};
 use crate::presets::{CmdIrq, IrqSel, plan_cmd_irq};
 use crate::spec::AnalysisError;
+use latscope_model::{Ps, Source};
 use rustc_hash::FxHashMap;
 
 /// Stage names, in order.

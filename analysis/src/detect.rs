@@ -15,13 +15,13 @@
 //! A bare name as SELECTOR is the event of that name in a source that has it, else the
 //! rising edges of the digital or analog track of that name.
 
-use crate::model::{Ps, Source};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample, Window};
 use crate::pairing::{
     self, Edge, Endpoint, Level, Pair, PairError, PairResult, PairRule, Policy, stall_windows_in,
 };
 use crate::presets::outcome_of;
 use crate::spec::AnalysisError;
+use latscope_model::{Ps, Source};
 
 fn missing(rule: &str, what: String) -> AnalysisError {
     AnalysisError::Missing { rule: rule.to_owned(), what }

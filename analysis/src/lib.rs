@@ -2,10 +2,8 @@
 //! the simulator fill, and the analyses that run on it.
 
 pub mod align;
-pub mod atomic;
 pub mod chain;
 pub mod detect;
-pub mod model;
 pub mod outcome;
 pub mod pairing;
 pub mod presets;

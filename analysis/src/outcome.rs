@@ -5,7 +5,7 @@
 //! Times are relative picoseconds of the source named by `source` (an index into the
 //! inputs); reports convert them to that source's own clock with its `ClockOrigin`.
 
-use crate::model::Ps;
+use latscope_model::Ps;
 
 /// DESIGN §7.1 `kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

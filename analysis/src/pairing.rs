@@ -10,7 +10,7 @@
 //!
 //! Matching compares interned symbols; a key is rendered to text only for matched pairs.
 
-use crate::model::{AnalogTrack, DigitalTrack, EventRef, FieldValue, Interner, Ps, Source, Sym, Threshold};
+use latscope_model::{AnalogTrack, DigitalTrack, EventRef, FieldValue, Interner, Ps, Source, Sym, Threshold};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -850,7 +850,7 @@ pub fn stall_windows(track: &DigitalTrack, edge: Edge, factor: f64) -> (Ps, Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
+    use latscope_model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
 
     /// An event as (ts, cpu, name, [(field, int value)]).
     type Ev<'a> = (Ps, u16, &'a str, &'a [(&'a str, i64)]);

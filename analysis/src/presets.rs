@@ -20,13 +20,13 @@
 //! Outcomes of sources with lost-event gaps carry notes counting the gaps and the samples
 //! that span one.
 
-use crate::model::{FieldValue, Interner, Ps, Source};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample};
 use crate::pairing::{
     self, Endpoint, FieldSel, KeyVal, PairResult, PairRule, Policy, Pred, PredOp, StreamPairer,
     custom_occurrence, key_of_value, pair_occurrences, render_key,
 };
 use crate::spec::{AnalysisError, Cursor, Spec, SpecError, parse_endpoint};
+use latscope_model::{FieldValue, Interner, Ps, Source};
 
 /// Preset names and one-line descriptions, for `--help` and the GUI.
 pub const PRESETS: &[(&str, &str)] = &[

@@ -17,10 +17,10 @@
 //! KEY is `field` or `start_field:end_field`. DURATION is a decimal number with a unit:
 //! `ps ns us ms s`. Names and channels with other characters are written in double quotes.
 
-use crate::model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps, Source};
 use crate::outcome::Outcome;
 use crate::pairing::{Edge, Endpoint, Level, PairError, PairRule, Policy, Pred, PredOp};
 use crate::presets::Preset;
+use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps, Source};
 
 pub use crate::presets::PRESETS;
 

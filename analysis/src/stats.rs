@@ -2,11 +2,14 @@
 //! max, a log (1-2-5 per decade) and a linear histogram, statistics per key, and the worst
 //! samples with their times.
 //!
-//! The overall mean and stddev are polars reductions; quantiles, min and max read the sorted
-//! latencies, and groups are computed here with polars' own arithmetic (see `group_stats`):
-//! the numbers are bit for bit those of polars' eager group-by, which the tests check on a
-//! real trace, at a fraction of its cost. Nothing of polars leaves this module (plain structs
-//! out, so the GUI never sees a DataFrame). Conventions, fixed here for every report:
+//! Everything is computed here in plain Rust, so crates that run analyses (the simulator)
+//! do not compile polars. The arithmetic is polars' own: quantiles, min and max read the
+//! sorted latencies exactly as polars' `quantile_slice` does, and means and stddevs are the
+//! compensated sum and Welford variance of polars' group aggregations (see
+//! [`mean_and_stddev`]). The tests check the results against polars' eager API on a real
+//! trace: bit for bit for quantiles and groups; the overall mean and stddev, which polars
+//! reduces in a different summation order, agree to the last few ulps.
+//! Conventions, fixed here for every report:
 //! * durations are nanoseconds as `f64` (sub-ns survives: 1 ps = 0.001 ns);
 //! * percentiles interpolate linearly between the closest ranks, `x = p * (n - 1)`, exactly
 //!   numpy's default (`method="linear"`) and polars' `QuantileMethod::Linear`;
@@ -14,9 +17,8 @@
 //!   describes the samples it saw, it does not estimate a wider population;
 //! * with no sample every statistic is `None` (JSON `null`).
 
-use crate::model::{PS_PER_NS, Ps};
 use crate::outcome::{Outcome, Sample};
-use polars::prelude::*;
+use latscope_model::{PS_PER_NS, Ps};
 
 /// Duration statistics in nanoseconds (DESIGN §7.1 `stats_ns`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -117,12 +119,11 @@ fn ps_to_ns(ps: Ps) -> f64 {
 
 /// The statistics of `outcome` (its own samples; a chain's stages are summarised apart).
 pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, StatsError> {
-    let err = |e: PolarsError| StatsError { analysis: outcome.name.clone(), message: e.to_string() };
     let mut lat_ps: Vec<Ps> = outcome.samples.iter().map(Sample::latency).collect();
     let lat: Vec<f64> = lat_ps.iter().map(|&p| ps_to_ns(p)).collect();
     let keyed = outcome.samples.iter().any(|s| !s.key.is_empty());
     let mut groups = if keyed { group_stats(&outcome.samples, &lat_ps) } else { Vec::new() };
-    let mean_std = mean_and_stddev_polars(&lat).map_err(err)?;
+    let mean_std = mean_and_stddev(&lat);
     let sorted = sorted_ns(&mut lat_ps, lat);
     let stats_ns = sorted_stats(&sorted, mean_std);
     let groups_total = groups.len() as u64;
@@ -146,8 +147,7 @@ pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, Stat
 /// Statistics of bare latencies (picoseconds), without groups.
 pub fn stats_of(latencies_ps: &[Ps]) -> Result<StatsNs, StatsError> {
     let lat: Vec<f64> = latencies_ps.iter().map(|&p| ps_to_ns(p)).collect();
-    let mean_std = mean_and_stddev_polars(&lat)
-        .map_err(|e| StatsError { analysis: "latencies".into(), message: e.to_string() })?;
+    let mean_std = mean_and_stddev(&lat);
     let sorted = sorted_ns(&mut latencies_ps.to_vec(), lat);
     Ok(sorted_stats(&sorted, mean_std))
 }
@@ -163,14 +163,6 @@ fn sorted_ns(ps: &mut [Ps], mut buf: Vec<f64>) -> Vec<f64> {
 }
 
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
-
-fn scalar_f64(s: PolarsResult<Scalar>) -> PolarsResult<Option<f64>> {
-    Ok(match s?.value() {
-        AnyValue::Float64(v) => Some(*v),
-        AnyValue::Float32(v) => Some(f64::from(*v)),
-        _ => None,
-    })
-}
 
 /// The linear quantile `p` of sorted values, computed exactly as polars' `quantile_slice`
 /// does (`QuantileMethod::Linear`): rank `p * (n - 1)`, the values at its floor and the next
@@ -192,13 +184,6 @@ fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
     }
     let upper = sorted[idx + 1];
     Some(if lower == upper { lower } else { (float_idx - idx as f64) * (upper - lower) + lower })
-}
-
-/// Mean and population stddev of nanoseconds in sample order: polars' reductions (its
-/// summation order, so its exact digits).
-fn mean_and_stddev_polars(lat: &[f64]) -> PolarsResult<(Option<f64>, Option<f64>)> {
-    let col = Column::new("lat".into(), lat);
-    Ok((scalar_f64(col.mean_reduce())?, scalar_f64(col.std_reduce(0))?))
 }
 
 /// Overall statistics: min, max and quantiles read the sorted nanoseconds.

@@ -6,9 +6,9 @@ mod common;
 
 use common::{abs, sample};
 use latscope_analysis::align::{AlignSpec, apply_align, parse_align};
-use latscope_analysis::model::{DigitalTrack, PS_PER_S, PS_PER_US, Ps, Source, SourceKind};
 use latscope_analysis::pairing::{Endpoint, endpoint_times};
 use latscope_analysis::spec::{parse_spec, run_spec};
+use latscope_model::{DigitalTrack, PS_PER_S, PS_PER_US, Ps, Source, SourceKind};
 
 #[test]
 fn text_and_trace_dat_of_one_buffer_align_to_their_origin_difference() {

@@ -5,9 +5,9 @@
 mod common;
 
 use common::{Line, samples, scan, spans};
-use latscope_analysis::model::Ps;
 use latscope_analysis::outcome::AnalysisKind;
 use latscope_analysis::spec::{preset_spec, run_spec};
+use latscope_model::Ps;
 
 /// Chains computed from the scanned lines: (cmd, irq entry, exit, wakeup-or-exit, running).
 fn scan_chains(lines: &[Line], irq: i64) -> Vec<[Ps; 5]> {

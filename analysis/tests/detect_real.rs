@@ -5,11 +5,11 @@
 mod common;
 
 use common::{abs, sample, samples, scan};
-use latscope_analysis::model::{PS_PER_US, Ps};
 use latscope_analysis::outcome::{AnalysisKind, Outcome};
 use latscope_analysis::spec::{parse_spec, run_spec};
+use latscope_model::{PS_PER_US, Ps};
 
-fn run1(spec: &str, sources: &[latscope_analysis::model::Source]) -> Outcome {
+fn run1(spec: &str, sources: &[latscope_model::Source]) -> Outcome {
     let mut out = run_spec(&parse_spec(spec).unwrap(), sources).unwrap_or_else(|e| panic!("{spec}: {e}"));
     assert_eq!(out.len(), 1, "{spec}");
     out.remove(0)
@@ -239,8 +239,7 @@ fn a_replicated_trace_repeats_every_event_shifted_by_one_period() {
             let (a, b) = (real.events.get(i).unwrap(), big.events.get(copy * n + i).unwrap());
             assert_eq!(b.ts(), a.ts() + copy as Ps * period);
             assert_eq!(big.strings.resolve(b.name()), real.strings.resolve(a.name()));
-            let fields = |src: &latscope_analysis::model::Source,
-                          e: latscope_analysis::model::EventRef<'_>| {
+            let fields = |src: &latscope_model::Source, e: latscope_model::EventRef<'_>| {
                 e.fields().map(|(k, v)| format!("{}={v:?}", src.strings.resolve(k))).collect::<Vec<_>>()
             };
             assert_eq!(fields(&big, b), fields(&real, a));

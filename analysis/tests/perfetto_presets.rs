@@ -5,9 +5,9 @@
 //! Perfetto publishes). Real traces from the shared corpus (or `$LATSCOPE_CORPUS`), and
 //! synthetic ones from bench/perfetto_gen.py with plain and compact sched records.
 
-use latscope_analysis::model::Source;
 use latscope_analysis::spec::{AnalysisError, preset_spec, run_spec};
 use latscope_importers::LoadControl;
+use latscope_model::Source;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

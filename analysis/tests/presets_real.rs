@@ -5,12 +5,12 @@
 mod common;
 
 use common::{Line, abs, corpus, open, sample, samples, scan, spans};
-use latscope_analysis::model::{PS_PER_US, Ps};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::spec::{AnalysisError, preset_spec, run_spec};
+use latscope_model::{PS_PER_US, Ps};
 use std::collections::HashMap;
 
-fn run(preset: &str, src: latscope_analysis::model::Source) -> (latscope_analysis::model::Source, Outcome) {
+fn run(preset: &str, src: latscope_model::Source) -> (latscope_model::Source, Outcome) {
     let sources = vec![src];
     let mut out = run_spec(&preset_spec(preset).unwrap(), &sources).unwrap();
     assert_eq!(out.len(), 1);
@@ -248,7 +248,7 @@ fn wakeup_closes_the_oldest_and_drops_the_rest() {
     }
 }
 
-fn open_path(p: &std::path::Path) -> latscope_analysis::model::Source {
+fn open_path(p: &std::path::Path) -> latscope_model::Source {
     open(p)
 }
 

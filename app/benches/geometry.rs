@@ -14,7 +14,7 @@ use egui::{Rect, pos2};
 use latscope::gui::lod::{Grid, TimeIndex, count_columns, count_columns_indexed};
 use latscope::gui::prepare::{LaneKind, Prepared, prepare};
 use latscope::gui::timeline::{SourceView, Viewport, build_lane};
-use latscope_analysis::model::Source;
+use latscope_model::Source;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;

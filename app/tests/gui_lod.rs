@@ -6,7 +6,7 @@ use latscope::gui::prepare::{LaneKind, prepare};
 use latscope_importers::LoadControl;
 use std::path::PathBuf;
 
-fn load(rel: &str) -> latscope_analysis::model::Source {
+fn load(rel: &str) -> latscope_model::Source {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples").join(rel);
     latscope_importers::open(&p, &LoadControl::new()).unwrap()
 }

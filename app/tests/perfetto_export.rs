@@ -8,10 +8,10 @@
 mod common;
 
 use common::Scratch;
-use latscope_analysis::model::{PS_PER_NS, Source};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::spec::{preset_spec, run_spec};
 use latscope_importers::LoadControl;
+use latscope_model::{PS_PER_NS, Source};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! analog channels, loaded once. Seed from fuzz/corpus/rule_spec (see docs/FUZZING.md).
 #![no_main]
 
-use latscope_analysis::model::Source;
+use latscope_model::Source;
 use latscope_analysis::spec::{parse_spec, preset_spec, run_spec};
 use latscope_importers::LoadControl;
 use libfuzzer_sys::fuzz_target;

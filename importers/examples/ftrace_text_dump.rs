@@ -77,7 +77,7 @@ fn main() {
                             .fields()
                             .map(|(n, v)| {
                                 let v = match v {
-                                    latscope_analysis::model::FieldValue::Str(s) => {
+                                    latscope_model::FieldValue::Str(s) => {
                                         format!("{:?}", src.strings.resolve(s))
                                     }
                                     other => format!("{other:?}"),

@@ -6,7 +6,7 @@
 //! stays proportional to what the limit admits and a hostile file is refused before its
 //! tracks can outgrow the limit.
 
-use latscope_analysis::model::DigitalTrack;
+use latscope_model::DigitalTrack;
 
 /// Smallest growth step: small tracks should not reallocate on every few entries.
 const MIN_GROWTH: usize = 1024;

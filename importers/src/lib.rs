@@ -22,7 +22,7 @@ pub use detect::{Format, SUPPORTED_FORMATS, detect};
 pub use error::{ImportError, ParseFailure, Position};
 pub use input::Input;
 
-use latscope_analysis::model::Source;
+use latscope_model::Source;
 use std::path::Path;
 
 /// Opens `path` read-only, detects its format and imports it.

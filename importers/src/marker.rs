@@ -2,7 +2,7 @@
 //! `key=value` token of the text as a field. One tokenizer serves the ftrace text and the
 //! trace.dat importers, so a marker gets the same fields whichever file it came from.
 
-use latscope_analysis::model::{FieldKind, FieldValue, Sym};
+use latscope_model::{FieldKind, FieldValue, Sym};
 
 /// A `key=value` token of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! as a reference reader, and bad input. Expected numbers come from the raw text (line
 //! counts, first/last time cells) or from FORMATS.md/NOTES.md, never from the parser.
 
-use latscope_analysis::model::{ClockOrigin, PS_PER_S, Source};
 use latscope_importers::{Format, ImportError, LoadControl, detect, import_bytes, open};
+use latscope_model::{ClockOrigin, PS_PER_S, Source};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> Option<PathBuf> {
@@ -242,7 +242,7 @@ fn scope_square_wave_to_digital() {
         let high: Vec<bool> = v.iter().map(|x| *x > 1.25).collect();
         let edges: Vec<usize> = (1..high.len()).filter(|&i| high[i] != high[i - 1]).collect();
         assert!(!edges.is_empty());
-        let d = a.to_digital(latscope_analysis::model::Threshold::Auto);
+        let d = a.to_digital(latscope_model::Threshold::Auto);
         assert_eq!(d.initial, u8::from(high[0]), "{}", a.name);
         let expect: Vec<i64> = edges.iter().map(|&i| a.time_of(i)).collect();
         assert_eq!(d.times, expect, "{}", a.name);

@@ -5,8 +5,8 @@
 // Helpers outside #[test] functions fail loudly too: this is test code.
 #![allow(clippy::expect_used)]
 
-use latscope_analysis::model::{FieldValue, Gap, PS_PER_S, Source};
 use latscope_importers::{LoadControl, ParseFailure, ftrace_text};
+use latscope_model::{FieldValue, Gap, PS_PER_S, Source};
 use std::path::{Path, PathBuf};
 
 fn load(text: &str) -> Source {

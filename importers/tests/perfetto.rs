@@ -8,8 +8,8 @@
 //! The oracle needs `python3` with the PyPI packages `perfetto` and `protobuf` (.ci/run
 //! installs them); the corpus is `../shared/corpus` (or `$LATSCOPE_CORPUS`).
 
-use latscope_analysis::model::{FieldValue, Source};
 use latscope_importers::{Format, LoadControl, detect, import_bytes, perfetto};
+use latscope_model::{FieldValue, Source};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

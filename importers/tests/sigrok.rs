@@ -2,8 +2,8 @@
 //! equal those of `sigrok-cli -i F -O vcd` (read back through latscope's VCD importer).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
-use latscope_analysis::model::{DigitalTrack, PS_PER_S, Source};
 use latscope_importers::{Format, LoadControl, detect, open};
+use latscope_model::{DigitalTrack, PS_PER_S, Source};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

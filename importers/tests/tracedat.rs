@@ -5,8 +5,8 @@
 // Test helpers outside #[test] functions may panic with a message.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use latscope_analysis::model::{FieldValue, PS_PER_NS, Source};
 use latscope_importers::{LoadControl, open, tracedat};
+use latscope_model::{FieldValue, PS_PER_NS, Source};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

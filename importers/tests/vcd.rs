@@ -2,8 +2,8 @@
 //! read the file: every 1-bit signal must have the same level changes at the same times.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
-use latscope_analysis::model::Source;
 use latscope_importers::{Format, LoadControl, open};
+use latscope_model::Source;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -252,7 +252,7 @@ fn ghw_sample(name: &str) -> PathBuf {
 /// Every signal of the GHDL VCD dump of the same run (samples/ghw/make.sh writes both) must
 /// load from the GHW with the same edges and values; the GHW has more (records, enums),
 /// which VCD cannot hold.
-fn ghw_matches_the_vcd_of_the_same_run(name: &str) -> latscope_analysis::model::Source {
+fn ghw_matches_the_vcd_of_the_same_run(name: &str) -> latscope_model::Source {
     let ghw = open(&ghw_sample(&format!("{name}.ghw")), &LoadControl::new()).unwrap();
     let vcd = open(&ghw_sample(&format!("{name}.vcd")), &LoadControl::new()).unwrap();
     assert_eq!(ghw.format, "ghw");
@@ -294,17 +294,11 @@ fn ghw_matches_the_vcd_of_the_same_run(name: &str) -> latscope_analysis::model::
     ghw
 }
 
-fn analog<'a>(
-    s: &'a latscope_analysis::model::Source,
-    name: &str,
-) -> &'a latscope_analysis::model::AnalogTrack {
+fn analog<'a>(s: &'a latscope_model::Source, name: &str) -> &'a latscope_model::AnalogTrack {
     s.analog.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} missing"))
 }
 
-fn digital<'a>(
-    s: &'a latscope_analysis::model::Source,
-    name: &str,
-) -> &'a latscope_analysis::model::DigitalTrack {
+fn digital<'a>(s: &'a latscope_model::Source, name: &str) -> &'a latscope_model::DigitalTrack {
     s.digital.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("{name} missing"))
 }
 

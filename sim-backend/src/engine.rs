@@ -2,7 +2,7 @@
 //! time pop in the order they were pushed (a sequence number breaks ties), so a run is a
 //! pure function of the configuration and the seed.
 
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 

@@ -4,10 +4,10 @@
 //! The analyses are [`Outcome`]s, so `latscope sim --format` renders them through the same
 //! report builder (histograms, groups, worst cases) as `latscope report`.
 
-use latscope_analysis::model::{Ps, Source};
 use latscope_analysis::outcome::{AnalysisKind, Outcome, Sample, Window};
 use latscope_analysis::pairing::{self, Edge, KeyVal, PairError, PairResult, PairRule, StallWindow};
 pub use latscope_analysis::report::Metrics;
+use latscope_model::{Ps, Source};
 
 /// What a run measured: the analyses (as [`Outcome`]s, rendered by `latscope sim` through
 /// the same report builder as `latscope report`) and the scenario's metrics.

@@ -2,7 +2,7 @@
 //! that the stream for a seed can never change under us with a dependency update: the seed
 //! fully determines every trace, byte for byte, on every platform.
 
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 
 #[derive(Debug, Clone)]
 pub struct Rng {

@@ -2,7 +2,7 @@
 //! and calibration constants in tables. Built-in scenarios are embedded in the binary; any
 //! key can be overridden with `KEY=VALUE` (dotted for tables: `pcie.drain_ns=800`).
 
-use latscope_analysis::model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps};
+use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps};
 use serde::de::DeserializeOwned;
 use std::path::Path;
 

@@ -8,7 +8,7 @@ use crate::engine::{Queue, World};
 use crate::report::Report;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::scenarios;
-use latscope_analysis::model::{FieldValue, IrqFlags, Ps, Source, Sym};
+use latscope_model::{FieldValue, IrqFlags, Ps, Source, Sym};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 

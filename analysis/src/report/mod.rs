@@ -10,15 +10,17 @@
 mod html;
 mod markdown;
 pub mod perfetto;
+#[cfg(feature = "tables")]
 mod table;
 pub mod threshold;
 
-use crate::model::{ClockOrigin, PS_PER_NS, Ps, Source};
 use crate::outcome::{AnalysisKind, Outcome};
 use crate::stats::{self, Bucket, GroupStats, StatsError, StatsNs, StatsOptions};
+use latscope_model::{ClockOrigin, PS_PER_NS, Ps, Source};
 
 pub use html::to_html;
 pub use markdown::to_markdown;
+#[cfg(feature = "tables")]
 pub use table::{to_csv, to_parquet};
 
 /// The version of the JSON layout (`latscope_report`).
@@ -228,8 +230,17 @@ pub fn render(report: &Report, format: Format) -> Result<Vec<u8>, ReportError> {
         Format::Json => to_json(report).into_bytes(),
         Format::Md => to_markdown(report).into_bytes(),
         Format::Html => to_html(report).into_bytes(),
+        #[cfg(feature = "tables")]
         Format::Csv => to_csv(report)?,
+        #[cfg(feature = "tables")]
         Format::Parquet => to_parquet(report)?,
+        #[cfg(not(feature = "tables"))]
+        Format::Csv | Format::Parquet => {
+            return Err(ReportError::Writer {
+                format: "csv/parquet",
+                message: "built without the `tables` feature".into(),
+            });
+        }
     })
 }
 
@@ -406,8 +417,8 @@ pub(crate) fn human_opt(ns: Option<f64>) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::model::{ClockOrigin, SourceKind};
     use crate::outcome::{Note, Sample, Window};
+    use latscope_model::{ClockOrigin, SourceKind};
 
     /// Two sources with hand-made outcomes, one key carrying hostile text.
     pub(crate) fn sample_report() -> Report {

@@ -2,8 +2,8 @@
 //! that shares no code with the importers, for independent cross-checks.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use latscope_analysis::model::{PS_PER_S, Ps, Source};
 use latscope_analysis::outcome::Outcome;
+use latscope_model::{PS_PER_S, Ps, Source};
 use std::path::{Path, PathBuf};
 
 pub fn samples() -> PathBuf {

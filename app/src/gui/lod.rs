@@ -6,7 +6,7 @@
 //! Counts come from binary searches over the lane's sorted times (exact, no extra memory);
 //! digital levels and analog samples use min/max pyramids (the analog one lives in the model).
 
-use latscope_analysis::model::{AnalogTrack, DigitalTrack, Ps};
+use latscope_model::{AnalogTrack, DigitalTrack, Ps};
 
 /// Pixel columns over source-relative time: column `c` covers `[edge(c), edge(c + 1))`.
 #[derive(Debug, Clone, Copy, PartialEq)]

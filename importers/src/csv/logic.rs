@@ -11,9 +11,7 @@ use super::numbers::{Cell, parse_iso8601, parse_time_ps, parse_value, time_unit_
 use super::table::{self, Axis, Column};
 use super::{Dialect, Line, Lines, Progress, split_fields, unquote};
 use crate::{LoadControl, ParseFailure, Position};
-use latscope_analysis::model::{
-    ClockOrigin, Diagnostics, DigitalTrack, PS_PER_S, Ps, Source, SourceKind, SpanTrack,
-};
+use latscope_model::{ClockOrigin, Diagnostics, DigitalTrack, PS_PER_S, Ps, Source, SourceKind, SpanTrack};
 
 /// The time cell of a row.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -26,7 +26,7 @@ mod scope;
 mod table;
 
 use crate::{LoadControl, ParseFailure, Position};
-use latscope_analysis::model::Source;
+use latscope_model::Source;
 
 pub use dialect::{CsvKind, ScopeVendor, sniff};
 

@@ -14,7 +14,7 @@ use super::numbers::{Cell, parse_time_ps, parse_value, split_unit, time_unit_exp
 use super::table::{self, Axis, Column};
 use super::{CsvKind, Dialect, Line, Lines, Progress, split_fields, unquote};
 use crate::{LoadControl, ParseFailure, Position};
-use latscope_analysis::model::{Diagnostics, Ps, Source, SourceKind};
+use latscope_model::{Diagnostics, Ps, Source, SourceKind};
 
 /// Where a row's time comes from.
 #[derive(Debug, Clone, Copy)]

@@ -16,7 +16,7 @@
 //!   (at most 4× the row count, coarser if needed), with a warning: the data stays
 //!   viewable and bounded, and the warning tells the user the times are approximations.
 
-use latscope_analysis::model::{AnalogTrack, Diagnostics, Ps};
+use latscope_model::{AnalogTrack, Diagnostics, Ps};
 
 /// More segments than this and the channel is resampled instead.
 pub const MAX_SEGMENTS: usize = 64;

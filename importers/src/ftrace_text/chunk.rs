@@ -11,7 +11,7 @@ use super::line::{
 };
 use super::payload::{Handler, STR_CACHE_BYTES, Sink, name_token, str_key};
 use crate::{LoadControl, ParseFailure};
-use latscope_analysis::model::{
+use latscope_model::{
     ColumnWindow, Diagnostics, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym, TableBuilder,
     WindowedPart,
 };
@@ -864,7 +864,7 @@ fn is_stack_record(body: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_analysis::model::SharedColumns;
+    use latscope_model::SharedColumns;
 
     /// The name cache must read every body as `name_token` does, whatever came before.
     #[test]

@@ -15,13 +15,14 @@
 //! and per exit (a leaf `func();` is both, so two); `/* event */` comments count as events.
 
 mod chunk;
+mod flags;
 mod graph;
 mod line;
 mod payload;
 
 use crate::{LoadControl, ParseFailure, Position};
 use chunk::{ChunkOut, ChunkParser, MAX_LINE, OVERLONG_LINE, is_cut_point};
-use latscope_analysis::model::{
+use latscope_model::{
     BuildError, ClockOrigin, ColumnWindow, Diagnostics, SharedColumns, Source, SourceKind, SpanTrack, Sym,
 };
 use memchr::memchr;
@@ -164,14 +165,12 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64, columns: SharedColumns) -> Result
     for (i, mut part) in parts.into_iter().enumerate() {
         // Lost-event notes at the end of an earlier chunk apply to this chunk's first event
         // on their CPU.
-        open_gaps.retain(|g: &latscope_analysis::model::Gap| {
-            match part.first_ts.iter().find(|(c, _)| *c == g.cpu) {
-                Some(&(_, ts)) => {
-                    diag.gaps.push(latscope_analysis::model::Gap { ts, ..*g });
-                    false
-                }
-                None => true,
+        open_gaps.retain(|g: &latscope_model::Gap| match part.first_ts.iter().find(|(c, _)| *c == g.cpu) {
+            Some(&(_, ts)) => {
+                diag.gaps.push(latscope_model::Gap { ts, ..*g });
+                false
             }
+            None => true,
         });
         for d in &mut part.diag.first_malformed {
             d.line = d.line.map(|l| l + line_base);
@@ -222,7 +221,7 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64, columns: SharedColumns) -> Result
     let (events, strings) = merged.finish().map_err(limit)?;
     // Losses with no later event on their CPU are placed at the end of the trace.
     let end = events.ts.last().copied().unwrap_or(0);
-    diag.gaps.extend(open_gaps.into_iter().map(|g| latscope_analysis::model::Gap { ts: end, ..g }));
+    diag.gaps.extend(open_gaps.into_iter().map(|g| latscope_model::Gap { ts: end, ..g }));
     diag.gaps.sort_by_key(|g| g.ts);
     spans.sort();
     if events.is_empty() && spans.is_empty() && !saw_cpu && diag.malformed > 0 {

@@ -7,7 +7,7 @@
 use super::line::{
     find, padded_word, parse_0x, parse_hex, parse_i64, parse_u64, split_digits, trim, trim_end, trim_start,
 };
-use latscope_analysis::model::{FieldKind, FieldValue, Sym, TableBuilder};
+use latscope_model::{FieldKind, FieldValue, Sym, TableBuilder};
 use memchr::memmem;
 
 /// How an event name's payload is parsed.

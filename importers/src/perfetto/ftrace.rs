@@ -10,7 +10,7 @@ use super::clocks::{BOOTTIME, Clocks, MONOTONIC_RAW};
 use super::protos;
 use super::wire::{Field, Fields, Value};
 use crate::marker::push_token_fields;
-use latscope_analysis::model::{
+use latscope_model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
 };
 use prost::Message;

@@ -23,7 +23,7 @@ mod wire;
 use crate::{LoadControl, ParseFailure, Position};
 use clocks::Clocks;
 use ftrace::{BundleRef, CpuOutput, CpuWorker, Shared};
-use latscope_analysis::model::{
+use latscope_model::{
     AnalogTrack, BuildError, ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, PS_PER_S, Source,
     SourceKind,
 };

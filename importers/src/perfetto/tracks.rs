@@ -4,7 +4,7 @@
 
 use super::ftrace::AtraceRec;
 use super::protos::{TrackDescriptor, TrackEvent};
-use latscope_analysis::model::{AnalogTrack, Diagnostics, Interner, Ps, SpanTrack, Sym};
+use latscope_model::{AnalogTrack, Diagnostics, Interner, Ps, SpanTrack, Sym};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 

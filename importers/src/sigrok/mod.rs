@@ -17,7 +17,7 @@ mod recover;
 pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
 
 use crate::{LoadControl, ParseFailure, Position, budget};
-use latscope_analysis::model::{AnalogTrack, DigitalTrack, PS_PER_S, Ps, Source, SourceKind};
+use latscope_model::{AnalogTrack, DigitalTrack, PS_PER_S, Ps, Source, SourceKind};
 use std::io::{Cursor, Read};
 use zip::ZipArchive;
 

@@ -10,7 +10,7 @@ use super::options::Tsc2Nsec;
 use super::page::PageFormat;
 use super::printf::format_bprint;
 use crate::marker::push_token_fields;
-use latscope_analysis::model::{
+use latscope_model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
 };
 use rustc_hash::FxHashMap;

@@ -14,7 +14,7 @@ mod timescale;
 pub use timescale::{TickScale, parse_timescale};
 
 use crate::{LoadControl, ParseFailure, Position, budget};
-use latscope_analysis::model::{AnalogTrack, Diagnostics, DigitalTrack, Ps, Source, SourceKind};
+use latscope_model::{AnalogTrack, Diagnostics, DigitalTrack, Ps, Source, SourceKind};
 use rustc_hash::FxHashMap;
 
 /// Scope nesting beyond this is refused: no real design nests this deep.
@@ -162,7 +162,7 @@ struct Reader<'a> {
 impl Reader<'_> {
     fn malformed(&mut self, offset: usize, msg: impl Into<String>) {
         // Line numbers are only computed for the few malformed items that are kept.
-        let line = (self.diag.first_malformed.len() < latscope_analysis::model::MAX_KEPT_DIAGNOSTICS)
+        let line = (self.diag.first_malformed.len() < latscope_model::MAX_KEPT_DIAGNOSTICS)
             .then(|| line_of(self.data, offset));
         self.diag.malformed(line, offset as u64, msg);
     }

@@ -1,6 +1,6 @@
 //! `$timescale` values (`1 ns`, `1ns`, `100 ps`, `0.1ps`, `10 us`) to picoseconds.
 
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 
 /// Ticks to picoseconds as an exact ratio, so fractional timescales (`0.1ps`, `1 fs`)
 /// round once per value instead of drifting.

@@ -14,7 +14,7 @@ pub use ghw_limits::{
 };
 
 use crate::{LoadControl, ParseFailure, Position};
-use latscope_analysis::model::{AnalogTrack, DigitalTrack, Ps, Source, SourceKind};
+use latscope_model::{AnalogTrack, DigitalTrack, Ps, Source, SourceKind};
 use std::io::Cursor;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;

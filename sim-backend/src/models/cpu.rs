@@ -8,7 +8,7 @@
 
 use crate::emit::{Emitter, IDLE_EXIT};
 use crate::rng::{Rng, us};
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use serde::Deserialize;
 
 /// One cpuidle state: its index (the `state=` of `cpu_idle`) and exit latency.

@@ -2,7 +2,7 @@
 //! rate, and TX-completion interrupt coalescing (an interrupt after `coalesce` completed
 //! frames, or `timeout` after the last completion).
 
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 //! The FIFO is served in order, so each transaction's completion time is known when it is
 //! queued; callers must queue in nondecreasing time order (the engine guarantees it).
 
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone)]

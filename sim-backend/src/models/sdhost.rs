@@ -8,7 +8,7 @@
 //! command comes when the card is done (after the data for reads, after busy for writes).
 
 use crate::rng::{Rng, us};
-use latscope_analysis::model::Ps;
+use latscope_model::Ps;
 use serde::Deserialize;
 
 /// Card and bus figures (one set per board).

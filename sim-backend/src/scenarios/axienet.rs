@@ -21,8 +21,8 @@ use crate::report::{Analyzer, union_length};
 use crate::rng::{Rng, ns, us};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::simulation::{Model, Sim};
-use latscope_analysis::model::{PS_PER_US, Ps, Sym};
 use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy};
+use latscope_model::{PS_PER_US, Ps, Sym};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]

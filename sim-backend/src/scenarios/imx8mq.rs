@@ -16,8 +16,8 @@ use crate::report::Analyzer;
 use crate::rng::{Rng, us};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::simulation::{Model, Sim};
-use latscope_analysis::model::{PS_PER_US, Ps, Sym};
 use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy, Pred, PredOp};
+use latscope_model::{PS_PER_US, Ps, Sym};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

@@ -9,8 +9,8 @@ pub mod litesdcard;
 use crate::report::{Analyzer, Report};
 use crate::scenario::{Kind, Scenario, ScenarioError};
 use crate::simulation::Model;
-use latscope_analysis::model::Source;
 use latscope_analysis::pairing::PairError;
+use latscope_model::Source;
 
 /// A pair rule that the emitted trace cannot satisfy is a bug in the scenario's wiring;
 /// it is reported against the scenario file.
