@@ -20,7 +20,7 @@
 //! keep every nanosecond exact through a reader's `f64`. Sources are placed by their
 //! alignment offset. Strings from traces are JSON-escaped by serde_json.
 
-use crate::model::{FieldValue, PS_PER_NS, PS_PER_S, Ps, Source};
+use latscope_model::{FieldValue, PS_PER_NS, PS_PER_S, Ps, Source};
 use crate::outcome::{AnalysisKind, Outcome};
 use std::io::{self, Write};
 
@@ -360,7 +360,7 @@ impl Writer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
+    use latscope_model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
     use crate::outcome::Sample;
 
     fn source() -> Source {
@@ -373,7 +373,7 @@ mod tests {
         b.push(1_500, 2, 7, comm, IrqFlags::NONE, l, &[FieldValue::Int(36), FieldValue::Str(comm)]);
         let mut s = Source::new("t", "ftrace-text", SourceKind::File);
         (s.events, s.strings) = b.finish().unwrap_or_default();
-        s.origin = crate::model::ClockOrigin::from_secs_ps(100, 0);
+        s.origin = latscope_model::ClockOrigin::from_secs_ps(100, 0);
         s
     }
 
