@@ -9,9 +9,11 @@ mod diagnostics;
 mod digital;
 mod events;
 mod fields;
+mod filter;
 mod flags;
 mod intern;
 pub mod kernel;
+mod render;
 mod source;
 mod spans;
 mod threshold;
@@ -25,8 +27,12 @@ pub use events::{
     WindowedPart,
 };
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
+pub use filter::{Filter, FilterError};
 pub use flags::IrqFlags;
 pub use intern::{Interner, Sym};
+pub use render::{
+    EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text, write_payload,
+};
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
 pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};
