@@ -2,5 +2,6 @@
 
 pub mod atomic;
 pub mod cli;
+pub mod events_cmd;
 pub mod gui;
 pub mod report_cmd;
