@@ -173,3 +173,47 @@ fn text_inputs_print_their_parsed_payloads_in_report_form() {
     assert!(line.contains(" ==> ") && !line.contains("prev_comm="), "{line}");
     assert!(line.contains("sched_switch:         "), "{line}");
 }
+
+/// The text trace and the trace.dat of one run (samples/ftrace/virtio_blk_direct_read.*) print
+/// the same lines, but for what the kernel's text says better than trace-cmd can: the ioprio
+/// class by name (`be,0,4`; trace-cmd cannot evaluate `IOPRIO_CLASS_BE` and prints `0x2,0,4`)
+/// and `prev_state` in the kernel's letters as parsed (`R+`, `I`, `Z`; trace-cmd's plugin
+/// prints the same state bits in its own letters, `R`, `W`, `X`).
+#[test]
+fn a_text_trace_prints_as_trace_cmd_prints_the_dat_of_the_same_run() {
+    let dat = root().join("samples/ftrace/virtio_blk_direct_read.dat");
+    let txt = root().join("samples/ftrace/virtio_blk_direct_read.txt");
+    let Some(theirs) = trace_cmd_report(&dat) else { panic!("trace-cmd is needed for this test") };
+    let out = latscope(&["events", txt.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
+    assert_eq!(a.len(), b.len());
+    let (mut same, mut ioprio, mut state) = (0, 0, 0);
+    for (x, y) in a.iter().zip(&b) {
+        if x == y {
+            same += 1;
+        } else if x.contains(": block_rq_") && x.replace(" be,", " 0x2,") == *y {
+            ioprio += 1;
+        } else if x.contains(": sched_switch: ") {
+            let states = |l: &str| {
+                let (head, tail) = l.split_once(" ==> ").unwrap();
+                let (prefix, st) = head.rsplit_once(' ').unwrap();
+                (prefix.to_string(), tail.to_string(), st.to_string())
+            };
+            let ((p1, t1, s1), (p2, t2, s2)) = (states(x), states(y));
+            assert_eq!((p1, t1), (p2, t2), "only the state may differ:\n{x}\n{y}");
+            // The kernel names state bit i by "SDTtXZPI"[i], trace-cmd's plugin by "SDTtZXxW"[i].
+            let as_trace_cmd: String = s1
+                .trim_end_matches('+')
+                .chars()
+                .map(|c| "SDTtXZPI".find(c).map_or(c, |i| "SDTtZXxW".as_bytes()[i] as char))
+                .collect();
+            assert_eq!(as_trace_cmd, s2, "{x}\n{y}");
+            state += 1;
+        } else {
+            panic!("unexplained difference:\n  ours:      {x}\n  trace-cmd: {y}");
+        }
+    }
+    assert!(same > 2000 && ioprio == 1200, "{same} equal, {ioprio} ioprio, {state} state lines");
+}

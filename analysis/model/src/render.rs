@@ -249,31 +249,28 @@ fn forms(source: &Source, index: usize, out: &mut String, plugins: bool) {
             let _ = write!(out, "state={} cpu_id={}", f.u("state") as u32, f.u("cpu_id"));
             true
         }
-        "block_rq_issue" | "block_rq_insert" if f.has(&["dev", "rwbs", "sector", "nr_sector"]) => {
-            let _ = write!(
-                out,
-                "{} {} {} ({}) {} + {} [{}]",
-                f.s("dev"),
-                f.s("rwbs"),
-                f.u("bytes"),
-                f.s("cmd"),
-                f.u("sector"),
-                f.u("nr_sector"),
-                f.s("comm")
-            );
-            true
-        }
-        "block_rq_complete" if f.has(&["dev", "rwbs", "sector", "nr_sector"]) => {
-            let _ = write!(
-                out,
-                "{} {} ({}) {} + {} [{}]",
-                f.s("dev"),
-                f.s("rwbs"),
-                f.s("cmd"),
-                f.u("sector"),
-                f.u("nr_sector"),
-                f.i("error")
-            );
+        // Block events as the kernel prints them, with the parts the source holds: bytes,
+        // the command in parentheses (request events), sector range, ioprio
+        // (`class,hint,level`, kernels from 2024), then the comm or the error.
+        n if n.starts_with("block_") && f.has(&["dev", "rwbs"]) => {
+            let _ = write!(out, "{} {}", f.s("dev"), f.s("rwbs"));
+            if f.get("bytes").is_some() {
+                let _ = write!(out, " {}", f.u("bytes"));
+            }
+            if n.starts_with("block_rq_") {
+                let _ = write!(out, " ({})", f.s("cmd"));
+            }
+            if f.has(&["sector", "nr_sector"]) {
+                let _ = write!(out, " {} + {}", f.u("sector"), f.u("nr_sector"));
+            }
+            if f.get("ioprio").is_some() {
+                let _ = write!(out, " {}", f.s("ioprio"));
+            }
+            if f.get("comm").is_some() {
+                let _ = write!(out, " [{}]", f.s("comm"));
+            } else if f.get("error").is_some() {
+                let _ = write!(out, " [{}]", f.i("error"));
+            }
             true
         }
         "irq_disable" | "irq_enable" | "preempt_disable" | "preempt_enable"
