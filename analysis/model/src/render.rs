@@ -94,6 +94,13 @@ impl Named<'_> {
     fn u(&self, name: &str) -> u64 {
         self.i(name) as u64
     }
+    /// A pointer printed `%016lx`-style; text parsers keep such values as the text they read.
+    fn x16(&self, name: &str) -> String {
+        match self.get(name) {
+            Some(FieldValue::Str(_)) => self.s(name),
+            _ => format!("{:016x}", self.u(name)),
+        }
+    }
 }
 
 /// trace-cmd's sched plugin form of a task state: the letters of its bits (`S|D`), `R` for
@@ -282,8 +289,8 @@ fn forms(source: &Source, index: usize, out: &mut String, plugins: bool) {
         "napi_poll" if f.has(&["napi", "dev_name", "work", "budget"]) => {
             let _ = write!(
                 out,
-                "napi poll on napi struct {:016x} for device {} work {} budget {}",
-                f.u("napi"),
+                "napi poll on napi struct {} for device {} work {} budget {}",
+                f.x16("napi"),
                 f.s("dev_name"),
                 f.i("work"),
                 f.i("budget")
@@ -293,9 +300,9 @@ fn forms(source: &Source, index: usize, out: &mut String, plugins: bool) {
         "net_dev_xmit" if f.has(&["dev", "skbaddr", "len", "rc"]) => {
             let _ = write!(
                 out,
-                "dev={} skbaddr={:016x} len={} rc={}",
+                "dev={} skbaddr={} len={} rc={}",
                 f.s("dev"),
-                f.u("skbaddr"),
+                f.x16("skbaddr"),
                 f.u("len"),
                 f.i("rc")
             );
