@@ -9,6 +9,8 @@
 use anyhow::{Context, Result};
 use latscope_importers::LoadControl;
 use latscope_model::{FieldValue, Filter, PS_PER_S, Source, Sym, write_payload};
+use rayon::prelude::*;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
@@ -78,6 +80,7 @@ fn secs_usecs(source: &Source, ts: i64) -> (i128, i128) {
 
 /// Writes one event as `trace-cmd report` prints it, without the newline.
 pub fn write_report_line(source: &Source, index: usize, payload: &mut String, out: &mut Vec<u8>) {
+    use std::io::Write as _;
     let Some(ev) = source.events.get(index) else { return };
     let s = &source.strings;
     let (secs, usecs) = secs_usecs(source, ev.ts());
@@ -95,20 +98,48 @@ pub fn write_report_line(source: &Source, index: usize, payload: &mut String, ou
     );
 }
 
-fn write_text(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Result<()> {
-    writeln!(w, "cpus={}", cpu_count(source))?;
-    let mut payload = String::new();
-    let mut line = Vec::with_capacity(256);
-    for i in 0..source.events.len() {
-        if !filter.is_empty() && !filter.matches(source, i) {
-            continue;
+/// Events per parallel batch: rendering is the work, so batches of events render on every
+/// core into buffers that are written in order.
+const BATCH: usize = 1 << 14;
+
+/// Renders every event that passes `filter` with `line` (which appends one record to the
+/// buffer, given a reusable payload string), in parallel batches, writing them in order.
+fn for_each_event(
+    source: &Source,
+    filter: &Filter,
+    w: &mut impl Write,
+    line: impl Fn(usize, &mut String, &mut Vec<u8>) + Sync,
+) -> io::Result<()> {
+    let n = source.events.len();
+    let starts: Vec<usize> = (0..n).step_by(BATCH).collect();
+    let group = rayon::current_num_threads().max(1) * 2;
+    for starts in starts.chunks(group) {
+        let bufs: Vec<Vec<u8>> = starts
+            .par_iter()
+            .map(|&start| {
+                let mut out = Vec::with_capacity(BATCH * 96);
+                let mut payload = String::new();
+                for i in start..(start + BATCH).min(n) {
+                    if filter.is_empty() || filter.matches(source, i) {
+                        line(i, &mut payload, &mut out);
+                    }
+                }
+                out
+            })
+            .collect();
+        for b in bufs {
+            w.write_all(&b)?;
         }
-        line.clear();
-        write_report_line(source, i, &mut payload, &mut line);
-        line.push(b'\n');
-        w.write_all(&line)?;
     }
     Ok(())
+}
+
+fn write_text(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Result<()> {
+    writeln!(w, "cpus={}", cpu_count(source))?;
+    for_each_event(source, filter, w, |i, payload, out| {
+        write_report_line(source, i, payload, out);
+        out.push(b'\n');
+    })
 }
 
 fn csv_cell(s: &str, out: &mut String) {
@@ -156,28 +187,19 @@ fn write_csv(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Result
         csv_cell(&source.strings.resolve(c), &mut head);
     }
     writeln!(w, "{head}")?;
-    let mut payload = String::new();
-    let mut cells: Vec<String> = vec![String::new(); columns.len()];
-    let mut row = String::new();
-    for i in 0..source.events.len() {
-        if !filter.is_empty() && !filter.matches(source, i) {
-            continue;
-        }
-        let Some(ev) = source.events.get(i) else { continue };
+    for_each_event(source, filter, w, |i, payload, out| {
+        let Some(ev) = source.events.get(i) else { return };
         let s = &source.strings;
         let (secs, usecs) = secs_usecs(source, ev.ts());
-        row.clear();
-        row.push_str(&format!("{secs}.{usecs:06},{},", ev.cpu()));
+        let mut row = format!("{secs}.{usecs:06},{},", ev.cpu());
         csv_cell(&s.resolve(ev.comm()), &mut row);
-        row.push_str(&format!(",{},", ev.pid()));
+        let _ = write!(row, ",{},", ev.pid());
         csv_cell(&s.resolve(ev.name()), &mut row);
         row.push(',');
         payload.clear();
-        write_payload(source, i, &mut payload);
-        csv_cell(&payload, &mut row);
-        for c in &mut cells {
-            c.clear();
-        }
+        write_payload(source, i, payload);
+        csv_cell(payload, &mut row);
+        let mut cells: Vec<String> = vec![String::new(); columns.len()];
         let cols = &layout_columns[source.events.layout[i].0 as usize];
         for ((_, v), &col) in ev.fields().zip(cols) {
             value_cell(source, v, &mut cells[col]);
@@ -187,26 +209,22 @@ fn write_csv(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Result
             row.push_str(c);
         }
         row.push('\n');
-        w.write_all(row.as_bytes())?;
-    }
-    Ok(())
+        out.extend_from_slice(row.as_bytes());
+    })
 }
 
 /// JSON: an array of `{"time", "cpu", "comm", "pid", "event", "payload", "fields": {…}}`
 /// with integer fields as numbers and strings as strings.
 fn write_json(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Result<()> {
-    let mut payload = String::new();
-    let mut first = true;
     w.write_all(b"[")?;
-    for i in 0..source.events.len() {
-        if !filter.is_empty() && !filter.matches(source, i) {
-            continue;
-        }
-        let Some(ev) = source.events.get(i) else { continue };
+    // Every object is written after `,\n`; the first one's comma is dropped on the way out.
+    let mut body = SkipFirst { inner: &mut *w, skip: 1 };
+    for_each_event(source, filter, &mut body, |i, payload, out| {
+        let Some(ev) = source.events.get(i) else { return };
         let s = &source.strings;
         let (secs, usecs) = secs_usecs(source, ev.ts());
         payload.clear();
-        write_payload(source, i, &mut payload);
+        write_payload(source, i, payload);
         let mut fields = serde_json::Map::new();
         for (name, v) in ev.fields() {
             let value = match v {
@@ -225,10 +243,28 @@ fn write_json(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Resul
             "payload": payload,
             "fields": fields,
         });
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        first = false;
-        serde_json::to_writer(&mut *w, &obj)?;
+        out.extend_from_slice(b",\n");
+        let _ = serde_json::to_writer(&mut *out, &obj);
+    })?;
+    w.write_all(b"\n]\n")
+}
+
+/// A writer that drops the first `skip` bytes written through it.
+struct SkipFirst<W> {
+    inner: W,
+    skip: usize,
+}
+
+impl<W: Write> Write for SkipFirst<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let drop = self.skip.min(buf.len());
+        self.skip -= drop;
+        if drop == buf.len() {
+            return Ok(buf.len());
+        }
+        Ok(drop + self.inner.write(&buf[drop..])?)
     }
-    w.write_all(b"\n]\n")?;
-    Ok(())
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }

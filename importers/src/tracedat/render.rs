@@ -199,7 +199,7 @@ impl TraceDatRenderer {
 struct Stored<'a> {
     strings: &'a Interner,
     infos: &'a [FieldInfo],
-    values: Vec<FieldValue>,
+    values: &'a [FieldValue],
 }
 
 fn unhex(s: &[u8]) -> Vec<u8> {
@@ -325,7 +325,7 @@ impl EventRenderer for TraceDatRenderer {
         let Some(program) = self.programs.get(source.events.layout[index].0 as usize) else { return false };
         let values: Vec<FieldValue> = ev.fields().map(|(_, v)| v).collect();
         let syms = Syms { kallsyms: &self.kallsyms, printk: &self.printk };
-        let stored = |infos| Stored { strings: &source.strings, infos, values: values.clone() };
+        let stored = |infos| Stored { strings: &source.strings, infos, values: &values };
         match program {
             Program::None => return false,
             Program::Fmt(fmt, infos) => {
