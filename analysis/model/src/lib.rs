@@ -31,7 +31,8 @@ pub use filter::{Filter, FilterError};
 pub use flags::IrqFlags;
 pub use intern::{Interner, Sym};
 pub use render::{
-    EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text, write_payload,
+    EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text,
+    write_payload, write_task_state,
 };
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;

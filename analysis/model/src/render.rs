@@ -104,26 +104,28 @@ impl Named<'_> {
 }
 
 /// trace-cmd's sched plugin form of a task state: the letters of its bits (`S|D`), `R` for
-/// none. States parsed from text are kept as text and shown as they are.
+/// none.
+pub fn write_task_state(bits: u64, out: &mut String) {
+    let mut any = false;
+    for (i, c) in "SDTtZXxW".chars().enumerate() {
+        if bits & (1 << i) != 0 {
+            if any {
+                out.push('|');
+            }
+            out.push(c);
+            any = true;
+        }
+    }
+    if !any {
+        out.push('R');
+    }
+}
+
+/// A stored task state: states parsed from text are kept as text and shown as they are.
 fn task_state(v: Option<FieldValue>, source: &Source, out: &mut String) {
     match v {
         Some(FieldValue::Str(s)) => out.push_str(&source.strings.resolve(s)),
-        Some(v) => {
-            let bits = v.as_i64().unwrap_or(0);
-            let mut any = false;
-            for (i, c) in "SDTtZXxW".chars().enumerate() {
-                if bits & (1 << i) != 0 {
-                    if any {
-                        out.push('|');
-                    }
-                    out.push(c);
-                    any = true;
-                }
-            }
-            if !any {
-                out.push('R');
-            }
-        }
+        Some(v) => write_task_state(v.as_i64().unwrap_or(0) as u64, out),
         None => out.push('R'),
     }
 }
@@ -163,24 +165,13 @@ fn forms(source: &Source, index: usize, out: &mut String, plugins: bool) {
             );
             true
         }
-        "sched_wakeup" | "sched_wakeup_new" if !plugins && f.has(&["comm", "pid", "prio", "target_cpu"]) => {
-            let _ = write!(
-                out,
-                "comm={} pid={} prio={} target_cpu={:03}",
-                f.s("comm"),
-                f.i("pid"),
-                f.i("prio"),
-                f.i("target_cpu")
-            );
-            true
-        }
         "sched_switch" if f.has(&["prev_comm", "prev_pid", "next_comm", "next_pid"]) => {
             let _ = write!(out, "{}:{} [{}] ", f.s("prev_comm"), f.i("prev_pid"), f.i("prev_prio"));
             task_state(f.get("prev_state"), source, out);
             let _ = write!(out, " ==> {}:{} [{}]", f.s("next_comm"), f.i("next_pid"), f.i("next_prio"));
             true
         }
-        "sched_wakeup" | "sched_wakeup_new" if f.has(&["comm", "pid"]) => {
+        "sched_wakeup" | "sched_wakeup_new" if plugins && f.has(&["comm", "pid"]) => {
             let _ = write!(out, "{}:{}", f.s("comm"), f.i("pid"));
             if f.get("prio").is_some() {
                 let _ = write!(out, " [{}]", f.i("prio"));
@@ -193,7 +184,10 @@ fn forms(source: &Source, index: usize, out: &mut String, plugins: bool) {
             }
             true
         }
-        "sched_waking" if f.has(&["comm", "pid", "prio", "target_cpu"]) => {
+        // The kernel's form of the wakeups (trace-cmd's plugin forms sched_wakeup above).
+        "sched_waking" | "sched_wakeup" | "sched_wakeup_new"
+            if f.has(&["comm", "pid", "prio", "target_cpu"]) =>
+        {
             let _ = write!(
                 out,
                 "comm={} pid={} prio={} target_cpu={:03}",

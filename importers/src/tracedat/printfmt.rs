@@ -570,22 +570,10 @@ fn arg_num_eval(n: &Node) -> Option<i64> {
     }
 }
 
-/// `strtoull(s, NULL, 0)`: the longest numeric prefix (hex after `0x`, octal after `0`).
+/// `strtoull(s, NULL, 0)`: the longest numeric prefix (hex after `0x`, octal after `0`); a
+/// minus sign wraps, as C's does.
 fn strtoull(s: &str) -> u64 {
-    let s = s.trim_start();
-    let (neg, s) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let (radix, digits) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        (16, h)
-    } else if s.len() > 1 && s.starts_with('0') {
-        (8, &s[1..])
-    } else {
-        (10, s)
-    };
-    let end = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
-    let v = u64::from_str_radix(&digits[..end], radix).unwrap_or(if end == 0 { 0 } else { u64::MAX });
+    let (neg, v) = super::options::c_number(s);
     if neg { v.wrapping_neg() } else { v }
 }
 

@@ -7,7 +7,7 @@
 
 use super::format::{EventFormat, FieldDef, Loc};
 use super::printfmt::{Eval, FieldInfo, PrintFmt, Raw, Record, Symbols, push_c_string};
-use latscope_model::{EventRenderer, EventTable, FieldValue, Interner, Source};
+use latscope_model::{EventRenderer, EventTable, FieldValue, Interner, Source, write_task_state};
 use rustc_hash::FxHashMap;
 use std::fmt::Write;
 
@@ -224,6 +224,19 @@ impl Record for Stored<'_> {
 }
 
 impl Stored<'_> {
+    /// `comm:pid` as trace-cmd's sched plugin prints a task; `!` (and `false`) without a pid.
+    fn task(&self, comm: &str, pid: &str, out: &mut String) -> bool {
+        let Some(pid) = self.num(pid) else {
+            out.push('!');
+            return false;
+        };
+        if self.text(comm, out) {
+            out.push(':');
+        }
+        let _ = write!(out, "{pid}");
+        true
+    }
+
     fn num(&self, name: &str) -> Option<u64> {
         let i = self.infos.iter().position(|f| f.name == name)?;
         match self.field(i)? {
@@ -302,23 +315,6 @@ impl TraceDatRenderer {
     }
 }
 
-/// trace-cmd's sched plugin form of `prev_state`: the letters of its bits, `R` for none.
-fn write_state(state: u64, out: &mut String) {
-    let mut any = false;
-    for (i, c) in "SDTtZXxW".chars().enumerate() {
-        if state & (1 << i) != 0 {
-            if any {
-                out.push('|');
-            }
-            out.push(c);
-            any = true;
-        }
-    }
-    if !any {
-        out.push('R');
-    }
-}
-
 impl EventRenderer for TraceDatRenderer {
     fn payload(&self, source: &Source, index: usize, out: &mut String) -> bool {
         let Some(ev) = source.events.get(index) else { return false };
@@ -342,43 +338,29 @@ impl EventRenderer for TraceDatRenderer {
             }
             Program::SchedSwitch(infos) => {
                 let r = stored(infos);
-                let Some(prev_pid) = r.num("prev_pid") else {
-                    out.push('!');
+                if !r.task("prev_comm", "prev_pid", out) {
                     return true;
-                };
-                if r.text("prev_comm", out) {
-                    out.push(':');
                 }
-                let _ = write!(out, "{prev_pid} ");
+                out.push(' ');
                 if let Some(p) = r.num("prev_prio") {
                     let _ = write!(out, "[{}] ", p as u32 as i32);
                 }
                 if let Some(s) = r.num("prev_state") {
-                    write_state(s, out);
+                    write_task_state(s, out);
                 }
                 out.push_str(" ==> ");
-                let Some(next_pid) = r.num("next_pid") else {
-                    out.push('!');
+                if !r.task("next_comm", "next_pid", out) {
                     return true;
-                };
-                if r.text("next_comm", out) {
-                    out.push(':');
                 }
-                let _ = write!(out, "{next_pid}");
                 if let Some(p) = r.num("next_prio") {
                     let _ = write!(out, " [{}]", p as u32 as i32);
                 }
             }
             Program::SchedWakeup(infos) => {
                 let r = stored(infos);
-                let Some(pid) = r.num("pid") else {
-                    out.push('!');
+                if !r.task("comm", "pid", out) {
                     return true;
-                };
-                if r.text("comm", out) {
-                    out.push(':');
                 }
-                let _ = write!(out, "{pid}");
                 if let Some(p) = r.num("prio") {
                     let _ = write!(out, " [{}]", p as i64);
                 }
