@@ -70,11 +70,12 @@ fn cpu_count(source: &Source) -> u64 {
 
 /// Seconds and microseconds of a model time, rounded to the nearest microsecond as
 /// libtraceevent prints `%6.1000d`.
-fn secs_usecs(source: &Source, ts: i64) -> (i128, i128) {
+fn secs_usecs(source: &Source, ts: i64) -> (i64, i64) {
     let ps =
         i128::from(source.origin.secs) * i128::from(PS_PER_S) + i128::from(source.origin.ps) + i128::from(ts);
     let ns = ps.div_euclid(1000);
-    let us = (ns + 500).div_euclid(1000);
+    // Microseconds fit an i64 for 292,000 years; 64-bit division is what printing costs.
+    let us = i64::try_from((ns + 500).div_euclid(1000)).unwrap_or(i64::MAX);
     (us.div_euclid(1_000_000), us.rem_euclid(1_000_000))
 }
 

@@ -172,8 +172,9 @@ fn tokenize(text: &str) -> Result<Vec<Tok>, FmtError> {
 enum Node {
     /// The missing left side of a unary operator.
     Null,
-    /// Words, numbers and string literals (libtraceevent keeps them all as text).
-    Atom(String),
+    /// Words, numbers and string literals (libtraceevent keeps them all as text), with the
+    /// number `strtoull` reads from the text (read once, not per event).
+    Atom(String, u64),
     /// `REC->name`: index of the field (`None`: the format has no such field).
     Field(Option<usize>, String),
     /// A cast: `(type) item`.
@@ -304,7 +305,7 @@ impl ArgParser<'_> {
                     atom.push_str(w);
                     next = self.read();
                 }
-                Ok((Node::Atom(atom), next))
+                Ok((atom_node(atom), next))
             }
             Tok::Str(s) => {
                 let mut atom = s;
@@ -313,7 +314,7 @@ impl ArgParser<'_> {
                     atom.push_str(w);
                     next = self.read();
                 }
-                Ok((Node::Atom(atom), next))
+                Ok((atom_node(atom), next))
             }
             Tok::Delim('(') => self.process_paren(),
             Tok::Op(op) => {
@@ -334,7 +335,9 @@ impl ArgParser<'_> {
         let next = self.read();
         // `(type) item`: a cast when an item or another `(` follows.
         if matches!(next, Tok::Item(_) | Tok::Str(_) | Tok::Delim('(')) {
-            let Node::Atom(ty) = inner else { return Err(syntax("a cast to something that is not a type")) };
+            let Node::Atom(ty, _) = inner else {
+                return Err(syntax("a cast to something that is not a type"));
+            };
             let (item, t) = self.process_arg_token(next)?;
             return Ok((Node::Type(ty, Box::new(item)), t));
         }
@@ -372,8 +375,8 @@ impl ArgParser<'_> {
             let t = self.read();
             // `(void *)`: a pointer type, not a multiplication.
             if op == "*" && t == Tok::Delim(')') {
-                let Node::Atom(a) = left else { return Err(syntax("bad pointer type")) };
-                *arg = Node::Atom(format!("{a} *"));
+                let Node::Atom(a, _) = left else { return Err(syntax("bad pointer type")) };
+                *arg = atom_node(format!("{a} *"));
                 return Ok(t);
             }
             let (right, t) = self.process_arg_token(t)?;
@@ -446,7 +449,7 @@ impl ArgParser<'_> {
                     let (d, t) = self.process_arg()?;
                     self.expect(&t, &Tok::Delim(','))?;
                     match d {
-                        Node::Atom(s) => s,
+                        Node::Atom(s, _) => s,
                         _ => return Err(syntax("__print_flags delimiter")),
                     }
                 } else {
@@ -518,7 +521,7 @@ impl ArgParser<'_> {
             let value = arg_eval(&v).ok_or_else(|| syntax("a table value it cannot evaluate"))?;
             let (s, t) = self.process_arg()?;
             self.expect(&t, &Tok::Op("}".into()))?;
-            let Node::Atom(name) = s else { return Err(syntax("a table entry without a name")) };
+            let Node::Atom(name, _) = s else { return Err(syntax("a table entry without a name")) };
             table.push((value, name));
             let t = self.read();
             if t != Tok::Delim(',') {
@@ -528,11 +531,16 @@ impl ArgParser<'_> {
     }
 }
 
+fn atom_node(text: String) -> Node {
+    let v = strtoull(&text);
+    Node::Atom(text, v)
+}
+
 /// libtraceevent's `arg_eval`: a table value as text (an atom as written, an expression as
 /// its decimal value).
 fn arg_eval(n: &Node) -> Option<String> {
     match n {
-        Node::Atom(a) => Some(a.clone()),
+        Node::Atom(a, _) => Some(a.clone()),
         Node::Type(_, item) => arg_eval(item),
         Node::Op { .. } => arg_num_eval(n).map(|v| v.to_string()),
         _ => None,
@@ -541,7 +549,7 @@ fn arg_eval(n: &Node) -> Option<String> {
 
 fn arg_num_eval(n: &Node) -> Option<i64> {
     match n {
-        Node::Atom(a) => Some(strtoull(a) as i64),
+        Node::Atom(_, v) => Some(*v as i64),
         Node::Null => Some(0),
         Node::Type(ty, item) => Some(eval_type(arg_num_eval(item)? as u64, ty) as i64),
         Node::Op { op, left, right, .. } => {
@@ -898,7 +906,7 @@ impl Eval<'_> {
             | Node::Symbols { .. }
             | Node::Hex { .. }
             | Node::IntArray { .. } => 0,
-            Node::Atom(a) => strtoull(a),
+            Node::Atom(_, v) => *v,
             Node::Field(index, _) => match index.and_then(|i| rec.field(i)) {
                 Some(Raw::Num(v)) => v,
                 Some(Raw::Bytes(b)) => self.read_number(&b),
@@ -990,7 +998,7 @@ impl Eval<'_> {
     fn string(&self, rec: &dyn Record, c: &Conv, n: &Node, out: &mut String) {
         match n {
             Node::Null | Node::Type(..) => {}
-            Node::Atom(a) => pad(c, "", a, out),
+            Node::Atom(a, _) => pad(c, "", a, out),
             Node::Field(index, _) => {
                 let Some(i) = *index else { return };
                 let Some(f) = self.fields.get(i) else { return };
