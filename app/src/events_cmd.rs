@@ -79,24 +79,61 @@ fn secs_usecs(source: &Source, ts: i64) -> (i64, i64) {
     (us.div_euclid(1_000_000), us.rem_euclid(1_000_000))
 }
 
-/// Writes one event as `trace-cmd report` prints it, without the newline.
+/// Appends the decimal digits of `v`, padded on the left with `fill` to `width`.
+fn push_num(out: &mut Vec<u8>, v: u64, width: usize, fill: u8) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let digits = buf.len() - i;
+    out.extend(std::iter::repeat_n(fill, width.saturating_sub(digits)));
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Writes one event as `trace-cmd report` prints it (`%16s-%-5d [%03d] %5llu.%06llu: `, the
+/// name and colon padded to 21, a space, the payload), without the newline. Written by hand:
+/// through `format!` the columns cost more than the payload.
 pub fn write_report_line(source: &Source, index: usize, payload: &mut String, out: &mut Vec<u8>) {
-    use std::io::Write as _;
     let Some(ev) = source.events.get(index) else { return };
     let s = &source.strings;
     let (secs, usecs) = secs_usecs(source, ev.ts());
+    let comm = s.bytes_of(ev.comm());
+    let comm = String::from_utf8_lossy(comm);
+    out.extend(std::iter::repeat_n(b' ', 16usize.saturating_sub(comm.chars().count())));
+    out.extend_from_slice(comm.as_bytes());
+    out.push(b'-');
+    let start = out.len();
+    if ev.pid() < 0 {
+        out.push(b'-');
+    }
+    push_num(out, u64::from(ev.pid().unsigned_abs()), 0, b' ');
+    let pid_len = out.len() - start;
+    out.extend(std::iter::repeat_n(b' ', 5usize.saturating_sub(pid_len)));
+    out.extend_from_slice(b" [");
+    push_num(out, u64::from(ev.cpu()), 3, b'0');
+    out.extend_from_slice(b"] ");
+    if secs < 0 {
+        let _ = std::io::Write::write_fmt(out, format_args!("{secs:>5}"));
+    } else {
+        push_num(out, secs as u64, 5, b' ');
+    }
+    out.push(b'.');
+    push_num(out, usecs as u64, 6, b'0');
+    out.extend_from_slice(b": ");
     let name = s.resolve(ev.name());
-    let pad = 20usize.saturating_sub(name.chars().count());
+    out.extend_from_slice(name.as_bytes());
+    out.push(b':');
+    out.extend(std::iter::repeat_n(b' ', 20usize.saturating_sub(name.chars().count()) + 1));
     payload.clear();
     write_payload(source, index, payload);
-    let _ = write!(
-        out,
-        "{:>16}-{:<5} [{:03}] {secs:>5}.{usecs:06}: {name}:{:pad$} {payload}",
-        s.resolve(ev.comm()),
-        ev.pid(),
-        ev.cpu(),
-        ""
-    );
+    out.extend_from_slice(payload.as_bytes());
 }
 
 /// Events per parallel batch: rendering is the work, so batches of events render on every
