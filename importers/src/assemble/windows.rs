@@ -9,23 +9,6 @@ use latscope_model::{
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Runs `$body` once for each event column of `$parts` (an `&mut EventTableParts`), with
-/// `$c` bound to that column (`&mut Vec<_>`). The columns have different types, so no loop
-/// can visit them; the fields are borrowed one by one, so a body may keep its column.
-macro_rules! each_column {
-    ($parts:expr, |$c:ident| $body:expr) => {{
-        let parts: &mut EventTableParts = $parts;
-        let EventTableParts { ts, cpu, pid, comm, layout, flags, field_off, .. } = parts;
-        each_column!(@visit [ts, cpu, pid, comm, layout, flags, field_off], |$c| $body);
-    }};
-    (@visit [$($column:ident),*], |$c:ident| $body:expr) => {
-        $({
-            let $c = $column;
-            $body;
-        })*
-    };
-}
-
 /// Event columns allocated once for a parallel parse and cut into one [`ColumnWindow`] per
 /// chunk, each as long as a bound of that chunk's events (its line count). Chunks write
 /// their events where they end up: merging only closes the gaps the bounds left
@@ -138,9 +121,15 @@ impl SharedColumns {
     /// Room for `bounds[i]` events in window `i`.
     pub fn new(bounds: Vec<usize>) -> SharedColumns {
         let total = bounds.iter().sum();
-        let mut columns = EventTableParts::default();
-        each_column!(&mut columns, |c| c.reserve_exact(total));
-        SharedColumns { id: NEXT_SHARED_COLUMNS.fetch_add(1, Ordering::Relaxed), bounds, columns }
+        let mut c = EventTableParts::default();
+        c.ts.reserve_exact(total);
+        c.cpu.reserve_exact(total);
+        c.pid.reserve_exact(total);
+        c.comm.reserve_exact(total);
+        c.layout.reserve_exact(total);
+        c.flags.reserve_exact(total);
+        c.field_off.reserve_exact(total);
+        SharedColumns { id: NEXT_SHARED_COLUMNS.fetch_add(1, Ordering::Relaxed), bounds, columns: c }
     }
 
     /// One window per bound, in order.
@@ -190,10 +179,17 @@ impl SharedColumns {
             self.bounds.iter().scan(0, |at, &b| Some(std::mem::replace(at, *at + b))).collect();
         let c = &mut self.columns;
         // Each column is compacted by its own task: a sequential move within one allocation.
-        {
+        rayon::scope(|s| {
             let (starts, counts) = (&starts, &counts);
-            rayon::scope(|s| each_column!(&mut *c, |col| s.spawn(move |_| close_gaps(col, starts, counts))));
-        }
+            let EventTableParts { ts, cpu, pid, comm, layout, flags, field_off, .. } = &mut *c;
+            s.spawn(move |_| close_gaps(ts, starts, counts));
+            s.spawn(move |_| close_gaps(cpu, starts, counts));
+            s.spawn(move |_| close_gaps(pid, starts, counts));
+            s.spawn(move |_| close_gaps(comm, starts, counts));
+            s.spawn(move |_| close_gaps(layout, starts, counts));
+            s.spawn(move |_| close_gaps(flags, starts, counts));
+            s.spawn(move |_| close_gaps(field_off, starts, counts));
+        });
         let total: usize = counts.iter().sum();
         // SAFETY: window i wrote slots `starts[i]..starts[i] + counts[i]` of every column (a
         // window's `len` counts the slots its `push` wrote, in order, nothing else changes
@@ -203,7 +199,13 @@ impl SharedColumns {
         // capacity is the sum of the bounds ≥ total.
         #[allow(unsafe_code)]
         unsafe {
-            each_column!(c, |col| col.set_len(total));
+            c.ts.set_len(total);
+            c.cpu.set_len(total);
+            c.pid.set_len(total);
+            c.comm.set_len(total);
+            c.layout.set_len(total);
+            c.flags.set_len(total);
+            c.field_off.set_len(total);
         }
         let columns = std::mem::take(&mut self.columns);
         Ok(merge_columns(columns, counts, parts.into_iter().map(|p| p.part).collect())?)
