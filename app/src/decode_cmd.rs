@@ -8,7 +8,7 @@
 //! "start_sample", "end_sample", "text", "fields": {…} } ], "errors": { "DECODER: KIND": N } }`.
 
 use anyhow::{Context, Result};
-use latscope_analysis::atomic;
+use crate::atomic;
 use latscope_decoders::{Annotation, Decoded, Inputs, Value};
 use latscope_importers::LoadControl;
 use latscope_model::Source;
