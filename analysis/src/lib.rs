@@ -2,7 +2,6 @@
 //! the simulator fill, and the analyses that run on it.
 
 pub mod align;
-pub mod atomic;
 pub mod chain;
 pub mod detect;
 pub mod outcome;
