@@ -8,9 +8,10 @@
 //! [`EventTableBuilder::into_parts`] hands everything over as plain vectors, and
 //! [`EventTableBuilder::from_table`] continues from a finished or reassembled table.
 
-use crate::events::{BuildError, EventTable, EventTableParts, IrqFlags};
+use crate::events::{BuildError, EventTable, EventTableParts};
 use crate::field_encoding::encode_value;
 use crate::fields::{FieldKind, FieldValue, Layout, LayoutId};
+use crate::flags::IrqFlags;
 use crate::intern::{Interner, Sym};
 use crate::time::Ps;
 use rustc_hash::FxHashMap;
