@@ -28,6 +28,7 @@ mod page;
 mod printf;
 mod sections;
 
+use crate::assemble::merge_builders;
 use crate::{LoadControl, ParseFailure, Position};
 use bytes::{Cursor, Endian};
 use compress::{Codec, Inflater, check_size, decompress};
@@ -111,7 +112,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     if ctl.is_cancelled() {
         return Err(ParseFailure::Cancelled);
     }
-    let merged = EventTableBuilder::merge(builders).map_err(|e| limit(e.to_string()))?;
+    let merged = merge_builders(builders).map_err(|e| limit(e.to_string()))?;
     let (mut table, strings) = merged.finish().map_err(|e| limit(e.to_string()))?;
     // Origin: whole seconds of the first event, so that relative picoseconds plus the
     // origin print exactly what `trace-cmd report` prints.
