@@ -8,8 +8,8 @@ pub const SOFTIRQ_NAMES: [&str; 10] =
     ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"];
 
 /// The name of softirq vector `vec`, if the kernel defines one.
-pub fn softirq_name(vec: u64) -> Option<&'static str> {
-    usize::try_from(vec).ok().and_then(|v| SOFTIRQ_NAMES.get(v)).copied()
+pub fn softirq_name(vec: impl TryInto<usize>) -> Option<&'static str> {
+    vec.try_into().ok().and_then(|v| SOFTIRQ_NAMES.get(v)).copied()
 }
 
 /// `PWR_EVENT_EXIT`: the `cpu_idle` state meaning "leaving idle" (`(u32)-1`; kernels print it
@@ -26,6 +26,7 @@ mod tests {
         assert_eq!(softirq_name(3), Some("NET_RX"));
         assert_eq!(softirq_name(9), Some("RCU"));
         assert_eq!(softirq_name(10), None);
+        assert_eq!(softirq_name(-1i64), None);
         assert_eq!(CPU_IDLE_EXIT_STATE.to_string(), "4294967295");
     }
 }

@@ -69,7 +69,7 @@ impl Source {
     /// past the previous one by the events' span plus 1 ms so copies never interleave: a
     /// real trace at benchmark size (the analysis and timeline benches use it).
     pub fn replicated(&self, events: usize) -> Result<Source, super::events::BuildError> {
-        use super::events::EventTableBuilder;
+        use super::builder::EventTableBuilder;
         use super::fields::FieldValue;
         let table = &self.events;
         let (Some(&first), Some(&last)) = (table.ts.first(), table.ts.last()) else {

@@ -6,13 +6,11 @@
 //! `latscope report --align` does.
 
 use super::message::Message;
-use super::prepare::{Prepared, prepare};
-use super::workers::Outbox;
+use super::prepare::Prepared;
 use latscope_analysis::align::{Alignment, apply_align, parse_align};
-use std::sync::Arc;
 
 /// What the dialog holds between frames.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlignDialog {
     pub open: bool,
     pub reference: usize,
@@ -91,29 +89,6 @@ pub fn align_pair(
     Ok((aligned, alignment))
 }
 
-/// Fits on a named worker thread and rebuilds the aligned source's lanes; the answer
-/// arrives as `Message::Aligned` (with `alignment.source` = `other`).
-pub fn spawn_align(
-    job: u64,
-    reference: Arc<Prepared>,
-    other: (usize, Arc<Prepared>),
-    suffix: String,
-    outbox: Outbox,
-) {
-    let out = outbox.clone();
-    let (index, other) = other;
-    let work = move || {
-        let result = align_pair(&reference, &other, &suffix).map(|(source, mut alignment)| {
-            alignment.source = index;
-            (Arc::new(prepare(source)), alignment)
-        });
-        out.send(Message::Aligned { job, source: index, result });
-    };
-    if let Err(e) = std::thread::Builder::new().name("latscope-align".into()).spawn(work) {
-        outbox.send(Message::Error(format!("cannot start the alignment thread: {e}")));
-    }
-}
-
 /// How an alignment reads in the panel and status (the CLI's report prints the same).
 pub fn describe(a: &Alignment) -> String {
     format!(
@@ -126,9 +101,11 @@ pub fn describe(a: &Alignment) -> String {
     )
 }
 
-/// The dialog window; returns the alignment to apply, or a reset.
-pub fn show(ctx: &egui::Context, d: &mut AlignDialog, names: &[String], busy: bool) -> Vec<Message> {
+/// The dialog window; returns the alignment to apply, or a reset, and the dialog as edited.
+pub fn show(ctx: &egui::Context, dialog: &AlignDialog, names: &[String], busy: bool) -> Vec<Message> {
     let mut msgs = Vec::new();
+    let mut edited = dialog.clone();
+    let d = &mut edited;
     let mut open = d.open;
     let window = egui::Window::new("Align sources")
         .open(&mut open)
@@ -200,6 +177,9 @@ pub fn show(ctx: &egui::Context, d: &mut AlignDialog, names: &[String], busy: bo
         });
     });
     d.open = open;
+    if edited != *dialog {
+        msgs.push(Message::EditAlign(edited));
+    }
     msgs
 }
 

@@ -32,6 +32,7 @@ mod printfmt;
 mod render;
 mod sections;
 
+use crate::assemble::merge_builders;
 use crate::{LoadControl, ParseFailure, Position};
 use bytes::{Cursor, Endian};
 use compress::{Codec, Inflater, check_size, decompress};
@@ -115,7 +116,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     if ctl.is_cancelled() {
         return Err(ParseFailure::Cancelled);
     }
-    let merged = EventTableBuilder::merge(builders).map_err(|e| limit(e.to_string()))?;
+    let merged = merge_builders(builders).map_err(|e| limit(e.to_string()))?;
     let (mut table, strings) = merged.finish().map_err(|e| limit(e.to_string()))?;
     // Origin: whole seconds of the first event, so that relative picoseconds plus the
     // origin print exactly what `trace-cmd report` prints.
