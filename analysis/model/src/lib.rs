@@ -16,9 +16,11 @@ mod digital;
 mod events;
 pub mod field_encoding;
 mod fields;
+mod filter;
 mod flags;
 mod intern;
 pub mod kernel;
+mod render;
 mod source;
 mod spans;
 mod threshold;
@@ -30,8 +32,13 @@ pub use diagnostics::{Diagnostic, Diagnostics, Gap, MAX_KEPT_DIAGNOSTICS};
 pub use digital::DigitalTrack;
 pub use events::{BuildError, EventRef, EventTable, EventTableParts};
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
+pub use filter::{Filter, FilterError};
 pub use flags::IrqFlags;
 pub use intern::{Interner, Sym};
+pub use render::{
+    EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text,
+    write_payload, write_task_state,
+};
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
 pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};
