@@ -6,13 +6,15 @@
 # on first use with sigrok-cli's demo driver.
 # Environment: LATSCOPE (default target/release/latscope; built with
 # `cargo build --release -p latscope` when missing and LATSCOPE is unset), REPS,
-# ROWS (default "dat text sr vcd": which groups of rows to run).
+# ROWS (default "dat events text sr vcd": which groups of rows to run).
 #
 # Rows (each command's stdout goes to /dev/null; every repetition runs all commands of a
 # row, alternating their order; the table shows the median wall time, min..max, the
 # median CPU time (user+sys), the peak RSS (max over repetitions, /usr/bin/time %M) and
 # the ratio peer/latscope of the wall medians):
 #   trace.dat v6 / v7     trace-cmd report F        vs latscope info F --json   goal >= 10x
+#   events v6 / v7        trace-cmd report F        vs latscope events F  (the same text,
+#                                                   line for line: tests/cli_events.rs)
 #   ftrace text 40 MB     latscope info F --json -> MB/s                         goal >= 300 MB/s
 #   sigrok .sr 5M         sigrok-cli -i F -P timing:data=D1 -A timing=time   (5M-sample
 #                         demo capture, logic channels D0-D7 only, 200 kHz)
@@ -30,7 +32,7 @@ set -euo pipefail
 DIR=${1:-target/bench-data}
 REPS=${2:-${REPS:-5}}
 LS=${LATSCOPE:-target/release/latscope}
-ROWS_SEL=" ${ROWS:-dat text sr vcd decode} "
+ROWS_SEL=" ${ROWS:-dat events text sr vcd decode} "
 want() { [[ $ROWS_SEL == *" $1 "* ]]; }
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "peers.sh: REPS must be a positive integer" >&2; exit 1; }
 [ -d "$DIR" ] || { echo "peers.sh: no bench-data directory $DIR (run bench/record-big-trace.sh)" >&2; exit 1; }
@@ -165,6 +167,8 @@ cmd_tc_v6() { CMD=(trace-cmd report "$V6"); }
 cmd_ls_v6() { CMD=("$LS" info "$V6" --json); }
 cmd_tc_v7() { CMD=(trace-cmd report "$V7"); }
 cmd_ls_v7() { CMD=("$LS" info "$V7" --json); }
+cmd_lse_v6() { CMD=("$LS" events "$V6"); }
+cmd_lse_v7() { CMD=("$LS" events "$V7"); }
 cmd_ls_txt() { CMD=("$LS" info "$TXT" --json); }
 cmd_sr_timing() { CMD=(sigrok-cli -i "$SR" -P timing:data=D1 -A timing=time); }
 cmd_ls_pulse() { CMD=("$LS" report "$SR" --rule pulse:D1); }
@@ -189,6 +193,21 @@ for v in v6 v7; do
     [ ${#cases[@]} = 0 ] || time_row "${cases[@]}"
     if [ "$LS_OK" = 1 ]; then report_case "$label" "ls_$v"; else add_row "$label" "latscope info" "skipped: no latscope binary"; fi
     ! have trace-cmd || report_case "$label" "tc_$v" "ls_$v"
+done
+
+# trace.dat printed in full: latscope events against trace-cmd report
+for v in v6 v7; do
+    want events || continue
+    f=$DIR/trace_big_$v.dat
+    label="events $v ($(fsize_mb "$f" 2>/dev/null || echo '?') MB)"
+    if [ ! -f "$f" ]; then add_row "$label" "-" "skipped: $f missing (run bench/record-big-trace.sh)"; continue; fi
+    cases=()
+    if have trace-cmd; then cases+=("tc_$v"); else add_row "$label" "trace-cmd report" "skipped: trace-cmd is not installed"; fi
+    if [ "$LS_OK" = 1 ] && check_latscope "lse_$v"; then cases+=("lse_$v"); fi
+    echo "timing $label: ${cases[*]:-nothing}"
+    [ ${#cases[@]} = 0 ] || time_row "${cases[@]}"
+    if [ "$LS_OK" = 1 ]; then report_case "$label" "lse_$v"; else add_row "$label" "latscope events" "skipped: no latscope binary"; fi
+    ! have trace-cmd || report_case "$label" "tc_$v" "lse_$v"
 done
 
 # ftrace text

@@ -44,6 +44,8 @@ enum Command {
     Sim(SimArgs),
     /// Latency report of captures: statistics per analysis, A/B, CI thresholds (exit 3).
     Report(crate::report_cmd::ReportArgs),
+    /// Every event of a capture as `trace-cmd report` prints it, or as CSV/JSON rows.
+    Events(crate::events_cmd::EventsArgs),
     /// Protocol decoders (uart, spi, i2c, sd, sd-spi) over a capture's channels.
     Decode(crate::decode_cmd::DecodeArgs),
 }
@@ -92,6 +94,7 @@ pub fn main() -> ExitCode {
         Some(Command::Info { file, json, decoders }) => info(&file, json, &decoders),
         Some(Command::Sim(args)) => sim(&args),
         Some(Command::Report(args)) => crate::report_cmd::run(&args),
+        Some(Command::Events(args)) => crate::events_cmd::run(&args),
         Some(Command::Decode(args)) => crate::decode_cmd::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,

@@ -7,8 +7,8 @@
 //! `{ "latscope_decode": 1, "path", "annotations": [ { "decoder", "row", "start_s", "end_s",
 //! "start_sample", "end_sample", "text", "fields": {…} } ], "errors": { "DECODER: KIND": N } }`.
 
+use crate::atomic;
 use anyhow::{Context, Result};
-use latscope_analysis::atomic;
 use latscope_decoders::{Annotation, Decoded, Inputs, Value};
 use latscope_importers::LoadControl;
 use latscope_model::Source;

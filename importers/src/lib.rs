@@ -3,6 +3,7 @@
 //! its memory on hostile input and never panics; malformed records are counted in the
 //! source's diagnostics and the rest loads.
 
+mod assemble;
 mod budget;
 mod control;
 pub mod csv;

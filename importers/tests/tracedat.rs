@@ -503,11 +503,16 @@ fn irq_page(be: bool, ts: u64, irq: i32) -> Vec<u8> {
 }
 
 fn v6_file(be: bool) -> Vec<u8> {
+    v6_file_with(be, IRQ_FORMAT)
+}
+
+/// [`v6_file`] with another text for the irq event's format file.
+fn v6_file_with(be: bool, irq_format: &str) -> Vec<u8> {
     let mut w = W::new(be);
     w.raw(b"\x17\x08\x44tracing6\0").raw(&[u8::from(be), 8]).u32(4096);
     w.raw(b"header_page\0").text64(HEADER_PAGE).raw(b"header_event\0").text64(HEADER_EVENT);
     w.u32(0); // ftrace formats
-    w.u32(1).raw(b"irq\0").u32(1).text64(IRQ_FORMAT);
+    w.u32(1).raw(b"irq\0").u32(1).text64(irq_format);
     w.u32(0).u32(0); // kallsyms, printk
     w.text64("100 myproc\n");
     w.u32(2);
@@ -573,6 +578,29 @@ fn synthetic_v6_decodes_identically_in_both_byte_orders() {
     let cut = tracedat::parse(&f[..f.len() - 100], &LoadControl::new()).expect("truncated");
     assert_eq!(summary(&cut), vec![expect[0], expect[2]]);
     assert!(cut.diagnostics.warnings.iter().any(|w| w.contains("truncated")));
+}
+
+#[test]
+fn events_render_by_their_print_fmt_and_degrade_to_raw_fields() {
+    for be in [false, true] {
+        let src = tracedat::parse(&v6_file(be), &LoadControl::new()).expect("file");
+        assert_eq!(latscope_model::render_event(&src, 0), "irq=36 name=eth0");
+        assert_eq!(latscope_model::render_event(&src, 1), "irq=37 name=eth0");
+        assert!(!src.diagnostics.warnings.iter().any(|w| w.contains("print fmt")));
+    }
+    // A helper neither libtraceevent nor we know: counted once, every event shown raw as
+    // trace-cmd shows it, the raw values untouched for rules.
+    let odd = IRQ_FORMAT.replace("__get_str(name)", "__get_frob(name)");
+    let src = tracedat::parse(&v6_file_with(false, &odd), &LoadControl::new()).expect("file");
+    assert_eq!(latscope_model::render_event(&src, 0), "[FAILED TO PARSE] irq=36 name=eth0");
+    let notes: Vec<&String> = src.diagnostics.warnings.iter().filter(|w| w.contains("print fmt")).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("irq_handler_entry") && notes[0].contains("__get_frob"), "{}", notes[0]);
+    assert_eq!(summary(&src)[0], "5.000000123 0 100 myproc d.h1. irq_handler_entry irq=Int(36) name=eth0");
+    // A print fmt that is not even C (cut short) degrades the same way.
+    let cut = IRQ_FORMAT.replace(", __get_str(name)", ", (REC->irq");
+    let src = tracedat::parse(&v6_file_with(false, &cut), &LoadControl::new()).expect("file");
+    assert_eq!(latscope_model::render_event(&src, 1), "[FAILED TO PARSE] irq=37 name=eth0");
 }
 
 fn zlib(data: &[u8]) -> Vec<u8> {

@@ -2,31 +2,43 @@
 //! sources made of tracks (events, digital, analog, spans), columnar and interned storage.
 //!
 //! Importers and the simulator build sources through [`EventTableBuilder`] and the track
-//! constructors; analyses and the GUI only read.
+//! constructors; analyses and the GUI only read. Importers that build a table in pieces
+//! (in parallel, into memory of their own) use the builder's [`EventSink`], the raw
+//! [`EventTableParts`] and the arena encoding in [`field_encoding`]; how pieces are joined
+//! is theirs.
+
+#![forbid(unsafe_code)]
 
 mod analog;
+mod builder;
 mod diagnostics;
 mod digital;
 mod events;
+pub mod field_encoding;
 mod fields;
+mod filter;
 mod flags;
 mod intern;
 pub mod kernel;
+mod render;
 mod source;
 mod spans;
 mod threshold;
 mod time;
 
 pub use analog::AnalogTrack;
+pub use builder::{BuilderParts, EventRow, EventSink, EventTableBuilder, InTable};
 pub use diagnostics::{Diagnostic, Diagnostics, Gap, MAX_KEPT_DIAGNOSTICS};
 pub use digital::DigitalTrack;
-pub use events::{
-    BuildError, ColumnWindow, EventRef, EventTable, EventTableBuilder, SharedColumns, TableBuilder,
-    WindowedPart,
-};
+pub use events::{BuildError, EventRef, EventTable, EventTableParts};
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
+pub use filter::{Filter, FilterError};
 pub use flags::IrqFlags;
 pub use intern::{Interner, Sym};
+pub use render::{
+    EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text,
+    write_payload, write_task_state,
+};
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
 pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};

@@ -5,9 +5,11 @@ use super::diagnostics::Diagnostics;
 use super::digital::DigitalTrack;
 use super::events::EventTable;
 use super::intern::Interner;
+use super::render::EventRenderer;
 use super::spans::SpanTrack;
 use super::time::{ClockOrigin, Ps};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SourceKind {
@@ -56,6 +58,10 @@ pub struct Source {
     /// Facts from the file's header (tracer, clock, cpus, …) in file order.
     pub metadata: Vec<(String, String)>,
     pub diagnostics: Diagnostics,
+    /// How this source's events read as text, set by importers whose files say it (trace.dat:
+    /// the event formats' `print fmt`); `None` renders every event by
+    /// [`crate::kernel_payload`]. Render through [`crate::render_event`].
+    pub renderer: Option<Arc<dyn EventRenderer>>,
 }
 
 impl Source {
@@ -63,7 +69,7 @@ impl Source {
     /// past the previous one by the events' span plus 1 ms so copies never interleave: a
     /// real trace at benchmark size (the analysis and timeline benches use it).
     pub fn replicated(&self, events: usize) -> Result<Source, super::events::BuildError> {
-        use super::events::EventTableBuilder;
+        use super::builder::EventTableBuilder;
         use super::fields::FieldValue;
         let table = &self.events;
         let (Some(&first), Some(&last)) = (table.ts.first(), table.ts.last()) else {
@@ -101,6 +107,7 @@ impl Source {
         }
         let mut big = Source::new(format!("{} x{}", self.name, copy + 1), self.format.clone(), self.kind);
         big.origin = self.origin;
+        big.renderer = self.renderer.clone();
         (big.events, big.strings) = b.finish()?;
         Ok(big)
     }
@@ -122,6 +129,7 @@ impl Source {
             records: None,
             metadata: Vec::new(),
             diagnostics: Diagnostics::default(),
+            renderer: None,
         }
     }
 

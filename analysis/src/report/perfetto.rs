@@ -20,8 +20,8 @@
 //! keep every nanosecond exact through a reader's `f64`. Sources are placed by their
 //! alignment offset. Strings from traces are JSON-escaped by serde_json.
 
-use latscope_model::{FieldValue, PS_PER_NS, PS_PER_S, Ps, Source};
 use crate::outcome::{AnalysisKind, Outcome};
+use latscope_model::{FieldValue, PS_PER_NS, PS_PER_S, Ps, Source};
 use std::io::{self, Write};
 
 /// Analog samples written per track at most (a scope capture can hold hundreds of millions).
@@ -360,8 +360,8 @@ impl Writer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
     use crate::outcome::Sample;
+    use latscope_model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
 
     fn source() -> Source {
         let mut b = EventTableBuilder::new();

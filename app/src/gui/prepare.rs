@@ -277,7 +277,7 @@ pub fn prepare(source: Source) -> Prepared {
             st.irq_stack.push((t, label, idx));
         } else if Some(name) == names.soft_entry {
             let vec = e.field(sym_of(names.vec)).and_then(FieldValue::as_i64).unwrap_or(-1);
-            let text = match latscope_model::kernel::softirq_name(vec) {
+            let text = match latscope_model::kernel::softirq_name(vec as u64) {
                 Some(n) => format!("softirq {n}"),
                 None => format!("softirq {vec}"),
             };

@@ -10,10 +10,10 @@ use super::line::{
     split_digits, trim, trim_start, word_at,
 };
 use super::payload::{Handler, STR_CACHE_BYTES, Sink, name_token, str_key};
+use crate::assemble::{ColumnWindow, WindowedPart};
 use crate::{LoadControl, ParseFailure};
 use latscope_model::{
-    ColumnWindow, Diagnostics, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym, TableBuilder,
-    WindowedPart,
+    Diagnostics, EventTableBuilder, FieldKind, Gap, IrqFlags, LayoutId, Ps, SpanTrack, Sym,
 };
 use memchr::memchr;
 use rustc_hash::FxHashMap;
@@ -136,7 +136,7 @@ pub(crate) struct ChunkParser<'a> {
 impl<'a> ChunkParser<'a> {
     /// A parser writing its events into `window`, which must hold one slot per line.
     pub fn new(origin_secs: i64, window: ColumnWindow<'a>) -> ChunkParser<'a> {
-        let mut sink = Sink::new(TableBuilder::in_window(window));
+        let mut sink = Sink::new(EventTableBuilder::with_sink(window));
         let empty = sink.b.intern(b"");
         ChunkParser {
             sink,
@@ -822,7 +822,7 @@ impl<'a> ChunkParser<'a> {
             .map(|(c, &t)| (c as u16, t))
             .collect();
         ChunkOut {
-            events: self.sink.b.leave_window(),
+            events: WindowedPart::new(self.sink.b),
             diag: self.diag,
             spans: std::mem::take(&mut self.graph.spans),
             metadata: self.metadata,
@@ -864,7 +864,7 @@ fn is_stack_record(body: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::SharedColumns;
+    use crate::assemble::SharedColumns;
 
     /// The name cache must read every body as `name_token` does, whatever came before.
     #[test]

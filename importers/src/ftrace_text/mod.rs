@@ -20,11 +20,10 @@ mod graph;
 mod line;
 mod payload;
 
+use crate::assemble::{ColumnWindow, MergeError, SharedColumns};
 use crate::{LoadControl, ParseFailure, Position};
 use chunk::{ChunkOut, ChunkParser, MAX_LINE, OVERLONG_LINE, is_cut_point};
-use latscope_model::{
-    BuildError, ClockOrigin, ColumnWindow, Diagnostics, SharedColumns, Source, SourceKind, SpanTrack, Sym,
-};
+use latscope_model::{BuildError, ClockOrigin, Diagnostics, Source, SourceKind, SpanTrack, Sym};
 use memchr::memchr;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -203,8 +202,8 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64, columns: SharedColumns) -> Result
         builders.push(part.events);
     }
 
-    let limit = |e: BuildError| match e {
-        BuildError::ArenaFull => ParseFailure::Limit {
+    let limit = |e: MergeError| match e {
+        MergeError::Build(BuildError::ArenaFull) => ParseFailure::Limit {
             at: Position::Byte(0),
             what: "event field data".into(),
             limit: "4 GiB per source".into(),
@@ -218,7 +217,7 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64, columns: SharedColumns) -> Result
             spans.push(track.start[i], track.end[i], track.label[i], track.depth[i], track.lane[i]);
         }
     }
-    let (events, strings) = merged.finish().map_err(limit)?;
+    let (events, strings) = merged.finish().map_err(|e| limit(e.into()))?;
     // Losses with no later event on their CPU are placed at the end of the trace.
     let end = events.ts.last().copied().unwrap_or(0);
     diag.gaps.extend(open_gaps.into_iter().map(|g| latscope_model::Gap { ts: end, ..g }));

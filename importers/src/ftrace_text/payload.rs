@@ -7,7 +7,8 @@
 use super::line::{
     find, padded_word, parse_0x, parse_hex, parse_i64, parse_u64, split_digits, trim, trim_end, trim_start,
 };
-use latscope_model::{FieldKind, FieldValue, Sym, TableBuilder};
+use crate::assemble::ColumnWindow;
+use latscope_model::{EventTableBuilder, FieldKind, FieldValue, Sym};
 use memchr::memmem;
 
 /// How an event name's payload is parsed.
@@ -222,7 +223,7 @@ pub(crate) struct Keys {
 }
 
 impl Keys {
-    pub fn new(b: &mut TableBuilder<'_>) -> Keys {
+    pub fn new(b: &mut EventTableBuilder<ColumnWindow<'_>>) -> Keys {
         let mut k = |s: &str| b.intern(s.as_bytes());
         Keys {
             irq: k("irq"),
@@ -272,7 +273,7 @@ pub(crate) const STR_CACHE_BYTES: usize = 24;
 /// Where parsers put an event's fields: the builder (for interning) and reusable buffers.
 #[derive(Debug)]
 pub(crate) struct Sink<'a> {
-    pub b: TableBuilder<'a>,
+    pub b: EventTableBuilder<ColumnWindow<'a>>,
     pub keys: Keys,
     pub fields: Vec<(Sym, FieldKind)>,
     pub values: Vec<FieldValue>,
@@ -295,7 +296,7 @@ pub(crate) fn str_key(s: &[u8]) -> ([u64; 3], usize) {
 
 impl<'a> Sink<'a> {
     /// A sink filling `b`.
-    pub fn new(mut b: TableBuilder<'a>) -> Sink<'a> {
+    pub fn new(mut b: EventTableBuilder<ColumnWindow<'a>>) -> Sink<'a> {
         let keys = Keys::new(&mut b);
         Sink {
             b,

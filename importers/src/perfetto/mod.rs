@@ -23,10 +23,7 @@ mod wire;
 use crate::{LoadControl, ParseFailure, Position};
 use clocks::Clocks;
 use ftrace::{BundleRef, CpuOutput, CpuWorker, Shared};
-use latscope_model::{
-    AnalogTrack, BuildError, ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, PS_PER_S, Source,
-    SourceKind,
-};
+use latscope_model::{AnalogTrack, ClockOrigin, Diagnostics, PS_PER_NS, PS_PER_S, Source, SourceKind};
 use prost::Message;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -175,13 +172,13 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         }
         unmapped += o.unmapped_clock;
     }
-    let limit = |e: BuildError| ParseFailure::Limit {
+    let limit = |e: &dyn std::fmt::Display| ParseFailure::Limit {
         at: Position::Byte(data.len() as u64),
         what: "the event table".into(),
         limit: e.to_string(),
     };
-    let merged = EventTableBuilder::merge(builders).map_err(limit)?;
-    let (table, mut strings) = merged.finish().map_err(limit)?;
+    let merged = crate::assemble::merge_builders(builders).map_err(|e| limit(&e))?;
+    let (table, mut strings) = merged.finish().map_err(|e| limit(&e))?;
     let mut source = Source::new("perfetto", "perfetto", SourceKind::File);
     let trace_end = table.ts.last().copied().unwrap_or(0);
     let mut built = Built::default();

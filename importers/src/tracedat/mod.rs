@@ -7,7 +7,9 @@
 //! - `format`: event format files and `header_page`;
 //! - `page`: sub-buffer headers and event headers;
 //! - `decode`: record payloads → model events (per-format compiled field readers);
-//! - `printf`: `bprint` formatting and `key=value` tokens of marker messages.
+//! - `printf`: `bprint` formatting and `key=value` tokens of marker messages;
+//! - `printfmt`: the event formats' `print fmt`, parsed and evaluated as libtraceevent does;
+//! - `render`: the source's event renderer (print fmt, trace-cmd plugin forms, kallsyms).
 //!
 //! Pages are independent (each carries its base timestamp), so runs of pages are decoded in
 //! parallel, one `EventTableBuilder` per run, then merged in (CPU, file) order and sorted
@@ -26,8 +28,11 @@ mod format;
 mod options;
 mod page;
 mod printf;
+mod printfmt;
+mod render;
 mod sections;
 
+use crate::assemble::merge_builders;
 use crate::{LoadControl, ParseFailure, Position};
 use bytes::{Cursor, Endian};
 use compress::{Codec, Inflater, check_size, decompress};
@@ -114,7 +119,7 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     if ctl.is_cancelled() {
         return Err(ParseFailure::Cancelled);
     }
-    let merged = EventTableBuilder::merge(builders).map_err(|e| limit(e.to_string()))?;
+    let merged = merge_builders(builders).map_err(|e| limit(e.to_string()))?;
     let (mut table, strings) = merged.finish().map_err(|e| limit(e.to_string()))?;
     // Origin: whole seconds of the first event, so that relative picoseconds plus the
     // origin print exactly what `trace-cmd report` prints.
@@ -135,10 +140,28 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         }
         origin = ClockOrigin::from_secs_ps(secs as i64, 0);
     }
+    let (renderer, not_understood) = render::TraceDatRenderer::new(
+        &info.formats,
+        &table,
+        &strings,
+        info.kallsyms.clone(),
+        info.printk.clone(),
+        info.page.long_size as usize,
+        info.endian == Endian::Big,
+    );
+    if !not_understood.is_empty() {
+        diags.warn(format!(
+            "{} event format(s) with a print fmt this reader does not understand; their events show \
+             `[FAILED TO PARSE]` and raw fields, as trace-cmd shows them: {}",
+            not_understood.len(),
+            not_understood.join("; ")
+        ));
+    }
     let mut src = Source::new("trace.dat", "trace.dat", SourceKind::File);
     src.origin = origin;
     src.strings = strings;
     src.events = table;
+    src.renderer = Some(std::sync::Arc::new(renderer));
     Ok(finish_source(&info, Some(&top), src, diags))
 }
 

@@ -62,8 +62,9 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(&b[..end]).trim().to_string()
 }
 
-/// C `strtoll(s, NULL, 0)`: sign, then `0x` hex, `0` octal or decimal; stops at junk.
-pub(crate) fn strtoll(s: &str) -> i64 {
+/// The sign and magnitude (saturating) of a C number as `strtoll(s, NULL, 0)` and
+/// `strtoull` read it: sign, then `0x` hex, `0` octal or decimal; stops at junk.
+pub(crate) fn c_number(s: &str) -> (bool, u64) {
     let s = s.trim();
     let (neg, s) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
@@ -77,11 +78,18 @@ pub(crate) fn strtoll(s: &str) -> i64 {
     } else {
         (10, s)
     };
-    let mut v: i64 = 0;
+    let mut v: u64 = 0;
     for ch in digits.chars() {
         let Some(d) = ch.to_digit(radix) else { break };
-        v = v.saturating_mul(i64::from(radix)).saturating_add(i64::from(d));
+        v = v.saturating_mul(u64::from(radix)).saturating_add(u64::from(d));
     }
+    (neg, v)
+}
+
+/// C `strtoll(s, NULL, 0)` (saturating).
+pub(crate) fn strtoll(s: &str) -> i64 {
+    let (neg, v) = c_number(s);
+    let v = i64::try_from(v).unwrap_or(i64::MAX);
     if neg { v.saturating_neg() } else { v }
 }
 

@@ -46,6 +46,8 @@ pub(crate) struct FileInfo {
     pub page: PageLayout,
     pub formats: Vec<EventFormat>,
     pub kallsyms_lines: usize,
+    /// The kallsyms functions, for `%ps` and trace-cmd's plugin forms.
+    pub kallsyms: super::render::Kallsyms,
     /// printk_formats: address → format (C escapes resolved).
     pub printk: FxHashMap<u64, String>,
     pub cmdlines: FxHashMap<i32, Vec<u8>>,
@@ -103,6 +105,7 @@ pub(crate) fn read_file_info(data: &[u8]) -> Result<FileInfo, ParseFailure> {
         },
         formats: Vec::new(),
         kallsyms_lines: 0,
+        kallsyms: super::render::Kallsyms::default(),
         printk: FxHashMap::default(),
         cmdlines: FxHashMap::default(),
         cpus: 0,
@@ -196,6 +199,7 @@ fn read_kallsyms(c: &mut Cursor<'_>, info: &mut FileInfo) -> Result<(), ParseFai
     let n = c.u32()?;
     let text = c.bytes(u64::from(n))?;
     info.kallsyms_lines = memchr::memchr_iter(b'\n', text).count();
+    info.kallsyms = super::render::Kallsyms::parse(text);
     Ok(())
 }
 
