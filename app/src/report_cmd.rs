@@ -53,17 +53,22 @@ pub enum ReportFormat {
     Html,
     Csv,
     Parquet,
+    /// Trace Event Format JSON for ui.perfetto.dev and chrome://tracing: the inputs' events
+    /// and spans with every analysis sample as a slice (see docs/PERFETTO.md).
+    Perfetto,
 }
 
-impl From<ReportFormat> for Format {
-    fn from(f: ReportFormat) -> Self {
-        match f {
+impl ReportFormat {
+    /// The report format, or `None` for the Perfetto trace, which is not a report.
+    fn report(self) -> Option<Format> {
+        Some(match self {
             ReportFormat::Json => Format::Json,
             ReportFormat::Md => Format::Md,
             ReportFormat::Html => Format::Html,
             ReportFormat::Csv => Format::Csv,
             ReportFormat::Parquet => Format::Parquet,
-        }
+            ReportFormat::Perfetto => return None,
+        })
     }
 }
 
@@ -166,6 +171,38 @@ pub fn emit(report: &Report, format: Format, output: Option<&Path>, inputs: &[Pa
     Ok(())
 }
 
+/// Writes the Perfetto trace (Trace Event JSON) of `sources` and `outcomes` to `output`
+/// (atomically, never over one of `inputs`) or stdout.
+pub fn emit_perfetto(
+    paths: &[String],
+    sources: &[&Source],
+    outcomes: &[Outcome],
+    output: Option<&Path>,
+    inputs: &[PathBuf],
+) -> Result<()> {
+    if let Some(path) = output {
+        atomic::check_not_input(path, inputs)?;
+    }
+    let export: Vec<report::perfetto::ExportSource<'_>> = paths
+        .iter()
+        .zip(sources)
+        .map(|(name, source)| report::perfetto::ExportSource { name, source })
+        .collect();
+    let mut bytes = Vec::new();
+    report::perfetto::write_trace_events(&export, outcomes, &mut bytes)
+        .context("writing the Perfetto trace")?;
+    match output {
+        Some(path) => atomic::write_atomic(path, &bytes, inputs)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .context("writing the Perfetto trace to stdout")?;
+        }
+    }
+    Ok(())
+}
+
 /// Checks every threshold; `Err(ThresholdsCrossed)` when any is crossed.
 pub fn gate(report: &Report, thresholds: &[Threshold]) -> Result<()> {
     let mut crossed = Vec::new();
@@ -238,10 +275,13 @@ fn tracks_needed(specs: &[Spec], align: Option<&latscope_analysis::align::AlignS
 pub fn run(args: &ReportArgs) -> Result<()> {
     // Usage errors first, before any file is read.
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
-    let format = match (args.format, &args.output) {
-        (Some(f), _) => f.into(),
-        (None, Some(path)) => format_of(path).unwrap_or(Format::Md),
-        (None, None) => Format::Md,
+    let perfetto = args.format == Some(ReportFormat::Perfetto);
+    let format = match (args.format.and_then(ReportFormat::report), &args.output) {
+        (Some(f), _) => f,
+        (None, Some(path)) if !perfetto => format_of(path).unwrap_or(Format::Md),
+        // The Perfetto trace still builds the JSON report's figures for --fail-if.
+        (None, _) if perfetto => Format::Json,
+        (None, _) => Format::Md,
     };
     let specs = parse_specs(args)?;
     let align = match &args.align {
@@ -305,7 +345,11 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
     let refs: Vec<&Source> = sources.iter().collect();
     let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
-    emit(&report, format, args.output.as_deref(), &args.files)?;
+    if perfetto {
+        emit_perfetto(&paths, &refs, &outcomes, args.output.as_deref(), &args.files)?;
+    } else {
+        emit(&report, format, args.output.as_deref(), &args.files)?;
+    }
     let gated = gate(&report, &thresholds);
     // The process ends with this command: handing the captures' and analyses' memory (tens
     // of MB for a million pulses) back page by page would cost more than the statistics.

@@ -2,6 +2,7 @@
 
 /// What `latscope` reads, for the "not a supported format" message.
 pub const SUPPORTED_FORMATS: &str = "ftrace text (tracefs trace/trace_pipe, trace-cmd report), trace-cmd trace.dat (v6, v7), \
+     Perfetto protobuf traces, \
      sigrok session (.sr), VCD, FST, GHW, Saleae Logic 2 / Logic 1.x CSV exports (digital, analog, MSO waveform, analyzer tables), sigrok-cli CSV, \
      oscilloscope CSV (Keysight/Agilent InfiniiVision, Rigol DS1000Z/DHO, Tektronix MDO/MSO and TDS/TBS, Siglent, \
      PicoScope, Digilent WaveForms, generic time-first CSV)";
@@ -10,6 +11,8 @@ pub const SUPPORTED_FORMATS: &str = "ftrace text (tracefs trace/trace_pipe, trac
 pub enum Format {
     FtraceText,
     TraceDat,
+    /// Perfetto protobuf traces (`Trace` of `TracePacket`s).
+    Perfetto,
     SigrokSr,
     Vcd,
     Fst,
@@ -27,6 +30,7 @@ impl Format {
         match self {
             Format::FtraceText => "ftrace-text",
             Format::TraceDat => "trace.dat",
+            Format::Perfetto => "perfetto",
             Format::SigrokSr => "sigrok-sr",
             Format::Vcd => "vcd",
             Format::Fst => "fst",
@@ -45,6 +49,9 @@ pub fn detect(data: &[u8]) -> Option<Format> {
     }
     if data.starts_with(b"PK\x03\x04") && is_sigrok_session(data) {
         return Some(Format::SigrokSr);
+    }
+    if crate::perfetto::looks_like_perfetto(data) {
+        return Some(Format::Perfetto);
     }
     if crate::vcd::looks_like_vcd(data) {
         return Some(Format::Vcd);

@@ -12,6 +12,7 @@ mod error;
 pub mod ftrace_text;
 mod input;
 mod marker;
+pub mod perfetto;
 pub mod sigrok;
 pub mod tracedat;
 pub mod vcd;
@@ -56,6 +57,7 @@ fn import_with(
     let mut source = match format {
         Format::FtraceText => ftrace_text::parse_releasing(data, ctl, release)?,
         Format::TraceDat => tracedat::parse(data, ctl)?,
+        Format::Perfetto => perfetto::parse(data, ctl)?,
         Format::SigrokSr => sigrok::parse(data, ctl)?,
         Format::Vcd => vcd::parse(data, ctl)?,
         Format::Fst | Format::Ghw => wave::parse(data, ctl)?,

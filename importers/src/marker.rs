@@ -2,6 +2,8 @@
 //! `key=value` token of the text as a field. One tokenizer serves the ftrace text and the
 //! trace.dat importers, so a marker gets the same fields whichever file it came from.
 
+use latscope_model::{FieldKind, FieldValue, Sym};
+
 /// A `key=value` token of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Token<'a> {
@@ -31,6 +33,31 @@ pub(crate) fn tokens<'a>(text: &'a [u8], out: &mut Vec<Token<'a>>) {
             continue;
         }
         out.push(Token { key, value });
+    }
+}
+
+/// Appends the `key=value` tokens of `text` to an event's `fields` and `values` (decimal
+/// values as Int, others as Str; a key already present, such as `text`, keeps its value),
+/// interning through `intern`. The trace.dat and Perfetto importers read markers with it.
+pub(crate) fn push_token_fields(
+    text: &[u8],
+    intern: &mut dyn FnMut(&[u8]) -> Sym,
+    fields: &mut Vec<(Sym, FieldKind)>,
+    values: &mut Vec<FieldValue>,
+) {
+    let mut toks: Vec<Token<'_>> = Vec::new();
+    tokens(text, &mut toks);
+    for t in &toks {
+        let key = intern(t.key);
+        if fields.iter().any(|f| f.0 == key) {
+            continue;
+        }
+        let v = match token_int(t.value) {
+            Some(i) => FieldValue::Int(i),
+            None => FieldValue::Str(intern(t.value)),
+        };
+        fields.push((key, v.kind()));
+        values.push(v);
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod html;
 mod markdown;
+pub mod perfetto;
 #[cfg(feature = "tables")]
 mod table;
 pub mod threshold;

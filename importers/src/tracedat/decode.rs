@@ -9,7 +9,7 @@ use super::format::{EventFormat, FieldDef, Loc};
 use super::options::Tsc2Nsec;
 use super::page::PageFormat;
 use super::printf::format_bprint;
-use crate::marker::{Token, token_int, tokens};
+use crate::marker::push_token_fields;
 use latscope_model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
 };
@@ -530,21 +530,13 @@ impl<'s> Worker<'s> {
         let text = std::mem::take(&mut self.text);
         self.marker_fields.push((text_sym, FieldKind::Str));
         self.values.push(FieldValue::Str(self.builder.intern(text.as_bytes())));
-        let mut toks: Vec<Token<'_>> = Vec::new();
-        tokens(text.as_bytes(), &mut toks);
-        for t in &toks {
-            let key = self.builder.intern(t.key);
-            if self.marker_fields.iter().any(|f| f.0 == key) {
-                continue;
-            }
-            let v = match token_int(t.value) {
-                Some(i) => FieldValue::Int(i),
-                None => FieldValue::Str(self.builder.intern(t.value)),
-            };
-            self.marker_fields.push((key, v.kind()));
-            self.values.push(v);
-        }
-        drop(toks);
+        let builder = &mut self.builder;
+        push_token_fields(
+            text.as_bytes(),
+            &mut |s| builder.intern(s),
+            &mut self.marker_fields,
+            &mut self.values,
+        );
         self.text = text;
         let event = self.builder.intern(dec.name.as_bytes());
         let layout = self.builder.layout(event, &self.marker_fields);

@@ -36,6 +36,9 @@ use crate::assemble::merge_builders;
 use crate::{LoadControl, ParseFailure, Position};
 use bytes::{Cursor, Endian};
 use compress::{Codec, Inflater, check_size, decompress};
+/// Ftrace's `common_flags` bits as an [`IrqFlags`](latscope_model::IrqFlags) column
+/// (Perfetto records the same bits).
+pub(crate) use decode::irq_flags;
 use decode::{Shared, TimeConv, Worker};
 use latscope_model::{ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, Source, SourceKind};
 use page::PageFormat;

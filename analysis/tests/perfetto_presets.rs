@@ -1,0 +1,121 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The presets irq-handler, softirq and wakeup on Perfetto traces agree, pair for pair and
+//! in their unmatched counts, with the hand-written pairing of an independent decode
+//! (importers/tests/perfetto_oracle.py: Google's protobuf runtime and the descriptors
+//! Perfetto publishes). Real traces from the shared corpus (or `$LATSCOPE_CORPUS`), and
+//! synthetic ones from bench/perfetto_gen.py with plain and compact sched records.
+
+use latscope_analysis::spec::{AnalysisError, preset_spec, run_spec};
+use latscope_importers::LoadControl;
+use latscope_model::Source;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn python(args: &[&std::ffi::OsStr]) -> Vec<u8> {
+    let out = Command::new("python3").args(args).output().expect("python3 runs (the oracle needs it)");
+    assert!(
+        out.status.success(),
+        "needs `pip install perfetto protobuf`: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn oracle(trace: &Path) -> serde_json::Value {
+    let script = root().join("importers/tests/perfetto_oracle.py");
+    serde_json::from_slice(&python(&[script.as_os_str(), trace.as_os_str()])).unwrap()
+}
+
+fn abs_ns(s: &Source, t: i64) -> u64 {
+    let ps = i128::from(s.origin.secs) * 1_000_000_000_000 + i128::from(s.origin.ps) + i128::from(t);
+    u64::try_from(ps / 1000).unwrap()
+}
+
+/// Compares one preset with the oracle's pairing; `true` when the preset found pairs.
+fn agree(path: &Path, src: &Source, o: &serde_json::Value, preset: &str) -> bool {
+    let want = &o["pairs"][preset];
+    let want_pairs: Vec<(u64, u64)> = want["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+        .collect();
+    let res = run_spec(&preset_spec(preset).unwrap(), std::slice::from_ref(src));
+    let out = match res {
+        Ok(out) => out,
+        // A trace without the preset's start event (e.g. no sched_wakeup, only sched_waking).
+        Err(AnalysisError::Missing { .. }) => {
+            assert!(
+                want_pairs.is_empty(),
+                "{}: {preset} found nothing, the oracle {} pairs",
+                path.display(),
+                want_pairs.len()
+            );
+            return false;
+        }
+        Err(e) => panic!("{}: {preset}: {e}", path.display()),
+    };
+    assert_eq!(out.len(), 1);
+    let o = &out[0];
+    let mut got: Vec<(u64, u64)> =
+        o.samples.iter().map(|s| (abs_ns(src, s.start), abs_ns(src, s.end))).collect();
+    got.sort_unstable();
+    assert_eq!(got.len(), want_pairs.len(), "{}: {preset} pairs", path.display());
+    assert!(got == want_pairs, "{}: {preset}: pairs differ from the oracle's", path.display());
+    assert_eq!(
+        o.unmatched_start,
+        want["unmatched_start"].as_u64().unwrap(),
+        "{}: {preset} unmatched starts",
+        path.display()
+    );
+    assert_eq!(
+        o.unmatched_end,
+        want["unmatched_end"].as_u64().unwrap(),
+        "{}: {preset} unmatched ends",
+        path.display()
+    );
+    !got.is_empty()
+}
+
+fn check(path: &Path) -> Vec<&'static str> {
+    let src = latscope_importers::open(path, &LoadControl::new()).unwrap();
+    let o = oracle(path);
+    ["irq-handler", "softirq", "wakeup"].into_iter().filter(|p| agree(path, &src, &o, p)).collect()
+}
+
+#[test]
+fn corpus_presets_agree_with_the_oracle() {
+    let dir = std::env::var_os("LATSCOPE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared/corpus"))
+        .join("perfetto");
+    if !dir.is_dir() {
+        eprintln!("skipping: the Perfetto corpus is not at {}", dir.display());
+        return;
+    }
+    // systing records sched_waking (compact) but no sched_wakeup: wakeup does not apply.
+    assert_eq!(check(&dir.join("systing_compact_sched_irq.pb")), vec!["irq-handler", "softirq"]);
+    assert!(check(&dir.join("nowinandroid_android_atrace_ftrace.perfetto-trace")).is_empty());
+}
+
+#[test]
+fn synthetic_presets_agree_with_the_oracle() {
+    let dir = std::env::temp_dir().join(format!("latscope-perfetto-presets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gen_script = root().join("bench/perfetto_gen.py");
+    for (name, extra) in [("plain.pftrace", None), ("compact.pftrace", Some("--compact"))] {
+        let path = dir.join(name);
+        let mut args = vec![gen_script.as_os_str(), path.as_os_str()];
+        args.extend([std::ffi::OsStr::new("--events"), std::ffi::OsStr::new("8000")]);
+        if let Some(e) = extra {
+            args.push(std::ffi::OsStr::new(e));
+        }
+        python(&args);
+        assert_eq!(check(&path), vec!["irq-handler", "softirq", "wakeup"], "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,301 @@
+//! Slices, instants and counters: track events (TrackDescriptor + TrackEvent packets) and
+//! atrace markers (`B|pid|name`, `E`, `C|pid|name|value`, `S|`/`F|` async slices) become span
+//! tracks and sample-and-hold counter tracks.
+
+use super::ftrace::AtraceRec;
+use super::protos::{TrackDescriptor, TrackEvent};
+use latscope_model::{AnalogTrack, Diagnostics, Interner, Ps, SpanTrack, Sym};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// TrackEvent types.
+const SLICE_BEGIN: i32 = 1;
+const SLICE_END: i32 = 2;
+const INSTANT: i32 = 3;
+const COUNTER: i32 = 4;
+
+/// A track event whose time is not yet on the trace's clock.
+#[derive(Debug, Clone)]
+pub(crate) struct RawTrackEvent {
+    pub ts: u64,
+    pub clock: u32,
+    pub kind: i32,
+    pub track: u64,
+    /// Index into [`TrackEvents::names`].
+    pub name: u32,
+    pub value: f64,
+}
+
+/// Per packet sequence: interned event names and defaults.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SeqState {
+    pub names: FxHashMap<u64, u32>,
+    pub default_track: Option<u64>,
+    pub clock: Option<u32>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct TrackEvents {
+    pub descriptors: FxHashMap<u64, TrackDescriptor>,
+    pub seqs: FxHashMap<u32, SeqState>,
+    pub raw: Vec<RawTrackEvent>,
+    pub names: Vec<Vec<u8>>,
+    name_ids: FxHashMap<Vec<u8>, u32>,
+    pub unnamed_iids: u64,
+}
+
+impl TrackEvents {
+    pub(crate) fn name_id(&mut self, name: &[u8]) -> u32 {
+        if let Some(&i) = self.name_ids.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_vec());
+        self.name_ids.insert(name.to_vec(), i);
+        i
+    }
+
+    /// Records one TrackEvent of sequence `seq` with packet time `ts` on clock `clock`.
+    pub(crate) fn add(&mut self, seq: u32, ts: u64, clock: Option<u32>, e: &TrackEvent) {
+        let state = self.seqs.get(&seq).cloned().unwrap_or_default();
+        let name = match (&e.name, e.name_iid) {
+            (Some(n), _) => self.name_id(n),
+            (None, Some(iid)) => match state.names.get(&iid) {
+                Some(&i) => i,
+                None => {
+                    self.unnamed_iids += 1;
+                    self.name_id(format!("name#{iid}").as_bytes())
+                }
+            },
+            (None, None) => self.name_id(b""),
+        };
+        let value = e.counter_value.map(|v| v as f64).or(e.double_counter_value).unwrap_or(0.0);
+        self.raw.push(RawTrackEvent {
+            ts,
+            clock: clock.or(state.clock).unwrap_or(super::clocks::BOOTTIME),
+            kind: e.r#type,
+            track: e.track_uuid.or(state.default_track).unwrap_or(0),
+            name,
+            value,
+        });
+    }
+
+    /// The display name of a track.
+    fn track_name(&self, uuid: u64, names: &FxHashMap<i32, Vec<u8>>) -> String {
+        let Some(d) = self.descriptors.get(&uuid) else {
+            return format!("track {uuid}");
+        };
+        let own = d.name.as_ref().or(d.static_name.as_ref()).or(d.atrace_name.as_ref());
+        if let Some(n) = own {
+            return String::from_utf8_lossy(n).into_owned();
+        }
+        if let Some(t) = &d.thread {
+            let n = t.thread_name.clone().or_else(|| names.get(&t.tid).cloned()).unwrap_or_default();
+            return format!("{}-{}", String::from_utf8_lossy(&n), t.tid);
+        }
+        if let Some(p) = &d.process {
+            let n = p
+                .process_name
+                .clone()
+                .or_else(|| p.cmdline.first().cloned())
+                .or_else(|| names.get(&p.pid).cloned())
+                .unwrap_or_default();
+            return format!("{} {}", String::from_utf8_lossy(&n), p.pid);
+        }
+        format!("track {uuid}")
+    }
+}
+
+/// Spans and counters under construction, keyed by display name.
+#[derive(Debug, Default)]
+pub(crate) struct Built {
+    pub spans: BTreeMap<String, SpanTrack>,
+    pub counters: BTreeMap<String, (String, Vec<Ps>, Vec<f32>)>,
+    pub end_without_begin: u64,
+    pub never_ended: u64,
+    pub unmapped: u64,
+}
+
+impl Built {
+    fn span(&mut self, track: &str, start: Ps, end: Ps, label: Sym, depth: usize) {
+        let t = self.spans.entry(track.to_owned()).or_insert_with(|| SpanTrack::new(track));
+        t.push(start, end.max(start), label, depth.min(usize::from(u16::MAX)) as u16, 0);
+    }
+
+    fn sample(&mut self, track: &str, unit: &str, ts: Ps, v: f64) {
+        let c = self
+            .counters
+            .entry(track.to_owned())
+            .or_insert_with(|| (unit.to_owned(), Vec::new(), Vec::new()));
+        c.1.push(ts);
+        c.2.push(v as f32);
+    }
+
+    /// Moves the tracks into `spans` and `analog`, sorted, and says what did not pair.
+    pub(crate) fn finish(
+        self,
+        spans: &mut Vec<SpanTrack>,
+        analog: &mut Vec<AnalogTrack>,
+        diags: &mut Diagnostics,
+    ) {
+        for (_, mut t) in self.spans {
+            t.sort();
+            spans.push(t);
+        }
+        for (name, (unit, times, samples)) in self.counters {
+            let mut order: Vec<usize> = (0..times.len()).collect();
+            order.sort_by_key(|&i| times[i]);
+            let times = order.iter().map(|&i| times[i]).collect();
+            let samples = order.iter().map(|&i| samples[i]).collect();
+            analog.push(AnalogTrack::with_times(name, unit, times, samples));
+        }
+        if self.end_without_begin > 0 {
+            diags.warn(format!(
+                "{} slice end(s) with no open slice on their track or thread",
+                self.end_without_begin
+            ));
+        }
+        if self.never_ended > 0 {
+            diags.warn(format!(
+                "{} slice(s) never ended; they are drawn to the trace's end",
+                self.never_ended
+            ));
+        }
+        if self.unmapped > 0 {
+            diags.warn(format!(
+                "{} track event(s) on a clock no clock snapshot relates to the trace's clock; not shown",
+                self.unmapped
+            ));
+        }
+    }
+}
+
+/// Turns track events into spans (begin/end nested per track, instants as zero-length
+/// spans) and counters. `to_ps` maps (clock, ns) to model time.
+pub(crate) fn build_track_events(
+    te: &TrackEvents,
+    names: &FxHashMap<i32, Vec<u8>>,
+    strings: &mut Interner,
+    to_ps: &dyn Fn(u32, u64) -> Option<Ps>,
+    trace_end: Ps,
+    out: &mut Built,
+) {
+    let mut timed: Vec<(Ps, usize)> = Vec::with_capacity(te.raw.len());
+    for (i, e) in te.raw.iter().enumerate() {
+        match to_ps(e.clock, e.ts) {
+            Some(ps) => timed.push((ps, i)),
+            None => out.unmapped += 1,
+        }
+    }
+    timed.sort_by_key(|&(ps, _)| ps);
+    let labels: Vec<Sym> = te.names.iter().map(|n| strings.intern(n)).collect();
+    let mut track_names: FxHashMap<u64, String> = FxHashMap::default();
+    let mut stacks: FxHashMap<u64, Vec<(Ps, Sym)>> = FxHashMap::default();
+    for (ps, i) in timed {
+        let e = &te.raw[i];
+        let name = track_names.entry(e.track).or_insert_with(|| te.track_name(e.track, names)).clone();
+        let label = labels.get(e.name as usize).copied().unwrap_or(Sym(0));
+        match e.kind {
+            SLICE_BEGIN => stacks.entry(e.track).or_default().push((ps, label)),
+            SLICE_END => match stacks.get_mut(&e.track).and_then(|s| s.pop().map(|x| (x, s.len()))) {
+                Some(((start, label), depth)) => out.span(&name, start, ps, label, depth),
+                None => out.end_without_begin += 1,
+            },
+            INSTANT => {
+                let depth = stacks.get(&e.track).map_or(0, Vec::len);
+                out.span(&name, ps, ps, label, depth);
+            }
+            COUNTER => {
+                let unit = te
+                    .descriptors
+                    .get(&e.track)
+                    .and_then(|d| d.counter.as_ref())
+                    .and_then(|c| c.unit_name.as_ref())
+                    .map(|u| String::from_utf8_lossy(u).into_owned())
+                    .unwrap_or_default();
+                let mult = te
+                    .descriptors
+                    .get(&e.track)
+                    .and_then(|d| d.counter.as_ref())
+                    .map_or(1, |c| if c.unit_multiplier == 0 { 1 } else { c.unit_multiplier });
+                out.sample(&name, &unit, ps, e.value * mult as f64);
+            }
+            _ => {}
+        }
+    }
+    close_open(
+        stacks.into_iter().map(|(k, v)| (track_names.get(&k).cloned().unwrap_or_default(), v)),
+        trace_end,
+        out,
+    );
+}
+
+fn close_open(open: impl Iterator<Item = (String, Vec<(Ps, Sym)>)>, trace_end: Ps, out: &mut Built) {
+    for (name, stack) in open {
+        for (depth, (start, label)) in stack.into_iter().enumerate() {
+            out.never_ended += 1;
+            out.span(&name, start, trace_end, label, depth);
+        }
+    }
+}
+
+/// An async atrace slice: (tgid, name, cookie).
+type AsyncKey = (i32, Vec<u8>, Vec<u8>);
+
+/// Atrace markers, merged from every CPU, in time order: `B|tgid|name` opens a slice on
+/// the writing thread and `E` closes that thread's newest; `S|tgid|name|cookie` and
+/// `F|tgid|name|cookie` bound an async slice on the process; `C|tgid|name|value` is a
+/// counter sample.
+pub(crate) fn build_atrace(
+    mut recs: Vec<AtraceRec>,
+    names: &FxHashMap<i32, Vec<u8>>,
+    strings: &mut Interner,
+    trace_end: Ps,
+    out: &mut Built,
+) {
+    recs.sort_by_key(|r| (r.ts, r.cpu));
+    let thread_track = |tid: i32| {
+        let n = names.get(&tid).map_or_else(|| "<...>".into(), |n| String::from_utf8_lossy(n).into_owned());
+        format!("atrace {n}-{tid}")
+    };
+    let mut threads: FxHashMap<i32, Vec<(Ps, Sym)>> = FxHashMap::default();
+    let mut asyncs: FxHashMap<AsyncKey, (Ps, Sym)> = FxHashMap::default();
+    for r in &recs {
+        let mut parts = r.text.splitn(4, |&b| b == b'|');
+        let kind = parts.next().unwrap_or_default();
+        let tgid: i32 =
+            parts.next().and_then(|p| std::str::from_utf8(p).ok()?.trim().parse().ok()).unwrap_or(r.tid);
+        let name = parts.next().unwrap_or_default();
+        let rest = parts.next().unwrap_or_default();
+        match kind {
+            b"B" => {
+                let label = strings.intern(name);
+                threads.entry(r.tid).or_default().push((r.ts, label));
+            }
+            b"E" => match threads.get_mut(&r.tid).and_then(|s| s.pop().map(|x| (x, s.len()))) {
+                Some(((start, label), depth)) => out.span(&thread_track(r.tid), start, r.ts, label, depth),
+                None => out.end_without_begin += 1,
+            },
+            b"S" => {
+                let label = strings.intern(name);
+                asyncs.insert((tgid, name.to_vec(), rest.to_vec()), (r.ts, label));
+            }
+            b"F" => match asyncs.remove(&(tgid, name.to_vec(), rest.to_vec())) {
+                Some((start, label)) => out.span(&format!("atrace async {tgid}"), start, r.ts, label, 0),
+                None => out.end_without_begin += 1,
+            },
+            b"C" => {
+                let value = rest.split(|&b| b == b'|').next().unwrap_or_default();
+                if let Some(v) = std::str::from_utf8(value).ok().and_then(|s| s.trim().parse::<f64>().ok()) {
+                    out.sample(&format!("{} {tgid}", String::from_utf8_lossy(name)), "", r.ts, v);
+                }
+            }
+            _ => {}
+        }
+    }
+    close_open(threads.into_iter().map(|(tid, v)| (thread_track(tid), v)), trace_end, out);
+    for ((tgid, _, _), (start, label)) in asyncs {
+        out.never_ended += 1;
+        out.span(&format!("atrace async {tgid}"), start, trace_end, label, 0);
+    }
+}
