@@ -18,7 +18,7 @@ use crate::outcome::{AnalysisKind, Note, Outcome, Sample};
 use crate::pairing::{Endpoint, FieldSel};
 use crate::presets::{CmdIrq, IrqSel, plan_cmd_irq};
 use crate::spec::AnalysisError;
-use latscope_model::{Ps, Source};
+use latscope_model::{Placed, Ps, Source};
 use rustc_hash::FxHashMap;
 
 /// Stage names, in order.
@@ -52,7 +52,7 @@ fn first_after(
 pub(crate) fn run_chain(
     name: &str,
     opts: &CmdIrq,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     if let Some(IrqSel::Endpoint(ep)) = &opts.irq {
         return Err(AnalysisError::Missing {

@@ -21,7 +21,7 @@ use crate::pairing::{
 };
 use crate::presets::outcome_of;
 use crate::spec::AnalysisError;
-use latscope_model::{Ps, Source};
+use latscope_model::{Placed, Ps, Source};
 
 fn missing(rule: &str, what: String) -> AnalysisError {
     AnalysisError::Missing { rule: rule.to_owned(), what }
@@ -93,7 +93,7 @@ pub(crate) fn run_pulse(
     channel: &str,
     high: bool,
     level: Option<f64>,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     let rule = phase_rule(name, channel, high, level);
     let mut out = Vec::new();
@@ -114,7 +114,7 @@ pub(crate) fn run_stall(
     name: &str,
     selector: &Endpoint,
     factor: f64,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     per_source_times(name, selector, sources, |i, times| {
         let (median, windows) = stall_windows_in(times, factor);
@@ -133,7 +133,7 @@ pub(crate) fn run_stall(
 fn per_source_times(
     name: &str,
     selector: &Endpoint,
-    sources: &[Source],
+    sources: &[Placed<'_>],
     mut outcome: impl FnMut(usize, &[Ps]) -> Outcome,
 ) -> Result<Vec<Outcome>, AnalysisError> {
     let mut out = Vec::new();
@@ -154,7 +154,7 @@ pub(crate) fn run_long(
     high: bool,
     level: Option<f64>,
     over: Ps,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
@@ -209,7 +209,7 @@ pub(crate) fn run_poll(
     selector: &Endpoint,
     spacing: Ps,
     min: u32,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     per_source_times(name, selector, sources, |i, times| {
         let runs = polling_runs(times, spacing, min);

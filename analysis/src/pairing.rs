@@ -10,7 +10,9 @@
 //!
 //! Matching compares interned symbols; a key is rendered to text only for matched pairs.
 
-use latscope_model::{AnalogTrack, DigitalTrack, EventRef, FieldValue, Interner, Ps, Source, Sym, Threshold};
+use latscope_model::{
+    AnalogTrack, DigitalTrack, EventRef, FieldValue, Interner, Placed, Ps, Source, Sym, Threshold,
+};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -591,40 +593,27 @@ pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
     Ok(engine.finish())
 }
 
-/// Maps a source's relative time onto the common timeline (DESIGN §4.6).
-pub fn to_common(src: &Source, t: Ps) -> Ps {
-    if src.drift_ppm == 0.0 {
-        return t + src.offset;
-    }
-    t + src.offset + (t as f64 * src.drift_ppm / 1e6).round() as Ps
-}
-
-/// The inverse of [`to_common`]: a common-timeline time in `src`'s relative time.
-pub fn from_common(src: &Source, c: Ps) -> Ps {
-    if src.drift_ppm == 0.0 {
-        return c - src.offset;
-    }
-    ((c - src.offset) as f64 / (1.0 + src.drift_ppm / 1e6)).round() as Ps
-}
-
 /// Pairs `rule` over several sources at once, on the common timeline (each source's
-/// `offset`/`drift_ppm` applied): a `tracing_mark_write` start in a trace and a GPIO edge
-/// end in a capture. Pair times are common-timeline picoseconds. String keys compare by
-/// their text across sources.
-pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, PairError> {
+/// placement applied): a `tracing_mark_write` start in a trace and a GPIO edge end in a
+/// capture. Pair times are common-timeline picoseconds. String keys compare by their text
+/// across sources.
+pub fn pair_across(sources: &[Placed<'_>], rule: &PairRule) -> Result<PairResult, PairError> {
     pair_across_keyed(sources, rule).map(|(res, _)| res)
 }
 
 /// [`pair_across`], also returning the interner the pairs' string keys refer to (they are
 /// re-interned across sources, so no single source's strings resolve them).
-pub fn pair_across_keyed(sources: &[&Source], rule: &PairRule) -> Result<(PairResult, Interner), PairError> {
+pub fn pair_across_keyed(
+    sources: &[Placed<'_>],
+    rule: &PairRule,
+) -> Result<(PairResult, Interner), PairError> {
     let mut all = Vec::new();
     let mut shared = Interner::new();
     for (rank, src) in sources.iter().enumerate() {
         let mut occ = edge_occurrences(src, rule, rank as u64, true)?;
         event_occurrences(src, rule, rank as u64, &mut |o| occ.push(o))?;
         for o in &mut occ {
-            o.t = to_common(src, o.t);
+            o.t = src.to_common(o.t);
             for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
                 if let KeyVal::Str(s) = k {
                     *s = shared.intern(src.strings.bytes_of(*s));
@@ -1033,15 +1022,12 @@ mod tests {
     #[test]
     fn across_sources_uses_the_common_timeline() {
         let a = source(&[(100, 0, "cmd", &[("id", 1)]), (300, 0, "cmd", &[("id", 2)])]);
-        let mut b = source(&[(10, 0, "done", &[("id", 2)]), (20, 0, "done", &[("id", 1)])]);
+        let b = source(&[(10, 0, "done", &[("id", 2)]), (20, 0, "done", &[("id", 1)])]);
         // b's clock starts 400 later than a's.
-        b.offset = 400;
+        let placed = [Placed::unaligned(&a), Placed::new(&b, latscope_model::Placement::new(400, 0.0))];
         let r = PairRule::new("x", Endpoint::event("cmd"), Endpoint::event("done"), Policy::Fifo).by("id");
-        let p = pair_across(&[&a, &b], &r).expect("pair");
+        let p = pair_across(&placed, &r).expect("pair");
         assert_eq!(spans(&p), [(300, 410), (100, 420)]);
-        assert_eq!((to_common(&b, 10), from_common(&b, 410)), (410, 10));
-        b.drift_ppm = 1e5;
-        assert_eq!(from_common(&b, to_common(&b, 1000)), 1000);
     }
 
     #[test]

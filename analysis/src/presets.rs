@@ -26,7 +26,7 @@ use crate::pairing::{
     custom_occurrence, key_of_value, pair_occurrences, render_key,
 };
 use crate::spec::{AnalysisError, Cursor, Spec, SpecError, parse_endpoint};
-use latscope_model::{FieldValue, Interner, Ps, Source};
+use latscope_model::{FieldValue, Interner, Placed, Ps, Source};
 
 /// Preset names and one-line descriptions, for `--help` and the GUI.
 pub const PRESETS: &[(&str, &str)] = &[
@@ -277,7 +277,7 @@ fn missing_error(rule: &str, ep: &Endpoint) -> AnalysisError {
 /// Runs a pair rule: per source holding both endpoints; else across the sources holding
 /// the start and those holding the end, on the common timeline (times reported in the
 /// first start source's own time).
-pub(crate) fn run_pair_rule(rule: &PairRule, sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
+pub(crate) fn run_pair_rule(rule: &PairRule, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
     let has_start: Vec<usize> = (0..sources.len()).filter(|&i| rule.start.present_in(&sources[i])).collect();
     let has_end: Vec<usize> = (0..sources.len()).filter(|&i| rule.end.present_in(&sources[i])).collect();
     let both: Vec<usize> = has_start.iter().copied().filter(|i| has_end.contains(i)).collect();
@@ -298,12 +298,12 @@ pub(crate) fn run_pair_rule(rule: &PairRule, sources: &[Source]) -> Result<Vec<O
     let mut idx: Vec<usize> = has_start.iter().chain(&has_end).copied().collect();
     idx.sort_unstable();
     idx.dedup();
-    let refs: Vec<&Source> = idx.iter().map(|&i| &sources[i]).collect();
-    let (mut res, shared) = pairing::pair_across_keyed(&refs, rule)?;
+    let placed: Vec<Placed<'_>> = idx.iter().map(|&i| sources[i]).collect();
+    let (mut res, shared) = pairing::pair_across_keyed(&placed, rule)?;
     let src = &sources[home];
     for p in &mut res.pairs {
-        p.start = pairing::from_common(src, p.start);
-        p.end = pairing::from_common(src, p.end);
+        p.start = src.from_common(p.start);
+        p.end = src.from_common(p.end);
     }
     // String keys were re-interned across sources: render them with that interner.
     let mut o = outcome_keyed(&rule.name, AnalysisKind::Pair, home, rule, &res, src, &shared);
@@ -320,7 +320,7 @@ fn add_repeat_note(o: &mut Outcome, res: &PairResult, what: &str) {
     }
 }
 
-pub(crate) fn run_preset(p: &Preset, sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
+pub(crate) fn run_preset(p: &Preset, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
     match p {
         Preset::Block => run_block(sources),
         Preset::Wakeup => run_wakeup(sources),
@@ -335,7 +335,7 @@ pub fn wakeup_rule() -> PairRule {
         .by_mapped("pid", "next_pid")
 }
 
-fn run_wakeup(sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
+fn run_wakeup(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
     let rule = wakeup_rule();
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
@@ -424,7 +424,7 @@ fn is_flush(
     rwbs_f || no_sector || empty
 }
 
-fn run_block(sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
+fn run_block(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
     let issue = Endpoint::event("block_rq_issue");
     let complete = Endpoint::event("block_rq_complete");
     let rule = PairRule::new("block", issue.clone(), complete.clone(), Policy::Fifo).by("dev").by("sector");
@@ -584,7 +584,7 @@ pub(crate) fn plan_cmd_irq(
     Ok(Some(CmdIrqPlan { commands, irqs, notes }))
 }
 
-fn run_cmd_irq(name: &str, opts: &CmdIrq, sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
+fn run_cmd_irq(name: &str, opts: &CmdIrq, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
     let rule = PairRule::new(name, Endpoint::event("command"), Endpoint::event("irq"), Policy::Next);
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {

@@ -20,7 +20,7 @@
 use crate::outcome::Outcome;
 use crate::pairing::{Edge, Endpoint, Level, PairError, PairRule, Policy, Pred, PredOp};
 use crate::presets::Preset;
-use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps, Source};
+use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Placed, Ps};
 
 pub use crate::presets::PRESETS;
 
@@ -525,10 +525,11 @@ pub fn preset_spec(name: &str) -> Result<Spec, SpecError> {
     }
 }
 
-/// Runs `spec` over `sources`: one [`Outcome`] per source it applies to (the sources that
-/// hold what it selects), or one over several sources on their common timeline when a
-/// pair rule's start and end are only found in different sources.
-pub fn run_spec(spec: &Spec, sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
+/// Runs `spec` over `sources` (borrowed, each with its placement on the common timeline):
+/// one [`Outcome`] per source it applies to (the sources that hold what it selects), or one
+/// over several sources on their common timeline when a pair rule's start and end are only
+/// found in different sources.
+pub fn run_spec(spec: &Spec, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
     match spec {
         Spec::Pair(rule) => crate::presets::run_pair_rule(rule, sources),
         Spec::Pulse { name, channel, high, level } => {
@@ -549,13 +550,13 @@ pub fn run_spec(spec: &Spec, sources: &[Source]) -> Result<Vec<Outcome>, Analysi
 /// `Outcome::source` set to the source's index; one result per source, in order.
 pub fn run_spec_each<'a>(
     spec: &Spec,
-    sources: impl IntoIterator<Item = &'a Source>,
+    sources: impl IntoIterator<Item = Placed<'a>>,
 ) -> Vec<Result<Vec<Outcome>, AnalysisError>> {
     sources
         .into_iter()
         .enumerate()
         .map(|(index, src)| {
-            run_spec(spec, std::slice::from_ref(src)).map(|outcomes| {
+            run_spec(spec, &[src]).map(|outcomes| {
                 outcomes
                     .into_iter()
                     .map(|mut o| {

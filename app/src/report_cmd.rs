@@ -9,7 +9,7 @@ use latscope_analysis::report::threshold::{Crossing, Threshold};
 use latscope_analysis::report::{self, Format, Report, ReportInput, ReportOptions};
 use latscope_analysis::spec::{self, Spec};
 use latscope_importers::LoadControl;
-use latscope_model::Source;
+use latscope_model::{Placed, Placement, Source};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -104,12 +104,12 @@ fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
 }
 
 /// Runs `spec` on each source alone (A/B) or, when aligned, on all sources together.
-fn run_one(spec: &Spec, sources: &[Source], together: bool) -> Result<Vec<Outcome>> {
+fn run_one(spec: &Spec, sources: &[Placed<'_>], together: bool) -> Result<Vec<Outcome>> {
     if together || sources.len() == 1 {
         return spec::run_spec(spec, sources).with_context(|| format!("analysis {}", spec.name()));
     }
     let mut out = Vec::new();
-    for (i, found) in spec::run_spec_each(spec, sources).into_iter().enumerate() {
+    for (i, found) in spec::run_spec_each(spec, sources.iter().copied()).into_iter().enumerate() {
         out.extend(found.with_context(|| format!("analysis {} on input {i}", spec.name()))?);
     }
     Ok(out)
@@ -120,7 +120,7 @@ fn has_results(outcomes: &[Outcome]) -> bool {
 }
 
 /// Every preset that finds something in the sources, in the order of `PRESETS`.
-pub fn default_presets(sources: &[Source], together: bool) -> (Vec<String>, Vec<Outcome>) {
+pub fn default_presets(sources: &[Placed<'_>], together: bool) -> (Vec<String>, Vec<Outcome>) {
     let mut names = Vec::new();
     let mut outcomes = Vec::new();
     for (name, _) in spec::PRESETS {
@@ -169,10 +169,10 @@ pub fn gate(report: &Report, thresholds: &[Threshold]) -> Result<()> {
 /// simulated trace, the scenario figures as `metrics` (DESIGN §5.2, §7.1).
 pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -> Result<Report> {
     let mut outcomes = out.report.outcomes.clone();
-    let sources = std::slice::from_ref(&out.source);
+    let sources = [Placed::unaligned(&out.source)];
     for name in presets {
         let spec = spec::preset_spec(name).with_context(|| format!("--preset {name:?}"))?;
-        outcomes.extend(run_one(&spec, sources, false)?);
+        outcomes.extend(run_one(&spec, &sources, false)?);
     }
     let path = out.report.path.clone();
     let inputs = [ReportInput { path: &path, source: &out.source }];
@@ -248,16 +248,19 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     for path in &args.files {
         sources.push(latscope_importers::open(path, &ctl)?);
     }
+    // Alignment places sources on the common timeline; it never copies or changes them.
+    let mut placements = vec![Placement::IDENTITY; sources.len()];
     // The alignment as applied, for the report: what was fitted, not only what was asked.
     let applied = match &align {
         Some(spec) => {
-            let a = latscope_analysis::align::apply_align(spec, &mut sources)?;
+            let refs: Vec<&Source> = sources.iter().collect();
+            let a = latscope_analysis::align::apply_align(spec, &refs, &mut placements)?;
             Some(format!(
                 "{} (input {}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
                 args.align.as_deref().unwrap_or_default(),
                 a.source,
-                a.offset as f64 / 1e3,
-                a.drift_ppm,
+                a.placement.offset as f64 / 1e3,
+                a.placement.drift_ppm,
                 a.matched,
                 a.residual_rms_ps / 1e3
             ))
@@ -266,8 +269,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     };
     // Without --align two inputs are two captures to compare; with it, one aligned trace.
     let together = args.align.is_some();
+    let placed = Placed::with(&sources, &placements);
     let outcomes = if specs.is_empty() {
-        let (names, outcomes) = default_presets(&sources, together);
+        let (names, outcomes) = default_presets(&placed, together);
         if names.is_empty() {
             eprintln!(
                 "latscope: no --preset or --rule given and no preset finds events in the input; \
@@ -284,7 +288,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     } else {
         let mut all = Vec::new();
         for s in &specs {
-            all.extend(run_one(s, &sources, together)?);
+            all.extend(run_one(s, &placed, together)?);
         }
         all
     };
@@ -295,6 +299,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let gated = gate(&report, &thresholds);
     // The process ends with this command: handing the captures' and analyses' memory (tens
     // of MB for a million pulses) back page by page would cost more than the statistics.
+    drop(placed);
     std::mem::forget((sources, outcomes, report));
     gated
 }

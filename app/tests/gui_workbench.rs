@@ -510,7 +510,7 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
         sv.to_common(src.events.ts[k.unwrap()])
     };
     assert!((first(text) - first(dat)).abs() < 1e6, "{} vs {}", first(text), first(dat));
-    assert_eq!(wb.sources[dat].source().offset, a.offset);
+    assert_eq!(wb.sources[dat].placement, a.placement);
     assert_eq!(a.source, dat);
 
     // Rules now run over the sources together, with the counts `report --align` gives.
@@ -544,7 +544,7 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     // Removing the alignment puts source 1 back on its own clock.
     h.state_mut().update(Message::ResetAlign);
     wait(&mut h, "the reset", |wb| wb.aligning.is_none());
-    assert_eq!(h.state().sources[dat].source().offset, 0);
+    assert!(h.state().sources[dat].placement.is_identity());
     assert!(h.state().alignment.is_none());
 }
 
@@ -813,8 +813,8 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     wait(&mut h, "the alignment", |wb| wb.aligning.is_none() && wb.alignment.is_some());
     let wb = h.state();
     let other = wb.alignment.as_ref().unwrap().source;
-    let src = wb.sources[other].source();
-    assert_eq!((src.offset, src.drift_ppm), (1_000_000_000, 20.0));
+    let p = wb.sources[other].placement;
+    assert_eq!((p.offset, p.drift_ppm), (1_000_000_000, 20.0));
     // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
     let t = 2_000_000_000_000;
     assert_eq!(wb.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
@@ -829,6 +829,6 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     wait(&mut h, "the reset", |wb| wb.aligning.is_none());
     let wb = h.state();
     assert!(wb.alignment.is_none());
-    assert_eq!((wb.sources[other].source().offset, wb.sources[other].source().drift_ppm), (0, 0.0));
+    assert!(wb.sources[other].placement.is_identity());
     assert_eq!(wb.time_range().unwrap(), before);
 }

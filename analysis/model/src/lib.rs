@@ -10,6 +10,7 @@ mod digital;
 mod events;
 mod fields;
 mod intern;
+mod placement;
 mod source;
 mod spans;
 mod threshold;
@@ -24,6 +25,7 @@ pub use events::{
 };
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
 pub use intern::{Interner, Sym};
+pub use placement::{Placed, Placement};
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
 pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};

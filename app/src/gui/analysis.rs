@@ -15,7 +15,7 @@ use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::{self, Comparison, ReportInput, ReportOptions};
 use latscope_analysis::spec::{PRESETS, parse_spec, run_spec, run_spec_each};
 use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
-use latscope_model::{Ps, Source, format_seconds};
+use latscope_model::{Placed, Placement, Ps, format_seconds};
 use std::sync::Arc;
 
 /// The rules the panel runs, and the one being typed.
@@ -49,18 +49,19 @@ pub fn validate(text: &str) -> Option<Result<String, String>> {
 /// still run.
 pub fn run_analyses(
     sources: &[Arc<Prepared>],
+    placements: &[Placement],
     specs: &[String],
     together: bool,
 ) -> (Vec<Outcome>, Vec<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    // Cross-source rules need the sources side by side in one slice: copies, made only when
-    // the user aligned them (the per-source path reads them where they are).
-    let owned: Vec<Source> = if together && sources.len() > 1 {
-        sources.iter().map(|p| p.source.clone()).collect()
-    } else {
-        Vec::new()
-    };
+    // The sources are borrowed where they are, each with its placement: nothing is copied.
+    let placed: Vec<Placed<'_>> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
+        .collect();
+    let together = together && sources.len() > 1;
     for text in specs {
         let spec = match parse_spec(text) {
             Ok(s) => s,
@@ -71,8 +72,8 @@ pub fn run_analyses(
         };
         let mut reasons = Vec::new();
         let before = out.len();
-        if owned.is_empty() {
-            let results = run_spec_each(&spec, sources.iter().map(|p| &p.source));
+        if !together {
+            let results = run_spec_each(&spec, placed.iter().copied());
             for (p, result) in sources.iter().zip(results) {
                 match result {
                     Ok(outcomes) => out.extend(outcomes),
@@ -80,7 +81,7 @@ pub fn run_analyses(
                 }
             }
         } else {
-            match run_spec(&spec, &owned) {
+            match run_spec(&spec, &placed) {
                 Ok(outcomes) => out.extend(outcomes),
                 Err(e) => reasons.push(e.to_string()),
             }
@@ -267,10 +268,11 @@ fn attach_comparisons(results: &mut [AnalysisResult], sources: &[Arc<Prepared>])
 /// Runs the analyses and their statistics: what the analysis worker does.
 pub fn analyse(
     sources: &[Arc<Prepared>],
+    placements: &[Placement],
     specs: &[String],
     together: bool,
 ) -> (Vec<AnalysisResult>, Vec<String>) {
-    let (outcomes, mut errors) = run_analyses(sources, specs, together);
+    let (outcomes, mut errors) = run_analyses(sources, placements, specs, together);
     let mut results: Vec<AnalysisResult> = outcomes.into_iter().map(summarize).collect();
     if !together && let Err(e) = attach_comparisons(&mut results, sources) {
         errors.push(format!("A/B comparison: {e}"));
@@ -282,13 +284,14 @@ pub fn analyse(
 pub fn spawn_analysis(
     generation: u64,
     sources: Vec<Arc<Prepared>>,
+    placements: Vec<Placement>,
     specs: Vec<String>,
     together: bool,
     outbox: Outbox,
 ) {
     let out = outbox.clone();
     let job = move || {
-        let (results, errors) = analyse(&sources, &specs, together);
+        let (results, errors) = analyse(&sources, &placements, &specs, together);
         out.send(Message::AnalysisDone { generation, results, errors });
     };
     if let Err(e) = std::thread::Builder::new().name("latscope-analysis".into()).spawn(job) {

@@ -118,6 +118,8 @@ pub struct Workbench {
     pub notice: Option<String>,
     /// The sources the analysis results were computed from: what an export reports on.
     pub(super) analysis_inputs: Vec<Arc<Prepared>>,
+    /// The placements `analysis_inputs` were analysed at (their alignment), in order.
+    pub(super) analysis_placements: Vec<latscope_model::Placement>,
     pub(super) png_request: Option<PngRequest>,
     pub(super) pending_session: Option<PendingSession>,
     /// The in-window file browser, when the desktop has no dialog.
@@ -201,6 +203,7 @@ impl Workbench {
             applied_theme: None,
             notice: None,
             analysis_inputs: Vec::new(),
+            analysis_placements: Vec::new(),
             png_request: None,
             pending_session: None,
             browser: None,
@@ -444,7 +447,7 @@ impl Workbench {
             self.aligning = Some(self.align_jobs);
             self.align_resetting = true;
             // Aligning by hand with a zero offset is the reset, through the same worker.
-            let reference = self.sources.first().map(|s| s.prepared.clone());
+            let reference = self.sources.first().map(|s| (s.prepared.clone(), s.placement));
             if let Some(r) = reference {
                 let o = (a.source, sv.prepared.clone());
                 align_dialog::spawn_align(self.align_jobs, r, o, "+0ps".into(), self.outbox.clone());
@@ -649,13 +652,14 @@ impl Workbench {
                     self.show_analysis = true;
                     let sources: Vec<_> = self.sources.iter().map(|s| s.prepared.clone()).collect();
                     self.analysis_inputs = sources.clone();
+                    let placements: Vec<_> = self.sources.iter().map(|s| s.placement).collect();
+                    self.analysis_placements = placements.clone();
                     let specs = self.rules.specs.clone();
                     // Sources placed on one clock (the Align dialog, or offsets restored
                     // from a session) are one aligned trace, as with `report --align`.
-                    let together = self.alignment.is_some()
-                        || self.sources.iter().any(|s| s.source().offset != 0 || s.source().drift_ppm != 0.0);
+                    let together = self.alignment.is_some() || placements.iter().any(|p| !p.is_identity());
                     let (generation, outbox) = (self.analysis_generation, self.outbox.clone());
-                    analysis::spawn_analysis(generation, sources, specs, together, outbox);
+                    analysis::spawn_analysis(generation, sources, placements, specs, together, outbox);
                 }
             }
             Message::AnalysisDone { generation, results, errors } => {
@@ -769,7 +773,7 @@ impl Workbench {
                     self.align_jobs += 1;
                     self.aligning = Some(self.align_jobs);
                     self.align_resetting = false;
-                    let (r, o) = (r.prepared.clone(), (other, o.prepared.clone()));
+                    let (r, o) = ((r.prepared.clone(), r.placement), (other, o.prepared.clone()));
                     align_dialog::spawn_align(self.align_jobs, r, o, spec, self.outbox.clone());
                 }
             }
@@ -779,10 +783,13 @@ impl Workbench {
                 }
                 self.aligning = None;
                 match result {
-                    Ok((prepared, alignment)) => {
+                    Ok(alignment) => {
+                        // Only the placement changes: the source's data and lanes stay; cached
+                        // meshes are drawn at the old place, so they are invalidated.
                         self.generation += 1;
                         if let Some(sv) = self.sources.get_mut(source) {
-                            sv.replace(prepared, self.generation);
+                            sv.placement = alignment.placement;
+                            sv.generation = self.generation;
                         }
                         if std::mem::take(&mut self.align_resetting) {
                             self.analysis_view.aligned = None;

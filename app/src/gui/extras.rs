@@ -130,6 +130,6 @@ impl Workbench {
                 self.update(m);
             }
         }
-        self.finish_session(ctx);
+        self.finish_session();
     }
 }

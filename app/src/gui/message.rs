@@ -187,12 +187,11 @@ pub enum Message {
         other: usize,
         spec: String,
     },
-    /// The alignment worker's answer: the aligned source rebuilt with its offset, and what
-    /// was fitted.
+    /// The alignment worker's answer: what was fitted (the source's new placement).
     Aligned {
         job: u64,
         source: usize,
-        result: Result<(Arc<Prepared>, Alignment), String>,
+        result: Result<Alignment, String>,
     },
     /// Put every source back on its own clock.
     ResetAlign,

@@ -138,7 +138,7 @@ pub fn analyse(generation: u64, sources: Vec<Arc<Prepared>>, specs: Vec<String>,
     spawn(
         "latscope-analysis",
         move || {
-            let (results, errors) = analysis::analyse(&sources, &specs, false);
+            let (results, errors) = analysis::analyse(&sources, &[], &specs, false);
             out.send(Message::AnalysisDone { generation, results, errors });
         },
         &outbox,
