@@ -15,7 +15,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use latscope_analysis::outcome::{Outcome, Sample};
-use latscope_analysis::spec::{Spec, parse_spec, preset_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::{Spec, parse_spec, preset_spec};
 use latscope_analysis::stats::{StatsOptions, summarize};
 use latscope_model::{Placed, Source};
 use std::hint::black_box;

@@ -16,16 +16,10 @@
 //! nearest reference occurrence (each reference used once). The offset (and with `drift`
 //! the drift) minimise the squared residuals.
 
-use crate::pairing::{self, Endpoint, PairError};
-use crate::spec::{Cursor, SpecError, parse_endpoint};
+use crate::endpoint::{PairError, endpoint_times};
+use crate::spec::SpecError;
+pub use crate::spec::{AlignSpec, parse_align};
 use latscope_model::{Placement, Ps, Source};
-
-/// A parsed `--align`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AlignSpec {
-    Manual { source: usize, offset: Ps, drift_ppm: f64 },
-    Match { source: usize, reference: Endpoint, other: Endpoint, drift: bool },
-}
 
 /// What an alignment chose for a source.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,45 +45,6 @@ pub enum AlignError {
     TooFew { what: String, found: usize, need: usize },
     #[error("--align: {0}")]
     Pair(#[from] PairError),
-}
-
-/// Parses an `--align` value (see the module doc).
-pub fn parse_align(text: &str) -> Result<AlignSpec, SpecError> {
-    let mut c = Cursor::new(text);
-    let (n, at) = c.number("a source index")?;
-    let source: usize = n
-        .parse()
-        .map_err(|_| SpecError { column: at, message: "expected a source index (0, 1, …)".into() })?;
-    if !c.eat(":") {
-        return Err(SpecError { column: c.pos, message: "expected ':' after the source index".into() });
-    }
-    if c.eat_word("match") {
-        let reference = parse_endpoint(&mut c, "the reference endpoint (in source 0)")?;
-        if !c.eat("->") {
-            return Err(SpecError {
-                column: c.pos,
-                message: "expected \"->\" after the reference endpoint".into(),
-            });
-        }
-        let other = parse_endpoint(&mut c, "the endpoint in the aligned source")?;
-        let drift = c.eat_word("drift");
-        if !c.at_end() {
-            return Err(SpecError { column: c.pos, message: "expected 'drift' or the end".into() });
-        }
-        return Ok(AlignSpec::Match { source, reference, other, drift });
-    }
-    let offset = c.duration(true)?;
-    let mut drift_ppm = 0.0;
-    if c.eat(":") {
-        drift_ppm = c.float("a drift in ppm, e.g. +20ppm")?;
-        if !c.eat("ppm") {
-            return Err(SpecError { column: c.pos, message: "expected 'ppm' after the drift".into() });
-        }
-    }
-    if !c.at_end() {
-        return Err(SpecError { column: c.pos, message: "expected ':DRIFTppm' or the end".into() });
-    }
-    Ok(AlignSpec::Manual { source, offset, drift_ppm })
 }
 
 /// Pairs reference times with other times (see the module doc): (reference, other).
@@ -174,11 +129,11 @@ pub fn apply_align(
             residual_rms_ps: 0.0,
         },
         AlignSpec::Match { reference, other, drift, .. } => {
-            let r: Vec<Ps> = pairing::endpoint_times(sources[0], "--align", reference)?
+            let r: Vec<Ps> = endpoint_times(sources[0], "--align", reference)?
                 .into_iter()
                 .map(|t| placements[0].to_common(t))
                 .collect();
-            let o = pairing::endpoint_times(sources[index], "--align", other)?;
+            let o = endpoint_times(sources[index], "--align", other)?;
             let need = if *drift { 2 } else { 1 };
             for (what, list) in [(reference.target(), &r), (other.target(), &o)] {
                 if list.len() < need {

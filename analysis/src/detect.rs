@@ -15,12 +15,11 @@
 //! A bare name as SELECTOR is the event of that name in a source that has it, else the
 //! rising edges of the digital or analog track of that name.
 
+use crate::endpoint::{self, Edge, Endpoint, Level, PairError};
+use crate::measure::{AnalysisError, outcome_of};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample, Window};
-use crate::pairing::{
-    self, Edge, Endpoint, Level, Pair, PairError, PairResult, PairRule, Policy, stall_windows_in,
-};
-use crate::presets::outcome_of;
-use crate::spec::AnalysisError;
+use crate::pairing::{self, Pair, PairResult, PairRule, Policy};
+use crate::stall::stall_windows_in;
 use latscope_model::{Placed, Ps, Source};
 
 fn missing(rule: &str, what: String) -> AnalysisError {
@@ -55,8 +54,8 @@ fn phase_rule(name: &str, channel: &str, high: bool, level: Option<f64>) -> Pair
 /// policy next (tested against it): at one instant an end closes before a start opens, a
 /// second start while one is open drops the first, an end with nothing open is unmatched.
 pub(crate) fn pulse_pairs(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
-    let starts = pairing::endpoint_times(src, &rule.name, &rule.start)?;
-    let ends = pairing::endpoint_times(src, &rule.name, &rule.end)?;
+    let starts = endpoint::endpoint_times(src, &rule.name, &rule.start)?;
+    let ends = endpoint::endpoint_times(src, &rule.name, &rule.end)?;
     let mut res = PairResult::default();
     res.pairs.reserve(starts.len().min(ends.len()));
     let mut next_start = starts.iter().copied().peekable();
@@ -139,7 +138,7 @@ fn per_source_times(
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
         let Some(ep) = selector_in(selector, src) else { continue };
-        let times = pairing::endpoint_times(src, name, &ep)?;
+        let times = endpoint::endpoint_times(src, name, &ep)?;
         out.push(outcome(i, &times));
     }
     if out.is_empty() {

@@ -6,8 +6,9 @@ mod common;
 
 use common::{abs, sample};
 use latscope_analysis::align::{AlignSpec, apply_align, parse_align};
-use latscope_analysis::pairing::{Endpoint, endpoint_times};
-use latscope_analysis::spec::{parse_spec, run_spec};
+use latscope_analysis::endpoint::{Endpoint, endpoint_times};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::parse_spec;
 use latscope_model::{DigitalTrack, PS_PER_S, PS_PER_US, Placed, Placement, Ps, Source, SourceKind};
 
 #[test]
@@ -46,9 +47,9 @@ fn marker_and_gpio_on_skewed_clocks_pair_across_sources_once_aligned() {
     let trace = sample("ftrace/markers_around_requests.txt");
     let start_marker = Endpoint::event_where(
         "tracing_mark_write",
-        vec![latscope_analysis::pairing::Pred::new(
+        vec![latscope_analysis::endpoint::Pred::new(
             "text",
-            latscope_analysis::pairing::PredOp::Contains,
+            latscope_analysis::endpoint::PredOp::Contains,
             "req_start",
         )],
     );

@@ -6,7 +6,8 @@ mod common;
 
 use common::{Line, samples, scan, spans};
 use latscope_analysis::outcome::AnalysisKind;
-use latscope_analysis::spec::{preset_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::preset_spec;
 use latscope_model::{Placed, Ps};
 
 /// Chains computed from the scanned lines: (cmd, irq entry, exit, wakeup-or-exit, running).

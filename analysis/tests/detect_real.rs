@@ -6,7 +6,8 @@ mod common;
 
 use common::{abs, sample, samples, scan};
 use latscope_analysis::outcome::{AnalysisKind, Outcome};
-use latscope_analysis::spec::{parse_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::parse_spec;
 use latscope_model::{PS_PER_US, Placed, Ps};
 
 fn run1(spec: &str, sources: &[latscope_model::Source]) -> Outcome {

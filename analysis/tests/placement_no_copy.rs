@@ -6,8 +6,9 @@
 mod common;
 
 use latscope_analysis::align::{apply_align, parse_align};
-use latscope_analysis::pairing::{Endpoint, Pred, PredOp, endpoint_times};
-use latscope_analysis::spec::{parse_spec, run_spec};
+use latscope_analysis::endpoint::{Endpoint, Pred, PredOp, endpoint_times};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::parse_spec;
 use latscope_model::{DigitalTrack, PS_PER_S, PS_PER_US, Placed, Placement, Source, SourceKind};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -6,7 +6,8 @@ mod common;
 
 use common::{Line, abs, corpus, open, sample, samples, scan, spans};
 use latscope_analysis::outcome::Outcome;
-use latscope_analysis::spec::{AnalysisError, preset_spec, run_spec};
+use latscope_analysis::runner::{AnalysisError, run_spec};
+use latscope_analysis::spec::preset_spec;
 use latscope_model::{PS_PER_US, Placed, Ps};
 use std::collections::HashMap;
 

@@ -4,7 +4,8 @@
 //! the outcomes of a recorded trace; its worst samples those of a full sort.
 
 use latscope_analysis::outcome::Sample;
-use latscope_analysis::spec::{preset_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::preset_spec;
 use latscope_analysis::stats::{GroupStats, StatsNs, StatsOptions, summarize};
 use latscope_model::{PS_PER_NS, Placed};
 use polars::prelude::*;

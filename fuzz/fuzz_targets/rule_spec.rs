@@ -6,7 +6,8 @@
 #![no_main]
 
 use latscope_model::{Placed, Source};
-use latscope_analysis::spec::{parse_spec, preset_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::{parse_spec, preset_spec};
 use latscope_importers::LoadControl;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;

@@ -13,7 +13,8 @@ use egui_plot::{
 };
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::{self, Comparison, ReportInput, ReportOptions};
-use latscope_analysis::spec::{PRESETS, parse_spec, run_spec, run_spec_each};
+use latscope_analysis::runner::{self, Scope};
+use latscope_analysis::spec::{PRESETS, parse_spec};
 use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
 use latscope_model::{Placed, Placement, Ps, format_seconds};
 use std::sync::Arc;
@@ -43,10 +44,10 @@ pub fn validate(text: &str) -> Option<Result<String, String>> {
     Some(parse_spec(text).map(|s| s.name().to_owned()).map_err(|e| e.to_string()))
 }
 
-/// Runs every spec on every source it applies to: each source alone, or (`together`, once
-/// the sources are aligned) all of them on the common timeline, as `latscope report --align`
-/// does. A spec that applies to no source, or does not parse, becomes a message; the others
-/// still run.
+/// Runs every spec with the analysis crate's runner: each source alone, or (`together`,
+/// once the sources are aligned) all of them on the common timeline, as `latscope report`
+/// does (`runner::Scope::of`). A spec that applies to no source, or does not parse, becomes
+/// a message; the others still run.
 pub fn run_analyses(
     sources: &[Arc<Prepared>],
     placements: &[Placement],
@@ -61,7 +62,7 @@ pub fn run_analyses(
         .enumerate()
         .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
         .collect();
-    let together = together && sources.len() > 1;
+    let scope = Scope::of(together, &placed);
     for text in specs {
         let spec = match parse_spec(text) {
             Ok(s) => s,
@@ -70,24 +71,9 @@ pub fn run_analyses(
                 continue;
             }
         };
-        let mut reasons = Vec::new();
-        let before = out.len();
-        if !together {
-            let results = run_spec_each(&spec, placed.iter().copied());
-            for (p, result) in sources.iter().zip(results) {
-                match result {
-                    Ok(outcomes) => out.extend(outcomes),
-                    Err(e) => reasons.push(format!("{}: {e}", p.source.name)),
-                }
-            }
-        } else {
-            match run_spec(&spec, &placed) {
-                Ok(outcomes) => out.extend(outcomes),
-                Err(e) => reasons.push(e.to_string()),
-            }
-        }
-        if out.len() == before {
-            errors.push(format!("rule `{text}` applies to no open source ({})", reasons.join("; ")));
+        match runner::run(&spec, &placed, scope) {
+            Ok(ran) => out.extend(ran.outcomes),
+            Err(e) => errors.push(format!("rule `{text}`: {e}")),
         }
     }
     (out, errors)
