@@ -78,6 +78,10 @@ fn aligning_and_analysing_across_sources_copies_no_trace() {
     assert_eq!(a.matched, marks.len());
     assert_eq!(placements[1].offset, 2 * PS_PER_S - 3 * PS_PER_US);
     assert!(grew < trace_bytes / 20, "aligning grew the heap by {grew} bytes; the trace is {trace_bytes}");
+    eprintln!(
+        "{} events ({trace_bytes} bytes of fixed columns): aligning grew the heap by {grew} bytes",
+        trace.events.len()
+    );
 
     let rule = parse_spec("lat=tracing_mark_write[text~req_start,id=1] -> GPIO:rise policy next").unwrap();
     let placed = [Placed::new(&trace, placements[0]), Placed::new(&scope, placements[1])];
@@ -87,9 +91,11 @@ fn aligning_and_analysing_across_sources_copies_no_trace() {
     assert_eq!(found[0].samples.len(), marks.len());
     assert!(found[0].latencies().iter().all(|&l| l == 0), "the fit absorbs the 3 us delay");
     assert!(grew < trace_bytes / 20, "analysing grew the heap by {grew} bytes; the trace is {trace_bytes}");
+    eprintln!("analysing across both sources grew the heap by {grew} bytes");
 
     // The counter sees copies: cloning the trace grows the heap by at least its columns.
     let (copy, grew) = peak_growth(|| trace.clone());
     assert!(grew >= trace_bytes, "a copy grew the heap by only {grew} bytes");
+    eprintln!("a copy of the trace grew the heap by {grew} bytes");
     drop(copy);
 }
