@@ -43,6 +43,17 @@ fn report_on_the_exported_trace_reproduces_every_scenario_analysis() {
             latscope(&[&["sim", name, "-o", out.to_str().unwrap()][..], sets].concat());
         }
         let sim = json(&[&["sim", name, "--format", "json"][..], sets].concat());
+        // The VCD scopes each line under the scenario's module (`e1000e_mta.DMA`): the rules
+        // name the exported lines so.
+        let info = json(&["info", vcd.to_str().unwrap(), "--json"]);
+        let mut rules = rules.clone();
+        for t in info["sources"][0]["tracks"].as_array().unwrap() {
+            let full = t["name"].as_str().unwrap();
+            let short = full.rsplit('.').next().unwrap();
+            for r in &mut rules {
+                *r = r.replace(&format!("{short}:"), &format!("{full}:"));
+            }
+        }
         let mut args = vec!["report", txt.to_str().unwrap(), vcd.to_str().unwrap(), "--align", "1:+0ps"];
         for r in &rules {
             args.extend(["--rule", r.as_str()]);
