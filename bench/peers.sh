@@ -18,6 +18,10 @@
 #                         demo capture, logic channels D0-D7 only, 200 kHz)
 #                                                   vs latscope report F --rule pulse:D1
 #   VCD                   sigrok-cli -i F.vcd -O null vs latscope info F.vcd --json
+#   decode SPI 10M        sigrok-cli -i F -P spi:... -A spi=mosi-data:miso-data
+#                                                   vs latscope decode F --decoder 'spi:...'
+#                         (spi_10M.sr: 10M samples of continuous SPI, bench/make_spi_sr.py)
+#                         goal >= 50x
 # Nothing is installed: a missing peer tool skips its rows with a message. Before timing,
 # latscope runs once per input; if it fails (or `info` reports no events) its failure is
 # printed instead of timings.
@@ -26,7 +30,7 @@ set -euo pipefail
 DIR=${1:-target/bench-data}
 REPS=${2:-${REPS:-5}}
 LS=${LATSCOPE:-target/release/latscope}
-ROWS_SEL=" ${ROWS:-dat text sr vcd} "
+ROWS_SEL=" ${ROWS:-dat text sr vcd decode} "
 want() { [[ $ROWS_SEL == *" $1 "* ]]; }
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "peers.sh: REPS must be a positive integer" >&2; exit 1; }
 [ -d "$DIR" ] || { echo "peers.sh: no bench-data directory $DIR (run bench/record-big-trace.sh)" >&2; exit 1; }
@@ -165,6 +169,9 @@ cmd_ls_txt() { CMD=("$LS" info "$TXT" --json); }
 cmd_sr_timing() { CMD=(sigrok-cli -i "$SR" -P timing:data=D1 -A timing=time); }
 cmd_ls_pulse() { CMD=("$LS" report "$SR" --rule pulse:D1); }
 cmd_sr_vcd() { CMD=(sigrok-cli -i "$VCD" -O null); }
+SPI10M=$DIR/spi_10M.sr
+cmd_sr_spi() { CMD=(sigrok-cli -i "$SPI10M" -P spi:clk=CLK:mosi=MOSI:miso=MISO:cs=CS -A spi=mosi-data:miso-data); }
+cmd_ls_spi() { CMD=("$LS" decode "$SPI10M" --decoder spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS); }
 cmd_ls_vcd() { CMD=("$LS" info "$VCD" --json); }
 
 echo "peers.sh: $REPS repetitions, inputs in $DIR, latscope = $LS"
@@ -240,6 +247,25 @@ else
     done
 fi
 
+# protocol decoders: SPI over 10M samples
+if want decode; then
+    label="decode SPI 10M samples"
+    if ! have sigrok-cli; then
+        add_row "$label" "-" "skipped: sigrok-cli is not installed"
+    else
+        if [ ! -f "$SPI10M" ]; then
+            echo "generating $SPI10M (bench/make_spi_sr.py)"
+            python3 "$(dirname "$0")/make_spi_sr.py" "$SPI10M.part" 10000000 && mv "$SPI10M.part" "$SPI10M"
+        fi
+        cases=(sr_spi)
+        [ "$LS_OK" = 1 ] && cases+=(ls_spi)
+        echo "timing $label: ${cases[*]}"
+        time_row "${cases[@]}"
+        if [ "$LS_OK" = 1 ]; then report_case "$label" ls_spi; else add_row "$label" "latscope" "skipped: no latscope binary"; fi
+        report_case "$label" sr_spi ls_spi
+    fi
+fi
+
 # ---------------------------------------------------------------- table
 echo
 echo "Medians of $REPS alternating runs on $(uname -n) ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)); ratio = peer / latscope"
@@ -248,4 +274,4 @@ echo "Medians of $REPS alternating runs on $(uname -n) ($(nproc) CPUs, load $(cu
     printf '%s\n' "${ROWS[@]}"
 } | column -t -s $'\t'
 for i in "${!NOTES[@]}"; do echo "[$((i + 1))] ${NOTES[$i]}"; done
-echo "goals: trace.dat ratio >= 10x; ftrace text >= 300 MB/s"
+echo "goals: trace.dat ratio >= 10x; ftrace text >= 300 MB/s; decode ratio >= 50x"

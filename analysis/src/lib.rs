@@ -7,7 +7,6 @@
 //! `measure`; `presets`, `chain`, `detect`, `align`; `runner`; `stats`; `report`.
 
 pub mod align;
-pub mod atomic;
 pub mod chain;
 pub mod detect;
 pub mod endpoint;

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! `stats::summarize` computes quantiles and groups itself; these must be bit for bit what
+//! `stats::summarize` computes every statistic itself; quantiles and groups must be bit for bit what
 //! polars' eager API gives (the implementation it replaced, kept here as the reference), on
 //! the outcomes of a recorded trace; its worst samples those of a full sort.
 
@@ -74,7 +74,7 @@ fn polars_reference(samples: &[Sample]) -> (StatsNs, Vec<GroupStats>) {
 /// Every preset that pairs something in the recorded virtio trace, and its outcome with
 /// each sample's key replaced by one of a few (so groups hold many samples each).
 #[test]
-fn statistics_match_polars_group_by_bit_for_bit_on_a_real_trace() {
+fn statistics_match_polars_on_a_real_trace() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace/virtio_blk_direct_read.txt");
     let src = match latscope_importers::open(&path, &latscope_importers::LoadControl::new()) {
@@ -98,7 +98,27 @@ fn statistics_match_polars_group_by_bit_for_bit_on_a_real_trace() {
                 let (stats, groups) = polars_reference(&o.samples);
                 let s =
                     summarize(&o, &StatsOptions { max_groups: usize::MAX, ..Default::default() }).unwrap();
-                assert_eq!(s.stats_ns, stats, "{preset}");
+                // The overall mean and stddev are the compensated sum and Welford variance
+                // that polars uses per group; polars' whole-column reductions sum in chunks
+                // the compiler may reassociate, so they may differ in the last bits.
+                let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                    (Some(a), Some(b)) => (a - b).abs() <= 1e-12 * a.abs().max(b.abs()),
+                    (a, b) => a == b,
+                };
+                assert!(
+                    close(s.stats_ns.mean, stats.mean),
+                    "{preset}: mean {:?} vs {:?}",
+                    s.stats_ns.mean,
+                    stats.mean
+                );
+                assert!(
+                    close(s.stats_ns.stddev, stats.stddev),
+                    "{preset}: stddev {:?} vs {:?}",
+                    s.stats_ns.stddev,
+                    stats.stddev
+                );
+                let exact = |x: StatsNs| StatsNs { mean: None, stddev: None, ..x };
+                assert_eq!(exact(s.stats_ns), exact(stats), "{preset}");
                 assert_eq!(s.groups_total, groups.len() as u64, "{preset}");
                 if !s.groups.is_empty() {
                     assert_eq!(s.groups, groups, "{preset}");

@@ -36,11 +36,16 @@ enum Command {
         /// Print JSON (DESIGN §7.0) instead of text.
         #[arg(long)]
         json: bool,
+        /// Also list the tracks a decoder stack adds (see `decode`); repeatable.
+        #[arg(long = "decoder", value_name = "SPEC")]
+        decoders: Vec<String>,
     },
     /// Run a built-in scenario (or a scenario TOML file) of the device simulator.
     Sim(SimArgs),
     /// Latency report of captures: statistics per analysis, A/B, CI thresholds (exit 3).
     Report(crate::report_cmd::ReportArgs),
+    /// Protocol decoders (uart, spi, i2c, sd, sd-spi) over a capture's channels.
+    Decode(crate::decode_cmd::DecodeArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -84,9 +89,10 @@ pub fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Some(Command::Info { file, json }) => info(&file, json),
+        Some(Command::Info { file, json, decoders }) => info(&file, json, &decoders),
         Some(Command::Sim(args)) => sim(&args),
         Some(Command::Report(args)) => crate::report_cmd::run(&args),
+        Some(Command::Decode(args)) => crate::decode_cmd::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,
             screenshot: cli.screenshot,
@@ -139,8 +145,9 @@ pub fn info_json(path: &Path, source: &Source) -> InfoJson {
     }
 }
 
-fn info(path: &Path, json: bool) -> Result<()> {
-    let source = latscope_importers::open(path, &LoadControl::new())?;
+fn info(path: &Path, json: bool, decoders: &[String]) -> Result<()> {
+    let mut source = latscope_importers::open(path, &LoadControl::new())?;
+    crate::decode_cmd::attach(&mut source, decoders)?;
     let report = info_json(path, &source);
     // The process ends right after printing and the OS takes back all of its memory at
     // once: freeing a large trace's columns and strings one by one first would only delay

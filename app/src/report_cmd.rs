@@ -2,8 +2,8 @@
 //! (DESIGN §7.1), write it in the asked format, and turn `--fail-if` thresholds into exit
 //! code 3. Also the shared tail of `latscope sim --format`.
 
+use crate::atomic;
 use anyhow::{Context, Result, bail};
-use latscope_analysis::atomic;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::threshold::{Crossing, Threshold};
 use latscope_analysis::report::{self, Format, Report, ReportInput, ReportOptions};
@@ -41,6 +41,10 @@ pub struct ReportArgs {
     /// Write the report here (atomically; never over an input) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// A protocol decoder stack run on each input first (see `decode`); its annotations
+    /// become events (`sd_cmd`, `sd_resp`, `uart_data`, ...) for presets and rules. Repeatable.
+    #[arg(long = "decoder", value_name = "SPEC")]
+    pub decoders: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,7 +96,13 @@ impl std::error::Error for ThresholdsCrossed {}
 fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
     let mut specs = Vec::new();
     for name in &args.presets {
-        let known: Vec<&str> = spec::PRESETS.iter().map(|p| p.0).collect();
+        // The SD presets are rules over decoded events (`--decoder sd:...`).
+        if let Some(rule) = latscope_decoders::presets::rule_for(name) {
+            specs.push(spec::parse_spec(rule).with_context(|| format!("--preset {name:?}"))?);
+            continue;
+        }
+        let mut known: Vec<&str> = spec::PRESETS.iter().map(|p| p.0).collect();
+        known.extend(latscope_decoders::presets::PRESETS.iter().map(|p| p.0));
         specs.push(
             spec::preset_spec(name)
                 .with_context(|| format!("--preset {name:?} (known presets: {})", known.join(", ")))?,
@@ -242,12 +252,16 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         None => None,
     };
     let mut ctl = LoadControl::new();
-    if let Some(tracks) = tracks_needed(&specs, align.as_ref()) {
+    if let Some(tracks) = tracks_needed(&specs, align.as_ref())
+        && args.decoders.is_empty()
+    {
         ctl = ctl.with_tracks(tracks);
     }
     let mut sources = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        sources.push(latscope_importers::open(path, &ctl)?);
+        let mut source = latscope_importers::open(path, &ctl)?;
+        crate::decode_cmd::attach(&mut source, &args.decoders)?;
+        sources.push(source);
     }
     // Alignment places sources on the common timeline; it never copies or changes them.
     let mut placements = vec![Placement::IDENTITY; sources.len()];

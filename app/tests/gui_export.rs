@@ -52,14 +52,14 @@ fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbenc
 fn open(files: &[PathBuf], dir: &Path) -> Harness<'static, Workbench> {
     let mut h = harness(files.to_vec(), dir);
     let n = files.len();
-    wait(&mut h, "loading", |wb| wb.sources.len() == n && wb.loads.is_empty() && !wb.table.pending);
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty() && !wb.table_pending());
     h.step();
     h
 }
 
 fn save(h: &mut Harness<'static, Workbench>, what: SaveWhat) {
     h.state_mut().update(Message::Export(what));
-    wait(h, "the save", |wb| wb.saves_running == 0 && wb.notice.is_some());
+    wait(h, "the save", |wb| wb.saves_running() == 0 && wb.notice.is_some());
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
     h.state_mut().notice = None;
 }
@@ -85,6 +85,7 @@ fn cli_report(files: &[PathBuf], presets: &[&str], f: Format, dir: &Path) -> Vec
         fail_if: Vec::new(),
         format: Some(cli_format(f)),
         output: Some(out.clone()),
+        decoders: Vec::new(),
     };
     report_cmd::run(&args).unwrap();
     std::fs::read(&out).unwrap()
@@ -95,15 +96,15 @@ fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
     let dir = tempdir("bytes");
     let file = sample("ftrace/virtio_blk_direct_read.dat");
     let mut h = open(std::slice::from_ref(&file), &dir);
-    h.state_mut().rules.specs = vec!["irq-handler".into(), "block".into()];
+    h.state_mut().analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
     h.state_mut().update(Message::RunAnalysis);
-    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
-    assert_eq!(h.state().analysis.len(), 2, "{:?}", h.state().errors);
-    assert!(h.state().analysis.iter().all(|r| !r.outcome.samples.is_empty()));
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running());
+    assert_eq!(h.state().analysis.results.len(), 2, "{:?}", h.state().errors);
+    assert!(h.state().analysis.results.iter().all(|r| !r.outcome.samples.is_empty()));
     // The export job shares the panel's results with its worker instead of copying them
     // on the UI thread.
     let job = h.state().report_job().unwrap();
-    assert!(Arc::ptr_eq(&job.results, &h.state().analysis));
+    assert!(Arc::ptr_eq(&job.results, &h.state().analysis.results));
     for f in REPORT_FORMATS {
         let what = SaveWhat::Report(f);
         save(&mut h, what);
@@ -132,7 +133,7 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
     h.state_mut().errors.clear();
 
     h.state_mut().update(Message::RunAnalysis);
-    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     for what in [SaveWhat::Report(Format::Md), SaveWhat::Session, SaveWhat::TimelinePng] {
         h.state_mut().update(Message::SaveTo(what, input.clone()));
         h.step();
@@ -146,13 +147,13 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
     h.step();
     assert!(h.state().errors.iter().any(|e| e.contains("refusing")), "{:?}", h.state().errors);
     assert_eq!(std::fs::read(&input).unwrap(), before);
-    assert_eq!(h.state().saves_running, 0);
+    assert_eq!(h.state().saves_running(), 0);
 }
 
 /// Sets up everything a session keeps on a workbench with two captures.
 fn arrange(h: &mut Harness<'static, Workbench>) {
     let wb = h.state_mut();
-    wb.rules.specs = vec!["irq-handler".into(), "block".into()];
+    wb.analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
     let (lo, hi) = wb.time_range().unwrap();
     wb.update(Message::SetCursor(CursorId::A, lo + (hi - lo) * 0.25));
     wb.update(Message::AddMarker);
@@ -178,7 +179,7 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     arrange(&mut h);
     // An alignment offset (as the alignment UI sets it) on the second source.
     let offset = 1_234_567;
-    h.state_mut().sources[1].placement = latscope_model::Placement::new(offset, 12.5);
+    h.state_mut().view.sources[1].placement = latscope_model::Placement::new(offset, 12.5);
     h.step();
     let saved = Session::capture(h.state());
     assert_eq!(saved.files.len(), 2);
@@ -192,7 +193,7 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     let mut fresh = harness(Vec::new(), &dir);
     fresh.step();
     fresh.state_mut().update(Message::OpenFiles(vec![path]));
-    wait(&mut fresh, "the session", |wb| wb.sources.len() == 2 && !wb.session_pending());
+    wait(&mut fresh, "the session", |wb| wb.view.sources.len() == 2 && !wb.session_pending());
     fresh.step();
     let wb = fresh.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
@@ -201,18 +202,18 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     assert_eq!(wb.theme, ThemeKind::Light);
     assert_eq!(theme::current(), ThemeKind::Light);
     assert!(!fresh.ctx.global_style().visuals.dark_mode);
-    assert_eq!(wb.sources[1].placement, latscope_model::Placement::new(offset, 12.5));
-    assert_eq!(wb.sources[1].lanes[0].name, "clock line");
-    assert_eq!(wb.overlay.markers[0].0, "first request");
-    assert_eq!(wb.rules.specs, ["irq-handler", "block"]);
+    assert_eq!(wb.view.sources[1].placement, latscope_model::Placement::new(offset, 12.5));
+    assert_eq!(wb.view.sources[1].lanes[0].name, "clock line");
+    assert_eq!(wb.view.overlay.markers[0].0, "first request");
+    assert_eq!(wb.analysis.rules.specs, ["irq-handler", "block"]);
     let _ = fresh.get_by_label("clock line");
     // The session's rules run again on the restored sources.
-    wait(&mut fresh, "the analysis", |wb| !wb.analysis_running && !wb.analysis.is_empty());
+    wait(&mut fresh, "the analysis", |wb| !wb.analysis_running() && !wb.analysis.results.is_empty());
     let wb = fresh.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let src = wb.sources[0].source();
+    let src = wb.view.sources[0].source();
     let entries = src.events.iter().filter(|e| src.strings.resolve(e.name()) == "irq_handler_entry");
-    let irq = wb.analysis.iter().find(|r| r.outcome.name == "irq-handler").expect("irq-handler ran");
+    let irq = wb.analysis.results.iter().find(|r| r.outcome.name == "irq-handler").expect("irq-handler ran");
     assert_eq!(irq.outcome.samples.len() as u64 + irq.outcome.unmatched_start, entries.count() as u64);
 }
 
@@ -235,16 +236,16 @@ fn a_session_with_a_missing_file_says_so_and_restores_the_rest() {
     let mut h = harness(Vec::new(), &dir);
     h.step();
     h.state_mut().update(Message::OpenFiles(vec![path]));
-    wait(&mut h, "the session", |wb| wb.sources.len() == 1 && !wb.session_pending());
+    wait(&mut h, "the session", |wb| wb.view.sources.len() == 1 && !wb.session_pending());
     h.step();
     let wb = h.state();
     assert_eq!(wb.errors.len(), 1, "{:?}", wb.errors);
     assert!(wb.errors[0].contains("gone.dat is missing"), "{:?}", wb.errors);
-    assert_eq!(wb.rules.specs, ["block"]);
-    assert_eq!(wb.overlay.markers, [("here".to_owned(), 5.0e9)]);
-    assert_eq!(wb.overlay.cursor_a, Some(4.0e9));
-    assert_eq!((wb.viewport.start, wb.viewport.ps_per_px), (1.0e9, 2.0e6));
-    let cpu0 = &wb.sources[0].lanes[0];
+    assert_eq!(wb.analysis.rules.specs, ["block"]);
+    assert_eq!(wb.view.overlay.markers, [("here".to_owned(), 5.0e9)]);
+    assert_eq!(wb.view.overlay.cursor_a, Some(4.0e9));
+    assert_eq!((wb.view.viewport.start, wb.view.viewport.ps_per_px), (1.0e9, 2.0e6));
+    let cpu0 = &wb.view.sources[0].lanes[0];
     assert_eq!((cpu0.name.as_str(), cpu0.color), ("boot cpu", egui::Color32::RED));
 }
 
@@ -292,14 +293,14 @@ fn timeline_png_is_the_crop_of_the_screenshot() {
 fn light_theme_darkens_default_lane_colours_and_keeps_chosen_ones() {
     let dir = tempdir("theme");
     let mut h = open(&[sample("sigrok/demo_4ch_1mhz.sr")], &dir);
-    let defaults: Vec<egui::Color32> = h.state().sources[0].lanes.iter().map(|v| v.color).collect();
+    let defaults: Vec<egui::Color32> = h.state().view.sources[0].lanes.iter().map(|v| v.color).collect();
     let chosen = egui::Color32::from_rgb(0x12, 0x34, 0x56);
     h.state_mut().update(Message::SetLaneColor(LaneId { source: 0, lane: 0 }, chosen));
     h.state_mut().update(Message::ToggleTheme);
     h.step();
     assert_eq!(theme::current(), ThemeKind::Light);
     assert!(!h.ctx.global_style().visuals.dark_mode);
-    let lanes = &h.state().sources[0].lanes;
+    let lanes = &h.state().view.sources[0].lanes;
     assert_eq!(lanes[0].color, chosen);
     for (v, d) in lanes.iter().zip(&defaults).skip(1) {
         assert_eq!(v.color, theme::on_light(*d));
@@ -310,7 +311,7 @@ fn light_theme_darkens_default_lane_colours_and_keeps_chosen_ones() {
     }
     h.state_mut().update(Message::ToggleTheme);
     h.step();
-    let now: Vec<egui::Color32> = h.state().sources[0].lanes.iter().map(|v| v.color).collect();
+    let now: Vec<egui::Color32> = h.state().view.sources[0].lanes.iter().map(|v| v.color).collect();
     assert_eq!(now[0], chosen);
     assert_eq!(now[1..], defaults[1..]);
     assert!(h.ctx.global_style().visuals.dark_mode);
@@ -331,24 +332,31 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
     std::fs::copy(sample("ftrace/virtio_blk_direct_read.txt"), dir.join("captures/read.txt")).unwrap();
     std::fs::write(dir.join("notes.md"), "x").unwrap();
     let mut h = harness(Vec::new(), &dir);
-    h.state_mut().browser = Some(FileBrowser::new(BrowsePurpose::Open, dir.to_path_buf()));
+    h.state_mut().dialogs.browser = Some(FileBrowser::new(BrowsePurpose::Open, dir.to_path_buf()));
     h.run_steps(2);
     let names: Vec<&str> =
-        h.state().browser.as_ref().unwrap().entries.iter().map(|e| e.name.as_str()).collect();
+        h.state().dialogs.browser.as_ref().unwrap().entries.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["captures", "notes.md"], "directories first");
     h.get_by_label("captures/").click();
     h.run_steps(2);
-    assert_eq!(h.state().browser.as_ref().unwrap().dir, dir.join("captures"));
+    assert_eq!(h.state().dialogs.browser.as_ref().unwrap().dir, dir.join("captures"));
     // The window takes a few frames to settle its size around the new listing.
     h.run_steps(4);
     h.get_by_label("read.txt").click();
     h.run_steps(2);
-    assert_eq!(h.state().browser.as_ref().unwrap().file, "read.txt");
+    assert_eq!(h.state().dialogs.browser.as_ref().unwrap().file, "read.txt");
     h.get_by_label("Open").click();
     h.run_steps(2);
-    assert!(h.state().browser.is_none(), "the browser closes once it answered: {:?}", h.state().browser);
-    wait(&mut h, "loading", |wb| wb.sources.len() == 1 && wb.loads.is_empty());
-    assert_eq!(h.state().sources[0].source().path.as_deref(), Some(dir.join("captures/read.txt").as_path()));
+    assert!(
+        h.state().dialogs.browser.is_none(),
+        "the browser closes once it answered: {:?}",
+        h.state().dialogs.browser
+    );
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == 1 && wb.loads().is_empty());
+    assert_eq!(
+        h.state().view.sources[0].source().path.as_deref(),
+        Some(dir.join("captures/read.txt").as_path())
+    );
 
     // Saving: the typed name in the listed directory.
     let mut b = FileBrowser::new(BrowsePurpose::Save(SaveWhat::Session), dir.to_path_buf());
@@ -367,7 +375,7 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
 fn lanes_are_renamed_and_recoloured_from_the_track_list() {
     let dir = tempdir("lanes");
     let mut h = open(&[sample("sigrok/demo_4ch_1mhz.sr")], &dir);
-    let d1 = h.state().sources[0].lanes.iter().position(|v| v.name == "D1").unwrap();
+    let d1 = h.state().view.sources[0].lanes.iter().position(|v| v.name == "D1").unwrap();
     h.get_by_label("D1").click_secondary();
     h.run_steps(2);
     let _ = h.get_by_label("Colour");
@@ -377,10 +385,10 @@ fn lanes_are_renamed_and_recoloured_from_the_track_list() {
     h.state_mut().update(Message::SetLaneColor(id, egui::Color32::from_rgb(200, 30, 30)));
     h.key_press(egui::Key::Escape);
     h.run_steps(3);
-    let v = &h.state().sources[0].lanes[d1];
+    let v = &h.state().view.sources[0].lanes[d1];
     assert_eq!((v.name.as_str(), v.color), ("SD clock", egui::Color32::from_rgb(200, 30, 30)));
     // The data lane keeps its own name; the track list shows the new one.
-    assert_eq!(h.state().sources[0].prepared.lanes[v.lane].name, "D1");
+    assert_eq!(h.state().view.sources[0].prepared.lanes[v.lane].name, "D1");
     assert!(h.query_by_label("SD clock").is_some());
     assert!(h.query_by_label("D1").is_none());
 }
@@ -390,12 +398,13 @@ fn an_ab_export_compares_the_sources_in_timeline_order_like_the_command_line() {
     let dir = tempdir("ab");
     let files = [sample("ftrace/virtio_blk_direct_read.dat"), sample("ftrace/blk_read_v6.dat")];
     let mut h = open(&files, &dir);
-    h.state_mut().rules.specs = vec!["block".into()];
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
     h.state_mut().update(Message::RunAnalysis);
-    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
-    assert_eq!(h.state().analysis.len(), 2, "{:?}", h.state().errors);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running());
+    assert_eq!(h.state().analysis.results.len(), 2, "{:?}", h.state().errors);
     // Loads finish in any order; the report follows the timeline's.
-    let order: Vec<PathBuf> = h.state().sources.iter().map(|s| s.source().path.clone().unwrap()).collect();
+    let order: Vec<PathBuf> =
+        h.state().view.sources.iter().map(|s| s.source().path.clone().unwrap()).collect();
     for f in [Format::Json, Format::Md] {
         let what = SaveWhat::Report(f);
         save(&mut h, what);
@@ -416,7 +425,7 @@ fn a_timeline_png_needs_a_timeline() {
     h.state_mut().update(Message::Export(SaveWhat::TimelinePng));
     h.step();
     assert!(h.state().errors.iter().any(|e| e.contains("nothing on the timeline")), "{:?}", h.state().errors);
-    assert_eq!(h.state().saves_running, 0);
+    assert_eq!(h.state().saves_running(), 0);
 }
 
 /// eframe's storage as a map, as the native window keeps it in a file.

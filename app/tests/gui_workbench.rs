@@ -6,7 +6,7 @@ use egui_kittest::kittest::Queryable as _;
 use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
 use latscope::gui::message::{LaneId, Message, SimCommand};
 use latscope::gui::picker::NoPicker;
-use latscope::gui::prepare::LaneKind;
+use latscope::gui::prepare::{LaneClass, LaneKind};
 use latscope::gui::{Options, Workbench};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -38,7 +38,7 @@ fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbenc
 fn open(files: &[&str]) -> Harness<'static, Workbench> {
     let mut h = harness(Options { files: files.iter().map(|f| sample(f)).collect(), ..Options::default() });
     let n = files.len();
-    wait(&mut h, "loading", |wb| wb.sources.len() == n && wb.loads.is_empty());
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty());
     h.step();
     h
 }
@@ -48,7 +48,7 @@ fn ftrace_sample_loads_with_its_tracks_in_the_track_list() {
     let h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let sv = &wb.sources[0];
+    let sv = &wb.view.sources[0];
     let src = sv.source();
     // Every event track `info` lists is a lane, and one lane per CPU that has events.
     let names: Vec<&str> = sv.lanes.iter().map(|l| l.name.as_str()).collect();
@@ -83,7 +83,7 @@ fn sources_join_in_the_order_their_files_were_given_whatever_loads_first() {
     // The big text trace takes longest to load; the small captures finish before it.
     let files = ["ftrace/timer_wakeups_under_load.txt", "sigrok/demo_4ch_1mhz.sr", "ftrace/blk_read.txt"];
     let h = open(&files);
-    let names: Vec<&str> = h.state().sources.iter().map(|s| s.source().name.as_str()).collect();
+    let names: Vec<&str> = h.state().view.sources.iter().map(|s| s.source().name.as_str()).collect();
     assert_eq!(names, ["timer_wakeups_under_load.txt", "demo_4ch_1mhz.sr", "blk_read.txt"]);
 }
 
@@ -92,7 +92,7 @@ fn sigrok_captures_load_as_digital_and_analog_lanes() {
     let h = open(&["sigrok/demo_4ch_1mhz.sr", "sigrok/mixed_100khz_2logic_1analog.sr"]);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    for sv in &wb.sources {
+    for sv in &wb.view.sources {
         let src = sv.source();
         let digital = sv.prepared.lanes.iter().filter(|l| matches!(l.kind, LaneKind::Digital { .. })).count();
         let analog = sv.prepared.lanes.iter().filter(|l| matches!(l.kind, LaneKind::Analog { .. })).count();
@@ -103,7 +103,7 @@ fn sigrok_captures_load_as_digital_and_analog_lanes() {
             assert!(h.query_all_by_label(&d.name).count() >= 1, "{} not in the track list", d.name);
         }
     }
-    let mixed = wb.sources.iter().find(|s| s.source().name.starts_with("mixed")).unwrap();
+    let mixed = wb.view.sources.iter().find(|s| s.source().name.starts_with("mixed")).unwrap();
     assert_eq!(mixed.source().analog.len(), 1);
 }
 
@@ -112,37 +112,37 @@ fn keys_zoom_pan_and_fit_the_viewport() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     h.key_press(egui::Key::F);
     h.step();
-    let fit = h.state().viewport;
-    let width = f64::from(h.state().layout.data_width);
+    let fit = h.state().view.viewport;
+    let width = f64::from(h.state().view.layout.data_width);
     let (lo, hi) = h.state().time_range().unwrap();
     assert!(fit.start <= lo && fit.start + fit.ps_per_px * width >= hi, "fit shows everything");
     let centre = fit.start + fit.ps_per_px * width / 2.0;
 
     h.key_press(egui::Key::W);
     h.step();
-    let z = h.state().viewport;
+    let z = h.state().view.viewport;
     assert!((z.ps_per_px / fit.ps_per_px - 0.5).abs() < 1e-9, "W halves the time per pixel");
     let z_centre = z.start + z.ps_per_px * width / 2.0;
     assert!((z_centre - centre).abs() < fit.ps_per_px, "zoom keeps the centre");
 
     h.key_press(egui::Key::D);
     h.step();
-    let d = h.state().viewport;
+    let d = h.state().view.viewport;
     assert!((d.start - z.start - 0.2 * z.ps_per_px * width).abs() < 1.0, "D pans a fifth right");
     h.key_press(egui::Key::A);
     h.step();
-    assert!((h.state().viewport.start - z.start).abs() < 1.0, "A pans back");
+    assert!((h.state().view.viewport.start - z.start).abs() < 1.0, "A pans back");
 
     h.key_press(egui::Key::S);
     h.step();
-    assert!((h.state().viewport.ps_per_px / fit.ps_per_px - 1.0).abs() < 1e-9, "S undoes W");
+    assert!((h.state().view.viewport.ps_per_px / fit.ps_per_px - 1.0).abs() < 1e-9, "S undoes W");
 }
 
 #[test]
 fn wheel_zooms_around_the_pointer() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    let before = h.state().viewport;
-    let left = h.state().layout.data_left;
+    let before = h.state().view.viewport;
+    let left = h.state().view.layout.data_left;
     let x = left + 300.0;
     let t_under = before.t_of(left, x);
     h.hover_at(egui::pos2(x, 300.0));
@@ -157,7 +157,7 @@ fn wheel_zooms_around_the_pointer() {
     for _ in 0..10 {
         h.step();
     }
-    let after = h.state().viewport;
+    let after = h.state().view.viewport;
     assert!(after.ps_per_px < before.ps_per_px, "wheel up zooms in");
     let t_after = after.t_of(left, x);
     assert!((t_after - t_under).abs() < 2.0 * before.ps_per_px, "the time under the pointer stays put");
@@ -167,7 +167,7 @@ fn wheel_zooms_around_the_pointer() {
 fn next_event_on_the_focused_lane_moves_cursor_a_event_by_event() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     let (si, li, first, second) = {
-        let sv = &h.state().sources[0];
+        let sv = &h.state().view.sources[0];
         let li = sv.lanes.iter().position(|l| l.name == "irq_handler_entry").unwrap();
         let LaneKind::Events(ev) = &sv.data_lane(li).unwrap().kind else { panic!("events lane") };
         let ts = &sv.source().events.ts;
@@ -177,29 +177,29 @@ fn next_event_on_the_focused_lane_moves_cursor_a_event_by_event() {
     h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, first - 1.0));
     h.key_press(egui::Key::N);
     h.step();
-    assert_eq!(h.state().overlay.cursor_a, Some(first));
+    assert_eq!(h.state().view.overlay.cursor_a, Some(first));
     h.key_press(egui::Key::N);
     h.step();
-    assert_eq!(h.state().overlay.cursor_a, Some(second));
+    assert_eq!(h.state().view.overlay.cursor_a, Some(second));
     h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::N);
     h.step();
-    assert_eq!(h.state().overlay.cursor_a, Some(first));
+    assert_eq!(h.state().view.overlay.cursor_a, Some(first));
 }
 
 #[test]
 fn cancel_stops_a_load_and_leaves_nothing_behind() {
     let mut h = harness(Options::default());
     h.state_mut().update(Message::OpenFiles(vec![sample("ftrace/timer_wakeups_under_load.txt")]));
-    let job = h.state().loads[0].job;
-    assert!(h.state().loads[0].ctl.fraction() < 1.0);
-    h.state_mut().update(Message::CancelLoad(job));
-    assert!(h.state().loads.is_empty());
+    let job = h.state().loads()[0].ticket;
+    assert!(h.state().loads()[0].progress() < 1.0);
+    h.state_mut().update(Message::CancelJob(job));
+    assert!(h.state().loads().is_empty());
     // Give the worker time to answer; its answer must be ignored.
     for _ in 0..60 {
         h.step();
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(h.state().sources.is_empty());
+    assert!(h.state().view.sources.is_empty());
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
 }
 
@@ -209,7 +209,7 @@ fn a_bad_file_is_an_error_in_the_window_naming_the_file() {
     wait(&mut h, "the error", |wb| !wb.errors.is_empty());
     let e = &h.state().errors[0];
     assert!(e.contains("README.md"), "{e}");
-    assert!(h.state().sources.is_empty());
+    assert!(h.state().view.sources.is_empty());
 }
 
 #[test]
@@ -218,20 +218,20 @@ fn palette_lists_every_action_and_filters_them() {
     h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::P);
     h.step();
     h.step();
-    assert!(h.state().palette_open);
+    assert!(h.state().dialogs.palette_open);
     for a in latscope::gui::palette::ACTIONS {
         assert!(h.query_all_by_label(a.name).count() >= 1, "{} not listed", a.name);
     }
     assert_eq!(latscope::gui::palette::matching("zoom").len(), 2);
     h.key_press(egui::Key::Escape);
     h.step();
-    assert!(!h.state().palette_open);
+    assert!(!h.state().dialogs.palette_open);
 }
 
 #[test]
 fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    let expected = h.state().sources[0]
+    let expected = h.state().view.sources[0]
         .source()
         .tracks()
         .iter()
@@ -239,9 +239,9 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
         .map(|t| t.count as usize)
         .unwrap();
     h.state_mut().update(Message::SetFilter("block_rq_issue".into()));
-    wait(&mut h, "the filter", |wb| !wb.table.pending);
+    wait(&mut h, "the filter", |wb| !wb.table_pending());
     let wb = h.state();
-    let src = wb.sources[0].source();
+    let src = wb.view.sources[0].source();
     assert_eq!(wb.table.rows.rows.len(), expected);
     assert!(
         wb.table
@@ -252,9 +252,9 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
     );
     // Search steps through the matches in time order.
     h.state_mut().update(Message::SearchStep(true));
-    let first = h.state().overlay.selected.unwrap().index;
+    let first = h.state().view.overlay.selected.unwrap().index;
     h.state_mut().update(Message::SearchStep(true));
-    let second = h.state().overlay.selected.unwrap().index;
+    let second = h.state().view.overlay.selected.unwrap().index;
     assert_eq!(first, h.state().table.rows.rows[0] as usize);
     assert_eq!(second, h.state().table.rows.rows[1] as usize);
 }
@@ -263,12 +263,12 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
 fn analysis_pairs_every_irq_handler_entry() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     h.state_mut().update(Message::RunAnalysis);
-    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let r = &wb.analysis[0];
+    let r = &wb.analysis.results[0];
     let entries =
-        wb.sources[0].source().tracks().iter().find(|t| t.name == "irq_handler_entry").unwrap().count;
+        wb.view.sources[0].source().tracks().iter().find(|t| t.name == "irq_handler_entry").unwrap().count;
     assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, entries);
     let summary = r.summary.as_ref().unwrap();
     let s = summary.stats_ns;
@@ -279,7 +279,7 @@ fn analysis_pairs_every_irq_handler_entry() {
     let worst = r.worst[0];
     let sample = r.outcome.samples[worst].clone();
     h.state_mut().update(Message::ShowSample { outcome: 0, sample: worst });
-    let o = &h.state().overlay;
+    let o = &h.state().view.overlay;
     assert_eq!(o.cursor_a, Some(sample.start as f64));
     assert_eq!(o.cursor_b, Some(sample.end as f64));
 }
@@ -293,15 +293,16 @@ fn rule_editor_checks_as_you_type_and_runs_the_rules_it_lists() {
     assert!(err.starts_with("column ") && err.contains("->"), "{err}");
 
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    h.state_mut().rules.specs =
+    h.state_mut().analysis.rules.specs =
         vec!["block".into(), "lat=block_rq_issue -> block_rq_complete by sector".into(), "pulse:NOPE".into()];
     h.state_mut().update(Message::RunAnalysis);
-    wait(&mut h, "the analysis", |wb| !wb.analysis_running);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     let wb = h.state();
-    let issues = wb.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
-    let names: Vec<&str> = wb.analysis.iter().map(|r| r.outcome.name.as_str()).collect();
+    let issues =
+        wb.view.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
+    let names: Vec<&str> = wb.analysis.results.iter().map(|r| r.outcome.name.as_str()).collect();
     assert_eq!(names, ["block", "lat"]);
-    for r in wb.analysis.iter() {
+    for r in wb.analysis.results.iter() {
         assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, issues, "{}", r.outcome.name);
     }
     // The rule no source can satisfy is reported, not dropped and not fatal.
@@ -321,7 +322,7 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
     wait(&mut h, "the simulation", |wb| wb.sim.finished);
     let wb = h.state();
     assert!(wb.sim.snapshots >= 1);
-    let sv = &wb.sources[wb.sim.source.unwrap()];
+    let sv = &wb.view.sources[wb.sim.source.unwrap()];
     assert_eq!(sv.source().events.len(), wb.sim.events);
     assert!(sv.source().events.len() > 10);
     // The panel's time of a finished run is where its trace ends (a command pulse begun
@@ -359,7 +360,7 @@ fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
 }
 
 fn drawn(wb: &Workbench, result: usize, kind: PlotKind) -> egui_plot::PlotTransform {
-    wb.analysis_view
+    wb.analysis
         .drawn
         .iter()
         .find(|d| d.result == result && d.kind == kind)
@@ -369,16 +370,16 @@ fn drawn(wb: &Workbench, result: usize, kind: PlotKind) -> egui_plot::PlotTransf
 
 fn run_analysis(h: &mut Harness<'static, Workbench>) {
     h.state_mut().update(Message::RunAnalysis);
-    wait(h, "the analysis", |wb| !wb.analysis_running);
+    wait(h, "the analysis", |wb| !wb.analysis_running());
     h.step();
 }
 
 #[test]
 fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    h.state_mut().rules.specs = vec!["block".into()];
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
     run_analysis(&mut h);
-    let r = h.state().analysis[0].clone();
+    let r = h.state().analysis.results[0].clone();
     let n = r.outcome.samples.len();
     assert!(n > 10, "{n} block samples");
     // The CDF runs from the minimum (at the share of samples equal to it) to the maximum at
@@ -402,7 +403,7 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     assert_eq!(r.scatter.len(), n);
 
     // Clicking the worst case's point in the scatter puts the cursors and arrow on that pair.
-    h.state_mut().analysis_view.plot = PlotKind::Scatter;
+    h.state_mut().analysis.panel.plot = PlotKind::Scatter;
     h.step();
     h.step();
     let t = drawn(h.state(), 0, PlotKind::Scatter);
@@ -410,13 +411,13 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let p = scatter_point(&r.outcome, worst).unwrap();
     click_at(&mut h, t.position_from_point(&egui_plot::PlotPoint::new(p[0], p[1])));
     let s = &r.outcome.samples[worst];
-    let o = &h.state().overlay;
+    let o = &h.state().view.overlay;
     assert_eq!((o.cursor_a, o.cursor_b), (Some(s.start as f64), Some(s.end as f64)));
     assert_eq!(o.arrow, Some((s.start as f64, s.end as f64)));
 
     // Clicking the first histogram bar shows the samples in it on the timeline.
     h.state_mut().update(Message::ClearCursors);
-    h.state_mut().analysis_view.plot = PlotKind::Histogram;
+    h.state_mut().analysis.panel.plot = PlotKind::Histogram;
     h.step();
     h.step();
     let t = drawn(h.state(), 0, PlotKind::Histogram);
@@ -427,8 +428,10 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let inside = samples_in_latency(&r.outcome, bucket.lo_ns, bucket.hi_ns);
     assert_eq!(inside.len() as u64, bucket.count);
     let wb = h.state();
-    let (from, to) =
-        (wb.viewport.start, wb.viewport.start + wb.viewport.ps_per_px * f64::from(wb.layout.data_width));
+    let (from, to) = (
+        wb.view.viewport.start,
+        wb.view.viewport.start + wb.view.viewport.ps_per_px * f64::from(wb.view.layout.data_width),
+    );
     for &i in &inside {
         let s = &r.outcome.samples[i];
         assert!(from <= s.start as f64 && s.end as f64 <= to, "sample {i} off screen");
@@ -451,12 +454,12 @@ fn cli_json(args: &[&str]) -> serde_json::Value {
 fn two_captures_compare_side_by_side_like_the_report() {
     let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
     let mut h = open(&files);
-    h.state_mut().rules.specs = vec!["block".into()];
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
     run_analysis(&mut h);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let a = wb.analysis.iter().find(|r| r.outcome.source == 0).unwrap();
-    let b = wb.analysis.iter().find(|r| r.outcome.source == 1).unwrap();
+    let a = wb.analysis.results.iter().find(|r| r.outcome.source == 0).unwrap();
+    let b = wb.analysis.results.iter().find(|r| r.outcome.source == 1).unwrap();
     let c = a.comparison.as_ref().expect("A/B comparison on input 0's result");
     assert!(b.comparison.is_none());
     assert_eq!((c.a.count, c.b.count), (a.outcome.samples.len() as u64, b.outcome.samples.len() as u64));
@@ -465,6 +468,7 @@ fn two_captures_compare_side_by_side_like_the_report() {
     // The same numbers as `latscope report A B --format json`'s comparison (A: the source
     // loaded first).
     let paths: Vec<String> = wb
+        .view
         .sources
         .iter()
         .map(|s| sample(&format!("ftrace/{}", s.source().name)).display().to_string())
@@ -490,31 +494,32 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     h.step();
     let _ = h.get_by_label("Match events");
     let index = |h: &Harness<'static, Workbench>, f: &str| {
-        h.state().sources.iter().position(|s| f.ends_with(&s.source().name)).unwrap()
+        h.state().view.sources.iter().position(|s| f.ends_with(&s.source().name)).unwrap()
     };
     let (text, dat) = (index(&h, files[0]), index(&h, files[1]));
     h.state_mut().update(Message::Align { reference: text, other: dat, spec: spec.into() });
-    wait(&mut h, "the alignment", |wb| wb.aligning.is_none());
+    wait(&mut h, "the alignment", |wb| !wb.aligning());
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let a = wb.alignment.clone().expect("aligned");
-    let issues = wb.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
+    let a = wb.view.alignment.clone().expect("aligned");
+    let issues =
+        wb.view.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
     assert_eq!(a.matched as u64, issues);
     assert!(a.residual_rms_ps < 1e6, "rms {} ps", a.residual_rms_ps);
     // The aligned source carries the offset: its first issue lands on the reference's.
     let first = |i: usize| {
-        let sv = &wb.sources[i];
+        let sv = &wb.view.sources[i];
         let src = sv.source();
         let k = (0..src.events.len())
             .find(|&k| src.strings.resolve(src.events.get(k).unwrap().name()) == "block_rq_issue");
         sv.to_common(src.events.ts[k.unwrap()])
     };
     assert!((first(text) - first(dat)).abs() < 1e6, "{} vs {}", first(text), first(dat));
-    assert_eq!(wb.sources[dat].placement, a.placement);
+    assert_eq!(wb.view.sources[dat].placement, a.placement);
     assert_eq!(a.source, dat);
 
     // Rules now run over the sources together, with the counts `report --align` gives.
-    h.state_mut().rules.specs = vec!["block".into()];
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
     run_analysis(&mut h);
     let paths: Vec<String> = files.iter().map(|f| sample(f).display().to_string()).collect();
     let align = format!("1:{spec}");
@@ -530,6 +535,7 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     let gui: Vec<(u64, u64)> = h
         .state()
         .analysis
+        .results
         .iter()
         .map(|r| (u64::from(r.outcome.source == dat), r.outcome.samples.len() as u64))
         .collect();
@@ -538,31 +544,31 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     gui.sort_unstable();
     cli.sort_unstable();
     assert_eq!(gui, cli);
-    assert!(h.state().analysis.iter().all(|r| r.comparison.is_none()), "aligned: one trace, no A/B");
+    assert!(h.state().analysis.results.iter().all(|r| r.comparison.is_none()), "aligned: one trace, no A/B");
     assert!(j["align"].as_str().unwrap().contains(&format!("{issues} matched")));
 
     // Removing the alignment puts source 1 back on its own clock.
     h.state_mut().update(Message::ResetAlign);
-    wait(&mut h, "the reset", |wb| wb.aligning.is_none());
-    assert!(h.state().sources[dat].placement.is_identity());
-    assert!(h.state().alignment.is_none());
+    wait(&mut h, "the reset", |wb| !wb.aligning());
+    assert!(h.state().view.sources[dat].placement.is_identity());
+    assert!(h.state().view.alignment.is_none());
 }
 
 #[test]
 fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
     let mut h = open(&["ftrace/timer_wakeups_under_load.txt"]);
-    h.state_mut().rules.specs =
+    h.state_mut().analysis.rules.specs =
         vec!["stall:local_timer_entry".into(), "poll:hrtimer_start within 20us".into()];
     run_analysis(&mut h);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let stall = wb.analysis.iter().find(|r| r.outcome.name == "stall:local_timer_entry").unwrap();
-    let poll = wb.analysis.iter().find(|r| r.outcome.name.starts_with("poll:hrtimer_start")).unwrap();
+    let stall = wb.analysis.results.iter().find(|r| r.outcome.name == "stall:local_timer_entry").unwrap();
+    let poll = wb.analysis.results.iter().find(|r| r.outcome.name.starts_with("poll:hrtimer_start")).unwrap();
     assert!(!stall.outcome.windows.is_empty(), "no stall window in the sample");
     assert!(!poll.outcome.samples.is_empty(), "no polling loop in the sample");
-    let bands = &wb.overlay.bands;
+    let bands = &wb.view.overlay.bands;
     assert_eq!(bands.len(), stall.outcome.windows.len() + poll.outcome.samples.len());
-    let sv = &wb.sources[0];
+    let sv = &wb.view.sources[0];
     for (b, w) in bands.iter().zip(&stall.outcome.windows) {
         assert_eq!((b.source, b.start, b.end), (0, sv.to_common(w.start), sv.to_common(w.end)));
         assert!(b.label.contains("excess"), "{}", b.label);
@@ -583,7 +589,8 @@ fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
     }
     h.state_mut().update(Message::ShowRange(a - (b - a), b + (b - a)));
     h.step();
-    let (left, top, vp) = (h.state().layout.data_left, h.state().layout.lanes_top, h.state().viewport);
+    let (left, top, vp) =
+        (h.state().view.layout.data_left, h.state().view.layout.lanes_top, h.state().view.viewport);
     for _ in 0..3 {
         h.hover_at(egui::pos2(vp.x_of(left, (a + b) / 2.0), top + 10.0));
         h.step();
@@ -603,7 +610,7 @@ fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
         duration: Some(60_000_000_000),
     }));
     let sc = latscope_sim::prepare("litesdcard", &[], None, Some("60ms")).unwrap();
-    let counts = |wb: &Workbench| wb.analysis.iter().map(|r| r.outcome.samples.len()).sum::<usize>();
+    let counts = |wb: &Workbench| wb.analysis.results.iter().map(|r| r.outcome.samples.len()).sum::<usize>();
     let mut seen: Vec<usize> = Vec::new();
     let mut checked_mid_run = false;
     for _ in 0..20_000 {
@@ -614,8 +621,12 @@ fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
             // Each update equals a batch analysis of the snapshot it describes.
             let shown = wb.sim.live.shown.clone().unwrap();
             let batch = latscope_sim::scenarios::report(&sc, &shown.source).unwrap();
-            let live: Vec<(String, usize)> =
-                wb.analysis.iter().map(|r| (r.outcome.name.clone(), r.outcome.samples.len())).collect();
+            let live: Vec<(String, usize)> = wb
+                .analysis
+                .results
+                .iter()
+                .map(|r| (r.outcome.name.clone(), r.outcome.samples.len()))
+                .collect();
             let want: Vec<(String, usize)> =
                 batch.outcomes.iter().map(|o| (o.name.clone(), o.samples.len())).collect();
             assert_eq!(live, want);
@@ -633,7 +644,7 @@ fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
     assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen[0] < *seen.last().unwrap(), "{seen:?}");
     // The last update describes the whole run: the batch run's analyses.
     let full = latscope_sim::run(sc).unwrap();
-    let last: Vec<usize> = h.state().analysis.iter().map(|r| r.outcome.samples.len()).collect();
+    let last: Vec<usize> = h.state().analysis.results.iter().map(|r| r.outcome.samples.len()).collect();
     assert_eq!(last, full.report.outcomes.iter().map(|o| o.samples.len()).collect::<Vec<_>>());
 }
 
@@ -668,17 +679,18 @@ fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
         return;
     }
     let mut h = harness(Options { files: vec![file], ..Options::default() });
-    wait(&mut h, "loading", |wb| wb.sources.len() == 1 && wb.loads.is_empty());
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == 1 && wb.loads().is_empty());
     h.step();
-    let sv = &h.state().sources[0];
-    let lane = sv.lanes.iter().position(|l| sv.prepared.lanes[l.lane].kind_name() == "analog").unwrap();
+    let sv = &h.state().view.sources[0];
+    let lane =
+        sv.lanes.iter().position(|l| sv.prepared.lanes[l.lane].kind.class() == LaneClass::Analog).unwrap();
     let analog = sv.source().analog[0].clone();
     let digital_before = sv.source().digital.len();
 
     // The context action opens the dialog with the automatic threshold: midway between the
     // 5th and 95th percentile.
     h.state_mut().update(Message::OpenDeriveDigital(LaneId { source: 0, lane }));
-    let d = h.state().derive_dialog.clone();
+    let d = h.state().dialogs.derive.clone();
     assert!(d.open && d.auto);
     let mut v: Vec<f64> = analog.samples.iter().filter(|x| x.is_finite()).map(|&x| f64::from(x)).collect();
     v.sort_by(f64::total_cmp);
@@ -695,32 +707,32 @@ fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
     for threshold in [None, Some((d.level, 0.0))] {
         h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold });
         wait(&mut h, "the derived lane", |wb| {
-            wb.sources[0].source().digital.len() == digital_before + 1
-                && wb.sources[0].source().digital.last().unwrap().transitions() == {
+            wb.view.sources[0].source().digital.len() == digital_before + 1
+                && wb.view.sources[0].source().digital.last().unwrap().transitions() == {
                     let (level, hyst) = threshold.unwrap_or((d.level, d.hysteresis));
                     let (r, f) = schmitt_edges(&analog.samples, level, hyst);
                     r + f
                 }
         });
         let wb = h.state();
-        let src = wb.sources[0].source();
+        let src = wb.view.sources[0].source();
         let derived = src.digital.last().unwrap();
         assert_eq!(derived.name, format!("{}_digital", analog.name));
         assert!(derived.transitions() >= 2, "a square wave has edges: {}", derived.transitions());
         // It is a lane of that source, and the analog lane is still there.
-        assert!(wb.sources[0].lanes.iter().any(|l| l.name == derived.name));
+        assert!(wb.view.sources[0].lanes.iter().any(|l| l.name == derived.name));
         // Rules see it: its high pulses, each a rising edge closed by the next falling one.
         let rises = (0..derived.times.len()).filter(|&i| derived.levels[i] == 1).count();
         let closed = (0..derived.times.len())
             .filter(|&i| derived.levels[i] == 1 && derived.levels.get(i + 1) == Some(&0))
             .count();
         let expect = (closed, rises - closed);
-        assert!(wb.sources[0].lanes.iter().any(|l| l.name.starts_with(&format!("{} [", analog.name))));
+        assert!(wb.view.sources[0].lanes.iter().any(|l| l.name.starts_with(&format!("{} [", analog.name))));
         let rule = format!("pulse:{}", derived.name);
-        h.state_mut().rules.specs = vec![rule];
+        h.state_mut().analysis.rules.specs = vec![rule];
         run_analysis(&mut h);
         assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
-        let r = &h.state().analysis[0];
+        let r = &h.state().analysis.results[0];
         assert_eq!((r.outcome.samples.len(), r.outcome.unmatched_start as usize), expect);
     }
 }
@@ -742,16 +754,16 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     let rule = "x=mmc_request_start -> litesdcard.IRQ:rise policy next";
     let spec = "match mmc_request_start -> litesdcard.CMD:rise";
     let mut h = harness(Options { files: vec![txt.clone(), vcd.clone()], ..Options::default() });
-    wait(&mut h, "loading", |wb| wb.sources.len() == 2 && wb.loads.is_empty());
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == 2 && wb.loads().is_empty());
     let index = |h: &Harness<'static, Workbench>, name: &str| {
-        h.state().sources.iter().position(|s| s.source().name == name).unwrap()
+        h.state().view.sources.iter().position(|s| s.source().name == name).unwrap()
     };
     let (ti, vi) = (index(&h, "sd.txt"), index(&h, "sd.vcd"));
 
     // Not aligned: each source alone, and neither has both ends.
-    h.state_mut().rules.specs = vec![rule.into()];
+    h.state_mut().analysis.rules.specs = vec![rule.into()];
     run_analysis(&mut h);
-    assert!(h.state().analysis.is_empty());
+    assert!(h.state().analysis.results.is_empty());
     assert!(
         h.state().errors.iter().any(|e| e.contains("applies to no open source")),
         "{:?}",
@@ -760,13 +772,13 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     h.state_mut().errors.clear();
 
     h.state_mut().update(Message::Align { reference: ti, other: vi, spec: spec.into() });
-    wait(&mut h, "the alignment", |wb| wb.aligning.is_none());
+    wait(&mut h, "the alignment", |wb| !wb.aligning());
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
     run_analysis(&mut h);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    assert_eq!(wb.analysis.len(), 1);
-    let r = &wb.analysis[0];
+    assert_eq!(wb.analysis.results.len(), 1);
+    let r = &wb.analysis.results[0];
 
     let align = format!("1:{spec}");
     let j = cli_json(&[
@@ -788,7 +800,7 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     let (cli_p50, gui_p50) =
         (a["stats_ns"]["p50"].as_f64().unwrap(), r.summary.as_ref().unwrap().stats_ns.p50.unwrap());
     assert!((cli_p50 - gui_p50).abs() < 1e-3, "{cli_p50} vs {gui_p50}");
-    let fitted = wb.alignment.as_ref().unwrap();
+    let fitted = wb.view.alignment.as_ref().unwrap();
     assert!(j["align"].as_str().unwrap().contains(&format!("{} matched", fitted.matched)));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -797,11 +809,15 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
 fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     let mut h = open(&["ftrace/blk_read.txt", "ftrace/markers_around_requests.txt"]);
     let before = h.state().time_range().unwrap();
+    // Aligning moves a source without touching its data: the same shared `Prepared` (no copy,
+    // no rebuilt lanes) and the same data generation (jobs that read it stay current).
+    let data: Vec<_> =
+        h.state().view.sources.iter().map(|sv| (sv.prepared.clone(), sv.data_generation)).collect();
     h.state_mut().update(Message::OpenAlign);
     h.step();
     h.step();
     {
-        let d = &mut h.state_mut().align_dialog;
+        let d = &mut h.state_mut().dialogs.align;
         d.by_hand = true;
         d.offset = "+1ms".into();
         d.drift_ppm = 20.0;
@@ -810,25 +826,146 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     let _ = h.get_by_label("same as: latscope report … --align '1:+1ms:+20ppm'");
     h.get_by_label("Align").click();
     h.step();
-    wait(&mut h, "the alignment", |wb| wb.aligning.is_none() && wb.alignment.is_some());
+    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.view.alignment.is_some());
     let wb = h.state();
-    let other = wb.alignment.as_ref().unwrap().source;
-    let p = wb.sources[other].placement;
+    let other = wb.view.alignment.as_ref().unwrap().source;
+    let p = wb.view.sources[other].placement;
     assert_eq!((p.offset, p.drift_ppm), (1_000_000_000, 20.0));
     // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
     let t = 2_000_000_000_000;
-    assert_eq!(wb.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
+    assert_eq!(wb.view.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
     assert_ne!(wb.time_range().unwrap(), before);
-    assert!(!wb.align_dialog.open, "the dialog closes once applied");
+    assert!(!wb.dialogs.align.open, "the dialog closes once applied");
+    for (sv, (prepared, data_generation)) in wb.view.sources.iter().zip(&data) {
+        assert!(
+            std::sync::Arc::ptr_eq(&sv.prepared, prepared),
+            "{}: the source was replaced",
+            sv.source().name
+        );
+        assert_eq!(sv.data_generation, *data_generation, "{}", sv.source().name);
+    }
 
     h.state_mut().update(Message::OpenAlign);
     h.step();
     h.step();
     h.get_by_label("Remove alignment").click();
     h.step();
-    wait(&mut h, "the reset", |wb| wb.aligning.is_none());
+    wait(&mut h, "the reset", |wb| !wb.aligning());
     let wb = h.state();
-    assert!(wb.alignment.is_none());
-    assert!(wb.sources[other].placement.is_identity());
+    assert!(wb.view.alignment.is_none());
+    assert!(wb.view.sources[other].placement.is_identity());
     assert_eq!(wb.time_range().unwrap(), before);
+}
+
+/// The index of the first analog lane of source `si` in its track list.
+fn analog_lane(wb: &Workbench, si: usize) -> LaneId {
+    let sv = &wb.view.sources[si];
+    let lane =
+        sv.lanes.iter().position(|l| matches!(sv.prepared.lanes[l.lane].kind, LaneKind::Analog { .. }));
+    LaneId { source: si, lane: lane.expect("an analog lane") }
+}
+
+#[test]
+fn a_derive_that_finishes_after_close_all_does_not_replace_what_is_open_next() {
+    let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
+    let id = analog_lane(h.state(), 0);
+    h.state_mut().update(Message::OpenDeriveDigital(id));
+    let next = sample("sigrok/demo_4ch_1mhz.sr");
+    let next = latscope_importers::open(&next, &latscope_importers::LoadControl::new()).unwrap();
+    // Derive, Close all and open another capture before the next frame can deliver the
+    // derive worker's answer: it answers about a source that is no longer open.
+    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
+    h.state_mut().update(Message::CloseAll);
+    h.state_mut().add_prepared(latscope::gui::prepare::prepare(next));
+    // Give the worker every chance to answer (deriving one small track takes microseconds).
+    for _ in 0..200 {
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let wb = h.state();
+    let names: Vec<String> = wb.view.sources.iter().map(|s| s.source().name.clone()).collect();
+    assert_eq!(names, ["demo_4ch_1mhz.sr"], "a stale derived copy replaced what was opened after Close all");
+    assert!(wb.view.sources[0].source().digital.iter().all(|d| !d.name.ends_with("_digital")));
+}
+
+#[test]
+fn menus_show_the_keymaps_shortcut_for_every_entry_that_has_one() {
+    use latscope::gui::keymap;
+    let mut h = harness(Options::default());
+    h.step();
+    let mut shown = 0;
+    for (title, _) in keymap::MENUS {
+        h.get_by_label(title).click();
+        h.step();
+        h.step();
+        for id in keymap::menu_actions(title) {
+            let a = keymap::get(id);
+            if a.shortcut.is_some() {
+                // The entry's label carries the very shortcut the keyboard acts on.
+                let _ = h.get_by_label(&a.menu_text());
+                shown += 1;
+            }
+        }
+        h.get_by_label(title).click();
+        h.step();
+    }
+    // Open…, Fit all, Zoom in, Zoom out, Command palette.
+    assert_eq!(shown, 5);
+}
+
+#[test]
+fn ctrl_f_shows_the_table_and_puts_the_keyboard_in_its_filter() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Table));
+    h.step();
+    assert!(!h.state().view.panels.table);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    h.step();
+    h.step();
+    assert!(h.state().view.panels.table);
+    assert!(!h.state().table.focus_filter, "the request is done once the table drew");
+    // Typed letters go to the filter, not to the timeline's shortcuts.
+    let before = h.state().view.viewport;
+    // "w" and "s" would zoom the timeline if the keyboard were not in the filter.
+    h.event(egui::Event::Text("wsirq".into()));
+    for key in [egui::Key::W, egui::Key::S] {
+        h.key_press(key);
+    }
+    h.step();
+    wait(&mut h, "the filtered rows", |wb| !wb.table_pending() && wb.table.filter == "wsirq");
+    assert_eq!(h.state().view.viewport, before, "typing did not zoom or pan");
+}
+
+#[test]
+fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
+    let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
+    wait(&mut h, "the table", |wb| !wb.table_pending());
+    let id = analog_lane(h.state(), 0);
+    let addresses = |wb: &Workbench| {
+        let sv = &wb.view.sources[0];
+        let src = sv.source();
+        (
+            std::sync::Arc::as_ptr(&sv.prepared) as usize,
+            src.analog[0].samples.as_ptr() as usize,
+            src.digital[0].times.as_ptr() as usize,
+        )
+    };
+    let before = addresses(h.state());
+    let digital_before = h.state().view.sources[0].source().digital.len();
+    h.state_mut().update(Message::OpenDeriveDigital(id));
+    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
+    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    let wb = h.state();
+    // The same source, its sample and edge columns where they were: nothing was copied.
+    assert_eq!(addresses(wb), before);
+    let sv = &wb.view.sources[0];
+    let derived = sv.source().digital.last().unwrap();
+    assert!(derived.name.ends_with("_digital") && derived.transitions() > 0);
+    // Its lane sits after the other digital lanes, before the analog one, as a fresh load
+    // of the same data would place it.
+    let kinds: Vec<LaneClass> = sv.prepared.lanes.iter().map(|l| l.kind.class()).collect();
+    let last_digital = kinds.iter().rposition(|k| *k == LaneClass::Digital).unwrap();
+    assert_eq!(sv.prepared.lanes[last_digital].name, derived.name);
+    assert_eq!(kinds[last_digital + 1], LaneClass::Analog);
+    assert!(sv.lanes.iter().any(|v| v.name == derived.name), "the track list shows it");
 }

@@ -9,8 +9,7 @@ use latscope_model::{
 };
 use rustc_hash::FxHashMap;
 
-/// `PWR_EVENT_EXIT`: the `cpu_idle` state that means "leaving idle".
-pub const IDLE_EXIT: u64 = 4_294_967_295;
+pub use latscope_model::kernel::CPU_IDLE_EXIT_STATE as IDLE_EXIT;
 
 /// Execution context of an event, rendered in the flags column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,8 +73,8 @@ impl Default for Emitter {
     }
 }
 
-fn flags(s: &str) -> IrqFlags {
-    IrqFlags::parse(s.as_bytes()).unwrap_or(IrqFlags::NONE)
+fn flags(columns: &[u8; 5]) -> IrqFlags {
+    IrqFlags::from_columns(*columns).unwrap_or(IrqFlags::NONE)
 }
 
 impl Emitter {
@@ -184,7 +183,7 @@ impl Emitter {
             b,
             l,
             c,
-            flags: [flags("....."), flags("d.h1."), flags("..s1."), flags("d..1.")],
+            flags: [flags(b"....."), flags(b"d.h1."), flags(b"..s1."), flags(b"d..1.")],
             marker_layouts: FxHashMap::default(),
             lines: Vec::new(),
             edges: Vec::new(),

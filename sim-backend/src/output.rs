@@ -1,13 +1,11 @@
 //! Writers for other tools: ftrace text in the kernel's `trace` format (FORMATS.md §1.2,
 //! §1.3, payloads as the kernel's TP_printk formats of §1.8) and VCD for waveform viewers.
 
-use latscope_model::{FieldValue, PS_PER_S, Ps, Source, Sym};
+use latscope_model::{FieldValue, PS_PER_S, Ps, Source, Sym, kernel};
 use std::io::{self, Write};
 
 fn softirq_name(vec: u64) -> &'static str {
-    const NAMES: [&str; 10] =
-        ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"];
-    NAMES.get(vec as usize).copied().unwrap_or("UNKNOWN")
+    kernel::softirq_name(vec).unwrap_or("UNKNOWN")
 }
 
 struct Fields<'a> {

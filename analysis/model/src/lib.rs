@@ -9,7 +9,9 @@ mod diagnostics;
 mod digital;
 mod events;
 mod fields;
+mod flags;
 mod intern;
+pub mod kernel;
 mod placement;
 mod source;
 mod spans;
@@ -20,10 +22,11 @@ pub use analog::AnalogTrack;
 pub use diagnostics::{Diagnostic, Diagnostics, Gap, MAX_KEPT_DIAGNOSTICS};
 pub use digital::DigitalTrack;
 pub use events::{
-    BuildError, ColumnWindow, EventRef, EventTable, EventTableBuilder, IrqFlags, SharedColumns, TableBuilder,
+    BuildError, ColumnWindow, EventRef, EventTable, EventTableBuilder, SharedColumns, TableBuilder,
     WindowedPart,
 };
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
+pub use flags::IrqFlags;
 pub use intern::{Interner, Sym};
 pub use placement::{Placed, Placement};
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};

@@ -24,13 +24,17 @@ pub fn html_escape(s: &str) -> String {
     out
 }
 
-const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
-h1,h2,h3{font-weight:600}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
-table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:right}\
-th{background:#f4f4f4}td.t,th.t{text-align:left}code{background:#f4f4f4;padding:0 .2em}\
-svg{background:#fcfcfc;border:1px solid #eee;margin:.4em .4em .4em 0}.plots{display:flex;flex-wrap:wrap}\
-.note{color:#a33}.a{fill:#3465a4;stroke:#3465a4}.b{fill:#cc6600;stroke:#cc6600}\
-.axis{stroke:#999;stroke-width:1}.lbl{font-size:10px;fill:#555}polyline{fill:none;stroke-width:1.5}";
+/// The report's stylesheet, kept readable in `assets/report.css` and embedded at build
+/// time. Its lines are joined without newlines ([`push_css`]), so a report is one compact
+/// `<style>` as before the file existed.
+const CSS: &str = include_str!("../../../assets/report.css");
+
+/// Appends the stylesheet: its lines, without the line breaks.
+fn push_css(out: &mut String) {
+    for line in CSS.lines() {
+        out.push_str(line);
+    }
+}
 
 const W: f64 = 520.0;
 const H: f64 = 200.0;
@@ -267,7 +271,7 @@ pub fn to_html(r: &Report) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title><style>"
     );
-    out.push_str(CSS);
+    push_css(&mut out);
     let _ = write!(out, "</style></head><body><h1>{title}</h1>");
     out.push_str("<h2>Inputs</h2><table><tr><th>#</th><th class=\"t\">path</th><th class=\"t\">format</th><th>events</th><th>start (s)</th><th>end (s)</th></tr>");
     for (i, input) in r.inputs.iter().enumerate() {

@@ -7,13 +7,11 @@
 
 use super::message::Message;
 use super::prepare::Prepared;
-use super::workers::Outbox;
 use latscope_analysis::align::{Alignment, apply_align, parse_align};
 use latscope_model::Placement;
-use std::sync::Arc;
 
 /// What the dialog holds between frames.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlignDialog {
     pub open: bool,
     pub reference: usize,
@@ -91,30 +89,6 @@ pub fn align_pair(
     apply_align(&spec, &[&reference.source, &other.source], &mut placements).map_err(|e| e.to_string())
 }
 
-/// Fits on a named worker thread; the answer arrives as `Message::Aligned` (with
-/// `alignment.source` = `other`).
-pub fn spawn_align(
-    job: u64,
-    reference: (Arc<Prepared>, Placement),
-    other: (usize, Arc<Prepared>),
-    suffix: String,
-    outbox: Outbox,
-) {
-    let out = outbox.clone();
-    let (index, other) = other;
-    let (reference, reference_at) = reference;
-    let work = move || {
-        let result = align_pair(&reference, reference_at, &other, &suffix).map(|mut alignment| {
-            alignment.source = index;
-            alignment
-        });
-        out.send(Message::Aligned { job, source: index, result });
-    };
-    if let Err(e) = std::thread::Builder::new().name("latscope-align".into()).spawn(work) {
-        outbox.send(Message::Error(format!("cannot start the alignment thread: {e}")));
-    }
-}
-
 /// How an alignment reads in the panel and status (the CLI's report prints the same).
 pub fn describe(a: &Alignment) -> String {
     format!(
@@ -127,9 +101,11 @@ pub fn describe(a: &Alignment) -> String {
     )
 }
 
-/// The dialog window; returns the alignment to apply, or a reset.
-pub fn show(ctx: &egui::Context, d: &mut AlignDialog, names: &[String], busy: bool) -> Vec<Message> {
+/// The dialog window; returns the alignment to apply, or a reset, and the dialog as edited.
+pub fn show(ctx: &egui::Context, dialog: &AlignDialog, names: &[String], busy: bool) -> Vec<Message> {
     let mut msgs = Vec::new();
+    let mut edited = dialog.clone();
+    let d = &mut edited;
     let mut open = d.open;
     let window = egui::Window::new("Align sources")
         .open(&mut open)
@@ -201,6 +177,9 @@ pub fn show(ctx: &egui::Context, d: &mut AlignDialog, names: &[String], busy: bo
         });
     });
     d.open = open;
+    if edited != *dialog {
+        msgs.push(Message::EditAlign(edited));
+    }
     msgs
 }
 

@@ -6,7 +6,6 @@
 use super::message::Message;
 use super::prepare::Prepared;
 use super::timeline::Band;
-use super::workers::Outbox;
 use egui_plot::{
     Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
     PlotTransform, Points,
@@ -20,7 +19,7 @@ use latscope_model::{Placed, Placement, Ps, format_seconds};
 use std::sync::Arc;
 
 /// The rules the panel runs, and the one being typed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RuleEditor {
     /// Rule specs or preset names (DESIGN §7), run in this order.
     pub specs: Vec<String>,
@@ -266,25 +265,6 @@ pub fn analyse(
     (results, errors)
 }
 
-/// Runs [`analyse`] on a named worker thread; the answer arrives as `Message::AnalysisDone`.
-pub fn spawn_analysis(
-    generation: u64,
-    sources: Vec<Arc<Prepared>>,
-    placements: Vec<Placement>,
-    specs: Vec<String>,
-    together: bool,
-    outbox: Outbox,
-) {
-    let out = outbox.clone();
-    let job = move || {
-        let (results, errors) = analyse(&sources, &placements, &specs, together);
-        out.send(Message::AnalysisDone { generation, results, errors });
-    };
-    if let Err(e) = std::thread::Builder::new().name("latscope-analysis".into()).spawn(job) {
-        outbox.send(Message::Error(format!("cannot start the analysis thread: {e}")));
-    }
-}
-
 fn dur(ps: f64) -> String {
     format_seconds(ps.round() as Ps)
 }
@@ -364,15 +344,14 @@ pub struct DrawnPlot {
     pub transform: PlotTransform,
 }
 
-/// The panel's view choices and what it drew.
-#[derive(Debug, Clone, Default)]
+/// The panel's view choices.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PanelView {
     pub plot: PlotKind,
     /// Log latency axis for the histogram (1-2-5 buckets) and the CDF.
     pub log_x: bool,
     /// Set while sources are aligned: what the alignment did (rules then run across them).
     pub aligned: Option<String>,
-    pub drawn: Vec<DrawnPlot>,
 }
 
 /// How close (points) a click must be to a scatter point to jump to it.
@@ -446,7 +425,8 @@ fn histogram(
     ui: &mut egui::Ui,
     ri: usize,
     r: &AnalysisResult,
-    view: &mut PanelView,
+    view: &PanelView,
+    drawn: &mut Vec<DrawnPlot>,
     msgs: &mut Vec<Message>,
 ) {
     let log = view.log_x;
@@ -467,7 +447,7 @@ fn histogram(
     let resp = latency_plot(("hist", ri, log), log)
         .y_axis_label("count")
         .show(ui, |p| p.bar_chart(BarChart::new("count", bars).color(super::theme::ACCENT.get())));
-    view.drawn.push(DrawnPlot { result: ri, kind: PlotKind::Histogram, transform: resp.transform });
+    drawn.push(DrawnPlot { result: ri, kind: PlotKind::Histogram, transform: resp.transform });
     if resp.response.clicked()
         && let Some(pos) = resp.response.interact_pointer_pos()
     {
@@ -494,7 +474,7 @@ fn cdf_line(name: String, r: &AnalysisResult, log: bool, color: egui::Color32) -
     Line::new(name, pts).color(color).allow_band(false)
 }
 
-fn cdf_plot(ui: &mut egui::Ui, ri: usize, r: &AnalysisResult, view: &mut PanelView) {
+fn cdf_plot(ui: &mut egui::Ui, ri: usize, r: &AnalysisResult, view: &PanelView, drawn: &mut Vec<DrawnPlot>) {
     if r.cdf.is_empty() {
         return;
     }
@@ -504,7 +484,7 @@ fn cdf_plot(ui: &mut egui::Ui, ri: usize, r: &AnalysisResult, view: &mut PanelVi
         .include_y(0.0)
         .include_y(1.0)
         .show(ui, |p| p.line(cdf_line("CDF".into(), r, log, super::theme::ACCENT.get())));
-    view.drawn.push(DrawnPlot { result: ri, kind: PlotKind::Cdf, transform: resp.transform });
+    drawn.push(DrawnPlot { result: ri, kind: PlotKind::Cdf, transform: resp.transform });
 }
 
 /// Latency over time; a click on a point shows that pair on the timeline.
@@ -512,7 +492,7 @@ fn scatter_plot(
     ui: &mut egui::Ui,
     ri: usize,
     r: &AnalysisResult,
-    view: &mut PanelView,
+    drawn: &mut Vec<DrawnPlot>,
     msgs: &mut Vec<Message>,
 ) {
     let o = &r.outcome;
@@ -539,7 +519,7 @@ fn scatter_plot(
                     .color(super::theme::ACCENT),
             );
         });
-    view.drawn.push(DrawnPlot { result: ri, kind: PlotKind::Scatter, transform: resp.transform });
+    drawn.push(DrawnPlot { result: ri, kind: PlotKind::Scatter, transform: resp.transform });
     if resp.response.clicked()
         && let Some(pos) = resp.response.interact_pointer_pos()
         && let Some(k) = nearest_on_screen(&pts, &resp.transform, pos, CLICK_PX)
@@ -608,29 +588,37 @@ fn ab_block(
     }
 }
 
-fn plot_choice(ui: &mut egui::Ui, view: &mut PanelView) {
+fn plot_choice(ui: &mut egui::Ui, view: &PanelView) -> Option<Message> {
+    let (mut plot, mut log_x) = (view.plot, view.log_x);
     ui.horizontal(|ui| {
-        ui.selectable_value(&mut view.plot, PlotKind::Histogram, "Histogram");
-        ui.selectable_value(&mut view.plot, PlotKind::Cdf, "CDF");
-        ui.selectable_value(&mut view.plot, PlotKind::Scatter, "Over time");
-        if view.plot != PlotKind::Scatter {
-            ui.checkbox(&mut view.log_x, "log");
+        ui.selectable_value(&mut plot, PlotKind::Histogram, "Histogram");
+        ui.selectable_value(&mut plot, PlotKind::Cdf, "CDF");
+        ui.selectable_value(&mut plot, PlotKind::Scatter, "Over time");
+        if plot != PlotKind::Scatter {
+            ui.checkbox(&mut log_x, "log");
         }
     });
+    ((plot, log_x) != (view.plot, view.log_x)).then_some(Message::SetPlot { plot, log_x })
 }
 
-/// The panel; returns what the user asked for.
+/// The panel; returns what the user asked for. `drawn` receives where each plot was drawn
+/// this frame (clicks on plots are mapped through it).
 pub fn panel(
     ui: &mut egui::Ui,
-    editor: &mut RuleEditor,
-    view: &mut PanelView,
+    editor: &RuleEditor,
+    view: &PanelView,
     results: &[AnalysisResult],
+    drawn: &mut Vec<DrawnPlot>,
     running: bool,
     sources: &[String],
 ) -> Vec<Message> {
     let mut msgs = Vec::new();
-    view.drawn.clear();
-    rules_ui(ui, editor);
+    drawn.clear();
+    let mut edited = editor.clone();
+    rules_ui(ui, &mut edited);
+    if edited != *editor {
+        msgs.push(Message::EditRules(edited));
+    }
     ui.horizontal(|ui| {
         let ready = !sources.is_empty() && !running && !editor.specs.is_empty();
         if ui.add_enabled(ready, egui::Button::new("Run")).clicked() {
@@ -647,7 +635,7 @@ pub fn panel(
         ui.weak("Run an analysis to see latency statistics.");
         return msgs;
     }
-    plot_choice(ui, view);
+    msgs.extend(plot_choice(ui, view));
     egui::ScrollArea::vertical().show(ui, |ui| {
         for (ri, r) in results.iter().enumerate() {
             if let Some(c) = &r.comparison {
@@ -708,9 +696,9 @@ pub fn panel(
                 });
             }
             match view.plot {
-                PlotKind::Histogram => histogram(ui, ri, r, view, &mut msgs),
-                PlotKind::Cdf => cdf_plot(ui, ri, r, view),
-                PlotKind::Scatter => scatter_plot(ui, ri, r, view, &mut msgs),
+                PlotKind::Histogram => histogram(ui, ri, r, view, drawn, &mut msgs),
+                PlotKind::Cdf => cdf_plot(ui, ri, r, view, drawn),
+                PlotKind::Scatter => scatter_plot(ui, ri, r, drawn, &mut msgs),
             }
             if let Some(s) = r.summary.as_ref().filter(|s| !s.groups.is_empty()) {
                 ui.collapsing(format!("groups ({} keys)", s.groups_total), |ui| {

@@ -1,16 +1,14 @@
 //! Analog → digital as a user action: the "Derive digital…" dialog of an analog lane (a
 //! threshold and hysteresis, by default the automatic one the rule specs use — midway
 //! between the 5th and 95th percentile, see `latscope_model::threshold`), and the
-//! worker that adds the derived digital track to the source and rebuilds its lanes.
+//! derivation itself: the worker computes the digital track and its lane only; the
+//! workbench adds both to the source in place (see `Prepared::add_digital`).
 
 use super::message::Message;
-use super::prepare::{Prepared, prepare};
-use super::workers::Outbox;
-use latscope_model::{Source, Threshold};
-use std::sync::Arc;
+use latscope_model::{DigitalTrack, Source, Threshold};
 
 /// The dialog's state: which analog track, and the threshold being edited.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeriveDialog {
     pub open: bool,
     pub source: usize,
@@ -50,9 +48,13 @@ pub fn derived_name(name: &str) -> String {
     format!("{name}_digital")
 }
 
-/// A copy of `src` with analog track `track` also as a digital track (replacing an earlier
-/// derivation of the same track).
-pub fn derive(src: &Source, track: usize, threshold: Option<(f64, f64)>) -> Result<Source, String> {
+/// Analog track `track` of `src` as a digital track named [`derived_name`] (the source is
+/// only read).
+pub fn derive_track(
+    src: &Source,
+    track: usize,
+    threshold: Option<(f64, f64)>,
+) -> Result<DigitalTrack, String> {
     let analog = src.analog.get(track).ok_or_else(|| format!("{}: no analog track {track}", src.name))?;
     let threshold = match threshold {
         None => Threshold::Auto,
@@ -63,33 +65,14 @@ pub fn derive(src: &Source, track: usize, threshold: Option<(f64, f64)>) -> Resu
     };
     let mut digital = analog.to_digital(threshold);
     digital.name = derived_name(&analog.name);
-    let mut out = src.clone();
-    out.digital.retain(|d| d.name != digital.name);
-    out.digital.push(digital);
-    Ok(out)
+    Ok(digital)
 }
 
-/// Derives on a named worker thread; the answer arrives as `Message::Derived`.
-pub fn spawn_derive(
-    source: usize,
-    prepared: Arc<Prepared>,
-    track: usize,
-    threshold: Option<(f64, f64)>,
-    outbox: Outbox,
-) {
-    let out = outbox.clone();
-    let work = move || {
-        let result = derive(&prepared.source, track, threshold).map(|s| Arc::new(prepare(s)));
-        out.send(Message::Derived { source, result });
-    };
-    if let Err(e) = std::thread::Builder::new().name("latscope-derive".into()).spawn(work) {
-        outbox.send(Message::Error(format!("cannot start the derive thread: {e}")));
-    }
-}
-
-/// The dialog window.
-pub fn show(ctx: &egui::Context, d: &mut DeriveDialog) -> Vec<Message> {
+/// The dialog window; returns the derivation asked for and the dialog as edited.
+pub fn show(ctx: &egui::Context, dialog: &DeriveDialog) -> Vec<Message> {
     let mut msgs = Vec::new();
+    let mut edited = dialog.clone();
+    let d = &mut edited;
     let mut open = d.open;
     let mut close = false;
     egui::Window::new(format!("Derive digital from {}", d.name))
@@ -132,5 +115,8 @@ pub fn show(ctx: &egui::Context, d: &mut DeriveDialog) -> Vec<Message> {
             }
         });
     d.open = open && !close;
+    if edited != *dialog {
+        msgs.push(Message::EditDerive(edited));
+    }
     msgs
 }

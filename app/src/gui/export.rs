@@ -8,13 +8,14 @@
 
 use super::analysis::AnalysisResult;
 use super::app::Workbench;
+use super::jobs::JobKind;
 use super::message::Message;
 use super::prepare::Prepared;
 use super::session;
+use crate::atomic;
 use crate::report_cmd;
 use anyhow::Context as _;
 use egui::{ColorImage, Rect};
-use latscope_analysis::atomic;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::Format;
 use latscope_model::Source;
@@ -144,22 +145,6 @@ pub fn save_cropped_png(
     Ok(())
 }
 
-/// Runs `job` on a named thread; its end arrives as `Message::Saved`.
-fn spawn_save(
-    outbox: &super::workers::Outbox,
-    path: PathBuf,
-    job: impl FnOnce(&Path) -> anyhow::Result<()> + Send + 'static,
-) {
-    let out = outbox.clone();
-    let spawned = std::thread::Builder::new().name("latscope-save".into()).spawn(move || {
-        let result = job(&path).map(|()| path).map_err(|e| format!("{e:#}"));
-        out.send(Message::Saved(result));
-    });
-    if let Err(e) = spawned {
-        outbox.send(Message::Saved(Err(format!("cannot start the save thread: {e}"))));
-    }
-}
-
 /// A timeline PNG asked for (taken from the next frame's pixels).
 #[derive(Debug, Clone)]
 pub(super) struct PngRequest {
@@ -167,23 +152,20 @@ pub(super) struct PngRequest {
 }
 
 impl Workbench {
-    /// Every file the workbench has open (and analysed): what a save must never replace.
-    pub fn input_paths(&self) -> Vec<PathBuf> {
-        let open = self.sources.iter().map(|s| &s.prepared);
-        let mut out: Vec<PathBuf> =
-            open.chain(&self.analysis_inputs).filter_map(|p| p.source.path.clone()).collect();
-        out.extend(self.loads.iter().map(|j| j.path.clone()));
-        out.sort();
-        out.dedup();
-        out
+    /// Writes a file as a save job; its end arrives as `Message::Saved`.
+    fn spawn_save(&mut self, path: PathBuf, job: impl FnOnce(&Path) -> anyhow::Result<()> + Send + 'static) {
+        self.jobs.spawn(JobKind::Save, None, move |cx| {
+            let result = job(&path).map(|()| path).map_err(|e| format!("{e:#}"));
+            cx.send(Message::Saved { ticket: cx.ticket, result });
+        });
     }
 
     /// Whether there are results to report.
     fn report_ready(&self) -> Result<(), String> {
-        if self.analysis_running {
+        if self.analysis_running() {
             return Err("the analysis is still running; export when it is done".into());
         }
-        if self.analysis.is_empty() {
+        if self.analysis.results.is_empty() {
             return Err("nothing to export: run an analysis first (Analysis > Run)".into());
         }
         Ok(())
@@ -194,7 +176,7 @@ impl Workbench {
     /// work that grows with the samples.
     pub fn report_job(&self) -> Result<ReportJob, String> {
         self.report_ready()?;
-        let sources = self.analysis_inputs.clone();
+        let sources = self.analysis.inputs.clone();
         let paths = sources
             .iter()
             .map(|p| {
@@ -202,7 +184,8 @@ impl Workbench {
             })
             .collect();
         let aligned: Vec<String> = self
-            .analysis_placements
+            .analysis
+            .placements
             .iter()
             .enumerate()
             .filter(|(_, p)| !p.is_identity())
@@ -211,14 +194,20 @@ impl Workbench {
             })
             .collect();
         let align = (!aligned.is_empty()).then(|| format!("set in the workbench ({})", aligned.join("; ")));
-        Ok(ReportJob { paths, sources, results: self.analysis.clone(), align, inputs: self.input_paths() })
+        Ok(ReportJob {
+            paths,
+            sources,
+            results: self.analysis.results.clone(),
+            align,
+            inputs: self.input_paths(),
+        })
     }
 
     /// `Message::Export`: ask where.
     pub(super) fn ask_save(&mut self, what: SaveWhat) {
         let refused = match what {
             SaveWhat::Report(_) => self.report_ready().err(),
-            SaveWhat::TimelinePng if self.sources.is_empty() => {
+            SaveWhat::TimelinePng if self.view.sources.is_empty() => {
                 Some("nothing on the timeline to save".into())
             }
             SaveWhat::TimelinePng | SaveWhat::Session => None,
@@ -240,16 +229,12 @@ impl Workbench {
         }
         match what {
             SaveWhat::Report(format) => match self.report_job() {
-                Ok(job) => {
-                    self.saves_running += 1;
-                    spawn_save(&self.outbox(), path, move |p| write_report(&job, format, p));
-                }
+                Ok(job) => self.spawn_save(path, move |p| write_report(&job, format, p)),
                 Err(e) => self.errors.push(e),
             },
             SaveWhat::Session => {
                 let s = session::Session::capture(self);
-                self.saves_running += 1;
-                spawn_save(&self.outbox(), path, move |p| s.write(p, &inputs));
+                self.spawn_save(path, move |p| s.write(p, &inputs));
             }
             SaveWhat::TimelinePng => self.png_request = Some(PngRequest { path }),
         }
@@ -257,30 +242,35 @@ impl Workbench {
 
     /// `Message::Saved`.
     pub(super) fn saved(&mut self, result: Result<PathBuf, String>) {
-        self.saves_running = self.saves_running.saturating_sub(1);
         match result {
             Ok(path) => self.notice = Some(format!("saved {}", path.display())),
             Err(e) => self.errors.push(e),
         }
     }
 
-    /// Takes the asked-for timeline PNG from this frame's pixels.
+    /// Asks for this frame's pixels for the asked-for timeline PNG; they arrive as
+    /// `Message::TimelineShot`.
     pub(super) fn request_png(&mut self, ctx: &egui::Context) {
         let Some(req) = self.png_request.take() else { return };
-        let Some(rect) = self.layout.rect.filter(|_| !self.sources.is_empty()) else {
+        let Some(rect) = self.view.layout.rect.filter(|_| !self.view.sources.is_empty()) else {
             self.errors.push("no timeline on screen to save".into());
             return;
         };
         let ppp = ctx.pixels_per_point();
         let rect_px =
             Rect::from_min_max((rect.min.to_vec2() * ppp).to_pos2(), (rect.max.to_vec2() * ppp).to_pos2());
-        let inputs = self.input_paths();
         let out = self.outbox();
-        self.saves_running += 1;
+        self.png_waiting = true;
         ctx.request_screenshot(move |image| {
-            // Encoding takes a while on big windows: off the thread that paints.
-            spawn_save(&out, req.path, move |p| save_cropped_png(&image, rect_px, p, &inputs));
+            out.send(Message::TimelineShot { path: req.path, rect_px, image });
         });
         ctx.request_repaint();
+    }
+
+    /// `Message::TimelineShot`: crop and encode off the thread that paints.
+    pub(super) fn save_timeline_shot(&mut self, path: PathBuf, rect_px: Rect, image: Arc<ColorImage>) {
+        self.png_waiting = false;
+        let inputs = self.input_paths();
+        self.spawn_save(path, move |p| save_cropped_png(&image, rect_px, p, &inputs));
     }
 }

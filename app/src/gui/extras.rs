@@ -1,39 +1,14 @@
-//! The workbench's export, session and look features where they meet the frame: the File
-//! menu entries, the lane context menu (rename, colour), and the per-frame upkeep — applying
-//! the theme, following it with the default lane colours, taking an asked-for timeline PNG,
-//! showing the in-window file browser and finishing a session whose files have loaded.
+//! The workbench's look and session features where they meet the frame: the lane context
+//! menu (rename, colour), and the per-frame upkeep — applying the theme, following it with
+//! the default lane colours, taking an asked-for timeline PNG, showing the in-window file
+//! browser and finishing a session whose files have loaded.
 
 use super::app::Workbench;
-use super::export::{REPORT_FORMATS, SaveWhat};
 use super::file_browser::{BrowsePurpose, FileBrowser};
 use super::message::{LaneId, Message};
 use super::theme;
 use super::timeline::LaneView;
 use std::path::PathBuf;
-
-/// Export, session and PNG entries of the File menu.
-pub fn file_menu_entries(ui: &mut egui::Ui) -> Vec<Message> {
-    let mut msgs = Vec::new();
-    ui.menu_button("Export report", |ui| {
-        for f in REPORT_FORMATS {
-            let what = SaveWhat::Report(f);
-            if ui.button(format!("{}…", what.title())).clicked() {
-                msgs.push(Message::Export(what));
-            }
-        }
-    });
-    if ui.button("Save timeline as PNG…").clicked() {
-        msgs.push(Message::Export(SaveWhat::TimelinePng));
-    }
-    ui.separator();
-    if ui.button("Open session…").clicked() {
-        msgs.push(Message::PickFiles);
-    }
-    if ui.button("Save session…").clicked() {
-        msgs.push(Message::Export(SaveWhat::Session));
-    }
-    msgs
-}
 
 /// The lane's context menu in the track list: its name and colour.
 pub fn lane_menu(ui: &mut egui::Ui, id: LaneId, view: &LaneView) -> Vec<Message> {
@@ -73,18 +48,6 @@ impl Workbench {
         eframe::set_value(storage, THEME_KEY, &self.theme);
     }
 
-    pub(super) fn rename_lane(&mut self, id: LaneId, name: String) {
-        if let Some(v) = self.sources.get_mut(id.source).and_then(|s| s.lanes.get_mut(id.lane)) {
-            v.name = name;
-        }
-    }
-
-    pub(super) fn set_lane_color(&mut self, id: LaneId, color: egui::Color32) {
-        if let Some(v) = self.sources.get_mut(id.source).and_then(|s| s.lanes.get_mut(id.lane)) {
-            v.color = color;
-        }
-    }
-
     /// `Message::BrowseFiles`: the in-window browser, starting where the last file was.
     pub(super) fn browse(&mut self, purpose: BrowsePurpose) {
         let dir = self
@@ -95,14 +58,14 @@ impl Workbench {
             .map(PathBuf::from)
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("/"));
-        self.browser = Some(FileBrowser::new(purpose, dir));
+        self.dialogs.browser = Some(FileBrowser::new(purpose, dir));
     }
 
     /// Lanes whose colour is the other theme's default take this theme's default; colours
     /// the user chose stay.
     fn follow_theme_with_lane_colors(&mut self) {
         let now = self.theme;
-        for sv in &mut self.sources {
+        for sv in &mut self.view.sources {
             for v in &mut sv.lanes {
                 let Some(lane) = sv.prepared.lanes.get(v.lane) else { continue };
                 if v.color == theme::lane_default(lane.color, now.other()) {
@@ -121,12 +84,8 @@ impl Workbench {
         }
         self.follow_theme_with_lane_colors();
         self.request_png(ctx);
-        if let Some(b) = &mut self.browser {
-            let (msgs, keep) = b.show(ctx);
-            if !keep {
-                self.browser = None;
-            }
-            for m in msgs {
+        if let Some(b) = &self.dialogs.browser {
+            for m in b.show(ctx) {
                 self.update(m);
             }
         }

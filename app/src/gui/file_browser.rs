@@ -87,17 +87,29 @@ impl FileBrowser {
         }
     }
 
-    /// The window; returns the answer (and `false` once it should close).
-    pub fn show(&mut self, ctx: &egui::Context) -> (Vec<Message>, bool) {
-        let mut msgs = Vec::new();
-        let mut keep = true;
+    /// Applies what the user did in the window; returns the answer a dialog would have sent
+    /// (and `false` once the window should close).
+    pub fn apply(&mut self, action: BrowserAction) -> (Option<Message>, bool) {
+        match action {
+            BrowserAction::Enter(dir) => self.enter(dir),
+            BrowserAction::Choose(name) => self.file = name,
+            BrowserAction::Confirm => {
+                let answer = self.confirm();
+                let keep = answer.is_none();
+                return (answer, keep);
+            }
+            BrowserAction::Close => return (None, false),
+        }
+        (None, true)
+    }
+
+    /// The window; returns what the user did.
+    pub fn show(&self, ctx: &egui::Context) -> Vec<Message> {
+        let mut actions = Vec::new();
         let title = match self.purpose {
             BrowsePurpose::Open => "Open file",
             BrowsePurpose::Save(what) => what.title(),
         };
-        let mut enter = None;
-        let mut confirm = false;
-        let mut chosen = None;
         egui::Window::new(title)
             .id(egui::Id::unique("latscope-file-browser"))
             .collapsible(false)
@@ -108,7 +120,7 @@ impl FileBrowser {
                     if ui.button("Up").clicked()
                         && let Some(parent) = self.dir.parent()
                     {
-                        enter = Some(parent.to_path_buf());
+                        actions.push(BrowserAction::Enter(parent.to_path_buf()));
                     }
                     ui.monospace(self.dir.display().to_string());
                 });
@@ -117,15 +129,15 @@ impl FileBrowser {
                     for e in &self.entries {
                         if e.is_dir {
                             if ui.selectable_label(false, format!("{}/", e.name)).clicked() {
-                                enter = Some(self.dir.join(&e.name));
+                                actions.push(BrowserAction::Enter(self.dir.join(&e.name)));
                             }
                         } else {
                             let r = ui.selectable_label(self.file == e.name, &e.name);
                             if r.clicked() || r.double_clicked() {
-                                chosen = Some(e.name.clone());
+                                actions.push(BrowserAction::Choose(e.name.clone()));
                             }
                             if r.double_clicked() {
-                                confirm = true;
+                                actions.push(BrowserAction::Confirm);
                             }
                         }
                     }
@@ -133,18 +145,16 @@ impl FileBrowser {
                         ui.weak("(empty)");
                     }
                 });
-                if let Some(name) = chosen.take() {
-                    self.file = name;
-                }
-                if std::mem::take(&mut confirm) {
-                    msgs.extend(self.confirm());
-                }
                 ui.separator();
+                let mut typed = self.file.clone();
                 let edit = ui.add(
-                    egui::TextEdit::singleline(&mut self.file)
+                    egui::TextEdit::singleline(&mut typed)
                         .hint_text("file name or path")
                         .desired_width(f32::INFINITY),
                 );
+                if typed != self.file {
+                    actions.push(BrowserAction::Choose(typed));
+                }
                 let typed_enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 if let Some(e) = &self.error {
                     ui.colored_label(ui.visuals().error_fg_color, e);
@@ -152,21 +162,27 @@ impl FileBrowser {
                 ui.horizontal(|ui| {
                     let verb = if matches!(self.purpose, BrowsePurpose::Open) { "Open" } else { "Save" };
                     if ui.button(verb).clicked() || typed_enter {
-                        msgs.extend(self.confirm());
+                        actions.push(BrowserAction::Confirm);
                     }
                     if ui.button("Cancel").clicked() {
-                        keep = false;
+                        actions.push(BrowserAction::Close);
                     }
                 });
             });
-        if let Some(dir) = enter {
-            self.enter(dir);
-        }
-        if !msgs.is_empty() {
-            keep = false;
-        }
-        (msgs, keep)
+        actions.into_iter().map(Message::Browser).collect()
     }
+}
+
+/// What the user did in the browser window.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BrowserAction {
+    /// List this directory.
+    Enter(PathBuf),
+    /// This file name (clicked or typed).
+    Choose(String),
+    /// Open or save the chosen path (or enter it, if it is a directory).
+    Confirm,
+    Close,
 }
 
 fn list(dir: &Path) -> std::io::Result<Vec<Entry>> {

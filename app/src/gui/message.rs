@@ -2,14 +2,17 @@
 //! send them, and [`super::app::Workbench::update`] applies them in one place. Keyboard,
 //! mouse, menus, the command palette, the command line and tests all go through here.
 
-use super::analysis::AnalysisResult;
+use super::align_dialog::AlignDialog;
+use super::analysis::{AnalysisResult, PlotKind, RuleEditor};
+use super::derive_dialog::DeriveDialog;
 use super::export::SaveWhat;
-use super::file_browser::BrowsePurpose;
-use super::prepare::Prepared;
+use super::file_browser::{BrowsePurpose, BrowserAction};
+use super::jobs::Ticket;
+use super::prepare::{Lane, Prepared};
 use super::session::Session;
 use super::theme::ThemeKind;
 use latscope_analysis::align::Alignment;
-use latscope_model::Ps;
+use latscope_model::{DigitalTrack, Ps};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -60,10 +63,22 @@ pub struct EventSel {
     pub index: usize,
 }
 
+/// A change to the simulator panel's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimEdit {
+    /// Pick a built-in scenario (its settings become the editable defaults).
+    Scenario(String),
+    /// Setting `index` of the list now reads `value`.
+    Setting(usize, String),
+    /// Simulated seconds per wall second.
+    Speed(f64),
+    MaxSpeed(bool),
+    Follow(bool),
+}
+
 /// Rows of the event table after filtering and sorting (computed off the UI thread).
 #[derive(Debug, Clone, Default)]
 pub struct TableRows {
-    pub generation: u64,
     pub source: usize,
     pub rows: Arc<Vec<u32>>,
 }
@@ -75,10 +90,11 @@ pub enum Message {
     OpenFiles(Vec<PathBuf>),
     /// Ask the file picker (answers with `OpenFiles` from its own thread).
     PickFiles,
-    CancelLoad(u64),
+    /// Stop a background job (a load's Cancel button).
+    CancelJob(Ticket),
     /// A load job's progress is polled; this is its end.
     Loaded {
-        job: u64,
+        ticket: Ticket,
         path: PathBuf,
         result: Result<Arc<Prepared>, String>,
     },
@@ -111,17 +127,29 @@ pub enum Message {
     JumpMarker(usize),
     TogglePanel(PanelId),
     TogglePalette,
+    ClosePalette,
+    /// The palette's search text.
+    PaletteQuery(String),
+    /// Scroll the lanes by this many points (positive: down).
+    ScrollLanes(f32),
     // --- table and search
     /// Filter text for the table and search (searched off the UI thread).
     SetFilter(String),
     SortTable(TableSort),
-    TableReady(TableRows),
+    TableReady {
+        ticket: Ticket,
+        rows: TableRows,
+    },
+    /// Show the event table and put the keyboard in its filter (Ctrl+F).
+    FocusFilter,
+    /// The table view did what it was asked once: scrolled to the selection, focused the filter.
+    TableRequestsDone,
     /// Jump to the next (`true`) or previous match of the filter.
     SearchStep(bool),
     // --- analysis
     RunAnalysis,
     AnalysisDone {
-        generation: u64,
+        ticket: Ticket,
         results: Vec<AnalysisResult>,
         /// Rules that did not parse or apply to no source.
         errors: Vec<String>,
@@ -130,10 +158,18 @@ pub enum Message {
         outcome: usize,
         sample: usize,
     },
+    /// The rule list and the rule being typed, as edited in the panel.
+    EditRules(RuleEditor),
+    /// The analysis panel's plot and its latency axis.
+    SetPlot {
+        plot: PlotKind,
+        log_x: bool,
+    },
     // --- simulator
     Sim(SimCommand),
+    SimEdit(SimEdit),
     SimSnapshot {
-        run: u64,
+        ticket: Ticket,
         prepared: Arc<Prepared>,
         now: Ps,
         events: usize,
@@ -143,7 +179,7 @@ pub enum Message {
     /// The finished run's scenario metrics (DESIGN §5.2), measured on its trace by the
     /// same analyses `latscope sim` runs.
     SimMetrics {
-        run: u64,
+        ticket: Ticket,
         metrics: Result<Vec<(String, f64)>, String>,
     },
     // --- misc
@@ -151,16 +187,29 @@ pub enum Message {
     DismissError(usize),
     ScreenshotTaken(Arc<egui::ColorImage>),
     /// The `--screenshot` PNG was encoded and written off the UI thread: where, or why not.
-    ScreenshotSaved(Result<PathBuf, String>),
+    ScreenshotSaved {
+        ticket: Ticket,
+        result: Result<PathBuf, String>,
+    },
+    /// The pixels of a frame for an asked-for timeline PNG: save `rect_px` of them at `path`.
+    TimelineShot {
+        path: PathBuf,
+        rect_px: egui::Rect,
+        image: Arc<egui::ColorImage>,
+    },
     // --- export, session, look (export.rs, session.rs, file_browser.rs)
     /// Ask where to save `what`; the picker answers with `SaveTo`.
     Export(SaveWhat),
     /// Save `what` at `path` (chosen in the desktop dialog or the in-window browser).
     SaveTo(SaveWhat, PathBuf),
     /// A background save finished: the file written, or why not.
-    Saved(Result<PathBuf, String>),
+    Saved {
+        ticket: Ticket,
+        result: Result<PathBuf, String>,
+    },
     /// A session file was read and parsed off the UI thread.
     SessionRead {
+        ticket: Ticket,
         path: PathBuf,
         result: Result<Session, String>,
     },
@@ -171,6 +220,8 @@ pub enum Message {
     SetLaneColor(LaneId, egui::Color32),
     /// The desktop dialog could not be shown: browse inside the window instead.
     BrowseFiles(BrowsePurpose),
+    /// What the user did in the in-window browser.
+    Browser(BrowserAction),
     // --- analysis plots, alignment, derived lanes, live statistics
     /// Show on the timeline the samples of analysis `outcome` whose latency lies in
     /// `[lo_ns, hi_ns]` (a histogram bar).
@@ -181,6 +232,8 @@ pub enum Message {
     },
     /// Open the Align dialog.
     OpenAlign,
+    /// The Align dialog as edited (or closed).
+    EditAlign(AlignDialog),
     /// Align source `other` onto `reference` by `spec`: the `--align` text after `N:`.
     Align {
         reference: usize,
@@ -189,8 +242,10 @@ pub enum Message {
     },
     /// The alignment worker's answer: what was fitted (the source's new placement).
     Aligned {
-        job: u64,
+        ticket: Ticket,
         source: usize,
+        /// The job put the source back on its own clock (Remove alignment).
+        reset: bool,
         result: Result<Alignment, String>,
     },
     /// Put every source back on its own clock.
@@ -202,18 +257,31 @@ pub enum Message {
         track: usize,
         threshold: Option<(f64, f64)>,
     },
-    /// The derived source (same data plus the new digital track) or why not.
+    /// The derived digital track and its lane, or the source rebuilt with it (when the
+    /// source was shared and could not take it in place), or why not.
     Derived {
+        ticket: Ticket,
         source: usize,
-        result: Result<Arc<Prepared>, String>,
+        result: Result<DerivedLane, String>,
     },
-    /// Statistics of a live simulator snapshot (`generation` drops stale ones).
+    /// Statistics of a live simulator snapshot.
     LiveAnalysisDone {
-        generation: u64,
+        ticket: Ticket,
         results: Vec<AnalysisResult>,
     },
     /// Open the "Derive digital…" dialog on an analog lane.
     OpenDeriveDigital(LaneId),
+    /// The "Derive digital…" dialog as edited (or closed).
+    EditDerive(DeriveDialog),
+}
+
+/// What a derive job answers.
+#[derive(Debug)]
+pub enum DerivedLane {
+    /// The new track and its lane, to add to the source in place.
+    Track(DigitalTrack, Lane),
+    /// The source rebuilt with the track (a copy, made off the UI thread).
+    Rebuilt(Arc<Prepared>),
 }
 
 /// Sort order of the event table.

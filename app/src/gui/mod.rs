@@ -1,7 +1,10 @@
-//! The desktop workbench (DESIGN §6): all egui code. Views return [`message::Message`]s,
-//! [`app::Workbench::update`] applies them, and loading, table queries, analyses and the live
-//! simulator run on named worker threads ([`workers`]). The timeline draws per pixel column
-//! ([`lod`]) from lanes built once per load ([`prepare`]).
+//! The desktop workbench: all egui code. Its state is split into rooms ([`rooms`]); views
+//! read them and return [`message::Message`]s, and [`app::Workbench::update`] ([`update`])
+//! applies them, dispatching to one handler per room. Every background job (loading, table
+//! queries, analyses, alignment, derived lanes, the live simulator, saves) is started by the
+//! one job runner ([`jobs`]), which also drops stale answers. Every action and its shortcut
+//! is one row of the keymap ([`keymap`]): palette, menus and keyboard read it. The timeline
+//! draws per pixel column ([`lod`]) from lanes built once per load ([`prepare`]).
 
 pub mod align_dialog;
 pub mod analysis;
@@ -11,16 +14,20 @@ pub mod export;
 pub mod extras;
 pub mod file_browser;
 pub mod frame_stats;
+pub mod jobs;
+pub mod keymap;
 pub mod lod;
 pub mod message;
 pub mod palette;
 pub mod picker;
 pub mod prepare;
+pub mod rooms;
 pub mod session;
 pub mod sim_panel;
 pub mod table;
 pub mod theme;
 pub mod timeline;
+mod update;
 pub mod workers;
 
 pub use app::{Options, Workbench, run_native};

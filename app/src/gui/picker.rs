@@ -5,8 +5,8 @@
 
 use super::export::SaveWhat;
 use super::file_browser::BrowsePurpose;
+use super::jobs::Outbox;
 use super::message::Message;
-use super::workers::Outbox;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

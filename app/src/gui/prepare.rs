@@ -6,7 +6,7 @@
 use super::lod::{MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
-use latscope_model::{FieldValue, Ps, Source, Sym};
+use latscope_model::{DigitalTrack, FieldValue, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 
 /// A source and the lanes built from it.
@@ -14,6 +14,52 @@ use rustc_hash::FxHashMap;
 pub struct Prepared {
     pub source: Source,
     pub lanes: Vec<Lane>,
+}
+
+/// The lane of digital track `track`, `d`.
+pub fn digital_lane(track: usize, d: &DigitalTrack) -> Lane {
+    Lane {
+        name: d.name.clone(),
+        kind: LaneKind::Digital { track, pyramid: MinMaxPyramid::new(&d.levels) },
+        color: theme::DIGITAL,
+    }
+}
+
+impl Prepared {
+    /// Adds digital track `d` with its lane (built by [`digital_lane`]), in place: a track of
+    /// the same name is replaced where it is, a new one goes after the other digital tracks,
+    /// its lane after theirs, as [`prepare`] would place it. Nothing else is touched.
+    pub fn add_digital(&mut self, d: DigitalTrack, mut lane: Lane) {
+        let digital = &mut self.source.digital;
+        let track = match digital.iter().position(|t| t.name == d.name) {
+            Some(k) => {
+                digital[k] = d;
+                k
+            }
+            None => {
+                digital.push(d);
+                digital.len() - 1
+            }
+        };
+        if let LaneKind::Digital { track: t, .. } = &mut lane.kind {
+            *t = track;
+        }
+        let same = |l: &Lane| matches!(l.kind, LaneKind::Digital { track: t, .. } if t == track);
+        if let Some(old) = self.lanes.iter_mut().find(|l| same(l)) {
+            *old = lane;
+            return;
+        }
+        // After the last digital lane; with none, before the analog and span lanes.
+        let at = match self.lanes.iter().rposition(|l| l.kind.class() == LaneClass::Digital) {
+            Some(i) => i + 1,
+            None => self
+                .lanes
+                .iter()
+                .position(|l| matches!(l.kind.class(), LaneClass::Analog | LaneClass::Spans))
+                .unwrap_or(self.lanes.len()),
+        };
+        self.lanes.insert(at, lane);
+    }
 }
 
 /// One row of the timeline: its data (read-only once built) and its default look; what the
@@ -34,14 +80,27 @@ impl Lane {
             LaneKind::Events(_) | LaneKind::Digital { .. } => 24.0,
         }
     }
+}
 
-    pub fn kind_name(&self) -> &'static str {
-        match self.kind {
-            LaneKind::Cpu(_) => "cpu",
-            LaneKind::Events(_) => "events",
-            LaneKind::Digital { .. } => "digital",
-            LaneKind::Analog { .. } => "analog",
-            LaneKind::Spans { .. } => "spans",
+/// What kind of lane, without its data: what code compares and the track list names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LaneClass {
+    Cpu,
+    Events,
+    Digital,
+    Analog,
+    Spans,
+}
+
+impl LaneClass {
+    /// How the track list names it (its hover text).
+    pub fn name(self) -> &'static str {
+        match self {
+            LaneClass::Cpu => "cpu",
+            LaneClass::Events => "events",
+            LaneClass::Digital => "digital",
+            LaneClass::Analog => "analog",
+            LaneClass::Spans => "spans",
         }
     }
 }
@@ -68,6 +127,18 @@ pub enum LaneKind {
     },
 }
 
+impl LaneKind {
+    pub fn class(&self) -> LaneClass {
+        match self {
+            LaneKind::Cpu(_) => LaneClass::Cpu,
+            LaneKind::Events(_) => LaneClass::Events,
+            LaneKind::Digital { .. } => LaneClass::Digital,
+            LaneKind::Analog { .. } => LaneClass::Analog,
+            LaneKind::Spans { .. } => LaneClass::Spans,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct EventLane {
     /// Indices into the source's event table, in time order.
@@ -89,9 +160,6 @@ pub struct CpuLane {
     /// Labels of `tasks` and `irqs` slices; also keys their colours.
     pub labels: Vec<String>,
 }
-
-const SOFTIRQ_NAMES: [&str; 10] =
-    ["HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"];
 
 /// Symbols of the event and field names the slice reconstruction reads.
 struct Names {
@@ -209,7 +277,7 @@ pub fn prepare(source: Source) -> Prepared {
             st.irq_stack.push((t, label, idx));
         } else if Some(name) == names.soft_entry {
             let vec = e.field(sym_of(names.vec)).and_then(FieldValue::as_i64).unwrap_or(-1);
-            let text = match usize::try_from(vec).ok().and_then(|v| SOFTIRQ_NAMES.get(v)) {
+            let text = match latscope_model::kernel::softirq_name(vec) {
                 Some(n) => format!("softirq {n}"),
                 None => format!("softirq {vec}"),
             };
@@ -250,11 +318,7 @@ pub fn prepare(source: Source) -> Prepared {
         });
     }
     for (i, d) in source.digital.iter().enumerate() {
-        lanes.push(Lane {
-            name: d.name.clone(),
-            kind: LaneKind::Digital { track: i, pyramid: MinMaxPyramid::new(&d.levels) },
-            color: theme::DIGITAL,
-        });
+        lanes.push(digital_lane(i, d));
     }
     for (i, a) in source.analog.iter().enumerate() {
         let (lo, hi) = a.min_max(0, a.samples.len()).unwrap_or((0.0, 1.0));

@@ -5,11 +5,12 @@
 //! have finished; a file that is gone becomes an in-window error and the rest restores.
 
 use super::app::Workbench;
+use super::jobs::{JobKind, Ticket};
 use super::message::Message;
 use super::theme::{self, ThemeKind};
 use super::timeline::{Overlay, Viewport};
+use crate::atomic;
 use anyhow::Context as _;
-use latscope_analysis::atomic;
 use latscope_model::{Placement, Ps};
 use std::path::{Path, PathBuf};
 
@@ -87,6 +88,7 @@ impl Session {
     /// The workbench's state as a session.
     pub fn capture(wb: &Workbench) -> Self {
         let files = wb
+            .view
             .sources
             .iter()
             .filter_map(|sv| {
@@ -111,16 +113,20 @@ impl Session {
         Self {
             latscope_session: SESSION_VERSION,
             files,
-            rules: wb.rules.specs.clone(),
+            rules: wb.analysis.rules.specs.clone(),
             markers: wb
+                .view
                 .overlay
                 .markers
                 .iter()
                 .map(|(name, t)| SessionMarker { name: name.clone(), t_ps: *t })
                 .collect(),
-            cursor_a: wb.overlay.cursor_a,
-            cursor_b: wb.overlay.cursor_b,
-            view: Some(SessionView { start_ps: wb.viewport.start, ps_per_px: wb.viewport.ps_per_px }),
+            cursor_a: wb.view.overlay.cursor_a,
+            cursor_b: wb.view.overlay.cursor_b,
+            view: Some(SessionView {
+                start_ps: wb.view.viewport.start,
+                ps_per_px: wb.view.viewport.ps_per_px,
+            }),
             theme: wb.theme,
         }
     }
@@ -167,19 +173,7 @@ impl Session {
 pub(super) struct PendingSession {
     pub session: Session,
     /// Load jobs started for its files.
-    pub jobs: Vec<u64>,
-}
-
-/// Reads `path` on a worker thread; the answer is `Message::SessionRead`.
-pub(super) fn read_in_background(path: PathBuf, outbox: super::workers::Outbox) {
-    let out = outbox.clone();
-    let spawned = std::thread::Builder::new().name("latscope-session".into()).spawn(move || {
-        let result = Session::read(&path).map_err(|e| format!("{e:#}"));
-        out.send(Message::SessionRead { path, result });
-    });
-    if let Err(e) = spawned {
-        outbox.send(Message::Error(format!("cannot start the session reader: {e}")));
-    }
+    pub jobs: Vec<Ticket>,
 }
 
 impl Workbench {
@@ -190,13 +184,12 @@ impl Workbench {
 
     /// Whether a session is being read or restored.
     pub fn session_busy(&self) -> bool {
-        self.sessions_reading > 0 || self.pending_session.is_some()
+        self.jobs.busy(JobKind::SessionRead) || self.pending_session.is_some()
     }
 
     /// `Message::SessionRead`: replace what is open by the session's files, then restore
     /// the rest once they are loaded ([`Self::finish_session`]).
     pub(super) fn session_read(&mut self, path: &Path, result: Result<Session, String>) {
-        self.sessions_reading = self.sessions_reading.saturating_sub(1);
         let session = match result {
             Ok(s) => s,
             Err(e) => {
@@ -216,12 +209,12 @@ impl Workbench {
                 continue;
             }
             self.update(Message::OpenFiles(vec![f.path.clone()]));
-            if let Some(j) = self.loads.last() {
-                jobs.push(j.job);
+            if let Some(j) = self.jobs.of_kind(JobKind::Load).last() {
+                jobs.push(j.ticket);
             }
         }
         self.theme = session.theme;
-        self.rules.specs = session.rules.clone();
+        self.analysis.rules.specs = session.rules.clone();
         self.pending_session = Some(PendingSession { session, jobs });
     }
 
@@ -229,7 +222,7 @@ impl Workbench {
     /// first fit of the loaded data so that the session's view wins.
     pub(super) fn finish_session(&mut self) {
         let Some(p) = &self.pending_session else { return };
-        if self.loads.iter().any(|j| p.jobs.contains(&j.job)) {
+        if self.jobs.of_kind(JobKind::Load).any(|j| p.jobs.contains(&j.ticket)) {
             return;
         }
         let session = &p.session;
@@ -237,46 +230,45 @@ impl Workbench {
         // else open stays after them.
         let mut order: Vec<Option<usize>> = Vec::new();
         for f in &session.files {
-            let found = self.sources.iter().enumerate().position(|(i, sv)| {
+            let found = self.view.sources.iter().enumerate().position(|(i, sv)| {
                 !order.contains(&Some(i)) && sv.source().path.as_deref() == Some(f.path.as_path())
             });
             order.push(found);
         }
         // Results of analyses run meanwhile name sources by their old places: drop them.
-        self.analysis = std::sync::Arc::default();
-        self.analysis_inputs.clear();
-        self.analysis_placements.clear();
+        self.analysis.clear();
         let placed: Vec<(SessionFile, usize)> =
             session.files.iter().zip(&order).filter_map(|(f, i)| Some((f.clone(), (*i)?))).collect();
         let Some(PendingSession { session, .. }) = self.pending_session.take() else { return };
-        let mut rest: Vec<_> = std::mem::take(&mut self.sources).into_iter().map(Some).collect();
+        let mut rest: Vec<_> = std::mem::take(&mut self.view.sources).into_iter().map(Some).collect();
         let mut sources = Vec::with_capacity(rest.len());
         for (f, i) in placed {
             let Some(mut sv) = rest[i].take() else { continue };
-            // The placement lives beside the source: restoring it touches no data.
+            // The placement lives beside the source: restoring it touches no data (the
+            // meshes were drawn at the old place, so they are invalidated).
             let placement = Placement::new(f.offset_ps, f.drift_ppm);
             if sv.placement != placement {
                 sv.placement = placement;
-                sv.generation = self.next_generation();
+                sv.generation = self.view.next_generation();
             }
             restore_lanes(&mut sv, &f.lanes);
             sources.push(sv);
         }
         sources.extend(rest.into_iter().flatten());
-        self.sources = sources;
-        self.overlay = Overlay {
+        self.view.sources = sources;
+        self.view.overlay = Overlay {
             cursor_a: session.cursor_a,
             cursor_b: session.cursor_b,
             markers: session.markers.iter().map(|m| (m.name.clone(), m.t_ps)).collect(),
             ..Overlay::default()
         };
         if let Some(v) = session.view {
-            self.viewport = Viewport { start: v.start_ps, ps_per_px: v.ps_per_px };
+            self.view.viewport = Viewport { start: v.start_ps, ps_per_px: v.ps_per_px };
         }
         self.theme = session.theme;
         self.update(Message::SetFilter(self.table.filter.clone()));
         // The results are part of what the session showed: compute them again.
-        if !self.rules.specs.is_empty() && !self.sources.is_empty() {
+        if !self.analysis.rules.specs.is_empty() && !self.view.sources.is_empty() {
             self.update(Message::RunAnalysis);
         }
     }

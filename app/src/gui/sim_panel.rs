@@ -1,29 +1,27 @@
 //! The live simulator panel: scenario picker, its settings, play / pause / step / speed;
 //! and the live statistics: the scenario's own analyses re-run on the growing trace.
 
-use super::analysis::{self, AnalysisResult};
-use super::message::{Message, SimCommand};
+use super::analysis;
+use super::jobs::{JobKind, JobRunner};
+use super::message::{Message, SimCommand, SimEdit};
 use super::prepare::Prepared;
-use super::workers::{Outbox, SimHandle};
+use super::workers::SimHandle;
 use latscope_model::{Ps, format_seconds};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How often the live statistics are recomputed at most (a snapshot comes every 200 ms).
 pub const LIVE_EVERY: Duration = Duration::from_millis(500);
 
-/// The scenario's analyses over the live trace, recomputed on a worker at most every
-/// [`LIVE_EVERY`]; an answer for an older snapshot than the last one asked for is dropped.
+/// The scenario's analyses over the live trace, recomputed by a job at most every
+/// [`LIVE_EVERY`]; a newer job makes an older one's answer stale (the job runner drops it).
 #[derive(Debug, Default)]
 pub struct LiveStats {
     /// The running scenario, whose `measure` step gives the analyses.
     pub scenario: Option<latscope_sim::Scenario>,
-    /// The generation last asked for (workers compare theirs to it and give up when stale).
-    latest: Arc<AtomicU64>,
     last_start: Option<Instant>,
-    /// The snapshot of the latest generation asked for.
-    asked: Option<Arc<Prepared>>,
+    /// The snapshot of the latest job asked for.
+    pub(super) asked: Option<Arc<Prepared>>,
     /// The snapshot the shown statistics describe.
     pub shown: Option<Arc<Prepared>>,
     /// Statistics updates received.
@@ -31,11 +29,9 @@ pub struct LiveStats {
 }
 
 impl LiveStats {
-    /// Follows a new run of `scenario`. Generations keep counting across runs, so a late
-    /// answer about the previous run can never pass for one about this run.
+    /// Follows a new run of `scenario` (the caller stops the previous run's jobs).
     pub fn restart(&mut self, scenario: latscope_sim::Scenario) {
-        self.latest.fetch_add(1, Ordering::Relaxed);
-        *self = Self { scenario: Some(scenario), latest: self.latest.clone(), ..Self::default() };
+        *self = Self { scenario: Some(scenario), ..Self::default() };
     }
 
     /// Whether a snapshot should be analysed now: the last one of a run always is.
@@ -43,44 +39,25 @@ impl LiveStats {
         self.scenario.is_some() && (finished || self.last_start.is_none_or(|t| t.elapsed() >= LIVE_EVERY))
     }
 
-    /// Analyses `snapshot` (the workbench's source `index`) on a worker; the answer arrives
-    /// as `Message::LiveAnalysisDone`.
-    pub fn start(&mut self, snapshot: Arc<Prepared>, index: usize, outbox: Outbox) {
+    /// Analyses `snapshot` (the workbench's source `index`) as a job; the answer arrives as
+    /// `Message::LiveAnalysisDone`.
+    pub fn start(&mut self, jobs: &mut JobRunner, snapshot: Arc<Prepared>, index: usize) {
         let Some(scenario) = self.scenario.clone() else { return };
-        let generation = self.latest.fetch_add(1, Ordering::Relaxed) + 1;
         self.last_start = Some(Instant::now());
         self.asked = Some(snapshot.clone());
-        let latest = self.latest.clone();
-        let out = outbox.clone();
-        let work = move || {
-            if latest.load(Ordering::Relaxed) != generation {
-                return;
-            }
+        jobs.spawn(JobKind::LiveStats, None, move |cx| {
             // A snapshot too early for an analysis (a track not there yet) shows nothing new.
             let Ok(report) = latscope_sim::scenarios::report(&scenario, &snapshot.source) else { return };
             let mut results = Vec::with_capacity(report.outcomes.len());
             for mut o in report.outcomes {
-                if latest.load(Ordering::Relaxed) != generation {
+                if cx.cancelled() {
                     return;
                 }
                 o.source = index;
                 results.push(analysis::summarize(o));
             }
-            out.send(Message::LiveAnalysisDone { generation, results });
-        };
-        if let Err(e) = std::thread::Builder::new().name("latscope-live-stats".into()).spawn(work) {
-            outbox.send(Message::Error(format!("cannot start the live statistics thread: {e}")));
-        }
-    }
-
-    /// Takes a worker's answer: the results when they are for the latest snapshot.
-    pub fn accept(&mut self, generation: u64, results: Vec<AnalysisResult>) -> Option<Vec<AnalysisResult>> {
-        if generation != self.latest.load(Ordering::Relaxed) {
-            return None;
-        }
-        self.shown = self.asked.clone();
-        self.updates += 1;
-        Some(results)
+            cx.send(Message::LiveAnalysisDone { ticket: cx.ticket, results });
+        });
     }
 }
 
@@ -165,22 +142,24 @@ impl SimState {
     }
 }
 
-pub fn panel(ui: &mut egui::Ui, st: &mut SimState) -> Vec<Message> {
+/// The panel: it shows `st` and returns the changes the user asked for.
+pub fn panel(ui: &mut egui::Ui, st: &SimState) -> Vec<Message> {
     let mut msgs = Vec::new();
     ui.heading("Simulator");
-    let before = st.scenario.clone();
     egui::ComboBox::from_label("scenario").selected_text(st.scenario.as_str()).show_ui(ui, |ui| {
         for (name, _) in latscope_sim::BUILTIN {
-            ui.selectable_value(&mut st.scenario, (*name).to_owned(), *name);
+            if ui.selectable_label(st.scenario == *name, *name).clicked() {
+                msgs.push(Message::SimEdit(SimEdit::Scenario((*name).to_owned())));
+            }
         }
     });
-    if st.scenario != before {
-        st.load_settings();
-    }
     egui::Grid::new("sim-settings").num_columns(2).striped(true).show(ui, |ui| {
-        for (k, v) in &mut st.settings {
+        for (i, (k, v)) in st.settings.iter().enumerate() {
             ui.label(k.as_str());
-            ui.add(egui::TextEdit::singleline(v).desired_width(120.0));
+            let mut text = v.clone();
+            if ui.add(egui::TextEdit::singleline(&mut text).desired_width(120.0)).changed() {
+                msgs.push(Message::SimEdit(SimEdit::Setting(i, text)));
+            }
             ui.end_row();
         }
     });
@@ -213,14 +192,17 @@ pub fn panel(ui: &mut egui::Ui, st: &mut SimState) -> Vec<Message> {
             .custom_formatter(|v, _| format!("{} / s", format_seconds((10f64.powf(v) * 1e12) as Ps)))
             .show_value(true);
         if ui.add_enabled(!st.max_speed, slider).changed() {
-            st.speed = 10f64.powf(log);
-            msgs.push(Message::Sim(SimCommand::Speed(st.speed_arg())));
+            msgs.push(Message::SimEdit(SimEdit::Speed(10f64.powf(log))));
         }
-        if ui.checkbox(&mut st.max_speed, "max").changed() {
-            msgs.push(Message::Sim(SimCommand::Speed(st.speed_arg())));
+        let mut max = st.max_speed;
+        if ui.checkbox(&mut max, "max").changed() {
+            msgs.push(Message::SimEdit(SimEdit::MaxSpeed(max)));
         }
     });
-    ui.checkbox(&mut st.follow, "timeline follows the simulation");
+    let mut follow = st.follow;
+    if ui.checkbox(&mut follow, "timeline follows the simulation").changed() {
+        msgs.push(Message::SimEdit(SimEdit::Follow(follow)));
+    }
     ui.separator();
     let state = if st.handle.is_none() {
         "stopped"

@@ -15,29 +15,39 @@ pub struct TableState {
     pub rows: TableRows,
     /// Set when the selection changed from elsewhere, so the table scrolls to it once.
     pub scroll_to_selection: bool,
-    /// A newer query is running.
-    pub pending: bool,
+    /// Set by Ctrl+F, so the filter takes the keyboard once.
+    pub focus_filter: bool,
 }
 
 const ROW_HEIGHT: f32 = 18.0;
 
+/// The table; `pending`: a newer query than the rows shown is running.
 pub fn show(
     ui: &mut egui::Ui,
-    st: &mut TableState,
+    st: &TableState,
+    pending: bool,
     sources: &[SourceView],
     selected: Option<EventSel>,
 ) -> Vec<Message> {
     let mut msgs = Vec::new();
+    if st.scroll_to_selection || st.focus_filter {
+        // Both are asked for once; they are done as this frame draws.
+        msgs.push(Message::TableRequestsDone);
+    }
     ui.horizontal(|ui| {
         ui.label("Filter");
+        let mut filter = st.filter.clone();
         let edit = ui.add(
-            egui::TextEdit::singleline(&mut st.filter)
+            egui::TextEdit::singleline(&mut filter)
                 .id(egui::Id::unique("event-filter"))
                 .hint_text("event, task, field=value… (Ctrl+F)")
                 .desired_width(260.0),
         );
+        if st.focus_filter {
+            edit.request_focus();
+        }
         if edit.changed() {
-            msgs.push(Message::SetFilter(st.filter.clone()));
+            msgs.push(Message::SetFilter(filter));
         }
         if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
             msgs.push(Message::SearchStep(true));
@@ -48,7 +58,7 @@ pub fn show(
         if ui.small_button(">").on_hover_text("Next match (F3)").clicked() {
             msgs.push(Message::SearchStep(true));
         }
-        if st.pending {
+        if pending {
             ui.spinner();
         }
         let total = sources.get(st.rows.source).map_or(0, |s| s.source().events.len());
@@ -73,11 +83,10 @@ pub fn show(
         .column(Column::initial(160.0).at_least(60.0))
         .column(Column::remainder().at_least(100.0))
         .auto_shrink(false);
-    if st.scroll_to_selection {
-        if let Some(r) = selected_row {
-            builder = builder.scroll_to_row(r, Some(egui::Align::Center));
-        }
-        st.scroll_to_selection = false;
+    if st.scroll_to_selection
+        && let Some(r) = selected_row
+    {
+        builder = builder.scroll_to_row(r, Some(egui::Align::Center));
     }
     let mut sort_header = |row: &mut egui_extras::TableRow<'_, '_>, label: &str, sort: Option<TableSort>| {
         row.col(|ui| {

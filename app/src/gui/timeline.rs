@@ -7,7 +7,7 @@
 
 use super::lod::{self, Grid, SliceRow};
 use super::message::{CursorId, EventSel, LaneId, Message};
-use super::prepare::{Lane, LaneKind, Prepared};
+use super::prepare::{Lane, LaneClass, LaneKind, Prepared};
 use super::theme;
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
@@ -65,8 +65,12 @@ pub struct SourceView {
     pub prepared: Arc<Prepared>,
     /// Lanes in display order.
     pub lanes: Vec<LaneView>,
-    /// Changes whenever `prepared` is replaced (live simulator), invalidating cached meshes.
+    /// Changes whenever `prepared` is replaced (live simulator) or the source is moved on the
+    /// common timeline (alignment), invalidating cached meshes.
     pub generation: u64,
+    /// Changes only when `prepared` is replaced: what a job's stamp records, so moving a
+    /// source does not make a job that read its data look stale.
+    pub data_generation: u64,
     /// Where the source sits on the common timeline (its alignment), beside its data.
     pub placement: Placement,
 }
@@ -79,7 +83,7 @@ impl SourceView {
             .enumerate()
             .map(|(i, l)| LaneView { lane: i, visible: true, color: l.color, name: l.name.clone() })
             .collect();
-        Self { prepared, lanes, generation, placement: Placement::IDENTITY }
+        Self { prepared, lanes, generation, data_generation: generation, placement: Placement::IDENTITY }
     }
 
     /// Replaces the data, keeping the user's choices for lanes whose names still exist and
@@ -752,43 +756,73 @@ pub struct Layout {
     pub rect: Option<Rect>,
     /// Top of the first lane (below the ruler), before scrolling.
     pub lanes_top: f32,
+    /// How far the lanes can scroll down (points).
+    pub max_scroll: f32,
 }
 
-/// Draws the ruler and lanes into `ui`'s remaining space; returns messages.
-#[allow(clippy::too_many_arguments)]
-pub fn show(
-    ui: &mut egui::Ui,
-    sources: &[SourceView],
-    vp: &Viewport,
-    overlay: &Overlay,
-    cache: &mut MeshCache,
-    scroll: &mut f32,
-    layout: &mut Layout,
-) -> Vec<Message> {
-    let mut msgs = Vec::new();
-    let full = ui.available_rect_before_wrap();
-    let (resp, painter) = ui.allocate_painter(full.size(), Sense::click_and_drag());
-    let full = resp.rect;
-    painter.rect_filled(full, 0.0, theme::BG);
-    let data_left = full.left() + GUTTER;
-    layout.data_left = data_left;
-    layout.data_width = (full.right() - data_left).max(1.0);
-    layout.rect = Some(full);
-    let ruler_rect =
-        Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
-    ruler(&painter, ruler_rect, vp, sources.first());
-    let lanes_rect = Rect::from_min_max(pos2(full.left(), ruler_rect.bottom()), full.max);
-    layout.lanes_top = lanes_rect.top();
-    let lane_painter = painter.with_clip_rect(lanes_rect);
+/// Height of a source's header row when several sources are open.
+const HEADER_HEIGHT: f32 = 18.0;
 
-    // Lay out the visible lanes top to bottom.
-    let mut rows: Vec<(LaneId, Rect)> = Vec::new();
-    let mut y = lanes_rect.top() - *scroll;
-    let mut total = 0.0;
+/// The geometry of one frame: where the ruler, the gutter, each visible lane and each
+/// source header are. Computed first; painting, hit-testing and input all read it.
+struct Frame {
+    full: Rect,
+    data_left: f32,
+    ruler: Rect,
+    lanes: Rect,
+    /// Visible lanes top to bottom.
+    rows: Vec<(LaneId, Rect)>,
+    /// Source headers (only with several sources): source index and row.
+    headers: Vec<(usize, Rect)>,
+    max_scroll: f32,
+}
+
+impl Frame {
+    /// The data area (right of the gutter) below the ruler.
+    fn data(&self) -> Rect {
+        Rect::from_min_max(pos2(self.data_left, self.lanes.top()), self.lanes.max)
+    }
+
+    /// The lane under `p`.
+    fn row_at(&self, p: Pos2) -> Option<LaneId> {
+        self.rows.iter().find(|(_, r)| r.contains(p)).map(|&(id, _)| id)
+    }
+
+    fn as_layout(&self) -> Layout {
+        Layout {
+            data_left: self.data_left,
+            data_width: (self.full.right() - self.data_left).max(1.0),
+            rect: Some(self.full),
+            lanes_top: self.lanes.top(),
+            max_scroll: self.max_scroll,
+        }
+    }
+}
+
+/// Lays out the ruler and the visible lanes of `sources` in `full`, scrolled by `scroll`
+/// (clamped to what there is to scroll).
+fn lay_out(full: Rect, sources: &[SourceView], scroll: f32) -> Frame {
+    let data_left = full.left() + GUTTER;
+    let ruler =
+        Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
+    let lanes = Rect::from_min_max(pos2(full.left(), ruler.bottom()), full.max);
+    let with_headers = sources.len() > 1;
+    // Heights first, to know how far one can scroll.
+    let total: f32 = sources
+        .iter()
+        .map(|sv| {
+            let header = if with_headers { HEADER_HEIGHT } else { 0.0 };
+            let visible = sv.lanes.iter().enumerate().filter(|(_, v)| v.visible);
+            header + visible.filter_map(|(vi, _)| sv.data_lane(vi)).map(|l| l.height() + 1.0).sum::<f32>()
+        })
+        .sum();
+    let max_scroll = (total - lanes.height() + 20.0).max(0.0);
+    let mut y = lanes.top() - scroll.clamp(0.0, max_scroll);
+    let (mut rows, mut headers) = (Vec::new(), Vec::new());
     for (si, sv) in sources.iter().enumerate() {
-        if sources.len() > 1 {
-            y += 18.0; // room for the source header
-            total += 18.0;
+        if with_headers {
+            headers.push((si, Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), HEADER_HEIGHT))));
+            y += HEADER_HEIGHT;
         }
         for (vi, v) in sv.lanes.iter().enumerate() {
             if !v.visible {
@@ -801,151 +835,135 @@ pub fn show(
                 Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), h)),
             ));
             y += h + 1.0;
-            total += h + 1.0;
         }
     }
-    let max_scroll = (total - lanes_rect.height() + 20.0).max(0.0);
-    *scroll = scroll.clamp(0.0, max_scroll);
+    Frame { full, data_left, ruler, lanes, rows, headers, max_scroll }
+}
 
-    // Source headers.
-    if sources.len() > 1 {
-        let mut y = lanes_rect.top() - *scroll;
-        for sv in sources {
-            let r = Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), 18.0));
-            lane_painter.rect_filled(r, 0.0, theme::PANEL);
-            lane_painter.text(
-                r.left_center() + vec2(6.0, 0.0),
+/// Paints the source headers: name, format and alignment.
+fn paint_headers(painter: &egui::Painter, frame: &Frame, sources: &[SourceView]) {
+    for &(si, r) in &frame.headers {
+        let Some(sv) = sources.get(si) else { continue };
+        painter.rect_filled(r, 0.0, theme::PANEL);
+        painter.text(
+            r.left_center() + vec2(6.0, 0.0),
+            Align2::LEFT_CENTER,
+            format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(&sv.placement)),
+            FontId::proportional(12.0),
+            theme::ACCENT.get(),
+        );
+    }
+}
+
+/// Paints one lane: its data (from the mesh cache, rebuilt when the view changed), its
+/// gutter and the selected event on it.
+#[allow(clippy::too_many_arguments)]
+fn paint_lane(
+    painter: &egui::Painter,
+    frame: &Frame,
+    k: usize,
+    id: LaneId,
+    rect: Rect,
+    sv: &SourceView,
+    vp: &Viewport,
+    overlay: &Overlay,
+    cache: &mut MeshCache,
+) {
+    let (Some(view), Some(lane)) = (sv.lanes.get(id.lane), sv.data_lane(id.lane)) else { return };
+    let (data_left, lanes_rect) = (frame.data_left, frame.lanes);
+    if k % 2 == 1 {
+        painter.rect_filled(rect, 0.0, theme::LANE_ALT);
+    }
+    if overlay.focused == Some(id) {
+        painter.rect_filled(rect, 0.0, theme::ACCENT.gamma_multiply(0.08));
+    }
+    let data = Rect::from_min_max(pos2(data_left, rect.top()), rect.max);
+    let key = CacheKey {
+        rect: [data.left(), data.top(), data.right(), data.bottom()],
+        start: vp.start,
+        ps_per_px: vp.ps_per_px,
+        generation: sv.generation,
+        color: view.color,
+    };
+    let entry = cache.lanes.get(&(id.source, view.lane)).filter(|e| e.0 == key);
+    let (mesh, texts) = match entry {
+        Some((_, m, t)) => (m.clone(), t.clone()),
+        None => {
+            let (m, t) = build_lane(lane, view.color, sv, vp, data);
+            let m = Arc::new(m);
+            cache.builds += 1;
+            cache.lanes.insert((id.source, view.lane), (key, m.clone(), t.clone()));
+            (m, t)
+        }
+    };
+    painter.with_clip_rect(data.intersect(lanes_rect)).add(Shape::Mesh(mesh));
+    for (r, text) in texts {
+        let clip = r.intersect(data).shrink2(vec2(3.0, 0.0));
+        if clip.width() > 20.0 {
+            painter.with_clip_rect(clip.intersect(lanes_rect)).text(
+                clip.left_center(),
                 Align2::LEFT_CENTER,
-                format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(&sv.placement)),
-                FontId::proportional(12.0),
-                theme::ACCENT.get(),
+                text,
+                FontId::proportional(11.0),
+                theme::SLICE_TEXT.get(),
             );
-            y += 18.0;
-            for (vi, v) in sv.lanes.iter().enumerate() {
-                if v.visible
-                    && let Some(l) = sv.data_lane(vi)
-                {
-                    y += l.height() + 1.0;
-                }
-            }
         }
     }
-
-    let mut hovered: Option<Hit> = None;
-    let pointer = resp.hover_pos();
-    for (k, &(id, rect)) in rows.iter().enumerate() {
-        if rect.bottom() < lanes_rect.top() || rect.top() > lanes_rect.bottom() {
-            continue;
-        }
-        let Some(sv) = sources.get(id.source) else { continue };
-        let Some(view) = sv.lanes.get(id.lane) else { continue };
-        let Some(lane) = sv.data_lane(id.lane) else { continue };
-        if k % 2 == 1 {
-            lane_painter.rect_filled(rect, 0.0, theme::LANE_ALT);
-        }
-        if overlay.focused == Some(id) {
-            lane_painter.rect_filled(rect, 0.0, theme::ACCENT.gamma_multiply(0.08));
-        }
-        let data = Rect::from_min_max(pos2(data_left, rect.top()), rect.max);
-        let key = CacheKey {
-            rect: [data.left(), data.top(), data.right(), data.bottom()],
-            start: vp.start,
-            ps_per_px: vp.ps_per_px,
-            generation: sv.generation,
-            color: view.color,
-        };
-        let entry = cache.lanes.get(&(id.source, view.lane)).filter(|e| e.0 == key);
-        let (mesh, texts) = match entry {
-            Some((_, m, t)) => (m.clone(), t.clone()),
-            None => {
-                let (m, t) = build_lane(lane, view.color, sv, vp, data);
-                let m = Arc::new(m);
-                cache.builds += 1;
-                cache.lanes.insert((id.source, view.lane), (key, m.clone(), t.clone()));
-                (m, t)
+    // Gutter: the lane's name and colour.
+    let gutter = Rect::from_min_max(rect.min, pos2(data_left, rect.bottom()));
+    painter.rect_filled(gutter, 0.0, theme::PANEL);
+    painter.rect_filled(Rect::from_min_size(gutter.min, vec2(3.0, gutter.height())), 0.0, view.color);
+    let name_color = if overlay.focused == Some(id) { theme::ACCENT } else { theme::TEXT };
+    painter.with_clip_rect(gutter.intersect(lanes_rect)).text(
+        pos2(gutter.left() + 9.0, gutter.top() + 5.0),
+        Align2::LEFT_TOP,
+        &view.name,
+        FontId::proportional(12.5),
+        name_color.get(),
+    );
+    if let LaneKind::Analog { lo, hi, .. } = lane.kind {
+        painter.text(
+            pos2(gutter.right() - 4.0, gutter.bottom() - 3.0),
+            Align2::RIGHT_BOTTOM,
+            analog_range_label(f64::from(lo), f64::from(hi)),
+            FontId::monospace(10.0),
+            theme::TEXT_DIM.get(),
+        );
+    }
+    painter.line_segment(
+        [rect.left_bottom(), rect.right_bottom()],
+        Stroke::new(1.0, theme::GRID.gamma_multiply(0.6)),
+    );
+    // Selected event.
+    if let Some(sel) = overlay.selected
+        && sel.source == id.source
+        && let Some(&ts) = sv.source().events.ts.get(sel.index)
+    {
+        let on_lane = match &lane.kind {
+            LaneKind::Cpu(c) => sv.source().events.cpu.get(sel.index) == Some(&c.cpu),
+            LaneKind::Events(_) => {
+                let src = sv.source();
+                src.events.get(sel.index).is_some_and(|e| src.strings.resolve(e.name()) == lane.name)
             }
+            _ => false,
         };
-        lane_painter.with_clip_rect(data.intersect(lanes_rect)).add(Shape::Mesh(mesh));
-        for (r, text) in texts {
-            let clip = r.intersect(data).shrink2(vec2(3.0, 0.0));
-            if clip.width() > 20.0 {
-                lane_painter.with_clip_rect(clip.intersect(lanes_rect)).text(
-                    clip.left_center(),
-                    Align2::LEFT_CENTER,
-                    text,
-                    FontId::proportional(11.0),
-                    theme::SLICE_TEXT.get(),
+        if on_lane {
+            let x = vp.x_of(data_left, sv.to_common(ts));
+            if x >= data_left {
+                painter.rect_stroke(
+                    Rect::from_center_size(pos2(x, rect.center().y), vec2(9.0, rect.height() - 4.0)),
+                    2.0,
+                    Stroke::new(1.5, theme::SELECTED),
+                    StrokeKind::Middle,
                 );
             }
         }
-        // Gutter: the lane's name and colour.
-        let gutter = Rect::from_min_max(rect.min, pos2(data_left, rect.bottom()));
-        lane_painter.rect_filled(gutter, 0.0, theme::PANEL);
-        lane_painter.rect_filled(
-            Rect::from_min_size(gutter.min, vec2(3.0, gutter.height())),
-            0.0,
-            view.color,
-        );
-        let name_color = if overlay.focused == Some(id) { theme::ACCENT } else { theme::TEXT };
-        lane_painter.with_clip_rect(gutter.intersect(lanes_rect)).text(
-            pos2(gutter.left() + 9.0, gutter.top() + 5.0),
-            Align2::LEFT_TOP,
-            &view.name,
-            FontId::proportional(12.5),
-            name_color.get(),
-        );
-        if let LaneKind::Analog { lo, hi, .. } = lane.kind {
-            lane_painter.text(
-                pos2(gutter.right() - 4.0, gutter.bottom() - 3.0),
-                Align2::RIGHT_BOTTOM,
-                analog_range_label(f64::from(lo), f64::from(hi)),
-                FontId::monospace(10.0),
-                theme::TEXT_DIM.get(),
-            );
-        }
-        lane_painter.line_segment(
-            [rect.left_bottom(), rect.right_bottom()],
-            Stroke::new(1.0, theme::GRID.gamma_multiply(0.6)),
-        );
-        // Selected event.
-        if let Some(sel) = overlay.selected
-            && sel.source == id.source
-            && let Some(&ts) = sv.source().events.ts.get(sel.index)
-        {
-            let on_lane = match &lane.kind {
-                LaneKind::Cpu(c) => sv.source().events.cpu.get(sel.index) == Some(&c.cpu),
-                LaneKind::Events(_) => {
-                    let src = sv.source();
-                    src.events.get(sel.index).is_some_and(|e| src.strings.resolve(e.name()) == lane.name)
-                }
-                _ => false,
-            };
-            if on_lane {
-                let x = vp.x_of(data_left, sv.to_common(ts));
-                if x >= data_left {
-                    lane_painter.rect_stroke(
-                        Rect::from_center_size(pos2(x, rect.center().y), vec2(9.0, rect.height() - 4.0)),
-                        2.0,
-                        Stroke::new(1.5, theme::SELECTED),
-                        StrokeKind::Middle,
-                    );
-                }
-            }
-        }
-        if let Some(p) = pointer
-            && rect.contains(p)
-            && p.x >= data_left
-        {
-            let t_src = sv.to_source(vp.t_of(data_left, p.x));
-            let tol = PICK_PX * vp.ps_per_px;
-            hovered = hit_test(sv, id.source, lane, rect, p, t_src, tol);
-        }
     }
+}
 
-    let data_rect = Rect::from_min_max(pos2(data_left, lanes_rect.top()), lanes_rect.max);
-    let band_label = draw_bands(&painter, data_rect, &rows, &overlay.bands, vp, pointer);
-
-    // Cursors, markers, arrow.
+/// Paints markers, the two cursors, the span between them and the analysis arrow.
+fn paint_overlay(painter: &egui::Painter, frame: &Frame, vp: &Viewport, overlay: &Overlay) {
+    let (full, ruler_rect, data_left) = (frame.full, frame.ruler, frame.data_left);
     let x_in = |t: f64| {
         let x = vp.x_of(data_left, t);
         (x >= data_left && x <= full.right()).then_some(x)
@@ -985,20 +1003,44 @@ pub fn show(
         let (l, r) = (xa.min(xb).max(data_left), xa.max(xb).min(full.right()));
         if r > l {
             painter.rect_filled(
-                Rect::from_x_y_ranges(l..=r, lanes_rect.top()..=full.bottom()),
+                Rect::from_x_y_ranges(l..=r, frame.lanes.top()..=full.bottom()),
                 0.0,
                 theme::CURSOR_B.gamma_multiply(0.05),
             );
         }
     }
     if let Some((a, b)) = overlay.arrow {
-        let y = lanes_rect.top() + 12.0;
+        let y = frame.lanes.top() + 12.0;
         let (xa, xb) = (vp.x_of(data_left, a), vp.x_of(data_left, b));
         painter.arrow(pos2(xa, y), vec2(xb - xa, 0.0), Stroke::new(2.0, theme::CURSOR_A));
     }
+}
 
-    // Interaction: wheel zooms over data and scrolls over the gutter; drag pans; clicks pick.
-    if let Some(p) = pointer {
+/// What is under the pointer at `p`, if it is over a lane's data.
+fn hit_at(frame: &Frame, sources: &[SourceView], vp: &Viewport, p: Pos2) -> Option<Hit> {
+    if p.x < frame.data_left || !frame.lanes.contains(p) {
+        return None;
+    }
+    let &(id, rect) = frame.rows.iter().find(|(_, r)| r.contains(p))?;
+    let sv = sources.get(id.source)?;
+    let lane = sv.data_lane(id.lane)?;
+    let t_src = sv.to_source(vp.t_of(frame.data_left, p.x));
+    hit_test(sv, id.source, lane, rect, p, t_src, PICK_PX * vp.ps_per_px)
+}
+
+/// The messages of this frame's pointer input: the wheel zooms over data and scrolls over
+/// the gutter, a drag pans, a click focuses a lane, picks an event and sets a cursor.
+fn input(
+    ui: &egui::Ui,
+    resp: &egui::Response,
+    frame: &Frame,
+    sources: &[SourceView],
+    vp: &Viewport,
+    hovered: Option<&Hit>,
+) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let data_left = frame.data_left;
+    if let Some(p) = resp.hover_pos() {
         let (scroll_delta, zoom_delta, shift) =
             ui.input(|i| (i.smooth_scroll_delta(), i.zoom_delta(), i.modifiers.shift));
         if p.x >= data_left {
@@ -1015,7 +1057,7 @@ pub fn show(
                 msgs.push(Message::PanBy(-f64::from(dx) * vp.ps_per_px));
             }
         } else if scroll_delta.y != 0.0 {
-            *scroll = (*scroll - scroll_delta.y).clamp(0.0, max_scroll);
+            msgs.push(Message::ScrollLanes(-scroll_delta.y));
         }
     }
     if resp.dragged() {
@@ -1024,19 +1066,19 @@ pub fn show(
             msgs.push(Message::PanBy(-f64::from(d.x) * vp.ps_per_px));
         }
         if d.y != 0.0 {
-            *scroll = (*scroll - d.y).clamp(0.0, max_scroll);
+            msgs.push(Message::ScrollLanes(-d.y));
         }
     }
     if resp.clicked()
         && let Some(p) = resp.interact_pointer_pos()
     {
         let shift = ui.input(|i| i.modifiers.shift);
-        if let Some(&(id, _)) = rows.iter().find(|(_, r)| r.contains(p)) {
+        if let Some(id) = frame.row_at(p) {
             msgs.push(Message::FocusLane(id));
         }
         if p.x >= data_left {
             let mut t = vp.t_of(data_left, p.x);
-            if let Some(Hit::Event(sel)) = &hovered {
+            if let Some(Hit::Event(sel)) = hovered {
                 msgs.push(Message::SelectEvent(*sel));
                 if let Some(sv) = sources.get(sel.source)
                     && let Some(&ts) = sv.source().events.ts.get(sel.index)
@@ -1044,30 +1086,66 @@ pub fn show(
                     t = sv.to_common(ts);
                 }
             }
-            if let Some(Hit::Slice { event: Some(index), source, .. }) = &hovered {
+            if let Some(Hit::Slice { event: Some(index), source, .. }) = hovered {
                 msgs.push(Message::SelectEvent(EventSel { source: *source, index: *index }));
             }
             msgs.push(Message::SetCursor(if shift { CursorId::B } else { CursorId::A }, t));
         }
     }
-    // Right click on an analog lane's name: derive a digital lane from it.
     if resp.secondary_clicked()
         && let Some(p) = resp.interact_pointer_pos()
-        && p.x < data_left
-        && let Some(&(id, _)) = rows.iter().find(|(_, r)| r.contains(p))
-        && sources
-            .get(id.source)
-            .and_then(|sv| sv.data_lane(id.lane))
-            .is_some_and(|l| l.kind_name() == "analog")
     {
-        msgs.push(Message::OpenDeriveDigital(id));
+        if p.x >= data_left {
+            msgs.push(Message::SetCursor(CursorId::B, vp.t_of(data_left, p.x)));
+        } else if let Some(id) = frame.row_at(p)
+            && sources
+                .get(id.source)
+                .and_then(|sv| sv.data_lane(id.lane))
+                .is_some_and(|l| l.kind.class() == LaneClass::Analog)
+        {
+            // Right click on an analog lane's name: derive a digital lane from it.
+            msgs.push(Message::OpenDeriveDigital(id));
+        }
     }
-    if resp.secondary_clicked()
-        && let Some(p) = resp.interact_pointer_pos()
-        && p.x >= data_left
-    {
-        msgs.push(Message::SetCursor(CursorId::B, vp.t_of(data_left, p.x)));
+    msgs
+}
+
+/// Draws the ruler and lanes into `ui`'s remaining space; returns messages. `cache` keeps
+/// lane meshes between frames and `layout` receives where things were drawn: both are the
+/// view's own bookkeeping, not state a message changes.
+#[allow(clippy::too_many_arguments)]
+pub fn show(
+    ui: &mut egui::Ui,
+    sources: &[SourceView],
+    vp: &Viewport,
+    overlay: &Overlay,
+    scroll: f32,
+    cache: &mut MeshCache,
+    layout: &mut Layout,
+) -> Vec<Message> {
+    let full = ui.available_rect_before_wrap();
+    let (resp, painter) = ui.allocate_painter(full.size(), Sense::click_and_drag());
+    let frame = lay_out(resp.rect, sources, scroll);
+    *layout = frame.as_layout();
+
+    painter.rect_filled(frame.full, 0.0, theme::BG);
+    ruler(&painter, frame.ruler, vp, sources.first());
+    let lane_painter = painter.with_clip_rect(frame.lanes);
+    paint_headers(&lane_painter, &frame, sources);
+    for (k, &(id, rect)) in frame.rows.iter().enumerate() {
+        if rect.bottom() < frame.lanes.top() || rect.top() > frame.lanes.bottom() {
+            continue;
+        }
+        if let Some(sv) = sources.get(id.source) {
+            paint_lane(&lane_painter, &frame, k, id, rect, sv, vp, overlay, cache);
+        }
     }
+    let pointer = resp.hover_pos();
+    let hovered = pointer.and_then(|p| hit_at(&frame, sources, vp, p));
+    let band_label = draw_bands(&painter, frame.data(), &frame.rows, &overlay.bands, vp, pointer);
+    paint_overlay(&painter, &frame, vp, overlay);
+    let msgs = input(ui, &resp, &frame, sources, vp, hovered.as_ref());
+
     if let Some(hit) = &hovered
         && !resp.dragged()
     {
@@ -1079,10 +1157,10 @@ pub fn show(
     }
     // Crosshair at the pointer.
     if let Some(p) = pointer
-        && p.x >= data_left
+        && p.x >= frame.data_left
     {
         painter.line_segment(
-            [pos2(p.x, ruler_rect.top()), pos2(p.x, full.bottom())],
+            [pos2(p.x, frame.ruler.top()), pos2(p.x, frame.full.bottom())],
             Stroke::new(1.0, theme::TEXT_DIM.gamma_multiply(0.35)),
         );
     }

@@ -1,69 +1,23 @@
-//! Background work: loading files, filtering the event table, running analyses and the live
-//! simulator. Each job runs on a named thread, sends its result as a [`Message`] and wakes
-//! the UI; the UI thread never waits on any of them.
+//! The work of the longer background jobs: loading a file, filtering the event table, and
+//! the live simulator. The job runner ([`super::jobs`]) starts them on their threads and
+//! judges their answers; the UI thread never waits on any of them.
 
-use super::analysis;
-use super::message::{Message, SimCommand, TableRows, TableSort};
+use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
+use super::message::{Message, SimCommand, TableSort};
 use super::prepare::{Prepared, prepare};
 use latscope_importers::LoadControl;
 use latscope_model::{
     ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Ps, Source, SourceKind, Sym,
 };
 use latscope_sim::{Batch, Simulation, Speed};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
-use std::sync::{Arc, OnceLock};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::{Sender, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
-/// Sends messages to the UI and wakes it. The egui context is set on the first frame; a
-/// message sent before that simply waits in the channel.
-#[derive(Debug, Clone)]
-pub struct Outbox {
-    tx: Sender<Message>,
-    ctx: Arc<OnceLock<egui::Context>>,
-}
-
-impl Outbox {
-    pub fn new() -> (Self, Receiver<Message>) {
-        let (tx, rx) = channel();
-        (Self { tx, ctx: Arc::new(OnceLock::new()) }, rx)
-    }
-
-    pub fn set_context(&self, ctx: &egui::Context) {
-        if self.ctx.get().is_none() {
-            self.ctx.set(ctx.clone()).ok();
-        }
-    }
-
-    pub fn send(&self, msg: Message) {
-        // The receiver lives as long as the workbench; after that nobody is listening.
-        self.tx.send(msg).ok();
-        if let Some(ctx) = self.ctx.get() {
-            ctx.request_repaint();
-        }
-    }
-}
-
-fn spawn(name: &str, f: impl FnOnce() + Send + 'static, outbox: &Outbox) {
-    if let Err(e) = std::thread::Builder::new().name(name.to_owned()).spawn(f) {
-        outbox.send(Message::Error(format!("cannot start the {name} thread: {e}")));
-    }
-}
-
-/// Imports `path` and builds its lanes; the result arrives as `Message::Loaded`.
-pub fn load(job: u64, path: PathBuf, ctl: LoadControl, outbox: Outbox) {
-    let out = outbox.clone();
-    spawn(
-        "latscope-load",
-        move || {
-            let result = latscope_importers::open(&path, &ctl)
-                .map(|source| Arc::new(prepare(source)))
-                .map_err(|e| e.to_string());
-            out.send(Message::Loaded { job, path, result });
-        },
-        &outbox,
-    );
+/// Imports `path` and builds its lanes (the load job's work).
+pub fn load(path: &Path, ctl: &LoadControl) -> Result<Arc<Prepared>, String> {
+    latscope_importers::open(path, ctl).map(|source| Arc::new(prepare(source))).map_err(|e| e.to_string())
 }
 
 /// Does event `i` of `src` match the filter? Name, task (`comm-pid`), CPU (`cpu=N`) and
@@ -88,67 +42,36 @@ pub fn event_matches(src: &Source, i: usize, needle: &str) -> bool {
     })
 }
 
-/// Filters and sorts the events of one source for the table (and search). Abandons the
-/// job when a newer one was asked for (`latest`).
-pub fn table(
-    generation: u64,
-    latest: Arc<AtomicU64>,
-    source_index: usize,
-    prepared: Arc<Prepared>,
-    filter: String,
-    sort: TableSort,
-    outbox: Outbox,
-) {
-    let out = outbox.clone();
-    spawn(
-        "latscope-table",
-        move || {
-            let src = &prepared.source;
-            let n = src.events.len();
-            let mut rows: Vec<u32> = Vec::with_capacity(if filter.is_empty() { n } else { 0 });
-            for i in 0..n {
-                if i % 65_536 == 0 && latest.load(Ordering::Relaxed) != generation {
-                    return;
-                }
-                if filter.is_empty() || event_matches(src, i, &filter) {
-                    rows.push(i as u32);
-                }
-            }
-            let name = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.name()));
-            let task = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.comm()));
-            match sort {
-                TableSort::Time => {}
-                TableSort::Cpu => rows.sort_by_key(|&i| src.events.cpu.get(i as usize).copied()),
-                TableSort::Name => rows.sort_by(|&a, &b| name(a).cmp(&name(b))),
-                TableSort::Task => rows.sort_by(|&a, &b| task(a).cmp(&task(b))),
-            }
-            out.send(Message::TableReady(TableRows {
-                generation,
-                source: source_index,
-                rows: Arc::new(rows),
-            }));
-        },
-        &outbox,
-    );
-}
-
-/// Runs the analyses over every source; the result arrives as `Message::AnalysisDone`.
-pub fn analyse(generation: u64, sources: Vec<Arc<Prepared>>, specs: Vec<String>, outbox: Outbox) {
-    let out = outbox.clone();
-    spawn(
-        "latscope-analysis",
-        move || {
-            let (results, errors) = analysis::analyse(&sources, &[], &specs, false);
-            out.send(Message::AnalysisDone { generation, results, errors });
-        },
-        &outbox,
-    );
+/// Filters and sorts the events of one source for the table (and search): the row indices,
+/// or `None` when the job was cancelled (a newer query supersedes it).
+pub fn table_rows(prepared: &Prepared, filter: &str, sort: TableSort, ctl: &LoadControl) -> Option<Vec<u32>> {
+    let src = &prepared.source;
+    let n = src.events.len();
+    let mut rows: Vec<u32> = Vec::with_capacity(if filter.is_empty() { n } else { 0 });
+    for i in 0..n {
+        if i % 65_536 == 0 && ctl.is_cancelled() {
+            return None;
+        }
+        if filter.is_empty() || event_matches(src, i, filter) {
+            rows.push(i as u32);
+        }
+    }
+    let name = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.name()));
+    let task = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.comm()));
+    match sort {
+        TableSort::Time => {}
+        TableSort::Cpu => rows.sort_by_key(|&i| src.events.cpu.get(i as usize).copied()),
+        TableSort::Name => rows.sort_by(|&a, &b| name(a).cmp(&name(b))),
+        TableSort::Task => rows.sort_by(|&a, &b| task(a).cmp(&task(b))),
+    }
+    Some(rows)
 }
 
 /// The live simulator's control handle; dropping it stops the worker.
 #[derive(Debug)]
 pub struct SimHandle {
-    pub run: u64,
+    /// The simulator job's ticket: its snapshots carry it.
+    pub ticket: Ticket,
     commands: Sender<SimCommand>,
 }
 
@@ -237,92 +160,87 @@ impl Accumulator {
 /// How often the live view gets a new snapshot of the growing trace.
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
 
-/// Starts a live simulator run; snapshots arrive as `Message::SimSnapshot`.
+/// Starts a live simulator run as a job; snapshots arrive as `Message::SimSnapshot`.
 pub fn simulate(
-    run: u64,
+    jobs: &mut JobRunner,
     scenario: latscope_sim::Scenario,
     speed: Option<f64>,
-    outbox: Outbox,
 ) -> Option<SimHandle> {
     let (tx, rx) = channel::<SimCommand>();
-    let out = outbox.clone();
     let name = scenario.name.clone();
     let mut sim = match Simulation::new(scenario) {
         Ok(s) => s,
         Err(e) => {
-            outbox.send(Message::SimError(e.to_string()));
+            jobs.outbox().send(Message::SimError(e.to_string()));
             return None;
         }
     };
     let (btx, brx) = channel::<Batch>();
     sim.attach(btx);
     sim.set_speed(speed.map_or(Speed::Max, Speed::RealTime));
-    spawn(
-        "latscope-sim",
-        move || {
-            let mut acc = Accumulator {
-                b: EventTableBuilder::new(),
-                syms: Vec::new(),
-                edges: Vec::new(),
-                now: 0,
-                events: 0,
+    let ticket = jobs.spawn(JobKind::Simulator, None, move |cx: JobContext| {
+        let run = cx.ticket;
+        let mut acc = Accumulator {
+            b: EventTableBuilder::new(),
+            syms: Vec::new(),
+            edges: Vec::new(),
+            now: 0,
+            events: 0,
+        };
+        let mut last = Instant::now() - SNAPSHOT_EVERY;
+        let mut dirty = true;
+        loop {
+            let finished = sim.is_finished();
+            // Commands: poll while running, block when there is nothing else to do.
+            let cmd = if finished && !dirty {
+                rx.recv().map_err(|_| TryRecvError::Disconnected)
+            } else {
+                rx.try_recv()
             };
-            let mut last = Instant::now() - SNAPSHOT_EVERY;
-            let mut dirty = true;
-            loop {
-                let finished = sim.is_finished();
-                // Commands: poll while running, block when there is nothing else to do.
-                let cmd = if finished && !dirty {
-                    rx.recv().map_err(|_| TryRecvError::Disconnected)
-                } else {
-                    rx.try_recv()
-                };
-                match cmd {
-                    Ok(SimCommand::Play) => sim.resume(),
-                    Ok(SimCommand::Pause) => sim.pause(),
-                    Ok(SimCommand::Step) => {
-                        sim.step();
-                    }
-                    Ok(SimCommand::Speed(s)) => sim.set_speed(s.map_or(Speed::Max, Speed::RealTime)),
-                    Ok(SimCommand::Stop | SimCommand::Start { .. }) | Err(TryRecvError::Disconnected) => {
-                        return;
-                    }
-                    Err(TryRecvError::Empty) => {}
+            match cmd {
+                Ok(SimCommand::Play) => sim.resume(),
+                Ok(SimCommand::Pause) => sim.pause(),
+                Ok(SimCommand::Step) => {
+                    sim.step();
                 }
-                let worked = if finished { 0 } else { sim.tick(50_000) };
-                while let Ok(batch) = brx.try_recv() {
-                    dirty |= !batch.events.is_empty() || !batch.edges.is_empty() || batch.now != acc.now;
-                    acc.add(batch);
+                Ok(SimCommand::Speed(s)) => sim.set_speed(s.map_or(Speed::Max, Speed::RealTime)),
+                Ok(SimCommand::Stop | SimCommand::Start { .. }) | Err(TryRecvError::Disconnected) => {
+                    return;
                 }
-                let finished = sim.is_finished();
-                if dirty && (finished || last.elapsed() >= SNAPSHOT_EVERY) {
-                    if finished {
-                        acc.settle();
-                    }
-                    let prepared = acc.snapshot(&name, &sim.line_names());
-                    out.send(Message::SimSnapshot {
-                        run,
-                        prepared: Arc::new(prepared),
-                        now: acc.now,
-                        events: acc.events,
-                        finished,
-                    });
-                    last = Instant::now();
-                    dirty = false;
-                    if finished {
-                        // The run is over: measure it (this consumes the simulation; later
-                        // commands find the worker gone, which is what a finished run means).
-                        let metrics = sim.finish().map(|o| o.report.metrics.0).map_err(|e| e.to_string());
-                        out.send(Message::SimMetrics { run, metrics });
-                        return;
-                    }
+                Err(TryRecvError::Empty) => {}
+            }
+            let worked = if finished { 0 } else { sim.tick(50_000) };
+            while let Ok(batch) = brx.try_recv() {
+                dirty |= !batch.events.is_empty() || !batch.edges.is_empty() || batch.now != acc.now;
+                acc.add(batch);
+            }
+            let finished = sim.is_finished();
+            if dirty && (finished || last.elapsed() >= SNAPSHOT_EVERY) {
+                if finished {
+                    acc.settle();
                 }
-                if worked == 0 && !finished {
-                    std::thread::sleep(sim.idle_hint().max(Duration::from_millis(5)));
+                let prepared = acc.snapshot(&name, &sim.line_names());
+                cx.send(Message::SimSnapshot {
+                    ticket: run,
+                    prepared: Arc::new(prepared),
+                    now: acc.now,
+                    events: acc.events,
+                    finished,
+                });
+                last = Instant::now();
+                dirty = false;
+                if finished {
+                    // The run is over: measure it (this consumes the simulation; later
+                    // commands find the worker gone, which is what a finished run means).
+                    let metrics = sim.finish().map(|o| o.report.metrics.0).map_err(|e| e.to_string());
+                    cx.send(Message::SimMetrics { ticket: run, metrics });
+                    return;
                 }
             }
-        },
-        &outbox,
-    );
-    Some(SimHandle { run, commands: tx })
+            if worked == 0 && !finished {
+                std::thread::sleep(sim.idle_hint().max(Duration::from_millis(5)));
+            }
+        }
+    });
+    Some(SimHandle { ticket, commands: tx })
 }

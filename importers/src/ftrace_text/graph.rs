@@ -4,8 +4,9 @@
 //! each CPU then gets a virtual clock that starts at 0 and advances by the printed
 //! durations, which keeps nesting and durations right but not gaps between calls.
 
+use super::flags::parse_flags;
 use super::line::{Ts, is_ws, parse_ts, parse_u64, split_comm_pid, split_digits, trim, trim_end, trim_start};
-use latscope_model::{IrqFlags, PS_PER_US, Ps, SpanTrack, Sym};
+use latscope_model::{PS_PER_US, Ps, SpanTrack, Sym};
 use memchr::{memchr, memmem};
 use rustc_hash::FxHashMap;
 
@@ -102,7 +103,7 @@ pub(crate) fn parse_graph_line(line: &[u8]) -> Option<GraphLine<'_>> {
             return Some(GraphLine { abstime, cpu, task, duration, kind });
         }
         // The `funcgraph-proc` task column or the latency flags column.
-        if IrqFlags::parse(seg).is_none() {
+        if parse_flags(seg).is_none() {
             task = Some(split_comm_pid(seg));
         }
         s = after;

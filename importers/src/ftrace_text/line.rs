@@ -3,6 +3,7 @@
 //! and the small byte helpers the other modules share. Everything works on bytes and
 //! returns `None` on anything unexpected; nothing here allocates.
 
+use super::flags::parse_flags;
 use latscope_model::{IrqFlags, PS_PER_S, PS_PER_US, Ps};
 
 /// A timestamp as printed. Decimal ones are kept as whole seconds plus a sub-second part in
@@ -303,7 +304,7 @@ pub(crate) fn fixed_width_prefix(line: &[u8]) -> Option<Prefix<'_>> {
         return None;
     }
     let cpu = u16::from(c0 - b'0') * 100 + u16::from(c1 - b'0') * 10 + u16::from(c2 - b'0');
-    let flags = IrqFlags::parse(&head[31..36])?;
+    let flags = parse_flags(&head[31..36])?;
     // The timestamp token and the body, read as the general parser reads them.
     let (ts, body) = ts_and_body(&line[37..])?;
     // The general parser splits `comm-pid` at the last dash followed only by digits: here
@@ -345,7 +346,7 @@ fn parse_after_cpu(s: &[u8]) -> Option<(IrqFlags, Ts, &[u8])> {
     if let Some(t) = tok.strip_suffix(b":").and_then(parse_ts) {
         return Some((IrqFlags::NONE, t, body_after(rest)?));
     }
-    let flags = IrqFlags::parse(tok)?;
+    let flags = parse_flags(tok)?;
     let (ts, body) = ts_and_body(rest)?;
     Some((flags, ts, body))
 }
@@ -496,7 +497,7 @@ fn latency_at(line: &[u8], colon: usize) -> Option<Prefix<'_>> {
     let (task, cpuflags) = before.split_at(start);
     let (digits, flag_txt) = split_digits(cpuflags);
     let cpu = u16::try_from(parse_u64(digits)?).ok()?;
-    let flags = IrqFlags::parse(flag_txt)?;
+    let flags = parse_flags(flag_txt)?;
     let (comm, pid) = split_comm_pid(task);
     if comm.is_empty() && pid < 0 {
         return None;

@@ -15,6 +15,7 @@
 //! and per exit (a leaf `func();` is both, so two); `/* event */` comments count as events.
 
 mod chunk;
+mod flags;
 mod graph;
 mod line;
 mod payload;

@@ -1,4 +1,4 @@
-//! Writing output files without ever damaging one (issue 7 item 5): the bytes go to a
+//! Writing output files without ever damaging one: the bytes go to a
 //! temporary file in the target's directory, are flushed to disk, then renamed over the
 //! target, so a reader sees the old file or the new one, never half of it. A target that is
 //! one of the inputs (same canonical path, or the same inode through a hard link) is refused.

@@ -1,0 +1,93 @@
+//! A stage's `key=value` list as a decoder reads it: channels resolved against the inputs,
+//! options parsed, and any key the decoder did not ask for reported with its column.
+
+use crate::spec::{Param, Stage};
+use crate::{DecodeError, Inputs, Line};
+
+#[derive(Debug)]
+pub(crate) struct Params<'s> {
+    decoder: &'static str,
+    params: Vec<(&'s Param, bool)>,
+    known: Vec<&'static str>,
+}
+
+impl<'s> Params<'s> {
+    pub fn new(decoder: &'static str, stage: &'s Stage) -> Self {
+        Params { decoder, params: stage.params.iter().map(|p| (p, false)).collect(), known: Vec::new() }
+    }
+
+    fn take(&mut self, key: &'static str) -> Option<&'s Param> {
+        self.known.push(key);
+        let (p, used) = self.params.iter_mut().find(|(p, _)| p.key == key)?;
+        *used = true;
+        Some(*p)
+    }
+
+    /// An optional channel.
+    pub fn channel(&mut self, key: &'static str, inputs: &Inputs<'_>) -> Result<Option<Line>, DecodeError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(p) => inputs.resolve(&p.value, p.value_column).map(Some),
+        }
+    }
+
+    /// A channel the decoder cannot run without.
+    pub fn required(&mut self, key: &'static str, inputs: &Inputs<'_>) -> Result<Line, DecodeError> {
+        self.channel(key, inputs)?.ok_or_else(|| DecodeError::Config {
+            decoder: self.decoder.into(),
+            message: format!(
+                "needs `{key}=CHANNEL`; channels: {}",
+                inputs.channels.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+            ),
+        })
+    }
+
+    /// An option parsed by `parse`, which names what it accepts on failure.
+    pub fn option<T>(
+        &mut self,
+        key: &'static str,
+        default: T,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, DecodeError> {
+        match self.take(key) {
+            None => Ok(default),
+            Some(p) => parse(&p.value).map_err(|accepted| DecodeError::Option {
+                column: p.value_column,
+                message: format!("{}: `{}={}`: {accepted}", self.decoder, p.key, p.value),
+            }),
+        }
+    }
+
+    /// Errors on a key no `channel`/`option` call asked for.
+    pub fn finish(self) -> Result<(), DecodeError> {
+        match self.params.iter().find(|(_, used)| !used) {
+            None => Ok(()),
+            Some((p, _)) => Err(DecodeError::Option {
+                column: p.key_column,
+                message: format!(
+                    "{}: unknown key `{}`; keys: {}",
+                    self.decoder,
+                    p.key,
+                    self.known.join(", ")
+                ),
+            }),
+        }
+    }
+}
+
+/// `0`/`1` (also `no`/`yes`, `false`/`true`).
+pub(crate) fn flag(s: &str) -> Result<bool, String> {
+    match s {
+        "0" | "no" | "false" => Ok(false),
+        "1" | "yes" | "true" => Ok(true),
+        _ => Err("expected 0 or 1".into()),
+    }
+}
+
+/// A whole number in `lo..=hi`.
+pub(crate) fn number(lo: u64, hi: u64) -> impl Fn(&str) -> Result<u64, String> {
+    move |s| match s.parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number from {lo} to {hi}")),
+    }
+}

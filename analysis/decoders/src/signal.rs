@@ -1,0 +1,213 @@
+//! The decoders' view of their inputs: a channel as its level changes on an integer tick
+//! grid. On a sampled capture (a sigrok `.sr`, an analog track of one) a tick is a sample
+//! number, so annotations land on the same sample numbers sigrok-cli prints; elsewhere (VCD,
+//! CSV with time stamps, the simulator) a tick is a picosecond.
+
+use latscope_model::{DigitalTrack, PS_PER_S, Ps};
+
+/// How ticks map to time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Ticks are sample numbers at this many samples per second.
+    Samples(u64),
+    /// Ticks are picoseconds.
+    Picoseconds,
+}
+
+impl Clock {
+    /// Tick of a time; on a sampled source the exact inverse of the importer's rounding of
+    /// sample `i` to `round(i * 1e12 / rate)` ps.
+    pub fn tick_of(self, t: Ps) -> i64 {
+        match self {
+            Clock::Picoseconds => t,
+            Clock::Samples(rate) => {
+                let r = i128::from(rate);
+                let p = i128::from(PS_PER_S);
+                let n = i128::from(t) * r;
+                (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
+            }
+        }
+    }
+
+    /// Time of a tick: sample `i` at `round(i * 1e12 / rate)` ps.
+    pub fn time_of(self, tick: i64) -> Ps {
+        match self {
+            Clock::Picoseconds => tick,
+            Clock::Samples(rate) => {
+                let r = i128::from(rate);
+                let n = i128::from(tick) * i128::from(PS_PER_S);
+                (if n >= 0 { (n + r / 2) / r } else { (n - r / 2) / r }) as Ps
+            }
+        }
+    }
+
+    /// Ticks per second.
+    pub fn rate(self) -> f64 {
+        match self {
+            Clock::Samples(r) => r as f64,
+            Clock::Picoseconds => PS_PER_S as f64,
+        }
+    }
+
+    pub fn sample_numbers(self) -> bool {
+        matches!(self, Clock::Samples(_))
+    }
+}
+
+/// One input channel: its level at tick 0 and every change after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Line {
+    pub name: String,
+    pub initial: u8,
+    /// Ticks of the level changes, strictly increasing.
+    pub ticks: Vec<i64>,
+    /// Level after each change (0 or 1).
+    pub levels: Vec<u8>,
+    /// The last tick the capture holds.
+    pub end: i64,
+}
+
+/// Levels a decoder sees: VCD's Z (3) reads high, as a pulled-up open-drain bus does; X (2)
+/// reads low.
+fn binary(level: u8) -> u8 {
+    u8::from(level == 1 || level == 3)
+}
+
+impl Line {
+    /// The channel on the tick grid of `clock`. Changes that land on the same tick keep the
+    /// last level there; changes that cancel out vanish.
+    pub fn from_track(track: &DigitalTrack, clock: Clock) -> Line {
+        let mut line = Line {
+            name: track.name.clone(),
+            initial: binary(track.initial),
+            ticks: Vec::with_capacity(track.times.len()),
+            levels: Vec::with_capacity(track.times.len()),
+            end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
+        };
+        for (&t, &l) in track.times.iter().zip(&track.levels) {
+            line.push(clock.tick_of(t), binary(l));
+        }
+        line
+    }
+
+    /// A line from explicit changes (tests, generators).
+    pub fn new(name: &str, initial: u8, changes: &[(i64, u8)], end: i64) -> Line {
+        let mut line = Line { name: name.into(), initial: binary(initial), end, ..Line::default() };
+        for &(t, l) in changes {
+            line.push(t, binary(l));
+        }
+        line
+    }
+
+    fn push(&mut self, tick: i64, level: u8) {
+        if let Some(&last) = self.ticks.last() {
+            if tick < last {
+                return;
+            }
+            if tick == last {
+                self.ticks.pop();
+                self.levels.pop();
+            }
+        }
+        let before = self.levels.last().copied().unwrap_or(self.initial);
+        if level != before {
+            self.ticks.push(tick);
+            self.levels.push(level);
+        }
+    }
+
+    /// Level at tick `t` (after any change at `t`).
+    pub fn level_at(&self, t: i64) -> u8 {
+        match self.ticks.partition_point(|&x| x <= t) {
+            0 => self.initial,
+            i => self.levels[i - 1],
+        }
+    }
+
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor { line: self, next: 0 }
+    }
+}
+
+/// Reads a [`Line`] at non-decreasing ticks in amortised constant time (a backwards step
+/// falls back to a binary search).
+#[derive(Debug, Clone)]
+pub struct Cursor<'a> {
+    line: &'a Line,
+    /// Index of the first change after the last tick read.
+    next: usize,
+}
+
+impl Cursor<'_> {
+    pub fn level_at(&mut self, t: i64) -> u8 {
+        let ticks = &self.line.ticks;
+        if self.next > 0 && ticks[self.next - 1] > t {
+            self.next = ticks.partition_point(|&x| x <= t);
+        }
+        // Gallop forward: most reads move a few changes at most.
+        while self.next < ticks.len() && ticks[self.next] <= t {
+            self.next += 1;
+        }
+        match self.next {
+            0 => self.line.initial,
+            i => self.line.levels[i - 1],
+        }
+    }
+}
+
+/// Ticks of the changes of several lines merged in time order, each with a bit mask of the
+/// lines that change there.
+pub fn merged_changes(lines: &[&Line]) -> impl Iterator<Item = (i64, u32)> {
+    let mut idx = vec![0usize; lines.len()];
+    let lines: Vec<&Line> = lines.to_vec();
+    std::iter::from_fn(move || {
+        let mut t = i64::MAX;
+        for (k, l) in lines.iter().enumerate() {
+            if let Some(&x) = l.ticks.get(idx[k]) {
+                t = t.min(x);
+            }
+        }
+        if t == i64::MAX {
+            return None;
+        }
+        let mut mask = 0u32;
+        for (k, l) in lines.iter().enumerate() {
+            if l.ticks.get(idx[k]) == Some(&t) {
+                mask |= 1 << k;
+                idx[k] += 1;
+            }
+        }
+        Some((t, mask))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_invert_the_importers_rounding() {
+        for rate in [3_000_000u64, 24_000_000, 125_000_000, 1_000_000] {
+            let c = Clock::Samples(rate);
+            for i in [0i64, 1, 2, 7, 1_000_003, 12_000_000] {
+                assert_eq!(c.tick_of(c.time_of(i)), i, "rate {rate} sample {i}");
+            }
+        }
+        assert_eq!(Clock::Samples(3_000_000).time_of(2), 666_667);
+    }
+
+    #[test]
+    fn lines_merge_same_tick_changes_and_cursors_read_levels() {
+        let l = Line::new("A", 0, &[(5, 1), (5, 0), (7, 1), (9, 0), (9, 1)], 20);
+        assert_eq!((l.ticks.clone(), l.levels.clone()), (vec![7], vec![1]));
+        let l = Line::new("A", 1, &[(3, 0), (6, 1), (8, 0)], 20);
+        let mut c = l.cursor();
+        let got: Vec<u8> = (0..10).map(|t| c.level_at(t)).collect();
+        assert_eq!(got, [1, 1, 1, 0, 0, 0, 1, 1, 0, 0]);
+        assert_eq!(c.level_at(4), 0);
+        assert_eq!(l.level_at(6), 1);
+        let m = Line::new("B", 0, &[(3, 1), (4, 0)], 20);
+        let got: Vec<_> = merged_changes(&[&l, &m]).collect();
+        assert_eq!(got, [(3, 3), (4, 2), (6, 1), (8, 1)]);
+    }
+}

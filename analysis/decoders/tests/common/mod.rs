@@ -1,0 +1,107 @@
+//! Test helpers: real captures, and sigrok-cli's protocol decoders as the oracle.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use latscope_decoders::{Decoded, Inputs};
+use latscope_model::Source;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `shared/corpus/REL` beside the project root (or under `$LATSCOPE_CORPUS`), or `None`
+/// with a printed reason.
+pub fn corpus(rel: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("LATSCOPE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    let p = base.join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        println!("skipped: {} is absent", p.display());
+        None
+    }
+}
+
+pub fn have_sigrok_cli() -> bool {
+    let ok = Command::new("sigrok-cli").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("skipped: sigrok-cli is not installed");
+    }
+    ok
+}
+
+/// The capture and its sample rate.
+pub fn open(path: &Path) -> (Source, Option<u64>) {
+    let src = latscope_importers::open(path, &latscope_importers::LoadControl::new())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rate = src
+        .metadata
+        .iter()
+        .find(|(k, _)| k == "samplerate")
+        .and_then(|(_, v)| latscope_importers::sigrok::parse_samplerate(v).ok());
+    (src, rate)
+}
+
+pub fn decode(src: &Source, rate: Option<u64>, spec: &str) -> Decoded {
+    latscope_decoders::decode(spec, &Inputs::of_source(src, rate)).unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+/// One annotation as sigrok-cli prints it with `--protocol-decoder-samplenum`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sig {
+    pub ss: i64,
+    pub es: i64,
+    pub text: String,
+}
+
+/// `sigrok-cli -i FILE -P DECODERS -A ANNOTATIONS --protocol-decoder-samplenum`, parsed.
+pub fn sigrok(path: &Path, decoders: &str, annotations: &str) -> Vec<Sig> {
+    let out = Command::new("sigrok-cli")
+        .arg("-i")
+        .arg(path)
+        .args(["-P", decoders, "-A", annotations, "--protocol-decoder-samplenum"])
+        .output()
+        .expect("sigrok-cli runs");
+    assert!(out.status.success(), "sigrok-cli failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (span, rest) = l.split_once(' ')?;
+            let (ss, es) = span.split_once('-')?;
+            let (_, text) = rest.split_once(": ")?;
+            Some(Sig { ss: ss.parse().ok()?, es: es.parse().ok()?, text: text.to_owned() })
+        })
+        .collect()
+}
+
+/// Our annotations of `row` as (start_sample, end_sample, text).
+pub fn rows(d: &Decoded, decoder: &str, row: &str) -> Vec<(i64, i64, String)> {
+    d.annotations
+        .iter()
+        .filter(|a| a.decoder == decoder && a.row == row)
+        .map(|a| (a.start_sample.unwrap(), a.end_sample.unwrap(), a.text.clone()))
+        .collect()
+}
+
+pub fn uint(a: &latscope_decoders::Annotation, field: &str) -> u64 {
+    match a.field(field) {
+        Some(latscope_decoders::Value::UInt(v)) => *v,
+        Some(latscope_decoders::Value::Bool(b)) => u64::from(*b),
+        other => panic!("{field}: {other:?} in {a:?}"),
+    }
+}
+
+/// Equal lists, or a panic showing the first difference with a little context.
+pub fn assert_same<T: std::fmt::Debug + PartialEq>(ours: &[T], want: &[T], what: &str) {
+    if ours == want {
+        return;
+    }
+    let i = ours.iter().zip(want).position(|(a, b)| a != b).unwrap_or(ours.len().min(want.len()));
+    let lo = i.saturating_sub(3);
+    panic!(
+        "{what}: first difference at {i} of {} (ours) / {} (sigrok)\n ours: {:?}\n want: {:?}",
+        ours.len(),
+        want.len(),
+        &ours[lo..(i + 4).min(ours.len())],
+        &want[lo..(i + 4).min(want.len())]
+    );
+}

@@ -1,0 +1,329 @@
+//! Generated captures with known content: an SD bus with commands, responses, 1- and 4-bit
+//! data blocks (good and corrupted CRC16), CRC status tokens and write busy; the decoded
+//! events analysed by the SD presets; bad input (glitches, wrong baud, missing or swapped
+//! channels, cut frames) gives counted error annotations, never a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use latscope_decoders::sd::encode;
+use latscope_decoders::{Annotation, DecodeError, Inputs, Value, decode};
+use latscope_model::{DigitalTrack, Source, SourceKind};
+
+/// 100 MHz sampling, one SD clock every 10 samples: data changes at the cycle's start,
+/// CLK rises mid-cycle.
+const RATE: u64 = 100_000_000;
+const PS_PER_SAMPLE: i64 = 10_000;
+
+/// Per-clock levels: CMD, DAT0..DAT3.
+#[derive(Default)]
+struct Bus {
+    clocks: Vec<[u8; 5]>,
+}
+
+impl Bus {
+    fn idle(&mut self, n: usize) {
+        self.clocks.extend(std::iter::repeat_n([1; 5], n));
+    }
+    fn cmd(&mut self, bits: &[u8]) {
+        self.clocks.extend(bits.iter().map(|&b| [b, 1, 1, 1, 1]));
+    }
+    fn data(&mut self, block: &[[u8; 4]]) {
+        self.clocks.extend(block.iter().map(|d| [1, d[0], d[1], d[2], d[3]]));
+    }
+    fn dat0(&mut self, bits: &[u8]) {
+        self.clocks.extend(bits.iter().map(|&b| [1, b, 1, 1, 1]));
+    }
+    fn source(&self) -> Source {
+        let mut src = Source::new("generated", "sigrok-sr", SourceKind::File);
+        src.metadata.push(("samplerate".into(), "100 MHz".into()));
+        let names = ["CMD", "DAT0", "DAT1", "DAT2", "DAT3"];
+        let mut clk = DigitalTrack::new("CLK", 0);
+        let mut lines: Vec<DigitalTrack> = names.iter().map(|n| DigitalTrack::new(*n, 1)).collect();
+        for (c, levels) in self.clocks.iter().enumerate() {
+            let t = c as i64 * 10 * PS_PER_SAMPLE;
+            for (l, line) in lines.iter_mut().enumerate() {
+                line.push(t, levels[l]);
+            }
+            clk.push(t + 5 * PS_PER_SAMPLE, 1);
+            clk.push(t + 10 * PS_PER_SAMPLE, 0);
+        }
+        let end = self.clocks.len() as i64 * 10 * PS_PER_SAMPLE;
+        src.digital.push(clk);
+        for mut l in lines {
+            l.end = end;
+            src.digital.push(l);
+        }
+        for d in &mut src.digital {
+            d.end = end;
+        }
+        src
+    }
+}
+
+fn content(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+fn of<'a>(anns: &'a [Annotation], row: &str) -> Vec<&'a Annotation> {
+    anns.iter().filter(|a| a.decoder == "sd" && a.row == row).collect()
+}
+
+fn field<'a>(a: &'a Annotation, k: &str) -> &'a Value {
+    a.field(k).unwrap_or_else(|| panic!("{k} missing in {a:?}"))
+}
+
+/// A read (CMD17) and a write (CMD24) with `width` data lines; the written block's CRC is
+/// corrupted when `corrupt`, and the card answers with a CRC error status.
+fn read_then_write(width: usize, corrupt: bool) -> (Bus, Vec<u8>, Vec<u8>) {
+    let mut bus = Bus::default();
+    let read = content(512, 7);
+    let written = content(512, 99);
+    bus.idle(8);
+    bus.cmd(&encode::token48(true, 17, 0x1000));
+    bus.idle(2);
+    bus.cmd(&encode::token48(false, 17, 0x900));
+    bus.idle(3);
+    bus.data(&encode::data_block(&read, width, false));
+    bus.idle(8);
+    bus.cmd(&encode::token48(true, 24, 0x2000));
+    bus.idle(5);
+    bus.cmd(&encode::token48(false, 24, 0x900));
+    bus.idle(2);
+    bus.data(&encode::data_block(&written, width, corrupt));
+    bus.idle(2);
+    // CRC status token (010 accepted, 101 CRC error), then busy for 20 clocks.
+    let status: [u8; 3] = if corrupt { [1, 0, 1] } else { [0, 1, 0] };
+    bus.dat0(&[0, status[0], status[1], status[2], 1]);
+    bus.dat0(&[0; 20]);
+    bus.idle(10);
+    (bus, read, written)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn check_read_write(width: usize, corrupt: bool) {
+    let (bus, read, written) = read_then_write(width, corrupt);
+    let src = bus.source();
+    let spec = if width == 4 {
+        "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3"
+    } else {
+        "sd:clk=CLK,cmd=CMD,dat0=DAT0"
+    };
+    let d = decode(spec, &Inputs::of_source(&src, Some(RATE))).unwrap();
+    let cmds = of(&d.annotations, "cmd");
+    assert_eq!(
+        cmds.iter().map(|a| field(a, "index").clone()).collect::<Vec<_>>(),
+        [Value::UInt(17), Value::UInt(24)]
+    );
+    assert!(cmds.iter().all(|a| field(a, "crc_ok") == &Value::Bool(true)));
+    // CMD17 starts at clock 8: CLK rises at sample 85, the token spans 48 clocks.
+    assert_eq!((cmds[0].start_sample, cmds[0].end_sample), (Some(85), Some(85 + 480)));
+    let resp = of(&d.annotations, "response");
+    assert_eq!(field(resp[0], "type"), &Value::Str("R1".into()));
+    // Two idle clocks between the command's end bit and the response's start bit.
+    assert_eq!(field(resp[0], "latency_clocks"), &Value::UInt(3));
+    assert_eq!(field(resp[0], "latency_ps"), &Value::Int(2 * 100_000));
+    let data = of(&d.annotations, "data");
+    assert_eq!(data.len(), 2);
+    assert_eq!(field(data[0], "hex"), &Value::Str(hex(&read)));
+    assert_eq!(field(data[0], "crc_ok"), &Value::Bool(true));
+    assert_eq!(field(data[0], "width"), &Value::UInt(width as u64));
+    assert_eq!(field(data[1], "hex"), &Value::Str(hex(&written)));
+    assert_eq!(field(data[1], "crc_ok"), &Value::Bool(!corrupt));
+    assert_eq!(field(data[1], "dir"), &Value::Str("write".into()));
+    let status = of(&d.annotations, "crc-status");
+    assert_eq!(field(status[0], "status"), &Value::UInt(if corrupt { 0b101 } else { 0b010 }));
+    let busy = of(&d.annotations, "busy");
+    assert_eq!(busy.len(), 1);
+    // Busy from the end of the status token's end bit to the first clock DAT0 is high.
+    assert_eq!(busy[0].end_sample.unwrap() - busy[0].start_sample.unwrap(), 20 * 10);
+    let crc_errors = d.errors.get("sd: crc").copied().unwrap_or(0);
+    assert_eq!(crc_errors, u64::from(corrupt));
+    assert_eq!(d.errors.get("sd: crc-status").copied().unwrap_or(0), u64::from(corrupt));
+}
+
+#[test]
+fn four_bit_blocks_with_known_crcs() {
+    check_read_write(4, false);
+    check_read_write(4, true);
+}
+
+#[test]
+fn one_bit_blocks_with_known_crcs() {
+    check_read_write(1, false);
+    check_read_write(1, true);
+}
+
+#[test]
+fn multiple_block_read_counted_by_cmd23_and_ended_by_cmd12() {
+    let mut bus = Bus::default();
+    bus.idle(4);
+    bus.cmd(&encode::token48(true, 23, 3));
+    bus.idle(2);
+    bus.cmd(&encode::token48(false, 23, 0x900));
+    bus.idle(4);
+    bus.cmd(&encode::token48(true, 18, 0));
+    bus.idle(2);
+    bus.cmd(&encode::token48(false, 18, 0x900));
+    for k in 0..3 {
+        bus.idle(4);
+        bus.data(&encode::data_block(&content(512, k), 4, false));
+    }
+    // An open-ended CMD18: blocks until CMD12.
+    bus.idle(4);
+    bus.cmd(&encode::token48(true, 18, 0));
+    bus.idle(2);
+    bus.cmd(&encode::token48(false, 18, 0x900));
+    for k in 0..2 {
+        bus.idle(4);
+        bus.data(&encode::data_block(&content(512, 10 + k), 4, false));
+    }
+    bus.idle(2);
+    bus.cmd(&encode::token48(true, 12, 0));
+    bus.idle(2);
+    bus.cmd(&encode::token48(false, 12, 0x900));
+    bus.idle(8);
+    let src = bus.source();
+    let d = decode(
+        "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3",
+        &Inputs::of_source(&src, Some(RATE)),
+    )
+    .unwrap();
+    let data = of(&d.annotations, "data");
+    let blocks: Vec<(u64, bool, bool)> = data
+        .iter()
+        .map(|a| {
+            let Value::UInt(b) = field(a, "block") else { panic!() };
+            (*b, field(a, "first") == &Value::Bool(true), field(a, "last") == &Value::Bool(true))
+        })
+        .collect();
+    assert_eq!(
+        blocks,
+        [(0, true, false), (1, false, false), (2, false, true), (0, true, false), (1, false, true)]
+    );
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+
+    // The SD presets on the decoded events.
+    let mut src = src;
+    d.attach(&mut src).unwrap();
+    let run = |name: &str| {
+        let rule = latscope_decoders::presets::rule_for(name).unwrap();
+        let spec = latscope_analysis::spec::parse_spec(rule).unwrap();
+        latscope_analysis::runner::run_spec(&spec, &[latscope_model::Placed::unaligned(&src)]).unwrap()
+    };
+    let cmd_resp = run("sd-cmd-resp");
+    assert_eq!(cmd_resp[0].samples.len(), 4, "{:?}", cmd_resp[0]);
+    assert_eq!(cmd_resp[0].unmatched_start + cmd_resp[0].unmatched_end, 0);
+    let read = run("sd-read");
+    assert_eq!(read[0].samples.len(), 2);
+    let last = run("sd-read-last");
+    assert_eq!(last[0].samples.len(), 2);
+    assert!(src.spans.iter().any(|s| s.name == "sd.data" && s.len() == 5));
+}
+
+#[test]
+fn write_busy_preset_measures_block_end_to_dat0_release() {
+    let (bus, _, _) = read_then_write(4, false);
+    let mut src = bus.source();
+    let d = decode(
+        "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3",
+        &Inputs::of_source(&src, Some(RATE)),
+    )
+    .unwrap();
+    d.attach(&mut src).unwrap();
+    let rule = latscope_decoders::presets::rule_for("sd-write-busy").unwrap();
+    let spec = latscope_analysis::spec::parse_spec(rule).unwrap();
+    let out = latscope_analysis::runner::run_spec(&spec, &[latscope_model::Placed::unaligned(&src)]).unwrap();
+    assert_eq!(out[0].samples.len(), 1);
+    // Block end bit ends, 2 idle clocks, 5 clocks of CRC status, 20 clocks busy.
+    assert_eq!(out[0].samples[0].latency(), (2 + 5 + 20) * 10 * PS_PER_SAMPLE);
+}
+
+#[test]
+fn cut_frames_and_bad_lines_are_counted_not_fatal() {
+    let (bus, _, _) = read_then_write(4, false);
+    let cut = Bus { clocks: bus.clocks[..bus.clocks.len() / 2].to_vec() };
+    let src = cut.source();
+    let d = decode(
+        "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3",
+        &Inputs::of_source(&src, Some(RATE)),
+    )
+    .unwrap();
+    assert!(d.errors.get("sd: cut").copied().unwrap_or(0) >= 1, "{:?}", d.errors);
+    // Swapped channels and every decoder on every pair of lines: no panic.
+    let full = bus.source();
+    let inputs = Inputs::of_source(&full, Some(RATE));
+    let names = ["CLK", "CMD", "DAT0", "DAT1", "DAT2", "DAT3"];
+    for a in names {
+        for b in names {
+            for spec in [
+                format!("sd:clk={a},cmd={b}"),
+                format!("i2c:scl={a},sda={b}"),
+                format!("spi:clk={a},mosi={b},miso={a}"),
+                format!("uart:tx={a},baud=auto"),
+                format!("uart:rx={b},baud=1000000,parity=odd,bits=9"),
+                format!("spi:clk={a},mosi={b},miso={a},cs={b} | sd-spi"),
+            ] {
+                let _ = decode(&spec, &inputs).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn channel_errors_list_what_exists() {
+    let src = read_then_write(1, false).0.source();
+    let inputs = Inputs::of_source(&src, Some(RATE));
+    let e = decode("sd:clk=CLK,cmd=CMX", &inputs).unwrap_err();
+    assert!(matches!(e, DecodeError::UnknownChannel { column: 16, .. }), "{e:?}");
+    assert_eq!(e.to_string(), "column 16: no channel `CMX`; channels: CLK, CMD, DAT0, DAT1, DAT2, DAT3");
+    let e = decode("sd:clk=CLK", &inputs).unwrap_err().to_string();
+    assert!(e.contains("needs `cmd=CHANNEL`; channels: CLK, CMD"), "{e}");
+    let e = decode("sd:clk=CLK,cmd=CMD,dat=DAT0", &inputs).unwrap_err().to_string();
+    assert!(e.starts_with("column 20: sd: unknown key `dat`"), "{e}");
+    let e = decode("spi:clk=CLK,mosi=CMD,cpol=2", &inputs).unwrap_err().to_string();
+    assert_eq!(e, "column 27: spi: `cpol=2`: expected 0 or 1");
+    let mut two = Source::new("two", "vcd", SourceKind::File);
+    two.digital.push(DigitalTrack::new("host.CMD", 1));
+    two.digital.push(DigitalTrack::new("card.CMD", 1));
+    let e = decode("sd:clk=CMD,cmd=host.CMD", &Inputs::of_source(&two, None)).unwrap_err().to_string();
+    assert_eq!(e, "column 8: channel `CMD` is ambiguous: host.CMD, card.CMD");
+    // A unique suffix resolves.
+    assert!(decode("sd:clk=LK,cmd=MD", &inputs).is_ok());
+    let e = decode("sd-spi", &inputs).unwrap_err().to_string();
+    assert!(e.contains("stacks on spi"), "{e}");
+    let e = decode("can:rx=CMD", &inputs).unwrap_err().to_string();
+    assert!(e.contains("unknown decoder `can`"), "{e}");
+}
+
+#[test]
+fn uart_glitches_and_wrong_baud_give_error_annotations() {
+    // 8N1 "OK" at 100 samples per bit, with a one-sample glitch in the idle time.
+    let mut t = DigitalTrack::new("TX", 1);
+    let mut at = 1_000i64;
+    for byte in [b'O', b'K'] {
+        let mut bits = vec![0u8];
+        bits.extend((0..8).map(|i| (byte >> i) & 1));
+        bits.push(1);
+        for b in bits {
+            t.push(at * PS_PER_SAMPLE, b);
+            at += 100;
+        }
+        at += 300;
+    }
+    t.push(at * PS_PER_SAMPLE, 0);
+    t.push((at + 1) * PS_PER_SAMPLE, 1);
+    t.end = (at + 2_000) * PS_PER_SAMPLE;
+    let mut src = Source::new("uart", "sigrok-sr", SourceKind::File);
+    src.digital.push(t);
+    let inputs = Inputs::of_source(&src, Some(RATE));
+    let d = decode("uart:tx=TX,baud=1000000", &inputs).unwrap();
+    let data: Vec<&str> = d.annotations.iter().filter(|a| a.row == "data").map(|a| a.text.as_str()).collect();
+    assert_eq!(data, ["4F", "4B"]);
+    assert_eq!(d.errors.get("uart: frame"), Some(&1), "the glitch is a false start bit");
+    let d = decode("uart:tx=TX,baud=auto", &inputs).unwrap();
+    assert_eq!(d.annotations.iter().filter(|a| a.row == "data").count(), 2);
+    let d = decode("uart:tx=TX,baud=2500000", &inputs).unwrap();
+    assert!(d.errors.values().sum::<u64>() > 0, "{:?}", d.errors);
+}

@@ -1,0 +1,172 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The files in `assets/`: the icons decode at their sizes, the desktop entry is valid and
+//! every MIME type it lists is defined and matches latscope's own samples, and HTML reports
+//! carry the stylesheet byte for byte as it was before it moved to `assets/report.css`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The `(type, globs, magic strings)` of every `<mime-type>` in the shared-mime-info file.
+fn mime_types(xml: &str) -> Vec<(String, Vec<String>, Vec<String>)> {
+    let attr = |s: &str, name: &str| -> Vec<String> {
+        s.split(&format!("{name}=\""))
+            .skip(1)
+            .filter_map(|r| r.split('"').next())
+            .map(str::to_owned)
+            .collect()
+    };
+    xml.split("<mime-type ")
+        .skip(1)
+        .map(|block| {
+            let block = block.split("</mime-type>").next().unwrap();
+            let ty = attr(block, "type")[0].clone();
+            let globs = attr(block, "pattern");
+            let magic = attr(block, "value");
+            (ty, globs, magic)
+        })
+        .collect()
+}
+
+/// A shared-mime-info string value with its C escapes (`\x17`, `\n`) resolved.
+fn unescape(v: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut it = v.bytes();
+    while let Some(b) = it.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match it.next() {
+            Some(b'n') => out.push(b'\n'),
+            Some(b'x') => {
+                let hex: Vec<u8> = it.by_ref().take(2).collect();
+                out.push(u8::from_str_radix(std::str::from_utf8(&hex).unwrap(), 16).unwrap());
+            }
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+fn glob_matches(glob: &str, name: &str) -> bool {
+    match glob.split_once('*') {
+        Some((pre, post)) => {
+            name.len() >= pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
+        }
+        None => glob == name,
+    }
+}
+
+#[test]
+fn the_icons_decode_at_the_sizes_their_names_say() {
+    for size in [16u32, 32, 48, 64, 128, 256] {
+        let path = root().join(format!("assets/icons/latscope-{size}.png"));
+        let bytes = std::fs::read(&path).unwrap();
+        let icon = latscope::gui::app::decode_icon(&bytes).unwrap();
+        assert_eq!((icon.width, icon.height), (size, size), "{}", path.display());
+    }
+    let svg = read("assets/icons/latscope.svg");
+    assert!(svg.starts_with("<svg") && svg.contains("viewBox=\"0 0 256 256\""));
+}
+
+#[test]
+fn every_mime_type_of_the_desktop_entry_is_defined_and_fits_the_samples() {
+    let desktop = read("assets/latscope.desktop");
+    let listed: Vec<&str> = desktop
+        .lines()
+        .find_map(|l| l.strip_prefix("MimeType="))
+        .expect("a MimeType= line")
+        .split(';')
+        .filter(|t| !t.is_empty())
+        .collect();
+    let defined = mime_types(&read("assets/latscope-mime.xml"));
+    for t in &listed {
+        // text/csv is shared-mime-info's own; the rest are ours.
+        assert!(*t == "text/csv" || defined.iter().any(|d| d.0 == *t), "{t} is listed but not defined");
+    }
+    // Each sample latscope opens that one of our globs names has that type's magic, and a
+    // type with a magic has a sample that carries it.
+    let mut samples: Vec<PathBuf> = Vec::new();
+    for dir in ["ftrace", "sigrok", "ghw"] {
+        for e in std::fs::read_dir(root().join("samples").join(dir)).unwrap() {
+            samples.push(e.unwrap().path());
+        }
+    }
+    for (ty, globs, magic) in &defined {
+        let named: Vec<&Path> = samples
+            .iter()
+            .map(PathBuf::as_path)
+            .filter(|p| globs.iter().any(|g| glob_matches(g, &p.file_name().unwrap().to_string_lossy())))
+            .collect();
+        for m in magic {
+            let m = unescape(m);
+            let carried = samples.iter().filter(|p| std::fs::read(p).unwrap().starts_with(&m)).count();
+            assert!(carried > 0, "{ty}: no sample starts with its magic {m:?}");
+        }
+        for p in named {
+            let ctl = latscope_importers::LoadControl::new();
+            assert!(
+                latscope_importers::open(p, &ctl).is_ok(),
+                "{ty}: latscope does not open {}",
+                p.display()
+            );
+        }
+    }
+    // trace.dat by its magic: every .dat sample carries it.
+    let trace_cmd = defined.iter().find(|d| d.0 == "application/x-trace-cmd").unwrap();
+    let magic = unescape(&trace_cmd.2[0]);
+    for p in samples.iter().filter(|p| p.extension().is_some_and(|e| e == "dat")) {
+        assert!(std::fs::read(p).unwrap().starts_with(&magic), "{}", p.display());
+    }
+}
+
+#[test]
+fn the_desktop_entry_passes_the_freedesktop_validator() {
+    let path = root().join("assets/latscope.desktop");
+    // .ci/run installs desktop-file-utils; without it there is nothing to run.
+    let Ok(out) = Command::new("desktop-file-validate").arg(&path).output() else {
+        eprintln!("skipped: desktop-file-validate is not installed");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// The stylesheet as it was written in `analysis/src/report/html.rs` before it moved to
+/// `assets/report.css`: reports must keep these exact bytes.
+const CSS_BEFORE_THE_MOVE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
+h1,h2,h3{font-weight:600}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:right}\
+th{background:#f4f4f4}td.t,th.t{text-align:left}code{background:#f4f4f4;padding:0 .2em}\
+svg{background:#fcfcfc;border:1px solid #eee;margin:.4em .4em .4em 0}.plots{display:flex;flex-wrap:wrap}\
+.note{color:#a33}.a{fill:#3465a4;stroke:#3465a4}.b{fill:#cc6600;stroke:#cc6600}\
+.axis{stroke:#999;stroke-width:1}.lbl{font-size:10px;fill:#555}polyline{fill:none;stroke-width:1.5}";
+
+#[test]
+fn html_reports_carry_the_stylesheet_exactly_as_before_it_moved_to_assets() {
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("report")
+        .arg(root().join("samples/ftrace/blk_read.txt"))
+        .args(["--rule", "irq-handler", "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = String::from_utf8(out.stdout).unwrap();
+    let style = html.split("<style>").nth(1).and_then(|s| s.split("</style>").next()).unwrap();
+    assert_eq!(style, CSS_BEFORE_THE_MOVE);
+    assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>"));
+}
