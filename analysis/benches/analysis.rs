@@ -15,9 +15,10 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use latscope_analysis::outcome::{Outcome, Sample};
-use latscope_analysis::spec::{Spec, parse_spec, preset_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::{Spec, parse_spec, preset_spec};
 use latscope_analysis::stats::{StatsOptions, summarize};
-use latscope_model::Source;
+use latscope_model::{Placed, Source};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
@@ -88,7 +89,7 @@ fn bench_stats(c: &mut Criterion, real: &Source, pair_specs: &[(&'static str, Sp
     let opts = StatsOptions::default();
     let small = [real.clone()];
     for (name, spec) in pair_specs.iter().filter(|(n, _)| matches!(*n, "irq-handler" | "block")) {
-        let Some(found) = run_spec(spec, &small).ok().and_then(|o| o.into_iter().next()) else {
+        let Some(found) = run_spec(spec, &Placed::all(&small)).ok().and_then(|o| o.into_iter().next()) else {
             eprintln!("stats {name}: the sample gives no outcome");
             continue;
         };
@@ -124,7 +125,7 @@ fn bench(c: &mut Criterion) {
         // What each timed run finds, printed once so a bench that pairs nothing stands out.
         for (name, spec) in pair_specs.iter().map(|(n, s)| (*n, s)).chain(stall.iter().map(|s| ("stall", s)))
         {
-            match run_spec(spec, &sources) {
+            match run_spec(spec, &Placed::all(&sources)) {
                 Ok(o) => eprintln!(
                     "{label} {name}: {} samples, {} windows",
                     o.iter().map(|o| o.samples.len()).sum::<usize>(),
@@ -139,7 +140,8 @@ fn bench(c: &mut Criterion) {
         for (name, spec) in &pair_specs {
             g.bench_with_input(BenchmarkId::new(*name, label), &sources, |b, s| {
                 b.iter(|| {
-                    run_spec(black_box(spec), s).map(|o| o.iter().map(|o| o.samples.len()).sum::<usize>())
+                    run_spec(black_box(spec), &Placed::all(s))
+                        .map(|o| o.iter().map(|o| o.samples.len()).sum::<usize>())
                 })
             });
         }
@@ -150,7 +152,7 @@ fn bench(c: &mut Criterion) {
         let opts = StatsOptions::default();
         for (name, spec) in &pair_specs {
             g.bench_with_input(BenchmarkId::new(*name, label), &sources, |b, s| {
-                b.iter(|| run_spec(black_box(spec), s).map(|o| summary_weight(&o, &opts)))
+                b.iter(|| run_spec(black_box(spec), &Placed::all(s)).map(|o| summary_weight(&o, &opts)))
             });
         }
         g.finish();
@@ -160,7 +162,8 @@ fn bench(c: &mut Criterion) {
             g.throughput(Throughput::Elements(events as u64));
             g.bench_with_input(BenchmarkId::new("block_rq_issue", label), &sources, |b, s| {
                 b.iter(|| {
-                    run_spec(black_box(spec), s).map(|o| o.iter().map(|o| o.windows.len()).sum::<usize>())
+                    run_spec(black_box(spec), &Placed::all(s))
+                        .map(|o| o.iter().map(|o| o.windows.len()).sum::<usize>())
                 })
             });
             g.finish();

@@ -1,7 +1,8 @@
-//! Alignment (DESIGN §4.6): puts a source on the common timeline by setting its
-//! `offset` and `drift_ppm` (`t_common = t + offset + t * drift_ppm / 1e6`), either given by
-//! hand or fitted by least squares from matched events — a marker the driver writes and
-//! the GPIO edge it toggles.
+//! Alignment (DESIGN §4.6): puts a source on the common timeline by choosing its
+//! [`Placement`] (`t_common = t + offset + t * drift_ppm / 1e6`), either given by hand or
+//! fitted by least squares from matched events — a marker the driver writes and the GPIO
+//! edge it toggles. Sources are only read: the result is a placement, kept by the caller
+//! beside the source.
 //!
 //! `--align` grammar (source indices count the inputs from 0; source 0 is the reference
 //! whose own offset is kept):
@@ -15,23 +16,17 @@
 //! nearest reference occurrence (each reference used once). The offset (and with `drift`
 //! the drift) minimise the squared residuals.
 
-use crate::pairing::{self, Endpoint, PairError};
-use crate::spec::{Cursor, SpecError, parse_endpoint};
-use latscope_model::{Ps, Source};
+use crate::endpoint::{PairError, endpoint_times};
+use crate::spec::SpecError;
+pub use crate::spec::{AlignSpec, parse_align};
+use latscope_model::{Placement, Ps, Source};
 
-/// A parsed `--align`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AlignSpec {
-    Manual { source: usize, offset: Ps, drift_ppm: f64 },
-    Match { source: usize, reference: Endpoint, other: Endpoint, drift: bool },
-}
-
-/// What an alignment set on a source.
+/// What an alignment chose for a source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Alignment {
     pub source: usize,
-    pub offset: Ps,
-    pub drift_ppm: f64,
+    /// The source's placement on the common timeline.
+    pub placement: Placement,
     /// Matched event pairs the fit used (0 when given by hand).
     pub matched: usize,
     /// Root mean square of the fit residuals, ps.
@@ -50,45 +45,6 @@ pub enum AlignError {
     TooFew { what: String, found: usize, need: usize },
     #[error("--align: {0}")]
     Pair(#[from] PairError),
-}
-
-/// Parses an `--align` value (see the module doc).
-pub fn parse_align(text: &str) -> Result<AlignSpec, SpecError> {
-    let mut c = Cursor::new(text);
-    let (n, at) = c.number("a source index")?;
-    let source: usize = n
-        .parse()
-        .map_err(|_| SpecError { column: at, message: "expected a source index (0, 1, …)".into() })?;
-    if !c.eat(":") {
-        return Err(SpecError { column: c.pos, message: "expected ':' after the source index".into() });
-    }
-    if c.eat_word("match") {
-        let reference = parse_endpoint(&mut c, "the reference endpoint (in source 0)")?;
-        if !c.eat("->") {
-            return Err(SpecError {
-                column: c.pos,
-                message: "expected \"->\" after the reference endpoint".into(),
-            });
-        }
-        let other = parse_endpoint(&mut c, "the endpoint in the aligned source")?;
-        let drift = c.eat_word("drift");
-        if !c.at_end() {
-            return Err(SpecError { column: c.pos, message: "expected 'drift' or the end".into() });
-        }
-        return Ok(AlignSpec::Match { source, reference, other, drift });
-    }
-    let offset = c.duration(true)?;
-    let mut drift_ppm = 0.0;
-    if c.eat(":") {
-        drift_ppm = c.float("a drift in ppm, e.g. +20ppm")?;
-        if !c.eat("ppm") {
-            return Err(SpecError { column: c.pos, message: "expected 'ppm' after the drift".into() });
-        }
-    }
-    if !c.at_end() {
-        return Err(SpecError { column: c.pos, message: "expected ':DRIFTppm' or the end".into() });
-    }
-    Ok(AlignSpec::Manual { source, offset, drift_ppm })
 }
 
 /// Pairs reference times with other times (see the module doc): (reference, other).
@@ -147,9 +103,15 @@ pub fn fit(pairs: &[(Ps, Ps)], drift: bool) -> Option<(Ps, f64, f64)> {
     Some((offset.round() as Ps, d * 1e6, (rss / n).sqrt()))
 }
 
-/// Applies `spec` to `sources` (setting the aligned source's `offset` and `drift_ppm`).
-pub fn apply_align(spec: &AlignSpec, sources: &mut [Source]) -> Result<Alignment, AlignError> {
-    let count = sources.len();
+/// Applies `spec` to the placements of `sources` (`placements[i]` is source `i`'s; the
+/// reference, source 0, keeps its own): sets the aligned source's placement and returns
+/// what was chosen. The sources are only read.
+pub fn apply_align(
+    spec: &AlignSpec,
+    sources: &[&Source],
+    placements: &mut [Placement],
+) -> Result<Alignment, AlignError> {
+    let count = sources.len().min(placements.len());
     let index = match spec {
         AlignSpec::Manual { source, .. } | AlignSpec::Match { source, .. } => *source,
     };
@@ -162,17 +124,16 @@ pub fn apply_align(spec: &AlignSpec, sources: &mut [Source]) -> Result<Alignment
     let a = match spec {
         AlignSpec::Manual { offset, drift_ppm, .. } => Alignment {
             source: index,
-            offset: *offset,
-            drift_ppm: *drift_ppm,
+            placement: Placement::new(*offset, *drift_ppm),
             matched: 0,
             residual_rms_ps: 0.0,
         },
         AlignSpec::Match { reference, other, drift, .. } => {
-            let r: Vec<Ps> = pairing::endpoint_times(&sources[0], "--align", reference)?
+            let r: Vec<Ps> = endpoint_times(sources[0], "--align", reference)?
                 .into_iter()
-                .map(|t| pairing::to_common(&sources[0], t))
+                .map(|t| placements[0].to_common(t))
                 .collect();
-            let o = pairing::endpoint_times(&sources[index], "--align", other)?;
+            let o = endpoint_times(sources[index], "--align", other)?;
             let need = if *drift { 2 } else { 1 };
             for (what, list) in [(reference.target(), &r), (other.target(), &o)] {
                 if list.len() < need {
@@ -185,11 +146,15 @@ pub fn apply_align(spec: &AlignSpec, sources: &mut [Source]) -> Result<Alignment
                 found: pairs.len(),
                 need,
             })?;
-            Alignment { source: index, offset, drift_ppm, matched: pairs.len(), residual_rms_ps: rms }
+            Alignment {
+                source: index,
+                placement: Placement::new(offset, drift_ppm),
+                matched: pairs.len(),
+                residual_rms_ps: rms,
+            }
         }
     };
-    sources[index].offset = a.offset;
-    sources[index].drift_ppm = a.drift_ppm;
+    placements[index] = a.placement;
     Ok(a)
 }
 

@@ -14,11 +14,12 @@
 //! complete chains give samples, in every stage alike, so stages sum to the total for each
 //! sample; a chain that breaks is counted in `unmatched_start` with a note naming the stage.
 
+use crate::endpoint::{Endpoint, FieldSel};
+use crate::measure::AnalysisError;
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample};
-use crate::pairing::{Endpoint, FieldSel};
-use crate::presets::{CmdIrq, IrqSel, plan_cmd_irq};
-use crate::spec::AnalysisError;
-use latscope_model::{Ps, Source};
+use crate::presets::{CmdIrqPlan, plan_cmd_irq};
+use crate::spec::{CmdIrq, IrqSel};
+use latscope_model::{Placed, Ps, Source};
 use rustc_hash::FxHashMap;
 
 /// Stage names, in order.
@@ -27,7 +28,7 @@ pub const STAGES: [&str; 4] = ["cmd->irq", "irq handler", "exit->wakeup", "wakeu
 /// Sorted (time, event index) of the events selected by `ep`, grouped by `key`.
 fn by_key(src: &Source, ep: &Endpoint, key: &FieldSel) -> FxHashMap<i64, Vec<(Ps, usize)>> {
     let mut m: FxHashMap<i64, Vec<(Ps, usize)>> = FxHashMap::default();
-    for i in crate::pairing::endpoint_events(src, ep) {
+    for i in crate::endpoint::endpoint_events(src, ep) {
         if let Some(ev) = src.events.get(i)
             && let Some(k) = key.get(&ev).and_then(|v| v.as_i64())
         {
@@ -52,7 +53,7 @@ fn first_after(
 pub(crate) fn run_chain(
     name: &str,
     opts: &CmdIrq,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     if let Some(IrqSel::Endpoint(ep)) = &opts.irq {
         return Err(AnalysisError::Missing {
@@ -74,7 +75,7 @@ pub(crate) fn run_chain(
     Ok(out)
 }
 
-fn chain_in(name: &str, si: usize, src: &Source, plan: crate::presets::CmdIrqPlan) -> Outcome {
+fn chain_in(name: &str, si: usize, src: &Source, plan: CmdIrqPlan) -> Outcome {
     let exits = by_key(src, &Endpoint::event("irq_handler_exit"), &FieldSel::new(src, "irq"));
     let wakeups = by_key(src, &Endpoint::event("sched_wakeup"), &FieldSel::new(src, "pid"));
     let switches = by_key(src, &Endpoint::event("sched_switch"), &FieldSel::new(src, "next_pid"));

@@ -15,13 +15,12 @@
 //! A bare name as SELECTOR is the event of that name in a source that has it, else the
 //! rising edges of the digital or analog track of that name.
 
+use crate::endpoint::{self, Edge, Endpoint, Level, PairError};
+use crate::measure::{AnalysisError, outcome_of};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample, Window};
-use crate::pairing::{
-    self, Edge, Endpoint, Level, Pair, PairError, PairResult, PairRule, Policy, stall_windows_in,
-};
-use crate::presets::outcome_of;
-use crate::spec::AnalysisError;
-use latscope_model::{Ps, Source};
+use crate::pairing::{self, Pair, PairResult, PairRule, Policy};
+use crate::stall::stall_windows_in;
+use latscope_model::{Placed, Ps, Source};
 
 fn missing(rule: &str, what: String) -> AnalysisError {
     AnalysisError::Missing { rule: rule.to_owned(), what }
@@ -55,8 +54,8 @@ fn phase_rule(name: &str, channel: &str, high: bool, level: Option<f64>) -> Pair
 /// policy next (tested against it): at one instant an end closes before a start opens, a
 /// second start while one is open drops the first, an end with nothing open is unmatched.
 pub(crate) fn pulse_pairs(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
-    let starts = pairing::endpoint_times(src, &rule.name, &rule.start)?;
-    let ends = pairing::endpoint_times(src, &rule.name, &rule.end)?;
+    let starts = endpoint::endpoint_times(src, &rule.name, &rule.start)?;
+    let ends = endpoint::endpoint_times(src, &rule.name, &rule.end)?;
     let mut res = PairResult::default();
     res.pairs.reserve(starts.len().min(ends.len()));
     let mut next_start = starts.iter().copied().peekable();
@@ -93,7 +92,7 @@ pub(crate) fn run_pulse(
     channel: &str,
     high: bool,
     level: Option<f64>,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     let rule = phase_rule(name, channel, high, level);
     let mut out = Vec::new();
@@ -114,7 +113,7 @@ pub(crate) fn run_stall(
     name: &str,
     selector: &Endpoint,
     factor: f64,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     per_source_times(name, selector, sources, |i, times| {
         let (median, windows) = stall_windows_in(times, factor);
@@ -133,13 +132,13 @@ pub(crate) fn run_stall(
 fn per_source_times(
     name: &str,
     selector: &Endpoint,
-    sources: &[Source],
+    sources: &[Placed<'_>],
     mut outcome: impl FnMut(usize, &[Ps]) -> Outcome,
 ) -> Result<Vec<Outcome>, AnalysisError> {
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
         let Some(ep) = selector_in(selector, src) else { continue };
-        let times = pairing::endpoint_times(src, name, &ep)?;
+        let times = endpoint::endpoint_times(src, name, &ep)?;
         out.push(outcome(i, &times));
     }
     if out.is_empty() {
@@ -154,7 +153,7 @@ pub(crate) fn run_long(
     high: bool,
     level: Option<f64>,
     over: Ps,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
@@ -209,7 +208,7 @@ pub(crate) fn run_poll(
     selector: &Endpoint,
     spacing: Ps,
     min: u32,
-    sources: &[Source],
+    sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     per_source_times(name, selector, sources, |i, times| {
         let runs = polling_runs(times, spacing, min);

@@ -73,7 +73,7 @@ pub fn note_label(what: &str) -> &str {
 /// [`Note::value_text`] of a note's `what` and `count`.
 pub fn note_value_text(what: &str, count: u64) -> String {
     if what.ends_with(Note::PS_SUFFIX) {
-        crate::report::human_ns(count as f64 / 1e3)
+        crate::units::human_ns(count as f64 / 1e3)
     } else {
         count.to_string()
     }

@@ -1,112 +1,19 @@
-//! The generic pairing core (DESIGN §4.2) and the stall-window arithmetic (DESIGN §4.4).
-//!
-//! A [`PairRule`] names a start and an end [`Endpoint`] — an ftrace event with field
-//! predicates, an edge on a digital track, or a threshold crossing on an analog track —
-//! optional `by` key fields, a [`Policy`] and an optional `within` timeout. [`pair`] walks a
-//! [`Source`] once, in time order, and returns the pairs with the counts of starts never
-//! closed and ends that found no open start. [`pair_across`] does the same over several
-//! sources on their common timeline (DESIGN §4.6). Rule specs, presets, chains and
-//! detectors (`spec`, `presets`, `chain`, `detect`) are built on this.
+//! The pairing engine (DESIGN §4.2). A [`PairRule`] names a start and an end
+//! [`Endpoint`], optional `by` key fields, a [`Policy`] and an optional `within` timeout.
+//! [`pair`] walks a [`Source`] once, in time order, and returns the pairs with the counts of
+//! starts never closed and ends that found no open start. [`pair_across`] does the same over
+//! several placed sources on their common timeline (DESIGN §4.6). What an endpoint selects
+//! is `endpoint`'s; presets, chains and detectors are built on this.
 //!
 //! Matching compares interned symbols; a key is rendered to text only for matched pairs.
 
-use latscope_model::{AnalogTrack, DigitalTrack, EventRef, FieldValue, Interner, Ps, Source, Sym, Threshold};
+use crate::endpoint::{
+    Endpoint, PairError, Resolved, alias_sym, candidates, digital_of, edge_times, field_of, layout_mask,
+    matches, resolved,
+};
+use latscope_model::{EventRef, FieldValue, Interner, Placed, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-
-/// How a field value is compared with the text of a predicate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PredOp {
-    /// `field=value`: equal (numbers compare as numbers, strings byte for byte).
-    Eq,
-    /// `field!=value`.
-    Ne,
-    /// `field~text`: the string form contains `text`.
-    Contains,
-    /// `field!~text`: the string form does not contain `text` (a missing field holds).
-    NotContains,
-}
-
-/// One field predicate of an event selector, e.g. `irq=36`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pred {
-    pub field: String,
-    pub op: PredOp,
-    pub value: String,
-}
-
-impl Pred {
-    pub fn new(field: impl Into<String>, op: PredOp, value: impl Into<String>) -> Self {
-        Self { field: field.into(), op, value: value.into() }
-    }
-}
-
-/// Which transitions of a digital track an endpoint selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Edge {
-    Rise,
-    Fall,
-    Any,
-}
-
-/// An analog threshold level in the track's unit. Compared by bit pattern so rules stay `Eq`.
-#[derive(Debug, Clone, Copy)]
-pub struct Level(pub f64);
-
-impl PartialEq for Level {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.to_bits() == other.0.to_bits()
-    }
-}
-impl Eq for Level {}
-
-/// One end of a pair rule (DESIGN §4.1).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    /// An ftrace event by name, with field predicates that must all hold.
-    Event { name: String, preds: Vec<Pred> },
-    /// A transition of the digital track named `track`; on an analog track of that name, a
-    /// crossing of its automatic threshold ([`Threshold::Auto`]).
-    Edge { track: String, edge: Edge },
-    /// A crossing of `level` on the analog track `track` (`CH:rise@1.65`), with no
-    /// hysteresis: the signal crosses the level exactly once per edge it reports.
-    Crossing { track: String, edge: Edge, level: Level },
-}
-
-impl Endpoint {
-    pub fn event(name: impl Into<String>) -> Self {
-        Endpoint::Event { name: name.into(), preds: Vec::new() }
-    }
-    pub fn event_where(name: impl Into<String>, preds: Vec<Pred>) -> Self {
-        Endpoint::Event { name: name.into(), preds }
-    }
-    pub fn edge(track: impl Into<String>, edge: Edge) -> Self {
-        Endpoint::Edge { track: track.into(), edge }
-    }
-
-    /// What the endpoint names: the event or the track.
-    pub fn target(&self) -> &str {
-        match self {
-            Endpoint::Event { name, .. } => name,
-            Endpoint::Edge { track, .. } | Endpoint::Crossing { track, .. } => track,
-        }
-    }
-
-    /// Whether `src` holds what this endpoint selects from (the event name on at least one
-    /// event, or the track), whether or not any occurrence matches its predicates.
-    pub fn present_in(&self, src: &Source) -> bool {
-        match self {
-            Endpoint::Event { name, .. } => src
-                .strings
-                .lookup(name.as_bytes())
-                .is_some_and(|sym| src.events.layouts().iter().any(|l| l.event == sym)),
-            Endpoint::Edge { track, .. } => {
-                src.digital.iter().any(|d| &d.name == track) || src.analog.iter().any(|a| &a.name == track)
-            }
-            Endpoint::Crossing { track, .. } => src.analog.iter().any(|a| &a.name == track),
-        }
-    }
-}
 
 /// DESIGN §4.2 policies, plus `First` for the `wakeup` preset (DESIGN §4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,214 +131,10 @@ impl PairResult {
     }
 }
 
-/// Errors in a rule that the source cannot satisfy.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PairError {
-    #[error("rule {rule}: no digital or analog track named {track:?}")]
-    NoSuchTrack { rule: String, track: String },
-    #[error("rule {rule}: analog track {track:?} has no finite sample to put a threshold on")]
-    NoThreshold { rule: String, track: String },
-    #[error("rule {rule}: {count} key fields; at most {MAX_KEYS} are supported")]
-    TooManyKeys { rule: String, count: usize },
-}
-
-/// An endpoint resolved against a source's strings, so matching compares symbols.
-struct Resolved<'a> {
-    /// `None` when the source never interned the event name: it cannot occur.
-    name: Option<Sym>,
-    preds: Vec<(Option<Sym>, Option<Sym>, &'a Pred)>,
-}
-
-fn resolve<'a>(src: &Source, name: &str, preds: &'a [Pred]) -> Resolved<'a> {
-    Resolved {
-        name: src.strings.lookup(name.as_bytes()),
-        preds: preds
-            .iter()
-            .map(|p| (src.strings.lookup(p.field.as_bytes()), alias_sym(src, &p.field), p))
-            .collect(),
-    }
-}
-
-/// The field tried when `name` is absent: trace.dat's mmc events call the host `name`,
-/// while the text format prints it as `mmc0:` (stored as `host`).
-fn alias_sym(src: &Source, name: &str) -> Option<Sym> {
-    match name {
-        "host" => src.strings.lookup(b"name"),
-        _ => None,
-    }
-}
-
 fn to_key(v: FieldValue) -> KeyVal {
     match v {
         FieldValue::Str(s) => KeyVal::Str(s),
         other => KeyVal::Int(other.as_i64().unwrap_or_default()),
-    }
-}
-
-/// The value of a key or predicate field: a real field first, then its alias, then the
-/// event's columns (`cpu`, `pid`, `comm`).
-fn field_of(ev: &EventRef<'_>, sym: Option<Sym>, alias: Option<Sym>, name: &str) -> Option<FieldValue> {
-    if let Some(v) = sym.and_then(|s| ev.field(s)) {
-        return Some(v);
-    }
-    if let Some(v) = alias.and_then(|s| ev.field(s)) {
-        return Some(v);
-    }
-    match name {
-        "cpu" => Some(FieldValue::Int(i64::from(ev.cpu()))),
-        "pid" => Some(FieldValue::Int(i64::from(ev.pid()))),
-        "comm" => Some(FieldValue::Str(ev.comm())),
-        _ => None,
-    }
-}
-
-/// Integer equality that also treats a negative value as its 32- and 64-bit two's
-/// complement, so `state=4294967295` matches kernels that print `state=-1`.
-fn int_eq(got: i128, want: i128) -> bool {
-    const W32: i128 = 1 << 32;
-    const W64: i128 = 1 << 64;
-    got == want
-        || (got < 0 && (got + W32 == want || got + W64 == want))
-        || (want < 0 && (want + W32 == got || want + W64 == got))
-}
-
-fn pred_holds(src: &Source, ev: &EventRef<'_>, sym: Option<Sym>, alias: Option<Sym>, p: &Pred) -> bool {
-    let Some(v) = field_of(ev, sym, alias, &p.field) else {
-        return matches!(p.op, PredOp::Ne | PredOp::NotContains);
-    };
-    let text: std::borrow::Cow<'_, str> = match v {
-        FieldValue::Str(s) => src.strings.resolve(s),
-        FieldValue::Int(_) | FieldValue::UInt(_) => {
-            let got = match v {
-                FieldValue::UInt(u) => i128::from(u),
-                other => i128::from(other.as_i64().unwrap_or_default()),
-            };
-            if matches!(p.op, PredOp::Eq | PredOp::Ne)
-                && let Some(want) = parse_int(&p.value)
-            {
-                return int_eq(got, want) == (p.op == PredOp::Eq);
-            }
-            got.to_string().into()
-        }
-    };
-    match p.op {
-        PredOp::Eq => text == p.value,
-        PredOp::Ne => text != p.value,
-        PredOp::Contains => text.contains(p.value.as_str()),
-        PredOp::NotContains => !text.contains(p.value.as_str()),
-    }
-}
-
-/// A decimal or `0x` hexadecimal integer.
-fn parse_int(s: &str) -> Option<i128> {
-    let (neg, digits) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s),
-    };
-    let v = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
-        Some(hex) => i128::from_str_radix(hex, 16).ok()?,
-        None => digits.parse::<i128>().ok()?,
-    };
-    Some(if neg { -v } else { v })
-}
-
-/// One flag per layout of `src`: whether events of that layout are named `name`. Scans
-/// test a flag per event instead of following each event's layout to its name.
-pub(crate) fn layout_mask(src: &Source, name: Option<Sym>) -> Vec<bool> {
-    src.events.layouts().iter().map(|l| Some(l.event) == name).collect()
-}
-
-/// The events whose layout `mask` selects, in table order.
-pub(crate) fn candidates<'a>(src: &'a Source, mask: &'a [bool]) -> impl Iterator<Item = EventRef<'a>> + 'a {
-    src.events
-        .layout
-        .iter()
-        .enumerate()
-        .filter(|&(_, l)| mask.get(l.0 as usize).copied().unwrap_or(false))
-        .filter_map(|(i, _)| src.events.get(i))
-}
-
-fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool {
-    r.name == Some(ev.name()) && r.preds.iter().all(|&(sym, alias, p)| pred_holds(src, ev, sym, alias, p))
-}
-
-/// Times of the selected transitions of a digital track.
-pub fn edge_times(track: &DigitalTrack, edge: Edge) -> Vec<Ps> {
-    let mut prev = track.initial;
-    let mut out = Vec::new();
-    for (&t, &l) in track.times.iter().zip(&track.levels) {
-        let hit = match edge {
-            Edge::Rise => prev == 0 && l == 1,
-            Edge::Fall => prev == 1 && l == 0,
-            Edge::Any => true,
-        };
-        if hit {
-            out.push(t);
-        }
-        prev = l;
-    }
-    out
-}
-
-/// The digital view of an edge or crossing endpoint's track, and its index among the
-/// source's tracks (digital first, then analog) for ordering simultaneous occurrences.
-type Digital<'a> = (usize, std::borrow::Cow<'a, DigitalTrack>);
-
-fn digital_of<'a>(src: &'a Source, rule: &str, ep: &Endpoint) -> Result<Digital<'a>, PairError> {
-    let no_track = |track: &str| PairError::NoSuchTrack { rule: rule.to_owned(), track: track.to_owned() };
-    let analog = |track: &str, th: Threshold| -> Result<Digital<'a>, PairError> {
-        let (i, a): (usize, &AnalogTrack) =
-            src.analog.iter().enumerate().find(|(_, a)| a.name == track).ok_or_else(|| no_track(track))?;
-        if th.resolve(a).is_none() {
-            return Err(PairError::NoThreshold { rule: rule.to_owned(), track: track.to_owned() });
-        }
-        Ok((src.digital.len() + i, std::borrow::Cow::Owned(a.to_digital(th))))
-    };
-    match ep {
-        Endpoint::Edge { track, .. } => {
-            match src.digital.iter().enumerate().find(|(_, d)| &d.name == track) {
-                Some((i, d)) => Ok((i, std::borrow::Cow::Borrowed(d))),
-                None => analog(track, Threshold::Auto),
-            }
-        }
-        Endpoint::Crossing { track, level, .. } => {
-            analog(track, Threshold::Fixed { level: level.0, hysteresis: 0.0 })
-        }
-        Endpoint::Event { name, .. } => Err(no_track(name)),
-    }
-}
-
-/// Times (relative ps, sorted) at which `ep` occurs in `src`. A source without the event
-/// gives no times; a missing track is an error naming `rule`.
-pub fn endpoint_times(src: &Source, rule: &str, ep: &Endpoint) -> Result<Vec<Ps>, PairError> {
-    match ep {
-        Endpoint::Event { name, preds } => {
-            let r = resolve(src, name, preds);
-            if r.name.is_none() {
-                return Ok(Vec::new());
-            }
-            let mask = layout_mask(src, r.name);
-            Ok(candidates(src, &mask).filter(|ev| matches(src, ev, &r)).map(|ev| ev.ts()).collect())
-        }
-        Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } => {
-            let (_, d) = digital_of(src, rule, ep)?;
-            Ok(edge_times(&d, *edge))
-        }
-    }
-}
-
-/// Indices of the events `ep` selects in `src` (empty for edges and crossings).
-pub fn endpoint_events(src: &Source, ep: &Endpoint) -> Vec<usize> {
-    match ep {
-        Endpoint::Event { name, preds } => {
-            let r = resolve(src, name, preds);
-            if r.name.is_none() {
-                return Vec::new();
-            }
-            let mask = layout_mask(src, r.name);
-            candidates(src, &mask).filter(|ev| matches(src, ev, &r)).map(|ev| ev.index).collect()
-        }
-        _ => Vec::new(),
     }
 }
 
@@ -444,13 +147,6 @@ pub(crate) struct Occ {
     is_start: bool,
     start_key: Key,
     end_key: Key,
-}
-
-fn resolved<'a>(src: &Source, ep: &'a Endpoint) -> Option<Resolved<'a>> {
-    match ep {
-        Endpoint::Event { name, preds } => Some(resolve(src, name, preds)).filter(|r| r.name.is_some()),
-        _ => None,
-    }
 }
 
 /// Occurrences of `rule`'s endpoints in `src`, unsorted. `order` ranks simultaneous ones:
@@ -474,7 +170,7 @@ fn event_occurrences(
     let start_fields = fields(|f| &f.0);
     let end_fields = fields(|f| &f.1);
     if rule.by.len() > MAX_KEYS {
-        return Err(PairError::TooManyKeys { rule: rule.name.clone(), count: rule.by.len() });
+        return Err(PairError::TooManyKeys { rule: rule.name.clone(), count: rule.by.len(), max: MAX_KEYS });
     }
     let key_of = |ev: &EventRef<'_>, fields: &[(Option<Sym>, Option<Sym>, &str)]| -> Key {
         let mut k = NO_KEY;
@@ -591,40 +287,27 @@ pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
     Ok(engine.finish())
 }
 
-/// Maps a source's relative time onto the common timeline (DESIGN §4.6).
-pub fn to_common(src: &Source, t: Ps) -> Ps {
-    if src.drift_ppm == 0.0 {
-        return t + src.offset;
-    }
-    t + src.offset + (t as f64 * src.drift_ppm / 1e6).round() as Ps
-}
-
-/// The inverse of [`to_common`]: a common-timeline time in `src`'s relative time.
-pub fn from_common(src: &Source, c: Ps) -> Ps {
-    if src.drift_ppm == 0.0 {
-        return c - src.offset;
-    }
-    ((c - src.offset) as f64 / (1.0 + src.drift_ppm / 1e6)).round() as Ps
-}
-
 /// Pairs `rule` over several sources at once, on the common timeline (each source's
-/// `offset`/`drift_ppm` applied): a `tracing_mark_write` start in a trace and a GPIO edge
-/// end in a capture. Pair times are common-timeline picoseconds. String keys compare by
-/// their text across sources.
-pub fn pair_across(sources: &[&Source], rule: &PairRule) -> Result<PairResult, PairError> {
+/// placement applied): a `tracing_mark_write` start in a trace and a GPIO edge end in a
+/// capture. Pair times are common-timeline picoseconds. String keys compare by their text
+/// across sources.
+pub fn pair_across(sources: &[Placed<'_>], rule: &PairRule) -> Result<PairResult, PairError> {
     pair_across_keyed(sources, rule).map(|(res, _)| res)
 }
 
 /// [`pair_across`], also returning the interner the pairs' string keys refer to (they are
 /// re-interned across sources, so no single source's strings resolve them).
-pub fn pair_across_keyed(sources: &[&Source], rule: &PairRule) -> Result<(PairResult, Interner), PairError> {
+pub fn pair_across_keyed(
+    sources: &[Placed<'_>],
+    rule: &PairRule,
+) -> Result<(PairResult, Interner), PairError> {
     let mut all = Vec::new();
     let mut shared = Interner::new();
     for (rank, src) in sources.iter().enumerate() {
         let mut occ = edge_occurrences(src, rule, rank as u64, true)?;
         event_occurrences(src, rule, rank as u64, &mut |o| occ.push(o))?;
         for o in &mut occ {
-            o.t = to_common(src, o.t);
+            o.t = src.to_common(o.t);
             for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
                 if let KeyVal::Str(s) = k {
                     *s = shared.intern(src.strings.bytes_of(*s));
@@ -763,34 +446,7 @@ impl<'r> StreamPairer<'r> {
     }
 }
 
-/// A field of events resolved once against a source: the field itself, then its alias,
-/// then the `cpu`/`pid`/`comm` columns.
-#[derive(Debug, Clone)]
-pub struct FieldSel {
-    sym: Option<Sym>,
-    alias: Option<Sym>,
-    name: String,
-}
-
-impl FieldSel {
-    pub fn new(src: &Source, name: &str) -> Self {
-        Self { sym: src.strings.lookup(name.as_bytes()), alias: alias_sym(src, name), name: name.to_owned() }
-    }
-    pub fn get(&self, ev: &EventRef<'_>) -> Option<FieldValue> {
-        field_of(ev, self.sym, self.alias, &self.name)
-    }
-    pub fn key(&self, ev: &EventRef<'_>) -> KeyVal {
-        self.get(ev).map_or(KeyVal::Missing, to_key)
-    }
-    /// Whether [`FieldSel::get`] reads only the event's own field `sym` (no alias, no
-    /// column): then a caller that decodes all fields once may pick it out itself.
-    pub(crate) fn plain_sym(&self) -> Option<Option<Sym>> {
-        let column = matches!(self.name.as_str(), "cpu" | "pid" | "comm");
-        (self.alias.is_none() && !column).then_some(self.sym)
-    }
-}
-
-/// The key value of a field value, as [`FieldSel::key`] gives it.
+/// The key value of a field value (a missing field is [`KeyVal::Missing`]).
 pub(crate) fn key_of_value(v: Option<FieldValue>) -> KeyVal {
     v.map_or(KeyVal::Missing, to_key)
 }
@@ -813,43 +469,11 @@ pub fn render_key(rule: &PairRule, key: &[KeyVal], strings: &Interner) -> String
     out
 }
 
-/// A stall window: a gap in a periodic stream longer than `factor` x its median period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StallWindow {
-    pub start: Ps,
-    pub end: Ps,
-    /// The gap minus the median period.
-    pub excess: Ps,
-}
-
-/// Stall windows in a sorted list of occurrence times (DESIGN §4.4). Returns the median
-/// period (the upper median for an even count; 0 with fewer than two times) and the windows.
-pub fn stall_windows_in(times: &[Ps], factor: f64) -> (Ps, Vec<StallWindow>) {
-    if times.len() < 2 {
-        return (0, Vec::new());
-    }
-    let mut gaps: Vec<Ps> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    let mut sorted = gaps.clone();
-    sorted.sort_unstable();
-    let median = sorted[sorted.len() / 2];
-    let limit = factor * median as f64;
-    let windows = times
-        .windows(2)
-        .zip(gaps.drain(..))
-        .filter(|&(_, g)| g as f64 > limit)
-        .map(|(w, g)| StallWindow { start: w[0], end: w[1], excess: g - median })
-        .collect();
-    (median, windows)
-}
-
-/// Stall windows between selected edges of a digital track.
-pub fn stall_windows(track: &DigitalTrack, edge: Edge, factor: f64) -> (Ps, Vec<StallWindow>) {
-    stall_windows_in(&edge_times(track, edge), factor)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::endpoint::{Edge, Pred, PredOp, endpoint_times, int_eq};
+    use latscope_model::DigitalTrack;
     use latscope_model::{EventTableBuilder, FieldKind, IrqFlags, SourceKind};
 
     /// An event as (ts, cpu, name, [(field, int value)]).
@@ -1033,25 +657,11 @@ mod tests {
     #[test]
     fn across_sources_uses_the_common_timeline() {
         let a = source(&[(100, 0, "cmd", &[("id", 1)]), (300, 0, "cmd", &[("id", 2)])]);
-        let mut b = source(&[(10, 0, "done", &[("id", 2)]), (20, 0, "done", &[("id", 1)])]);
+        let b = source(&[(10, 0, "done", &[("id", 2)]), (20, 0, "done", &[("id", 1)])]);
         // b's clock starts 400 later than a's.
-        b.offset = 400;
+        let placed = [Placed::unaligned(&a), Placed::new(&b, latscope_model::Placement::new(400, 0.0))];
         let r = PairRule::new("x", Endpoint::event("cmd"), Endpoint::event("done"), Policy::Fifo).by("id");
-        let p = pair_across(&[&a, &b], &r).expect("pair");
+        let p = pair_across(&placed, &r).expect("pair");
         assert_eq!(spans(&p), [(300, 410), (100, 420)]);
-        assert_eq!((to_common(&b, 10), from_common(&b, 410)), (410, 10));
-        b.drift_ppm = 1e5;
-        assert_eq!(from_common(&b, to_common(&b, 1000)), 1000);
-    }
-
-    #[test]
-    fn stall_windows_measure_excess_over_median() {
-        let times = [0, 10, 20, 30, 75, 85, 95, 110];
-        let (median, w) = stall_windows_in(&times, 1.5);
-        assert_eq!(median, 10);
-        assert_eq!(w, [StallWindow { start: 30, end: 75, excess: 35 }]);
-        let (_, w) = stall_windows_in(&times, 1.4);
-        assert_eq!(w.len(), 2);
-        assert_eq!(stall_windows_in(&[5], 1.5), (0, Vec::new()));
     }
 }

@@ -1,15 +1,16 @@
-//! Rule specs (DESIGN §7): the text a user types after `--rule`, `--preset` or into the
-//! GUI, parsed into a [`Spec`], and [`run_spec`], which turns a spec and the open sources
-//! into [`Outcome`]s. This module owns the grammar and the dispatch; the analyses live in
-//! `pairing`, `presets`, `chain` and `detect`.
+//! Rule specs (DESIGN §7): what a spec is ([`Spec`], the presets) and the whole grammar —
+//! the text a user types after `--rule`, `--preset`, `--align` or into the GUI, parsed into a
+//! [`Spec`] or an [`AlignSpec`]. Every parser of the project's rule language is here, so the
+//! grammar can change in this one module. Running a spec is `runner`'s.
 //!
 //! ```text
 //! [NAME=]START -> END [by KEY[,KEY...]] [policy fifo|lifo|next|first] [within DURATION]
-//! pulse:CHANNEL[:high|low][@LEVEL]
-//! stall:SELECTOR [factor F]
-//! long:TRACK[:high|low][@LEVEL] over DURATION
-//! poll:SELECTOR within DURATION [min N]
+//! [NAME=]pulse:CHANNEL[:high|low][@LEVEL]
+//! [NAME=]stall:SELECTOR [factor F]
+//! [NAME=]long:TRACK[:high|low][@LEVEL] over DURATION
+//! [NAME=]poll:SELECTOR within DURATION [min N]
 //! PRESET            (block, irq-handler, …, cmd-irq[:OPTS], chain[:OPTS], pulse:CH)
+//! N:OFFSET[:DRIFTppm] | N:match REF_ENDPOINT -> ENDPOINT [drift]      (--align)
 //! ```
 //! START/END/SELECTOR: `event[field=value,field~text,field!=v,field!~text]`, `CHANNEL:rise|fall|any`
 //! (on an analog track: its automatic threshold) or `CHANNEL:rise@1.65` (an explicit
@@ -17,12 +18,9 @@
 //! KEY is `field` or `start_field:end_field`. DURATION is a decimal number with a unit:
 //! `ps ns us ms s`. Names and channels with other characters are written in double quotes.
 
-use crate::outcome::Outcome;
-use crate::pairing::{Edge, Endpoint, Level, PairError, PairRule, Policy, Pred, PredOp};
-use crate::presets::Preset;
-use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps, Source};
-
-pub use crate::presets::PRESETS;
+use crate::endpoint::{Edge, Endpoint, Level, Pred, PredOp};
+use crate::pairing::{MAX_KEYS, PairRule, Policy};
+use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps};
 
 /// One parsed analysis.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +55,19 @@ impl Spec {
         }
     }
 
+    /// The spec under another name (`NAME=` before a rule or detector); presets keep theirs.
+    pub fn named(mut self, new: String) -> Self {
+        match &mut self {
+            Spec::Pair(r) => r.name = new,
+            Spec::Pulse { name, .. }
+            | Spec::Stall { name, .. }
+            | Spec::Long { name, .. }
+            | Spec::Poll { name, .. } => *name = new,
+            Spec::Preset(_) => {}
+        }
+        self
+    }
+
     /// Every track (or event) name the spec can read, when the spec names them all in its
     /// text; `None` for presets, which find their events and tracks themselves. An importer
     /// given these names may leave other tracks out (`latscope report`).
@@ -71,21 +82,183 @@ impl Spec {
     }
 }
 
+/// Preset names and one-line descriptions, for `--help` and the GUI.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("block", "block_rq_issue -> block_rq_complete by dev,sector (flushes by dev), fifo"),
+    ("irq-handler", "irq_handler_entry -> irq_handler_exit by cpu,irq, lifo (nesting)"),
+    ("softirq", "softirq_entry -> softirq_exit by cpu,vec, lifo"),
+    ("wakeup", "sched_wakeup -> sched_switch in of that pid; the oldest pending wakeup"),
+    ("idle", "cpu_idle state!=4294967295 -> state=4294967295 by cpu, next"),
+    ("irqs-off", "irq_disable -> irq_enable by cpu, next"),
+    ("mmc", "mmc_request_start -> mmc_request_done by host,cmd_opcode, fifo"),
+    ("cmd-irq", "command -> first IRQ after it (cmd-irq:irq=N,cmd=ENDPOINT to choose), next"),
+    ("chain", "command -> IRQ entry -> handler exit -> wakeup -> switch-in of the issuer"),
+    ("pulse:CH", "widths of the high pulses of channel CH (pulse:CH:low for low ones)"),
+];
+
+/// `cmd-irq` and `chain` options: the command endpoints and the IRQ.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CmdIrq {
+    /// The command; `None` means `mmc_request_start` where the source has it, else
+    /// `block_rq_issue`.
+    pub cmd: Option<Endpoint>,
+    /// The IRQ: an `irq_handler_entry` IRQ number, or any endpoint (a GPIO edge); `None`
+    /// means the IRQ number that most often is the first `irq_handler_entry` after a command.
+    pub irq: Option<IrqSel>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IrqSel {
+    Number(i64),
+    Endpoint(Endpoint),
+}
+
+/// Presets that are more than a pair rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preset {
+    Block,
+    /// `sched_wakeup -> sched_switch` by `pid:next_pid`, policy first; a task seen running
+    /// drops its open wakeups (their switch-in was not recorded), and they are noted.
+    Wakeup,
+    CmdIrq {
+        name: String,
+        opts: CmdIrq,
+    },
+    Chain {
+        name: String,
+        opts: CmdIrq,
+    },
+}
+
+impl Preset {
+    pub fn name(&self) -> &str {
+        match self {
+            Preset::Block => "block",
+            Preset::Wakeup => "wakeup",
+            Preset::CmdIrq { name, .. } | Preset::Chain { name, .. } => name,
+        }
+    }
+}
+
+fn simple(name: &str, start: Endpoint, end: Endpoint, by: &[(&str, &str)], policy: Policy) -> Spec {
+    let mut r = PairRule::new(name, start, end, policy);
+    for (a, b) in by {
+        r = r.by_mapped(a, b);
+    }
+    Spec::Pair(r)
+}
+
+fn state_pred(op: PredOp) -> Endpoint {
+    Endpoint::event_where("cpu_idle", vec![Pred::new("state", op, "4294967295")])
+}
+
+/// The spec of a preset name (with options for `cmd-irq` and `chain`); `None` when `text`
+/// names no preset.
+fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
+    let t = text.trim();
+    let lead = text.len() - text.trim_start().len();
+    Ok(Some(match t {
+        "block" => Spec::Preset(Preset::Block),
+        "irq-handler" => simple(
+            "irq-handler",
+            Endpoint::event("irq_handler_entry"),
+            Endpoint::event("irq_handler_exit"),
+            &[("cpu", "cpu"), ("irq", "irq")],
+            Policy::Lifo,
+        ),
+        "softirq" => simple(
+            "softirq",
+            Endpoint::event("softirq_entry"),
+            Endpoint::event("softirq_exit"),
+            &[("cpu", "cpu"), ("vec", "vec")],
+            Policy::Lifo,
+        ),
+        "wakeup" => Spec::Preset(Preset::Wakeup),
+        "idle" => {
+            simple("idle", state_pred(PredOp::Ne), state_pred(PredOp::Eq), &[("cpu", "cpu")], Policy::Next)
+        }
+        "irqs-off" => simple(
+            "irqs-off",
+            Endpoint::event("irq_disable"),
+            Endpoint::event("irq_enable"),
+            &[("cpu", "cpu")],
+            Policy::Next,
+        ),
+        "mmc" => simple(
+            "mmc",
+            Endpoint::event("mmc_request_start"),
+            Endpoint::event("mmc_request_done"),
+            &[("host", "host"), ("cmd_opcode", "cmd_opcode")],
+            Policy::Fifo,
+        ),
+        _ => {
+            let mut c = Cursor::new(text);
+            if c.eat("pulse:") {
+                return parse_pulse(&mut c).map(Some);
+            }
+            let chain = if c.eat_word("cmd-irq") {
+                false
+            } else if c.eat_word("chain") {
+                true
+            } else {
+                return Ok(None);
+            };
+            let opts = if c.eat(":") { parse_cmd_irq_opts(&mut c)? } else { CmdIrq::default() };
+            if !c.at_end() {
+                return Err(SpecError {
+                    column: c.pos,
+                    message: "expected ':' and options, or the end".into(),
+                });
+            }
+            let name = text[lead..].trim_end().to_owned();
+            if chain {
+                Spec::Preset(Preset::Chain { name, opts })
+            } else {
+                Spec::Preset(Preset::CmdIrq { name, opts })
+            }
+        }
+    }))
+}
+
+/// `irq=N|irq=ENDPOINT` and `cmd=ENDPOINT`, separated by commas.
+fn parse_cmd_irq_opts(c: &mut Cursor<'_>) -> Result<CmdIrq, SpecError> {
+    let mut o = CmdIrq::default();
+    loop {
+        if c.eat("irq=") {
+            let save = c.pos;
+            o.irq = Some(match c.number("an IRQ number") {
+                Ok((n, at)) if !c.rest().starts_with(':') && !c.rest().starts_with('[') => {
+                    IrqSel::Number(n.parse().map_err(|_| SpecError {
+                        column: at,
+                        message: "expected a whole IRQ number".into(),
+                    })?)
+                }
+                _ => {
+                    c.pos = save;
+                    IrqSel::Endpoint(parse_endpoint(c, "the IRQ endpoint after 'irq='")?)
+                }
+            });
+        } else if c.eat("cmd=") {
+            o.cmd = Some(parse_endpoint(c, "the command endpoint after 'cmd='")?);
+        } else {
+            c.skip_ws();
+            return Err(SpecError {
+                column: c.pos,
+                message: "expected irq=N, irq=ENDPOINT or cmd=ENDPOINT".into(),
+            });
+        }
+        if !c.eat(",") {
+            return Ok(o);
+        }
+    }
+}
+
 /// A spec that does not parse: where (0-based character offset) and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("column {column}: {message}")]
 pub struct SpecError {
     pub column: usize,
     pub message: String,
-}
-
-/// A spec that parsed but cannot run on the sources given.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AnalysisError {
-    #[error("{rule}: no source has {what}")]
-    Missing { rule: String, what: String },
-    #[error(transparent)]
-    Pair(#[from] PairError),
 }
 
 fn err<T>(column: usize, message: impl Into<String>) -> Result<T, SpecError> {
@@ -346,11 +519,45 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
     if c.at_end() {
         return err(0, "expected a rule: [NAME=]START -> END, pulse:CH, stall:TRACK or a preset name");
     }
+    // `NAME=` before a detector names it (a pair rule's `NAME=` is read by `parse_pair`).
+    let mut name = None;
+    let save = c.pos;
+    if let Ok(n) = c.name("a name") {
+        c.skip_ws();
+        let rest = c.rest();
+        let detector =
+            |r: &str| ["pulse:", "stall:", "long:", "poll:"].iter().any(|k| r.trim_start().starts_with(k));
+        if rest.strip_prefix('=').is_some_and(detector) {
+            c.pos += 1;
+            name = Some(n);
+        } else {
+            c.pos = save;
+        }
+    } else {
+        c.pos = save;
+    }
+    let spec = parse_detector(&mut c, text)?;
+    match (spec, name) {
+        (Some(spec), Some(n)) => Ok(spec.named(n)),
+        (Some(spec), None) => Ok(spec),
+        (None, _) => {
+            if !text.contains("->")
+                && let Some(p) = parse_preset(text)?
+            {
+                return Ok(p);
+            }
+            parse_pair(&mut c)
+        }
+    }
+}
+
+/// `pulse:`, `stall:`, `long:` and `poll:` specs; `None` when the text is none of them.
+fn parse_detector(c: &mut Cursor<'_>, text: &str) -> Result<Option<Spec>, SpecError> {
     if c.eat("pulse:") {
-        return parse_pulse(&mut c);
+        return parse_pulse(c).map(Some);
     }
     if c.eat("stall:") {
-        let selector = parse_selector(&mut c)?;
+        let selector = parse_selector(c)?;
         let mut factor = 1.5;
         if c.eat_word("factor") {
             c.skip_ws();
@@ -360,21 +567,21 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
                 return err(at, "expected a factor above 0");
             }
         }
-        expect_end(&mut c, "'factor F' or the end of the rule")?;
-        return Ok(Spec::Stall { name: text.trim().to_owned(), selector, factor });
+        expect_end(c, "'factor F' or the end of the rule")?;
+        return Ok(Some(Spec::Stall { name: text.trim().to_owned(), selector, factor }));
     }
     if c.eat("long:") {
         let track = c.name("a track name after 'long:'")?;
-        let (high, level) = parse_phase(&mut c)?;
+        let (high, level) = parse_phase(c)?;
         if !c.eat_word("over") {
             return err(c.pos, "expected 'over DURATION' after the track");
         }
         let over = c.duration(false)?;
-        expect_end(&mut c, "the end of the rule after the duration")?;
-        return Ok(Spec::Long { name: text.trim().to_owned(), track, high, level, over });
+        expect_end(c, "the end of the rule after the duration")?;
+        return Ok(Some(Spec::Long { name: text.trim().to_owned(), track, high, level, over }));
     }
     if c.eat("poll:") {
-        let selector = parse_selector(&mut c)?;
+        let selector = parse_selector(c)?;
         if !c.eat_word("within") {
             return err(c.pos, "expected 'within DURATION' (the largest spacing inside a loop)");
         }
@@ -387,15 +594,10 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
                 message: "expected a whole iteration count of at least 2".into(),
             })?;
         }
-        expect_end(&mut c, "'min N' or the end of the rule")?;
-        return Ok(Spec::Poll { name: text.trim().to_owned(), selector, spacing, min_iterations });
+        expect_end(c, "'min N' or the end of the rule")?;
+        return Ok(Some(Spec::Poll { name: text.trim().to_owned(), selector, spacing, min_iterations }));
     }
-    if !text.contains("->")
-        && let Some(p) = crate::presets::parse_preset(text)?
-    {
-        return Ok(p);
-    }
-    parse_pair(&mut c)
+    Ok(None)
 }
 
 pub(crate) fn parse_pulse(c: &mut Cursor<'_>) -> Result<Spec, SpecError> {
@@ -475,9 +677,9 @@ fn parse_pair(c: &mut Cursor<'_>) -> Result<Spec, SpecError> {
                 return err(at, "'by' given twice");
             }
             loop {
-                if rule.by.len() == crate::pairing::MAX_KEYS {
+                if rule.by.len() == MAX_KEYS {
                     c.skip_ws();
-                    return err(c.pos, format!("at most {} key fields", crate::pairing::MAX_KEYS));
+                    return err(c.pos, format!("at most {} key fields", MAX_KEYS));
                 }
                 let a = c.name("a key field after 'by'")?;
                 let b = if c.eat(":") { c.name("the end field after ':' in a key")? } else { a.clone() };
@@ -516,7 +718,7 @@ fn parse_pair(c: &mut Cursor<'_>) -> Result<Spec, SpecError> {
 
 /// The spec of a `--preset NAME` (see [`PRESETS`]).
 pub fn preset_spec(name: &str) -> Result<Spec, SpecError> {
-    match crate::presets::parse_preset(name)? {
+    match parse_preset(name)? {
         Some(s) => Ok(s),
         None => err(
             0,
@@ -525,52 +727,69 @@ pub fn preset_spec(name: &str) -> Result<Spec, SpecError> {
     }
 }
 
-/// Runs `spec` over `sources`: one [`Outcome`] per source it applies to (the sources that
-/// hold what it selects), or one over several sources on their common timeline when a
-/// pair rule's start and end are only found in different sources.
-pub fn run_spec(spec: &Spec, sources: &[Source]) -> Result<Vec<Outcome>, AnalysisError> {
-    match spec {
-        Spec::Pair(rule) => crate::presets::run_pair_rule(rule, sources),
-        Spec::Pulse { name, channel, high, level } => {
-            crate::detect::run_pulse(name, channel, *high, *level, sources)
-        }
-        Spec::Stall { name, selector, factor } => crate::detect::run_stall(name, selector, *factor, sources),
-        Spec::Long { name, track, high, level, over } => {
-            crate::detect::run_long(name, track, *high, *level, *over, sources)
-        }
-        Spec::Poll { name, selector, spacing, min_iterations } => {
-            crate::detect::run_poll(name, selector, *spacing, *min_iterations, sources)
-        }
-        Spec::Preset(p) => crate::presets::run_preset(p, sources),
-    }
+/// A parsed `--align`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AlignSpec {
+    Manual { source: usize, offset: Ps, drift_ppm: f64 },
+    Match { source: usize, reference: Endpoint, other: Endpoint, drift: bool },
 }
 
-/// Runs `spec` on each source alone (two captures compared, or sources held apart), with
-/// `Outcome::source` set to the source's index; one result per source, in order.
-pub fn run_spec_each<'a>(
-    spec: &Spec,
-    sources: impl IntoIterator<Item = &'a Source>,
-) -> Vec<Result<Vec<Outcome>, AnalysisError>> {
-    sources
-        .into_iter()
-        .enumerate()
-        .map(|(index, src)| {
-            run_spec(spec, std::slice::from_ref(src)).map(|outcomes| {
-                outcomes
-                    .into_iter()
-                    .map(|mut o| {
-                        o.source = index;
-                        o
-                    })
-                    .collect()
-            })
-        })
-        .collect()
+/// Parses an `--align` value: `N:OFFSET[:DRIFTppm]` or `N:match REF_ENDPOINT -> ENDPOINT
+/// [drift]` (source indices count the inputs from 0; source 0 is the reference).
+pub fn parse_align(text: &str) -> Result<AlignSpec, SpecError> {
+    let mut c = Cursor::new(text);
+    let (n, at) = c.number("a source index")?;
+    let source: usize = n
+        .parse()
+        .map_err(|_| SpecError { column: at, message: "expected a source index (0, 1, …)".into() })?;
+    if !c.eat(":") {
+        return Err(SpecError { column: c.pos, message: "expected ':' after the source index".into() });
+    }
+    if c.eat_word("match") {
+        let reference = parse_endpoint(&mut c, "the reference endpoint (in source 0)")?;
+        if !c.eat("->") {
+            return Err(SpecError {
+                column: c.pos,
+                message: "expected \"->\" after the reference endpoint".into(),
+            });
+        }
+        let other = parse_endpoint(&mut c, "the endpoint in the aligned source")?;
+        let drift = c.eat_word("drift");
+        if !c.at_end() {
+            return Err(SpecError { column: c.pos, message: "expected 'drift' or the end".into() });
+        }
+        return Ok(AlignSpec::Match { source, reference, other, drift });
+    }
+    let offset = c.duration(true)?;
+    let mut drift_ppm = 0.0;
+    if c.eat(":") {
+        drift_ppm = c.float("a drift in ppm, e.g. +20ppm")?;
+        if !c.eat("ppm") {
+            return Err(SpecError { column: c.pos, message: "expected 'ppm' after the drift".into() });
+        }
+    }
+    if !c.at_end() {
+        return Err(SpecError { column: c.pos, message: "expected ':DRIFTppm' or the end".into() });
+    }
+    Ok(AlignSpec::Manual { source, offset, drift_ppm })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_before_a_detector_names_it() {
+        let s = parse_spec("dma_stall=stall:DMA:rise factor 2").expect("spec");
+        assert_eq!(s.name(), "dma_stall");
+        assert!(matches!(s, Spec::Stall { factor, .. } if factor == 2.0));
+        assert_eq!(parse_spec("w = pulse:D1:low").expect("spec").name(), "w");
+        assert_eq!(parse_spec("stall:DMA:rise").expect("spec").name(), "stall:DMA:rise");
+        // A pair rule's name, and presets with options, are read as before.
+        assert_eq!(parse_spec("io=a -> b").expect("spec").name(), "io");
+        assert_eq!(parse_spec("cmd-irq:irq=36").expect("spec").name(), "cmd-irq:irq=36");
+        assert_eq!(parse_spec("x=stall:").map_err(|e| e.column), Err(8));
+    }
 
     #[test]
     fn durations_are_exact() {

@@ -6,24 +6,26 @@ mod common;
 
 use common::{abs, sample};
 use latscope_analysis::align::{AlignSpec, apply_align, parse_align};
-use latscope_analysis::pairing::{Endpoint, endpoint_times};
-use latscope_analysis::spec::{parse_spec, run_spec};
-use latscope_model::{DigitalTrack, PS_PER_S, PS_PER_US, Ps, Source, SourceKind};
+use latscope_analysis::endpoint::{Endpoint, endpoint_times};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::parse_spec;
+use latscope_model::{DigitalTrack, PS_PER_S, PS_PER_US, Placed, Placement, Ps, Source, SourceKind};
 
 #[test]
 fn text_and_trace_dat_of_one_buffer_align_to_their_origin_difference() {
-    let mut sources =
-        vec![sample("ftrace/markers_around_requests.txt"), sample("ftrace/markers_around_requests.dat")];
+    let sources =
+        [sample("ftrace/markers_around_requests.txt"), sample("ftrace/markers_around_requests.dat")];
     let spec = parse_align("1:match block_rq_issue -> block_rq_issue drift").unwrap();
-    let a = apply_align(&spec, &mut sources).unwrap();
+    let mut placements = [Placement::IDENTITY; 2];
+    let a = apply_align(&spec, &[&sources[0], &sources[1]], &mut placements).unwrap();
     let origin = |s: &Source| s.origin.secs * PS_PER_S + s.origin.ps;
     let expect = origin(&sources[1]) - origin(&sources[0]);
     assert_eq!(a.matched, 318);
     // The text keeps microseconds; trace.dat nanoseconds.
-    assert!((a.offset - expect).abs() < PS_PER_US, "{} vs {expect}", a.offset);
-    assert!(a.drift_ppm.abs() < 1.0, "{}", a.drift_ppm);
+    assert!((a.placement.offset - expect).abs() < PS_PER_US, "{} vs {expect}", a.placement.offset);
+    assert!(a.placement.drift_ppm.abs() < 1.0, "{}", a.placement.drift_ppm);
     assert!(a.residual_rms_ps < PS_PER_US as f64, "{}", a.residual_rms_ps);
-    assert_eq!((sources[1].offset, sources[1].drift_ppm), (a.offset, a.drift_ppm));
+    assert_eq!(placements, [Placement::IDENTITY, a.placement]);
 }
 
 /// A logic capture whose pin goes high `delay` after each marker, on a clock running
@@ -45,9 +47,9 @@ fn marker_and_gpio_on_skewed_clocks_pair_across_sources_once_aligned() {
     let trace = sample("ftrace/markers_around_requests.txt");
     let start_marker = Endpoint::event_where(
         "tracing_mark_write",
-        vec![latscope_analysis::pairing::Pred::new(
+        vec![latscope_analysis::endpoint::Pred::new(
             "text",
-            latscope_analysis::pairing::PredOp::Contains,
+            latscope_analysis::endpoint::PredOp::Contains,
             "req_start",
         )],
     );
@@ -55,19 +57,21 @@ fn marker_and_gpio_on_skewed_clocks_pair_across_sources_once_aligned() {
     assert_eq!(markers.len(), 300);
     let delay = 3 * PS_PER_US;
     let gpio = gpio_from(&markers, delay, 40.0, 2 * PS_PER_S);
-    let mut sources = vec![trace, gpio];
+    let mut placements = [Placement::IDENTITY; 2];
     // Before alignment the edges are seconds away from their markers.
     let rule = parse_spec("lat=tracing_mark_write[text~req_start] -> GPIO:rise policy next").unwrap();
-    let before = run_spec(&rule, &sources).unwrap();
+    let before = run_spec(&rule, &[Placed::unaligned(&trace), Placed::unaligned(&gpio)]).unwrap();
     assert!(before[0].samples.len() < 300);
     let a = apply_align(
         &parse_align("1:match tracing_mark_write[text~req_start] -> GPIO:rise drift").unwrap(),
-        &mut sources,
+        &[&trace, &gpio],
+        &mut placements,
     )
     .unwrap();
     assert_eq!(a.matched, 300);
-    assert!((a.drift_ppm + 40.0 / 1.00004).abs() < 0.01, "{}", a.drift_ppm);
-    let out = run_spec(&rule, &sources).unwrap();
+    assert!((a.placement.drift_ppm + 40.0 / 1.00004).abs() < 0.01, "{}", a.placement.drift_ppm);
+    let out =
+        run_spec(&rule, &[Placed::new(&trace, placements[0]), Placed::new(&gpio, placements[1])]).unwrap();
     assert_eq!(out.len(), 1);
     let o = &out[0];
     assert_eq!(o.source, 0);
@@ -79,16 +83,18 @@ fn marker_and_gpio_on_skewed_clocks_pair_across_sources_once_aligned() {
     }
     assert!(o.notes.iter().any(|n| n.what.contains("across sources")));
     // By hand: the inverse of the construction, so the latency is the real 3 us delay.
-    let mut sources = vec![sources.remove(0), gpio_from(&markers, delay, 0.0, 2 * PS_PER_S)];
+    let sources = [trace, gpio_from(&markers, delay, 0.0, 2 * PS_PER_S)];
+    let refs: Vec<&Source> = sources.iter().collect();
+    let mut placements = [Placement::IDENTITY; 2];
     let spec = parse_align("1:+2s").unwrap();
     assert_eq!(spec, AlignSpec::Manual { source: 1, offset: 2 * PS_PER_S, drift_ppm: 0.0 });
-    apply_align(&spec, &mut sources).unwrap();
-    let o = &run_spec(&rule, &sources).unwrap()[0];
+    apply_align(&spec, &refs, &mut placements).unwrap();
+    let o = &run_spec(&rule, &Placed::with(&sources, &placements)).unwrap()[0];
     assert_eq!(o.samples.len(), 300);
     assert!(o.latencies().iter().all(|&l| l == delay));
     assert_eq!(abs(&sources[0], o.samples[0].start), abs(&sources[0], markers[0]));
-    assert!(apply_align(&parse_align("0:+1us").unwrap(), &mut sources).is_err());
-    assert!(apply_align(&parse_align("5:+1us").unwrap(), &mut sources).is_err());
+    assert!(apply_align(&parse_align("0:+1us").unwrap(), &refs, &mut placements).is_err());
+    assert!(apply_align(&parse_align("5:+1us").unwrap(), &refs, &mut placements).is_err());
 }
 
 /// A rule keyed by a string field across two sources: each half of one real recording
@@ -113,8 +119,8 @@ fn string_keys_across_sources_render_their_text() {
     let completions = half("block_rq_complete:", "block_rq_issue:", "completions.txt");
     let whole = sample("ftrace/markers_around_requests.txt");
     let rule = parse_spec("io=block_rq_issue -> block_rq_complete by rwbs,sector").unwrap();
-    let alone = run_spec(&rule, std::slice::from_ref(&whole)).unwrap();
-    let across = run_spec(&rule, &[issues, completions]).unwrap();
+    let alone = run_spec(&rule, &[Placed::unaligned(&whole)]).unwrap();
+    let across = run_spec(&rule, &[Placed::unaligned(&issues), Placed::unaligned(&completions)]).unwrap();
     assert_eq!(across.len(), 1);
     assert!(across[0].notes.iter().any(|n| n.what.contains("across sources")));
     let keys =

@@ -6,8 +6,9 @@ mod common;
 
 use common::{Line, samples, scan, spans};
 use latscope_analysis::outcome::AnalysisKind;
-use latscope_analysis::spec::{preset_spec, run_spec};
-use latscope_model::Ps;
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::preset_spec;
+use latscope_model::{Placed, Ps};
 
 /// Chains computed from the scanned lines: (cmd, irq entry, exit, wakeup-or-exit, running).
 fn scan_chains(lines: &[Line], irq: i64) -> Vec<[Ps; 5]> {
@@ -52,7 +53,7 @@ fn chain_stages_sum_to_the_total_and_match_a_line_scan() {
     for name in ["virtio_blk_direct_read.txt", "blk_read.txt"] {
         let path = samples().join("ftrace").join(name);
         let sources = vec![common::open(&path)];
-        let out = run_spec(&preset_spec("chain").unwrap(), &sources).unwrap();
+        let out = run_spec(&preset_spec("chain").unwrap(), &Placed::all(&sources)).unwrap();
         let c = &out[0];
         assert_eq!(c.kind, AnalysisKind::Chain);
         assert_eq!(c.stages.len(), 4);
@@ -94,7 +95,7 @@ fn virtio_chain_issuer_is_dd() {
     let path = samples().join("ftrace/virtio_blk_direct_read.txt");
     let dd = scan(&path).iter().find(|l| l.event == "block_rq_issue").unwrap().pid;
     let sources = vec![common::open(&path)];
-    let c = &run_spec(&preset_spec("chain:irq=36").unwrap(), &sources).unwrap()[0];
+    let c = &run_spec(&preset_spec("chain:irq=36").unwrap(), &Placed::all(&sources)).unwrap()[0];
     assert!(c.samples.iter().all(|s| s.key == format!("pid={dd} irq=36")));
     // The kernel records no switch-in of dd after most wakeups: its first own event stands in.
     assert!(c.notes.iter().any(|n| n.what.starts_with("switch-in not recorded")), "{:?}", c.notes);

@@ -6,11 +6,13 @@ mod common;
 
 use common::{abs, sample, samples, scan};
 use latscope_analysis::outcome::{AnalysisKind, Outcome};
-use latscope_analysis::spec::{parse_spec, run_spec};
-use latscope_model::{PS_PER_US, Ps};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::parse_spec;
+use latscope_model::{PS_PER_US, Placed, Ps};
 
 fn run1(spec: &str, sources: &[latscope_model::Source]) -> Outcome {
-    let mut out = run_spec(&parse_spec(spec).unwrap(), sources).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let mut out =
+        run_spec(&parse_spec(spec).unwrap(), &Placed::all(sources)).unwrap_or_else(|e| panic!("{spec}: {e}"));
     assert_eq!(out.len(), 1, "{spec}");
     out.remove(0)
 }

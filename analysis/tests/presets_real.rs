@@ -6,13 +6,14 @@ mod common;
 
 use common::{Line, abs, corpus, open, sample, samples, scan, spans};
 use latscope_analysis::outcome::Outcome;
-use latscope_analysis::spec::{AnalysisError, preset_spec, run_spec};
-use latscope_model::{PS_PER_US, Ps};
+use latscope_analysis::runner::{AnalysisError, run_spec};
+use latscope_analysis::spec::preset_spec;
+use latscope_model::{PS_PER_US, Placed, Ps};
 use std::collections::HashMap;
 
 fn run(preset: &str, src: latscope_model::Source) -> (latscope_model::Source, Outcome) {
     let sources = vec![src];
-    let mut out = run_spec(&preset_spec(preset).unwrap(), &sources).unwrap();
+    let mut out = run_spec(&preset_spec(preset).unwrap(), &Placed::all(&sources)).unwrap();
     assert_eq!(out.len(), 1);
     let o = out.remove(0);
     assert_eq!(o.source, 0);
@@ -183,7 +184,7 @@ fn irq_handler_and_softirq_match_a_line_scan() {
         ] {
             let (want, us, ue) = lifo(&lines, start, end, field);
             let sources = vec![open(&path)];
-            match run_spec(&preset_spec(preset).unwrap(), &sources) {
+            match run_spec(&preset_spec(preset).unwrap(), &Placed::all(&sources)) {
                 Ok(o) => {
                     assert_eq!(spans(&sources[0], &o[0]), want, "{} {preset}", path.display());
                     assert_eq!(
@@ -344,9 +345,9 @@ fn mmc_pairs_wrapped_mail_excerpts() {
 #[test]
 fn presets_name_what_is_missing() {
     let sources = vec![sample("ftrace/markers_around_requests.txt")];
-    let e = run_spec(&preset_spec("wakeup").unwrap(), &sources).unwrap_err();
+    let e = run_spec(&preset_spec("wakeup").unwrap(), &Placed::all(&sources)).unwrap_err();
     assert_eq!(e.to_string(), "wakeup: no source has an event \"sched_wakeup\"");
-    let e = run_spec(&preset_spec("pulse:D9").unwrap(), &sources).unwrap_err();
+    let e = run_spec(&preset_spec("pulse:D9").unwrap(), &Placed::all(&sources)).unwrap_err();
     assert_eq!(e.to_string(), "pulse:D9: no source has a digital or analog track \"D9\"");
 }
 
@@ -434,7 +435,8 @@ fn marker_rules_pair_by_their_key_value_tokens() {
         "req=tracing_mark_write[text~req_start] -> tracing_mark_write[text!~req_start] by id:id policy fifo",
     ] {
         let sources = vec![open(&path)];
-        let o = &run_spec(&latscope_analysis::spec::parse_spec(text).unwrap(), &sources).unwrap()[0];
+        let o = &run_spec(&latscope_analysis::spec::parse_spec(text).unwrap(), &Placed::all(&sources))
+            .unwrap()[0];
         assert_eq!(spans(&sources[0], o), want, "{text}");
         assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue));
         assert_eq!(o.samples[0].key, "id=1");
@@ -449,6 +451,6 @@ fn marker_rules_pair_by_their_key_value_tokens() {
         .name
         .clone();
     let spec = format!("req={name}[text~req_start] -> {name}[text~req_done] by id");
-    let o = &run_spec(&latscope_analysis::spec::parse_spec(&spec).unwrap(), &dat).unwrap()[0];
+    let o = &run_spec(&latscope_analysis::spec::parse_spec(&spec).unwrap(), &Placed::all(&dat)).unwrap()[0];
     assert_eq!(o.samples.len(), 300);
 }

@@ -2,8 +2,9 @@
 //! The DESIGN §7 rule grammar: every form parses to what it says, and every error names the
 //! column and what was expected there.
 
-use latscope_analysis::pairing::{Edge, Endpoint, Level, PairRule, Policy, Pred, PredOp};
-use latscope_analysis::presets::{CmdIrq, IrqSel, Preset};
+use latscope_analysis::endpoint::{Edge, Endpoint, Level, Pred, PredOp};
+use latscope_analysis::pairing::{PairRule, Policy};
+use latscope_analysis::spec::{CmdIrq, IrqSel, Preset};
 use latscope_analysis::spec::{PRESETS, Spec, parse_spec, preset_spec};
 
 fn pair(text: &str) -> PairRule {

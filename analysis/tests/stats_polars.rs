@@ -4,9 +4,10 @@
 //! the outcomes of a recorded trace; its worst samples those of a full sort.
 
 use latscope_analysis::outcome::Sample;
-use latscope_analysis::spec::{preset_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::preset_spec;
 use latscope_analysis::stats::{GroupStats, StatsNs, StatsOptions, summarize};
-use latscope_model::PS_PER_NS;
+use latscope_model::{PS_PER_NS, Placed};
 use polars::prelude::*;
 
 const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
@@ -87,7 +88,7 @@ fn statistics_match_polars_on_a_real_trace() {
     let mut checked = 0;
     for preset in ["irq-handler", "block", "wakeup"] {
         let spec = preset_spec(preset).unwrap();
-        for o in run_spec(&spec, &sources).unwrap() {
+        for o in run_spec(&spec, &Placed::all(&sources)).unwrap() {
             let mut few = o.clone();
             for (i, s) in few.samples.iter_mut().enumerate() {
                 s.key = format!("k{}", (s.start / 7 + i as i64) % 5);

@@ -7,9 +7,10 @@ use anyhow::{Context, Result, bail};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::threshold::{Crossing, Threshold};
 use latscope_analysis::report::{self, Format, Report, ReportInput, ReportOptions};
+use latscope_analysis::runner::{self, Scope};
 use latscope_analysis::spec::{self, Spec};
 use latscope_importers::LoadControl;
-use latscope_model::Source;
+use latscope_model::{Placed, Placement, Source};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -118,16 +119,16 @@ fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
     Ok(specs)
 }
 
-/// Runs `spec` on each source alone (A/B) or, when aligned, on all sources together.
-fn run_one(spec: &Spec, sources: &[Source], together: bool) -> Result<Vec<Outcome>> {
-    if together || sources.len() == 1 {
-        return spec::run_spec(spec, sources).with_context(|| format!("analysis {}", spec.name()));
+/// Runs `spec` by the runner's each-or-together and error rules; inputs it was not run on
+/// (while it ran on others) are named on stderr when `warn`.
+fn run_one(spec: &Spec, sources: &[Placed<'_>], scope: Scope, warn: bool) -> Result<Vec<Outcome>> {
+    let ran = runner::run(spec, sources, scope).with_context(|| format!("analysis {}", spec.name()))?;
+    if warn {
+        for (i, why) in &ran.skipped {
+            eprintln!("latscope: analysis {}: not run on input {i}: {why}", spec.name());
+        }
     }
-    let mut out = Vec::new();
-    for (i, found) in spec::run_spec_each(spec, sources).into_iter().enumerate() {
-        out.extend(found.with_context(|| format!("analysis {} on input {i}", spec.name()))?);
-    }
-    Ok(out)
+    Ok(ran.outcomes)
 }
 
 fn has_results(outcomes: &[Outcome]) -> bool {
@@ -135,13 +136,13 @@ fn has_results(outcomes: &[Outcome]) -> bool {
 }
 
 /// Every preset that finds something in the sources, in the order of `PRESETS`.
-pub fn default_presets(sources: &[Source], together: bool) -> (Vec<String>, Vec<Outcome>) {
+pub fn default_presets(sources: &[Placed<'_>], scope: Scope) -> (Vec<String>, Vec<Outcome>) {
     let mut names = Vec::new();
     let mut outcomes = Vec::new();
     for (name, _) in spec::PRESETS {
         let Ok(spec) = spec::preset_spec(name) else { continue };
         // A preset that cannot run on this trace (a missing track) is simply not applicable.
-        if let Ok(found) = run_one(&spec, sources, together)
+        if let Ok(found) = run_one(&spec, sources, scope, false)
             && has_results(&found)
         {
             names.push((*name).to_owned());
@@ -216,10 +217,10 @@ pub fn gate(report: &Report, thresholds: &[Threshold]) -> Result<()> {
 /// simulated trace, the scenario figures as `metrics` (DESIGN §5.2, §7.1).
 pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -> Result<Report> {
     let mut outcomes = out.report.outcomes.clone();
-    let sources = std::slice::from_ref(&out.source);
+    let sources = [Placed::unaligned(&out.source)];
     for name in presets {
         let spec = spec::preset_spec(name).with_context(|| format!("--preset {name:?}"))?;
-        outcomes.extend(run_one(&spec, sources, false)?);
+        outcomes.extend(run_one(&spec, &sources, Scope::Each, true)?);
     }
     let path = out.report.path.clone();
     let inputs = [ReportInput { path: &path, source: &out.source }];
@@ -302,16 +303,19 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         crate::decode_cmd::attach(&mut source, &args.decoders)?;
         sources.push(source);
     }
+    // Alignment places sources on the common timeline; it never copies or changes them.
+    let mut placements = vec![Placement::IDENTITY; sources.len()];
     // The alignment as applied, for the report: what was fitted, not only what was asked.
     let applied = match &align {
         Some(spec) => {
-            let a = latscope_analysis::align::apply_align(spec, &mut sources)?;
+            let refs: Vec<&Source> = sources.iter().collect();
+            let a = latscope_analysis::align::apply_align(spec, &refs, &mut placements)?;
             Some(format!(
                 "{} (input {}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
                 args.align.as_deref().unwrap_or_default(),
                 a.source,
-                a.offset as f64 / 1e3,
-                a.drift_ppm,
+                a.placement.offset as f64 / 1e3,
+                a.placement.drift_ppm,
                 a.matched,
                 a.residual_rms_ps / 1e3
             ))
@@ -319,9 +323,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         None => None,
     };
     // Without --align two inputs are two captures to compare; with it, one aligned trace.
-    let together = args.align.is_some();
+    let placed = Placed::with(&sources, &placements);
+    let scope = Scope::of(args.align.is_some(), &placed);
     let outcomes = if specs.is_empty() {
-        let (names, outcomes) = default_presets(&sources, together);
+        let (names, outcomes) = default_presets(&placed, scope);
         if names.is_empty() {
             eprintln!(
                 "latscope: no --preset or --rule given and no preset finds events in the input; \
@@ -338,7 +343,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     } else {
         let mut all = Vec::new();
         for s in &specs {
-            all.extend(run_one(s, &sources, together)?);
+            all.extend(run_one(s, &placed, scope, true)?);
         }
         all
     };
@@ -353,6 +358,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let gated = gate(&report, &thresholds);
     // The process ends with this command: handing the captures' and analyses' memory (tens
     // of MB for a million pulses) back page by page would cost more than the statistics.
+    drop(placed);
     std::mem::forget((sources, outcomes, report));
     gated
 }

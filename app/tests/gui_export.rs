@@ -179,15 +179,7 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     arrange(&mut h);
     // An alignment offset (as the alignment UI sets it) on the second source.
     let offset = 1_234_567;
-    for _ in 0..200 {
-        let sv = &mut h.state_mut().view.sources[1];
-        if let Some(p) = Arc::get_mut(&mut sv.prepared) {
-            p.source.offset = offset;
-            p.source.drift_ppm = 12.5;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    h.state_mut().view.sources[1].placement = latscope_model::Placement::new(offset, 12.5);
     h.step();
     let saved = Session::capture(h.state());
     assert_eq!(saved.files.len(), 2);
@@ -210,7 +202,7 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     assert_eq!(wb.theme, ThemeKind::Light);
     assert_eq!(theme::current(), ThemeKind::Light);
     assert!(!fresh.ctx.global_style().visuals.dark_mode);
-    assert_eq!(wb.view.sources[1].source().offset, offset);
+    assert_eq!(wb.view.sources[1].placement, latscope_model::Placement::new(offset, 12.5));
     assert_eq!(wb.view.sources[1].lanes[0].name, "clock line");
     assert_eq!(wb.view.overlay.markers[0].0, "first request");
     assert_eq!(wb.analysis.rules.specs, ["irq-handler", "block"]);

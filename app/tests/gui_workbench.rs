@@ -515,7 +515,7 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
         sv.to_common(src.events.ts[k.unwrap()])
     };
     assert!((first(text) - first(dat)).abs() < 1e6, "{} vs {}", first(text), first(dat));
-    assert_eq!(wb.view.sources[dat].source().offset, a.offset);
+    assert_eq!(wb.view.sources[dat].placement, a.placement);
     assert_eq!(a.source, dat);
 
     // Rules now run over the sources together, with the counts `report --align` gives.
@@ -550,7 +550,7 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     // Removing the alignment puts source 1 back on its own clock.
     h.state_mut().update(Message::ResetAlign);
     wait(&mut h, "the reset", |wb| !wb.aligning());
-    assert_eq!(h.state().view.sources[dat].source().offset, 0);
+    assert!(h.state().view.sources[dat].placement.is_identity());
     assert!(h.state().view.alignment.is_none());
 }
 
@@ -809,6 +809,10 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
 fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     let mut h = open(&["ftrace/blk_read.txt", "ftrace/markers_around_requests.txt"]);
     let before = h.state().time_range().unwrap();
+    // Aligning moves a source without touching its data: the same shared `Prepared` (no copy,
+    // no rebuilt lanes) and the same data generation (jobs that read it stay current).
+    let data: Vec<_> =
+        h.state().view.sources.iter().map(|sv| (sv.prepared.clone(), sv.data_generation)).collect();
     h.state_mut().update(Message::OpenAlign);
     h.step();
     h.step();
@@ -825,13 +829,21 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.view.alignment.is_some());
     let wb = h.state();
     let other = wb.view.alignment.as_ref().unwrap().source;
-    let src = wb.view.sources[other].source();
-    assert_eq!((src.offset, src.drift_ppm), (1_000_000_000, 20.0));
+    let p = wb.view.sources[other].placement;
+    assert_eq!((p.offset, p.drift_ppm), (1_000_000_000, 20.0));
     // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
     let t = 2_000_000_000_000;
     assert_eq!(wb.view.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
     assert_ne!(wb.time_range().unwrap(), before);
     assert!(!wb.dialogs.align.open, "the dialog closes once applied");
+    for (sv, (prepared, data_generation)) in wb.view.sources.iter().zip(&data) {
+        assert!(
+            std::sync::Arc::ptr_eq(&sv.prepared, prepared),
+            "{}: the source was replaced",
+            sv.source().name
+        );
+        assert_eq!(sv.data_generation, *data_generation, "{}", sv.source().name);
+    }
 
     h.state_mut().update(Message::OpenAlign);
     h.step();
@@ -841,7 +853,7 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     wait(&mut h, "the reset", |wb| !wb.aligning());
     let wb = h.state();
     assert!(wb.view.alignment.is_none());
-    assert_eq!((wb.view.sources[other].source().offset, wb.view.sources[other].source().drift_ppm), (0, 0.0));
+    assert!(wb.view.sources[other].placement.is_identity());
     assert_eq!(wb.time_range().unwrap(), before);
 }
 

@@ -5,8 +5,9 @@
 //! analog channels, loaded once. Seed from fuzz/corpus/rule_spec (see docs/FUZZING.md).
 #![no_main]
 
-use latscope_model::Source;
-use latscope_analysis::spec::{parse_spec, preset_spec, run_spec};
+use latscope_model::{Placed, Source};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::{parse_spec, preset_spec};
 use latscope_importers::LoadControl;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
@@ -34,7 +35,7 @@ fn check(text: &str) {
     for parsed in [parse_spec(text), preset_spec(text)] {
         match parsed {
             Ok(spec) => {
-                let _ = run_spec(&spec, sources());
+                let _ = run_spec(&spec, &Placed::all(sources()));
             }
             Err(e) => assert!(e.column <= chars, "column {} beyond {chars} characters: {text:?}", e.column),
         }

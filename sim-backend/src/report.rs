@@ -1,13 +1,16 @@
-//! The report of a run (DESIGN §7.1): the pair analyses and stall windows that the metrics
-//! were measured with, and the scenario's metrics. Everything here is computed from the
-//! emitted [`Source`] with the generic pairing core, exactly as for a captured trace.
-//! The analyses are [`Outcome`]s, so `latscope sim --format` renders them through the same
-//! report builder (histograms, groups, worst cases) as `latscope report`.
+//! The report of a run (DESIGN §7.1): the scenario's measurements and its metrics. A
+//! scenario declares what it measures as rule specs — the strings a user gives `latscope
+//! report --rule` — which run through the analysis crate's runner on the emitted source,
+//! exactly as on a captured trace; its metrics are small functions of the resulting
+//! [`Outcome`]s. So `latscope report --rule SPEC` on the exported trace reproduces every
+//! analysis of the run. The analyses are rendered by `latscope sim --format` through the
+//! same report builder (histograms, groups, worst cases) as `latscope report`.
 
-use latscope_analysis::outcome::{AnalysisKind, Outcome, Sample, Window};
-use latscope_analysis::pairing::{self, Edge, KeyVal, PairError, PairResult, PairRule, StallWindow};
+use latscope_analysis::outcome::{AnalysisKind, Outcome, Sample};
 pub use latscope_analysis::report::Metrics;
-use latscope_model::{Ps, Source};
+use latscope_analysis::runner::{self, AnalysisError, Scope};
+use latscope_analysis::spec::{Preset, Spec, SpecError, parse_spec};
+use latscope_model::{PS_PER_US, Placed, Ps, Source};
 
 /// What a run measured: the analyses (as [`Outcome`]s, rendered by `latscope sim` through
 /// the same report builder as `latscope report`) and the scenario's metrics.
@@ -39,76 +42,78 @@ pub fn stats_of(durations_ps: &[Ps]) -> Stats {
     latscope_analysis::stats::stats_of(durations_ps).unwrap_or_default()
 }
 
-/// Builds a report while the scenario measures its metrics.
-#[derive(Debug)]
-pub struct Analyzer<'a> {
-    pub src: &'a Source,
-    pub report: Report,
+/// Why a scenario's measurement could not run: a rule that does not parse or cannot run
+/// on the emitted trace is a bug in the scenario's wiring.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MeasureError {
+    #[error("rule {rule:?}: {error}")]
+    Spec { rule: String, error: SpecError },
+    #[error("rule {rule:?}: {error}")]
+    Run { rule: String, error: AnalysisError },
 }
 
-impl<'a> Analyzer<'a> {
-    pub fn new(src: &'a Source, path: &str) -> Self {
-        Self {
-            src,
-            report: Report { path: path.to_owned(), metrics: Metrics::default(), outcomes: Vec::new() },
+/// Runs `rules` on `src` (alone, as `latscope report` runs one input): one outcome per rule.
+/// A rule whose events or tracks the trace does not have (yet: a live snapshot, or a
+/// setting under which the driver never emits them) gives an empty outcome, so a report
+/// always lists the scenario's analyses.
+pub fn measure(src: &Source, rules: &[String]) -> Result<Vec<Outcome>, MeasureError> {
+    let placed = [Placed::unaligned(src)];
+    let mut out = Vec::new();
+    for rule in rules {
+        let spec = parse_spec(rule).map_err(|error| MeasureError::Spec { rule: rule.clone(), error })?;
+        match runner::run(&spec, &placed, Scope::Each) {
+            Ok(ran) => out.extend(ran.outcomes),
+            Err(AnalysisError::Missing { .. }) => out.push(Outcome::new(spec.name(), kind_of(&spec), 0)),
+            Err(error) => return Err(MeasureError::Run { rule: rule.clone(), error }),
         }
     }
+    Ok(out)
+}
 
-    /// Runs a pair rule and records it in the report.
-    pub fn pair(&mut self, rule: &PairRule) -> Result<PairResult, PairError> {
-        let r = pairing::pair(self.src, rule)?;
-        self.report.outcomes.push(pair_outcome(self.src, rule, &r));
-        Ok(r)
-    }
-
-    /// Statistics of the analysis recorded last.
-    pub fn last_stats(&self) -> Stats {
-        self.report.outcomes.last().map(|o| stats_of(&o.latencies())).unwrap_or_default()
-    }
-
-    /// Stall windows between `edge`s of a digital line; recorded as an analysis of the
-    /// windows' durations, with the windows.
-    pub fn stall(
-        &mut self,
-        name: &str,
-        line: &str,
-        edge: Edge,
-        factor: f64,
-    ) -> Result<Vec<StallWindow>, PairError> {
-        let track = self
-            .src
-            .digital
-            .iter()
-            .find(|d| d.name == line)
-            .ok_or_else(|| PairError::NoSuchTrack { rule: name.to_owned(), track: line.to_owned() })?;
-        let (_, windows) = pairing::stall_windows(track, edge, factor);
-        let mut outcome = Outcome::new(name, AnalysisKind::Stall, 0);
-        outcome.samples =
-            windows.iter().map(|w| Sample { start: w.start, end: w.end, key: String::new() }).collect();
-        outcome.windows =
-            windows.iter().map(|w| Window { start: w.start, end: w.end, excess: w.excess }).collect();
-        self.report.outcomes.push(outcome);
-        Ok(windows)
-    }
-
-    pub fn metric(&mut self, name: &str, value: f64) {
-        self.report.metrics.0.push((name.to_owned(), value));
-    }
-
-    pub fn finish(self) -> Report {
-        self.report
+/// The kind of outcome a spec gives.
+fn kind_of(spec: &Spec) -> AnalysisKind {
+    match spec {
+        Spec::Pair(_) | Spec::Preset(Preset::Block | Preset::Wakeup | Preset::CmdIrq { .. }) => {
+            AnalysisKind::Pair
+        }
+        Spec::Pulse { .. } | Spec::Poll { .. } => AnalysisKind::Pulse,
+        Spec::Stall { .. } | Spec::Long { .. } => AnalysisKind::Stall,
+        Spec::Preset(Preset::Chain { .. }) => AnalysisKind::Chain,
     }
 }
 
-/// A pair result as an [`Outcome`] of source 0, keys rendered `field=value` as presets do.
-pub fn pair_outcome(src: &Source, rule: &PairRule, r: &PairResult) -> Outcome {
-    let mut o = Outcome::new(rule.name.clone(), AnalysisKind::Pair, 0);
-    o.unmatched_start = r.unmatched_start;
-    o.unmatched_end = r.unmatched_end;
-    let key = |k: &[KeyVal]| pairing::render_key(rule, k, &src.strings);
-    o.samples = r.pairs.iter().map(|p| Sample { start: p.start, end: p.end, key: key(&p.key) }).collect();
-    o.samples.sort_by_key(|s| (s.start, s.end));
-    o
+/// The outcomes of a run, by analysis name, for the metric functions.
+#[derive(Debug, Clone, Copy)]
+pub struct Found<'a>(pub &'a [Outcome]);
+
+impl<'a> Found<'a> {
+    /// The samples of analysis `name` (none when it found nothing).
+    pub fn samples(&self, name: &str) -> &'a [Sample] {
+        self.0.iter().rev().find(|o| o.name == name).map_or(&[], |o| &o.samples)
+    }
+    /// The latencies of analysis `name`, ps.
+    pub fn latencies(&self, name: &str) -> Vec<Ps> {
+        self.samples(name).iter().map(Sample::latency).collect()
+    }
+    /// Statistics of analysis `name`'s latencies, as `latscope report` prints them.
+    pub fn stats(&self, name: &str) -> Stats {
+        stats_of(&self.latencies(name))
+    }
+    /// The largest excess of analysis `name`'s detector windows, ps (0 with none).
+    pub fn max_excess(&self, name: &str) -> Ps {
+        let o = self.0.iter().rev().find(|o| o.name == name);
+        o.and_then(|o| o.windows.iter().map(|w| w.excess).max()).unwrap_or(0)
+    }
+}
+
+/// Microseconds of a statistic in nanoseconds (0 when there was nothing to measure).
+pub fn us_of(ns: Option<f64>) -> f64 {
+    ns.unwrap_or(0.0) / (PS_PER_US as f64 / 1e3)
+}
+
+/// The integer value of key field `field` in a rendered sample key (`dev=179,0 nr_sector=8`).
+pub fn key_int(key: &str, field: &str) -> Option<i64> {
+    key.split(' ').find_map(|kv| kv.strip_prefix(field)?.strip_prefix('=')?.parse().ok())
 }
 
 /// Length of the union of intervals (overlaps counted once).
@@ -141,5 +146,13 @@ mod tests {
         assert_eq!((s.min, s.max, s.mean), (Some(1.0), Some(4.0), Some(2.5)));
         assert_eq!(stats_of(&[]), Stats::default());
         assert_eq!(union_length(vec![(0, 10), (5, 15), (20, 25)]), 20);
+    }
+
+    #[test]
+    fn key_fields_read_back_from_rendered_keys() {
+        assert_eq!(key_int("dev=179,0 sector=2048 nr_sector=8", "nr_sector"), Some(8));
+        assert_eq!(key_int("dev=179,0 sector=2048 nr_sector=8", "sector"), Some(2048));
+        assert_eq!(key_int("cpu=0 irq=58", "cpu"), Some(0));
+        assert_eq!(key_int("cpu=- irq=58", "cpu"), None);
     }
 }

@@ -210,7 +210,7 @@ fn multiple_block_read_counted_by_cmd23_and_ended_by_cmd12() {
     let run = |name: &str| {
         let rule = latscope_decoders::presets::rule_for(name).unwrap();
         let spec = latscope_analysis::spec::parse_spec(rule).unwrap();
-        latscope_analysis::spec::run_spec(&spec, std::slice::from_ref(&src)).unwrap()
+        latscope_analysis::runner::run_spec(&spec, &[latscope_model::Placed::unaligned(&src)]).unwrap()
     };
     let cmd_resp = run("sd-cmd-resp");
     assert_eq!(cmd_resp[0].samples.len(), 4, "{:?}", cmd_resp[0]);
@@ -234,7 +234,7 @@ fn write_busy_preset_measures_block_end_to_dat0_release() {
     d.attach(&mut src).unwrap();
     let rule = latscope_decoders::presets::rule_for("sd-write-busy").unwrap();
     let spec = latscope_analysis::spec::parse_spec(rule).unwrap();
-    let out = latscope_analysis::spec::run_spec(&spec, std::slice::from_ref(&src)).unwrap();
+    let out = latscope_analysis::runner::run_spec(&spec, &[latscope_model::Placed::unaligned(&src)]).unwrap();
     assert_eq!(out[0].samples.len(), 1);
     // Block end bit ends, 2 idle clocks, 5 clocks of CRC status, 20 clocks busy.
     assert_eq!(out[0].samples[0].latency(), (2 + 5 + 20) * 10 * PS_PER_SAMPLE);

@@ -20,6 +20,7 @@ mod filter;
 mod flags;
 mod intern;
 pub mod kernel;
+mod placement;
 mod render;
 mod source;
 mod spans;
@@ -35,6 +36,7 @@ pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
 pub use filter::{Filter, FilterError};
 pub use flags::IrqFlags;
 pub use intern::{Interner, Sym};
+pub use placement::{Placed, Placement};
 pub use render::{
     EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text,
     write_payload, write_task_state,

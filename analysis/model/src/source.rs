@@ -34,6 +34,8 @@ pub struct TrackSummary {
     pub count: u64,
 }
 
+/// One opened file or simulator run: its data only. Where it sits on the common timeline
+/// (its alignment) is a [`crate::Placement`] kept beside it, so aligning never copies it.
 #[derive(Debug, Clone)]
 pub struct Source {
     /// Display name: the file name, or the scenario for a simulator run.
@@ -44,9 +46,6 @@ pub struct Source {
     pub kind: SourceKind,
     /// The source clock's value at relative time zero.
     pub origin: ClockOrigin,
-    /// Alignment onto the common timeline: `t_common = t + offset + t * drift_ppm / 1e6`.
-    pub offset: Ps,
-    pub drift_ppm: f64,
     /// Strings of the events and span labels of this source.
     pub strings: Interner,
     pub events: EventTable,
@@ -119,8 +118,6 @@ impl Source {
             format: format.into(),
             kind,
             origin: ClockOrigin::default(),
-            offset: 0,
-            drift_ppm: 0.0,
             strings: Interner::new(),
             events: EventTable::default(),
             digital: Vec::new(),

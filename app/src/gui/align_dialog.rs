@@ -1,13 +1,14 @@
 //! Alignment from the UI (DESIGN §4.6): the Align dialog — a reference and another source,
 //! and either matched events (`match REF_ENDPOINT -> ENDPOINT [drift]`, the `--align`
 //! grammar, checked as the user types) or an offset and drift typed by hand — and the
-//! worker that fits it with the analysis crate's `align` module and rebuilds the aligned
-//! source's lanes. Once sources are aligned, rules run across them together, as
-//! `latscope report --align` does.
+//! worker that fits it with the analysis crate's `align` module: the result is the aligned
+//! source's placement (its lanes and data are untouched). Once sources are aligned, rules
+//! run across them together, as `latscope report --align` does.
 
 use super::message::Message;
 use super::prepare::Prepared;
 use latscope_analysis::align::{Alignment, apply_align, parse_align};
+use latscope_model::Placement;
 
 /// What the dialog holds between frames.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,18 +76,17 @@ fn check_suffix(suffix: &str, typed_at: usize) -> Result<(), String> {
     })
 }
 
-/// Aligns `other` onto `reference` by `suffix` (the `--align` text after `N:`): a copy of
-/// `other` with its offset and drift set, and what was fitted.
+/// Aligns `other` onto `reference` (placed at `reference_at`) by `suffix` (the `--align`
+/// text after `N:`): the placement fitted for `other`. Both sources are only read.
 pub fn align_pair(
     reference: &Prepared,
+    reference_at: Placement,
     other: &Prepared,
     suffix: &str,
-) -> Result<(latscope_model::Source, Alignment), String> {
+) -> Result<Alignment, String> {
     let spec = parse_align(&format!("1:{suffix}")).map_err(|e| e.to_string())?;
-    let mut pair = vec![reference.source.clone(), other.source.clone()];
-    let alignment = apply_align(&spec, &mut pair).map_err(|e| e.to_string())?;
-    let aligned = pair.pop().ok_or("no source to align")?;
-    Ok((aligned, alignment))
+    let mut placements = [reference_at, Placement::IDENTITY];
+    apply_align(&spec, &[&reference.source, &other.source], &mut placements).map_err(|e| e.to_string())
 }
 
 /// How an alignment reads in the panel and status (the CLI's report prints the same).
@@ -94,8 +94,8 @@ pub fn describe(a: &Alignment) -> String {
     format!(
         "source {}: offset {:.3} ns, drift {:.3} ppm, {} matched, rms {:.3} ns",
         a.source + 1,
-        a.offset as f64 / 1e3,
-        a.drift_ppm,
+        a.placement.offset as f64 / 1e3,
+        a.placement.drift_ppm,
         a.matched,
         a.residual_rms_ps / 1e3
     )

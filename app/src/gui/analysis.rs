@@ -12,9 +12,10 @@ use egui_plot::{
 };
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::{self, Comparison, ReportInput, ReportOptions};
-use latscope_analysis::spec::{PRESETS, parse_spec, run_spec, run_spec_each};
+use latscope_analysis::runner::{self, Scope};
+use latscope_analysis::spec::{PRESETS, parse_spec};
 use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
-use latscope_model::{Ps, Source, format_seconds};
+use latscope_model::{Placed, Placement, Ps, format_seconds};
 use std::sync::Arc;
 
 /// The rules the panel runs, and the one being typed.
@@ -42,24 +43,25 @@ pub fn validate(text: &str) -> Option<Result<String, String>> {
     Some(parse_spec(text).map(|s| s.name().to_owned()).map_err(|e| e.to_string()))
 }
 
-/// Runs every spec on every source it applies to: each source alone, or (`together`, once
-/// the sources are aligned) all of them on the common timeline, as `latscope report --align`
-/// does. A spec that applies to no source, or does not parse, becomes a message; the others
-/// still run.
+/// Runs every spec with the analysis crate's runner: each source alone, or (`together`,
+/// once the sources are aligned) all of them on the common timeline, as `latscope report`
+/// does (`runner::Scope::of`). A spec that applies to no source, or does not parse, becomes
+/// a message; the others still run.
 pub fn run_analyses(
     sources: &[Arc<Prepared>],
+    placements: &[Placement],
     specs: &[String],
     together: bool,
 ) -> (Vec<Outcome>, Vec<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    // Cross-source rules need the sources side by side in one slice: copies, made only when
-    // the user aligned them (the per-source path reads them where they are).
-    let owned: Vec<Source> = if together && sources.len() > 1 {
-        sources.iter().map(|p| p.source.clone()).collect()
-    } else {
-        Vec::new()
-    };
+    // The sources are borrowed where they are, each with its placement: nothing is copied.
+    let placed: Vec<Placed<'_>> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
+        .collect();
+    let scope = Scope::of(together, &placed);
     for text in specs {
         let spec = match parse_spec(text) {
             Ok(s) => s,
@@ -68,24 +70,9 @@ pub fn run_analyses(
                 continue;
             }
         };
-        let mut reasons = Vec::new();
-        let before = out.len();
-        if owned.is_empty() {
-            let results = run_spec_each(&spec, sources.iter().map(|p| &p.source));
-            for (p, result) in sources.iter().zip(results) {
-                match result {
-                    Ok(outcomes) => out.extend(outcomes),
-                    Err(e) => reasons.push(format!("{}: {e}", p.source.name)),
-                }
-            }
-        } else {
-            match run_spec(&spec, &owned) {
-                Ok(outcomes) => out.extend(outcomes),
-                Err(e) => reasons.push(e.to_string()),
-            }
-        }
-        if out.len() == before {
-            errors.push(format!("rule `{text}` applies to no open source ({})", reasons.join("; ")));
+        match runner::run(&spec, &placed, scope) {
+            Ok(ran) => out.extend(ran.outcomes),
+            Err(e) => errors.push(format!("rule `{text}`: {e}")),
         }
     }
     (out, errors)
@@ -266,10 +253,11 @@ fn attach_comparisons(results: &mut [AnalysisResult], sources: &[Arc<Prepared>])
 /// Runs the analyses and their statistics: what the analysis worker does.
 pub fn analyse(
     sources: &[Arc<Prepared>],
+    placements: &[Placement],
     specs: &[String],
     together: bool,
 ) -> (Vec<AnalysisResult>, Vec<String>) {
-    let (outcomes, mut errors) = run_analyses(sources, specs, together);
+    let (outcomes, mut errors) = run_analyses(sources, placements, specs, together);
     let mut results: Vec<AnalysisResult> = outcomes.into_iter().map(summarize).collect();
     if !together && let Err(e) = attach_comparisons(&mut results, sources) {
         errors.push(format!("A/B comparison: {e}"));

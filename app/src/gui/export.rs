@@ -183,16 +183,14 @@ impl Workbench {
                 p.source.path.as_ref().map_or_else(|| p.source.name.clone(), |f| f.display().to_string())
             })
             .collect();
-        let aligned: Vec<String> = sources
+        let aligned: Vec<String> = self
+            .analysis
+            .placements
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.source.offset != 0 || p.source.drift_ppm != 0.0)
+            .filter(|(_, p)| !p.is_identity())
             .map(|(i, p)| {
-                format!(
-                    "input {i}: offset {} ns, drift {:.3} ppm",
-                    p.source.offset as f64 / 1e3,
-                    p.source.drift_ppm
-                )
+                format!("input {i}: offset {} ns, drift {:.3} ppm", p.offset as f64 / 1e3, p.drift_ppm)
             })
             .collect();
         let align = (!aligned.is_empty()).then(|| format!("set in the workbench ({})", aligned.join("; ")));

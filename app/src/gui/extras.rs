@@ -89,6 +89,6 @@ impl Workbench {
                 self.update(m);
             }
         }
-        self.finish_session(ctx);
+        self.finish_session();
     }
 }

@@ -240,14 +240,13 @@ pub enum Message {
         other: usize,
         spec: String,
     },
-    /// The alignment worker's answer: the aligned source rebuilt with its offset, and what
-    /// was fitted.
+    /// The alignment worker's answer: what was fitted (the source's new placement).
     Aligned {
         ticket: Ticket,
         source: usize,
         /// The job put the source back on its own clock (Remove alignment).
         reset: bool,
-        result: Result<(Arc<Prepared>, Alignment), String>,
+        result: Result<Alignment, String>,
     },
     /// Put every source back on its own clock.
     ResetAlign,

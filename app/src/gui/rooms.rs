@@ -13,6 +13,7 @@ use super::message::{CursorId, LaneId, Message, PanelId};
 use super::prepare::Prepared;
 use super::timeline::{Layout, MeshCache, Overlay, SourceView, Viewport};
 use latscope_analysis::align::Alignment;
+use latscope_model::Placement;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -99,14 +100,27 @@ impl ViewState {
         }
     }
 
+    /// Moves source `index` on the common timeline: only its placement changes (no data is
+    /// touched); its cached meshes were drawn at the old place, so they are invalidated, but
+    /// jobs that read its data stay current.
+    pub(super) fn place_source(&mut self, index: usize, placement: Placement) {
+        let generation = self.next_generation();
+        if let Some(sv) = self.sources.get_mut(index)
+            && sv.placement != placement
+        {
+            sv.placement = placement;
+            sv.generation = generation;
+        }
+    }
+
     /// What a job reading source `index` now reads.
     pub(super) fn stamp(&self, index: usize) -> Option<SourceStamp> {
-        self.sources.get(index).map(|sv| SourceStamp { index, generation: sv.generation })
+        self.sources.get(index).map(|sv| SourceStamp { index, generation: sv.data_generation })
     }
 
     /// Whether source `stamp.index` still holds the data the stamp was taken of.
     pub(super) fn is_current(&self, stamp: SourceStamp) -> bool {
-        self.sources.get(stamp.index).is_some_and(|sv| sv.generation == stamp.generation)
+        self.sources.get(stamp.index).is_some_and(|sv| sv.data_generation == stamp.generation)
     }
 
     pub(super) fn data_width(&self) -> f64 {
@@ -265,6 +279,8 @@ pub struct AnalysisState {
     pub results: Arc<Vec<AnalysisResult>>,
     /// The sources the results were computed from: what an export reports on.
     pub inputs: Vec<Arc<Prepared>>,
+    /// The placements `inputs` were analysed at (their alignment), in order.
+    pub placements: Vec<Placement>,
     /// The panel's plot choices.
     pub panel: PanelView,
     /// Where the panel drew its plots last frame (written by the panel as it draws).
@@ -276,6 +292,7 @@ impl AnalysisState {
     pub(super) fn clear(&mut self) {
         self.results = Arc::default();
         self.inputs.clear();
+        self.placements.clear();
     }
 }
 

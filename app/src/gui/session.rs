@@ -11,9 +11,8 @@ use super::theme::{self, ThemeKind};
 use super::timeline::{Overlay, Viewport};
 use crate::atomic;
 use anyhow::Context as _;
-use latscope_model::Ps;
+use latscope_model::{Placement, Ps};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// The version of the session layout (`latscope_session`).
 pub const SESSION_VERSION: u32 = 1;
@@ -107,7 +106,8 @@ impl Session {
                         })
                     })
                     .collect();
-                Some(SessionFile { path, offset_ps: src.offset, drift_ppm: src.drift_ppm, lanes })
+                let p = sv.placement;
+                Some(SessionFile { path, offset_ps: p.offset, drift_ppm: p.drift_ppm, lanes })
             })
             .collect();
         Self {
@@ -220,7 +220,7 @@ impl Workbench {
 
     /// Restores a pending session once its loads are done; called every frame, after the
     /// first fit of the loaded data so that the session's view wins.
-    pub(super) fn finish_session(&mut self, ctx: &egui::Context) {
+    pub(super) fn finish_session(&mut self) {
         let Some(p) = &self.pending_session else { return };
         if self.jobs.of_kind(JobKind::Load).any(|j| p.jobs.contains(&j.ticket)) {
             return;
@@ -235,32 +235,20 @@ impl Workbench {
             });
             order.push(found);
         }
-        // Results of analyses run meanwhile name sources by their old places: drop them
-        // (and the references they hold, which would keep offsets from being set).
+        // Results of analyses run meanwhile name sources by their old places: drop them.
         self.analysis.clear();
-        let placed = || session.files.iter().zip(&order).filter_map(|(f, i)| Some((f, (*i)?)));
-        // Offsets live in the source: change it while nobody else holds it (a table query
-        // may, for a moment).
-        let busy = placed().any(|(f, i)| {
-            let sv = &self.view.sources[i];
-            let src = sv.source();
-            (src.offset != f.offset_ps || src.drift_ppm != f.drift_ppm) && Arc::strong_count(&sv.prepared) > 1
-        });
-        if busy {
-            ctx.request_repaint_after(std::time::Duration::from_millis(20));
-            return;
-        }
-        let placed: Vec<(SessionFile, usize)> = placed().map(|(f, i)| (f.clone(), i)).collect();
+        let placed: Vec<(SessionFile, usize)> =
+            session.files.iter().zip(&order).filter_map(|(f, i)| Some((f.clone(), (*i)?))).collect();
         let Some(PendingSession { session, .. }) = self.pending_session.take() else { return };
         let mut rest: Vec<_> = std::mem::take(&mut self.view.sources).into_iter().map(Some).collect();
         let mut sources = Vec::with_capacity(rest.len());
         for (f, i) in placed {
             let Some(mut sv) = rest[i].take() else { continue };
-            if let Some(prepared) = Arc::get_mut(&mut sv.prepared)
-                && (prepared.source.offset != f.offset_ps || prepared.source.drift_ppm != f.drift_ppm)
-            {
-                prepared.source.offset = f.offset_ps;
-                prepared.source.drift_ppm = f.drift_ppm;
+            // The placement lives beside the source: restoring it touches no data (the
+            // meshes were drawn at the old place, so they are invalidated).
+            let placement = Placement::new(f.offset_ps, f.drift_ppm);
+            if sv.placement != placement {
+                sv.placement = placement;
                 sv.generation = self.view.next_generation();
             }
             restore_lanes(&mut sv, &f.lanes);

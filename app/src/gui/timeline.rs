@@ -11,7 +11,7 @@ use super::prepare::{Lane, LaneClass, LaneKind, Prepared};
 use super::theme;
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
-use latscope_model::{FieldValue, Ps, Source, format_seconds};
+use latscope_model::{FieldValue, Placement, Ps, Source, format_seconds};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -65,8 +65,14 @@ pub struct SourceView {
     pub prepared: Arc<Prepared>,
     /// Lanes in display order.
     pub lanes: Vec<LaneView>,
-    /// Changes whenever `prepared` is replaced (live simulator), invalidating cached meshes.
+    /// Changes whenever `prepared` is replaced (live simulator) or the source is moved on the
+    /// common timeline (alignment), invalidating cached meshes.
     pub generation: u64,
+    /// Changes only when `prepared` is replaced: what a job's stamp records, so moving a
+    /// source does not make a job that read its data look stale.
+    pub data_generation: u64,
+    /// Where the source sits on the common timeline (its alignment), beside its data.
+    pub placement: Placement,
 }
 
 impl SourceView {
@@ -77,12 +83,14 @@ impl SourceView {
             .enumerate()
             .map(|(i, l)| LaneView { lane: i, visible: true, color: l.color, name: l.name.clone() })
             .collect();
-        Self { prepared, lanes, generation }
+        Self { prepared, lanes, generation, data_generation: generation, placement: Placement::IDENTITY }
     }
 
-    /// Replaces the data, keeping the user's choices for lanes whose names still exist.
+    /// Replaces the data, keeping the user's choices for lanes whose names still exist and
+    /// the source's placement.
     pub fn replace(&mut self, prepared: Arc<Prepared>, generation: u64) {
         let mut fresh = Self::new(prepared, generation);
+        fresh.placement = self.placement;
         for v in &mut fresh.lanes {
             if let Some(old) = self.lanes.iter().find(|o| o.name == v.name) {
                 v.visible = old.visible;
@@ -97,13 +105,11 @@ impl SourceView {
     }
     /// Source-relative ps to the common timeline.
     pub fn to_common(&self, t: Ps) -> f64 {
-        let s = self.source();
-        t as f64 + s.offset as f64 + t as f64 * s.drift_ppm / 1e6
+        self.placement.to_common_f64(t)
     }
     /// Common timeline to source-relative ps (the inverse of `to_common`).
     pub fn to_source(&self, t: f64) -> f64 {
-        let s = self.source();
-        (t - s.offset as f64) / (1.0 + s.drift_ppm / 1e6)
+        self.placement.from_common_f64(t)
     }
     pub fn data_lane(&self, view: usize) -> Option<&Lane> {
         self.prepared.lanes.get(self.lanes.get(view)?.lane)
@@ -732,14 +738,13 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
 }
 
 /// The alignment a source is drawn with, for its header: empty on its own clock.
-pub fn alignment_text(src: &Source) -> String {
-    if src.offset == 0 && src.drift_ppm == 0.0 {
+pub fn alignment_text(p: &Placement) -> String {
+    if p.is_identity() {
         return String::new();
     }
-    let sign = if src.offset < 0 { "-" } else { "+" };
-    let drift =
-        if src.drift_ppm == 0.0 { String::new() } else { format!(", drift {:+.3} ppm", src.drift_ppm) };
-    format!("  aligned: offset {sign}{}{drift}", format_seconds(src.offset.abs()))
+    let sign = if p.offset < 0 { "-" } else { "+" };
+    let drift = if p.drift_ppm == 0.0 { String::new() } else { format!(", drift {:+.3} ppm", p.drift_ppm) };
+    format!("  aligned: offset {sign}{}{drift}", format_seconds(p.offset.abs()))
 }
 
 /// Where lanes are on screen this frame, for keyboard actions that need the layout.
@@ -843,7 +848,7 @@ fn paint_headers(painter: &egui::Painter, frame: &Frame, sources: &[SourceView])
         painter.text(
             r.left_center() + vec2(6.0, 0.0),
             Align2::LEFT_CENTER,
-            format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(sv.source())),
+            format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(&sv.placement)),
             FontId::proportional(12.0),
             theme::ACCENT.get(),
         );

@@ -423,13 +423,15 @@ impl Workbench {
         self.view.panels.analysis = true;
         let sources: Vec<_> = self.view.sources.iter().map(|s| s.prepared.clone()).collect();
         self.analysis.inputs = sources.clone();
+        let placements: Vec<_> = self.view.sources.iter().map(|s| s.placement).collect();
+        self.analysis.placements = placements.clone();
         let specs = self.analysis.rules.specs.clone();
-        // Sources placed on one clock (the Align dialog, or offsets restored from a session)
-        // are one aligned trace, as with `report --align`.
-        let together = self.view.alignment.is_some()
-            || self.view.sources.iter().any(|s| s.source().offset != 0 || s.source().drift_ppm != 0.0);
+        // Sources placed on one clock (the Align dialog, or placements restored from a
+        // session) are one aligned trace, as with `report --align`.
+        let together = self.view.alignment.is_some() || placements.iter().any(|p| !p.is_identity());
         self.jobs.spawn(JobKind::Analysis, None, move |cx| {
-            let (results, errors) = analysis::analyse(&sources, &specs, together);
+            // The worker borrows the shared sources with their placements: no copy.
+            let (results, errors) = analysis::analyse(&sources, &placements, &specs, together);
             if !cx.cancelled() {
                 cx.send(Message::AnalysisDone { ticket: cx.ticket, results, errors });
             }
@@ -442,20 +444,22 @@ impl Workbench {
         let (Some(r), Some(o)) = (self.view.sources.get(reference), self.view.sources.get(other)) else {
             return;
         };
-        let (r, o) = (r.prepared.clone(), o.prepared.clone());
+        // The worker reads both sources where they are (shared, not copied).
+        let (r, r_at, o) = (r.prepared.clone(), r.placement, o.prepared.clone());
         self.jobs.spawn(JobKind::Align, self.view.stamp(other), move |cx| {
-            let result = align_dialog::align_pair(&r, &o, &spec).map(|(source, mut alignment)| {
+            let result = align_dialog::align_pair(&r, r_at, &o, &spec).map(|mut alignment| {
                 alignment.source = other;
-                (Arc::new(prepare::prepare(source)), alignment)
+                alignment
             });
             cx.send(Message::Aligned { ticket: cx.ticket, source: other, reset, result });
         });
     }
 
-    fn aligned(&mut self, source: usize, reset: bool, result: Result<(Arc<Prepared>, Alignment), String>) {
+    fn aligned(&mut self, source: usize, reset: bool, result: Result<Alignment, String>) {
         match result {
-            Ok((prepared, alignment)) => {
-                self.view.replace_source(source, prepared);
+            Ok(alignment) => {
+                // Only the placement changes: the source's data and lanes stay.
+                self.view.place_source(source, alignment.placement);
                 if reset {
                     self.analysis.panel.aligned = None;
                     self.view.alignment = None;

@@ -17,11 +17,11 @@ use crate::emit::{Ctx, Emitter, Line};
 use crate::engine::{Queue, World};
 use crate::models::cpu::Cpu;
 use crate::models::nic::TxRing;
-use crate::report::{Analyzer, union_length};
+use crate::report::{Found, Metrics, key_int, union_length};
 use crate::rng::{Rng, ns, us};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::simulation::{Model, Sim};
-use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy};
+use latscope_analysis::outcome::Sample;
 use latscope_model::{PS_PER_US, Ps, Sym};
 use serde::Deserialize;
 
@@ -282,59 +282,42 @@ impl World for Axienet {
     }
 }
 
-pub fn measure(s: &Scenario, a: &mut Analyzer<'_>) -> Result<(), ScenarioError> {
+/// Frames on the wire (the DMA line rises once per frame as it starts transmitting), the
+/// hard and soft IRQ handlers, and interrupts-off sections.
+pub fn rules() -> Vec<String> {
+    [
+        "frame-interval=DMA:rise -> DMA:rise policy next",
+        "irq-handler=irq_handler_entry -> irq_handler_exit by cpu,irq policy lifo",
+        "softirq=softirq_entry -> softirq_exit by cpu,vec policy lifo",
+        "irqs-off=irq_disable -> irq_enable by cpu policy next",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `tx_mbps` from the frame rate, the CPU 0 shares of hard IRQ and of hard plus soft IRQ
+/// time over the transmit span, and the longest interrupts-off section.
+pub fn metrics(s: &Scenario, found: &Found<'_>) -> Result<Metrics, ScenarioError> {
     let cfg: Config = s.config()?;
-    let err = super::analysis_error(s);
-    // Frames on the wire: the DMA line rises once per frame as it starts transmitting.
-    let wire = PairRule::new(
-        "frame-interval",
-        Endpoint::edge("DMA", Edge::Rise),
-        Endpoint::edge("DMA", Edge::Rise),
-        Policy::Next,
-    );
-    let x = a.pair(&wire).map_err(&err)?;
-    let (Some(first), Some(last)) = (x.pairs.first().map(|p| p.start), x.pairs.last().map(|p| p.end)) else {
+    let frames = found.samples("frame-interval");
+    let (Some(first), Some(last)) = (frames.first().map(|p| p.start), frames.last().map(|p| p.end)) else {
         return Err(s.bad_value("run_ms", "no frames were sent"));
     };
     let span = (last - first) as f64;
     let payload = (cfg.link.frame_bytes - cfg.link.header_bytes) as f64 * 8.0;
-    a.metric("tx_mbps", x.pairs.len() as f64 * payload / (span / 1e12) / 1e6);
-
-    let cpu0 = |p: &&latscope_analysis::pairing::Pair| p.key.first() == Some(&KeyVal::Int(0));
-    let hard = PairRule::new(
-        "irq-handler",
-        Endpoint::event("irq_handler_entry"),
-        Endpoint::event("irq_handler_exit"),
-        Policy::Lifo,
-    )
-    .by("cpu")
-    .by("irq");
-    let h = a.pair(&hard).map_err(&err)?;
-    let soft = PairRule::new(
-        "softirq",
-        Endpoint::event("softirq_entry"),
-        Endpoint::event("softirq_exit"),
-        Policy::Lifo,
-    )
-    .by("cpu")
-    .by("vec");
-    let so = a.pair(&soft).map_err(&err)?;
-    let clip = |p: &latscope_analysis::pairing::Pair| (p.start.max(first), p.end.min(last));
-    let hard_iv: Vec<(Ps, Ps)> = h.pairs.iter().filter(cpu0).map(clip).filter(|i| i.1 > i.0).collect();
-    let mut all = hard_iv.clone();
-    all.extend(so.pairs.iter().filter(cpu0).map(clip).filter(|i| i.1 > i.0));
-    a.metric("hardirq_cpu_pct", 100.0 * union_length(hard_iv) as f64 / span);
-    a.metric("irq_total_cpu_pct", 100.0 * union_length(all) as f64 / span);
-
-    let off = PairRule::new(
-        "irqs-off",
-        Endpoint::event("irq_disable"),
-        Endpoint::event("irq_enable"),
-        Policy::Next,
-    )
-    .by("cpu");
-    let o = a.pair(&off).map_err(&err)?;
-    let max = o.pairs.iter().map(|p| p.duration()).max().unwrap_or(0);
-    a.metric("max_irqs_off_us", max as f64 / PS_PER_US as f64);
-    Ok(())
+    let cpu0 = |p: &&Sample| key_int(&p.key, "cpu") == Some(0);
+    let clip = |p: &Sample| (p.start.max(first), p.end.min(last));
+    let on_cpu0 = |name: &str| -> Vec<(Ps, Ps)> {
+        found.samples(name).iter().filter(cpu0).map(clip).filter(|i| i.1 > i.0).collect()
+    };
+    let hard = on_cpu0("irq-handler");
+    let mut all = hard.clone();
+    all.extend(on_cpu0("softirq"));
+    let max_off = found.latencies("irqs-off").into_iter().max().unwrap_or(0);
+    Ok(super::metrics_of(&[
+        ("tx_mbps", frames.len() as f64 * payload / (span / 1e12) / 1e6),
+        ("hardirq_cpu_pct", 100.0 * union_length(hard) as f64 / span),
+        ("irq_total_cpu_pct", 100.0 * union_length(all) as f64 / span),
+        ("max_irqs_off_us", max_off as f64 / PS_PER_US as f64),
+    ]))
 }

@@ -11,11 +11,10 @@
 use crate::emit::{Emitter, Line};
 use crate::engine::{Queue, World};
 use crate::models::pcie::PcieLink;
-use crate::report::Analyzer;
+use crate::report::{Found, Metrics};
 use crate::rng::{Rng, ns, us};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::simulation::{Model, Sim};
-use latscope_analysis::pairing::{Edge, Endpoint, PairRule, Policy, Pred, PredOp};
 use latscope_model::{PS_PER_US, Ps, Sym};
 use serde::Deserialize;
 
@@ -156,19 +155,22 @@ impl World for E1000e {
     }
 }
 
-pub fn measure(s: &Scenario, a: &mut Analyzer<'_>) -> Result<(), ScenarioError> {
+/// The marker pairs of each update, and stall windows of the other device's DMA.
+pub fn rules(s: &Scenario) -> Result<Vec<String>, ScenarioError> {
     let cfg: Config = s.config()?;
-    let err = super::analysis_error(s);
-    let marker = |word: &str| {
-        Endpoint::event_where("tracing_mark_write", vec![Pred::new("text", PredOp::Contains, word)])
-    };
-    let rule = PairRule::new("mta_update", marker("mta_start"), marker("mta_done"), Policy::Fifo).by("id");
-    let updates = a.pair(&rule).map_err(&err)?;
-    let d = updates.durations();
+    Ok(vec![
+        "mta_update=tracing_mark_write[text~mta_start] -> tracing_mark_write[text~mta_done] by id".into(),
+        format!("dma_stall=stall:DMA:rise factor {}", cfg.dma.stall_factor),
+    ])
+}
+
+/// `mta_update_us`: the mean update; `max_dma_delay_us`: the largest stall excess.
+pub fn metrics(found: &Found<'_>) -> Metrics {
+    let d = found.latencies("mta_update");
     let mean = if d.is_empty() { 0.0 } else { d.iter().sum::<Ps>() as f64 / d.len() as f64 };
-    let windows = a.stall("dma_stall", "DMA", Edge::Rise, cfg.dma.stall_factor).map_err(&err)?;
-    let max_excess = windows.iter().map(|w| w.excess).max().unwrap_or(0);
-    a.metric("mta_update_us", mean / PS_PER_US as f64);
-    a.metric("max_dma_delay_us", max_excess as f64 / PS_PER_US as f64);
-    Ok(())
+    let max_excess = found.max_excess("dma_stall");
+    super::metrics_of(&[
+        ("mta_update_us", mean / PS_PER_US as f64),
+        ("max_dma_delay_us", max_excess as f64 / PS_PER_US as f64),
+    ])
 }

@@ -12,12 +12,11 @@
 use crate::emit::{Ctx, Emitter, Line};
 use crate::engine::{Queue, World};
 use crate::models::cpu::{Cpu, IdleState, WakePath, governor, idle_state};
-use crate::report::Analyzer;
+use crate::report::{Found, Metrics, us_of};
 use crate::rng::{Rng, us};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::simulation::{Model, Sim};
-use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy, Pred, PredOp};
-use latscope_model::{PS_PER_US, Ps, Sym};
+use latscope_model::{Ps, Sym};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -184,32 +183,18 @@ impl World for Imx {
     }
 }
 
-pub fn measure(s: &Scenario, a: &mut Analyzer<'_>) -> Result<(), ScenarioError> {
-    let err = super::analysis_error(s);
-    let block = PairRule::new(
-        "block",
-        Endpoint::event("block_rq_issue"),
-        Endpoint::event("block_rq_complete"),
-        Policy::Fifo,
-    )
-    .by("dev")
-    .by("sector")
-    .by("nr_sector");
-    let pairs = a.pair(&block).map_err(&err)?;
-    let bps = super::throughput(&pairs, |p| match p.key.get(2) {
-        Some(KeyVal::Int(n)) => *n as u64 * 512,
-        _ => 0,
-    });
-    let exit = PairRule::new(
-        "idle-exit",
-        Endpoint::edge("IRQ", Edge::Rise),
-        Endpoint::event_where("cpu_idle", vec![Pred::new("state", PredOp::Eq, "4294967295")]),
-        Policy::Next,
-    );
-    let exits = a.pair(&exit).map_err(&err)?;
-    let p50 = a.last_stats().p50.unwrap_or(0.0);
-    let _ = exits;
-    a.metric("read_mib_s", bps / 1_048_576.0);
-    a.metric("idle_exit_us_p50", p50 / (PS_PER_US as f64 / 1e3));
-    Ok(())
+/// Block requests (keyed by their sector count, for the bytes), and the IRQ-to-idle-exit
+/// latency.
+pub fn rules() -> Vec<String> {
+    vec![
+        "block=block_rq_issue -> block_rq_complete by dev,sector,nr_sector".into(),
+        "idle-exit=IRQ:rise -> cpu_idle[state=4294967295] policy next".into(),
+    ]
+}
+
+/// `read_mib_s` from the block pairs, `idle_exit_us_p50` from the idle exits.
+pub fn metrics(found: &Found<'_>) -> Metrics {
+    let bps = super::throughput(found.samples("block"));
+    let p50 = found.stats("idle-exit").p50;
+    super::metrics_of(&[("read_mib_s", bps / 1_048_576.0), ("idle_exit_us_p50", us_of(p50))])
 }

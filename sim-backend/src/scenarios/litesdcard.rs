@@ -30,12 +30,11 @@ use crate::engine::{Queue, World};
 use crate::models::cpu::{Cpu, WakePath};
 use crate::models::irq::{IrqController, Trigger};
 use crate::models::sdhost::{CardTiming, Dir};
-use crate::report::Analyzer;
+use crate::report::{Found, Metrics, us_of};
 use crate::rng::{Rng, us};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::simulation::{Model, Sim};
-use latscope_analysis::pairing::{Edge, Endpoint, KeyVal, PairRule, Policy, Pred, PredOp};
-use latscope_model::{PS_PER_US, Ps, Sym};
+use latscope_model::{Ps, Sym};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -616,98 +615,36 @@ impl World for Lsd {
     }
 }
 
-pub fn measure(s: &Scenario, a: &mut Analyzer<'_>) -> Result<(), ScenarioError> {
-    let err = super::analysis_error(s);
-    let bytes = |p: &latscope_analysis::pairing::Pair| match p.key.get(2) {
-        Some(KeyVal::Int(n)) => *n as u64 * 512,
-        _ => 0,
-    };
-    let block = |name: &str, rwbs: &str| {
-        PairRule::new(
-            name,
-            Endpoint::event_where("block_rq_issue", vec![Pred::new("rwbs", PredOp::Eq, rwbs)]),
-            Endpoint::event_where("block_rq_complete", vec![Pred::new("rwbs", PredOp::Eq, rwbs)]),
-            Policy::Fifo,
-        )
-        .by("dev")
-        .by("sector")
-        .by("nr_sector")
-    };
-    let r = a.pair(&block("block-read", "R")).map_err(&err)?;
-    let w = a.pair(&block("block-write", "W")).map_err(&err)?;
-    a.metric("read_kib_s", super::throughput(&r, bytes) / 1024.0);
-    a.metric("write_kib_s", super::throughput(&w, bytes) / 1024.0);
-    let errors = PairRule::new(
-        "mmc-errors",
-        Endpoint::event("mmc_request_start"),
-        Endpoint::event_where("mmc_request_done", vec![Pred::new("cmd_err", PredOp::Ne, "0")]),
-        Policy::Next,
-    )
-    .by("host");
-    let e = a.pair(&errors).map_err(&err)?;
-    a.metric("cmd_errors", e.pairs.len() as f64);
+/// Block requests by direction, commands that ended in an error, and the latencies of the
+/// instrumented driver (markers, the IRQ line, the IRQ thread's switch-in).
+pub fn rules() -> Vec<String> {
+    [
+        "block-read=block_rq_issue[rwbs=R] -> block_rq_complete[rwbs=R] by dev,sector,nr_sector",
+        "block-write=block_rq_issue[rwbs=W] -> block_rq_complete[rwbs=W] by dev,sector,nr_sector",
+        "mmc-errors=mmc_request_start -> mmc_request_done[cmd_err!=0] by host policy next",
+        "cmd-polled=tracing_mark_write[text~cmd_start,irq=0] -> tracing_mark_write[text~cmd_end,irq=0] by op policy next",
+        "cmd-irq-read=tracing_mark_write[text~cmd_start,irq=1,dir=0] -> IRQ:rise policy next",
+        "cmd-irq-write=tracing_mark_write[text~cmd_start,irq=1,dir=1] -> IRQ:rise policy next",
+        "irq-to-thread=IRQ:rise -> sched_switch[next_pid=300] policy next",
+        "data-wait=tracing_mark_write[text~data_wait] -> tracing_mark_write[text~data_done] by op policy next",
+    ]
+    .map(String::from)
+    .to_vec()
+}
 
-    // The instrumented driver of the discussion (GPIO + scope there, markers here).
-    let mark = |word: &str, preds: &[(&str, &str)]| {
-        let mut p = vec![Pred::new("text", PredOp::Contains, word)];
-        p.extend(preds.iter().map(|(k, v)| Pred::new(*k, PredOp::Eq, *v)));
-        Endpoint::event_where("tracing_mark_write", p)
-    };
-    let us_of = |x: Option<f64>| x.unwrap_or(0.0) / (PS_PER_US as f64 / 1e3);
-    let p50 = |a: &mut Analyzer<'_>,
-               rule: PairRule,
-               metric: &str,
-               also_max: Option<&str>|
-     -> Result<(), ScenarioError> {
-        a.pair(&rule).map_err(&err)?;
-        let st = a.last_stats();
-        a.metric(metric, us_of(st.p50));
-        if let Some(m) = also_max {
-            a.metric(m, us_of(st.max));
-        }
-        Ok(())
-    };
-    p50(
-        a,
-        PairRule::new(
-            "cmd-polled",
-            mark("cmd_start", &[("irq", "0")]),
-            mark("cmd_end", &[("irq", "0")]),
-            Policy::Next,
-        )
-        .by("op"),
-        "cmd_polled_us_p50",
-        None,
-    )?;
-    for (dir, name) in [("0", "read"), ("1", "write")] {
-        p50(
-            a,
-            PairRule::new(
-                format!("cmd-irq-{name}"),
-                mark("cmd_start", &[("irq", "1"), ("dir", dir)]),
-                Endpoint::edge("IRQ", Edge::Rise),
-                Policy::Next,
-            ),
-            &format!("{name}_issue_to_irq_us_p50"),
-            None,
-        )?;
-    }
-    p50(
-        a,
-        PairRule::new(
-            "irq-to-thread",
-            Endpoint::edge("IRQ", Edge::Rise),
-            Endpoint::event_where("sched_switch", vec![Pred::new("next_pid", PredOp::Eq, "300")]),
-            Policy::Next,
-        ),
-        "irq_to_thread_us_p50",
-        Some("irq_to_thread_us_max"),
-    )?;
-    p50(
-        a,
-        PairRule::new("data-wait", mark("data_wait", &[]), mark("data_done", &[]), Policy::Next).by("op"),
-        "data_wait_us_p50",
-        None,
-    )?;
-    Ok(())
+/// Throughput per direction, the error count and the latencies' medians (and the IRQ
+/// thread's worst wakeup).
+pub fn metrics(found: &Found<'_>) -> Metrics {
+    let thread = found.stats("irq-to-thread");
+    super::metrics_of(&[
+        ("read_kib_s", super::throughput(found.samples("block-read")) / 1024.0),
+        ("write_kib_s", super::throughput(found.samples("block-write")) / 1024.0),
+        ("cmd_errors", found.samples("mmc-errors").len() as f64),
+        ("cmd_polled_us_p50", us_of(found.stats("cmd-polled").p50)),
+        ("read_issue_to_irq_us_p50", us_of(found.stats("cmd-irq-read").p50)),
+        ("write_issue_to_irq_us_p50", us_of(found.stats("cmd-irq-write").p50)),
+        ("irq_to_thread_us_p50", us_of(thread.p50)),
+        ("irq_to_thread_us_max", us_of(thread.max)),
+        ("data_wait_us_p50", us_of(found.stats("data-wait").p50)),
+    ])
 }

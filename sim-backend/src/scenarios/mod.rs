@@ -1,22 +1,17 @@
 //! The built-in scenarios of DESIGN §5.2: each wires models with a driver strategy, runs,
-//! and measures its metrics from the emitted trace with pair rules and stall windows.
+//! and declares what it measures as rule specs ([`rules`], the strings `latscope report
+//! --rule` takes) plus metric functions over their outcomes ([`report`]).
 
 pub mod axienet;
 pub mod e1000e;
 pub mod imx8mq;
 pub mod litesdcard;
 
-use crate::report::{Analyzer, Report};
+use crate::report::{Found, Metrics, Report, key_int, measure};
 use crate::scenario::{Kind, Scenario, ScenarioError};
 use crate::simulation::Model;
-use latscope_analysis::pairing::PairError;
+use latscope_analysis::outcome::Sample;
 use latscope_model::Source;
-
-/// A pair rule that the emitted trace cannot satisfy is a bug in the scenario's wiring;
-/// it is reported against the scenario file.
-pub fn analysis_error(s: &Scenario) -> impl Fn(PairError) -> ScenarioError + '_ {
-    move |e| s.bad_value("analysis", e.to_string())
-}
 
 pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     match s.kind {
@@ -27,32 +22,48 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     }
 }
 
-pub fn report(s: &Scenario, src: &Source) -> Result<Report, ScenarioError> {
-    let mut a = Analyzer::new(src, &s.file);
-    let r = match s.kind {
-        Kind::E1000eMta => e1000e::measure(s, &mut a),
-        Kind::LiteSdCard => litesdcard::measure(s, &mut a),
-        Kind::Imx8mqCpuidle => imx8mq::measure(s, &mut a),
-        Kind::AxienetNapi => axienet::measure(s, &mut a),
-    };
-    r?;
-    Ok(a.finish())
+/// What the scenario measures: rule specs, as a user types them after `latscope report
+/// --rule` (some carry settings of the scenario, such as the stall factor).
+pub fn rules(s: &Scenario) -> Result<Vec<String>, ScenarioError> {
+    match s.kind {
+        Kind::E1000eMta => e1000e::rules(s),
+        Kind::LiteSdCard => Ok(litesdcard::rules()),
+        Kind::Imx8mqCpuidle => Ok(imx8mq::rules()),
+        Kind::AxienetNapi => Ok(axienet::rules()),
+    }
 }
 
-/// Throughput of block requests in bytes per second: their bytes over the time from the
-/// first issue to the last completion (what `date; cp; date` measures).
-pub fn throughput(
-    pairs: &latscope_analysis::pairing::PairResult,
-    bytes_per_pair: impl Fn(&latscope_analysis::pairing::Pair) -> u64,
-) -> f64 {
+/// Runs the scenario's rules on the emitted trace and computes its metrics from them.
+pub fn report(s: &Scenario, src: &Source) -> Result<Report, ScenarioError> {
+    let outcomes = measure(src, &rules(s)?).map_err(|e| s.bad_value("analysis", e.to_string()))?;
+    let found = Found(&outcomes);
+    let metrics = match s.kind {
+        Kind::E1000eMta => e1000e::metrics(&found),
+        Kind::LiteSdCard => litesdcard::metrics(&found),
+        Kind::Imx8mqCpuidle => imx8mq::metrics(&found),
+        Kind::AxienetNapi => axienet::metrics(s, &found)?,
+    };
+    Ok(Report { path: s.file.clone(), metrics, outcomes })
+}
+
+/// Throughput of block requests in bytes per second: their bytes (`nr_sector` of the key,
+/// 512-byte sectors) over the time from the first issue to the last completion (what
+/// `date; cp; date` measures).
+pub fn throughput(samples: &[Sample]) -> f64 {
     let (Some(first), Some(last)) =
-        (pairs.pairs.iter().map(|p| p.start).min(), pairs.pairs.iter().map(|p| p.end).max())
+        (samples.iter().map(|p| p.start).min(), samples.iter().map(|p| p.end).max())
     else {
         return 0.0;
     };
-    let bytes: u64 = pairs.pairs.iter().map(bytes_per_pair).sum();
+    let bytes: u64 =
+        samples.iter().map(|p| key_int(&p.key, "nr_sector").unwrap_or(0).max(0) as u64 * 512).sum();
     if last <= first {
         return 0.0;
     }
     bytes as f64 / ((last - first) as f64 / 1e12)
+}
+
+/// Metrics in the order given.
+fn metrics_of(list: &[(&str, f64)]) -> Metrics {
+    Metrics(list.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect())
 }
