@@ -5,7 +5,8 @@
 //! Perfetto publishes). Real traces from the shared corpus (or `$LATSCOPE_CORPUS`), and
 //! synthetic ones from bench/perfetto_gen.py with plain and compact sched records.
 
-use latscope_analysis::spec::{AnalysisError, preset_spec, run_spec};
+use latscope_analysis::runner::{AnalysisError, run_spec};
+use latscope_analysis::spec::preset_spec;
 use latscope_importers::LoadControl;
 use latscope_model::Source;
 use std::path::{Path, PathBuf};
@@ -44,7 +45,7 @@ fn agree(path: &Path, src: &Source, o: &serde_json::Value, preset: &str) -> bool
         .iter()
         .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
         .collect();
-    let res = run_spec(&preset_spec(preset).unwrap(), std::slice::from_ref(src));
+    let res = run_spec(&preset_spec(preset).unwrap(), &[latscope_model::Placed::unaligned(src)]);
     let out = match res {
         Ok(out) => out,
         // A trace without the preset's start event (e.g. no sched_wakeup, only sched_waking).

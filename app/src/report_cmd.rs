@@ -176,7 +176,7 @@ pub fn emit(report: &Report, format: Format, output: Option<&Path>, inputs: &[Pa
 /// (atomically, never over one of `inputs`) or stdout.
 pub fn emit_perfetto(
     paths: &[String],
-    sources: &[&Source],
+    sources: &[Placed<'_>],
     outcomes: &[Outcome],
     output: Option<&Path>,
     inputs: &[PathBuf],
@@ -187,7 +187,7 @@ pub fn emit_perfetto(
     let export: Vec<report::perfetto::ExportSource<'_>> = paths
         .iter()
         .zip(sources)
-        .map(|(name, source)| report::perfetto::ExportSource { name, source })
+        .map(|(name, p)| report::perfetto::ExportSource { name, source: p.source, placement: p.placement })
         .collect();
     let mut bytes = Vec::new();
     report::perfetto::write_trace_events(&export, outcomes, &mut bytes)
@@ -351,7 +351,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let refs: Vec<&Source> = sources.iter().collect();
     let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
     if perfetto {
-        emit_perfetto(&paths, &refs, &outcomes, args.output.as_deref(), &args.files)?;
+        emit_perfetto(&paths, &placed, &outcomes, args.output.as_deref(), &args.files)?;
     } else {
         emit(&report, format, args.output.as_deref(), &args.files)?;
     }

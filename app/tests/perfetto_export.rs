@@ -9,7 +9,8 @@ mod common;
 
 use common::Scratch;
 use latscope_analysis::outcome::Outcome;
-use latscope_analysis::spec::{preset_spec, run_spec};
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::preset_spec;
 use latscope_importers::LoadControl;
 use latscope_model::{PS_PER_NS, Source};
 use std::collections::BTreeMap;
@@ -55,8 +56,8 @@ fn ns(v: &serde_json::Value) -> i64 {
 }
 
 fn analyses(src: &Source, presets: &[&str]) -> Vec<Outcome> {
-    let sources = std::slice::from_ref(src);
-    presets.iter().flat_map(|p| run_spec(&preset_spec(p).unwrap(), sources).unwrap()).collect()
+    let sources = [latscope_model::Placed::unaligned(src)];
+    presets.iter().flat_map(|p| run_spec(&preset_spec(p).unwrap(), &sources).unwrap()).collect()
 }
 
 fn check(input: &Path, presets: &[&str]) -> serde_json::Value {

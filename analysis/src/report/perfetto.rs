@@ -21,7 +21,7 @@
 //! alignment offset. Strings from traces are JSON-escaped by serde_json.
 
 use crate::outcome::{AnalysisKind, Outcome};
-use latscope_model::{FieldValue, PS_PER_NS, PS_PER_S, Ps, Source};
+use latscope_model::{FieldValue, PS_PER_NS, PS_PER_S, Placement, Ps, Source};
 use std::io::{self, Write};
 
 /// Analog samples written per track at most (a scope capture can hold hundreds of millions).
@@ -37,6 +37,8 @@ const SPAN_TID_BASE: u64 = 100_000;
 pub struct ExportSource<'a> {
     pub name: &'a str,
     pub source: &'a Source,
+    /// Where the source sits on the common timeline.
+    pub placement: Placement,
 }
 
 /// Writes the Trace Event JSON of `sources` and `outcomes` (whose `source` fields index
@@ -62,7 +64,8 @@ pub fn write_trace_events(
     for (si, s) in sources.iter().enumerate() {
         let pid = si as u64 + 1;
         let src = s.source;
-        let at = |t: Ps| bases[si] + i128::from(common(src, t));
+        let placement = s.placement;
+        let at = |t: Ps| bases[si] + i128::from(placement.to_common(t));
         w.meta("process_name", pid, 0, s.name)?;
         w.meta_sort("process_sort_index", pid, 0, si as i64)?;
         // Events: one thread per CPU.
@@ -164,7 +167,7 @@ fn write_outcome(
 ) -> io::Result<()> {
     let Some(src) = sources.get(o.source) else { return Ok(()) };
     let base = bases[o.source];
-    let at = |t: Ps| base + i128::from(common(src.source, t));
+    let at = |t: Ps| base + i128::from(src.placement.to_common(t));
     let pid = ANALYSES_PID;
     let first_tid = *tid + 1;
     if o.kind != AnalysisKind::Stall {
@@ -227,12 +230,6 @@ fn write_outcome(
         write_outcome(w, stage, &format!("{name}/{}", stage.name), sources, bases, tid)?;
     }
     Ok(())
-}
-
-/// `t` (relative ps of `src`) on the common timeline: the source's alignment applied.
-fn common(src: &Source, t: Ps) -> Ps {
-    let drift = if src.drift_ppm == 0.0 { 0 } else { (t as f64 * src.drift_ppm / 1e6).round() as Ps };
-    t.saturating_add(src.offset).saturating_add(drift)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -384,7 +381,12 @@ mod tests {
         o.samples.push(Sample { start: 1_000_000, end: 3_456_789, key: "cpu=2 irq=36".into() });
         o.samples.push(Sample { start: 2_000_000, end: 2_500_000, key: "cpu=1 irq=36".into() });
         let mut out = Vec::new();
-        write_trace_events(&[ExportSource { name: "t", source: &s }], &[o], &mut out).unwrap_or_default();
+        write_trace_events(
+            &[ExportSource { name: "t", source: &s, placement: Placement::IDENTITY }],
+            &[o],
+            &mut out,
+        )
+        .unwrap_or_default();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap_or_default();
         let events = v["traceEvents"].as_array().cloned().unwrap_or_default();
         let inst = events.iter().find(|e| e["ph"] == "i").cloned().unwrap_or_default();
