@@ -1,4 +1,4 @@
-//! Alignment (DESIGN §4.6): puts a source on the common timeline by choosing its
+//! Alignment: puts a source on the common timeline by choosing its
 //! [`Placement`] (`t_common = t + offset + t * drift_ppm / 1e6`), either given by hand or
 //! fitted by least squares from matched events — a marker the driver writes and the GPIO
 //! edge it toggles. Sources are only read: the result is a placement, kept by the caller

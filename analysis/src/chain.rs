@@ -1,4 +1,4 @@
-//! Chains (DESIGN §4.3): command -> IRQ entry -> handler exit -> wakeup of the issuing task
+//! Chains: command -> IRQ entry -> handler exit -> wakeup of the issuing task
 //! -> switch-in of that task. Each stage is an [`Outcome`] in `stages`; the chain outcome's
 //! samples are the totals, so a user sees where the time goes.
 //!

@@ -1,4 +1,4 @@
-//! Detectors (DESIGN §4.4) and pulse widths, as [`Outcome`]s:
+//! Detectors and pulse widths, as [`Outcome`]s:
 //! - `pulse:CH[:high|low][@LEVEL]`: widths of high (low) pulses, rise -> next fall, policy
 //!   next; an analog channel goes through its threshold (auto, or `@LEVEL` with no
 //!   hysteresis). Kind `pulse`.

@@ -53,7 +53,7 @@ impl PartialEq for Level {
 }
 impl Eq for Level {}
 
-/// One end of a pair rule (DESIGN §4.1).
+/// One end of a pair rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
     /// An ftrace event by name, with field predicates that must all hold.

@@ -7,7 +7,7 @@
 
 use latscope_model::Ps;
 
-/// DESIGN §7.1 `kind`.
+/// The JSON report's `kind` of an analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AnalysisKind {

@@ -1,8 +1,8 @@
-//! The pairing engine (DESIGN §4.2). A [`PairRule`] names a start and an end
+//! The pairing engine. A [`PairRule`] names a start and an end
 //! [`Endpoint`], optional `by` key fields, a [`Policy`] and an optional `within` timeout.
 //! [`pair`] walks a [`Source`] once, in time order, and returns the pairs with the counts of
 //! starts never closed and ends that found no open start. [`pair_across`] does the same over
-//! several placed sources on their common timeline (DESIGN §4.6). What an endpoint selects
+//! several placed sources on their common timeline. What an endpoint selects
 //! is `endpoint`'s; presets, chains and detectors are built on this.
 //!
 //! Matching compares interned symbols; a key is rendered to text only for matched pairs.
@@ -15,7 +15,7 @@ use latscope_model::{EventRef, FieldValue, Interner, Placed, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
-/// DESIGN §4.2 policies, plus `First` for the `wakeup` preset (DESIGN §4.3).
+/// The pairing policies (fifo, lifo, next), plus `First` for the `wakeup` preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// An end closes the oldest open start with its key.
@@ -269,7 +269,7 @@ fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
     merged
 }
 
-/// Pairs `rule` over `src` (DESIGN §4.2). An occurrence that is both a start and an end
+/// Pairs `rule` over `src`. An occurrence that is both a start and an end
 /// first closes, then opens, so `X -> X` yields consecutive intervals.
 pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
     // Event occurrences stream straight into the engine (they come in time order); the

@@ -1,4 +1,4 @@
-//! The DESIGN §4.3 presets whose semantics a plain pair rule cannot express, run: `block`
+//! The presets whose semantics a plain pair rule cannot express, run: `block`
 //! with its flush keys, `wakeup` with its "task seen running" rule, and `cmd-irq` with its
 //! "the IRQ that most often follows" end (`chain` builds on its plan). What the presets
 //! are and how they are written is `spec`'s; the pair-rule presets run as pair rules.

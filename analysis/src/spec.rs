@@ -1,4 +1,4 @@
-//! Rule specs (DESIGN §7): what a spec is ([`Spec`], the presets) and the whole grammar —
+//! Rule specs: what a spec is ([`Spec`], the presets) and the whole grammar —
 //! the text a user types after `--rule`, `--preset`, `--align` or into the GUI, parsed into a
 //! [`Spec`] or an [`AlignSpec`]. Every parser of the project's rule language is here, so the
 //! grammar can change in this one module. Running a spec is `runner`'s.
@@ -25,7 +25,7 @@ use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps};
 /// One parsed analysis.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spec {
-    /// A pair rule (DESIGN §4.2).
+    /// A pair rule.
     Pair(PairRule),
     /// Widths of high (or low) pulses of a digital channel, or of an analog one through a
     /// threshold (`pulse:CH`).
@@ -38,7 +38,7 @@ pub enum Spec {
     /// Polling loops: runs of `selector` occurrences each within `spacing` of the previous,
     /// of at least `min_iterations` occurrences.
     Poll { name: String, selector: Endpoint, spacing: Ps, min_iterations: u32 },
-    /// A DESIGN §4.3 preset with custom semantics (block, cmd-irq, chain).
+    /// A preset with custom semantics (block, cmd-irq, chain).
     Preset(Preset),
 }
 

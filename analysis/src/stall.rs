@@ -1,4 +1,4 @@
-//! Stall detection (DESIGN §4.4): gaps in a periodic stream of occurrences longer than a
+//! Stall detection: gaps in a periodic stream of occurrences longer than a
 //! factor times its median period.
 
 use crate::endpoint::{Edge, edge_times};
@@ -13,7 +13,7 @@ pub struct StallWindow {
     pub excess: Ps,
 }
 
-/// Stall windows in a sorted list of occurrence times (DESIGN §4.4). Returns the median
+/// Stall windows in a sorted list of occurrence times. Returns the median
 /// period (the upper median for an even count; 0 with fewer than two times) and the windows.
 pub fn stall_windows_in(times: &[Ps], factor: f64) -> (Ps, Vec<StallWindow>) {
     if times.len() < 2 {

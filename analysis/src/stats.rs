@@ -1,4 +1,4 @@
-//! Statistics of one analysis (DESIGN §4.5): count, min, mean, stddev, p50/p90/p99/p99.9,
+//! Statistics of one analysis: count, min, mean, stddev, p50/p90/p99/p99.9,
 //! max, a log (1-2-5 per decade) and a linear histogram, statistics per key, and the worst
 //! samples with their times.
 //!
@@ -20,7 +20,7 @@
 use crate::outcome::{Outcome, Sample};
 use latscope_model::{PS_PER_NS, Ps};
 
-/// Duration statistics in nanoseconds (DESIGN §7.1 `stats_ns`).
+/// Duration statistics in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StatsNs {
     pub min: Option<f64>,

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Alignment (DESIGN §4.6) between real recordings: the text and trace.dat forms of one ring
+//! Alignment between real recordings: the text and trace.dat forms of one ring
 //! buffer, and a marker trace with a GPIO capture made from it on a skewed clock.
 
 mod common;

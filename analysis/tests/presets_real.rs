@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Presets (DESIGN §4.3) on real traces, checked against pairings computed here from a
+//! Presets on real traces, checked against pairings computed here from a
 //! hand-written line scan of the same text files.
 
 mod common;

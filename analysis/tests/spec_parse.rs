@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The DESIGN §7 rule grammar: every form parses to what it says, and every error names the
+//! The rule grammar: every form parses to what it says, and every error names the
 //! column and what was expected there.
 
 use latscope_analysis::endpoint::{Edge, Endpoint, Level, Pred, PredOp};

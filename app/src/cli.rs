@@ -1,4 +1,4 @@
-//! The command line (DESIGN §7). Exit codes: 0 ok, 1 error, 3 a `--fail-if` threshold crossed.
+//! The command line. Exit codes: 0 ok, 1 error, 3 a `--fail-if` threshold crossed.
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -33,7 +33,7 @@ enum Command {
     /// Show the detected format, sources, tracks and event counts of a capture.
     Info {
         file: PathBuf,
-        /// Print JSON (DESIGN §7.0) instead of text.
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
         /// Also list the tracks a decoder stack adds (see `decode`); repeatable.
@@ -82,7 +82,7 @@ enum SimFormat {
 }
 
 pub fn main() -> ExitCode {
-    // Usage errors exit 1 like every other error (DESIGN §7); --help and --version exit 0.
+    // Usage errors exit 1 like every other error; --help and --version exit 0.
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -117,7 +117,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `info --json` (DESIGN §7.0).
+/// `info --json`.
 #[derive(Debug, Serialize)]
 pub struct InfoJson {
     pub path: String,
@@ -177,7 +177,7 @@ fn info(path: &Path, json: bool, decoders: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `latscope sim` (DESIGN §7): run, write the trace if asked, print the report.
+/// `latscope sim`: run, write the trace if asked, print the report.
 fn sim(args: &SimArgs) -> Result<()> {
     let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
     let title = format!("{} (seed {})", scenario.name, scenario.seed);

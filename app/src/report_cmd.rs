@@ -1,5 +1,5 @@
-//! `latscope report` (DESIGN §7): open captures, run presets and rules, build the report
-//! (DESIGN §7.1), write it in the asked format, and turn `--fail-if` thresholds into exit
+//! `latscope report`: open captures, run presets and rules, build the report
+//!, write it in the asked format, and turn `--fail-if` thresholds into exit
 //! code 3. Also the shared tail of `latscope sim --format`.
 
 use crate::atomic;
@@ -214,7 +214,7 @@ pub fn gate(report: &Report, thresholds: &[Threshold]) -> Result<()> {
 }
 
 /// The report of a simulator run: the scenario's own analyses and `presets` over the
-/// simulated trace, the scenario figures as `metrics` (DESIGN §5.2, §7.1).
+/// simulated trace, the scenario figures as `metrics`.
 pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -> Result<Report> {
     let mut outcomes = out.report.outcomes.clone();
     let sources = [Placed::unaligned(&out.source)];

@@ -1,4 +1,4 @@
-//! `latscope info` end to end: the JSON contract (DESIGN §7.0), exit codes and error text.
+//! `latscope info` end to end: the JSON contract, exit codes and error text.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
 use std::path::{Path, PathBuf};

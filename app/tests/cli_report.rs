@@ -1,4 +1,4 @@
-//! `latscope report` end to end on the real samples: the JSON contract (DESIGN §7.1), counts
+//! `latscope report` end to end on the real samples: the JSON contract, counts
 //! checked against independent counts (grep of the text, `trace-cmd report` of the .dat),
 //! `--fail-if` exit codes, escaping, CSV/Parquet, atomic refusal to overwrite inputs, A/B.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic

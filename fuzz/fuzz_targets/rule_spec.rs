@@ -1,4 +1,4 @@
-//! Fuzzes the rule-spec grammar (DESIGN §7) and the analyses behind it: `parse_spec` and
+//! Fuzzes the rule-spec grammar and the analyses behind it: `parse_spec` and
 //! `preset_spec` never panic on any text, a parse error's column lies within the text, and
 //! every spec that parses runs on real sources without panicking. The sources are a recorded
 //! ftrace text trace (irq, block, sched events) and a small sigrok capture with logic and

@@ -17,11 +17,11 @@ pub enum Format {
     Vcd,
     Fst,
     Ghw,
-    /// Saleae Logic 2 / 1.x CSV exports (FORMATS §5.1, §5.2).
+    /// Saleae Logic 2 / 1.x CSV exports.
     SaleaeCsv,
-    /// sigrok-cli `-O csv` output (FORMATS §5.3).
+    /// sigrok-cli `-O csv` output.
     SigrokCsv,
-    /// Oscilloscope CSV exports (FORMATS §6).
+    /// Oscilloscope CSV exports.
     ScopeCsv,
 }
 

@@ -1,4 +1,4 @@
-//! Marker messages (`print`, `bprint`, `tracing_mark_write`): DESIGN §7 exposes every
+//! Marker messages (`print`, `bprint`, `tracing_mark_write`): the exposes every
 //! `key=value` token of the text as a field. One tokenizer serves the ftrace text and the
 //! trace.dat importers, so a marker gets the same fields whichever file it came from.
 

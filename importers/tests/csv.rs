@@ -1,6 +1,6 @@
-//! CSV importers against the shared corpus, the FORMATS §5.5 / §6.7 test cases, sigrok-cli
+//! CSV importers against the shared corpus, the format notes' test cases, sigrok-cli
 //! as a reference reader, and bad input. Expected numbers come from the raw text (line
-//! counts, first/last time cells) or from FORMATS.md/NOTES.md, never from the parser.
+//! counts, first/last time cells) or from the corpus notes, never from the parser.
 
 use latscope_importers::{Format, ImportError, LoadControl, detect, import_bytes, open};
 use latscope_model::{ClockOrigin, PS_PER_S, Source};
@@ -252,7 +252,7 @@ fn scope_square_wave_to_digital() {
 #[test]
 fn stated_counts_from_notes_and_formats() {
     let Some(dir) = corpus() else { return };
-    // FORMATS §6.4: 140,000 records, Δt = 2 µs. NOTES: Tek 2500 rows at 1 ns.
+    // 140,000 records, Δt = 2 µs. NOTES: Tek 2500 rows at 1 ns.
     let (s, _) = open_corpus(&dir, "scope_csv/siglent_sds1202xe_ch1.csv");
     assert_eq!(s.analog[0].samples.len(), 140_000);
     assert!((s.analog[0].dt_ps - 2e6).abs() < 1e-3);
@@ -290,7 +290,7 @@ fn non_captures_in_the_corpus_are_refused_clearly() {
     }
 }
 
-// ---- FORMATS §5.5 ----
+// ---- logic-analyzer CSV cases ----
 
 #[test]
 fn case_5_5_1_saleae_doc_example_with_x_and_smileys() {
@@ -448,7 +448,7 @@ fn saleae_iso8601_times_set_an_epoch_origin() {
     assert_eq!((s.analog[0].dt_ps, s.origin.secs), (20e9, 1_709_642_096));
 }
 
-// ---- FORMATS §6.7 ----
+// ---- oscilloscope CSV cases ----
 
 #[test]
 fn case_6_7_1_keysight_with_empty_last_row() {

@@ -1,4 +1,4 @@
-//! ftrace text importer: the test cases of FORMATS.md §1.14 with exact values, the real
+//! ftrace text importer: the dialect test cases with exact values, the real
 //! corpus (shared/corpus/ftrace_text, skipped with a note when absent), recorded samples,
 //! chunking invariance, cancel, and fuzz regressions.
 
@@ -68,7 +68,7 @@ fn clean(src: &Source) {
     assert_eq!(src.diagnostics.malformed, 0, "malformed: {:?}", src.diagnostics.first_malformed);
 }
 
-// ---- FORMATS §1.14 -------------------------------------------------------------------
+// ---- dialect cases -------------------------------------------------------------------
 
 #[test]
 fn case01_function_tracer_line() {
@@ -884,7 +884,7 @@ fn fuzz_regressions_do_not_panic() {
     }
 }
 
-/// DESIGN §2: a parsed ftrace event costs well under 48 bytes including its field values
+/// a parsed ftrace event costs well under 48 bytes including its field values
 /// (plus the unique strings it interns). Measured on our own recorded traces.
 #[test]
 fn memory_per_event_stays_well_under_48_bytes() {

@@ -250,7 +250,7 @@ fn matches_trace_cmd_report_on_every_file() {
     let mut checked_files = 0;
     for f in &files {
         let mut variants = vec![f.clone()];
-        // The v6 corpus files, converted to v7 (FORMATS.md §2.11 case 13).
+        // The v6 corpus files, converted to v7.
         if f.starts_with(root().join("../shared")) {
             variants.extend(convert_v7(f, &tmp, "zstd"));
             variants.extend(convert_v7(f, &tmp, "none"));
@@ -303,7 +303,7 @@ fn trappy_golden_values() {
     assert_eq!(meta("clock").as_deref(), Some("local"));
     assert_eq!(meta("long size").as_deref(), Some("4"));
     assert_eq!(src.origin.secs, 7615);
-    // FORMATS.md §2.11 case 12: the first record printed, CPU 3.
+    // the first record printed, CPU 3.
     let first = src.events.get(0).expect("events");
     assert_eq!((first.ts(), first.cpu()), (709_442_088_000, 3));
     // Case 2: CPU0's first record, a bprint after a zero time extend.
@@ -610,7 +610,7 @@ fn zlib(data: &[u8]) -> Vec<u8> {
     e.finish().expect("finish")
 }
 
-/// A v7 file compressed with zlib, CPUs 0, 2 and 5 (FORMATS.md §2.11 case 7), without
+/// A v7 file compressed with zlib, CPUs 0, 2 and 5, without
 /// the optional ftrace/kallsyms/printk sections.
 fn v7_zlib_file() -> Vec<u8> {
     let mut w = W::new(false);

@@ -27,7 +27,7 @@ trap cleanup EXIT
 
 [ -f "$SCRATCH" ] || { dd if=/dev/urandom of="$SCRATCH" bs=1M count=64 status=none; sync; }
 
-# The block/IRQ/scheduler event set of the main sample (DESIGN §4.3: block, irq-handler,
+# The block/IRQ/scheduler event set of the main sample (the presets block, irq-handler,
 # wakeup, idle and cmd-irq presets).
 BLK_EVENTS=(block/block_rq_issue block/block_rq_complete block/block_rq_insert
             irq/irq_handler_entry irq/irq_handler_exit
@@ -132,7 +132,7 @@ rec_versions() {
 }
 
 rec_tgid() {
-    # The record-tgid variant of the text header/lines (FORMATS §1.2, column-help (b)).
+    # The record-tgid variant of the text header/lines.
     echo 1 > $T/options/record-tgid
     "$CAP" virtio_blk_direct_read_tgid.txt block/block_rq_issue block/block_rq_complete \
         irq/irq_handler_entry irq/irq_handler_exit sched/sched_wakeup sched/sched_switch -- \

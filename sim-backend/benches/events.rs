@@ -15,7 +15,7 @@ fn run(name: &str, sets: &[&str]) -> usize {
     sim.events()
 }
 
-/// The 32 MiB copy of DESIGN §5.1, read then write (~0.6 M trace events).
+/// The 32 MiB copy of the calibration targets, read then write (~0.6 M trace events).
 #[divan::bench(sample_count = 5)]
 fn litesdcard_32mib(b: divan::Bencher<'_, '_>) {
     let n = run("litesdcard", &[]);

@@ -1,6 +1,6 @@
 //! What the models write: ftrace-like events into an [`EventTableBuilder`] and edges on
 //! digital lines, finished into a [`Source`] of kind Simulator. Field names and kinds follow
-//! the kernel's TP_printk formats (shared/FORMATS.md §1.8) so that the ftrace text writer
+//! the kernel's TP_printk formats so that the ftrace text writer
 //! can print them back exactly and analyses select them by the names users know.
 
 use latscope_model::{
@@ -423,7 +423,7 @@ impl Emitter {
     }
 
     /// A `tracing_mark_write` marker: `text` is printed as written, and each `key=value`
-    /// is also a field, as latscope's importers expose them (DESIGN §7).
+    /// is also a field, as latscope's importers expose them.
     pub fn marker(&mut self, t: Ps, cpu: u16, task: (Sym, i32), text: &str, kv: &[(Sym, i64)]) {
         let text = self.b.intern(text.as_bytes());
         self.marker_sym(t, cpu, task, text, kv);

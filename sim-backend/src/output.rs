@@ -1,5 +1,6 @@
-//! Writers for other tools: ftrace text in the kernel's `trace` format (FORMATS.md §1.2,
-//! §1.3; payloads as the kernel's TP_printk formats, rendered by the model's
+//! Writers for other tools: ftrace text in the kernel's `trace` format (its header and
+//! `TASK-PID [CPU] FLAGS TIMESTAMP: event: payload` lines; payloads as the kernel's
+//! TP_printk formats, rendered by the model's
 //! `tp_printk_payload`) and VCD for waveform viewers.
 
 use latscope_model::{PS_PER_S, Ps, Source, Sym, tp_printk_payload};

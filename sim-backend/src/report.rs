@@ -1,4 +1,4 @@
-//! The report of a run (DESIGN §7.1): the scenario's measurements and its metrics. A
+//! The report of a run: the scenario's measurements and its metrics. A
 //! scenario declares what it measures as rule specs — the strings a user gives `latscope
 //! report --rule` — which run through the analysis crate's runner on the emitted source,
 //! exactly as on a captured trace; its metrics are small functions of the resulting

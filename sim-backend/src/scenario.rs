@@ -1,4 +1,4 @@
-//! Scenario files: TOML with the model's name, its settings (DESIGN §5.2) at the top level
+//! Scenario files: TOML with the model's name, its settings at the top level
 //! and calibration constants in tables. Built-in scenarios are embedded in the binary; any
 //! key can be overridden with `KEY=VALUE` (dotted for tables: `pcie.drain_ns=800`).
 

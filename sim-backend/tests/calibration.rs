@@ -1,4 +1,4 @@
-//! Every calibration target of DESIGN §5.1, asserted within its stated tolerance, through
+//! Every calibration target (docs/SIMULATOR.md), asserted within its stated tolerance, through
 //! the code path of `latscope sim` (`prepare` then `run`); plus determinism, streaming and
 //! the well-formedness of the ftrace text and VCD writers.
 
@@ -165,7 +165,7 @@ fn same_seed_same_bytes_other_seed_differs() {
     }
 }
 
-/// A body line: `comm-pid [cpu] flags secs.usec: event: payload` (FORMATS.md §1.3).
+/// A body line: `comm-pid [cpu] flags secs.usec: event: payload`.
 fn check_line(line: &str) -> Option<()> {
     let open = line.find(" [")?;
     let (task, rest) = line.split_at(open);

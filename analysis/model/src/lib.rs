@@ -1,4 +1,4 @@
-//! The trace model (DESIGN §2): time in `i64` picoseconds relative to a source's origin,
+//! The trace model: time in `i64` picoseconds relative to a source's origin,
 //! sources made of tracks (events, digital, analog, spans), columnar and interned storage.
 //!
 //! Importers and the simulator build sources through [`EventTableBuilder`] and the track

@@ -26,7 +26,7 @@ pub enum TrackKind {
     Spans,
 }
 
-/// One line of `info`: a track's name, kind and count (DESIGN §7.0).
+/// One line of `info`: a track's name, kind and count.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TrackSummary {
     pub name: String,

@@ -1,4 +1,4 @@
-//! Reports (DESIGN §7.1): the serde model of a report, built from the inputs and the
+//! Reports: the serde model of a report, built from the inputs and the
 //! analyses' [`Outcome`]s, and its writers — JSON, Markdown, self-contained HTML, CSV and
 //! Parquet of the samples. `--fail-if` thresholds live in [`threshold`].
 //!

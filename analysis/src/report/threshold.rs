@@ -1,5 +1,5 @@
 //! `--fail-if ANALYSIS.STAT>DURATION` (or `<`): thresholds that turn a report into a CI
-//! gate (DESIGN §4.5, §7). STAT is one of `count min mean stddev p50 p90 p99 p999 max`;
+//! gate. STAT is one of `count min mean stddev p50 p90 p99 p999 max`;
 //! DURATION takes a unit (`ps ns us ms s`), except for `count`, which takes a plain number.
 
 use super::{Analysis, Report};

@@ -1,4 +1,4 @@
-//! Alignment from the UI (DESIGN §4.6): the Align dialog — a reference and another source,
+//! Alignment from the UI: the Align dialog — a reference and another source,
 //! and either matched events (`match REF_ENDPOINT -> ENDPOINT [drift]`, the `--align`
 //! grammar, checked as the user types) or an offset and drift typed by hand — and the
 //! worker that fits it with the analysis crate's `align` module: the result is the aligned

@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// The rules the panel runs, and the one being typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleEditor {
-    /// Rule specs or preset names (DESIGN §7), run in this order.
+    /// Rule specs or preset names, run in this order.
     pub specs: Vec<String>,
     /// The rule being typed; added when it parses.
     pub draft: String,
@@ -95,7 +95,7 @@ pub struct AnalysisResult {
     /// The samples the latency-over-time scatter draws (all of them up to [`MAX_SCATTER`]).
     pub scatter: Vec<usize>,
     /// On input 0's result of an A/B pair (two sources, not aligned): the report's
-    /// comparison with input 1's result of the same name (DESIGN §7.1 `comparison`).
+    /// comparison with input 1's result of the same name.
     pub comparison: Option<Comparison>,
 }
 

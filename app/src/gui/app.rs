@@ -576,7 +576,7 @@ impl eframe::App for Workbench {
     }
 }
 
-/// Opens the real window (DESIGN §7: `latscope [FILE...]`, `latscope --screenshot PNG`).
+/// Opens the real window (`latscope [FILE...]`, `latscope --screenshot PNG`).
 pub fn run_native(options: Options) -> anyhow::Result<()> {
     let screenshot = options.screenshot.clone();
     let native = eframe::NativeOptions {

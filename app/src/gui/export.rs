@@ -1,4 +1,4 @@
-//! Saving what the workbench shows (DESIGN §6, docs/ARCHITECTURE.md "Workbench export"): the
+//! Saving what the workbench shows (docs/ARCHITECTURE.md "Workbench export"): the
 //! report of the current analyses in every `latscope report` format — built by the same
 //! [`report_cmd::build_report`] and written by the same [`report_cmd::emit`], so the bytes
 //! are those of the command line — the session, and a PNG of the visible timeline. The

@@ -1,5 +1,5 @@
 //! The in-window file browser: when the desktop cannot show a file dialog (no XDG portal,
-//! no zenity — rfd then answers `None` at once, ECOSYSTEM B.3) the pickers send
+//! no zenity — rfd then answers `None` at once) the pickers send
 //! `Message::BrowseFiles` and this window lists directories and files instead. It answers
 //! with the same messages a dialog would (`OpenFiles`, `SaveTo`). Listing a directory reads
 //! only its entries' names and kinds, once per directory entered.

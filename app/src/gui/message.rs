@@ -176,7 +176,7 @@ pub enum Message {
         finished: bool,
     },
     SimError(String),
-    /// The finished run's scenario metrics (DESIGN §5.2), measured on its trace by the
+    /// The finished run's scenario metrics, measured on its trace by the
     /// same analyses `latscope sim` runs.
     SimMetrics {
         ticket: Ticket,
@@ -251,7 +251,7 @@ pub enum Message {
     /// Put every source back on its own clock.
     ResetAlign,
     /// Add a digital lane to `source` from its analog track `track`: `threshold` is
-    /// `(level, hysteresis)`, `None` for the automatic one (DESIGN §4.1).
+    /// `(level, hysteresis)`, `None` for the automatic one.
     DeriveDigital {
         source: usize,
         track: usize,

@@ -18,7 +18,7 @@ pub trait FilePicker: Send + std::fmt::Debug {
     fn save(&self, what: SaveWhat, outbox: Outbox);
 }
 
-/// rfd cannot tell "cancelled" from "no dialog could be shown" (ECOSYSTEM B.3, rfd#119):
+/// rfd cannot tell "cancelled" from "no dialog could be shown":
 /// both are `None`. A `None` faster than a person can cancel means no dialog appeared.
 const TOO_FAST_FOR_A_PERSON: Duration = Duration::from_millis(400);
 

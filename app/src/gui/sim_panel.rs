@@ -65,7 +65,7 @@ impl LiveStats {
 #[derive(Debug)]
 pub struct SimState {
     pub scenario: String,
-    /// Top-level settings of the scenario (DESIGN §5.2) as editable text.
+    /// Top-level settings of the scenario as editable text.
     pub settings: Vec<(String, String)>,
     /// Simulated seconds per wall second.
     pub speed: f64,

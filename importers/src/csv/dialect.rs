@@ -1,4 +1,4 @@
-//! CSV dialect detection by content (FORMATS §5.4 and §6.6 pitfall 1): which exporter wrote
+//! CSV dialect detection by content (a header alone can be ambiguous across exporters): which exporter wrote
 //! a file, its field separator and decimal mark. Looks only at the first
 //! [`SNIFF_BYTES`] and [`SNIFF_LINES`] lines, so it is cheap and bounded on any input, and
 //! it never claims a file it cannot read (random text with commas is not a CSV capture).
@@ -9,7 +9,7 @@ use super::{Dialect, Lines, split_fields, unquote};
 pub const SNIFF_BYTES: usize = 64 * 1024;
 pub const SNIFF_LINES: usize = 64;
 
-/// Oscilloscope exporters (FORMATS §6).
+/// Oscilloscope exporters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScopeVendor {
     /// `x-axis,1,2` / `second,Volt,Volt` (InfiniiVision "CSV" and "ASCII XY").

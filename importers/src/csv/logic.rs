@@ -1,4 +1,4 @@
-//! Logic-analyzer CSV (FORMATS §5): Saleae Logic 2 digital exports (one row per change),
+//! Logic-analyzer CSV: Saleae Logic 2 digital exports (one row per change),
 //! Saleae Logic 1.x exports (`Time[s], Channel 0`, rows per change or per sample),
 //! sigrok-cli `-O csv` (every sample, or `dedup`), and Saleae protocol-analyzer tables.
 //!

@@ -1,4 +1,4 @@
-//! CSV captures (shared/FORMATS.md §5 and §6): Saleae Logic 2 / Logic 1.x exports,
+//! CSV captures: Saleae Logic 2 / Logic 1.x exports,
 //! sigrok-cli CSV output and oscilloscope CSV from Keysight/Agilent, Rigol, Tektronix,
 //! Siglent, PicoScope and Digilent, plus a generic `time, ch1, ch2…` fallback.
 //!

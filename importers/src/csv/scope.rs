@@ -1,4 +1,4 @@
-//! Oscilloscope CSV (FORMATS §6) and Saleae analog exports: each vendor's header is read
+//! Oscilloscope CSV and Saleae analog exports: each vendor's header is read
 //! into a [`Spec`] (where the time comes from, which columns are channels, their SI units
 //! and factors, metadata), then one shared row loop reads the data into a time axis and
 //! value columns that [`super::table`] turns into analog tracks.
@@ -76,7 +76,7 @@ fn parse_f64(s: &str) -> Option<f64> {
     }
 }
 
-/// Drops a `CH1:` / `Analog:` channel prefix (FORMATS §6.6 pitfall 4).
+/// Drops a `CH1:` / `Analog:` channel prefix.
 fn strip_channel_prefix(v: &str) -> &str {
     let v = v.trim();
     if let Some((left, right)) = v.split_once(':') {
@@ -469,7 +469,7 @@ fn digilent(data: &[u8]) -> Result<Spec, ParseFailure> {
         let (first, unit) = split_unit(&c[0]);
         if !first.eq_ignore_ascii_case("time") {
             // Network Analyzer (Bode) and Spectrum exports: values against frequency. A track's
-            // x axis is time (DESIGN model, FORMATS §6), so they are refused, saying what to
+            // x axis is time, so they are refused, saying what to
             // export instead rather than misreading hertz as seconds.
             let instrument = metadata
                 .iter()

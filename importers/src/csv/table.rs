@@ -1,7 +1,7 @@
 //! Time + value columns → uniform [`AnalogTrack`]s.
 //!
 //! The model stores analog data uniformly sampled (`t0 + round(i·dt)`), so an explicit time
-//! column is checked for uniformity (FORMATS §6 "check for uniformity"):
+//! column is checked for uniformity:
 //!
 //! - The time axis is cut into **segments** wherever a step is not within ±0.1 % of the
 //!   median step (a gap between Saleae MSO waveforms, a time going backwards, a pause).

@@ -1,4 +1,4 @@
-//! function_graph output (FORMATS §1.10): the line syntax (`[abstime |] cpu) [proc |]
+//! function_graph output: the line syntax (`[abstime |] cpu) [proc |]
 //! [flags |] [mark duration] | text`) and the per-CPU call stacks that turn entries, exits
 //! and leaves into spans. Without the `funcgraph-abstime` column there is no clock at all;
 //! each CPU then gets a virtual clock that starts at 0 and advances by the printed

@@ -1,5 +1,5 @@
 //! ftrace text: tracefs `trace`/`trace_pipe`, `trace-cmd report`, function, function_graph
-//! and latency formats (shared/FORMATS.md §1).
+//! and latency formats.
 //!
 //! This module owns the parallel driver: it picks the time origin (the whole seconds of the
 //! first timestamp, so `origin + relative ps` reproduces the tracer's seconds exactly),

@@ -57,7 +57,7 @@ impl Handler {
 }
 
 /// Tracepoint subsystems. A body `foo: bar` is either event `foo` or a trace_printk from
-/// function `foo` (FORMATS §1.13 item 6); without the kernel's `available_events` we call
+/// function `foo`; without the kernel's `available_events` we call
 /// names with these prefixes events and treat the rest as print-like (they keep their name
 /// and get a `text` field besides their `key=value` tokens).
 const EVENT_PREFIXES: &[&[u8]] = &[

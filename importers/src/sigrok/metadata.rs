@@ -1,5 +1,5 @@
 //! The `metadata` member of a `.sr` file: a GLib key file (INI) with a `[device 1]` group,
-//! and sigrok's samplerate strings (shared/FORMATS.md §3.3–3.4).
+//! and sigrok's samplerate strings.
 
 /// The device group of a session's metadata, keys trimmed, in file order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

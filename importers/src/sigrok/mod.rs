@@ -1,4 +1,4 @@
-//! sigrok session files (`.sr`, srzip versions 1 and 2; shared/FORMATS.md §3).
+//! sigrok session files (`.sr`, srzip versions 1 and 2).
 //!
 //! Logic channels become digital tracks stored as transitions: members are stream-decoded
 //! through a fixed buffer, so a 100M-sample capture costs memory in proportion to its

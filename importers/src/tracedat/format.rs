@@ -1,7 +1,7 @@
 //! The tracefs `format` files (one per event, plus `header_page`): field declarations with
 //! their offsets, sizes and signedness, `__data_loc`/`__rel_loc` strings, arrays and the
 //! `print fmt` (kept as text). Offsets and sizes are trusted over the C declaration
-//! (FORMATS.md §2.8: `char prev_comm[32]` with `size:16` exists).
+//! (`char prev_comm[32]` with `size:16` exists in real files).
 
 use memchr::memmem;
 

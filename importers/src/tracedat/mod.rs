@@ -1,4 +1,4 @@
-//! trace-cmd `trace.dat`, file versions 6 and 7 (shared/FORMATS.md §2), in pure Rust.
+//! trace-cmd `trace.dat`, file versions 6 and 7, in pure Rust.
 //!
 //! - `bytes`: bounds-checked integers/strings in the file's byte order;
 //! - `sections`: the prefix, the v6 layout, v7 sections and the metadata blocks;

@@ -1,4 +1,4 @@
-//! trace.dat options (FORMATS.md §2.5): the v6 list (DONE without a size) and the v7
+//! trace.dat options: the v6 list (DONE without a size) and the v7
 //! options sections (DONE with a u64 pointer to the next section). Unknown ids are skipped
 //! by their size, never rejected.
 

@@ -1,4 +1,4 @@
-//! Ring-buffer sub-buffers ("pages", FORMATS.md §2.6–2.7): the page header (timestamp,
+//! Ring-buffer sub-buffers ("pages"): the page header (timestamp,
 //! commit with the missed-events flags, stored lost count) and the compressed event
 //! headers (type_len/time_delta, padding, time extend, absolute timestamp, long and short
 //! data records). Pure functions over one page: no allocation, no model types.
@@ -153,7 +153,7 @@ impl PageFormat {
 pub(crate) mod tests {
     use super::*;
 
-    /// Builds the synthetic page of FORMATS.md §2.11 case 3 in either byte order.
+    /// Builds a synthetic page (one header, a time-extend and two events) in either byte order.
     pub(crate) fn synthetic_page(endian: Endian, commit_flags: u64, lost: Option<u64>) -> Vec<u8> {
         let w32 = |v: u32| match endian {
             Endian::Little => v.to_le_bytes(),
@@ -244,7 +244,7 @@ pub(crate) mod tests {
 
     #[test]
     fn sixty_four_bit_header_and_trappy_bytes() {
-        // FORMATS.md §2.6: trappy CPU0's first page header.
+        // trappy CPU0's first page header.
         let mut page = vec![0x78, 0x49, 0x8a, 0x2c, 0xed, 0x06, 0, 0, 0xe8, 0x0f, 0, 0];
         page.resize(4096, 0);
         let h = fmt(Endian::Little).header(&page).expect("header");

@@ -1,7 +1,7 @@
 //! Message text of the ftrace marker events: `bprint` records (a printk format from
 //! printk_formats plus arguments packed by the kernel's `vbin_printf`) are formatted here;
 //! `print`/`bputs` carry their text directly. Also splits a message into `key=value`
-//! tokens (DESIGN §7: marker events expose every such token as a field).
+//! tokens (marker events expose every such token as a field, so rules can match and key on them).
 //!
 //! Argument packing (kernel `vbin_printf`, libtraceevent `make_bprint_args`): every numeric
 //! argument is 4-byte aligned from the start of `buf` (64-bit values too: the kernel stores
@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn trappy_cpu_load() {
-        // FORMATS.md §2.8: args 0, 800000, 0.
+        // args 0, 800000, 0.
         let s = fmt("cpu_load: cpu: %d freq: %u load: %u\n", &words(&[0, 800_000, 0]), 4);
         assert_eq!(s, "cpu_load: cpu: 0 freq: 800000 load: 0\n");
     }

@@ -1,4 +1,4 @@
-//! Value Change Dump (IEEE 1364 §18, plus GTKWave/GHDL/EVCD extensions; FORMATS.md §4).
+//! Value Change Dump (IEEE 1364 §18, plus GTKWave/GHDL/EVCD extensions).
 //!
 //! A token-stream reader over the raw bytes: line breaks carry no meaning, id codes may
 //! contain `#`/`$` or start with digits, and a value is told from a timestamp only by its

@@ -57,7 +57,7 @@ pub struct DmaCfg {
     /// The other device's DMA period and the link time of one transfer.
     pub period_us: f64,
     pub transfer_ns: f64,
-    /// Stall factor for the detector (DESIGN §4.4 default 1.5).
+    /// Stall factor for the detector (the `stall:` detector's default is 1.5).
     pub stall_factor: f64,
 }
 

@@ -1,4 +1,4 @@
-//! The built-in scenarios of DESIGN §5.2: each wires models with a driver strategy, runs,
+//! The built-in scenarios (docs/SIMULATOR.md): each wires models with a driver strategy, runs,
 //! and declares what it measures as rule specs ([`rules`], the strings `latscope report
 //! --rule` takes) plus metric functions over their outcomes ([`report`]).
 
