@@ -27,7 +27,7 @@ trap cleanup EXIT
 
 [ -f "$SCRATCH" ] || { dd if=/dev/urandom of="$SCRATCH" bs=1M count=64 status=none; sync; }
 
-# The block/IRQ/scheduler event set of the main sample (the presets block, irq-handler,
+# The block/IRQ/scheduler event set of the main sample (for the block, irq-handler,
 # wakeup, idle and cmd-irq presets).
 BLK_EVENTS=(block/block_rq_issue block/block_rq_complete block/block_rq_insert
             irq/irq_handler_entry irq/irq_handler_exit
