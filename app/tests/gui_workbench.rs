@@ -941,23 +941,14 @@ fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
     let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
     wait(&mut h, "the table", |wb| !wb.table_pending());
     let id = analog_lane(h.state(), 0);
-    let addresses = |wb: &Workbench| {
-        let sv = &wb.view.sources[0];
-        let src = sv.source();
-        (
-            std::sync::Arc::as_ptr(&sv.prepared) as usize,
-            src.analog[0].samples.as_ptr() as usize,
-            src.digital[0].times.as_ptr() as usize,
-        )
-    };
-    let before = addresses(h.state());
+    let before = source_addresses(h.state());
     let digital_before = h.state().view.sources[0].source().digital.len();
     h.state_mut().update(Message::OpenDeriveDigital(id));
     h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
     wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
     let wb = h.state();
     // The same source, its sample and edge columns where they were: nothing was copied.
-    assert_eq!(addresses(wb), before);
+    assert_eq!(source_addresses(wb), before);
     let sv = &wb.view.sources[0];
     let derived = sv.source().digital.last().unwrap();
     assert!(derived.name.ends_with("_digital") && derived.transitions() > 0);
@@ -968,4 +959,70 @@ fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
     assert_eq!(sv.prepared.lanes[last_digital].name, derived.name);
     assert_eq!(kinds[last_digital + 1], LaneClass::Analog);
     assert!(sv.lanes.iter().any(|v| v.name == derived.name), "the track list shows it");
+}
+
+/// Where source 0's allocation and its heaviest columns live: equal before and after a
+/// change means nothing was copied.
+fn source_addresses(wb: &Workbench) -> (usize, usize, usize) {
+    let sv = &wb.view.sources[0];
+    let src = sv.source();
+    (
+        std::sync::Arc::as_ptr(&sv.prepared) as usize,
+        src.analog[0].samples.as_ptr() as usize,
+        src.digital[0].times.as_ptr() as usize,
+    )
+}
+
+#[test]
+fn deriving_a_lane_while_analysis_results_share_the_source_copies_nothing() {
+    let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
+    wait(&mut h, "the table", |wb| !wb.table_pending());
+    let pulse = format!("pulse:{}", h.state().view.sources[0].source().digital[0].name);
+    h.state_mut().analysis.rules.specs = vec![pulse.clone()];
+    run_analysis(&mut h);
+    let pulses =
+        h.state().analysis.results.iter().find(|r| r.outcome.name == pulse).map(|r| r.outcome.samples.len());
+    assert!(pulses.is_some_and(|n| n > 0), "{pulse} has results: {:?}", h.state().errors);
+    // The results keep the source they were computed from: the allocation is shared.
+    assert!(std::sync::Arc::ptr_eq(&h.state().analysis.inputs[0], &h.state().view.sources[0].prepared));
+
+    let before = source_addresses(h.state());
+    let digital_before = h.state().view.sources[0].source().digital.len();
+    let id = analog_lane(h.state(), 0);
+    h.state_mut().update(Message::OpenDeriveDigital(id));
+    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
+    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    let wb = h.state();
+    assert_eq!(source_addresses(wb), before, "the source was copied to add the derived track");
+    // The results still describe the same, now extended, source; nothing was dropped.
+    assert!(std::sync::Arc::ptr_eq(&wb.analysis.inputs[0], &wb.view.sources[0].prepared));
+    let after = wb.analysis.results.iter().find(|r| r.outcome.name == pulse).map(|r| r.outcome.samples.len());
+    assert_eq!(after, pulses);
+}
+
+#[test]
+fn a_derived_lane_waits_for_a_job_reading_the_source_and_is_then_added_in_place() {
+    let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
+    wait(&mut h, "the table", |wb| !wb.table_pending());
+    let before = source_addresses(h.state());
+    let digital_before = h.state().view.sources[0].source().digital.len();
+    // A reader that is not the workbench's: what a running export or filter job holds.
+    let reader = h.state().view.sources[0].prepared.clone();
+    let id = analog_lane(h.state(), 0);
+    h.state_mut().update(Message::OpenDeriveDigital(id));
+    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
+    wait(&mut h, "the derived track to wait", |wb| !wb.view.pending_derived_is_empty());
+    for _ in 0..20 {
+        h.step();
+    }
+    assert_eq!(
+        h.state().view.sources[0].source().digital.len(),
+        digital_before,
+        "added while a reader holds it"
+    );
+    assert_eq!(reader.source.digital.len(), digital_before, "the reader's data changed under it");
+    drop(reader);
+    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    assert_eq!(source_addresses(h.state()), before, "the source was copied to add the derived track");
+    assert!(h.state().view.pending_derived_is_empty());
 }

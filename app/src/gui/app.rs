@@ -205,6 +205,10 @@ impl Workbench {
         while let Some(msg) = self.jobs.try_recv() {
             self.update(msg);
         }
+        // A job that answered has let go of the sources it read only now, after its answer.
+        if !self.view.pending_derived.is_empty() {
+            self.add_pending_derived();
+        }
     }
 
     /// The keyboard's messages this frame (the keymap's shortcuts) and dropped files.
@@ -481,6 +485,7 @@ impl Workbench {
         if self.jobs.busy(JobKind::Load)
             || (self.sim.handle.is_some() && !self.sim.finished)
             || self.analysis_running()
+            || !self.view.pending_derived.is_empty()
         {
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }

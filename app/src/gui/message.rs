@@ -275,13 +275,11 @@ pub enum Message {
     EditDerive(DeriveDialog),
 }
 
-/// What a derive job answers.
+/// What a derive job answers: the new track and its lane, to add to the source in place.
 #[derive(Debug)]
-pub enum DerivedLane {
-    /// The new track and its lane, to add to the source in place.
-    Track(DigitalTrack, Lane),
-    /// The source rebuilt with the track (a copy, made off the UI thread).
-    Rebuilt(Arc<Prepared>),
+pub struct DerivedLane {
+    pub track: DigitalTrack,
+    pub lane: Lane,
 }
 
 /// Sort order of the event table.

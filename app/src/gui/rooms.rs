@@ -9,7 +9,7 @@ use super::analysis::{self, AnalysisResult, DrawnPlot, PanelView, RuleEditor};
 use super::derive_dialog::DeriveDialog;
 use super::file_browser::FileBrowser;
 use super::jobs::SourceStamp;
-use super::message::{CursorId, LaneId, Message, PanelId};
+use super::message::{CursorId, DerivedLane, LaneId, Message, PanelId};
 use super::prepare::Prepared;
 use super::timeline::{Layout, MeshCache, Overlay, SourceView, Viewport};
 use latscope_analysis::align::Alignment;
@@ -57,6 +57,8 @@ pub struct ViewState {
     /// Loads that finished before one started earlier: sources join the timeline in the
     /// order their files were given (A/B and source numbers follow the command line).
     pub(super) finished_loads: BTreeMap<u64, (PathBuf, Arc<Prepared>)>,
+    /// Derived tracks waiting to be added to their source in place: a job still reads it.
+    pub(super) pending_derived: Vec<(SourceStamp, DerivedLane)>,
 }
 
 impl Default for ViewState {
@@ -74,6 +76,7 @@ impl Default for ViewState {
             fitted: false,
             refit: false,
             finished_loads: BTreeMap::new(),
+            pending_derived: Vec::new(),
         }
     }
 }
@@ -114,6 +117,11 @@ impl ViewState {
     }
 
     /// What a job reading source `index` now reads.
+    /// Whether no derived track waits for its source (see `Workbench::add_pending_derived`).
+    pub fn pending_derived_is_empty(&self) -> bool {
+        self.pending_derived.is_empty()
+    }
+
     pub(super) fn stamp(&self, index: usize) -> Option<SourceStamp> {
         self.sources.get(index).map(|sv| SourceStamp { index, generation: sv.data_generation })
     }

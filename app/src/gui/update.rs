@@ -10,7 +10,7 @@ use super::app::Workbench;
 use super::derive_dialog;
 use super::jobs::{JobKind, Verdict};
 use super::message::{DerivedLane, EventSel, Message, SimCommand, SimEdit, TableRows};
-use super::prepare::{self, Lane, LaneKind, Prepared};
+use super::prepare::{self, LaneKind, Prepared};
 use super::rooms::{self, AnalysisState, ViewState};
 use super::session;
 use super::sim_panel::SimState;
@@ -19,7 +19,7 @@ use super::timeline;
 use super::workers;
 use latscope_analysis::align::Alignment;
 use latscope_importers::LoadControl;
-use latscope_model::{DigitalTrack, Ps};
+use latscope_model::Ps;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -226,11 +226,11 @@ impl Workbench {
             Message::Derived { ticket, source, result } => {
                 // Closed meanwhile: nothing to say. Changed (aligned, derived again): say so.
                 match (self.jobs.judge(ticket, |s| self.view.is_current(s)), result) {
-                    (Verdict::Current, Ok(DerivedLane::Track(track, lane))) => {
-                        self.add_derived(source, track, lane)
-                    }
-                    (Verdict::Current, Ok(DerivedLane::Rebuilt(prepared))) => {
-                        self.view.replace_source(source, prepared)
+                    (Verdict::Current, Ok(derived)) => {
+                        if let Some(stamp) = self.view.stamp(source) {
+                            self.view.pending_derived.push((stamp, derived));
+                            self.add_pending_derived();
+                        }
                     }
                     (Verdict::Current, Err(e)) => self.errors.push(format!("derive digital: {e}")),
                     (Verdict::Changed, _) => self.errors.push(
@@ -489,14 +489,14 @@ impl Workbench {
     }
 
     /// Derives a digital track on a worker: only the track and its lane are computed there;
-    /// the source is not copied ([`Self::add_derived`] adds them in place).
+    /// the source is not copied ([`Self::add_pending_derived`] adds them in place).
     fn derive(&mut self, source: usize, track: usize, threshold: Option<(f64, f64)>) {
         let Some(sv) = self.view.sources.get(source) else { return };
         let p = sv.prepared.clone();
         self.jobs.spawn(JobKind::Derive, self.view.stamp(source), move |cx| {
             let result = derive_dialog::derive_track(&p.source, track, threshold).map(|d| {
                 let lane = prepare::digital_lane(0, &d);
-                DerivedLane::Track(d, lane)
+                DerivedLane { track: d, lane }
             });
             // The workbench should hold the source alone when the answer arrives.
             drop(p);
@@ -504,31 +504,72 @@ impl Workbench {
         });
     }
 
-    /// Adds a derived track and its lane to source `index`: in place when the workbench
-    /// holds the source alone (no copy); when a job or the analysis results share it, the
-    /// copy with the track is made by a job, off the UI thread.
-    fn add_derived(&mut self, index: usize, track: DigitalTrack, lane: Lane) {
-        let Some(sv) = self.view.sources.get_mut(index) else { return };
-        if let Some(prepared) = Arc::get_mut(&mut sv.prepared) {
-            prepared.add_digital(track, lane);
+    /// Adds the derived tracks waiting in `view.pending_derived` to their sources, in place:
+    /// a source is never copied to add a track. The analysis results and the simulator's
+    /// statistics share a source's allocation; they let go of it for the moment of the change
+    /// and share the changed source again (a track added beside the events changes no result).
+    /// A job still reading the source (a table filter, an export, an analysis) keeps its
+    /// share until it ends, so the track waits here and [`Workbench::poll`] tries again.
+    /// A track whose source was replaced or closed meanwhile is dropped.
+    pub(super) fn add_pending_derived(&mut self) {
+        let mut pending = std::mem::take(&mut self.view.pending_derived);
+        let mut waiting = Vec::new();
+        while !pending.is_empty() {
+            let (stamp, derived) = pending.remove(0);
+            if !self.view.is_current(stamp) {
+                continue;
+            }
+            match self.add_derived_in_place(stamp.index, derived) {
+                None => {
+                    // Adding a track replaces the source's data generation; the tracks that
+                    // still wait for it were derived from the same data.
+                    if let Some(now) = self.view.stamp(stamp.index) {
+                        for (s, _) in pending.iter_mut().chain(waiting.iter_mut()) {
+                            if *s == stamp {
+                                *s = now;
+                            }
+                        }
+                    }
+                }
+                Some(derived) => waiting.push((stamp, derived)),
+            }
+        }
+        self.view.pending_derived = waiting;
+    }
+
+    /// Adds `derived` to source `index` if the workbench can hold the source alone for the
+    /// moment of the change; gives it back (`Some`) when a job still reads the source.
+    fn add_derived_in_place(&mut self, index: usize, derived: DerivedLane) -> Option<DerivedLane> {
+        let sv = self.view.sources.get_mut(index)?;
+        let inputs = &mut self.analysis.inputs;
+        let held: Vec<usize> = (0..inputs.len()).filter(|&i| Arc::ptr_eq(&inputs[i], &sv.prepared)).collect();
+        for &i in held.iter().rev() {
+            inputs.remove(i);
+        }
+        let live = &mut self.sim.live;
+        let shown = live.shown.take_if(|a| Arc::ptr_eq(a, &sv.prepared)).is_some();
+        let asked = live.asked.take_if(|a| Arc::ptr_eq(a, &sv.prepared)).is_some();
+        let given_back = match Arc::get_mut(&mut sv.prepared) {
+            Some(prepared) => {
+                prepared.add_digital(derived.track, derived.lane);
+                None
+            }
+            None => Some(derived),
+        };
+        for &i in &held {
+            inputs.insert(i, sv.prepared.clone());
+        }
+        if shown {
+            live.shown = Some(sv.prepared.clone());
+        }
+        if asked {
+            live.asked = Some(sv.prepared.clone());
+        }
+        if given_back.is_none() {
             let same = sv.prepared.clone();
             self.view.replace_source(index, same);
-            return;
         }
-        let p = sv.prepared.clone();
-        self.jobs.spawn(JobKind::Derive, self.view.stamp(index), move |cx| {
-            let mut source = p.source.clone();
-            drop(p);
-            let name = track.name.clone();
-            source.digital.retain(|d| d.name != name);
-            source.digital.push(track);
-            let prepared = Arc::new(prepare::prepare(source));
-            cx.send(Message::Derived {
-                ticket: cx.ticket,
-                source: index,
-                result: Ok(DerivedLane::Rebuilt(prepared)),
-            });
-        });
+        given_back
     }
 
     fn sim_command(&mut self, cmd: SimCommand) {
