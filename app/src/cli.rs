@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use latscope_importers::LoadControl;
 use latscope_model::{Source, TrackSummary};
 use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -106,6 +107,8 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stops early (`latscope info FILE | head`) is not an error.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) if e.is::<crate::report_cmd::ThresholdsCrossed>() => {
             eprintln!("latscope: {e}");
             ExitCode::from(3)
@@ -115,6 +118,12 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// `info --json`.
@@ -156,23 +165,28 @@ fn info(path: &Path, json: bool, decoders: &[String]) -> Result<()> {
     // once: freeing a large trace's columns and strings one by one first would only delay
     // the exit (issue #8 measures `info` as a whole process).
     std::mem::forget(source);
+    let mut out = std::io::stdout().lock();
+    write_info(&mut out, &report, json)?;
+    Ok(out.flush()?)
+}
+
+fn write_info(out: &mut impl Write, report: &InfoJson, json: bool) -> std::io::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
+        return writeln!(out, "{}", serde_json::to_string_pretty(report)?);
     }
-    println!("{}: {}", report.path, report.format);
-    println!("  records: {}", report.events);
+    writeln!(out, "{}: {}", report.path, report.format)?;
+    writeln!(out, "  records: {}", report.events)?;
     if let (Some(a), Some(b)) = (report.start_s, report.end_s) {
-        println!("  time:    {a:.6} s .. {b:.6} s ({:.6} s)", b - a);
+        writeln!(out, "  time:    {a:.6} s .. {b:.6} s ({:.6} s)", b - a)?;
     }
     for s in &report.sources {
-        println!("  source {}", s.name);
+        writeln!(out, "  source {}", s.name)?;
         for t in &s.tracks {
-            println!("    {:<32} {:<8} {}", t.name, format!("{:?}", t.kind).to_lowercase(), t.count);
+            writeln!(out, "    {:<32} {:<8} {}", t.name, format!("{:?}", t.kind).to_lowercase(), t.count)?;
         }
     }
     for w in &report.warnings {
-        println!("  warning: {w}");
+        writeln!(out, "  warning: {w}")?;
     }
     Ok(())
 }
