@@ -830,10 +830,13 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     let wb = h.state();
     let other = wb.view.alignment.as_ref().unwrap().source;
     let p = wb.view.sources[other].placement;
-    assert_eq!((p.offset, p.drift_ppm), (1_000_000_000, 20.0));
-    // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
+    // Both are traces of one kernel clock: the hand offset moves the second from where its
+    // clock put it (its origin's distance from the first's).
+    let by_clock = clock_offset(wb, other);
+    assert_eq!((p.offset, p.drift_ppm), (by_clock + 1_000_000_000, 20.0));
+    // Its lanes moved: source time t is drawn at t + offset + t * 20e-6.
     let t = 2_000_000_000_000;
-    assert_eq!(wb.view.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
+    assert_eq!(wb.view.sources[other].to_common(t), (t + by_clock + 1_000_000_000 + 40_000_000) as f64);
     assert_ne!(wb.time_range().unwrap(), before);
     assert!(!wb.dialogs.align.open, "the dialog closes once applied");
     for (sv, (prepared, data_generation)) in wb.view.sources.iter().zip(&data) {
@@ -853,8 +856,15 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     wait(&mut h, "the reset", |wb| !wb.aligning());
     let wb = h.state();
     assert!(wb.view.alignment.is_none());
-    assert!(wb.view.sources[other].placement.is_identity());
+    let p = wb.view.sources[other].placement;
+    assert_eq!((p.offset, p.drift_ppm), (clock_offset(wb, other), 0.0), "back where its clock puts it");
     assert_eq!(wb.time_range().unwrap(), before);
+}
+
+/// How far source `si`'s clock origin lies after source 0's, ps (read from the origins).
+fn clock_offset(wb: &Workbench, si: usize) -> i64 {
+    let (a, b) = (wb.view.sources[0].source().origin, wb.view.sources[si].source().origin);
+    (b.secs - a.secs) * latscope_model::PS_PER_S + (b.ps - a.ps)
 }
 
 /// The index of the first analog lane of source `si` in its track list.
@@ -968,4 +978,55 @@ fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
     assert_eq!(sv.prepared.lanes[last_digital].name, derived.name);
     assert_eq!(kinds[last_digital + 1], LaneClass::Analog);
     assert!(sv.lanes.iter().any(|v| v.name == derived.name), "the track list shows it");
+}
+
+/// The clock value a text trace prints for its first event (`474.884048`), and that
+/// event's name: read from the file, not through latscope.
+fn first_event_printed(path: &std::path::Path) -> (String, String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    let (head, rest) = line.split_once(": ").unwrap();
+    let time = head.split_whitespace().last().unwrap().to_owned();
+    (time, rest.split(':').next().unwrap().to_owned())
+}
+
+/// The screen position of event `index` of source `si` on its lane named `lane`.
+fn event_pos(wb: &Workbench, si: usize, lane: &str, index: usize) -> egui::Pos2 {
+    let sv = &wb.view.sources[si];
+    let li = sv.lanes.iter().position(|l| l.name == lane).unwrap();
+    let rect = wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1;
+    let t = sv.to_common(sv.source().events.ts[index]);
+    let x = wb.view.viewport.x_of(wb.view.layout.data_left, t);
+    egui::pos2(x, rect.center().y)
+}
+
+#[test]
+fn two_traces_of_one_kernel_clock_are_placed_by_their_clock_values() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/markers_around_requests.txt"];
+    let mut h = open(&files);
+    let (printed, name) = first_event_printed(&sample(files[1]));
+    assert_eq!((printed.as_str(), name.as_str()), ("474.884048", "irq_handler_entry"));
+    // The second file starts 4 s after the first one's origin on the same clock.
+    let p = h.state().view.sources[1].placement;
+    assert_eq!((p.offset, p.drift_ppm), (4 * latscope_model::PS_PER_S, 0.0));
+    // The track list says where each source sits.
+    let _ = h.get_by_label_contains("offset +4.000000 s · drift +0.000 ppm · by clock value");
+    // Click the first event of the second file on the timeline.
+    let t = h.state().view.sources[1].to_common(0);
+    h.state_mut().update(Message::ShowRange(t + 0.8e12, t + 0.9e12));
+    h.step();
+    h.step();
+    let pos = event_pos(h.state(), 1, "irq_handler_entry", 0);
+    click_at(&mut h, pos);
+    let wb = h.state();
+    assert_eq!(wb.view.overlay.selected, Some(latscope::gui::message::EventSel { source: 1, index: 0 }));
+    // Cursor A (the status bar, in the ruler's clock), the inspector, the table and the
+    // file all read the same clock value.
+    let _ = h.get_by_label(&format!("A {printed}000 s"));
+    assert!(h.query_all_by_label(&format!("{printed}000 s")).count() >= 1, "the inspector's time");
+    let ruler_at_cursor = {
+        let sv0 = &wb.view.sources[0];
+        sv0.source().origin.to_source_seconds(sv0.to_source(wb.view.overlay.cursor_a.unwrap()).round() as i64)
+    };
+    assert_eq!(format!("{ruler_at_cursor:.6}"), printed, "the ruler reads the first source's clock");
 }

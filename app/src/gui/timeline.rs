@@ -11,7 +11,7 @@ use super::prepare::{Lane, LaneClass, LaneKind, Prepared};
 use super::theme;
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
-use latscope_model::{FieldValue, Placement, Ps, Source, format_seconds};
+use latscope_model::{FieldValue, Placed, Placement, Ps, Source, format_seconds};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -737,14 +737,27 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
     }
 }
 
-/// The alignment a source is drawn with, for its header: empty on its own clock.
-pub fn alignment_text(p: &Placement) -> String {
-    if p.is_identity() {
-        return String::new();
-    }
+/// How source `index` is placed on the common timeline (the first source's clock):
+/// `offset +4.000000 s · drift +0.000 ppm · by clock value`. The offset is where its time
+/// zero lies; "by clock value" when its clock is of the same kind as an earlier source's,
+/// "aligned" when the user moved it, "own origin" when nothing relates its clock to the
+/// others, "reference" for the first source.
+pub fn placement_text(sources: &[SourceView], index: usize) -> String {
+    let Some(sv) = sources.get(index) else { return String::new() };
+    let earlier: Vec<Placed<'_>> =
+        sources[..index].iter().map(|s| Placed::new(s.source(), s.placement)).collect();
+    let p = sv.placement;
+    let how = if p != Placement::by_clock(&earlier, sv.source()) {
+        "aligned".to_owned()
+    } else if let Some(e) = earlier.iter().find(|e| e.source.origin.offset_to(sv.source().origin).is_some()) {
+        format!("by clock value, as {}", e.source.name)
+    } else if index == 0 {
+        "reference".to_owned()
+    } else {
+        "own origin".to_owned()
+    };
     let sign = if p.offset < 0 { "-" } else { "+" };
-    let drift = if p.drift_ppm == 0.0 { String::new() } else { format!(", drift {:+.3} ppm", p.drift_ppm) };
-    format!("  aligned: offset {sign}{}{drift}", format_seconds(p.offset.abs()))
+    format!("offset {sign}{} · drift {:+.3} ppm · {how}", format_seconds(p.offset.abs()), p.drift_ppm)
 }
 
 /// Where lanes are on screen this frame, for keyboard actions that need the layout.
@@ -758,6 +771,8 @@ pub struct Layout {
     pub lanes_top: f32,
     /// How far the lanes can scroll down (points).
     pub max_scroll: f32,
+    /// Where each visible lane was drawn (tests click on them).
+    pub rows: Vec<(LaneId, Rect)>,
 }
 
 /// Height of a source's header row when several sources are open.
@@ -795,6 +810,7 @@ impl Frame {
             rect: Some(self.full),
             lanes_top: self.lanes.top(),
             max_scroll: self.max_scroll,
+            rows: self.rows.clone(),
         }
     }
 }
@@ -848,7 +864,7 @@ fn paint_headers(painter: &egui::Painter, frame: &Frame, sources: &[SourceView])
         painter.text(
             r.left_center() + vec2(6.0, 0.0),
             Align2::LEFT_CENTER,
-            format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(&sv.placement)),
+            format!("{}  ({})   {}", sv.source().name, sv.source().format, placement_text(sources, si)),
             FontId::proportional(12.0),
             theme::ACCENT.get(),
         );

@@ -426,9 +426,10 @@ impl Workbench {
         let placements: Vec<_> = self.view.sources.iter().map(|s| s.placement).collect();
         self.analysis.placements = placements.clone();
         let specs = self.analysis.rules.specs.clone();
-        // Sources placed on one clock (the Align dialog, or placements restored from a
-        // session) are one aligned trace, as with `report --align`.
-        let together = self.view.alignment.is_some() || placements.iter().any(|p| !p.is_identity());
+        // Sources aligned (the Align dialog) are one trace, as with `report --align`; so are
+        // sources placed elsewhere than their clocks put them (a session's placements): the
+        // runner's each-or-together rule decides that.
+        let together = self.view.alignment.is_some();
         self.jobs.spawn(JobKind::Analysis, None, move |cx| {
             // The worker borrows the shared sources with their placements: no copy.
             let (results, errors) = analysis::analyse(&sources, &placements, &specs, together);
@@ -481,7 +482,8 @@ impl Workbench {
         let Some(a) = self.view.alignment.take() else { return };
         self.analysis.panel.aligned = None;
         if !self.view.sources.is_empty() {
-            // Aligning by hand with a zero offset is the reset, through the same worker.
+            // Aligning by hand with a zero offset (from where its clock puts it) is the reset,
+            // through the same worker.
             self.align(0, a.source, "+0ps".into(), true);
         }
         self.analysis.results = Arc::default();
