@@ -248,15 +248,17 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
             .rows
             .rows
             .iter()
-            .all(|&i| src.strings.resolve(src.events.get(i as usize).unwrap().name()) == "block_rq_issue")
+            .all(
+                |r| src.strings.resolve(src.events.get(r.index as usize).unwrap().name()) == "block_rq_issue"
+            )
     );
     // Search steps through the matches in time order.
     h.state_mut().update(Message::SearchStep(true));
     let first = h.state().view.overlay.selected.unwrap().index;
     h.state_mut().update(Message::SearchStep(true));
     let second = h.state().view.overlay.selected.unwrap().index;
-    assert_eq!(first, h.state().table.rows.rows[0] as usize);
-    assert_eq!(second, h.state().table.rows.rows[1] as usize);
+    assert_eq!(first, h.state().table.rows.rows[0].index as usize);
+    assert_eq!(second, h.state().table.rows.rows[1].index as usize);
 }
 
 #[test]
@@ -997,7 +999,9 @@ fn event_pos(wb: &Workbench, si: usize, lane: &str, index: usize) -> egui::Pos2 
     let rect = wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1;
     let t = sv.to_common(sv.source().events.ts[index]);
     let x = wb.view.viewport.x_of(wb.view.layout.data_left, t);
-    egui::pos2(x, rect.center().y)
+    // A CPU lane draws its events' ticks below the task and IRQ rows.
+    let y = if lane.starts_with("CPU ") { rect.top() + 39.0 } else { rect.center().y };
+    egui::pos2(x, y)
 }
 
 #[test]
@@ -1029,4 +1033,98 @@ fn two_traces_of_one_kernel_clock_are_placed_by_their_clock_values() {
         sv0.source().origin.to_source_seconds(sv0.to_source(wb.view.overlay.cursor_a.unwrap()).round() as i64)
     };
     assert_eq!(format!("{ruler_at_cursor:.6}"), printed, "the ruler reads the first source's clock");
+}
+
+/// Steps frames until a scroll animation (the table scrolling to a row) has ended.
+fn settle(h: &mut Harness<'static, Workbench>) {
+    for _ in 0..60 {
+        h.step();
+    }
+}
+
+/// Lines of a text trace (not comments) containing every one of `words`: grep's count.
+fn grep_count(path: &std::path::Path, words: &[&str]) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().filter(|l| !l.starts_with('#') && words.iter().all(|w| l.contains(w))).count()
+}
+
+#[test]
+fn the_event_table_and_search_cover_every_source() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/markers_around_requests.txt"];
+    let mut h = open(&files);
+    let marks = grep_count(&sample(files[1]), &["tracing_mark_write: ", "req_start"]);
+    assert_eq!(marks, 300);
+    assert_eq!(grep_count(&sample(files[0]), &["req_start"]), 0);
+    h.state_mut().update(Message::SetFilter("req_start".into()));
+    wait(&mut h, "the filter", |wb| !wb.table_pending());
+    h.step();
+    // All sources by default: the second file's 300 markers, of both files' events.
+    let total: usize = h.state().view.sources.iter().map(|s| s.source().events.len()).sum();
+    assert_eq!(h.state().table.rows.rows.len(), marks);
+    assert!(h.state().table.rows.rows.iter().all(|r| r.source == 1));
+    let _ = h.get_by_label(&format!("{marks} of {total} events"));
+    // A source column names them.
+    assert!(h.query_all_by_label("markers_around_requests.txt").count() >= 2);
+    // Search steps through them on the common timeline, from the left.
+    h.state_mut().update(Message::ClearCursors);
+    h.state_mut().update(Message::FitAll);
+    h.state_mut().update(Message::SearchStep(true));
+    let first = h.state().view.overlay.selected.unwrap();
+    assert_eq!((first.source, first.index), (1, h.state().table.rows.rows[0].index as usize));
+    h.state_mut().update(Message::SearchStep(true));
+    assert_eq!(h.state().view.overlay.selected.unwrap(), h.state().table.rows.rows[1].sel());
+    // The source filter narrows the table and the search to one source.
+    h.state_mut().update(Message::SetTableSource(Some(0)));
+    wait(&mut h, "the source filter", |wb| !wb.table_pending());
+    assert!(h.state().table.rows.rows.is_empty());
+    h.state_mut().update(Message::SetTableSource(None));
+    wait(&mut h, "all sources", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.rows.rows.len(), marks);
+
+    // Selecting an event on the timeline scrolls the table to it: the last marker's row,
+    // far below the first rows, is drawn once it is selected.
+    h.state_mut().update(Message::SetFilter(String::new()));
+    wait(&mut h, "every event", |wb| !wb.table_pending());
+    h.step();
+    assert_eq!(h.state().table.rows.rows.len(), total);
+    let last = h.state().view.sources[1].source().events.len() - 1;
+    let time_text = |wb: &Workbench, si: usize, i: usize| {
+        let src = wb.view.sources[si].source();
+        format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
+    };
+    let text = time_text(h.state(), 1, last);
+    assert_eq!(h.query_all_by_label(&text).count(), 0, "not drawn before");
+    let t = h.state().view.sources[1].to_common(h.state().view.sources[1].source().events.ts[last]);
+    h.state_mut().update(Message::ShowRange(t - 2e9, t + 2e9));
+    h.step();
+    h.step();
+    // Its CPU lane, near the top of the second source's lanes (on screen).
+    let lane = format!("CPU {}", h.state().view.sources[1].source().events.cpu[last]);
+    let pos = event_pos(h.state(), 1, &lane, last);
+    click_at(&mut h, pos);
+    assert_eq!(
+        h.state().view.overlay.selected,
+        Some(latscope::gui::message::EventSel { source: 1, index: last })
+    );
+    settle(&mut h);
+    assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to {text}");
+
+    // A worst case shown from the analysis panel selects its start event, and the table
+    // scrolls there too.
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let (ri, si, worst) = {
+        let r = h.state().analysis.results.iter().enumerate().find(|(_, r)| r.outcome.source == 0).unwrap();
+        (r.0, r.1.outcome.source, r.1.worst[0])
+    };
+    let start = h.state().analysis.results[ri].outcome.samples[worst].start;
+    h.state_mut().update(Message::ShowSample { outcome: ri, sample: worst });
+    settle(&mut h);
+    let sel = h.state().view.overlay.selected.unwrap();
+    assert_eq!(sel.source, si);
+    let src = h.state().view.sources[si].source();
+    assert_eq!(src.events.ts[sel.index], start);
+    assert_eq!(src.strings.resolve(src.events.get(sel.index).unwrap().name()), "block_rq_issue");
+    let text = time_text(h.state(), si, sel.index);
+    assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to the worst case at {text}");
 }

@@ -1,5 +1,6 @@
 //! The event table (virtualised: only visible rows are laid out; filtering and sorting run on
-//! a worker) and the inspector of the selected event.
+//! a worker) over every open source or the one its source filter picks, and the inspector
+//! of the selected event.
 
 use super::message::{EventSel, Message, TableRows, TableSort};
 use super::theme;
@@ -10,6 +11,8 @@ use egui_extras::{Column, TableBuilder};
 #[derive(Debug, Default)]
 pub struct TableState {
     pub filter: String,
+    /// The one source listed (and searched), or all of them (`None`, the default).
+    pub source: Option<usize>,
     pub sort: TableSort,
     /// The latest rows from the worker (may lag the filter while it runs).
     pub rows: TableRows,
@@ -58,25 +61,38 @@ pub fn show(
         if ui.small_button(">").on_hover_text("Next match (F3)").clicked() {
             msgs.push(Message::SearchStep(true));
         }
+        if sources.len() > 1 {
+            let name = |i: Option<usize>| match i.and_then(|i| sources.get(i)) {
+                Some(sv) => sv.source().name.clone(),
+                None => "all sources".to_owned(),
+            };
+            egui::ComboBox::from_id_salt("table-source").selected_text(name(st.source)).show_ui(ui, |ui| {
+                for choice in std::iter::once(None).chain((0..sources.len()).map(Some)) {
+                    if ui.selectable_label(st.source == choice, name(choice)).clicked() {
+                        msgs.push(Message::SetTableSource(choice));
+                    }
+                }
+            });
+        }
         if pending {
             ui.spinner();
         }
-        let total = sources.get(st.rows.source).map_or(0, |s| s.source().events.len());
+        let total: usize =
+            st.rows.sources.iter().filter_map(|&i| sources.get(i)).map(|s| s.source().events.len()).sum();
         ui.weak(format!("{} of {} events", st.rows.rows.len(), total));
     });
-    let Some(sv) = sources.get(st.rows.source) else {
+    if st.rows.sources.iter().all(|&i| i >= sources.len()) {
         ui.weak("No events.");
         return msgs;
-    };
-    let src = sv.source();
+    }
     let rows = st.rows.rows.clone();
-    let selected_row = selected
-        .filter(|s| s.source == st.rows.source)
-        .and_then(|s| rows.iter().position(|&r| r as usize == s.index));
-    let mut builder = TableBuilder::new(ui)
-        .striped(true)
-        .resizable(true)
-        .sense(egui::Sense::click())
+    // A source column once there is more than one source to tell apart.
+    let several = sources.len() > 1;
+    let mut builder = TableBuilder::new(ui).striped(true).resizable(true).sense(egui::Sense::click());
+    if several {
+        builder = builder.column(Column::initial(150.0).at_least(60.0).clip(true));
+    }
+    let mut builder = builder
         .column(Column::exact(150.0))
         .column(Column::exact(36.0))
         .column(Column::initial(150.0).at_least(60.0))
@@ -84,7 +100,8 @@ pub fn show(
         .column(Column::remainder().at_least(100.0))
         .auto_shrink(false);
     if st.scroll_to_selection
-        && let Some(r) = selected_row
+        && let Some(sel) = selected
+        && let Some(r) = rows.iter().position(|r| r.sel() == sel)
     {
         builder = builder.scroll_to_row(r, Some(egui::Align::Center));
     }
@@ -106,6 +123,9 @@ pub fn show(
     };
     builder
         .header(20.0, |mut row| {
+            if several {
+                sort_header(&mut row, "Source", None);
+            }
             sort_header(&mut row, "Time (s)", Some(TableSort::Time));
             sort_header(&mut row, "CPU", Some(TableSort::Cpu));
             sort_header(&mut row, "Task", Some(TableSort::Task));
@@ -114,11 +134,17 @@ pub fn show(
         })
         .body(|body| {
             body.rows(ROW_HEIGHT, rows.len(), |mut row| {
-                let Some(&index) = rows.get(row.index()) else { return };
-                let index = index as usize;
+                let Some(&r) = rows.get(row.index()) else { return };
+                let Some(sv) = sources.get(r.source as usize) else { return };
+                let (src, index) = (sv.source(), r.index as usize);
                 let Some(e) = src.events.get(index) else { return };
-                row.set_selected(selected.is_some_and(|s| s.source == st.rows.source && s.index == index));
+                row.set_selected(selected == Some(r.sel()));
                 let s = &src.strings;
+                if several {
+                    row.col(|ui| {
+                        ui.add(egui::Label::new(egui::RichText::new(&src.name).weak()).truncate());
+                    });
+                }
                 row.col(|ui| {
                     ui.monospace(format!("{:.6}", src.origin.to_source_seconds(e.ts())));
                 });
@@ -144,7 +170,7 @@ pub fn show(
                     ui.add(egui::Label::new(fields.join(" ")).truncate());
                 });
                 if row.response().clicked() {
-                    msgs.push(Message::SelectEvent(EventSel { source: st.rows.source, index }));
+                    msgs.push(Message::SelectEvent(r.sel()));
                     msgs.push(Message::CenterOn(sv.to_common(e.ts())));
                 }
             });
