@@ -1128,3 +1128,83 @@ fn the_event_table_and_search_cover_every_source() {
     let text = time_text(h.state(), si, sel.index);
     assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to the worst case at {text}");
 }
+
+/// Lines of a text trace (not comments) with every one of `words` and none of `not`.
+fn grep_count_without(path: &std::path::Path, words: &[&str], not: &[&str]) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|l| {
+            !l.starts_with('#') && words.iter().all(|w| l.contains(w)) && !not.iter().any(|w| l.contains(w))
+        })
+        .count()
+}
+
+fn filtered(h: &mut Harness<'static, Workbench>, filter: &str) -> usize {
+    h.state_mut().update(Message::SetFilter(filter.into()));
+    wait(h, "the filter", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.error, None, "{filter}");
+    h.state().table.rows.rows.len()
+}
+
+#[test]
+fn filter_terms_combine_and_enter_steps_through_the_matches() {
+    let file = "ftrace/virtio_blk_direct_read.txt";
+    let path = sample(file);
+    let mut h = open(&[file]);
+    // Each term matches alone; together they are ANDed (grep counts the same lines).
+    let both = grep_count(&path, &["dd-", " 23942400 "]);
+    assert_eq!(both, 2);
+    assert!(filtered(&mut h, "dd") > both);
+    assert!(filtered(&mut h, "sector=23942400") > both);
+    assert_eq!(filtered(&mut h, "dd sector=23942400"), both);
+    // A quoted phrase (in the payload as the trace prints it), field~text, -term.
+    assert_eq!(filtered(&mut h, "\"254,0 RS\""), grep_count(&path, &["254,0 RS"]));
+    assert_eq!(filtered(&mut h, "name~virtio1"), grep_count(&path, &["name=virtio1"]));
+    assert_eq!(
+        filtered(&mut h, "block_rq -insert"),
+        grep_count_without(&path, &["block_rq_"], &["block_rq_insert"])
+    );
+    // A filter that does not parse says why beside it.
+    h.state_mut().update(Message::SetFilter("\"unclosed".into()));
+    h.step();
+    assert!(h.state().table.error.as_deref().is_some_and(|e| e.contains("unclosed quote")));
+
+    // The list opens at its first match, wherever the last list was scrolled to: scroll to
+    // the last event first.
+    assert_eq!(filtered(&mut h, ""), h.state().view.sources[0].source().events.len());
+    let last = h.state().view.sources[0].source().events.len() - 1;
+    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index: last }));
+    settle(&mut h);
+    let time_text = |wb: &Workbench, i: usize| {
+        let src = wb.view.sources[0].source();
+        format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
+    };
+    assert!(h.query_all_by_label(&time_text(h.state(), last)).count() >= 1);
+    let n = filtered(&mut h, "block_rq_issue");
+    settle(&mut h);
+    let first = h.state().table.rows.rows[0].index as usize;
+    assert!(h.query_all_by_label(&time_text(h.state(), first)).count() >= 1, "opens at the first match");
+    assert_eq!(
+        h.query_all_by_label(&time_text(h.state(), h.state().table.rows.rows[n - 1].index as usize)).count(),
+        0
+    );
+
+    // Enter in the filter steps like F3 (from cursor A), again and again; Shift+Enter back.
+    let t = {
+        let sv = &h.state().view.sources[0];
+        sv.to_common(sv.source().events.ts[first]) - 1.0
+    };
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, t));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    h.step();
+    h.step();
+    let row = |h: &Harness<'static, Workbench>, k: usize| h.state().table.rows.rows[k].sel();
+    for k in 0..3 {
+        h.key_press(egui::Key::Enter);
+        h.step();
+        assert_eq!(h.state().view.overlay.selected, Some(row(&h, k)), "Enter {}", k + 1);
+    }
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Enter);
+    h.step();
+    assert_eq!(h.state().view.overlay.selected, Some(row(&h, 1)), "Shift+Enter");
+}

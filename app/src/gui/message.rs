@@ -95,6 +95,9 @@ impl Row {
 pub struct TableRows {
     /// The sources queried (all open sources, or the one the source filter picks).
     pub sources: Vec<usize>,
+    /// The filter text and sort the rows answer.
+    pub filter: String,
+    pub sort: TableSort,
     pub rows: Arc<Vec<Row>>,
 }
 

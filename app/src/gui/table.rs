@@ -20,6 +20,10 @@ pub struct TableState {
     pub scroll_to_selection: bool,
     /// Set by Ctrl+F, so the filter takes the keyboard once.
     pub focus_filter: bool,
+    /// Set when rows for another filter, sort or source arrived: the list opens at its top.
+    pub scroll_to_top: bool,
+    /// Why the filter does not parse (its rows are not recomputed until it does).
+    pub error: Option<String>,
 }
 
 const ROW_HEIGHT: f32 = 18.0;
@@ -33,7 +37,7 @@ pub fn show(
     selected: Option<EventSel>,
 ) -> Vec<Message> {
     let mut msgs = Vec::new();
-    if st.scroll_to_selection || st.focus_filter {
+    if st.scroll_to_selection || st.focus_filter || st.scroll_to_top {
         // Both are asked for once; they are done as this frame draws.
         msgs.push(Message::TableRequestsDone);
     }
@@ -43,7 +47,7 @@ pub fn show(
         let edit = ui.add(
             egui::TextEdit::singleline(&mut filter)
                 .id(egui::Id::unique("event-filter"))
-                .hint_text("event, task, field=value… (Ctrl+F)")
+                .hint_text("words, field=value, field~text, \"a phrase\", -word (Ctrl+F)")
                 .desired_width(260.0),
         );
         if st.focus_filter {
@@ -52,8 +56,13 @@ pub fn show(
         if edit.changed() {
             msgs.push(Message::SetFilter(filter));
         }
-        if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-            msgs.push(Message::SearchStep(true));
+        // Enter steps like F3 (Shift+Enter back, like Shift+F3); the filter keeps the
+        // keyboard, so the next Enter steps again. A plain Enter ends the edit (the field
+        // gives up the keyboard); Shift+Enter leaves it focused.
+        let (enter, shift) = ui.input(|i| (i.key_pressed(egui::Key::Enter), i.modifiers.shift));
+        if enter && (edit.lost_focus() || (shift && edit.has_focus())) {
+            msgs.push(Message::SearchStep(!shift));
+            edit.request_focus();
         }
         if ui.small_button("<").on_hover_text("Previous match (Shift+F3)").clicked() {
             msgs.push(Message::SearchStep(false));
@@ -80,6 +89,9 @@ pub fn show(
         let total: usize =
             st.rows.sources.iter().filter_map(|&i| sources.get(i)).map(|s| s.source().events.len()).sum();
         ui.weak(format!("{} of {} events", st.rows.rows.len(), total));
+        if let Some(e) = &st.error {
+            ui.colored_label(theme::IRQ, e);
+        }
     });
     if st.rows.sources.iter().all(|&i| i >= sources.len()) {
         ui.weak("No events.");
@@ -99,6 +111,9 @@ pub fn show(
         .column(Column::initial(160.0).at_least(60.0))
         .column(Column::remainder().at_least(100.0))
         .auto_shrink(false);
+    if st.scroll_to_top {
+        builder = builder.vertical_scroll_offset(0.0);
+    }
     if st.scroll_to_selection
         && let Some(sel) = selected
         && let Some(r) = rows.iter().position(|r| r.sel() == sel)

@@ -148,6 +148,12 @@ impl Workbench {
             }
             Message::TableReady { ticket, rows } => {
                 if self.jobs.accept(ticket, |_| true) {
+                    // Another question (not the same one asked again as a source grew) opens
+                    // the list at its first row, wherever the last answer was scrolled to.
+                    let asked = |r: &TableRows| (r.filter.clone(), r.sort, r.sources.clone());
+                    if asked(&self.table.rows) != asked(&rows) {
+                        self.table.scroll_to_top = true;
+                    }
                     self.table.rows = rows;
                 }
             }
@@ -158,6 +164,7 @@ impl Workbench {
             Message::TableRequestsDone => {
                 self.table.scroll_to_selection = false;
                 self.table.focus_filter = false;
+                self.table.scroll_to_top = false;
             }
             other => debug_assert!(false, "not a update_table message: {other:?}"),
         }
@@ -402,7 +409,19 @@ impl Workbench {
             .iter()
             .filter_map(|&i| self.view.sources.get(i).map(|sv| (i, sv.prepared.clone(), sv.placement)))
             .collect();
-        let (filter, sort) = (self.table.filter.clone(), self.table.sort);
+        let (text, sort) = (self.table.filter.clone(), self.table.sort);
+        let filter = match Filter::parse(&text) {
+            Ok(f) => {
+                self.table.error = None;
+                f
+            }
+            Err(e) => {
+                // Said beside the filter; the rows stay until it parses.
+                self.table.error = Some(e.to_string());
+                self.jobs.cancel_kind(JobKind::Table);
+                return;
+            }
+        };
         // Stamped by the first source: the query is latest-wins whichever source it reads.
         self.jobs.spawn(JobKind::Table, self.view.stamp(shown[0]), move |cx| {
             let rows = workers::table_rows(&sources, &filter, sort, &cx.control);
@@ -410,7 +429,7 @@ impl Workbench {
             // place (a derived lane) without a copy.
             drop(sources);
             if let Some(rows) = rows {
-                let rows = TableRows { sources: shown, rows: Arc::new(rows) };
+                let rows = TableRows { sources: shown, filter: text, sort, rows: Arc::new(rows) };
                 cx.send(Message::TableReady { ticket: cx.ticket, rows });
             }
         });

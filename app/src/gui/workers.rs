@@ -7,8 +7,8 @@ use super::message::{Message, Row, SimCommand, TableSort};
 use super::prepare::{Prepared, prepare};
 use latscope_importers::LoadControl;
 use latscope_model::{
-    ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Placement, Ps, Source, SourceKind,
-    Sym,
+    ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Filter, Placement, Ps, Source,
+    SourceKind, Sym,
 };
 use latscope_sim::{Batch, Simulation, Speed};
 use std::path::Path;
@@ -21,37 +21,16 @@ pub fn load(path: &Path, ctl: &LoadControl) -> Result<Arc<Prepared>, String> {
     latscope_importers::open(path, ctl).map(|source| Arc::new(prepare(source))).map_err(|e| e.to_string())
 }
 
-/// Does event `i` of `src` match the filter? Name, task (`comm-pid`), CPU (`cpu=N`) and
-/// every field as `name=value` are searched; the filter matches a substring of any.
-pub fn event_matches(src: &Source, i: usize, needle: &str) -> bool {
-    let Some(e) = src.events.get(i) else { return false };
-    let s = &src.strings;
-    if s.resolve(e.name()).contains(needle) {
-        return true;
-    }
-    if format!("{}-{}", s.resolve(e.comm()), e.pid()).contains(needle) || format!("cpu={}", e.cpu()) == needle
-    {
-        return true;
-    }
-    e.fields().any(|(name, v)| {
-        let value = match v {
-            FieldValue::Int(x) => x.to_string(),
-            FieldValue::UInt(x) => x.to_string(),
-            FieldValue::Str(x) => s.resolve(x).into_owned(),
-        };
-        value.contains(needle) || format!("{}={value}", s.resolve(name)).contains(needle)
-    })
-}
-
 /// A source the table lists: its index among the open sources, its data and placement.
 pub type TableSource = (usize, Arc<Prepared>, Placement);
 
 /// Filters and sorts the events of `sources` for the table (and search): the rows, in
 /// common-timeline order (then by the sort's column), or `None` when the job was cancelled
-/// (a newer query supersedes it).
+/// (a newer query supersedes it). The filter is the model's: terms ANDed, `field=value`,
+/// `field~text`, quoted phrases, `-term` (see [`Filter`]).
 pub fn table_rows(
     sources: &[TableSource],
-    filter: &str,
+    filter: &Filter,
     sort: TableSort,
     ctl: &LoadControl,
 ) -> Option<Vec<Row>> {
@@ -64,7 +43,7 @@ pub fn table_rows(
             if i % 65_536 == 0 && ctl.is_cancelled() {
                 return None;
             }
-            if filter.is_empty() || event_matches(src, i, filter) {
+            if filter.is_empty() || filter.matches(src, i) {
                 rows.push(Row { source: *si as u32, index: i as u32 });
             }
         }
