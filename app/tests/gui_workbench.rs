@@ -1208,3 +1208,55 @@ fn filter_terms_combine_and_enter_steps_through_the_matches() {
     h.step();
     assert_eq!(h.state().view.overlay.selected, Some(row(&h, 1)), "Shift+Enter");
 }
+
+/// `trace-cmd report`'s payload (the text after `EVENT:`) of each `event` line, or `None`
+/// when trace-cmd is not installed.
+fn trace_cmd_payloads(path: &std::path::Path, event: &str) -> Option<Vec<String>> {
+    let out = std::process::Command::new("trace-cmd").arg("report").arg(path).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let tag = format!(" {event}: ");
+    Some(text.lines().filter_map(|l| l.split_once(&tag)).map(|(_, p)| p.trim().to_owned()).collect())
+}
+
+#[test]
+fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspector() {
+    let file = "ftrace/virtio_blk_direct_read.dat";
+    let mut h = open(&[file]);
+    let (index, issues) = {
+        let src = h.state().view.sources[0].source();
+        let name = |i: usize| src.strings.resolve(src.events.get(i).unwrap().name()).into_owned();
+        let all: Vec<usize> = (0..src.events.len()).filter(|&i| name(i) == "block_rq_issue").collect();
+        (all[0], all.len())
+    };
+    let shown = latscope_model::render_event(h.state().view.sources[0].source(), index);
+    match trace_cmd_payloads(&sample(file), "block_rq_issue") {
+        Some(p) => assert_eq!(shown, p[0], "as trace-cmd report prints it"),
+        None => eprintln!("skipping the trace-cmd cross-check: trace-cmd is not available"),
+    }
+    assert!(shown.starts_with("254,0 R"), "{shown}");
+    // The table shows the rendered payload, not the stored dev number.
+    assert_eq!(filtered(&mut h, "block_rq_issue"), issues);
+    settle(&mut h);
+    let _ = h.get_by_label(&shown);
+    assert_eq!(h.query_all_by_label_contains("dev=266338304").count(), 0);
+    // Filters (and rules) still match the stored values.
+    assert_eq!(filtered(&mut h, "block_rq_issue dev=266338304"), issues);
+    assert_eq!(filtered(&mut h, "\"254,0 R\" block_rq_issue"), issues, "and the printed form");
+    // The inspector shows it too, and the stored value beside it.
+    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index }));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&shown).count() >= 2, "table and inspector");
+    let _ = h.get_by_label("266338304");
+    // The timeline's tooltip on the event.
+    let t = h.state().view.sources[0].to_common(h.state().view.sources[0].source().events.ts[index]);
+    h.state_mut().update(Message::ShowRange(t - 2e7, t + 2e7));
+    h.step();
+    h.step();
+    let before = h.query_all_by_label(&shown).count();
+    h.hover_at(event_pos(h.state(), 0, "block_rq_issue", index));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&shown).count() > before, "the tooltip shows the payload");
+}

@@ -4,8 +4,9 @@
 
 use super::message::{EventSel, Message, TableRows, TableSort};
 use super::theme;
-use super::timeline::{SourceView, clock_text, event_fields};
+use super::timeline::{SourceView, clock_text, event_fields, raw_fields};
 use egui_extras::{Column, TableBuilder};
+use latscope_model::render_event;
 
 /// Table state kept by the workbench.
 #[derive(Debug, Default)]
@@ -145,7 +146,7 @@ pub fn show(
             sort_header(&mut row, "CPU", Some(TableSort::Cpu));
             sort_header(&mut row, "Task", Some(TableSort::Task));
             sort_header(&mut row, "Event", Some(TableSort::Name));
-            sort_header(&mut row, "Fields", None);
+            sort_header(&mut row, "Payload", None);
         })
         .body(|body| {
             body.rows(ROW_HEIGHT, rows.len(), |mut row| {
@@ -176,13 +177,8 @@ pub fn show(
                     );
                 });
                 row.col(|ui| {
-                    let fields: Vec<String> = event_fields(src, index)
-                        .into_iter()
-                        .skip(4)
-                        .filter(|(k, _)| k != "flags")
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect();
-                    ui.add(egui::Label::new(fields.join(" ")).truncate());
+                    // As `trace-cmd report` prints it (trace.dat: the print fmt).
+                    ui.add(egui::Label::new(render_event(src, index)).truncate());
                 });
                 if row.response().clicked() {
                     msgs.push(Message::SelectEvent(r.sel()));
@@ -193,7 +189,8 @@ pub fn show(
     msgs
 }
 
-/// The inspector: every column and field of the selected event, and its stack.
+/// The inspector: the selected event's columns, its payload as the tracer prints it, every
+/// field's stored value (what rules and filters match), and its stack.
 pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView], selected: Option<EventSel>) {
     let Some(sel) = selected else {
         ui.weak("Click an event on the timeline or in the table.");
@@ -210,6 +207,18 @@ pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView], selected: Option<Eve
                 ui.end_row();
             }
         });
+        let raw = raw_fields(src, sel.index);
+        if !raw.is_empty() {
+            ui.separator();
+            ui.label(egui::RichText::new("fields (stored values: rules and filters match these)").weak());
+            egui::Grid::new("inspector-fields").num_columns(2).striped(true).show(ui, |ui| {
+                for (k, v) in raw {
+                    ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
+                    ui.add(egui::Label::new(egui::RichText::new(v).monospace()).selectable(true));
+                    ui.end_row();
+                }
+            });
+        }
         if let Some(stack) = src.events.get(sel.index).and_then(|e| e.stack()) {
             ui.separator();
             ui.strong("Stack");

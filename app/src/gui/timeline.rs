@@ -11,7 +11,7 @@ use super::prepare::{Lane, LaneClass, LaneKind, Prepared};
 use super::theme;
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
-use latscope_model::{FieldValue, Placed, Placement, Ps, Source, format_seconds};
+use latscope_model::{Placed, Placement, Ps, Source, format_seconds, render_event, value_text};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -673,7 +673,8 @@ pub fn clock_text(src: &Source, t: Ps) -> String {
     format!("{:.9} s", src.origin.to_source_seconds(t))
 }
 
-/// All fields of an event as `(name, value)` text pairs, in order, headed by its columns.
+/// An event's columns as `(name, value)` text pairs, then its payload as the tracer prints
+/// it (trace.dat: the event format's print fmt, `254,0 RS …`; [`render_event`]).
 pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
     let Some(e) = src.events.get(index) else { return Vec::new() };
     let s = &src.strings;
@@ -686,15 +687,22 @@ pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
     if e.flags().is_present() {
         out.push(("flags".to_owned(), e.flags().render()));
     }
-    for (name, v) in e.fields() {
-        let value = match v {
-            FieldValue::Int(x) => x.to_string(),
-            FieldValue::UInt(x) => x.to_string(),
-            FieldValue::Str(x) => s.resolve(x).into_owned(),
-        };
-        out.push((s.resolve(name).into_owned(), value));
-    }
+    out.push(("payload".to_owned(), render_event(src, index)));
     out
+}
+
+/// An event's fields with their stored values (`dev=266338304`): what rules and filters
+/// compare, which the payload may print otherwise (`254,0`).
+pub fn raw_fields(src: &Source, index: usize) -> Vec<(String, String)> {
+    let Some(e) = src.events.get(index) else { return Vec::new() };
+    let s = &src.strings;
+    e.fields()
+        .map(|(name, v)| {
+            let mut value = String::new();
+            value_text(src, v, &mut value);
+            (s.resolve(name).into_owned(), value)
+        })
+        .collect()
 }
 
 fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
@@ -702,7 +710,7 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
         Hit::Event(sel) => {
             if let Some(sv) = sources.get(sel.source) {
                 egui::Grid::new("tip").num_columns(2).show(ui, |ui| {
-                    for (k, v) in event_fields(sv.source(), sel.index).into_iter().take(16) {
+                    for (k, v) in event_fields(sv.source(), sel.index) {
                         ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
                         ui.monospace(v);
                         ui.end_row();
