@@ -1,7 +1,7 @@
 //! The one way every analysis runs — `latscope report`, the workbench's analysis panel and
 //! the simulator's scenario measurements all call [`run`]:
 //! - the **each-or-together rule** ([`Scope`]): sources the user placed on one timeline (an
-//!   alignment given, or any source placed off its own clock) are one trace and a spec runs
+//!   alignment given, or any source placed elsewhere than its clock puts it) are one trace and a spec runs
 //!   over all of them together; otherwise each source is analysed alone (two captures are an
 //!   A/B comparison).
 //! - the **error rule**: a spec runs on every source it applies to. Alone, a source it does
@@ -33,10 +33,12 @@ pub enum Scope {
 
 impl Scope {
     /// The each-or-together rule: `Together` when there are several sources and the user
-    /// aligned them (`aligned`: `--align`, the Align dialog) or any of them is placed off its
-    /// own clock (offsets restored from a session); else `Each`.
+    /// aligned them (`aligned`: `--align`, the Align dialog) or any of them is placed
+    /// elsewhere than its clock puts it (offsets restored from a session); else `Each`.
+    /// Sources placed by their clocks alone ([`latscope_model::Placement::by_clock`]: two
+    /// captures of one machine) are still analysed each alone.
     pub fn of(aligned: bool, sources: &[Placed<'_>]) -> Scope {
-        if sources.len() > 1 && (aligned || sources.iter().any(|s| !s.placement.is_identity())) {
+        if sources.len() > 1 && (aligned || Placed::any_off_clock(sources)) {
             Scope::Together
         } else {
             Scope::Each
@@ -208,5 +210,15 @@ mod tests {
         let moved = [Placed::unaligned(&a), Placed::new(&b, Placement::new(5, 0.0))];
         assert_eq!(Scope::of(false, &moved), Scope::Together);
         assert_eq!(Scope::of(true, &apart[..1]), Scope::Each);
+        // Two traces of one kernel clock placed by their clock values are still two captures.
+        let kernel = latscope_model::ClockDomain::Kernel(latscope_model::KernelClock::Unnamed);
+        let (mut c, mut d) = (events("c", &["x"]), events("d", &["x"]));
+        c.origin = latscope_model::ClockOrigin::from_secs_ps(470, 0).on(kernel);
+        d.origin = latscope_model::ClockOrigin::from_secs_ps(474, 0).on(kernel);
+        let sources = [c, d];
+        let by_clock = Placed::by_clock(&sources);
+        assert_eq!(by_clock[1].placement, Placement::new(4 * latscope_model::PS_PER_S, 0.0));
+        assert_eq!(Scope::of(false, &by_clock), Scope::Each);
+        assert_eq!(Scope::of(false, &Placed::all(&sources)), Scope::Together, "off its clock");
     }
 }

@@ -303,12 +303,13 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         crate::decode_cmd::attach(&mut source, &args.decoders)?;
         sources.push(source);
     }
-    // Alignment places sources on the common timeline; it never copies or changes them.
-    let mut placements = vec![Placement::IDENTITY; sources.len()];
+    // Sources start where their clocks put them (two traces of one kernel clock by their
+    // clock values); an alignment moves one from there. Neither copies or changes them.
+    let refs: Vec<&Source> = sources.iter().collect();
+    let mut placements = Placement::all_by_clock(&refs);
     // The alignment as applied, for the report: what was fitted, not only what was asked.
     let applied = match &align {
         Some(spec) => {
-            let refs: Vec<&Source> = sources.iter().collect();
             let a = latscope_analysis::align::apply_align(spec, &refs, &mut placements)?;
             Some(format!(
                 "{} (input {}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
@@ -348,7 +349,6 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         all
     };
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let refs: Vec<&Source> = sources.iter().collect();
     let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
     if perfetto {
         emit_perfetto(&paths, &placed, &outcomes, args.output.as_deref(), &args.files)?;

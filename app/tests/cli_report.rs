@@ -387,3 +387,80 @@ fn rules_naming_their_channels_report_as_a_full_decode_does() {
     }
     assert!(checked >= 10, "{checked}");
 }
+
+/// Clock values (seconds) a text trace prints for `event` lines containing `has`, read
+/// without latscope: the oracle for where a source's events are.
+fn printed_times(name: &str, event: &str, has: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(sample(name)).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && l.contains(&format!(" {event}: ")) && l.contains(has))
+        .map(|l| {
+            let head = l.split_once(&format!(" {event}: ")).unwrap().0;
+            head.trim_end_matches(':').split_whitespace().last().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn aligned_inputs_of_one_kernel_clock_are_moved_from_where_their_clocks_put_them() {
+    let (a, b) = ("virtio_blk_direct_read.txt", "markers_around_requests.txt");
+    let (pa, pb) = (sample(a), sample(b));
+    // The last wakeup of the first trace and the first request marker of the second: a
+    // pair only across the two files, on their common (kernel) clock.
+    let wakeup = *printed_times(a, "sched_wakeup", "").last().unwrap();
+    let mark = printed_times(b, "tracing_mark_write", "req_start")[0];
+    assert!(mark - wakeup > 4.0, "the second recording followed the first by {} s", mark - wakeup);
+    let rule = "gap=sched_wakeup -> tracing_mark_write[text~req_start] policy next";
+    for (align, shift_ps) in [("1:+0ps", 0i64), ("1:+1ms", 1_000_000_000), ("1:-250us", -250_000_000)] {
+        let shift_s = shift_ps as f64 / 1e12;
+        let v = report_json(&[pa.to_str().unwrap(), pb.to_str().unwrap(), "--align", align, "--rule", rule]);
+        let g = &v["analyses"][0];
+        assert_eq!((g["name"].as_str(), g["count"].as_u64()), (Some("gap"), Some(1)), "{align}");
+        let w = &g["worst"][0];
+        // Times are the first input's clock, which the second shares: the marker reads as
+        // its file prints it, moved by the alignment's offset only.
+        let (start, end) = (w["start_s"].as_f64().unwrap(), w["end_s"].as_f64().unwrap());
+        assert!((start - wakeup).abs() < 1e-9, "{align}: start {start} vs {wakeup}");
+        assert!((end - (mark + shift_s)).abs() < 1e-9, "{align}: end {end} vs {}", mark + shift_s);
+        let latency = w["latency_ns"].as_f64().unwrap();
+        assert!((latency - (mark + shift_s - wakeup) * 1e9).abs() < 1.0, "{align}: {latency} ns");
+        // The report says where the aligned input went: 4 s from the clocks, plus the offset.
+        let offset_ns = (4_000_000_000_000 + shift_ps) as f64 / 1e3;
+        let said = v["align"].as_str().unwrap();
+        assert!(said.contains(&format!("offset {offset_ns} ns")), "{align}: {said}");
+    }
+}
+
+#[test]
+fn several_inputs_keep_their_own_clocks_in_reports_and_the_perfetto_trace() {
+    let (a, b) = ("virtio_blk_direct_read.txt", "markers_around_requests.txt");
+    let (pa, pb) = (sample(a), sample(b));
+    let paths = [pa.to_str().unwrap(), pb.to_str().unwrap()];
+    // A/B: each input's worst case in its own clock, as its file prints it.
+    let v = report_json(&[paths[0], paths[1], "--preset", "irq-handler"]);
+    for (input, name) in [(0u64, a), (1, b)] {
+        let entries = printed_times(name, "irq_handler_entry", "");
+        let an = v["analyses"].as_array().unwrap().iter().find(|x| x["input"] == input).unwrap();
+        let start = an["worst"][0]["start_s"].as_f64().unwrap();
+        assert!(
+            entries.iter().any(|&t| (t - start).abs() < 1e-9),
+            "input {input}: {start} not printed in {name}"
+        );
+    }
+    // The Perfetto trace puts both on the first input's timeline by their clock values.
+    let out = latscope(&["report", paths[0], paths[1], "--preset", "irq-handler", "--format", "perfetto"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let origin: f64 = t["otherData"]["origin_s"].as_str().unwrap().parse().unwrap();
+    for (pid, name) in [(1u64, a), (2, b)] {
+        let first = t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["ph"] == "i" && e["pid"] == pid && e["name"] == "irq_handler_entry")
+            .unwrap();
+        let at = origin + first["ts"].as_f64().unwrap() / 1e6;
+        let printed = printed_times(name, "irq_handler_entry", "")[0];
+        assert!((at - printed).abs() < 1e-9, "pid {pid}: {at} vs {printed}");
+    }
+}

@@ -248,15 +248,17 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
             .rows
             .rows
             .iter()
-            .all(|&i| src.strings.resolve(src.events.get(i as usize).unwrap().name()) == "block_rq_issue")
+            .all(
+                |r| src.strings.resolve(src.events.get(r.index as usize).unwrap().name()) == "block_rq_issue"
+            )
     );
     // Search steps through the matches in time order.
     h.state_mut().update(Message::SearchStep(true));
     let first = h.state().view.overlay.selected.unwrap().index;
     h.state_mut().update(Message::SearchStep(true));
     let second = h.state().view.overlay.selected.unwrap().index;
-    assert_eq!(first, h.state().table.rows.rows[0] as usize);
-    assert_eq!(second, h.state().table.rows.rows[1] as usize);
+    assert_eq!(first, h.state().table.rows.rows[0].index as usize);
+    assert_eq!(second, h.state().table.rows.rows[1].index as usize);
 }
 
 #[test]
@@ -830,10 +832,13 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     let wb = h.state();
     let other = wb.view.alignment.as_ref().unwrap().source;
     let p = wb.view.sources[other].placement;
-    assert_eq!((p.offset, p.drift_ppm), (1_000_000_000, 20.0));
-    // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
+    // Both are traces of one kernel clock: the hand offset moves the second from where its
+    // clock put it (its origin's distance from the first's).
+    let by_clock = clock_offset(wb, other);
+    assert_eq!((p.offset, p.drift_ppm), (by_clock + 1_000_000_000, 20.0));
+    // Its lanes moved: source time t is drawn at t + offset + t * 20e-6.
     let t = 2_000_000_000_000;
-    assert_eq!(wb.view.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
+    assert_eq!(wb.view.sources[other].to_common(t), (t + by_clock + 1_000_000_000 + 40_000_000) as f64);
     assert_ne!(wb.time_range().unwrap(), before);
     assert!(!wb.dialogs.align.open, "the dialog closes once applied");
     for (sv, (prepared, data_generation)) in wb.view.sources.iter().zip(&data) {
@@ -853,8 +858,15 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     wait(&mut h, "the reset", |wb| !wb.aligning());
     let wb = h.state();
     assert!(wb.view.alignment.is_none());
-    assert!(wb.view.sources[other].placement.is_identity());
+    let p = wb.view.sources[other].placement;
+    assert_eq!((p.offset, p.drift_ppm), (clock_offset(wb, other), 0.0), "back where its clock puts it");
     assert_eq!(wb.time_range().unwrap(), before);
+}
+
+/// How far source `si`'s clock origin lies after source 0's, ps (read from the origins).
+fn clock_offset(wb: &Workbench, si: usize) -> i64 {
+    let (a, b) = (wb.view.sources[0].source().origin, wb.view.sources[si].source().origin);
+    (b.secs - a.secs) * latscope_model::PS_PER_S + (b.ps - a.ps)
 }
 
 /// The index of the first analog lane of source `si` in its track list.
@@ -1025,4 +1037,282 @@ fn a_derived_lane_waits_for_a_job_reading_the_source_and_is_then_added_in_place(
     wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
     assert_eq!(source_addresses(h.state()), before, "the source was copied to add the derived track");
     assert!(h.state().view.pending_derived_is_empty());
+
+/// The clock value a text trace prints for its first event (`474.884048`), and that
+/// event's name: read from the file, not through latscope.
+fn first_event_printed(path: &std::path::Path) -> (String, String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    let (head, rest) = line.split_once(": ").unwrap();
+    let time = head.split_whitespace().last().unwrap().to_owned();
+    (time, rest.split(':').next().unwrap().to_owned())
+}
+
+/// The screen position of event `index` of source `si` on its lane named `lane`.
+fn event_pos(wb: &Workbench, si: usize, lane: &str, index: usize) -> egui::Pos2 {
+    let sv = &wb.view.sources[si];
+    let li = sv.lanes.iter().position(|l| l.name == lane).unwrap();
+    let rect = wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1;
+    let t = sv.to_common(sv.source().events.ts[index]);
+    let x = wb.view.viewport.x_of(wb.view.layout.data_left, t);
+    // A CPU lane draws its events' ticks below the task and IRQ rows.
+    let y = if lane.starts_with("CPU ") { rect.top() + 39.0 } else { rect.center().y };
+    egui::pos2(x, y)
+}
+
+#[test]
+fn two_traces_of_one_kernel_clock_are_placed_by_their_clock_values() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/markers_around_requests.txt"];
+    let mut h = open(&files);
+    let (printed, name) = first_event_printed(&sample(files[1]));
+    assert_eq!((printed.as_str(), name.as_str()), ("474.884048", "irq_handler_entry"));
+    // The second file starts 4 s after the first one's origin on the same clock.
+    let p = h.state().view.sources[1].placement;
+    assert_eq!((p.offset, p.drift_ppm), (4 * latscope_model::PS_PER_S, 0.0));
+    // The track list says where each source sits.
+    let _ = h.get_by_label_contains("offset +4.000000 s · drift +0.000 ppm · by clock value");
+    // Click the first event of the second file on the timeline.
+    let t = h.state().view.sources[1].to_common(0);
+    h.state_mut().update(Message::ShowRange(t + 0.8e12, t + 0.9e12));
+    h.step();
+    h.step();
+    let pos = event_pos(h.state(), 1, "irq_handler_entry", 0);
+    click_at(&mut h, pos);
+    let wb = h.state();
+    assert_eq!(wb.view.overlay.selected, Some(latscope::gui::message::EventSel { source: 1, index: 0 }));
+    // Cursor A (the status bar, in the ruler's clock), the inspector, the table and the
+    // file all read the same clock value.
+    let _ = h.get_by_label(&format!("A {printed}000 s"));
+    assert!(h.query_all_by_label(&format!("{printed}000 s")).count() >= 1, "the inspector's time");
+    let ruler_at_cursor = {
+        let sv0 = &wb.view.sources[0];
+        sv0.source().origin.to_source_seconds(sv0.to_source(wb.view.overlay.cursor_a.unwrap()).round() as i64)
+    };
+    assert_eq!(format!("{ruler_at_cursor:.6}"), printed, "the ruler reads the first source's clock");
+}
+
+/// Steps frames until a scroll animation (the table scrolling to a row) has ended.
+fn settle(h: &mut Harness<'static, Workbench>) {
+    for _ in 0..60 {
+        h.step();
+    }
+}
+
+/// Lines of a text trace (not comments) containing every one of `words`: grep's count.
+fn grep_count(path: &std::path::Path, words: &[&str]) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().filter(|l| !l.starts_with('#') && words.iter().all(|w| l.contains(w))).count()
+}
+
+#[test]
+fn the_event_table_and_search_cover_every_source() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/markers_around_requests.txt"];
+    let mut h = open(&files);
+    let marks = grep_count(&sample(files[1]), &["tracing_mark_write: ", "req_start"]);
+    assert_eq!(marks, 300);
+    assert_eq!(grep_count(&sample(files[0]), &["req_start"]), 0);
+    h.state_mut().update(Message::SetFilter("req_start".into()));
+    wait(&mut h, "the filter", |wb| !wb.table_pending());
+    h.step();
+    // All sources by default: the second file's 300 markers, of both files' events.
+    let total: usize = h.state().view.sources.iter().map(|s| s.source().events.len()).sum();
+    assert_eq!(h.state().table.rows.rows.len(), marks);
+    assert!(h.state().table.rows.rows.iter().all(|r| r.source == 1));
+    let _ = h.get_by_label(&format!("{marks} of {total} events"));
+    // A source column names them.
+    assert!(h.query_all_by_label("markers_around_requests.txt").count() >= 2);
+    // Search steps through them on the common timeline, from the left.
+    h.state_mut().update(Message::ClearCursors);
+    h.state_mut().update(Message::FitAll);
+    h.state_mut().update(Message::SearchStep(true));
+    let first = h.state().view.overlay.selected.unwrap();
+    assert_eq!((first.source, first.index), (1, h.state().table.rows.rows[0].index as usize));
+    h.state_mut().update(Message::SearchStep(true));
+    assert_eq!(h.state().view.overlay.selected.unwrap(), h.state().table.rows.rows[1].sel());
+    // The source filter narrows the table and the search to one source.
+    h.state_mut().update(Message::SetTableSource(Some(0)));
+    wait(&mut h, "the source filter", |wb| !wb.table_pending());
+    assert!(h.state().table.rows.rows.is_empty());
+    h.state_mut().update(Message::SetTableSource(None));
+    wait(&mut h, "all sources", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.rows.rows.len(), marks);
+
+    // Selecting an event on the timeline scrolls the table to it: the last marker's row,
+    // far below the first rows, is drawn once it is selected.
+    h.state_mut().update(Message::SetFilter(String::new()));
+    wait(&mut h, "every event", |wb| !wb.table_pending());
+    h.step();
+    assert_eq!(h.state().table.rows.rows.len(), total);
+    let last = h.state().view.sources[1].source().events.len() - 1;
+    let time_text = |wb: &Workbench, si: usize, i: usize| {
+        let src = wb.view.sources[si].source();
+        format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
+    };
+    let text = time_text(h.state(), 1, last);
+    assert_eq!(h.query_all_by_label(&text).count(), 0, "not drawn before");
+    let t = h.state().view.sources[1].to_common(h.state().view.sources[1].source().events.ts[last]);
+    h.state_mut().update(Message::ShowRange(t - 2e9, t + 2e9));
+    h.step();
+    h.step();
+    // Its CPU lane, near the top of the second source's lanes (on screen).
+    let lane = format!("CPU {}", h.state().view.sources[1].source().events.cpu[last]);
+    let pos = event_pos(h.state(), 1, &lane, last);
+    click_at(&mut h, pos);
+    assert_eq!(
+        h.state().view.overlay.selected,
+        Some(latscope::gui::message::EventSel { source: 1, index: last })
+    );
+    settle(&mut h);
+    assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to {text}");
+
+    // A worst case shown from the analysis panel selects its start event, and the table
+    // scrolls there too.
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let (ri, si, worst) = {
+        let r = h.state().analysis.results.iter().enumerate().find(|(_, r)| r.outcome.source == 0).unwrap();
+        (r.0, r.1.outcome.source, r.1.worst[0])
+    };
+    let start = h.state().analysis.results[ri].outcome.samples[worst].start;
+    h.state_mut().update(Message::ShowSample { outcome: ri, sample: worst });
+    settle(&mut h);
+    let sel = h.state().view.overlay.selected.unwrap();
+    assert_eq!(sel.source, si);
+    let src = h.state().view.sources[si].source();
+    assert_eq!(src.events.ts[sel.index], start);
+    assert_eq!(src.strings.resolve(src.events.get(sel.index).unwrap().name()), "block_rq_issue");
+    let text = time_text(h.state(), si, sel.index);
+    assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to the worst case at {text}");
+}
+
+/// Lines of a text trace (not comments) with every one of `words` and none of `not`.
+fn grep_count_without(path: &std::path::Path, words: &[&str], not: &[&str]) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|l| {
+            !l.starts_with('#') && words.iter().all(|w| l.contains(w)) && !not.iter().any(|w| l.contains(w))
+        })
+        .count()
+}
+
+fn filtered(h: &mut Harness<'static, Workbench>, filter: &str) -> usize {
+    h.state_mut().update(Message::SetFilter(filter.into()));
+    wait(h, "the filter", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.error, None, "{filter}");
+    h.state().table.rows.rows.len()
+}
+
+#[test]
+fn filter_terms_combine_and_enter_steps_through_the_matches() {
+    let file = "ftrace/virtio_blk_direct_read.txt";
+    let path = sample(file);
+    let mut h = open(&[file]);
+    // Each term matches alone; together they are ANDed (grep counts the same lines).
+    let both = grep_count(&path, &["dd-", " 23942400 "]);
+    assert_eq!(both, 2);
+    assert!(filtered(&mut h, "dd") > both);
+    assert!(filtered(&mut h, "sector=23942400") > both);
+    assert_eq!(filtered(&mut h, "dd sector=23942400"), both);
+    // A quoted phrase (in the payload as the trace prints it), field~text, -term.
+    assert_eq!(filtered(&mut h, "\"254,0 RS\""), grep_count(&path, &["254,0 RS"]));
+    assert_eq!(filtered(&mut h, "name~virtio1"), grep_count(&path, &["name=virtio1"]));
+    assert_eq!(
+        filtered(&mut h, "block_rq -insert"),
+        grep_count_without(&path, &["block_rq_"], &["block_rq_insert"])
+    );
+    // A filter that does not parse says why beside it.
+    h.state_mut().update(Message::SetFilter("\"unclosed".into()));
+    h.step();
+    assert!(h.state().table.error.as_deref().is_some_and(|e| e.contains("unclosed quote")));
+
+    // The list opens at its first match, wherever the last list was scrolled to: scroll to
+    // the last event first.
+    assert_eq!(filtered(&mut h, ""), h.state().view.sources[0].source().events.len());
+    let last = h.state().view.sources[0].source().events.len() - 1;
+    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index: last }));
+    settle(&mut h);
+    let time_text = |wb: &Workbench, i: usize| {
+        let src = wb.view.sources[0].source();
+        format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
+    };
+    assert!(h.query_all_by_label(&time_text(h.state(), last)).count() >= 1);
+    let n = filtered(&mut h, "block_rq_issue");
+    settle(&mut h);
+    let first = h.state().table.rows.rows[0].index as usize;
+    assert!(h.query_all_by_label(&time_text(h.state(), first)).count() >= 1, "opens at the first match");
+    assert_eq!(
+        h.query_all_by_label(&time_text(h.state(), h.state().table.rows.rows[n - 1].index as usize)).count(),
+        0
+    );
+
+    // Enter in the filter steps like F3 (from cursor A), again and again; Shift+Enter back.
+    let t = {
+        let sv = &h.state().view.sources[0];
+        sv.to_common(sv.source().events.ts[first]) - 1.0
+    };
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, t));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    h.step();
+    h.step();
+    let row = |h: &Harness<'static, Workbench>, k: usize| h.state().table.rows.rows[k].sel();
+    for k in 0..3 {
+        h.key_press(egui::Key::Enter);
+        h.step();
+        assert_eq!(h.state().view.overlay.selected, Some(row(&h, k)), "Enter {}", k + 1);
+    }
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Enter);
+    h.step();
+    assert_eq!(h.state().view.overlay.selected, Some(row(&h, 1)), "Shift+Enter");
+}
+
+/// `trace-cmd report`'s payload (the text after `EVENT:`) of each `event` line, or `None`
+/// when trace-cmd is not installed.
+fn trace_cmd_payloads(path: &std::path::Path, event: &str) -> Option<Vec<String>> {
+    let out = std::process::Command::new("trace-cmd").arg("report").arg(path).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let tag = format!(" {event}: ");
+    Some(text.lines().filter_map(|l| l.split_once(&tag)).map(|(_, p)| p.trim().to_owned()).collect())
+}
+
+#[test]
+fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspector() {
+    let file = "ftrace/virtio_blk_direct_read.dat";
+    let mut h = open(&[file]);
+    let (index, issues) = {
+        let src = h.state().view.sources[0].source();
+        let name = |i: usize| src.strings.resolve(src.events.get(i).unwrap().name()).into_owned();
+        let all: Vec<usize> = (0..src.events.len()).filter(|&i| name(i) == "block_rq_issue").collect();
+        (all[0], all.len())
+    };
+    let shown = latscope_model::render_event(h.state().view.sources[0].source(), index);
+    match trace_cmd_payloads(&sample(file), "block_rq_issue") {
+        Some(p) => assert_eq!(shown, p[0], "as trace-cmd report prints it"),
+        None => eprintln!("skipping the trace-cmd cross-check: trace-cmd is not available"),
+    }
+    assert!(shown.starts_with("254,0 R"), "{shown}");
+    // The table shows the rendered payload, not the stored dev number.
+    assert_eq!(filtered(&mut h, "block_rq_issue"), issues);
+    settle(&mut h);
+    let _ = h.get_by_label(&shown);
+    assert_eq!(h.query_all_by_label_contains("dev=266338304").count(), 0);
+    // Filters (and rules) still match the stored values.
+    assert_eq!(filtered(&mut h, "block_rq_issue dev=266338304"), issues);
+    assert_eq!(filtered(&mut h, "\"254,0 R\" block_rq_issue"), issues, "and the printed form");
+    // The inspector shows it too, and the stored value beside it.
+    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index }));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&shown).count() >= 2, "table and inspector");
+    let _ = h.get_by_label("266338304");
+    // The timeline's tooltip on the event.
+    let t = h.state().view.sources[0].to_common(h.state().view.sources[0].source().events.ts[index]);
+    h.state_mut().update(Message::ShowRange(t - 2e7, t + 2e7));
+    h.step();
+    h.step();
+    let before = h.query_all_by_label(&shown).count();
+    h.hover_at(event_pos(h.state(), 0, "block_rq_issue", index));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&shown).count() > before, "the tooltip shows the payload");
 }

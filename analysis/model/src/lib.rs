@@ -44,4 +44,4 @@ pub use render::{
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
 pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};
-pub use time::{ClockOrigin, PS_PER_NS, PS_PER_S, PS_PER_US, Ps, format_seconds};
+pub use time::{ClockDomain, ClockOrigin, KernelClock, PS_PER_NS, PS_PER_S, PS_PER_US, Ps, format_seconds};

@@ -258,6 +258,12 @@ pub fn analyse(
     together: bool,
 ) -> (Vec<AnalysisResult>, Vec<String>) {
     let (outcomes, mut errors) = run_analyses(sources, placements, specs, together);
+    let placed: Vec<Placed<'_>> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
+        .collect();
+    let together = Scope::of(together, &placed) == Scope::Together;
     let mut results: Vec<AnalysisResult> = outcomes.into_iter().map(summarize).collect();
     if !together && let Err(e) = attach_comparisons(&mut results, sources) {
         errors.push(format!("A/B comparison: {e}"));

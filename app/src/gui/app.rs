@@ -309,6 +309,16 @@ impl Workbench {
                     .id_salt(("source", si))
                     .default_open(true)
                     .show(ui, |ui| {
+                        // Where the source sits on the timeline: its offset and drift.
+                        ui.add(
+                            egui::Label::new(
+                                egui::RichText::new(timeline::placement_text(&view.sources, si))
+                                    .small()
+                                    .weak(),
+                            )
+                            .wrap(),
+                        )
+                        .on_hover_text(sv.source().origin.domain.describe());
                         for (vi, v) in sv.lanes.iter().enumerate() {
                             let id = super::message::LaneId { source: si, lane: vi };
                             ui.horizontal(|ui| {

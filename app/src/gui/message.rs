@@ -76,11 +76,29 @@ pub enum SimEdit {
     Follow(bool),
 }
 
-/// Rows of the event table after filtering and sorting (computed off the UI thread).
+/// One row of the event table: event `index` of source `source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    pub source: u32,
+    pub index: u32,
+}
+
+impl Row {
+    pub fn sel(self) -> EventSel {
+        EventSel { source: self.source as usize, index: self.index as usize }
+    }
+}
+
+/// Rows of the event table after filtering and sorting (computed off the UI thread), over
+/// every source the table shows.
 #[derive(Debug, Clone, Default)]
 pub struct TableRows {
-    pub source: usize,
-    pub rows: Arc<Vec<u32>>,
+    /// The sources queried (all open sources, or the one the source filter picks).
+    pub sources: Vec<usize>,
+    /// The filter text and sort the rows answer.
+    pub filter: String,
+    pub sort: TableSort,
+    pub rows: Arc<Vec<Row>>,
 }
 
 #[derive(Debug)]
@@ -146,6 +164,8 @@ pub enum Message {
     TableRequestsDone,
     /// Jump to the next (`true`) or previous match of the filter.
     SearchStep(bool),
+    /// Show the events of one source in the table (and search only it), or of all (`None`).
+    SetTableSource(Option<usize>),
     // --- analysis
     RunAnalysis,
     AnalysisDone {

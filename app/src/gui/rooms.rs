@@ -13,7 +13,7 @@ use super::message::{CursorId, DerivedLane, LaneId, Message, PanelId};
 use super::prepare::Prepared;
 use super::timeline::{Layout, MeshCache, Overlay, SourceView, Viewport};
 use latscope_analysis::align::Alignment;
-use latscope_model::Placement;
+use latscope_model::{Placed, Placement};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -89,10 +89,30 @@ impl ViewState {
         self.generation
     }
 
+    /// Adds a source where its clock puts it: by its clock values when an earlier source
+    /// reads the same kind of clock (two ftrace captures of one machine), else at its own
+    /// origin.
     pub(super) fn add_source(&mut self, prepared: Arc<Prepared>) -> usize {
         let generation = self.next_generation();
-        self.sources.push(SourceView::new(prepared, generation));
+        let placement = Placement::by_clock(&self.placed(), &prepared.source);
+        let mut sv = SourceView::new(prepared, generation);
+        sv.placement = placement;
+        self.sources.push(sv);
         self.sources.len() - 1
+    }
+
+    /// The sources with their placements, borrowed.
+    pub fn placed(&self) -> Vec<Placed<'_>> {
+        self.sources.iter().map(|sv| Placed::new(sv.source(), sv.placement)).collect()
+    }
+
+    /// Where source `index` sits by its clock, after the sources before it as placed.
+    pub fn clock_placement(&self, index: usize) -> Placement {
+        let placed = self.placed();
+        match placed.get(index) {
+            Some(p) => Placement::by_clock(&placed[..index], p.source),
+            None => Placement::IDENTITY,
+        }
     }
 
     /// Replaces the data of source `index` (keeping the user's lane choices).

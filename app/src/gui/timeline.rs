@@ -11,7 +11,7 @@ use super::prepare::{Lane, LaneClass, LaneKind, Prepared};
 use super::theme;
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
-use latscope_model::{FieldValue, Placement, Ps, Source, format_seconds};
+use latscope_model::{Placed, Placement, Ps, Source, format_seconds, render_event, value_text};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -673,7 +673,8 @@ pub fn clock_text(src: &Source, t: Ps) -> String {
     format!("{:.9} s", src.origin.to_source_seconds(t))
 }
 
-/// All fields of an event as `(name, value)` text pairs, in order, headed by its columns.
+/// An event's columns as `(name, value)` text pairs, then its payload as the tracer prints
+/// it (trace.dat: the event format's print fmt, `254,0 RS …`; [`render_event`]).
 pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
     let Some(e) = src.events.get(index) else { return Vec::new() };
     let s = &src.strings;
@@ -686,15 +687,22 @@ pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
     if e.flags().is_present() {
         out.push(("flags".to_owned(), e.flags().render()));
     }
-    for (name, v) in e.fields() {
-        let value = match v {
-            FieldValue::Int(x) => x.to_string(),
-            FieldValue::UInt(x) => x.to_string(),
-            FieldValue::Str(x) => s.resolve(x).into_owned(),
-        };
-        out.push((s.resolve(name).into_owned(), value));
-    }
+    out.push(("payload".to_owned(), render_event(src, index)));
     out
+}
+
+/// An event's fields with their stored values (`dev=266338304`): what rules and filters
+/// compare, which the payload may print otherwise (`254,0`).
+pub fn raw_fields(src: &Source, index: usize) -> Vec<(String, String)> {
+    let Some(e) = src.events.get(index) else { return Vec::new() };
+    let s = &src.strings;
+    e.fields()
+        .map(|(name, v)| {
+            let mut value = String::new();
+            value_text(src, v, &mut value);
+            (s.resolve(name).into_owned(), value)
+        })
+        .collect()
 }
 
 fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
@@ -702,7 +710,7 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
         Hit::Event(sel) => {
             if let Some(sv) = sources.get(sel.source) {
                 egui::Grid::new("tip").num_columns(2).show(ui, |ui| {
-                    for (k, v) in event_fields(sv.source(), sel.index).into_iter().take(16) {
+                    for (k, v) in event_fields(sv.source(), sel.index) {
                         ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
                         ui.monospace(v);
                         ui.end_row();
@@ -737,14 +745,27 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
     }
 }
 
-/// The alignment a source is drawn with, for its header: empty on its own clock.
-pub fn alignment_text(p: &Placement) -> String {
-    if p.is_identity() {
-        return String::new();
-    }
+/// How source `index` is placed on the common timeline (the first source's clock):
+/// `offset +4.000000 s · drift +0.000 ppm · by clock value`. The offset is where its time
+/// zero lies; "by clock value" when its clock is of the same kind as an earlier source's,
+/// "aligned" when the user moved it, "own origin" when nothing relates its clock to the
+/// others, "reference" for the first source.
+pub fn placement_text(sources: &[SourceView], index: usize) -> String {
+    let Some(sv) = sources.get(index) else { return String::new() };
+    let earlier: Vec<Placed<'_>> =
+        sources[..index].iter().map(|s| Placed::new(s.source(), s.placement)).collect();
+    let p = sv.placement;
+    let how = if p != Placement::by_clock(&earlier, sv.source()) {
+        "aligned".to_owned()
+    } else if let Some(e) = earlier.iter().find(|e| e.source.origin.offset_to(sv.source().origin).is_some()) {
+        format!("by clock value, as {}", e.source.name)
+    } else if index == 0 {
+        "reference".to_owned()
+    } else {
+        "own origin".to_owned()
+    };
     let sign = if p.offset < 0 { "-" } else { "+" };
-    let drift = if p.drift_ppm == 0.0 { String::new() } else { format!(", drift {:+.3} ppm", p.drift_ppm) };
-    format!("  aligned: offset {sign}{}{drift}", format_seconds(p.offset.abs()))
+    format!("offset {sign}{} · drift {:+.3} ppm · {how}", format_seconds(p.offset.abs()), p.drift_ppm)
 }
 
 /// Where lanes are on screen this frame, for keyboard actions that need the layout.
@@ -758,6 +779,8 @@ pub struct Layout {
     pub lanes_top: f32,
     /// How far the lanes can scroll down (points).
     pub max_scroll: f32,
+    /// Where each visible lane was drawn (tests click on them).
+    pub rows: Vec<(LaneId, Rect)>,
 }
 
 /// Height of a source's header row when several sources are open.
@@ -795,6 +818,7 @@ impl Frame {
             rect: Some(self.full),
             lanes_top: self.lanes.top(),
             max_scroll: self.max_scroll,
+            rows: self.rows.clone(),
         }
     }
 }
@@ -848,7 +872,7 @@ fn paint_headers(painter: &egui::Painter, frame: &Frame, sources: &[SourceView])
         painter.text(
             r.left_center() + vec2(6.0, 0.0),
             Align2::LEFT_CENTER,
-            format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(&sv.placement)),
+            format!("{}  ({})   {}", sv.source().name, sv.source().format, placement_text(sources, si)),
             FontId::proportional(12.0),
             theme::ACCENT.get(),
         );

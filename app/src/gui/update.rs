@@ -9,7 +9,7 @@ use super::analysis;
 use super::app::Workbench;
 use super::derive_dialog;
 use super::jobs::{JobKind, Verdict};
-use super::message::{DerivedLane, EventSel, Message, SimCommand, SimEdit, TableRows};
+use super::message::{DerivedLane, EventSel, Message, Row, SimCommand, SimEdit, TableRows};
 use super::prepare::{self, LaneKind, Prepared};
 use super::rooms::{self, AnalysisState, ViewState};
 use super::session;
@@ -19,7 +19,7 @@ use super::timeline;
 use super::workers;
 use latscope_analysis::align::Alignment;
 use latscope_importers::LoadControl;
-use latscope_model::Ps;
+use latscope_model::{Filter, Ps, Source};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -65,6 +65,7 @@ impl Workbench {
             Message::SearchStep(forward) => search_step(&mut self.view, &mut self.table, forward),
             // --- the other rooms and the shell
             Message::SetFilter(..)
+            | Message::SetTableSource(..)
             | Message::SortTable(..)
             | Message::TableReady { .. }
             | Message::FocusFilter
@@ -141,8 +142,18 @@ impl Workbench {
                 self.table.sort = s;
                 self.refresh_table();
             }
+            Message::SetTableSource(s) => {
+                self.table.source = s.filter(|&i| i < self.view.sources.len());
+                self.refresh_table();
+            }
             Message::TableReady { ticket, rows } => {
                 if self.jobs.accept(ticket, |_| true) {
+                    // Another question (not the same one asked again as a source grew) opens
+                    // the list at its first row, wherever the last answer was scrolled to.
+                    let asked = |r: &TableRows| (r.filter.clone(), r.sort, r.sources.clone());
+                    if asked(&self.table.rows) != asked(&rows) {
+                        self.table.scroll_to_top = true;
+                    }
                     self.table.rows = rows;
                 }
             }
@@ -153,6 +164,7 @@ impl Workbench {
             Message::TableRequestsDone => {
                 self.table.scroll_to_selection = false;
                 self.table.focus_filter = false;
+                self.table.scroll_to_top = false;
             }
             other => debug_assert!(false, "not a update_table message: {other:?}"),
         }
@@ -175,7 +187,7 @@ impl Workbench {
                 self.analysis.panel.log_x = log_x;
             }
             Message::ShowSample { outcome, sample } => {
-                show_sample(&mut self.view, &self.analysis, outcome, sample)
+                show_sample(&mut self.view, &mut self.table, &self.analysis, outcome, sample)
             }
             Message::ShowLatencyRange { outcome, lo_ns, hi_ns } => {
                 show_latency_range(&mut self.view, &self.analysis, outcome, lo_ns, hi_ns)
@@ -353,6 +365,7 @@ impl Workbench {
         self.analysis.clear();
         self.analysis.panel.aligned = None;
         self.table.rows = TableRows::default();
+        self.table.source = None;
     }
 
     /// Adds the finished loads that no earlier, still running load must precede.
@@ -376,22 +389,47 @@ impl Workbench {
         }
     }
 
-    /// Reruns the table query (filter and sort) for the table's source; a newer query makes
-    /// the running one stale.
+    /// The sources the table lists: the one its source filter picks, else all.
+    pub(super) fn table_sources(&self) -> Vec<usize> {
+        match self.table.source.filter(|&i| i < self.view.sources.len()) {
+            Some(i) => vec![i],
+            None => (0..self.view.sources.len()).collect(),
+        }
+    }
+
+    /// Reruns the table query (filter and sort) over the table's sources; a newer query
+    /// makes the running one stale.
     pub(super) fn refresh_table(&mut self) {
-        let source = self.table.rows.source.min(self.view.sources.len().saturating_sub(1));
-        let Some(sv) = self.view.sources.get(source) else {
+        let shown = self.table_sources();
+        if shown.is_empty() {
             self.table.rows = TableRows::default();
             return;
+        }
+        let sources: Vec<workers::TableSource> = shown
+            .iter()
+            .filter_map(|&i| self.view.sources.get(i).map(|sv| (i, sv.prepared.clone(), sv.placement)))
+            .collect();
+        let (text, sort) = (self.table.filter.clone(), self.table.sort);
+        let filter = match Filter::parse(&text) {
+            Ok(f) => {
+                self.table.error = None;
+                f
+            }
+            Err(e) => {
+                // Said beside the filter; the rows stay until it parses.
+                self.table.error = Some(e.to_string());
+                self.jobs.cancel_kind(JobKind::Table);
+                return;
+            }
         };
-        let (prepared, filter, sort) = (sv.prepared.clone(), self.table.filter.clone(), self.table.sort);
-        self.jobs.spawn(JobKind::Table, self.view.stamp(source), move |cx| {
-            let rows = workers::table_rows(&prepared, &filter, sort, &cx.control);
-            // Let go of the source before answering: the workbench may then change it in
+        // Stamped by the first source: the query is latest-wins whichever source it reads.
+        self.jobs.spawn(JobKind::Table, self.view.stamp(shown[0]), move |cx| {
+            let rows = workers::table_rows(&sources, &filter, sort, &cx.control);
+            // Let go of the sources before answering: the workbench may then change one in
             // place (a derived lane) without a copy.
-            drop(prepared);
+            drop(sources);
             if let Some(rows) = rows {
-                let rows = TableRows { source, rows: Arc::new(rows) };
+                let rows = TableRows { sources: shown, filter: text, sort, rows: Arc::new(rows) };
                 cx.send(Message::TableReady { ticket: cx.ticket, rows });
             }
         });
@@ -426,9 +464,10 @@ impl Workbench {
         let placements: Vec<_> = self.view.sources.iter().map(|s| s.placement).collect();
         self.analysis.placements = placements.clone();
         let specs = self.analysis.rules.specs.clone();
-        // Sources placed on one clock (the Align dialog, or placements restored from a
-        // session) are one aligned trace, as with `report --align`.
-        let together = self.view.alignment.is_some() || placements.iter().any(|p| !p.is_identity());
+        // Sources aligned (the Align dialog) are one trace, as with `report --align`; so are
+        // sources placed elsewhere than their clocks put them (a session's placements): the
+        // runner's each-or-together rule decides that.
+        let together = self.view.alignment.is_some();
         self.jobs.spawn(JobKind::Analysis, None, move |cx| {
             // The worker borrows the shared sources with their placements: no copy.
             let (results, errors) = analysis::analyse(&sources, &placements, &specs, together);
@@ -481,7 +520,8 @@ impl Workbench {
         let Some(a) = self.view.alignment.take() else { return };
         self.analysis.panel.aligned = None;
         if !self.view.sources.is_empty() {
-            // Aligning by hand with a zero offset is the reset, through the same worker.
+            // Aligning by hand with a zero offset (from where its clock puts it) is the reset,
+            // through the same worker.
             self.align(0, a.source, "+0ps".into(), true);
         }
         self.analysis.results = Arc::default();
@@ -649,7 +689,7 @@ impl Workbench {
             view.fit_all();
             view.refit = true;
         }
-        if self.table.rows.source == index {
+        if self.table_sources().contains(&index) {
             self.refresh_table();
         }
         if self.sim.live.due(finished) {
@@ -759,34 +799,65 @@ fn step_origin(view: &ViewState) -> f64 {
     view.viewport.start
 }
 
+/// The next (`forward`) or previous match of the table's filter after the step origin, in
+/// every source the table lists, on the common timeline.
 fn search_step(view: &mut ViewState, table: &mut TableState, forward: bool) {
-    let Some(sv) = view.sources.get(table.rows.source) else { return };
-    let ts = &sv.source().events.ts;
-    let t = sv.to_source(step_origin(view)).round() as Ps;
-    let rows = table.rows.rows.clone();
-    let time = |r: &u32| ts.get(*r as usize).copied().unwrap_or(Ps::MAX);
-    let found = if forward {
-        rows.iter().filter(|r| time(r) > t).min_by_key(|r| (time(r), **r))
-    } else {
-        rows.iter().filter(|r| time(r) < t).max_by_key(|r| (time(r), **r))
+    let t = step_origin(view);
+    let sources = &view.sources;
+    let time = |r: &Row| {
+        let sv = sources.get(r.source as usize)?;
+        sv.source().events.ts.get(r.index as usize).map(|&ts| sv.to_common(ts))
     };
-    if let Some(&index) = found {
-        let tc = sv.to_common(time(&index));
-        let source = table.rows.source;
-        select(view, table, EventSel { source, index: index as usize });
+    let rows = table.rows.rows.clone();
+    let order = |a: &(f64, &Row), b: &(f64, &Row)| {
+        a.0.total_cmp(&b.0).then((a.1.source, a.1.index).cmp(&(b.1.source, b.1.index)))
+    };
+    let timed = rows.iter().filter_map(|r| Some((time(r)?, r)));
+    let found = if forward {
+        timed.filter(|(tr, _)| *tr > t).min_by(order)
+    } else {
+        timed.filter(|(tr, _)| *tr < t).max_by(order)
+    };
+    if let Some((tc, row)) = found {
+        select(view, table, row.sel());
         view.overlay.cursor_a = Some(tc);
         view.ensure_visible(tc);
     }
 }
 
-fn show_sample(view: &mut ViewState, analysis: &AnalysisState, outcome: usize, sample: usize) {
+/// The event a pair's end at `t` (source-relative) is: the event at that time, the one
+/// whose fields match the pair's key (`dev=… sector=…`) when several share the time.
+pub(super) fn pair_event(src: &Source, t: Ps, key: &str) -> Option<usize> {
+    let ts = &src.events.ts;
+    let lo = ts.partition_point(|&x| x < t);
+    let hi = ts.partition_point(|&x| x <= t);
+    // The key reads `field=value …`, `-` for a field the event lacked.
+    let terms: Vec<&str> = key.split_whitespace().filter(|w| !w.ends_with("=-")).collect();
+    let filter = Filter::parse(&terms.join(" ")).ok().filter(|f| !f.is_empty());
+    let matching = filter.and_then(|f| (lo..hi).find(|&i| f.matches(src, i)));
+    matching.or((lo < hi).then_some(lo))
+}
+
+/// Shows a sample of an analysis (a worst case, a plot point): cursors and arrow on the
+/// pair, its start event selected (the table scrolls to it).
+fn show_sample(
+    view: &mut ViewState,
+    table: &mut TableState,
+    analysis: &AnalysisState,
+    outcome: usize,
+    sample: usize,
+) {
     let found = analysis.results.get(outcome).and_then(|r| {
         let s = r.outcome.samples.get(sample)?;
         let sv = view.sources.get(r.outcome.source)?;
-        Some((sv.to_common(s.start), sv.to_common(s.end)))
+        let start = pair_event(sv.source(), s.start, &s.key);
+        Some((sv.to_common(s.start), sv.to_common(s.end), r.outcome.source, start))
     });
-    if let Some((a, b)) = found {
+    if let Some((a, b, source, start)) = found {
         view.show_pair(a, b);
+        if let Some(index) = start {
+            select(view, table, EventSel { source, index });
+        }
     }
 }
 
