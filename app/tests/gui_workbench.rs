@@ -1037,6 +1037,7 @@ fn a_derived_lane_waits_for_a_job_reading_the_source_and_is_then_added_in_place(
     wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
     assert_eq!(source_addresses(h.state()), before, "the source was copied to add the derived track");
     assert!(h.state().view.pending_derived_is_empty());
+}
 
 /// The clock value a text trace prints for its first event (`474.884048`), and that
 /// event's name: read from the file, not through latscope.
