@@ -2,7 +2,7 @@
 //! The workbench driven headless through egui_kittest: real sample files, real workers.
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable as _;
+use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
 use latscope::gui::message::{LaneId, Message, SimCommand};
 use latscope::gui::picker::NoPicker;
@@ -1316,4 +1316,126 @@ fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspe
     h.hover_at(event_pos(h.state(), 0, "block_rq_issue", index));
     settle(&mut h);
     assert!(h.query_all_by_label(&shown).count() > before, "the tooltip shows the payload");
+}
+
+// --- The first hour (issue 18): answers on open, a layout that holds still, typed settings.
+
+/// The dropdown showing `text`.
+fn combo<'a>(h: &'a Harness<'static, Workbench>, text: &str) -> egui_kittest::Node<'a> {
+    let all: Vec<_> = h.get_all_by_role(egui::accesskit::Role::ComboBox).collect();
+    let values: Vec<Option<String>> = all.iter().map(|n| n.value()).collect();
+    all.into_iter()
+        .find(|n| n.value().as_deref() == Some(text) || n.accesskit_node().label().as_deref() == Some(text))
+        .unwrap_or_else(|| panic!("no dropdown showing {text}: {values:?}"))
+}
+
+fn sim_harness() -> Harness<'static, Workbench> {
+    let mut h = harness(Options::default());
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));
+    h.step();
+    h.step();
+    h
+}
+
+#[test]
+fn simulator_settings_are_typed_and_a_change_says_that_restart_applies_it() {
+    let mut h = sim_harness();
+    // A word setting is a dropdown of the values the model accepts.
+    combo(&h, "cmd-irq").click();
+    h.step();
+    h.step();
+    for mode in ["dma-irq", "all-irq", "poll-5us", "poll-0us"] {
+        assert!(h.query_all_by_label(mode).count() >= 1, "{mode} not offered");
+    }
+    h.get_by_label("poll-5us").click();
+    h.step();
+    h.step();
+    assert!(h.state().sim.sets().contains(&"mode=poll-5us".to_owned()), "{:?}", h.state().sim.sets());
+    // The CPU names the scenario's calibrated CPUs.
+    combo(&h, "rocket-50mhz").click();
+    h.step();
+    h.step();
+    assert!(h.query_all_by_label("microwatt-100mhz").count() >= 1);
+    h.key_press(egui::Key::Escape);
+    h.step();
+    // Numbers are drag values with their unit.
+    let numbers: Vec<String> = h
+        .get_all_by_role(egui::accesskit::Role::SpinButton)
+        .map(|n| {
+            format!("{} {}", n.accesskit_node().label().unwrap_or_default(), n.value().unwrap_or_default())
+        })
+        .collect();
+    assert!(
+        numbers.iter().any(|n| n.contains("5.00 µs")),
+        "sd_sleep_us is not shown with its unit: {numbers:?}"
+    );
+    assert!(
+        numbers.iter().any(|n| n.contains("4 KiB")),
+        "request_kib is not shown with its unit: {numbers:?}"
+    );
+
+    // A run going on; a changed setting says Restart applies it, and Restart does.
+    h.state_mut().sim.max_speed = true;
+    let start = h.state().sim.start_command();
+    h.state_mut().update(Message::Sim(start));
+    h.step();
+    assert!(h.query_by_label_contains("Restart applies").is_none());
+    combo(&h, "poll-5us").click();
+    h.step();
+    h.step();
+    h.get_by_label("cmd-irq").click();
+    h.step();
+    h.step();
+    let _ = h.get_by_label_contains("Settings changed: Restart applies them");
+    h.get_by_label("Restart to apply").click();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("Restart applies").is_none());
+    assert!(h.state().sim.sets().contains(&"mode=cmd-irq".to_owned()));
+}
+
+/// `12.345 ms` (as the panel writes a time) in picoseconds.
+fn ps_of(text: &str) -> i64 {
+    latscope_sim::parse_duration(&text.replace('µ', "u").replace(' ', "")).unwrap_or_else(|| panic!("{text}"))
+}
+
+#[test]
+fn the_live_analyses_never_run_ahead_of_the_simulated_time() {
+    let mut h = sim_harness();
+    h.state_mut().sim.max_speed = false;
+    h.state_mut().sim.speed = 0.05;
+    h.state_mut().update(Message::Sim(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(200_000_000_000),
+    }));
+    // The simulator emits some records ahead of its clock (a transfer's end when it
+    // starts): the snapshot's last record is often past the simulated time.
+    let (mut seen, mut ahead) = (0, 0);
+    let mut last = 0;
+    for _ in 0..40_000 {
+        h.step();
+        let (updates, finished) = (h.state().sim.live.updates, h.state().sim.finished);
+        if finished {
+            break;
+        }
+        if updates != last {
+            last = updates;
+            h.step();
+            let now = h.state().sim.now;
+            let shown = h.state().sim.live.shown.clone().unwrap();
+            ahead += usize::from(shown.source.time_range().unwrap().1 > now);
+            let node = h.get_by_label_contains("analyses up to t = ");
+            let label = node.accesskit_node().label().or_else(|| node.value()).unwrap_or_default();
+            let t = ps_of(label.rsplit("t = ").next().unwrap());
+            // The label rounds to the microsecond.
+            assert!(t <= now + 1_000_000, "{label:?} while the simulation is at {now} ps");
+            seen += 1;
+            if seen >= 5 && ahead >= 2 {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(seen >= 5 && ahead >= 2, "{seen} live updates seen, {ahead} with records ahead of the clock");
 }

@@ -68,8 +68,8 @@ pub struct EventSel {
 pub enum SimEdit {
     /// Pick a built-in scenario (its settings become the editable defaults).
     Scenario(String),
-    /// Setting `index` of the list now reads `value`.
-    Setting(usize, String),
+    /// Setting `index` of the list now has `value`.
+    Setting(usize, latscope_sim::SettingValue),
     /// Simulated seconds per wall second.
     Speed(f64),
     MaxSpeed(bool),

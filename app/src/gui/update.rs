@@ -195,6 +195,7 @@ impl Workbench {
             Message::LiveAnalysisDone { ticket, results } => {
                 if self.jobs.accept(ticket, |_| true) {
                     self.sim.live.shown = self.sim.live.asked.clone();
+                    self.sim.live.shown_now = self.sim.live.asked_now;
                     self.sim.live.updates += 1;
                     self.analysis.results = Arc::new(results);
                     self.view.refresh_bands(&self.analysis.results);
@@ -647,6 +648,7 @@ impl Workbench {
                 // A late statistics answer about the previous run must not pass for this one.
                 self.jobs.cancel_kind(JobKind::LiveStats);
                 self.sim.live.restart(sc.clone());
+                self.sim.ran_with = Some((scenario.to_owned(), sc.settings()));
                 self.sim.handle = workers::simulate(&mut self.jobs, sc, self.sim.speed_arg());
                 self.sim.playing = true;
                 self.sim.finished = false;
@@ -693,7 +695,7 @@ impl Workbench {
             self.refresh_table();
         }
         if self.sim.live.due(finished) {
-            self.sim.live.start(&mut self.jobs, snapshot, index);
+            self.sim.live.start(&mut self.jobs, snapshot, index, now);
         }
     }
 
@@ -760,8 +762,8 @@ fn update_sim_settings(sim: &mut SimState, edit: SimEdit) -> Option<SimCommand> 
             None
         }
         SimEdit::Setting(i, value) => {
-            if let Some((_, v)) = sim.settings.get_mut(i) {
-                *v = value;
+            if let Some(setting) = sim.settings.get_mut(i) {
+                setting.value = value;
             }
             None
         }
