@@ -85,6 +85,20 @@ fn format_of(path: &Path) -> Option<Format> {
     })
 }
 
+/// The report format of `--format` and `-o` (`report` and `sim` alike): the one asked for,
+/// else the output's extension's, else Markdown; and whether a Perfetto trace was asked
+/// for instead (its report, for `--fail-if`, is then JSON).
+pub fn resolve_format(format: Option<ReportFormat>, output: Option<&Path>) -> (Format, bool) {
+    let perfetto = format == Some(ReportFormat::Perfetto);
+    let f = match (format.and_then(ReportFormat::report), output) {
+        (Some(f), _) => f,
+        (None, _) if perfetto => Format::Json,
+        (None, Some(path)) => format_of(path).unwrap_or(Format::Md),
+        (None, None) => Format::Md,
+    };
+    (f, perfetto)
+}
+
 /// Thresholds that a report crossed: the command still wrote its report, and exits 3.
 #[derive(Debug)]
 pub struct ThresholdsCrossed(pub Vec<Crossing>);
@@ -276,14 +290,7 @@ fn tracks_needed(specs: &[Spec], align: Option<&latscope_analysis::align::AlignS
 pub fn run(args: &ReportArgs) -> Result<()> {
     // Usage errors first, before any file is read.
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
-    let perfetto = args.format == Some(ReportFormat::Perfetto);
-    let format = match (args.format.and_then(ReportFormat::report), &args.output) {
-        (Some(f), _) => f,
-        (None, Some(path)) if !perfetto => format_of(path).unwrap_or(Format::Md),
-        // The Perfetto trace still builds the JSON report's figures for --fail-if.
-        (None, _) if perfetto => Format::Json,
-        (None, _) => Format::Md,
-    };
+    let (format, perfetto) = resolve_format(args.format, args.output.as_deref());
     let specs = parse_specs(args)?;
     let align = match &args.align {
         Some(text) => {

@@ -748,7 +748,7 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     let (txt, vcd) = (dir.join("sd.txt"), dir.join("sd.vcd"));
     for out in [&txt, &vcd] {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
-            .args(["sim", "litesdcard", "--set", "file_mib=1", "-o", out.to_str().unwrap()])
+            .args(["sim", "litesdcard", "--set", "file_mib=1", "--trace-out", out.to_str().unwrap()])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
