@@ -132,6 +132,7 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
     assert!(h.state().errors.iter().any(|e| e.contains("run an analysis first")), "{:?}", h.state().errors);
     h.state_mut().errors.clear();
 
+    h.state_mut().analysis.rules.specs = vec!["irq-handler".into()];
     h.state_mut().update(Message::RunAnalysis);
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     for what in [SaveWhat::Report(Format::Md), SaveWhat::Session, SaveWhat::TimelinePng] {

@@ -264,6 +264,7 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
 #[test]
 fn analysis_pairs_every_irq_handler_entry() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().analysis.rules.specs = vec!["irq-handler".into()];
     h.state_mut().update(Message::RunAnalysis);
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     let wb = h.state();
@@ -1092,8 +1093,10 @@ fn two_traces_of_one_kernel_clock_are_placed_by_their_clock_values() {
     assert_eq!(format!("{ruler_at_cursor:.6}"), printed, "the ruler reads the first source's clock");
 }
 
-/// Steps frames until a scroll animation (the table scrolling to a row) has ended.
+/// Steps until the workbench has settled, then until a scroll animation (the table
+/// scrolling to a row) has ended.
 fn settle(h: &mut Harness<'static, Workbench>) {
+    wait(h, "the workbench to settle", |wb| wb.settled());
     for _ in 0..60 {
         h.step();
     }
@@ -1327,6 +1330,23 @@ fn combo<'a>(h: &'a Harness<'static, Workbench>, text: &str) -> egui_kittest::No
     all.into_iter()
         .find(|n| n.value().as_deref() == Some(text) || n.accesskit_node().label().as_deref() == Some(text))
         .unwrap_or_else(|| panic!("no dropdown showing {text}: {values:?}"))
+}
+
+#[test]
+fn no_rule_is_added_behind_the_users_back_and_a_capture_opens_without_an_error() {
+    let mut h = open(&["sigrok/demo_4ch_1mhz.sr"]);
+    settle(&mut h);
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    assert!(
+        !h.state().analysis.rules.specs.iter().any(|s| s == "irq-handler"),
+        "a rule the user never added: {:?}",
+        h.state().analysis.rules.specs
+    );
+    // Running what the panel lists fails on nothing (the phantom rule failed here, in red).
+    h.state_mut().update(Message::RunAnalysis);
+    settle(&mut h);
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
 }
 
 fn sim_harness() -> Harness<'static, Workbench> {

@@ -29,7 +29,7 @@ pub struct RuleEditor {
 
 impl Default for RuleEditor {
     fn default() -> Self {
-        Self { specs: vec!["irq-handler".to_owned()], draft: String::new() }
+        Self { specs: Vec::new(), draft: String::new() }
     }
 }
 
