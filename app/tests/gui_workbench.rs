@@ -1349,6 +1349,86 @@ fn no_rule_is_added_behind_the_users_back_and_a_capture_opens_without_an_error()
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
 }
 
+/// A file of pseudo-random bytes (a fixed LCG: the same bytes every run).
+fn garbage_file(dir: &std::path::Path, len: usize) -> PathBuf {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let bytes: Vec<u8> = (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (x >> 56) as u8
+        })
+        .collect();
+    let path = dir.join("g.dat");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("latscope-gui-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
+    let dir = temp_dir("banner");
+    let garbage = garbage_file(&dir, 200_000);
+    let mut h = harness(Options { files: vec![garbage.clone()], ..Options::default() });
+    wait(&mut h, "the error", |wb| !wb.errors.is_empty());
+    let error = h.state().errors[0].clone();
+    assert!(error.contains("g.dat"), "{error}");
+    // A good file after it: the banner about the bad one goes, the log keeps it.
+    h.state_mut().update(Message::OpenFiles(vec![sample("ftrace/virtio_blk_direct_read.txt")]));
+    settle(&mut h);
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    assert!(h.state().errors.log().contains(&error), "{:?}", h.state().errors.log());
+    let window = h.ctx.content_rect();
+    let (left, width) = (h.state().view.layout.data_left, h.state().view.layout.data_width);
+    assert!(left + width <= window.right(), "the timeline ends at {} past {}", left + width, window.right());
+
+    // A long error: it wraps in the banner and the timeline keeps its width.
+    let long = format!(
+        "{}: {}",
+        garbage.display(),
+        "unknown format: the first bytes are no trace we know ".repeat(12)
+    );
+    h.state_mut().update(Message::Error(long.clone()));
+    for _ in 0..3 {
+        h.step();
+    }
+    assert_eq!(h.state().view.layout.data_width, width, "the banner widened the timeline");
+    assert_eq!(h.state().view.layout.data_left, left);
+    let banner = h.get_by_label_contains("unknown format: the first bytes").rect();
+    assert!(banner.right() <= window.right() && banner.height() > 20.0, "not wrapped: {banner:?}");
+    // The close button is on screen and closes it.
+    let close = h.get_by_label("Close").rect();
+    assert!(window.contains_rect(close), "the close button at {close:?} is off the window");
+    h.get_by_label("Close").click();
+    h.step();
+    h.step();
+    assert!(h.state().errors.is_empty());
+    // Esc closes the banner, and only then clears the cursors.
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, 1.0));
+    h.state_mut().update(Message::Error("two".into()));
+    h.state_mut().update(Message::Error("three".into()));
+    h.step();
+    h.key_press(egui::Key::Escape);
+    h.step();
+    assert!(h.state().errors.is_empty());
+    assert_eq!(h.state().view.overlay.cursor_a, Some(1.0));
+    h.key_press(egui::Key::Escape);
+    h.step();
+    assert_eq!(h.state().view.overlay.cursor_a, None);
+    // Every error is in the log panel.
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Log));
+    h.step();
+    h.step();
+    for e in [&error, "two", "three"] {
+        assert!(h.query_all_by_label(e).count() >= 1, "{e} not in the log panel");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 fn sim_harness() -> Harness<'static, Workbench> {
     let mut h = harness(Options::default());
     h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));

@@ -2,6 +2,7 @@
 //! the state and return messages; [`Workbench::update`] (in `update.rs`) applies them.
 
 use super::analysis;
+use super::errors::{self, Errors};
 use super::export::PngRequest;
 use super::jobs::{JobKind, JobRunner, Outbox, RunningJob};
 use super::keymap;
@@ -66,7 +67,8 @@ pub struct Workbench {
     pub sim: SimState,
     pub table: TableState,
     pub dialogs: Dialogs,
-    pub errors: Vec<String>,
+    /// The error banner, and the log of every error (`errors.log()`).
+    pub errors: Errors,
     /// What the last save wrote, for the status bar.
     pub notice: Option<String>,
     pub recent: Vec<PathBuf>,
@@ -107,7 +109,7 @@ impl Workbench {
             sim: SimState::default(),
             table: TableState::default(),
             dialogs: Dialogs::default(),
-            errors: Vec::new(),
+            errors: Errors::default(),
             notice: None,
             recent,
             theme: ThemeKind::Dark,
@@ -379,23 +381,70 @@ impl Workbench {
         msgs
     }
 
-    fn errors_ui(errors: &[String], ui: &mut egui::Ui) -> Vec<Message> {
+    /// The error banner: the latest errors, each wrapped to the width it is given (a long
+    /// message never widens the layout) and cut at [`errors::BANNER_CHARS`], with a close
+    /// button; Esc closes them all. Every error is also in the log.
+    fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
         let mut msgs = Vec::new();
-        for (i, e) in errors.iter().enumerate().rev().take(4) {
+        let width = ui.available_width();
+        let shown = errors.len().min(4);
+        for (i, e) in errors.iter().enumerate().rev().take(shown) {
             egui::Frame::new()
                 .fill(theme::IRQ.gamma_multiply(0.25))
                 .inner_margin(egui::Margin::symmetric(8, 4))
                 .corner_radius(4)
                 .show(ui, |ui| {
-                    ui.horizontal(|ui| {
-                        ui.label(egui::RichText::new(e).color(theme::TEXT));
-                        if ui.small_button("x").clicked() {
-                            msgs.push(Message::DismissError(i));
-                        }
+                    ui.set_width(width - 16.0);
+                    ui.horizontal_top(|ui| {
+                        let text_width = (ui.available_width() - 60.0).max(40.0);
+                        ui.allocate_ui_with_layout(
+                            egui::vec2(text_width, 0.0),
+                            egui::Layout::top_down(egui::Align::Min),
+                            |ui| {
+                                ui.set_max_width(text_width);
+                                ui.add(
+                                    egui::Label::new(
+                                        egui::RichText::new(errors::banner_text(e)).color(theme::TEXT),
+                                    )
+                                    .wrap(),
+                                );
+                            },
+                        );
+                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
+                            if ui.button("Close").on_hover_text("Close (Esc closes all)").clicked() {
+                                msgs.push(Message::DismissError(i));
+                            }
+                        });
                     });
                 });
         }
+        if !errors.is_empty() {
+            ui.horizontal(|ui| {
+                if errors.len() > shown {
+                    ui.weak(format!("{} more", errors.len() - shown));
+                }
+                if ui.small_button("Show log").clicked() {
+                    msgs.push(Message::TogglePanel(super::message::PanelId::Log));
+                }
+            });
+        }
         msgs
+    }
+
+    /// The log panel: every error and warning so far, oldest first.
+    fn log_ui(errors: &Errors, ui: &mut egui::Ui) {
+        ui.strong("Log");
+        egui::ScrollArea::vertical().id_salt("log").stick_to_bottom(true).auto_shrink([false, false]).show(
+            ui,
+            |ui| {
+                if errors.log().is_empty() {
+                    ui.weak("No errors or warnings.");
+                }
+                for e in errors.log() {
+                    ui.add(egui::Label::new(egui::RichText::new(e).monospace()).wrap());
+                }
+            },
+        );
     }
 
     /// One frame: drain workers, handle input, draw, apply what the views returned.
@@ -428,6 +477,11 @@ impl Workbench {
                     ));
                     table::inspector(&mut cols[1], sources, selected);
                 });
+            });
+        }
+        if view.panels.log {
+            egui::Panel::bottom("log").resizable(true).default_size(120.0).show(ui, |ui| {
+                Self::log_ui(&self.errors, ui);
             });
         }
         if view.panels.tracks {

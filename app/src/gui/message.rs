@@ -37,6 +37,8 @@ pub enum PanelId {
     Table,
     Analysis,
     Simulator,
+    /// Every error and warning of the session.
+    Log,
 }
 
 /// Simulator controls.
@@ -205,6 +207,10 @@ pub enum Message {
     // --- misc
     Error(String),
     DismissError(usize),
+    /// Close the error banner (the log keeps the errors).
+    DismissErrors,
+    /// Esc: close the error banner if one is shown, else clear the cursors.
+    Escape,
     ScreenshotTaken(Arc<egui::ColorImage>),
     /// The `--screenshot` PNG was encoded and written off the UI thread: where, or why not.
     ScreenshotSaved {

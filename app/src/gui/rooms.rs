@@ -25,11 +25,12 @@ pub struct Panels {
     pub table: bool,
     pub analysis: bool,
     pub simulator: bool,
+    pub log: bool,
 }
 
 impl Default for Panels {
     fn default() -> Self {
-        Self { tracks: true, table: true, analysis: false, simulator: false }
+        Self { tracks: true, table: true, analysis: false, simulator: false, log: false }
     }
 }
 
@@ -291,6 +292,7 @@ pub fn update_view(view: &mut ViewState, msg: Message) {
                 PanelId::Table => &mut view.panels.table,
                 PanelId::Analysis => &mut view.panels.analysis,
                 PanelId::Simulator => &mut view.panels.simulator,
+                PanelId::Log => &mut view.panels.log,
             };
             *flag = !*flag;
         }

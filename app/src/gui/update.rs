@@ -91,6 +91,8 @@ impl Workbench {
             | Message::SimMetrics { .. } => self.update_sim(msg),
             Message::Error(..)
             | Message::DismissError(..)
+            | Message::DismissErrors
+            | Message::Escape
             | Message::ScreenshotTaken(..)
             | Message::ScreenshotSaved { .. }
             | Message::Export(..)
@@ -289,9 +291,14 @@ impl Workbench {
     fn update_shell(&mut self, msg: Message) {
         match msg {
             Message::Error(e) => self.errors.push(e),
-            Message::DismissError(i) => {
-                if i < self.errors.len() {
-                    self.errors.remove(i);
+            Message::DismissError(i) => self.errors.dismiss(i),
+            Message::DismissErrors => self.errors.clear(),
+            Message::Escape => {
+                // Esc closes the error banner first; with none shown it clears the cursors.
+                if self.errors.is_empty() {
+                    rooms::update_view(&mut self.view, Message::ClearCursors);
+                } else {
+                    self.errors.clear();
                 }
             }
             Message::ScreenshotTaken(image) => self.save_screenshot(image),
@@ -333,6 +340,8 @@ impl Workbench {
     }
 
     fn open_files(&mut self, paths: Vec<PathBuf>) {
+        // Errors shown so far are about earlier opens: a good load of these closes them.
+        self.errors.new_generation();
         let (sessions, paths): (Vec<_>, Vec<_>) =
             paths.into_iter().partition(|p| session::is_session_path(p));
         for path in sessions {
@@ -377,6 +386,7 @@ impl Workbench {
                 break;
             }
             let (path, prepared) = entry.remove();
+            self.errors.loaded_ok();
             for w in prepared.source.diagnostics.summary().into_iter().take(3) {
                 self.errors.push(format!("{}: {w}", path.display()));
             }
