@@ -1429,6 +1429,56 @@ fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[test]
+fn selecting_a_lane_keeps_the_time_axis_where_it_was() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    settle(&mut h);
+    let before = (h.state().view.layout.data_left, h.state().view.layout.data_width, h.state().view.viewport);
+    for name in ["irq_handler_entry", "block_rq_complete", "CPU 0"] {
+        h.get_by_label(name).click();
+        for _ in 0..3 {
+            h.step();
+        }
+        let focused = h.state().view.overlay.focused.expect("a lane is focused");
+        assert_eq!(h.state().view.sources[0].lanes[focused.lane].name, name);
+        let after =
+            (h.state().view.layout.data_left, h.state().view.layout.data_width, h.state().view.viewport);
+        assert_eq!(after, before, "selecting {name} moved the time axis");
+    }
+    // The user sets the list's width by dragging its edge; the timeline follows that only.
+    let y = 500.0;
+    let mut edge = None;
+    for x in 150..420 {
+        h.hover_at(egui::pos2(x as f32, y));
+        h.step();
+        let icon = h.output().platform_output.cursor_icon;
+        if matches!(
+            icon,
+            egui::CursorIcon::ResizeHorizontal
+                | egui::CursorIcon::ResizeEast
+                | egui::CursorIcon::ResizeColumn
+        ) {
+            edge = Some(x as f32);
+            break;
+        }
+    }
+    let edge = edge.expect("the track list's edge can be dragged");
+    h.drag_at(egui::pos2(edge, y));
+    h.step();
+    let by = 80.0;
+    for k in 1..=8 {
+        h.hover_at(egui::pos2(edge + by * k as f32 / 8.0, y));
+        h.step();
+    }
+    h.drop_at(egui::pos2(edge + by, y));
+    for _ in 0..3 {
+        h.step();
+    }
+    let moved = h.state().view.layout.data_left - before.0;
+    // egui puts the edge under the pointer, and its handle reaches a few points into the panel.
+    assert!((moved - by).abs() < 10.0, "dragged {by} px, the timeline moved {moved} px");
+}
+
 fn sim_harness() -> Harness<'static, Workbench> {
     let mut h = harness(Options::default());
     h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));

@@ -54,6 +54,10 @@ pub(super) struct Startup {
 }
 
 const MAX_RECENT: usize = 10;
+/// The room the focused track-list row keeps for its up/down buttons.
+const MOVE_BUTTONS_WIDTH: f32 = 64.0;
+/// The track list's width at start; the user drags its edge to change it.
+const TRACKS_WIDTH: f32 = 220.0;
 const RECENT_KEY: &str = "latscope.recent";
 
 /// The workbench, room by room.
@@ -305,7 +309,10 @@ impl Workbench {
     fn tracks_panel(&self, ui: &mut egui::Ui) -> Vec<Message> {
         let mut msgs = Vec::new();
         let view = &self.view;
-        egui::ScrollArea::vertical().id_salt("tracks").show(ui, |ui| {
+        // The list never sizes the panel: it scrolls in the width the user gave the panel, so
+        // nothing drawn in it (a long name, the up/down buttons of the focused lane) can
+        // widen the panel and move the timeline's time axis.
+        egui::ScrollArea::both().id_salt("tracks").auto_shrink([false, false]).show(ui, |ui| {
             for (si, sv) in view.sources.iter().enumerate() {
                 egui::CollapsingHeader::new(egui::RichText::new(&sv.source().name).strong())
                     .id_salt(("source", si))
@@ -333,7 +340,17 @@ impl Workbench {
                                 let focused = view.overlay.focused == Some(id);
                                 let lane = sv.data_lane(vi);
                                 let kind = lane.map_or("", |l| l.kind.class().name());
-                                let label = ui.selectable_label(focused, &v.name).on_hover_text(kind);
+                                // Names are cut at the list's width; the focused row keeps
+                                // room for its up/down buttons, so it is no wider.
+                                let reserve = if focused { MOVE_BUTTONS_WIDTH } else { 0.0 };
+                                let name_width = (ui.available_width() - reserve).max(24.0);
+                                let label = ui
+                                    .scope(|ui| {
+                                        ui.set_max_width(name_width);
+                                        ui.add(egui::Button::selectable(focused, v.name.as_str()).truncate())
+                                    })
+                                    .inner
+                                    .on_hover_text(format!("{} ({kind})", v.name));
                                 if label.clicked() {
                                     msgs.push(Message::FocusLane(id));
                                 }
@@ -485,10 +502,14 @@ impl Workbench {
             });
         }
         if view.panels.tracks {
-            egui::Panel::left("tracks").resizable(true).default_size(220.0).show(ui, |ui| {
-                ui.strong("Tracks");
-                msgs.extend(self.tracks_panel(ui));
-            });
+            egui::Panel::left("tracks")
+                .resizable(true)
+                .default_size(TRACKS_WIDTH)
+                .size_range(120.0..=640.0)
+                .show(ui, |ui| {
+                    ui.strong("Tracks");
+                    msgs.extend(self.tracks_panel(ui));
+                });
         }
         if view.panels.simulator || view.panels.analysis {
             let running = self.analysis_running();
