@@ -16,7 +16,7 @@
 use crate::measure::{add_repeat_note, missing_error, outcome_keyed, outcome_of};
 use crate::outcome::{AnalysisKind, Note, Outcome};
 use crate::pairing::{self, PairRule};
-use crate::spec::{Preset, Spec};
+use crate::spec::{PRESETS, Preset, Spec, preset_spec};
 use crate::{chain, detect, presets};
 use latscope_model::Placed;
 
@@ -78,6 +78,46 @@ pub fn run(spec: &Spec, sources: &[Placed<'_>], scope: Scope) -> Result<Ran, Ana
         return Err(AnalysisError::Nowhere { rule: spec.name().to_owned(), reasons });
     }
     Ok(Ran { outcomes, skipped })
+}
+
+/// The presets run when none is asked for (`latscope report` without `--preset` and
+/// `--rule`, and the workbench when files open).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DefaultPresets {
+    /// The presets that found something, in the order of [`PRESETS`].
+    pub names: Vec<String>,
+    pub outcomes: Vec<Outcome>,
+    /// For each preset the sources lack events for: what is missing and how to record it
+    /// ([`presets::missing_events`]).
+    pub missing: Vec<String>,
+}
+
+/// Every preset that finds something in the sources (a pair, or an unmatched start or
+/// end), run by [`run`]; a preset that does not apply is not an error here. The presets
+/// that lack events are listed with what is missing.
+pub fn default_presets(sources: &[Placed<'_>], scope: Scope) -> DefaultPresets {
+    let mut out = DefaultPresets::default();
+    let plain: Vec<&latscope_model::Source> = sources.iter().map(|p| p.source).collect();
+    for (name, _) in PRESETS {
+        if name.contains("CH") {
+            // `pulse:CH` needs a channel's name: never run by default, only named where
+            // there are channels.
+            let channels = plain.iter().any(|s| !s.digital.is_empty() || !s.analog.is_empty());
+            out.missing.extend(presets::missing_events(name, &plain).filter(|_| channels));
+            continue;
+        }
+        let Ok(spec) = preset_spec(name) else { continue };
+        let found = run(&spec, sources, scope).map(|r| r.outcomes).unwrap_or_default();
+        let something =
+            found.iter().any(|o| !o.samples.is_empty() || o.unmatched_start + o.unmatched_end > 0);
+        if something {
+            out.names.push((*name).to_owned());
+            out.outcomes.extend(found);
+        } else if let Some(hint) = presets::missing_events(name, &plain) {
+            out.missing.push(hint);
+        }
+    }
+    out
 }
 
 /// Runs `spec` over `sources` as one trace: one [`Outcome`] per source it applies to (the

@@ -135,35 +135,24 @@ fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
 
 /// Runs `spec` by the runner's each-or-together and error rules; inputs it was not run on
 /// (while it ran on others) are named on stderr when `warn`.
+/// A preset that cannot run for want of events says which, and how to record them.
 fn run_one(spec: &Spec, sources: &[Placed<'_>], scope: Scope, warn: bool) -> Result<Vec<Outcome>> {
-    let ran = runner::run(spec, sources, scope).with_context(|| format!("analysis {}", spec.name()))?;
+    let ran = match runner::run(spec, sources, scope) {
+        Ok(ran) => ran,
+        Err(e) => {
+            let plain: Vec<&Source> = sources.iter().map(|p| p.source).collect();
+            return Err(match latscope_analysis::presets::missing_events(spec.name(), &plain) {
+                Some(hint) => anyhow::anyhow!("analysis {}: {e}\n{hint}", spec.name()),
+                None => anyhow::Error::new(e).context(format!("analysis {}", spec.name())),
+            });
+        }
+    };
     if warn {
         for (i, why) in &ran.skipped {
             eprintln!("latscope: analysis {}: not run on input {i}: {why}", spec.name());
         }
     }
     Ok(ran.outcomes)
-}
-
-fn has_results(outcomes: &[Outcome]) -> bool {
-    outcomes.iter().any(|o| !o.samples.is_empty() || o.unmatched_start + o.unmatched_end > 0)
-}
-
-/// Every preset that finds something in the sources, in the order of `PRESETS`.
-pub fn default_presets(sources: &[Placed<'_>], scope: Scope) -> (Vec<String>, Vec<Outcome>) {
-    let mut names = Vec::new();
-    let mut outcomes = Vec::new();
-    for (name, _) in spec::PRESETS {
-        let Ok(spec) = spec::preset_spec(name) else { continue };
-        // A preset that cannot run on this trace (a missing track) is simply not applicable.
-        if let Ok(found) = run_one(&spec, sources, scope, false)
-            && has_results(&found)
-        {
-            names.push((*name).to_owned());
-            outcomes.extend(found);
-        }
-    }
-    (names, outcomes)
 }
 
 /// Writes rendered `report` to `output` (atomically, never over one of `inputs`) or stdout.
@@ -334,7 +323,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let placed = Placed::with(&sources, &placements);
     let scope = Scope::of(args.align.is_some(), &placed);
     let outcomes = if specs.is_empty() {
-        let (names, outcomes) = default_presets(&placed, scope);
+        let runner::DefaultPresets { names, outcomes, missing } = runner::default_presets(&placed, scope);
+        for hint in &missing {
+            eprintln!("latscope: not run: {hint}");
+        }
         if names.is_empty() {
             eprintln!(
                 "latscope: no --preset or --rule given and no preset finds events in the input; \

@@ -464,3 +464,26 @@ fn several_inputs_keep_their_own_clocks_in_reports_and_the_perfetto_trace() {
         assert!((at - printed).abs() < 1e-9, "pid {pid}: {at} vs {printed}");
     }
 }
+
+#[test]
+fn a_requested_preset_without_its_events_says_what_to_record() {
+    // This recording has block and IRQ events but no scheduler events.
+    let path = sample("markers_around_requests.txt");
+    let out = latscope(&["report", path.to_str().unwrap(), "--preset", "wakeup"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "wakeup needs sched_wakeup and sched_switch: `trace-cmd record -e sched_wakeup -e sched_switch`"
+        ),
+        "{err}"
+    );
+    // Without --preset, the presets it cannot run are named with the same text.
+    let out = latscope(&["report", path.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("latscope: not run: wakeup needs sched_wakeup and sched_switch: `trace-cmd record -e sched_wakeup -e sched_switch`"),
+        "{err}"
+    );
+}

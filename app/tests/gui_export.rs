@@ -127,6 +127,9 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
     std::fs::copy(sample("ftrace/virtio_blk_direct_read.txt"), &input).unwrap();
     let before = std::fs::read(&input).unwrap();
     let mut h = open(std::slice::from_ref(&input), &dir);
+    // The presets the file holds ran on open; without results there is nothing to export.
+    wait(&mut h, "the presets chosen on open", |wb| wb.settled());
+    h.state_mut().analysis.results = Default::default();
     h.state_mut().update(Message::Export(SaveWhat::Report(Format::Md)));
     h.step();
     assert!(h.state().errors.iter().any(|e| e.contains("run an analysis first")), "{:?}", h.state().errors);

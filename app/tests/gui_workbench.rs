@@ -38,7 +38,9 @@ fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbenc
 fn open(files: &[&str]) -> Harness<'static, Workbench> {
     let mut h = harness(Options { files: files.iter().map(|f| sample(f)).collect(), ..Options::default() });
     let n = files.len();
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty());
+    // Loaded, and the presets chosen on open have answered (their panel is in place).
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty() && wb.settled());
+    h.step();
     h.step();
     h
 }
@@ -1347,6 +1349,163 @@ fn no_rule_is_added_behind_the_users_back_and_a_capture_opens_without_an_error()
     settle(&mut h);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    // A logic capture holds no event any preset reads: nothing ran, nothing failed, and
+    // the panel says how to measure its channels.
+    assert!(wb.analysis.results.is_empty());
+    assert!(
+        wb.analysis.missing.iter().any(|m| m.starts_with("pulse:CH needs a channel name: pulse:")),
+        "{:?}",
+        wb.analysis.missing
+    );
+}
+
+/// `latscope report FILE --format json` without `--preset`: its analyses' names and
+/// counts, and the presets its stderr says it did not run.
+fn report_defaults(file: &str) -> (Vec<(String, u64)>, Vec<String>) {
+    let path = sample(file);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .args(["report", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let analyses = v["analyses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap().to_owned(), a["count"].as_u64().unwrap()))
+        .collect();
+    let missing = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("latscope: not run: ").map(str::to_owned))
+        .collect();
+    (analyses, missing)
+}
+
+/// A latency as the summary writes it: `482 us`, `3.821 ms`.
+fn short(ps: i64) -> String {
+    let (v, unit) = match ps {
+        p if p >= 1_000_000_000_000 => (p as f64 / 1e12, "s"),
+        p if p >= 1_000_000_000 => (p as f64 / 1e9, "ms"),
+        p if p >= 1_000_000 => (p as f64 / 1e6, "us"),
+        p => (p as f64 / 1e3, "ns"),
+    };
+    let text = format!("{v:.3}");
+    format!("{} {unit}", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+#[test]
+fn opening_a_trace_runs_the_presets_it_holds_and_the_worst_case_link_shows_the_pair() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    wait(&mut h, "the answers", |wb| !wb.analysis.results.is_empty() && wb.settled());
+    h.step();
+    let (want, want_missing) = report_defaults("ftrace/virtio_blk_direct_read.txt");
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    assert!(wb.view.panels.analysis, "the panel opens with the answers");
+    // The same presets as `latscope report` without --preset, with the same counts.
+    let got: Vec<(String, u64)> = wb
+        .analysis
+        .results
+        .iter()
+        .map(|r| (r.outcome.name.clone(), r.outcome.samples.len() as u64))
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.iter().any(|(n, _)| n == "block") && got.iter().any(|(n, _)| n == "wakeup"), "{got:?}");
+    let names: Vec<String> = got.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(wb.analysis.rules.specs, names, "Run repeats what ran");
+    // What could not run says what is missing, as the report says it.
+    assert_eq!(wb.analysis.missing, want_missing);
+    assert!(
+        want_missing.iter().any(|m| m
+            == "irqs-off needs irq_disable and irq_enable: `trace-cmd record -e irq_disable -e irq_enable`"),
+        "{want_missing:?}"
+    );
+    for m in &want_missing {
+        let _ = h.get_by_label(m);
+    }
+    // The summary: one row per analysis with count, p50, p99 and max; the worst case is a
+    // link that puts the cursors on that pair.
+    for column in ["analysis", "count", "p50", "p99", "max", "worst"] {
+        assert!(h.query_all_by_label(column).count() >= 1, "no {column} column");
+    }
+    let block = wb.analysis.results.iter().position(|r| r.outcome.name == "block").unwrap();
+    let r = &wb.analysis.results[block];
+    let worst = r.outcome.samples[r.worst[0]].clone();
+    let text = short(worst.latency());
+    // (The max column shows the same text, as a label; the worst column is the link.)
+    let links: Vec<_> = h.query_all_by_role_and_label(egui::accesskit::Role::Link, &text).collect();
+    assert!(!links.is_empty(), "no link {text}");
+    links[0].click();
+    h.step();
+    h.step();
+    let o = &h.state().view.overlay;
+    let sv = &h.state().view.sources[0];
+    // Several analyses may share a worst latency; the link shown first is the first row's.
+    let first = h
+        .state()
+        .analysis
+        .results
+        .iter()
+        .find(|r| r.worst.first().is_some_and(|&i| short(r.outcome.samples[i].latency()) == text));
+    let pair = first.map(|r| r.outcome.samples[r.worst[0]].clone()).unwrap();
+    assert_eq!(o.cursor_a, Some(sv.to_common(pair.start)));
+    assert_eq!(o.cursor_b, Some(sv.to_common(pair.end)));
+}
+
+#[test]
+fn the_preset_menu_reaches_every_preset() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    settle(&mut h);
+    // The last presets of the list were scrolled out of a short menu: a click there
+    // missed them. Clicking `pulse:CH` puts `pulse:` in the editor for the channel name.
+    combo(&h, "Add a preset").click();
+    h.step();
+    h.step();
+    for (name, _) in latscope_analysis::spec::PRESETS {
+        assert!(h.query_all_by_label(name).count() >= 1, "{name} not in the menu");
+    }
+    let item = h.get_all_by_label("pulse:CH").last().unwrap().rect();
+    let window = h.ctx.content_rect();
+    assert!(window.contains_rect(item), "pulse:CH at {item:?} is off the window {window:?}");
+    h.get_all_by_label("pulse:CH").last().unwrap().click();
+    h.step();
+    h.step();
+    assert_eq!(h.state().analysis.rules.draft, "pulse:");
+}
+
+#[test]
+fn the_simulator_panel_leaves_the_analysis_most_of_the_height() {
+    let wb = Workbench::new(Options::default(), Box::new(NoPicker), Vec::new());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 760.0))
+        .with_accessibility_check(false)
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));
+    h.state_mut().sim.max_speed = true;
+    h.state_mut().update(Message::Sim(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(20_000_000_000),
+    }));
+    wait(&mut h, "the live statistics", |wb| {
+        wb.sim.finished && !wb.analysis.results.is_empty() && !wb.sim.metrics.is_empty()
+    });
+    for _ in 0..4 {
+        h.step();
+    }
+    assert!(h.state().view.panels.analysis, "results open the panel");
+    // The panel's heading, below the menu of the same name.
+    let heading =
+        h.get_all_by_label("Analysis").map(|n| n.rect()).max_by(|a, b| a.top().total_cmp(&b.top())).unwrap();
+    let window = h.ctx.content_rect();
+    // The analysis starts in the upper half of the window: at least half the side panel.
+    assert!(
+        heading.top() < window.height() * 0.5,
+        "the analysis starts at {} of {}",
+        heading.top(),
+        window.height()
+    );
 }
 
 /// A file of pseudo-random bytes (a fixed LCG: the same bytes every run).
@@ -1588,4 +1747,61 @@ fn the_live_analyses_never_run_ahead_of_the_simulated_time() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert!(seen >= 5 && ahead >= 2, "{seen} live updates seen, {ahead} with records ahead of the clock");
+}
+
+/// The texts painted last frame, with where.
+fn painted_texts(h: &Harness<'static, Workbench>) -> Vec<(egui::Pos2, String)> {
+    fn walk(shape: &egui::Shape, out: &mut Vec<(egui::Pos2, String)>) {
+        match shape {
+            egui::Shape::Text(t) => out.push((t.pos, t.galley.text().to_owned())),
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for cs in &h.output().shapes {
+        walk(&cs.shape, &mut out);
+    }
+    out
+}
+
+#[test]
+fn histograms_keep_their_axis_labels_in_log_mode() {
+    // softirq entry and exit in one microsecond of the text trace: zero latencies, which
+    // the log axis once stretched to 1 ps, squeezing every label away.
+    // A tall window: every histogram of the panel is on screen (off-screen ones are not painted).
+    let files = vec![sample("ftrace/timer_wakeups_under_load.txt")];
+    let wb = Workbench::new(Options { files, ..Options::default() }, Box::new(NoPicker), Vec::new());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1200.0, 3000.0))
+        .with_accessibility_check(false)
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+    wait(&mut h, "the answers", |wb| wb.settled() && !wb.analysis.results.is_empty());
+    let ri =
+        h.state().analysis.results.iter().position(|r| r.outcome.name == "softirq").expect("softirq ran");
+    let min = h.state().analysis.results[ri].summary.as_ref().unwrap().stats_ns.min;
+    assert_eq!(min, Some(0.0), "the sample has zero-latency softirqs");
+    for log_x in [false, true] {
+        h.state_mut().update(Message::SetPlot { plot: PlotKind::Histogram, log_x });
+        for _ in 0..3 {
+            h.step();
+        }
+        let frame = *h
+            .state()
+            .analysis
+            .drawn
+            .iter()
+            .find(|d| d.result == ri && d.kind == PlotKind::Histogram)
+            .expect("the histogram is drawn")
+            .transform
+            .frame();
+        let ticks: Vec<String> = painted_texts(&h)
+            .into_iter()
+            .filter(|(p, _)| p.y >= frame.bottom() - 2.0 && p.y <= frame.bottom() + 30.0)
+            .filter(|(p, _)| p.x >= frame.left() - 40.0 && p.x <= frame.right() + 40.0)
+            .map(|(_, t)| t)
+            .filter(|t| t.ends_with(" ns") || t.ends_with(" us") || t.ends_with(" ms") || t.ends_with(" s"))
+            .collect();
+        assert!(ticks.len() >= 2, "log {log_x}: the latency axis has the labels {ticks:?}");
+    }
 }

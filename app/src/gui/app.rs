@@ -56,6 +56,8 @@ pub(super) struct Startup {
 const MAX_RECENT: usize = 10;
 /// The room the focused track-list row keeps for its up/down buttons.
 const MOVE_BUTTONS_WIDTH: f32 = 64.0;
+/// The side panel's width at start (the analysis summary's six columns fit).
+const SIDE_WIDTH: f32 = 400.0;
 /// The track list's width at start; the user drags its edge to change it.
 const TRACKS_WIDTH: f32 = 220.0;
 const RECENT_KEY: &str = "latscope.recent";
@@ -135,6 +137,7 @@ impl Workbench {
             }),
         };
         if !options.rules.is_empty() {
+            wb.analysis.chosen_by_files = false;
             wb.analysis.rules.specs = options.rules.clone();
             wb.view.panels.analysis = true;
         }
@@ -496,6 +499,41 @@ impl Workbench {
                 });
             });
         }
+        // Results arriving open the panel (`update`); the user may close it again.
+        let show_analysis = view.panels.analysis;
+        if view.panels.simulator || show_analysis {
+            let running = self.analysis_running();
+            egui::Panel::right("side").resizable(true).default_size(SIDE_WIDTH).show(ui, |ui| {
+                let sim_ui = |ui: &mut egui::Ui, msgs: &mut Vec<Message>| {
+                    let scroll = egui::ScrollArea::both().id_salt("sim-scroll").auto_shrink([false, false]);
+                    scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, &self.sim)));
+                };
+                if view.panels.simulator && show_analysis {
+                    // The simulator gets its own resizable part at the top, at most half
+                    // the height: the analysis below always keeps the other half.
+                    let half = ui.available_height() * 0.5;
+                    egui::Panel::top("simulator")
+                        .resizable(true)
+                        .default_size(half.min(330.0))
+                        .max_size(half)
+                        .show(ui, |ui| sim_ui(ui, &mut msgs));
+                } else if view.panels.simulator {
+                    sim_ui(ui, &mut msgs);
+                }
+                if show_analysis {
+                    ui.heading("Analysis");
+                    let names: Vec<String> = view.sources.iter().map(|s| s.source().name.clone()).collect();
+                    let a = &mut self.analysis;
+                    let state = analysis::PanelState {
+                        editor: &a.rules,
+                        view: &a.panel,
+                        results: &a.results,
+                        missing: &a.missing,
+                    };
+                    msgs.extend(analysis::panel(ui, state, &mut a.drawn, running, &names));
+                }
+            });
+        }
         if view.panels.log {
             egui::Panel::bottom("log").resizable(true).default_size(120.0).show(ui, |ui| {
                 Self::log_ui(&self.errors, ui);
@@ -510,29 +548,6 @@ impl Workbench {
                     ui.strong("Tracks");
                     msgs.extend(self.tracks_panel(ui));
                 });
-        }
-        if view.panels.simulator || view.panels.analysis {
-            let running = self.analysis_running();
-            egui::Panel::right("side").resizable(true).default_size(320.0).show(ui, |ui| {
-                if view.panels.simulator {
-                    msgs.extend(sim_panel::panel(ui, &self.sim));
-                    ui.separator();
-                }
-                if view.panels.analysis {
-                    ui.heading("Analysis");
-                    let names: Vec<String> = view.sources.iter().map(|s| s.source().name.clone()).collect();
-                    let a = &mut self.analysis;
-                    msgs.extend(analysis::panel(
-                        ui,
-                        &a.rules,
-                        &a.panel,
-                        &a.results,
-                        &mut a.drawn,
-                        running,
-                        &names,
-                    ));
-                }
-            });
         }
         egui::CentralPanel::no_frame().show(ui, |ui| {
             if !self.errors.is_empty() {
@@ -561,7 +576,7 @@ impl Workbench {
         for m in msgs {
             self.update(m);
         }
-        if self.view.refit && self.view.layout.data_width > 1.0 {
+        if !self.view.keep_fitted() && self.view.refit && self.view.layout.data_width > 1.0 {
             self.view.refit = false;
             self.view.fit_all();
         }
@@ -587,6 +602,7 @@ impl Workbench {
             && !self.table_pending()
             && !self.session_busy()
             && self.startup.is_none()
+            && !self.analysis.presets_due
             && !self.aligning()
             && !self.analysis_running()
     }

@@ -175,6 +175,10 @@ pub enum Message {
         results: Vec<AnalysisResult>,
         /// Rules that did not parse or apply to no source.
         errors: Vec<String>,
+        /// When the presets were chosen by what the sources hold (files opened): which.
+        chosen: Option<Vec<String>>,
+        /// Presets that cannot run: what is missing and how to record it.
+        missing: Vec<String>,
     },
     ShowSample {
         outcome: usize,

@@ -55,6 +55,8 @@ pub struct ViewState {
     pub(super) fitted: bool,
     /// Fit again once the timeline's width is known (the first fit may precede layout).
     pub(super) refit: bool,
+    /// The viewport the last fit set, and the timeline's width it was fitted to.
+    pub(super) last_fit: Option<(Viewport, f32)>,
     /// Loads that finished before one started earlier: sources join the timeline in the
     /// order their files were given (A/B and source numbers follow the command line).
     pub(super) finished_loads: BTreeMap<u64, (PathBuf, Arc<Prepared>)>,
@@ -76,6 +78,7 @@ impl Default for ViewState {
             generation: 1,
             fitted: false,
             refit: false,
+            last_fit: None,
             finished_loads: BTreeMap::new(),
             pending_derived: Vec::new(),
         }
@@ -181,6 +184,21 @@ impl ViewState {
         if let Some((a, b)) = self.time_range() {
             let pad = (b - a).max(1.0) * 0.01;
             self.show_range(a - pad, b + pad);
+            self.last_fit = Some((self.viewport, self.layout.data_width));
+        }
+    }
+
+    /// A view still as "fit all" left it (the user has not zoomed or panned since) stays
+    /// fitted when the timeline's width changes (a panel opened, the window resized): it
+    /// fits again. Returns whether it did.
+    pub(super) fn keep_fitted(&mut self) -> bool {
+        let width = self.layout.data_width;
+        match self.last_fit {
+            Some((vp, w)) if vp == self.viewport && width > 1.0 && (w - width).abs() > 0.5 => {
+                self.fit_all();
+                true
+            }
+            _ => false,
         }
     }
 
@@ -301,7 +319,7 @@ pub fn update_view(view: &mut ViewState, msg: Message) {
 }
 
 /// The analysis: the rules, their results and the panel's plot choices.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AnalysisState {
     /// The rules the analysis panel runs.
     pub rules: RuleEditor,
@@ -315,6 +333,30 @@ pub struct AnalysisState {
     pub panel: PanelView,
     /// Where the panel drew its plots last frame (written by the panel as it draws).
     pub drawn: Vec<DrawnPlot>,
+    /// Presets that could not run: what they miss and how to record it.
+    pub missing: Vec<String>,
+    /// The rules are the workbench's choice (the presets the sources hold), not the
+    /// user's: opening files chooses them again.
+    pub chosen_by_files: bool,
+    /// Sources joined since the presets were last chosen: choose them again once the
+    /// loads are done.
+    pub(super) presets_due: bool,
+}
+
+impl Default for AnalysisState {
+    fn default() -> Self {
+        Self {
+            rules: RuleEditor::default(),
+            results: Arc::default(),
+            inputs: Vec::new(),
+            placements: Vec::new(),
+            panel: PanelView::default(),
+            drawn: Vec::new(),
+            missing: Vec::new(),
+            chosen_by_files: true,
+            presets_due: false,
+        }
+    }
 }
 
 impl AnalysisState {
@@ -323,6 +365,10 @@ impl AnalysisState {
         self.results = Arc::default();
         self.inputs.clear();
         self.placements.clear();
+        self.missing.clear();
+        if self.chosen_by_files {
+            self.rules.specs.clear();
+        }
     }
 }
 

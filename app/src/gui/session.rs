@@ -219,6 +219,8 @@ impl Workbench {
         self.errors.extend(missing);
         self.theme = session.theme;
         self.analysis.rules.specs = session.rules.clone();
+        // A session with rules runs them; one without gets the presets its files hold.
+        self.analysis.chosen_by_files = session.rules.is_empty();
         self.pending_session = Some(PendingSession { session, jobs });
     }
 

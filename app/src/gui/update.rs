@@ -175,15 +175,30 @@ impl Workbench {
     /// The analysis: running the rules, their results, the plots, showing samples.
     fn update_analysis(&mut self, msg: Message) {
         match msg {
-            Message::RunAnalysis => self.run_analysis(),
-            Message::AnalysisDone { ticket, results, errors } => {
+            Message::RunAnalysis => {
+                let rules = self.analysis.rules.specs.clone();
+                self.run_analysis(analysis::Which::Rules(rules));
+            }
+            Message::AnalysisDone { ticket, results, errors, chosen, missing } => {
                 if self.jobs.accept(ticket, |_| true) {
-                    self.analysis.results = Arc::new(results);
-                    self.view.refresh_bands(&self.analysis.results);
+                    if let Some(names) = chosen {
+                        // The presets the files hold become the rule list (Run repeats them).
+                        self.analysis.rules.specs = names;
+                    }
+                    self.analysis.missing = missing;
+                    if results.is_empty() {
+                        // Nothing to export: the sources need not be kept for it.
+                        self.analysis.inputs.clear();
+                    }
+                    self.show_results(results);
                     self.errors.extend(errors);
                 }
             }
-            Message::EditRules(rules) => self.analysis.rules = rules,
+            Message::EditRules(rules) => {
+                // The user's rules from now on: opening files no longer chooses them.
+                self.analysis.chosen_by_files = false;
+                self.analysis.rules = rules;
+            }
             Message::SetPlot { plot, log_x } => {
                 self.analysis.panel.plot = plot;
                 self.analysis.panel.log_x = log_x;
@@ -199,8 +214,7 @@ impl Workbench {
                     self.sim.live.shown = self.sim.live.asked.clone();
                     self.sim.live.shown_now = self.sim.live.asked_now;
                     self.sim.live.updates += 1;
-                    self.analysis.results = Arc::new(results);
-                    self.view.refresh_bands(&self.analysis.results);
+                    self.show_results(results);
                 }
             }
             other => debug_assert!(false, "not a update_analysis message: {other:?}"),
@@ -391,6 +405,7 @@ impl Workbench {
                 self.errors.push(format!("{}: {w}", path.display()));
             }
             self.view.add_source(prepared);
+            self.analysis.presets_due = self.analysis.chosen_by_files;
             if !self.view.fitted || !self.jobs.busy(JobKind::Load) {
                 self.view.fit_all();
                 self.view.fitted = true;
@@ -465,25 +480,38 @@ impl Workbench {
         }
     }
 
-    fn run_analysis(&mut self) {
+    /// New results replace the old; the panel opens when there are results where there
+    /// were none (the user may close it again).
+    fn show_results(&mut self, results: Vec<analysis::AnalysisResult>) {
+        if self.analysis.results.is_empty() && !results.is_empty() && !self.view.panels.analysis {
+            // The timeline gets narrower; a view as fitted stays fitted (`keep_fitted`).
+            self.view.panels.analysis = true;
+        }
+        self.analysis.results = Arc::new(results);
+        self.view.refresh_bands(&self.analysis.results);
+    }
+
+    fn run_analysis(&mut self, which: analysis::Which) {
         if self.view.sources.is_empty() {
             return;
         }
-        self.view.panels.analysis = true;
+        if matches!(which, analysis::Which::Rules(_)) {
+            self.view.panels.analysis = true;
+        }
         let sources: Vec<_> = self.view.sources.iter().map(|s| s.prepared.clone()).collect();
         self.analysis.inputs = sources.clone();
         let placements: Vec<_> = self.view.sources.iter().map(|s| s.placement).collect();
         self.analysis.placements = placements.clone();
-        let specs = self.analysis.rules.specs.clone();
         // Sources aligned (the Align dialog) are one trace, as with `report --align`; so are
         // sources placed elsewhere than their clocks put them (a session's placements): the
         // runner's each-or-together rule decides that.
         let together = self.view.alignment.is_some();
         self.jobs.spawn(JobKind::Analysis, None, move |cx| {
             // The worker borrows the shared sources with their placements: no copy.
-            let (results, errors) = analysis::analyse(&sources, &placements, &specs, together);
+            let (results, ran) = analysis::analyse(&sources, &placements, &which, together);
             if !cx.cancelled() {
-                cx.send(Message::AnalysisDone { ticket: cx.ticket, results, errors });
+                let analysis::Ran { errors, chosen, missing, .. } = ran;
+                cx.send(Message::AnalysisDone { ticket: cx.ticket, results, errors, chosen, missing });
             }
         });
     }
@@ -721,12 +749,21 @@ impl Workbench {
         out
     }
 
-    /// Once the files are loaded: the command line's alignment, then its rules.
+    /// Once the files are loaded: the command line's alignment, then its rules; or, when
+    /// the rules are not the user's, every preset the files hold.
     pub(super) fn startup_step(&mut self) {
         if self.jobs.busy(JobKind::Load) || self.aligning() || self.view.sources.is_empty() {
             return;
         }
-        let Some(mut startup) = self.startup.take() else { return };
+        let Some(mut startup) = self.startup.take() else {
+            if self.analysis.presets_due && !self.session_busy() {
+                self.analysis.presets_due = false;
+                if self.analysis.chosen_by_files {
+                    self.run_analysis(analysis::Which::Presets);
+                }
+            }
+            return;
+        };
         if let Some(text) = startup.align.take() {
             // `N` counts the files as given; loads finish in any order.
             let loaded = |n: usize| {
