@@ -185,6 +185,8 @@ impl Workbench {
                         // The presets the files hold become the rule list (Run repeats them).
                         self.analysis.rules.specs = names;
                     }
+                    // What the presets chosen on open lack; a run of the user's rules says
+                    // its own in its errors, and the list goes.
                     self.analysis.missing = missing;
                     if results.is_empty() {
                         // Nothing to export: the sources need not be kept for it.
