@@ -46,6 +46,16 @@ impl Scope {
     }
 }
 
+/// What messages call each of `sources`: names first, numbers only where names repeat
+/// ([`latscope_model::source_labels`] of their paths, else their names).
+pub fn labels(sources: &[Placed<'_>]) -> Vec<String> {
+    let paths: Vec<String> = sources
+        .iter()
+        .map(|s| s.path.as_ref().map_or_else(|| s.name.clone(), |p| p.display().to_string()))
+        .collect();
+    latscope_model::source_labels(&paths.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 /// What running one spec gave.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ran {
@@ -74,7 +84,8 @@ pub fn run(spec: &Spec, sources: &[Placed<'_>], scope: Scope) -> Result<Ran, Ana
         }
     }
     if outcomes.is_empty() {
-        let reasons = skipped.iter().map(|(i, e)| format!("input {i} ({}): {e}", sources[*i].name)).collect();
+        let labels = labels(sources);
+        let reasons = skipped.iter().map(|(i, e)| format!("{}: {e}", labels[*i])).collect();
         return Err(AnalysisError::Nowhere { rule: spec.name().to_owned(), reasons });
     }
     Ok(Ran { outcomes, skipped })
@@ -237,7 +248,7 @@ mod tests {
         let both = run(&none, &placed, Scope::Each).unwrap_err();
         let AnalysisError::Nowhere { reasons, .. } = &both else { panic!("{both}") };
         assert_eq!(reasons.len(), 2);
-        assert!(both.to_string().contains("applies to no open source (input 0 (a.txt): "), "{both}");
+        assert!(both.to_string().contains("applies to no open source (a.txt: "), "{both}");
         assert!(matches!(run(&none, &placed, Scope::Together), Err(AnalysisError::Missing { .. })));
     }
 

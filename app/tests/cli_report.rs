@@ -487,3 +487,38 @@ fn a_requested_preset_without_its_events_says_what_to_record() {
         "{err}"
     );
 }
+
+#[test]
+fn reports_name_inputs_by_name_and_number_them_only_where_names_repeat() {
+    let (a, b) = (sample("virtio_blk_direct_read.txt"), sample("markers_around_requests.txt"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--format", "md"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("## irq-handler (virtio_blk_direct_read.txt)"), "{md}");
+    assert!(md.contains("## irq-handler (markers_around_requests.txt)"), "{md}");
+    assert!(md.contains("| irq-handler | markers_around_requests.txt | "), "{md}");
+    assert!(!md.contains("input 0") && !md.contains("input 1"), "{md}");
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--format", "html"]);
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert!(html.contains("<h2>irq-handler <small>(markers_around_requests.txt)</small></h2>"));
+    assert!(!html.contains("input 1"));
+    // The JSON keeps its numbers.
+    let v = report_json(&[a, b, "--preset", "irq-handler"]);
+    let inputs: Vec<u64> =
+        v["analyses"].as_array().unwrap().iter().map(|x| x["input"].as_u64().unwrap()).collect();
+    assert_eq!(inputs, [0, 1]);
+    // Messages name the input: a threshold crossed, an analysis one input lacks.
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--fail-if", "irq-handler.max>1ns"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(--fail-if irq-handler.max>1ns, markers_around_requests.txt)"), "{err}");
+    let sr = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/sigrok/demo_4ch_1mhz.sr");
+    let out = latscope(&["report", a, sr.to_str().unwrap(), "--preset", "irq-handler"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("analysis irq-handler: not run on demo_4ch_1mhz.sr: "), "{err}");
+    // The same file twice: the names agree, so the numbers tell them apart.
+    let out = latscope(&["report", a, a, "--preset", "irq-handler", "--format", "md"]);
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains(&format!("## irq-handler ({a} (input 1))")), "{md}");
+}

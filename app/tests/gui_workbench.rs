@@ -1805,3 +1805,25 @@ fn histograms_keep_their_axis_labels_in_log_mode() {
         assert!(ticks.len() >= 2, "log {log_x}: the latency axis has the labels {ticks:?}");
     }
 }
+
+#[test]
+fn the_workbench_names_sources_as_the_reports_do() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
+    let mut h = open(&files);
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    // By name, as `report`'s text does (no "source 1", no "input 0").
+    let _ = h.get_by_label("block (virtio_blk_direct_read.txt)");
+    let _ = h.get_by_label("block (blk_read.txt)");
+    assert_eq!(h.query_all_by_label_contains("source 1").count(), 0);
+    // What an alignment did names the source.
+    h.state_mut().update(Message::Align { reference: 0, other: 1, spec: "+1ms".into() });
+    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.view.alignment.is_some());
+    let said = h.state().analysis.panel.aligned.clone().unwrap();
+    assert!(said.starts_with("blk_read.txt: offset "), "{said}");
+    // The same file twice: numbered, as the reports number them.
+    let h = open(&[files[0], files[0]]);
+    let labels = h.state().view.labels();
+    let path = sample(files[0]).display().to_string();
+    assert_eq!(labels, [format!("{path} (input 0)"), format!("{path} (input 1)")]);
+}

@@ -105,6 +105,12 @@ impl ViewState {
         self.sources.len() - 1
     }
 
+    /// What the workbench calls each source: names first, numbers only where names repeat
+    /// (as reports do).
+    pub fn labels(&self) -> Vec<String> {
+        latscope_analysis::runner::labels(&self.placed())
+    }
+
     /// The sources with their placements, borrowed.
     pub fn placed(&self) -> Vec<Placed<'_>> {
         self.sources.iter().map(|sv| Placed::new(sv.source(), sv.placement)).collect()

@@ -542,7 +542,8 @@ impl Workbench {
                     self.analysis.panel.aligned = None;
                     self.view.alignment = None;
                 } else {
-                    self.analysis.panel.aligned = Some(align_dialog::describe(&alignment));
+                    self.analysis.panel.aligned =
+                        Some(align_dialog::describe(&alignment, &self.view.labels()));
                     self.view.alignment = Some(alignment);
                 }
                 self.dialogs.align.open = false;
