@@ -522,3 +522,51 @@ fn reports_name_inputs_by_name_and_number_them_only_where_names_repeat() {
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(md.contains(&format!("## irq-handler ({a} (input 1))")), "{md}");
 }
+
+fn ghw_sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ghw").join(name).display().to_string()
+}
+
+#[test]
+fn track_names_resolve_exact_first_then_by_a_unique_suffix_in_rules_align_and_decoders() {
+    let vcd = ghw_sample("counter.vcd");
+    let count = |rule: &str| {
+        let v = report_json(&[&vcd, "--rule", rule]);
+        v["analyses"][0]["count"].as_u64().unwrap()
+    };
+    // `dut.clk` is `counter_tb.dut.clk`: the same pulses as by its full name.
+    let full = count("pulse:counter_tb.dut.clk");
+    assert_eq!(full, 50);
+    assert_eq!(count("pulse:dut.clk"), full);
+    assert_eq!(count("pulse:counter_tb.clk"), 50, "an exact name");
+    assert_eq!(count("e=dut.en:rise -> dut.clk:rise"), 1);
+    // Presets take them too.
+    let v = report_json(&[&vcd, "--preset", "pulse:dut.clk"]);
+    assert_eq!(v["analyses"][0]["count"].as_u64(), Some(full));
+    // `clk` ends two names: an error naming both.
+    let out = latscope(&["report", &vcd, "--rule", "pulse:clk"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"clk\" is ambiguous: it could be counter_tb.clk, counter_tb.dut.clk"), "{err}");
+    // --align: fitted from edges named by their suffixes.
+    let ghw = ghw_sample("counter.ghw");
+    let v = report_json(&[
+        &vcd,
+        &ghw,
+        "--align",
+        "1:match dut.en:rise -> dut.en:rise",
+        "--rule",
+        "pulse:dut.clk",
+    ]);
+    assert!(v["align"].as_str().unwrap().contains("1 matched"), "{}", v["align"]);
+    let out = latscope(&["report", &vcd, &ghw, "--align", "1:match en:rise -> en:rise"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("it could be counter_tb.en, counter_tb.dut.en"), "{err}");
+    // Decoders resolve channels the same way.
+    let out = latscope(&["decode", &vcd, "--decoder", "uart:rx=dut.en,baud=1000000", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = latscope(&["decode", &vcd, "--decoder", "uart:rx=en,baud=1000000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("counter_tb.en, counter_tb.dut.en"), "{err}");
+}

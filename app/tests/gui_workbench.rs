@@ -1827,3 +1827,37 @@ fn the_workbench_names_sources_as_the_reports_do() {
     let path = sample(files[0]).display().to_string();
     assert_eq!(labels, [format!("{path} (input 0)"), format!("{path} (input 1)")]);
 }
+
+#[test]
+fn the_workbench_resolves_track_names_as_typed_in_rules_and_the_align_dialog() {
+    let mut h = open(&["ghw/counter.vcd", "ghw/counter.ghw"]);
+    h.state_mut().analysis.rules.specs = vec!["pulse:dut.clk".into(), "pulse:clk".into()];
+    run_analysis(&mut h);
+    let wb = h.state();
+    // `dut.clk` is counter_tb.dut.clk in both sources (50 pulses each).
+    let counts: Vec<usize> = wb
+        .analysis
+        .results
+        .iter()
+        .filter(|r| r.outcome.name == "pulse:dut.clk")
+        .map(|r| r.outcome.samples.len())
+        .collect();
+    assert_eq!(counts, [50, 50]);
+    // `clk` is ambiguous: said in the window with the candidates.
+    assert!(
+        wb.errors
+            .iter()
+            .any(|e| e.contains("\"clk\" is ambiguous: it could be counter_tb.clk, counter_tb.dut.clk")),
+        "{:?}",
+        wb.errors
+    );
+    // The Align dialog matches edges named by their suffixes.
+    h.state_mut().update(Message::Align {
+        reference: 0,
+        other: 1,
+        spec: "match dut.en:rise -> dut.en:rise".into(),
+    });
+    wait(&mut h, "the alignment", |wb| !wb.aligning());
+    let a = h.state().view.alignment.clone().expect("aligned");
+    assert_eq!(a.matched, 1);
+}
