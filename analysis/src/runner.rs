@@ -13,10 +13,11 @@
 //!   once across the sources holding the start and those holding the end, on the common
 //!   timeline; and the dispatch of every other spec to its analysis.
 
+use crate::endpoint::{Edge, Endpoint};
 use crate::measure::{add_repeat_note, missing_error, outcome_keyed, outcome_of};
 use crate::outcome::{AnalysisKind, Note, Outcome};
 use crate::pairing::{self, PairRule};
-use crate::spec::{PRESETS, Preset, Spec, preset_spec};
+use crate::spec::{IrqSel, PRESETS, Preset, Spec, preset_spec};
 use crate::{chain, detect, presets};
 use latscope_model::Placed;
 
@@ -44,6 +45,16 @@ impl Scope {
             Scope::Each
         }
     }
+}
+
+/// What messages call each of `sources`: names first, numbers only where names repeat
+/// ([`latscope_model::source_labels`] of their paths, else their names).
+pub fn labels(sources: &[Placed<'_>]) -> Vec<String> {
+    let paths: Vec<String> = sources
+        .iter()
+        .map(|s| s.path.as_ref().map_or_else(|| s.name.clone(), |p| p.display().to_string()))
+        .collect();
+    latscope_model::source_labels(&paths.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// What running one spec gave.
@@ -74,7 +85,8 @@ pub fn run(spec: &Spec, sources: &[Placed<'_>], scope: Scope) -> Result<Ran, Ana
         }
     }
     if outcomes.is_empty() {
-        let reasons = skipped.iter().map(|(i, e)| format!("input {i} ({}): {e}", sources[*i].name)).collect();
+        let labels = labels(sources);
+        let reasons = skipped.iter().map(|(i, e)| format!("{}: {e}", labels[*i])).collect();
         return Err(AnalysisError::Nowhere { rule: spec.name().to_owned(), reasons });
     }
     Ok(Ran { outcomes, skipped })
@@ -124,6 +136,9 @@ pub fn default_presets(sources: &[Placed<'_>], scope: Scope) -> DefaultPresets {
 /// sources that hold what it selects), or one over several sources on their common timeline
 /// when a pair rule's start and end are only found in different sources.
 pub fn run_spec(spec: &Spec, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
+    for src in sources {
+        check_names(spec, src)?;
+    }
     match spec {
         Spec::Pair(rule) => run_pair_rule(rule, sources),
         Spec::Pulse { name, channel, high, level } => {
@@ -138,6 +153,44 @@ pub fn run_spec(spec: &Spec, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Ana
         }
         Spec::Preset(p) => run_preset(p, sources),
     }
+}
+
+/// Whether every name `spec` gives (events, tracks, channels, span tracks) means one thing in
+/// `src`: a name several end with is an error listing them, before anything runs. Names
+/// `src` lacks are for the analyses to report.
+pub fn check_names(spec: &Spec, src: &latscope_model::Source) -> Result<(), AnalysisError> {
+    let rule = spec.name();
+    let named =
+        |error| AnalysisError::Pair(crate::endpoint::PairError::Name { rule: rule.to_owned(), error });
+    let edge = |track: &str| Endpoint::edge(track, Edge::Any);
+    // A bare selector is an event, else a track: both readings must be unambiguous.
+    let selector = |sel: &Endpoint| -> Vec<Endpoint> {
+        match sel {
+            Endpoint::Event { name, preds } if preds.is_empty() => vec![sel.clone(), edge(name)],
+            _ => vec![sel.clone()],
+        }
+    };
+    let endpoints: Vec<Endpoint> = match spec {
+        Spec::Pair(r) => vec![r.start.clone(), r.end.clone()],
+        Spec::Pulse { channel, .. } => vec![edge(channel)],
+        Spec::Stall { selector: sel, .. } | Spec::Poll { selector: sel, .. } => selector(sel),
+        Spec::Long { track, .. } => {
+            let spans = src.spans.iter().map(|s| s.name.as_str());
+            match latscope_model::resolve_name(spans, track, "span track") {
+                Err(e @ latscope_model::NameError::Ambiguous { .. }) => return Err(named(e)),
+                _ => vec![edge(track)],
+            }
+        }
+        Spec::Preset(Preset::CmdIrq { opts, .. } | Preset::Chain { opts, .. }) => {
+            let mut v: Vec<Endpoint> = opts.cmd.iter().cloned().collect();
+            if let Some(IrqSel::Endpoint(e)) = &opts.irq {
+                v.push(e.clone());
+            }
+            v
+        }
+        Spec::Preset(_) => Vec::new(),
+    };
+    endpoints.iter().try_for_each(|e| e.check_names(src)).map_err(named)
 }
 
 /// Runs a pair rule: per source holding both endpoints; else across the sources holding
@@ -237,7 +290,7 @@ mod tests {
         let both = run(&none, &placed, Scope::Each).unwrap_err();
         let AnalysisError::Nowhere { reasons, .. } = &both else { panic!("{both}") };
         assert_eq!(reasons.len(), 2);
-        assert!(both.to_string().contains("applies to no open source (input 0 (a.txt): "), "{both}");
+        assert!(both.to_string().contains("applies to no open source (a.txt: "), "{both}");
         assert!(matches!(run(&none, &placed, Scope::Together), Err(AnalysisError::Missing { .. })));
     }
 

@@ -147,9 +147,10 @@ fn run_one(spec: &Spec, sources: &[Placed<'_>], scope: Scope, warn: bool) -> Res
             });
         }
     };
-    if warn {
+    if warn && !ran.skipped.is_empty() {
+        let labels = runner::labels(sources);
         for (i, why) in &ran.skipped {
-            eprintln!("latscope: analysis {}: not run on input {i}: {why}", spec.name());
+            eprintln!("latscope: analysis {}: not run on {}: {why}", spec.name(), labels[*i]);
         }
     }
     Ok(ran.outcomes)
@@ -307,10 +308,12 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let applied = match &align {
         Some(spec) => {
             let a = latscope_analysis::align::apply_align(spec, &refs, &mut placements)?;
+            let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+            let labels = latscope_model::source_labels(&paths.iter().map(String::as_str).collect::<Vec<_>>());
             Some(format!(
-                "{} (input {}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
+                "{} ({}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
                 args.align.as_deref().unwrap_or_default(),
-                a.source,
+                labels.get(a.source).map_or("?", String::as_str),
                 a.placement.offset as f64 / 1e3,
                 a.placement.drift_ppm,
                 a.matched,

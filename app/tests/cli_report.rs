@@ -487,3 +487,86 @@ fn a_requested_preset_without_its_events_says_what_to_record() {
         "{err}"
     );
 }
+
+#[test]
+fn reports_name_inputs_by_name_and_number_them_only_where_names_repeat() {
+    let (a, b) = (sample("virtio_blk_direct_read.txt"), sample("markers_around_requests.txt"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--format", "md"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("## irq-handler (virtio_blk_direct_read.txt)"), "{md}");
+    assert!(md.contains("## irq-handler (markers_around_requests.txt)"), "{md}");
+    assert!(md.contains("| irq-handler | markers_around_requests.txt | "), "{md}");
+    assert!(!md.contains("input 0") && !md.contains("input 1"), "{md}");
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--format", "html"]);
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert!(html.contains("<h2>irq-handler <small>(markers_around_requests.txt)</small></h2>"));
+    assert!(!html.contains("input 1"));
+    // The JSON keeps its numbers.
+    let v = report_json(&[a, b, "--preset", "irq-handler"]);
+    let inputs: Vec<u64> =
+        v["analyses"].as_array().unwrap().iter().map(|x| x["input"].as_u64().unwrap()).collect();
+    assert_eq!(inputs, [0, 1]);
+    // Messages name the input: a threshold crossed, an analysis one input lacks.
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--fail-if", "irq-handler.max>1ns"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(--fail-if irq-handler.max>1ns, markers_around_requests.txt)"), "{err}");
+    let sr = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/sigrok/demo_4ch_1mhz.sr");
+    let out = latscope(&["report", a, sr.to_str().unwrap(), "--preset", "irq-handler"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("analysis irq-handler: not run on demo_4ch_1mhz.sr: "), "{err}");
+    // The same file twice: the names agree, so the numbers tell them apart.
+    let out = latscope(&["report", a, a, "--preset", "irq-handler", "--format", "md"]);
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains(&format!("## irq-handler ({a} (input 1))")), "{md}");
+}
+
+fn ghw_sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ghw").join(name).display().to_string()
+}
+
+#[test]
+fn track_names_resolve_exact_first_then_by_a_unique_suffix_in_rules_align_and_decoders() {
+    let vcd = ghw_sample("counter.vcd");
+    let count = |rule: &str| {
+        let v = report_json(&[&vcd, "--rule", rule]);
+        v["analyses"][0]["count"].as_u64().unwrap()
+    };
+    // `dut.clk` is `counter_tb.dut.clk`: the same pulses as by its full name.
+    let full = count("pulse:counter_tb.dut.clk");
+    assert_eq!(full, 50);
+    assert_eq!(count("pulse:dut.clk"), full);
+    assert_eq!(count("pulse:counter_tb.clk"), 50, "an exact name");
+    assert_eq!(count("e=dut.en:rise -> dut.clk:rise"), 1);
+    // Presets take them too.
+    let v = report_json(&[&vcd, "--preset", "pulse:dut.clk"]);
+    assert_eq!(v["analyses"][0]["count"].as_u64(), Some(full));
+    // `clk` ends two names: an error naming both.
+    let out = latscope(&["report", &vcd, "--rule", "pulse:clk"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"clk\" is ambiguous: it could be counter_tb.clk, counter_tb.dut.clk"), "{err}");
+    // --align: fitted from edges named by their suffixes.
+    let ghw = ghw_sample("counter.ghw");
+    let v = report_json(&[
+        &vcd,
+        &ghw,
+        "--align",
+        "1:match dut.en:rise -> dut.en:rise",
+        "--rule",
+        "pulse:dut.clk",
+    ]);
+    assert!(v["align"].as_str().unwrap().contains("1 matched"), "{}", v["align"]);
+    let out = latscope(&["report", &vcd, &ghw, "--align", "1:match en:rise -> en:rise"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("it could be counter_tb.en, counter_tb.dut.en"), "{err}");
+    // Decoders resolve channels the same way.
+    let out = latscope(&["decode", &vcd, "--decoder", "uart:rx=dut.en,baud=1000000", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = latscope(&["decode", &vcd, "--decoder", "uart:rx=en,baud=1000000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("counter_tb.en, counter_tb.dut.en"), "{err}");
+}

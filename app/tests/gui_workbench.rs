@@ -418,7 +418,7 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let s = &r.outcome.samples[worst];
     let o = &h.state().view.overlay;
     assert_eq!((o.cursor_a, o.cursor_b), (Some(s.start as f64), Some(s.end as f64)));
-    assert_eq!(o.arrow, Some((s.start as f64, s.end as f64)));
+    assert_eq!(o.arrow.map(|a| (a.a, a.b)), Some((s.start as f64, s.end as f64)));
 
     // Clicking the first histogram bar shows the samples in it on the timeline.
     h.state_mut().update(Message::ClearCursors);
@@ -1803,4 +1803,134 @@ fn histograms_keep_their_axis_labels_in_log_mode() {
             .collect();
         assert!(ticks.len() >= 2, "log {log_x}: the latency axis has the labels {ticks:?}");
     }
+}
+
+#[test]
+fn the_workbench_names_sources_as_the_reports_do() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
+    let mut h = open(&files);
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    // By name, as `report`'s text does (no "source 1", no "input 0").
+    let _ = h.get_by_label("block (virtio_blk_direct_read.txt)");
+    let _ = h.get_by_label("block (blk_read.txt)");
+    assert_eq!(h.query_all_by_label_contains("source 1").count(), 0);
+    // What an alignment did names the source.
+    h.state_mut().update(Message::Align { reference: 0, other: 1, spec: "+1ms".into() });
+    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.view.alignment.is_some());
+    let said = h.state().analysis.panel.aligned.clone().unwrap();
+    assert!(said.starts_with("blk_read.txt: offset "), "{said}");
+    // The same file twice: numbered, as the reports number them.
+    let h = open(&[files[0], files[0]]);
+    let labels = h.state().view.labels();
+    let path = sample(files[0]).display().to_string();
+    assert_eq!(labels, [format!("{path} (input 0)"), format!("{path} (input 1)")]);
+}
+
+#[test]
+fn the_workbench_resolves_track_names_as_typed_in_rules_and_the_align_dialog() {
+    let mut h = open(&["ghw/counter.vcd", "ghw/counter.ghw"]);
+    h.state_mut().analysis.rules.specs = vec!["pulse:dut.clk".into(), "pulse:clk".into()];
+    run_analysis(&mut h);
+    let wb = h.state();
+    // `dut.clk` is counter_tb.dut.clk in both sources (50 pulses each).
+    let counts: Vec<usize> = wb
+        .analysis
+        .results
+        .iter()
+        .filter(|r| r.outcome.name == "pulse:dut.clk")
+        .map(|r| r.outcome.samples.len())
+        .collect();
+    assert_eq!(counts, [50, 50]);
+    // `clk` is ambiguous: said in the window with the candidates.
+    assert!(
+        wb.errors
+            .iter()
+            .any(|e| e.contains("\"clk\" is ambiguous: it could be counter_tb.clk, counter_tb.dut.clk")),
+        "{:?}",
+        wb.errors
+    );
+    // The Align dialog matches edges named by their suffixes.
+    h.state_mut().update(Message::Align {
+        reference: 0,
+        other: 1,
+        spec: "match dut.en:rise -> dut.en:rise".into(),
+    });
+    wait(&mut h, "the alignment", |wb| !wb.aligning());
+    let a = h.state().view.alignment.clone().expect("aligned");
+    assert_eq!(a.matched, 1);
+}
+
+/// The CPU a text trace prints for the `event` line at clock value `time` (`470.346097`).
+fn printed_cpu(path: &std::path::Path, time: &str, event: &str) -> u16 {
+    let text = std::fs::read_to_string(path).unwrap();
+    let tag = format!("{time}: {event}:");
+    let line = text.lines().find(|l| l.contains(&tag)).unwrap_or_else(|| panic!("no line {tag}"));
+    let cpu = line.split('[').nth(1).unwrap().split(']').next().unwrap();
+    cpu.parse().unwrap()
+}
+
+/// The row of lane `name` of source `si` as drawn last frame.
+fn row_of(wb: &Workbench, si: usize, name: &str) -> egui::Rect {
+    let sv = &wb.view.sources[si];
+    let li = sv.lanes.iter().position(|l| l.name == name).unwrap();
+    wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1
+}
+
+#[test]
+fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_leave() {
+    let file = "ftrace/virtio_blk_direct_read.txt";
+    let mut h = open(&[file]);
+    h.state_mut().analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
+    run_analysis(&mut h);
+    for (name, start_event, end_event) in [
+        ("irq-handler", "irq_handler_entry", "irq_handler_exit"),
+        ("block", "block_rq_issue", "block_rq_complete"),
+    ] {
+        let (ri, worst) = {
+            let r = h.state().analysis.results.iter().position(|r| r.outcome.name == name).unwrap();
+            (r, h.state().analysis.results[r].worst[0])
+        };
+        let s = h.state().analysis.results[ri].outcome.samples[worst].clone();
+        h.state_mut().update(Message::ShowSample { outcome: ri, sample: worst });
+        h.step();
+        h.step();
+        // The CPUs the trace prints for the pair's two events.
+        let src = h.state().view.sources[0].source();
+        let at = |t: i64| format!("{:.6}", src.origin.to_source_seconds(t));
+        let (cpu_a, cpu_b) = (
+            printed_cpu(&sample(file), &at(s.start), start_event),
+            printed_cpu(&sample(file), &at(s.end), end_event),
+        );
+        let (pa, pb) = h.state().view.layout.arrow.expect("the arrow is drawn");
+        let (ra, rb) =
+            (row_of(h.state(), 0, &format!("CPU {cpu_a}")), row_of(h.state(), 0, &format!("CPU {cpu_b}")));
+        assert!(ra.y_range().contains(pa.y), "{name}: starts on CPU {cpu_a} ({ra:?}), drawn at {pa:?}");
+        assert!(rb.y_range().contains(pb.y), "{name}: ends on CPU {cpu_b} ({rb:?}), drawn at {pb:?}");
+        let vp = h.state().view.viewport;
+        let left = h.state().view.layout.data_left;
+        assert!(
+            (pa.x - vp.x_of(left, s.start as f64)).abs() < 1.0
+                && (pb.x - vp.x_of(left, s.end as f64)).abs() < 1.0
+        );
+    }
+    // With the CPU lane hidden, the start is drawn on its event's own lane.
+    let (cpu, lane) = {
+        let wb = h.state();
+        let ar = wb.view.overlay.arrow.unwrap();
+        let sv = &wb.view.sources[0];
+        let cpu = sv.source().events.cpu[ar.start.event.unwrap()];
+        (cpu, sv.lanes.iter().position(|l| l.name == format!("CPU {cpu}")).unwrap())
+    };
+    h.state_mut().update(Message::ToggleLane(LaneId { source: 0, lane }));
+    h.step();
+    h.step();
+    let (pa, _) = h.state().view.layout.arrow.unwrap();
+    assert!(row_of(h.state(), 0, "block_rq_issue").y_range().contains(pa.y), "CPU {cpu} hidden: {pa:?}");
+    // Moving a cursor off the pair takes the arrow away.
+    let b = h.state().view.overlay.cursor_b.unwrap();
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::B, b + 1e6));
+    h.step();
+    assert!(h.state().view.overlay.arrow.is_none());
+    assert!(h.state().view.layout.arrow.is_none(), "not drawn any more");
 }

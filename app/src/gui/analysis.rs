@@ -808,7 +808,10 @@ pub fn panel(
         for (ri, r) in results.iter().enumerate() {
             let o = &r.outcome;
             ui.separator();
-            ui.strong(format!("{} (source {})", o.name, o.source + 1));
+            match sources.get(o.source).filter(|_| sources.len() > 1) {
+                Some(label) => ui.strong(format!("{} ({label})", o.name)),
+                None => ui.strong(&o.name),
+            };
             // Two statistics per row: the panel is narrow and the plots need the height.
             let mut cells: Vec<(&str, String)> = vec![
                 ("count", o.samples.len().to_string()),

@@ -522,7 +522,7 @@ impl Workbench {
                 }
                 if show_analysis {
                     ui.heading("Analysis");
-                    let names: Vec<String> = view.sources.iter().map(|s| s.source().name.clone()).collect();
+                    let names = view.labels();
                     let a = &mut self.analysis;
                     let state = analysis::PanelState {
                         editor: &a.rules,
@@ -570,7 +570,7 @@ impl Workbench {
             msgs.extend(derive_dialog::show(&ctx, &self.dialogs.derive));
         }
         if self.dialogs.align.open {
-            let names: Vec<String> = self.view.sources.iter().map(|s| s.source().name.clone()).collect();
+            let names = self.view.labels();
             msgs.extend(align_dialog::show(&ctx, &self.dialogs.align, &names, self.aligning()));
         }
         for m in msgs {

@@ -189,13 +189,14 @@ impl Workbench {
             .zip(&self.analysis.placements)
             .map(|(s, p)| latscope_model::Placed::new(&s.source, *p))
             .collect();
+        let labels = latscope_analysis::runner::labels(&placed);
         let aligned: Vec<String> = placed
             .iter()
             .enumerate()
             .filter(|(i, p)| p.placement != latscope_model::Placement::by_clock(&placed[..*i], p.source))
-            .map(|(i, p)| (i, p.placement))
-            .map(|(i, p)| {
-                format!("input {i}: offset {} ns, drift {:.3} ppm", p.offset as f64 / 1e3, p.drift_ppm)
+            .map(|(i, p)| (&labels[i], p.placement))
+            .map(|(label, p)| {
+                format!("{label}: offset {} ns, drift {:.3} ppm", p.offset as f64 / 1e3, p.drift_ppm)
             })
             .collect();
         let align = (!aligned.is_empty()).then(|| format!("set in the workbench ({})", aligned.join("; ")));

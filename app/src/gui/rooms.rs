@@ -11,7 +11,7 @@ use super::file_browser::FileBrowser;
 use super::jobs::SourceStamp;
 use super::message::{CursorId, DerivedLane, LaneId, Message, PanelId};
 use super::prepare::Prepared;
-use super::timeline::{Layout, MeshCache, Overlay, SourceView, Viewport};
+use super::timeline::{Arrow, Layout, MeshCache, Overlay, SourceView, Viewport};
 use latscope_analysis::align::Alignment;
 use latscope_model::{Placed, Placement};
 use std::collections::BTreeMap;
@@ -103,6 +103,12 @@ impl ViewState {
         sv.placement = placement;
         self.sources.push(sv);
         self.sources.len() - 1
+    }
+
+    /// What the workbench calls each source: names first, numbers only where names repeat
+    /// (as reports do).
+    pub fn labels(&self) -> Vec<String> {
+        latscope_analysis::runner::labels(&self.placed())
     }
 
     /// The sources with their placements, borrowed.
@@ -218,13 +224,23 @@ impl ViewState {
         self.viewport.start + self.viewport.ps_per_px * self.data_width() / 2.0
     }
 
-    /// Shows the pair `a..b` (common time): cursors on its ends and an arrow between.
-    pub(super) fn show_pair(&mut self, a: f64, b: f64) {
+    /// Shows the pair `arrow`: the view around it, cursors on its ends and the arrow
+    /// between them (drawn while the cursors stay there).
+    pub(super) fn show_pair(&mut self, arrow: Arrow) {
+        let (a, b) = (arrow.a, arrow.b);
         let pad = (b - a).max(1000.0) * 1.5;
         self.show_range(a - pad, b + pad);
         self.overlay.cursor_a = Some(a);
         self.overlay.cursor_b = Some(b);
-        self.overlay.arrow = Some((a, b));
+        self.overlay.arrow = Some(arrow);
+    }
+
+    /// The arrow marks the pair the cursors are on: once either cursor moves off it, it goes.
+    pub(super) fn drop_stale_arrow(&mut self) {
+        let o = &mut self.overlay;
+        if o.arrow.is_some_and(|ar| o.cursor_a != Some(ar.a) || o.cursor_b != Some(ar.b)) {
+            o.arrow = None;
+        }
     }
 
     /// Shades the analyses' stall windows and polling loops on the timeline.

@@ -103,14 +103,16 @@ pub fn show(
     let several = sources.len() > 1;
     let mut builder = TableBuilder::new(ui).striped(true).resizable(true).sense(egui::Sense::click());
     if several {
-        builder = builder.column(Column::initial(150.0).at_least(60.0).clip(true));
+        builder = builder.column(Column::initial(120.0).at_least(60.0).clip(true));
     }
     let mut builder = builder
-        .column(Column::exact(150.0))
-        .column(Column::exact(36.0))
-        .column(Column::initial(150.0).at_least(60.0))
-        .column(Column::initial(160.0).at_least(60.0))
-        .column(Column::remainder().at_least(100.0))
+        // Narrow enough that the columns fit their half of the panel; each clips its text,
+        // so nothing is painted over the inspector beside the table.
+        .column(Column::exact(100.0).clip(true))
+        .column(Column::exact(36.0).clip(true))
+        .column(Column::initial(130.0).at_least(60.0).clip(true))
+        .column(Column::initial(140.0).at_least(60.0).clip(true))
+        .column(Column::remainder().at_least(80.0).clip(true))
         .auto_shrink(false);
     if st.scroll_to_top {
         builder = builder.vertical_scroll_offset(0.0);

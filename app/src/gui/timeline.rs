@@ -124,10 +124,31 @@ pub struct Overlay {
     pub markers: Vec<(String, f64)>,
     pub selected: Option<EventSel>,
     pub focused: Option<LaneId>,
-    /// A pair to draw as an arrow (analysis worst case): common times.
-    pub arrow: Option<(f64, f64)>,
+    /// A pair to draw as an arrow (an analysis worst case or plot point), while the
+    /// cursors are on it.
+    pub arrow: Option<Arrow>,
     /// Detector windows (stalls, polling loops) shaded over their source's lanes.
     pub bands: Vec<Band>,
+}
+
+/// A pair of an analysis drawn as an arrow from its start to its end, on the lanes of the
+/// events (or edges) it pairs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arrow {
+    pub source: usize,
+    /// Common times of the start and the end (where the cursors are put).
+    pub a: f64,
+    pub b: f64,
+    pub start: ArrowEnd,
+    pub end: ArrowEnd,
+}
+
+/// One end of an [`Arrow`]: its source-relative time, and the event there when it is one
+/// (an edge of a digital track is found by its time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrowEnd {
+    pub t: Ps,
+    pub event: Option<usize>,
 }
 
 /// A time window shaded over the lanes of one source, with what it is on hover.
@@ -781,6 +802,8 @@ pub struct Layout {
     pub max_scroll: f32,
     /// Where each visible lane was drawn (tests click on them).
     pub rows: Vec<(LaneId, Rect)>,
+    /// Where the analysis arrow was drawn this frame, from its start to its end.
+    pub arrow: Option<(Pos2, Pos2)>,
 }
 
 /// Height of a source's header row when several sources are open.
@@ -819,6 +842,7 @@ impl Frame {
             lanes_top: self.lanes.top(),
             max_scroll: self.max_scroll,
             rows: self.rows.clone(),
+            arrow: None,
         }
     }
 }
@@ -985,8 +1009,47 @@ fn paint_lane(
     }
 }
 
-/// Paints markers, the two cursors, the span between them and the analysis arrow.
-fn paint_overlay(painter: &egui::Painter, frame: &Frame, vp: &Viewport, overlay: &Overlay) {
+/// The height at which an arrow's end is drawn: on the CPU lane of its event (the event
+/// ticks' row), else on its event's own lane, else on the digital lane with a transition at
+/// its time; `None` when none of them is shown.
+fn arrow_end_y(frame: &Frame, sources: &[SourceView], source: usize, end: ArrowEnd) -> Option<f32> {
+    let sv = sources.get(source)?;
+    let src = sv.source();
+    let rows = || frame.rows.iter().filter(|(id, _)| id.source == source);
+    let lane_of = |id: &LaneId| sv.data_lane(id.lane);
+    if let Some(i) = end.event {
+        let cpu = src.events.cpu.get(i).copied();
+        let name = src.events.get(i).map(|e| src.strings.resolve(e.name()).into_owned());
+        let on_cpu = rows().find(
+            |(id, _)| matches!(lane_of(id).map(|l| &l.kind), Some(LaneKind::Cpu(c)) if Some(c.cpu) == cpu),
+        );
+        if let Some((_, r)) = on_cpu {
+            return Some(r.top() + 39.0);
+        }
+        let on_events = rows().find(|(id, _)| {
+            lane_of(id)
+                .is_some_and(|l| matches!(l.kind, LaneKind::Events(_)) && Some(&l.name) == name.as_ref())
+        });
+        return on_events.map(|(_, r)| r.center().y);
+    }
+    let edge = rows().find(|(id, _)| match lane_of(id).map(|l| &l.kind) {
+        Some(LaneKind::Digital { track, .. }) => {
+            src.digital.get(*track).is_some_and(|d| d.times.binary_search(&end.t).is_ok())
+        }
+        _ => false,
+    });
+    edge.map(|(_, r)| r.center().y)
+}
+
+/// Paints markers, the two cursors, the span between them and the analysis arrow; returns
+/// where the arrow was drawn.
+fn paint_overlay(
+    painter: &egui::Painter,
+    frame: &Frame,
+    vp: &Viewport,
+    overlay: &Overlay,
+    sources: &[SourceView],
+) -> Option<(Pos2, Pos2)> {
     let (full, ruler_rect, data_left) = (frame.full, frame.ruler, frame.data_left);
     let x_in = |t: f64| {
         let x = vp.x_of(data_left, t);
@@ -1033,11 +1096,17 @@ fn paint_overlay(painter: &egui::Painter, frame: &Frame, vp: &Viewport, overlay:
             );
         }
     }
-    if let Some((a, b)) = overlay.arrow {
-        let y = frame.lanes.top() + 12.0;
-        let (xa, xb) = (vp.x_of(data_left, a), vp.x_of(data_left, b));
-        painter.arrow(pos2(xa, y), vec2(xb - xa, 0.0), Stroke::new(2.0, theme::CURSOR_A));
-    }
+    let arrow = overlay.arrow?;
+    // On the lanes of the pair's events; an end whose lane is hidden takes the other end's,
+    // and with neither the arrow goes on the source's first lane.
+    let ya = arrow_end_y(frame, sources, arrow.source, arrow.start);
+    let yb = arrow_end_y(frame, sources, arrow.source, arrow.end);
+    let first = frame.rows.iter().find(|(id, _)| id.source == arrow.source).map(|(_, r)| r.top() + 12.0);
+    let fallback = ya.or(yb).or(first).unwrap_or(frame.lanes.top() + 12.0);
+    let (ya, yb) = (ya.unwrap_or(fallback), yb.unwrap_or(fallback));
+    let (pa, pb) = (pos2(vp.x_of(data_left, arrow.a), ya), pos2(vp.x_of(data_left, arrow.b), yb));
+    painter.with_clip_rect(frame.data()).arrow(pa, pb - pa, Stroke::new(2.0, theme::CURSOR_A));
+    Some((pa, pb))
 }
 
 /// What is under the pointer at `p`, if it is over a lane's data.
@@ -1167,7 +1236,7 @@ pub fn show(
     let pointer = resp.hover_pos();
     let hovered = pointer.and_then(|p| hit_at(&frame, sources, vp, p));
     let band_label = draw_bands(&painter, frame.data(), &frame.rows, &overlay.bands, vp, pointer);
-    paint_overlay(&painter, &frame, vp, overlay);
+    layout.arrow = paint_overlay(&painter, &frame, vp, overlay, sources);
     let msgs = input(ui, &resp, &frame, sources, vp, hovered.as_ref());
 
     if let Some(hit) = &hovered

@@ -15,9 +15,10 @@ use super::rooms::{self, AnalysisState, ViewState};
 use super::session;
 use super::sim_panel::SimState;
 use super::table::TableState;
-use super::timeline;
+use super::timeline::{self, Arrow, ArrowEnd};
 use super::workers;
 use latscope_analysis::align::Alignment;
+use latscope_analysis::outcome::Outcome;
 use latscope_importers::LoadControl;
 use latscope_model::{Filter, Ps, Source};
 use std::path::PathBuf;
@@ -105,6 +106,7 @@ impl Workbench {
             | Message::BrowseFiles(..)
             | Message::Browser(..) => self.update_shell(msg),
         }
+        self.view.drop_stale_arrow();
     }
 
     /// Opening, loading and closing files.
@@ -544,7 +546,8 @@ impl Workbench {
                     self.analysis.panel.aligned = None;
                     self.view.alignment = None;
                 } else {
-                    self.analysis.panel.aligned = Some(align_dialog::describe(&alignment));
+                    self.analysis.panel.aligned =
+                        Some(align_dialog::describe(&alignment, &self.view.labels()));
                     self.view.alignment = Some(alignment);
                 }
                 self.dialogs.align.open = false;
@@ -889,6 +892,21 @@ pub(super) fn pair_event(src: &Source, t: Ps, key: &str) -> Option<usize> {
     matching.or((lo < hi).then_some(lo))
 }
 
+/// The arrow of sample `sample` of `outcome`: its ends on the common timeline and the
+/// events they are.
+fn arrow_of(view: &ViewState, outcome: &Outcome, sample: usize) -> Option<Arrow> {
+    let s = outcome.samples.get(sample)?;
+    let sv = view.sources.get(outcome.source)?;
+    let end = |t: Ps| ArrowEnd { t, event: pair_event(sv.source(), t, &s.key) };
+    Some(Arrow {
+        source: outcome.source,
+        a: sv.to_common(s.start),
+        b: sv.to_common(s.end),
+        start: end(s.start),
+        end: end(s.end),
+    })
+}
+
 /// Shows a sample of an analysis (a worst case, a plot point): cursors and arrow on the
 /// pair, its start event selected (the table scrolls to it).
 fn show_sample(
@@ -898,16 +916,11 @@ fn show_sample(
     outcome: usize,
     sample: usize,
 ) {
-    let found = analysis.results.get(outcome).and_then(|r| {
-        let s = r.outcome.samples.get(sample)?;
-        let sv = view.sources.get(r.outcome.source)?;
-        let start = pair_event(sv.source(), s.start, &s.key);
-        Some((sv.to_common(s.start), sv.to_common(s.end), r.outcome.source, start))
-    });
-    if let Some((a, b, source, start)) = found {
-        view.show_pair(a, b);
-        if let Some(index) = start {
-            select(view, table, EventSel { source, index });
+    let Some(r) = analysis.results.get(outcome) else { return };
+    if let Some(arrow) = arrow_of(view, &r.outcome, sample) {
+        view.show_pair(arrow);
+        if let Some(index) = arrow.start.event {
+            select(view, table, EventSel { source: arrow.source, index });
         }
     }
 }
@@ -929,9 +942,13 @@ fn show_latency_range(
         .filter_map(|&i| r.outcome.samples.get(i))
         .map(|s| (sv.to_common(s.start), sv.to_common(s.end)))
         .collect();
-    match spans[..] {
-        [] => {}
-        [(a, b)] => view.show_pair(a, b),
+    match (&spans[..], &found[..]) {
+        ([], _) => {}
+        ([_], [i]) => {
+            if let Some(arrow) = arrow_of(view, &r.outcome, *i) {
+                view.show_pair(arrow);
+            }
+        }
         _ => {
             let a = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
             let b = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
