@@ -72,6 +72,10 @@ struct SimArgs {
     /// Also run a preset analysis (irq-handler, block, ...) on the simulated trace; repeatable.
     #[arg(long = "preset", value_name = "NAME")]
     presets: Vec<String>,
+    /// Decode the simulated lines first (e.g. the SD bus of `--set sd_bus=true`), so presets
+    /// see the decoded events; repeatable (see `decode`).
+    #[arg(long = "decoder", value_name = "SPEC")]
+    decoders: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -181,7 +185,7 @@ fn info(path: &Path, json: bool, decoders: &[String]) -> Result<()> {
 fn sim(args: &SimArgs) -> Result<()> {
     let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
     let title = format!("{} (seed {})", scenario.name, scenario.seed);
-    let out = latscope_sim::run(scenario)?;
+    let mut out = latscope_sim::run(scenario)?;
     if let Some(path) = &args.output {
         let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut w = std::io::BufWriter::new(file);
@@ -193,7 +197,9 @@ fn sim(args: &SimArgs) -> Result<()> {
         .and_then(|()| std::io::Write::flush(&mut w))
         .with_context(|| format!("writing {}", path.display()))?;
     }
-    // The simulated trace goes through the same report path as a capture.
+    // The simulated trace goes through the same report path as a capture (decoded first;
+    // the files written above hold what was simulated, not what was decoded).
+    crate::decode_cmd::attach(&mut out.source, &args.decoders)?;
     let report = crate::report_cmd::sim_report(&out, &args.presets, &title)?;
     let format = match args.format {
         SimFormat::Json => latscope_analysis::report::Format::Json,

@@ -2,7 +2,7 @@
 //! sample of eight channels D0..D7 at 1 MHz, the first byte choosing options), and every
 //! decoded annotation must have a span that does not run backwards.
 
-use latscope_analysis::model::{DigitalTrack, PS_PER_US, Source, SourceKind};
+use latscope_model::{DigitalTrack, PS_PER_US, Source, SourceKind};
 use latscope_decoders::{Inputs, decode};
 
 /// The capture the bytes describe.
