@@ -238,7 +238,7 @@ fn run_preset(p: &Preset, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Analys
         Preset::Block => presets::run_block(sources),
         Preset::Wakeup => presets::run_wakeup(sources),
         Preset::CmdIrq { name, opts } => presets::run_cmd_irq(name, opts, sources),
-        Preset::Chain { name, opts } => chain::run_chain(name, opts, sources),
+        Preset::Chain { name, opts, line } => chain::run_chain(name, opts, line.as_ref(), sources),
     }
 }
 

@@ -107,7 +107,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("irqs-off", "irq_disable -> irq_enable by cpu, next"),
     ("mmc", "mmc_request_start -> mmc_request_done by host,cmd_opcode, fifo"),
     ("cmd-irq", "command -> first IRQ after it (cmd-irq:irq=N,cmd=ENDPOINT to choose), next"),
-    ("chain", "command -> IRQ entry -> handler exit -> wakeup -> switch-in of the issuer"),
+    (
+        "chain",
+        "command -> IRQ entry -> handler exit -> wakeup -> switch-in of the issuer (through a decoded SD bus when there is one)",
+    ),
     ("pulse:CH", "widths of the high pulses of channel CH (pulse:CH:low for low ones)"),
 ];
 
@@ -142,6 +145,9 @@ pub enum Preset {
     Chain {
         name: String,
         opts: CmdIrq,
+        /// The IRQ line of a chain through a decoded SD bus (`line=ENDPOINT`; by default a
+        /// digital track named `IRQ`).
+        line: Option<Endpoint>,
     },
 }
 
@@ -217,10 +223,15 @@ fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
                 return Ok(None);
             };
             let opts = (opt(preceded(sym(":"), cmd_irq_opts)), end_of_text("':' and options, or the end"));
-            let opts = c.finish(i, opts)?.0.unwrap_or_default();
+            let (opts, line) = c.finish(i, opts)?.0.unwrap_or_default();
             let name = text[lead..].trim_end().to_owned();
             if chain {
-                Spec::Preset(Preset::Chain { name, opts })
+                Spec::Preset(Preset::Chain { name, opts, line: line.map(|l| l.1) })
+            } else if let Some((at, _)) = line {
+                return err(
+                    c.column(at),
+                    "line= is an option of chain (the IRQ line after a decoded SD bus)",
+                );
             } else {
                 Spec::Preset(Preset::CmdIrq { name, opts })
             }
@@ -228,8 +239,11 @@ fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
     }))
 }
 
-/// `irq=N|irq=ENDPOINT` and `cmd=ENDPOINT`, separated by commas; a later one overrides.
-fn cmd_irq_opts(i: &str) -> PResult<'_, CmdIrq> {
+/// `irq=N|irq=ENDPOINT`, `cmd=ENDPOINT` and `line=ENDPOINT` (with where it was written),
+/// separated by commas; a later one overrides.
+type LineOpt<'a> = Option<(&'a str, Endpoint)>;
+
+fn cmd_irq_opts(i: &str) -> PResult<'_, (CmdIrq, LineOpt<'_>)> {
     // A number not followed by `:` or `[` is an IRQ number (a bad one is an error), anything
     // else an endpoint.
     let irq_number = |i| {
@@ -244,13 +258,24 @@ fn cmd_irq_opts(i: &str) -> PResult<'_, CmdIrq> {
         cut(alt((irq_number, map(endpoint("the IRQ endpoint after 'irq='"), IrqSel::Endpoint)))),
     );
     let cmd = preceded(sym("cmd="), cut(endpoint("the command endpoint after 'cmd='")));
-    let item = alt((map(irq, |s| (Some(s), None)), map(cmd, |e| (None, Some(e)))));
-    let item = preceded(ws, expect(item, || "expected irq=N, irq=ENDPOINT or cmd=ENDPOINT".into()));
+    let line = |i| {
+        let (at, _) = ws(i)?;
+        let (rest, ep) = preceded(tag("line="), cut(endpoint("the IRQ line after 'line='"))).parse(at)?;
+        Ok((rest, (at, ep)))
+    };
+    let item = alt((
+        map(irq, |s| (Some(s), None, None)),
+        map(cmd, |e| (None, Some(e), None)),
+        map(line, |l| (None, None, Some(l))),
+    ));
+    let what = || "expected irq=N, irq=ENDPOINT or cmd=ENDPOINT (and line=ENDPOINT for chain)".into();
+    let item = preceded(ws, expect(item, what));
     map(separated_list1(sym(","), item), |items| {
-        items.into_iter().fold(CmdIrq::default(), |mut o, (irq, cmd)| {
+        items.into_iter().fold((CmdIrq::default(), None), |(mut o, mut l), (irq, cmd, line)| {
             o.irq = irq.or(o.irq);
             o.cmd = cmd.or(o.cmd);
-            o
+            l = line.or(l);
+            (o, l)
         })
     })
     .parse(i)

@@ -79,6 +79,10 @@ struct SimArgs {
     /// Also run a preset analysis (irq-handler, block, ...) on the simulated trace; repeatable.
     #[arg(long = "preset", value_name = "NAME")]
     presets: Vec<String>,
+    /// Decode the simulated lines first (e.g. the SD bus of `--set sd_bus=true`), so presets
+    /// see the decoded events; repeatable (see `decode`).
+    #[arg(long = "decoder", value_name = "SPEC")]
+    decoders: Vec<String>,
 }
 
 pub fn main() -> ExitCode {
@@ -232,11 +236,13 @@ fn sim(args: &SimArgs) -> Result<()> {
     let (trace_out, report_out) = sim_outputs(args)?;
     let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
     let title = format!("{} (seed {})", scenario.name, scenario.seed);
-    let out = latscope_sim::run(scenario)?;
+    let mut out = latscope_sim::run(scenario)?;
     if let Some(path) = trace_out {
         write_trace(&out.source, path)?;
     }
-    // The simulated trace goes through the same report path as a capture.
+    // The simulated trace goes through the same report path as a capture (decoded first;
+    // the trace written above holds what was simulated, not what was decoded).
+    crate::decode_cmd::attach(&mut out.source, &args.decoders)?;
     let (format, perfetto) = crate::report_cmd::resolve_format(args.format, report_out);
     if perfetto {
         anyhow::bail!(

@@ -41,8 +41,9 @@ pub struct ReportArgs {
     /// Write the report here (atomically; never over an input) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// A protocol decoder stack run on each input first (see `decode`); its annotations
-    /// become events (`sd_cmd`, `sd_resp`, `uart_data`, ...) for presets and rules. Repeatable.
+    /// A protocol decoder stack run first on each input that has its channels (see `decode`);
+    /// its annotations become events (`sd_cmd`, `sd_resp`, `uart_data`, ...) for presets and
+    /// rules, and `chain` runs through a decoded SD bus. Repeatable.
     #[arg(long = "decoder", value_name = "SPEC")]
     pub decoders: Vec<String>,
 }
@@ -112,20 +113,22 @@ impl fmt::Display for ThresholdsCrossed {
 
 impl std::error::Error for ThresholdsCrossed {}
 
+/// The spec of `--preset NAME`: an analysis preset or an SD preset.
+fn preset(name: &str) -> Result<Spec> {
+    // The SD presets are rules over decoded events (`--decoder sd:...`).
+    if let Some(rule) = latscope_decoders::presets::rule_for(name) {
+        return spec::parse_spec(rule).with_context(|| format!("--preset {name:?}"));
+    }
+    let mut known: Vec<&str> = spec::PRESETS.iter().map(|p| p.0).collect();
+    known.extend(latscope_decoders::presets::PRESETS.iter().map(|p| p.0));
+    spec::preset_spec(name)
+        .with_context(|| format!("--preset {name:?} (known presets: {})", known.join(", ")))
+}
+
 fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
     let mut specs = Vec::new();
     for name in &args.presets {
-        // The SD presets are rules over decoded events (`--decoder sd:...`).
-        if let Some(rule) = latscope_decoders::presets::rule_for(name) {
-            specs.push(spec::parse_spec(rule).with_context(|| format!("--preset {name:?}"))?);
-            continue;
-        }
-        let mut known: Vec<&str> = spec::PRESETS.iter().map(|p| p.0).collect();
-        known.extend(latscope_decoders::presets::PRESETS.iter().map(|p| p.0));
-        specs.push(
-            spec::preset_spec(name)
-                .with_context(|| format!("--preset {name:?} (known presets: {})", known.join(", ")))?,
-        );
+        specs.push(preset(name)?);
     }
     for text in &args.rules {
         specs.push(spec::parse_spec(text).with_context(|| format!("--rule {text:?}"))?);
@@ -223,8 +226,7 @@ pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -
     let mut outcomes = out.report.outcomes.clone();
     let sources = [Placed::unaligned(&out.source)];
     for name in presets {
-        let spec = spec::preset_spec(name).with_context(|| format!("--preset {name:?}"))?;
-        outcomes.extend(run_one(&spec, &sources, Scope::Each, true)?);
+        outcomes.extend(run_one(&preset(name)?, &sources, Scope::Each, true)?);
     }
     let path = out.report.path.clone();
     let inputs = [ReportInput { path: &path, source: &out.source }];
@@ -296,9 +298,15 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     }
     let mut sources = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let mut source = latscope_importers::open(path, &ctl)?;
-        crate::decode_cmd::attach(&mut source, &args.decoders)?;
-        sources.push(source);
+        sources.push(latscope_importers::open(path, &ctl)?);
+    }
+    // Decoders run on the inputs that have their channels (a capture beside a kernel trace).
+    let ran_on = crate::decode_cmd::attach_where_present(&mut sources, &args.decoders)?;
+    for (spec, on) in args.decoders.iter().zip(&ran_on) {
+        if on.len() < sources.len() {
+            let on: Vec<String> = on.iter().map(|i| format!("{i} ({})", args.files[*i].display())).collect();
+            eprintln!("latscope: --decoder {spec:?} decoded input {}", on.join(", "));
+        }
     }
     // Sources start where their clocks put them (two traces of one kernel clock by their
     // clock values); an alignment moves one from there. Neither copies or changes them.

@@ -355,3 +355,84 @@ fn output_files_are_written_whole_and_never_over_the_input() {
     assert!(err.contains("copy.sr"), "{err}");
     assert_eq!(std::fs::read(&copy).unwrap(), before);
 }
+
+const SIM_BUS: &str = "sd:clk=SD_CLK,cmd=SD_CMD,dat0=SD_DAT0,dat1=SD_DAT1,dat2=SD_DAT2,dat3=SD_DAT3";
+
+fn chain_of(report: &Value) -> &Value {
+    report["analyses"].as_array().unwrap().iter().find(|a| a["name"] == "chain:irq=3").expect("the chain")
+}
+
+fn stage_names(chain: &Value) -> Vec<String> {
+    chain["stages"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The simulator's SD bus decoded beside its kernel trace, in one run (`sim --decoder`) and
+/// as two files a user would have (the ftrace text and a VCD of the lines) aligned by
+/// `report`: the chain goes through the bus in both, with the same requests and stages.
+#[test]
+fn the_chain_runs_through_a_decoded_bus_in_sim_and_across_aligned_files() {
+    let dir = common::Scratch::new("decode-chain");
+    let sim = ["sim", "litesdcard", "--set", "sd_bus=true", "--set", "requests=3"];
+    let out =
+        ok(&[&sim[..], &["--decoder", SIM_BUS, "--preset", "chain:irq=3", "--format", "json"]].concat());
+    let one: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c1 = chain_of(&one);
+    let stages = [
+        "request->bus cmd",
+        "bus cmd->response",
+        "response->data done",
+        "data done->irq line",
+        "irq line->handler",
+        "irq handler",
+        "exit->wakeup",
+        "wakeup->switch-in",
+    ];
+    let want: Vec<String> = stages.iter().map(|s| format!("chain:irq=3/{s}")).collect();
+    assert_eq!(stage_names(c1), want);
+    // Three reads and three writes take the IRQ; the nine polled commands break the chain.
+    assert_eq!((c1["count"].as_u64(), c1["unmatched_start"].as_u64()), (Some(6), Some(9)));
+
+    let (txt, vcd) = (dir.join("t.txt"), dir.join("t.vcd"));
+    ok(&[&sim[..], &["--trace-out", txt.to_str().unwrap()]].concat());
+    ok(&[&sim[..], &["--trace-out", vcd.to_str().unwrap()]].concat());
+    let (txt, vcd) = (txt.to_str().unwrap(), vcd.to_str().unwrap());
+    let out = ok(&[
+        "report",
+        txt,
+        vcd,
+        "--align",
+        "1:+0ps",
+        "--decoder",
+        SIM_BUS,
+        "--preset",
+        "chain:irq=3",
+        "--format",
+        "json",
+    ]);
+    // The bus decoder ran on the VCD only (the text trace has no lines).
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("decoded input 1 (") && err.contains("t.vcd"), "{err}");
+    let two: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c2 = chain_of(&two);
+    assert_eq!(stage_names(c2), want);
+    assert_eq!((c2["count"].as_u64(), c2["unmatched_start"].as_u64()), (Some(6), Some(9)));
+    for (s1, s2) in c1["stages"].as_array().unwrap().iter().zip(c2["stages"].as_array().unwrap()) {
+        assert_eq!(s1["count"], s2["count"], "{}", s1["name"]);
+        // The text trace keeps microseconds (as the kernel prints them): stages that start
+        // or end at a kernel event move by less than one.
+        for q in ["min", "max", "mean"] {
+            let (a, b) = (s1["stats_ns"][q].as_f64().unwrap(), s2["stats_ns"][q].as_f64().unwrap());
+            assert!((a - b).abs() < 1000.0, "{} {q}: {a} vs {b}", s1["name"]);
+        }
+    }
+    // Bus to bus, nothing is truncated: the card answers each command after 2.24 us.
+    let resp = &c2["stages"][1]["stats_ns"];
+    assert_eq!((resp["min"].as_f64(), resp["max"].as_f64()), (Some(2240.0), Some(2240.0)));
+    // Not aligned, the two files are two captures: the kernel's chain is the plain one.
+    let out = ok(&["report", txt, vcd, "--decoder", SIM_BUS, "--preset", "chain:irq=3", "--format", "json"]);
+    let apart: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(chain_of(&apart)["stages"].as_array().unwrap().len(), 4);
+    // A decoder no input has the channels for is an error listing the first input's.
+    let err = failure(&["report", txt, vcd, "--decoder", "sd:clk=SDX_CLK,cmd=SD_CMD", "--preset", "chain"]);
+    assert!(err.contains("no channel `SDX_CLK`"), "{err}");
+}

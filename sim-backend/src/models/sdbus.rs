@@ -12,8 +12,8 @@
 //!
 //! The bus never runs behind the model it draws: where the model's phase is shorter than
 //! the bits need (a response after 3 us, when the two tokens take 3.9 us at 25 MHz), the
-//! phase's end moves to where the bits end ([`SdBus::transaction`] adjusts the
-//! [`CmdTiming`]). Every token, block and busy is also kept in [`SdBus::log`], the ground
+//! phase's end moves to where the bits end, and a write is done at the clock that samples
+//! the end of its busy ([`SdBus::transaction`] adjusts the [`CmdTiming`]). Every token, block and busy is also kept in [`SdBus::log`], the ground
 //! truth a decoder is checked against.
 
 use crate::emit::{Emitter, Line};
@@ -252,12 +252,12 @@ impl SdBus {
                 // busy after the last block, ends at the model's `done`).
                 self.set_dat(out, busy_from, 0, 0);
                 let release = if last {
-                    let at_done = self.first_clock_after(timing.done);
-                    if at_done <= busy_from {
-                        // The model's busy ends before the blocks do: it ends after them.
-                        self.delay(timing, self.rise(busy_from + 1) - self.period / 2);
-                    }
-                    at_done.max(busy_from + 1)
+                    // The host sees the busy end at the clock that samples DAT0 high: the
+                    // command is done then (up to a clock and a half after the model's done,
+                    // or after the blocks when the model's busy would end before them).
+                    let release = self.first_clock_after(timing.done).max(busy_from + 1);
+                    self.delay(timing, self.rise(release));
+                    release
                 } else {
                     busy_from + BLOCK_BUSY
                 };

@@ -163,3 +163,129 @@ fn the_bus_follows_the_model_and_its_clock_stops_in_long_waits() {
         assert!(c.start > *r && c.start - r <= 40_000 * 3, "command at {} after the issue at {r}", c.start);
     }
 }
+
+/// The run of `sets` with its bus decoded and attached as events: the source and the log.
+fn decoded_run(sets: &[&str]) -> (Source, Vec<Logged>) {
+    let (mut src, log) = run_with_bus(sets);
+    let decoded = latscope_decoders::decode(SPEC, &Inputs::of_source(&src, None)).unwrap();
+    decoded.attach(&mut src).unwrap();
+    (src, log)
+}
+
+fn chain(sources: &[Placed<'_>]) -> latscope_analysis::outcome::Outcome {
+    let spec = latscope_analysis::spec::parse_spec("chain:irq=3").unwrap();
+    let mut out = latscope_analysis::runner::run_spec(&spec, sources).unwrap();
+    assert_eq!(out.len(), 1);
+    out.remove(0)
+}
+
+/// Each sample's stage boundaries: start of the first stage, then each stage's end.
+fn boundaries(c: &latscope_analysis::outcome::Outcome) -> Vec<Vec<Ps>> {
+    (0..c.samples.len())
+        .map(|k| {
+            let mut b = vec![c.stages[0].samples[k].start];
+            b.extend(c.stages.iter().map(|s| s.samples[k].end));
+            b
+        })
+        .collect()
+}
+
+use latscope_model::Placed;
+
+#[test]
+fn the_chain_runs_through_the_bus_at_the_times_the_model_drove_it() {
+    let (src, log) = decoded_run(&["mode=cmd-irq"]);
+    let c = chain(&[Placed::unaligned(&src)]);
+    let names: Vec<&str> = c.stages.iter().map(|s| s.name.strip_prefix("chain:irq=3/").unwrap()).collect();
+    assert_eq!(names, latscope_analysis::chain::BUS_STAGES);
+    // The old driver takes the IRQ for the data commands only: 3 reads and 3 writes.
+    assert_eq!(c.samples.len(), 6, "{:?}", c.notes);
+    // CMD23 (six) and CMD13 (three) are polled: no IRQ line rise before the next request.
+    assert_eq!(c.stages[3].unmatched_start, 9, "{:?}", c.notes);
+    let data_cmds: Vec<usize> =
+        (0..log.len()).filter(|&i| matches!(log[i].item, BusItem::Command { index: 18 | 25, .. })).collect();
+    assert_eq!(data_cmds.len(), 6);
+    let irq = src.digital.iter().find(|d| d.name == "IRQ").unwrap();
+    let rises: Vec<Ps> = irq.times.iter().zip(&irq.levels).filter(|p| *p.1 == 1).map(|p| *p.0).collect();
+    let start = src.strings.lookup(b"mmc_request_start").unwrap();
+    let op = latscope_analysis::endpoint::FieldSel::new(&src, "cmd_opcode");
+    let requests: Vec<Ps> = src
+        .events
+        .iter()
+        .filter(|e| e.name() == start && matches!(op.get(e).and_then(|v| v.as_i64()), Some(18 | 25)))
+        .map(|e| e.ts())
+        .collect();
+    for (k, (b, &ci)) in boundaries(&c).iter().zip(&data_cmds).enumerate() {
+        let BusItem::Command { index, .. } = log[ci].item else { unreachable!() };
+        let resp = log[ci + 1];
+        // The command's last block (reads) or its last busy (writes): the next command's
+        // items start after it.
+        let end =
+            log[ci + 1..].iter().take_while(|l| !matches!(l.item, BusItem::Command { .. })).last().unwrap();
+        assert_eq!(b[0], requests[k], "sample {k}: request");
+        assert_eq!(b[1], log[ci].start, "sample {k}: command on the bus");
+        assert_eq!(b[2], resp.start, "sample {k}: response");
+        assert_eq!(b[3], end.end, "sample {k}: data done");
+        assert!(rises.contains(&b[4]), "sample {k}: IRQ line");
+        if index == 25 {
+            // A write is done, and its IRQ raised, at the clock that samples the busy end.
+            assert!(matches!(end.item, BusItem::Busy));
+            assert_eq!(b[4], b[3], "sample {k}: write done -> IRQ");
+        } else {
+            // A read's command-done comes 5 us after the data (cmd_done_after_data_us), the
+            // data ending on a clock at or before the model's data end.
+            assert!(matches!(end.item, BusItem::Block { block: 7, .. }));
+            let gap = b[4] - b[3];
+            assert!((5_000_000..5_040_000).contains(&gap), "sample {k}: read done -> IRQ {gap}");
+        }
+        // The rocket board's IRQ entry takes 30 us; then the handler, wakeup, switch-in.
+        assert!(b[5] - b[4] >= 30_000_000, "sample {k}: {b:?}");
+        assert!(b.windows(2).all(|w| w[0] <= w[1]), "sample {k}: {b:?}");
+        assert_eq!(c.samples[k].end - c.samples[k].start, b[8] - b[0]);
+    }
+    // The plain chain of the same trace (without the bus) ends each request at the same
+    // switch-in: the bus refines it, it does not move it.
+    let (plain_src, _) = run_with_bus(&["mode=cmd-irq"]);
+    let plain = chain(&[Placed::unaligned(&plain_src)]);
+    assert_eq!(plain.stages.len(), 4);
+    let ends: Vec<(Ps, Ps)> = plain.samples.iter().map(|s| (s.start, s.end)).collect();
+    for s in &c.samples {
+        assert!(ends.contains(&(s.start, s.end)), "{s:?} not in the plain chain {ends:?}");
+    }
+}
+
+#[test]
+fn the_chain_joins_a_bus_captured_on_another_clock_once_aligned() {
+    let (src, _) = run_with_bus(&["mode=all-irq", "cpu=microwatt-100mhz"]);
+    let (mut whole, _) = (src.clone(), ());
+    let decoded = latscope_decoders::decode(SPEC, &Inputs::of_source(&whole, None)).unwrap();
+    decoded.attach(&mut whole).unwrap();
+    let one = chain(&[Placed::unaligned(&whole)]);
+    assert!(one.samples.len() >= 15, "{:?}", one.notes);
+    // The kernel side alone, and the bus as a logic analyser would see it: its own clock,
+    // 1.234567891 ms late.
+    let skew: Ps = 1_234_567_891;
+    let mut kernel = src.clone();
+    kernel.digital.retain(|d| !d.name.starts_with("SD_"));
+    let mut capture = Source::new("bus", "vcd", latscope_model::SourceKind::File);
+    for d in src.digital.iter().filter(|d| d.name.starts_with("SD_")) {
+        let mut d = d.clone();
+        d.times.iter_mut().for_each(|t| *t += skew);
+        d.end += skew;
+        capture.digital.push(d);
+    }
+    let decoded = latscope_decoders::decode(SPEC, &Inputs::of_source(&capture, None)).unwrap();
+    decoded.attach(&mut capture).unwrap();
+    let both = [kernel, capture];
+    let aligned = Placed::with(
+        &both,
+        &[latscope_model::Placement::IDENTITY, latscope_model::Placement::new(-skew, 0.0)],
+    );
+    let two = chain(&aligned);
+    assert_eq!(two.source, 0);
+    assert_eq!(boundaries(&two), boundaries(&one));
+    assert_eq!(two.samples, one.samples);
+    // Unaligned, the capture is not the kernel's bus: the chain stays the kernel's own.
+    let alone = chain(&Placed::all(&both)[..1]);
+    assert_eq!(alone.stages.len(), 4);
+}
