@@ -157,7 +157,13 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
 /// Sets up everything a session keeps on a workbench with two captures.
 fn arrange(h: &mut Harness<'static, Workbench>) {
     let wb = h.state_mut();
-    wb.analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
+    // As the user sets them: the rule list is theirs from now on, whenever the presets run on
+    // open answer.
+    let rules = latscope::gui::analysis::RuleEditor {
+        specs: vec!["irq-handler".into(), "block".into()],
+        ..Default::default()
+    };
+    wb.update(Message::EditRules(rules));
     let (lo, hi) = wb.time_range().unwrap();
     wb.update(Message::SetCursor(CursorId::A, lo + (hi - lo) * 0.25));
     wb.update(Message::AddMarker);

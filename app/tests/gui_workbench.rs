@@ -1934,3 +1934,15 @@ fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_l
     assert!(h.state().view.overlay.arrow.is_none());
     assert!(h.state().view.layout.arrow.is_none(), "not drawn any more");
 }
+
+#[test]
+fn rules_the_user_sets_while_the_presets_run_on_open_stay_the_users() {
+    let mut h =
+        harness(Options { files: vec![sample("ftrace/virtio_blk_direct_read.txt")], ..Options::default() });
+    wait(&mut h, "the presets run on open", |wb| wb.analysis_running());
+    let rules =
+        latscope::gui::analysis::RuleEditor { specs: vec!["irq-handler".into()], ..Default::default() };
+    h.state_mut().update(Message::EditRules(rules));
+    wait(&mut h, "their answer", |wb| !wb.analysis_running());
+    assert_eq!(h.state().analysis.rules.specs, ["irq-handler"], "a late answer does not replace them");
+}

@@ -183,8 +183,11 @@ impl Workbench {
             }
             Message::AnalysisDone { ticket, results, errors, chosen, missing } => {
                 if self.jobs.accept(ticket, |_| true) {
-                    if let Some(names) = chosen {
-                        // The presets the files hold become the rule list (Run repeats them).
+                    // The presets the files hold become the rule list (Run repeats them),
+                    // unless the user (or a session) set the rules while they ran.
+                    if let Some(names) = chosen
+                        && self.analysis.chosen_by_files
+                    {
                         self.analysis.rules.specs = names;
                     }
                     // What the presets chosen on open lack; a run of the user's rules says
