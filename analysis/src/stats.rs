@@ -152,6 +152,15 @@ pub fn stats_of(latencies_ps: &[Ps]) -> Result<StatsNs, StatsError> {
     Ok(sorted_stats(&sorted, mean_std))
 }
 
+/// Statistics of nanoseconds gathered from many captures (a fleet's group), in any order:
+/// mean and stddev as the per-key groups compute them, the rest over the values, which are
+/// left sorted for the caller's plots. The same quantile rule as every report.
+pub fn stats_of_ns(values: &mut [f64]) -> StatsNs {
+    let mean_std = mean_and_stddev(values);
+    values.sort_unstable_by(f64::total_cmp);
+    sorted_stats(values, mean_std)
+}
+
 /// The nanoseconds sorted, reusing `buf`'s allocation: the picoseconds are sorted as
 /// integers (several times faster than a float sort) and converted, which gives the same
 /// array as sorting the floats since the conversion never reverses an order.

@@ -49,6 +49,8 @@ enum Command {
     Events(crate::events_cmd::EventsArgs),
     /// Protocol decoders (uart, spi, i2c, sd, sd-spi) over a capture's channels.
     Decode(crate::decode_cmd::DecodeArgs),
+    /// Aggregate a fleet dataset: exact percentiles per group of labels, A/B, trends, CI gates.
+    Fleet(crate::fleet_cmd::FleetArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -100,6 +102,7 @@ pub fn main() -> ExitCode {
         Some(Command::Report(args)) => crate::report_cmd::run(&args),
         Some(Command::Events(args)) => crate::events_cmd::run(&args),
         Some(Command::Decode(args)) => crate::decode_cmd::run(&args),
+        Some(Command::Fleet(args)) => crate::fleet_cmd::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,
             screenshot: cli.screenshot,
@@ -112,7 +115,10 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`latscope info FILE | head`) is not an error.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) if e.is::<crate::report_cmd::ThresholdsCrossed>() => {
+        Err(e)
+            if e.is::<crate::report_cmd::ThresholdsCrossed>()
+                || e.is::<crate::fleet_cmd::FleetThresholdsCrossed>() =>
+        {
             eprintln!("latscope: {e}");
             ExitCode::from(3)
         }

@@ -4,5 +4,6 @@ pub mod atomic;
 pub mod cli;
 pub mod decode_cmd;
 pub mod events_cmd;
+pub mod fleet_cmd;
 pub mod gui;
 pub mod report_cmd;

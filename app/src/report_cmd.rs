@@ -46,6 +46,12 @@ pub struct ReportArgs {
     /// rules, and `chain` runs through a decoded SD bus. Repeatable.
     #[arg(long = "decoder", value_name = "SPEC")]
     pub decoders: Vec<String>,
+    /// A label of this capture in the fleet dataset, NAME=VALUE; repeatable (needs --dataset).
+    #[arg(long = "label", value_name = "NAME=VALUE")]
+    pub labels: Vec<String>,
+    /// Also append the capture's pairs, windows and summary to the fleet dataset in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -284,6 +290,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
     let (format, perfetto) = resolve_format(args.format, args.output.as_deref());
     let specs = parse_specs(args)?;
+    let labels = crate::fleet_cmd::labels_for(&args.labels, args.dataset.as_deref())?;
     let align = match &args.align {
         Some(text) => {
             Some(latscope_analysis::align::parse_align(text).with_context(|| format!("--align {text:?}"))?)
@@ -359,11 +366,16 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         all
     };
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
+    // A dataset stores every pair, so the report keeps its samples then.
+    let rows_for = if args.dataset.is_some() { None } else { Some(format) };
+    let report = build_report_as(&paths, &refs, &outcomes, applied, rows_for)?;
     if perfetto {
         emit_perfetto(&paths, &placed, &outcomes, args.output.as_deref(), &args.files)?;
     } else {
         emit(&report, format, args.output.as_deref(), &args.files)?;
+    }
+    if let Some(dir) = &args.dataset {
+        crate::fleet_cmd::append(dir, &args.files, &labels, &report)?;
     }
     let gated = gate(&report, &thresholds);
     // The process ends with this command: handing the captures' and analyses' memory (tens

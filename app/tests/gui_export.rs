@@ -86,6 +86,8 @@ fn cli_report(files: &[PathBuf], presets: &[&str], f: Format, dir: &Path) -> Vec
         format: Some(cli_format(f)),
         output: Some(out.clone()),
         decoders: Vec::new(),
+        labels: Vec::new(),
+        dataset: None,
     };
     report_cmd::run(&args).unwrap();
     std::fs::read(&out).unwrap()

@@ -18,8 +18,8 @@ use crate::outcome::{AnalysisKind, Outcome};
 use crate::stats::{self, Bucket, GroupStats, StatsError, StatsNs, StatsOptions};
 use latscope_model::{ClockOrigin, PS_PER_NS, Ps, Source};
 
-pub use html::to_html;
-pub use markdown::to_markdown;
+pub use html::{html_escape, to_html};
+pub use markdown::{md_escape, to_markdown};
 #[cfg(feature = "tables")]
 pub use table::{to_csv, to_parquet};
 
@@ -334,7 +334,8 @@ fn side(a: &Analysis) -> Side {
     }
 }
 
-fn figures(a: &StatsNs, b: &StatsNs, f: impl Fn(f64, f64) -> Option<f64>) -> Figures {
+/// One figure of each of A and B combined by `f` (delta, ratio); `None` where either is.
+pub fn figures(a: &StatsNs, b: &StatsNs, f: impl Fn(f64, f64) -> Option<f64>) -> Figures {
     let g = |x: Option<f64>, y: Option<f64>| x.zip(y).and_then(|(x, y)| f(x, y));
     Figures { mean: g(a.mean, b.mean), p50: g(a.p50, b.p50), p99: g(a.p99, b.p99), max: g(a.max, b.max) }
 }
@@ -411,7 +412,8 @@ pub fn build(
 
 pub use crate::units::human_ns;
 
-pub(crate) fn human_opt(ns: Option<f64>) -> String {
+/// [`human_ns`], or `-` for no value.
+pub fn human_opt(ns: Option<f64>) -> String {
     ns.map_or_else(|| "-".to_owned(), human_ns)
 }
 

@@ -3,6 +3,7 @@
 //! DURATION takes a unit (`ps ns us ms s`), except for `count`, which takes a plain number.
 
 use super::{Analysis, Report};
+use crate::stats::StatsNs;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,13 +92,6 @@ impl Threshold {
         })
     }
 
-    fn value_of(&self, a: &Analysis) -> Option<f64> {
-        if self.stat == "count" {
-            return Some(a.count as f64);
-        }
-        a.stats_ns.get(&self.stat).flatten()
-    }
-
     /// The crossings of this threshold in `report` (one per input that has the analysis).
     /// `Err` when no analysis has that name: a gate on nothing must not pass silently.
     pub fn check(&self, report: &Report) -> Result<Vec<Crossing>, String> {
@@ -114,12 +108,8 @@ impl Threshold {
         Ok(matching
             .into_iter()
             .filter_map(|a| {
-                let v = self.value_of(a)?;
-                let crossed = match self.cmp {
-                    Cmp::Greater => v > self.limit,
-                    Cmp::Less => v < self.limit,
-                };
-                crossed.then(|| Crossing {
+                let v = self.crossed_by(a.count, &a.stats_ns)?;
+                Some(Crossing {
                     threshold: self.clone(),
                     input: a.input,
                     label: report.input_label(a.input),
@@ -127,6 +117,18 @@ impl Threshold {
                 })
             })
             .collect())
+    }
+
+    /// The value of this threshold's statistic when `count` and `stats` cross it; `None` when
+    /// they do not (or the statistic has no value: no samples). Any group of samples, such
+    /// as a fleet's, is gated with this.
+    pub fn crossed_by(&self, count: u64, stats: &StatsNs) -> Option<f64> {
+        let v = if self.stat == "count" { count as f64 } else { stats.get(&self.stat).flatten()? };
+        let crossed = match self.cmp {
+            Cmp::Greater => v > self.limit,
+            Cmp::Less => v < self.limit,
+        };
+        crossed.then_some(v)
     }
 }
 

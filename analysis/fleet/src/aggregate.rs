@@ -1,0 +1,587 @@
+//! `latscope fleet`: statistics per group of labels over a dataset's pairs, with polars
+//! lazy scans run by the streaming engine.
+//!
+//! Each (group, analysis) is one scan of exactly the pairs files of the group's captures
+//! (the catalogue knows each capture's labels), filtered to the analysis and projected to
+//! `latency_ns`: memory is 8 bytes per pair of the largest group, never the dataset. The
+//! worst pairs are a second, top-k scan. Percentiles are exact over every pair of the group
+//! and interpolate linearly as `report` does (`latscope_analysis::stats::stats_of_ns`).
+
+use crate::FleetError;
+use crate::dataset::{CaptureInfo, Dataset};
+use crate::schema;
+use latscope_analysis::report::threshold::Threshold;
+use latscope_analysis::stats::{StatsNs, stats_of_ns};
+use polars::prelude::*;
+use polars_core::query_result::QueryResult;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The version of the JSON layout (`latscope_fleet`).
+pub const FLEET_VERSION: u32 = 1;
+
+/// What `latscope fleet` asks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetOptions {
+    /// Label names to group captures by (none: the whole dataset is one group per analysis).
+    pub group_by: Vec<String>,
+    /// Only these analyses (empty: all).
+    pub analyses: Vec<String>,
+    /// `--baseline NAME=VALUE --compare NAME=VALUE`: A/B per group.
+    pub baseline: Option<(String, String)>,
+    pub compare: Option<(String, String)>,
+    /// `--trend NAME`: statistics per value of this label, in order of first append.
+    pub trend: Option<String>,
+    /// A trend step is flagged when p99 moves by more than this fraction of the first value.
+    pub trend_threshold: f64,
+    /// How many worst pairs per group.
+    pub worst: usize,
+    /// Points of each group's CDF (for plots); 0 for none.
+    pub cdf_points: usize,
+}
+
+impl Default for FleetOptions {
+    fn default() -> Self {
+        Self {
+            group_by: Vec::new(),
+            analyses: Vec::new(),
+            baseline: None,
+            compare: None,
+            trend: None,
+            trend_threshold: 0.10,
+            worst: 5,
+            cdf_points: 200,
+        }
+    }
+}
+
+/// One of a group's longest pairs, and where to find it: the capture's file and the pair's
+/// time on that file's own clock.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorstPair {
+    pub capture: String,
+    /// The input file the pair was measured in, as it was given to `report`.
+    pub source: String,
+    /// The same file as an absolute path on the machine that appended it: what a viewer
+    /// opens, at `start_s`.
+    pub path: String,
+    pub key: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub latency_ns: f64,
+    pub labels: schema::Labels,
+}
+
+/// The statistics of one analysis over one group of captures.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Group {
+    /// The group's value of each `--group-by` label; `null` for captures without it.
+    pub labels: BTreeMap<String, Option<String>>,
+    pub analysis: String,
+    /// Captures of the group that contributed at least one pair.
+    pub captures: u64,
+    pub count: u64,
+    pub stats_ns: StatsNs,
+    pub worst: Vec<WorstPair>,
+    /// `(latency_ns, fraction <= it)` at evenly spaced ranks, for plots; not in the JSON.
+    #[serde(skip)]
+    pub cdf: Vec<(f64, f64)>,
+}
+
+/// One side of an A/B.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FleetSide {
+    pub captures: u64,
+    pub count: u64,
+    pub stats_ns: StatsNs,
+}
+
+/// `--baseline`/`--compare` for one group and analysis.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FleetComparison {
+    pub labels: BTreeMap<String, Option<String>>,
+    pub analysis: String,
+    pub baseline: FleetSide,
+    pub compare: FleetSide,
+    /// Compare minus baseline, nanoseconds.
+    pub delta_ns: latscope_analysis::report::Figures,
+    /// Compare divided by baseline.
+    pub ratio: latscope_analysis::report::Figures,
+}
+
+/// One value of the trend label.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TrendPoint {
+    pub value: String,
+    pub captures: u64,
+    pub count: u64,
+    pub stats_ns: StatsNs,
+}
+
+/// The trend of one group and analysis over the values of the trend label.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Trend {
+    pub labels: BTreeMap<String, Option<String>>,
+    pub analysis: String,
+    pub label: String,
+    pub points: Vec<TrendPoint>,
+    /// The first value whose p99 differs from the first point's by more than the threshold.
+    pub first_change: Option<TrendChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TrendChange {
+    pub value: String,
+    pub p99_ns: f64,
+    pub from_p99_ns: f64,
+    /// `p99_ns / from_p99_ns - 1`.
+    pub change: f64,
+}
+
+/// A `--fail-if` crossed by one group.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FleetCrossing {
+    pub threshold: String,
+    pub labels: BTreeMap<String, Option<String>>,
+    pub analysis: String,
+    pub value: f64,
+}
+
+impl std::fmt::Display for FleetCrossing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = if self.threshold.contains(".count") {
+            format!("{}", self.value)
+        } else {
+            latscope_analysis::report::human_ns(self.value)
+        };
+        write!(
+            f,
+            "threshold crossed: --fail-if {} in group {}: {} is {value}",
+            self.threshold,
+            labels_text(&self.labels),
+            self.analysis
+        )
+    }
+}
+
+/// `soc=imx93 kernel=6.6` (`(all)` for no labels, `(none)` for a missing value).
+pub fn labels_text(labels: &BTreeMap<String, Option<String>>) -> String {
+    if labels.is_empty() {
+        return "(all)".to_owned();
+    }
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("(none)")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Everything `latscope fleet` prints.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FleetReport {
+    pub latscope_fleet: u32,
+    pub dataset: String,
+    pub group_by: Vec<String>,
+    /// Committed captures read.
+    pub captures: u64,
+    pub groups: Vec<Group>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub comparison: Vec<FleetComparison>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trend: Vec<Trend>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub crossings: Vec<FleetCrossing>,
+    pub warnings: Vec<String>,
+}
+
+type GroupKey = BTreeMap<String, Option<String>>;
+
+fn key_of(c: &CaptureInfo, names: &[String]) -> GroupKey {
+    names.iter().map(|n| (n.clone(), c.labels.get(n).cloned())).collect()
+}
+
+/// The pairs of `captures` for `analysis`, as one lazy frame. Files with the same label
+/// names share a schema and are scanned together; different label sets are scanned apart
+/// and concatenated on the columns every pairs file has.
+fn scan(captures: &[&CaptureInfo], analysis: &str, columns: &[&str]) -> Result<LazyFrame, FleetError> {
+    let mut by_schema: BTreeMap<Vec<&str>, Vec<PathBuf>> = BTreeMap::new();
+    for c in captures {
+        by_schema
+            .entry(c.labels.keys().map(String::as_str).collect())
+            .or_default()
+            .push(c.pairs_file.clone());
+    }
+    let engine = |e: PolarsError| FleetError::Engine(format!("scanning pairs: {e}"));
+    let mut frames = Vec::new();
+    for files in by_schema.into_values() {
+        let paths = files
+            .iter()
+            .map(|p| PlRefPath::try_from_path(p))
+            .collect::<PolarsResult<Vec<_>>>()
+            .map_err(engine)?;
+        let args = ScanArgsParquet {
+            hive_options: HiveOptions { enabled: Some(false), ..HiveOptions::default() },
+            glob: false,
+            ..ScanArgsParquet::default()
+        };
+        let lf = LazyFrame::scan_parquet_files(paths.into_iter().collect(), args).map_err(engine)?;
+        frames.push(
+            lf.filter(col(schema::COL_ANALYSIS).eq(lit(analysis)))
+                .select(columns.iter().map(|c| col(*c)).collect::<Vec<_>>()),
+        );
+    }
+    if frames.len() == 1 {
+        return Ok(frames.remove(0));
+    }
+    concat(frames, UnionArgs::default()).map_err(engine)
+}
+
+fn collect_streaming(lf: LazyFrame) -> Result<DataFrame, FleetError> {
+    let engine = |e: PolarsError| FleetError::Engine(format!("aggregating pairs: {e}"));
+    match lf.collect_with_engine(Engine::Streaming).map_err(engine)? {
+        QueryResult::Single(df) => Ok(df),
+        QueryResult::Multiple(mut dfs) => Ok(if dfs.is_empty() { DataFrame::empty() } else { dfs.remove(0) }),
+    }
+}
+
+/// Statistics and worst pairs of one analysis over `captures`.
+struct Measured {
+    count: u64,
+    captures: u64,
+    stats: StatsNs,
+    worst: Vec<WorstPair>,
+    cdf: Vec<(f64, f64)>,
+}
+
+fn f64_values(df: &DataFrame, name: &str) -> Result<Vec<f64>, FleetError> {
+    let engine = |e: PolarsError| FleetError::Engine(format!("reading {name}: {e}"));
+    let ca = df.column(name).map_err(engine)?.f64().map_err(engine)?;
+    Ok(ca.iter().flatten().collect())
+}
+
+fn measure(
+    captures: &[&CaptureInfo],
+    analysis: &str,
+    worst_k: usize,
+    cdf_points: usize,
+    with_worst: bool,
+) -> Result<Measured, FleetError> {
+    // Captures that contributed pairs (an analysis that found nothing adds no rows).
+    let with: Vec<&CaptureInfo> =
+        captures.iter().copied().filter(|c| c.analyses.get(analysis).is_some_and(|n| *n > 0)).collect();
+    if with.is_empty() {
+        return Ok(Measured {
+            count: 0,
+            captures: 0,
+            stats: StatsNs::default(),
+            worst: Vec::new(),
+            cdf: Vec::new(),
+        });
+    }
+    let lat = collect_streaming(scan(&with, analysis, &[schema::COL_LATENCY])?)?;
+    let mut values = f64_values(&lat, schema::COL_LATENCY)?;
+    drop(lat);
+    let stats = stats_of_ns(&mut values);
+    let cdf = cdf_of(&values, cdf_points);
+    let count = values.len() as u64;
+    drop(values);
+    let worst = if with_worst && worst_k > 0 && count > 0 {
+        worst_pairs(&with, analysis, worst_k)?
+    } else {
+        Vec::new()
+    };
+    Ok(Measured { count, captures: with.len() as u64, stats, worst, cdf })
+}
+
+fn cdf_of(sorted: &[f64], points: usize) -> Vec<(f64, f64)> {
+    let n = sorted.len();
+    if n == 0 || points == 0 {
+        return Vec::new();
+    }
+    let steps = points.min(n).max(1);
+    (0..=steps)
+        .map(|i| {
+            let rank = ((i as f64 / steps as f64) * (n - 1) as f64).round() as usize;
+            (sorted[rank.min(n - 1)], (rank + 1) as f64 / n as f64)
+        })
+        .collect()
+}
+
+fn worst_pairs(captures: &[&CaptureInfo], analysis: &str, k: usize) -> Result<Vec<WorstPair>, FleetError> {
+    let cols = [
+        schema::COL_CAPTURE,
+        schema::COL_SOURCE,
+        schema::COL_INPUT,
+        schema::COL_KEY,
+        schema::COL_START,
+        schema::COL_END,
+        schema::COL_LATENCY,
+    ];
+    // Longest first; ties by capture and time, so the output is reproducible.
+    let lf = scan(captures, analysis, &cols)?.sort(
+        [schema::COL_LATENCY, schema::COL_CAPTURE, schema::COL_START],
+        SortMultipleOptions::default().with_order_descending_multi([true, false, false]),
+    );
+    let df = collect_streaming(lf.limit(k as IdxSize))?;
+    let engine = |e: PolarsError| FleetError::Engine(format!("worst pairs: {e}"));
+    let text = |name: &str| -> Result<Vec<String>, FleetError> {
+        let ca = df.column(name).map_err(engine)?.str().map_err(engine)?;
+        Ok(ca.iter().map(|s| s.unwrap_or_default().to_owned()).collect())
+    };
+    let (capture, source, key) =
+        (text(schema::COL_CAPTURE)?, text(schema::COL_SOURCE)?, text(schema::COL_KEY)?);
+    let (start, end, lat) = (
+        f64_values(&df, schema::COL_START)?,
+        f64_values(&df, schema::COL_END)?,
+        f64_values(&df, schema::COL_LATENCY)?,
+    );
+    let input = df.column(schema::COL_INPUT).map_err(engine)?.u32().map_err(engine)?;
+    let input: Vec<usize> = input.iter().map(|i| i.unwrap_or(0) as usize).collect();
+    let by_id: BTreeMap<&str, &CaptureInfo> = captures.iter().map(|c| (c.capture.as_str(), *c)).collect();
+    Ok((0..df.height().min(lat.len()).min(start.len()).min(end.len()))
+        .map(|i| WorstPair {
+            labels: by_id.get(capture[i].as_str()).map(|c| c.labels.clone()).unwrap_or_default(),
+            path: by_id
+                .get(capture[i].as_str())
+                .and_then(|c| c.paths.get(input.get(i).copied().unwrap_or(0)))
+                .cloned()
+                .unwrap_or_else(|| source[i].clone()),
+            capture: capture[i].clone(),
+            source: source[i].clone(),
+            key: key[i].clone(),
+            start_s: start[i],
+            end_s: end[i],
+            latency_ns: lat[i],
+        })
+        .collect())
+}
+
+fn parse_pair(text: &str, flag: &str) -> Result<(String, String), FleetError> {
+    let (k, v) = text
+        .split_once('=')
+        .ok_or_else(|| FleetError::Usage(format!("{flag} {text:?}: expected LABEL=VALUE")))?;
+    Ok((k.trim().to_owned(), v.to_owned()))
+}
+
+/// `--baseline kernel=6.1` as a label name and value.
+pub fn parse_selector(text: &str, flag: &str) -> Result<(String, String), FleetError> {
+    parse_pair(text, flag)
+}
+
+/// Groups of captures in a stable order (by label values, missing values last).
+fn groups_of<'a>(captures: &'a [CaptureInfo], names: &[String]) -> Vec<(GroupKey, Vec<&'a CaptureInfo>)> {
+    // Ordered by each value, a missing one (`true`) after every present one.
+    type Order = Vec<(bool, String)>;
+    let mut groups: BTreeMap<Order, (GroupKey, Vec<&CaptureInfo>)> = BTreeMap::new();
+    for c in captures {
+        let key = key_of(c, names);
+        let order: Vec<(bool, String)> =
+            key.values().map(|v| (v.is_none(), v.clone().unwrap_or_default())).collect();
+        groups.entry(order).or_insert_with(|| (key, Vec::new())).1.push(c);
+    }
+    groups.into_values().collect()
+}
+
+fn analyses_of(captures: &[&CaptureInfo], only: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in captures {
+        for a in c.analyses.keys() {
+            if (only.is_empty() || only.contains(a)) && !names.contains(a) {
+                names.push(a.clone());
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
+/// Aggregates the dataset at `dir`. Thresholds are checked per group; crossings are in the
+/// report (the command turns them into exit code 3).
+pub fn fleet(
+    dataset: &Dataset,
+    opts: &FleetOptions,
+    thresholds: &[Threshold],
+) -> Result<FleetReport, FleetError> {
+    let mut warnings = dataset.warnings.clone();
+    if dataset.captures.is_empty() {
+        return Err(FleetError::BadDataset {
+            path: dataset.dir.clone(),
+            message: "the dataset holds no complete capture; append some with `latscope report --label ... --dataset`"
+                .into(),
+        });
+    }
+    let known = dataset.label_names();
+    for name in opts.group_by.iter().chain(opts.trend.iter()) {
+        if !known.contains(name.as_str()) {
+            return Err(FleetError::Usage(format!(
+                "no capture has the label {name:?} (labels in the dataset: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.iter().copied().collect::<Vec<_>>().join(", ")
+                }
+            )));
+        }
+        let without = dataset.captures.iter().filter(|c| !c.labels.contains_key(name)).count();
+        if without > 0 {
+            warnings.push(format!(
+                "{without} of {} captures have no label {name:?}; they form the group {name}=(none)",
+                dataset.captures.len()
+            ));
+        }
+    }
+    let distinct_sets: std::collections::BTreeSet<Vec<&String>> =
+        dataset.captures.iter().map(|c| c.labels.keys().collect()).collect();
+    if distinct_sets.len() > 1 {
+        warnings.push(format!(
+            "captures carry {} different sets of label names; a label a capture lacks reads as null",
+            distinct_sets.len()
+        ));
+    }
+    let all: Vec<&CaptureInfo> = dataset.captures.iter().collect();
+    for name in &opts.analyses {
+        if !all.iter().any(|c| c.analyses.contains_key(name)) {
+            return Err(FleetError::Usage(format!(
+                "no capture has the analysis {name:?} (analyses: {})",
+                analyses_of(&all, &[]).join(", ")
+            )));
+        }
+    }
+    let mut groups = Vec::new();
+    let mut comparison = Vec::new();
+    let mut trend = Vec::new();
+    let group_names: Vec<String> = opts.group_by.clone();
+    for (key, members) in groups_of(&dataset.captures, &group_names) {
+        for analysis in analyses_of(&members, &opts.analyses) {
+            let m = measure(&members, &analysis, opts.worst, opts.cdf_points, true)?;
+            groups.push(Group {
+                labels: key.clone(),
+                analysis: analysis.clone(),
+                captures: m.captures,
+                count: m.count,
+                stats_ns: m.stats,
+                worst: m.worst,
+                cdf: m.cdf,
+            });
+            if let (Some(base), Some(cmp)) = (&opts.baseline, &opts.compare) {
+                let side = |sel: &(String, String)| -> Result<FleetSide, FleetError> {
+                    let chosen: Vec<&CaptureInfo> =
+                        members.iter().copied().filter(|c| c.labels.get(&sel.0) == Some(&sel.1)).collect();
+                    let m = measure(&chosen, &analysis, 0, 0, false)?;
+                    Ok(FleetSide { captures: m.captures, count: m.count, stats_ns: m.stats })
+                };
+                let (a, b) = (side(base)?, side(cmp)?);
+                if a.count > 0 || b.count > 0 {
+                    comparison.push(FleetComparison {
+                        labels: key.clone(),
+                        analysis: analysis.clone(),
+                        delta_ns: latscope_analysis::report::figures(&a.stats_ns, &b.stats_ns, |x, y| {
+                            Some(y - x)
+                        }),
+                        ratio: latscope_analysis::report::figures(&a.stats_ns, &b.stats_ns, |x, y| {
+                            (x != 0.0).then(|| y / x)
+                        }),
+                        baseline: a,
+                        compare: b,
+                    });
+                }
+            }
+            if let Some(label) = &opts.trend {
+                trend.push(trend_of(&members, &analysis, label, key.clone(), opts.trend_threshold)?);
+            }
+        }
+    }
+    if let (Some(base), Some(cmp)) = (&opts.baseline, &opts.compare) {
+        for (sel, flag) in [(base, "--baseline"), (cmp, "--compare")] {
+            if !dataset.captures.iter().any(|c| c.labels.get(&sel.0) == Some(&sel.1)) {
+                warnings.push(format!("{flag} {}={}: no capture has this label value", sel.0, sel.1));
+            }
+        }
+    }
+    let crossings = gate(&groups, thresholds)?;
+    Ok(FleetReport {
+        latscope_fleet: FLEET_VERSION,
+        dataset: dataset.dir.display().to_string(),
+        group_by: opts.group_by.clone(),
+        captures: dataset.captures.len() as u64,
+        groups,
+        comparison,
+        trend,
+        crossings,
+        warnings,
+    })
+}
+
+fn trend_of(
+    members: &[&CaptureInfo],
+    analysis: &str,
+    label: &str,
+    key: GroupKey,
+    threshold: f64,
+) -> Result<Trend, FleetError> {
+    // Values in order of their first append (captures are sorted by append time).
+    let mut values: Vec<&str> = Vec::new();
+    for c in members {
+        if let Some(v) = c.labels.get(label)
+            && !values.contains(&v.as_str())
+        {
+            values.push(v);
+        }
+    }
+    let mut points = Vec::new();
+    for v in values {
+        let chosen: Vec<&CaptureInfo> =
+            members.iter().copied().filter(|c| c.labels.get(label).map(String::as_str) == Some(v)).collect();
+        let m = measure(&chosen, analysis, 0, 0, false)?;
+        if m.count > 0 {
+            points.push(TrendPoint {
+                value: v.to_owned(),
+                captures: m.captures,
+                count: m.count,
+                stats_ns: m.stats,
+            });
+        }
+    }
+    let first_change = points.first().and_then(|p| p.stats_ns.p99).and_then(|from| {
+        points.iter().skip(1).find_map(|p| {
+            let p99 = p.stats_ns.p99?;
+            let change =
+                if from == 0.0 { if p99 == 0.0 { 0.0 } else { f64::INFINITY } } else { p99 / from - 1.0 };
+            (change.abs() > threshold).then(|| TrendChange {
+                value: p.value.clone(),
+                p99_ns: p99,
+                from_p99_ns: from,
+                change,
+            })
+        })
+    });
+    Ok(Trend { labels: key, analysis: analysis.to_owned(), label: label.to_owned(), points, first_change })
+}
+
+fn gate(groups: &[Group], thresholds: &[Threshold]) -> Result<Vec<FleetCrossing>, FleetError> {
+    let mut out = Vec::new();
+    for t in thresholds {
+        let matching: Vec<&Group> = groups.iter().filter(|g| g.analysis == t.analysis).collect();
+        if matching.is_empty() {
+            let mut names: Vec<&str> = groups.iter().map(|g| g.analysis.as_str()).collect();
+            names.dedup();
+            return Err(FleetError::Usage(format!(
+                "--fail-if {:?}: no group has the analysis {:?} (analyses: {})",
+                t.text,
+                t.analysis,
+                names.join(", ")
+            )));
+        }
+        for g in matching {
+            if let Some(value) = t.crossed_by(g.count, &g.stats_ns) {
+                out.push(FleetCrossing {
+                    threshold: t.text.clone(),
+                    labels: g.labels.clone(),
+                    analysis: g.analysis.clone(),
+                    value,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
