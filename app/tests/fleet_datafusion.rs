@@ -90,11 +90,11 @@ fn datafusion_runs_the_documented_queries_to_the_same_numbers() {
             .unwrap_or_else(|| panic!("DataFusion group {t} is not in latscope's"));
         assert_eq!(g["count"], t["count"], "{t}");
         assert_eq!(g["captures"], t["captures"], "{t}");
-        for stat in ["min", "mean", "p50", "p90", "p99", "p999", "max"] {
+        for stat in ["min", "mean", "max"] {
             let (a, b) = (g["stats_ns"][stat].as_f64().unwrap(), t[stat].as_f64().unwrap());
             assert!(close(a, b), "{t}: {stat} latscope {a} DataFusion {b}");
         }
-        // The rank-based SQL (no percentile function) agrees too.
+        // Percentiles from ranks (DataFusion's percentile_cont is off by ~1e-8: docs/FLEET.md).
         for (stat, p) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
             let r = df["ranks"]
                 .as_array()
