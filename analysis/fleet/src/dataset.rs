@@ -210,6 +210,16 @@ fn label_columns(labels: &Labels, n: usize) -> Vec<Column> {
     labels.iter().map(|(k, v)| Column::new(k.as_str().into(), vec![v.as_str(); n])).collect()
 }
 
+/// The columns `pairs` and `windows` start with: version, capture, analysis.
+fn leading_columns(id: &str, analyses: Vec<&str>) -> Vec<Column> {
+    let n = analyses.len();
+    vec![
+        Column::new(schema::COL_VERSION.into(), vec![schema::DATASET_VERSION; n]),
+        Column::new(schema::COL_CAPTURE.into(), vec![id; n]),
+        Column::new(schema::COL_ANALYSIS.into(), analyses),
+    ]
+}
+
 fn input_path(report: &Report, input: usize) -> &str {
     report.inputs.get(input).map_or("", |i| i.path.as_str())
 }
@@ -228,13 +238,8 @@ fn pairs_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<DataF
     }
     let rows = &report.samples;
     let n = rows.len();
-    let mut cols = vec![
-        Column::new(schema::COL_VERSION.into(), vec![schema::DATASET_VERSION; n]),
-        Column::new(schema::COL_CAPTURE.into(), vec![id; n]),
-        Column::new(
-            schema::COL_ANALYSIS.into(),
-            rows.iter().map(|r| r.analysis.as_str()).collect::<Vec<_>>(),
-        ),
+    let mut cols = leading_columns(id, rows.iter().map(|r| r.analysis.as_str()).collect());
+    cols.extend([
         Column::new(
             schema::COL_STAGE.into(),
             rows.iter().map(|r| stage_of.get(r.analysis.as_str()).copied()).collect::<Vec<_>>(),
@@ -254,7 +259,7 @@ fn pairs_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<DataF
         Column::new(schema::COL_START.into(), rows.iter().map(|r| r.start_s).collect::<Vec<_>>()),
         Column::new(schema::COL_END.into(), rows.iter().map(|r| r.end_s).collect::<Vec<_>>()),
         Column::new(schema::COL_LATENCY.into(), rows.iter().map(|r| r.latency_ns).collect::<Vec<_>>()),
-    ];
+    ]);
     cols.extend(label_columns(labels, n));
     DataFrame::new(n, cols)
 }
@@ -270,13 +275,8 @@ fn windows_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<Dat
         let input = report.analyses.iter().find(|a| a.name == name).map_or(0, |a| a.input);
         input_path(report, input)
     };
-    let mut cols = vec![
-        Column::new(schema::COL_VERSION.into(), vec![schema::DATASET_VERSION; n]),
-        Column::new(schema::COL_CAPTURE.into(), vec![id; n]),
-        Column::new(
-            schema::COL_ANALYSIS.into(),
-            rows.iter().map(|r| r.analysis.as_str()).collect::<Vec<_>>(),
-        ),
+    let mut cols = leading_columns(id, rows.iter().map(|r| r.analysis.as_str()).collect());
+    cols.extend([
         Column::new(
             schema::COL_SOURCE.into(),
             rows.iter().map(|r| source_of(&r.analysis)).collect::<Vec<_>>(),
@@ -285,7 +285,7 @@ fn windows_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<Dat
         Column::new(schema::COL_END.into(), rows.iter().map(|r| r.end_s).collect::<Vec<_>>()),
         Column::new(schema::COL_DURATION.into(), rows.iter().map(|r| r.duration_ns).collect::<Vec<_>>()),
         Column::new(schema::COL_EXCESS.into(), rows.iter().map(|r| r.excess_ns).collect::<Vec<_>>()),
-    ];
+    ]);
     cols.extend(label_columns(labels, n));
     DataFrame::new(n, cols)
 }
