@@ -74,16 +74,13 @@ fn csv_pairs(file: &Path, scratch: &Path) -> Vec<(String, f64)> {
     ok(&args);
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let (a, l) = (
-        header.iter().position(|h| *h == "analysis").unwrap(),
-        header.iter().position(|h| *h == "latency_ns").unwrap(),
-    );
-    // Keys hold no commas in these captures (`irq=N name=...` and `dev,sector` use spaces).
+    // `analysis,key,start_s,end_s,latency_ns,input`: a key may hold a quoted comma
+    // (`dev=8,0`), so the analysis is read from the left and the latency from the right.
+    assert_eq!(lines.next().unwrap(), "analysis,key,start_s,end_s,latency_ns,input");
     lines
         .map(|line| {
             let cells: Vec<&str> = line.split(',').collect();
-            (cells[a].to_owned(), cells[l].parse().unwrap())
+            (cells[0].to_owned(), cells[cells.len() - 2].parse().unwrap())
         })
         .collect()
 }

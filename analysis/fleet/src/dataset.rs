@@ -57,10 +57,11 @@ pub fn capture_id(inputs: &[PathBuf]) -> Result<String, FleetError> {
     Ok(all.finalize().to_hex()[..32].to_owned())
 }
 
-fn now_unix_s() -> i64 {
+/// Nanoseconds since 1970 (UTC): appends within one second keep their order.
+fn now_unix_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }
 
@@ -180,8 +181,8 @@ pub fn append(dir: &Path, capture: &CaptureToAppend<'_>) -> Result<AppendOutcome
     if let Some(existing) = committed_file(dir, &id)? {
         return Ok(AppendOutcome::AlreadyPresent { labels: labels_of_summary(&existing)?, capture: id });
     }
-    let now = now_unix_s();
-    let day = schema::utc_day(now);
+    let now = now_unix_ns();
+    let day = schema::utc_day(now.div_euclid(1_000_000_000));
     let report = capture.report;
     let pairs = pairs_frame(&id, capture.labels, report).map_err(FleetError::parquet(dir))?;
     let count = pairs.height() as u64;
@@ -353,7 +354,7 @@ pub struct CaptureInfo {
     pub sources: Vec<String>,
     /// The same inputs as absolute paths on the machine that appended them.
     pub paths: Vec<String>,
-    pub appended_unix_s: i64,
+    pub appended_unix_ns: i64,
     pub pairs: u64,
     /// Pairs per analysis (0 for an analysis that found none).
     pub analyses: BTreeMap<String, u64>,
@@ -536,7 +537,7 @@ impl Dataset {
                 labels: row.labels,
                 sources: row.sources,
                 paths: row.paths,
-                appended_unix_s: row.appended,
+                appended_unix_ns: row.appended,
                 pairs: row.pairs,
                 analyses: row.analyses,
                 pairs_file: pairs_file.clone(),
@@ -552,7 +553,7 @@ impl Dataset {
             ));
         }
         captures.sort_by(|a, b| {
-            a.appended_unix_s.cmp(&b.appended_unix_s).then_with(|| a.capture.cmp(&b.capture))
+            a.appended_unix_ns.cmp(&b.appended_unix_ns).then_with(|| a.capture.cmp(&b.capture))
         });
         Ok(Dataset { dir: dir.to_path_buf(), captures, warnings })
     }
