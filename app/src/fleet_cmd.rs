@@ -3,7 +3,7 @@
 //! aggregates one, with `--fail-if` per group turned into exit code 3 as in `report`.
 
 use anyhow::{Context, Result, bail};
-use latscope_analysis::atomic;
+use crate::atomic;
 use latscope_analysis::report::Report;
 use latscope_analysis::report::threshold::Threshold;
 use latscope_fleet::aggregate::{FleetCrossing, FleetOptions, parse_selector};

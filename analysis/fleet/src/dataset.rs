@@ -74,16 +74,20 @@ pub fn ensure_dataset(dir: &Path) -> Result<(), FleetError> {
         None => {
             let text = format!("{{\"latscope_dataset\": {}}}\n", schema::DATASET_VERSION);
             // Two first appends at once write the same bytes; either rename wins.
-            latscope_analysis::atomic::write_atomic(&manifest, text.as_bytes(), &[])
-                .map_err(|e| FleetError::BadDataset { path: manifest.clone(), message: e.to_string() })
+            publish(&manifest, text.as_bytes())
         }
     }
 }
 
 /// The committed summary file of `capture`, in any day partition.
 fn committed_file(dir: &Path, capture: &str) -> Result<Option<PathBuf>, FleetError> {
+    file_in(dir, schema::CAPTURES, capture)
+}
+
+/// The file of `capture` in `table`, in any day partition.
+fn file_in(dir: &Path, table: &str, capture: &str) -> Result<Option<PathBuf>, FleetError> {
     let name = format!("{capture}.parquet");
-    for day in day_dirs(&dir.join(schema::CAPTURES))? {
+    for day in day_dirs(&dir.join(table))? {
         let p = day.join(&name);
         if p.is_file() {
             return Ok(Some(p));
@@ -116,51 +120,72 @@ fn labels_of_summary(path: &Path) -> Result<Labels, FleetError> {
     Ok(row.labels)
 }
 
-/// The claim on `capture`: a file created exclusively, holding the claimer's pid.
+/// The claim on a capture: `_claims/<capture>`, held under an exclusive file lock that the
+/// system releases when the process ends, also when it is killed, so a claim never outlives
+/// its append. The file holds the claimer's pid for a second appender's message, and is
+/// removed on release while still locked.
 #[derive(Debug)]
-struct Claim(PathBuf);
+struct Claim {
+    path: PathBuf,
+    _file: std::fs::File,
+}
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(&self.path);
     }
-}
-
-fn pid_alive(pid: u32) -> bool {
-    // Linux: a live process has /proc/PID. Elsewhere assume alive (never steal a claim).
-    if Path::new("/proc/self").exists() { Path::new(&format!("/proc/{pid}")).exists() } else { true }
 }
 
 enum Claimed {
     Mine(Claim),
+    /// Another process holds the claim (its pid, 0 when it has not written it yet).
     Busy(u32),
 }
 
+/// Whether `file` is still the file at `path` (a releasing claimer removes its file, and a
+/// lock taken on the removed file claims nothing).
+#[cfg(unix)]
+fn still_at(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn still_at(_: &std::fs::File, path: &Path) -> bool {
+    path.exists()
+}
+
 fn claim(dir: &Path, capture: &str) -> Result<Claimed, FleetError> {
+    use std::io::Write;
     let claims = dir.join(schema::CLAIMS);
     std::fs::create_dir_all(&claims).map_err(FleetError::io(&claims))?;
     let path = claims.join(capture);
-    for _ in 0..2 {
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut f) => {
-                std::io::Write::write_all(&mut f, std::process::id().to_string().as_bytes())
-                    .map_err(FleetError::io(&path))?;
-                return Ok(Claimed::Mine(Claim(path)));
+    let io = |e| FleetError::io(&path)(e);
+    for _ in 0..16 {
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) if still_at(&file, &path) => {
+                file.set_len(0).map_err(io)?;
+                file.write_all(std::process::id().to_string().as_bytes()).map_err(io)?;
+                return Ok(Claimed::Mine(Claim { path, _file: file }));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let pid: Option<u32> =
-                    std::fs::read_to_string(&path).ok().and_then(|t| t.trim().parse().ok());
-                match pid {
-                    Some(pid) if pid_alive(pid) => return Ok(Claimed::Busy(pid)),
-                    // A claim whose process died (a killed append), or one being written
-                    // this instant (no pid yet: treat as busy).
-                    Some(_) => {
-                        let _ = std::fs::remove_file(&path);
-                    }
-                    None => return Ok(Claimed::Busy(0)),
-                }
+            // Locked a file its holder had just removed: open the new one.
+            Ok(()) => continue,
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let _ = std::io::Read::read_to_string(&mut file, &mut text);
+                return Ok(Claimed::Busy(text.trim().parse().unwrap_or(0)));
             }
-            Err(e) => return Err(FleetError::io(&path)(e)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
     }
     Ok(Claimed::Busy(0))
@@ -182,7 +207,17 @@ pub fn append(dir: &Path, capture: &CaptureToAppend<'_>) -> Result<AppendOutcome
         return Ok(AppendOutcome::AlreadyPresent { labels: labels_of_summary(&existing)?, capture: id });
     }
     let now = now_unix_ns();
-    let day = schema::utc_day(now.div_euclid(1_000_000_000));
+    // A killed append of this capture may have left its pairs in another day's partition:
+    // writing to the same day replaces them, so no engine ever sees two copies.
+    let day = match file_in(dir, schema::PAIRS, &id)? {
+        Some(p) => p
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|d| d.to_str())
+            .and_then(|d| d.strip_prefix(&format!("{}=", schema::DAY)))
+            .map_or_else(|| schema::utc_day(now.div_euclid(1_000_000_000)), str::to_owned),
+        None => schema::utc_day(now.div_euclid(1_000_000_000)),
+    };
     let report = capture.report;
     let pairs = pairs_frame(&id, capture.labels, report).map_err(FleetError::parquet(dir))?;
     let count = pairs.height() as u64;
@@ -202,8 +237,38 @@ fn write_table(path: &Path, mut df: DataFrame) -> Result<(), FleetError> {
     std::fs::create_dir_all(parent).map_err(FleetError::io(parent))?;
     let mut bytes = Vec::new();
     ParquetWriter::new(&mut bytes).finish(&mut df).map_err(FleetError::parquet(path))?;
-    latscope_analysis::atomic::write_atomic(path, &bytes, &[])
-        .map_err(|e| FleetError::BadDataset { path: path.to_path_buf(), message: e.to_string() })
+    publish(path, &bytes)
+}
+
+/// The mark in the name of a file being written; readers skip such files.
+pub(crate) const TMP_MARK: &str = ".latscope-tmp-";
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory (named with
+/// [`TMP_MARK`], so a reader knows a leftover of a killed append), flushed to disk, renamed
+/// over `path`, and the directory flushed so the new name survives a crash too.
+fn publish(path: &Path, bytes: &[u8]) -> Result<(), FleetError> {
+    use std::io::Write;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}{TMP_MARK}{}-{n}", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(FleetError::io(path)(e));
+    }
+    // Best effort: not every filesystem lets a directory be opened and synced.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 /// The label columns, each a constant of `n` rows, in name order.
@@ -402,7 +467,7 @@ fn table_files(
         names.sort();
         for p in names {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if name.contains(".latscope-tmp-") {
+            if name.contains(TMP_MARK) {
                 warnings.push(format!(
                     "{}: temporary file of an interrupted append; ignored (safe to delete)",
                     p.display()
