@@ -171,28 +171,40 @@ fn sorted_ns(ps: &mut [Ps], mut buf: Vec<f64>) -> Vec<f64> {
     buf
 }
 
-const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
+/// The quantiles every report and fleet gives: p50, p90, p99, p99.9.
+pub const QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
 
-/// The linear quantile `p` of sorted values, computed exactly as polars' `quantile_slice`
+/// The ranks (0-based, in ascending order) that the linear quantile `p` of `n` values
+/// reads: its floor rank, and the next one when the rank is not whole.
+pub fn quantile_ranks(n: u64, p: f64) -> Option<(u64, Option<u64>)> {
+    match n {
+        0 => None,
+        1 => Some((0, None)),
+        _ => {
+            let float_idx = (n as f64 - 1.0) * p;
+            let idx = (float_idx as u64).min(n - 1);
+            let next = (float_idx.ceil() as u64 != idx).then_some(idx + 1);
+            Some((idx, next))
+        }
+    }
+}
+
+/// The linear quantile `p` of `n` sorted values, reading the value at a rank through `at`
+/// (only the ranks [`quantile_ranks`] names), computed exactly as polars' `quantile_slice`
 /// does (`QuantileMethod::Linear`): rank `p * (n - 1)`, the values at its floor and the next
 /// rank, `(rank - floor) * (upper - lower) + lower`. Bit for bit polars' result, without the
 /// copy and selection polars makes for every quantile of every group.
-fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
-    let n = sorted.len();
-    match n {
-        0 => return None,
-        1 => return Some(sorted[0]),
-        _ => {}
-    }
+pub fn linear_quantile(n: u64, p: f64, at: impl Fn(u64) -> f64) -> Option<f64> {
+    let (idx, next) = quantile_ranks(n, p)?;
+    let lower = at(idx);
+    let Some(next) = next else { return Some(lower) };
+    let upper = at(next);
     let float_idx = (n as f64 - 1.0) * p;
-    let idx = (float_idx as usize).min(n - 1);
-    let top_idx = float_idx.ceil() as usize;
-    let lower = sorted[idx];
-    if idx == top_idx {
-        return Some(lower);
-    }
-    let upper = sorted[idx + 1];
     Some(if lower == upper { lower } else { (float_idx - idx as f64) * (upper - lower) + lower })
+}
+
+fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+    linear_quantile(sorted.len() as u64, p, |i| sorted[i as usize])
 }
 
 /// Overall statistics: min, max and quantiles read the sorted nanoseconds.
@@ -280,35 +292,54 @@ fn group_stats(samples: &[Sample], lat_ps: &[Ps]) -> Vec<GroupStats> {
 /// compute them (`agg_mean`: one value is itself, more are a Kahan sum over the count;
 /// `agg_std(0)`: the square root of Welford's online variance).
 fn mean_and_stddev(vals: &[f64]) -> (Option<f64>, Option<f64>) {
-    if vals.is_empty() {
-        return (None, None);
-    }
-    let mean = if vals.len() == 1 {
-        vals[0]
-    } else {
-        let (mut sum, mut err) = (0.0f64, 0.0f64);
-        for &v in vals {
-            let y = v - err;
-            let new_sum = sum + y;
-            let new_err = (new_sum - sum) - y;
-            sum = new_sum;
-            if new_err.is_finite() {
-                err = new_err;
-            }
-        }
-        sum / vals.len() as f64
-    };
-    let (mut m2, mut running, mut count) = (0.0f64, 0.0f64, 0u64);
+    let mut acc = MeanStd::default();
     for &v in vals {
-        let new_count = count + 1;
-        let delta_1 = v - running;
-        let new_mean = delta_1 / new_count as f64 + running;
-        let delta_2 = v - new_mean;
-        m2 += delta_1 * delta_2;
-        count = new_count;
-        running = new_mean;
+        acc.push(v);
     }
-    (Some(mean), Some((m2 / count as f64).sqrt()))
+    acc.finish()
+}
+
+/// [`mean_and_stddev`] one value at a time, for values that stream past (a fleet's scan):
+/// the same Kahan sum and Welford variance, so the same results for the same order.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MeanStd {
+    sum: f64,
+    err: f64,
+    first: f64,
+    m2: f64,
+    running: f64,
+    count: u64,
+}
+
+impl MeanStd {
+    pub fn push(&mut self, v: f64) {
+        if self.count == 0 {
+            self.first = v;
+        }
+        let y = v - self.err;
+        let new_sum = self.sum + y;
+        let new_err = (new_sum - self.sum) - y;
+        self.sum = new_sum;
+        if new_err.is_finite() {
+            self.err = new_err;
+        }
+        let new_count = self.count + 1;
+        let delta_1 = v - self.running;
+        let new_mean = delta_1 / new_count as f64 + self.running;
+        let delta_2 = v - new_mean;
+        self.m2 += delta_1 * delta_2;
+        self.count = new_count;
+        self.running = new_mean;
+    }
+
+    /// `(mean, stddev)`; `None` for no value.
+    pub fn finish(&self) -> (Option<f64>, Option<f64>) {
+        if self.count == 0 {
+            return (None, None);
+        }
+        let mean = if self.count == 1 { self.first } else { self.sum / self.count as f64 };
+        (Some(mean), Some((self.m2 / self.count as f64).sqrt()))
+    }
 }
 
 /// The 1-2-5 edge at or below `v` (`v > 0`).

@@ -1,17 +1,20 @@
 //! `latscope fleet`: statistics per group of labels over a dataset's pairs, with polars
 //! lazy scans run by the streaming engine.
 //!
-//! Each (group, analysis) is one scan of exactly the pairs files of the group's captures
-//! (the catalogue knows each capture's labels), filtered to the analysis and projected to
-//! `latency_ns`: memory is 8 bytes per pair of the largest group, never the dataset. The
-//! worst pairs are a second, top-k scan. Percentiles are exact over every pair of the group
-//! and interpolate linearly as `report` does (`latscope_analysis::stats::stats_of_ns`).
+//! Each (group, analysis) is a streaming scan of exactly the pairs files of the group's
+//! captures (the catalogue knows each capture's labels), filtered to the analysis and
+//! projected to `latency_ns`, whose batches feed [`select`]: a group of up to
+//! [`select::MAX_HELD`] pairs is kept and sorted, a larger one is rescanned until the
+//! quantiles' ranks are found, so memory stays bounded whatever the dataset's size. The worst
+//! pairs are a top-k scan. Percentiles are exact over every pair of the group and
+//! interpolate linearly as `report` does (`latscope_analysis::stats::linear_quantile`).
 
 use crate::FleetError;
 use crate::dataset::{CaptureInfo, Dataset};
 use crate::schema;
 use latscope_analysis::report::threshold::Threshold;
-use latscope_analysis::stats::{StatsNs, stats_of_ns};
+use crate::select::{self, FirstPass};
+use latscope_analysis::stats::StatsNs;
 use polars::prelude::*;
 use polars_core::query_result::QueryResult;
 use std::collections::BTreeMap;
@@ -244,6 +247,48 @@ fn collect_streaming(lf: LazyFrame) -> Result<DataFrame, FleetError> {
     }
 }
 
+/// Streams the `latency_ns` of `analysis` in `captures` to `each`, batch by batch: the
+/// streaming engine runs on its own thread and hands over one batch at a time, so memory
+/// holds a few batches, never the group.
+fn stream_latencies(
+    captures: &[&CaptureInfo],
+    analysis: &str,
+    each: &mut dyn FnMut(&[f64]),
+) -> Result<(), FleetError> {
+    let engine = |e: PolarsError| FleetError::Engine(format!("scanning pairs: {e}"));
+    let lf = scan(captures, analysis, &[schema::COL_LATENCY])?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<DataFrame>(2);
+    // The callback's `true` stops the query (the receiver is gone).
+    let sink = lf
+        .sink_batches(PlanCallback::new(move |df: DataFrame| Ok(tx.send(df).is_err())), true, None)
+        .map_err(engine)?;
+    std::thread::scope(|scope| {
+        let query = scope.spawn(move || sink.collect_with_engine(Engine::Streaming).map(drop));
+        let mut bad: Option<FleetError> = None;
+        for df in rx {
+            if bad.is_some() {
+                continue; // drain, so the query can end
+            }
+            let batch = df.column(schema::COL_LATENCY).and_then(|c| c.f64().cloned());
+            match batch {
+                Ok(ca) if ca.null_count() == 0 => {
+                    for arr in ca.downcast_iter() {
+                        each(arr.values().as_slice());
+                    }
+                }
+                Ok(ca) => {
+                    let vals: Vec<f64> = ca.iter().flatten().collect();
+                    each(&vals);
+                }
+                Err(e) => bad = Some(engine(e)),
+            }
+        }
+        let ran = query.join().map_err(|_| FleetError::Engine("the pairs scan panicked".into()))?;
+        ran.map_err(engine)?;
+        bad.map_or(Ok(()), Err)
+    })
+}
+
 /// Statistics and worst pairs of one analysis over `captures`.
 struct Measured {
     count: u64,
@@ -278,33 +323,18 @@ fn measure(
             cdf: Vec::new(),
         });
     }
-    let lat = collect_streaming(scan(&with, analysis, &[schema::COL_LATENCY])?)?;
-    let mut values = f64_values(&lat, schema::COL_LATENCY)?;
-    drop(lat);
-    let stats = stats_of_ns(&mut values);
-    let cdf = cdf_of(&values, cdf_points);
-    let count = values.len() as u64;
-    drop(values);
+    let mut first = FirstPass::default();
+    stream_latencies(&with, analysis, &mut |v| first.push(v))?;
+    let count = first.count;
+    let cdf = first.cdf(cdf_points);
+    let changed = || FleetError::Engine(format!("the pairs of {analysis} changed while they were read"));
+    let stats = select::finish(first, |each| stream_latencies(&with, analysis, each), changed)?;
     let worst = if with_worst && worst_k > 0 && count > 0 {
         worst_pairs(&with, analysis, worst_k)?
     } else {
         Vec::new()
     };
     Ok(Measured { count, captures: with.len() as u64, stats, worst, cdf })
-}
-
-fn cdf_of(sorted: &[f64], points: usize) -> Vec<(f64, f64)> {
-    let n = sorted.len();
-    if n == 0 || points == 0 {
-        return Vec::new();
-    }
-    let steps = points.min(n).max(1);
-    (0..=steps)
-        .map(|i| {
-            let rank = ((i as f64 / steps as f64) * (n - 1) as f64).round() as usize;
-            (sorted[rank.min(n - 1)], (rank + 1) as f64 / n as f64)
-        })
-        .collect()
 }
 
 fn worst_pairs(captures: &[&CaptureInfo], analysis: &str, k: usize) -> Result<Vec<WorstPair>, FleetError> {
@@ -402,6 +432,17 @@ pub fn fleet(
     opts: &FleetOptions,
     thresholds: &[Threshold],
 ) -> Result<FleetReport, FleetError> {
+    fleet_until(dataset, opts, thresholds, &|| false)
+}
+
+/// [`fleet`], giving up with [`FleetError::Cancelled`] between two scans once `stop` says so
+/// (a viewer's Cancel).
+pub fn fleet_until(
+    dataset: &Dataset,
+    opts: &FleetOptions,
+    thresholds: &[Threshold],
+    stop: &dyn Fn() -> bool,
+) -> Result<FleetReport, FleetError> {
     let mut warnings = dataset.warnings.clone();
     if dataset.captures.is_empty() {
         return Err(FleetError::BadDataset {
@@ -453,6 +494,9 @@ pub fn fleet(
     let group_names: Vec<String> = opts.group_by.clone();
     for (key, members) in groups_of(&dataset.captures, &group_names) {
         for analysis in analyses_of(&members, &opts.analyses) {
+            if stop() {
+                return Err(FleetError::Cancelled);
+            }
             let m = measure(&members, &analysis, opts.worst, opts.cdf_points, true)?;
             groups.push(Group {
                 labels: key.clone(),

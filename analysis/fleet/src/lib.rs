@@ -10,6 +10,7 @@ pub mod aggregate;
 pub mod dataset;
 pub mod render;
 pub mod schema;
+pub mod select;
 
 use std::path::{Path, PathBuf};
 
@@ -22,14 +23,20 @@ pub use schema::{DATASET_VERSION, Labels, parse_label};
 /// `trend` when given. Each [`WorstPair`] names the capture id, the file to open
 /// (`path`, absolute) and the pair's `start_s`/`end_s` on that file's own clock, so a click
 /// can open the capture at that pair. Blocking (it scans the pairs): run it off the UI thread.
-pub fn summarize(dir: &Path, group_by: &[String], trend: Option<&str>) -> Result<FleetReport, FleetError> {
+/// Between two scans it gives up with [`FleetError::Cancelled`] once `stop` says so.
+pub fn summarize(
+    dir: &Path,
+    group_by: &[String],
+    trend: Option<&str>,
+    stop: &dyn Fn() -> bool,
+) -> Result<FleetReport, FleetError> {
     let dataset = Dataset::open(dir)?;
     let opts = FleetOptions {
         group_by: group_by.to_vec(),
         trend: trend.map(str::to_owned),
         ..FleetOptions::default()
     };
-    fleet(&dataset, &opts, &[])
+    aggregate::fleet_until(&dataset, &opts, &[], stop)
 }
 
 /// Anything that went wrong reading or writing a dataset; every variant names the path.
@@ -47,6 +54,8 @@ pub enum FleetError {
     Usage(String),
     #[error("{0}")]
     Engine(String),
+    #[error("cancelled")]
+    Cancelled,
 }
 
 impl FleetError {
