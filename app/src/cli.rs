@@ -27,6 +27,15 @@ struct Cli {
     /// Align the files as `latscope report --align` does, before the rules run.
     #[arg(long, value_name = "ALIGN")]
     align: Option<String>,
+    /// A fleet dataset (`latscope report --dataset DIR`) to aggregate in the fleet window.
+    #[arg(long, value_name = "DIR")]
+    dataset: Option<PathBuf>,
+    /// With --dataset: label names to group by, comma-separated.
+    #[arg(long = "group-by", value_name = "LABELS", value_delimiter = ',', requires = "dataset")]
+    group_by: Vec<String>,
+    /// With --dataset: the label whose values make the trend plot (a commit, a date).
+    #[arg(long, value_name = "LABEL", requires = "dataset")]
+    trend: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -109,6 +118,9 @@ pub fn main() -> ExitCode {
             demo: false,
             rules: cli.rules,
             align: cli.align,
+            dataset: cli.dataset,
+            group_by: cli.group_by,
+            trend: cli.trend,
         }),
     };
     match result {

@@ -34,6 +34,10 @@ pub struct Options {
     pub rules: Vec<String>,
     /// `--align` (the report command's grammar, onto source 0) to apply once loaded.
     pub align: Option<String>,
+    /// A fleet dataset to aggregate in the fleet window, and its `--group-by` and `--trend`.
+    pub dataset: Option<PathBuf>,
+    pub group_by: Vec<String>,
+    pub trend: Option<String>,
 }
 
 #[derive(Debug)]
@@ -72,6 +76,8 @@ pub struct Workbench {
     pub analysis: AnalysisState,
     pub sim: SimState,
     pub table: TableState,
+    /// The fleet window (a dataset of many captures).
+    pub fleet: super::fleet_view::FleetState,
     pub dialogs: Dialogs,
     /// The error banner, and the log of every error (`errors.log()`).
     pub errors: Errors,
@@ -114,6 +120,7 @@ impl Workbench {
             analysis: AnalysisState::default(),
             sim: SimState::default(),
             table: TableState::default(),
+            fleet: Default::default(),
             dialogs: Dialogs::default(),
             errors: Errors::default(),
             notice: None,
@@ -140,6 +147,9 @@ impl Workbench {
             wb.analysis.chosen_by_files = false;
             wb.analysis.rules.specs = options.rules.clone();
             wb.view.panels.analysis = true;
+        }
+        if let Some(dir) = &options.dataset {
+            super::fleet_view::start(&mut wb, dir, &options.group_by, options.trend.as_deref());
         }
         if !options.files.is_empty() {
             wb.update(Message::OpenFiles(options.files));
@@ -477,6 +487,7 @@ impl Workbench {
         }
         self.poll();
         self.startup_step();
+        self.fleet_jump_step();
         let mut msgs = self.keyboard(&ctx);
 
         egui::Panel::top("menu").show(ui, |ui| msgs.extend(self.menu(ui)));
@@ -563,6 +574,10 @@ impl Workbench {
                 msgs.extend(timeline::show(ui, sources, viewport, overlay, v.scroll, &mut v.cache, &mut v.layout));
             }
         });
+        if self.fleet.open {
+            let running = self.jobs.of_kind(JobKind::Fleet).next().map(|j| j.ticket);
+            msgs.extend(super::fleet_view::show(&ctx, &self.fleet, running));
+        }
         if self.dialogs.palette_open {
             msgs.extend(palette::show(&ctx, &self.dialogs.palette_query));
         }
@@ -583,6 +598,7 @@ impl Workbench {
         self.frame_extras(&ctx);
         self.screenshot_step(&ctx);
         if self.jobs.busy(JobKind::Load)
+            || self.jobs.busy(JobKind::Fleet)
             || (self.sim.handle.is_some() && !self.sim.finished)
             || self.analysis_running()
             || !self.view.pending_derived.is_empty()
@@ -605,6 +621,7 @@ impl Workbench {
             && !self.analysis.presets_due
             && !self.aligning()
             && !self.analysis_running()
+            && !self.jobs.busy(JobKind::Fleet)
     }
 
     fn screenshot_step(&mut self, ctx: &egui::Context) {
@@ -707,7 +724,7 @@ pub fn run_native(options: Options) -> anyhow::Result<()> {
                 (None, Some(s)) => eframe::get_value(s, RECENT_KEY).unwrap_or_default(),
                 _ => Vec::new(),
             };
-            let demo = options.files.is_empty();
+            let demo = options.files.is_empty() && options.dataset.is_none();
             let mut wb =
                 Workbench::new(Options { demo, ..options }, Box::new(super::picker::RfdPicker), recent);
             if let Some(s) = cc.storage {

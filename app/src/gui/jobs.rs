@@ -30,6 +30,7 @@ pub enum JobKind {
     Save,
     SessionRead,
     Screenshot,
+    Fleet,
 }
 
 impl JobKind {
@@ -45,6 +46,7 @@ impl JobKind {
             JobKind::Save => "latscope-save",
             JobKind::SessionRead => "latscope-session",
             JobKind::Screenshot => "latscope-screenshot",
+            JobKind::Fleet => "latscope-fleet",
         }
     }
 
@@ -54,13 +56,21 @@ impl JobKind {
     fn latest_wins(self) -> bool {
         matches!(
             self,
-            JobKind::Table | JobKind::Analysis | JobKind::LiveStats | JobKind::Align | JobKind::Simulator
+            JobKind::Table
+                | JobKind::Analysis
+                | JobKind::LiveStats
+                | JobKind::Align
+                | JobKind::Simulator
+                | JobKind::Fleet
         )
     }
 
     /// Whether the job reads the open sources, so that closing them makes its answer stale.
     fn reads_sources(self) -> bool {
-        !matches!(self, JobKind::Load | JobKind::Save | JobKind::SessionRead | JobKind::Screenshot)
+        !matches!(
+            self,
+            JobKind::Load | JobKind::Save | JobKind::SessionRead | JobKind::Screenshot | JobKind::Fleet
+        )
     }
 }
 

@@ -99,6 +99,7 @@ pub enum ActionId {
     OpenSession,
     ToggleTheme,
     Align,
+    OpenDataset,
 }
 
 /// One action: its name in the palette, its label in a menu (`None`: the name), its
@@ -226,6 +227,9 @@ pub const ACTIONS: &[Action] = &[
         "Light / dark theme",
     ),
     action(A::Align, "Align sources…", None, || Message::OpenAlign),
+    action(A::OpenDataset, "Open fleet dataset…", None, || {
+        Message::Fleet(super::fleet_view::FleetMsg::Show)
+    }),
 ];
 
 /// One entry of a menu.
@@ -258,6 +262,8 @@ pub const MENUS: &[(&str, &[MenuItem])] = {
                 Separator,
                 Do(A::OpenSession),
                 Do(A::SaveSession),
+                Separator,
+                Do(A::OpenDataset),
             ],
         ),
         (

@@ -303,6 +303,8 @@ pub enum Message {
     OpenDeriveDigital(LaneId),
     /// The "Derive digital…" dialog as edited (or closed).
     EditDerive(DeriveDialog),
+    /// The fleet window (fleet_view.rs).
+    Fleet(super::fleet_view::FleetMsg),
 }
 
 /// What a derive job answers: the new track and its lane, to add to the source in place.

@@ -14,6 +14,7 @@ pub mod errors;
 pub mod export;
 pub mod extras;
 pub mod file_browser;
+pub mod fleet_view;
 pub mod frame_stats;
 pub mod jobs;
 pub mod keymap;

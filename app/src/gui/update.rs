@@ -105,6 +105,7 @@ impl Workbench {
             | Message::ToggleTheme
             | Message::BrowseFiles(..)
             | Message::Browser(..) => self.update_shell(msg),
+            Message::Fleet(m) => self.update_fleet(m),
         }
         self.view.drop_stale_arrow();
     }
