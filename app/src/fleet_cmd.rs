@@ -2,8 +2,8 @@
 //! appends a capture to a dataset (see `latscope_fleet::dataset`), and `latscope fleet DIR`
 //! aggregates one, with `--fail-if` per group turned into exit code 3 as in `report`.
 
-use anyhow::{Context, Result, bail};
 use crate::atomic;
+use anyhow::{Context, Result, bail};
 use latscope_analysis::report::Report;
 use latscope_analysis::report::threshold::Threshold;
 use latscope_fleet::aggregate::{FleetCrossing, FleetOptions, parse_selector};

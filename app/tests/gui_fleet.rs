@@ -125,7 +125,8 @@ fn the_fleet_window_shows_groups_and_trend_and_opens_a_worst_pair() {
     // The imx93 group's worst pair: its button opens the capture and shows that pair.
     let g = report.groups.iter().find(|g| g.labels["soc"].as_deref() == Some("imx93")).unwrap();
     let w = g.worst[0].clone();
-    let button = format!("open {} at {:.6} s", Path::new(&w.path).file_name().unwrap().to_string_lossy(), w.start_s);
+    let button =
+        format!("open {} at {:.6} s", Path::new(&w.path).file_name().unwrap().to_string_lossy(), w.start_s);
     h.get_by_label(&button).click();
     wait(&mut h, "the capture to load and show the pair", |wb| {
         wb.view.sources.len() == 1 && wb.loads().is_empty() && wb.fleet.jump.is_none()

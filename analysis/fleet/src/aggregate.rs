@@ -12,8 +12,8 @@
 use crate::FleetError;
 use crate::dataset::{CaptureInfo, Dataset};
 use crate::schema;
-use latscope_analysis::report::threshold::Threshold;
 use crate::select::{self, FirstPass};
+use latscope_analysis::report::threshold::Threshold;
 use latscope_analysis::stats::StatsNs;
 use polars::prelude::*;
 use polars_core::query_result::QueryResult;

@@ -93,8 +93,9 @@ impl FirstPass {
             return Vec::new();
         }
         let steps = (points as u64).min(n).max(1);
-        let ranks: Vec<u64> =
-            (0..=steps).map(|i| (((i as f64 / steps as f64) * (n - 1) as f64).round() as u64).min(n - 1)).collect();
+        let ranks: Vec<u64> = (0..=steps)
+            .map(|i| (((i as f64 / steps as f64) * (n - 1) as f64).round() as u64).min(n - 1))
+            .collect();
         if let Some(held) = &mut self.held {
             held.sort_unstable_by(f64::total_cmp);
             return ranks.iter().map(|&r| (held[r as usize], (r + 1) as f64 / n as f64)).collect();

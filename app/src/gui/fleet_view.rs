@@ -54,11 +54,18 @@ pub enum FleetMsg {
     Show,
     Close,
     /// The form as edited: directory, group-by labels, trend label.
-    Edit { dir: String, group_by: String, trend: String },
+    Edit {
+        dir: String,
+        group_by: String,
+        trend: String,
+    },
     /// Aggregate the dataset the form names.
     Load,
     /// The aggregation job's answer.
-    Loaded { ticket: Ticket, result: Result<Arc<FleetReport>, String> },
+    Loaded {
+        ticket: Ticket,
+        result: Result<Arc<FleetReport>, String>,
+    },
     SelectAnalysis(String),
     SelectGroup(usize),
     /// Open the worst pair's capture and show the pair.
@@ -110,8 +117,13 @@ impl Workbench {
                 }
                 match result {
                     Ok(report) => {
-                        let keep = self.fleet.analysis.as_ref().filter(|a| report.groups.iter().any(|g| &g.analysis == *a));
-                        self.fleet.analysis = keep.cloned().or_else(|| report.groups.first().map(|g| g.analysis.clone()));
+                        let keep = self
+                            .fleet
+                            .analysis
+                            .as_ref()
+                            .filter(|a| report.groups.iter().any(|g| &g.analysis == *a));
+                        self.fleet.analysis =
+                            keep.cloned().or_else(|| report.groups.first().map(|g| g.analysis.clone()));
                         self.fleet.selected = None;
                         self.fleet.report = Some(report);
                         let first = self.fleet.shown_groups().first().map(|(i, _)| *i);
@@ -128,7 +140,8 @@ impl Workbench {
             FleetMsg::SelectGroup(i) => self.fleet.selected = Some(i),
             FleetMsg::OpenWorst(w) => {
                 let path = PathBuf::from(&w.path);
-                self.fleet.jump = Some(PendingJump { path: path.clone(), start_s: w.start_s, end_s: w.end_s });
+                self.fleet.jump =
+                    Some(PendingJump { path: path.clone(), start_s: w.start_s, end_s: w.end_s });
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
                 let loaded = self.view.sources.iter().any(|s| Some(&s.source().name) == name.as_ref());
                 if !loaded {
@@ -150,9 +163,8 @@ impl Workbench {
         let name = jump.path.file_name().map(|n| n.to_string_lossy().into_owned());
         let found = self.view.sources.iter().find(|s| Some(&s.source().name) == name.as_ref()).map(|sv| {
             let origin = sv.source().origin;
-            let to_ps = |s: f64| -> Ps {
-                ((s - origin.secs as f64) * PS_PER_S as f64).round() as Ps - origin.ps
-            };
+            let to_ps =
+                |s: f64| -> Ps { ((s - origin.secs as f64) * PS_PER_S as f64).round() as Ps - origin.ps };
             (sv.to_common(to_ps(jump.start_s)), sv.to_common(to_ps(jump.end_s)))
         });
         self.fleet.jump = None;
@@ -296,13 +308,18 @@ fn groups_table(ui: &mut egui::Ui, st: &FleetState, msgs: &mut Vec<Message>) {
 }
 
 fn file_name(path: &str) -> String {
-    std::path::Path::new(path).file_name().map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned())
+    std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned())
 }
 
 /// p99 per value of the trend label, one line per group of the chosen analysis.
 fn trend_plot(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport) {
-    let trends: Vec<_> =
-        report.trend.iter().filter(|t| Some(&t.analysis) == st.analysis.as_ref() && !t.points.is_empty()).collect();
+    let trends: Vec<_> = report
+        .trend
+        .iter()
+        .filter(|t| Some(&t.analysis) == st.analysis.as_ref() && !t.points.is_empty())
+        .collect();
     let Some(first) = trends.first() else {
         ui.weak("No trend: name a label in Trend (a commit, a date) and aggregate again.");
         return;
@@ -324,9 +341,15 @@ fn trend_plot(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport) {
         .legend(Legend::default())
         .x_axis_formatter(move |m, _| {
             let i = m.value.round();
-            if (m.value - i).abs() < 1e-6 && i >= 0.0 { axis.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+            if (m.value - i).abs() < 1e-6 && i >= 0.0 {
+                axis.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
         })
-        .y_axis_formatter(|m, _| if m.value >= 0.0 { latscope_analysis::report::human_ns(m.value) } else { String::new() })
+        .y_axis_formatter(|m, _| {
+            if m.value >= 0.0 { latscope_analysis::report::human_ns(m.value) } else { String::new() }
+        })
         .show(ui, |p| {
             for t in &trends {
                 let pts: Vec<[f64; 2]> = t
@@ -345,7 +368,7 @@ fn trend_plot(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport) {
     for t in &trends {
         if let Some(c) = &t.first_change {
             ui.label(format!(
-                "{}: p99 moved {:+.1} % at {}={} ({} → {})",
+                "{}: p99 moved {:+.1} % at {}={} ({} -> {})",
                 latscope_fleet::aggregate::labels_text(&t.labels),
                 c.change * 100.0,
                 t.label,
@@ -370,7 +393,9 @@ fn cdf_plot(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport) {
         .allow_scroll(false)
         .include_y(0.0)
         .include_y(1.0)
-        .x_axis_formatter(|m, _| if m.value >= 0.0 { latscope_analysis::report::human_ns(m.value) } else { String::new() })
+        .x_axis_formatter(|m, _| {
+            if m.value >= 0.0 { latscope_analysis::report::human_ns(m.value) } else { String::new() }
+        })
         .show(ui, |p| p.line(Line::new("CDF", pts).color(theme::ACCENT.get())));
 }
 
