@@ -43,7 +43,7 @@ fn capture(dir: &Path, name: &str, soc: &str, qos: &str, seed: u64) -> PathBuf {
         &seed,
         "--duration",
         "40ms",
-        "-o",
+        "--trace-out",
         s(&path),
     ]);
     path

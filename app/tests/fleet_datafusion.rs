@@ -50,7 +50,7 @@ fn datafusion_runs_the_documented_queries_to_the_same_numbers() {
             &seed,
             "--duration",
             "40ms",
-            "-o",
+            "--trace-out",
             s(&f),
         ]);
         let (b, k) = (format!("board={board}"), format!("kernel={kernel}"));

@@ -46,7 +46,7 @@ fn dataset(d: &Scratch) -> (PathBuf, Vec<PathBuf>) {
             &seed,
             "--duration",
             "40ms",
-            "-o",
+            "--trace-out",
             s(&f),
         ]);
         latscope(&[

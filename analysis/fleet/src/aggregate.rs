@@ -16,7 +16,6 @@ use crate::select::{self, FirstPass};
 use latscope_analysis::report::threshold::Threshold;
 use latscope_analysis::stats::StatsNs;
 use polars::prelude::*;
-use polars_core::query_result::QueryResult;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -239,24 +238,17 @@ fn scan(captures: &[&CaptureInfo], analysis: &str, columns: &[&str]) -> Result<L
     concat(frames, UnionArgs::default()).map_err(engine)
 }
 
-fn collect_streaming(lf: LazyFrame) -> Result<DataFrame, FleetError> {
-    let engine = |e: PolarsError| FleetError::Engine(format!("aggregating pairs: {e}"));
-    match lf.collect_with_engine(Engine::Streaming).map_err(engine)? {
-        QueryResult::Single(df) => Ok(df),
-        QueryResult::Multiple(mut dfs) => Ok(if dfs.is_empty() { DataFrame::empty() } else { dfs.remove(0) }),
-    }
-}
-
-/// Streams the `latency_ns` of `analysis` in `captures` to `each`, batch by batch: the
-/// streaming engine runs on its own thread and hands over one batch at a time, so memory
-/// holds a few batches, never the group.
-fn stream_latencies(
+/// Streams the `columns` of the pairs of `analysis` in `captures` to `each`, batch by batch:
+/// the streaming engine runs on its own thread and hands over one batch at a time, so
+/// memory holds a few batches, never the group.
+fn stream_frames(
     captures: &[&CaptureInfo],
     analysis: &str,
-    each: &mut dyn FnMut(&[f64]),
+    columns: &[&str],
+    each: &mut dyn FnMut(&DataFrame) -> Result<(), FleetError>,
 ) -> Result<(), FleetError> {
     let engine = |e: PolarsError| FleetError::Engine(format!("scanning pairs: {e}"));
-    let lf = scan(captures, analysis, &[schema::COL_LATENCY])?;
+    let lf = scan(captures, analysis, columns)?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<DataFrame>(2);
     // The callback's `true` stops the query (the receiver is gone).
     let sink = lf
@@ -266,26 +258,37 @@ fn stream_latencies(
         let query = scope.spawn(move || sink.collect_with_engine(Engine::Streaming).map(drop));
         let mut bad: Option<FleetError> = None;
         for df in rx {
-            if bad.is_some() {
-                continue; // drain, so the query can end
-            }
-            let batch = df.column(schema::COL_LATENCY).and_then(|c| c.f64().cloned());
-            match batch {
-                Ok(ca) if ca.null_count() == 0 => {
-                    for arr in ca.downcast_iter() {
-                        each(arr.values().as_slice());
-                    }
-                }
-                Ok(ca) => {
-                    let vals: Vec<f64> = ca.iter().flatten().collect();
-                    each(&vals);
-                }
-                Err(e) => bad = Some(engine(e)),
+            // After an error, drain so the query can end.
+            if bad.is_none()
+                && let Err(e) = each(&df)
+            {
+                bad = Some(e);
             }
         }
         let ran = query.join().map_err(|_| FleetError::Engine("the pairs scan panicked".into()))?;
         ran.map_err(engine)?;
         bad.map_or(Ok(()), Err)
+    })
+}
+
+/// [`stream_frames`] of `latency_ns` alone, as slices of values.
+fn stream_latencies(
+    captures: &[&CaptureInfo],
+    analysis: &str,
+    each: &mut dyn FnMut(&[f64]),
+) -> Result<(), FleetError> {
+    stream_frames(captures, analysis, &[schema::COL_LATENCY], &mut |df| {
+        let engine = |e: PolarsError| FleetError::Engine(format!("scanning pairs: {e}"));
+        let ca = df.column(schema::COL_LATENCY).and_then(|c| c.f64().cloned()).map_err(engine)?;
+        if ca.null_count() == 0 {
+            for arr in ca.downcast_iter() {
+                each(arr.values().as_slice());
+            }
+        } else {
+            let vals: Vec<f64> = ca.iter().flatten().collect();
+            each(&vals);
+        }
+        Ok(())
     })
 }
 
@@ -296,12 +299,6 @@ struct Measured {
     stats: StatsNs,
     worst: Vec<WorstPair>,
     cdf: Vec<(f64, f64)>,
-}
-
-fn f64_values(df: &DataFrame, name: &str) -> Result<Vec<f64>, FleetError> {
-    let engine = |e: PolarsError| FleetError::Engine(format!("reading {name}: {e}"));
-    let ca = df.column(name).map_err(engine)?.f64().map_err(engine)?;
-    Ok(ca.iter().flatten().collect())
 }
 
 fn measure(
@@ -337,6 +334,27 @@ fn measure(
     Ok(Measured { count, captures: with.len() as u64, stats, worst, cdf })
 }
 
+/// A candidate for the worst pairs: what orders it, and the row's other columns.
+struct Candidate {
+    latency_ns: f64,
+    capture: String,
+    start_s: f64,
+    end_s: f64,
+    source: String,
+    input: usize,
+    key: String,
+}
+
+/// Longest first; ties by capture and time, so the output is reproducible.
+fn worst_first(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    b.latency_ns
+        .total_cmp(&a.latency_ns)
+        .then_with(|| a.capture.cmp(&b.capture))
+        .then_with(|| a.start_s.total_cmp(&b.start_s))
+}
+
+/// The `k` longest pairs, kept while the rows stream past (a sort of the whole group held
+/// every row of it: 740 MB for 6.4 million pairs).
 fn worst_pairs(captures: &[&CaptureInfo], analysis: &str, k: usize) -> Result<Vec<WorstPair>, FleetError> {
     let cols = [
         schema::COL_CAPTURE,
@@ -347,41 +365,57 @@ fn worst_pairs(captures: &[&CaptureInfo], analysis: &str, k: usize) -> Result<Ve
         schema::COL_END,
         schema::COL_LATENCY,
     ];
-    // Longest first; ties by capture and time, so the output is reproducible.
-    let lf = scan(captures, analysis, &cols)?.sort(
-        [schema::COL_LATENCY, schema::COL_CAPTURE, schema::COL_START],
-        SortMultipleOptions::default().with_order_descending_multi([true, false, false]),
-    );
-    let df = collect_streaming(lf.limit(k as IdxSize))?;
-    let engine = |e: PolarsError| FleetError::Engine(format!("worst pairs: {e}"));
-    let text = |name: &str| -> Result<Vec<String>, FleetError> {
-        let ca = df.column(name).map_err(engine)?.str().map_err(engine)?;
-        Ok(ca.iter().map(|s| s.unwrap_or_default().to_owned()).collect())
-    };
-    let (capture, source, key) =
-        (text(schema::COL_CAPTURE)?, text(schema::COL_SOURCE)?, text(schema::COL_KEY)?);
-    let (start, end, lat) = (
-        f64_values(&df, schema::COL_START)?,
-        f64_values(&df, schema::COL_END)?,
-        f64_values(&df, schema::COL_LATENCY)?,
-    );
-    let input = df.column(schema::COL_INPUT).map_err(engine)?.u32().map_err(engine)?;
-    let input: Vec<usize> = input.iter().map(|i| i.unwrap_or(0) as usize).collect();
+    let mut best: Vec<Candidate> = Vec::new();
+    stream_frames(captures, analysis, &cols, &mut |df| {
+        let engine = |e: PolarsError| FleetError::Engine(format!("worst pairs: {e}"));
+        let text = |name: &str| df.column(name).and_then(|c| c.str().cloned()).map_err(engine);
+        let float = |name: &str| df.column(name).and_then(|c| c.f64().cloned()).map_err(engine);
+        let (capture, source, key) =
+            (text(schema::COL_CAPTURE)?, text(schema::COL_SOURCE)?, text(schema::COL_KEY)?);
+        let (start, end, lat) =
+            (float(schema::COL_START)?, float(schema::COL_END)?, float(schema::COL_LATENCY)?);
+        let input = df.column(schema::COL_INPUT).and_then(|c| c.u32().cloned()).map_err(engine)?;
+        // Only rows that could enter the k best are copied out of the batch.
+        let floor = if best.len() >= k { best.last().map(|c| c.latency_ns) } else { None };
+        for i in 0..df.height() {
+            let Some(l) = lat.get(i) else { continue };
+            if floor.is_some_and(|f| l.total_cmp(&f).is_lt()) {
+                continue;
+            }
+            best.push(Candidate {
+                latency_ns: l,
+                capture: capture.get(i).unwrap_or_default().to_owned(),
+                start_s: start.get(i).unwrap_or(f64::NAN),
+                end_s: end.get(i).unwrap_or(f64::NAN),
+                source: source.get(i).unwrap_or_default().to_owned(),
+                input: input.get(i).unwrap_or(0) as usize,
+                key: key.get(i).unwrap_or_default().to_owned(),
+            });
+            if best.len() >= 4 * k.max(16) {
+                best.sort_by(worst_first);
+                best.truncate(k);
+            }
+        }
+        best.sort_by(worst_first);
+        best.truncate(k);
+        Ok(())
+    })?;
     let by_id: BTreeMap<&str, &CaptureInfo> = captures.iter().map(|c| (c.capture.as_str(), *c)).collect();
-    Ok((0..df.height().min(lat.len()).min(start.len()).min(end.len()))
-        .map(|i| WorstPair {
-            labels: by_id.get(capture[i].as_str()).map(|c| c.labels.clone()).unwrap_or_default(),
+    Ok(best
+        .into_iter()
+        .map(|c| WorstPair {
+            labels: by_id.get(c.capture.as_str()).map(|ci| ci.labels.clone()).unwrap_or_default(),
             path: by_id
-                .get(capture[i].as_str())
-                .and_then(|c| c.paths.get(input.get(i).copied().unwrap_or(0)))
+                .get(c.capture.as_str())
+                .and_then(|ci| ci.paths.get(c.input))
                 .cloned()
-                .unwrap_or_else(|| source[i].clone()),
-            capture: capture[i].clone(),
-            source: source[i].clone(),
-            key: key[i].clone(),
-            start_s: start[i],
-            end_s: end[i],
-            latency_ns: lat[i],
+                .unwrap_or_else(|| c.source.clone()),
+            capture: c.capture,
+            source: c.source,
+            key: c.key,
+            start_s: c.start_s,
+            end_s: c.end_s,
+            latency_ns: c.latency_ns,
         })
         .collect())
 }
