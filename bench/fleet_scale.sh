@@ -26,7 +26,7 @@ one() { # capture number, output directory: simulate, then analyse and append (t
   commit=c$(printf %02d $(((i - 1) * 10 / N)))
   t="$out/traces/c$i.txt"
   "$BIN" sim imx8mq-cpuidle --set "soc=$soc" --set "idle_probability=$ip" --set "pm_qos=$q" \
-    --set "read_mib=$READ_MIB" --seed "$i" -o "$t" >/dev/null
+    --set "read_mib=$READ_MIB" --seed "$i" --trace-out "$t" >/dev/null
   /usr/bin/time -f "%e %M" -o "$out/times/c$i" \
     "$BIN" report "$t" --preset irq-handler --preset block --preset wakeup --format json \
     --dataset "$out/ds" --label "soc=$soc" --label "idle=$ip" --label "pm_qos=$q" \
