@@ -11,6 +11,7 @@ use super::app::Workbench;
 use super::jobs::{JobKind, Ticket};
 use super::message::Message;
 use super::theme;
+use super::timeline::{Arrow, ArrowEnd};
 use egui_plot::{Legend, Line, Plot};
 use latscope_fleet::{FleetReport, Group, WorstPair};
 use latscope_model::{PS_PER_S, Ps};
@@ -161,15 +162,24 @@ impl Workbench {
             return;
         }
         let name = jump.path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let found = self.view.sources.iter().find(|s| Some(&s.source().name) == name.as_ref()).map(|sv| {
+        let found = self.view.sources.iter().position(|s| Some(&s.source().name) == name.as_ref()).map(|i| {
+            let sv = &self.view.sources[i];
             let origin = sv.source().origin;
             let to_ps =
                 |s: f64| -> Ps { ((s - origin.secs as f64) * PS_PER_S as f64).round() as Ps - origin.ps };
-            (sv.to_common(to_ps(jump.start_s)), sv.to_common(to_ps(jump.end_s)))
+            let (start, end) = (to_ps(jump.start_s), to_ps(jump.end_s));
+            // The pair's ends by time: the dataset keeps no event index.
+            Arrow {
+                source: i,
+                a: sv.to_common(start),
+                b: sv.to_common(end),
+                start: ArrowEnd { t: start, event: None },
+                end: ArrowEnd { t: end, event: None },
+            }
         });
         self.fleet.jump = None;
-        if let Some((a, b)) = found {
-            self.view.show_pair(a, b);
+        if let Some(arrow) = found {
+            self.view.show_pair(arrow);
         }
     }
 }
