@@ -55,8 +55,9 @@ pub struct ViewState {
     pub(super) fitted: bool,
     /// Fit again once the timeline's width is known (the first fit may precede layout).
     pub(super) refit: bool,
-    /// The viewport the last fit set, and the timeline's width it was fitted to.
-    pub(super) last_fit: Option<(Viewport, f32)>,
+    /// What the view was last set to show (everything, or a range such as a pair), the
+    /// viewport that set, and the timeline's width it was set for.
+    pub(super) last_shown: Option<(Shown, Viewport, f32)>,
     /// Loads that finished before one started earlier: sources join the timeline in the
     /// order their files were given (A/B and source numbers follow the command line).
     pub(super) finished_loads: BTreeMap<u64, (PathBuf, Arc<Prepared>)>,
@@ -78,7 +79,7 @@ impl Default for ViewState {
             generation: 1,
             fitted: false,
             refit: false,
-            last_fit: None,
+            last_shown: None,
             finished_loads: BTreeMap::new(),
             pending_derived: Vec::new(),
         }
@@ -181,6 +182,11 @@ impl ViewState {
     }
 
     pub(super) fn show_range(&mut self, from: f64, to: f64) {
+        self.set_range(from, to);
+        self.last_shown = Some((Shown::Range(from, to), self.viewport, self.layout.data_width));
+    }
+
+    fn set_range(&mut self, from: f64, to: f64) {
         let span = (to - from).max(1.0);
         self.viewport.ps_per_px = span / self.data_width();
         self.viewport.start = from;
@@ -189,19 +195,22 @@ impl ViewState {
     pub(super) fn fit_all(&mut self) {
         if let Some((a, b)) = self.time_range() {
             let pad = (b - a).max(1.0) * 0.01;
-            self.show_range(a - pad, b + pad);
-            self.last_fit = Some((self.viewport, self.layout.data_width));
+            self.set_range(a - pad, b + pad);
+            self.last_shown = Some((Shown::All, self.viewport, self.layout.data_width));
         }
     }
 
-    /// A view still as "fit all" left it (the user has not zoomed or panned since) stays
-    /// fitted when the timeline's width changes (a panel opened, the window resized): it
-    /// fits again. Returns whether it did.
+    /// A view still as "fit all" or a shown range (a pair, a worst case) left it (the user
+    /// has not zoomed or panned since) keeps showing the same when the timeline's width
+    /// changes (a panel opened, the window resized). Returns whether it changed the view.
     pub(super) fn keep_fitted(&mut self) -> bool {
         let width = self.layout.data_width;
-        match self.last_fit {
-            Some((vp, w)) if vp == self.viewport && width > 1.0 && (w - width).abs() > 0.5 => {
-                self.fit_all();
+        match self.last_shown {
+            Some((shown, vp, w)) if vp == self.viewport && width > 1.0 && (w - width).abs() > 0.5 => {
+                match shown {
+                    Shown::All => self.fit_all(),
+                    Shown::Range(from, to) => self.show_range(from, to),
+                }
                 true
             }
             _ => false,
@@ -248,6 +257,15 @@ impl ViewState {
         let sources = &self.sources;
         self.overlay.bands = analysis::bands(results, |i, t| sources.get(i).map(|sv| sv.to_common(t)));
     }
+}
+
+/// What a view was set to show, so that it can show it again at another width.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Shown {
+    /// Everything loaded (`fit_all`).
+    All,
+    /// A common-time range.
+    Range(f64, f64),
 }
 
 /// Applies a message that concerns only the view: zoom, pan, cursors, lanes, markers, panels.

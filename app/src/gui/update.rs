@@ -492,7 +492,8 @@ impl Workbench {
     /// were none (the user may close it again).
     fn show_results(&mut self, results: Vec<analysis::AnalysisResult>) {
         if self.analysis.results.is_empty() && !results.is_empty() && !self.view.panels.analysis {
-            // The timeline gets narrower; a view as fitted stays fitted (`keep_fitted`).
+            // The timeline gets narrower; a view as fitted, or showing a pair, keeps showing it
+            // (`keep_fitted`).
             self.view.panels.analysis = true;
         }
         self.analysis.results = Arc::new(results);
