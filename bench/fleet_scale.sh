@@ -61,26 +61,7 @@ echo "latscope fleet --group-by soc,pm_qos: $(cat "$out/fleet.time")"
 echo "latscope fleet (one group): $(cat "$out/fleet-all.time")"
 
 if python3 -c 'import datafusion' 2>/dev/null; then
-  /usr/bin/time -f "$tf" -o "$out/df.time" python3 - "$here/docs/FLEET.md" "$out/ds" "$out/fleet.json" <<'PY'
-import json, re, sys, time
-from datafusion import SessionContext
-doc, ds, fleet = sys.argv[1], sys.argv[2], sys.argv[3]
-sql = dict(re.findall(r"```sql ([\w-]+)\n(.*?)```", open(doc).read(), flags=re.S))
-ctx = SessionContext()
-for t in ("pairs", "captures"):
-    ctx.sql(f"CREATE EXTERNAL TABLE {t} STORED AS PARQUET LOCATION '{ds}/{t}/' PARTITIONED BY (day)").collect()
-by = lambda q: q.replace("board, kernel", "soc, pm_qos")
-a = time.time()
-groups = ctx.sql(by(sql["fleet-groups"])).to_pylist()
-ranks = ctx.sql(by(sql["fleet-percentiles-by-rank"])).to_pylist()
-b = time.time()
-ours = {(g["labels"]["soc"], g["labels"]["pm_qos"], g["analysis"]): g for g in json.load(open(fleet))["groups"]}
-same = all(ours[(g["soc"], g["pm_qos"], g["analysis"])]["count"] == g["count"] for g in groups)
-p99 = [r for r in ranks if abs(r["p"] - 0.99) < 1e-12]
-worst = max(abs(ours[(r["soc"], r["pm_qos"], r["analysis"])]["stats_ns"]["p99"] - r["value"])
-            / max(abs(r["value"]), 1.0) for r in p99)
-print(f"datafusion groups+percentiles: {b - a:.2f} s wall; {len(groups)} groups, counts equal: {same}, "
-      f"largest p99 difference {worst:.1e} relative")
-PY
+  /usr/bin/time -f "$tf" -o "$out/df.time" \
+    python3 "$here/bench/fleet_datafusion_check.py" "$here/docs/FLEET.md" "$out/ds" "$out/fleet.json"
   echo "datafusion process: $(cat "$out/df.time")"
 fi
