@@ -126,6 +126,10 @@ pub struct Trend {
     pub labels: BTreeMap<String, Option<String>>,
     pub analysis: String,
     pub label: String,
+    /// How the points are ordered: `"value"` when every value of the label is a number or
+    /// an ISO 8601 date or time (a build number, a nightly's date), else `"appended"` (in
+    /// order of each value's first append: commits).
+    pub order: &'static str,
     pub points: Vec<TrendPoint>,
     /// The first value whose p99 differs from the first point's by more than the threshold.
     pub first_change: Option<TrendChange>,
@@ -606,6 +610,7 @@ fn trend_of(
             values.push(v);
         }
     }
+    let order = order_trend_values(&mut values);
     let mut points = Vec::new();
     for v in values {
         let chosen: Vec<&CaptureInfo> =
@@ -633,7 +638,50 @@ fn trend_of(
             })
         })
     });
-    Ok(Trend { labels: key, analysis: analysis.to_owned(), label: label.to_owned(), points, first_change })
+    Ok(Trend {
+        labels: key,
+        analysis: analysis.to_owned(),
+        label: label.to_owned(),
+        order,
+        points,
+        first_change,
+    })
+}
+
+/// Puts a trend's values (given in order of first append) in time order when they say it
+/// themselves: all numbers, or all ISO 8601 dates or times (`2026-12-01`,
+/// `2026-12-01T03:00Z`, which sort as text). A nightly appended late (a backfill) then
+/// still takes its place. Other values (commits) keep the order of first append.
+fn order_trend_values(values: &mut [&str]) -> &'static str {
+    let numbers: Option<Vec<f64>> =
+        values.iter().map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite())).collect();
+    if let Some(numbers) = numbers {
+        let mut paired: Vec<(f64, &str)> = numbers.into_iter().zip(values.iter().copied()).collect();
+        paired.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (slot, (_, v)) in values.iter_mut().zip(paired) {
+            *slot = v;
+        }
+        return "value";
+    }
+    if values.iter().all(|v| is_iso_date_or_time(v)) {
+        values.sort_unstable();
+        return "value";
+    }
+    "appended"
+}
+
+/// `YYYY-MM-DD`, optionally followed by `T` or a space and a time of digits, `:`, `.`,
+/// `Z`, `+` and `-`: text of this shape sorts in time order (within one UTC offset).
+fn is_iso_date_or_time(v: &str) -> bool {
+    let b = v.as_bytes();
+    let date = b.len() >= 10
+        && b[..10]
+            .iter()
+            .enumerate()
+            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+    date && (b.len() == 10
+        || (matches!(b[10], b'T' | b' ')
+            && b[11..].iter().all(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b'Z' | b'+' | b'-'))))
 }
 
 fn gate(groups: &[Group], thresholds: &[Threshold]) -> Result<Vec<FleetCrossing>, FleetError> {
@@ -662,4 +710,31 @@ fn gate(groups: &[Group], thresholds: &[Threshold]) -> Result<Vec<FleetCrossing>
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trend_values_that_are_times_or_numbers_are_put_in_order_and_commits_are_not() {
+        let mut nightlies = vec!["2026-12-02", "2026-11-30", "2026-12-01"];
+        assert_eq!(order_trend_values(&mut nightlies), "value");
+        assert_eq!(nightlies, ["2026-11-30", "2026-12-01", "2026-12-02"]);
+        let mut stamps = vec!["2026-12-01T03:00:00Z", "2026-11-30T23:59:59Z"];
+        assert_eq!(order_trend_values(&mut stamps), "value");
+        assert_eq!(stamps, ["2026-11-30T23:59:59Z", "2026-12-01T03:00:00Z"]);
+        // Numerically, not as text: 10 after 9.
+        let mut builds = vec!["10", "9", "100"];
+        assert_eq!(order_trend_values(&mut builds), "value");
+        assert_eq!(builds, ["9", "10", "100"]);
+        // Commits (one of them all digits) keep the order of first append.
+        let mut commits = vec!["c2f1e0a", "1234567", "abc123"];
+        assert_eq!(order_trend_values(&mut commits), "appended");
+        assert_eq!(commits, ["c2f1e0a", "1234567", "abc123"]);
+        let mut mixed = vec!["2026-12-01", "nightly"];
+        assert_eq!(order_trend_values(&mut mixed), "appended");
+        assert!(!is_iso_date_or_time("2026-1-01"));
+        assert!(!is_iso_date_or_time("2026-12-01x"));
+    }
 }
