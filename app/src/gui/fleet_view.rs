@@ -12,7 +12,7 @@ use super::jobs::{JobKind, Ticket};
 use super::message::Message;
 use super::theme;
 use super::timeline::{Arrow, ArrowEnd};
-use egui_plot::{Legend, Line, Plot};
+use egui_plot::{GridMark, Legend, Line, Plot};
 use latscope_fleet::{FleetReport, Group, WorstPair};
 use latscope_model::{PS_PER_S, Ps};
 use std::path::PathBuf;
@@ -345,10 +345,24 @@ fn trend_plot(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport) {
         }
     }
     let axis: Vec<String> = values.iter().map(|v| (*v).to_owned()).collect();
+    // One mark every `every` values, far enough apart for their labels (egui_plot hides
+    // labels closer than its label spacing, which left only the first of ten commits).
+    let longest = axis.iter().map(|v| v.chars().count()).max().unwrap_or(1) as f32;
+    let px_per_value = ui.available_width() / values.len().max(2).saturating_sub(1) as f32;
+    let every = [1usize, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000]
+        .into_iter()
+        .find(|k| *k as f32 * px_per_value >= (longest * 7.0 + 16.0).max(72.0))
+        .unwrap_or(10_000);
     Plot::new("fleet-trend")
         .height(200.0)
         .allow_scroll(false)
         .legend(Legend::default())
+        .x_grid_spacer(move |input| {
+            let (lo, hi) = input.bounds;
+            let (first, last) =
+                ((lo.max(0.0) / every as f64).ceil() as usize, (hi.max(0.0) / every as f64) as usize);
+            (first..=last).map(|i| GridMark { value: (i * every) as f64, step_size: every as f64 }).collect()
+        })
         .x_axis_formatter(move |m, _| {
             let i = m.value.round();
             if (m.value - i).abs() < 1e-6 && i >= 0.0 {
@@ -361,7 +375,7 @@ fn trend_plot(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport) {
             if m.value >= 0.0 { latscope_analysis::report::human_ns(m.value) } else { String::new() }
         })
         .show(ui, |p| {
-            for t in &trends {
+            for (i, t) in trends.iter().enumerate() {
                 let pts: Vec<[f64; 2]> = t
                     .points
                     .iter()
@@ -371,8 +385,7 @@ fn trend_plot(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport) {
                     })
                     .collect();
                 let name = latscope_fleet::aggregate::labels_text(&t.labels);
-                let color = theme::color_for(&name);
-                p.line(Line::new(name, pts).color(color));
+                p.line(Line::new(name, pts).color(theme::series_color(i)));
             }
         });
     for t in &trends {

@@ -145,6 +145,12 @@ pub fn color_for(name: &str) -> Color32 {
     PALETTE[(h as usize) % PALETTE.len()]
 }
 
+/// The colour of the `i`-th of a few series drawn together (a plot's lines): distinct for
+/// the first dozen, where names hashed by `color_for` may share one.
+pub fn series_color(i: usize) -> Color32 {
+    PALETTE[i % PALETTE.len()]
+}
+
 /// A muted fill for task slices, keyed by label index.
 pub fn task_color(label: u32) -> Color32 {
     let c = PALETTE[(label as usize * 7 + 3) % PALETTE.len()];
