@@ -4,19 +4,27 @@ soc and pm_qos (bench/fleet_scale.sh's labels), and compares every group's count
 p50/p90/p99/p99.9 with `latscope fleet --group-by soc,pm_qos --format json` output.
 
 Usage: bench/fleet_datafusion_check.py docs/FLEET.md DATASET FLEET_JSON
-Exits 1 when a count differs or a percentile is NULL.
+Exits 1 when a count differs or a percentile is NULL. DF_MEMORY_GB=N caps DataFusion's
+memory pool at N GiB (its sorts then spill to disk) so that a large dataset does not take
+the machine's memory.
 """
+import os
 import json
 import re
 import sys
 import time
 
 import datafusion
-from datafusion import SessionContext
+from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext
 
 doc, ds, fleet = sys.argv[1], sys.argv[2], sys.argv[3]
 sql = dict(re.findall(r"```sql ([\w-]+)\n(.*?)```", open(doc).read(), flags=re.S))
-ctx = SessionContext()
+limit = os.environ.get("DF_MEMORY_GB")
+if limit:
+    runtime = RuntimeEnvBuilder().with_disk_manager_os().with_fair_spill_pool(int(float(limit) * 2**30))
+    ctx = SessionContext(SessionConfig(), runtime)
+else:
+    ctx = SessionContext()
 for t in ("pairs", "captures"):
     ctx.sql(f"CREATE EXTERNAL TABLE {t} STORED AS PARQUET LOCATION '{ds}/{t}/' PARTITIONED BY (day)").collect()
 by = lambda q: q.replace("board, kernel", "soc, pm_qos")
