@@ -24,6 +24,12 @@
 #                                                   vs latscope decode F --decoder 'spi:...'
 #                         (spi_10M.sr: 10M samples of continuous SPI, bench/make_spi_sr.py)
 #                         goal >= 50x
+#   decode UART 10M       sigrok-cli -i F -P uart:tx=TX:rx=RX:baudrate=1000000 -A uart=tx-data:rx-data
+#                                                   vs latscope decode F --decoder 'uart:...'
+#                         (uart_10M.sr: 10M samples, two lines of 1 Mbaud 8N1 back to back,
+#                         bench/make_uart_sr.py) goal >= 50x
+#   decode UART 10M idle  latscope decode F --decoder 'uart:...' on uart_idle_10M.sr (the same
+#                         samples, no traffic): memory follows annotations, not samples
 # Nothing is installed: a missing peer tool skips its rows with a message. Before timing,
 # latscope runs once per input; if it fails (or `info` reports no events) its failure is
 # printed instead of timings.
@@ -176,6 +182,10 @@ cmd_sr_vcd() { CMD=(sigrok-cli -i "$VCD" -O null); }
 SPI10M=$DIR/spi_10M.sr
 cmd_sr_spi() { CMD=(sigrok-cli -i "$SPI10M" -P spi:clk=CLK:mosi=MOSI:miso=MISO:cs=CS -A spi=mosi-data:miso-data); }
 cmd_ls_spi() { CMD=("$LS" decode "$SPI10M" --decoder spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS); }
+UART10M=$DIR/uart_10M.sr UARTIDLE=$DIR/uart_idle_10M.sr
+cmd_sr_uart() { CMD=(sigrok-cli -i "$UART10M" -P uart:tx=TX:rx=RX:baudrate=1000000 -A uart=tx-data:rx-data); }
+cmd_ls_uart() { CMD=("$LS" decode "$UART10M" --decoder uart:tx=TX,rx=RX,baud=1000000); }
+cmd_ls_uart_idle() { CMD=("$LS" decode "$UARTIDLE" --decoder uart:tx=TX,rx=RX,baud=1000000); }
 cmd_ls_vcd() { CMD=("$LS" info "$VCD" --json); }
 
 echo "peers.sh: $REPS repetitions, inputs in $DIR, latscope = $LS"
@@ -282,6 +292,28 @@ if want decode; then
         time_row "${cases[@]}"
         if [ "$LS_OK" = 1 ]; then report_case "$label" ls_spi; else add_row "$label" "latscope" "skipped: no latscope binary"; fi
         report_case "$label" sr_spi ls_spi
+    fi
+    label="decode UART 10M samples"
+    if ! have sigrok-cli; then
+        add_row "$label" "-" "skipped: sigrok-cli is not installed"
+    else
+        for f in "$UART10M" "$UARTIDLE"; do
+            [ -f "$f" ] && continue
+            echo "generating $f (bench/make_uart_sr.py)"
+            idle=(); [ "$f" = "$UARTIDLE" ] && idle=(--idle)
+            python3 "$(dirname "$0")/make_uart_sr.py" "$f.part" 10000000 "${idle[@]}" && mv "$f.part" "$f"
+        done
+        cases=(sr_uart)
+        [ "$LS_OK" = 1 ] && cases+=(ls_uart ls_uart_idle)
+        echo "timing $label: ${cases[*]}"
+        time_row "${cases[@]}"
+        if [ "$LS_OK" = 1 ]; then
+            report_case "$label" ls_uart
+            report_case "$label (no traffic)" ls_uart_idle
+        else
+            add_row "$label" "latscope" "skipped: no latscope binary"
+        fi
+        report_case "$label" sr_uart ls_uart
     fi
 fi
 

@@ -26,6 +26,10 @@ struct Cli {
     /// Align the files as `latscope report --align` does, before the rules run.
     #[arg(long, value_name = "ALIGN")]
     align: Option<String>,
+    /// A protocol decoder stack (see `decode`) to run on the files that have its channels
+    /// once they are loaded; repeatable.
+    #[arg(long = "decoder", value_name = "SPEC")]
+    decoders: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -106,6 +110,7 @@ pub fn main() -> ExitCode {
             demo: false,
             rules: cli.rules,
             align: cli.align,
+            decoders: cli.decoders,
         }),
     };
     match result {

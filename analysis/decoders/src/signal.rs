@@ -20,6 +20,14 @@ impl Clock {
     pub fn tick_of(self, t: Ps) -> i64 {
         match self {
             Clock::Picoseconds => t,
+            // A whole, even number of ps a sample (10 MHz: 100,000): the same rounding in
+            // i64, without the 128-bit division (a tenth of decoding a large capture).
+            Clock::Samples(rate)
+                if t >= 0
+                    && let Some(p) = exact_period(rate).filter(|p| p % 2 == 0) =>
+            {
+                (t + p / 2) / p
+            }
             Clock::Samples(rate) => {
                 let r = i128::from(rate);
                 let p = i128::from(PS_PER_S);
@@ -33,6 +41,7 @@ impl Clock {
     pub fn time_of(self, tick: i64) -> Ps {
         match self {
             Clock::Picoseconds => tick,
+            Clock::Samples(rate) if let Some(p) = exact_period(rate) => tick.saturating_mul(p),
             Clock::Samples(rate) => {
                 let r = i128::from(rate);
                 let n = i128::from(tick) * i128::from(PS_PER_S);
@@ -52,6 +61,11 @@ impl Clock {
     pub fn sample_numbers(self) -> bool {
         matches!(self, Clock::Samples(_))
     }
+}
+
+/// The sample period in ps when it is a whole number (rates that divide 10^12 Hz·ps).
+fn exact_period(rate: u64) -> Option<i64> {
+    (rate > 0 && PS_PER_S as u64 % rate == 0).then(|| PS_PER_S / rate as i64)
 }
 
 /// One input channel: its level at tick 0 and every change after it.
@@ -209,5 +223,43 @@ mod tests {
         let m = Line::new("B", 0, &[(3, 1), (4, 0)], 20);
         let got: Vec<_> = merged_changes(&[&l, &m]).collect();
         assert_eq!(got, [(3, 3), (4, 2), (6, 1), (8, 1)]);
+    }
+
+    /// The 128-bit roundings the fast paths replace.
+    fn tick_ref(rate: u64, t: Ps) -> i64 {
+        let (r, p) = (i128::from(rate), i128::from(PS_PER_S));
+        let n = i128::from(t) * r;
+        (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
+    }
+    fn time_ref(rate: u64, tick: i64) -> Ps {
+        let r = i128::from(rate);
+        let n = i128::from(tick) * i128::from(PS_PER_S);
+        (if n >= 0 { (n + r / 2) / r } else { (n - r / 2) / r }) as Ps
+    }
+
+    #[test]
+    fn the_fast_tick_grid_rounds_as_the_exact_one() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for rate in [
+            1_000_000,
+            10_000_000,
+            24_000_000,
+            40_000_000,
+            125_000_000,
+            500_000_000,
+            3_000_000,
+            2_000_000_000,
+        ] {
+            let c = Clock::Samples(rate);
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let t = (x % 4_000_000_000_000) as i64 - 1_000_000_000;
+                assert_eq!(c.tick_of(t), tick_ref(rate, t), "tick_of({t}) at {rate}");
+                let tick = (x % 40_000_000_000) as i64 - 1_000_000;
+                assert_eq!(c.time_of(tick), time_ref(rate, tick), "time_of({tick}) at {rate}");
+            }
+        }
     }
 }

@@ -195,7 +195,7 @@ fn decode_line(line: &Line, dir: &'static str, cfg: &Config, sink: &mut Sink) {
             point(1) - half_floor,
             point(cfg.bits) + half_ceil,
             "data",
-            format!("{value:0digits$X}"),
+            crate::hex_upper(value, digits),
             fields,
         );
         after = last_point;

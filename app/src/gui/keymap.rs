@@ -97,6 +97,7 @@ pub enum ActionId {
     OpenSession,
     ToggleTheme,
     Align,
+    AddDecoder,
 }
 
 /// One action: its name in the palette, its label in a menu (`None`: the name), its
@@ -217,6 +218,7 @@ pub const ACTIONS: &[Action] = &[
         "Light / dark theme",
     ),
     action(A::Align, "Align sources…", None, || Message::OpenAlign),
+    action(A::AddDecoder, "Add decoder…", None, || Message::OpenDecoder(None)),
 ];
 
 /// One entry of a menu.
@@ -265,7 +267,7 @@ pub const MENUS: &[(&str, &[MenuItem])] = {
                 Do(A::ToggleTheme),
             ],
         ),
-        ("Analysis", &[Do(A::RunAnalysis), Do(A::Align)]),
+        ("Analysis", &[Do(A::RunAnalysis), Do(A::Align), Do(A::AddDecoder)]),
     ]
 };
 

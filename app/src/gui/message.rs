@@ -4,6 +4,7 @@
 
 use super::align_dialog::AlignDialog;
 use super::analysis::{AnalysisResult, PlotKind, RuleEditor};
+use super::decoder_dialog::DecoderDialog;
 use super::derive_dialog::DeriveDialog;
 use super::export::SaveWhat;
 use super::file_browser::{BrowsePurpose, BrowserAction};
@@ -273,6 +274,17 @@ pub enum Message {
     OpenDeriveDigital(LaneId),
     /// The "Derive digital…" dialog as edited (or closed).
     EditDerive(DeriveDialog),
+    /// Open the "Add decoder…" dialog (on this source; `None`: the focused lane's, else the
+    /// first with channels).
+    OpenDecoder(Option<usize>),
+    /// The "Add decoder…" dialog as edited (or closed).
+    EditDecoder(DecoderDialog),
+    /// Decode `source` with decoder stacks `specs` (a background job: the source rebuilt
+    /// with the annotations comes back as `Derived`).
+    AddDecoder {
+        source: usize,
+        specs: Vec<String>,
+    },
 }
 
 /// What a derive job answers.
@@ -282,6 +294,8 @@ pub enum DerivedLane {
     Track(DigitalTrack, Lane),
     /// The source rebuilt with the track (a copy, made off the UI thread).
     Rebuilt(Arc<Prepared>),
+    /// The source rebuilt with a decoder's annotations (span lanes and events).
+    Decoded(Arc<Prepared>),
 }
 
 /// Sort order of the event table.
