@@ -26,6 +26,7 @@
 
 use crate::endpoint::{Edge, Endpoint, Level, Pred, PredOp};
 use crate::pairing::{MAX_KEYS, PairRule, Policy};
+use latscope_model::kernel::CPU_IDLE_EXIT_STATE;
 use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps};
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_till, take_while};
@@ -169,7 +170,7 @@ fn simple(name: &str, start: Endpoint, end: Endpoint, by: &[(&str, &str)], polic
 }
 
 fn state_pred(op: PredOp) -> Endpoint {
-    Endpoint::event_where("cpu_idle", vec![Pred::new("state", op, "4294967295")])
+    Endpoint::event_where("cpu_idle", vec![Pred::new("state", op, CPU_IDLE_EXIT_STATE.to_string())])
 }
 
 /// The spec of a preset name (with options for `cmd-irq` and `chain`); `None` when `text`
@@ -818,6 +819,13 @@ fn align(i: &str) -> PResult<'_, AlignSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_idle_preset_says_the_exit_state_it_pairs_on() {
+        let idle = PRESETS.iter().find(|(name, _)| *name == "idle").map(|(_, text)| *text);
+        let exit = CPU_IDLE_EXIT_STATE.to_string();
+        assert_eq!(idle, Some(format!("cpu_idle state!={exit} -> state={exit} by cpu, next").as_str()));
+    }
 
     #[test]
     fn a_name_before_a_detector_names_it() {

@@ -86,6 +86,20 @@ fn format_of(path: &Path) -> Option<Format> {
     })
 }
 
+/// The report format of `--format` and `-o` (`report` and `sim` alike): the one asked for,
+/// else the output's extension's, else Markdown; and whether a Perfetto trace was asked
+/// for instead (its report, for `--fail-if`, is then JSON).
+pub fn resolve_format(format: Option<ReportFormat>, output: Option<&Path>) -> (Format, bool) {
+    let perfetto = format == Some(ReportFormat::Perfetto);
+    let f = match (format.and_then(ReportFormat::report), output) {
+        (Some(f), _) => f,
+        (None, _) if perfetto => Format::Json,
+        (None, Some(path)) => format_of(path).unwrap_or(Format::Md),
+        (None, None) => Format::Md,
+    };
+    (f, perfetto)
+}
+
 /// Thresholds that a report crossed: the command still wrote its report, and exits 3.
 #[derive(Debug)]
 pub struct ThresholdsCrossed(pub Vec<Crossing>);
@@ -124,35 +138,25 @@ fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
 
 /// Runs `spec` by the runner's each-or-together and error rules; inputs it was not run on
 /// (while it ran on others) are named on stderr when `warn`.
+/// A preset that cannot run for want of events says which, and how to record them.
 fn run_one(spec: &Spec, sources: &[Placed<'_>], scope: Scope, warn: bool) -> Result<Vec<Outcome>> {
-    let ran = runner::run(spec, sources, scope).with_context(|| format!("analysis {}", spec.name()))?;
-    if warn {
+    let ran = match runner::run(spec, sources, scope) {
+        Ok(ran) => ran,
+        Err(e) => {
+            let plain: Vec<&Source> = sources.iter().map(|p| p.source).collect();
+            return Err(match latscope_analysis::presets::missing_events(spec.name(), &plain) {
+                Some(hint) => anyhow::anyhow!("analysis {}: {e}\n{hint}", spec.name()),
+                None => anyhow::Error::new(e).context(format!("analysis {}", spec.name())),
+            });
+        }
+    };
+    if warn && !ran.skipped.is_empty() {
+        let labels = runner::labels(sources);
         for (i, why) in &ran.skipped {
-            eprintln!("latscope: analysis {}: not run on input {i}: {why}", spec.name());
+            eprintln!("latscope: analysis {}: not run on {}: {why}", spec.name(), labels[*i]);
         }
     }
     Ok(ran.outcomes)
-}
-
-fn has_results(outcomes: &[Outcome]) -> bool {
-    outcomes.iter().any(|o| !o.samples.is_empty() || o.unmatched_start + o.unmatched_end > 0)
-}
-
-/// Every preset that finds something in the sources, in the order of `PRESETS`.
-pub fn default_presets(sources: &[Placed<'_>], scope: Scope) -> (Vec<String>, Vec<Outcome>) {
-    let mut names = Vec::new();
-    let mut outcomes = Vec::new();
-    for (name, _) in spec::PRESETS {
-        let Ok(spec) = spec::preset_spec(name) else { continue };
-        // A preset that cannot run on this trace (a missing track) is simply not applicable.
-        if let Ok(found) = run_one(&spec, sources, scope, false)
-            && has_results(&found)
-        {
-            names.push((*name).to_owned());
-            outcomes.extend(found);
-        }
-    }
-    (names, outcomes)
 }
 
 /// Writes rendered `report` to `output` (atomically, never over one of `inputs`) or stdout.
@@ -278,14 +282,7 @@ fn tracks_needed(specs: &[Spec], align: Option<&latscope_analysis::align::AlignS
 pub fn run(args: &ReportArgs) -> Result<()> {
     // Usage errors first, before any file is read.
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
-    let perfetto = args.format == Some(ReportFormat::Perfetto);
-    let format = match (args.format.and_then(ReportFormat::report), &args.output) {
-        (Some(f), _) => f,
-        (None, Some(path)) if !perfetto => format_of(path).unwrap_or(Format::Md),
-        // The Perfetto trace still builds the JSON report's figures for --fail-if.
-        (None, _) if perfetto => Format::Json,
-        (None, _) => Format::Md,
-    };
+    let (format, perfetto) = resolve_format(args.format, args.output.as_deref());
     let specs = parse_specs(args)?;
     let align = match &args.align {
         Some(text) => {
@@ -311,17 +308,20 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             eprintln!("latscope: --decoder {spec:?} decoded input {}", on.join(", "));
         }
     }
-    // Alignment places sources on the common timeline; it never copies or changes them.
-    let mut placements = vec![Placement::IDENTITY; sources.len()];
+    // Sources start where their clocks put them (two traces of one kernel clock by their
+    // clock values); an alignment moves one from there. Neither copies or changes them.
+    let refs: Vec<&Source> = sources.iter().collect();
+    let mut placements = Placement::all_by_clock(&refs);
     // The alignment as applied, for the report: what was fitted, not only what was asked.
     let applied = match &align {
         Some(spec) => {
-            let refs: Vec<&Source> = sources.iter().collect();
             let a = latscope_analysis::align::apply_align(spec, &refs, &mut placements)?;
+            let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+            let labels = latscope_model::source_labels(&paths.iter().map(String::as_str).collect::<Vec<_>>());
             Some(format!(
-                "{} (input {}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
+                "{} ({}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
                 args.align.as_deref().unwrap_or_default(),
-                a.source,
+                labels.get(a.source).map_or("?", String::as_str),
                 a.placement.offset as f64 / 1e3,
                 a.placement.drift_ppm,
                 a.matched,
@@ -334,7 +334,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let placed = Placed::with(&sources, &placements);
     let scope = Scope::of(args.align.is_some(), &placed);
     let outcomes = if specs.is_empty() {
-        let (names, outcomes) = default_presets(&placed, scope);
+        let runner::DefaultPresets { names, outcomes, missing } = runner::default_presets(&placed, scope);
+        for hint in &missing {
+            eprintln!("latscope: not run: {hint}");
+        }
         if names.is_empty() {
             eprintln!(
                 "latscope: no --preset or --rule given and no preset finds events in the input; \
@@ -356,7 +359,6 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         all
     };
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let refs: Vec<&Source> = sources.iter().collect();
     let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
     if perfetto {
         emit_perfetto(&paths, &placed, &outcomes, args.output.as_deref(), &args.files)?;

@@ -393,8 +393,8 @@ fn the_chain_runs_through_a_decoded_bus_in_sim_and_across_aligned_files() {
     assert_eq!((c1["count"].as_u64(), c1["unmatched_start"].as_u64()), (Some(6), Some(9)));
 
     let (txt, vcd) = (dir.join("t.txt"), dir.join("t.vcd"));
-    ok(&[&sim[..], &["-o", txt.to_str().unwrap()]].concat());
-    ok(&[&sim[..], &["-o", vcd.to_str().unwrap()]].concat());
+    ok(&[&sim[..], &["--trace-out", txt.to_str().unwrap()]].concat());
+    ok(&[&sim[..], &["--trace-out", vcd.to_str().unwrap()]].concat());
     let (txt, vcd) = (txt.to_str().unwrap(), vcd.to_str().unwrap());
     let out = ok(&[
         "report",

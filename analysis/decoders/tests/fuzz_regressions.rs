@@ -8,10 +8,13 @@ mod fuzz_common;
 
 use std::path::Path;
 
+/// A fuzz target's body: decodes one input, panicking on a finding.
+type FuzzTarget = fn(&[u8]);
+
 #[test]
 fn fuzz_findings_stay_fixed() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions");
-    let targets: [(&str, fn(&[u8])); 4] = [
+    let targets: [(&str, FuzzTarget); 4] = [
         ("decode_uart", fuzz_common::uart),
         ("decode_spi", fuzz_common::spi),
         ("decode_i2c", fuzz_common::i2c),

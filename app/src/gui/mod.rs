@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod app;
 pub mod decoder_dialog;
 pub mod derive_dialog;
+pub mod errors;
 pub mod export;
 pub mod extras;
 pub mod file_browser;

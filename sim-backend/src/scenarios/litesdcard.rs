@@ -196,6 +196,17 @@ pub struct Lsd {
     texts: rustc_hash::FxHashMap<(u8, u64, u8, u8), Sym>,
 }
 
+/// The values of the settings that are words (`cpu` names a `[cpus.NAME]` table).
+pub const CHOICES: &[(&str, &[&str])] = &[
+    ("mode", &["cmd-irq", "dma-irq", "all-irq", "poll-5us", "poll-0us"]),
+    ("irq_trigger", &["level", "edge", "auto"]),
+    ("driver", &["old", "new", "auto"]),
+];
+
+/// Numbers with limits tighter than "not negative".
+pub const RANGES: &[(&str, f64, f64)] =
+    &[("request_kib", 1.0, f64::INFINITY), ("file_mib", 1.0, f64::INFINITY)];
+
 pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     Ok(Box::new(build_sim(s)?))
 }
