@@ -147,7 +147,7 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
         .rows
         .rows
         .iter()
-        .map(|&i| src.strings.resolve(src.events.get(i as usize).unwrap().name()).into_owned())
+        .map(|r| src.strings.resolve(src.events.get(r.index as usize).unwrap().name()).into_owned())
         .collect();
     assert_eq!(names.iter().filter(|n| *n == "sd_cmd").count(), 5, "{names:?}");
     h.state_mut().update(Message::SearchStep(true));
@@ -214,4 +214,56 @@ fn channels_are_guessed_from_their_usual_names() {
     let d = DecoderDialog::open_on(&src, 0);
     assert_eq!(d.spec, "spi:clk=SCK,mosi=MOSI,miso=MISO,cs=CS");
     assert_eq!(d.problem, None);
+}
+
+/// Clicks at `pos` (press and release in separate frames, as a mouse does).
+fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.step();
+    h.drag_at(pos);
+    h.step();
+    h.drop_at(pos);
+    h.step();
+    h.step();
+}
+
+#[test]
+fn clicking_an_annotation_on_its_row_inspects_its_fields() {
+    let mut h = open_sd();
+    h.state_mut().update(Message::AddDecoder { source: 0, specs: vec![SPEC.into()] });
+    wait(&mut h, "the decode", decoded);
+    // The second command (CMD8, SEND_IF_COND) in the middle of the view.
+    let (lane, start, end, event) = {
+        let sv = &h.state().view.sources[0];
+        let lane = sv.prepared.lanes.iter().position(|l| l.name == "sd.cmd").unwrap();
+        let LaneKind::Spans { rows, .. } = &sv.prepared.lanes[lane].kind else { panic!("not a span lane") };
+        let r = &rows[0];
+        (lane, sv.to_common(r.start[1]), sv.to_common(r.end[1]), r.event[1] as usize)
+    };
+    let width = end - start;
+    h.state_mut().update(Message::ShowRange(start - width, end + width));
+    h.run_steps(4);
+    let pos = {
+        let wb = h.state();
+        let id = latscope::gui::message::LaneId { source: 0, lane };
+        let rect = wb.view.layout.rows.iter().find(|(i, _)| *i == id).expect("sd.cmd is laid out").1;
+        let x = wb.view.viewport.x_of(wb.view.layout.data_left, (start + end) / 2.0);
+        egui::pos2(x, rect.top() + 10.0)
+    };
+    assert_eq!(h.state().view.overlay.selected, None);
+    click_at(&mut h, pos);
+    let wb = h.state();
+    assert_eq!(wb.view.overlay.selected, Some(latscope::gui::message::EventSel { source: 0, index: event }));
+    let src = wb.view.sources[0].source();
+    let e = src.events.get(event).unwrap();
+    assert_eq!(src.strings.resolve(e.name()), "sd_cmd");
+    // The inspector lists the command's typed fields: CMD8's argument 0x1AA is 426.
+    let _ = h.get_by_label(&format!("{} · event #{event}", src.name));
+    let fields = latscope::gui::timeline::raw_fields(src, event);
+    let field = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(field("index").as_deref(), Some("8"), "{fields:?}");
+    assert_eq!(field("arg").as_deref(), Some("426"), "{fields:?}");
+    assert_eq!(field("crc_ok").as_deref(), Some("1"), "{fields:?}");
+    assert_eq!(field("name").as_deref(), Some("SEND_IF_COND"), "{fields:?}");
+    let _ = h.get_by_label("426");
 }
