@@ -153,7 +153,13 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
     h.state_mut().update(Message::SearchStep(true));
     let sel = h.state().view.overlay.selected.unwrap();
     assert_eq!(sel.index, r.event[0] as usize);
-    // Decoding the same stack again is refused, not doubled.
+    // Decoding the same stack again is refused, not doubled: the dialog says so before, the
+    // job if asked anyway.
+    h.state_mut().update(Message::OpenDecoder(Some(0)));
+    h.step();
+    let again = h.state().dialogs.decoder.clone();
+    assert_eq!(again.spec, SPEC);
+    assert!(again.problem.as_deref().is_some_and(|p| p.contains("already decoded")), "{again:?}");
     h.state_mut().update(Message::AddDecoder { source: 0, specs: vec![SPEC.into()] });
     wait(&mut h, "the refusal", |wb| !wb.errors.is_empty());
     assert!(h.state().errors[0].contains("already decoded"), "{:?}", h.state().errors);

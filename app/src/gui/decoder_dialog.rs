@@ -109,6 +109,8 @@ pub struct DecoderDialog {
     pub options: String,
     /// The source's channels: (name, analog).
     pub names: Vec<(String, bool)>,
+    /// The decoder specs the source already has (decoding one again is refused).
+    pub existing: Vec<String>,
     /// The spec as assembled, and what is wrong with it (checked against the source's
     /// channel names and every option, without decoding).
     pub spec: String,
@@ -120,7 +122,7 @@ impl DecoderDialog {
     pub fn open_on(src: &Source, source: usize) -> Self {
         let mut names: Vec<(String, bool)> = src.digital.iter().map(|d| (d.name.clone(), false)).collect();
         names.extend(src.analog.iter().map(|a| (a.name.clone(), true)));
-        let mut d = Self { open: true, source, names, ..Self::default() };
+        let mut d = Self { open: true, source, names, existing: specs_of(src), ..Self::default() };
         // The decoder whose required channels the names fill best.
         let plain: Vec<String> = d.names.iter().map(|n| n.0.clone()).collect();
         // A stacked choice (SD over SPI) only when asked for: SPI wins a tie.
@@ -180,7 +182,11 @@ impl DecoderDialog {
     /// at no cost.
     pub fn check(&mut self) {
         self.spec = self.assemble();
-        self.problem = check_spec(&self.spec, &self.names).err();
+        self.problem = if self.existing.contains(&self.spec) {
+            Some("this capture is already decoded with this spec".to_owned())
+        } else {
+            check_spec(&self.spec, &self.names).err()
+        };
     }
 }
 
