@@ -22,18 +22,10 @@ impl Clock {
             Clock::Picoseconds => t,
             // A whole, even number of ps a sample (10 MHz: 100,000): the same rounding in
             // i64, without the 128-bit division (a tenth of decoding a large capture).
-            Clock::Samples(rate)
-                if t >= 0
-                    && let Some(p) = exact_period(rate).filter(|p| p % 2 == 0) =>
-            {
-                (t + p / 2) / p
-            }
-            Clock::Samples(rate) => {
-                let r = i128::from(rate);
-                let p = i128::from(PS_PER_S);
-                let n = i128::from(t) * r;
-                (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
-            }
+            Clock::Samples(rate) => match even_period(rate) {
+                Some(p) => tick_on_period(t, p).unwrap_or_else(|| tick_exact(rate, t)),
+                None => tick_exact(rate, t),
+            },
         }
     }
 
@@ -68,6 +60,31 @@ fn exact_period(rate: u64) -> Option<i64> {
     (rate > 0 && PS_PER_S as u64 % rate == 0).then(|| PS_PER_S / rate as i64)
 }
 
+/// The sample period when it is a whole, even number of ps (10 MHz: 100,000), for which
+/// [`tick_on_period`] rounds as [`tick_exact`] does.
+fn even_period(rate: u64) -> Option<i64> {
+    exact_period(rate).filter(|p| p % 2 == 0)
+}
+
+/// The tick of `t` on a grid of `p` ps (from [`even_period`]): `(t + p/2) / p`, computed in
+/// `f64` (a 64-bit integer division is several times slower, and this runs once per edge).
+/// Exact: `n = t + p/2` and `p` are integers below 2^53, so the quotient is correctly
+/// rounded, and it cannot round up to the next integer `k + 1` since it lies at least `1/p`
+/// below it while half an ulp there is `(k + 1) 2^-53 < 1/p` when `n + p < 2^53`. `None`
+/// outside `0 <= t < 2^52` (beyond 75 minutes), where the integer path is used.
+#[inline]
+fn tick_on_period(t: Ps, p: i64) -> Option<i64> {
+    (0..1 << 52).contains(&t).then(|| ((t + p / 2) as f64 / p as f64) as i64)
+}
+
+/// The tick of `t` at `rate`: `round(t * rate / 1e12)`, half away from zero, in 128 bits.
+fn tick_exact(rate: u64, t: Ps) -> i64 {
+    let r = i128::from(rate);
+    let p = i128::from(PS_PER_S);
+    let n = i128::from(t) * r;
+    (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
+}
+
 /// One input channel: its level at tick 0 and every change after it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Line {
@@ -98,8 +115,14 @@ impl Line {
             levels: Vec::with_capacity(track.times.len()),
             end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
         };
+        // The period is found once, not per edge.
+        let period = match clock {
+            Clock::Samples(rate) => even_period(rate),
+            Clock::Picoseconds => None,
+        };
         for (&t, &l) in track.times.iter().zip(&track.levels) {
-            line.push(clock.tick_of(t), binary(l));
+            let tick = period.and_then(|p| tick_on_period(t, p)).unwrap_or_else(|| clock.tick_of(t));
+            line.push(tick, binary(l));
         }
         line
     }
@@ -257,6 +280,14 @@ mod tests {
                 x ^= x << 17;
                 let t = (x % 4_000_000_000_000) as i64 - 1_000_000_000;
                 assert_eq!(c.tick_of(t), tick_ref(rate, t), "tick_of({t}) at {rate}");
+                // Near the end of the f64 path's range, and half a period either side of a
+                // sample (the rounding boundary).
+                let far = (1i64 << 52) - (x % 3_000_000_000_000) as i64;
+                assert_eq!(c.tick_of(far), tick_ref(rate, far), "tick_of({far}) at {rate}");
+                let half = exact_period(rate).map_or(0, |p| ((x >> 20) % 1_000_000) as i64 * p + p / 2);
+                for h in [half - 1, half, half + 1] {
+                    assert_eq!(c.tick_of(h), tick_ref(rate, h), "tick_of({h}) at {rate}");
+                }
                 let tick = (x % 40_000_000_000) as i64 - 1_000_000;
                 assert_eq!(c.time_of(tick), time_ref(rate, tick), "time_of({tick}) at {rate}");
             }
