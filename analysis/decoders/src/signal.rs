@@ -57,7 +57,7 @@ impl Clock {
 
 /// The sample period in ps when it is a whole number (rates that divide 10^12 Hz·ps).
 fn exact_period(rate: u64) -> Option<i64> {
-    (rate > 0 && PS_PER_S as u64 % rate == 0).then(|| PS_PER_S / rate as i64)
+    (rate > 0 && (PS_PER_S as u64).is_multiple_of(rate)).then(|| PS_PER_S / rate as i64)
 }
 
 /// The sample period when it is a whole, even number of ps (10 MHz: 100,000), for which
