@@ -149,20 +149,13 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// An annotation while decoding: its span in ticks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Ann {
-    pub ss: i64,
-    pub es: i64,
-    pub row: &'static str,
-    pub text: String,
-    pub fields: Vec<(&'static str, Value)>,
-}
-
-/// Where a decoder puts its annotations; errors are also counted by kind.
+/// Where a decoder puts its annotations; errors are also counted by kind. While a decoder
+/// runs, an annotation's `start` and `end` are ticks and its decoder is not set; [`decode`]
+/// turns them into times and sample numbers in place (a decode of a large capture holds
+/// hundreds of thousands of them: no second copy).
 #[derive(Debug, Default)]
 pub(crate) struct Sink {
-    pub anns: Vec<Ann>,
+    pub anns: Vec<Annotation>,
     pub errors: BTreeMap<&'static str, u64>,
 }
 
@@ -175,7 +168,16 @@ impl Sink {
         text: String,
         fields: Vec<(&'static str, Value)>,
     ) {
-        self.anns.push(Ann { ss, es, row, text, fields });
+        self.anns.push(Annotation {
+            decoder: "",
+            row,
+            start: ss,
+            end: es,
+            start_sample: None,
+            end_sample: None,
+            text,
+            fields,
+        });
     }
 
     /// An error annotation on the `warnings` row, counted under `kind`.
@@ -241,17 +243,22 @@ pub fn decode(spec_text: &str, inputs: &Inputs<'_>) -> Result<Decoded, DecodeErr
             *out.errors.entry(format!("{decoder}: {kind}")).or_default() += n;
         }
         let clock = inputs.clock;
-        out.annotations.reserve(sink.anns.len());
-        out.annotations.extend(sink.anns.into_iter().map(|a| Annotation {
-            decoder,
-            row: a.row,
-            start: clock.time_of(a.ss),
-            end: clock.time_of(a.es),
-            start_sample: clock.sample_numbers().then_some(a.ss),
-            end_sample: clock.sample_numbers().then_some(a.es),
-            text: a.text,
-            fields: a.fields,
-        }));
+        let samples = clock.sample_numbers();
+        let mut anns = sink.anns;
+        for a in &mut anns {
+            a.decoder = decoder;
+            if samples {
+                a.start_sample = Some(a.start);
+                a.end_sample = Some(a.end);
+            }
+            a.start = clock.time_of(a.start);
+            a.end = clock.time_of(a.end);
+        }
+        if out.annotations.is_empty() {
+            out.annotations = anns;
+        } else {
+            out.annotations.append(&mut anns);
+        }
     }
     sort_by_start(&mut out.annotations);
     Ok(out)
