@@ -134,8 +134,11 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
     let first = src.events.get(r.event[0] as usize).unwrap();
     let index = first.fields().find(|(n, _)| src.strings.resolve(*n) == "index").map(|(_, v)| v.as_i64());
     assert_eq!(index, Some(Some(0)), "CMD0 first");
-    // The event lanes start hidden (the rows show them); the metadata records the spec.
+    // The event lanes start hidden (the rows show them) and come last, after the capture's
+    // channels; the metadata records the spec.
     assert!(sv.lanes.iter().filter(|v| v.name.starts_with("sd_")).all(|v| !v.visible));
+    let first_event = sv.prepared.lanes.iter().position(|l| l.name.starts_with("sd_")).unwrap();
+    assert!(first_event > lane("15").unwrap(), "event lanes start at {first_event}");
     assert_eq!(decoder_dialog::specs_of(src), [SPEC]);
     // The decoded events are in the table and in search.
     h.state_mut().update(Message::SetFilter("sd_cmd".into()));

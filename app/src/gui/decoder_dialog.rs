@@ -344,6 +344,13 @@ pub fn decode_into(src: &Source, specs: &[String]) -> Result<Prepared, String> {
     for (channels, rows) in &placed {
         place_rows(&mut prepared, channels, rows);
     }
+    // The decoded events' own lanes (hidden at first: the rows show them) go last, not
+    // before the capture's channels where a source's event lanes are prepared.
+    let events = decoded_event_lanes(&prepared);
+    let (last, first): (Vec<_>, Vec<_>) = std::mem::take(&mut prepared.lanes)
+        .into_iter()
+        .partition(|l| matches!(l.kind, LaneKind::Events(_)) && events.contains(&l.name));
+    prepared.lanes = first.into_iter().chain(last).collect();
     Ok(prepared)
 }
 
