@@ -24,6 +24,21 @@
 #                                                   vs latscope decode F --decoder 'spi:...'
 #                         (spi_10M.sr: 10M samples of continuous SPI, bench/make_spi_sr.py)
 #                         goal >= 50x
+#   decode UART 10M       sigrok-cli -i F -P uart:tx=TX:rx=RX:baudrate=1000000 -A uart=tx-data:rx-data
+#                                                   vs latscope decode F --decoder 'uart:...'
+#                         (uart_10M.sr: 10M samples, two lines of 1 Mbaud 8N1 back to back,
+#                         bench/make_uart_sr.py) goal >= 50x
+#   decode UART 10M idle  latscope decode F --decoder 'uart:...' on uart_idle_10M.sr (the same
+#                         samples, no traffic): memory follows annotations, not samples
+#   decode I2C 10M        sigrok-cli -i F -P i2c:scl=SCL:sda=SDA -A i2c=addr-data
+#                                                   vs latscope decode F --decoder 'i2c:...'
+#                         (i2c_10M.sr: 10M samples of back-to-back 3-byte write transactions,
+#                         bench/make_i2c_sr.py) goal >= 50x
+#   decode SD 10M         sigrok-cli -i F -P sdcard_sd:cmd=CMD:clk=CLK -A sdcard_sd=cmd
+#                                                   vs latscope decode F --decoder 'sd:...'
+#                         (sd_cmd_10M.sr: 10M samples of CMD13/CMD17 and their R1s on the
+#                         CMD line, bench/make_sd_sr.py) goal >= 50x
+#   (DECODERS="spi uart i2c sd" picks the decode rows; each sigrok-cli run takes minutes)
 # Nothing is installed: a missing peer tool skips its rows with a message. Before timing,
 # latscope runs once per input; if it fails (or `info` reports no events) its failure is
 # printed instead of timings.
@@ -34,6 +49,8 @@ REPS=${2:-${REPS:-5}}
 LS=${LATSCOPE:-target/release/latscope}
 ROWS_SEL=" ${ROWS:-dat events text sr vcd decode} "
 want() { [[ $ROWS_SEL == *" $1 "* ]]; }
+DECODERS_SEL=" ${DECODERS:-spi uart i2c sd} "
+want_decoder() { want decode && [[ $DECODERS_SEL == *" $1 "* ]]; }
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "peers.sh: REPS must be a positive integer" >&2; exit 1; }
 [ -d "$DIR" ] || { echo "peers.sh: no bench-data directory $DIR (run bench/record-big-trace.sh)" >&2; exit 1; }
 
@@ -176,6 +193,15 @@ cmd_sr_vcd() { CMD=(sigrok-cli -i "$VCD" -O null); }
 SPI10M=$DIR/spi_10M.sr
 cmd_sr_spi() { CMD=(sigrok-cli -i "$SPI10M" -P spi:clk=CLK:mosi=MOSI:miso=MISO:cs=CS -A spi=mosi-data:miso-data); }
 cmd_ls_spi() { CMD=("$LS" decode "$SPI10M" --decoder spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS); }
+UART10M=$DIR/uart_10M.sr UARTIDLE=$DIR/uart_idle_10M.sr
+cmd_sr_uart() { CMD=(sigrok-cli -i "$UART10M" -P uart:tx=TX:rx=RX:baudrate=1000000 -A uart=tx-data:rx-data); }
+cmd_ls_uart() { CMD=("$LS" decode "$UART10M" --decoder uart:tx=TX,rx=RX,baud=1000000); }
+cmd_ls_uart_idle() { CMD=("$LS" decode "$UARTIDLE" --decoder uart:tx=TX,rx=RX,baud=1000000); }
+I2C10M=$DIR/i2c_10M.sr SD10M=$DIR/sd_cmd_10M.sr
+cmd_sr_i2c() { CMD=(sigrok-cli -i "$I2C10M" -P i2c:scl=SCL:sda=SDA -A i2c=addr-data); }
+cmd_ls_i2c() { CMD=("$LS" decode "$I2C10M" --decoder i2c:scl=SCL,sda=SDA); }
+cmd_sr_sd() { CMD=(sigrok-cli -i "$SD10M" -P sdcard_sd:cmd=CMD:clk=CLK -A sdcard_sd=cmd); }
+cmd_ls_sd() { CMD=("$LS" decode "$SD10M" --decoder sd:clk=CLK,cmd=CMD); }
 cmd_ls_vcd() { CMD=("$LS" info "$VCD" --json); }
 
 echo "peers.sh: $REPS repetitions, inputs in $DIR, latscope = $LS"
@@ -266,8 +292,8 @@ else
     done
 fi
 
-# protocol decoders: SPI over 10M samples
-if want decode; then
+# protocol decoders over 10M samples
+if want_decoder spi; then
     label="decode SPI 10M samples"
     if ! have sigrok-cli; then
         add_row "$label" "-" "skipped: sigrok-cli is not installed"
@@ -284,6 +310,47 @@ if want decode; then
         report_case "$label" sr_spi ls_spi
     fi
 fi
+if want_decoder uart; then
+    label="decode UART 10M samples"
+    if ! have sigrok-cli; then
+        add_row "$label" "-" "skipped: sigrok-cli is not installed"
+    else
+        for f in "$UART10M" "$UARTIDLE"; do
+            [ -f "$f" ] && continue
+            echo "generating $f (bench/make_uart_sr.py)"
+            idle=(); [ "$f" = "$UARTIDLE" ] && idle=(--idle)
+            python3 "$(dirname "$0")/make_uart_sr.py" "$f.part" 10000000 "${idle[@]}" && mv "$f.part" "$f"
+        done
+        cases=(sr_uart)
+        [ "$LS_OK" = 1 ] && cases+=(ls_uart ls_uart_idle)
+        echo "timing $label: ${cases[*]}"
+        time_row "${cases[@]}"
+        if [ "$LS_OK" = 1 ]; then
+            report_case "$label" ls_uart
+            report_case "$label (no traffic)" ls_uart_idle
+        else
+            add_row "$label" "latscope" "skipped: no latscope binary"
+        fi
+        report_case "$label" sr_uart ls_uart
+    fi
+fi
+# decode_row NAME LABEL FILE GENERATOR: one decoder, sigrok-cli against latscope
+decode_row() {
+    local name=$1 label=$2 f=$3 gen=$4
+    if ! have sigrok-cli; then add_row "$label" "-" "skipped: sigrok-cli is not installed"; return; fi
+    if [ ! -f "$f" ]; then
+        echo "generating $f (bench/$gen)"
+        python3 "$(dirname "$0")/$gen" "$f.part" 10000000 && mv "$f.part" "$f"
+    fi
+    cases=("sr_$name")
+    if [ "$LS_OK" = 1 ] && check_latscope "ls_$name"; then cases+=("ls_$name"); fi
+    echo "timing $label: ${cases[*]}"
+    time_row "${cases[@]}"
+    if [ "$LS_OK" = 1 ]; then report_case "$label" "ls_$name"; else add_row "$label" "latscope" "skipped: no latscope binary"; fi
+    report_case "$label" "sr_$name" "ls_$name"
+}
+! want_decoder i2c || decode_row i2c "decode I2C 10M samples" "$I2C10M" make_i2c_sr.py
+! want_decoder sd || decode_row sd "decode SD CMD 10M samples" "$SD10M" make_sd_sr.py
 
 # ---------------------------------------------------------------- table
 echo

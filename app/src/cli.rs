@@ -36,6 +36,10 @@ struct Cli {
     /// With --dataset: the label whose values make the trend plot (a commit, a date).
     #[arg(long, value_name = "LABEL", requires = "dataset")]
     trend: Option<String>,
+    /// A protocol decoder stack (see `decode`) to run on the files that have its channels
+    /// once they are loaded; repeatable.
+    #[arg(long = "decoder", value_name = "SPEC")]
+    decoders: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -121,6 +125,7 @@ pub fn main() -> ExitCode {
             dataset: cli.dataset,
             group_by: cli.group_by,
             trend: cli.trend,
+            decoders: cli.decoders,
         }),
     };
     match result {

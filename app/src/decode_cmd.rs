@@ -53,13 +53,17 @@ pub fn decode_all(source: &Source, specs: &[String]) -> Result<Decoded> {
     let mut all = Decoded::default();
     for spec in specs {
         let d = latscope_decoders::decode(spec, &inputs).with_context(|| format!("--decoder {spec:?}"))?;
-        all.annotations.extend(d.annotations);
+        if all.annotations.is_empty() {
+            all.annotations = d.annotations;
+        } else {
+            all.annotations.extend(d.annotations);
+        }
         for (k, n) in d.errors {
             *all.errors.entry(k).or_default() += n;
         }
         all.clock = d.clock;
     }
-    all.annotations.sort_by_key(|a| a.start);
+    latscope_decoders::sort_by_start(&mut all.annotations);
     Ok(all)
 }
 
@@ -146,6 +150,56 @@ fn annotation_json(source: &Source, a: &Annotation) -> Json {
     })
 }
 
+/// Appends the source-clock time of `t` in seconds with `decimals` (at most 12) digits,
+/// from the integer picoseconds (rounded half away from zero): what `{:.N}` of the `f64`
+/// seconds prints, without the float formatting that dominated writing a large decode.
+fn push_seconds(out: &mut String, origin: latscope_model::ClockOrigin, t: latscope_model::Ps, decimals: u32) {
+    let ps_per_s = latscope_model::PS_PER_S;
+    let extra = origin.ps + t;
+    let secs = i128::from(origin.secs) + i128::from(extra.div_euclid(ps_per_s));
+    let frac = extra.rem_euclid(ps_per_s) as u64;
+    // |time| as whole seconds and picoseconds.
+    let (neg, whole, ps) = if secs >= 0 {
+        (false, secs.unsigned_abs(), frac)
+    } else if frac == 0 {
+        (true, secs.unsigned_abs(), 0)
+    } else {
+        (true, (secs + 1).unsigned_abs(), ps_per_s as u64 - frac)
+    };
+    let decimals = decimals.min(12);
+    let unit = 10u64.pow(12 - decimals);
+    let one = 10u64.pow(decimals);
+    let scaled = (ps + unit / 2) / unit;
+    let whole = whole + u128::from(scaled / one);
+    let scaled = scaled % one;
+    if neg && (whole != 0 || scaled != 0) {
+        out.push('-');
+    }
+    push_digits(out, u64::try_from(whole).unwrap_or(u64::MAX), 1);
+    out.push('.');
+    push_digits(out, scaled, decimals as usize);
+}
+
+/// Appends `v` in decimal, zero-padded to `width` digits.
+fn push_digits(out: &mut String, mut v: u64, width: usize) {
+    let mut buf = [b'0'; 24];
+    let mut i = buf.len();
+    while v > 0 || buf.len() - i < width.max(1) {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+}
+
+/// Appends a signed integer in decimal.
+fn push_int(out: &mut String, v: i64) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_digits(out, v.unsigned_abs(), 1);
+}
+
 fn csv_cell(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
 }
@@ -159,33 +213,84 @@ fn field_text(v: &Value) -> String {
     }
 }
 
+/// The JSON document, serialized as it is written: one annotation's object at a time
+/// rather than a tree of all of them (its keys in the order `json!` sorts them).
+struct JsonDoc<'a> {
+    path: String,
+    source: &'a Source,
+    d: &'a Decoded,
+}
+
+struct JsonAnnotations<'a>(&'a JsonDoc<'a>);
+
+impl serde::Serialize for JsonAnnotations<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.d.annotations.len()))?;
+        for a in &self.0.d.annotations {
+            seq.serialize_element(&annotation_json(self.0.source, a))?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for JsonDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("annotations", &JsonAnnotations(self))?;
+        m.serialize_entry("errors", &self.d.errors)?;
+        m.serialize_entry("latscope_decode", &1)?;
+        m.serialize_entry("path", &self.path)?;
+        m.end()
+    }
+}
+
 /// The annotations in `format`.
 pub fn render(path: &Path, source: &Source, d: &Decoded, format: DecodeFormat) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_annotations(&mut out, path, source, d, format)?;
+    Ok(out)
+}
+
+/// Writes the annotations in `format` to `w` as they are formatted (a 10M-sample capture's
+/// hundreds of thousands of lines are never held as one text).
+pub fn write_annotations(
+    w: &mut dyn Write,
+    path: &Path,
+    source: &Source,
+    d: &Decoded,
+    format: DecodeFormat,
+) -> Result<()> {
     let sample = |s: Option<i64>| s.map(|s| s.to_string()).unwrap_or_default();
     let mut out = String::new();
+    // Lines are formatted into `out` and flushed to `w` every 64 KiB.
+    let flush = |out: &mut String, w: &mut dyn Write, force: bool| -> std::io::Result<()> {
+        if force || out.len() >= 1 << 16 {
+            w.write_all(out.as_bytes())?;
+            out.clear();
+        }
+        Ok(())
+    };
     match format {
         DecodeFormat::Json => {
-            let doc = json!({
-                "latscope_decode": 1,
-                "path": path.display().to_string(),
-                "annotations": d.annotations.iter().map(|a| annotation_json(source, a)).collect::<Vec<_>>(),
-                "errors": d.errors,
-            });
-            out = serde_json::to_string_pretty(&doc)?;
+            let doc = JsonDoc { path: path.display().to_string(), source, d };
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
             out.push('\n');
         }
         DecodeFormat::Csv => {
             out.push_str("decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n");
             for a in &d.annotations {
+                flush(&mut out, w, false)?;
                 let fields: Vec<String> =
                     a.fields.iter().map(|(k, v)| format!("{k}={}", field_text(v))).collect();
+                let _ = write!(out, "{},{},", a.decoder, a.row);
+                push_seconds(&mut out, source.origin, a.start, 12);
+                out.push(',');
+                push_seconds(&mut out, source.origin, a.end, 12);
                 let _ = writeln!(
                     out,
-                    "{},{},{:.12},{:.12},{},{},{},{}",
-                    a.decoder,
-                    a.row,
-                    source.origin.to_source_seconds(a.start),
-                    source.origin.to_source_seconds(a.end),
+                    ",{},{},{},{}",
                     sample(a.start_sample),
                     sample(a.end_sample),
                     csv_cell(&a.text),
@@ -195,23 +300,25 @@ pub fn render(path: &Path, source: &Source, d: &Decoded, format: DecodeFormat) -
         }
         DecodeFormat::Text => {
             for a in &d.annotations {
-                let samples = match (a.start_sample, a.end_sample) {
-                    (Some(s), Some(e)) => format!(" [{s}-{e}]"),
-                    _ => String::new(),
-                };
-                let _ = writeln!(
-                    out,
-                    "{:.9} {:.9}{samples} {}.{}: {}",
-                    source.origin.to_source_seconds(a.start),
-                    source.origin.to_source_seconds(a.end),
-                    a.decoder,
-                    a.row,
-                    a.text
-                );
+                flush(&mut out, w, false)?;
+                push_seconds(&mut out, source.origin, a.start, 9);
+                out.push(' ');
+                push_seconds(&mut out, source.origin, a.end, 9);
+                if let (Some(s), Some(e)) = (a.start_sample, a.end_sample) {
+                    out.push_str(" [");
+                    push_int(&mut out, s);
+                    out.push('-');
+                    push_int(&mut out, e);
+                    out.push(']');
+                }
+                for part in [" ", a.decoder, ".", a.row, ": ", &a.text, "\n"] {
+                    out.push_str(part);
+                }
             }
         }
     }
-    Ok(out.into_bytes())
+    flush(&mut out, w, true)?;
+    Ok(())
 }
 
 pub fn run(args: &DecodeArgs) -> Result<()> {
@@ -220,16 +327,62 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     }
     let source = latscope_importers::open(&args.file, &LoadControl::new())?;
     let decoded = decode_all(&source, &args.decoders)?;
-    let bytes = render(&args.file, &source, &decoded, args.format)?;
     match &args.output {
-        Some(path) => atomic::write_atomic(path, &bytes, std::slice::from_ref(&args.file))?,
+        Some(path) => {
+            let bytes = render(&args.file, &source, &decoded, args.format)?;
+            atomic::write_atomic(path, &bytes, std::slice::from_ref(&args.file))?
+        }
         None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes).and_then(|()| out.flush()).context("writing the annotations to stdout")?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            write_annotations(&mut out, &args.file, &source, &decoded, args.format)
+                .and_then(|()| out.flush().map_err(anyhow::Error::from))
+                .context("writing the annotations to stdout")?;
         }
     }
     for (kind, n) in &decoded.errors {
         eprintln!("latscope: {}: {kind}: {n} error annotation(s)", args.file.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::ClockOrigin;
+
+    #[test]
+    fn seconds_are_printed_from_integer_picoseconds_as_the_float_format_does() {
+        let text = |origin: ClockOrigin, t: i64, d: u32| {
+            let mut s = String::new();
+            push_seconds(&mut s, origin, t, d);
+            s
+        };
+        let zero = ClockOrigin::from_secs_ps(0, 0);
+        for t in [
+            0,
+            1,
+            499,
+            500,
+            2_540_000,
+            11_365_975_000,
+            999_999_999_999,
+            1_000_000_000_000,
+            123_456_789_012_345,
+        ] {
+            for d in [9, 12] {
+                let want = format!("{:.*}", d as usize, zero.to_source_seconds(t));
+                // Ties (exactly half a unit) round away from zero here; the float may go
+                // either way, so they are left out of the comparison.
+                if d == 9 && t % 1000 == 500 {
+                    continue;
+                }
+                assert_eq!(text(zero, t, d), want, "{t} ps, {d} digits");
+            }
+        }
+        // The simulator's clock starts at 100 s; negative times keep their sign.
+        assert_eq!(text(ClockOrigin::from_secs_ps(100, 0), 1_500_000, 9), "100.000001500");
+        assert_eq!(text(zero, -2_500_000_000, 9), "-0.002500000");
+        assert_eq!(text(zero, -400, 9), "0.000000000");
+        assert_eq!(text(zero, 500, 9), "0.000000001");
+    }
 }

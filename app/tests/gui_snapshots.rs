@@ -81,6 +81,29 @@ fn sigrok_capture() {
 }
 
 #[test]
+fn sd_capture_decoded_with_the_add_decoder_dialog() {
+    let spec = "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3";
+    let mut h = harness(Options {
+        files: vec![sample("sigrok/sd_mode_imx6_snippet.sr")],
+        decoders: vec![spec.into()],
+        ..Options::default()
+    });
+    let decoded = |wb: &Workbench| wb.view.sources.first().is_some_and(|sv| !sv.source().spans.is_empty());
+    settle(&mut h, "the decode", decoded);
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    // Zoomed onto the first commands and answers (CMD0, CMD8 and its R7), so their text is
+    // readable, with the dialog open as it guesses the same bus (already decoded: refused).
+    let sv = &h.state().view.sources[0];
+    let (a, b) = (sv.to_common(11_300_000_000), sv.to_common(12_000_000_000));
+    h.state_mut().update(Message::ShowRange(a, b));
+    h.state_mut().update(Message::OpenDecoder(Some(0)));
+    settle(&mut h, "the dialog", |wb| wb.dialogs.decoder.open);
+    assert_eq!(h.state().dialogs.decoder.spec, spec);
+    assert!(h.state().dialogs.decoder.problem.as_deref().is_some_and(|p| p.contains("already decoded")));
+    h.snapshot("sd_decoded_add_decoder");
+}
+
+#[test]
 fn simulator_panel() {
     let mut h = harness(Options::default());
     h.state_mut().update(Message::TogglePanel(PanelId::Simulator));

@@ -17,3 +17,13 @@ mkdir -p docs/screenshots
 "$LATSCOPE" --screenshot docs/screenshots/simulator_litesdcard.png
 "$LATSCOPE" --screenshot docs/screenshots/sigrok_two_captures.png \
   samples/sigrok/mixed_100khz_2logic_1analog.sr samples/sigrok/sd_mode_imx6_snippet.sr
+# The SD capture decoded, zoomed onto its first commands: a session holds the decoder and view.
+tmp=$(mktemp -d)
+cat > "$tmp/sd.latscope.json" <<JSON
+{ "latscope_session": 1,
+  "files": [ { "path": "$PWD/samples/sigrok/sd_mode_imx6_snippet.sr",
+               "decoders": ["sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3"] } ],
+  "view": { "start_ps": 11.30e9, "ps_per_px": 1.05e6 } }
+JSON
+"$LATSCOPE" --screenshot docs/screenshots/decoders_sd_imx6.png "$tmp/sd.latscope.json"
+rm -rf "$tmp"

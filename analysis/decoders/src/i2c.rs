@@ -255,7 +255,7 @@ mod tests {
             ]
         );
         let addr = &sink.anns[2];
-        assert_eq!((addr.ss, addr.es), (110, 180));
+        assert_eq!((addr.start, addr.end), (110, 180));
         let data = &sink.anns[6];
         assert_eq!(data.fields[2], ("ack", Value::Bool(false)));
         assert!(sink.errors.is_empty(), "{:?}", sink.errors);

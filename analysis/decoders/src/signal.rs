@@ -20,12 +20,12 @@ impl Clock {
     pub fn tick_of(self, t: Ps) -> i64 {
         match self {
             Clock::Picoseconds => t,
-            Clock::Samples(rate) => {
-                let r = i128::from(rate);
-                let p = i128::from(PS_PER_S);
-                let n = i128::from(t) * r;
-                (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
-            }
+            // A whole, even number of ps a sample (10 MHz: 100,000): the same rounding in
+            // i64, without the 128-bit division (a tenth of decoding a large capture).
+            Clock::Samples(rate) => match even_period(rate) {
+                Some(p) => tick_on_period(t, p).unwrap_or_else(|| tick_exact(rate, t)),
+                None => tick_exact(rate, t),
+            },
         }
     }
 
@@ -33,6 +33,7 @@ impl Clock {
     pub fn time_of(self, tick: i64) -> Ps {
         match self {
             Clock::Picoseconds => tick,
+            Clock::Samples(rate) if let Some(p) = exact_period(rate) => tick.saturating_mul(p),
             Clock::Samples(rate) => {
                 let r = i128::from(rate);
                 let n = i128::from(tick) * i128::from(PS_PER_S);
@@ -52,6 +53,36 @@ impl Clock {
     pub fn sample_numbers(self) -> bool {
         matches!(self, Clock::Samples(_))
     }
+}
+
+/// The sample period in ps when it is a whole number (rates that divide 10^12 Hz·ps).
+fn exact_period(rate: u64) -> Option<i64> {
+    (rate > 0 && (PS_PER_S as u64).is_multiple_of(rate)).then(|| PS_PER_S / rate as i64)
+}
+
+/// The sample period when it is a whole, even number of ps (10 MHz: 100,000), for which
+/// [`tick_on_period`] rounds as [`tick_exact`] does.
+fn even_period(rate: u64) -> Option<i64> {
+    exact_period(rate).filter(|p| p % 2 == 0)
+}
+
+/// The tick of `t` on a grid of `p` ps (from [`even_period`]): `(t + p/2) / p`, computed in
+/// `f64` (a 64-bit integer division is several times slower, and this runs once per edge).
+/// Exact: `n = t + p/2` and `p` are integers below 2^53, so the quotient is correctly
+/// rounded, and it cannot round up to the next integer `k + 1` since it lies at least `1/p`
+/// below it while half an ulp there is `(k + 1) 2^-53 < 1/p` when `n + p < 2^53`. `None`
+/// outside `0 <= t < 2^52` (beyond 75 minutes), where the integer path is used.
+#[inline]
+fn tick_on_period(t: Ps, p: i64) -> Option<i64> {
+    (0..1 << 52).contains(&t).then(|| ((t + p / 2) as f64 / p as f64) as i64)
+}
+
+/// The tick of `t` at `rate`: `round(t * rate / 1e12)`, half away from zero, in 128 bits.
+fn tick_exact(rate: u64, t: Ps) -> i64 {
+    let r = i128::from(rate);
+    let p = i128::from(PS_PER_S);
+    let n = i128::from(t) * r;
+    (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
 }
 
 /// One input channel: its level at tick 0 and every change after it.
@@ -84,8 +115,14 @@ impl Line {
             levels: Vec::with_capacity(track.times.len()),
             end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
         };
+        // The period is found once, not per edge.
+        let period = match clock {
+            Clock::Samples(rate) => even_period(rate),
+            Clock::Picoseconds => None,
+        };
         for (&t, &l) in track.times.iter().zip(&track.levels) {
-            line.push(clock.tick_of(t), binary(l));
+            let tick = period.and_then(|p| tick_on_period(t, p)).unwrap_or_else(|| clock.tick_of(t));
+            line.push(tick, binary(l));
         }
         line
     }
@@ -209,5 +246,51 @@ mod tests {
         let m = Line::new("B", 0, &[(3, 1), (4, 0)], 20);
         let got: Vec<_> = merged_changes(&[&l, &m]).collect();
         assert_eq!(got, [(3, 3), (4, 2), (6, 1), (8, 1)]);
+    }
+
+    /// The 128-bit roundings the fast paths replace.
+    fn tick_ref(rate: u64, t: Ps) -> i64 {
+        let (r, p) = (i128::from(rate), i128::from(PS_PER_S));
+        let n = i128::from(t) * r;
+        (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
+    }
+    fn time_ref(rate: u64, tick: i64) -> Ps {
+        let r = i128::from(rate);
+        let n = i128::from(tick) * i128::from(PS_PER_S);
+        (if n >= 0 { (n + r / 2) / r } else { (n - r / 2) / r }) as Ps
+    }
+
+    #[test]
+    fn the_fast_tick_grid_rounds_as_the_exact_one() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for rate in [
+            1_000_000,
+            10_000_000,
+            24_000_000,
+            40_000_000,
+            125_000_000,
+            500_000_000,
+            3_000_000,
+            2_000_000_000,
+        ] {
+            let c = Clock::Samples(rate);
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let t = (x % 4_000_000_000_000) as i64 - 1_000_000_000;
+                assert_eq!(c.tick_of(t), tick_ref(rate, t), "tick_of({t}) at {rate}");
+                // Near the end of the f64 path's range, and half a period either side of a
+                // sample (the rounding boundary).
+                let far = (1i64 << 52) - (x % 3_000_000_000_000) as i64;
+                assert_eq!(c.tick_of(far), tick_ref(rate, far), "tick_of({far}) at {rate}");
+                let half = exact_period(rate).map_or(0, |p| ((x >> 20) % 1_000_000) as i64 * p + p / 2);
+                for h in [half - 1, half, half + 1] {
+                    assert_eq!(c.tick_of(h), tick_ref(rate, h), "tick_of({h}) at {rate}");
+                }
+                let tick = (x % 40_000_000_000) as i64 - 1_000_000;
+                assert_eq!(c.time_of(tick), time_ref(rate, tick), "time_of({tick}) at {rate}");
+            }
+        }
     }
 }

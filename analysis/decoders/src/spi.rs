@@ -155,7 +155,7 @@ fn decode(
         let digits = (cfg.bits as usize).div_ceil(4).max(2);
         for (row, v) in [("miso", word.miso), ("mosi", word.mosi)] {
             if let Some(v) = v {
-                sink.put(word.ss, word.es, row, format!("{v:0digits$X}"), vec![("value", Value::UInt(v))]);
+                sink.put(word.ss, word.es, row, crate::hex_upper(v, digits), vec![("value", Value::UInt(v))]);
             }
         }
         if let Some((_, o, i)) = transfer.as_mut() {

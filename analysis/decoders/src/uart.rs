@@ -195,7 +195,7 @@ fn decode_line(line: &Line, dir: &'static str, cfg: &Config, sink: &mut Sink) {
             point(1) - half_floor,
             point(cfg.bits) + half_ceil,
             "data",
-            format!("{value:0digits$X}"),
+            crate::hex_upper(value, digits),
             fields,
         );
         after = last_point;
@@ -232,7 +232,7 @@ mod tests {
         let data: Vec<_> = sink.anns.iter().filter(|a| a.row == "data").collect();
         assert_eq!(data.iter().map(|a| a.text.as_str()).collect::<Vec<_>>(), ["48", "69", "00", "FF"]);
         // Start edge at 100: bit 1 sampled at ceil(100 + 4.5 + 10) = 115, span 110..190.
-        assert_eq!((data[0].ss, data[0].es), (110, 190));
+        assert_eq!((data[0].start, data[0].end), (110, 190));
         assert!(sink.errors.is_empty(), "{:?}", sink.errors);
         assert_eq!(measure_baud(&line, 1_000.0), Some(100.0));
     }

@@ -17,7 +17,7 @@ use super::table::{self, TableState};
 use super::theme;
 use super::theme::ThemeKind;
 use super::timeline;
-use super::{align_dialog, derive_dialog};
+use super::{align_dialog, decoder_dialog, derive_dialog};
 use latscope_model::{Ps, Source, format_seconds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,6 +38,8 @@ pub struct Options {
     pub dataset: Option<PathBuf>,
     pub group_by: Vec<String>,
     pub trend: Option<String>,
+    /// Decoder stacks to run once loaded, on each source that has their channels.
+    pub decoders: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -55,6 +57,8 @@ pub(super) struct Startup {
     pub align: Option<String>,
     /// Run the `--rule`s (after the alignment).
     pub run: bool,
+    /// `--decoder`s, until they are sent (before the alignment).
+    pub decoders: Vec<String>,
 }
 
 const MAX_RECENT: usize = 10;
@@ -137,11 +141,13 @@ impl Workbench {
             png_request: None,
             png_waiting: false,
             pending_session: None,
-            startup: (options.align.is_some() || !options.rules.is_empty()).then(|| Startup {
-                files: options.files.clone(),
-                align: options.align.clone(),
-                run: !options.rules.is_empty(),
-            }),
+            startup: (options.align.is_some() || !options.rules.is_empty() || !options.decoders.is_empty())
+                .then(|| Startup {
+                    files: options.files.clone(),
+                    align: options.align.clone(),
+                    run: !options.rules.is_empty(),
+                    decoders: options.decoders.clone(),
+                }),
         };
         if !options.rules.is_empty() {
             wb.analysis.chosen_by_files = false;
@@ -584,6 +590,10 @@ impl Workbench {
         if self.dialogs.derive.open {
             msgs.extend(derive_dialog::show(&ctx, &self.dialogs.derive));
         }
+        if self.dialogs.decoder.open {
+            let names: Vec<String> = self.view.sources.iter().map(|s| s.source().name.clone()).collect();
+            msgs.extend(decoder_dialog::show(&ctx, &self.dialogs.decoder, &names));
+        }
         if self.dialogs.align.open {
             let names = self.view.labels();
             msgs.extend(align_dialog::show(&ctx, &self.dialogs.align, &names, self.aligning()));
@@ -614,6 +624,7 @@ impl Workbench {
     pub fn settled(&self) -> bool {
         let sim_done = self.sim.handle.is_none() || self.sim.finished;
         !self.jobs.busy(JobKind::Load)
+            && !self.jobs.busy(JobKind::Derive)
             && sim_done
             && !self.table_pending()
             && !self.session_busy()

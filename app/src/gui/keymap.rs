@@ -100,6 +100,7 @@ pub enum ActionId {
     ToggleTheme,
     Align,
     OpenDataset,
+    AddDecoder,
 }
 
 /// One action: its name in the palette, its label in a menu (`None`: the name), its
@@ -230,6 +231,7 @@ pub const ACTIONS: &[Action] = &[
     action(A::OpenDataset, "Open fleet dataset…", None, || {
         Message::Fleet(super::fleet_view::FleetMsg::Show)
     }),
+    action(A::AddDecoder, "Add decoder…", None, || Message::OpenDecoder(None)),
 ];
 
 /// One entry of a menu.
@@ -281,7 +283,7 @@ pub const MENUS: &[(&str, &[MenuItem])] = {
                 Do(A::ToggleTheme),
             ],
         ),
-        ("Analysis", &[Do(A::RunAnalysis), Do(A::Align)]),
+        ("Analysis", &[Do(A::RunAnalysis), Do(A::Align), Do(A::AddDecoder)]),
     ]
 };
 

@@ -4,6 +4,7 @@
 
 use super::align_dialog::AlignDialog;
 use super::analysis::{AnalysisResult, PlotKind, RuleEditor};
+use super::decoder_dialog::DecoderDialog;
 use super::derive_dialog::DeriveDialog;
 use super::export::SaveWhat;
 use super::file_browser::{BrowsePurpose, BrowserAction};
@@ -305,6 +306,24 @@ pub enum Message {
     EditDerive(DeriveDialog),
     /// The fleet window (fleet_view.rs).
     Fleet(super::fleet_view::FleetMsg),
+    /// Open the "Add decoder…" dialog (on this source; `None`: the focused lane's, else the
+    /// first with channels).
+    OpenDecoder(Option<usize>),
+    /// The "Add decoder…" dialog as edited (or closed).
+    EditDecoder(DecoderDialog),
+    /// Decode `source` with decoder stacks `specs` (a background job: the source rebuilt
+    /// with the annotations comes back as `Decoded`).
+    AddDecoder {
+        source: usize,
+        specs: Vec<String>,
+    },
+    /// A decode job's answer: the source rebuilt with the decoders' annotations (span lanes
+    /// and events), or why not.
+    Decoded {
+        ticket: Ticket,
+        source: usize,
+        result: Result<Arc<Prepared>, String>,
+    },
 }
 
 /// What a derive job answers: the new track and its lane, to add to the source in place.

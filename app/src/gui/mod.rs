@@ -9,6 +9,7 @@
 pub mod align_dialog;
 pub mod analysis;
 pub mod app;
+pub mod decoder_dialog;
 pub mod derive_dialog;
 pub mod errors;
 pub mod export;

@@ -413,6 +413,7 @@ pub struct Dialogs {
     pub palette_query: String,
     pub align: AlignDialog,
     pub derive: DeriveDialog,
+    pub decoder: super::decoder_dialog::DecoderDialog,
     /// The in-window file browser, when the desktop has no dialog.
     pub browser: Option<FileBrowser>,
 }
@@ -431,6 +432,7 @@ pub fn update_dialogs(dialogs: &mut Dialogs, msg: Message) {
         Message::PaletteQuery(q) => dialogs.palette_query = q,
         Message::EditAlign(d) => dialogs.align = d,
         Message::EditDerive(d) => dialogs.derive = d,
+        Message::EditDecoder(d) => dialogs.decoder = d,
         other => debug_assert!(false, "not a dialog message: {other:?}"),
     }
 }

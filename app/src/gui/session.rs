@@ -59,6 +59,10 @@ pub struct SessionFile {
     /// Lanes in display order; lanes of the file not listed keep their place after these.
     #[serde(default)]
     pub lanes: Vec<SessionLane>,
+    /// Protocol decoder stacks run on the file, in order (`latscope decode --decoder`
+    /// specs); decoded again when the session opens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decoders: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -107,7 +111,8 @@ impl Session {
                     })
                     .collect();
                 let p = sv.placement;
-                Some(SessionFile { path, offset_ps: p.offset, drift_ppm: p.drift_ppm, lanes })
+                let decoders = super::decoder_dialog::specs_of(src);
+                Some(SessionFile { path, offset_ps: p.offset, drift_ppm: p.drift_ppm, lanes, decoders })
             })
             .collect();
         Self {
@@ -262,6 +267,20 @@ impl Workbench {
         }
         sources.extend(rest.into_iter().flatten());
         self.view.sources = sources;
+        // Decoders run again on the files they decoded (their rows join the lanes restored).
+        let decoders: Vec<(usize, Vec<String>)> = session
+            .files
+            .iter()
+            .filter(|f| !f.decoders.is_empty())
+            .filter_map(|f| {
+                let i = self
+                    .view
+                    .sources
+                    .iter()
+                    .position(|sv| sv.source().path.as_deref() == Some(f.path.as_path()))?;
+                Some((i, f.decoders.clone()))
+            })
+            .collect();
         self.view.overlay = Overlay {
             cursor_a: session.cursor_a,
             cursor_b: session.cursor_b,
@@ -273,6 +292,9 @@ impl Workbench {
         }
         self.theme = session.theme;
         self.update(Message::SetFilter(self.table.filter.clone()));
+        for (source, specs) in decoders {
+            self.update(Message::AddDecoder { source, specs });
+        }
         // The results are part of what the session showed: compute them again.
         if !self.analysis.rules.specs.is_empty() && !self.view.sources.is_empty() {
             self.update(Message::RunAnalysis);

@@ -7,6 +7,7 @@
 use super::align_dialog;
 use super::analysis;
 use super::app::Workbench;
+use super::decoder_dialog;
 use super::derive_dialog;
 use super::jobs::{JobKind, Verdict};
 use super::message::{DerivedLane, EventSel, Message, Row, SimCommand, SimEdit, TableRows};
@@ -53,7 +54,8 @@ impl Workbench {
             | Message::ClosePalette
             | Message::PaletteQuery(_)
             | Message::EditAlign(_)
-            | Message::EditDerive(_) => rooms::update_dialogs(&mut self.dialogs, msg),
+            | Message::EditDerive(_)
+            | Message::EditDecoder(_) => rooms::update_dialogs(&mut self.dialogs, msg),
             // --- files
             Message::OpenFiles(_)
             | Message::PickFiles
@@ -84,7 +86,10 @@ impl Workbench {
             | Message::ResetAlign
             | Message::OpenDeriveDigital(..)
             | Message::DeriveDigital { .. }
-            | Message::Derived { .. } => self.update_alignment_and_derived(msg),
+            | Message::Derived { .. }
+            | Message::OpenDecoder(..)
+            | Message::AddDecoder { .. }
+            | Message::Decoded { .. } => self.update_alignment_and_derived(msg),
             Message::Sim(..)
             | Message::SimEdit(..)
             | Message::SimSnapshot { .. }
@@ -260,6 +265,8 @@ impl Workbench {
                 }
             }
             Message::DeriveDigital { source, track, threshold } => self.derive(source, track, threshold),
+            Message::OpenDecoder(source) => self.open_decoder(source),
+            Message::AddDecoder { source, specs } => self.add_decoder(source, specs),
             Message::Derived { ticket, source, result } => {
                 // Closed meanwhile: nothing to say. Changed (aligned, derived again): say so.
                 match (self.jobs.judge(ticket, |s| self.view.is_current(s)), result) {
@@ -272,6 +279,16 @@ impl Workbench {
                     (Verdict::Current, Err(e)) => self.errors.push(format!("derive digital: {e}")),
                     (Verdict::Changed, _) => self.errors.push(
                         "derive digital: the source changed while the lane was derived; derive again".into(),
+                    ),
+                    (Verdict::Gone, _) => {}
+                }
+            }
+            Message::Decoded { ticket, source, result } => {
+                match (self.jobs.judge(ticket, |s| self.view.is_current(s)), result) {
+                    (Verdict::Current, Ok(prepared)) => self.decoded(source, prepared),
+                    (Verdict::Current, Err(e)) => self.errors.push(format!("decode: {e}")),
+                    (Verdict::Changed, _) => self.errors.push(
+                        "decode: the source changed while it was decoded; add the decoder again".into(),
                     ),
                     (Verdict::Gone, _) => {}
                 }
@@ -593,6 +610,54 @@ impl Workbench {
         });
     }
 
+    /// Opens the "Add decoder…" dialog on `source`, else the focused lane's source, else the
+    /// first source with channels.
+    fn open_decoder(&mut self, source: Option<usize>) {
+        let has_channels = |i: usize| {
+            self.view
+                .sources
+                .get(i)
+                .is_some_and(|sv| !sv.source().digital.is_empty() || !sv.source().analog.is_empty())
+        };
+        let focused = self.view.overlay.focused.map(|f| f.source);
+        let pick = source
+            .or(focused.filter(|&i| has_channels(i)))
+            .or_else(|| (0..self.view.sources.len()).find(|&i| has_channels(i)));
+        match pick.and_then(|i| self.view.sources.get(i).map(|sv| (i, sv))) {
+            Some((i, sv)) => self.dialogs.decoder = decoder_dialog::DecoderDialog::open_on(sv.source(), i),
+            None => {
+                self.errors.push("Add decoder: open a capture with digital or analog channels first".into())
+            }
+        }
+    }
+
+    /// Decodes source `source` with `spec` on a worker: the source is copied with the
+    /// annotations attached and its lanes prepared there ([`decoder_dialog::decode_into`]).
+    fn add_decoder(&mut self, source: usize, specs: Vec<String>) {
+        let Some(sv) = self.view.sources.get(source) else { return };
+        let p = sv.prepared.clone();
+        self.jobs.spawn(JobKind::Derive, self.view.stamp(source), move |cx| {
+            let result = decoder_dialog::decode_into(&p.source, &specs).map(Arc::new);
+            drop(p);
+            cx.send(Message::Decoded { ticket: cx.ticket, source, result });
+        });
+    }
+
+    /// A decode job's answer: the source with its annotation rows; the event lanes it added
+    /// start hidden (the rows show them; the table and search list the events).
+    fn decoded(&mut self, index: usize, prepared: Arc<Prepared>) {
+        let hidden = decoder_dialog::decoded_event_lanes(&prepared);
+        self.view.replace_source(index, prepared);
+        if let Some(sv) = self.view.sources.get_mut(index) {
+            for v in &mut sv.lanes {
+                if hidden.contains(&v.name) {
+                    v.visible = false;
+                }
+            }
+        }
+        self.update(Message::SetFilter(self.table.filter.clone()));
+    }
+
     /// Adds the derived tracks waiting in `view.pending_derived` to their sources, in place:
     /// a source is never copied to add a track. The analysis results and the simulator's
     /// statistics share a source's allocation; they let go of it for the moment of the change
@@ -759,8 +824,39 @@ impl Workbench {
         out
     }
 
-    /// Once the files are loaded: the command line's alignment, then its rules; or, when
-    /// the rules are not the user's, every preset the files hold.
+    /// The command line's `--decoder`s: each on every source that has its channels; one that
+    /// fits no source is an error with the first source's reason.
+    fn startup_decoders(&mut self, specs: Vec<String>) {
+        let mut per_source: Vec<Vec<String>> = vec![Vec::new(); self.view.sources.len()];
+        for spec in specs {
+            let mut first_error = None;
+            for (i, sv) in self.view.sources.iter().enumerate() {
+                let src = sv.source();
+                let mut names: Vec<(String, bool)> =
+                    src.digital.iter().map(|d| (d.name.clone(), false)).collect();
+                names.extend(src.analog.iter().map(|a| (a.name.clone(), true)));
+                match decoder_dialog::check_spec(&spec, &names) {
+                    Ok(()) => per_source[i].push(spec.clone()),
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            if !per_source.iter().any(|s| s.contains(&spec))
+                && let Some(e) = first_error
+            {
+                self.errors.push(format!("--decoder {spec:?}: {e}"));
+            }
+        }
+        for (source, specs) in per_source.into_iter().enumerate() {
+            if !specs.is_empty() {
+                self.update(Message::AddDecoder { source, specs });
+            }
+        }
+    }
+
+    /// Once the files are loaded: the command line's decoders, its alignment, then its rules;
+    /// or, when the rules are not the user's, every preset the files hold.
     pub(super) fn startup_step(&mut self) {
         if self.jobs.busy(JobKind::Load) || self.aligning() || self.view.sources.is_empty() {
             return;
@@ -774,6 +870,16 @@ impl Workbench {
             }
             return;
         };
+        if !startup.decoders.is_empty() {
+            self.startup_decoders(std::mem::take(&mut startup.decoders));
+            self.startup = Some(startup);
+            return;
+        }
+        if self.jobs.busy(JobKind::Derive) {
+            // The alignment and the rules read the decoded sources.
+            self.startup = Some(startup);
+            return;
+        }
         if let Some(text) = startup.align.take() {
             // `N` counts the files as given; loads finish in any order.
             let loaded = |n: usize| {
