@@ -701,7 +701,9 @@ pub fn panel(
                 PlotKind::Scatter => scatter_plot(ui, ri, r, drawn, &mut msgs),
             }
             if let Some(s) = r.summary.as_ref().filter(|s| !s.groups.is_empty()) {
-                ui.collapsing(format!("groups ({} keys)", s.groups_total), |ui| {
+                // Salted by the analysis: two analyses with as many keys share the title.
+                let title = format!("groups ({} keys)", s.groups_total);
+                egui::CollapsingHeader::new(title).id_salt(("groups header", ri)).show(ui, |ui| {
                     egui::Grid::new(("groups", ri)).num_columns(3).striped(true).show(ui, |ui| {
                         for g in s.groups.iter().take(20) {
                             ui.monospace(&g.key);
