@@ -57,11 +57,15 @@ impl TrackEvents {
 
     /// Records one TrackEvent of sequence `seq` with packet time `ts` on clock `clock`.
     pub(crate) fn add(&mut self, seq: u32, ts: u64, clock: Option<u32>, e: &TrackEvent) {
-        let state = self.seqs.get(&seq).cloned().unwrap_or_default();
+        // What the sequence's state says, read without copying it: a sequence can intern
+        // thousands of names, and this runs per event.
+        let state = self.seqs.get(&seq);
+        let interned = e.name_iid.and_then(|iid| state.and_then(|s| s.names.get(&iid)).copied());
+        let (default_track, default_clock) = state.map_or((None, None), |s| (s.default_track, s.clock));
         let name = match (&e.name, e.name_iid) {
             (Some(n), _) => self.name_id(n),
-            (None, Some(iid)) => match state.names.get(&iid) {
-                Some(&i) => i,
+            (None, Some(iid)) => match interned {
+                Some(i) => i,
                 None => {
                     self.unnamed_iids += 1;
                     self.name_id(format!("name#{iid}").as_bytes())
@@ -72,9 +76,9 @@ impl TrackEvents {
         let value = e.counter_value.map(|v| v as f64).or(e.double_counter_value).unwrap_or(0.0);
         self.raw.push(RawTrackEvent {
             ts,
-            clock: clock.or(state.clock).unwrap_or(super::clocks::BOOTTIME),
+            clock: clock.or(default_clock).unwrap_or(super::clocks::BOOTTIME),
             kind: e.r#type,
-            track: e.track_uuid.or(state.default_track).unwrap_or(0),
+            track: e.track_uuid.or(default_track).unwrap_or(0),
             name,
             value,
         });
@@ -117,18 +121,28 @@ pub(crate) struct Built {
 }
 
 impl Built {
+    // Tracks are looked up before they are made: a name is copied once per track, not once
+    // per slice or sample.
     fn span(&mut self, track: &str, start: Ps, end: Ps, label: Sym, depth: usize) {
-        let t = self.spans.entry(track.to_owned()).or_insert_with(|| SpanTrack::new(track));
-        t.push(start, end.max(start), label, depth.min(usize::from(u16::MAX)) as u16, 0);
+        let depth = depth.min(usize::from(u16::MAX)) as u16;
+        match self.spans.get_mut(track) {
+            Some(t) => t.push(start, end.max(start), label, depth, 0),
+            None => {
+                let mut t = SpanTrack::new(track);
+                t.push(start, end.max(start), label, depth, 0);
+                self.spans.insert(track.to_owned(), t);
+            }
+        }
     }
 
     fn sample(&mut self, track: &str, unit: &str, ts: Ps, v: f64) {
-        let c = self
-            .counters
-            .entry(track.to_owned())
-            .or_insert_with(|| (unit.to_owned(), Vec::new(), Vec::new()));
-        c.1.push(ts);
-        c.2.push(v as f32);
+        if !self.counters.contains_key(track) {
+            self.counters.insert(track.to_owned(), (unit.to_owned(), Vec::new(), Vec::new()));
+        }
+        if let Some(c) = self.counters.get_mut(track) {
+            c.1.push(ts);
+            c.2.push(v as f32);
+        }
     }
 
     /// Moves the tracks into `spans` and `analog`, sorted, and says what did not pair.
@@ -258,6 +272,9 @@ pub(crate) fn build_atrace(
         let n = names.get(&tid).map_or_else(|| "<...>".into(), |n| String::from_utf8_lossy(n).into_owned());
         format!("atrace {n}-{tid}")
     };
+    // Track names, made once per thread and per counter.
+    let mut thread_tracks: FxHashMap<i32, String> = FxHashMap::default();
+    let mut counter_tracks: FxHashMap<i32, FxHashMap<Box<[u8]>, String>> = FxHashMap::default();
     let mut threads: FxHashMap<i32, Vec<(Ps, Sym)>> = FxHashMap::default();
     let mut asyncs: FxHashMap<AsyncKey, (Ps, Sym)> = FxHashMap::default();
     for r in &recs {
@@ -273,7 +290,10 @@ pub(crate) fn build_atrace(
                 threads.entry(r.tid).or_default().push((r.ts, label));
             }
             b"E" => match threads.get_mut(&r.tid).and_then(|s| s.pop().map(|x| (x, s.len()))) {
-                Some(((start, label), depth)) => out.span(&thread_track(r.tid), start, r.ts, label, depth),
+                Some(((start, label), depth)) => {
+                    let track = thread_tracks.entry(r.tid).or_insert_with(|| thread_track(r.tid));
+                    out.span(track, start, r.ts, label, depth);
+                }
                 None => out.end_without_begin += 1,
             },
             b"S" => {
@@ -287,7 +307,13 @@ pub(crate) fn build_atrace(
             b"C" => {
                 let value = rest.split(|&b| b == b'|').next().unwrap_or_default();
                 if let Some(v) = std::str::from_utf8(value).ok().and_then(|s| s.trim().parse::<f64>().ok()) {
-                    out.sample(&format!("{} {tgid}", String::from_utf8_lossy(name)), "", r.ts, v);
+                    let tracks = counter_tracks.entry(tgid).or_default();
+                    if !tracks.contains_key(name) {
+                        tracks.insert(name.into(), format!("{} {tgid}", String::from_utf8_lossy(name)));
+                    }
+                    if let Some(track) = tracks.get(name) {
+                        out.sample(track, "", r.ts, v);
+                    }
                 }
             }
             _ => {}
