@@ -6,7 +6,6 @@ use super::ftrace::AtraceRec;
 use super::protos::{TrackDescriptor, TrackEvent};
 use latscope_model::{AnalogTrack, Diagnostics, Interner, Ps, SpanTrack, Sym};
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 
 /// TrackEvent types.
 const SLICE_BEGIN: i32 = 1;
@@ -110,39 +109,63 @@ impl TrackEvents {
     }
 }
 
-/// Spans and counters under construction, keyed by display name.
+/// Spans and counters under construction, found by display name (or by the index a
+/// caller kept: atrace adds one slice or sample per marker).
 #[derive(Debug, Default)]
 pub(crate) struct Built {
-    pub spans: BTreeMap<String, SpanTrack>,
-    pub counters: BTreeMap<String, (String, Vec<Ps>, Vec<f32>)>,
+    pub spans: Vec<SpanTrack>,
+    span_index: FxHashMap<String, usize>,
+    /// (name, unit, times, values)
+    pub counters: Vec<(String, String, Vec<Ps>, Vec<f32>)>,
+    counter_index: FxHashMap<String, usize>,
     pub end_without_begin: u64,
     pub never_ended: u64,
     pub unmapped: u64,
 }
 
 impl Built {
-    // Tracks are looked up before they are made: a name is copied once per track, not once
-    // per slice or sample.
-    fn span(&mut self, track: &str, start: Ps, end: Ps, label: Sym, depth: usize) {
+    /// The index of span track `track`, made if new.
+    fn span_track(&mut self, track: &str) -> usize {
+        if let Some(&i) = self.span_index.get(track) {
+            return i;
+        }
+        self.spans.push(SpanTrack::new(track));
+        self.span_index.insert(track.to_owned(), self.spans.len() - 1);
+        self.spans.len() - 1
+    }
+
+    fn span_at(&mut self, track: usize, start: Ps, end: Ps, label: Sym, depth: usize) {
         let depth = depth.min(usize::from(u16::MAX)) as u16;
-        match self.spans.get_mut(track) {
-            Some(t) => t.push(start, end.max(start), label, depth, 0),
-            None => {
-                let mut t = SpanTrack::new(track);
-                t.push(start, end.max(start), label, depth, 0);
-                self.spans.insert(track.to_owned(), t);
-            }
+        if let Some(t) = self.spans.get_mut(track) {
+            t.push(start, end.max(start), label, depth, 0);
+        }
+    }
+
+    fn span(&mut self, track: &str, start: Ps, end: Ps, label: Sym, depth: usize) {
+        let i = self.span_track(track);
+        self.span_at(i, start, end, label, depth);
+    }
+
+    /// The index of counter track `track` (in `unit`), made if new.
+    fn counter_track(&mut self, track: &str, unit: &str) -> usize {
+        if let Some(&i) = self.counter_index.get(track) {
+            return i;
+        }
+        self.counters.push((track.to_owned(), unit.to_owned(), Vec::new(), Vec::new()));
+        self.counter_index.insert(track.to_owned(), self.counters.len() - 1);
+        self.counters.len() - 1
+    }
+
+    fn sample_at(&mut self, track: usize, ts: Ps, v: f64) {
+        if let Some(c) = self.counters.get_mut(track) {
+            c.2.push(ts);
+            c.3.push(v as f32);
         }
     }
 
     fn sample(&mut self, track: &str, unit: &str, ts: Ps, v: f64) {
-        if !self.counters.contains_key(track) {
-            self.counters.insert(track.to_owned(), (unit.to_owned(), Vec::new(), Vec::new()));
-        }
-        if let Some(c) = self.counters.get_mut(track) {
-            c.1.push(ts);
-            c.2.push(v as f32);
-        }
+        let i = self.counter_track(track, unit);
+        self.sample_at(i, ts, v);
     }
 
     /// Moves the tracks into `spans` and `analog`, sorted, and says what did not pair.
@@ -152,11 +175,16 @@ impl Built {
         analog: &mut Vec<AnalogTrack>,
         diags: &mut Diagnostics,
     ) {
-        for (_, mut t) in self.spans {
+        // In name order, as the tracks were listed when they were kept by name.
+        let mut made = self.spans;
+        made.sort_by(|a, b| a.name.cmp(&b.name));
+        for mut t in made {
             t.sort();
             spans.push(t);
         }
-        for (name, (unit, times, samples)) in self.counters {
+        let mut counters = self.counters;
+        counters.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, unit, times, samples) in counters {
             let mut order: Vec<usize> = (0..times.len()).collect();
             order.sort_by_key(|&i| times[i]);
             let times = order.iter().map(|&i| times[i]).collect();
@@ -273,8 +301,8 @@ pub(crate) fn build_atrace(
         format!("atrace {n}-{tid}")
     };
     // Track names, made once per thread and per counter.
-    let mut thread_tracks: FxHashMap<i32, String> = FxHashMap::default();
-    let mut counter_tracks: FxHashMap<i32, FxHashMap<Box<[u8]>, String>> = FxHashMap::default();
+    let mut thread_tracks: FxHashMap<i32, usize> = FxHashMap::default();
+    let mut counter_tracks: FxHashMap<i32, FxHashMap<Box<[u8]>, usize>> = FxHashMap::default();
     let mut threads: FxHashMap<i32, Vec<(Ps, Sym)>> = FxHashMap::default();
     let mut asyncs: FxHashMap<AsyncKey, (Ps, Sym)> = FxHashMap::default();
     for r in &recs {
@@ -291,8 +319,15 @@ pub(crate) fn build_atrace(
             }
             b"E" => match threads.get_mut(&r.tid).and_then(|s| s.pop().map(|x| (x, s.len()))) {
                 Some(((start, label), depth)) => {
-                    let track = thread_tracks.entry(r.tid).or_insert_with(|| thread_track(r.tid));
-                    out.span(track, start, r.ts, label, depth);
+                    let track = match thread_tracks.get(&r.tid) {
+                        Some(&i) => i,
+                        None => {
+                            let i = out.span_track(&thread_track(r.tid));
+                            thread_tracks.insert(r.tid, i);
+                            i
+                        }
+                    };
+                    out.span_at(track, start, r.ts, label, depth);
                 }
                 None => out.end_without_begin += 1,
             },
@@ -308,12 +343,16 @@ pub(crate) fn build_atrace(
                 let value = rest.split(|&b| b == b'|').next().unwrap_or_default();
                 if let Some(v) = std::str::from_utf8(value).ok().and_then(|s| s.trim().parse::<f64>().ok()) {
                     let tracks = counter_tracks.entry(tgid).or_default();
-                    if !tracks.contains_key(name) {
-                        tracks.insert(name.into(), format!("{} {tgid}", String::from_utf8_lossy(name)));
-                    }
-                    if let Some(track) = tracks.get(name) {
-                        out.sample(track, "", r.ts, v);
-                    }
+                    let track = match tracks.get(name) {
+                        Some(&i) => i,
+                        None => {
+                            let i =
+                                out.counter_track(&format!("{} {tgid}", String::from_utf8_lossy(name)), "");
+                            tracks.insert(name.into(), i);
+                            i
+                        }
+                    };
+                    out.sample_at(track, r.ts, v);
                 }
             }
             _ => {}
