@@ -7,7 +7,10 @@
 //! `--align` grammar (source indices count the inputs from 0; source 0 is the reference
 //! whose own offset is kept):
 //! ```text
-//! N:OFFSET[:DRIFTppm]                  by hand, e.g. 1:+12.5us  or  1:-3ms:+20ppm
+//! N:OFFSET[:DRIFTppm]                  by hand, e.g. 1:+12.5us  or  1:-3ms:+20ppm: moved
+//!                                      by OFFSET from where its clock puts it
+//!                                      ([`Placement::by_clock`]: by clock value on the
+//!                                      reference's kind of clock, else its own origin)
 //! N:match REF_ENDPOINT -> ENDPOINT [drift]
 //!                                      fitted: REF_ENDPOINT in source 0, ENDPOINT in N
 //! ```
@@ -19,7 +22,7 @@
 use crate::endpoint::{PairError, endpoint_times};
 use crate::spec::SpecError;
 pub use crate::spec::{AlignSpec, parse_align};
-use latscope_model::{Placement, Ps, Source};
+use latscope_model::{Placed, Placement, Ps, Source};
 
 /// What an alignment chose for a source.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +106,13 @@ pub fn fit(pairs: &[(Ps, Ps)], drift: bool) -> Option<(Ps, f64, f64)> {
     Some((offset.round() as Ps, d * 1e6, (rss / n).sqrt()))
 }
 
+/// Where source `index` sits by its clock, after the sources before it as they are placed.
+fn by_clock(sources: &[&Source], placements: &[Placement], index: usize) -> Placement {
+    let earlier: Vec<Placed<'_>> =
+        sources.iter().zip(placements).take(index).map(|(s, p)| Placed::new(s, *p)).collect();
+    sources.get(index).map_or_else(Placement::default, |s| Placement::by_clock(&earlier, s))
+}
+
 /// Applies `spec` to the placements of `sources` (`placements[i]` is source `i`'s; the
 /// reference, source 0, keeps its own): sets the aligned source's placement and returns
 /// what was chosen. The sources are only read.
@@ -124,7 +134,7 @@ pub fn apply_align(
     let a = match spec {
         AlignSpec::Manual { offset, drift_ppm, .. } => Alignment {
             source: index,
-            placement: Placement::new(*offset, *drift_ppm),
+            placement: Placement::new(by_clock(sources, placements, index).offset + offset, *drift_ppm),
             matched: 0,
             residual_rms_ps: 0.0,
         },

@@ -53,6 +53,7 @@ fn first_after(
 pub(crate) fn run_chain(
     name: &str,
     opts: &CmdIrq,
+    line: Option<&Endpoint>,
     sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
     if let Some(IrqSel::Endpoint(ep)) = &opts.irq {
@@ -64,7 +65,14 @@ pub(crate) fn run_chain(
     let mut out = Vec::new();
     for (si, src) in sources.iter().enumerate() {
         let Some(plan) = plan_cmd_irq(name, opts, src)? else { continue };
-        out.push(chain_in(name, si, src, plan));
+        let requests = matches!(&opts.cmd, None | Some(Endpoint::Event { .. }))
+            && opts.cmd.as_ref().is_none_or(|c| c.target() == MMC_START)
+            && Endpoint::event(MMC_START).present_in(src);
+        let bus = if requests { Bus::find(name, sources, src, line)? } else { None };
+        out.push(match bus {
+            Some(bus) => chain_through_bus(name, si, src, plan, &bus),
+            None => chain_in(name, si, src, plan),
+        });
     }
     if out.is_empty() {
         return Err(AnalysisError::Missing {
@@ -72,43 +80,162 @@ pub(crate) fn run_chain(
             what: "a command event (block_rq_issue, mmc_request_start or the cmd= given)".into(),
         });
     }
+    if line.is_some() && out.iter().all(|o| o.stages.len() == STAGES.len()) {
+        return Err(AnalysisError::Missing {
+            rule: name.to_owned(),
+            what: "a decoded SD bus (sd_cmd events) beside mmc_request_start, for line=".into(),
+        });
+    }
     Ok(out)
 }
 
-fn chain_in(name: &str, si: usize, src: &Source, plan: CmdIrqPlan) -> Outcome {
-    let exits = by_key(src, &Endpoint::event("irq_handler_exit"), &FieldSel::new(src, "irq"));
-    let wakeups = by_key(src, &Endpoint::event("sched_wakeup"), &FieldSel::new(src, "pid"));
-    let switches = by_key(src, &Endpoint::event("sched_switch"), &FieldSel::new(src, "next_pid"));
-    let irq_field = FieldSel::new(src, "irq");
-    // Events each issuing task ran, to see it running when its switch-in was not recorded.
-    let issuers: rustc_hash::FxHashSet<i32> = plan.commands.iter().filter_map(|c| c.2).collect();
-    let mut ran: FxHashMap<i64, Vec<(Ps, usize)>> = FxHashMap::default();
-    for (i, (&pid, &t)) in src.events.pid.iter().zip(&src.events.ts).enumerate() {
-        if issuers.contains(&pid) {
-            ran.entry(i64::from(pid)).or_default().push((t, i));
+/// The kernel side of a chain after the IRQ entry: the handler's exit, the issuer's wakeup
+/// and its switch-in (or its first own event).
+struct Kernel<'a> {
+    src: &'a Source,
+    exits: FxHashMap<i64, Vec<(Ps, usize)>>,
+    wakeups: FxHashMap<i64, Vec<(Ps, usize)>>,
+    switches: FxHashMap<i64, Vec<(Ps, usize)>>,
+    ran: FxHashMap<i64, Vec<(Ps, usize)>>,
+    irq_field: FieldSel,
+    /// Each command's next command of the same pid, for the wakeup limit.
+    next_same_pid: Vec<Option<(Ps, usize)>>,
+}
+
+/// What follows an IRQ entry: exit, wakeup (the exit when it came inside the handler),
+/// running; or the stage (0 exit, 1 wakeup, 2 switch-in) that is missing.
+struct Tail {
+    exit: Ps,
+    wakeup: Ps,
+    running: Ps,
+    inside_handler: bool,
+    ran_first: bool,
+}
+
+impl<'a> Kernel<'a> {
+    fn new(src: &'a Source, plan: &CmdIrqPlan) -> Self {
+        let exits = by_key(src, &Endpoint::event("irq_handler_exit"), &FieldSel::new(src, "irq"));
+        let wakeups = by_key(src, &Endpoint::event("sched_wakeup"), &FieldSel::new(src, "pid"));
+        let switches = by_key(src, &Endpoint::event("sched_switch"), &FieldSel::new(src, "next_pid"));
+        // Events each issuing task ran, to see it running when its switch-in was not recorded.
+        let issuers: rustc_hash::FxHashSet<i32> = plan.commands.iter().filter_map(|c| c.2).collect();
+        let mut ran: FxHashMap<i64, Vec<(Ps, usize)>> = FxHashMap::default();
+        for (i, (&pid, &t)) in src.events.pid.iter().zip(&src.events.ts).enumerate() {
+            if issuers.contains(&pid) {
+                ran.entry(i64::from(pid)).or_default().push((t, i));
+            }
         }
+        let cmds = &plan.commands;
+        let mut next_same_pid: Vec<Option<(Ps, usize)>> = vec![None; cmds.len()];
+        let mut last_of_pid: FxHashMap<i32, usize> = FxHashMap::default();
+        for (k, &(_, _, pid)) in cmds.iter().enumerate().rev() {
+            if let Some(p) = pid {
+                next_same_pid[k] = last_of_pid.get(&p).map(|&j| (cmds[j].0, cmds[j].1 as usize));
+                last_of_pid.insert(p, k);
+            }
+        }
+        Self { src, exits, wakeups, switches, ran, irq_field: FieldSel::new(src, "irq"), next_same_pid }
     }
+
+    /// The IRQ number of an entry event.
+    fn irq_of(&self, entry_idx: usize) -> Option<(i64, u16)> {
+        let entry = self.src.events.get(entry_idx)?;
+        Some((self.irq_field.get(&entry).and_then(|v| v.as_i64()).unwrap_or_default(), entry.cpu()))
+    }
+
+    /// The rest of command `k`'s chain (issued by `pid`) after its IRQ entry at `t1`.
+    fn tail(&self, k: usize, pid: i32, t1: Ps, entry_idx: usize) -> Result<Tail, usize> {
+        let (irq_no, cpu) = self.irq_of(entry_idx).ok_or(0usize)?;
+        // That IRQ's exit on the same CPU.
+        let exit = self.exits.get(&irq_no).and_then(|list| {
+            let k = list.partition_point(|&x| x <= (t1, entry_idx));
+            list[k..].iter().copied().find(|&(_, i)| self.src.events.get(i).is_some_and(|e| e.cpu() == cpu))
+        });
+        let Some((t2, _)) = exit else { return Err(0) };
+        // The issuer's wakeup after the IRQ entry, before its next command.
+        let Some((t3, wake_idx)) =
+            first_after(self.wakeups.get(&i64::from(pid)), t1, entry_idx, self.next_same_pid[k])
+        else {
+            return Err(1);
+        };
+        // The issuer's switch-in after the wakeup, or its first own event when that comes
+        // first (the switch-in was not recorded).
+        let switch = first_after(self.switches.get(&i64::from(pid)), t3, wake_idx, None);
+        let own = first_after(self.ran.get(&i64::from(pid)), t3, wake_idx, None);
+        let (running, ran_first) = match (switch, own) {
+            (Some(s), Some(o)) if o < s => (o.0, true),
+            (Some(s), _) => (s.0, false),
+            (None, Some(o)) => (o.0, true),
+            (None, None) => return Err(2),
+        };
+        Ok(Tail { exit: t2, wakeup: t3.max(t2), running, inside_handler: t3 < t2, ran_first })
+    }
+}
+
+/// Notes and counts shared by both kinds of chain.
+#[derive(Default)]
+struct Tally {
+    inside_handler: u64,
+    no_pid: u64,
+    ran_first: u64,
+}
+
+impl Tally {
+    fn count(&mut self, t: &Tail) {
+        self.inside_handler += u64::from(t.inside_handler);
+        self.ran_first += u64::from(t.ran_first);
+    }
+
+    /// Puts the stages' breakage and the tally's notes on `total`.
+    fn finish(&self, total: &mut Outcome, mut stages: Vec<Outcome>, broken: &[u64], why: &[&str]) {
+        for (k, st) in stages.iter_mut().enumerate() {
+            st.unmatched_start = broken[k];
+            if broken[k] > 0 {
+                st.notes.push(Note { what: why[k].into(), count: broken[k] });
+                total.notes.push(Note { what: why[k].into(), count: broken[k] });
+            }
+        }
+        if self.inside_handler > 0 {
+            total.notes.push(Note {
+                what: "wakeup inside the IRQ handler (counted from its exit)".into(),
+                count: self.inside_handler,
+            });
+        }
+        if self.ran_first > 0 {
+            total.notes.push(Note {
+                what: "switch-in not recorded: the task's first event after the wakeup ends the chain".into(),
+                count: self.ran_first,
+            });
+        }
+        if self.no_pid > 0 {
+            total.notes.push(Note {
+                what: "command without a task (an edge): no wakeup to follow".into(),
+                count: self.no_pid,
+            });
+        }
+        total.unmatched_start = broken.iter().sum::<u64>() + self.no_pid;
+        total.stages = stages;
+    }
+}
+
+const TAIL_WHY: [&str; 3] = [
+    "IRQ entry with no handler exit on its CPU",
+    "no wakeup of the issuing task before its next command",
+    "wakeup with no switch-in or later event of the task",
+];
+
+fn chain_in(name: &str, si: usize, src: &Source, plan: CmdIrqPlan) -> Outcome {
+    let kernel = Kernel::new(src, &plan);
     let mut total = Outcome::new(name, AnalysisKind::Chain, si);
     total.notes = plan.notes;
     let mut stages: Vec<Outcome> =
         STAGES.iter().map(|s| Outcome::new(format!("{name}/{s}"), AnalysisKind::Pair, si)).collect();
     let mut broken = [0u64; 4];
-    let mut inside_handler = 0u64;
-    let mut no_pid = 0u64;
-    let mut ran_first = 0u64;
+    let mut tally = Tally::default();
     let cmds = &plan.commands;
-    // Each command's next command of the same pid, for the wakeup limit.
-    let mut next_same_pid: Vec<Option<(Ps, usize)>> = vec![None; cmds.len()];
-    let mut last_of_pid: FxHashMap<i32, usize> = FxHashMap::default();
-    for (k, &(_, _, pid)) in cmds.iter().enumerate().rev() {
-        if let Some(p) = pid {
-            next_same_pid[k] = last_of_pid.get(&p).map(|&j| (cmds[j].0, cmds[j].1 as usize));
-            last_of_pid.insert(p, k);
-        }
-    }
     for (k, &(t0, order, pid)) in cmds.iter().enumerate() {
         let Some(pid) = pid else {
-            no_pid += 1;
+            tally.no_pid += 1;
             continue;
         };
         let next_cmd = cmds.get(k + 1).map(|c| (c.0, c.1 as usize));
@@ -120,87 +247,240 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: CmdIrqPlan) -> Outcome {
             broken[0] += 1;
             continue;
         };
-        let Some(entry) = src.events.get(entry_idx) else { continue };
-        let irq_no = irq_field.get(&entry).and_then(|v| v.as_i64()).unwrap_or_default();
-        // Stage 2: that IRQ's exit on the same CPU.
-        let cpu = entry.cpu();
-        let exit = exits.get(&irq_no).and_then(|list| {
-            let k = list.partition_point(|&x| x <= (t1, entry_idx));
-            list[k..].iter().copied().find(|&(_, i)| src.events.get(i).is_some_and(|e| e.cpu() == cpu))
-        });
-        let Some((t2, _)) = exit else {
-            broken[1] += 1;
-            continue;
-        };
-        // Stage 3: the issuer's wakeup after the IRQ entry, before its next command.
-        let Some((t3, wake_idx)) = first_after(wakeups.get(&i64::from(pid)), t1, entry_idx, next_same_pid[k])
-        else {
-            broken[2] += 1;
-            continue;
-        };
-        // Stage 4: the issuer's switch-in after the wakeup, or its first own event when
-        // that comes first (the switch-in was not recorded).
-        let switch = first_after(switches.get(&i64::from(pid)), t3, wake_idx, None);
-        let own = first_after(ran.get(&i64::from(pid)), t3, wake_idx, None);
-        let t4 = match (switch, own) {
-            (Some(s), Some(o)) if o < s => {
-                ran_first += 1;
-                o.0
-            }
-            (Some(s), _) => s.0,
-            (None, Some(o)) => {
-                ran_first += 1;
-                o.0
-            }
-            (None, None) => {
-                broken[3] += 1;
+        let tail = match kernel.tail(k, pid, t1, entry_idx) {
+            Ok(t) => t,
+            Err(stage) => {
+                broken[1 + stage] += 1;
                 continue;
             }
         };
-        let t3c = if t3 < t2 {
-            inside_handler += 1;
-            t2
-        } else {
-            t3
-        };
+        tally.count(&tail);
+        let irq_no = kernel.irq_of(entry_idx).map_or(0, |x| x.0);
         let key = format!("pid={pid} irq={irq_no}");
-        for (st, (a, b)) in stages.iter_mut().zip([(t0, t1), (t1, t2), (t2, t3c), (t3c, t4)]) {
+        let bounds = [(t0, t1), (t1, tail.exit), (tail.exit, tail.wakeup), (tail.wakeup, tail.running)];
+        for (st, (a, b)) in stages.iter_mut().zip(bounds) {
             st.samples.push(Sample { start: a, end: b, key: key.clone() });
         }
-        total.samples.push(Sample { start: t0, end: t4, key });
+        total.samples.push(Sample { start: t0, end: tail.running, key });
     }
-    let why = [
-        "command with no IRQ before the next command",
-        "IRQ entry with no handler exit on its CPU",
-        "no wakeup of the issuing task before its next command",
-        "wakeup with no switch-in or later event of the task",
-    ];
-    for (k, st) in stages.iter_mut().enumerate() {
-        st.unmatched_start = broken[k];
-        if broken[k] > 0 {
-            st.notes.push(Note { what: why[k].into(), count: broken[k] });
-            total.notes.push(Note { what: why[k].into(), count: broken[k] });
+    let why = ["command with no IRQ before the next command", TAIL_WHY[0], TAIL_WHY[1], TAIL_WHY[2]];
+    tally.finish(&mut total, stages, &broken, &why);
+    total
+}
+
+/// The `mmc_request_start` event name: chains through the SD bus start at it.
+const MMC_START: &str = "mmc_request_start";
+
+/// Stage names of a chain through a decoded SD bus, with an IRQ line and without.
+pub const BUS_STAGES: [&str; 8] = [
+    "request->bus cmd",
+    "bus cmd->response",
+    "response->data done",
+    "data done->irq line",
+    "irq line->handler",
+    "irq handler",
+    "exit->wakeup",
+    "wakeup->switch-in",
+];
+pub const BUS_STAGES_NO_LINE: [&str; 7] = [
+    "request->bus cmd",
+    "bus cmd->response",
+    "response->data done",
+    "data done->handler",
+    "irq handler",
+    "exit->wakeup",
+    "wakeup->switch-in",
+];
+
+/// A bus command: (time, index, argument, (source, seq) of its annotations).
+type BusCmd = (Ps, i64, Option<i64>, (usize, i64));
+
+/// A decoded SD bus (the `sd_cmd`, `sd_resp`, `sd_data`, `sd_busy` events the SD decoder
+/// adds) and the IRQ line, in the time of the source whose chain it joins.
+struct Bus {
+    cmds: Vec<BusCmd>,
+    /// Each command's response start.
+    resp: FxHashMap<(usize, i64), Ps>,
+    /// The end of each command's last bus activity: its response, last data block or busy.
+    done: FxHashMap<(usize, i64), Ps>,
+    /// Rising edges of the IRQ line, sorted; `None` when there is no line.
+    line: Option<Vec<Ps>>,
+}
+
+impl Bus {
+    /// The bus decoded in any of `sources`, on `home`'s clock; `None` when none has one.
+    fn find(
+        name: &str,
+        sources: &[Placed<'_>],
+        home: &Placed<'_>,
+        line: Option<&Endpoint>,
+    ) -> Result<Option<Bus>, AnalysisError> {
+        let mut bus =
+            Bus { cmds: Vec::new(), resp: FxHashMap::default(), done: FxHashMap::default(), line: None };
+        let to_home = |p: &Placed<'_>, t: Ps| home.from_common(p.to_common(t));
+        for (si, p) in sources.iter().enumerate() {
+            if !Endpoint::event("sd_cmd").present_in(p) {
+                continue;
+            }
+            let (index, arg, seq) =
+                (FieldSel::new(p, "index"), FieldSel::new(p, "arg"), FieldSel::new(p, "seq"));
+            let num =
+                |sel: &FieldSel, ev: &latscope_model::EventRef<'_>| sel.get(ev).and_then(|v| v.as_i64());
+            for i in crate::endpoint::endpoint_events(p, &Endpoint::event("sd_cmd")) {
+                let Some(ev) = p.events.get(i) else { continue };
+                let (Some(ix), Some(s)) = (num(&index, &ev), num(&seq, &ev)) else { continue };
+                bus.cmds.push((to_home(p, ev.ts()), ix, num(&arg, &ev), (si, s)));
+            }
+            for i in crate::endpoint::endpoint_events(p, &Endpoint::event("sd_resp")) {
+                let Some(ev) = p.events.get(i) else { continue };
+                let Some(s) = num(&seq, &ev) else { continue };
+                bus.resp.entry((si, s)).or_insert(to_home(p, ev.ts()));
+            }
+            for end in ["sd_resp_end", "sd_data_end", "sd_busy_end"] {
+                for i in crate::endpoint::endpoint_events(p, &Endpoint::event(end)) {
+                    let Some(ev) = p.events.get(i) else { continue };
+                    let Some(s) = num(&seq, &ev) else { continue };
+                    let t = to_home(p, ev.ts());
+                    bus.done.entry((si, s)).and_modify(|d| *d = (*d).max(t)).or_insert(t);
+                }
+            }
         }
+        if bus.cmds.is_empty() {
+            return Ok(None);
+        }
+        bus.cmds.sort_unstable_by_key(|c| (c.0, c.3));
+        // The IRQ line: the one given (a bare name is its rising edges), or a digital track
+        // named IRQ (`SCOPE.IRQ` in a VCD), rising.
+        let wanted = match line {
+            Some(Endpoint::Event { name: track, preds }) if preds.is_empty() => {
+                Some(Endpoint::edge(track.clone(), crate::endpoint::Edge::Rise))
+            }
+            Some(ep) => Some(ep.clone()),
+            None => None,
+        };
+        for p in sources {
+            let ep = match &wanted {
+                Some(ep) => ep.clone(),
+                None => {
+                    let named = p.digital.iter().find(|d| d.name == "IRQ" || d.name.ends_with(".IRQ"));
+                    let Some(d) = named else { continue };
+                    Endpoint::edge(d.name.clone(), crate::endpoint::Edge::Rise)
+                }
+            };
+            if !ep.present_in(p) {
+                continue;
+            }
+            let times = crate::endpoint::endpoint_times(p, name, &ep).map_err(AnalysisError::from)?;
+            let list = bus.line.get_or_insert_with(Vec::new);
+            list.extend(times.into_iter().map(|t| to_home(p, t)));
+        }
+        if let Some(list) = bus.line.as_mut() {
+            list.sort_unstable();
+        } else if let Some(ep) = wanted {
+            return Err(AnalysisError::Missing {
+                rule: name.to_owned(),
+                what: format!("the IRQ line {}", ep.target()),
+            });
+        }
+        Ok(Some(bus))
     }
-    if inside_handler > 0 {
-        total.notes.push(Note {
-            what: "wakeup inside the IRQ handler (counted from its exit)".into(),
-            count: inside_handler,
-        });
+}
+
+/// First time in sorted `list` at or after `t` and before `limit`.
+fn at_or_after(list: &[Ps], t: Ps, limit: Option<Ps>) -> Option<Ps> {
+    let k = list.partition_point(|&x| x < t);
+    list.get(k).copied().filter(|&x| limit.is_none_or(|l| x < l))
+}
+
+/// A chain per `mmc_request_start` through the decoded bus: the request's command on the
+/// bus (the first with its opcode, and its argument where both have one, before the next
+/// request), its response, the end of its bus activity (response, last data block or busy),
+/// the IRQ line's next rise, the chosen IRQ's next entry, then as [`chain_in`].
+fn chain_through_bus(name: &str, si: usize, src: &Source, plan: CmdIrqPlan, bus: &Bus) -> Outcome {
+    let kernel = Kernel::new(src, &plan);
+    let names: &[&str] = if bus.line.is_some() { &BUS_STAGES } else { &BUS_STAGES_NO_LINE };
+    let n = names.len();
+    let mut total = Outcome::new(name, AnalysisKind::Chain, si);
+    total.notes = plan.notes;
+    total.notes.push(Note {
+        what: "through the decoded SD bus: sd_cmd events".into(),
+        count: bus.cmds.len() as u64,
+    });
+    let mut stages: Vec<Outcome> =
+        names.iter().map(|s| Outcome::new(format!("{name}/{s}"), AnalysisKind::Pair, si)).collect();
+    let mut broken = vec![0u64; n];
+    let mut tally = Tally::default();
+    let (opcode, arg) = (FieldSel::new(src, "cmd_opcode"), FieldSel::new(src, "cmd_arg"));
+    let cmds = &plan.commands;
+    for (k, &(t0, order, pid)) in cmds.iter().enumerate() {
+        let Some(pid) = pid else {
+            tally.no_pid += 1;
+            continue;
+        };
+        let Some(ev) = src.events.get(order as usize) else { continue };
+        let op = opcode.get(&ev).and_then(|v| v.as_i64());
+        let want_arg = arg.get(&ev).and_then(|v| v.as_i64());
+        let next = cmds.get(k + 1).map(|c| c.0);
+        // The request's command on the bus.
+        let from = bus.cmds.partition_point(|c| c.0 < t0);
+        let found = bus.cmds[from..]
+            .iter()
+            .take_while(|c| next.is_none_or(|l| c.0 < l))
+            .find(|c| Some(c.1) == op && (want_arg.is_none() || c.2.is_none() || c.2 == want_arg));
+        let Some(&(tb, index, _, key)) = found else {
+            broken[0] += 1;
+            continue;
+        };
+        let Some(&tr) = bus.resp.get(&key).filter(|&&t| t >= tb) else {
+            broken[1] += 1;
+            continue;
+        };
+        let td = bus.done.get(&key).copied().unwrap_or(tr).max(tr);
+        let mut points = vec![t0, tb, tr, td];
+        let mut stage = 3;
+        if let Some(line) = &bus.line {
+            let Some(tl) = at_or_after(line, td, next) else {
+                broken[stage] += 1;
+                continue;
+            };
+            points.push(tl);
+            stage += 1;
+        }
+        // The chosen IRQ's next entry.
+        let last = points[points.len() - 1];
+        let pos = plan.irqs.partition_point(|x| x.0 < last);
+        let Some(&(t1, _, Some(entry_idx))) = plan.irqs.get(pos).filter(|x| next.is_none_or(|l| x.0 < l))
+        else {
+            broken[stage] += 1;
+            continue;
+        };
+        let tail = match kernel.tail(k, pid, t1, entry_idx) {
+            Ok(t) => t,
+            Err(s) => {
+                broken[stage + 1 + s] += 1;
+                continue;
+            }
+        };
+        tally.count(&tail);
+        points.extend([t1, tail.exit, tail.wakeup, tail.running]);
+        let irq_no = kernel.irq_of(entry_idx).map_or(0, |x| x.0);
+        let key = format!("pid={pid} irq={irq_no} cmd={index}");
+        for (st, w) in stages.iter_mut().zip(points.windows(2)) {
+            st.samples.push(Sample { start: w[0], end: w[1], key: key.clone() });
+        }
+        total.samples.push(Sample { start: t0, end: tail.running, key });
     }
-    if ran_first > 0 {
-        total.notes.push(Note {
-            what: "switch-in not recorded: the task's first event after the wakeup ends the chain".into(),
-            count: ran_first,
-        });
+    let mut why = vec![
+        "request with no command of its opcode on the bus before the next request",
+        "bus command with no response",
+    ];
+    if bus.line.is_some() {
+        why.push("bus command with no IRQ line rise after it before the next request");
     }
-    if no_pid > 0 {
-        total.notes.push(Note {
-            what: "command without a task (an edge): no wakeup to follow".into(),
-            count: no_pid,
-        });
-    }
-    total.unmatched_start = broken.iter().sum::<u64>() + no_pid;
-    total.stages = stages;
+    why.push("no IRQ entry after the bus command before the next request");
+    why.extend(TAIL_WHY);
+    // Stage 2 (response -> data done) cannot break: `why` has no entry of its own for it.
+    why.insert(2, "");
+    tally.finish(&mut total, stages, &broken, &why);
     total
 }

@@ -157,7 +157,10 @@ pub(crate) fn run_long(
 ) -> Result<Vec<Outcome>, AnalysisError> {
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
-        let intervals: Vec<(Ps, Ps, String)> = if let Some(s) = src.spans.iter().find(|s| s.name == track) {
+        let spans = src.spans.iter().map(|s| s.name.as_str());
+        let span =
+            latscope_model::resolve_name(spans, track, "span track").ok().and_then(|i| src.spans.get(i));
+        let intervals: Vec<(Ps, Ps, String)> = if let Some(s) = span {
             (0..s.len())
                 .map(|k| (s.start[k], s.end[k], src.strings.resolve(s.label[k]).into_owned()))
                 .collect()

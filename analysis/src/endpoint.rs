@@ -4,8 +4,15 @@
 //! source's strings once (so matching compares symbols) and lists where it occurs
 //! ([`endpoint_times`], [`endpoint_events`]). Field lookup falls back from the event's field
 //! to an alias (`host` is trace.dat's `name`) to the event's `cpu`/`pid`/`comm` columns.
+//!
+//! Event and track names resolve as users type them ([`latscope_model::resolve_name`]): the
+//! exact name, else the one name ending with it after a separator (`CMD` is
+//! `litesdcard.CMD`); a name several end with is an error listing them
+//! ([`Endpoint::check_names`], which the runner asks before an analysis runs).
 
-use latscope_model::{AnalogTrack, DigitalTrack, EventRef, FieldValue, Ps, Source, Sym, Threshold};
+use latscope_model::{
+    AnalogTrack, DigitalTrack, EventRef, FieldValue, NameError, Ps, Source, Sym, Threshold, resolve_name,
+};
 
 /// How a field value is compared with the text of a predicate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,19 +93,76 @@ impl Endpoint {
     }
 
     /// Whether `src` holds what this endpoint selects from (the event name on at least one
-    /// event, or the track), whether or not any occurrence matches its predicates.
+    /// event, or the track, as names resolve), whether or not any occurrence matches its
+    /// predicates.
     pub fn present_in(&self, src: &Source) -> bool {
         match self {
-            Endpoint::Event { name, .. } => src
-                .strings
-                .lookup(name.as_bytes())
-                .is_some_and(|sym| src.events.layouts().iter().any(|l| l.event == sym)),
-            Endpoint::Edge { track, .. } => {
-                src.digital.iter().any(|d| &d.name == track) || src.analog.iter().any(|a| &a.name == track)
-            }
-            Endpoint::Crossing { track, .. } => src.analog.iter().any(|a| &a.name == track),
+            Endpoint::Event { name, .. } => matches!(event_sym(src, name), Ok(Some(_))),
+            Endpoint::Edge { track, .. } => matches!(track_named(src, track), Ok(Some(_))),
+            Endpoint::Crossing { track, .. } => matches!(analog_named(src, track), Ok(Some(_))),
         }
     }
+
+    /// Whether the name this endpoint gives means one thing in `src`: an error listing the
+    /// candidates when several names end with it. A name `src` lacks is not an error here.
+    pub fn check_names(&self, src: &Source) -> Result<(), NameError> {
+        match self {
+            Endpoint::Event { name, .. } => event_sym(src, name).map(drop),
+            Endpoint::Edge { track, .. } => track_named(src, track).map(drop),
+            Endpoint::Crossing { track, .. } => analog_named(src, track).map(drop),
+        }
+    }
+}
+
+/// `Unknown` is no error for a lookup that may find nothing (the source lacks the name).
+fn found<T>(r: Result<T, NameError>) -> Result<Option<T>, NameError> {
+    match r {
+        Ok(x) => Ok(Some(x)),
+        Err(NameError::Unknown { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The event name `typed` means in `src`: the name itself when an event has it, else the
+/// one event name ending with it after a separator; `None` when no event answers.
+pub fn event_sym(src: &Source, typed: &str) -> Result<Option<Sym>, NameError> {
+    let layouts = src.events.layouts();
+    if let Some(sym) = src.strings.lookup(typed.as_bytes())
+        && layouts.iter().any(|l| l.event == sym)
+    {
+        return Ok(Some(sym));
+    }
+    let mut syms: Vec<Sym> = layouts.iter().map(|l| l.event).collect();
+    syms.sort_unstable_by_key(|s| s.0);
+    syms.dedup();
+    let names: Vec<std::borrow::Cow<'_, str>> = syms.iter().map(|&s| src.strings.resolve(s)).collect();
+    found(resolve_name(names.iter().map(|n| n.as_ref()), typed, "event")).map(|i| i.map(|i| syms[i]))
+}
+
+/// A digital or analog track of a source, by index within its kind.
+#[derive(Debug, Clone, Copy)]
+pub enum TrackRef<'a> {
+    Digital(usize, &'a DigitalTrack),
+    Analog(usize, &'a AnalogTrack),
+}
+
+/// The digital or analog track `typed` means in `src` (an exact digital name, an exact
+/// analog one, else the one track whose name ends with it after a separator).
+pub fn track_named<'a>(src: &'a Source, typed: &str) -> Result<Option<TrackRef<'a>>, NameError> {
+    let names = src.digital.iter().map(|d| d.name.as_str()).chain(src.analog.iter().map(|a| a.name.as_str()));
+    Ok(found(resolve_name(names, typed, "digital or analog track"))?.map(|i| match src.digital.get(i) {
+        Some(d) => TrackRef::Digital(i, d),
+        None => {
+            let k = i - src.digital.len();
+            TrackRef::Analog(k, &src.analog[k])
+        }
+    }))
+}
+
+/// The analog track `typed` means in `src` (see [`track_named`]).
+pub fn analog_named<'a>(src: &'a Source, typed: &str) -> Result<Option<(usize, &'a AnalogTrack)>, NameError> {
+    let names = src.analog.iter().map(|a| a.name.as_str());
+    Ok(found(resolve_name(names, typed, "analog track"))?.map(|i| (i, &src.analog[i])))
 }
 
 /// Errors in a rule that a source cannot satisfy.
@@ -110,6 +174,8 @@ pub enum PairError {
     NoThreshold { rule: String, track: String },
     #[error("rule {rule}: {count} key fields; at most {max} are supported")]
     TooManyKeys { rule: String, count: usize, max: usize },
+    #[error("rule {rule}: {error}")]
+    Name { rule: String, error: NameError },
 }
 
 /// An endpoint resolved against a source's strings, so matching compares symbols.
@@ -119,9 +185,11 @@ pub(crate) struct Resolved<'a> {
     pub(crate) preds: Vec<(Option<Sym>, Option<Sym>, &'a Pred)>,
 }
 
+/// `name` as names resolve ([`event_sym`]); an ambiguous name selects nothing here (the
+/// runner reports it before an analysis runs: [`Endpoint::check_names`]).
 pub(crate) fn resolve<'a>(src: &Source, name: &str, preds: &'a [Pred]) -> Resolved<'a> {
     Resolved {
-        name: src.strings.lookup(name.as_bytes()),
+        name: event_sym(src, name).ok().flatten(),
         preds: preds
             .iter()
             .map(|p| (src.strings.lookup(p.field.as_bytes()), alias_sym(src, &p.field), p))
@@ -254,24 +322,23 @@ pub(crate) type Digital<'a> = (usize, std::borrow::Cow<'a, DigitalTrack>);
 
 pub(crate) fn digital_of<'a>(src: &'a Source, rule: &str, ep: &Endpoint) -> Result<Digital<'a>, PairError> {
     let no_track = |track: &str| PairError::NoSuchTrack { rule: rule.to_owned(), track: track.to_owned() };
-    let analog = |track: &str, th: Threshold| -> Result<Digital<'a>, PairError> {
-        let (i, a): (usize, &AnalogTrack) =
-            src.analog.iter().enumerate().find(|(_, a)| a.name == track).ok_or_else(|| no_track(track))?;
+    let name_error = |error| PairError::Name { rule: rule.to_owned(), error };
+    let analog = |i: usize, a: &AnalogTrack, th: Threshold| -> Result<Digital<'a>, PairError> {
         if th.resolve(a).is_none() {
-            return Err(PairError::NoThreshold { rule: rule.to_owned(), track: track.to_owned() });
+            return Err(PairError::NoThreshold { rule: rule.to_owned(), track: a.name.clone() });
         }
         Ok((src.digital.len() + i, std::borrow::Cow::Owned(a.to_digital(th))))
     };
     match ep {
-        Endpoint::Edge { track, .. } => {
-            match src.digital.iter().enumerate().find(|(_, d)| &d.name == track) {
-                Some((i, d)) => Ok((i, std::borrow::Cow::Borrowed(d))),
-                None => analog(track, Threshold::Auto),
-            }
-        }
-        Endpoint::Crossing { track, level, .. } => {
-            analog(track, Threshold::Fixed { level: level.0, hysteresis: 0.0 })
-        }
+        Endpoint::Edge { track, .. } => match track_named(src, track).map_err(name_error)? {
+            Some(TrackRef::Digital(i, d)) => Ok((i, std::borrow::Cow::Borrowed(d))),
+            Some(TrackRef::Analog(i, a)) => analog(i, a, Threshold::Auto),
+            None => Err(no_track(track)),
+        },
+        Endpoint::Crossing { track, level, .. } => match analog_named(src, track).map_err(name_error)? {
+            Some((i, a)) => analog(i, a, Threshold::Fixed { level: level.0, hysteresis: 0.0 }),
+            None => Err(no_track(track)),
+        },
         Endpoint::Event { name, .. } => Err(no_track(name)),
     }
 }
@@ -281,6 +348,7 @@ pub(crate) fn digital_of<'a>(src: &'a Source, rule: &str, ep: &Endpoint) -> Resu
 pub fn endpoint_times(src: &Source, rule: &str, ep: &Endpoint) -> Result<Vec<Ps>, PairError> {
     match ep {
         Endpoint::Event { name, preds } => {
+            event_sym(src, name).map_err(|error| PairError::Name { rule: rule.to_owned(), error })?;
             let r = resolve(src, name, preds);
             if r.name.is_none() {
                 return Ok(Vec::new());

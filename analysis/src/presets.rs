@@ -333,3 +333,95 @@ pub(crate) fn run_cmd_irq(
     }
     Ok(out)
 }
+
+/// The trace events each preset reads, for saying what a trace lacks and how to record
+/// it. Each entry is a list of alternatives (`cmd-irq` takes `mmc_request_start` where
+/// there is no `block_rq_issue`); the first is the one to record.
+const PRESET_EVENTS: &[(&str, &[&[&str]])] = &[
+    ("block", &[&["block_rq_issue"], &["block_rq_complete"]]),
+    ("irq-handler", &[&["irq_handler_entry"], &["irq_handler_exit"]]),
+    ("softirq", &[&["softirq_entry"], &["softirq_exit"]]),
+    ("wakeup", &[&["sched_wakeup"], &["sched_switch"]]),
+    ("idle", &[&["cpu_idle"]]),
+    ("irqs-off", &[&["irq_disable"], &["irq_enable"]]),
+    ("mmc", &[&["mmc_request_start"], &["mmc_request_done"]]),
+    ("cmd-irq", &[&["block_rq_issue", "mmc_request_start"], &["irq_handler_entry"]]),
+    (
+        "chain",
+        &[
+            &["block_rq_issue", "mmc_request_start"],
+            &["irq_handler_entry"],
+            &["irq_handler_exit"],
+            &["sched_wakeup"],
+            &["sched_switch"],
+        ],
+    ),
+];
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// What a preset needs that none of `sources` has, and how to record it:
+/// ``wakeup needs sched_wakeup and sched_switch: `trace-cmd record -e sched_wakeup -e
+/// sched_switch` `` (with `, missing here: …` when some of them are there). `None` when
+/// the sources hold every event the preset reads, or the name (with its options, such as
+/// `cmd-irq:irq=5`) is not an event preset. `pulse:CH` says it needs a channel.
+pub fn missing_events(preset: &str, sources: &[&Source]) -> Option<String> {
+    let base = preset.split(':').next().unwrap_or(preset);
+    if base == "pulse" {
+        let channels: Vec<&str> = sources
+            .iter()
+            .flat_map(|s| {
+                s.digital.iter().map(|d| d.name.as_str()).chain(s.analog.iter().map(|a| a.name.as_str()))
+            })
+            .collect();
+        let channel = preset.split(':').nth(1).filter(|c| *c != "CH");
+        if channel.is_some_and(|ch| channels.contains(&ch)) {
+            return None;
+        }
+        let shown: Vec<&str> = channels.iter().copied().take(8).collect();
+        let more = if channels.len() > shown.len() { ", …" } else { "" };
+        return Some(match (channel, shown.first()) {
+            (_, None) => {
+                "pulse:CH needs a digital or analog channel CH (a logic-analyzer or scope capture)".to_owned()
+            }
+            (Some(ch), Some(_)) => {
+                format!("pulse:{ch} needs a channel {ch:?}; channels here: {}{more}", shown.join(", "))
+            }
+            (None, Some(first)) => {
+                format!(
+                    "pulse:CH needs a channel name: pulse:{first} (channels here: {}{more})",
+                    shown.join(", ")
+                )
+            }
+        });
+    }
+    let needs = PRESET_EVENTS.iter().find(|(name, _)| *name == base)?.1;
+    let present = |event: &str| sources.iter().any(|s| Endpoint::event(event).present_in(s));
+    let missing: Vec<String> =
+        needs.iter().filter(|alts| !alts.iter().any(|e| present(e))).map(|alts| alts.join(" or ")).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let wanted: Vec<String> = needs
+        .iter()
+        .map(|alts| match alts {
+            [one] => (*one).to_owned(),
+            [first, rest @ ..] => format!("{first} (or {})", rest.join(", ")),
+            [] => String::new(),
+        })
+        .collect();
+    let record: Vec<String> =
+        needs.iter().filter_map(|alts| alts.first()).map(|e| format!("-e {e}")).collect();
+    let mut text = format!("{base} needs {}: `trace-cmd record {}`", and_list(&wanted), record.join(" "));
+    if missing.len() < needs.len() {
+        text.push_str(&format!(", missing here: {}", and_list(&missing)));
+    }
+    Some(text)
+}

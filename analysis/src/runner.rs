@@ -1,7 +1,7 @@
 //! The one way every analysis runs — `latscope report`, the workbench's analysis panel and
 //! the simulator's scenario measurements all call [`run`]:
 //! - the **each-or-together rule** ([`Scope`]): sources the user placed on one timeline (an
-//!   alignment given, or any source placed off its own clock) are one trace and a spec runs
+//!   alignment given, or any source placed elsewhere than its clock puts it) are one trace and a spec runs
 //!   over all of them together; otherwise each source is analysed alone (two captures are an
 //!   A/B comparison).
 //! - the **error rule**: a spec runs on every source it applies to. Alone, a source it does
@@ -13,10 +13,11 @@
 //!   once across the sources holding the start and those holding the end, on the common
 //!   timeline; and the dispatch of every other spec to its analysis.
 
+use crate::endpoint::{Edge, Endpoint};
 use crate::measure::{add_repeat_note, missing_error, outcome_keyed, outcome_of};
 use crate::outcome::{AnalysisKind, Note, Outcome};
 use crate::pairing::{self, PairRule};
-use crate::spec::{Preset, Spec};
+use crate::spec::{IrqSel, PRESETS, Preset, Spec, preset_spec};
 use crate::{chain, detect, presets};
 use latscope_model::Placed;
 
@@ -33,15 +34,27 @@ pub enum Scope {
 
 impl Scope {
     /// The each-or-together rule: `Together` when there are several sources and the user
-    /// aligned them (`aligned`: `--align`, the Align dialog) or any of them is placed off its
-    /// own clock (offsets restored from a session); else `Each`.
+    /// aligned them (`aligned`: `--align`, the Align dialog) or any of them is placed
+    /// elsewhere than its clock puts it (offsets restored from a session); else `Each`.
+    /// Sources placed by their clocks alone ([`latscope_model::Placement::by_clock`]: two
+    /// captures of one machine) are still analysed each alone.
     pub fn of(aligned: bool, sources: &[Placed<'_>]) -> Scope {
-        if sources.len() > 1 && (aligned || sources.iter().any(|s| !s.placement.is_identity())) {
+        if sources.len() > 1 && (aligned || Placed::any_off_clock(sources)) {
             Scope::Together
         } else {
             Scope::Each
         }
     }
+}
+
+/// What messages call each of `sources`: names first, numbers only where names repeat
+/// ([`latscope_model::source_labels`] of their paths, else their names).
+pub fn labels(sources: &[Placed<'_>]) -> Vec<String> {
+    let paths: Vec<String> = sources
+        .iter()
+        .map(|s| s.path.as_ref().map_or_else(|| s.name.clone(), |p| p.display().to_string()))
+        .collect();
+    latscope_model::source_labels(&paths.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// What running one spec gave.
@@ -72,16 +85,60 @@ pub fn run(spec: &Spec, sources: &[Placed<'_>], scope: Scope) -> Result<Ran, Ana
         }
     }
     if outcomes.is_empty() {
-        let reasons = skipped.iter().map(|(i, e)| format!("input {i} ({}): {e}", sources[*i].name)).collect();
+        let labels = labels(sources);
+        let reasons = skipped.iter().map(|(i, e)| format!("{}: {e}", labels[*i])).collect();
         return Err(AnalysisError::Nowhere { rule: spec.name().to_owned(), reasons });
     }
     Ok(Ran { outcomes, skipped })
+}
+
+/// The presets run when none is asked for (`latscope report` without `--preset` and
+/// `--rule`, and the workbench when files open).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DefaultPresets {
+    /// The presets that found something, in the order of [`PRESETS`].
+    pub names: Vec<String>,
+    pub outcomes: Vec<Outcome>,
+    /// For each preset the sources lack events for: what is missing and how to record it
+    /// ([`presets::missing_events`]).
+    pub missing: Vec<String>,
+}
+
+/// Every preset that finds something in the sources (a pair, or an unmatched start or
+/// end), run by [`run`]; a preset that does not apply is not an error here. The presets
+/// that lack events are listed with what is missing.
+pub fn default_presets(sources: &[Placed<'_>], scope: Scope) -> DefaultPresets {
+    let mut out = DefaultPresets::default();
+    let plain: Vec<&latscope_model::Source> = sources.iter().map(|p| p.source).collect();
+    for (name, _) in PRESETS {
+        if name.contains("CH") {
+            // `pulse:CH` needs a channel's name: never run by default, only named where
+            // there are channels.
+            let channels = plain.iter().any(|s| !s.digital.is_empty() || !s.analog.is_empty());
+            out.missing.extend(presets::missing_events(name, &plain).filter(|_| channels));
+            continue;
+        }
+        let Ok(spec) = preset_spec(name) else { continue };
+        let found = run(&spec, sources, scope).map(|r| r.outcomes).unwrap_or_default();
+        let something =
+            found.iter().any(|o| !o.samples.is_empty() || o.unmatched_start + o.unmatched_end > 0);
+        if something {
+            out.names.push((*name).to_owned());
+            out.outcomes.extend(found);
+        } else if let Some(hint) = presets::missing_events(name, &plain) {
+            out.missing.push(hint);
+        }
+    }
+    out
 }
 
 /// Runs `spec` over `sources` as one trace: one [`Outcome`] per source it applies to (the
 /// sources that hold what it selects), or one over several sources on their common timeline
 /// when a pair rule's start and end are only found in different sources.
 pub fn run_spec(spec: &Spec, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
+    for src in sources {
+        check_names(spec, src)?;
+    }
     match spec {
         Spec::Pair(rule) => run_pair_rule(rule, sources),
         Spec::Pulse { name, channel, high, level } => {
@@ -96,6 +153,44 @@ pub fn run_spec(spec: &Spec, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Ana
         }
         Spec::Preset(p) => run_preset(p, sources),
     }
+}
+
+/// Whether every name `spec` gives (events, tracks, channels, span tracks) means one thing in
+/// `src`: a name several end with is an error listing them, before anything runs. Names
+/// `src` lacks are for the analyses to report.
+pub fn check_names(spec: &Spec, src: &latscope_model::Source) -> Result<(), AnalysisError> {
+    let rule = spec.name();
+    let named =
+        |error| AnalysisError::Pair(crate::endpoint::PairError::Name { rule: rule.to_owned(), error });
+    let edge = |track: &str| Endpoint::edge(track, Edge::Any);
+    // A bare selector is an event, else a track: both readings must be unambiguous.
+    let selector = |sel: &Endpoint| -> Vec<Endpoint> {
+        match sel {
+            Endpoint::Event { name, preds } if preds.is_empty() => vec![sel.clone(), edge(name)],
+            _ => vec![sel.clone()],
+        }
+    };
+    let endpoints: Vec<Endpoint> = match spec {
+        Spec::Pair(r) => vec![r.start.clone(), r.end.clone()],
+        Spec::Pulse { channel, .. } => vec![edge(channel)],
+        Spec::Stall { selector: sel, .. } | Spec::Poll { selector: sel, .. } => selector(sel),
+        Spec::Long { track, .. } => {
+            let spans = src.spans.iter().map(|s| s.name.as_str());
+            match latscope_model::resolve_name(spans, track, "span track") {
+                Err(e @ latscope_model::NameError::Ambiguous { .. }) => return Err(named(e)),
+                _ => vec![edge(track)],
+            }
+        }
+        Spec::Preset(Preset::CmdIrq { opts, .. } | Preset::Chain { opts, .. }) => {
+            let mut v: Vec<Endpoint> = opts.cmd.iter().cloned().collect();
+            if let Some(IrqSel::Endpoint(e)) = &opts.irq {
+                v.push(e.clone());
+            }
+            v
+        }
+        Spec::Preset(_) => Vec::new(),
+    };
+    endpoints.iter().try_for_each(|e| e.check_names(src)).map_err(named)
 }
 
 /// Runs a pair rule: per source holding both endpoints; else across the sources holding
@@ -143,7 +238,7 @@ fn run_preset(p: &Preset, sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Analys
         Preset::Block => presets::run_block(sources),
         Preset::Wakeup => presets::run_wakeup(sources),
         Preset::CmdIrq { name, opts } => presets::run_cmd_irq(name, opts, sources),
-        Preset::Chain { name, opts } => chain::run_chain(name, opts, sources),
+        Preset::Chain { name, opts, line } => chain::run_chain(name, opts, line.as_ref(), sources),
     }
 }
 
@@ -195,7 +290,7 @@ mod tests {
         let both = run(&none, &placed, Scope::Each).unwrap_err();
         let AnalysisError::Nowhere { reasons, .. } = &both else { panic!("{both}") };
         assert_eq!(reasons.len(), 2);
-        assert!(both.to_string().contains("applies to no open source (input 0 (a.txt): "), "{both}");
+        assert!(both.to_string().contains("applies to no open source (a.txt: "), "{both}");
         assert!(matches!(run(&none, &placed, Scope::Together), Err(AnalysisError::Missing { .. })));
     }
 
@@ -208,5 +303,15 @@ mod tests {
         let moved = [Placed::unaligned(&a), Placed::new(&b, Placement::new(5, 0.0))];
         assert_eq!(Scope::of(false, &moved), Scope::Together);
         assert_eq!(Scope::of(true, &apart[..1]), Scope::Each);
+        // Two traces of one kernel clock placed by their clock values are still two captures.
+        let kernel = latscope_model::ClockDomain::Kernel(latscope_model::KernelClock::Unnamed);
+        let (mut c, mut d) = (events("c", &["x"]), events("d", &["x"]));
+        c.origin = latscope_model::ClockOrigin::from_secs_ps(470, 0).on(kernel);
+        d.origin = latscope_model::ClockOrigin::from_secs_ps(474, 0).on(kernel);
+        let sources = [c, d];
+        let by_clock = Placed::by_clock(&sources);
+        assert_eq!(by_clock[1].placement, Placement::new(4 * latscope_model::PS_PER_S, 0.0));
+        assert_eq!(Scope::of(false, &by_clock), Scope::Each);
+        assert_eq!(Scope::of(false, &Placed::all(&sources)), Scope::Together, "off its clock");
     }
 }

@@ -17,10 +17,25 @@
 //! level). A bare `TRACK` after `stall:` means its rising edges, or the event of that name.
 //! KEY is `field` or `start_field:end_field`. DURATION is a decimal number with a unit:
 //! `ps ns us ms s`. Names and channels with other characters are written in double quotes.
+//!
+//! The grammar is written with nom combinators over `&str`. Productions fail recoverably
+//! where an alternative may still match and with `cut` once committed; every failure carries
+//! the text left where it happened and what was expected there, turned into a 0-based
+//! character column for [`SpecError`]. Blanks are skipped before a token (and after a bare
+//! endpoint name), so an error points at the first character that does not fit.
 
 use crate::endpoint::{Edge, Endpoint, Level, Pred, PredOp};
 use crate::pairing::{MAX_KEYS, PairRule, Policy};
+use latscope_model::kernel::CPU_IDLE_EXIT_STATE;
 use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps};
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_till, take_while};
+use nom::character::complete::{char, one_of, satisfy};
+use nom::combinator::{cut, eof, map, map_res, not, opt, peek, recognize, value, verify};
+use nom::error::{ErrorKind, FromExternalError, ParseError};
+use nom::multi::{many1_count, separated_list1};
+use nom::sequence::{preceded, terminated};
+use nom::{IResult, Parser};
 
 /// One parsed analysis.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,7 +107,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("irqs-off", "irq_disable -> irq_enable by cpu, next"),
     ("mmc", "mmc_request_start -> mmc_request_done by host,cmd_opcode, fifo"),
     ("cmd-irq", "command -> first IRQ after it (cmd-irq:irq=N,cmd=ENDPOINT to choose), next"),
-    ("chain", "command -> IRQ entry -> handler exit -> wakeup -> switch-in of the issuer"),
+    (
+        "chain",
+        "command -> IRQ entry -> handler exit -> wakeup -> switch-in of the issuer (through a decoded SD bus when there is one)",
+    ),
     ("pulse:CH", "widths of the high pulses of channel CH (pulse:CH:low for low ones)"),
 ];
 
@@ -128,6 +146,9 @@ pub enum Preset {
     Chain {
         name: String,
         opts: CmdIrq,
+        /// The IRQ line of a chain through a decoded SD bus (`line=ENDPOINT`; by default a
+        /// digital track named `IRQ`).
+        line: Option<Endpoint>,
     },
 }
 
@@ -150,7 +171,7 @@ fn simple(name: &str, start: Endpoint, end: Endpoint, by: &[(&str, &str)], polic
 }
 
 fn state_pred(op: PredOp) -> Endpoint {
-    Endpoint::event_where("cpu_idle", vec![Pred::new("state", op, "4294967295")])
+    Endpoint::event_where("cpu_idle", vec![Pred::new("state", op, CPU_IDLE_EXIT_STATE.to_string())])
 }
 
 /// The spec of a preset name (with options for `cmd-irq` and `chain`); `None` when `text`
@@ -193,27 +214,25 @@ fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
             Policy::Fifo,
         ),
         _ => {
-            let mut c = Cursor::new(text);
-            if c.eat("pulse:") {
-                return parse_pulse(&mut c).map(Some);
+            let c = Cursor::new(text);
+            if let Ok((i, _)) = sym("pulse:").parse(text) {
+                return c.finish(i, pulse).map(Some);
             }
-            let chain = if c.eat_word("cmd-irq") {
-                false
-            } else if c.eat_word("chain") {
-                true
-            } else {
+            let Ok((i, chain)) =
+                preceded(ws, alt((value(false, word("cmd-irq")), value(true, word("chain"))))).parse(text)
+            else {
                 return Ok(None);
             };
-            let opts = if c.eat(":") { parse_cmd_irq_opts(&mut c)? } else { CmdIrq::default() };
-            if !c.at_end() {
-                return Err(SpecError {
-                    column: c.pos,
-                    message: "expected ':' and options, or the end".into(),
-                });
-            }
+            let opts = (opt(preceded(sym(":"), cmd_irq_opts)), end_of_text("':' and options, or the end"));
+            let (opts, line) = c.finish(i, opts)?.0.unwrap_or_default();
             let name = text[lead..].trim_end().to_owned();
             if chain {
-                Spec::Preset(Preset::Chain { name, opts })
+                Spec::Preset(Preset::Chain { name, opts, line: line.map(|l| l.1) })
+            } else if let Some((at, _)) = line {
+                return err(
+                    c.column(at),
+                    "line= is an option of chain (the IRQ line after a decoded SD bus)",
+                );
             } else {
                 Spec::Preset(Preset::CmdIrq { name, opts })
             }
@@ -221,37 +240,46 @@ fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
     }))
 }
 
-/// `irq=N|irq=ENDPOINT` and `cmd=ENDPOINT`, separated by commas.
-fn parse_cmd_irq_opts(c: &mut Cursor<'_>) -> Result<CmdIrq, SpecError> {
-    let mut o = CmdIrq::default();
-    loop {
-        if c.eat("irq=") {
-            let save = c.pos;
-            o.irq = Some(match c.number("an IRQ number") {
-                Ok((n, at)) if !c.rest().starts_with(':') && !c.rest().starts_with('[') => {
-                    IrqSel::Number(n.parse().map_err(|_| SpecError {
-                        column: at,
-                        message: "expected a whole IRQ number".into(),
-                    })?)
-                }
-                _ => {
-                    c.pos = save;
-                    IrqSel::Endpoint(parse_endpoint(c, "the IRQ endpoint after 'irq='")?)
-                }
-            });
-        } else if c.eat("cmd=") {
-            o.cmd = Some(parse_endpoint(c, "the command endpoint after 'cmd='")?);
-        } else {
-            c.skip_ws();
-            return Err(SpecError {
-                column: c.pos,
-                message: "expected irq=N, irq=ENDPOINT or cmd=ENDPOINT".into(),
-            });
+/// `irq=N|irq=ENDPOINT`, `cmd=ENDPOINT` and `line=ENDPOINT` (with where it was written),
+/// separated by commas; a later one overrides.
+type LineOpt<'a> = Option<(&'a str, Endpoint)>;
+
+fn cmd_irq_opts(i: &str) -> PResult<'_, (CmdIrq, LineOpt<'_>)> {
+    // A number not followed by `:` or `[` is an IRQ number (a bad one is an error), anything
+    // else an endpoint.
+    let irq_number = |i| {
+        let (rest, (n, at)) = terminated(number("an IRQ number"), not(one_of(":["))).parse(i)?;
+        match n.parse() {
+            Ok(n) => Ok((rest, IrqSel::Number(n))),
+            Err(_) => fail(at, "expected a whole IRQ number"),
         }
-        if !c.eat(",") {
-            return Ok(o);
-        }
-    }
+    };
+    let irq = preceded(
+        sym("irq="),
+        cut(alt((irq_number, map(endpoint("the IRQ endpoint after 'irq='"), IrqSel::Endpoint)))),
+    );
+    let cmd = preceded(sym("cmd="), cut(endpoint("the command endpoint after 'cmd='")));
+    let line = |i| {
+        let (at, _) = ws(i)?;
+        let (rest, ep) = preceded(tag("line="), cut(endpoint("the IRQ line after 'line='"))).parse(at)?;
+        Ok((rest, (at, ep)))
+    };
+    let item = alt((
+        map(irq, |s| (Some(s), None, None)),
+        map(cmd, |e| (None, Some(e), None)),
+        map(line, |l| (None, None, Some(l))),
+    ));
+    let what = || "expected irq=N, irq=ENDPOINT or cmd=ENDPOINT (and line=ENDPOINT for chain)".into();
+    let item = preceded(ws, expect(item, what));
+    map(separated_list1(sym(","), item), |items| {
+        items.into_iter().fold((CmdIrq::default(), None), |(mut o, mut l), (irq, cmd, line)| {
+            o.irq = irq.or(o.irq);
+            o.cmd = cmd.or(o.cmd);
+            l = line.or(l);
+            (o, l)
+        })
+    })
+    .parse(i)
 }
 
 /// A spec that does not parse: where (0-based character offset) and what was expected.
@@ -266,155 +294,208 @@ fn err<T>(column: usize, message: impl Into<String>) -> Result<T, SpecError> {
     Err(SpecError { column, message: message.into() })
 }
 
-/// A character cursor over the spec text.
-pub(crate) struct Cursor<'a> {
-    chars: Vec<char>,
-    pub(crate) pos: usize,
+/// A parse error inside the grammar: the text left where it happened, and what was expected.
+/// Combinators that fail without saying what they expected (`tag`, `not`, …) leave `message`
+/// empty; every path that can end a parse goes through [`expect`] or a production that fills
+/// it in.
+#[derive(Debug)]
+struct Fail<'a> {
+    at: &'a str,
+    message: Option<String>,
+}
+
+impl<'a> Fail<'a> {
+    fn new(at: &'a str, message: impl Into<String>) -> Self {
+        Self { at, message: Some(message.into()) }
+    }
+}
+
+impl<'a> ParseError<&'a str> for Fail<'a> {
+    fn from_error_kind(at: &'a str, _: ErrorKind) -> Self {
+        Self { at, message: None }
+    }
+    fn append(_: &'a str, _: ErrorKind, other: Self) -> Self {
+        other
+    }
+}
+
+impl<'a> FromExternalError<&'a str, Fail<'a>> for Fail<'a> {
+    fn from_external_error(_: &'a str, _: ErrorKind, e: Fail<'a>) -> Self {
+        e
+    }
+}
+
+type PResult<'a, T> = IResult<&'a str, T, Fail<'a>>;
+
+/// The text being parsed, to turn the grammar's positions (the text left) into columns.
+struct Cursor<'a> {
     text: &'a str,
 }
 
 impl<'a> Cursor<'a> {
-    pub(crate) fn new(text: &'a str) -> Self {
-        Self { chars: text.chars().collect(), pos: 0, text }
+    fn new(text: &'a str) -> Self {
+        Self { text }
     }
-    fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
+
+    /// The 0-based character column of `rest`, a tail of the text.
+    fn column(&self, rest: &str) -> usize {
+        let consumed = self.text.len().saturating_sub(rest.len());
+        self.text.get(..consumed).map_or(0, |s| s.chars().count())
     }
-    fn peek_at(&self, k: usize) -> Option<char> {
-        self.chars.get(self.pos + k).copied()
-    }
-    pub(crate) fn skip_ws(&mut self) {
-        while self.peek().is_some_and(char::is_whitespace) {
-            self.pos += 1;
-        }
-    }
-    pub(crate) fn at_end(&mut self) -> bool {
-        self.skip_ws();
-        self.pos >= self.chars.len()
-    }
-    /// Consumes `s` if the text continues with it (after blanks).
-    pub(crate) fn eat(&mut self, s: &str) -> bool {
-        self.skip_ws();
-        let n = s.chars().count();
-        if self.chars.len() >= self.pos + n && s.chars().zip(&self.chars[self.pos..]).all(|(a, &b)| a == b) {
-            self.pos += n;
-            true
-        } else {
-            false
-        }
-    }
-    /// Consumes keyword `w` only when a word boundary follows it.
-    pub(crate) fn eat_word(&mut self, w: &str) -> bool {
-        let save = self.pos;
-        if self.eat(w) && !self.peek().is_some_and(is_name_char) {
-            return true;
-        }
-        self.pos = save;
-        false
-    }
-    fn slice(&self, from: usize, to: usize) -> String {
-        self.chars[from..to].iter().collect()
-    }
-    /// A name: a run of name characters (a `-` only when no `>` follows), or a quoted string.
-    pub(crate) fn name(&mut self, what: &str) -> Result<String, SpecError> {
-        self.skip_ws();
-        let start = self.pos;
-        if self.peek() == Some('"') {
-            self.pos += 1;
-            let from = self.pos;
-            while let Some(c) = self.peek() {
-                if c == '"' {
-                    let s = self.slice(from, self.pos);
-                    self.pos += 1;
-                    return Ok(s);
-                }
-                self.pos += 1;
-            }
-            return err(start, format!("expected a closing '\"' for the {what} opened here"));
-        }
-        while let Some(c) = self.peek() {
-            if is_name_char(c) && !(c == '-' && self.peek_at(1) == Some('>')) {
-                self.pos += 1;
-            } else {
-                break;
+
+    fn error(&self, e: nom::Err<Fail<'_>>) -> SpecError {
+        match e {
+            nom::Err::Error(f) | nom::Err::Failure(f) => SpecError {
+                column: self.column(f.at),
+                message: f.message.unwrap_or_else(|| "unexpected text".into()),
+            },
+            nom::Err::Incomplete(_) => {
+                SpecError { column: self.text.chars().count(), message: "unexpected end".into() }
             }
         }
-        if self.pos == start {
-            return err(start, format!("expected {what}"));
-        }
-        Ok(self.slice(start, self.pos))
     }
-    /// A predicate value: up to `,` or `]`, or a quoted string.
-    fn value(&mut self) -> Result<String, SpecError> {
-        self.skip_ws();
-        if self.peek() == Some('"') {
-            return self.name("value");
-        }
-        let start = self.pos;
-        while let Some(c) = self.peek() {
-            if c == ',' || c == ']' {
-                break;
-            }
-            self.pos += 1;
-        }
-        Ok(self.slice(start, self.pos).trim().to_owned())
+
+    /// Runs `p` on `rest` (a tail of the text), the result or its error with a column.
+    fn finish<T>(
+        &self,
+        rest: &'a str,
+        mut p: impl Parser<&'a str, Output = T, Error = Fail<'a>>,
+    ) -> Result<T, SpecError> {
+        p.parse(rest).map(|(_, v)| v).map_err(|e| self.error(e))
     }
-    /// A plain decimal number (optionally signed).
-    pub(crate) fn number(&mut self, what: &str) -> Result<(String, usize), SpecError> {
-        self.skip_ws();
-        let start = self.pos;
-        if matches!(self.peek(), Some('-' | '+')) {
-            self.pos += 1;
-        }
-        while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '.') {
-            self.pos += 1;
-        }
-        let s = self.slice(start, self.pos);
-        if !s.chars().any(|c| c.is_ascii_digit()) {
-            self.pos = start;
-            return err(start, format!("expected {what}"));
-        }
-        Ok((s, start))
+
+    /// A duration with a unit, e.g. `12.5us`, at the start of the text; signed when `signed`.
+    #[cfg(test)]
+    fn duration(&self, signed: bool) -> Result<Ps, SpecError> {
+        self.finish(self.text, duration(signed))
     }
-    pub(crate) fn float(&mut self, what: &str) -> Result<f64, SpecError> {
-        let (s, at) = self.number(what)?;
-        s.parse::<f64>()
-            .ok()
-            .filter(|f| f.is_finite())
-            .map_or_else(|| err(at, format!("expected {what}")), Ok)
+}
+
+/// Blanks (any Unicode white space); never fails.
+fn ws(i: &str) -> PResult<'_, &str> {
+    take_while(char::is_whitespace).parse(i)
+}
+
+/// `s` after blanks.
+fn sym<'a>(s: &'static str) -> impl Parser<&'a str, Output = &'a str, Error = Fail<'a>> {
+    preceded(ws, tag(s))
+}
+
+/// Keyword `w` when no name character follows it (`by` is not the start of `bypass`).
+fn word<'a>(w: &'static str) -> impl Parser<&'a str, Output = &'a str, Error = Fail<'a>> {
+    terminated(tag(w), not(satisfy(is_name_char)))
+}
+
+/// `p`, and where it does not match, a failure at that point saying what was expected.
+fn expect<'a, T>(
+    mut p: impl Parser<&'a str, Output = T, Error = Fail<'a>>,
+    what: impl Fn() -> String,
+) -> impl FnMut(&'a str) -> PResult<'a, T> {
+    move |i| match p.parse(i) {
+        Err(nom::Err::Error(_)) => Err(nom::Err::Failure(Fail::new(i, what()))),
+        other => other,
     }
-    /// A duration with a unit, e.g. `12.5us`; signed when `signed`.
-    pub(crate) fn duration(&mut self, signed: bool) -> Result<Ps, SpecError> {
-        self.skip_ws();
-        let at = self.pos;
+}
+
+/// The end of the text after blanks, or a failure there saying what else could come.
+fn end_of_text<'a>(what: &'static str) -> impl FnMut(&'a str) -> PResult<'a, ()> {
+    move |i| {
+        let (i, _) = ws(i)?;
+        expect(map(eof, |_| ()), || format!("expected {what}"))(i)
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | '$' | '#')
+}
+
+/// A name after blanks: a run of name characters (a `-` only when no `>` follows, so
+/// `a->b` is two names), or a double-quoted string. Fails recoverably: callers that commit
+/// to a name wrap it in `cut`.
+fn name<'a>(what: &str) -> impl FnMut(&'a str) -> PResult<'a, String> {
+    move |i| {
+        let (i, _) = ws(i)?;
+        let quoted = preceded(char('"'), terminated(take_till(|c| c == '"'), char('"')));
+        let bare = recognize(many1_count(alt((
+            satisfy(|c| is_name_char(c) && c != '-'),
+            terminated(char('-'), not(char('>'))),
+        ))));
+        let found: PResult<'a, &str> = alt((quoted, bare)).parse(i);
+        match found {
+            Ok((rest, s)) => Ok((rest, s.to_owned())),
+            Err(nom::Err::Error(_)) if i.starts_with('"') => Err(nom::Err::Error(Fail::new(
+                i,
+                format!("expected a closing '\"' for the {what} opened here"),
+            ))),
+            Err(_) => Err(nom::Err::Error(Fail::new(i, format!("expected {what}")))),
+        }
+    }
+}
+
+/// A predicate value after blanks: a quoted string, or the text up to `,` or `]`, trimmed.
+fn pred_value(i: &str) -> PResult<'_, String> {
+    let (i, _) = ws(i)?;
+    if i.starts_with('"') {
+        return cut(name("value")).parse(i);
+    }
+    map(take_till(|c| c == ',' || c == ']'), |v: &str| v.trim().to_owned()).parse(i)
+}
+
+/// A plain decimal number after blanks (optional sign, digits and dots, at least one digit),
+/// with the text where it starts.
+fn number<'a>(what: &'static str) -> impl FnMut(&'a str) -> PResult<'a, (&'a str, &'a str)> {
+    move |i| {
+        let (i, _) = ws(i)?;
+        let digits = recognize((opt(one_of("+-")), take_while(|c: char| c.is_ascii_digit() || c == '.')));
+        let found: PResult<'a, &str> =
+            verify(digits, |s: &str| s.contains(|c: char| c.is_ascii_digit())).parse(i);
+        match found {
+            Ok((rest, n)) => Ok((rest, (n, i))),
+            Err(_) => Err(nom::Err::Error(Fail::new(i, format!("expected {what}")))),
+        }
+    }
+}
+
+/// A finite decimal number after blanks.
+fn float<'a>(what: &'static str) -> impl FnMut(&'a str) -> PResult<'a, f64> {
+    move |i| {
+        let finite = |(n, at): (&'a str, &'a str)| {
+            n.parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .ok_or_else(|| Fail::new(at, format!("expected {what}")))
+        };
+        map_res(number(what), finite).parse(i)
+    }
+}
+
+/// A duration after blanks: a number and a unit (`ps ns us ms s`); signed when `signed`.
+fn duration<'a>(signed: bool) -> impl FnMut(&'a str) -> PResult<'a, Ps> {
+    move |i| {
         let what = "a duration such as 500us (units ps ns us ms s)";
-        let (num, _) = self.number(what)?;
-        self.skip_ws();
-        let unit_at = self.pos;
-        let mut unit = String::new();
-        while let Some(c) = self.peek().filter(|c| c.is_alphabetic()) {
-            unit.push(c);
-            self.pos += 1;
-        }
-        let scale: Ps = match unit.as_str() {
+        let (i, _) = ws(i)?;
+        let (rest, (num, _)) = cut(number(what)).parse(i)?;
+        let (unit_at, _) = ws(rest)?;
+        let (rest, unit) = take_while(char::is_alphabetic).parse(unit_at)?;
+        let scale: Ps = match unit {
             "ps" => 1,
             "ns" => PS_PER_NS,
             "us" | "µs" => PS_PER_US,
             "ms" => PS_PER_US * 1000,
             "s" => PS_PER_S,
-            "" => return err(unit_at, "expected a unit after the number: ps ns us ms s"),
-            _ => return err(unit_at, format!("expected a unit ps ns us ms s, found {unit:?}")),
+            "" => return fail(unit_at, "expected a unit after the number: ps ns us ms s"),
+            _ => return fail(unit_at, format!("expected a unit ps ns us ms s, found {unit:?}")),
         };
-        let v = scaled(&num, scale).ok_or(SpecError { column: at, message: format!("expected {what}") })?;
+        let Some(v) = scaled(num, scale) else { return fail(i, format!("expected {what}")) };
         if !signed && v < 0 {
-            return err(at, "expected a duration that is not negative");
+            return fail(i, "expected a duration that is not negative");
         }
-        Ok(v)
+        Ok((rest, v))
     }
-    pub(crate) fn rest(&self) -> &str {
-        let byte = self.text.char_indices().nth(self.pos).map_or(self.text.len(), |(b, _)| b);
-        &self.text[byte..]
-    }
+}
+
+fn fail<'a, T>(at: &'a str, message: impl Into<String>) -> PResult<'a, T> {
+    Err(nom::Err::Failure(Fail::new(at, message)))
 }
 
 /// `num` (decimal, optional sign and fraction) times `scale`, exactly, rounded to ps.
@@ -450,95 +531,80 @@ fn scaled(num: &str, scale: Ps) -> Option<Ps> {
     Ps::try_from(v).ok()
 }
 
-fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | '$' | '#')
+/// `field OP value` inside an event's brackets.
+fn predicate(i: &str) -> PResult<'_, Pred> {
+    let (i, field) = cut(name("a field name in the predicate list")).parse(i)?;
+    let (i, _) = ws(i)?;
+    let ops = alt((
+        value(PredOp::Ne, tag("!=")),
+        value(PredOp::NotContains, tag("!~")),
+        value(PredOp::Eq, tag("=")),
+        value(PredOp::Contains, tag("~")),
+    ));
+    let (i, op) = expect(ops, || format!("expected =, !=, ~ or !~ after field {field:?}"))(i)?;
+    let (i, value) = pred_value(i)?;
+    Ok((i, Pred::new(field, op, value)))
 }
 
-/// Parses an endpoint: `event[preds]`, `CH:rise|fall|any[@LEVEL]`, or a bare name (an
-/// event endpoint; `stall:`/`poll:` also try it as a track when no source has the event).
-pub(crate) fn parse_endpoint(c: &mut Cursor<'_>, which: &str) -> Result<Endpoint, SpecError> {
-    let name = c.name(&format!("{which}: an event name or CHANNEL:rise|fall|any"))?;
-    c.skip_ws();
-    if c.peek() == Some('[') {
-        c.pos += 1;
-        let mut preds = Vec::new();
-        loop {
-            if c.eat("]") {
-                break;
-            }
-            let field = c.name("a field name in the predicate list")?;
-            c.skip_ws();
-            let op = if c.eat("!=") {
-                PredOp::Ne
-            } else if c.eat("!~") {
-                PredOp::NotContains
-            } else if c.eat("=") {
-                PredOp::Eq
-            } else if c.eat("~") {
-                PredOp::Contains
-            } else {
-                return err(c.pos, format!("expected =, !=, ~ or !~ after field {field:?}"));
-            };
-            let value = c.value()?;
-            preds.push(Pred::new(field, op, value));
-            if c.eat(",") {
-                continue;
-            }
-            if c.eat("]") {
-                break;
-            }
-            return err(c.pos, "expected ',' or ']' after a predicate");
+/// `[pred, pred, …]` after an event name; a trailing comma is allowed, `[]` is no predicate.
+fn predicates(i: &str) -> PResult<'_, Vec<Pred>> {
+    let list = terminated(
+        separated_list1(sym(","), preceded(not(sym("]")), predicate)),
+        (opt(sym(",")), preceded(ws, expect(char(']'), || "expected ',' or ']' after a predicate".into()))),
+    );
+    preceded(char('['), alt((value(Vec::new(), sym("]")), list))).parse(i)
+}
+
+/// `rise|fall|any[@LEVEL]` right after `CHANNEL:`.
+fn edge(i: &str, track: String) -> PResult<'_, Endpoint> {
+    let edges = alt((
+        value(Edge::Rise, word("rise")),
+        value(Edge::Fall, word("fall")),
+        value(Edge::Any, word("any")),
+    ));
+    let (i, edge) = expect(preceded(ws, edges), || "expected rise, fall or any after ':'".into())(i)?;
+    let (i, level) =
+        opt(preceded(char('@'), cut(float("a threshold level after '@', e.g. 1.65")))).parse(i)?;
+    Ok((
+        i,
+        match level {
+            Some(level) => Endpoint::Crossing { track, edge, level: Level(level) },
+            None => Endpoint::edge(track, edge),
+        },
+    ))
+}
+
+/// An endpoint: `event[preds]`, `CH:rise|fall|any[@LEVEL]`, or a bare name (an event
+/// endpoint; `stall:`/`poll:` also try it as a track when no source has the event). Blanks
+/// after a bare name are consumed, so what follows is reported where it starts.
+fn endpoint<'a>(which: &'static str) -> impl FnMut(&'a str) -> PResult<'a, Endpoint> {
+    move |i| {
+        let what = format!("{which}: an event name or CHANNEL:rise|fall|any");
+        let (i, n) = cut(name(&what)).parse(i)?;
+        let (i, _) = ws(i)?;
+        if i.starts_with('[') {
+            let (i, preds) = predicates(i)?;
+            return Ok((i, Endpoint::event_where(n, preds)));
         }
-        return Ok(Endpoint::event_where(name, preds));
-    }
-    if c.peek() == Some(':') {
-        let save = c.pos;
-        c.pos += 1;
-        let edge = if c.eat_word("rise") {
-            Edge::Rise
-        } else if c.eat_word("fall") {
-            Edge::Fall
-        } else if c.eat_word("any") {
-            Edge::Any
-        } else {
-            c.pos = save + 1;
-            return err(c.pos, "expected rise, fall or any after ':'");
-        };
-        if c.peek() == Some('@') {
-            c.pos += 1;
-            let level = c.float("a threshold level after '@', e.g. 1.65")?;
-            return Ok(Endpoint::Crossing { track: name, edge, level: Level(level) });
+        if let Some(after) = i.strip_prefix(':') {
+            return edge(after, n);
         }
-        return Ok(Endpoint::edge(name, edge));
+        Ok((i, Endpoint::event(n)))
     }
-    Ok(Endpoint::event(name))
 }
 
 /// Parses one spec. Presets are accepted too (`block`, `cmd-irq:irq=36`, `pulse:D1`).
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
-    let mut c = Cursor::new(text);
-    if c.at_end() {
+    let c = Cursor::new(text);
+    if text.trim_start().is_empty() {
         return err(0, "expected a rule: [NAME=]START -> END, pulse:CH, stall:TRACK or a preset name");
     }
-    // `NAME=` before a detector names it (a pair rule's `NAME=` is read by `parse_pair`).
-    let mut name = None;
-    let save = c.pos;
-    if let Ok(n) = c.name("a name") {
-        c.skip_ws();
-        let rest = c.rest();
-        let detector =
-            |r: &str| ["pulse:", "stall:", "long:", "poll:"].iter().any(|k| r.trim_start().starts_with(k));
-        if rest.strip_prefix('=').is_some_and(detector) {
-            c.pos += 1;
-            name = Some(n);
-        } else {
-            c.pos = save;
-        }
-    } else {
-        c.pos = save;
-    }
-    let spec = parse_detector(&mut c, text)?;
-    match (spec, name) {
+    // `NAME=` before a detector names it (a pair rule's `NAME=` is read by `pair`).
+    let detector_word = (ws, alt((tag("pulse:"), tag("stall:"), tag("long:"), tag("poll:"))));
+    let named = opt(terminated(name("a name"), (ws, char('='), peek(detector_word)))).parse(text);
+    let (i, label) = named.unwrap_or((text, None));
+    let spec = c.finish(i, |i| detector(i, text))?;
+    match (spec, label) {
         (Some(spec), Some(n)) => Ok(spec.named(n)),
         (Some(spec), None) => Ok(spec),
         (None, _) => {
@@ -547,174 +613,155 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
             {
                 return Ok(p);
             }
-            parse_pair(&mut c)
+            c.finish(text, pair)
         }
     }
 }
 
 /// `pulse:`, `stall:`, `long:` and `poll:` specs; `None` when the text is none of them.
-fn parse_detector(c: &mut Cursor<'_>, text: &str) -> Result<Option<Spec>, SpecError> {
-    if c.eat("pulse:") {
-        return parse_pulse(c).map(Some);
+/// Detectors are named by their whole text (`text`).
+fn detector<'a>(i: &'a str, text: &str) -> PResult<'a, Option<Spec>> {
+    let whole = || text.trim().to_owned();
+    if let Ok((i, _)) = sym("pulse:").parse(i) {
+        return map(pulse, Some).parse(i);
     }
-    if c.eat("stall:") {
-        let selector = parse_selector(c)?;
-        let mut factor = 1.5;
-        if c.eat_word("factor") {
-            c.skip_ws();
-            let at = c.pos;
-            factor = c.float("a factor after 'factor', e.g. 1.5")?;
-            if factor <= 0.0 {
-                return err(at, "expected a factor above 0");
-            }
-        }
-        expect_end(c, "'factor F' or the end of the rule")?;
-        return Ok(Some(Spec::Stall { name: text.trim().to_owned(), selector, factor }));
+    if let Ok((i, _)) = sym("stall:").parse(i) {
+        let (i, selector) = endpoint("a selector")(i)?;
+        let factor = preceded((ws, word("factor")), cut(factor));
+        let (i, factor) = map(opt(factor), |f| f.unwrap_or(1.5)).parse(i)?;
+        let (i, _) = end_of_text("'factor F' or the end of the rule")(i)?;
+        return Ok((i, Some(Spec::Stall { name: whole(), selector, factor })));
     }
-    if c.eat("long:") {
-        let track = c.name("a track name after 'long:'")?;
-        let (high, level) = parse_phase(c)?;
-        if !c.eat_word("over") {
-            return err(c.pos, "expected 'over DURATION' after the track");
-        }
-        let over = c.duration(false)?;
-        expect_end(c, "the end of the rule after the duration")?;
-        return Ok(Some(Spec::Long { name: text.trim().to_owned(), track, high, level, over }));
+    if let Ok((i, _)) = sym("long:").parse(i) {
+        let (i, track) = cut(name("a track name after 'long:'")).parse(i)?;
+        let (i, (high, level)) = phase(i)?;
+        let (i, _) =
+            expect(preceded(ws, word("over")), || "expected 'over DURATION' after the track".into())(i)?;
+        let (i, over) = duration(false)(i)?;
+        let (i, _) = end_of_text("the end of the rule after the duration")(i)?;
+        return Ok((i, Some(Spec::Long { name: whole(), track, high, level, over })));
     }
-    if c.eat("poll:") {
-        let selector = parse_selector(c)?;
-        if !c.eat_word("within") {
-            return err(c.pos, "expected 'within DURATION' (the largest spacing inside a loop)");
-        }
-        let spacing = c.duration(false)?;
-        let mut min_iterations = 2;
-        if c.eat_word("min") {
-            let (n, at) = c.number("an iteration count after 'min'")?;
-            min_iterations = n.parse().ok().filter(|&n| n >= 2).ok_or(SpecError {
-                column: at,
-                message: "expected a whole iteration count of at least 2".into(),
-            })?;
-        }
-        expect_end(c, "'min N' or the end of the rule")?;
-        return Ok(Some(Spec::Poll { name: text.trim().to_owned(), selector, spacing, min_iterations }));
+    if let Ok((i, _)) = sym("poll:").parse(i) {
+        let (i, selector) = endpoint("a selector")(i)?;
+        let within = || "expected 'within DURATION' (the largest spacing inside a loop)".into();
+        let (i, _) = expect(preceded(ws, word("within")), within)(i)?;
+        let (i, spacing) = duration(false)(i)?;
+        let min = preceded((ws, word("min")), cut(iterations));
+        let (i, min_iterations) = map(opt(min), |n| n.unwrap_or(2)).parse(i)?;
+        let (i, _) = end_of_text("'min N' or the end of the rule")(i)?;
+        return Ok((i, Some(Spec::Poll { name: whole(), selector, spacing, min_iterations })));
     }
-    Ok(None)
+    Ok((i, None))
 }
 
-pub(crate) fn parse_pulse(c: &mut Cursor<'_>) -> Result<Spec, SpecError> {
-    let channel = c.name("a channel name after 'pulse:'")?;
-    let (high, level) = parse_phase(c)?;
-    expect_end(c, "':high', ':low', '@LEVEL' or the end of the rule")?;
+/// The factor of `stall:… factor F`: above 0.
+fn factor(i: &str) -> PResult<'_, f64> {
+    let (i, _) = ws(i)?;
+    let (rest, f) = cut(float("a factor after 'factor', e.g. 1.5")).parse(i)?;
+    if f <= 0.0 { fail(i, "expected a factor above 0") } else { Ok((rest, f)) }
+}
+
+/// The count of `poll:… min N`: a whole number of at least 2.
+fn iterations(i: &str) -> PResult<'_, u32> {
+    map_res(number("an iteration count after 'min'"), |(n, at)| {
+        n.parse()
+            .ok()
+            .filter(|&n| n >= 2)
+            .ok_or_else(|| Fail::new(at, "expected a whole iteration count of at least 2"))
+    })
+    .parse(i)
+}
+
+/// `CHANNEL[:high|:low][@LEVEL]` after `pulse:`, to the end of the text.
+fn pulse(i: &str) -> PResult<'_, Spec> {
+    let (i, channel) = cut(name("a channel name after 'pulse:'")).parse(i)?;
+    let (i, (high, level)) = phase(i)?;
+    let (i, _) = end_of_text("':high', ':low', '@LEVEL' or the end of the rule")(i)?;
     let name = format!("pulse:{channel}{}", if high { "" } else { ":low" });
-    Ok(Spec::Pulse { name, channel, high, level })
+    Ok((i, Spec::Pulse { name, channel, high, level }))
 }
 
 /// `[:high|:low][@LEVEL]` after a channel.
-fn parse_phase(c: &mut Cursor<'_>) -> Result<(bool, Option<f64>), SpecError> {
-    let mut high = true;
-    if c.eat(":") {
-        if c.eat_word("high") {
-        } else if c.eat_word("low") {
-            high = false;
-        } else {
-            return err(c.pos, "expected high or low after ':'");
-        }
-    }
-    let mut level = None;
-    if c.eat("@") {
-        level = Some(c.float("a threshold level after '@', e.g. 1.65")?);
-    }
-    Ok((high, level))
+fn phase(i: &str) -> PResult<'_, (bool, Option<f64>)> {
+    let high_low = alt((value(true, word("high")), value(false, word("low"))));
+    let high_low = expect(preceded(ws, high_low), || "expected high or low after ':'".into());
+    let (i, high) = map(opt(preceded(sym(":"), high_low)), |h| h.unwrap_or(true)).parse(i)?;
+    let (i, _) = ws(i)?;
+    let (i, level) =
+        opt(preceded(char('@'), cut(float("a threshold level after '@', e.g. 1.65")))).parse(i)?;
+    Ok((i, (high, level)))
 }
 
-/// A stall or poll selector: an endpoint; a bare name is an event or a track's rising edges
-/// (decided against the sources when the spec runs).
-fn parse_selector(c: &mut Cursor<'_>) -> Result<Endpoint, SpecError> {
-    parse_endpoint(c, "a selector")
-}
-
-fn expect_end(c: &mut Cursor<'_>, what: &str) -> Result<(), SpecError> {
-    if c.at_end() { Ok(()) } else { err(c.pos, format!("expected {what}")) }
-}
-
-fn parse_pair(c: &mut Cursor<'_>) -> Result<Spec, SpecError> {
-    c.pos = 0;
-    c.skip_ws();
+/// `[NAME=]START -> END` and its clauses `by`, `policy`, `within`, each at most once.
+fn pair(text: &str) -> PResult<'_, Spec> {
+    let (i, _) = ws(text)?;
     // `NAME=` prefix: a name followed by '=' (a predicate's '=' is inside brackets).
-    let mut name = None;
-    let save = c.pos;
-    if let Ok(n) = c.name("a name") {
-        c.skip_ws();
-        if c.peek() == Some('=') {
-            c.pos += 1;
-            name = Some(n);
-        } else {
-            c.pos = save;
-        }
-    } else {
-        c.pos = save;
-    }
-    c.skip_ws();
-    let start_at = c.pos;
-    let start = parse_endpoint(c, "the start endpoint")?;
-    let start_text = c.slice(start_at, c.pos);
-    if !c.eat("->") {
-        return err(c.pos, "expected \"->\" after the start endpoint");
-    }
-    c.skip_ws();
-    let end_at = c.pos;
-    let end = parse_endpoint(c, "the end endpoint")?;
-    let end_text = c.slice(end_at, c.pos);
-    let name = name.unwrap_or_else(|| format!("{}->{}", start_text.trim(), end_text.trim()));
+    let (i, label) = opt(terminated(name("a name"), (ws, char('=')))).parse(i)?;
+    let (start_at, _) = ws(i)?;
+    let (i, start) = endpoint("the start endpoint")(start_at)?;
+    let start_text = &start_at[..start_at.len() - i.len()];
+    let (i, _) =
+        preceded(ws, expect(tag("->"), || "expected \"->\" after the start endpoint".into())).parse(i)?;
+    let (end_at, _) = ws(i)?;
+    let (mut i, end) = endpoint("the end endpoint")(end_at)?;
+    let end_text = &end_at[..end_at.len() - i.len()];
+    let name = label.unwrap_or_else(|| format!("{}->{}", start_text.trim(), end_text.trim()));
     let mut rule = PairRule::new(name, start, end, Policy::Fifo);
     let mut seen = [false; 3];
     loop {
-        if c.at_end() {
-            break;
+        let (at, _) = ws(i)?;
+        if at.is_empty() {
+            return Ok((at, Spec::Pair(rule)));
         }
-        let at = c.pos;
-        if c.eat_word("by") {
-            if std::mem::replace(&mut seen[0], true) {
-                return err(at, "'by' given twice");
-            }
-            loop {
-                if rule.by.len() == MAX_KEYS {
-                    c.skip_ws();
-                    return err(c.pos, format!("at most {} key fields", MAX_KEYS));
-                }
-                let a = c.name("a key field after 'by'")?;
-                let b = if c.eat(":") { c.name("the end field after ':' in a key")? } else { a.clone() };
-                rule.by.push((a, b));
-                if !c.eat(",") {
-                    break;
-                }
-            }
-        } else if c.eat_word("policy") {
-            if std::mem::replace(&mut seen[1], true) {
-                return err(at, "'policy' given twice");
-            }
-            rule.policy = if c.eat_word("fifo") {
-                Policy::Fifo
-            } else if c.eat_word("lifo") {
-                Policy::Lifo
-            } else if c.eat_word("next") {
-                Policy::Next
-            } else if c.eat_word("first") {
-                Policy::First
-            } else {
-                c.skip_ws();
-                return err(c.pos, "expected fifo, lifo, next or first after 'policy'");
-            };
-        } else if c.eat_word("within") {
-            if std::mem::replace(&mut seen[2], true) {
-                return err(at, "'within' given twice");
-            }
-            rule.within = Some(c.duration(false)?);
-        } else {
-            return err(at, "expected 'by', 'policy', 'within' or the end of the rule");
+        let clause = alt((value(0, word("by")), value(1, word("policy")), value(2, word("within"))));
+        let (rest, k) =
+            expect(clause, || "expected 'by', 'policy', 'within' or the end of the rule".into())(at)?;
+        if std::mem::replace(&mut seen[k], true) {
+            let word = ["by", "policy", "within"][k];
+            return fail(at, format!("'{word}' given twice"));
         }
+        i = match k {
+            0 => {
+                let (rest, keys) = keys(rest)?;
+                rule.by = keys;
+                rest
+            }
+            1 => {
+                let policies = alt((
+                    value(Policy::Fifo, word("fifo")),
+                    value(Policy::Lifo, word("lifo")),
+                    value(Policy::Next, word("next")),
+                    value(Policy::First, word("first")),
+                ));
+                let policy = expect(policies, || "expected fifo, lifo, next or first after 'policy'".into());
+                let (rest, p) = preceded(ws, policy).parse(rest)?;
+                rule.policy = p;
+                rest
+            }
+            _ => {
+                let (rest, d) = duration(false)(rest)?;
+                rule.within = Some(d);
+                rest
+            }
+        };
     }
-    Ok(Spec::Pair(rule))
+}
+
+/// The key fields after `by`: `field` or `start_field:end_field`, at most [`MAX_KEYS`].
+fn keys<'a>(i: &'a str) -> PResult<'a, Vec<(String, String)>> {
+    let mut count = 0;
+    let key = move |i: &'a str| -> PResult<'a, (String, String)> {
+        let (i, _) = ws(i)?;
+        if count == MAX_KEYS {
+            return fail(i, format!("at most {} key fields", MAX_KEYS));
+        }
+        count += 1;
+        let (i, a) = cut(name("a key field after 'by'")).parse(i)?;
+        let (i, b) = opt(preceded(sym(":"), cut(name("the end field after ':' in a key")))).parse(i)?;
+        let b = b.unwrap_or_else(|| a.clone());
+        Ok((i, (a, b)))
+    };
+    separated_list1(sym(","), key).parse(i)
 }
 
 /// The spec of a `--preset NAME` (see [`PRESETS`]).
@@ -738,46 +785,48 @@ pub enum AlignSpec {
 /// Parses an `--align` value: `N:OFFSET[:DRIFTppm]` or `N:match REF_ENDPOINT -> ENDPOINT
 /// [drift]` (source indices count the inputs from 0; source 0 is the reference).
 pub fn parse_align(text: &str) -> Result<AlignSpec, SpecError> {
-    let mut c = Cursor::new(text);
-    let (n, at) = c.number("a source index")?;
-    let source: usize = n
-        .parse()
-        .map_err(|_| SpecError { column: at, message: "expected a source index (0, 1, …)".into() })?;
-    if !c.eat(":") {
-        return Err(SpecError { column: c.pos, message: "expected ':' after the source index".into() });
+    let c = Cursor::new(text);
+    c.finish(text, align)
+}
+
+fn align(i: &str) -> PResult<'_, AlignSpec> {
+    let index = map_res(number("a source index"), |(n, at)| {
+        n.parse::<usize>().map_err(|_| Fail::new(at, "expected a source index (0, 1, …)"))
+    });
+    let (i, source) = cut(index).parse(i)?;
+    let (i, _) = preceded(ws, expect(char(':'), || "expected ':' after the source index".into())).parse(i)?;
+    if let Ok((i, _)) = preceded(ws, word("match")).parse(i) {
+        let (i, reference) = endpoint("the reference endpoint (in source 0)")(i)?;
+        let arrow = expect(tag("->"), || "expected \"->\" after the reference endpoint".into());
+        let (i, _) = preceded(ws, arrow).parse(i)?;
+        let (i, other) = endpoint("the endpoint in the aligned source")(i)?;
+        let (i, drift) = map(opt(preceded(ws, word("drift"))), |d| d.is_some()).parse(i)?;
+        let (i, _) = end_of_text("'drift' or the end")(i)?;
+        return Ok((i, AlignSpec::Match { source, reference, other, drift }));
     }
-    if c.eat_word("match") {
-        let reference = parse_endpoint(&mut c, "the reference endpoint (in source 0)")?;
-        if !c.eat("->") {
-            return Err(SpecError {
-                column: c.pos,
-                message: "expected \"->\" after the reference endpoint".into(),
-            });
-        }
-        let other = parse_endpoint(&mut c, "the endpoint in the aligned source")?;
-        let drift = c.eat_word("drift");
-        if !c.at_end() {
-            return Err(SpecError { column: c.pos, message: "expected 'drift' or the end".into() });
-        }
-        return Ok(AlignSpec::Match { source, reference, other, drift });
-    }
-    let offset = c.duration(true)?;
-    let mut drift_ppm = 0.0;
-    if c.eat(":") {
-        drift_ppm = c.float("a drift in ppm, e.g. +20ppm")?;
-        if !c.eat("ppm") {
-            return Err(SpecError { column: c.pos, message: "expected 'ppm' after the drift".into() });
-        }
-    }
-    if !c.at_end() {
-        return Err(SpecError { column: c.pos, message: "expected ':DRIFTppm' or the end".into() });
-    }
-    Ok(AlignSpec::Manual { source, offset, drift_ppm })
+    let (i, offset) = duration(true)(i)?;
+    let ppm = preceded(
+        sym(":"),
+        cut(terminated(
+            float("a drift in ppm, e.g. +20ppm"),
+            preceded(ws, expect(tag("ppm"), || "expected 'ppm' after the drift".into())),
+        )),
+    );
+    let (i, drift_ppm) = map(opt(ppm), |d| d.unwrap_or(0.0)).parse(i)?;
+    let (i, _) = end_of_text("':DRIFTppm' or the end")(i)?;
+    Ok((i, AlignSpec::Manual { source, offset, drift_ppm }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_idle_preset_says_the_exit_state_it_pairs_on() {
+        let idle = PRESETS.iter().find(|(name, _)| *name == "idle").map(|(_, text)| *text);
+        let exit = CPU_IDLE_EXIT_STATE.to_string();
+        assert_eq!(idle, Some(format!("cpu_idle state!={exit} -> state={exit} by cpu, next").as_str()));
+    }
 
     #[test]
     fn a_name_before_a_detector_names_it() {

@@ -454,3 +454,45 @@ fn marker_rules_pair_by_their_key_value_tokens() {
     let o = &run_spec(&latscope_analysis::spec::parse_spec(&spec).unwrap(), &Placed::all(&dat)).unwrap()[0];
     assert_eq!(o.samples.len(), 300);
 }
+
+#[test]
+fn presets_that_lack_events_say_which_and_how_to_record_them() {
+    use latscope_analysis::presets::missing_events;
+    use latscope_analysis::runner::{Scope, default_presets};
+    // Block and IRQ events with markers, no scheduler or idle events.
+    let markers = sample("ftrace/markers_around_requests.txt");
+    let virtio = sample("ftrace/virtio_blk_direct_read.txt");
+    assert_eq!(
+        missing_events("wakeup", &[&markers]).as_deref(),
+        Some(
+            "wakeup needs sched_wakeup and sched_switch: `trace-cmd record -e sched_wakeup -e sched_switch`"
+        )
+    );
+    assert_eq!(
+        missing_events("idle", &[&markers]).as_deref(),
+        Some("idle needs cpu_idle: `trace-cmd record -e cpu_idle`")
+    );
+    // Part of a chain is there: the hint names the rest.
+    assert_eq!(
+        missing_events("chain", &[&markers]).as_deref(),
+        Some(
+            "chain needs block_rq_issue (or mmc_request_start), irq_handler_entry, irq_handler_exit, \
+             sched_wakeup and sched_switch: `trace-cmd record -e block_rq_issue -e irq_handler_entry \
+             -e irq_handler_exit -e sched_wakeup -e sched_switch`, missing here: sched_wakeup and sched_switch"
+        )
+    );
+    // Options do not change what a preset reads; a source that has it all needs nothing.
+    assert!(missing_events("cmd-irq:irq=36", &[&markers]).is_none());
+    assert!(missing_events("wakeup", &[&markers, &virtio]).is_none());
+    assert!(missing_events("block", &[&virtio]).is_none());
+
+    // Without a preset asked for: the ones that find something run, the others are named.
+    let placed = Placed::all(std::slice::from_ref(&markers));
+    let found = default_presets(&placed, Scope::Each);
+    let lines = scan(&samples().join("ftrace/markers_around_requests.txt"));
+    let has = |e: &str| lines.iter().any(|l| l.event == e);
+    assert!(has("block_rq_issue") && has("irq_handler_entry") && !has("sched_switch") && !has("cpu_idle"));
+    assert_eq!(found.names, ["block", "irq-handler", "cmd-irq", "chain"]);
+    let missing: Vec<&str> = found.missing.iter().map(|m| m.split(' ').next().unwrap()).collect();
+    assert_eq!(missing, ["softirq", "wakeup", "idle", "irqs-off", "mmc"]);
+}

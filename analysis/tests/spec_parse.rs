@@ -229,3 +229,23 @@ fn mangled_specs_never_panic() {
         }
     }
 }
+
+#[test]
+fn chain_takes_the_irq_line_of_a_decoded_bus() {
+    let Ok(Spec::Preset(Preset::Chain { line, opts, .. })) = preset_spec(r#"chain:irq=3,line="GPIO 4":rise"#)
+    else {
+        panic!("chain with line=")
+    };
+    assert_eq!(line, Some(Endpoint::edge("GPIO 4", Edge::Rise)));
+    assert_eq!(opts.irq, Some(IrqSel::Number(3)));
+    let Ok(Spec::Preset(Preset::Chain { line, .. })) = parse_spec("chain:line=IRQ") else {
+        panic!("bare line")
+    };
+    assert_eq!(line, Some(Endpoint::event("IRQ")));
+    assert!(matches!(preset_spec("chain"), Ok(Spec::Preset(Preset::Chain { line: None, .. }))));
+    // Only chain has an IRQ line.
+    let e = preset_spec("cmd-irq:irq=3, line=IRQ").expect_err("cmd-irq has no line");
+    assert_eq!(e.column, 15);
+    assert!(e.message.contains("line= is an option of chain"), "{e}");
+    assert_eq!(preset_spec("chain:line=").map_err(|e| e.column), Err(11));
+}

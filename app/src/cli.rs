@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use latscope_importers::LoadControl;
 use latscope_model::{Source, TrackSummary};
 use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -63,22 +64,25 @@ struct SimArgs {
     /// Stop at this simulated time (e.g. 50ms).
     #[arg(long)]
     duration: Option<String>,
-    /// Write the trace: OUT.txt as ftrace text, OUT.vcd as VCD of the digital lines.
-    #[arg(short = 'o', long = "output")]
+    /// Write the report here (atomically) instead of stdout, as `report -o` does; the
+    /// format follows the extension (.json, .md, .html, .csv, .parquet). OUT.txt and OUT.vcd
+    /// still write the trace, as before --trace-out: deprecated, said on stderr.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: Option<PathBuf>,
-    /// Report format on stdout.
-    #[arg(long, value_enum, default_value = "md")]
-    format: SimFormat,
+    /// Write the simulated trace: TRACE.txt as ftrace text, TRACE.vcd as VCD of the
+    /// digital lines.
+    #[arg(long = "trace-out", value_name = "TRACE")]
+    trace_out: Option<PathBuf>,
+    /// Report format (default: from the -o extension, else md).
+    #[arg(long, value_enum)]
+    format: Option<crate::report_cmd::ReportFormat>,
     /// Also run a preset analysis (irq-handler, block, ...) on the simulated trace; repeatable.
     #[arg(long = "preset", value_name = "NAME")]
     presets: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum SimFormat {
-    Json,
-    Md,
-    Html,
+    /// Decode the simulated lines first (e.g. the SD bus of `--set sd_bus=true`), so presets
+    /// see the decoded events; repeatable (see `decode`).
+    #[arg(long = "decoder", value_name = "SPEC")]
+    decoders: Vec<String>,
 }
 
 pub fn main() -> ExitCode {
@@ -106,6 +110,8 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stops early (`latscope info FILE | head`) is not an error.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) if e.is::<crate::report_cmd::ThresholdsCrossed>() => {
             eprintln!("latscope: {e}");
             ExitCode::from(3)
@@ -115,6 +121,12 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// `info --json`.
@@ -156,49 +168,88 @@ fn info(path: &Path, json: bool, decoders: &[String]) -> Result<()> {
     // once: freeing a large trace's columns and strings one by one first would only delay
     // the exit (issue #8 measures `info` as a whole process).
     std::mem::forget(source);
+    let mut out = std::io::stdout().lock();
+    write_info(&mut out, &report, json)?;
+    Ok(out.flush()?)
+}
+
+fn write_info(out: &mut impl Write, report: &InfoJson, json: bool) -> std::io::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
+        return writeln!(out, "{}", serde_json::to_string_pretty(report)?);
     }
-    println!("{}: {}", report.path, report.format);
-    println!("  records: {}", report.events);
+    writeln!(out, "{}: {}", report.path, report.format)?;
+    writeln!(out, "  records: {}", report.events)?;
     if let (Some(a), Some(b)) = (report.start_s, report.end_s) {
-        println!("  time:    {a:.6} s .. {b:.6} s ({:.6} s)", b - a);
+        writeln!(out, "  time:    {a:.6} s .. {b:.6} s ({:.6} s)", b - a)?;
     }
     for s in &report.sources {
-        println!("  source {}", s.name);
+        writeln!(out, "  source {}", s.name)?;
         for t in &s.tracks {
-            println!("    {:<32} {:<8} {}", t.name, format!("{:?}", t.kind).to_lowercase(), t.count);
+            writeln!(out, "    {:<32} {:<8} {}", t.name, format!("{:?}", t.kind).to_lowercase(), t.count)?;
         }
     }
     for w in &report.warnings {
-        println!("  warning: {w}");
+        writeln!(out, "  warning: {w}")?;
     }
     Ok(())
 }
 
-/// `latscope sim`: run, write the trace if asked, print the report.
+/// Where `sim` writes the trace and the report: `-o` with a trace's extension is the old
+/// spelling of `--trace-out`.
+fn sim_outputs(args: &SimArgs) -> Result<(Option<&Path>, Option<&Path>)> {
+    let is_trace = |p: &Path| matches!(p.extension().and_then(|e| e.to_str()), Some("txt" | "trace" | "vcd"));
+    match (&args.output, &args.trace_out) {
+        (Some(o), None) if is_trace(o) => {
+            eprintln!(
+                "latscope: note: `sim -o {}` writes the trace; this spelling is deprecated and will \
+                 go in the next release: use `--trace-out {}` (-o is the report, as in `report -o`)",
+                o.display(),
+                o.display()
+            );
+            Ok((Some(o), None))
+        }
+        (Some(o), Some(_)) if is_trace(o) => {
+            anyhow::bail!(
+                "{}: -o writes the report (.json, .md, .html, .csv, .parquet); the trace goes to --trace-out",
+                o.display()
+            )
+        }
+        (report, trace) => Ok((trace.as_deref(), report.as_deref())),
+    }
+}
+
+/// Writes the simulated trace by its extension: ftrace text or VCD.
+fn write_trace(source: &Source, path: &Path) -> Result<()> {
+    let mut bytes = Vec::new();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("vcd") => latscope_sim::output::write_vcd(source, &mut bytes),
+        Some("txt" | "trace") => latscope_sim::output::write_ftrace(source, &mut bytes),
+        _ => anyhow::bail!("{}: --trace-out takes TRACE.txt (ftrace text) or TRACE.vcd", path.display()),
+    }
+    .with_context(|| format!("writing {}", path.display()))?;
+    crate::atomic::write_atomic(path, &bytes, &[])?;
+    Ok(())
+}
+
+/// `latscope sim`: run, write the trace if asked, write or print the report.
 fn sim(args: &SimArgs) -> Result<()> {
+    let (trace_out, report_out) = sim_outputs(args)?;
     let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
     let title = format!("{} (seed {})", scenario.name, scenario.seed);
-    let out = latscope_sim::run(scenario)?;
-    if let Some(path) = &args.output {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let mut w = std::io::BufWriter::new(file);
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("vcd") => latscope_sim::output::write_vcd(&out.source, &mut w),
-            Some("txt") | Some("trace") => latscope_sim::output::write_ftrace(&out.source, &mut w),
-            _ => anyhow::bail!("{}: -o takes OUT.txt (ftrace text) or OUT.vcd", path.display()),
-        }
-        .and_then(|()| std::io::Write::flush(&mut w))
-        .with_context(|| format!("writing {}", path.display()))?;
+    let mut out = latscope_sim::run(scenario)?;
+    if let Some(path) = trace_out {
+        write_trace(&out.source, path)?;
     }
-    // The simulated trace goes through the same report path as a capture.
+    // The simulated trace goes through the same report path as a capture (decoded first;
+    // the trace written above holds what was simulated, not what was decoded).
+    crate::decode_cmd::attach(&mut out.source, &args.decoders)?;
+    let (format, perfetto) = crate::report_cmd::resolve_format(args.format, report_out);
+    if perfetto {
+        anyhow::bail!(
+            "sim --format perfetto: write the trace with --trace-out and convert it with `latscope report`"
+        );
+    }
     let report = crate::report_cmd::sim_report(&out, &args.presets, &title)?;
-    let format = match args.format {
-        SimFormat::Json => latscope_analysis::report::Format::Json,
-        SimFormat::Md => latscope_analysis::report::Format::Md,
-        SimFormat::Html => latscope_analysis::report::Format::Html,
-    };
-    crate::report_cmd::emit(&report, format, None, &[])
+    let inputs: Vec<PathBuf> = trace_out.map(Path::to_path_buf).into_iter().collect();
+    crate::report_cmd::emit(&report, format, report_out, &inputs)
 }

@@ -72,6 +72,57 @@ pub fn attach(source: &mut Source, specs: &[String]) -> Result<()> {
     decoded.attach(source).with_context(|| format!("{}: adding the decoded events", source.name))
 }
 
+/// Whether a decode failed only because the source lacks a channel the spec names.
+fn lacks_channel(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<latscope_decoders::DecodeError>(),
+        Some(latscope_decoders::DecodeError::UnknownChannel { .. })
+    )
+}
+
+/// Decodes each spec on every input that has its channels (a kernel trace beside a logic
+/// capture has none) and adds the results to them. A spec whose channels no input has is
+/// the first input's error, which lists its channels. Returns, per spec, the inputs it ran on.
+pub fn attach_where_present(sources: &mut [Source], specs: &[String]) -> Result<Vec<Vec<usize>>> {
+    let mut per_source: Vec<Decoded> = sources.iter().map(|_| Decoded::default()).collect();
+    let mut ran_on = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let mut on = Vec::new();
+        let mut first_error = None;
+        for (i, source) in sources.iter().enumerate() {
+            match decode_all(source, std::slice::from_ref(spec)) {
+                Ok(d) => {
+                    let all = &mut per_source[i];
+                    all.annotations.extend(d.annotations);
+                    for (k, n) in d.errors {
+                        *all.errors.entry(k).or_default() += n;
+                    }
+                    all.clock = d.clock;
+                    on.push(i);
+                }
+                Err(e) if lacks_channel(&e) && sources.len() > 1 => {
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => return Err(e.context(format!("input {i} ({})", source.name))),
+            }
+        }
+        if on.is_empty()
+            && let Some(e) = first_error
+        {
+            return Err(e.context("no input has the channels"));
+        }
+        ran_on.push(on);
+    }
+    for (source, mut d) in sources.iter_mut().zip(per_source) {
+        if d.annotations.is_empty() && d.errors.is_empty() {
+            continue;
+        }
+        d.annotations.sort_by_key(|a| a.start);
+        d.attach(source).with_context(|| format!("{}: adding the decoded events", source.name))?;
+    }
+    Ok(ran_on)
+}
+
 fn field_json(v: &Value) -> Json {
     match v {
         Value::UInt(u) => json!(u),

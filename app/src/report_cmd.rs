@@ -41,8 +41,9 @@ pub struct ReportArgs {
     /// Write the report here (atomically; never over an input) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// A protocol decoder stack run on each input first (see `decode`); its annotations
-    /// become events (`sd_cmd`, `sd_resp`, `uart_data`, ...) for presets and rules. Repeatable.
+    /// A protocol decoder stack run first on each input that has its channels (see `decode`);
+    /// its annotations become events (`sd_cmd`, `sd_resp`, `uart_data`, ...) for presets and
+    /// rules, and `chain` runs through a decoded SD bus. Repeatable.
     #[arg(long = "decoder", value_name = "SPEC")]
     pub decoders: Vec<String>,
 }
@@ -85,6 +86,20 @@ fn format_of(path: &Path) -> Option<Format> {
     })
 }
 
+/// The report format of `--format` and `-o` (`report` and `sim` alike): the one asked for,
+/// else the output's extension's, else Markdown; and whether a Perfetto trace was asked
+/// for instead (its report, for `--fail-if`, is then JSON).
+pub fn resolve_format(format: Option<ReportFormat>, output: Option<&Path>) -> (Format, bool) {
+    let perfetto = format == Some(ReportFormat::Perfetto);
+    let f = match (format.and_then(ReportFormat::report), output) {
+        (Some(f), _) => f,
+        (None, _) if perfetto => Format::Json,
+        (None, Some(path)) => format_of(path).unwrap_or(Format::Md),
+        (None, None) => Format::Md,
+    };
+    (f, perfetto)
+}
+
 /// Thresholds that a report crossed: the command still wrote its report, and exits 3.
 #[derive(Debug)]
 pub struct ThresholdsCrossed(pub Vec<Crossing>);
@@ -98,20 +113,22 @@ impl fmt::Display for ThresholdsCrossed {
 
 impl std::error::Error for ThresholdsCrossed {}
 
+/// The spec of `--preset NAME`: an analysis preset or an SD preset.
+fn preset(name: &str) -> Result<Spec> {
+    // The SD presets are rules over decoded events (`--decoder sd:...`).
+    if let Some(rule) = latscope_decoders::presets::rule_for(name) {
+        return spec::parse_spec(rule).with_context(|| format!("--preset {name:?}"));
+    }
+    let mut known: Vec<&str> = spec::PRESETS.iter().map(|p| p.0).collect();
+    known.extend(latscope_decoders::presets::PRESETS.iter().map(|p| p.0));
+    spec::preset_spec(name)
+        .with_context(|| format!("--preset {name:?} (known presets: {})", known.join(", ")))
+}
+
 fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
     let mut specs = Vec::new();
     for name in &args.presets {
-        // The SD presets are rules over decoded events (`--decoder sd:...`).
-        if let Some(rule) = latscope_decoders::presets::rule_for(name) {
-            specs.push(spec::parse_spec(rule).with_context(|| format!("--preset {name:?}"))?);
-            continue;
-        }
-        let mut known: Vec<&str> = spec::PRESETS.iter().map(|p| p.0).collect();
-        known.extend(latscope_decoders::presets::PRESETS.iter().map(|p| p.0));
-        specs.push(
-            spec::preset_spec(name)
-                .with_context(|| format!("--preset {name:?} (known presets: {})", known.join(", ")))?,
-        );
+        specs.push(preset(name)?);
     }
     for text in &args.rules {
         specs.push(spec::parse_spec(text).with_context(|| format!("--rule {text:?}"))?);
@@ -121,35 +138,25 @@ fn parse_specs(args: &ReportArgs) -> Result<Vec<Spec>> {
 
 /// Runs `spec` by the runner's each-or-together and error rules; inputs it was not run on
 /// (while it ran on others) are named on stderr when `warn`.
+/// A preset that cannot run for want of events says which, and how to record them.
 fn run_one(spec: &Spec, sources: &[Placed<'_>], scope: Scope, warn: bool) -> Result<Vec<Outcome>> {
-    let ran = runner::run(spec, sources, scope).with_context(|| format!("analysis {}", spec.name()))?;
-    if warn {
+    let ran = match runner::run(spec, sources, scope) {
+        Ok(ran) => ran,
+        Err(e) => {
+            let plain: Vec<&Source> = sources.iter().map(|p| p.source).collect();
+            return Err(match latscope_analysis::presets::missing_events(spec.name(), &plain) {
+                Some(hint) => anyhow::anyhow!("analysis {}: {e}\n{hint}", spec.name()),
+                None => anyhow::Error::new(e).context(format!("analysis {}", spec.name())),
+            });
+        }
+    };
+    if warn && !ran.skipped.is_empty() {
+        let labels = runner::labels(sources);
         for (i, why) in &ran.skipped {
-            eprintln!("latscope: analysis {}: not run on input {i}: {why}", spec.name());
+            eprintln!("latscope: analysis {}: not run on {}: {why}", spec.name(), labels[*i]);
         }
     }
     Ok(ran.outcomes)
-}
-
-fn has_results(outcomes: &[Outcome]) -> bool {
-    outcomes.iter().any(|o| !o.samples.is_empty() || o.unmatched_start + o.unmatched_end > 0)
-}
-
-/// Every preset that finds something in the sources, in the order of `PRESETS`.
-pub fn default_presets(sources: &[Placed<'_>], scope: Scope) -> (Vec<String>, Vec<Outcome>) {
-    let mut names = Vec::new();
-    let mut outcomes = Vec::new();
-    for (name, _) in spec::PRESETS {
-        let Ok(spec) = spec::preset_spec(name) else { continue };
-        // A preset that cannot run on this trace (a missing track) is simply not applicable.
-        if let Ok(found) = run_one(&spec, sources, scope, false)
-            && has_results(&found)
-        {
-            names.push((*name).to_owned());
-            outcomes.extend(found);
-        }
-    }
-    (names, outcomes)
 }
 
 /// Writes rendered `report` to `output` (atomically, never over one of `inputs`) or stdout.
@@ -220,8 +227,7 @@ pub fn sim_report(out: &latscope_sim::Output, presets: &[String], title: &str) -
     let mut outcomes = out.report.outcomes.clone();
     let sources = [Placed::unaligned(&out.source)];
     for name in presets {
-        let spec = spec::preset_spec(name).with_context(|| format!("--preset {name:?}"))?;
-        outcomes.extend(run_one(&spec, &sources, Scope::Each, true)?);
+        outcomes.extend(run_one(&preset(name)?, &sources, Scope::Each, true)?);
     }
     let path = out.report.path.clone();
     let inputs = [ReportInput { path: &path, source: &out.source }];
@@ -277,14 +283,7 @@ fn tracks_needed(specs: &[Spec], align: Option<&latscope_analysis::align::AlignS
 pub fn run(args: &ReportArgs) -> Result<()> {
     // Usage errors first, before any file is read.
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
-    let perfetto = args.format == Some(ReportFormat::Perfetto);
-    let format = match (args.format.and_then(ReportFormat::report), &args.output) {
-        (Some(f), _) => f,
-        (None, Some(path)) if !perfetto => format_of(path).unwrap_or(Format::Md),
-        // The Perfetto trace still builds the JSON report's figures for --fail-if.
-        (None, _) if perfetto => Format::Json,
-        (None, _) => Format::Md,
-    };
+    let (format, perfetto) = resolve_format(args.format, args.output.as_deref());
     let specs = parse_specs(args)?;
     let align = match &args.align {
         Some(text) => {
@@ -300,21 +299,30 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     }
     let mut sources = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let mut source = latscope_importers::open(path, &ctl)?;
-        crate::decode_cmd::attach(&mut source, &args.decoders)?;
-        sources.push(source);
+        sources.push(latscope_importers::open(path, &ctl)?);
     }
-    // Alignment places sources on the common timeline; it never copies or changes them.
-    let mut placements = vec![Placement::IDENTITY; sources.len()];
+    // Decoders run on the inputs that have their channels (a capture beside a kernel trace).
+    let ran_on = crate::decode_cmd::attach_where_present(&mut sources, &args.decoders)?;
+    for (spec, on) in args.decoders.iter().zip(&ran_on) {
+        if on.len() < sources.len() {
+            let on: Vec<String> = on.iter().map(|i| format!("{i} ({})", args.files[*i].display())).collect();
+            eprintln!("latscope: --decoder {spec:?} decoded input {}", on.join(", "));
+        }
+    }
+    // Sources start where their clocks put them (two traces of one kernel clock by their
+    // clock values); an alignment moves one from there. Neither copies or changes them.
+    let refs: Vec<&Source> = sources.iter().collect();
+    let mut placements = Placement::all_by_clock(&refs);
     // The alignment as applied, for the report: what was fitted, not only what was asked.
     let applied = match &align {
         Some(spec) => {
-            let refs: Vec<&Source> = sources.iter().collect();
             let a = latscope_analysis::align::apply_align(spec, &refs, &mut placements)?;
+            let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+            let labels = latscope_model::source_labels(&paths.iter().map(String::as_str).collect::<Vec<_>>());
             Some(format!(
-                "{} (input {}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
+                "{} ({}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
                 args.align.as_deref().unwrap_or_default(),
-                a.source,
+                labels.get(a.source).map_or("?", String::as_str),
                 a.placement.offset as f64 / 1e3,
                 a.placement.drift_ppm,
                 a.matched,
@@ -327,7 +335,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let placed = Placed::with(&sources, &placements);
     let scope = Scope::of(args.align.is_some(), &placed);
     let outcomes = if specs.is_empty() {
-        let (names, outcomes) = default_presets(&placed, scope);
+        let runner::DefaultPresets { names, outcomes, missing } = runner::default_presets(&placed, scope);
+        for hint in &missing {
+            eprintln!("latscope: not run: {hint}");
+        }
         if names.is_empty() {
             eprintln!(
                 "latscope: no --preset or --rule given and no preset finds events in the input; \
@@ -349,7 +360,6 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         all
     };
     let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let refs: Vec<&Source> = sources.iter().collect();
     let report = build_report_as(&paths, &refs, &outcomes, applied, Some(format))?;
     if perfetto {
         emit_perfetto(&paths, &placed, &outcomes, args.output.as_deref(), &args.files)?;

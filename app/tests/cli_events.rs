@@ -241,7 +241,7 @@ fn simulator_traces_print_their_payloads_back() {
     let mut compared = 0;
     for scenario in ["litesdcard", "imx8mq-cpuidle", "axienet-napi", "e1000e-mta"] {
         let txt = dir.join(format!("{scenario}.txt"));
-        let sim = latscope(&["sim", scenario, "--duration", "20ms", "-o", txt.to_str().unwrap()]);
+        let sim = latscope(&["sim", scenario, "--duration", "20ms", "--trace-out", txt.to_str().unwrap()]);
         assert!(sim.status.success(), "{}", String::from_utf8_lossy(&sim.stderr));
         let written = std::fs::read_to_string(&txt).unwrap();
         let out = latscope(&["events", txt.to_str().unwrap()]);

@@ -80,3 +80,33 @@ fn inputs_are_never_modified() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), modified);
 }
+
+/// Runs `latscope ARGS` with a reader that has gone before the first line is written, as
+/// `latscope ... | head -0` would: the command must end quietly, as a pipe's writer does.
+fn run_into_closed_pipe(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("latscope runs");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("latscope ends")
+}
+
+#[test]
+fn commands_end_quietly_when_their_reader_goes_away() {
+    let trace = root().join("samples/ftrace/virtio_blk_direct_read.txt");
+    let trace = trace.to_str().unwrap();
+    for args in [
+        vec!["info", trace],
+        vec!["info", trace, "--json"],
+        vec!["report", trace, "--preset", "block", "--format", "csv"],
+        vec!["events", trace],
+    ] {
+        let out = run_into_closed_pipe(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {stderr}", out.status);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

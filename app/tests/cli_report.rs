@@ -387,3 +387,186 @@ fn rules_naming_their_channels_report_as_a_full_decode_does() {
     }
     assert!(checked >= 10, "{checked}");
 }
+
+/// Clock values (seconds) a text trace prints for `event` lines containing `has`, read
+/// without latscope: the oracle for where a source's events are.
+fn printed_times(name: &str, event: &str, has: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(sample(name)).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && l.contains(&format!(" {event}: ")) && l.contains(has))
+        .map(|l| {
+            let head = l.split_once(&format!(" {event}: ")).unwrap().0;
+            head.trim_end_matches(':').split_whitespace().last().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn aligned_inputs_of_one_kernel_clock_are_moved_from_where_their_clocks_put_them() {
+    let (a, b) = ("virtio_blk_direct_read.txt", "markers_around_requests.txt");
+    let (pa, pb) = (sample(a), sample(b));
+    // The last wakeup of the first trace and the first request marker of the second: a
+    // pair only across the two files, on their common (kernel) clock.
+    let wakeup = *printed_times(a, "sched_wakeup", "").last().unwrap();
+    let mark = printed_times(b, "tracing_mark_write", "req_start")[0];
+    assert!(mark - wakeup > 4.0, "the second recording followed the first by {} s", mark - wakeup);
+    let rule = "gap=sched_wakeup -> tracing_mark_write[text~req_start] policy next";
+    for (align, shift_ps) in [("1:+0ps", 0i64), ("1:+1ms", 1_000_000_000), ("1:-250us", -250_000_000)] {
+        let shift_s = shift_ps as f64 / 1e12;
+        let v = report_json(&[pa.to_str().unwrap(), pb.to_str().unwrap(), "--align", align, "--rule", rule]);
+        let g = &v["analyses"][0];
+        assert_eq!((g["name"].as_str(), g["count"].as_u64()), (Some("gap"), Some(1)), "{align}");
+        let w = &g["worst"][0];
+        // Times are the first input's clock, which the second shares: the marker reads as
+        // its file prints it, moved by the alignment's offset only.
+        let (start, end) = (w["start_s"].as_f64().unwrap(), w["end_s"].as_f64().unwrap());
+        assert!((start - wakeup).abs() < 1e-9, "{align}: start {start} vs {wakeup}");
+        assert!((end - (mark + shift_s)).abs() < 1e-9, "{align}: end {end} vs {}", mark + shift_s);
+        let latency = w["latency_ns"].as_f64().unwrap();
+        assert!((latency - (mark + shift_s - wakeup) * 1e9).abs() < 1.0, "{align}: {latency} ns");
+        // The report says where the aligned input went: 4 s from the clocks, plus the offset.
+        let offset_ns = (4_000_000_000_000 + shift_ps) as f64 / 1e3;
+        let said = v["align"].as_str().unwrap();
+        assert!(said.contains(&format!("offset {offset_ns} ns")), "{align}: {said}");
+    }
+}
+
+#[test]
+fn several_inputs_keep_their_own_clocks_in_reports_and_the_perfetto_trace() {
+    let (a, b) = ("virtio_blk_direct_read.txt", "markers_around_requests.txt");
+    let (pa, pb) = (sample(a), sample(b));
+    let paths = [pa.to_str().unwrap(), pb.to_str().unwrap()];
+    // A/B: each input's worst case in its own clock, as its file prints it.
+    let v = report_json(&[paths[0], paths[1], "--preset", "irq-handler"]);
+    for (input, name) in [(0u64, a), (1, b)] {
+        let entries = printed_times(name, "irq_handler_entry", "");
+        let an = v["analyses"].as_array().unwrap().iter().find(|x| x["input"] == input).unwrap();
+        let start = an["worst"][0]["start_s"].as_f64().unwrap();
+        assert!(
+            entries.iter().any(|&t| (t - start).abs() < 1e-9),
+            "input {input}: {start} not printed in {name}"
+        );
+    }
+    // The Perfetto trace puts both on the first input's timeline by their clock values.
+    let out = latscope(&["report", paths[0], paths[1], "--preset", "irq-handler", "--format", "perfetto"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let origin: f64 = t["otherData"]["origin_s"].as_str().unwrap().parse().unwrap();
+    for (pid, name) in [(1u64, a), (2, b)] {
+        let first = t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["ph"] == "i" && e["pid"] == pid && e["name"] == "irq_handler_entry")
+            .unwrap();
+        let at = origin + first["ts"].as_f64().unwrap() / 1e6;
+        let printed = printed_times(name, "irq_handler_entry", "")[0];
+        assert!((at - printed).abs() < 1e-9, "pid {pid}: {at} vs {printed}");
+    }
+}
+
+#[test]
+fn a_requested_preset_without_its_events_says_what_to_record() {
+    // This recording has block and IRQ events but no scheduler events.
+    let path = sample("markers_around_requests.txt");
+    let out = latscope(&["report", path.to_str().unwrap(), "--preset", "wakeup"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "wakeup needs sched_wakeup and sched_switch: `trace-cmd record -e sched_wakeup -e sched_switch`"
+        ),
+        "{err}"
+    );
+    // Without --preset, the presets it cannot run are named with the same text.
+    let out = latscope(&["report", path.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("latscope: not run: wakeup needs sched_wakeup and sched_switch: `trace-cmd record -e sched_wakeup -e sched_switch`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reports_name_inputs_by_name_and_number_them_only_where_names_repeat() {
+    let (a, b) = (sample("virtio_blk_direct_read.txt"), sample("markers_around_requests.txt"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--format", "md"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("## irq-handler (virtio_blk_direct_read.txt)"), "{md}");
+    assert!(md.contains("## irq-handler (markers_around_requests.txt)"), "{md}");
+    assert!(md.contains("| irq-handler | markers_around_requests.txt | "), "{md}");
+    assert!(!md.contains("input 0") && !md.contains("input 1"), "{md}");
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--format", "html"]);
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert!(html.contains("<h2>irq-handler <small>(markers_around_requests.txt)</small></h2>"));
+    assert!(!html.contains("input 1"));
+    // The JSON keeps its numbers.
+    let v = report_json(&[a, b, "--preset", "irq-handler"]);
+    let inputs: Vec<u64> =
+        v["analyses"].as_array().unwrap().iter().map(|x| x["input"].as_u64().unwrap()).collect();
+    assert_eq!(inputs, [0, 1]);
+    // Messages name the input: a threshold crossed, an analysis one input lacks.
+    let out = latscope(&["report", a, b, "--preset", "irq-handler", "--fail-if", "irq-handler.max>1ns"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(--fail-if irq-handler.max>1ns, markers_around_requests.txt)"), "{err}");
+    let sr = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/sigrok/demo_4ch_1mhz.sr");
+    let out = latscope(&["report", a, sr.to_str().unwrap(), "--preset", "irq-handler"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("analysis irq-handler: not run on demo_4ch_1mhz.sr: "), "{err}");
+    // The same file twice: the names agree, so the numbers tell them apart.
+    let out = latscope(&["report", a, a, "--preset", "irq-handler", "--format", "md"]);
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains(&format!("## irq-handler ({a} (input 1))")), "{md}");
+}
+
+fn ghw_sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ghw").join(name).display().to_string()
+}
+
+#[test]
+fn track_names_resolve_exact_first_then_by_a_unique_suffix_in_rules_align_and_decoders() {
+    let vcd = ghw_sample("counter.vcd");
+    let count = |rule: &str| {
+        let v = report_json(&[&vcd, "--rule", rule]);
+        v["analyses"][0]["count"].as_u64().unwrap()
+    };
+    // `dut.clk` is `counter_tb.dut.clk`: the same pulses as by its full name.
+    let full = count("pulse:counter_tb.dut.clk");
+    assert_eq!(full, 50);
+    assert_eq!(count("pulse:dut.clk"), full);
+    assert_eq!(count("pulse:counter_tb.clk"), 50, "an exact name");
+    assert_eq!(count("e=dut.en:rise -> dut.clk:rise"), 1);
+    // Presets take them too.
+    let v = report_json(&[&vcd, "--preset", "pulse:dut.clk"]);
+    assert_eq!(v["analyses"][0]["count"].as_u64(), Some(full));
+    // `clk` ends two names: an error naming both.
+    let out = latscope(&["report", &vcd, "--rule", "pulse:clk"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"clk\" is ambiguous: it could be counter_tb.clk, counter_tb.dut.clk"), "{err}");
+    // --align: fitted from edges named by their suffixes.
+    let ghw = ghw_sample("counter.ghw");
+    let v = report_json(&[
+        &vcd,
+        &ghw,
+        "--align",
+        "1:match dut.en:rise -> dut.en:rise",
+        "--rule",
+        "pulse:dut.clk",
+    ]);
+    assert!(v["align"].as_str().unwrap().contains("1 matched"), "{}", v["align"]);
+    let out = latscope(&["report", &vcd, &ghw, "--align", "1:match en:rise -> en:rise"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("it could be counter_tb.en, counter_tb.dut.en"), "{err}");
+    // Decoders resolve channels the same way.
+    let out = latscope(&["decode", &vcd, "--decoder", "uart:rx=dut.en,baud=1000000", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = latscope(&["decode", &vcd, "--decoder", "uart:rx=en,baud=1000000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("counter_tb.en, counter_tb.dut.en"), "{err}");
+}

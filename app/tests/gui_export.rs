@@ -198,6 +198,9 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
     std::fs::copy(sample("ftrace/virtio_blk_direct_read.txt"), &input).unwrap();
     let before = std::fs::read(&input).unwrap();
     let mut h = open(std::slice::from_ref(&input), &dir);
+    // The presets the file holds ran on open; without results there is nothing to export.
+    wait(&mut h, "the presets chosen on open", |wb| wb.settled());
+    h.state_mut().analysis.results = Default::default();
     for what in [SaveWhat::Report(Format::Md), SaveWhat::PerfettoTrace] {
         h.state_mut().update(Message::Export(what));
         h.step();
@@ -205,6 +208,7 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
         assert!(errors.iter().any(|e| e.contains("run an analysis first")), "{what:?}: {errors:?}");
     }
 
+    h.state_mut().analysis.rules.specs = vec!["irq-handler".into()];
     h.state_mut().update(Message::RunAnalysis);
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     for what in
@@ -228,7 +232,13 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
 /// Sets up everything a session keeps on a workbench with two captures.
 fn arrange(h: &mut Harness<'static, Workbench>) {
     let wb = h.state_mut();
-    wb.analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
+    // As the user sets them: the rule list is theirs from now on, whenever the presets run on
+    // open answer.
+    let rules = latscope::gui::analysis::RuleEditor {
+        specs: vec!["irq-handler".into(), "block".into()],
+        ..Default::default()
+    };
+    wb.update(Message::EditRules(rules));
     let (lo, hi) = wb.time_range().unwrap();
     wb.update(Message::SetCursor(CursorId::A, lo + (hi - lo) * 0.25));
     wb.update(Message::AddMarker);

@@ -2,7 +2,7 @@
 //! The workbench driven headless through egui_kittest: real sample files, real workers.
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable as _;
+use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
 use latscope::gui::message::{LaneId, Message, SimCommand};
 use latscope::gui::picker::NoPicker;
@@ -38,7 +38,9 @@ fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbenc
 fn open(files: &[&str]) -> Harness<'static, Workbench> {
     let mut h = harness(Options { files: files.iter().map(|f| sample(f)).collect(), ..Options::default() });
     let n = files.len();
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty());
+    // Loaded, and the presets chosen on open have answered (their panel is in place).
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty() && wb.settled());
+    h.step();
     h.step();
     h
 }
@@ -248,20 +250,23 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
             .rows
             .rows
             .iter()
-            .all(|&i| src.strings.resolve(src.events.get(i as usize).unwrap().name()) == "block_rq_issue")
+            .all(
+                |r| src.strings.resolve(src.events.get(r.index as usize).unwrap().name()) == "block_rq_issue"
+            )
     );
     // Search steps through the matches in time order.
     h.state_mut().update(Message::SearchStep(true));
     let first = h.state().view.overlay.selected.unwrap().index;
     h.state_mut().update(Message::SearchStep(true));
     let second = h.state().view.overlay.selected.unwrap().index;
-    assert_eq!(first, h.state().table.rows.rows[0] as usize);
-    assert_eq!(second, h.state().table.rows.rows[1] as usize);
+    assert_eq!(first, h.state().table.rows.rows[0].index as usize);
+    assert_eq!(second, h.state().table.rows.rows[1].index as usize);
 }
 
 #[test]
 fn analysis_pairs_every_irq_handler_entry() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().analysis.rules.specs = vec!["irq-handler".into()];
     h.state_mut().update(Message::RunAnalysis);
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     let wb = h.state();
@@ -413,7 +418,7 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let s = &r.outcome.samples[worst];
     let o = &h.state().view.overlay;
     assert_eq!((o.cursor_a, o.cursor_b), (Some(s.start as f64), Some(s.end as f64)));
-    assert_eq!(o.arrow, Some((s.start as f64, s.end as f64)));
+    assert_eq!(o.arrow.map(|a| (a.a, a.b)), Some((s.start as f64, s.end as f64)));
 
     // Clicking the first histogram bar shows the samples in it on the timeline.
     h.state_mut().update(Message::ClearCursors);
@@ -746,7 +751,7 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     let (txt, vcd) = (dir.join("sd.txt"), dir.join("sd.vcd"));
     for out in [&txt, &vcd] {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
-            .args(["sim", "litesdcard", "--set", "file_mib=1", "-o", out.to_str().unwrap()])
+            .args(["sim", "litesdcard", "--set", "file_mib=1", "--trace-out", out.to_str().unwrap()])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -830,10 +835,13 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     let wb = h.state();
     let other = wb.view.alignment.as_ref().unwrap().source;
     let p = wb.view.sources[other].placement;
-    assert_eq!((p.offset, p.drift_ppm), (1_000_000_000, 20.0));
-    // Its lanes moved: source time t is drawn at t + 1 ms + t * 20e-6.
+    // Both are traces of one kernel clock: the hand offset moves the second from where its
+    // clock put it (its origin's distance from the first's).
+    let by_clock = clock_offset(wb, other);
+    assert_eq!((p.offset, p.drift_ppm), (by_clock + 1_000_000_000, 20.0));
+    // Its lanes moved: source time t is drawn at t + offset + t * 20e-6.
     let t = 2_000_000_000_000;
-    assert_eq!(wb.view.sources[other].to_common(t), (t + 1_000_000_000 + 40_000_000) as f64);
+    assert_eq!(wb.view.sources[other].to_common(t), (t + by_clock + 1_000_000_000 + 40_000_000) as f64);
     assert_ne!(wb.time_range().unwrap(), before);
     assert!(!wb.dialogs.align.open, "the dialog closes once applied");
     for (sv, (prepared, data_generation)) in wb.view.sources.iter().zip(&data) {
@@ -853,8 +861,15 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     wait(&mut h, "the reset", |wb| !wb.aligning());
     let wb = h.state();
     assert!(wb.view.alignment.is_none());
-    assert!(wb.view.sources[other].placement.is_identity());
+    let p = wb.view.sources[other].placement;
+    assert_eq!((p.offset, p.drift_ppm), (clock_offset(wb, other), 0.0), "back where its clock puts it");
     assert_eq!(wb.time_range().unwrap(), before);
+}
+
+/// How far source `si`'s clock origin lies after source 0's, ps (read from the origins).
+fn clock_offset(wb: &Workbench, si: usize) -> i64 {
+    let (a, b) = (wb.view.sources[0].source().origin, wb.view.sources[si].source().origin);
+    (b.secs - a.secs) * latscope_model::PS_PER_S + (b.ps - a.ps)
 }
 
 /// The index of the first analog lane of source `si` in its track list.
@@ -941,23 +956,14 @@ fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
     let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
     wait(&mut h, "the table", |wb| !wb.table_pending());
     let id = analog_lane(h.state(), 0);
-    let addresses = |wb: &Workbench| {
-        let sv = &wb.view.sources[0];
-        let src = sv.source();
-        (
-            std::sync::Arc::as_ptr(&sv.prepared) as usize,
-            src.analog[0].samples.as_ptr() as usize,
-            src.digital[0].times.as_ptr() as usize,
-        )
-    };
-    let before = addresses(h.state());
+    let before = source_addresses(h.state());
     let digital_before = h.state().view.sources[0].source().digital.len();
     h.state_mut().update(Message::OpenDeriveDigital(id));
     h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
     wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
     let wb = h.state();
     // The same source, its sample and edge columns where they were: nothing was copied.
-    assert_eq!(addresses(wb), before);
+    assert_eq!(source_addresses(wb), before);
     let sv = &wb.view.sources[0];
     let derived = sv.source().digital.last().unwrap();
     assert!(derived.name.ends_with("_digital") && derived.transitions() > 0);
@@ -968,4 +974,975 @@ fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
     assert_eq!(sv.prepared.lanes[last_digital].name, derived.name);
     assert_eq!(kinds[last_digital + 1], LaneClass::Analog);
     assert!(sv.lanes.iter().any(|v| v.name == derived.name), "the track list shows it");
+}
+
+/// Where source 0's allocation and its heaviest columns live: equal before and after a
+/// change means nothing was copied.
+fn source_addresses(wb: &Workbench) -> (usize, usize, usize) {
+    let sv = &wb.view.sources[0];
+    let src = sv.source();
+    (
+        std::sync::Arc::as_ptr(&sv.prepared) as usize,
+        src.analog[0].samples.as_ptr() as usize,
+        src.digital[0].times.as_ptr() as usize,
+    )
+}
+
+#[test]
+fn deriving_a_lane_while_analysis_results_share_the_source_copies_nothing() {
+    let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
+    wait(&mut h, "the table", |wb| !wb.table_pending());
+    let pulse = format!("pulse:{}", h.state().view.sources[0].source().digital[0].name);
+    h.state_mut().analysis.rules.specs = vec![pulse.clone()];
+    run_analysis(&mut h);
+    let pulses =
+        h.state().analysis.results.iter().find(|r| r.outcome.name == pulse).map(|r| r.outcome.samples.len());
+    assert!(pulses.is_some_and(|n| n > 0), "{pulse} has results: {:?}", h.state().errors);
+    // The results keep the source they were computed from: the allocation is shared.
+    assert!(std::sync::Arc::ptr_eq(&h.state().analysis.inputs[0], &h.state().view.sources[0].prepared));
+
+    let before = source_addresses(h.state());
+    let digital_before = h.state().view.sources[0].source().digital.len();
+    let id = analog_lane(h.state(), 0);
+    h.state_mut().update(Message::OpenDeriveDigital(id));
+    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
+    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    let wb = h.state();
+    assert_eq!(source_addresses(wb), before, "the source was copied to add the derived track");
+    // The results still describe the same, now extended, source; nothing was dropped.
+    assert!(std::sync::Arc::ptr_eq(&wb.analysis.inputs[0], &wb.view.sources[0].prepared));
+    let after = wb.analysis.results.iter().find(|r| r.outcome.name == pulse).map(|r| r.outcome.samples.len());
+    assert_eq!(after, pulses);
+}
+
+#[test]
+fn a_derived_lane_waits_for_a_job_reading_the_source_and_is_then_added_in_place() {
+    let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
+    wait(&mut h, "the table", |wb| !wb.table_pending());
+    let before = source_addresses(h.state());
+    let digital_before = h.state().view.sources[0].source().digital.len();
+    // A reader that is not the workbench's: what a running export or filter job holds.
+    let reader = h.state().view.sources[0].prepared.clone();
+    let id = analog_lane(h.state(), 0);
+    h.state_mut().update(Message::OpenDeriveDigital(id));
+    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
+    wait(&mut h, "the derived track to wait", |wb| !wb.view.pending_derived_is_empty());
+    for _ in 0..20 {
+        h.step();
+    }
+    assert_eq!(
+        h.state().view.sources[0].source().digital.len(),
+        digital_before,
+        "added while a reader holds it"
+    );
+    assert_eq!(reader.source.digital.len(), digital_before, "the reader's data changed under it");
+    drop(reader);
+    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    assert_eq!(source_addresses(h.state()), before, "the source was copied to add the derived track");
+    assert!(h.state().view.pending_derived_is_empty());
+}
+
+/// The clock value a text trace prints for its first event (`474.884048`), and that
+/// event's name: read from the file, not through latscope.
+fn first_event_printed(path: &std::path::Path) -> (String, String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text.lines().find(|l| !l.starts_with('#')).unwrap();
+    let (head, rest) = line.split_once(": ").unwrap();
+    let time = head.split_whitespace().last().unwrap().to_owned();
+    (time, rest.split(':').next().unwrap().to_owned())
+}
+
+/// The screen position of event `index` of source `si` on its lane named `lane`.
+fn event_pos(wb: &Workbench, si: usize, lane: &str, index: usize) -> egui::Pos2 {
+    let sv = &wb.view.sources[si];
+    let li = sv.lanes.iter().position(|l| l.name == lane).unwrap();
+    let rect = wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1;
+    let t = sv.to_common(sv.source().events.ts[index]);
+    let x = wb.view.viewport.x_of(wb.view.layout.data_left, t);
+    // A CPU lane draws its events' ticks below the task and IRQ rows.
+    let y = if lane.starts_with("CPU ") { rect.top() + 39.0 } else { rect.center().y };
+    egui::pos2(x, y)
+}
+
+#[test]
+fn two_traces_of_one_kernel_clock_are_placed_by_their_clock_values() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/markers_around_requests.txt"];
+    let mut h = open(&files);
+    let (printed, name) = first_event_printed(&sample(files[1]));
+    assert_eq!((printed.as_str(), name.as_str()), ("474.884048", "irq_handler_entry"));
+    // The second file starts 4 s after the first one's origin on the same clock.
+    let p = h.state().view.sources[1].placement;
+    assert_eq!((p.offset, p.drift_ppm), (4 * latscope_model::PS_PER_S, 0.0));
+    // The track list says where each source sits.
+    let _ = h.get_by_label_contains("offset +4.000000 s · drift +0.000 ppm · by clock value");
+    // Click the first event of the second file on the timeline.
+    let t = h.state().view.sources[1].to_common(0);
+    h.state_mut().update(Message::ShowRange(t + 0.8e12, t + 0.9e12));
+    h.step();
+    h.step();
+    let pos = event_pos(h.state(), 1, "irq_handler_entry", 0);
+    click_at(&mut h, pos);
+    let wb = h.state();
+    assert_eq!(wb.view.overlay.selected, Some(latscope::gui::message::EventSel { source: 1, index: 0 }));
+    // Cursor A (the status bar, in the ruler's clock), the inspector, the table and the
+    // file all read the same clock value.
+    let _ = h.get_by_label(&format!("A {printed}000 s"));
+    assert!(h.query_all_by_label(&format!("{printed}000 s")).count() >= 1, "the inspector's time");
+    let ruler_at_cursor = {
+        let sv0 = &wb.view.sources[0];
+        sv0.source().origin.to_source_seconds(sv0.to_source(wb.view.overlay.cursor_a.unwrap()).round() as i64)
+    };
+    assert_eq!(format!("{ruler_at_cursor:.6}"), printed, "the ruler reads the first source's clock");
+}
+
+/// Steps until the workbench has settled, then until a scroll animation (the table
+/// scrolling to a row) has ended.
+fn settle(h: &mut Harness<'static, Workbench>) {
+    wait(h, "the workbench to settle", |wb| wb.settled());
+    for _ in 0..60 {
+        h.step();
+    }
+}
+
+/// Lines of a text trace (not comments) containing every one of `words`: grep's count.
+fn grep_count(path: &std::path::Path, words: &[&str]) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().filter(|l| !l.starts_with('#') && words.iter().all(|w| l.contains(w))).count()
+}
+
+#[test]
+fn the_event_table_and_search_cover_every_source() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/markers_around_requests.txt"];
+    let mut h = open(&files);
+    let marks = grep_count(&sample(files[1]), &["tracing_mark_write: ", "req_start"]);
+    assert_eq!(marks, 300);
+    assert_eq!(grep_count(&sample(files[0]), &["req_start"]), 0);
+    h.state_mut().update(Message::SetFilter("req_start".into()));
+    wait(&mut h, "the filter", |wb| !wb.table_pending());
+    h.step();
+    // All sources by default: the second file's 300 markers, of both files' events.
+    let total: usize = h.state().view.sources.iter().map(|s| s.source().events.len()).sum();
+    assert_eq!(h.state().table.rows.rows.len(), marks);
+    assert!(h.state().table.rows.rows.iter().all(|r| r.source == 1));
+    let _ = h.get_by_label(&format!("{marks} of {total} events"));
+    // A source column names them.
+    assert!(h.query_all_by_label("markers_around_requests.txt").count() >= 2);
+    // Search steps through them on the common timeline, from the left.
+    h.state_mut().update(Message::ClearCursors);
+    h.state_mut().update(Message::FitAll);
+    h.state_mut().update(Message::SearchStep(true));
+    let first = h.state().view.overlay.selected.unwrap();
+    assert_eq!((first.source, first.index), (1, h.state().table.rows.rows[0].index as usize));
+    h.state_mut().update(Message::SearchStep(true));
+    assert_eq!(h.state().view.overlay.selected.unwrap(), h.state().table.rows.rows[1].sel());
+    // The source filter narrows the table and the search to one source.
+    h.state_mut().update(Message::SetTableSource(Some(0)));
+    wait(&mut h, "the source filter", |wb| !wb.table_pending());
+    assert!(h.state().table.rows.rows.is_empty());
+    h.state_mut().update(Message::SetTableSource(None));
+    wait(&mut h, "all sources", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.rows.rows.len(), marks);
+
+    // Selecting an event on the timeline scrolls the table to it: the last marker's row,
+    // far below the first rows, is drawn once it is selected.
+    h.state_mut().update(Message::SetFilter(String::new()));
+    wait(&mut h, "every event", |wb| !wb.table_pending());
+    h.step();
+    assert_eq!(h.state().table.rows.rows.len(), total);
+    let last = h.state().view.sources[1].source().events.len() - 1;
+    let time_text = |wb: &Workbench, si: usize, i: usize| {
+        let src = wb.view.sources[si].source();
+        format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
+    };
+    let text = time_text(h.state(), 1, last);
+    assert_eq!(h.query_all_by_label(&text).count(), 0, "not drawn before");
+    let t = h.state().view.sources[1].to_common(h.state().view.sources[1].source().events.ts[last]);
+    h.state_mut().update(Message::ShowRange(t - 2e9, t + 2e9));
+    h.step();
+    h.step();
+    // Its CPU lane, near the top of the second source's lanes (on screen).
+    let lane = format!("CPU {}", h.state().view.sources[1].source().events.cpu[last]);
+    let pos = event_pos(h.state(), 1, &lane, last);
+    click_at(&mut h, pos);
+    assert_eq!(
+        h.state().view.overlay.selected,
+        Some(latscope::gui::message::EventSel { source: 1, index: last })
+    );
+    settle(&mut h);
+    assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to {text}");
+
+    // A worst case shown from the analysis panel selects its start event, and the table
+    // scrolls there too.
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    let (ri, si, worst) = {
+        let r = h.state().analysis.results.iter().enumerate().find(|(_, r)| r.outcome.source == 0).unwrap();
+        (r.0, r.1.outcome.source, r.1.worst[0])
+    };
+    let start = h.state().analysis.results[ri].outcome.samples[worst].start;
+    h.state_mut().update(Message::ShowSample { outcome: ri, sample: worst });
+    settle(&mut h);
+    let sel = h.state().view.overlay.selected.unwrap();
+    assert_eq!(sel.source, si);
+    let src = h.state().view.sources[si].source();
+    assert_eq!(src.events.ts[sel.index], start);
+    assert_eq!(src.strings.resolve(src.events.get(sel.index).unwrap().name()), "block_rq_issue");
+    let text = time_text(h.state(), si, sel.index);
+    assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to the worst case at {text}");
+}
+
+/// Lines of a text trace (not comments) with every one of `words` and none of `not`.
+fn grep_count_without(path: &std::path::Path, words: &[&str], not: &[&str]) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|l| {
+            !l.starts_with('#') && words.iter().all(|w| l.contains(w)) && !not.iter().any(|w| l.contains(w))
+        })
+        .count()
+}
+
+fn filtered(h: &mut Harness<'static, Workbench>, filter: &str) -> usize {
+    h.state_mut().update(Message::SetFilter(filter.into()));
+    wait(h, "the filter", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.error, None, "{filter}");
+    h.state().table.rows.rows.len()
+}
+
+#[test]
+fn filter_terms_combine_and_enter_steps_through_the_matches() {
+    let file = "ftrace/virtio_blk_direct_read.txt";
+    let path = sample(file);
+    let mut h = open(&[file]);
+    // Each term matches alone; together they are ANDed (grep counts the same lines).
+    let both = grep_count(&path, &["dd-", " 23942400 "]);
+    assert_eq!(both, 2);
+    assert!(filtered(&mut h, "dd") > both);
+    assert!(filtered(&mut h, "sector=23942400") > both);
+    assert_eq!(filtered(&mut h, "dd sector=23942400"), both);
+    // A quoted phrase (in the payload as the trace prints it), field~text, -term.
+    assert_eq!(filtered(&mut h, "\"254,0 RS\""), grep_count(&path, &["254,0 RS"]));
+    assert_eq!(filtered(&mut h, "name~virtio1"), grep_count(&path, &["name=virtio1"]));
+    assert_eq!(
+        filtered(&mut h, "block_rq -insert"),
+        grep_count_without(&path, &["block_rq_"], &["block_rq_insert"])
+    );
+    // A filter that does not parse says why beside it.
+    h.state_mut().update(Message::SetFilter("\"unclosed".into()));
+    h.step();
+    assert!(h.state().table.error.as_deref().is_some_and(|e| e.contains("unclosed quote")));
+
+    // The list opens at its first match, wherever the last list was scrolled to: scroll to
+    // the last event first.
+    assert_eq!(filtered(&mut h, ""), h.state().view.sources[0].source().events.len());
+    let last = h.state().view.sources[0].source().events.len() - 1;
+    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index: last }));
+    settle(&mut h);
+    let time_text = |wb: &Workbench, i: usize| {
+        let src = wb.view.sources[0].source();
+        format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
+    };
+    assert!(h.query_all_by_label(&time_text(h.state(), last)).count() >= 1);
+    let n = filtered(&mut h, "block_rq_issue");
+    settle(&mut h);
+    let first = h.state().table.rows.rows[0].index as usize;
+    assert!(h.query_all_by_label(&time_text(h.state(), first)).count() >= 1, "opens at the first match");
+    assert_eq!(
+        h.query_all_by_label(&time_text(h.state(), h.state().table.rows.rows[n - 1].index as usize)).count(),
+        0
+    );
+
+    // Enter in the filter steps like F3 (from cursor A), again and again; Shift+Enter back.
+    let t = {
+        let sv = &h.state().view.sources[0];
+        sv.to_common(sv.source().events.ts[first]) - 1.0
+    };
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, t));
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    h.step();
+    h.step();
+    let row = |h: &Harness<'static, Workbench>, k: usize| h.state().table.rows.rows[k].sel();
+    for k in 0..3 {
+        h.key_press(egui::Key::Enter);
+        h.step();
+        assert_eq!(h.state().view.overlay.selected, Some(row(&h, k)), "Enter {}", k + 1);
+    }
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::Enter);
+    h.step();
+    assert_eq!(h.state().view.overlay.selected, Some(row(&h, 1)), "Shift+Enter");
+}
+
+/// `trace-cmd report`'s payload (the text after `EVENT:`) of each `event` line, or `None`
+/// when trace-cmd is not installed.
+fn trace_cmd_payloads(path: &std::path::Path, event: &str) -> Option<Vec<String>> {
+    let out = std::process::Command::new("trace-cmd").arg("report").arg(path).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let tag = format!(" {event}: ");
+    Some(text.lines().filter_map(|l| l.split_once(&tag)).map(|(_, p)| p.trim().to_owned()).collect())
+}
+
+#[test]
+fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspector() {
+    let file = "ftrace/virtio_blk_direct_read.dat";
+    let mut h = open(&[file]);
+    // The presets that ran on open key their worst cases by the stored values
+    // (`dev=266338304`): this test is about the events' text, so their panel is closed.
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Analysis));
+    let (index, issues) = {
+        let src = h.state().view.sources[0].source();
+        let name = |i: usize| src.strings.resolve(src.events.get(i).unwrap().name()).into_owned();
+        let all: Vec<usize> = (0..src.events.len()).filter(|&i| name(i) == "block_rq_issue").collect();
+        (all[0], all.len())
+    };
+    let shown = latscope_model::render_event(h.state().view.sources[0].source(), index);
+    match trace_cmd_payloads(&sample(file), "block_rq_issue") {
+        Some(p) => assert_eq!(shown, p[0], "as trace-cmd report prints it"),
+        None => eprintln!("skipping the trace-cmd cross-check: trace-cmd is not available"),
+    }
+    assert!(shown.starts_with("254,0 R"), "{shown}");
+    // The table shows the rendered payload, not the stored dev number.
+    assert_eq!(filtered(&mut h, "block_rq_issue"), issues);
+    settle(&mut h);
+    let _ = h.get_by_label(&shown);
+    assert_eq!(h.query_all_by_label_contains("dev=266338304").count(), 0);
+    // Filters (and rules) still match the stored values.
+    assert_eq!(filtered(&mut h, "block_rq_issue dev=266338304"), issues);
+    assert_eq!(filtered(&mut h, "\"254,0 R\" block_rq_issue"), issues, "and the printed form");
+    // The inspector shows it too, and the stored value beside it.
+    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index }));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&shown).count() >= 2, "table and inspector");
+    let _ = h.get_by_label("266338304");
+    // The timeline's tooltip on the event.
+    let t = h.state().view.sources[0].to_common(h.state().view.sources[0].source().events.ts[index]);
+    h.state_mut().update(Message::ShowRange(t - 2e7, t + 2e7));
+    h.step();
+    h.step();
+    let before = h.query_all_by_label(&shown).count();
+    h.hover_at(event_pos(h.state(), 0, "block_rq_issue", index));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&shown).count() > before, "the tooltip shows the payload");
+}
+
+// --- The first hour (issue 18): answers on open, a layout that holds still, typed settings.
+
+/// The dropdown showing `text`.
+fn combo<'a>(h: &'a Harness<'static, Workbench>, text: &str) -> egui_kittest::Node<'a> {
+    let all: Vec<_> = h.get_all_by_role(egui::accesskit::Role::ComboBox).collect();
+    let values: Vec<Option<String>> = all.iter().map(|n| n.value()).collect();
+    all.into_iter()
+        .find(|n| n.value().as_deref() == Some(text) || n.accesskit_node().label().as_deref() == Some(text))
+        .unwrap_or_else(|| panic!("no dropdown showing {text}: {values:?}"))
+}
+
+#[test]
+fn no_rule_is_added_behind_the_users_back_and_a_capture_opens_without_an_error() {
+    let mut h = open(&["sigrok/demo_4ch_1mhz.sr"]);
+    settle(&mut h);
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    assert!(
+        !h.state().analysis.rules.specs.iter().any(|s| s == "irq-handler"),
+        "a rule the user never added: {:?}",
+        h.state().analysis.rules.specs
+    );
+    // A logic capture holds no event any preset reads: nothing ran, nothing failed, and
+    // the panel says how to measure its channels.
+    assert!(h.state().analysis.results.is_empty());
+    let missing = &h.state().analysis.missing;
+    assert!(missing.iter().any(|m| m.starts_with("pulse:CH needs a channel name: pulse:")), "{missing:?}");
+    // Running what the panel lists fails on nothing (the phantom rule failed here, in red).
+    h.state_mut().update(Message::RunAnalysis);
+    settle(&mut h);
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+}
+
+/// `latscope report FILE --format json` without `--preset`: its analyses' names and
+/// counts, and the presets its stderr says it did not run.
+fn report_defaults(file: &str) -> (Vec<(String, u64)>, Vec<String>) {
+    let path = sample(file);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .args(["report", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let analyses = v["analyses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap().to_owned(), a["count"].as_u64().unwrap()))
+        .collect();
+    let missing = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("latscope: not run: ").map(str::to_owned))
+        .collect();
+    (analyses, missing)
+}
+
+/// A latency as the summary writes it: `482 us`, `3.821 ms`.
+fn short(ps: i64) -> String {
+    let (v, unit) = match ps {
+        p if p >= 1_000_000_000_000 => (p as f64 / 1e12, "s"),
+        p if p >= 1_000_000_000 => (p as f64 / 1e9, "ms"),
+        p if p >= 1_000_000 => (p as f64 / 1e6, "us"),
+        p => (p as f64 / 1e3, "ns"),
+    };
+    let text = format!("{v:.3}");
+    format!("{} {unit}", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+#[test]
+fn opening_a_trace_runs_the_presets_it_holds_and_the_worst_case_link_shows_the_pair() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    wait(&mut h, "the answers", |wb| !wb.analysis.results.is_empty() && wb.settled());
+    h.step();
+    let (want, want_missing) = report_defaults("ftrace/virtio_blk_direct_read.txt");
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    assert!(wb.view.panels.analysis, "the panel opens with the answers");
+    // The same presets as `latscope report` without --preset, with the same counts.
+    let got: Vec<(String, u64)> = wb
+        .analysis
+        .results
+        .iter()
+        .map(|r| (r.outcome.name.clone(), r.outcome.samples.len() as u64))
+        .collect();
+    assert_eq!(got, want);
+    assert!(got.iter().any(|(n, _)| n == "block") && got.iter().any(|(n, _)| n == "wakeup"), "{got:?}");
+    let names: Vec<String> = got.iter().map(|(n, _)| n.clone()).collect();
+    assert_eq!(wb.analysis.rules.specs, names, "Run repeats what ran");
+    // What could not run says what is missing, as the report says it.
+    assert_eq!(wb.analysis.missing, want_missing);
+    assert!(
+        want_missing.iter().any(|m| m
+            == "irqs-off needs irq_disable and irq_enable: `trace-cmd record -e irq_disable -e irq_enable`"),
+        "{want_missing:?}"
+    );
+    for m in &want_missing {
+        let _ = h.get_by_label(m);
+    }
+    // The summary: one row per analysis with count, p50, p99 and max; the worst case is a
+    // link that puts the cursors on that pair.
+    for column in ["analysis", "count", "p50", "p99", "max", "worst"] {
+        assert!(h.query_all_by_label(column).count() >= 1, "no {column} column");
+    }
+    let block = wb.analysis.results.iter().position(|r| r.outcome.name == "block").unwrap();
+    let r = &wb.analysis.results[block];
+    let worst = r.outcome.samples[r.worst[0]].clone();
+    let text = short(worst.latency());
+    // (The max column shows the same text, as a label; the worst column is the link.)
+    let links: Vec<_> = h.query_all_by_role_and_label(egui::accesskit::Role::Link, &text).collect();
+    assert!(!links.is_empty(), "no link {text}");
+    links[0].click();
+    h.step();
+    h.step();
+    let o = &h.state().view.overlay;
+    let sv = &h.state().view.sources[0];
+    // Several analyses may share a worst latency; the link shown first is the first row's.
+    let first = h
+        .state()
+        .analysis
+        .results
+        .iter()
+        .find(|r| r.worst.first().is_some_and(|&i| short(r.outcome.samples[i].latency()) == text));
+    let pair = first.map(|r| r.outcome.samples[r.worst[0]].clone()).unwrap();
+    assert_eq!(o.cursor_a, Some(sv.to_common(pair.start)));
+    assert_eq!(o.cursor_b, Some(sv.to_common(pair.end)));
+}
+
+#[test]
+fn the_preset_menu_reaches_every_preset() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    settle(&mut h);
+    // The last presets of the list were scrolled out of a short menu: a click there
+    // missed them. Clicking `pulse:CH` puts `pulse:` in the editor for the channel name.
+    combo(&h, "Add a preset").click();
+    h.step();
+    h.step();
+    for (name, _) in latscope_analysis::spec::PRESETS {
+        assert!(h.query_all_by_label(name).count() >= 1, "{name} not in the menu");
+    }
+    let item = h.get_all_by_label("pulse:CH").last().unwrap().rect();
+    let window = h.ctx.content_rect();
+    assert!(window.contains_rect(item), "pulse:CH at {item:?} is off the window {window:?}");
+    h.get_all_by_label("pulse:CH").last().unwrap().click();
+    h.step();
+    h.step();
+    assert_eq!(h.state().analysis.rules.draft, "pulse:");
+}
+
+#[test]
+fn the_simulator_panel_leaves_the_analysis_most_of_the_height() {
+    let wb = Workbench::new(Options::default(), Box::new(NoPicker), Vec::new());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 760.0))
+        .with_accessibility_check(false)
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));
+    h.state_mut().sim.max_speed = true;
+    h.state_mut().update(Message::Sim(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(20_000_000_000),
+    }));
+    wait(&mut h, "the live statistics", |wb| {
+        wb.sim.finished && !wb.analysis.results.is_empty() && !wb.sim.metrics.is_empty()
+    });
+    for _ in 0..4 {
+        h.step();
+    }
+    assert!(h.state().view.panels.analysis, "results open the panel");
+    // The panel's heading, below the menu of the same name.
+    let heading =
+        h.get_all_by_label("Analysis").map(|n| n.rect()).max_by(|a, b| a.top().total_cmp(&b.top())).unwrap();
+    let window = h.ctx.content_rect();
+    // The analysis starts in the upper half of the window: at least half the side panel.
+    assert!(
+        heading.top() < window.height() * 0.5,
+        "the analysis starts at {} of {}",
+        heading.top(),
+        window.height()
+    );
+}
+
+/// A file of pseudo-random bytes (a fixed LCG: the same bytes every run).
+fn garbage_file(dir: &std::path::Path, len: usize) -> PathBuf {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let bytes: Vec<u8> = (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (x >> 56) as u8
+        })
+        .collect();
+    let path = dir.join("g.dat");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("latscope-gui-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
+    let dir = temp_dir("banner");
+    let garbage = garbage_file(&dir, 200_000);
+    let mut h = harness(Options { files: vec![garbage.clone()], ..Options::default() });
+    wait(&mut h, "the error", |wb| !wb.errors.is_empty());
+    let error = h.state().errors[0].clone();
+    assert!(error.contains("g.dat"), "{error}");
+    // A good file after it: the banner about the bad one goes, the log keeps it.
+    h.state_mut().update(Message::OpenFiles(vec![sample("ftrace/virtio_blk_direct_read.txt")]));
+    settle(&mut h);
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    assert!(h.state().errors.log().contains(&error), "{:?}", h.state().errors.log());
+    let window = h.ctx.content_rect();
+    let (left, width) = (h.state().view.layout.data_left, h.state().view.layout.data_width);
+    assert!(left + width <= window.right(), "the timeline ends at {} past {}", left + width, window.right());
+
+    // A long error: it wraps in the banner and the timeline keeps its width.
+    let long = format!(
+        "{}: {}",
+        garbage.display(),
+        "unknown format: the first bytes are no trace we know ".repeat(12)
+    );
+    h.state_mut().update(Message::Error(long.clone()));
+    for _ in 0..3 {
+        h.step();
+    }
+    assert_eq!(h.state().view.layout.data_width, width, "the banner widened the timeline");
+    assert_eq!(h.state().view.layout.data_left, left);
+    let banner = h.get_by_label_contains("unknown format: the first bytes").rect();
+    assert!(banner.right() <= window.right() && banner.height() > 20.0, "not wrapped: {banner:?}");
+    // The close button is on screen and closes it.
+    let close = h.get_by_label("Close").rect();
+    assert!(window.contains_rect(close), "the close button at {close:?} is off the window");
+    h.get_by_label("Close").click();
+    h.step();
+    h.step();
+    assert!(h.state().errors.is_empty());
+    // Esc closes the banner, and only then clears the cursors.
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, 1.0));
+    h.state_mut().update(Message::Error("two".into()));
+    h.state_mut().update(Message::Error("three".into()));
+    h.step();
+    h.key_press(egui::Key::Escape);
+    h.step();
+    assert!(h.state().errors.is_empty());
+    assert_eq!(h.state().view.overlay.cursor_a, Some(1.0));
+    h.key_press(egui::Key::Escape);
+    h.step();
+    assert_eq!(h.state().view.overlay.cursor_a, None);
+    // Every error is in the log panel.
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Log));
+    h.step();
+    h.step();
+    for e in [&error, "two", "three"] {
+        assert!(h.query_all_by_label(e).count() >= 1, "{e} not in the log panel");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn selecting_a_lane_keeps_the_time_axis_where_it_was() {
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    settle(&mut h);
+    let before = (h.state().view.layout.data_left, h.state().view.layout.data_width, h.state().view.viewport);
+    for name in ["irq_handler_entry", "block_rq_complete", "CPU 0"] {
+        h.get_by_label(name).click();
+        for _ in 0..3 {
+            h.step();
+        }
+        let focused = h.state().view.overlay.focused.expect("a lane is focused");
+        assert_eq!(h.state().view.sources[0].lanes[focused.lane].name, name);
+        let after =
+            (h.state().view.layout.data_left, h.state().view.layout.data_width, h.state().view.viewport);
+        assert_eq!(after, before, "selecting {name} moved the time axis");
+    }
+    // The user sets the list's width by dragging its edge; the timeline follows that only.
+    let y = 500.0;
+    let mut edge = None;
+    for x in 150..420 {
+        h.hover_at(egui::pos2(x as f32, y));
+        h.step();
+        let icon = h.output().platform_output.cursor_icon;
+        if matches!(
+            icon,
+            egui::CursorIcon::ResizeHorizontal
+                | egui::CursorIcon::ResizeEast
+                | egui::CursorIcon::ResizeColumn
+        ) {
+            edge = Some(x as f32);
+            break;
+        }
+    }
+    let edge = edge.expect("the track list's edge can be dragged");
+    h.drag_at(egui::pos2(edge, y));
+    h.step();
+    let by = 80.0;
+    for k in 1..=8 {
+        h.hover_at(egui::pos2(edge + by * k as f32 / 8.0, y));
+        h.step();
+    }
+    h.drop_at(egui::pos2(edge + by, y));
+    for _ in 0..3 {
+        h.step();
+    }
+    let moved = h.state().view.layout.data_left - before.0;
+    // egui puts the edge under the pointer, and its handle reaches a few points into the panel.
+    assert!((moved - by).abs() < 10.0, "dragged {by} px, the timeline moved {moved} px");
+}
+
+fn sim_harness() -> Harness<'static, Workbench> {
+    let mut h = harness(Options::default());
+    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));
+    h.step();
+    h.step();
+    h
+}
+
+#[test]
+fn simulator_settings_are_typed_and_a_change_says_that_restart_applies_it() {
+    let mut h = sim_harness();
+    // A word setting is a dropdown of the values the model accepts.
+    combo(&h, "cmd-irq").click();
+    h.step();
+    h.step();
+    for mode in ["dma-irq", "all-irq", "poll-5us", "poll-0us"] {
+        assert!(h.query_all_by_label(mode).count() >= 1, "{mode} not offered");
+    }
+    h.get_by_label("poll-5us").click();
+    h.step();
+    h.step();
+    assert!(h.state().sim.sets().contains(&"mode=poll-5us".to_owned()), "{:?}", h.state().sim.sets());
+    // The CPU names the scenario's calibrated CPUs.
+    combo(&h, "rocket-50mhz").click();
+    h.step();
+    h.step();
+    assert!(h.query_all_by_label("microwatt-100mhz").count() >= 1);
+    h.key_press(egui::Key::Escape);
+    h.step();
+    // Numbers are drag values with their unit.
+    let numbers: Vec<String> = h
+        .get_all_by_role(egui::accesskit::Role::SpinButton)
+        .map(|n| {
+            format!("{} {}", n.accesskit_node().label().unwrap_or_default(), n.value().unwrap_or_default())
+        })
+        .collect();
+    assert!(
+        numbers.iter().any(|n| n.contains("5.00 µs")),
+        "sd_sleep_us is not shown with its unit: {numbers:?}"
+    );
+    assert!(
+        numbers.iter().any(|n| n.contains("4 KiB")),
+        "request_kib is not shown with its unit: {numbers:?}"
+    );
+
+    // A run going on; a changed setting says Restart applies it, and Restart does.
+    h.state_mut().sim.max_speed = true;
+    let start = h.state().sim.start_command();
+    h.state_mut().update(Message::Sim(start));
+    h.step();
+    assert!(h.query_by_label_contains("Restart applies").is_none());
+    combo(&h, "poll-5us").click();
+    h.step();
+    h.step();
+    h.get_by_label("cmd-irq").click();
+    h.step();
+    h.step();
+    let _ = h.get_by_label_contains("Settings changed: Restart applies them");
+    h.get_by_label("Restart to apply").click();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("Restart applies").is_none());
+    assert!(h.state().sim.sets().contains(&"mode=cmd-irq".to_owned()));
+}
+
+/// `12.345 ms` (as the panel writes a time) in picoseconds.
+fn ps_of(text: &str) -> i64 {
+    latscope_sim::parse_duration(&text.replace('µ', "u").replace(' ', "")).unwrap_or_else(|| panic!("{text}"))
+}
+
+#[test]
+fn the_live_analyses_never_run_ahead_of_the_simulated_time() {
+    let mut h = sim_harness();
+    h.state_mut().sim.max_speed = false;
+    h.state_mut().sim.speed = 0.05;
+    h.state_mut().update(Message::Sim(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(200_000_000_000),
+    }));
+    // The simulator emits some records ahead of its clock (a transfer's end when it
+    // starts): the snapshot's last record is often past the simulated time.
+    let (mut seen, mut ahead) = (0, 0);
+    let mut last = 0;
+    for _ in 0..40_000 {
+        h.step();
+        let (updates, finished) = (h.state().sim.live.updates, h.state().sim.finished);
+        if finished {
+            break;
+        }
+        if updates != last {
+            last = updates;
+            h.step();
+            let now = h.state().sim.now;
+            let shown = h.state().sim.live.shown.clone().unwrap();
+            ahead += usize::from(shown.source.time_range().unwrap().1 > now);
+            let node = h.get_by_label_contains("analyses up to t = ");
+            let label = node.accesskit_node().label().or_else(|| node.value()).unwrap_or_default();
+            let t = ps_of(label.rsplit("t = ").next().unwrap());
+            // The label rounds to the microsecond.
+            assert!(t <= now + 1_000_000, "{label:?} while the simulation is at {now} ps");
+            seen += 1;
+            if seen >= 5 && ahead >= 2 {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(seen >= 5 && ahead >= 2, "{seen} live updates seen, {ahead} with records ahead of the clock");
+}
+
+/// The texts painted last frame, with where.
+fn painted_texts(h: &Harness<'static, Workbench>) -> Vec<(egui::Pos2, String)> {
+    fn walk(shape: &egui::Shape, out: &mut Vec<(egui::Pos2, String)>) {
+        match shape {
+            egui::Shape::Text(t) => out.push((t.pos, t.galley.text().to_owned())),
+            egui::Shape::Vec(v) => v.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for cs in &h.output().shapes {
+        walk(&cs.shape, &mut out);
+    }
+    out
+}
+
+#[test]
+fn histograms_keep_their_axis_labels_in_log_mode() {
+    // softirq entry and exit in one microsecond of the text trace: zero latencies, which
+    // the log axis once stretched to 1 ps, squeezing every label away.
+    // A tall window: every histogram of the panel is on screen (off-screen ones are not painted).
+    let files = vec![sample("ftrace/timer_wakeups_under_load.txt")];
+    let wb = Workbench::new(Options { files, ..Options::default() }, Box::new(NoPicker), Vec::new());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1200.0, 3000.0))
+        .with_accessibility_check(false)
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+    wait(&mut h, "the answers", |wb| wb.settled() && !wb.analysis.results.is_empty());
+    let ri =
+        h.state().analysis.results.iter().position(|r| r.outcome.name == "softirq").expect("softirq ran");
+    let min = h.state().analysis.results[ri].summary.as_ref().unwrap().stats_ns.min;
+    assert_eq!(min, Some(0.0), "the sample has zero-latency softirqs");
+    for log_x in [false, true] {
+        h.state_mut().update(Message::SetPlot { plot: PlotKind::Histogram, log_x });
+        for _ in 0..3 {
+            h.step();
+        }
+        let frame = *h
+            .state()
+            .analysis
+            .drawn
+            .iter()
+            .find(|d| d.result == ri && d.kind == PlotKind::Histogram)
+            .expect("the histogram is drawn")
+            .transform
+            .frame();
+        let ticks: Vec<String> = painted_texts(&h)
+            .into_iter()
+            .filter(|(p, _)| p.y >= frame.bottom() - 2.0 && p.y <= frame.bottom() + 30.0)
+            .filter(|(p, _)| p.x >= frame.left() - 40.0 && p.x <= frame.right() + 40.0)
+            .map(|(_, t)| t)
+            .filter(|t| t.ends_with(" ns") || t.ends_with(" us") || t.ends_with(" ms") || t.ends_with(" s"))
+            .collect();
+        assert!(ticks.len() >= 2, "log {log_x}: the latency axis has the labels {ticks:?}");
+    }
+}
+
+#[test]
+fn the_workbench_names_sources_as_the_reports_do() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
+    let mut h = open(&files);
+    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    run_analysis(&mut h);
+    // By name, as `report`'s text does (no "source 1", no "input 0").
+    let _ = h.get_by_label("block (virtio_blk_direct_read.txt)");
+    let _ = h.get_by_label("block (blk_read.txt)");
+    assert_eq!(h.query_all_by_label_contains("source 1").count(), 0);
+    // What an alignment did names the source.
+    h.state_mut().update(Message::Align { reference: 0, other: 1, spec: "+1ms".into() });
+    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.view.alignment.is_some());
+    let said = h.state().analysis.panel.aligned.clone().unwrap();
+    assert!(said.starts_with("blk_read.txt: offset "), "{said}");
+    // The same file twice: numbered, as the reports number them.
+    let h = open(&[files[0], files[0]]);
+    let labels = h.state().view.labels();
+    let path = sample(files[0]).display().to_string();
+    assert_eq!(labels, [format!("{path} (input 0)"), format!("{path} (input 1)")]);
+}
+
+#[test]
+fn the_workbench_resolves_track_names_as_typed_in_rules_and_the_align_dialog() {
+    let mut h = open(&["ghw/counter.vcd", "ghw/counter.ghw"]);
+    h.state_mut().analysis.rules.specs = vec!["pulse:dut.clk".into(), "pulse:clk".into()];
+    run_analysis(&mut h);
+    let wb = h.state();
+    // `dut.clk` is counter_tb.dut.clk in both sources (50 pulses each).
+    let counts: Vec<usize> = wb
+        .analysis
+        .results
+        .iter()
+        .filter(|r| r.outcome.name == "pulse:dut.clk")
+        .map(|r| r.outcome.samples.len())
+        .collect();
+    assert_eq!(counts, [50, 50]);
+    // `clk` is ambiguous: said in the window with the candidates.
+    assert!(
+        wb.errors
+            .iter()
+            .any(|e| e.contains("\"clk\" is ambiguous: it could be counter_tb.clk, counter_tb.dut.clk")),
+        "{:?}",
+        wb.errors
+    );
+    // The Align dialog matches edges named by their suffixes.
+    h.state_mut().update(Message::Align {
+        reference: 0,
+        other: 1,
+        spec: "match dut.en:rise -> dut.en:rise".into(),
+    });
+    wait(&mut h, "the alignment", |wb| !wb.aligning());
+    let a = h.state().view.alignment.clone().expect("aligned");
+    assert_eq!(a.matched, 1);
+}
+
+/// The CPU a text trace prints for the `event` line at clock value `time` (`470.346097`).
+fn printed_cpu(path: &std::path::Path, time: &str, event: &str) -> u16 {
+    let text = std::fs::read_to_string(path).unwrap();
+    let tag = format!("{time}: {event}:");
+    let line = text.lines().find(|l| l.contains(&tag)).unwrap_or_else(|| panic!("no line {tag}"));
+    let cpu = line.split('[').nth(1).unwrap().split(']').next().unwrap();
+    cpu.parse().unwrap()
+}
+
+/// The row of lane `name` of source `si` as drawn last frame.
+fn row_of(wb: &Workbench, si: usize, name: &str) -> egui::Rect {
+    let sv = &wb.view.sources[si];
+    let li = sv.lanes.iter().position(|l| l.name == name).unwrap();
+    wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1
+}
+
+#[test]
+fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_leave() {
+    let file = "ftrace/virtio_blk_direct_read.txt";
+    let mut h = open(&[file]);
+    h.state_mut().analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
+    run_analysis(&mut h);
+    for (name, start_event, end_event) in [
+        ("irq-handler", "irq_handler_entry", "irq_handler_exit"),
+        ("block", "block_rq_issue", "block_rq_complete"),
+    ] {
+        let (ri, worst) = {
+            let r = h.state().analysis.results.iter().position(|r| r.outcome.name == name).unwrap();
+            (r, h.state().analysis.results[r].worst[0])
+        };
+        let s = h.state().analysis.results[ri].outcome.samples[worst].clone();
+        h.state_mut().update(Message::ShowSample { outcome: ri, sample: worst });
+        h.step();
+        h.step();
+        // The CPUs the trace prints for the pair's two events.
+        let src = h.state().view.sources[0].source();
+        let at = |t: i64| format!("{:.6}", src.origin.to_source_seconds(t));
+        let (cpu_a, cpu_b) = (
+            printed_cpu(&sample(file), &at(s.start), start_event),
+            printed_cpu(&sample(file), &at(s.end), end_event),
+        );
+        let (pa, pb) = h.state().view.layout.arrow.expect("the arrow is drawn");
+        let (ra, rb) =
+            (row_of(h.state(), 0, &format!("CPU {cpu_a}")), row_of(h.state(), 0, &format!("CPU {cpu_b}")));
+        assert!(ra.y_range().contains(pa.y), "{name}: starts on CPU {cpu_a} ({ra:?}), drawn at {pa:?}");
+        assert!(rb.y_range().contains(pb.y), "{name}: ends on CPU {cpu_b} ({rb:?}), drawn at {pb:?}");
+        let vp = h.state().view.viewport;
+        let left = h.state().view.layout.data_left;
+        assert!(
+            (pa.x - vp.x_of(left, s.start as f64)).abs() < 1.0
+                && (pb.x - vp.x_of(left, s.end as f64)).abs() < 1.0
+        );
+    }
+    // With the CPU lane hidden, the start is drawn on its event's own lane.
+    let (cpu, lane) = {
+        let wb = h.state();
+        let ar = wb.view.overlay.arrow.unwrap();
+        let sv = &wb.view.sources[0];
+        let cpu = sv.source().events.cpu[ar.start.event.unwrap()];
+        (cpu, sv.lanes.iter().position(|l| l.name == format!("CPU {cpu}")).unwrap())
+    };
+    h.state_mut().update(Message::ToggleLane(LaneId { source: 0, lane }));
+    h.step();
+    h.step();
+    let (pa, _) = h.state().view.layout.arrow.unwrap();
+    assert!(row_of(h.state(), 0, "block_rq_issue").y_range().contains(pa.y), "CPU {cpu} hidden: {pa:?}");
+    // Moving a cursor off the pair takes the arrow away.
+    let b = h.state().view.overlay.cursor_b.unwrap();
+    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::B, b + 1e6));
+    h.step();
+    assert!(h.state().view.overlay.arrow.is_none());
+    assert!(h.state().view.layout.arrow.is_none(), "not drawn any more");
+}
+
+#[test]
+fn rules_the_user_sets_while_the_presets_run_on_open_stay_the_users() {
+    let mut h =
+        harness(Options { files: vec![sample("ftrace/virtio_blk_direct_read.txt")], ..Options::default() });
+    wait(&mut h, "the presets run on open", |wb| wb.analysis_running());
+    let rules =
+        latscope::gui::analysis::RuleEditor { specs: vec!["irq-handler".into()], ..Default::default() };
+    h.state_mut().update(Message::EditRules(rules));
+    wait(&mut h, "their answer", |wb| !wb.analysis_running());
+    assert_eq!(h.state().analysis.rules.specs, ["irq-handler"], "a late answer does not replace them");
 }

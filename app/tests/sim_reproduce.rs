@@ -40,7 +40,7 @@ fn report_on_the_exported_trace_reproduces_every_scenario_analysis() {
         let txt = dir.join(format!("{name}.txt"));
         let vcd = dir.join(format!("{name}.vcd"));
         for out in [&txt, &vcd] {
-            latscope(&[&["sim", name, "-o", out.to_str().unwrap()][..], sets].concat());
+            latscope(&[&["sim", name, "--trace-out", out.to_str().unwrap()][..], sets].concat());
         }
         let sim = json(&[&["sim", name, "--format", "json"][..], sets].concat());
         // The VCD scopes each line under the scenario's module (`e1000e_mta.DMA`): the rules

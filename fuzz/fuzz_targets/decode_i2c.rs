@@ -6,9 +6,4 @@
 mod common;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let Some((&opts, samples)) = data.split_first() else { return };
-    let src = common::capture(samples);
-    common::run(&src, "i2c:scl=D0,sda=D1", opts & 1 == 0);
-    common::run(&src, "i2c:scl=D1,sda=D0", opts & 1 == 0);
-});
+fuzz_target!(|data: &[u8]| common::i2c(data));

@@ -58,8 +58,10 @@ impl LoadControl {
         self
     }
 
-    /// Whether the track `name` is wanted (always, without a selection).
+    /// Whether the track `name` is wanted (always, without a selection): asked for by its
+    /// name, or by a name it ends with after a separator, as rules resolve names
+    /// ([`latscope_model::name_answers`]; `CMD` keeps `litesdcard.CMD`).
     pub fn wants_track(&self, name: &str) -> bool {
-        self.tracks.as_ref().is_none_or(|t| t.iter().any(|n| n == name))
+        self.tracks.as_ref().is_none_or(|t| t.iter().any(|n| latscope_model::name_answers(name, n)))
     }
 }

@@ -17,5 +17,5 @@ pub mod scenario;
 pub mod scenarios;
 pub mod simulation;
 
-pub use scenario::{BUILTIN, Scenario, ScenarioError, parse_duration, prepare};
+pub use scenario::{BUILTIN, Scenario, ScenarioError, Setting, SettingValue, parse_duration, prepare};
 pub use simulation::{Batch, Output, Simulation, Speed, run};

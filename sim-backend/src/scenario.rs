@@ -185,6 +185,94 @@ impl Scenario {
     }
 }
 
+/// A top-level setting of a scenario, typed for an editor (the workbench's simulator panel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub key: String,
+    pub value: SettingValue,
+    /// The values a word setting may take; empty when any text goes.
+    pub choices: Vec<String>,
+    /// A number's unit, from the key's suffix (`_us`: µs, `_kib`: KiB).
+    pub unit: Option<&'static str>,
+    /// The range a number must lie in.
+    pub range: (f64, f64),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingValue {
+    Text(String),
+    Integer(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl SettingValue {
+    /// As `--set KEY=VALUE` writes it.
+    pub fn to_arg(&self) -> String {
+        match self {
+            SettingValue::Text(t) => t.clone(),
+            SettingValue::Integer(i) => i.to_string(),
+            SettingValue::Float(f) => format!("{f:?}"),
+            SettingValue::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+/// The unit a key's suffix names.
+fn unit_of(key: &str) -> Option<&'static str> {
+    const UNITS: &[(&str, &str)] = &[
+        ("_ps", "ps"),
+        ("_ns", "ns"),
+        ("_us", "µs"),
+        ("_ms", "ms"),
+        ("_s", "s"),
+        ("_kib", "KiB"),
+        ("_mib", "MiB"),
+        ("_mbps", "Mbit/s"),
+        ("_probability", ""),
+    ];
+    UNITS.iter().find(|(suffix, _)| key.ends_with(suffix)).map(|(_, unit)| *unit).filter(|u| !u.is_empty())
+}
+
+impl Scenario {
+    /// The top-level settings (not the calibration tables, not `seed`), typed: words with
+    /// their valid values (a word that names a table `<key>s`, like `cpu` and `[cpus.*]`,
+    /// takes that table's keys), numbers with their unit and limits.
+    pub fn settings(&self) -> Vec<Setting> {
+        let (choices, ranges) = crate::scenarios::constraints(self.kind);
+        let mut out = Vec::new();
+        for (key, v) in &self.table {
+            if matches!(key.as_str(), "scenario" | "description" | "seed") {
+                continue;
+            }
+            let value = match v {
+                toml::Value::String(s) => SettingValue::Text(s.clone()),
+                toml::Value::Integer(i) => SettingValue::Integer(*i),
+                toml::Value::Float(f) => SettingValue::Float(*f),
+                toml::Value::Boolean(b) => SettingValue::Bool(*b),
+                _ => continue,
+            };
+            let mut words: Vec<String> = choices
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, c)| c.iter().map(|w| (*w).to_owned()).collect())
+                .unwrap_or_default();
+            if words.is_empty()
+                && matches!(value, SettingValue::Text(_))
+                && let Some(toml::Value::Table(t)) = self.table.get(&format!("{key}s"))
+            {
+                words = t.keys().cloned().collect();
+            }
+            let range = ranges
+                .iter()
+                .find(|(k, _, _)| k == key)
+                .map_or((0.0, f64::INFINITY), |&(_, lo, hi)| (lo, hi));
+            out.push(Setting { key: key.clone(), value, choices: words, unit: unit_of(key), range });
+        }
+        out
+    }
+}
+
 /// Parses `10ms`, `250us`, `3s`, `500ns`, `42ps` (a bare number is seconds).
 pub fn parse_duration(s: &str) -> Option<Ps> {
     let s = s.trim();
@@ -232,6 +320,36 @@ pub fn prepare(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_are_typed_with_their_valid_values_and_units() {
+        let s = Scenario::load("litesdcard").expect("built in");
+        let settings = s.settings();
+        let get =
+            |k: &str| settings.iter().find(|x| x.key == k).unwrap_or_else(|| panic!("{k} in {settings:?}"));
+        assert_eq!(get("mode").choices, ["cmd-irq", "dma-irq", "all-irq", "poll-5us", "poll-0us"]);
+        assert_eq!(get("mode").value, SettingValue::Text("cmd-irq".into()));
+        // A word naming one of the `[cpus.*]` tables offers those tables.
+        assert_eq!(get("cpu").choices, ["microwatt-100mhz", "rocket-50mhz"]);
+        assert_eq!(
+            (get("sd_sleep_us").unit, get("sd_sleep_us").value.clone()),
+            (Some("µs"), SettingValue::Float(5.0))
+        );
+        assert_eq!(get("request_kib").range.0, 1.0);
+        assert!(settings.iter().all(|x| x.key != "seed" && !x.key.contains('.')));
+        // Every valid value is accepted by the model, every offered word included.
+        for setting in &settings {
+            for word in &setting.choices {
+                let mut t = s.clone();
+                t.set(&setting.key, word).expect("a valid word");
+            }
+        }
+        let imx = Scenario::load("imx8mq-cpuidle").expect("built in").settings();
+        let soc = imx.iter().find(|x| x.key == "soc").expect("soc");
+        assert_eq!(soc.choices, ["imx8mq", "imx93"]);
+        let p = imx.iter().find(|x| x.key == "idle_probability").expect("idle_probability");
+        assert_eq!(p.range, (0.0, 1.0));
+    }
 
     #[test]
     fn overrides_are_checked_against_the_file() {

@@ -129,31 +129,17 @@ impl<'a> Inputs<'a> {
         Inputs { channels, clock }
     }
 
-    /// Resolves a channel name as rule endpoints do: the exact name, else the one channel
-    /// whose name ends with it.
+    /// Resolves a channel name as rule endpoints do ([`latscope_model::resolve_name`]): the
+    /// exact name, else the one channel whose name ends with it after a separator.
     pub fn resolve(&self, name: &str, column: usize) -> Result<Line, DecodeError> {
-        let names: Vec<&str> = self.channels.iter().map(|c| c.name()).collect();
-        let index = match names.iter().position(|n| *n == name) {
-            Some(i) => i,
-            None => {
-                let hits: Vec<usize> = (0..names.len()).filter(|&i| names[i].ends_with(name)).collect();
-                match hits.as_slice() {
-                    [i] => *i,
-                    [] => {
-                        return Err(DecodeError::UnknownChannel {
-                            name: name.into(),
-                            column,
-                            available: names.iter().map(|n| n.to_string()).collect(),
-                        });
-                    }
-                    _ => {
-                        return Err(DecodeError::AmbiguousChannel {
-                            name: name.into(),
-                            column,
-                            candidates: hits.iter().map(|&i| names[i].to_string()).collect(),
-                        });
-                    }
-                }
+        let names = self.channels.iter().map(|c| c.name());
+        let index = match latscope_model::resolve_name(names, name, "channel") {
+            Ok(i) => i,
+            Err(latscope_model::NameError::Unknown { available, .. }) => {
+                return Err(DecodeError::UnknownChannel { name: name.into(), column, available });
+            }
+            Err(latscope_model::NameError::Ambiguous { candidates, .. }) => {
+                return Err(DecodeError::AmbiguousChannel { name: name.into(), column, candidates });
             }
         };
         Ok(match self.channels[index] {

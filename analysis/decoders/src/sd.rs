@@ -185,7 +185,9 @@ fn decode(clk: &Line, cmd: &Line, dat: &[Line], cfg: Config, clock: Clock, sink:
             d.sink.error(start, clk.end, "cut", "data block cut off by the end of the capture".into());
         }
         Dat::Busy { start } => {
-            d.sink.error(start, clk.end, "cut", "busy until the end of the capture".into());
+            // Busy starts a clock after the CRC status token's end bit, which may be past the
+            // last sample: then the warning is where busy would have begun.
+            d.sink.error(start, clk.end.max(start), "cut", "busy until the end of the capture".into());
         }
         _ => {}
     }

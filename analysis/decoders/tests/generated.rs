@@ -289,8 +289,10 @@ fn channel_errors_list_what_exists() {
     two.digital.push(DigitalTrack::new("card.CMD", 1));
     let e = decode("sd:clk=CMD,cmd=host.CMD", &Inputs::of_source(&two, None)).unwrap_err().to_string();
     assert_eq!(e, "column 8: channel `CMD` is ambiguous: host.CMD, card.CMD");
-    // A unique suffix resolves.
-    assert!(decode("sd:clk=LK,cmd=MD", &inputs).is_ok());
+    // A unique suffix after a separator resolves; a piece of a word does not.
+    assert!(decode("sd:clk=host.CMD,cmd=card.CMD", &Inputs::of_source(&two, None)).is_ok());
+    let e = decode("sd:clk=LK,cmd=CMD", &inputs).unwrap_err();
+    assert!(matches!(e, DecodeError::UnknownChannel { column: 8, .. }), "{e:?}");
     let e = decode("sd-spi", &inputs).unwrap_err().to_string();
     assert!(e.contains("stacks on spi"), "{e}");
     let e = decode("can:rx=CMD", &inputs).unwrap_err().to_string();

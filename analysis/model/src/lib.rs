@@ -20,6 +20,8 @@ mod filter;
 mod flags;
 mod intern;
 pub mod kernel;
+mod labels;
+mod names;
 mod placement;
 mod render;
 mod source;
@@ -36,6 +38,8 @@ pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
 pub use filter::{Filter, FilterError};
 pub use flags::IrqFlags;
 pub use intern::{Interner, Sym};
+pub use labels::source_labels;
+pub use names::{NameError, is_name_suffix, name_answers, resolve_name};
 pub use placement::{Placed, Placement};
 pub use render::{
     EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text,
@@ -44,4 +48,4 @@ pub use render::{
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
 pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};
-pub use time::{ClockOrigin, PS_PER_NS, PS_PER_S, PS_PER_US, Ps, format_seconds};
+pub use time::{ClockDomain, ClockOrigin, KernelClock, PS_PER_NS, PS_PER_S, PS_PER_US, Ps, format_seconds};

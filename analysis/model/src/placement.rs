@@ -5,6 +5,12 @@
 //! The mapping is `t_common = t + offset + t * drift_ppm / 1e6` (source-relative
 //! picoseconds in, common-timeline picoseconds out); [`Placement::from_common`] is its
 //! inverse. Both are defined here once; every analysis, report and view uses them.
+//!
+//! Where a source sits before anyone aligns it is decided by its clock
+//! ([`Placement::by_clock`]): a source whose clock is of the same kind as an earlier
+//! source's (two ftrace captures of one machine) is placed by its clock values, so the
+//! same instant reads the same on both; a source on a clock of its own starts at the
+//! common timeline's zero, as its own origin puts it.
 
 use super::source::Source;
 use super::time::Ps;
@@ -47,6 +53,30 @@ impl Placement {
         ((c - self.offset) as f64 / (1.0 + self.drift_ppm / 1e6)).round() as Ps
     }
 
+    /// Where `source` sits when its clock decides: after the first of `earlier` (sources
+    /// already placed) whose clock compares with its own, at the difference of their clock
+    /// origins (and with that source's drift: they share one clock); else the identity.
+    pub fn by_clock(earlier: &[Placed<'_>], source: &Source) -> Placement {
+        earlier
+            .iter()
+            .find_map(|e| {
+                let d = e.source.origin.offset_to(source.origin)?;
+                Some(Placement::new(e.placement.to_common(d), e.placement.drift_ppm))
+            })
+            .unwrap_or_default()
+    }
+
+    /// The placements of `sources` (in order) when their clocks decide: the first source on
+    /// each kind of clock is the identity, the others on that clock follow it.
+    pub fn all_by_clock(sources: &[&Source]) -> Vec<Placement> {
+        let mut placed: Vec<Placed<'_>> = Vec::with_capacity(sources.len());
+        for s in sources {
+            let p = Placement::by_clock(&placed, s);
+            placed.push(Placed::new(s, p));
+        }
+        placed.into_iter().map(|p| p.placement).collect()
+    }
+
     /// [`Placement::to_common`] in `f64`, unrounded: for drawing, where a fraction of a
     /// picosecond still moves a pixel at deep zoom.
     pub fn to_common_f64(&self, t: Ps) -> f64 {
@@ -82,6 +112,18 @@ impl<'a> Placed<'a> {
         sources.iter().map(Placed::unaligned).collect()
     }
 
+    /// Every source of `sources` where its clock places it ([`Placement::all_by_clock`]).
+    pub fn by_clock(sources: &'a [Source]) -> Vec<Placed<'a>> {
+        let refs: Vec<&Source> = sources.iter().collect();
+        sources.iter().zip(Placement::all_by_clock(&refs)).map(|(s, p)| Placed::new(s, p)).collect()
+    }
+
+    /// Whether any of `placed` sits elsewhere than its clock puts it (an alignment, or an
+    /// offset restored from a session).
+    pub fn any_off_clock(placed: &[Placed<'_>]) -> bool {
+        (0..placed.len()).any(|i| placed[i].placement != Placement::by_clock(&placed[..i], placed[i].source))
+    }
+
     /// `sources` with `placements` (a missing placement is the identity).
     pub fn with(sources: &'a [Source], placements: &[Placement]) -> Vec<Placed<'a>> {
         sources
@@ -110,6 +152,32 @@ impl std::ops::Deref for Placed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ClockDomain, ClockOrigin, KernelClock, PS_PER_S, SourceKind};
+
+    fn source(secs: i64, domain: ClockDomain) -> Source {
+        let mut s = Source::new("s", "test", SourceKind::File);
+        s.origin = ClockOrigin::from_secs_ps(secs, 0).on(domain);
+        s
+    }
+
+    #[test]
+    fn sources_on_one_kind_of_clock_are_placed_by_their_clock_values() {
+        let kernel = ClockDomain::Kernel(KernelClock::Unnamed);
+        let (a, b) = (source(470, kernel), source(474, kernel));
+        let wave = source(0, ClockDomain::Own);
+        let c = source(480, ClockDomain::Kernel(KernelClock::Local));
+        let all = Placement::all_by_clock(&[&wave, &a, &b, &wave, &c]);
+        let at = |s: i64| Placement::new(s * PS_PER_S, 0.0);
+        assert_eq!(all, [Placement::IDENTITY, Placement::IDENTITY, at(4), Placement::IDENTITY, at(10)]);
+        // A source following one that was aligned shares its clock, so its alignment too.
+        let moved = Placement::new(-3 * PS_PER_S, 100.0);
+        let p = Placement::by_clock(&[Placed::new(&a, moved)], &b);
+        assert_eq!(p, Placement::new(moved.to_common(4 * PS_PER_S), 100.0));
+        assert_eq!(p.to_common(0), moved.to_common(4 * PS_PER_S));
+        let sources = [a, b];
+        assert!(!Placed::any_off_clock(&Placed::by_clock(&sources)));
+        assert!(Placed::any_off_clock(&Placed::all(&sources)), "b on its own origin is 4 s off");
+    }
 
     #[test]
     fn common_time_round_trips_with_and_without_drift() {

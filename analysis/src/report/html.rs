@@ -190,12 +190,13 @@ fn text_cell(out: &mut String, s: &str) {
     let _ = write!(out, "<td class=\"t\">{}</td>", html_escape(s));
 }
 
-const STATS_HEAD: &str = "<tr><th class=\"t\">analysis</th><th>input</th><th>count</th><th>unmatched start</th><th>unmatched end</th><th>min</th><th>mean</th><th>stddev</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>";
+const STATS_HEAD: &str = "<tr><th class=\"t\">analysis</th><th class=\"t\">input</th><th>count</th><th>unmatched start</th><th>unmatched end</th><th>min</th><th>mean</th><th>stddev</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>";
 
-fn stats_row(out: &mut String, a: &Analysis) {
+fn stats_row(out: &mut String, a: &Analysis, labels: &[String]) {
     out.push_str("<tr>");
     text_cell(out, &a.name);
-    for v in [a.input as u64, a.count, a.unmatched_start, a.unmatched_end] {
+    text_cell(out, labels.get(a.input).map_or(&a.input.to_string(), |l| l));
+    for v in [a.count, a.unmatched_start, a.unmatched_end] {
         cell(out, &v.to_string());
     }
     let s = &a.stats_ns;
@@ -213,10 +214,18 @@ fn sorted_latencies(r: &Report, name: &str, input: usize) -> Vec<f64> {
 }
 
 fn analysis_section(out: &mut String, r: &Report, a: &Analysis) {
-    let _ = write!(out, "<h2>{} <small>(input {})</small></h2>", html_escape(&a.name), a.input);
+    let labels = r.input_labels();
+    match labels.get(a.input).filter(|_| labels.len() > 1) {
+        Some(l) => {
+            let _ = write!(out, "<h2>{} <small>({})</small></h2>", html_escape(&a.name), html_escape(l));
+        }
+        None => {
+            let _ = write!(out, "<h2>{}</h2>", html_escape(&a.name));
+        }
+    }
     out.push_str("<table>");
     out.push_str(STATS_HEAD);
-    stats_row(out, a);
+    stats_row(out, a, &labels);
     out.push_str("</table>");
     for n in &a.notes {
         let _ = write!(out, "<p class=\"note\">{}: {}</p>", html_escape(n.label()), n.value_text());
@@ -273,10 +282,10 @@ pub fn to_html(r: &Report) -> String {
     );
     push_css(&mut out);
     let _ = write!(out, "</style></head><body><h1>{title}</h1>");
-    out.push_str("<h2>Inputs</h2><table><tr><th>#</th><th class=\"t\">path</th><th class=\"t\">format</th><th>events</th><th>start (s)</th><th>end (s)</th></tr>");
-    for (i, input) in r.inputs.iter().enumerate() {
+    out.push_str("<h2>Inputs</h2><table><tr><th class=\"t\">input</th><th class=\"t\">path</th><th class=\"t\">format</th><th>events</th><th>start (s)</th><th>end (s)</th></tr>");
+    for (input, label) in r.inputs.iter().zip(r.input_labels()) {
         out.push_str("<tr>");
-        cell(&mut out, &i.to_string());
+        text_cell(&mut out, &label);
         text_cell(&mut out, &input.path);
         text_cell(&mut out, &input.format);
         cell(&mut out, &input.events.to_string());
@@ -305,8 +314,9 @@ pub fn to_html(r: &Report) -> String {
     } else {
         out.push_str("<table>");
         out.push_str(STATS_HEAD);
+        let labels = r.input_labels();
         for a in &r.analyses {
-            stats_row(&mut out, a);
+            stats_row(&mut out, a, &labels);
         }
         out.push_str("</table>");
     }

@@ -25,17 +25,19 @@ pub fn md_escape(s: &str) -> String {
 }
 
 fn stats_header(out: &mut String) {
+    // "input" is the input's name (numbers only where names repeat).
     out.push_str("| analysis | input | count | unmatched start | unmatched end | min | mean | stddev | p50 | p90 | p99 | p99.9 | max |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
-fn stats_line(out: &mut String, a: &Analysis) {
+fn stats_line(out: &mut String, a: &Analysis, labels: &[String]) {
     let s = &a.stats_ns;
+    let input = labels.get(a.input).map_or_else(|| a.input.to_string(), |l| md_escape(l));
     let _ = writeln!(
         out,
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         md_escape(&a.name),
-        a.input,
+        input,
         a.count,
         a.unmatched_start,
         a.unmatched_end,
@@ -61,14 +63,16 @@ fn flatten<'a>(analyses: &'a [Analysis], out: &mut Vec<&'a Analysis>) {
 pub fn to_markdown(r: &Report) -> String {
     let title = r.title.as_deref().unwrap_or("latscope report");
     let mut out = format!(
-        "# {}\n\n## Inputs\n\n| # | path | format | events | start (s) | end (s) |\n|---:|---|---|---:|---:|---:|\n",
+        "# {}\n\n## Inputs\n\n| input | path | format | events | start (s) | end (s) |\n|---|---|---|---:|---:|---:|\n",
         md_escape(title)
     );
-    for (i, input) in r.inputs.iter().enumerate() {
+    let labels = r.input_labels();
+    for (input, label) in r.inputs.iter().zip(&labels) {
         let secs = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.6}"));
         let _ = writeln!(
             out,
-            "| {i} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
+            md_escape(label),
             md_escape(&input.path),
             md_escape(&input.format),
             input.events,
@@ -98,7 +102,7 @@ pub fn to_markdown(r: &Report) -> String {
     } else {
         stats_header(&mut out);
         for a in &all {
-            stats_line(&mut out, a);
+            stats_line(&mut out, a, &labels);
         }
     }
     if !r.comparison.is_empty() {
@@ -124,7 +128,14 @@ pub fn to_markdown(r: &Report) -> String {
         }
     }
     for a in &all {
-        let _ = writeln!(out, "\n## {} (input {})\n", md_escape(&a.name), a.input);
+        match labels.get(a.input).filter(|_| labels.len() > 1) {
+            Some(l) => {
+                let _ = writeln!(out, "\n## {} ({})\n", md_escape(&a.name), md_escape(l));
+            }
+            None => {
+                let _ = writeln!(out, "\n## {}\n", md_escape(&a.name));
+            }
+        }
         for n in &a.notes {
             let _ = writeln!(out, "- {}: {}", md_escape(n.label()), n.value_text());
         }
@@ -187,7 +198,8 @@ mod tests {
     #[test]
     fn tables_and_escaping() {
         let md = to_markdown(&sample_report());
-        assert!(md.contains("| irq-handler | 0 | 3 | 0 | 1 |"), "{md}");
+        assert!(md.contains("| irq-handler | a.txt | 3 | 0 | 1 |"), "{md}");
+        assert!(md.contains("## irq-handler (b.txt)"), "{md}");
         assert!(md.contains("## A/B comparison"));
         assert!(md.contains("name=&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(!md.contains("<script>"));

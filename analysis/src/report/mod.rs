@@ -26,6 +26,21 @@ pub use table::{to_csv, to_parquet};
 /// The version of the JSON layout (`latscope_report`).
 pub const REPORT_VERSION: u32 = 1;
 
+impl Report {
+    /// What the text reports call each input: its file name, the path where file names
+    /// repeat, a number only where the paths do too ([`latscope_model::source_labels`]).
+    /// The JSON keeps the numbers (`input`).
+    pub fn input_labels(&self) -> Vec<String> {
+        let paths: Vec<&str> = self.inputs.iter().map(|i| i.path.as_str()).collect();
+        latscope_model::source_labels(&paths)
+    }
+
+    /// The label of input `i` ([`Report::input_labels`]).
+    pub fn input_label(&self, i: usize) -> String {
+        self.input_labels().into_iter().nth(i).unwrap_or_else(|| format!("input {i}"))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
     pub latscope_report: u32,

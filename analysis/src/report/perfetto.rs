@@ -17,11 +17,11 @@
 //! Times: `ts` and `dur` are microseconds written as decimals with exactly three fraction
 //! digits, i.e. whole nanoseconds, relative to the first source's origin (the whole second
 //! before its first event; its clock value is `otherData.origin_s`). Small relative values
-//! keep every nanosecond exact through a reader's `f64`. Sources are placed by their
-//! alignment offset. Strings from traces are JSON-escaped by serde_json.
+//! keep every nanosecond exact through a reader's `f64`. Sources are where their placements
+//! put them on the first source's timeline (by their clocks, or as aligned). Strings from traces are JSON-escaped by serde_json.
 
 use crate::outcome::{AnalysisKind, Outcome};
-use latscope_model::{FieldValue, PS_PER_NS, PS_PER_S, Placement, Ps, Source};
+use latscope_model::{FieldValue, PS_PER_NS, Placement, Ps, Source};
 use std::io::{self, Write};
 
 /// Analog samples written per track at most (a scope capture can hold hundreds of millions).
@@ -51,21 +51,13 @@ pub fn write_trace_events(
 ) -> io::Result<()> {
     let mut w = Writer { out, first: true, next_id: 1 };
     let origin = sources.first().map_or((0, 0), |s| (s.source.origin.secs, s.source.origin.ps));
-    // Where each source's relative time 0 lies on the export's timeline (ps).
-    let bases: Vec<i128> = sources
-        .iter()
-        .map(|s| {
-            let o = s.source.origin;
-            i128::from(o.secs - origin.0) * i128::from(PS_PER_S) + i128::from(o.ps - origin.1)
-        })
-        .collect();
     let mut decimated = Vec::new();
     w.raw("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
     for (si, s) in sources.iter().enumerate() {
         let pid = si as u64 + 1;
         let src = s.source;
         let placement = s.placement;
-        let at = |t: Ps| bases[si] + i128::from(placement.to_common(t));
+        let at = |t: Ps| i128::from(placement.to_common(t));
         w.meta("process_name", pid, 0, s.name)?;
         w.meta_sort("process_sort_index", pid, 0, si as i64)?;
         // Events: one thread per CPU.
@@ -145,7 +137,7 @@ pub fn write_trace_events(
         w.meta("process_name", ANALYSES_PID, 0, "latscope analyses")?;
         let mut tid = 0u64;
         for o in outcomes {
-            write_outcome(&mut w, o, &o.name, sources, &bases, &mut tid)?;
+            write_outcome(&mut w, o, &o.name, sources, &mut tid)?;
         }
     }
     w.raw("\n],\"otherData\":{\"generator\":\"latscope\",\"origin_s\":")?;
@@ -162,12 +154,10 @@ fn write_outcome(
     o: &Outcome,
     name: &str,
     sources: &[ExportSource<'_>],
-    bases: &[i128],
     tid: &mut u64,
 ) -> io::Result<()> {
     let Some(src) = sources.get(o.source) else { return Ok(()) };
-    let base = bases[o.source];
-    let at = |t: Ps| base + i128::from(src.placement.to_common(t));
+    let at = |t: Ps| i128::from(src.placement.to_common(t));
     let pid = ANALYSES_PID;
     let first_tid = *tid + 1;
     if o.kind != AnalysisKind::Stall {
@@ -227,7 +217,7 @@ fn write_outcome(
         w.counter_ns(&counter, pid, at(s.start), (s.end - s.start) as f64 / PS_PER_NS as f64)?;
     }
     for stage in &o.stages {
-        write_outcome(w, stage, &format!("{name}/{}", stage.name), sources, bases, tid)?;
+        write_outcome(w, stage, &format!("{name}/{}", stage.name), sources, tid)?;
     }
     Ok(())
 }

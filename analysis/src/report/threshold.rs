@@ -119,7 +119,12 @@ impl Threshold {
                     Cmp::Greater => v > self.limit,
                     Cmp::Less => v < self.limit,
                 };
-                crossed.then(|| Crossing { threshold: self.clone(), input: a.input, value: v })
+                crossed.then(|| Crossing {
+                    threshold: self.clone(),
+                    input: a.input,
+                    label: report.input_label(a.input),
+                    value: v,
+                })
             })
             .collect())
     }
@@ -130,6 +135,8 @@ impl Threshold {
 pub struct Crossing {
     pub threshold: Threshold,
     pub input: usize,
+    /// What the input is called in messages (its name; see `Report::input_labels`).
+    pub label: String,
     pub value: f64,
 }
 
@@ -140,13 +147,13 @@ impl fmt::Display for Crossing {
         let op = if t.cmp == Cmp::Greater { ">" } else { "<" };
         write!(
             f,
-            "threshold crossed: {}.{} = {} {op} {} (--fail-if {}, input {})",
+            "threshold crossed: {}.{} = {} {op} {} (--fail-if {}, {})",
             t.analysis,
             t.stat,
             show(self.value),
             show(t.limit),
             t.text,
-            self.input
+            self.label
         )
     }
 }

@@ -89,11 +89,12 @@ pub fn align_pair(
     apply_align(&spec, &[&reference.source, &other.source], &mut placements).map_err(|e| e.to_string())
 }
 
-/// How an alignment reads in the panel and status (the CLI's report prints the same).
-pub fn describe(a: &Alignment) -> String {
+/// How an alignment reads in the panel and status (the CLI's report prints the same);
+/// `labels` name the sources ([`super::rooms::ViewState::labels`]).
+pub fn describe(a: &Alignment, labels: &[String]) -> String {
     format!(
-        "source {}: offset {:.3} ns, drift {:.3} ppm, {} matched, rms {:.3} ns",
-        a.source + 1,
+        "{}: offset {:.3} ns, drift {:.3} ppm, {} matched, rms {:.3} ns",
+        labels.get(a.source).map_or("?", String::as_str),
         a.placement.offset as f64 / 1e3,
         a.placement.drift_ppm,
         a.matched,
@@ -123,7 +124,7 @@ pub fn show(ctx: &egui::Context, dialog: &AlignDialog, names: &[String], busy: b
                 .selected_text(names.get(*value).map_or("?", String::as_str))
                 .show_ui(ui, |ui| {
                     for (i, n) in names.iter().enumerate() {
-                        ui.selectable_value(value, i, format!("{}: {n}", i + 1));
+                        ui.selectable_value(value, i, n);
                     }
                 });
         };

@@ -27,9 +27,11 @@ pub struct RuleEditor {
     pub draft: String,
 }
 
+/// No rule at first: when files open, the presets whose events they hold run by
+/// themselves ([`Which::Presets`]) and fill the list.
 impl Default for RuleEditor {
     fn default() -> Self {
-        Self { specs: vec!["irq-handler".to_owned()], draft: String::new() }
+        Self { specs: Vec::new(), draft: String::new() }
     }
 }
 
@@ -43,18 +45,38 @@ pub fn validate(text: &str) -> Option<Result<String, String>> {
     Some(parse_spec(text).map(|s| s.name().to_owned()).map_err(|e| e.to_string()))
 }
 
-/// Runs every spec with the analysis crate's runner: each source alone, or (`together`,
-/// once the sources are aligned) all of them on the common timeline, as `latscope report`
-/// does (`runner::Scope::of`). A spec that applies to no source, or does not parse, becomes
-/// a message; the others still run.
+/// What an analysis run runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Which {
+    /// These rule specs or preset names, in order.
+    Rules(Vec<String>),
+    /// Every preset whose events the sources hold, as `latscope report` without
+    /// `--preset` ([`runner::default_presets`]): what runs when files open.
+    Presets,
+}
+
+/// What a run found: the outcomes, the errors of rules that did not run, and for
+/// [`Which::Presets`] the presets chosen and what the others miss.
+#[derive(Debug, Clone, Default)]
+pub struct Ran {
+    pub outcomes: Vec<Outcome>,
+    pub errors: Vec<String>,
+    /// The presets that ran (with [`Which::Presets`]).
+    pub chosen: Option<Vec<String>>,
+    /// Presets that cannot run: what is missing and how to record it.
+    pub missing: Vec<String>,
+}
+
+/// Runs `which` with the analysis crate's runner: each source alone, or (`together`, once
+/// the sources are aligned) all of them on the common timeline, as `latscope report` does
+/// (`runner::Scope::of`). A spec that applies to no source, or does not parse, becomes a
+/// message; the others still run.
 pub fn run_analyses(
     sources: &[Arc<Prepared>],
     placements: &[Placement],
-    specs: &[String],
+    which: &Which,
     together: bool,
-) -> (Vec<Outcome>, Vec<String>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
+) -> Ran {
     // The sources are borrowed where they are, each with its placement: nothing is copied.
     let placed: Vec<Placed<'_>> = sources
         .iter()
@@ -62,20 +84,40 @@ pub fn run_analyses(
         .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
         .collect();
     let scope = Scope::of(together, &placed);
+    let specs = match which {
+        Which::Presets => {
+            let found = runner::default_presets(&placed, scope);
+            return Ran {
+                outcomes: found.outcomes,
+                errors: Vec::new(),
+                chosen: Some(found.names),
+                missing: found.missing,
+            };
+        }
+        Which::Rules(specs) => specs,
+    };
+    let mut ran = Ran::default();
+    let plain: Vec<&latscope_model::Source> = sources.iter().map(|p| &p.source).collect();
     for text in specs {
         let spec = match parse_spec(text) {
             Ok(s) => s,
             Err(e) => {
-                errors.push(format!("rule `{text}`: {e}"));
+                ran.errors.push(format!("rule `{text}`: {e}"));
                 continue;
             }
         };
         match runner::run(&spec, &placed, scope) {
-            Ok(ran) => out.extend(ran.outcomes),
-            Err(e) => errors.push(format!("rule `{text}`: {e}")),
+            Ok(r) => ran.outcomes.extend(r.outcomes),
+            // A preset that lacks events says what to record, as `latscope report` does.
+            Err(e) => {
+                ran.errors.push(match latscope_analysis::presets::missing_events(spec.name(), &plain) {
+                    Some(hint) => format!("rule `{text}`: {e}\n{hint}"),
+                    None => format!("rule `{text}`: {e}"),
+                })
+            }
         }
     }
-    (out, errors)
+    ran
 }
 
 /// An outcome with what the panel draws, computed on the worker by the analysis crate's
@@ -250,19 +292,28 @@ fn attach_comparisons(results: &mut [AnalysisResult], sources: &[Arc<Prepared>])
     Ok(())
 }
 
-/// Runs the analyses and their statistics: what the analysis worker does.
+/// Runs the analyses and their statistics: what the analysis worker does. Returns the
+/// results, the errors, the presets chosen ([`Which::Presets`]) and the presets' missing
+/// events.
 pub fn analyse(
     sources: &[Arc<Prepared>],
     placements: &[Placement],
-    specs: &[String],
+    which: &Which,
     together: bool,
-) -> (Vec<AnalysisResult>, Vec<String>) {
-    let (outcomes, mut errors) = run_analyses(sources, placements, specs, together);
-    let mut results: Vec<AnalysisResult> = outcomes.into_iter().map(summarize).collect();
+) -> (Vec<AnalysisResult>, Ran) {
+    let mut ran = run_analyses(sources, placements, which, together);
+    let placed: Vec<Placed<'_>> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
+        .collect();
+    let together = Scope::of(together, &placed) == Scope::Together;
+    let mut results: Vec<AnalysisResult> =
+        std::mem::take(&mut ran.outcomes).into_iter().map(summarize).collect();
     if !together && let Err(e) = attach_comparisons(&mut results, sources) {
-        errors.push(format!("A/B comparison: {e}"));
+        ran.errors.push(format!("A/B comparison: {e}"));
     }
-    (results, errors)
+    (results, ran)
 }
 
 fn dur(ps: f64) -> String {
@@ -276,29 +327,37 @@ fn dur_ns(ns: f64) -> String {
 /// The rule list and the rule editor, validated as the user types.
 fn rules_ui(ui: &mut egui::Ui, editor: &mut RuleEditor) {
     let mut remove = None;
-    for (i, spec) in editor.specs.iter().enumerate() {
-        ui.horizontal(|ui| {
-            if ui.small_button("x").on_hover_text("Remove this rule").clicked() {
+    // The rules side by side, wrapped: the answers below keep the height.
+    ui.horizontal_wrapped(|ui| {
+        if editor.specs.is_empty() {
+            ui.weak("No rule yet.");
+        }
+        for (i, spec) in editor.specs.iter().enumerate() {
+            let button = egui::Button::new(egui::RichText::new(format!("x {spec}")).monospace()).small();
+            if ui.add(button).on_hover_text("Remove this rule").clicked() {
                 remove = Some(i);
-            }
-            ui.monospace(spec);
-        });
-    }
-    if let Some(i) = remove {
-        editor.specs.remove(i);
-    }
-    egui::ComboBox::from_id_salt("add-preset").selected_text("Add a preset").show_ui(ui, |ui| {
-        for &(name, description) in PRESETS {
-            if ui.selectable_label(false, name).on_hover_text(description).clicked() {
-                // Presets with a parameter go to the editor for the user to complete.
-                if name.contains("CH") {
-                    editor.draft = name.replace("CH", "");
-                } else if !editor.specs.iter().any(|s| s == name) {
-                    editor.specs.push(name.to_owned());
-                }
             }
         }
     });
+    if let Some(i) = remove {
+        editor.specs.remove(i);
+    }
+    // Tall enough for every preset: a scrolling list hid the last ones (`chain`, `pulse:CH`).
+    egui::ComboBox::from_id_salt("add-preset").selected_text("Add a preset").height(f32::INFINITY).show_ui(
+        ui,
+        |ui| {
+            for &(name, description) in PRESETS {
+                if ui.selectable_label(false, name).on_hover_text(description).clicked() {
+                    // Presets with a parameter go to the editor for the user to complete.
+                    if name.contains("CH") {
+                        editor.draft = name.replace("CH", "");
+                    } else if !editor.specs.iter().any(|s| s == name) {
+                        editor.specs.push(name.to_owned());
+                    }
+                }
+            }
+        },
+    );
     let edit = ui.add(
         egui::TextEdit::singleline(&mut editor.draft)
             .hint_text("NAME=START -> END by KEY ...")
@@ -363,8 +422,18 @@ fn hover_point(h: &HoverPosition<'_>) -> PlotPoint {
     }
 }
 
-fn x_of(ns: f64, log: bool) -> f64 {
-    if log { ns.max(1e-3).log10() } else { ns }
+/// The plot's x of a latency: itself, or on a log axis its log10, with latencies below
+/// `floor` (zero) drawn at `floor` rather than 1 ps, so the axis does not stretch over
+/// empty decades that squeeze its labels away.
+fn x_of(ns: f64, log: bool, floor: f64) -> f64 {
+    if log { ns.max(floor).log10() } else { ns }
+}
+
+/// Where a log axis starts for `r`: its smallest bucket edge, or for a histogram whose first
+/// bucket holds zero latencies, a step of the 1-2-5 ladder below that bucket's upper edge.
+fn log_floor(r: &AnalysisResult) -> f64 {
+    let first = r.summary.as_ref().and_then(|s| s.histogram_log.first());
+    first.map_or(1e-3, |b| if b.lo_ns > 0.0 { b.lo_ns } else { (b.hi_ns / 2.5).max(1e-3) })
 }
 
 fn ns_of(x: f64, log: bool) -> f64 {
@@ -385,18 +454,21 @@ fn axis_ns(ns: f64) -> String {
 }
 
 /// Grid marks of a log10 axis: each decade, and 2..9 times it (1, 2 and 5 labelled first).
-fn decade_marks(input: GridInput) -> Vec<GridMark> {
+/// Over many decades only every `stride`-th decade is a labelled step, so the labels that
+/// fit are kept instead of all being dropped as too close.
+pub fn decade_marks(input: GridInput) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
     if !(lo.is_finite() && hi.is_finite()) || hi - lo > 40.0 {
         return Vec::new();
     }
+    let stride = ((hi - lo) / 5.0).ceil().max(1.0) as i64;
     let mut out = Vec::new();
     for k in (lo.floor() as i64)..=(hi.ceil() as i64) {
         for m in 1..=9u32 {
             let value = k as f64 + f64::from(m).log10();
             let step_size = match m {
-                1 => 1.0,
-                2 | 5 => 0.3,
+                1 if k.rem_euclid(stride) == 0 => stride as f64,
+                1 | 2 | 5 if stride == 1 => 0.3,
                 _ => 0.1,
             };
             if value >= lo && value <= hi {
@@ -437,10 +509,11 @@ fn histogram(
     if !buckets.iter().any(|b| b.count > 0) {
         return;
     }
+    let floor = log_floor(r);
     let bars: Vec<Bar> = buckets
         .iter()
         .map(|b| {
-            let (lo, hi) = (x_of(b.lo_ns, log), x_of(b.hi_ns, log));
+            let (lo, hi) = (x_of(b.lo_ns, log, floor), x_of(b.hi_ns, log, floor));
             Bar::new((lo + hi) / 2.0, b.count as f64).width(hi - lo)
         })
         .collect();
@@ -452,8 +525,9 @@ fn histogram(
         && let Some(pos) = resp.response.interact_pointer_pos()
     {
         let x = resp.transform.value_from_position(pos).x;
-        if let Some(b) =
-            buckets.iter().find(|b| b.count > 0 && x >= x_of(b.lo_ns, log) && x <= x_of(b.hi_ns, log))
+        if let Some(b) = buckets
+            .iter()
+            .find(|b| b.count > 0 && x >= x_of(b.lo_ns, log, floor) && x <= x_of(b.hi_ns, log, floor))
         {
             msgs.push(Message::ShowLatencyRange { outcome: ri, lo_ns: b.lo_ns, hi_ns: b.hi_ns });
         }
@@ -461,11 +535,11 @@ fn histogram(
 }
 
 /// The CDF as a staircase: it holds its value until the next distinct latency.
-fn cdf_line(name: String, r: &AnalysisResult, log: bool, color: egui::Color32) -> Line<'static> {
+fn cdf_line(name: String, r: &AnalysisResult, log: bool, floor: f64, color: egui::Color32) -> Line<'static> {
     let mut pts: Vec<[f64; 2]> = Vec::with_capacity(r.cdf.len() * 2 + 1);
     let mut below = 0.0;
     for &[x, y] in &r.cdf {
-        let x = x_of(x, log);
+        let x = x_of(x, log, floor);
         pts.push([x, below]);
         pts.push([x, y]);
         below = y;
@@ -483,7 +557,7 @@ fn cdf_plot(ui: &mut egui::Ui, ri: usize, r: &AnalysisResult, view: &PanelView, 
         .y_axis_label("fraction <=")
         .include_y(0.0)
         .include_y(1.0)
-        .show(ui, |p| p.line(cdf_line("CDF".into(), r, log, super::theme::ACCENT.get())));
+        .show(ui, |p| p.line(cdf_line("CDF".into(), r, log, log_floor(r), super::theme::ACCENT.get())));
     drawn.push(DrawnPlot { result: ri, kind: PlotKind::Cdf, transform: resp.transform });
 }
 
@@ -582,8 +656,9 @@ fn ab_block(
             .include_y(1.0)
             .legend(Legend::default())
             .show(ui, |p| {
-                p.line(cdf_line(format!("A: {}", name(0)), a, log, super::theme::CURSOR_A.get()));
-                p.line(cdf_line(format!("B: {}", name(1)), b, log, super::theme::CURSOR_B.get()));
+                let floor = log_floor(a).min(log_floor(b));
+                p.line(cdf_line(format!("A: {}", name(0)), a, log, floor, super::theme::CURSOR_A.get()));
+                p.line(cdf_line(format!("B: {}", name(1)), b, log, floor, super::theme::CURSOR_B.get()));
             });
     }
 }
@@ -601,17 +676,94 @@ fn plot_choice(ui: &mut egui::Ui, view: &PanelView) -> Option<Message> {
     ((plot, log_x) != (view.plot, view.log_x)).then_some(Message::SetPlot { plot, log_x })
 }
 
+/// The answers at a glance: per analysis its count, p50, p99, max, and the worst case as a
+/// link that puts the cursors on that pair.
+fn summary_ui(ui: &mut egui::Ui, results: &[AnalysisResult], sources: &[String], msgs: &mut Vec<Message>) {
+    // With several sources, one table per source under its name. Durations are short
+    // (`166 us`, `3.821 ms`) so that the table fits the side panel.
+    let mut by_source: Vec<usize> = results.iter().map(|r| r.outcome.source).collect();
+    by_source.sort_unstable();
+    by_source.dedup();
+    for source in by_source {
+        if sources.len() > 1 {
+            ui.label(egui::RichText::new(sources.get(source).map_or("", String::as_str)).weak().italics());
+        }
+        let grid = egui::Grid::new(("analysis-summary", source)).num_columns(6).striped(true);
+        grid.spacing([8.0, 2.0]).show(ui, |ui| {
+            for h in ["analysis", "count", "p50", "p99", "max", "worst"] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (ri, r) in results.iter().enumerate().filter(|(_, r)| r.outcome.source == source) {
+                let o = &r.outcome;
+                ui.label(&o.name);
+                ui.label(o.samples.len().to_string());
+                let st = r.summary.as_ref().map(|s| s.stats_ns);
+                for v in [st.and_then(|s| s.p50), st.and_then(|s| s.p99), st.and_then(|s| s.max)] {
+                    ui.label(v.map_or_else(|| "-".to_owned(), axis_ns));
+                }
+                match r.worst.first().and_then(|&i| o.samples.get(i).map(|s| (i, s))) {
+                    Some((i, s)) => {
+                        let key = if s.key.is_empty() { "no key" } else { s.key.as_str() };
+                        let text = axis_ns(s.latency() as f64 / 1e3);
+                        let link = ui.link(text).on_hover_text(format!(
+                            "{}: put the cursors on this pair ({key})",
+                            dur(s.latency() as f64)
+                        ));
+                        if link.clicked() {
+                            msgs.push(Message::ShowSample { outcome: ri, sample: i });
+                        }
+                    }
+                    None => {
+                        ui.weak("-");
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    }
+}
+
+/// The presets that could not run: what each misses and how to record it.
+fn missing_ui(ui: &mut egui::Ui, missing: &[String]) {
+    if missing.is_empty() {
+        return;
+    }
+    egui::CollapsingHeader::new(format!("Not run ({})", missing.len()))
+        .id_salt("analysis-missing")
+        .default_open(missing.len() <= 4)
+        .show(ui, |ui| {
+            // Wrapped at the width the panel shows, also inside a sideways-scrolling area.
+            let width = ui.clip_rect().right() - ui.cursor().left() - 4.0;
+            for m in missing {
+                ui.allocate_ui(egui::vec2(width.max(80.0), 0.0), |ui| {
+                    ui.set_max_width(width.max(80.0));
+                    ui.add(egui::Label::new(egui::RichText::new(m).weak()).wrap());
+                });
+            }
+        });
+}
+
+/// What the analysis panel shows: the rules, the plot choices, the results and the presets
+/// that could not run.
+#[derive(Debug, Clone, Copy)]
+pub struct PanelState<'a> {
+    pub editor: &'a RuleEditor,
+    pub view: &'a PanelView,
+    pub results: &'a [AnalysisResult],
+    pub missing: &'a [String],
+}
+
 /// The panel; returns what the user asked for. `drawn` receives where each plot was drawn
 /// this frame (clicks on plots are mapped through it).
 pub fn panel(
     ui: &mut egui::Ui,
-    editor: &RuleEditor,
-    view: &PanelView,
-    results: &[AnalysisResult],
+    state: PanelState<'_>,
     drawn: &mut Vec<DrawnPlot>,
     running: bool,
     sources: &[String],
 ) -> Vec<Message> {
+    let PanelState { editor, view, results, missing } = state;
     let mut msgs = Vec::new();
     drawn.clear();
     let mut edited = editor.clone();
@@ -632,11 +784,22 @@ pub fn panel(
         ui.weak(format!("Aligned ({a}): rules run across the sources together."));
     }
     if results.is_empty() {
-        ui.weak("Run an analysis to see latency statistics.");
+        if !running {
+            ui.weak("No results yet: add a preset or a rule and Run.");
+        }
+        missing_ui(ui, missing);
         return msgs;
     }
-    msgs.extend(plot_choice(ui, view));
-    egui::ScrollArea::vertical().show(ui, |ui| {
+    // Scrolls both ways in the width the panel has: wide content never widens the panel
+    // (and so never narrows the timeline).
+    let width = ui.available_width();
+    egui::ScrollArea::both().id_salt("analysis-scroll").auto_shrink([false, false]).show(ui, |ui| {
+        // Text wraps at the panel's width; only a table wider than it scrolls sideways.
+        ui.set_max_width(width);
+        summary_ui(ui, results, sources, &mut msgs);
+        missing_ui(ui, missing);
+        ui.separator();
+        msgs.extend(plot_choice(ui, view));
         for (ri, r) in results.iter().enumerate() {
             if let Some(c) = &r.comparison {
                 ab_block(ui, ri, results, c, sources, view.log_x);
@@ -645,7 +808,10 @@ pub fn panel(
         for (ri, r) in results.iter().enumerate() {
             let o = &r.outcome;
             ui.separator();
-            ui.strong(format!("{} (source {})", o.name, o.source + 1));
+            match sources.get(o.source).filter(|_| sources.len() > 1) {
+                Some(label) => ui.strong(format!("{} ({label})", o.name)),
+                None => ui.strong(&o.name),
+            };
             // Two statistics per row: the panel is narrow and the plots need the height.
             let mut cells: Vec<(&str, String)> = vec![
                 ("count", o.samples.len().to_string()),
@@ -701,9 +867,9 @@ pub fn panel(
                 PlotKind::Scatter => scatter_plot(ui, ri, r, drawn, &mut msgs),
             }
             if let Some(s) = r.summary.as_ref().filter(|s| !s.groups.is_empty()) {
-                // Salted by the analysis: two analyses with as many keys share the title.
-                let title = format!("groups ({} keys)", s.groups_total);
-                egui::CollapsingHeader::new(title).id_salt(("groups header", ri)).show(ui, |ui| {
+                // Its id is the result's, not the label's: two results may have as many keys.
+                let header = egui::CollapsingHeader::new(format!("groups ({} keys)", s.groups_total));
+                header.id_salt(("groups-of", ri)).show(ui, |ui| {
                     egui::Grid::new(("groups", ri)).num_columns(3).striped(true).show(ui, |ui| {
                         for g in s.groups.iter().take(20) {
                             ui.monospace(&g.key);

@@ -2,6 +2,7 @@
 //! the state and return messages; [`Workbench::update`] (in `update.rs`) applies them.
 
 use super::analysis;
+use super::errors::{self, Errors};
 use super::export::PngRequest;
 use super::jobs::{JobKind, JobRunner, Outbox, RunningJob};
 use super::keymap;
@@ -53,6 +54,12 @@ pub(super) struct Startup {
 }
 
 const MAX_RECENT: usize = 10;
+/// The room the focused track-list row keeps for its up/down buttons.
+const MOVE_BUTTONS_WIDTH: f32 = 64.0;
+/// The side panel's width at start (the analysis summary's six columns fit).
+const SIDE_WIDTH: f32 = 400.0;
+/// The track list's width at start; the user drags its edge to change it.
+const TRACKS_WIDTH: f32 = 220.0;
 const RECENT_KEY: &str = "latscope.recent";
 
 /// The workbench, room by room.
@@ -66,7 +73,8 @@ pub struct Workbench {
     pub sim: SimState,
     pub table: TableState,
     pub dialogs: Dialogs,
-    pub errors: Vec<String>,
+    /// The error banner, and the log of every error (`errors.log()`).
+    pub errors: Errors,
     /// What the last save wrote, for the status bar.
     pub notice: Option<String>,
     pub recent: Vec<PathBuf>,
@@ -107,7 +115,7 @@ impl Workbench {
             sim: SimState::default(),
             table: TableState::default(),
             dialogs: Dialogs::default(),
-            errors: Vec::new(),
+            errors: Errors::default(),
             notice: None,
             recent,
             theme: ThemeKind::Dark,
@@ -129,6 +137,7 @@ impl Workbench {
             }),
         };
         if !options.rules.is_empty() {
+            wb.analysis.chosen_by_files = false;
             wb.analysis.rules.specs = options.rules.clone();
             wb.view.panels.analysis = true;
         }
@@ -204,6 +213,10 @@ impl Workbench {
     pub fn poll(&mut self) {
         while let Some(msg) = self.jobs.try_recv() {
             self.update(msg);
+        }
+        // A job that answered has let go of the sources it read only now, after its answer.
+        if !self.view.pending_derived.is_empty() {
+            self.add_pending_derived();
         }
     }
 
@@ -299,12 +312,25 @@ impl Workbench {
     fn tracks_panel(&self, ui: &mut egui::Ui) -> Vec<Message> {
         let mut msgs = Vec::new();
         let view = &self.view;
-        egui::ScrollArea::vertical().id_salt("tracks").show(ui, |ui| {
+        // The list never sizes the panel: it scrolls in the width the user gave the panel, so
+        // nothing drawn in it (a long name, the up/down buttons of the focused lane) can
+        // widen the panel and move the timeline's time axis.
+        egui::ScrollArea::both().id_salt("tracks").auto_shrink([false, false]).show(ui, |ui| {
             for (si, sv) in view.sources.iter().enumerate() {
                 egui::CollapsingHeader::new(egui::RichText::new(&sv.source().name).strong())
                     .id_salt(("source", si))
                     .default_open(true)
                     .show(ui, |ui| {
+                        // Where the source sits on the timeline: its offset and drift.
+                        ui.add(
+                            egui::Label::new(
+                                egui::RichText::new(timeline::placement_text(&view.sources, si))
+                                    .small()
+                                    .weak(),
+                            )
+                            .wrap(),
+                        )
+                        .on_hover_text(sv.source().origin.domain.describe());
                         for (vi, v) in sv.lanes.iter().enumerate() {
                             let id = super::message::LaneId { source: si, lane: vi };
                             ui.horizontal(|ui| {
@@ -317,7 +343,17 @@ impl Workbench {
                                 let focused = view.overlay.focused == Some(id);
                                 let lane = sv.data_lane(vi);
                                 let kind = lane.map_or("", |l| l.kind.class().name());
-                                let label = ui.selectable_label(focused, &v.name).on_hover_text(kind);
+                                // Names are cut at the list's width; the focused row keeps
+                                // room for its up/down buttons, so it is no wider.
+                                let reserve = if focused { MOVE_BUTTONS_WIDTH } else { 0.0 };
+                                let name_width = (ui.available_width() - reserve).max(24.0);
+                                let label = ui
+                                    .scope(|ui| {
+                                        ui.set_max_width(name_width);
+                                        ui.add(egui::Button::selectable(focused, v.name.as_str()).truncate())
+                                    })
+                                    .inner
+                                    .on_hover_text(format!("{} ({kind})", v.name));
                                 if label.clicked() {
                                     msgs.push(Message::FocusLane(id));
                                 }
@@ -365,23 +401,70 @@ impl Workbench {
         msgs
     }
 
-    fn errors_ui(errors: &[String], ui: &mut egui::Ui) -> Vec<Message> {
+    /// The error banner: the latest errors, each wrapped to the width it is given (a long
+    /// message never widens the layout) and cut at [`errors::BANNER_CHARS`], with a close
+    /// button; Esc closes them all. Every error is also in the log.
+    fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
         let mut msgs = Vec::new();
-        for (i, e) in errors.iter().enumerate().rev().take(4) {
+        let width = ui.available_width();
+        let shown = errors.len().min(4);
+        for (i, e) in errors.iter().enumerate().rev().take(shown) {
             egui::Frame::new()
                 .fill(theme::IRQ.gamma_multiply(0.25))
                 .inner_margin(egui::Margin::symmetric(8, 4))
                 .corner_radius(4)
                 .show(ui, |ui| {
-                    ui.horizontal(|ui| {
-                        ui.label(egui::RichText::new(e).color(theme::TEXT));
-                        if ui.small_button("x").clicked() {
-                            msgs.push(Message::DismissError(i));
-                        }
+                    ui.set_width(width - 16.0);
+                    ui.horizontal_top(|ui| {
+                        let text_width = (ui.available_width() - 60.0).max(40.0);
+                        ui.allocate_ui_with_layout(
+                            egui::vec2(text_width, 0.0),
+                            egui::Layout::top_down(egui::Align::Min),
+                            |ui| {
+                                ui.set_max_width(text_width);
+                                ui.add(
+                                    egui::Label::new(
+                                        egui::RichText::new(errors::banner_text(e)).color(theme::TEXT),
+                                    )
+                                    .wrap(),
+                                );
+                            },
+                        );
+                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
+                            if ui.button("Close").on_hover_text("Close (Esc closes all)").clicked() {
+                                msgs.push(Message::DismissError(i));
+                            }
+                        });
                     });
                 });
         }
+        if !errors.is_empty() {
+            ui.horizontal(|ui| {
+                if errors.len() > shown {
+                    ui.weak(format!("{} more", errors.len() - shown));
+                }
+                if ui.small_button("Show log").clicked() {
+                    msgs.push(Message::TogglePanel(super::message::PanelId::Log));
+                }
+            });
+        }
         msgs
+    }
+
+    /// The log panel: every error and warning so far, oldest first.
+    fn log_ui(errors: &Errors, ui: &mut egui::Ui) {
+        ui.strong("Log");
+        egui::ScrollArea::vertical().id_salt("log").stick_to_bottom(true).auto_shrink([false, false]).show(
+            ui,
+            |ui| {
+                if errors.log().is_empty() {
+                    ui.weak("No errors or warnings.");
+                }
+                for e in errors.log() {
+                    ui.add(egui::Label::new(egui::RichText::new(e).monospace()).wrap());
+                }
+            },
+        );
     }
 
     /// One frame: drain workers, handle input, draw, apply what the views returned.
@@ -416,34 +499,55 @@ impl Workbench {
                 });
             });
         }
-        if view.panels.tracks {
-            egui::Panel::left("tracks").resizable(true).default_size(220.0).show(ui, |ui| {
-                ui.strong("Tracks");
-                msgs.extend(self.tracks_panel(ui));
+        // Results arriving open the panel (`update`); the user may close it again.
+        let show_analysis = view.panels.analysis;
+        if view.panels.simulator || show_analysis {
+            let running = self.analysis_running();
+            egui::Panel::right("side").resizable(true).default_size(SIDE_WIDTH).show(ui, |ui| {
+                let sim_ui = |ui: &mut egui::Ui, msgs: &mut Vec<Message>| {
+                    let scroll = egui::ScrollArea::both().id_salt("sim-scroll").auto_shrink([false, false]);
+                    scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, &self.sim)));
+                };
+                if view.panels.simulator && show_analysis {
+                    // The simulator gets its own resizable part at the top, at most half
+                    // the height: the analysis below always keeps the other half.
+                    let half = ui.available_height() * 0.5;
+                    egui::Panel::top("simulator")
+                        .resizable(true)
+                        .default_size(half.min(330.0))
+                        .max_size(half)
+                        .show(ui, |ui| sim_ui(ui, &mut msgs));
+                } else if view.panels.simulator {
+                    sim_ui(ui, &mut msgs);
+                }
+                if show_analysis {
+                    ui.heading("Analysis");
+                    let names = view.labels();
+                    let a = &mut self.analysis;
+                    let state = analysis::PanelState {
+                        editor: &a.rules,
+                        view: &a.panel,
+                        results: &a.results,
+                        missing: &a.missing,
+                    };
+                    msgs.extend(analysis::panel(ui, state, &mut a.drawn, running, &names));
+                }
             });
         }
-        if view.panels.simulator || view.panels.analysis {
-            let running = self.analysis_running();
-            egui::Panel::right("side").resizable(true).default_size(320.0).show(ui, |ui| {
-                if view.panels.simulator {
-                    msgs.extend(sim_panel::panel(ui, &self.sim));
-                    ui.separator();
-                }
-                if view.panels.analysis {
-                    ui.heading("Analysis");
-                    let names: Vec<String> = view.sources.iter().map(|s| s.source().name.clone()).collect();
-                    let a = &mut self.analysis;
-                    msgs.extend(analysis::panel(
-                        ui,
-                        &a.rules,
-                        &a.panel,
-                        &a.results,
-                        &mut a.drawn,
-                        running,
-                        &names,
-                    ));
-                }
+        if view.panels.log {
+            egui::Panel::bottom("log").resizable(true).default_size(120.0).show(ui, |ui| {
+                Self::log_ui(&self.errors, ui);
             });
+        }
+        if view.panels.tracks {
+            egui::Panel::left("tracks")
+                .resizable(true)
+                .default_size(TRACKS_WIDTH)
+                .size_range(120.0..=640.0)
+                .show(ui, |ui| {
+                    ui.strong("Tracks");
+                    msgs.extend(self.tracks_panel(ui));
+                });
         }
         egui::CentralPanel::no_frame().show(ui, |ui| {
             if !self.errors.is_empty() {
@@ -466,13 +570,13 @@ impl Workbench {
             msgs.extend(derive_dialog::show(&ctx, &self.dialogs.derive));
         }
         if self.dialogs.align.open {
-            let names: Vec<String> = self.view.sources.iter().map(|s| s.source().name.clone()).collect();
+            let names = self.view.labels();
             msgs.extend(align_dialog::show(&ctx, &self.dialogs.align, &names, self.aligning()));
         }
         for m in msgs {
             self.update(m);
         }
-        if self.view.refit && self.view.layout.data_width > 1.0 {
+        if !self.view.keep_fitted() && self.view.refit && self.view.layout.data_width > 1.0 {
             self.view.refit = false;
             self.view.fit_all();
         }
@@ -481,6 +585,7 @@ impl Workbench {
         if self.jobs.busy(JobKind::Load)
             || (self.sim.handle.is_some() && !self.sim.finished)
             || self.analysis_running()
+            || !self.view.pending_derived.is_empty()
         {
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
@@ -497,6 +602,7 @@ impl Workbench {
             && !self.table_pending()
             && !self.session_busy()
             && self.startup.is_none()
+            && !self.analysis.presets_due
             && !self.aligning()
             && !self.analysis_running()
     }

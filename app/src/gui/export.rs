@@ -206,14 +206,20 @@ impl Workbench {
                 p.source.path.as_ref().map_or_else(|| p.source.name.clone(), |f| f.display().to_string())
             })
             .collect();
-        let aligned: Vec<String> = self
-            .analysis
-            .placements
+        // Sources moved from where their clocks put them (by the Align dialog or a session).
+        let placed: Vec<latscope_model::Placed<'_>> = sources
+            .iter()
+            .zip(&self.analysis.placements)
+            .map(|(s, p)| latscope_model::Placed::new(&s.source, *p))
+            .collect();
+        let labels = latscope_analysis::runner::labels(&placed);
+        let aligned: Vec<String> = placed
             .iter()
             .enumerate()
-            .filter(|(_, p)| !p.is_identity())
-            .map(|(i, p)| {
-                format!("input {i}: offset {} ns, drift {:.3} ppm", p.offset as f64 / 1e3, p.drift_ppm)
+            .filter(|(i, p)| p.placement != latscope_model::Placement::by_clock(&placed[..*i], p.source))
+            .map(|(i, p)| (&labels[i], p.placement))
+            .map(|(label, p)| {
+                format!("{label}: offset {} ns, drift {:.3} ppm", p.offset as f64 / 1e3, p.drift_ppm)
             })
             .collect();
         let align = (!aligned.is_empty()).then(|| format!("set in the workbench ({})", aligned.join("; ")));

@@ -77,6 +77,7 @@ pub enum ActionId {
     NextEdge,
     PreviousEdge,
     ClearCursors,
+    Escape,
     AddMarker,
     FilterEvents,
     NextMatch,
@@ -85,6 +86,7 @@ pub enum ActionId {
     ToggleTable,
     ToggleAnalysis,
     ToggleSimulator,
+    ToggleLog,
     RunAnalysis,
     Palette,
     ExportHtml,
@@ -175,7 +177,13 @@ pub const ACTIONS: &[Action] = &[
     action(A::PreviousEdge, "Previous edge/event on focused lane", Some(Shortcut::shift(Key::N)), || {
         Message::StepEdge(false)
     }),
-    action(A::ClearCursors, "Clear cursors", Some(Shortcut::plain(Key::Escape)), || Message::ClearCursors),
+    action(A::ClearCursors, "Clear cursors", None, || Message::ClearCursors),
+    action(
+        A::Escape,
+        "Close the error banner, else clear cursors",
+        Some(Shortcut::plain(Key::Escape)),
+        || Message::Escape,
+    ),
     action(A::AddMarker, "Add marker at cursor A", Some(Shortcut::plain(Key::M)), || Message::AddMarker),
     action(A::FilterEvents, "Filter events", Some(Shortcut::command(Key::F)), || Message::FocusFilter),
     action(A::NextMatch, "Next search match", Some(Shortcut::plain(Key::F3)), || Message::SearchStep(true)),
@@ -200,6 +208,7 @@ pub const ACTIONS: &[Action] = &[
         }),
         "Simulator",
     ),
+    in_menu_as(action(A::ToggleLog, "Toggle log", None, || Message::TogglePanel(PanelId::Log)), "Log"),
     in_menu_as(
         action(A::RunAnalysis, "Run analysis", None, || Message::RunAnalysis),
         "Run the analysis panel's rules",
@@ -266,6 +275,7 @@ pub const MENUS: &[(&str, &[MenuItem])] = {
                 Do(A::ToggleTable),
                 Do(A::ToggleAnalysis),
                 Do(A::ToggleSimulator),
+                Do(A::ToggleLog),
                 Do(A::Palette),
                 Do(A::ToggleTheme),
             ],
@@ -422,7 +432,7 @@ mod tests {
         let label = |id| get(id).shortcut_text();
         assert_eq!(label(ActionId::Palette), "Ctrl+Shift+P");
         assert_eq!(label(ActionId::PreviousEdge), "Shift+N");
-        assert_eq!(label(ActionId::ClearCursors), "Esc");
+        assert_eq!(label(ActionId::Escape), "Esc");
         assert_eq!(label(ActionId::NextMatch), "F3");
         assert_eq!(get(ActionId::FitAll).menu_text(), "Fit all  F");
         assert!(get(ActionId::NextMatch).shortcut.is_some_and(|s| s.while_typing()));

@@ -37,6 +37,8 @@ pub enum PanelId {
     Table,
     Analysis,
     Simulator,
+    /// Every error and warning of the session.
+    Log,
 }
 
 /// Simulator controls.
@@ -68,19 +70,37 @@ pub struct EventSel {
 pub enum SimEdit {
     /// Pick a built-in scenario (its settings become the editable defaults).
     Scenario(String),
-    /// Setting `index` of the list now reads `value`.
-    Setting(usize, String),
+    /// Setting `index` of the list now has `value`.
+    Setting(usize, latscope_sim::SettingValue),
     /// Simulated seconds per wall second.
     Speed(f64),
     MaxSpeed(bool),
     Follow(bool),
 }
 
-/// Rows of the event table after filtering and sorting (computed off the UI thread).
+/// One row of the event table: event `index` of source `source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    pub source: u32,
+    pub index: u32,
+}
+
+impl Row {
+    pub fn sel(self) -> EventSel {
+        EventSel { source: self.source as usize, index: self.index as usize }
+    }
+}
+
+/// Rows of the event table after filtering and sorting (computed off the UI thread), over
+/// every source the table shows.
 #[derive(Debug, Clone, Default)]
 pub struct TableRows {
-    pub source: usize,
-    pub rows: Arc<Vec<u32>>,
+    /// The sources queried (all open sources, or the one the source filter picks).
+    pub sources: Vec<usize>,
+    /// The filter text and sort the rows answer.
+    pub filter: String,
+    pub sort: TableSort,
+    pub rows: Arc<Vec<Row>>,
 }
 
 #[derive(Debug)]
@@ -146,6 +166,8 @@ pub enum Message {
     TableRequestsDone,
     /// Jump to the next (`true`) or previous match of the filter.
     SearchStep(bool),
+    /// Show the events of one source in the table (and search only it), or of all (`None`).
+    SetTableSource(Option<usize>),
     // --- analysis
     RunAnalysis,
     AnalysisDone {
@@ -153,6 +175,10 @@ pub enum Message {
         results: Vec<AnalysisResult>,
         /// Rules that did not parse or apply to no source.
         errors: Vec<String>,
+        /// When the presets were chosen by what the sources hold (files opened): which.
+        chosen: Option<Vec<String>>,
+        /// Presets that cannot run: what is missing and how to record it.
+        missing: Vec<String>,
     },
     ShowSample {
         outcome: usize,
@@ -185,6 +211,10 @@ pub enum Message {
     // --- misc
     Error(String),
     DismissError(usize),
+    /// Close the error banner (the log keeps the errors).
+    DismissErrors,
+    /// Esc: close the error banner if one is shown, else clear the cursors.
+    Escape,
     ScreenshotTaken(Arc<egui::ColorImage>),
     /// The `--screenshot` PNG was encoded and written off the UI thread: where, or why not.
     ScreenshotSaved {
@@ -275,13 +305,11 @@ pub enum Message {
     EditDerive(DeriveDialog),
 }
 
-/// What a derive job answers.
+/// What a derive job answers: the new track and its lane, to add to the source in place.
 #[derive(Debug)]
-pub enum DerivedLane {
-    /// The new track and its lane, to add to the source in place.
-    Track(DigitalTrack, Lane),
-    /// The source rebuilt with the track (a copy, made off the UI thread).
-    Rebuilt(Arc<Prepared>),
+pub struct DerivedLane {
+    pub track: DigitalTrack,
+    pub lane: Lane,
 }
 
 /// Sort order of the event table.

@@ -10,6 +10,7 @@ pub mod align_dialog;
 pub mod analysis;
 pub mod app;
 pub mod derive_dialog;
+pub mod errors;
 pub mod export;
 pub mod extras;
 pub mod file_browser;

@@ -9,11 +9,11 @@ use super::analysis::{self, AnalysisResult, DrawnPlot, PanelView, RuleEditor};
 use super::derive_dialog::DeriveDialog;
 use super::file_browser::FileBrowser;
 use super::jobs::SourceStamp;
-use super::message::{CursorId, LaneId, Message, PanelId};
+use super::message::{CursorId, DerivedLane, LaneId, Message, PanelId};
 use super::prepare::Prepared;
-use super::timeline::{Layout, MeshCache, Overlay, SourceView, Viewport};
+use super::timeline::{Arrow, Layout, MeshCache, Overlay, SourceView, Viewport};
 use latscope_analysis::align::Alignment;
-use latscope_model::Placement;
+use latscope_model::{Placed, Placement};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,11 +25,12 @@ pub struct Panels {
     pub table: bool,
     pub analysis: bool,
     pub simulator: bool,
+    pub log: bool,
 }
 
 impl Default for Panels {
     fn default() -> Self {
-        Self { tracks: true, table: true, analysis: false, simulator: false }
+        Self { tracks: true, table: true, analysis: false, simulator: false, log: false }
     }
 }
 
@@ -54,9 +55,13 @@ pub struct ViewState {
     pub(super) fitted: bool,
     /// Fit again once the timeline's width is known (the first fit may precede layout).
     pub(super) refit: bool,
+    /// The viewport the last fit set, and the timeline's width it was fitted to.
+    pub(super) last_fit: Option<(Viewport, f32)>,
     /// Loads that finished before one started earlier: sources join the timeline in the
     /// order their files were given (A/B and source numbers follow the command line).
     pub(super) finished_loads: BTreeMap<u64, (PathBuf, Arc<Prepared>)>,
+    /// Derived tracks waiting to be added to their source in place: a job still reads it.
+    pub(super) pending_derived: Vec<(SourceStamp, DerivedLane)>,
 }
 
 impl Default for ViewState {
@@ -73,7 +78,9 @@ impl Default for ViewState {
             generation: 1,
             fitted: false,
             refit: false,
+            last_fit: None,
             finished_loads: BTreeMap::new(),
+            pending_derived: Vec::new(),
         }
     }
 }
@@ -86,10 +93,36 @@ impl ViewState {
         self.generation
     }
 
+    /// Adds a source where its clock puts it: by its clock values when an earlier source
+    /// reads the same kind of clock (two ftrace captures of one machine), else at its own
+    /// origin.
     pub(super) fn add_source(&mut self, prepared: Arc<Prepared>) -> usize {
         let generation = self.next_generation();
-        self.sources.push(SourceView::new(prepared, generation));
+        let placement = Placement::by_clock(&self.placed(), &prepared.source);
+        let mut sv = SourceView::new(prepared, generation);
+        sv.placement = placement;
+        self.sources.push(sv);
         self.sources.len() - 1
+    }
+
+    /// What the workbench calls each source: names first, numbers only where names repeat
+    /// (as reports do).
+    pub fn labels(&self) -> Vec<String> {
+        latscope_analysis::runner::labels(&self.placed())
+    }
+
+    /// The sources with their placements, borrowed.
+    pub fn placed(&self) -> Vec<Placed<'_>> {
+        self.sources.iter().map(|sv| Placed::new(sv.source(), sv.placement)).collect()
+    }
+
+    /// Where source `index` sits by its clock, after the sources before it as placed.
+    pub fn clock_placement(&self, index: usize) -> Placement {
+        let placed = self.placed();
+        match placed.get(index) {
+            Some(p) => Placement::by_clock(&placed[..index], p.source),
+            None => Placement::IDENTITY,
+        }
     }
 
     /// Replaces the data of source `index` (keeping the user's lane choices).
@@ -114,6 +147,11 @@ impl ViewState {
     }
 
     /// What a job reading source `index` now reads.
+    /// Whether no derived track waits for its source (see `Workbench::add_pending_derived`).
+    pub fn pending_derived_is_empty(&self) -> bool {
+        self.pending_derived.is_empty()
+    }
+
     pub(super) fn stamp(&self, index: usize) -> Option<SourceStamp> {
         self.sources.get(index).map(|sv| SourceStamp { index, generation: sv.data_generation })
     }
@@ -152,6 +190,21 @@ impl ViewState {
         if let Some((a, b)) = self.time_range() {
             let pad = (b - a).max(1.0) * 0.01;
             self.show_range(a - pad, b + pad);
+            self.last_fit = Some((self.viewport, self.layout.data_width));
+        }
+    }
+
+    /// A view still as "fit all" left it (the user has not zoomed or panned since) stays
+    /// fitted when the timeline's width changes (a panel opened, the window resized): it
+    /// fits again. Returns whether it did.
+    pub(super) fn keep_fitted(&mut self) -> bool {
+        let width = self.layout.data_width;
+        match self.last_fit {
+            Some((vp, w)) if vp == self.viewport && width > 1.0 && (w - width).abs() > 0.5 => {
+                self.fit_all();
+                true
+            }
+            _ => false,
         }
     }
 
@@ -171,13 +224,23 @@ impl ViewState {
         self.viewport.start + self.viewport.ps_per_px * self.data_width() / 2.0
     }
 
-    /// Shows the pair `a..b` (common time): cursors on its ends and an arrow between.
-    pub(super) fn show_pair(&mut self, a: f64, b: f64) {
+    /// Shows the pair `arrow`: the view around it, cursors on its ends and the arrow
+    /// between them (drawn while the cursors stay there).
+    pub(super) fn show_pair(&mut self, arrow: Arrow) {
+        let (a, b) = (arrow.a, arrow.b);
         let pad = (b - a).max(1000.0) * 1.5;
         self.show_range(a - pad, b + pad);
         self.overlay.cursor_a = Some(a);
         self.overlay.cursor_b = Some(b);
-        self.overlay.arrow = Some((a, b));
+        self.overlay.arrow = Some(arrow);
+    }
+
+    /// The arrow marks the pair the cursors are on: once either cursor moves off it, it goes.
+    pub(super) fn drop_stale_arrow(&mut self) {
+        let o = &mut self.overlay;
+        if o.arrow.is_some_and(|ar| o.cursor_a != Some(ar.a) || o.cursor_b != Some(ar.b)) {
+            o.arrow = None;
+        }
     }
 
     /// Shades the analyses' stall windows and polling loops on the timeline.
@@ -263,6 +326,7 @@ pub fn update_view(view: &mut ViewState, msg: Message) {
                 PanelId::Table => &mut view.panels.table,
                 PanelId::Analysis => &mut view.panels.analysis,
                 PanelId::Simulator => &mut view.panels.simulator,
+                PanelId::Log => &mut view.panels.log,
             };
             *flag = !*flag;
         }
@@ -271,7 +335,7 @@ pub fn update_view(view: &mut ViewState, msg: Message) {
 }
 
 /// The analysis: the rules, their results and the panel's plot choices.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AnalysisState {
     /// The rules the analysis panel runs.
     pub rules: RuleEditor,
@@ -285,6 +349,30 @@ pub struct AnalysisState {
     pub panel: PanelView,
     /// Where the panel drew its plots last frame (written by the panel as it draws).
     pub drawn: Vec<DrawnPlot>,
+    /// Presets that could not run: what they miss and how to record it.
+    pub missing: Vec<String>,
+    /// The rules are the workbench's choice (the presets the sources hold), not the
+    /// user's: opening files chooses them again.
+    pub chosen_by_files: bool,
+    /// Sources joined since the presets were last chosen: choose them again once the
+    /// loads are done.
+    pub(super) presets_due: bool,
+}
+
+impl Default for AnalysisState {
+    fn default() -> Self {
+        Self {
+            rules: RuleEditor::default(),
+            results: Arc::default(),
+            inputs: Vec::new(),
+            placements: Vec::new(),
+            panel: PanelView::default(),
+            drawn: Vec::new(),
+            missing: Vec::new(),
+            chosen_by_files: true,
+            presets_due: false,
+        }
+    }
 }
 
 impl AnalysisState {
@@ -293,6 +381,10 @@ impl AnalysisState {
         self.results = Arc::default();
         self.inputs.clear();
         self.placements.clear();
+        self.missing.clear();
+        if self.chosen_by_files {
+            self.rules.specs.clear();
+        }
     }
 }
 

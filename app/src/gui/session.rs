@@ -199,9 +199,10 @@ impl Workbench {
         };
         self.update(Message::CloseAll);
         let mut jobs = Vec::new();
+        let mut missing = Vec::new();
         for f in &session.files {
             if !f.path.exists() {
-                self.errors.push(format!(
+                missing.push(format!(
                     "session {}: {} is missing; restoring the rest",
                     path.display(),
                     f.path.display()
@@ -213,8 +214,13 @@ impl Workbench {
                 jobs.push(j.ticket);
             }
         }
+        // Said after the session's files are asked for, so that their loading (which
+        // closes the errors of earlier opens) leaves these in view.
+        self.errors.extend(missing);
         self.theme = session.theme;
         self.analysis.rules.specs = session.rules.clone();
+        // A session with rules runs them; one without gets the presets its files hold.
+        self.analysis.chosen_by_files = session.rules.is_empty();
         self.pending_session = Some(PendingSession { session, jobs });
     }
 

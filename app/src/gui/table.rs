@@ -1,15 +1,19 @@
 //! The event table (virtualised: only visible rows are laid out; filtering and sorting run on
-//! a worker) and the inspector of the selected event.
+//! a worker) over every open source or the one its source filter picks, and the inspector
+//! of the selected event.
 
 use super::message::{EventSel, Message, TableRows, TableSort};
 use super::theme;
-use super::timeline::{SourceView, clock_text, event_fields};
+use super::timeline::{SourceView, clock_text, event_fields, raw_fields};
 use egui_extras::{Column, TableBuilder};
+use latscope_model::render_event;
 
 /// Table state kept by the workbench.
 #[derive(Debug, Default)]
 pub struct TableState {
     pub filter: String,
+    /// The one source listed (and searched), or all of them (`None`, the default).
+    pub source: Option<usize>,
     pub sort: TableSort,
     /// The latest rows from the worker (may lag the filter while it runs).
     pub rows: TableRows,
@@ -17,6 +21,10 @@ pub struct TableState {
     pub scroll_to_selection: bool,
     /// Set by Ctrl+F, so the filter takes the keyboard once.
     pub focus_filter: bool,
+    /// Set when rows for another filter, sort or source arrived: the list opens at its top.
+    pub scroll_to_top: bool,
+    /// Why the filter does not parse (its rows are not recomputed until it does).
+    pub error: Option<String>,
 }
 
 const ROW_HEIGHT: f32 = 18.0;
@@ -30,7 +38,7 @@ pub fn show(
     selected: Option<EventSel>,
 ) -> Vec<Message> {
     let mut msgs = Vec::new();
-    if st.scroll_to_selection || st.focus_filter {
+    if st.scroll_to_selection || st.focus_filter || st.scroll_to_top {
         // Both are asked for once; they are done as this frame draws.
         msgs.push(Message::TableRequestsDone);
     }
@@ -40,7 +48,7 @@ pub fn show(
         let edit = ui.add(
             egui::TextEdit::singleline(&mut filter)
                 .id(egui::Id::unique("event-filter"))
-                .hint_text("event, task, field=value… (Ctrl+F)")
+                .hint_text("words, field=value, field~text, \"a phrase\", -word (Ctrl+F)")
                 .desired_width(260.0),
         );
         if st.focus_filter {
@@ -49,8 +57,13 @@ pub fn show(
         if edit.changed() {
             msgs.push(Message::SetFilter(filter));
         }
-        if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-            msgs.push(Message::SearchStep(true));
+        // Enter steps like F3 (Shift+Enter back, like Shift+F3); the filter keeps the
+        // keyboard, so the next Enter steps again. A plain Enter ends the edit (the field
+        // gives up the keyboard); Shift+Enter leaves it focused.
+        let (enter, shift) = ui.input(|i| (i.key_pressed(egui::Key::Enter), i.modifiers.shift));
+        if enter && (edit.lost_focus() || (shift && edit.has_focus())) {
+            msgs.push(Message::SearchStep(!shift));
+            edit.request_focus();
         }
         if ui.small_button("<").on_hover_text("Previous match (Shift+F3)").clicked() {
             msgs.push(Message::SearchStep(false));
@@ -58,33 +71,55 @@ pub fn show(
         if ui.small_button(">").on_hover_text("Next match (F3)").clicked() {
             msgs.push(Message::SearchStep(true));
         }
+        if sources.len() > 1 {
+            let name = |i: Option<usize>| match i.and_then(|i| sources.get(i)) {
+                Some(sv) => sv.source().name.clone(),
+                None => "all sources".to_owned(),
+            };
+            egui::ComboBox::from_id_salt("table-source").selected_text(name(st.source)).show_ui(ui, |ui| {
+                for choice in std::iter::once(None).chain((0..sources.len()).map(Some)) {
+                    if ui.selectable_label(st.source == choice, name(choice)).clicked() {
+                        msgs.push(Message::SetTableSource(choice));
+                    }
+                }
+            });
+        }
         if pending {
             ui.spinner();
         }
-        let total = sources.get(st.rows.source).map_or(0, |s| s.source().events.len());
+        let total: usize =
+            st.rows.sources.iter().filter_map(|&i| sources.get(i)).map(|s| s.source().events.len()).sum();
         ui.weak(format!("{} of {} events", st.rows.rows.len(), total));
+        if let Some(e) = &st.error {
+            ui.colored_label(theme::IRQ, e);
+        }
     });
-    let Some(sv) = sources.get(st.rows.source) else {
+    if st.rows.sources.iter().all(|&i| i >= sources.len()) {
         ui.weak("No events.");
         return msgs;
-    };
-    let src = sv.source();
+    }
     let rows = st.rows.rows.clone();
-    let selected_row = selected
-        .filter(|s| s.source == st.rows.source)
-        .and_then(|s| rows.iter().position(|&r| r as usize == s.index));
-    let mut builder = TableBuilder::new(ui)
-        .striped(true)
-        .resizable(true)
-        .sense(egui::Sense::click())
-        .column(Column::exact(150.0))
-        .column(Column::exact(36.0))
-        .column(Column::initial(150.0).at_least(60.0))
-        .column(Column::initial(160.0).at_least(60.0))
-        .column(Column::remainder().at_least(100.0))
+    // A source column once there is more than one source to tell apart.
+    let several = sources.len() > 1;
+    let mut builder = TableBuilder::new(ui).striped(true).resizable(true).sense(egui::Sense::click());
+    if several {
+        builder = builder.column(Column::initial(120.0).at_least(60.0).clip(true));
+    }
+    let mut builder = builder
+        // Narrow enough that the columns fit their half of the panel; each clips its text,
+        // so nothing is painted over the inspector beside the table.
+        .column(Column::exact(100.0).clip(true))
+        .column(Column::exact(36.0).clip(true))
+        .column(Column::initial(130.0).at_least(60.0).clip(true))
+        .column(Column::initial(140.0).at_least(60.0).clip(true))
+        .column(Column::remainder().at_least(80.0).clip(true))
         .auto_shrink(false);
+    if st.scroll_to_top {
+        builder = builder.vertical_scroll_offset(0.0);
+    }
     if st.scroll_to_selection
-        && let Some(r) = selected_row
+        && let Some(sel) = selected
+        && let Some(r) = rows.iter().position(|r| r.sel() == sel)
     {
         builder = builder.scroll_to_row(r, Some(egui::Align::Center));
     }
@@ -106,19 +141,28 @@ pub fn show(
     };
     builder
         .header(20.0, |mut row| {
+            if several {
+                sort_header(&mut row, "Source", None);
+            }
             sort_header(&mut row, "Time (s)", Some(TableSort::Time));
             sort_header(&mut row, "CPU", Some(TableSort::Cpu));
             sort_header(&mut row, "Task", Some(TableSort::Task));
             sort_header(&mut row, "Event", Some(TableSort::Name));
-            sort_header(&mut row, "Fields", None);
+            sort_header(&mut row, "Payload", None);
         })
         .body(|body| {
             body.rows(ROW_HEIGHT, rows.len(), |mut row| {
-                let Some(&index) = rows.get(row.index()) else { return };
-                let index = index as usize;
+                let Some(&r) = rows.get(row.index()) else { return };
+                let Some(sv) = sources.get(r.source as usize) else { return };
+                let (src, index) = (sv.source(), r.index as usize);
                 let Some(e) = src.events.get(index) else { return };
-                row.set_selected(selected.is_some_and(|s| s.source == st.rows.source && s.index == index));
+                row.set_selected(selected == Some(r.sel()));
                 let s = &src.strings;
+                if several {
+                    row.col(|ui| {
+                        ui.add(egui::Label::new(egui::RichText::new(&src.name).weak()).truncate());
+                    });
+                }
                 row.col(|ui| {
                     ui.monospace(format!("{:.6}", src.origin.to_source_seconds(e.ts())));
                 });
@@ -135,16 +179,11 @@ pub fn show(
                     );
                 });
                 row.col(|ui| {
-                    let fields: Vec<String> = event_fields(src, index)
-                        .into_iter()
-                        .skip(4)
-                        .filter(|(k, _)| k != "flags")
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect();
-                    ui.add(egui::Label::new(fields.join(" ")).truncate());
+                    // As `trace-cmd report` prints it (trace.dat: the print fmt).
+                    ui.add(egui::Label::new(render_event(src, index)).truncate());
                 });
                 if row.response().clicked() {
-                    msgs.push(Message::SelectEvent(EventSel { source: st.rows.source, index }));
+                    msgs.push(Message::SelectEvent(r.sel()));
                     msgs.push(Message::CenterOn(sv.to_common(e.ts())));
                 }
             });
@@ -152,7 +191,8 @@ pub fn show(
     msgs
 }
 
-/// The inspector: every column and field of the selected event, and its stack.
+/// The inspector: the selected event's columns, its payload as the tracer prints it, every
+/// field's stored value (what rules and filters match), and its stack.
 pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView], selected: Option<EventSel>) {
     let Some(sel) = selected else {
         ui.weak("Click an event on the timeline or in the table.");
@@ -169,6 +209,18 @@ pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView], selected: Option<Eve
                 ui.end_row();
             }
         });
+        let raw = raw_fields(src, sel.index);
+        if !raw.is_empty() {
+            ui.separator();
+            ui.label(egui::RichText::new("fields (stored values: rules and filters match these)").weak());
+            egui::Grid::new("inspector-fields").num_columns(2).striped(true).show(ui, |ui| {
+                for (k, v) in raw {
+                    ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
+                    ui.add(egui::Label::new(egui::RichText::new(v).monospace()).selectable(true));
+                    ui.end_row();
+                }
+            });
+        }
         if let Some(stack) = src.events.get(sel.index).and_then(|e| e.stack()) {
             ui.separator();
             ui.strong("Stack");

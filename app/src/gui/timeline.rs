@@ -11,7 +11,7 @@ use super::prepare::{Lane, LaneClass, LaneKind, Prepared};
 use super::theme;
 use egui::epaint::{Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, pos2, vec2};
-use latscope_model::{FieldValue, Placement, Ps, Source, format_seconds};
+use latscope_model::{Placed, Placement, Ps, Source, format_seconds, render_event, value_text};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -124,10 +124,31 @@ pub struct Overlay {
     pub markers: Vec<(String, f64)>,
     pub selected: Option<EventSel>,
     pub focused: Option<LaneId>,
-    /// A pair to draw as an arrow (analysis worst case): common times.
-    pub arrow: Option<(f64, f64)>,
+    /// A pair to draw as an arrow (an analysis worst case or plot point), while the
+    /// cursors are on it.
+    pub arrow: Option<Arrow>,
     /// Detector windows (stalls, polling loops) shaded over their source's lanes.
     pub bands: Vec<Band>,
+}
+
+/// A pair of an analysis drawn as an arrow from its start to its end, on the lanes of the
+/// events (or edges) it pairs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arrow {
+    pub source: usize,
+    /// Common times of the start and the end (where the cursors are put).
+    pub a: f64,
+    pub b: f64,
+    pub start: ArrowEnd,
+    pub end: ArrowEnd,
+}
+
+/// One end of an [`Arrow`]: its source-relative time, and the event there when it is one
+/// (an edge of a digital track is found by its time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrowEnd {
+    pub t: Ps,
+    pub event: Option<usize>,
 }
 
 /// A time window shaded over the lanes of one source, with what it is on hover.
@@ -673,7 +694,8 @@ pub fn clock_text(src: &Source, t: Ps) -> String {
     format!("{:.9} s", src.origin.to_source_seconds(t))
 }
 
-/// All fields of an event as `(name, value)` text pairs, in order, headed by its columns.
+/// An event's columns as `(name, value)` text pairs, then its payload as the tracer prints
+/// it (trace.dat: the event format's print fmt, `254,0 RS …`; [`render_event`]).
 pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
     let Some(e) = src.events.get(index) else { return Vec::new() };
     let s = &src.strings;
@@ -686,15 +708,22 @@ pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
     if e.flags().is_present() {
         out.push(("flags".to_owned(), e.flags().render()));
     }
-    for (name, v) in e.fields() {
-        let value = match v {
-            FieldValue::Int(x) => x.to_string(),
-            FieldValue::UInt(x) => x.to_string(),
-            FieldValue::Str(x) => s.resolve(x).into_owned(),
-        };
-        out.push((s.resolve(name).into_owned(), value));
-    }
+    out.push(("payload".to_owned(), render_event(src, index)));
     out
+}
+
+/// An event's fields with their stored values (`dev=266338304`): what rules and filters
+/// compare, which the payload may print otherwise (`254,0`).
+pub fn raw_fields(src: &Source, index: usize) -> Vec<(String, String)> {
+    let Some(e) = src.events.get(index) else { return Vec::new() };
+    let s = &src.strings;
+    e.fields()
+        .map(|(name, v)| {
+            let mut value = String::new();
+            value_text(src, v, &mut value);
+            (s.resolve(name).into_owned(), value)
+        })
+        .collect()
 }
 
 fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
@@ -702,7 +731,7 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
         Hit::Event(sel) => {
             if let Some(sv) = sources.get(sel.source) {
                 egui::Grid::new("tip").num_columns(2).show(ui, |ui| {
-                    for (k, v) in event_fields(sv.source(), sel.index).into_iter().take(16) {
+                    for (k, v) in event_fields(sv.source(), sel.index) {
                         ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
                         ui.monospace(v);
                         ui.end_row();
@@ -737,14 +766,27 @@ fn tooltip(ui: &mut egui::Ui, sources: &[SourceView], hit: &Hit) {
     }
 }
 
-/// The alignment a source is drawn with, for its header: empty on its own clock.
-pub fn alignment_text(p: &Placement) -> String {
-    if p.is_identity() {
-        return String::new();
-    }
+/// How source `index` is placed on the common timeline (the first source's clock):
+/// `offset +4.000000 s · drift +0.000 ppm · by clock value`. The offset is where its time
+/// zero lies; "by clock value" when its clock is of the same kind as an earlier source's,
+/// "aligned" when the user moved it, "own origin" when nothing relates its clock to the
+/// others, "reference" for the first source.
+pub fn placement_text(sources: &[SourceView], index: usize) -> String {
+    let Some(sv) = sources.get(index) else { return String::new() };
+    let earlier: Vec<Placed<'_>> =
+        sources[..index].iter().map(|s| Placed::new(s.source(), s.placement)).collect();
+    let p = sv.placement;
+    let how = if p != Placement::by_clock(&earlier, sv.source()) {
+        "aligned".to_owned()
+    } else if let Some(e) = earlier.iter().find(|e| e.source.origin.offset_to(sv.source().origin).is_some()) {
+        format!("by clock value, as {}", e.source.name)
+    } else if index == 0 {
+        "reference".to_owned()
+    } else {
+        "own origin".to_owned()
+    };
     let sign = if p.offset < 0 { "-" } else { "+" };
-    let drift = if p.drift_ppm == 0.0 { String::new() } else { format!(", drift {:+.3} ppm", p.drift_ppm) };
-    format!("  aligned: offset {sign}{}{drift}", format_seconds(p.offset.abs()))
+    format!("offset {sign}{} · drift {:+.3} ppm · {how}", format_seconds(p.offset.abs()), p.drift_ppm)
 }
 
 /// Where lanes are on screen this frame, for keyboard actions that need the layout.
@@ -758,6 +800,10 @@ pub struct Layout {
     pub lanes_top: f32,
     /// How far the lanes can scroll down (points).
     pub max_scroll: f32,
+    /// Where each visible lane was drawn (tests click on them).
+    pub rows: Vec<(LaneId, Rect)>,
+    /// Where the analysis arrow was drawn this frame, from its start to its end.
+    pub arrow: Option<(Pos2, Pos2)>,
 }
 
 /// Height of a source's header row when several sources are open.
@@ -795,6 +841,8 @@ impl Frame {
             rect: Some(self.full),
             lanes_top: self.lanes.top(),
             max_scroll: self.max_scroll,
+            rows: self.rows.clone(),
+            arrow: None,
         }
     }
 }
@@ -848,7 +896,7 @@ fn paint_headers(painter: &egui::Painter, frame: &Frame, sources: &[SourceView])
         painter.text(
             r.left_center() + vec2(6.0, 0.0),
             Align2::LEFT_CENTER,
-            format!("{}  ({}){}", sv.source().name, sv.source().format, alignment_text(&sv.placement)),
+            format!("{}  ({})   {}", sv.source().name, sv.source().format, placement_text(sources, si)),
             FontId::proportional(12.0),
             theme::ACCENT.get(),
         );
@@ -961,8 +1009,47 @@ fn paint_lane(
     }
 }
 
-/// Paints markers, the two cursors, the span between them and the analysis arrow.
-fn paint_overlay(painter: &egui::Painter, frame: &Frame, vp: &Viewport, overlay: &Overlay) {
+/// The height at which an arrow's end is drawn: on the CPU lane of its event (the event
+/// ticks' row), else on its event's own lane, else on the digital lane with a transition at
+/// its time; `None` when none of them is shown.
+fn arrow_end_y(frame: &Frame, sources: &[SourceView], source: usize, end: ArrowEnd) -> Option<f32> {
+    let sv = sources.get(source)?;
+    let src = sv.source();
+    let rows = || frame.rows.iter().filter(|(id, _)| id.source == source);
+    let lane_of = |id: &LaneId| sv.data_lane(id.lane);
+    if let Some(i) = end.event {
+        let cpu = src.events.cpu.get(i).copied();
+        let name = src.events.get(i).map(|e| src.strings.resolve(e.name()).into_owned());
+        let on_cpu = rows().find(
+            |(id, _)| matches!(lane_of(id).map(|l| &l.kind), Some(LaneKind::Cpu(c)) if Some(c.cpu) == cpu),
+        );
+        if let Some((_, r)) = on_cpu {
+            return Some(r.top() + 39.0);
+        }
+        let on_events = rows().find(|(id, _)| {
+            lane_of(id)
+                .is_some_and(|l| matches!(l.kind, LaneKind::Events(_)) && Some(&l.name) == name.as_ref())
+        });
+        return on_events.map(|(_, r)| r.center().y);
+    }
+    let edge = rows().find(|(id, _)| match lane_of(id).map(|l| &l.kind) {
+        Some(LaneKind::Digital { track, .. }) => {
+            src.digital.get(*track).is_some_and(|d| d.times.binary_search(&end.t).is_ok())
+        }
+        _ => false,
+    });
+    edge.map(|(_, r)| r.center().y)
+}
+
+/// Paints markers, the two cursors, the span between them and the analysis arrow; returns
+/// where the arrow was drawn.
+fn paint_overlay(
+    painter: &egui::Painter,
+    frame: &Frame,
+    vp: &Viewport,
+    overlay: &Overlay,
+    sources: &[SourceView],
+) -> Option<(Pos2, Pos2)> {
     let (full, ruler_rect, data_left) = (frame.full, frame.ruler, frame.data_left);
     let x_in = |t: f64| {
         let x = vp.x_of(data_left, t);
@@ -1009,11 +1096,17 @@ fn paint_overlay(painter: &egui::Painter, frame: &Frame, vp: &Viewport, overlay:
             );
         }
     }
-    if let Some((a, b)) = overlay.arrow {
-        let y = frame.lanes.top() + 12.0;
-        let (xa, xb) = (vp.x_of(data_left, a), vp.x_of(data_left, b));
-        painter.arrow(pos2(xa, y), vec2(xb - xa, 0.0), Stroke::new(2.0, theme::CURSOR_A));
-    }
+    let arrow = overlay.arrow?;
+    // On the lanes of the pair's events; an end whose lane is hidden takes the other end's,
+    // and with neither the arrow goes on the source's first lane.
+    let ya = arrow_end_y(frame, sources, arrow.source, arrow.start);
+    let yb = arrow_end_y(frame, sources, arrow.source, arrow.end);
+    let first = frame.rows.iter().find(|(id, _)| id.source == arrow.source).map(|(_, r)| r.top() + 12.0);
+    let fallback = ya.or(yb).or(first).unwrap_or(frame.lanes.top() + 12.0);
+    let (ya, yb) = (ya.unwrap_or(fallback), yb.unwrap_or(fallback));
+    let (pa, pb) = (pos2(vp.x_of(data_left, arrow.a), ya), pos2(vp.x_of(data_left, arrow.b), yb));
+    painter.with_clip_rect(frame.data()).arrow(pa, pb - pa, Stroke::new(2.0, theme::CURSOR_A));
+    Some((pa, pb))
 }
 
 /// What is under the pointer at `p`, if it is over a lane's data.
@@ -1143,7 +1236,7 @@ pub fn show(
     let pointer = resp.hover_pos();
     let hovered = pointer.and_then(|p| hit_at(&frame, sources, vp, p));
     let band_label = draw_bands(&painter, frame.data(), &frame.rows, &overlay.bands, vp, pointer);
-    paint_overlay(&painter, &frame, vp, overlay);
+    layout.arrow = paint_overlay(&painter, &frame, vp, overlay, sources);
     let msgs = input(ui, &resp, &frame, sources, vp, hovered.as_ref());
 
     if let Some(hit) = &hovered

@@ -9,17 +9,18 @@ use super::analysis;
 use super::app::Workbench;
 use super::derive_dialog;
 use super::jobs::{JobKind, Verdict};
-use super::message::{DerivedLane, EventSel, Message, SimCommand, SimEdit, TableRows};
-use super::prepare::{self, Lane, LaneKind, Prepared};
+use super::message::{DerivedLane, EventSel, Message, Row, SimCommand, SimEdit, TableRows};
+use super::prepare::{self, LaneKind, Prepared};
 use super::rooms::{self, AnalysisState, ViewState};
 use super::session;
 use super::sim_panel::SimState;
 use super::table::TableState;
-use super::timeline;
+use super::timeline::{self, Arrow, ArrowEnd};
 use super::workers;
 use latscope_analysis::align::Alignment;
+use latscope_analysis::outcome::Outcome;
 use latscope_importers::LoadControl;
-use latscope_model::{DigitalTrack, Ps};
+use latscope_model::{Filter, Ps, Source};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -65,6 +66,7 @@ impl Workbench {
             Message::SearchStep(forward) => search_step(&mut self.view, &mut self.table, forward),
             // --- the other rooms and the shell
             Message::SetFilter(..)
+            | Message::SetTableSource(..)
             | Message::SortTable(..)
             | Message::TableReady { .. }
             | Message::FocusFilter
@@ -90,6 +92,8 @@ impl Workbench {
             | Message::SimMetrics { .. } => self.update_sim(msg),
             Message::Error(..)
             | Message::DismissError(..)
+            | Message::DismissErrors
+            | Message::Escape
             | Message::ScreenshotTaken(..)
             | Message::ScreenshotSaved { .. }
             | Message::Export(..)
@@ -102,6 +106,7 @@ impl Workbench {
             | Message::BrowseFiles(..)
             | Message::Browser(..) => self.update_shell(msg),
         }
+        self.view.drop_stale_arrow();
     }
 
     /// Opening, loading and closing files.
@@ -141,8 +146,18 @@ impl Workbench {
                 self.table.sort = s;
                 self.refresh_table();
             }
+            Message::SetTableSource(s) => {
+                self.table.source = s.filter(|&i| i < self.view.sources.len());
+                self.refresh_table();
+            }
             Message::TableReady { ticket, rows } => {
                 if self.jobs.accept(ticket, |_| true) {
+                    // Another question (not the same one asked again as a source grew) opens
+                    // the list at its first row, wherever the last answer was scrolled to.
+                    let asked = |r: &TableRows| (r.filter.clone(), r.sort, r.sources.clone());
+                    if asked(&self.table.rows) != asked(&rows) {
+                        self.table.scroll_to_top = true;
+                    }
                     self.table.rows = rows;
                 }
             }
@@ -153,6 +168,7 @@ impl Workbench {
             Message::TableRequestsDone => {
                 self.table.scroll_to_selection = false;
                 self.table.focus_filter = false;
+                self.table.scroll_to_top = false;
             }
             other => debug_assert!(false, "not a update_table message: {other:?}"),
         }
@@ -161,21 +177,41 @@ impl Workbench {
     /// The analysis: running the rules, their results, the plots, showing samples.
     fn update_analysis(&mut self, msg: Message) {
         match msg {
-            Message::RunAnalysis => self.run_analysis(),
-            Message::AnalysisDone { ticket, results, errors } => {
+            Message::RunAnalysis => {
+                let rules = self.analysis.rules.specs.clone();
+                self.run_analysis(analysis::Which::Rules(rules));
+            }
+            Message::AnalysisDone { ticket, results, errors, chosen, missing } => {
                 if self.jobs.accept(ticket, |_| true) {
-                    self.analysis.results = Arc::new(results);
-                    self.view.refresh_bands(&self.analysis.results);
+                    // The presets the files hold become the rule list (Run repeats them),
+                    // unless the user (or a session) set the rules while they ran.
+                    if let Some(names) = chosen
+                        && self.analysis.chosen_by_files
+                    {
+                        self.analysis.rules.specs = names;
+                    }
+                    // What the presets chosen on open lack; a run of the user's rules says
+                    // its own in its errors, and the list goes.
+                    self.analysis.missing = missing;
+                    if results.is_empty() {
+                        // Nothing to export: the sources need not be kept for it.
+                        self.analysis.inputs.clear();
+                    }
+                    self.show_results(results);
                     self.errors.extend(errors);
                 }
             }
-            Message::EditRules(rules) => self.analysis.rules = rules,
+            Message::EditRules(rules) => {
+                // The user's rules from now on: opening files no longer chooses them.
+                self.analysis.chosen_by_files = false;
+                self.analysis.rules = rules;
+            }
             Message::SetPlot { plot, log_x } => {
                 self.analysis.panel.plot = plot;
                 self.analysis.panel.log_x = log_x;
             }
             Message::ShowSample { outcome, sample } => {
-                show_sample(&mut self.view, &self.analysis, outcome, sample)
+                show_sample(&mut self.view, &mut self.table, &self.analysis, outcome, sample)
             }
             Message::ShowLatencyRange { outcome, lo_ns, hi_ns } => {
                 show_latency_range(&mut self.view, &self.analysis, outcome, lo_ns, hi_ns)
@@ -183,9 +219,9 @@ impl Workbench {
             Message::LiveAnalysisDone { ticket, results } => {
                 if self.jobs.accept(ticket, |_| true) {
                     self.sim.live.shown = self.sim.live.asked.clone();
+                    self.sim.live.shown_now = self.sim.live.asked_now;
                     self.sim.live.updates += 1;
-                    self.analysis.results = Arc::new(results);
-                    self.view.refresh_bands(&self.analysis.results);
+                    self.show_results(results);
                 }
             }
             other => debug_assert!(false, "not a update_analysis message: {other:?}"),
@@ -226,11 +262,11 @@ impl Workbench {
             Message::Derived { ticket, source, result } => {
                 // Closed meanwhile: nothing to say. Changed (aligned, derived again): say so.
                 match (self.jobs.judge(ticket, |s| self.view.is_current(s)), result) {
-                    (Verdict::Current, Ok(DerivedLane::Track(track, lane))) => {
-                        self.add_derived(source, track, lane)
-                    }
-                    (Verdict::Current, Ok(DerivedLane::Rebuilt(prepared))) => {
-                        self.view.replace_source(source, prepared)
+                    (Verdict::Current, Ok(derived)) => {
+                        if let Some(stamp) = self.view.stamp(source) {
+                            self.view.pending_derived.push((stamp, derived));
+                            self.add_pending_derived();
+                        }
                     }
                     (Verdict::Current, Err(e)) => self.errors.push(format!("derive digital: {e}")),
                     (Verdict::Changed, _) => self.errors.push(
@@ -276,9 +312,14 @@ impl Workbench {
     fn update_shell(&mut self, msg: Message) {
         match msg {
             Message::Error(e) => self.errors.push(e),
-            Message::DismissError(i) => {
-                if i < self.errors.len() {
-                    self.errors.remove(i);
+            Message::DismissError(i) => self.errors.dismiss(i),
+            Message::DismissErrors => self.errors.clear(),
+            Message::Escape => {
+                // Esc closes the error banner first; with none shown it clears the cursors.
+                if self.errors.is_empty() {
+                    rooms::update_view(&mut self.view, Message::ClearCursors);
+                } else {
+                    self.errors.clear();
                 }
             }
             Message::ScreenshotTaken(image) => self.save_screenshot(image),
@@ -320,6 +361,8 @@ impl Workbench {
     }
 
     fn open_files(&mut self, paths: Vec<PathBuf>) {
+        // Errors shown so far are about earlier opens: a good load of these closes them.
+        self.errors.new_generation();
         let (sessions, paths): (Vec<_>, Vec<_>) =
             paths.into_iter().partition(|p| session::is_session_path(p));
         for path in sessions {
@@ -353,6 +396,7 @@ impl Workbench {
         self.analysis.clear();
         self.analysis.panel.aligned = None;
         self.table.rows = TableRows::default();
+        self.table.source = None;
     }
 
     /// Adds the finished loads that no earlier, still running load must precede.
@@ -363,10 +407,12 @@ impl Workbench {
                 break;
             }
             let (path, prepared) = entry.remove();
+            self.errors.loaded_ok();
             for w in prepared.source.diagnostics.summary().into_iter().take(3) {
                 self.errors.push(format!("{}: {w}", path.display()));
             }
             self.view.add_source(prepared);
+            self.analysis.presets_due = self.analysis.chosen_by_files;
             if !self.view.fitted || !self.jobs.busy(JobKind::Load) {
                 self.view.fit_all();
                 self.view.fitted = true;
@@ -376,22 +422,47 @@ impl Workbench {
         }
     }
 
-    /// Reruns the table query (filter and sort) for the table's source; a newer query makes
-    /// the running one stale.
+    /// The sources the table lists: the one its source filter picks, else all.
+    pub(super) fn table_sources(&self) -> Vec<usize> {
+        match self.table.source.filter(|&i| i < self.view.sources.len()) {
+            Some(i) => vec![i],
+            None => (0..self.view.sources.len()).collect(),
+        }
+    }
+
+    /// Reruns the table query (filter and sort) over the table's sources; a newer query
+    /// makes the running one stale.
     pub(super) fn refresh_table(&mut self) {
-        let source = self.table.rows.source.min(self.view.sources.len().saturating_sub(1));
-        let Some(sv) = self.view.sources.get(source) else {
+        let shown = self.table_sources();
+        if shown.is_empty() {
             self.table.rows = TableRows::default();
             return;
+        }
+        let sources: Vec<workers::TableSource> = shown
+            .iter()
+            .filter_map(|&i| self.view.sources.get(i).map(|sv| (i, sv.prepared.clone(), sv.placement)))
+            .collect();
+        let (text, sort) = (self.table.filter.clone(), self.table.sort);
+        let filter = match Filter::parse(&text) {
+            Ok(f) => {
+                self.table.error = None;
+                f
+            }
+            Err(e) => {
+                // Said beside the filter; the rows stay until it parses.
+                self.table.error = Some(e.to_string());
+                self.jobs.cancel_kind(JobKind::Table);
+                return;
+            }
         };
-        let (prepared, filter, sort) = (sv.prepared.clone(), self.table.filter.clone(), self.table.sort);
-        self.jobs.spawn(JobKind::Table, self.view.stamp(source), move |cx| {
-            let rows = workers::table_rows(&prepared, &filter, sort, &cx.control);
-            // Let go of the source before answering: the workbench may then change it in
+        // Stamped by the first source: the query is latest-wins whichever source it reads.
+        self.jobs.spawn(JobKind::Table, self.view.stamp(shown[0]), move |cx| {
+            let rows = workers::table_rows(&sources, &filter, sort, &cx.control);
+            // Let go of the sources before answering: the workbench may then change one in
             // place (a derived lane) without a copy.
-            drop(prepared);
+            drop(sources);
             if let Some(rows) = rows {
-                let rows = TableRows { source, rows: Arc::new(rows) };
+                let rows = TableRows { sources: shown, filter: text, sort, rows: Arc::new(rows) };
                 cx.send(Message::TableReady { ticket: cx.ticket, rows });
             }
         });
@@ -416,24 +487,38 @@ impl Workbench {
         }
     }
 
-    fn run_analysis(&mut self) {
+    /// New results replace the old; the panel opens when there are results where there
+    /// were none (the user may close it again).
+    fn show_results(&mut self, results: Vec<analysis::AnalysisResult>) {
+        if self.analysis.results.is_empty() && !results.is_empty() && !self.view.panels.analysis {
+            // The timeline gets narrower; a view as fitted stays fitted (`keep_fitted`).
+            self.view.panels.analysis = true;
+        }
+        self.analysis.results = Arc::new(results);
+        self.view.refresh_bands(&self.analysis.results);
+    }
+
+    fn run_analysis(&mut self, which: analysis::Which) {
         if self.view.sources.is_empty() {
             return;
         }
-        self.view.panels.analysis = true;
+        if matches!(which, analysis::Which::Rules(_)) {
+            self.view.panels.analysis = true;
+        }
         let sources: Vec<_> = self.view.sources.iter().map(|s| s.prepared.clone()).collect();
         self.analysis.inputs = sources.clone();
         let placements: Vec<_> = self.view.sources.iter().map(|s| s.placement).collect();
         self.analysis.placements = placements.clone();
-        let specs = self.analysis.rules.specs.clone();
-        // Sources placed on one clock (the Align dialog, or placements restored from a
-        // session) are one aligned trace, as with `report --align`.
-        let together = self.view.alignment.is_some() || placements.iter().any(|p| !p.is_identity());
+        // Sources aligned (the Align dialog) are one trace, as with `report --align`; so are
+        // sources placed elsewhere than their clocks put them (a session's placements): the
+        // runner's each-or-together rule decides that.
+        let together = self.view.alignment.is_some();
         self.jobs.spawn(JobKind::Analysis, None, move |cx| {
             // The worker borrows the shared sources with their placements: no copy.
-            let (results, errors) = analysis::analyse(&sources, &placements, &specs, together);
+            let (results, ran) = analysis::analyse(&sources, &placements, &which, together);
             if !cx.cancelled() {
-                cx.send(Message::AnalysisDone { ticket: cx.ticket, results, errors });
+                let analysis::Ran { errors, chosen, missing, .. } = ran;
+                cx.send(Message::AnalysisDone { ticket: cx.ticket, results, errors, chosen, missing });
             }
         });
     }
@@ -464,7 +549,8 @@ impl Workbench {
                     self.analysis.panel.aligned = None;
                     self.view.alignment = None;
                 } else {
-                    self.analysis.panel.aligned = Some(align_dialog::describe(&alignment));
+                    self.analysis.panel.aligned =
+                        Some(align_dialog::describe(&alignment, &self.view.labels()));
                     self.view.alignment = Some(alignment);
                 }
                 self.dialogs.align.open = false;
@@ -481,7 +567,8 @@ impl Workbench {
         let Some(a) = self.view.alignment.take() else { return };
         self.analysis.panel.aligned = None;
         if !self.view.sources.is_empty() {
-            // Aligning by hand with a zero offset is the reset, through the same worker.
+            // Aligning by hand with a zero offset (from where its clock puts it) is the reset,
+            // through the same worker.
             self.align(0, a.source, "+0ps".into(), true);
         }
         self.analysis.results = Arc::default();
@@ -489,14 +576,14 @@ impl Workbench {
     }
 
     /// Derives a digital track on a worker: only the track and its lane are computed there;
-    /// the source is not copied ([`Self::add_derived`] adds them in place).
+    /// the source is not copied ([`Self::add_pending_derived`] adds them in place).
     fn derive(&mut self, source: usize, track: usize, threshold: Option<(f64, f64)>) {
         let Some(sv) = self.view.sources.get(source) else { return };
         let p = sv.prepared.clone();
         self.jobs.spawn(JobKind::Derive, self.view.stamp(source), move |cx| {
             let result = derive_dialog::derive_track(&p.source, track, threshold).map(|d| {
                 let lane = prepare::digital_lane(0, &d);
-                DerivedLane::Track(d, lane)
+                DerivedLane { track: d, lane }
             });
             // The workbench should hold the source alone when the answer arrives.
             drop(p);
@@ -504,31 +591,72 @@ impl Workbench {
         });
     }
 
-    /// Adds a derived track and its lane to source `index`: in place when the workbench
-    /// holds the source alone (no copy); when a job or the analysis results share it, the
-    /// copy with the track is made by a job, off the UI thread.
-    fn add_derived(&mut self, index: usize, track: DigitalTrack, lane: Lane) {
-        let Some(sv) = self.view.sources.get_mut(index) else { return };
-        if let Some(prepared) = Arc::get_mut(&mut sv.prepared) {
-            prepared.add_digital(track, lane);
+    /// Adds the derived tracks waiting in `view.pending_derived` to their sources, in place:
+    /// a source is never copied to add a track. The analysis results and the simulator's
+    /// statistics share a source's allocation; they let go of it for the moment of the change
+    /// and share the changed source again (a track added beside the events changes no result).
+    /// A job still reading the source (a table filter, an export, an analysis) keeps its
+    /// share until it ends, so the track waits here and [`Workbench::poll`] tries again.
+    /// A track whose source was replaced or closed meanwhile is dropped.
+    pub(super) fn add_pending_derived(&mut self) {
+        let mut pending = std::mem::take(&mut self.view.pending_derived);
+        let mut waiting = Vec::new();
+        while !pending.is_empty() {
+            let (stamp, derived) = pending.remove(0);
+            if !self.view.is_current(stamp) {
+                continue;
+            }
+            match self.add_derived_in_place(stamp.index, derived) {
+                None => {
+                    // Adding a track replaces the source's data generation; the tracks that
+                    // still wait for it were derived from the same data.
+                    if let Some(now) = self.view.stamp(stamp.index) {
+                        for (s, _) in pending.iter_mut().chain(waiting.iter_mut()) {
+                            if *s == stamp {
+                                *s = now;
+                            }
+                        }
+                    }
+                }
+                Some(derived) => waiting.push((stamp, derived)),
+            }
+        }
+        self.view.pending_derived = waiting;
+    }
+
+    /// Adds `derived` to source `index` if the workbench can hold the source alone for the
+    /// moment of the change; gives it back (`Some`) when a job still reads the source.
+    fn add_derived_in_place(&mut self, index: usize, derived: DerivedLane) -> Option<DerivedLane> {
+        let sv = self.view.sources.get_mut(index)?;
+        let inputs = &mut self.analysis.inputs;
+        let held: Vec<usize> = (0..inputs.len()).filter(|&i| Arc::ptr_eq(&inputs[i], &sv.prepared)).collect();
+        for &i in held.iter().rev() {
+            inputs.remove(i);
+        }
+        let live = &mut self.sim.live;
+        let shown = live.shown.take_if(|a| Arc::ptr_eq(a, &sv.prepared)).is_some();
+        let asked = live.asked.take_if(|a| Arc::ptr_eq(a, &sv.prepared)).is_some();
+        let given_back = match Arc::get_mut(&mut sv.prepared) {
+            Some(prepared) => {
+                prepared.add_digital(derived.track, derived.lane);
+                None
+            }
+            None => Some(derived),
+        };
+        for &i in &held {
+            inputs.insert(i, sv.prepared.clone());
+        }
+        if shown {
+            live.shown = Some(sv.prepared.clone());
+        }
+        if asked {
+            live.asked = Some(sv.prepared.clone());
+        }
+        if given_back.is_none() {
             let same = sv.prepared.clone();
             self.view.replace_source(index, same);
-            return;
         }
-        let p = sv.prepared.clone();
-        self.jobs.spawn(JobKind::Derive, self.view.stamp(index), move |cx| {
-            let mut source = p.source.clone();
-            drop(p);
-            let name = track.name.clone();
-            source.digital.retain(|d| d.name != name);
-            source.digital.push(track);
-            let prepared = Arc::new(prepare::prepare(source));
-            cx.send(Message::Derived {
-                ticket: cx.ticket,
-                source: index,
-                result: Ok(DerivedLane::Rebuilt(prepared)),
-            });
-        });
+        given_back
     }
 
     fn sim_command(&mut self, cmd: SimCommand) {
@@ -566,6 +694,7 @@ impl Workbench {
                 // A late statistics answer about the previous run must not pass for this one.
                 self.jobs.cancel_kind(JobKind::LiveStats);
                 self.sim.live.restart(sc.clone());
+                self.sim.ran_with = Some((scenario.to_owned(), sc.settings()));
                 self.sim.handle = workers::simulate(&mut self.jobs, sc, self.sim.speed_arg());
                 self.sim.playing = true;
                 self.sim.finished = false;
@@ -608,11 +737,11 @@ impl Workbench {
             view.fit_all();
             view.refit = true;
         }
-        if self.table.rows.source == index {
+        if self.table_sources().contains(&index) {
             self.refresh_table();
         }
         if self.sim.live.due(finished) {
-            self.sim.live.start(&mut self.jobs, snapshot, index);
+            self.sim.live.start(&mut self.jobs, snapshot, index, now);
         }
     }
 
@@ -628,12 +757,21 @@ impl Workbench {
         out
     }
 
-    /// Once the files are loaded: the command line's alignment, then its rules.
+    /// Once the files are loaded: the command line's alignment, then its rules; or, when
+    /// the rules are not the user's, every preset the files hold.
     pub(super) fn startup_step(&mut self) {
         if self.jobs.busy(JobKind::Load) || self.aligning() || self.view.sources.is_empty() {
             return;
         }
-        let Some(mut startup) = self.startup.take() else { return };
+        let Some(mut startup) = self.startup.take() else {
+            if self.analysis.presets_due && !self.session_busy() {
+                self.analysis.presets_due = false;
+                if self.analysis.chosen_by_files {
+                    self.run_analysis(analysis::Which::Presets);
+                }
+            }
+            return;
+        };
         if let Some(text) = startup.align.take() {
             // `N` counts the files as given; loads finish in any order.
             let loaded = |n: usize| {
@@ -679,8 +817,8 @@ fn update_sim_settings(sim: &mut SimState, edit: SimEdit) -> Option<SimCommand> 
             None
         }
         SimEdit::Setting(i, value) => {
-            if let Some((_, v)) = sim.settings.get_mut(i) {
-                *v = value;
+            if let Some(setting) = sim.settings.get_mut(i) {
+                setting.value = value;
             }
             None
         }
@@ -718,34 +856,75 @@ fn step_origin(view: &ViewState) -> f64 {
     view.viewport.start
 }
 
+/// The next (`forward`) or previous match of the table's filter after the step origin, in
+/// every source the table lists, on the common timeline.
 fn search_step(view: &mut ViewState, table: &mut TableState, forward: bool) {
-    let Some(sv) = view.sources.get(table.rows.source) else { return };
-    let ts = &sv.source().events.ts;
-    let t = sv.to_source(step_origin(view)).round() as Ps;
-    let rows = table.rows.rows.clone();
-    let time = |r: &u32| ts.get(*r as usize).copied().unwrap_or(Ps::MAX);
-    let found = if forward {
-        rows.iter().filter(|r| time(r) > t).min_by_key(|r| (time(r), **r))
-    } else {
-        rows.iter().filter(|r| time(r) < t).max_by_key(|r| (time(r), **r))
+    let t = step_origin(view);
+    let sources = &view.sources;
+    let time = |r: &Row| {
+        let sv = sources.get(r.source as usize)?;
+        sv.source().events.ts.get(r.index as usize).map(|&ts| sv.to_common(ts))
     };
-    if let Some(&index) = found {
-        let tc = sv.to_common(time(&index));
-        let source = table.rows.source;
-        select(view, table, EventSel { source, index: index as usize });
+    let rows = table.rows.rows.clone();
+    let order = |a: &(f64, &Row), b: &(f64, &Row)| {
+        a.0.total_cmp(&b.0).then((a.1.source, a.1.index).cmp(&(b.1.source, b.1.index)))
+    };
+    let timed = rows.iter().filter_map(|r| Some((time(r)?, r)));
+    let found = if forward {
+        timed.filter(|(tr, _)| *tr > t).min_by(order)
+    } else {
+        timed.filter(|(tr, _)| *tr < t).max_by(order)
+    };
+    if let Some((tc, row)) = found {
+        select(view, table, row.sel());
         view.overlay.cursor_a = Some(tc);
         view.ensure_visible(tc);
     }
 }
 
-fn show_sample(view: &mut ViewState, analysis: &AnalysisState, outcome: usize, sample: usize) {
-    let found = analysis.results.get(outcome).and_then(|r| {
-        let s = r.outcome.samples.get(sample)?;
-        let sv = view.sources.get(r.outcome.source)?;
-        Some((sv.to_common(s.start), sv.to_common(s.end)))
-    });
-    if let Some((a, b)) = found {
-        view.show_pair(a, b);
+/// The event a pair's end at `t` (source-relative) is: the event at that time, the one
+/// whose fields match the pair's key (`dev=… sector=…`) when several share the time.
+pub(super) fn pair_event(src: &Source, t: Ps, key: &str) -> Option<usize> {
+    let ts = &src.events.ts;
+    let lo = ts.partition_point(|&x| x < t);
+    let hi = ts.partition_point(|&x| x <= t);
+    // The key reads `field=value …`, `-` for a field the event lacked.
+    let terms: Vec<&str> = key.split_whitespace().filter(|w| !w.ends_with("=-")).collect();
+    let filter = Filter::parse(&terms.join(" ")).ok().filter(|f| !f.is_empty());
+    let matching = filter.and_then(|f| (lo..hi).find(|&i| f.matches(src, i)));
+    matching.or((lo < hi).then_some(lo))
+}
+
+/// The arrow of sample `sample` of `outcome`: its ends on the common timeline and the
+/// events they are.
+fn arrow_of(view: &ViewState, outcome: &Outcome, sample: usize) -> Option<Arrow> {
+    let s = outcome.samples.get(sample)?;
+    let sv = view.sources.get(outcome.source)?;
+    let end = |t: Ps| ArrowEnd { t, event: pair_event(sv.source(), t, &s.key) };
+    Some(Arrow {
+        source: outcome.source,
+        a: sv.to_common(s.start),
+        b: sv.to_common(s.end),
+        start: end(s.start),
+        end: end(s.end),
+    })
+}
+
+/// Shows a sample of an analysis (a worst case, a plot point): cursors and arrow on the
+/// pair, its start event selected (the table scrolls to it).
+fn show_sample(
+    view: &mut ViewState,
+    table: &mut TableState,
+    analysis: &AnalysisState,
+    outcome: usize,
+    sample: usize,
+) {
+    let Some(r) = analysis.results.get(outcome) else { return };
+    if let Some(arrow) = arrow_of(view, &r.outcome, sample) {
+        view.show_pair(arrow);
+        if let Some(index) = arrow.start.event {
+            select(view, table, EventSel { source: arrow.source, index });
+        }
     }
 }
 
@@ -766,9 +945,13 @@ fn show_latency_range(
         .filter_map(|&i| r.outcome.samples.get(i))
         .map(|s| (sv.to_common(s.start), sv.to_common(s.end)))
         .collect();
-    match spans[..] {
-        [] => {}
-        [(a, b)] => view.show_pair(a, b),
+    match (&spans[..], &found[..]) {
+        ([], _) => {}
+        ([_], [i]) => {
+            if let Some(arrow) = arrow_of(view, &r.outcome, *i) {
+                view.show_pair(arrow);
+            }
+        }
         _ => {
             let a = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
             let b = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);

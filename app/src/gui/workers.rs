@@ -3,11 +3,12 @@
 //! judges their answers; the UI thread never waits on any of them.
 
 use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
-use super::message::{Message, SimCommand, TableSort};
+use super::message::{Message, Row, SimCommand, TableSort};
 use super::prepare::{Prepared, prepare};
 use latscope_importers::LoadControl;
 use latscope_model::{
-    ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Ps, Source, SourceKind, Sym,
+    ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Filter, Placement, Ps, Source,
+    SourceKind, Sym,
 };
 use latscope_sim::{Batch, Simulation, Speed};
 use std::path::Path;
@@ -20,49 +21,56 @@ pub fn load(path: &Path, ctl: &LoadControl) -> Result<Arc<Prepared>, String> {
     latscope_importers::open(path, ctl).map(|source| Arc::new(prepare(source))).map_err(|e| e.to_string())
 }
 
-/// Does event `i` of `src` match the filter? Name, task (`comm-pid`), CPU (`cpu=N`) and
-/// every field as `name=value` are searched; the filter matches a substring of any.
-pub fn event_matches(src: &Source, i: usize, needle: &str) -> bool {
-    let Some(e) = src.events.get(i) else { return false };
-    let s = &src.strings;
-    if s.resolve(e.name()).contains(needle) {
-        return true;
-    }
-    if format!("{}-{}", s.resolve(e.comm()), e.pid()).contains(needle) || format!("cpu={}", e.cpu()) == needle
-    {
-        return true;
-    }
-    e.fields().any(|(name, v)| {
-        let value = match v {
-            FieldValue::Int(x) => x.to_string(),
-            FieldValue::UInt(x) => x.to_string(),
-            FieldValue::Str(x) => s.resolve(x).into_owned(),
-        };
-        value.contains(needle) || format!("{}={value}", s.resolve(name)).contains(needle)
-    })
-}
+/// A source the table lists: its index among the open sources, its data and placement.
+pub type TableSource = (usize, Arc<Prepared>, Placement);
 
-/// Filters and sorts the events of one source for the table (and search): the row indices,
-/// or `None` when the job was cancelled (a newer query supersedes it).
-pub fn table_rows(prepared: &Prepared, filter: &str, sort: TableSort, ctl: &LoadControl) -> Option<Vec<u32>> {
-    let src = &prepared.source;
-    let n = src.events.len();
-    let mut rows: Vec<u32> = Vec::with_capacity(if filter.is_empty() { n } else { 0 });
-    for i in 0..n {
-        if i % 65_536 == 0 && ctl.is_cancelled() {
+/// Filters and sorts the events of `sources` for the table (and search): the rows, in
+/// common-timeline order (then by the sort's column), or `None` when the job was cancelled
+/// (a newer query supersedes it). The filter is the model's: terms ANDed, `field=value`,
+/// `field~text`, quoted phrases, `-term` (see [`Filter`]).
+pub fn table_rows(
+    sources: &[TableSource],
+    filter: &Filter,
+    sort: TableSort,
+    ctl: &LoadControl,
+) -> Option<Vec<Row>> {
+    let mut rows: Vec<Row> = Vec::new();
+    for (si, prepared, _) in sources {
+        let src = &prepared.source;
+        let n = src.events.len();
+        rows.reserve(if filter.is_empty() { n } else { 0 });
+        for i in 0..n {
+            if i % 65_536 == 0 && ctl.is_cancelled() {
+                return None;
+            }
+            if filter.is_empty() || filter.matches(src, i) {
+                rows.push(Row { source: *si as u32, index: i as u32 });
+            }
+        }
+    }
+    let of = |r: &Row| sources.iter().find(|s| s.0 == r.source as usize);
+    if sources.len() > 1 {
+        // Each source's rows are in time order; together they interleave on the common
+        // timeline (ties: the source listed first).
+        let time = |r: &Row| {
+            of(r)
+                .and_then(|(_, p, at)| p.source.events.ts.get(r.index as usize).map(|&t| at.to_common_f64(t)))
+        };
+        let mut keyed: Vec<(f64, Row)> = rows.iter().map(|r| (time(r).unwrap_or(f64::MAX), *r)).collect();
+        if ctl.is_cancelled() {
             return None;
         }
-        if filter.is_empty() || event_matches(src, i, filter) {
-            rows.push(i as u32);
-        }
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        rows = keyed.into_iter().map(|k| k.1).collect();
     }
-    let name = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.name()));
-    let task = |i: u32| src.events.get(i as usize).map(|e| src.strings.resolve(e.comm()));
+    let event = |r: &Row| of(r).and_then(|(_, p, _)| p.source.events.get(r.index as usize).map(|e| (p, e)));
+    let name = |r: &Row| event(r).map(|(p, e)| p.source.strings.resolve(e.name()).into_owned());
+    let task = |r: &Row| event(r).map(|(p, e)| p.source.strings.resolve(e.comm()).into_owned());
     match sort {
         TableSort::Time => {}
-        TableSort::Cpu => rows.sort_by_key(|&i| src.events.cpu.get(i as usize).copied()),
-        TableSort::Name => rows.sort_by(|&a, &b| name(a).cmp(&name(b))),
-        TableSort::Task => rows.sort_by(|&a, &b| task(a).cmp(&task(b))),
+        TableSort::Cpu => rows.sort_by_key(|r| event(r).map(|(_, e)| e.cpu())),
+        TableSort::Name => rows.sort_by_cached_key(name),
+        TableSort::Task => rows.sort_by_cached_key(task),
     }
     Some(rows)
 }

@@ -4,5 +4,5 @@
 # --- steps (the guide shows exactly these lines) ---
 latscope sim axienet-napi --set tx_completion=hardirq --format json > hardirq.json
 latscope sim axienet-napi --set tx_completion=napi --format json > napi.json
-latscope sim axienet-napi --set tx_completion=hardirq -o hardirq.txt --format md > hardirq.md
+latscope sim axienet-napi --set tx_completion=hardirq --trace-out hardirq.txt --format md > hardirq.md
 latscope info hardirq.txt --json > hardirq-info.json

@@ -23,7 +23,9 @@ mod payload;
 use crate::assemble::{ColumnWindow, MergeError, SharedColumns};
 use crate::{LoadControl, ParseFailure, Position};
 use chunk::{ChunkOut, ChunkParser, MAX_LINE, OVERLONG_LINE, is_cut_point};
-use latscope_model::{BuildError, ClockOrigin, Diagnostics, Source, SourceKind, SpanTrack, Sym};
+use latscope_model::{
+    BuildError, ClockDomain, ClockOrigin, Diagnostics, KernelClock, Source, SourceKind, SpanTrack, Sym,
+};
 use memchr::memchr;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -245,7 +247,8 @@ fn assemble(parts: Vec<ChunkOut>, origin: i64, columns: SharedColumns) -> Result
         ));
     }
     let mut source = Source::new("ftrace text", "ftrace-text", SourceKind::File);
-    source.origin = ClockOrigin::from_secs_ps(origin, 0);
+    // A kernel trace clock; the text does not say which (tracefs `trace_clock` does).
+    source.origin = ClockOrigin::from_secs_ps(origin, 0).on(ClockDomain::Kernel(KernelClock::Unnamed));
     source.strings = strings;
     source.events = events;
     if !spans.is_empty() {

@@ -23,7 +23,9 @@ mod wire;
 use crate::{LoadControl, ParseFailure, Position};
 use clocks::Clocks;
 use ftrace::{BundleRef, CpuOutput, CpuWorker, Shared};
-use latscope_model::{AnalogTrack, ClockOrigin, Diagnostics, PS_PER_NS, PS_PER_S, Source, SourceKind};
+use latscope_model::{
+    AnalogTrack, ClockDomain, ClockOrigin, Diagnostics, KernelClock, PS_PER_NS, PS_PER_S, Source, SourceKind,
+};
 use prost::Message;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -211,7 +213,8 @@ pub fn parse_releasing(
     source.events = table;
     source.strings = strings;
     built.finish(&mut source.spans, &mut source.analog, &mut diags);
-    source.origin = ClockOrigin::from_secs_ps(origin_ns / 1_000_000_000, 0);
+    source.origin =
+        ClockOrigin::from_secs_ps(origin_ns / 1_000_000_000, 0).on(clock_domain(clocks.primary()));
     rebase(&mut source);
     // What was not read, said once each.
     for (number, count) in &unknown {
@@ -284,6 +287,16 @@ fn decode_in_file_order(
     workers.into_iter().map(|(w, _, _)| w.finish()).collect()
 }
 
+/// The kind of clock Perfetto's builtin clock `id` is: the realtime clocks read wall-clock
+/// time, the others are the kernel's (what ftrace stamps with).
+fn clock_domain(id: u32) -> ClockDomain {
+    match id {
+        1 | 2 => ClockDomain::Unix,
+        3..=6 => ClockDomain::Kernel(KernelClock::from_name(&clock_name(id))),
+        _ => ClockDomain::Own,
+    }
+}
+
 fn clock_name(id: u32) -> String {
     match id {
         1 => "realtime".into(),
@@ -319,7 +332,8 @@ fn rebase(source: &mut Source) {
             std::mem::take(&mut a.samples),
         );
     }
-    source.origin = ClockOrigin::from_secs_ps(source.origin.secs + secs, source.origin.ps);
+    source.origin =
+        ClockOrigin::from_secs_ps(source.origin.secs + secs, source.origin.ps).on(source.origin.domain);
 }
 
 /// Inflates every compressed packet of the top-level trace, in file order.

@@ -40,7 +40,9 @@ use compress::{Codec, Inflater, check_size, decompress};
 /// (Perfetto records the same bits).
 pub(crate) use decode::irq_flags;
 use decode::{Shared, TimeConv, Worker};
-use latscope_model::{ClockOrigin, Diagnostics, EventTableBuilder, PS_PER_NS, Source, SourceKind};
+use latscope_model::{
+    ClockDomain, ClockOrigin, Diagnostics, EventTableBuilder, KernelClock, PS_PER_NS, Source, SourceKind,
+};
 use page::PageFormat;
 use rayon::prelude::*;
 use sections::{Buffer, FileInfo, read_file_info};
@@ -406,6 +408,7 @@ fn finish_source(info: &FileInfo, top: Option<&Buffer>, mut src: Source, mut dia
     put("cpus", info.cpus.to_string());
     let clock = top.and_then(|t| t.clock.clone()).unwrap_or_else(|| "local".into());
     put("clock", clock.clone());
+    src.origin = src.origin.on(ClockDomain::Kernel(KernelClock::from_name(&clock)));
     if info.version >= 7 {
         put("compression", info.codec_name.clone());
     }

@@ -5,4 +5,5 @@ pub mod cpu;
 pub mod irq;
 pub mod nic;
 pub mod pcie;
+pub mod sdbus;
 pub mod sdhost;

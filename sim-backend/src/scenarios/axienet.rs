@@ -121,6 +121,12 @@ const TX_IRQ: i64 = 58;
 const RX_IRQ: i64 = 59;
 const NET_RX: u64 = 3;
 
+/// The values of the settings that are words.
+pub const CHOICES: &[(&str, &[&str])] = &[("tx_completion", &["hardirq", "napi"])];
+
+/// Numbers with limits tighter than "not negative".
+pub const RANGES: &[(&str, f64, f64)] = &[];
+
 pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     let cfg: Config = s.config()?;
     let napi = match cfg.tx_completion.as_str() {

@@ -82,6 +82,12 @@ pub struct E1000e {
     last_done: Ps,
 }
 
+/// The values of the settings that are words (none here).
+pub const CHOICES: &[(&str, &[&str])] = &[];
+
+/// Numbers with limits tighter than "not negative".
+pub const RANGES: &[(&str, f64, f64)] = &[("writes", 1.0, f64::INFINITY)];
+
 pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     let cfg: Config = s.config()?;
     if cfg.writes == 0 {

@@ -80,6 +80,13 @@ pub struct Imx {
     other_running: bool,
 }
 
+/// The values of the settings that are words (`soc` names a `[socs.NAME]` table).
+pub const CHOICES: &[(&str, &[&str])] = &[("pm_qos", &["on", "off"])];
+
+/// Numbers with limits tighter than "not negative".
+pub const RANGES: &[(&str, f64, f64)] =
+    &[("idle_probability", 0.0, 1.0), ("request_kib", 1.0, f64::INFINITY), ("read_mib", 1.0, f64::INFINITY)];
+
 pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     let cfg: Config = s.config()?;
     let soc = cfg.socs.get(&cfg.soc).cloned().ok_or_else(|| {

@@ -29,6 +29,7 @@ use crate::emit::{Ctx, Emitter, Line};
 use crate::engine::{Queue, World};
 use crate::models::cpu::{Cpu, WakePath};
 use crate::models::irq::{IrqController, Trigger};
+use crate::models::sdbus::{self, SdBus};
 use crate::models::sdhost::{CardTiming, Dir};
 use crate::report::{Found, Metrics, us_of};
 use crate::rng::{Rng, us};
@@ -52,6 +53,16 @@ pub struct Config {
     pub request_kib: u64,
     /// SD_SLEEP_US of the driver: the sleep between status reads of polled commands.
     pub sd_sleep_us: f64,
+    /// Block requests per direction; 0 means the whole file (`file_mib`).
+    #[serde(default)]
+    pub requests: u64,
+    /// Also emit the SD bus (CLK, CMD, DAT0-3) at bit level: off by default, for short
+    /// runs (every bit moved is a few edges).
+    #[serde(default)]
+    pub sd_bus: bool,
+    /// The SD bus clock, MHz (with `sd_bus`).
+    #[serde(default = "default_sd_clock_mhz")]
+    pub sd_clock_mhz: f64,
     pub poll_errors: BTreeMap<String, ErrorProb>,
     pub cpus: BTreeMap<String, Board>,
 }
@@ -84,6 +95,13 @@ pub struct Board {
     pub timer_wake: WakePath,
     pub card: CardTiming,
 }
+
+fn default_sd_clock_mhz() -> f64 {
+    25.0
+}
+
+/// The card's relative address, as CMD13 (SEND_STATUS) carries it.
+const RCA: u32 = 0x0001;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -140,6 +158,8 @@ pub struct Lsd {
     l_cmd: Line,
     l_dma: Line,
     l_irq: Line,
+    /// The SD bus at bit level, when `sd_bus` is on.
+    bus: Option<SdBus>,
     task: (Sym, i32),
     dev: Sym,
     host: Sym,
@@ -176,7 +196,22 @@ pub struct Lsd {
     texts: rustc_hash::FxHashMap<(u8, u64, u8, u8), Sym>,
 }
 
+/// The values of the settings that are words (`cpu` names a `[cpus.NAME]` table).
+pub const CHOICES: &[(&str, &[&str])] = &[
+    ("mode", &["cmd-irq", "dma-irq", "all-irq", "poll-5us", "poll-0us"]),
+    ("irq_trigger", &["level", "edge", "auto"]),
+    ("driver", &["old", "new", "auto"]),
+];
+
+/// Numbers with limits tighter than "not negative".
+pub const RANGES: &[(&str, f64, f64)] =
+    &[("request_kib", 1.0, f64::INFINITY), ("file_mib", 1.0, f64::INFINITY)];
+
 pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
+    Ok(Box::new(build_sim(s)?))
+}
+
+fn build_sim(s: &Scenario) -> Result<Sim<Lsd>, ScenarioError> {
     let cfg: Config = s.config()?;
     let b = cfg.cpus.get(&cfg.cpu).cloned().ok_or_else(|| {
         s.bad_value("cpu", format!("unknown CPU {:?}; known: {:?}", cfg.cpu, cfg.cpus.keys()))
@@ -230,6 +265,9 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     if cfg.request_kib == 0 {
         return Err(s.bad_value("request_kib", "must be at least 1"));
     }
+    if !(cfg.sd_clock_mhz.is_finite() && (0.1..=208.0).contains(&cfg.sd_clock_mhz)) {
+        return Err(s.bad_value("sd_clock_mhz", "expected a clock from 0.1 to 208 MHz"));
+    }
     let mut out = Emitter::new();
     let trig = if edge { Trigger::Edge } else { Trigger::Level };
     let mut irqc = IrqController::new(vec![Trigger::Level, trig, Trigger::Edge]);
@@ -246,6 +284,7 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
         l_cmd: out.line("CMD", 0),
         l_dma: out.line("DMA", 0),
         l_irq: out.line("IRQ", 0),
+        bus: cfg.sd_bus.then(|| SdBus::new(&mut out, cfg.sd_clock_mhz * 1e6)),
         task: (out.sym("cp"), 300),
         dev: out.sym("179,0"),
         host: out.sym("mmc0"),
@@ -258,7 +297,11 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
         k_op: out.sym("op"),
         k_irq: out.sym("irq"),
         k_dir: out.sym("dir"),
-        requests: (cfg.file_mib * 1024).div_ceil(cfg.request_kib),
+        requests: if cfg.requests > 0 {
+            cfg.requests
+        } else {
+            (cfg.file_mib * 1024).div_ceil(cfg.request_kib)
+        },
         req: 0,
         dir: Dir::Read,
         nr: cfg.request_kib * 2,
@@ -281,7 +324,7 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     };
     let mut q = Queue::new();
     q.at(us(100.0), Ev::Request);
-    Ok(Box::new(Sim { q, w }))
+    Ok(Sim { q, w })
 }
 
 crate::simulation::emits_via_out_field!(Lsd);
@@ -345,14 +388,26 @@ impl Lsd {
         let text = self.text(0, cmd.op, cmd.irq, dirv);
         self.out.marker_sym(t, 0, self.task, text, &kv);
         self.mrq += 0x40;
-        let arg = if cmd.bytes > 0 { 2048 + self.req * self.nr } else { 0 };
+        let sector = 2048 + self.req * self.nr;
+        let arg = match cmd.op {
+            18 | 25 => sector,
+            23 => self.nr,
+            13 => u64::from(RCA) << 16,
+            _ => 0,
+        };
         self.out.mmc_start(t, self.task, self.host, self.mrq, cmd.op, arg, self.retries, cmd.bytes / 512);
         let (_, e) = self.cpu.run(t, us(self.b.cmd_issue_us), &mut self.out);
         self.cmd_gen += 1;
         // Launching a command drops the previous command's asserted level (not a latched edge).
         self.irqc.set_source(CMD_BIT, false);
         self.update_line(e);
-        let timing = self.b.card.command(e, self.dir, cmd.bytes, &mut self.rng);
+        let mut timing = self.b.card.command(e, self.dir, cmd.bytes, &mut self.rng);
+        if let Some(bus) = self.bus.as_mut() {
+            let bytes = if cmd.bytes > 0 { sdbus::sector_bytes(sector, cmd.bytes / 512) } else { Vec::new() };
+            let data =
+                (cmd.bytes > 0).then_some(sdbus::Data { write: self.dir == Dir::Write, bytes: &bytes });
+            bus.transaction(&mut self.out, e, cmd.op as u8, arg as u32, data, &mut timing);
+        }
         self.issued = e;
         self.cmd_done = None;
         self.dma_done = None;
@@ -648,3 +703,7 @@ pub fn metrics(found: &Found<'_>) -> Metrics {
         ("data_wait_us_p50", us_of(found.stats("data-wait").p50)),
     ])
 }
+
+#[cfg(test)]
+#[path = "litesdcard_bus.rs"]
+mod bus_truth;

@@ -22,6 +22,22 @@ pub fn build(s: &Scenario) -> Result<Box<dyn Model>, ScenarioError> {
     }
 }
 
+/// The words a setting may take: (setting, its valid values).
+pub type Choices = &'static [(&'static str, &'static [&'static str])];
+/// The limits of number settings: (setting, lowest, highest).
+pub type Ranges = &'static [(&'static str, f64, f64)];
+
+/// The scenario kind's word settings and their values, and its numbers' limits (what the
+/// workbench's settings editor offers, so only valid values can be chosen).
+pub fn constraints(kind: Kind) -> (Choices, Ranges) {
+    match kind {
+        Kind::E1000eMta => (e1000e::CHOICES, e1000e::RANGES),
+        Kind::LiteSdCard => (litesdcard::CHOICES, litesdcard::RANGES),
+        Kind::Imx8mqCpuidle => (imx8mq::CHOICES, imx8mq::RANGES),
+        Kind::AxienetNapi => (axienet::CHOICES, axienet::RANGES),
+    }
+}
+
 /// What the scenario measures: rule specs, as a user types them after `latscope report
 /// --rule` (some carry settings of the scenario, such as the stall factor).
 pub fn rules(s: &Scenario) -> Result<Vec<String>, ScenarioError> {
