@@ -145,13 +145,42 @@ pub(crate) struct BundleRef<'a> {
 }
 
 /// An atrace marker (`B|`, `E`, `C|`, `S|`, `F|`) written through `print`, to become spans
-/// and counters once every CPU's markers are merged in time order.
+/// and counters once every CPU's markers are merged in time order. Its text lies in the
+/// markers' shared byte arena (one allocation for all, not one per marker).
 #[derive(Debug, Clone)]
 pub(crate) struct AtraceRec {
     pub ts: Ps,
     pub tid: i32,
     pub cpu: u16,
-    pub text: Box<[u8]>,
+    /// `text[0]..text[1]` of the arena.
+    pub text: [usize; 2],
+}
+
+/// Atrace markers and the bytes of their texts.
+#[derive(Debug, Default)]
+pub(crate) struct Atrace {
+    pub recs: Vec<AtraceRec>,
+    pub text: Vec<u8>,
+}
+
+impl Atrace {
+    fn push(&mut self, ts: Ps, tid: i32, cpu: u16, text: &[u8]) {
+        let from = self.text.len();
+        self.text.extend_from_slice(text);
+        self.recs.push(AtraceRec { ts, tid, cpu, text: [from, self.text.len()] });
+    }
+
+    /// Appends `other`'s markers (their texts moved into this arena).
+    pub(crate) fn append(&mut self, other: Atrace) {
+        let shift = self.text.len();
+        self.text.extend_from_slice(&other.text);
+        self.recs.extend(other.recs.into_iter().map(|r| AtraceRec { text: r.text.map(|x| x + shift), ..r }));
+    }
+
+    /// A marker's text.
+    pub(crate) fn text_of(&self, r: &AtraceRec) -> &[u8] {
+        self.text.get(r.text[0]..r.text[1]).unwrap_or_default()
+    }
 }
 
 /// What a worker hands back.
@@ -159,7 +188,7 @@ pub(crate) struct AtraceRec {
 pub(crate) struct CpuOutput {
     pub builder: EventTableBuilder,
     pub diags: Diagnostics,
-    pub atrace: Vec<AtraceRec>,
+    pub atrace: Atrace,
     /// Task names learnt from this CPU's events (last one per pid).
     pub names: FxHashMap<i32, Vec<u8>>,
     /// Events of types latscope has no schema for, by FtraceEvent field number.
@@ -207,7 +236,7 @@ pub(crate) struct CpuWorker<'s> {
     /// Names seen so far on this CPU, as symbols of `b`.
     comms: FxHashMap<i32, Known>,
     out_names: FxHashMap<i32, Vec<u8>>,
-    atrace: Vec<AtraceRec>,
+    atrace: Atrace,
     diags: Diagnostics,
     unknown: FxHashMap<u32, u64>,
     unknown_layouts: FxHashMap<u32, LayoutId>,
@@ -216,6 +245,8 @@ pub(crate) struct CpuWorker<'s> {
     devs: FxHashMap<u64, Sym>,
     /// `print` layouts by their field list.
     print_layouts: FxHashMap<Vec<(Sym, FieldKind)>, LayoutId>,
+    /// The layout of a `print` with no `key=value` token (`ip`, `text`).
+    plain_print: Option<LayoutId>,
     /// The softirq names of `SOFTIRQ_NAMES` (and then `UNKNOWN`), interned when first seen.
     softirq_actions: [Option<Sym>; SOFTIRQ_NAMES.len() + 1],
     unmapped_clock: u64,
@@ -293,16 +324,24 @@ impl<'s> CpuWorker<'s> {
             running: None,
             comms: FxHashMap::default(),
             out_names: FxHashMap::default(),
-            atrace: Vec::new(),
+            atrace: Atrace::default(),
             diags: Diagnostics::default(),
             unknown: FxHashMap::default(),
             unknown_layouts: FxHashMap::default(),
             irq_names: FxHashMap::default(),
             devs: FxHashMap::default(),
             print_layouts: FxHashMap::default(),
+            plain_print: None,
             softirq_actions: [None; SOFTIRQ_NAMES.len() + 1],
             unmapped_clock: 0,
         }
+    }
+
+    /// Room for the events of `bytes` of this CPU's bundles, so the columns are not
+    /// copied as they grow: events take 20–30 bytes each in a plain bundle and fewer in
+    /// compact sched, and the estimate errs high (room not written to stays unmapped).
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        self.b.reserve(bytes / 12, bytes / 2);
     }
 
     pub(crate) fn finish(self) -> CpuOutput {
@@ -903,18 +942,26 @@ impl<'s> CpuWorker<'s> {
         self.values.push(FieldValue::Str(text_sym));
         let b = &mut self.b;
         push_token_fields(text, &mut |s| b.intern(s), &mut self.fields, &mut self.values);
-        // Markers share a handful of field lists: look them up without building a key.
-        let layout = match self.print_layouts.get(self.fields.as_slice()) {
-            Some(&id) => id,
+        // Markers share a handful of field lists: look them up without building a key
+        // (and the list of a marker without tokens, the most common, without hashing).
+        let plain = self.fields.len() == 2;
+        let known =
+            if plain { self.plain_print } else { self.print_layouts.get(self.fields.as_slice()).copied() };
+        let layout = match known {
+            Some(id) => id,
             None => {
                 let id = self.b.layout(self.keys.print, &self.fields);
-                self.print_layouts.insert(self.fields.clone(), id);
+                if plain {
+                    self.plain_print = Some(id);
+                } else {
+                    self.print_layouts.insert(self.fields.clone(), id);
+                }
                 id
             }
         };
         self.push(ts, pid, flags, layout);
         if is_atrace(text) {
-            self.atrace.push(AtraceRec { ts, tid: pid, cpu: self.cpu, text: text.into() });
+            self.atrace.push(ts, pid, self.cpu, text);
         }
     }
 

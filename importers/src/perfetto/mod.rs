@@ -172,13 +172,13 @@ pub fn parse_releasing(
     }
     let mut task_names = names;
     let mut builders = Vec::with_capacity(outputs.len());
-    let mut atrace = Vec::new();
+    let mut atrace = ftrace::Atrace::default();
     let mut unknown: BTreeMap<u32, u64> = BTreeMap::new();
     let mut unmapped = 0;
     for o in outputs {
         builders.push(o.builder);
         diags.extend(o.diags);
-        atrace.extend(o.atrace);
+        atrace.append(o.atrace);
         for (pid, n) in o.names {
             task_names.entry(pid).or_insert(n);
         }
@@ -206,7 +206,7 @@ pub fn parse_releasing(
         .raw
         .iter()
         .filter_map(|e| to_ps(e.clock, e.ts))
-        .chain(atrace.iter().map(|r| r.ts))
+        .chain(atrace.recs.iter().map(|r| r.ts))
         .fold(trace_end, i64::max);
     tracks::build_atrace(atrace, &task_names, &mut strings, trace_end, &mut built);
     tracks::build_track_events(&tracks, &task_names, &mut strings, &to_ps, trace_end, &mut built);
@@ -265,7 +265,11 @@ fn decode_in_file_order(
         .iter()
         .enumerate()
         .filter(|(_, b)| !b.is_empty())
-        .map(|(cpu, b)| (CpuWorker::new(shared, cpu as u16), b.as_slice(), 0))
+        .map(|(cpu, b)| {
+            let mut w = CpuWorker::new(shared, cpu as u16);
+            w.reserve(b.iter().map(|b| b.data.len()).sum());
+            (w, b.as_slice(), 0)
+        })
         .collect();
     let mut from = 0u64;
     while workers.iter().any(|(_, list, done)| *done < list.len()) && !ctl.is_cancelled() {

@@ -2,7 +2,7 @@
 //! atrace markers (`B|pid|name`, `E`, `C|pid|name|value`, `S|`/`F|` async slices) become span
 //! tracks and sample-and-hold counter tracks.
 
-use super::ftrace::AtraceRec;
+use super::ftrace::Atrace;
 use super::protos::{TrackDescriptor, TrackEvent};
 use latscope_model::{AnalogTrack, Diagnostics, Interner, Ps, SpanTrack, Sym};
 use rustc_hash::FxHashMap;
@@ -289,12 +289,13 @@ type AsyncKey = (i32, Vec<u8>, Vec<u8>);
 /// `F|tgid|name|cookie` bound an async slice on the process; `C|tgid|name|value` is a
 /// counter sample.
 pub(crate) fn build_atrace(
-    mut recs: Vec<AtraceRec>,
+    mut atrace: Atrace,
     names: &FxHashMap<i32, Vec<u8>>,
     strings: &mut Interner,
     trace_end: Ps,
     out: &mut Built,
 ) {
+    let mut recs = std::mem::take(&mut atrace.recs);
     recs.sort_by_key(|r| (r.ts, r.cpu));
     let thread_track = |tid: i32| {
         let n = names.get(&tid).map_or_else(|| "<...>".into(), |n| String::from_utf8_lossy(n).into_owned());
@@ -306,7 +307,7 @@ pub(crate) fn build_atrace(
     let mut threads: FxHashMap<i32, Vec<(Ps, Sym)>> = FxHashMap::default();
     let mut asyncs: FxHashMap<AsyncKey, (Ps, Sym)> = FxHashMap::default();
     for r in &recs {
-        let mut parts = r.text.splitn(4, |&b| b == b'|');
+        let mut parts = atrace.text_of(r).splitn(4, |&b| b == b'|');
         let kind = parts.next().unwrap_or_default();
         let tgid: i32 =
             parts.next().and_then(|p| std::str::from_utf8(p).ok()?.trim().parse().ok()).unwrap_or(r.tid);

@@ -70,6 +70,22 @@ pub(crate) fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, &'static str> {
             *pos = at + 2;
             Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7))
         }
+        // Timestamps take 5 to 8 bytes: read eight at once and gather their 7-bit groups.
+        Some(b) if b.len() >= 8 => {
+            let word = u64::from_le_bytes(b[..8].try_into().unwrap_or([0xff; 8]));
+            let stops = !word & 0x8080_8080_8080_8080;
+            if stops == 0 {
+                return varint_bytewise(buf, pos);
+            }
+            let len = (stops.trailing_zeros() / 8 + 1) as usize;
+            let keep = u64::MAX >> (64 - 8 * len);
+            let mut x = word & keep & 0x7f7f_7f7f_7f7f_7f7f;
+            x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+            x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+            x = ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff);
+            *pos = at + len;
+            Ok(x)
+        }
         _ => varint_bytewise(buf, pos),
     }
 }
