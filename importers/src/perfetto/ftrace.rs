@@ -340,8 +340,10 @@ impl<'s> CpuWorker<'s> {
     /// Room for the events of `bytes` of this CPU's bundles, so the columns are not
     /// copied as they grow: events take 20–30 bytes each in a plain bundle and fewer in
     /// compact sched, and the estimate errs high (room not written to stays unmapped).
+    /// Capped, so gigabytes of inflated junk do not ask for room up front.
     pub(crate) fn reserve(&mut self, bytes: usize) {
-        self.b.reserve(bytes / 12, bytes / 2);
+        const MAX_EVENTS: usize = 1 << 24;
+        self.b.reserve((bytes / 12).min(MAX_EVENTS), (bytes / 2).min(MAX_EVENTS * 16));
     }
 
     pub(crate) fn finish(self) -> CpuOutput {
