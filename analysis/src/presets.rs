@@ -11,7 +11,8 @@
 //!   closed), completions with no issue, issues never completed.
 //! - `wakeup`: `sched_wakeup -> sched_switch` by `pid:next_pid`, policy `first`; a task
 //!   seen running (an event it executes) before a switch-in drops its open wakeups, noted
-//!   (the switch-in went unrecorded).
+//!   (the switch-in went unrecorded). A source with no `sched_wakeup` but `sched_waking`
+//!   is paired from `sched_waking` instead, noted ([`WAKING_NOTE`]).
 //! - `cmd-irq[:irq=N|irq=ENDPOINT][,cmd=ENDPOINT]`: see [`CmdIrq`]; `chain[:…]` the same
 //!   options, see `chain`.
 
@@ -27,19 +28,46 @@ use latscope_model::{FieldValue, Placed, Ps, Source};
 
 /// The `wakeup` rule.
 pub fn wakeup_rule() -> PairRule {
-    PairRule::new("wakeup", Endpoint::event("sched_wakeup"), Endpoint::event("sched_switch"), Policy::First)
+    wakeup_rule_from(WAKEUP)
+}
+
+const WAKEUP: &str = "sched_wakeup";
+const WAKING: &str = "sched_waking";
+
+/// The note of a source paired from `sched_waking`; its count is the `sched_waking` events.
+pub const WAKING_NOTE: &str = "paired from sched_waking (the trace has no sched_wakeup); sched_waking events";
+
+/// The `wakeup` rule with `start` (`sched_wakeup`, or `sched_waking` in its place).
+fn wakeup_rule_from(start: &str) -> PairRule {
+    PairRule::new("wakeup", Endpoint::event(start), Endpoint::event("sched_switch"), Policy::First)
         .by_mapped("pid", "next_pid")
 }
 
 pub(crate) fn run_wakeup(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
-    let rule = wakeup_rule();
+    let wakeup = wakeup_rule();
+    let waking = wakeup_rule_from(WAKING);
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
-        if !rule.start.present_in(src) || !rule.end.present_in(src) {
+        if !wakeup.end.present_in(src) {
             continue;
         }
-        let (res, ran) = pair_wakeups(src);
-        let mut o = outcome_of("wakeup", AnalysisKind::Pair, i, &rule, &res, src);
+        // Recorders that trace only `sched_waking` (systing, Android's default config)
+        // would otherwise get no wakeup latency at all. `sched_waking` fires when the
+        // wakeup starts, on the waker's CPU, a little before `sched_wakeup` would: the
+        // latencies include that part, so the outcome says which event it paired.
+        let (rule, from_waking) = if wakeup.start.present_in(src) {
+            (&wakeup, false)
+        } else if waking.start.present_in(src) {
+            (&waking, true)
+        } else {
+            continue;
+        };
+        let start = if from_waking { WAKING } else { WAKEUP };
+        let (res, ran, wakes) = pair_wakeups(src, start.as_bytes());
+        let mut o = outcome_of("wakeup", AnalysisKind::Pair, i, rule, &res, src);
+        if from_waking {
+            o.notes.push(Note { what: WAKING_NOTE.into(), count: wakes });
+        }
         if ran > 0 {
             o.notes
                 .push(Note { what: "wakeups whose task ran with no recorded switch-in".into(), count: ran });
@@ -47,22 +75,21 @@ pub(crate) fn run_wakeup(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Analysi
         out.push(o);
     }
     if out.is_empty() {
-        return Err(missing_error("wakeup", &rule.start));
+        return Err(missing_error("wakeup", &wakeup.start));
     }
     Ok(out)
 }
 
-/// `wakeup` pairing: a switch-in of task P closes P's oldest open wakeup and drops the
-/// others (policy first). A task seen running — any event executed by P — before a switch-in
-/// drops its open wakeups too: the kernel did not record that switch-in (often out of idle),
-/// and a later switch-in would be another scheduling. Returns the pairs and that count.
-fn pair_wakeups(src: &Source) -> (PairResult, u64) {
+/// `wakeup` pairing from the events named `start`: a switch-in of task P closes P's oldest
+/// open wakeup and drops the others (policy first). A task seen running — any event
+/// executed by P — before a switch-in drops its open wakeups too: the kernel did not record
+/// that switch-in (often out of idle), and a later switch-in would be another scheduling.
+/// Returns the pairs, that count and the number of `start` events.
+fn pair_wakeups(src: &Source, start: &[u8]) -> (PairResult, u64, u64) {
     let mut res = PairResult::default();
-    let mut ran = 0u64;
-    let (Some(wake), Some(switch)) =
-        (src.strings.lookup(b"sched_wakeup"), src.strings.lookup(b"sched_switch"))
-    else {
-        return (res, ran);
+    let (mut ran, mut wakes) = (0u64, 0u64);
+    let (Some(wake), Some(switch)) = (src.strings.lookup(start), src.strings.lookup(b"sched_switch")) else {
+        return (res, ran, wakes);
     };
     let pid = FieldSel::new(src, "pid");
     let next_pid = FieldSel::new(src, "next_pid");
@@ -88,11 +115,12 @@ fn pair_wakeups(src: &Source) -> (PairResult, u64) {
         } else if n == wake
             && let Some(p) = pid.get(&ev).and_then(|v| v.as_i64())
         {
+            wakes += 1;
             open.entry(p).or_default().push(ev.ts());
         }
     }
     res.unmatched_start += open.values().map(|v| v.len() as u64).sum::<u64>();
-    (res, ran)
+    (res, ran, wakes)
 }
 
 /// Whether a block event is a flush-like request (keyed by `dev` only).

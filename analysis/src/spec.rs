@@ -102,7 +102,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("block", "block_rq_issue -> block_rq_complete by dev,sector (flushes by dev), fifo"),
     ("irq-handler", "irq_handler_entry -> irq_handler_exit by cpu,irq, lifo (nesting)"),
     ("softirq", "softirq_entry -> softirq_exit by cpu,vec, lifo"),
-    ("wakeup", "sched_wakeup -> sched_switch in of that pid; the oldest pending wakeup"),
+    ("wakeup", "sched_wakeup (else sched_waking) -> sched_switch in of that pid; the oldest pending wakeup"),
     ("idle", "cpu_idle state!=4294967295 -> state=4294967295 by cpu, next"),
     ("irqs-off", "irq_disable -> irq_enable by cpu, next"),
     ("mmc", "mmc_request_start -> mmc_request_done by host,cmd_opcode, fifo"),
@@ -136,7 +136,8 @@ pub enum IrqSel {
 pub enum Preset {
     Block,
     /// `sched_wakeup -> sched_switch` by `pid:next_pid`, policy first; a task seen running
-    /// drops its open wakeups (their switch-in was not recorded), and they are noted.
+    /// drops its open wakeups (their switch-in was not recorded), and they are noted. A
+    /// source without `sched_wakeup` is paired from `sched_waking`, noted.
     Wakeup,
     CmdIrq {
         name: String,

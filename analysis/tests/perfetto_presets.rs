@@ -5,6 +5,7 @@
 //! Perfetto publishes). Real traces from the shared corpus (or `$LATSCOPE_CORPUS`), and
 //! synthetic ones from bench/perfetto_gen.py with plain and compact sched records.
 
+use latscope_analysis::presets::WAKING_NOTE;
 use latscope_analysis::runner::{AnalysisError, run_spec};
 use latscope_analysis::spec::preset_spec;
 use latscope_importers::LoadControl;
@@ -79,6 +80,17 @@ fn agree(path: &Path, src: &Source, o: &serde_json::Value, preset: &str) -> bool
         "{}: {preset} unmatched ends",
         path.display()
     );
+    if preset == "wakeup" {
+        // Paired from sched_waking exactly when the oracle did, and said so.
+        let note = o.notes.iter().find(|n| n.what == WAKING_NOTE);
+        match want["from"].as_str().unwrap() {
+            "sched_waking" => {
+                let note = note.unwrap_or_else(|| panic!("{}: no sched_waking note", path.display()));
+                assert_eq!(note.count, want["starts"].as_u64().unwrap());
+            }
+            _ => assert!(note.is_none(), "{}: noted sched_waking with sched_wakeup present", path.display()),
+        }
+    }
     !got.is_empty()
 }
 
@@ -98,8 +110,8 @@ fn corpus_presets_agree_with_the_oracle() {
         eprintln!("skipping: the Perfetto corpus is not at {}", dir.display());
         return;
     }
-    // systing records sched_waking (compact) but no sched_wakeup: wakeup does not apply.
-    assert_eq!(check(&dir.join("systing_compact_sched_irq.pb")), vec!["irq-handler", "softirq"]);
+    // systing records sched_waking (compact) but no sched_wakeup: wakeup pairs sched_waking.
+    assert_eq!(check(&dir.join("systing_compact_sched_irq.pb")), vec!["irq-handler", "softirq", "wakeup"]);
     assert!(check(&dir.join("nowinandroid_android_atrace_ftrace.perfetto-trace")).is_empty());
 }
 

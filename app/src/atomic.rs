@@ -58,9 +58,15 @@ pub fn check_not_input(path: &Path, inputs: &[PathBuf]) -> Result<(), WriteError
     Ok(())
 }
 
-fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(tmp)?;
-    f.write_all(bytes)?;
+fn write_then_rename(
+    tmp: &Path,
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let f = std::fs::OpenOptions::new().write(true).create_new(true).open(tmp)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+    write(&mut out)?;
+    let f = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     f.sync_all()?;
     drop(f);
     std::fs::rename(tmp, path)
@@ -68,6 +74,18 @@ fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<(
 
 /// Writes `bytes` to `path` atomically, refusing to replace any of `inputs`.
 pub fn write_atomic(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(), WriteError> {
+    write_atomic_with(path, inputs, |w| w.write_all(bytes))
+}
+
+/// Writes what `write` produces to `path` atomically, refusing to replace any of `inputs`.
+/// The output streams into the temporary file, so a large one (a Perfetto trace of
+/// millions of events) is never held in memory whole; when `write` fails the temporary
+/// file is removed and the target stays as it was.
+pub fn write_atomic_with(
+    path: &Path,
+    inputs: &[PathBuf],
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
     check_not_input(path, inputs)?;
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let io = |source| WriteError::Io { path: path.to_path_buf(), source };
@@ -81,7 +99,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(),
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    if let Err(e) = write_then_rename(&tmp, path, bytes) {
+    if let Err(e) = write_then_rename(&tmp, path, write) {
         let _ = std::fs::remove_file(&tmp);
         return Err(io(e));
     }
@@ -105,6 +123,22 @@ mod tests {
         std::fs::write(&out, b"old").unwrap();
         write_atomic(&out, b"new", &[]).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"new");
+        let names: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_failing_writer_leaves_the_target_and_no_temporary() {
+        let d = tempdir("failing");
+        let out = d.join("t.json");
+        std::fs::write(&out, b"old").unwrap();
+        let r = write_atomic_with(&out, &[], |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("the writer gave up"))
+        });
+        assert!(matches!(r, Err(WriteError::Io { .. })), "{r:?}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"old");
         let names: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 1, "{names:?}");
         std::fs::remove_dir_all(&d).unwrap();

@@ -202,14 +202,15 @@ pub fn emit_perfetto(
         .zip(sources)
         .map(|(name, p)| report::perfetto::ExportSource { name, source: p.source, placement: p.placement })
         .collect();
-    let mut bytes = Vec::new();
-    report::perfetto::write_trace_events(&export, outcomes, &mut bytes)
-        .context("writing the Perfetto trace")?;
+    // Streamed: the JSON of a large trace is several times its size.
     match output {
-        Some(path) => atomic::write_atomic(path, &bytes, inputs)?,
+        Some(path) => atomic::write_atomic_with(path, inputs, |w| {
+            report::perfetto::write_trace_events(&export, outcomes, w)
+        })
+        .context("writing the Perfetto trace")?,
         None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            report::perfetto::write_trace_events(&export, outcomes, &mut out)
                 .and_then(|()| out.flush())
                 .context("writing the Perfetto trace to stdout")?;
         }

@@ -122,6 +122,77 @@ fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
     assert_eq!(json["analyses"].as_array().unwrap().len(), 2);
 }
 
+/// File > Export trace for Perfetto, clicked in the menu: the worker writes what `latscope
+/// report --format perfetto` writes for the same file and presets, and the file read back
+/// holds every pair of the panel's results as a slice, to the nanosecond.
+#[test]
+fn the_perfetto_export_from_the_file_menu_is_what_latscope_report_writes() {
+    let dir = tempdir("perfetto");
+    let file = sample("perfetto/synthetic_sched_irq.pftrace");
+    let presets = ["irq-handler", "softirq", "wakeup"];
+    let mut h = open(std::slice::from_ref(&file), &dir);
+    h.state_mut().analysis.rules.specs = presets.map(String::from).to_vec();
+    h.state_mut().update(Message::RunAnalysis);
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running());
+    assert_eq!(h.state().analysis.results.len(), 3, "{:?}", h.state().errors);
+    // The sample's own load warnings (unbalanced atrace markers) are in the window: only
+    // what the export says matters below.
+    let warnings = std::mem::take(&mut h.state_mut().errors);
+    assert!(warnings.iter().all(|w| w.contains("slice")), "{warnings:?}");
+    h.state_mut().notice = None;
+
+    h.get_by_label("File").click();
+    h.step();
+    h.step();
+    h.get_by_label("Export trace for Perfetto (ui.perfetto.dev)…").click();
+    wait(&mut h, "the save", |wb| wb.saves_running() == 0 && (wb.notice.is_some() || !wb.errors.is_empty()));
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    let path = dir.join(SaveWhat::PerfettoTrace.default_name());
+    let notice = h.state().notice.clone().unwrap();
+    assert!(notice.contains(&path.display().to_string()), "{notice}");
+
+    let gui = std::fs::read(&path).unwrap();
+    let cli_out = dir.join("cli-perfetto.json");
+    let args = ReportArgs {
+        files: vec![file.clone()],
+        presets: presets.map(String::from).to_vec(),
+        rules: Vec::new(),
+        align: None,
+        fail_if: Vec::new(),
+        format: Some(ReportFormat::Perfetto),
+        output: Some(cli_out.clone()),
+        decoders: Vec::new(),
+    };
+    report_cmd::run(&args).unwrap();
+    assert!(
+        gui == std::fs::read(&cli_out).unwrap(),
+        "the GUI's Perfetto trace differs from `latscope report`"
+    );
+
+    // Read back: one `pair` slice per sample, named by its analysis, same start and end.
+    let v: serde_json::Value = serde_json::from_slice(&gui).unwrap();
+    let ns = |x: &serde_json::Value| (x.as_f64().unwrap() * 1000.0).round() as i64;
+    let events = v["traceEvents"].as_array().unwrap();
+    let wb = h.state();
+    let origin = wb.analysis.inputs[0].source.origin;
+    let origin_s = v["otherData"]["origin_s"].as_str().unwrap();
+    assert!(origin_s.starts_with(&format!("{}.", origin.secs)), "{origin_s}");
+    for r in wb.analysis.results.iter() {
+        let o = &r.outcome;
+        assert!(!o.samples.is_empty(), "{}: the sample has pairs", o.name);
+        let mut want: Vec<(i64, i64)> =
+            o.samples.iter().map(|s| (s.start.div_euclid(1000), s.end.div_euclid(1000))).collect();
+        let mut got: Vec<(i64, i64)> = events
+            .iter()
+            .filter(|e| e["cat"] == "pair" && e["name"] == o.name.as_str())
+            .map(|e| (ns(&e["ts"]), ns(&e["ts"]) + ns(&e["dur"])))
+            .collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        assert_eq!(got, want, "{}: the slices are the panel's pairs", o.name);
+    }
+}
+
 #[test]
 fn export_never_replaces_an_input_and_needs_an_analysis() {
     let dir = tempdir("refuse");
@@ -132,15 +203,19 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
     // The presets the file holds ran on open; without results there is nothing to export.
     wait(&mut h, "the presets chosen on open", |wb| wb.settled());
     h.state_mut().analysis.results = Default::default();
-    h.state_mut().update(Message::Export(SaveWhat::Report(Format::Md)));
-    h.step();
-    assert!(h.state().errors.iter().any(|e| e.contains("run an analysis first")), "{:?}", h.state().errors);
-    h.state_mut().errors.clear();
+    for what in [SaveWhat::Report(Format::Md), SaveWhat::PerfettoTrace] {
+        h.state_mut().update(Message::Export(what));
+        h.step();
+        let errors = std::mem::take(&mut h.state_mut().errors);
+        assert!(errors.iter().any(|e| e.contains("run an analysis first")), "{what:?}: {errors:?}");
+    }
 
     h.state_mut().analysis.rules.specs = vec!["irq-handler".into()];
     h.state_mut().update(Message::RunAnalysis);
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
-    for what in [SaveWhat::Report(Format::Md), SaveWhat::Session, SaveWhat::TimelinePng] {
+    for what in
+        [SaveWhat::Report(Format::Md), SaveWhat::PerfettoTrace, SaveWhat::Session, SaveWhat::TimelinePng]
+    {
         h.state_mut().update(Message::SaveTo(what, input.clone()));
         h.step();
         let errors = std::mem::take(&mut h.state_mut().errors);
@@ -332,7 +407,8 @@ fn light_theme_darkens_default_lane_colours_and_keeps_chosen_ones() {
 #[test]
 fn palette_offers_every_export() {
     let names: Vec<&str> = latscope::gui::palette::matching("export").iter().map(|a| a.name).collect();
-    assert_eq!(names.len(), 5, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert!(names.contains(&"Export trace for Perfetto (ui.perfetto.dev)…"), "{names:?}");
     assert_eq!(latscope::gui::palette::matching("session").len(), 2);
     assert_eq!(latscope::gui::palette::matching("theme").len(), 1);
 }

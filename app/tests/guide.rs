@@ -31,8 +31,13 @@ fn run_script(name: &str) -> Scratch {
 
 /// The step lines of a script (after the `--- steps` marker) must appear in its walkthrough.
 fn guide_shows_script(name: &str) {
+    page_shows_script(name, &format!("walkthroughs/{name}.md"));
+}
+
+/// The step lines of `scripts/NAME.sh` must appear in `page` (relative to docs/guide/).
+fn page_shows_script(name: &str, page: &str) {
     let script = std::fs::read_to_string(guide_dir().join("scripts").join(format!("{name}.sh"))).unwrap();
-    let page = std::fs::read_to_string(guide_dir().join("walkthroughs").join(format!("{name}.md"))).unwrap();
+    let page = std::fs::read_to_string(guide_dir().join(page)).unwrap();
     let steps = script.split_once("# --- steps").map(|(_, s)| s).unwrap();
     for line in steps.lines().skip(1).map(str::trim).filter(|l| !l.is_empty()) {
         assert!(page.contains(line), "walkthroughs/{name}.md does not show the step `{line}`");
@@ -199,4 +204,66 @@ fn virtio_real_capture_command_to_wakeup() {
     assert_eq!(cmp["a"]["count"], cmp["b"]["count"]);
     assert!(cmp["delta_ns"]["p50"].as_f64().unwrap().abs() < 1000.0, "{cmp}");
     assert!(std::fs::read_to_string(d.join("gate.md")).unwrap().contains("| block |"));
+}
+
+#[test]
+fn perfetto_open_presets_and_export() {
+    page_shows_script("perfetto", "perfetto.md");
+    let out = run_script("perfetto");
+    let d = &*out;
+    let page = std::fs::read_to_string(guide_dir().join("perfetto.md")).unwrap();
+    // What info.txt says, as the page quotes it.
+    let info = std::fs::read_to_string(d.join("info.txt")).unwrap();
+    let line = |name: &str, kind: &str| {
+        info.lines()
+            .find_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let [head @ .., k, n] = w.as_slice() else { return None };
+                (head.join(" ") == name && *k == kind).then(|| (*n).to_owned())
+            })
+            .unwrap_or_else(|| panic!("info.txt has no {name} {kind}: {info}"))
+    };
+    assert_eq!(line("irq_handler_entry", "events"), "713");
+    assert_eq!(line("sched_switch", "events"), "822");
+    assert_eq!(line("print", "events"), "753");
+    assert_eq!(line("atrace worker/0-1000", "spans"), "16", "the page quotes it");
+    assert!(info.contains("86 slice end(s) with no open slice") && info.contains("114 slice(s) never ended"));
+    assert_eq!(json(d, "info.json")["events"].as_u64(), Some(6409));
+
+    // The table of the presets.
+    let report = json(d, "presets.json");
+    let analysis = |name: &str| {
+        report["analyses"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap().clone()
+    };
+    let us = |a: &Value, stat: &str| format!("{:.3} us", a["stats_ns"][stat].as_f64().unwrap() / 1e3);
+    for (name, count, unmatched) in [("irq-handler", 713, 0), ("softirq", 347, 0), ("wakeup", 785, 37)] {
+        let a = analysis(name);
+        assert_eq!(a["count"].as_u64(), Some(count), "{name}");
+        assert_eq!(a["unmatched_start"].as_u64(), Some(unmatched), "{name}");
+        assert_eq!(a["unmatched_end"].as_u64(), Some(unmatched), "{name}");
+        let row = format!(
+            "| {name} | {count} | {unmatched} / {unmatched} | {} | {} |",
+            us(&a, "p50"),
+            us(&a, "max")
+        );
+        assert!(page.contains(&row), "the page's table lacks `{row}`");
+        // The sample has sched_wakeup: no fallback note.
+        assert!(
+            a["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|n| !n["what"].as_str().unwrap().contains("sched_waking"))
+        );
+    }
+
+    // The Perfetto trace: one pair slice per sample, and the latency counter.
+    let trace = json(d, "irq.json");
+    let events = trace["traceEvents"].as_array().unwrap();
+    for (name, count) in [("irq-handler", 713), ("softirq", 347), ("wakeup", 785)] {
+        let slices = events.iter().filter(|e| e["cat"] == "pair" && e["name"] == name).count();
+        assert_eq!(slices, count, "{name} slices");
+    }
+    assert!(events.iter().any(|e| e["ph"] == "C" && e["name"] == "irq-handler latency"));
+    assert!(events.iter().any(|e| e["ph"] == "M" && e["args"]["name"] == "CPU 0"));
 }

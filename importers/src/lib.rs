@@ -57,7 +57,7 @@ fn import_with(
     let mut source = match format {
         Format::FtraceText => ftrace_text::parse_releasing(data, ctl, release)?,
         Format::TraceDat => tracedat::parse(data, ctl)?,
-        Format::Perfetto => perfetto::parse(data, ctl)?,
+        Format::Perfetto => perfetto::parse_releasing(data, ctl, release)?,
         Format::SigrokSr => sigrok::parse(data, ctl)?,
         Format::Vcd => vcd::parse(data, ctl)?,
         Format::Fst | Format::Ghw => wave::parse(data, ctl)?,

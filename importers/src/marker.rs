@@ -45,6 +45,10 @@ pub(crate) fn push_token_fields(
     fields: &mut Vec<(Sym, FieldKind)>,
     values: &mut Vec<FieldValue>,
 ) {
+    // Most markers have no token: one scan says so.
+    if memchr::memchr(b'=', text).is_none() {
+        return;
+    }
     let mut toks: Vec<Token<'_>> = Vec::new();
     tokens(text, &mut toks);
     for t in &toks {

@@ -10,12 +10,14 @@ not with latscope's code. Prints one JSON object:
   atrace   {"B": n, "E": n, "C": n}        atrace markers in print events
   pairs    {"irq-handler"|"softirq"|"wakeup": {"pairs": [[start_ns, end_ns], ...],
                                                "unmatched_start": n, "unmatched_end": n}}
+           (wakeup also: "from", the start event paired, and "starts", how many there are)
 
 Pairing is written here from latscope's documented preset semantics (docs/ARCHITECTURE.md,
 DESIGN 4.3): irq-handler irq_handler_entry -> irq_handler_exit by (cpu, irq), newest first;
 softirq the same by (cpu, vec); wakeup sched_wakeup -> sched_switch by pid:next_pid, a
 switch-in closing the oldest open wakeup and dropping the others, and any event executed
-by a task dropping its open wakeups.
+by a task dropping its open wakeups; a trace with no sched_wakeup pairs its sched_waking
+events the same way (the wakeup entry's "from" names the start event).
 
 Compact sched: the task a switch puts on a CPU is the previous task of that CPU's next
 switch; a waking is executed by the task running on its CPU at that time (-1 when none is
@@ -140,6 +142,8 @@ def lifo(events, start, end, field):
 
 
 def wakeup(events):
+    names = {e[3] for e in events}
+    start = "sched_wakeup" if "sched_wakeup" in names else "sched_waking"
     open_ = {}
     pairs, unmatched_start, unmatched_end = [], 0, 0
     for ts, _, _, name, pid, fields in events:
@@ -152,11 +156,17 @@ def wakeup(events):
                 unmatched_start += len(waiting) - 1
             else:
                 unmatched_end += 1
-        elif name == "sched_wakeup":
+        elif name == start:
             open_.setdefault(fields["pid"], []).append(ts)
     unmatched_start += sum(len(v) for v in open_.values())
     pairs.sort()
-    return {"pairs": pairs, "unmatched_start": unmatched_start, "unmatched_end": unmatched_end}
+    return {
+        "pairs": pairs,
+        "unmatched_start": unmatched_start,
+        "unmatched_end": unmatched_end,
+        "from": start,
+        "starts": sum(1 for e in events if e[3] == start),
+    }
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 //! Saving what the workbench shows (docs/ARCHITECTURE.md "Workbench export"): the
 //! report of the current analyses in every `latscope report` format — built by the same
 //! [`report_cmd::build_report`] and written by the same [`report_cmd::emit`], so the bytes
-//! are those of the command line — the session, and a PNG of the visible timeline. The
+//! are those of the command line — the Perfetto trace (`latscope report --format
+//! perfetto`'s writer, [`report_cmd::emit_perfetto`]), the session, and a PNG of the
+//! visible timeline. The
 //! location comes from the [`super::picker::FilePicker`]; the writing runs on a worker
 //! thread and is atomic, and a target that is one of the open inputs is refused in the
 //! window.
@@ -18,7 +20,7 @@ use anyhow::Context as _;
 use egui::{ColorImage, Rect};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::Format;
-use latscope_model::Source;
+use latscope_model::{Placed, Placement, Source};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -27,6 +29,9 @@ use std::sync::Arc;
 pub enum SaveWhat {
     /// The report of the analysis panel's results.
     Report(Format),
+    /// The sources and the analysis panel's results as Trace Event JSON for
+    /// ui.perfetto.dev (`latscope report --format perfetto`).
+    PerfettoTrace,
     /// The workbench's session (`*.latscope.json`, [`session`]).
     Session,
     /// The timeline as it is on screen.
@@ -46,6 +51,7 @@ impl SaveWhat {
             Self::Report(Format::Json) => "report.json",
             Self::Report(Format::Csv) => "samples.csv",
             Self::Report(Format::Parquet) => "samples.parquet",
+            Self::PerfettoTrace => "perfetto-trace.json",
             Self::Session => "workbench.latscope.json",
             Self::TimelinePng => "timeline.png",
         }
@@ -55,7 +61,7 @@ impl SaveWhat {
         match self {
             Self::Report(Format::Html) => "html",
             Self::Report(Format::Md) => "md",
-            Self::Report(Format::Json) | Self::Session => "json",
+            Self::Report(Format::Json) | Self::PerfettoTrace | Self::Session => "json",
             Self::Report(Format::Csv) => "csv",
             Self::Report(Format::Parquet) => "parquet",
             Self::TimelinePng => "png",
@@ -70,6 +76,7 @@ impl SaveWhat {
             Self::Report(Format::Json) => "Export report as JSON",
             Self::Report(Format::Csv) => "Export samples as CSV",
             Self::Report(Format::Parquet) => "Export samples as Parquet",
+            Self::PerfettoTrace => "Export trace for Perfetto (ui.perfetto.dev)",
             Self::Session => "Save session",
             Self::TimelinePng => "Save timeline as PNG",
         }
@@ -86,6 +93,9 @@ pub struct ReportJob {
     pub results: Arc<Vec<AnalysisResult>>,
     /// Offsets set in the workbench, as the report's `align` line.
     pub align: Option<String>,
+    /// Where each of `sources` was analysed on the common timeline (the Perfetto trace
+    /// places them there).
+    pub placements: Vec<Placement>,
     /// Files that must not be overwritten.
     pub inputs: Vec<PathBuf>,
 }
@@ -97,6 +107,19 @@ pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Res
     let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
     let report = report_cmd::build_report(&job.paths, &sources, &outcomes, job.align.clone())?;
     report_cmd::emit(&report, format, Some(path), &job.inputs)
+}
+
+/// Writes the Perfetto trace (Trace Event JSON) of `job` to `path` (atomically, never over
+/// an input): `latscope report --format perfetto`'s own path, so the bytes are the same.
+pub fn write_perfetto(job: &ReportJob, path: &Path) -> anyhow::Result<()> {
+    let placed: Vec<Placed<'_>> = job
+        .sources
+        .iter()
+        .zip(job.placements.iter().copied().chain(std::iter::repeat(Placement::IDENTITY)))
+        .map(|(p, placement)| Placed { source: &p.source, placement })
+        .collect();
+    let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
+    report_cmd::emit_perfetto(&job.paths, &placed, &outcomes, Some(path), &job.inputs)
 }
 
 /// The part of `image` under `rect` (physical pixels), clipped to the image; `None` when
@@ -205,6 +228,7 @@ impl Workbench {
             sources,
             results: self.analysis.results.clone(),
             align,
+            placements: self.analysis.placements.clone(),
             inputs: self.input_paths(),
         })
     }
@@ -212,7 +236,7 @@ impl Workbench {
     /// `Message::Export`: ask where.
     pub(super) fn ask_save(&mut self, what: SaveWhat) {
         let refused = match what {
-            SaveWhat::Report(_) => self.report_ready().err(),
+            SaveWhat::Report(_) | SaveWhat::PerfettoTrace => self.report_ready().err(),
             SaveWhat::TimelinePng if self.view.sources.is_empty() => {
                 Some("nothing on the timeline to save".into())
             }
@@ -236,6 +260,10 @@ impl Workbench {
         match what {
             SaveWhat::Report(format) => match self.report_job() {
                 Ok(job) => self.spawn_save(path, move |p| write_report(&job, format, p)),
+                Err(e) => self.errors.push(e),
+            },
+            SaveWhat::PerfettoTrace => match self.report_job() {
+                Ok(job) => self.spawn_save(path, move |p| write_perfetto(&job, p)),
                 Err(e) => self.errors.push(e),
             },
             SaveWhat::Session => {

@@ -94,6 +94,7 @@ pub enum ActionId {
     ExportJson,
     ExportCsv,
     ExportParquet,
+    ExportPerfetto,
     SaveTimelinePng,
     SaveSession,
     OpenSession,
@@ -220,6 +221,9 @@ pub const ACTIONS: &[Action] = &[
     action(A::ExportJson, "Export report as JSON…", None, || export(Format::Json)),
     action(A::ExportCsv, "Export samples as CSV…", None, || export(Format::Csv)),
     action(A::ExportParquet, "Export samples as Parquet…", None, || export(Format::Parquet)),
+    action(A::ExportPerfetto, "Export trace for Perfetto (ui.perfetto.dev)…", None, || {
+        Message::Export(SaveWhat::PerfettoTrace)
+    }),
     action(A::SaveTimelinePng, "Save timeline as PNG…", None, || Message::Export(SaveWhat::TimelinePng)),
     action(A::SaveSession, "Save session…", None, || Message::Export(SaveWhat::Session)),
     action(A::OpenSession, "Open session…", None, || Message::PickFiles),
@@ -260,6 +264,7 @@ pub const MENUS: &[(&str, &[MenuItem])] = {
                     "Export report",
                     &[A::ExportHtml, A::ExportMarkdown, A::ExportJson, A::ExportCsv, A::ExportParquet],
                 ),
+                Do(A::ExportPerfetto),
                 Do(A::SaveTimelinePng),
                 Separator,
                 Do(A::OpenSession),

@@ -34,7 +34,9 @@ impl Part {
 /// Each column is allocated once at its final size and every part copied into its own
 /// slice of it by a rayon task, so the copy and the page faults of the fresh memory are
 /// shared by the threads instead of being a serial phase after a parallel parse. The
-/// renumbering is then [`merge_columns`]'s, as for windows.
+/// parts' copy of a column is freed as soon as it is copied, so the merge holds the parts
+/// plus one merged column at a time, not two whole tables. The renumbering is then
+/// [`merge_columns`]'s, as for windows.
 pub(crate) fn merge_builders(builders: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
     for b in &builders {
         b.check()?;
@@ -42,20 +44,31 @@ pub(crate) fn merge_builders(builders: Vec<EventTableBuilder>) -> Result<EventTa
     if builders.len() <= 1 {
         return Ok(builders.into_iter().next().unwrap_or_default());
     }
-    let parts: Vec<Part> = builders.into_iter().map(|b| Part::from_builder(b.into_parts()).0).collect();
-    let tables: Vec<&EventTableParts> = parts.iter().map(|p| &p.table).collect();
+    let mut parts: Vec<Part> = builders.into_iter().map(|b| Part::from_builder(b.into_parts()).0).collect();
+    let counts = parts.iter().map(|p| p.table.ts.len()).collect();
     let columns = EventTableParts {
-        ts: par_column(&tables, |p| &p.ts),
-        cpu: par_column(&tables, |p| &p.cpu),
-        pid: par_column(&tables, |p| &p.pid),
-        comm: par_column(&tables, |p| &p.comm),
-        layout: par_column(&tables, |p| &p.layout),
-        flags: par_column(&tables, |p| &p.flags),
-        field_off: par_column(&tables, |p| &p.field_off),
+        ts: take_column(&mut parts, |p| &mut p.ts),
+        cpu: take_column(&mut parts, |p| &mut p.cpu),
+        pid: take_column(&mut parts, |p| &mut p.pid),
+        comm: take_column(&mut parts, |p| &mut p.comm),
+        layout: take_column(&mut parts, |p| &mut p.layout),
+        flags: take_column(&mut parts, |p| &mut p.flags),
+        field_off: take_column(&mut parts, |p| &mut p.field_off),
         ..EventTableParts::default()
     };
-    let counts = tables.iter().map(|t| t.ts.len()).collect();
     merge_columns(columns, counts, parts)
+}
+
+/// The concatenation of one column of every part, taken out of the parts (which are left
+/// without it) and freed once copied.
+fn take_column<T, C>(parts: &mut [Part], column: C) -> Vec<T>
+where
+    T: Copy + Send + Sync,
+    C: Fn(&mut EventTableParts) -> &mut Vec<T>,
+{
+    let taken: Vec<Vec<T>> = parts.iter_mut().map(|p| std::mem::take(column(&mut p.table))).collect();
+    let refs: Vec<&Vec<T>> = taken.iter().collect();
+    par_column(&refs)
 }
 
 /// One builder from `columns`, the concatenated event columns of `parts` (`counts[i]` events
@@ -144,12 +157,15 @@ pub(super) fn merge_columns(
         let offs = split_lengths(&mut columns.field_off, counts.iter().copied());
         let layouts = split_lengths(&mut columns.layout, counts.iter().copied());
         let comms = split_lengths(&mut columns.comm, counts.iter().copied());
-        data.into_par_iter().zip(offs).zip(layouts).zip(comms).enumerate().for_each(
-            |(i, (((data, offs), layouts), comms))| {
+        let own = tables.par_iter_mut().zip(str_at.par_iter_mut());
+        data.into_par_iter().zip(offs).zip(layouts).zip(comms).zip(own).enumerate().for_each(
+            |(i, ((((data, offs), layouts), comms), (table, str_at)))| {
                 let map = &maps[i];
-                // The part's field values are renumbered while in cache.
-                data.copy_from_slice(&tables[i].field_data);
-                map.renumber_strings(str_at[i].as_deref().unwrap_or_default(), data);
+                // The part's field values are renumbered while in cache, and its copy and
+                // string positions freed at once.
+                data.copy_from_slice(&table.field_data);
+                table.field_data = Vec::new();
+                map.renumber_strings(str_at.take().as_deref().unwrap_or_default(), data);
                 for off in offs.iter_mut() {
                     *off += data_base[i];
                 }
@@ -178,26 +194,22 @@ pub(super) fn merge_columns(
     Ok(EventTableBuilder::from_table(EventTable::from_parts(columns)?, interner))
 }
 
-/// The concatenation of one column of every part, written in parallel straight into an
-/// allocation of the final size.
-fn par_column<T, C>(parts: &[&EventTableParts], column: C) -> Vec<T>
-where
-    T: Copy + Send + Sync,
-    C: Fn(&EventTableParts) -> &Vec<T> + Sync,
-{
-    let total = parts.iter().map(|p| column(p).len()).sum();
+/// The concatenation of `parts`, written in parallel straight into an allocation of the
+/// final size.
+fn par_column<T: Copy + Send + Sync>(parts: &[&Vec<T>]) -> Vec<T> {
+    let total = parts.iter().map(|p| p.len()).sum();
     let mut out: Vec<T> = Vec::with_capacity(total);
-    split_lengths(&mut out.spare_capacity_mut()[..total], parts.iter().map(|p| column(p).len()))
+    split_lengths(&mut out.spare_capacity_mut()[..total], parts.iter().map(|p| p.len()))
         .into_par_iter()
         .zip(parts)
         .for_each(|(dst, p)| {
-            for (d, &v) in dst.iter_mut().zip(column(p).iter()) {
+            for (d, &v) in dst.iter_mut().zip(p.iter()) {
                 d.write(v);
             }
         });
     // SAFETY: the slices partition the first `total` elements of the spare capacity, each
-    // exactly as long as its part's column, and the loop above wrote every element of each
-    // (`zip` of two equally long slices).
+    // exactly as long as its part, and the loop above wrote every element of each (`zip` of
+    // two equally long slices).
     #[allow(unsafe_code)]
     unsafe {
         out.set_len(total);

@@ -8,7 +8,7 @@
 
 use super::clocks::{BOOTTIME, Clocks, MONOTONIC_RAW};
 use super::protos;
-use super::wire::{Field, Fields, Value};
+use super::wire::{Field, Fields, Leaf, Value};
 use crate::marker::push_token_fields;
 use latscope_model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
@@ -134,22 +134,53 @@ impl Kind {
     }
 }
 
-/// One bundle: its bytes and its file offset (for a bundle inside a compressed packet, the
-/// offset of that packet, and `inner` is set).
+/// One bundle: its bytes and their offset (for a bundle inside a compressed packet, the
+/// offset within the inflated packets).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BundleRef<'a> {
     pub data: &'a [u8],
     pub at: u64,
+    /// Where the bundle lies in the file: `at`, or the compressed packet's offset.
+    pub file_at: u64,
 }
 
 /// An atrace marker (`B|`, `E`, `C|`, `S|`, `F|`) written through `print`, to become spans
-/// and counters once every CPU's markers are merged in time order.
+/// and counters once every CPU's markers are merged in time order. Its text lies in the
+/// markers' shared byte arena (one allocation for all, not one per marker).
 #[derive(Debug, Clone)]
 pub(crate) struct AtraceRec {
     pub ts: Ps,
     pub tid: i32,
     pub cpu: u16,
-    pub text: Box<[u8]>,
+    /// `text[0]..text[1]` of the arena.
+    pub text: [usize; 2],
+}
+
+/// Atrace markers and the bytes of their texts.
+#[derive(Debug, Default)]
+pub(crate) struct Atrace {
+    pub recs: Vec<AtraceRec>,
+    pub text: Vec<u8>,
+}
+
+impl Atrace {
+    fn push(&mut self, ts: Ps, tid: i32, cpu: u16, text: &[u8]) {
+        let from = self.text.len();
+        self.text.extend_from_slice(text);
+        self.recs.push(AtraceRec { ts, tid, cpu, text: [from, self.text.len()] });
+    }
+
+    /// Appends `other`'s markers (their texts moved into this arena).
+    pub(crate) fn append(&mut self, other: Atrace) {
+        let shift = self.text.len();
+        self.text.extend_from_slice(&other.text);
+        self.recs.extend(other.recs.into_iter().map(|r| AtraceRec { text: r.text.map(|x| x + shift), ..r }));
+    }
+
+    /// A marker's text.
+    pub(crate) fn text_of(&self, r: &AtraceRec) -> &[u8] {
+        self.text.get(r.text[0]..r.text[1]).unwrap_or_default()
+    }
 }
 
 /// What a worker hands back.
@@ -157,7 +188,7 @@ pub(crate) struct AtraceRec {
 pub(crate) struct CpuOutput {
     pub builder: EventTableBuilder,
     pub diags: Diagnostics,
-    pub atrace: Vec<AtraceRec>,
+    pub atrace: Atrace,
     /// Task names learnt from this CPU's events (last one per pid).
     pub names: FxHashMap<i32, Vec<u8>>,
     /// Events of types latscope has no schema for, by FtraceEvent field number.
@@ -180,6 +211,7 @@ pub(crate) struct Shared<'a> {
 struct Keys {
     ip: Sym,
     text: Sym,
+    print: Sym,
     unknown_comm: Sym,
 }
 
@@ -192,16 +224,78 @@ pub(crate) struct CpuWorker<'s> {
     layouts: [Option<LayoutId>; KINDS],
     values: Vec<FieldValue>,
     fields: Vec<(Sym, FieldKind)>,
+    /// A bundle's compact sched records, decoded (so the task running is known for each)
+    /// and waiting to be pushed in time order among its plain events: each CPU's events
+    /// then come sorted, and the merge of the CPUs needs no sort of its own.
+    compact_rows: Vec<CompactRow>,
+    compact_next: usize,
+    /// Where the current bundle's events lie in it (byte ranges).
+    event_ranges: Vec<(usize, usize)>,
     /// The task the CPU's latest switch put on it: (pid, comm, prio).
     running: Option<(i32, Sym, i32)>,
     /// Names seen so far on this CPU, as symbols of `b`.
-    comms: FxHashMap<i32, Sym>,
+    comms: FxHashMap<i32, Known>,
     out_names: FxHashMap<i32, Vec<u8>>,
-    atrace: Vec<AtraceRec>,
+    atrace: Atrace,
     diags: Diagnostics,
     unknown: FxHashMap<u32, u64>,
     unknown_layouts: FxHashMap<u32, LayoutId>,
+    /// Each IRQ's handler name and each block device's `MAJOR,MINOR`, as interned last.
+    irq_names: FxHashMap<i32, Sym>,
+    devs: FxHashMap<u64, Sym>,
+    /// `print` layouts by their field list.
+    print_layouts: FxHashMap<Vec<(Sym, FieldKind)>, LayoutId>,
+    /// The layout of a `print` with no `key=value` token (`ip`, `text`).
+    plain_print: Option<LayoutId>,
+    /// The softirq names of `SOFTIRQ_NAMES` (and then `UNKNOWN`), interned when first seen.
+    softirq_actions: [Option<Sym>; SOFTIRQ_NAMES.len() + 1],
     unmapped_clock: u64,
+}
+
+/// A task's name on a CPU: its symbol and, for a name of at most 16 bytes (every kernel
+/// comm), its bytes as a [`ShortKey`], compared without a call.
+#[derive(Debug, Clone, Copy)]
+struct Known {
+    sym: Sym,
+    key: Option<ShortKey>,
+}
+
+/// Up to 16 bytes as their length and two words, which together determine them: the words
+/// are the first and last eight bytes (overlapping when shorter), and below eight bytes
+/// the first and last four, or the first, middle and last byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ShortKey(u8, u64, u64);
+
+impl ShortKey {
+    #[inline]
+    fn of(s: &[u8]) -> Option<Self> {
+        let n = s.len();
+        let word =
+            |at: usize| s.get(at..at + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+        let half = |at: usize| {
+            s.get(at..at + 4).map_or(0, |b| u64::from(u32::from_le_bytes(b.try_into().unwrap_or([0; 4]))))
+        };
+        let byte = |at: usize| s.get(at).map_or(0, |&b| u64::from(b));
+        match n {
+            0 => Some(ShortKey(0, 0, 0)),
+            1..=3 => Some(ShortKey(n as u8, byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16, 0)),
+            4..=7 => Some(ShortKey(n as u8, half(0), half(n - 4))),
+            8..=16 => Some(ShortKey(n as u8, word(0), word(n - 8))),
+            _ => None,
+        }
+    }
+}
+
+/// A compact sched record ready to push: a `sched_switch` (7 values) or `sched_waking` (4).
+#[derive(Debug, Clone, Copy)]
+struct CompactRow {
+    ts: Ps,
+    pid: i32,
+    comm: Sym,
+    flags: IrqFlags,
+    layout: LayoutId,
+    values: [FieldValue; 7],
+    n: u8,
 }
 
 /// Why an event could not be stored.
@@ -210,8 +304,12 @@ type Skip = String;
 impl<'s> CpuWorker<'s> {
     pub(crate) fn new(shared: &'s Shared<'s>, cpu: u16) -> Self {
         let mut b = EventTableBuilder::new();
-        let keys =
-            Keys { ip: b.intern(b"ip"), text: b.intern(b"text"), unknown_comm: b.intern(UNKNOWN_COMM) };
+        let keys = Keys {
+            ip: b.intern(b"ip"),
+            text: b.intern(b"text"),
+            print: b.intern(b"print"),
+            unknown_comm: b.intern(UNKNOWN_COMM),
+        };
         CpuWorker {
             shared,
             cpu,
@@ -220,15 +318,32 @@ impl<'s> CpuWorker<'s> {
             layouts: [None; KINDS],
             values: Vec::with_capacity(16),
             fields: Vec::with_capacity(16),
+            compact_rows: Vec::new(),
+            compact_next: 0,
+            event_ranges: Vec::new(),
             running: None,
             comms: FxHashMap::default(),
             out_names: FxHashMap::default(),
-            atrace: Vec::new(),
+            atrace: Atrace::default(),
             diags: Diagnostics::default(),
             unknown: FxHashMap::default(),
             unknown_layouts: FxHashMap::default(),
+            irq_names: FxHashMap::default(),
+            devs: FxHashMap::default(),
+            print_layouts: FxHashMap::default(),
+            plain_print: None,
+            softirq_actions: [None; SOFTIRQ_NAMES.len() + 1],
             unmapped_clock: 0,
         }
+    }
+
+    /// Room for the events of `bytes` of this CPU's bundles, so the columns are not
+    /// copied as they grow: events take 20–30 bytes each in a plain bundle and fewer in
+    /// compact sched, and the estimate errs high (room not written to stays unmapped).
+    /// Capped, so gigabytes of inflated junk do not ask for room up front.
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        const MAX_EVENTS: usize = 1 << 24;
+        self.b.reserve((bytes / 12).min(MAX_EVENTS), (bytes / 2).min(MAX_EVENTS * 16));
     }
 
     pub(crate) fn finish(self) -> CpuOutput {
@@ -255,36 +370,104 @@ impl<'s> CpuWorker<'s> {
         id
     }
 
+    /// The `action` of softirq `vec`, as the kernel's `softirq_to_name` names it.
+    fn softirq_action(&mut self, vec: u32) -> Sym {
+        let i = (vec as usize).min(SOFTIRQ_NAMES.len());
+        if let Some(Some(sym)) = self.softirq_actions.get(i) {
+            return *sym;
+        }
+        let name = SOFTIRQ_NAMES.get(i).copied().unwrap_or("UNKNOWN");
+        let sym = self.b.intern(name.as_bytes());
+        if let Some(slot) = self.softirq_actions.get_mut(i) {
+            *slot = Some(sym);
+        }
+        sym
+    }
+
+    /// IRQ `irq`'s handler name `name`, interned (once while it keeps that name).
+    fn irq_name(&mut self, irq: i32, name: &[u8]) -> Sym {
+        if let Some(&known) = self.irq_names.get(&irq)
+            && self.b.interner.bytes_of(known) == name
+        {
+            return known;
+        }
+        let sym = self.b.intern(name);
+        self.irq_names.insert(irq, sym);
+        sym
+    }
+
+    /// Block device `dev` as ftrace prints it, interned once.
+    fn dev(&mut self, dev: u64) -> Sym {
+        if let Some(&sym) = self.devs.get(&dev) {
+            return sym;
+        }
+        let sym = self.b.intern(dev_name(dev).as_bytes());
+        self.devs.insert(dev, sym);
+        sym
+    }
+
     /// Remembers `comm` as the name of `pid` on this CPU.
+    #[inline]
     fn learn(&mut self, pid: i32, comm: &[u8]) -> Sym {
+        // Most events name a task by the name it already has here: compare, do not intern.
+        let key = ShortKey::of(comm);
+        if let Some(known) = self.comms.get(&pid)
+            && match key {
+                Some(k) => known.key == Some(k),
+                None => self.b.interner.bytes_of(known.sym) == comm,
+            }
+        {
+            return known.sym;
+        }
         let sym = self.b.intern(comm);
-        if self.comms.insert(pid, sym) != Some(sym) {
+        if self.set_comm(pid, sym) {
             self.out_names.insert(pid, comm.to_vec());
         }
         sym
     }
 
+    /// Names `pid` `sym` on this CPU; whether that changed its name.
+    fn set_comm(&mut self, pid: i32, sym: Sym) -> bool {
+        let key = ShortKey::of(self.b.interner.bytes_of(sym));
+        self.comms.insert(pid, Known { sym, key }).is_none_or(|k| k.sym != sym)
+    }
+
     fn comm_of(&mut self, pid: i32) -> Sym {
-        if let Some(&s) = self.comms.get(&pid) {
-            return s;
+        if let Some(k) = self.comms.get(&pid) {
+            return k.sym;
         }
         let sym = match self.shared.names.get(&pid) {
             Some(n) => self.b.intern(n),
             None => self.keys.unknown_comm,
         };
-        self.comms.insert(pid, sym);
+        self.set_comm(pid, sym);
         sym
     }
 
+    /// Pushes a plain event (its field values in `values`), after the compact records of
+    /// its bundle that are not later than it.
     fn push(&mut self, ts: Ps, pid: i32, flags: IrqFlags, layout: LayoutId) {
+        self.flush_compact(ts);
         let comm = self.comm_of(pid);
         self.b.push(ts, self.cpu, pid, comm, flags, layout, &self.values);
+    }
+
+    /// Pushes the waiting compact records up to time `until`.
+    fn flush_compact(&mut self, until: Ps) {
+        while let Some(r) = self.compact_rows.get(self.compact_next).filter(|r| r.ts <= until) {
+            let values = r.values.get(..usize::from(r.n)).unwrap_or_default();
+            self.b.push(r.ts, self.cpu, r.pid, r.comm, r.flags, r.layout, values);
+            self.compact_next += 1;
+        }
     }
 
     /// Decodes one bundle of this CPU.
     pub(crate) fn bundle(&mut self, bundle: BundleRef<'_>) {
         let mut compact: Option<Field<'_>> = None;
         let (mut clock, mut ftrace_ts, mut boot_ts, mut lost) = (0u64, None, None, false);
+        // The bundle's own fields usually follow its events: find them first, and where
+        // each event lies, so the events are walked once.
+        self.event_ranges.clear();
         for f in Fields::new(bundle.data, bundle.at) {
             let f = match f {
                 Ok(f) => f,
@@ -294,6 +477,10 @@ impl<'s> CpuWorker<'s> {
                 }
             };
             match (f.number, f.value) {
+                (2, Value::Bytes(ev)) => {
+                    let start = (f.value_at - bundle.at) as usize;
+                    self.event_ranges.push((start, start + ev.len()));
+                }
                 (3, Value::Varint(v)) => lost = v != 0,
                 (4, Value::Bytes(_)) => compact = Some(f),
                 (5, Value::Varint(v)) => clock = v,
@@ -337,12 +524,16 @@ impl<'s> CpuWorker<'s> {
         {
             self.compact(b, f.value_at, time);
         }
-        for f in Fields::new(bundle.data, bundle.at) {
-            let Ok(f) = f else { break };
-            if let (2, Value::Bytes(ev)) = (f.number, f.value) {
-                self.event(ev, f.value_at, time);
+        let ranges = std::mem::take(&mut self.event_ranges);
+        for &(start, end) in &ranges {
+            if let Some(ev) = bundle.data.get(start..end) {
+                self.event(ev, bundle.at + start as u64, time);
             }
         }
+        self.event_ranges = ranges;
+        self.flush_compact(Ps::MAX);
+        self.compact_rows.clear();
+        self.compact_next = 0;
     }
 
     /// The compact sched columns: switches and wakings merged in time order, so each
@@ -414,8 +605,7 @@ impl<'s> CpuWorker<'s> {
                     );
                     continue;
                 };
-                self.values.clear();
-                self.values.extend([
+                let values = [
                     FieldValue::Str(prev_comm),
                     FieldValue::Int(prev_pid.into()),
                     FieldValue::Int(prev_prio.into()),
@@ -423,12 +613,20 @@ impl<'s> CpuWorker<'s> {
                     FieldValue::Str(next_comm),
                     FieldValue::Int(next_pid.into()),
                     FieldValue::Int(next_prio.into()),
-                ]);
+                ];
                 if prev_pid >= 0 {
-                    self.comms.insert(prev_pid, prev_comm);
+                    self.set_comm(prev_pid, prev_comm);
                 }
-                self.b.push(ps, self.cpu, prev_pid, prev_comm, IrqFlags::NONE, switch_layout, &self.values);
-                if next_comm != unknown && self.comms.insert(next_pid, next_comm) != Some(next_comm) {
+                self.compact_rows.push(CompactRow {
+                    ts: ps,
+                    pid: prev_pid,
+                    comm: prev_comm,
+                    flags: IrqFlags::NONE,
+                    layout: switch_layout,
+                    values,
+                    n: 7,
+                });
+                if next_comm != unknown && self.set_comm(next_pid, next_comm) {
                     self.out_names.insert(next_pid, self.b.interner.bytes_of(next_comm).to_vec());
                 }
                 self.running = Some((next_pid, next_comm, next_prio));
@@ -455,18 +653,29 @@ impl<'s> CpuWorker<'s> {
                     );
                     continue;
                 };
-                self.values.clear();
-                self.values.extend([
+                let none = FieldValue::Int(0);
+                let values = [
                     FieldValue::Str(wcomm),
                     FieldValue::Int(pid.into()),
                     FieldValue::Int(prio.into()),
                     FieldValue::Int(target.into()),
-                ]);
-                if wcomm != unknown && self.comms.insert(pid, wcomm) != Some(wcomm) {
+                    none,
+                    none,
+                    none,
+                ];
+                if wcomm != unknown && self.set_comm(pid, wcomm) {
                     self.out_names.insert(pid, self.b.interner.bytes_of(wcomm).to_vec());
                 }
                 let (waker, waker_comm) = self.running.map_or((-1, unknown), |r| (r.0, r.1));
-                self.b.push(ps, self.cpu, waker, waker_comm, flags, waking_layout, &self.values);
+                self.compact_rows.push(CompactRow {
+                    ts: ps,
+                    pid: waker,
+                    comm: waker_comm,
+                    flags,
+                    layout: waking_layout,
+                    values,
+                    n: 4,
+                });
             }
         }
         if bad_index > 0 {
@@ -534,39 +743,47 @@ impl<'s> CpuWorker<'s> {
         }
     }
 
+    /// One event's payload (FtraceEvent field `number`). The flat event messages are read
+    /// with [`Leaf`], their field numbers as in Perfetto's protos (`protos::leaf` holds them
+    /// as prost messages for the tests); `generic` with prost.
     fn payload(&mut self, number: u32, p: &[u8], ts: Ps, pid: i32, flags: IrqFlags) -> Result<(), Skip> {
-        let err = |e: prost::DecodeError| e.to_string();
         self.values.clear();
         let kind = match number {
             tag::PRINT => {
-                let e = protos::Print::decode(p).map_err(err)?;
-                self.print(e, ts, pid, flags);
+                // Print { ip = 1, buf = 2 }
+                let e = Leaf::<3>::read(p)?;
+                self.print(e.u64(1)?, e.bytes(2)?, ts, pid, flags);
                 return Ok(());
             }
             tag::SCHED_SWITCH => {
-                let e = protos::SchedSwitch::decode(p).map_err(err)?;
-                let prev = self.learn(e.prev_pid, &e.prev_comm);
-                let next = self.learn(e.next_pid, &e.next_comm);
-                self.running = Some((e.next_pid, next, e.next_prio));
+                // SchedSwitch { prev_comm = 1, prev_pid = 2, prev_prio = 3, prev_state = 4,
+                // next_comm = 5, next_pid = 6, next_prio = 7 }
+                let e = Leaf::<8>::read(p)?;
+                let (prev_pid, next_pid, next_prio) = (e.i32(2)?, e.i32(6)?, e.i32(7)?);
+                let prev = self.learn(prev_pid, e.bytes(1)?);
+                let next = self.learn(next_pid, e.bytes(5)?);
+                self.running = Some((next_pid, next, next_prio));
                 self.values.extend([
                     FieldValue::Str(prev),
-                    FieldValue::Int(e.prev_pid.into()),
-                    FieldValue::Int(e.prev_prio.into()),
-                    FieldValue::Int(e.prev_state),
+                    FieldValue::Int(prev_pid.into()),
+                    FieldValue::Int(e.i32(3)?.into()),
+                    FieldValue::Int(e.i64(4)?),
                     FieldValue::Str(next),
-                    FieldValue::Int(e.next_pid.into()),
-                    FieldValue::Int(e.next_prio.into()),
+                    FieldValue::Int(next_pid.into()),
+                    FieldValue::Int(next_prio.into()),
                 ]);
                 Kind::SchedSwitch
             }
             tag::SCHED_WAKEUP | tag::SCHED_WAKING | tag::SCHED_WAKEUP_NEW => {
-                let e = protos::SchedWakeup::decode(p).map_err(err)?;
-                let comm = self.learn(e.pid, &e.comm);
+                // SchedWakeup { comm = 1, pid = 2, prio = 3, success = 4, target_cpu = 5 }
+                let e = Leaf::<6>::read(p)?;
+                let wakee = e.i32(2)?;
+                let comm = self.learn(wakee, e.bytes(1)?);
                 self.values.extend([
                     FieldValue::Str(comm),
-                    FieldValue::Int(e.pid.into()),
-                    FieldValue::Int(e.prio.into()),
-                    FieldValue::Int(e.target_cpu.into()),
+                    FieldValue::Int(wakee.into()),
+                    FieldValue::Int(e.i32(3)?.into()),
+                    FieldValue::Int(e.i32(5)?.into()),
                 ]);
                 match number {
                     tag::SCHED_WAKEUP => Kind::SchedWakeup,
@@ -575,26 +792,30 @@ impl<'s> CpuWorker<'s> {
                 }
             }
             tag::CPU_IDLE | tag::CPU_FREQUENCY => {
-                let e = protos::CpuState::decode(p).map_err(err)?;
-                self.values.extend([FieldValue::Int(e.state.into()), FieldValue::Int(e.cpu_id.into())]);
+                // CpuIdle / CpuFrequency { state = 1, cpu_id = 2 } (uint32)
+                let e = Leaf::<3>::read(p)?;
+                self.values.extend([FieldValue::Int(e.u32(1)?.into()), FieldValue::Int(e.u32(2)?.into())]);
                 if number == tag::CPU_IDLE { Kind::CpuIdle } else { Kind::CpuFrequency }
             }
             tag::IRQ_HANDLER_ENTRY => {
-                let e = protos::IrqHandlerEntry::decode(p).map_err(err)?;
-                let name = self.b.intern(&e.name);
-                self.values.extend([FieldValue::Int(e.irq.into()), FieldValue::Str(name)]);
+                // IrqHandlerEntry { irq = 1, name = 2, handler = 3 }
+                let e = Leaf::<3>::read(p)?;
+                let irq = e.i32(1)?;
+                let name = self.irq_name(irq, e.bytes(2)?);
+                self.values.extend([FieldValue::Int(irq.into()), FieldValue::Str(name)]);
                 Kind::IrqEntry
             }
             tag::IRQ_HANDLER_EXIT => {
-                let e = protos::IrqHandlerExit::decode(p).map_err(err)?;
-                self.values.extend([FieldValue::Int(e.irq.into()), FieldValue::Int(e.ret.into())]);
+                // IrqHandlerExit { irq = 1, ret = 2 }
+                let e = Leaf::<3>::read(p)?;
+                self.values.extend([FieldValue::Int(e.i32(1)?.into()), FieldValue::Int(e.i32(2)?.into())]);
                 Kind::IrqExit
             }
             tag::SOFTIRQ_ENTRY | tag::SOFTIRQ_EXIT | tag::SOFTIRQ_RAISE => {
-                let e = protos::Softirq::decode(p).map_err(err)?;
-                let name = SOFTIRQ_NAMES.get(e.vec as usize).copied().unwrap_or("UNKNOWN");
-                let action = self.b.intern(name.as_bytes());
-                self.values.extend([FieldValue::Int(e.vec.into()), FieldValue::Str(action)]);
+                // SoftirqEntry / Exit / Raise { vec = 1 } (uint32)
+                let vec = Leaf::<2>::read(p)?.u32(1)?;
+                let action = self.softirq_action(vec);
+                self.values.extend([FieldValue::Int(vec.into()), FieldValue::Str(action)]);
                 match number {
                     tag::SOFTIRQ_ENTRY => Kind::SoftirqEntry,
                     tag::SOFTIRQ_EXIT => Kind::SoftirqExit,
@@ -602,82 +823,98 @@ impl<'s> CpuWorker<'s> {
                 }
             }
             tag::BLOCK_RQ_ISSUE | tag::BLOCK_RQ_INSERT => {
-                let e = protos::BlockRqIssue::decode(p).map_err(err)?;
-                let dev = self.b.intern(dev_name(e.dev).as_bytes());
-                let rwbs = self.b.intern(&e.rwbs);
-                let comm = self.b.intern(&e.comm);
+                // BlockRqIssue / Insert { dev = 1, sector = 2, nr_sector = 3, bytes = 4,
+                // rwbs = 5, comm = 6, cmd = 7 }
+                let e = Leaf::<7>::read(p)?;
+                let dev = self.dev(e.u64(1)?);
+                let rwbs = self.b.intern(e.bytes(5)?);
+                let comm = self.b.intern(e.bytes(6)?);
                 self.values.extend([
                     FieldValue::Str(dev),
-                    FieldValue::UInt(e.sector),
-                    FieldValue::UInt(e.nr_sector.into()),
-                    FieldValue::UInt(e.bytes.into()),
+                    FieldValue::UInt(e.u64(2)?),
+                    FieldValue::UInt(e.u32(3)?.into()),
+                    FieldValue::UInt(e.u32(4)?.into()),
                     FieldValue::Str(rwbs),
                     FieldValue::Str(comm),
                 ]);
                 if number == tag::BLOCK_RQ_ISSUE { Kind::BlockIssue } else { Kind::BlockInsert }
             }
             tag::BLOCK_RQ_COMPLETE => {
-                let e = protos::BlockRqComplete::decode(p).map_err(err)?;
-                let dev = self.b.intern(dev_name(e.dev).as_bytes());
-                let rwbs = self.b.intern(&e.rwbs);
+                // BlockRqComplete { dev = 1, sector = 2, nr_sector = 3, errors = 4, rwbs = 5,
+                // cmd = 6, optional error = 7 }
+                let e = Leaf::<8>::read(p)?;
+                let dev = self.dev(e.u64(1)?);
+                let rwbs = self.b.intern(e.bytes(5)?);
+                let error = match e.i32_opt(7)? {
+                    Some(v) => v,
+                    None => e.i32(4)?,
+                };
                 self.values.extend([
                     FieldValue::Str(dev),
-                    FieldValue::UInt(e.sector),
-                    FieldValue::UInt(e.nr_sector.into()),
+                    FieldValue::UInt(e.u64(2)?),
+                    FieldValue::UInt(e.u32(3)?.into()),
                     FieldValue::Str(rwbs),
-                    FieldValue::Int(e.error.unwrap_or(e.errors).into()),
+                    FieldValue::Int(error.into()),
                 ]);
                 Kind::BlockComplete
             }
             tag::TASK_NEWTASK => {
-                let e = protos::TaskNewtask::decode(p).map_err(err)?;
-                let comm = self.learn(e.pid, &e.comm);
+                // TaskNewtask { pid = 1, comm = 2, clone_flags = 3, oom_score_adj = 4 }
+                let e = Leaf::<5>::read(p)?;
+                let task = e.i32(1)?;
+                let comm = self.learn(task, e.bytes(2)?);
                 self.values.extend([
-                    FieldValue::Int(e.pid.into()),
+                    FieldValue::Int(task.into()),
                     FieldValue::Str(comm),
-                    FieldValue::UInt(e.clone_flags),
-                    FieldValue::Int(e.oom_score_adj.into()),
+                    FieldValue::UInt(e.u64(3)?),
+                    FieldValue::Int(e.i32(4)?.into()),
                 ]);
                 Kind::TaskNewtask
             }
             tag::TASK_RENAME => {
-                let e = protos::TaskRename::decode(p).map_err(err)?;
-                let old = self.b.intern(&e.oldcomm);
-                let new = self.learn(e.pid, &e.newcomm);
+                // TaskRename { pid = 1, oldcomm = 2, newcomm = 3, oom_score_adj = 4 }
+                let e = Leaf::<5>::read(p)?;
+                let task = e.i32(1)?;
+                let old = self.b.intern(e.bytes(2)?);
+                let new = self.learn(task, e.bytes(3)?);
                 self.values.extend([
-                    FieldValue::Int(e.pid.into()),
+                    FieldValue::Int(task.into()),
                     FieldValue::Str(old),
                     FieldValue::Str(new),
-                    FieldValue::Int(e.oom_score_adj.into()),
+                    FieldValue::Int(e.i32(4)?.into()),
                 ]);
                 Kind::TaskRename
             }
             tag::SCHED_PROCESS_EXIT | tag::SCHED_PROCESS_FREE => {
-                let e = protos::SchedProcess::decode(p).map_err(err)?;
-                let comm = self.b.intern(&e.comm);
-                // exit: 3 tgid, 4 prio; free: 3 prio.
-                let prio = if number == tag::SCHED_PROCESS_EXIT { e.field4 } else { e.field3 };
+                // SchedProcessExit { comm = 1, pid = 2, tgid = 3, prio = 4 };
+                // SchedProcessFree { comm = 1, pid = 2, prio = 3 }
+                let e = Leaf::<5>::read(p)?;
+                let comm = self.b.intern(e.bytes(1)?);
+                let prio = if number == tag::SCHED_PROCESS_EXIT { e.i32(4)? } else { e.i32(3)? };
                 self.values.extend([
                     FieldValue::Str(comm),
-                    FieldValue::Int(e.pid.into()),
+                    FieldValue::Int(e.i32(2)?.into()),
                     FieldValue::Int(prio.into()),
                 ]);
                 if number == tag::SCHED_PROCESS_EXIT { Kind::ProcessExit } else { Kind::ProcessFree }
             }
             tag::SCHED_PROCESS_FORK => {
-                let e = protos::SchedProcessFork::decode(p).map_err(err)?;
-                let parent = self.learn(e.parent_pid, &e.parent_comm);
-                let child = self.learn(e.child_pid, &e.child_comm);
+                // SchedProcessFork { parent_comm = 1, parent_pid = 2, child_comm = 3,
+                // child_pid = 4 }
+                let e = Leaf::<5>::read(p)?;
+                let (parent_pid, child_pid) = (e.i32(2)?, e.i32(4)?);
+                let parent = self.learn(parent_pid, e.bytes(1)?);
+                let child = self.learn(child_pid, e.bytes(3)?);
                 self.values.extend([
                     FieldValue::Str(parent),
-                    FieldValue::Int(e.parent_pid.into()),
+                    FieldValue::Int(parent_pid.into()),
                     FieldValue::Str(child),
-                    FieldValue::Int(e.child_pid.into()),
+                    FieldValue::Int(child_pid.into()),
                 ]);
                 Kind::ProcessFork
             }
             tag::GENERIC => {
-                let e = protos::GenericFtraceEvent::decode(p).map_err(err)?;
+                let e = protos::GenericFtraceEvent::decode(p).map_err(|e| e.to_string())?;
                 self.generic(e, ts, pid, flags);
                 return Ok(());
             }
@@ -694,24 +931,39 @@ impl<'s> CpuWorker<'s> {
     /// `print`: `ip`, `text` (the message without its trailing newline) and each
     /// `key=value` token, as the trace.dat importer reads markers; atrace markers are also
     /// kept aside for spans and counters.
-    fn print(&mut self, e: protos::Print, ts: Ps, pid: i32, flags: IrqFlags) {
-        let mut text: &[u8] = &e.buf;
+    fn print(&mut self, ip: u64, buf: &[u8], ts: Ps, pid: i32, flags: IrqFlags) {
+        let mut text = buf;
         while let Some(t) = text.strip_suffix(b"\n") {
             text = t;
         }
         let text_sym = self.b.intern(text);
         self.fields.clear();
         self.fields.push((self.keys.ip, FieldKind::UInt));
-        self.values.push(FieldValue::UInt(e.ip));
+        self.values.push(FieldValue::UInt(ip));
         self.fields.push((self.keys.text, FieldKind::Str));
         self.values.push(FieldValue::Str(text_sym));
         let b = &mut self.b;
         push_token_fields(text, &mut |s| b.intern(s), &mut self.fields, &mut self.values);
-        let event = self.b.intern(b"print");
-        let layout = self.b.layout(event, &self.fields);
+        // Markers share a handful of field lists: look them up without building a key
+        // (and the list of a marker without tokens, the most common, without hashing).
+        let plain = self.fields.len() == 2;
+        let known =
+            if plain { self.plain_print } else { self.print_layouts.get(self.fields.as_slice()).copied() };
+        let layout = match known {
+            Some(id) => id,
+            None => {
+                let id = self.b.layout(self.keys.print, &self.fields);
+                if plain {
+                    self.plain_print = Some(id);
+                } else {
+                    self.print_layouts.insert(self.fields.clone(), id);
+                }
+                id
+            }
+        };
         self.push(ts, pid, flags, layout);
         if is_atrace(text) {
-            self.atrace.push(AtraceRec { ts, tid: pid, cpu: self.cpu, text: text.into() });
+            self.atrace.push(ts, pid, self.cpu, text);
         }
     }
 
@@ -831,4 +1083,263 @@ pub(crate) fn first_timestamp(bundle: BundleRef<'_>) -> Option<i64> {
         }
     }
     first.and_then(|v| i64::try_from(v).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::super::protos::leaf as pb;
+    use super::*;
+    use latscope_model::{EventTable, Interner};
+
+    fn key(n: u32, wire: u64, out: &mut Vec<u8>) {
+        prost::encoding::encode_varint((u64::from(n) << 3) | wire, out);
+    }
+
+    /// A bundle of CPU 0 holding one FtraceEvent per `(oneof field, payload)`, at times
+    /// 1000, 2000, … ns, pid 7.
+    fn bundle(events: &[(u32, Vec<u8>)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, (field, payload)) in events.iter().enumerate() {
+            let mut ev = Vec::new();
+            key(1, 0, &mut ev);
+            prost::encoding::encode_varint(1000 * (i as u64 + 1), &mut ev);
+            key(2, 0, &mut ev);
+            prost::encoding::encode_varint(7, &mut ev);
+            key(*field, 2, &mut ev);
+            prost::encoding::encode_varint(payload.len() as u64, &mut ev);
+            ev.extend_from_slice(payload);
+            key(2, 2, &mut out);
+            prost::encoding::encode_varint(ev.len() as u64, &mut out);
+            out.extend(ev);
+        }
+        out
+    }
+
+    fn decode(events: &[(u32, Vec<u8>)]) -> (EventTable, Interner, Diagnostics) {
+        let clocks = Clocks::default();
+        let names = FxHashMap::default();
+        let shared = Shared { clocks: &clocks, origin_ns: 0, names: &names };
+        let mut w = CpuWorker::new(&shared, 0);
+        let data = bundle(events);
+        w.bundle(BundleRef { data: &data, at: 0, file_at: 0 });
+        let out = w.finish();
+        let (t, s) = out.builder.finish().unwrap();
+        (t, s, out.diags)
+    }
+
+    /// Every field of event `i` as text (strings resolved).
+    fn fields(t: &EventTable, s: &Interner, i: usize) -> Vec<(String, String)> {
+        t.get(i)
+            .unwrap()
+            .fields()
+            .map(|(n, v)| {
+                let v = match v {
+                    FieldValue::Str(x) => String::from_utf8_lossy(s.bytes_of(x)).into_owned(),
+                    FieldValue::Int(i) => i.to_string(),
+                    FieldValue::UInt(u) => u.to_string(),
+                };
+                (s.resolve(n).into_owned(), v)
+            })
+            .collect()
+    }
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect()
+    }
+
+    #[test]
+    fn flat_events_read_as_prost_reads_them() {
+        let switch = pb::SchedSwitch {
+            prev_comm: b"kworker/0:1".to_vec(),
+            prev_pid: 12,
+            prev_prio: -2,
+            prev_state: 1 << 40,
+            next_comm: vec![0xff, b'x'],
+            next_pid: 2000,
+            next_prio: 120,
+        };
+        let wake = pb::SchedWakeup { comm: b"app".to_vec(), pid: 2000, prio: 98, success: 1, target_cpu: 3 };
+        let complete = pb::BlockRqComplete {
+            dev: (8 << 20) | 16,
+            sector: u64::MAX,
+            nr_sector: 8,
+            errors: -5,
+            rwbs: b"WS".to_vec(),
+            cmd: Vec::new(),
+            error: None,
+        };
+        let events = [
+            (tag::SCHED_SWITCH, switch.encode_to_vec()),
+            (tag::SCHED_WAKING, wake.encode_to_vec()),
+            (
+                tag::IRQ_HANDLER_ENTRY,
+                pb::IrqHandlerEntry { irq: -1, name: b"eth0".to_vec(), handler: 9 }.encode_to_vec(),
+            ),
+            (tag::IRQ_HANDLER_EXIT, pb::IrqHandlerExit { irq: 36, ret: 1 }.encode_to_vec()),
+            (tag::SOFTIRQ_ENTRY, pb::Softirq { vec: 3 }.encode_to_vec()),
+            (tag::SOFTIRQ_EXIT, pb::Softirq { vec: 77 }.encode_to_vec()),
+            (tag::CPU_IDLE, pb::CpuState { state: u32::MAX, cpu_id: 1 }.encode_to_vec()),
+            (tag::BLOCK_RQ_COMPLETE, complete.encode_to_vec()),
+            (
+                tag::BLOCK_RQ_COMPLETE,
+                pb::BlockRqComplete { error: Some(-11), ..complete.clone() }.encode_to_vec(),
+            ),
+            (
+                tag::PRINT,
+                pb::Print { ip: 0xffff_0000_1234, buf: b"B|2000|frame 3\n".to_vec() }.encode_to_vec(),
+            ),
+            (
+                tag::BLOCK_RQ_ISSUE,
+                pb::BlockRqIssue {
+                    dev: 259 << 20,
+                    sector: 2048,
+                    nr_sector: 8,
+                    bytes: 4096,
+                    rwbs: b"R".to_vec(),
+                    comm: b"dd".to_vec(),
+                    cmd: Vec::new(),
+                }
+                .encode_to_vec(),
+            ),
+            (
+                tag::TASK_NEWTASK,
+                pb::TaskNewtask {
+                    pid: 77,
+                    comm: b"bash".to_vec(),
+                    clone_flags: 0x1200011,
+                    oom_score_adj: -1000,
+                }
+                .encode_to_vec(),
+            ),
+            (
+                tag::TASK_RENAME,
+                pb::TaskRename {
+                    pid: 77,
+                    oldcomm: b"bash".to_vec(),
+                    newcomm: b"make".to_vec(),
+                    oom_score_adj: 0,
+                }
+                .encode_to_vec(),
+            ),
+            (
+                tag::SCHED_PROCESS_EXIT,
+                pb::SchedProcess { comm: b"make".to_vec(), pid: 77, field3: 70, field4: 120 }.encode_to_vec(),
+            ),
+            (
+                tag::SCHED_PROCESS_FREE,
+                pb::SchedProcess { comm: b"make".to_vec(), pid: 77, field3: 120, field4: 0 }.encode_to_vec(),
+            ),
+            (
+                tag::SCHED_PROCESS_FORK,
+                pb::SchedProcessFork {
+                    parent_comm: b"sh".to_vec(),
+                    parent_pid: 1,
+                    child_comm: b"ls".to_vec(),
+                    child_pid: 99,
+                }
+                .encode_to_vec(),
+            ),
+        ];
+        let (t, s, diags) = decode(&events);
+        assert_eq!(diags.malformed, 0, "{:?}", diags.summary());
+        assert_eq!(t.len(), events.len());
+        let want = [
+            pairs(&[
+                ("prev_comm", "kworker/0:1"),
+                ("prev_pid", "12"),
+                ("prev_prio", "-2"),
+                ("prev_state", "1099511627776"),
+                ("next_comm", "\u{fffd}x"),
+                ("next_pid", "2000"),
+                ("next_prio", "120"),
+            ]),
+            pairs(&[("comm", "app"), ("pid", "2000"), ("prio", "98"), ("target_cpu", "3")]),
+            pairs(&[("irq", "-1"), ("name", "eth0")]),
+            pairs(&[("irq", "36"), ("ret", "1")]),
+            pairs(&[("vec", "3"), ("action", "NET_RX")]),
+            pairs(&[("vec", "77"), ("action", "UNKNOWN")]),
+            pairs(&[("state", "4294967295"), ("cpu_id", "1")]),
+            pairs(&[
+                ("dev", "8,16"),
+                ("sector", "18446744073709551615"),
+                ("nr_sector", "8"),
+                ("rwbs", "WS"),
+                ("error", "-5"),
+            ]),
+            pairs(&[
+                ("dev", "8,16"),
+                ("sector", "18446744073709551615"),
+                ("nr_sector", "8"),
+                ("rwbs", "WS"),
+                ("error", "-11"),
+            ]),
+            pairs(&[("ip", "281470681748020"), ("text", "B|2000|frame 3")]),
+            pairs(&[
+                ("dev", "259,0"),
+                ("sector", "2048"),
+                ("nr_sector", "8"),
+                ("bytes", "4096"),
+                ("rwbs", "R"),
+                ("comm", "dd"),
+            ]),
+            pairs(&[
+                ("pid", "77"),
+                ("comm", "bash"),
+                ("clone_flags", "18874385"),
+                ("oom_score_adj", "-1000"),
+            ]),
+            pairs(&[("pid", "77"), ("oldcomm", "bash"), ("newcomm", "make"), ("oom_score_adj", "0")]),
+            pairs(&[("comm", "make"), ("pid", "77"), ("prio", "120")]),
+            pairs(&[("comm", "make"), ("pid", "77"), ("prio", "120")]),
+            pairs(&[("comm", "sh"), ("pid", "1"), ("child_comm", "ls"), ("child_pid", "99")]),
+        ];
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(&fields(&t, &s, i), w, "event {i}");
+        }
+    }
+
+    #[test]
+    fn a_repeated_field_keeps_its_last_value_and_a_wrong_wire_type_skips_the_event() {
+        // Two encodings back to back are one message whose later fields win (protobuf's
+        // merge), as prost reads it.
+        let mut twice = pb::IrqHandlerExit { irq: 1, ret: 0 }.encode_to_vec();
+        twice.extend(pb::IrqHandlerExit { irq: 2, ret: 1 }.encode_to_vec());
+        let merged = pb::IrqHandlerExit::decode(twice.as_slice()).unwrap();
+        // irq written as a string.
+        let mut wrong = Vec::new();
+        key(1, 2, &mut wrong);
+        wrong.extend([1, b'x']);
+        assert!(pb::IrqHandlerExit::decode(wrong.as_slice()).is_err());
+        let (t, s, diags) = decode(&[(tag::IRQ_HANDLER_EXIT, twice), (tag::IRQ_HANDLER_EXIT, wrong)]);
+        assert_eq!(t.len(), 1);
+        let want = [("irq", merged.irq.to_string()), ("ret", merged.ret.to_string())];
+        assert_eq!(fields(&t, &s, 0), want.map(|(a, b)| (a.to_owned(), b)));
+        assert_eq!(diags.malformed, 1);
+        assert!(diags.first_malformed[0].message.contains("field 37"), "{:?}", diags.first_malformed);
+    }
+
+    #[test]
+    fn short_keys_are_equal_exactly_when_the_names_are() {
+        let mut x = 99u64;
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        for len in 0..=16 {
+            for _ in 0..60 {
+                names.push(
+                    (0..len)
+                        .map(|_| {
+                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                            b"ab\x00"[(x >> 60) as usize % 3]
+                        })
+                        .collect(),
+                );
+            }
+        }
+        for a in &names {
+            for b in &names {
+                assert_eq!(ShortKey::of(a) == ShortKey::of(b), a == b, "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(ShortKey::of(&[b'x'; 17]), None);
+    }
 }

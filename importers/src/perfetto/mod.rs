@@ -111,10 +111,30 @@ struct Scan<'a> {
     packets: u64,
     diags: Diagnostics,
     inflated: u64,
+    /// While walking an inflated compressed packet: its offset in the file.
+    container: Option<u64>,
 }
+
+/// Bytes of the file decoded between two releases of its pages (see [`parse_releasing`]).
+const SEGMENT_BYTES: u64 = 8 << 20;
 
 /// Parses a whole Perfetto trace held in memory.
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    parse_releasing(data, ctl, &|_| {})
+}
+
+/// [`parse`], calling `release` with byte ranges of `data` it has decoded for good, so a
+/// mapped file's pages do not stay resident beside the events made from them.
+///
+/// The bundles are decoded in file order, [`SEGMENT_BYTES`] at a time: within a segment each
+/// CPU's worker decodes that CPU's bundles (in parallel), then the segment is released. The
+/// serial pass before touched the whole file; it is released first and each segment is read
+/// back as it is decoded.
+pub fn parse_releasing(
+    data: &[u8],
+    ctl: &LoadControl,
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Result<Source, ParseFailure> {
     let mut inflated_bufs: Vec<Vec<u8>> = Vec::new();
     // Pass 1: inflate compressed packets (their contents are walked in pass 2 in place of
     // the packet, so sequence order is kept).
@@ -136,38 +156,31 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
         .or_else(|| scan.bundles.iter().flatten().filter_map(|b| ftrace::first_timestamp(*b)).min())
         .unwrap_or(0);
     let origin_ns = start.div_euclid(1_000_000_000) * 1_000_000_000;
-    let shared = Shared { clocks: &scan.clocks, origin_ns, names: &scan.names };
-    let cpus: Vec<(u16, &Vec<BundleRef<'_>>)> =
-        scan.bundles.iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(c, b)| (c as u16, b)).collect();
-    let outputs: Vec<CpuOutput> = cpus
-        .into_par_iter()
-        .map(|(cpu, bundles)| {
-            let mut w = CpuWorker::new(&shared, cpu);
-            for b in bundles {
-                if ctl.is_cancelled() {
-                    break;
-                }
-                w.bundle(*b);
-                ctl.advance(b.data.len() as u64);
-            }
-            w.finish()
-        })
-        .collect();
+    // Only the bundles borrow the file and the inflated packets.
+    let Scan { bundles, clocks, names, tracks, skipped, packets, mut diags, inflated, container: _ } = scan;
+    let outputs = {
+        let shared = Shared { clocks: &clocks, origin_ns, names: &names };
+        release(0..data.len());
+        decode_in_file_order(&shared, &bundles, data.len(), ctl, release)
+    };
+    let cpus = bundles.iter().filter(|b| !b.is_empty()).count();
+    // The bundles are decoded: the inflated packets they lay in are freed before the merge.
+    drop(bundles);
+    drop(inflated_bufs);
     if ctl.is_cancelled() {
         return Err(ParseFailure::Cancelled);
     }
-    let mut diags = std::mem::take(&mut scan.diags);
-    let mut names = scan.names.clone();
+    let mut task_names = names;
     let mut builders = Vec::with_capacity(outputs.len());
-    let mut atrace = Vec::new();
+    let mut atrace = ftrace::Atrace::default();
     let mut unknown: BTreeMap<u32, u64> = BTreeMap::new();
     let mut unmapped = 0;
     for o in outputs {
         builders.push(o.builder);
         diags.extend(o.diags);
-        atrace.extend(o.atrace);
+        atrace.append(o.atrace);
         for (pid, n) in o.names {
-            names.entry(pid).or_insert(n);
+            task_names.entry(pid).or_insert(n);
         }
         for (k, v) in o.unknown {
             *unknown.entry(k).or_default() += v;
@@ -186,23 +199,22 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
     let mut built = Built::default();
     let to_ps = |clock: u32, ns: u64| {
         let ns = i64::try_from(ns).ok()?;
-        let t = scan.clocks.to_primary(clock, ns)?;
+        let t = clocks.to_primary(clock, ns)?;
         t.checked_sub(origin_ns)?.checked_mul(PS_PER_NS)
     };
-    let trace_end = scan
-        .tracks
+    let trace_end = tracks
         .raw
         .iter()
         .filter_map(|e| to_ps(e.clock, e.ts))
-        .chain(atrace.iter().map(|r| r.ts))
+        .chain(atrace.recs.iter().map(|r| r.ts))
         .fold(trace_end, i64::max);
-    tracks::build_atrace(atrace, &names, &mut strings, trace_end, &mut built);
-    tracks::build_track_events(&scan.tracks, &names, &mut strings, &to_ps, trace_end, &mut built);
+    tracks::build_atrace(atrace, &task_names, &mut strings, trace_end, &mut built);
+    tracks::build_track_events(&tracks, &task_names, &mut strings, &to_ps, trace_end, &mut built);
     source.events = table;
     source.strings = strings;
     built.finish(&mut source.spans, &mut source.analog, &mut diags);
     source.origin =
-        ClockOrigin::from_secs_ps(origin_ns / 1_000_000_000, 0).on(clock_domain(scan.clocks.primary()));
+        ClockOrigin::from_secs_ps(origin_ns / 1_000_000_000, 0).on(clock_domain(clocks.primary()));
     rebase(&mut source);
     // What was not read, said once each.
     for (number, count) in &unknown {
@@ -216,27 +228,67 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
             "{unmapped} ftrace bundle(s) on a clock no clock snapshot relates to the trace's clock: their times are the raw ftrace clock"
         ));
     }
-    if scan.tracks.unnamed_iids > 0 {
+    if tracks.unnamed_iids > 0 {
         diags.warn(format!(
             "{} track event(s) name an interned name their sequence never defined",
-            scan.tracks.unnamed_iids
+            tracks.unnamed_iids
         ));
     }
-    if !scan.skipped.is_empty() {
-        let list: Vec<String> = scan.skipped.iter().map(|(n, c)| format!("field {n}: {c}")).collect();
+    if !skipped.is_empty() {
+        let list: Vec<String> = skipped.iter().map(|(n, c)| format!("field {n}: {c}")).collect();
         diags.warn(format!(
             "packets of types latscope does not read (TracePacket data field: count): {}",
             list.join(", ")
         ));
     }
     source.diagnostics = diags;
-    source.metadata.push(("packets".into(), scan.packets.to_string()));
-    source.metadata.push(("cpus".into(), scan.bundles.iter().filter(|b| !b.is_empty()).count().to_string()));
-    source.metadata.push(("clock".into(), clock_name(scan.clocks.primary())));
-    if scan.inflated > 0 {
-        source.metadata.push(("inflated bytes".into(), scan.inflated.to_string()));
+    source.metadata.push(("packets".into(), packets.to_string()));
+    source.metadata.push(("cpus".into(), cpus.to_string()));
+    source.metadata.push(("clock".into(), clock_name(clocks.primary())));
+    if inflated > 0 {
+        source.metadata.push(("inflated bytes".into(), inflated.to_string()));
     }
     Ok(source)
+}
+
+/// Decodes every CPU's bundles (`bundles[cpu]`, each list in file order) with one worker
+/// per CPU, segment by segment of the file, releasing each segment once decoded.
+fn decode_in_file_order(
+    shared: &Shared<'_>,
+    bundles: &[Vec<BundleRef<'_>>],
+    file_len: usize,
+    ctl: &LoadControl,
+    release: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Vec<CpuOutput> {
+    // (worker, its bundles, how many are done)
+    let mut workers: Vec<(CpuWorker<'_>, &[BundleRef<'_>], usize)> = bundles
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !b.is_empty())
+        .map(|(cpu, b)| {
+            let mut w = CpuWorker::new(shared, cpu as u16);
+            w.reserve(b.iter().map(|b| b.data.len()).sum());
+            (w, b.as_slice(), 0)
+        })
+        .collect();
+    let mut from = 0u64;
+    while workers.iter().any(|(_, list, done)| *done < list.len()) && !ctl.is_cancelled() {
+        let to = from.saturating_add(SEGMENT_BYTES);
+        workers.par_iter_mut().for_each(|(w, list, done)| {
+            while let Some(b) = list.get(*done).filter(|b| b.file_at < to) {
+                if ctl.is_cancelled() {
+                    return;
+                }
+                w.bundle(*b);
+                ctl.advance(b.data.len() as u64);
+                *done += 1;
+            }
+        });
+        let end = usize::try_from(to).unwrap_or(usize::MAX).min(file_len);
+        release(usize::try_from(from).unwrap_or(usize::MAX).min(end)..end);
+        from = to;
+    }
+    workers.into_iter().map(|(w, _, _)| w.finish()).collect()
 }
 
 /// The kind of clock Perfetto's builtin clock `id` is: the realtime clocks read wall-clock
@@ -407,7 +459,8 @@ fn packet<'a>(
                 if scan.bundles.len() <= cpu {
                     scan.bundles.resize_with(cpu + 1, Vec::new);
                 }
-                scan.bundles[cpu].push(BundleRef { data: b, at: f.value_at });
+                let file_at = scan.container.unwrap_or(f.value_at);
+                scan.bundles[cpu].push(BundleRef { data: b, at: f.value_at, file_at });
             }
             (packet::PROCESS_TREE, Some(b)) => match protos::ProcessTree::decode(b) {
                 Ok(t) => {
@@ -475,7 +528,10 @@ fn packet<'a>(
                 *next_inflated += 1;
                 scan.inflated += buf.len() as u64;
                 let before = scan.diags.malformed;
-                walk_inner(buf, f.at, inflated, scan, ctl)?;
+                scan.container = Some(f.at);
+                let walked = walk_inner(buf, f.at, inflated, scan, ctl);
+                scan.container = None;
+                walked?;
                 if scan.diags.malformed > before {
                     scan.diags.warn(format!(
                         "byte offset {}: the compressed packets there hold malformed records (offsets inside them count from the packet)",

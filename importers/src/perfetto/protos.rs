@@ -5,7 +5,9 @@
 //! marker need not be UTF-8, and prost refuses a `string` that is not.
 //!
 //! Framing messages (`Trace`, `TracePacket`, `FtraceEventBundle`, `FtraceEvent`) are walked
-//! by [`super::wire`] instead, so packets are not copied and unknown events are kept.
+//! by [`super::wire`] instead, so packets are not copied and unknown events are kept, and
+//! the flat event messages are read by `wire::Leaf` (the `leaf` module keeps them as
+//! prost messages, which the tests read beside it).
 
 #![allow(missing_docs)]
 
@@ -37,178 +39,6 @@ pub struct CompactSched {
     pub waking_comm_index: Vec<u32>,
     #[prost(uint32, repeated, tag = "12")]
     pub waking_common_flags: Vec<u32>,
-}
-
-// ---- ftrace events (FtraceEvent oneof `event`) ----
-
-/// `print` (field 3): trace_marker writes, including atrace markers.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Print {
-    #[prost(uint64, tag = "1")]
-    pub ip: u64,
-    #[prost(bytes = "vec", tag = "2")]
-    pub buf: Vec<u8>,
-}
-
-/// `sched_switch` (field 4).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct SchedSwitch {
-    #[prost(bytes = "vec", tag = "1")]
-    pub prev_comm: Vec<u8>,
-    #[prost(int32, tag = "2")]
-    pub prev_pid: i32,
-    #[prost(int32, tag = "3")]
-    pub prev_prio: i32,
-    #[prost(int64, tag = "4")]
-    pub prev_state: i64,
-    #[prost(bytes = "vec", tag = "5")]
-    pub next_comm: Vec<u8>,
-    #[prost(int32, tag = "6")]
-    pub next_pid: i32,
-    #[prost(int32, tag = "7")]
-    pub next_prio: i32,
-}
-
-/// `sched_wakeup` (17), `sched_waking` (20), `sched_wakeup_new` (114): one message shape.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct SchedWakeup {
-    #[prost(bytes = "vec", tag = "1")]
-    pub comm: Vec<u8>,
-    #[prost(int32, tag = "2")]
-    pub pid: i32,
-    #[prost(int32, tag = "3")]
-    pub prio: i32,
-    #[prost(int32, tag = "4")]
-    pub success: i32,
-    #[prost(int32, tag = "5")]
-    pub target_cpu: i32,
-}
-
-/// `cpu_idle` (13) and `cpu_frequency` (11).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct CpuState {
-    #[prost(uint32, tag = "1")]
-    pub state: u32,
-    #[prost(uint32, tag = "2")]
-    pub cpu_id: u32,
-}
-
-/// `irq_handler_entry` (36).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct IrqHandlerEntry {
-    #[prost(int32, tag = "1")]
-    pub irq: i32,
-    #[prost(bytes = "vec", tag = "2")]
-    pub name: Vec<u8>,
-    #[prost(uint32, tag = "3")]
-    pub handler: u32,
-}
-
-/// `irq_handler_exit` (37).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct IrqHandlerExit {
-    #[prost(int32, tag = "1")]
-    pub irq: i32,
-    #[prost(int32, tag = "2")]
-    pub ret: i32,
-}
-
-/// `softirq_entry` (24), `softirq_exit` (25), `softirq_raise` (26).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Softirq {
-    #[prost(uint32, tag = "1")]
-    pub vec: u32,
-}
-
-/// `block_rq_issue` (45) and `block_rq_insert` (126).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct BlockRqIssue {
-    #[prost(uint64, tag = "1")]
-    pub dev: u64,
-    #[prost(uint64, tag = "2")]
-    pub sector: u64,
-    #[prost(uint32, tag = "3")]
-    pub nr_sector: u32,
-    #[prost(uint32, tag = "4")]
-    pub bytes: u32,
-    #[prost(bytes = "vec", tag = "5")]
-    pub rwbs: Vec<u8>,
-    #[prost(bytes = "vec", tag = "6")]
-    pub comm: Vec<u8>,
-    #[prost(bytes = "vec", tag = "7")]
-    pub cmd: Vec<u8>,
-}
-
-/// `block_rq_complete` (125).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct BlockRqComplete {
-    #[prost(uint64, tag = "1")]
-    pub dev: u64,
-    #[prost(uint64, tag = "2")]
-    pub sector: u64,
-    #[prost(uint32, tag = "3")]
-    pub nr_sector: u32,
-    #[prost(int32, tag = "4")]
-    pub errors: i32,
-    #[prost(bytes = "vec", tag = "5")]
-    pub rwbs: Vec<u8>,
-    #[prost(bytes = "vec", tag = "6")]
-    pub cmd: Vec<u8>,
-    #[prost(int32, optional, tag = "7")]
-    pub error: Option<i32>,
-}
-
-/// `task_newtask` (235).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct TaskNewtask {
-    #[prost(int32, tag = "1")]
-    pub pid: i32,
-    #[prost(bytes = "vec", tag = "2")]
-    pub comm: Vec<u8>,
-    #[prost(uint64, tag = "3")]
-    pub clone_flags: u64,
-    #[prost(int32, tag = "4")]
-    pub oom_score_adj: i32,
-}
-
-/// `task_rename` (236).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct TaskRename {
-    #[prost(int32, tag = "1")]
-    pub pid: i32,
-    #[prost(bytes = "vec", tag = "2")]
-    pub oldcomm: Vec<u8>,
-    #[prost(bytes = "vec", tag = "3")]
-    pub newcomm: Vec<u8>,
-    #[prost(int32, tag = "4")]
-    pub oom_score_adj: i32,
-}
-
-/// `sched_process_exit` (238, with `tgid` as field 3) and `sched_process_free` (240, whose
-/// field 3 is `prio`): read as comm, pid and the two optional integers.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct SchedProcess {
-    #[prost(bytes = "vec", tag = "1")]
-    pub comm: Vec<u8>,
-    #[prost(int32, tag = "2")]
-    pub pid: i32,
-    #[prost(int32, tag = "3")]
-    pub field3: i32,
-    #[prost(int32, tag = "4")]
-    pub field4: i32,
-}
-
-/// `sched_process_fork` (239).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct SchedProcessFork {
-    #[prost(bytes = "vec", tag = "1")]
-    pub parent_comm: Vec<u8>,
-    #[prost(int32, tag = "2")]
-    pub parent_pid: i32,
-    #[prost(bytes = "vec", tag = "3")]
-    pub child_comm: Vec<u8>,
-    #[prost(int32, tag = "4")]
-    pub child_pid: i32,
 }
 
 /// `generic` (327): an event Perfetto has no proto for, with named fields.
@@ -393,4 +223,180 @@ pub struct TracePacketDefaults {
 pub struct TrackEventDefaults {
     #[prost(uint64, optional, tag = "11")]
     pub track_uuid: Option<u64>,
+}
+
+/// The flat ftrace event messages (FtraceEvent oneof `event`), as prost reads them. The
+/// importer reads these with `wire::Leaf` instead (they come by the million and prost
+/// copies every string); the tests check that both read the same.
+#[cfg(test)]
+pub mod leaf {
+    /// `print` (field 3): trace_marker writes, including atrace markers.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Print {
+        #[prost(uint64, tag = "1")]
+        pub ip: u64,
+        #[prost(bytes = "vec", tag = "2")]
+        pub buf: Vec<u8>,
+    }
+
+    /// `sched_switch` (field 4).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct SchedSwitch {
+        #[prost(bytes = "vec", tag = "1")]
+        pub prev_comm: Vec<u8>,
+        #[prost(int32, tag = "2")]
+        pub prev_pid: i32,
+        #[prost(int32, tag = "3")]
+        pub prev_prio: i32,
+        #[prost(int64, tag = "4")]
+        pub prev_state: i64,
+        #[prost(bytes = "vec", tag = "5")]
+        pub next_comm: Vec<u8>,
+        #[prost(int32, tag = "6")]
+        pub next_pid: i32,
+        #[prost(int32, tag = "7")]
+        pub next_prio: i32,
+    }
+
+    /// `sched_wakeup` (17), `sched_waking` (20), `sched_wakeup_new` (114): one message shape.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct SchedWakeup {
+        #[prost(bytes = "vec", tag = "1")]
+        pub comm: Vec<u8>,
+        #[prost(int32, tag = "2")]
+        pub pid: i32,
+        #[prost(int32, tag = "3")]
+        pub prio: i32,
+        #[prost(int32, tag = "4")]
+        pub success: i32,
+        #[prost(int32, tag = "5")]
+        pub target_cpu: i32,
+    }
+
+    /// `cpu_idle` (13) and `cpu_frequency` (11).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct CpuState {
+        #[prost(uint32, tag = "1")]
+        pub state: u32,
+        #[prost(uint32, tag = "2")]
+        pub cpu_id: u32,
+    }
+
+    /// `irq_handler_entry` (36).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct IrqHandlerEntry {
+        #[prost(int32, tag = "1")]
+        pub irq: i32,
+        #[prost(bytes = "vec", tag = "2")]
+        pub name: Vec<u8>,
+        #[prost(uint32, tag = "3")]
+        pub handler: u32,
+    }
+
+    /// `irq_handler_exit` (37).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct IrqHandlerExit {
+        #[prost(int32, tag = "1")]
+        pub irq: i32,
+        #[prost(int32, tag = "2")]
+        pub ret: i32,
+    }
+
+    /// `softirq_entry` (24), `softirq_exit` (25), `softirq_raise` (26).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Softirq {
+        #[prost(uint32, tag = "1")]
+        pub vec: u32,
+    }
+
+    /// `block_rq_issue` (45) and `block_rq_insert` (126).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct BlockRqIssue {
+        #[prost(uint64, tag = "1")]
+        pub dev: u64,
+        #[prost(uint64, tag = "2")]
+        pub sector: u64,
+        #[prost(uint32, tag = "3")]
+        pub nr_sector: u32,
+        #[prost(uint32, tag = "4")]
+        pub bytes: u32,
+        #[prost(bytes = "vec", tag = "5")]
+        pub rwbs: Vec<u8>,
+        #[prost(bytes = "vec", tag = "6")]
+        pub comm: Vec<u8>,
+        #[prost(bytes = "vec", tag = "7")]
+        pub cmd: Vec<u8>,
+    }
+
+    /// `block_rq_complete` (125).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct BlockRqComplete {
+        #[prost(uint64, tag = "1")]
+        pub dev: u64,
+        #[prost(uint64, tag = "2")]
+        pub sector: u64,
+        #[prost(uint32, tag = "3")]
+        pub nr_sector: u32,
+        #[prost(int32, tag = "4")]
+        pub errors: i32,
+        #[prost(bytes = "vec", tag = "5")]
+        pub rwbs: Vec<u8>,
+        #[prost(bytes = "vec", tag = "6")]
+        pub cmd: Vec<u8>,
+        #[prost(int32, optional, tag = "7")]
+        pub error: Option<i32>,
+    }
+
+    /// `task_newtask` (235).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TaskNewtask {
+        #[prost(int32, tag = "1")]
+        pub pid: i32,
+        #[prost(bytes = "vec", tag = "2")]
+        pub comm: Vec<u8>,
+        #[prost(uint64, tag = "3")]
+        pub clone_flags: u64,
+        #[prost(int32, tag = "4")]
+        pub oom_score_adj: i32,
+    }
+
+    /// `task_rename` (236).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct TaskRename {
+        #[prost(int32, tag = "1")]
+        pub pid: i32,
+        #[prost(bytes = "vec", tag = "2")]
+        pub oldcomm: Vec<u8>,
+        #[prost(bytes = "vec", tag = "3")]
+        pub newcomm: Vec<u8>,
+        #[prost(int32, tag = "4")]
+        pub oom_score_adj: i32,
+    }
+
+    /// `sched_process_exit` (238, with `tgid` as field 3) and `sched_process_free` (240, whose
+    /// field 3 is `prio`): read as comm, pid and the two optional integers.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct SchedProcess {
+        #[prost(bytes = "vec", tag = "1")]
+        pub comm: Vec<u8>,
+        #[prost(int32, tag = "2")]
+        pub pid: i32,
+        #[prost(int32, tag = "3")]
+        pub field3: i32,
+        #[prost(int32, tag = "4")]
+        pub field4: i32,
+    }
+
+    /// `sched_process_fork` (239).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct SchedProcessFork {
+        #[prost(bytes = "vec", tag = "1")]
+        pub parent_comm: Vec<u8>,
+        #[prost(int32, tag = "2")]
+        pub parent_pid: i32,
+        #[prost(bytes = "vec", tag = "3")]
+        pub child_comm: Vec<u8>,
+        #[prost(int32, tag = "4")]
+        pub child_pid: i32,
+    }
 }

@@ -2,11 +2,10 @@
 //! atrace markers (`B|pid|name`, `E`, `C|pid|name|value`, `S|`/`F|` async slices) become span
 //! tracks and sample-and-hold counter tracks.
 
-use super::ftrace::AtraceRec;
+use super::ftrace::Atrace;
 use super::protos::{TrackDescriptor, TrackEvent};
 use latscope_model::{AnalogTrack, Diagnostics, Interner, Ps, SpanTrack, Sym};
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 
 /// TrackEvent types.
 const SLICE_BEGIN: i32 = 1;
@@ -57,11 +56,15 @@ impl TrackEvents {
 
     /// Records one TrackEvent of sequence `seq` with packet time `ts` on clock `clock`.
     pub(crate) fn add(&mut self, seq: u32, ts: u64, clock: Option<u32>, e: &TrackEvent) {
-        let state = self.seqs.get(&seq).cloned().unwrap_or_default();
+        // What the sequence's state says, read without copying it: a sequence can intern
+        // thousands of names, and this runs per event.
+        let state = self.seqs.get(&seq);
+        let interned = e.name_iid.and_then(|iid| state.and_then(|s| s.names.get(&iid)).copied());
+        let (default_track, default_clock) = state.map_or((None, None), |s| (s.default_track, s.clock));
         let name = match (&e.name, e.name_iid) {
             (Some(n), _) => self.name_id(n),
-            (None, Some(iid)) => match state.names.get(&iid) {
-                Some(&i) => i,
+            (None, Some(iid)) => match interned {
+                Some(i) => i,
                 None => {
                     self.unnamed_iids += 1;
                     self.name_id(format!("name#{iid}").as_bytes())
@@ -72,9 +75,9 @@ impl TrackEvents {
         let value = e.counter_value.map(|v| v as f64).or(e.double_counter_value).unwrap_or(0.0);
         self.raw.push(RawTrackEvent {
             ts,
-            clock: clock.or(state.clock).unwrap_or(super::clocks::BOOTTIME),
+            clock: clock.or(default_clock).unwrap_or(super::clocks::BOOTTIME),
             kind: e.r#type,
-            track: e.track_uuid.or(state.default_track).unwrap_or(0),
+            track: e.track_uuid.or(default_track).unwrap_or(0),
             name,
             value,
         });
@@ -106,29 +109,63 @@ impl TrackEvents {
     }
 }
 
-/// Spans and counters under construction, keyed by display name.
+/// Spans and counters under construction, found by display name (or by the index a
+/// caller kept: atrace adds one slice or sample per marker).
 #[derive(Debug, Default)]
 pub(crate) struct Built {
-    pub spans: BTreeMap<String, SpanTrack>,
-    pub counters: BTreeMap<String, (String, Vec<Ps>, Vec<f32>)>,
+    pub spans: Vec<SpanTrack>,
+    span_index: FxHashMap<String, usize>,
+    /// (name, unit, times, values)
+    pub counters: Vec<(String, String, Vec<Ps>, Vec<f32>)>,
+    counter_index: FxHashMap<String, usize>,
     pub end_without_begin: u64,
     pub never_ended: u64,
     pub unmapped: u64,
 }
 
 impl Built {
+    /// The index of span track `track`, made if new.
+    fn span_track(&mut self, track: &str) -> usize {
+        if let Some(&i) = self.span_index.get(track) {
+            return i;
+        }
+        self.spans.push(SpanTrack::new(track));
+        self.span_index.insert(track.to_owned(), self.spans.len() - 1);
+        self.spans.len() - 1
+    }
+
+    fn span_at(&mut self, track: usize, start: Ps, end: Ps, label: Sym, depth: usize) {
+        let depth = depth.min(usize::from(u16::MAX)) as u16;
+        if let Some(t) = self.spans.get_mut(track) {
+            t.push(start, end.max(start), label, depth, 0);
+        }
+    }
+
     fn span(&mut self, track: &str, start: Ps, end: Ps, label: Sym, depth: usize) {
-        let t = self.spans.entry(track.to_owned()).or_insert_with(|| SpanTrack::new(track));
-        t.push(start, end.max(start), label, depth.min(usize::from(u16::MAX)) as u16, 0);
+        let i = self.span_track(track);
+        self.span_at(i, start, end, label, depth);
+    }
+
+    /// The index of counter track `track` (in `unit`), made if new.
+    fn counter_track(&mut self, track: &str, unit: &str) -> usize {
+        if let Some(&i) = self.counter_index.get(track) {
+            return i;
+        }
+        self.counters.push((track.to_owned(), unit.to_owned(), Vec::new(), Vec::new()));
+        self.counter_index.insert(track.to_owned(), self.counters.len() - 1);
+        self.counters.len() - 1
+    }
+
+    fn sample_at(&mut self, track: usize, ts: Ps, v: f64) {
+        if let Some(c) = self.counters.get_mut(track) {
+            c.2.push(ts);
+            c.3.push(v as f32);
+        }
     }
 
     fn sample(&mut self, track: &str, unit: &str, ts: Ps, v: f64) {
-        let c = self
-            .counters
-            .entry(track.to_owned())
-            .or_insert_with(|| (unit.to_owned(), Vec::new(), Vec::new()));
-        c.1.push(ts);
-        c.2.push(v as f32);
+        let i = self.counter_track(track, unit);
+        self.sample_at(i, ts, v);
     }
 
     /// Moves the tracks into `spans` and `analog`, sorted, and says what did not pair.
@@ -138,11 +175,16 @@ impl Built {
         analog: &mut Vec<AnalogTrack>,
         diags: &mut Diagnostics,
     ) {
-        for (_, mut t) in self.spans {
+        // In name order, as the tracks were listed when they were kept by name.
+        let mut made = self.spans;
+        made.sort_by(|a, b| a.name.cmp(&b.name));
+        for mut t in made {
             t.sort();
             spans.push(t);
         }
-        for (name, (unit, times, samples)) in self.counters {
+        let mut counters = self.counters;
+        counters.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, unit, times, samples) in counters {
             let mut order: Vec<usize> = (0..times.len()).collect();
             order.sort_by_key(|&i| times[i]);
             let times = order.iter().map(|&i| times[i]).collect();
@@ -247,21 +289,25 @@ type AsyncKey = (i32, Vec<u8>, Vec<u8>);
 /// `F|tgid|name|cookie` bound an async slice on the process; `C|tgid|name|value` is a
 /// counter sample.
 pub(crate) fn build_atrace(
-    mut recs: Vec<AtraceRec>,
+    mut atrace: Atrace,
     names: &FxHashMap<i32, Vec<u8>>,
     strings: &mut Interner,
     trace_end: Ps,
     out: &mut Built,
 ) {
+    let mut recs = std::mem::take(&mut atrace.recs);
     recs.sort_by_key(|r| (r.ts, r.cpu));
     let thread_track = |tid: i32| {
         let n = names.get(&tid).map_or_else(|| "<...>".into(), |n| String::from_utf8_lossy(n).into_owned());
         format!("atrace {n}-{tid}")
     };
+    // Track names, made once per thread and per counter.
+    let mut thread_tracks: FxHashMap<i32, usize> = FxHashMap::default();
+    let mut counter_tracks: FxHashMap<i32, FxHashMap<Box<[u8]>, usize>> = FxHashMap::default();
     let mut threads: FxHashMap<i32, Vec<(Ps, Sym)>> = FxHashMap::default();
     let mut asyncs: FxHashMap<AsyncKey, (Ps, Sym)> = FxHashMap::default();
     for r in &recs {
-        let mut parts = r.text.splitn(4, |&b| b == b'|');
+        let mut parts = atrace.text_of(r).splitn(4, |&b| b == b'|');
         let kind = parts.next().unwrap_or_default();
         let tgid: i32 =
             parts.next().and_then(|p| std::str::from_utf8(p).ok()?.trim().parse().ok()).unwrap_or(r.tid);
@@ -273,7 +319,17 @@ pub(crate) fn build_atrace(
                 threads.entry(r.tid).or_default().push((r.ts, label));
             }
             b"E" => match threads.get_mut(&r.tid).and_then(|s| s.pop().map(|x| (x, s.len()))) {
-                Some(((start, label), depth)) => out.span(&thread_track(r.tid), start, r.ts, label, depth),
+                Some(((start, label), depth)) => {
+                    let track = match thread_tracks.get(&r.tid) {
+                        Some(&i) => i,
+                        None => {
+                            let i = out.span_track(&thread_track(r.tid));
+                            thread_tracks.insert(r.tid, i);
+                            i
+                        }
+                    };
+                    out.span_at(track, start, r.ts, label, depth);
+                }
                 None => out.end_without_begin += 1,
             },
             b"S" => {
@@ -287,7 +343,17 @@ pub(crate) fn build_atrace(
             b"C" => {
                 let value = rest.split(|&b| b == b'|').next().unwrap_or_default();
                 if let Some(v) = std::str::from_utf8(value).ok().and_then(|s| s.trim().parse::<f64>().ok()) {
-                    out.sample(&format!("{} {tgid}", String::from_utf8_lossy(name)), "", r.ts, v);
+                    let tracks = counter_tracks.entry(tgid).or_default();
+                    let track = match tracks.get(name) {
+                        Some(&i) => i,
+                        None => {
+                            let i =
+                                out.counter_track(&format!("{} {tgid}", String::from_utf8_lossy(name)), "");
+                            tracks.insert(name.into(), i);
+                            i
+                        }
+                    };
+                    out.sample_at(track, r.ts, v);
                 }
             }
             _ => {}

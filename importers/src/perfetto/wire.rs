@@ -1,9 +1,12 @@
 //! The protobuf wire format at the level the importer frames messages: a bounds-checked
 //! walk over one message's fields that knows each field's byte offset in the file.
 //!
-//! prost decodes the leaf messages; this walk serves where prost cannot: splitting a
-//! `Trace` into packets without copying, dispatching an `FtraceEvent`'s oneof while keeping
-//! event types latscope has no schema for, and reporting where in the file a record broke.
+//! prost decodes the nested and repeated messages; this walk serves where prost cannot:
+//! splitting a `Trace` into packets without copying, dispatching an `FtraceEvent`'s oneof
+//! while keeping event types latscope has no schema for, and reporting where in the file a
+//! record broke. [`Leaf`] reads the flat ftrace event messages (scalars and strings), which
+//! come by the million: prost copies every bytes field into a fresh allocation, which cost
+//! more than the rest of the decode.
 
 use std::fmt;
 
@@ -54,8 +57,41 @@ impl fmt::Display for WireError {
 }
 
 /// Reads a varint at `*pos`; `Err` names what is wrong. Never reads past `buf`.
-#[inline]
+#[inline(always)]
 pub(crate) fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, &'static str> {
+    let at = *pos;
+    // Keys and most values of ftrace events take one or two bytes.
+    match buf.get(at..) {
+        Some([b0, ..]) if *b0 < 0x80 => {
+            *pos = at + 1;
+            Ok(u64::from(*b0))
+        }
+        Some([b0, b1, ..]) if *b1 < 0x80 => {
+            *pos = at + 2;
+            Ok(u64::from(b0 & 0x7f) | (u64::from(*b1) << 7))
+        }
+        // Timestamps take 5 to 8 bytes: read eight at once and gather their 7-bit groups.
+        Some(b) if b.len() >= 8 => {
+            let word = u64::from_le_bytes(b[..8].try_into().unwrap_or([0xff; 8]));
+            let stops = !word & 0x8080_8080_8080_8080;
+            if stops == 0 {
+                return varint_bytewise(buf, pos);
+            }
+            let len = (stops.trailing_zeros() / 8 + 1) as usize;
+            let keep = u64::MAX >> (64 - 8 * len);
+            let mut x = word & keep & 0x7f7f_7f7f_7f7f_7f7f;
+            x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+            x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+            x = ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff);
+            *pos = at + len;
+            Ok(x)
+        }
+        _ => varint_bytewise(buf, pos),
+    }
+}
+
+/// [`varint`] a byte at a time, past its fast paths; says what is wrong with a broken one.
+fn varint_bytewise(buf: &[u8], pos: &mut usize) -> Result<u64, &'static str> {
     let mut v = 0u64;
     for i in 0..MAX_VARINT_BYTES {
         let Some(&b) = buf.get(*pos + i) else {
@@ -97,7 +133,9 @@ impl<'a> Fields<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<Field<'a>, WireError>;
 
-    #[inline]
+    // Always inlined: called a dozen times per event, and inlined the offsets nobody reads
+    // and the result's wrapping are optimised away.
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
@@ -162,12 +200,103 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
+/// A flat message's fields `1..N` read in one walk, borrowing from the buffer: the last
+/// occurrence of a field wins and other field numbers are skipped, as protobuf decoders do;
+/// an absent field reads as its type's default. A field of the wrong wire type is an error
+/// when it is read, as prost refuses it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Leaf<'a, const N: usize> {
+    fields: [Option<Value<'a>>; N],
+}
+
+impl<'a, const N: usize> Leaf<'a, N> {
+    pub(crate) fn read(buf: &'a [u8]) -> Result<Self, String> {
+        let mut fields = [None; N];
+        for f in Fields::new(buf, 0) {
+            let f = f.map_err(|e| format!("inner offset {}: {}", e.at, e.what))?;
+            if let Some(slot) = fields.get_mut(f.number as usize) {
+                *slot = Some(f.value);
+            }
+        }
+        Ok(Leaf { fields })
+    }
+
+    fn get(&self, n: usize) -> Option<Value<'a>> {
+        self.fields.get(n).copied().flatten()
+    }
+
+    fn varint_opt(&self, n: usize) -> Result<Option<u64>, String> {
+        match self.get(n) {
+            None => Ok(None),
+            Some(Value::Varint(v)) => Ok(Some(v)),
+            Some(_) => Err(format!("field {n} has the wrong wire type (a varint expected)")),
+        }
+    }
+
+    /// A `uint64` field.
+    pub(crate) fn u64(&self, n: usize) -> Result<u64, String> {
+        Ok(self.varint_opt(n)?.unwrap_or(0))
+    }
+
+    /// A `uint32` field (the low 32 bits, as protobuf truncates).
+    pub(crate) fn u32(&self, n: usize) -> Result<u32, String> {
+        Ok(self.u64(n)? as u32)
+    }
+
+    /// An `int64` field.
+    pub(crate) fn i64(&self, n: usize) -> Result<i64, String> {
+        Ok(self.u64(n)? as i64)
+    }
+
+    /// An `int32` field (negative values are sign-extended to ten bytes on the wire).
+    pub(crate) fn i32(&self, n: usize) -> Result<i32, String> {
+        Ok(self.u64(n)? as i32)
+    }
+
+    /// An `optional int32` field.
+    pub(crate) fn i32_opt(&self, n: usize) -> Result<Option<i32>, String> {
+        Ok(self.varint_opt(n)?.map(|v| v as i32))
+    }
+
+    /// A `bytes` or `string` field, borrowed.
+    pub(crate) fn bytes(&self, n: usize) -> Result<&'a [u8], String> {
+        match self.get(n) {
+            None => Ok(&[]),
+            Some(Value::Bytes(b)) => Ok(b),
+            Some(_) => Err(format!("field {n} has the wrong wire type (length-delimited expected)")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn all(buf: &[u8]) -> Vec<Result<Field<'_>, WireError>> {
         Fields::new(buf, 100).collect()
+    }
+
+    #[test]
+    fn varints_of_every_length_read_back_at_any_position() {
+        let mut values: Vec<u64> = (0..64).map(|b| 1u64 << b).collect();
+        values.extend((0..64).map(|b| (1u64 << b) - 1));
+        values.extend([u64::MAX, 703_770_000_123_456, 300, 127, 128, 16_383, 16_384]);
+        for &v in &values {
+            let mut enc = Vec::new();
+            prost::encoding::encode_varint(v, &mut enc);
+            // Alone and followed by more bytes, after a one-byte prefix.
+            for tail in [0usize, 9] {
+                let mut buf = vec![0x05];
+                buf.extend(&enc);
+                buf.extend(std::iter::repeat_n(0x80, tail));
+                let mut pos = 1;
+                assert_eq!(varint(&buf, &mut pos), Ok(v), "{v} tail {tail}");
+                assert_eq!(pos, 1 + enc.len(), "{v} tail {tail}");
+            }
+        }
+        // Unterminated within 8 bytes and then cut: the bytewise path says so.
+        let mut pos = 0;
+        assert_eq!(varint(&[0x80; 8], &mut pos), Err("truncated varint"));
     }
 
     #[test]
