@@ -10,6 +10,7 @@
 #   JOBS       appends run at once (default 2)
 #   BIN        the latscope binary (default target/release/latscope)
 #   KEEP_DS=1  keep an existing OUT_DIR/ds and only rerun the queries
+#   DF_MEMORY_GB=N  cap DataFusion's memory pool (bench/fleet_datafusion_check.py)
 set -euo pipefail
 n=${1:?usage: bench/fleet_scale.sh N [OUT_DIR]}
 out=${2:-/tmp/latscope-fleet-$n}
