@@ -162,6 +162,8 @@ fn the_perfetto_export_from_the_file_menu_is_what_latscope_report_writes() {
         format: Some(ReportFormat::Perfetto),
         output: Some(cli_out.clone()),
         decoders: Vec::new(),
+        labels: Vec::new(),
+        dataset: None,
     };
     report_cmd::run(&args).unwrap();
     assert!(
