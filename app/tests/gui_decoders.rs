@@ -98,7 +98,9 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
     h.step();
     h.step();
     h.state_mut().update(Message::PaletteQuery("decoder".into()));
-    h.step();
+    // The palette sizes itself to the filtered list over a few frames (and the presets run
+    // on open may answer meanwhile): click where the row is once it has settled.
+    h.run_steps(8);
     h.get_by_label("Add decoder…").click();
     h.run_steps(8);
     assert!(h.state().dialogs.decoder.open);
