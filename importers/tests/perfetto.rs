@@ -449,3 +449,29 @@ fn mutated_traces_never_panic() {
         }
     }
 }
+
+/// The model's budget: a loaded event costs under 48 bytes including its field values (plus
+/// the unique strings it interns), Perfetto's events as much as ftrace text's.
+#[test]
+fn memory_per_event_stays_under_48_bytes() {
+    let dir = tempdir();
+    let mut traces = vec![root().join("../samples/perfetto/synthetic_sched_irq.pftrace")];
+    traces.push(generate(&dir, "plain.pftrace", &[]));
+    traces.push(generate(&dir, "compact.pftrace", &["--compact"]));
+    if let Some(c) = corpus() {
+        traces.push(c.join("nowinandroid_android_atrace_ftrace.perfetto-trace"));
+        traces.push(c.join("systing_compact_sched_irq.pb"));
+    }
+    for path in traces {
+        let s = load(&path);
+        let per_event = s.events.heap_bytes() as f64 / s.events.len() as f64;
+        let strings = s.strings.heap_bytes() as f64 / s.events.len() as f64;
+        eprintln!(
+            "{}: {} events, {per_event:.1} bytes per event, {strings:.1} of strings",
+            path.display(),
+            s.events.len()
+        );
+        assert!(per_event < 48.0, "{}: {per_event:.1} bytes per event", path.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
