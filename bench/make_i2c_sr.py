@@ -9,8 +9,11 @@ Channels SCL and SDA (one byte per sample, libsigrok's unitsize 1): 12 samples a
 ACKed, and a stop. Deterministic, so the annotation count is known: one address and two data
 annotations per whole transaction.
 """
+import os
 import sys
-import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sr_file import write_sr  # noqa: E402
 
 out = sys.argv[1]
 samples = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000_000
@@ -44,22 +47,5 @@ while len(buf) < samples:
     put(buf, 1, 1, Q)
     n += 1
 
-meta = """[global]
-sigrok version=0.5.2
-
-[device 1]
-capturefile=logic-1
-total probes=2
-samplerate=10 MHz
-total analog=0
-probe1=SCL
-probe2=SDA
-unitsize=1
-"""
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    z.writestr("version", "2")
-    z.writestr("metadata", meta)
-    chunk = 4 << 20
-    for i in range(0, samples, chunk):
-        z.writestr(f"logic-1-{i // chunk + 1}", bytes(buf[i:min(i + chunk, samples)]))
+write_sr(out, ['SCL', 'SDA'], buf[:samples])
 print(f"{out}: {samples} samples, {n} transactions")

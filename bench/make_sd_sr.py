@@ -10,8 +10,11 @@ after 8 idle clocks; 8 idle clocks follow each answer. Real encodings: start and
 transmission bit, CRC7. Deterministic, so the annotation count is known: one command and one
 response per whole exchange.
 """
+import os
 import sys
-import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sr_file import write_sr  # noqa: E402
 
 out = sys.argv[1]
 samples = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000_000
@@ -56,22 +59,5 @@ while len(buf) < samples:
     clocks(buf, token(False, index, 0x900))  # R1: READY_FOR_DATA, state tran
     n += 1
 
-meta = """[global]
-sigrok version=0.5.2
-
-[device 1]
-capturefile=logic-1
-total probes=2
-samplerate=10 MHz
-total analog=0
-probe1=CLK
-probe2=CMD
-unitsize=1
-"""
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    z.writestr("version", "2")
-    z.writestr("metadata", meta)
-    chunk = 4 << 20
-    for i in range(0, samples, chunk):
-        z.writestr(f"logic-1-{i // chunk + 1}", bytes(buf[i:min(i + chunk, samples)]))
+write_sr(out, ['CLK', 'CMD'], buf[:samples])
 print(f"{out}: {samples} samples, {n} exchanges")

@@ -8,8 +8,11 @@ samples per SPI clock, 16-byte transfers with CS high for 64 samples between the
 counter and MISO its complement. Deterministic, so the annotation count is known:
 every full transfer is 16 words on each line.
 """
+import os
 import sys
-import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sr_file import write_sr  # noqa: E402
 
 out = sys.argv[1]
 samples = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000_000
@@ -30,24 +33,5 @@ while len(buf) < samples:
             buf.extend([CLK | mosi | miso] * HALF)  # CLK high: sampled on the rise
 del buf[samples:]
 
-meta = """[global]
-sigrok version=0.5.2
-
-[device 1]
-capturefile=logic-1
-total probes=4
-samplerate=10 MHz
-total analog=0
-probe1=CLK
-probe2=MOSI
-probe3=MISO
-probe4=CS
-unitsize=1
-"""
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    z.writestr("version", "2")
-    z.writestr("metadata", meta)
-    chunk = 4 << 20
-    for i in range(0, len(buf), chunk):
-        z.writestr(f"logic-1-{i // chunk + 1}", bytes(buf[i:i + chunk]))
+write_sr(out, ['CLK', 'MOSI', 'MISO', 'CS'], buf)
 print(f"{out}: {samples} samples, {counter} bytes sent")

@@ -10,8 +10,11 @@ every whole frame is one data annotation per line. With --idle both lines stay h
 traffic): the same number of samples and no annotation, to show that memory follows
 annotations, not samples.
 """
+import os
 import sys
-import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sr_file import write_sr  # noqa: E402
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 idle = "--idle" in sys.argv
@@ -40,22 +43,5 @@ else:
         frames += 1
     buf = bytes((TX if t else 0) | (RX if r else 0) for t, r in zip(tx[:samples], rx[:samples]))
 
-meta = """[global]
-sigrok version=0.5.2
-
-[device 1]
-capturefile=logic-1
-total probes=2
-samplerate=10 MHz
-total analog=0
-probe1=TX
-probe2=RX
-unitsize=1
-"""
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    z.writestr("version", "2")
-    z.writestr("metadata", meta)
-    chunk = 4 << 20
-    for i in range(0, len(buf), chunk):
-        z.writestr(f"logic-1-{i // chunk + 1}", bytes(buf[i:i + chunk]))
+write_sr(out, ['TX', 'RX'], buf)
 print(f"{out}: {samples} samples, {frames} frames a line")
