@@ -111,11 +111,11 @@ fn decode(
                 let mut fields = vec![("words", Value::UInt(o.len().max(i.len()) as u64))];
                 let mut text = Vec::new();
                 if mosi.is_some() {
-                    fields.push(("mosi", Value::Str(hex(&o))));
+                    fields.push(("mosi", Value::Str(hex(&o).into())));
                     text.push(format!("MOSI {}", hex(&o)));
                 }
                 if miso.is_some() {
-                    fields.push(("miso", Value::Str(hex(&i))));
+                    fields.push(("miso", Value::Str(hex(&i).into())));
                     text.push(format!("MISO {}", hex(&i)));
                 }
                 sink.put(ss, t, "transfer", text.join(" / "), fields);
