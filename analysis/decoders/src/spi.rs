@@ -81,7 +81,26 @@ fn decode(
     let mut miso_c = miso.map(Line::cursor);
     let active = |level: u8| (level == 1) == cfg.cs_active_high;
     let mut acc = Acc::default();
-    let mut transfer: Option<(i64, Vec<u64>, Vec<u64>)> = None;
+    // An open transfer: its start, its words, and the index of its annotation. The
+    // annotation is put when CS asserts and completed when CS releases, so the annotations
+    // come out in start order and need no sort (a tenth of a large SPI decode).
+    let mut transfer: Option<(i64, Vec<u64>, Vec<u64>, usize)> = None;
+    let open = |sink: &mut Sink, ss: i64| {
+        sink.put(ss, ss, "transfer", "", Vec::new());
+        sink.anns.len() - 1
+    };
+    // An annotation starting where the open transfer starts goes before it, where a stable
+    // sort by start would put it (the transfer is complete only after it).
+    let before_transfer = |sink: &mut Sink, transfer: &mut Option<(i64, Vec<u64>, Vec<u64>, usize)>| {
+        if let Some((ts, _, _, at)) = transfer.as_mut()
+            && let Some(a) = sink.anns.last()
+            && a.start == *ts
+            && *at < sink.anns.len() - 1
+        {
+            sink.anns[*at..].rotate_right(1);
+            *at += 1;
+        }
+    };
     let lines: Vec<&Line> = match cs {
         Some(c) => vec![clk, c],
         None => vec![clk],
@@ -89,7 +108,7 @@ fn decode(
     if let Some(c) = cs
         && active(c.initial)
     {
-        transfer = Some((0, Vec::new(), Vec::new()));
+        transfer = Some((0, Vec::new(), Vec::new(), open(sink, 0)));
     }
     let mut cs_level = cs.map(|c| c.initial);
     let mut clk_level = clk.initial;
@@ -102,12 +121,16 @@ fn decode(
             cs_level = Some(level);
             if acc.bits > 0 {
                 sink.error(acc.first, t, "cut-word", format!("word cut by CS after {} bit(s)", acc.bits));
+                before_transfer(sink, &mut transfer);
             }
             acc = Acc::default();
             if active(level) {
-                transfer = Some((t, Vec::new(), Vec::new()));
-            } else if let Some((ss, o, i)) = transfer.take() {
-                let hex = |v: &[u64]| v.iter().map(|x| format!("{x:02X}")).collect::<Vec<_>>().join(" ");
+                if let Some((_, _, _, at)) = transfer.take() {
+                    sink.anns.remove(at);
+                }
+                transfer = Some((t, Vec::new(), Vec::new(), open(sink, t)));
+            } else if let Some((_, o, i, at)) = transfer.take() {
+                let hex = |v: &[u64]| v.iter().map(|&x| crate::hex_upper(x, 2)).collect::<Vec<_>>().join(" ");
                 let mut fields = vec![("words", Value::UInt(o.len().max(i.len()) as u64))];
                 let mut text = Vec::new();
                 if mosi.is_some() {
@@ -118,7 +141,10 @@ fn decode(
                     fields.push(("miso", Value::Str(hex(&i).into())));
                     text.push(format!("MISO {}", hex(&i)));
                 }
-                sink.put(ss, t, "transfer", text.join(" / "), fields);
+                let a = &mut sink.anns[at];
+                a.end = t;
+                a.text = text.join(" / ").into();
+                a.fields = fields;
             }
         }
         if let Some(l) = cs_level
@@ -156,9 +182,10 @@ fn decode(
         for (row, v) in [("miso", word.miso), ("mosi", word.mosi)] {
             if let Some(v) = v {
                 sink.put(word.ss, word.es, row, crate::hex_upper(v, digits), vec![("value", Value::UInt(v))]);
+                before_transfer(sink, &mut transfer);
             }
         }
-        if let Some((_, o, i)) = transfer.as_mut() {
+        if let Some((_, o, i, _)) = transfer.as_mut() {
             o.extend(word.mosi);
             i.extend(word.miso);
         }
@@ -172,6 +199,11 @@ fn decode(
             "cut-word",
             format!("word cut off by the end of the capture after {} bit(s)", acc.bits),
         );
+        before_transfer(sink, &mut transfer);
+    }
+    // A transfer still open at the end of the capture has no annotation.
+    if let Some((_, _, _, at)) = transfer {
+        sink.anns.remove(at);
     }
     words
 }
