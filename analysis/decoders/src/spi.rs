@@ -247,4 +247,33 @@ mod tests {
         let words = decode(&clk, Some(&mosi), None, Some(&cs), &cfg, &mut Sink::default());
         assert_eq!(words[0].mosi, Some(0xA5u8.reverse_bits().into()));
     }
+
+    #[test]
+    fn annotations_come_out_in_stable_start_order_without_a_sort() {
+        // CS asserts on the tick of the first rising clock edge, so that word starts with
+        // its transfer; a stable sort by start (of the transfer put at its end) puts the word
+        // first. The second transfer is still open when the capture ends: no annotation,
+        // only its cut word.
+        let mut clk = Vec::new();
+        for k in 0..12 {
+            clk.push((5 + 4 * k, 1));
+            clk.push((7 + 4 * k, 0));
+        }
+        let clk = Line::new("CLK", 0, &clk, 200);
+        let mosi = Line::new("MOSI", 0, &[(6, 1)], 200);
+        let cs = Line::new("CS", 1, &[(5, 0), (37, 1), (40, 0)], 200);
+        let cfg = Config { sample_on_rise: true, cs_active_high: false, lsb_first: false, bits: 8 };
+        let mut sink = Sink::default();
+        decode(&clk, Some(&mosi), None, Some(&cs), &cfg, &mut sink);
+        let got: Vec<(&str, i64, i64, &str)> =
+            sink.anns.iter().map(|a| (a.row, a.start, a.end, &*a.text)).collect();
+        assert_eq!(
+            got,
+            [
+                ("mosi", 5, 37, "7F"),
+                ("transfer", 5, 37, "MOSI 7F"),
+                ("warnings", 41, 200, "word cut off by the end of the capture after 3 bit(s)"),
+            ]
+        );
+    }
 }
