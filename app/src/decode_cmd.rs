@@ -13,7 +13,6 @@ use latscope_decoders::{Annotation, Decoded, Inputs, Value};
 use latscope_importers::LoadControl;
 use latscope_model::Source;
 use serde_json::{Map, Value as Json, json};
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -153,7 +152,12 @@ fn annotation_json(source: &Source, a: &Annotation) -> Json {
 /// Appends the source-clock time of `t` in seconds with `decimals` (at most 12) digits,
 /// from the integer picoseconds (rounded half away from zero): what `{:.N}` of the `f64`
 /// seconds prints, without the float formatting that dominated writing a large decode.
-fn push_seconds(out: &mut String, origin: latscope_model::ClockOrigin, t: latscope_model::Ps, decimals: u32) {
+fn push_seconds(
+    out: &mut Vec<u8>,
+    origin: latscope_model::ClockOrigin,
+    t: latscope_model::Ps,
+    decimals: u32,
+) {
     let ps_per_s = latscope_model::PS_PER_S;
     let extra = origin.ps + t;
     let secs = i128::from(origin.secs) + i128::from(extra.div_euclid(ps_per_s));
@@ -173,15 +177,15 @@ fn push_seconds(out: &mut String, origin: latscope_model::ClockOrigin, t: latsco
     let whole = whole + u128::from(scaled / one);
     let scaled = scaled % one;
     if neg && (whole != 0 || scaled != 0) {
-        out.push('-');
+        out.push(b'-');
     }
     push_digits(out, u64::try_from(whole).unwrap_or(u64::MAX), 1);
-    out.push('.');
+    out.push(b'.');
     push_digits(out, scaled, decimals as usize);
 }
 
 /// Appends `v` in decimal, zero-padded to `width` digits.
-fn push_digits(out: &mut String, mut v: u64, width: usize) {
+fn push_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
     let mut buf = [b'0'; 24];
     let mut i = buf.len();
     while v > 0 || buf.len() - i < width.max(1) {
@@ -189,13 +193,13 @@ fn push_digits(out: &mut String, mut v: u64, width: usize) {
         buf[i] = b'0' + (v % 10) as u8;
         v /= 10;
     }
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+    out.extend_from_slice(&buf[i..]);
 }
 
 /// Appends a signed integer in decimal.
-fn push_int(out: &mut String, v: i64) {
+fn push_int(out: &mut Vec<u8>, v: i64) {
     if v < 0 {
-        out.push('-');
+        out.push(b'-');
     }
     push_digits(out, v.unsigned_abs(), 1);
 }
@@ -209,7 +213,7 @@ fn field_text(v: &Value) -> String {
         Value::UInt(u) => u.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
     }
 }
 
@@ -263,11 +267,11 @@ pub fn write_annotations(
     format: DecodeFormat,
 ) -> Result<()> {
     let sample = |s: Option<i64>| s.map(|s| s.to_string()).unwrap_or_default();
-    let mut out = String::new();
+    let mut out: Vec<u8> = Vec::with_capacity(1 << 17);
     // Lines are formatted into `out` and flushed to `w` every 64 KiB.
-    let flush = |out: &mut String, w: &mut dyn Write, force: bool| -> std::io::Result<()> {
+    let flush = |out: &mut Vec<u8>, w: &mut dyn Write, force: bool| -> std::io::Result<()> {
         if force || out.len() >= 1 << 16 {
-            w.write_all(out.as_bytes())?;
+            w.write_all(out)?;
             out.clear();
         }
         Ok(())
@@ -276,17 +280,17 @@ pub fn write_annotations(
         DecodeFormat::Json => {
             let doc = JsonDoc { path: path.display().to_string(), source, d };
             serde_json::to_writer_pretty(&mut *w, &doc)?;
-            out.push('\n');
+            out.push(b'\n');
         }
         DecodeFormat::Csv => {
-            out.push_str("decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n");
+            out.extend_from_slice(b"decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n");
             for a in &d.annotations {
                 flush(&mut out, w, false)?;
                 let fields: Vec<String> =
                     a.fields.iter().map(|(k, v)| format!("{k}={}", field_text(v))).collect();
                 let _ = write!(out, "{},{},", a.decoder, a.row);
                 push_seconds(&mut out, source.origin, a.start, 12);
-                out.push(',');
+                out.push(b',');
                 push_seconds(&mut out, source.origin, a.end, 12);
                 let _ = writeln!(
                     out,
@@ -302,17 +306,17 @@ pub fn write_annotations(
             for a in &d.annotations {
                 flush(&mut out, w, false)?;
                 push_seconds(&mut out, source.origin, a.start, 9);
-                out.push(' ');
+                out.push(b' ');
                 push_seconds(&mut out, source.origin, a.end, 9);
                 if let (Some(s), Some(e)) = (a.start_sample, a.end_sample) {
-                    out.push_str(" [");
+                    out.extend_from_slice(b" [");
                     push_int(&mut out, s);
-                    out.push('-');
+                    out.push(b'-');
                     push_int(&mut out, e);
-                    out.push(']');
+                    out.push(b']');
                 }
                 for part in [" ", a.decoder, ".", a.row, ": ", &a.text, "\n"] {
-                    out.push_str(part);
+                    out.extend_from_slice(part.as_bytes());
                 }
             }
         }
@@ -342,6 +346,10 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     for (kind, n) in &decoded.errors {
         eprintln!("latscope: {}: {kind}: {n} error annotation(s)", args.file.display());
     }
+    // The process ends after this command: freeing hundreds of thousands of annotations
+    // and the capture's edge tracks one by one would only delay the exit.
+    std::mem::forget(decoded);
+    std::mem::forget(source);
     Ok(())
 }
 
@@ -353,9 +361,9 @@ mod tests {
     #[test]
     fn seconds_are_printed_from_integer_picoseconds_as_the_float_format_does() {
         let text = |origin: ClockOrigin, t: i64, d: u32| {
-            let mut s = String::new();
+            let mut s = Vec::new();
             push_seconds(&mut s, origin, t, d);
-            s
+            String::from_utf8(s).unwrap()
         };
         let zero = ClockOrigin::from_secs_ps(0, 0);
         for t in [

@@ -93,7 +93,7 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
                 );
             }
             let text = if repeat { "Start repeat" } else { "Start" };
-            sink.put(t, t, "start", text.into(), vec![("repeat", Value::Bool(repeat))]);
+            sink.put(t, t, "start", text, vec![("repeat", Value::Bool(repeat))]);
             repeat = true;
             state = State::Address;
             byte = Byte::default();
@@ -106,7 +106,7 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
             if byte.bits > 1 {
                 sink.error(byte.first, t, "cut-byte", format!("byte cut by STOP after {} bit(s)", byte.bits));
             }
-            sink.put(t, t, "stop", "Stop".into(), Vec::new());
+            sink.put(t, t, "stop", "Stop", Vec::new());
             state = State::FindStart;
             repeat = false;
             byte = Byte::default();
@@ -120,7 +120,7 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
                 t,
                 t + width,
                 "ack",
-                if nack { "NACK" } else { "ACK" }.into(),
+                if nack { "NACK" } else { "ACK" },
                 vec![("ack", Value::Bool(!nack))],
             );
             // The byte before this ACK bit learns whether it was acknowledged.
@@ -149,7 +149,7 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
         if is_address {
             read = value & 1 == 1;
             let rw = if read { "read" } else { "write" };
-            sink.put(t, t + width, "rw", if read { "Read" } else { "Write" }.into(), Vec::new());
+            sink.put(t, t + width, "rw", if read { "Read" } else { "Write" }, Vec::new());
             let addr = value >> 1;
             let label = if read { "Address read" } else { "Address write" };
             sink.put(
@@ -197,12 +197,7 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
         state = State::Ack;
     }
     if byte.bits > 1 {
-        sink.error(
-            byte.first,
-            scl.end.max(sda.end),
-            "cut-byte",
-            "byte cut off by the end of the capture".into(),
-        );
+        sink.error(byte.first, scl.end.max(sda.end), "cut-byte", "byte cut off by the end of the capture");
     }
 }
 
@@ -239,7 +234,7 @@ mod tests {
         let (scl, sda) = i2c_lines(&[0x50 << 1, 0x12, 0x34], true);
         let mut sink = Sink::default();
         decode(&scl, &sda, &mut sink);
-        let rows: Vec<(&str, &str)> = sink.anns.iter().map(|a| (a.row, a.text.as_str())).collect();
+        let rows: Vec<(&str, &str)> = sink.anns.iter().map(|a| (a.row, &*a.text)).collect();
         assert_eq!(
             rows,
             [

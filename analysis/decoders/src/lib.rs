@@ -32,6 +32,7 @@ use latscope_model::{
     SpanTrack, Threshold,
 };
 pub use signal::{Clock, Line};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Decoder names and one-line descriptions with their spec syntax, for `--help` and errors.
@@ -49,7 +50,8 @@ pub enum Value {
     UInt(u64),
     Int(i64),
     Bool(bool),
-    Str(String),
+    /// Borrowed for names from a fixed set (`read`, `tx`, `R1`): no allocation per field.
+    Str(Cow<'static, str>),
 }
 
 /// One decoded item.
@@ -65,7 +67,9 @@ pub struct Annotation {
     /// Span in sample numbers on a sampled capture (as sigrok-cli prints them).
     pub start_sample: Option<i64>,
     pub end_sample: Option<i64>,
-    pub text: String,
+    /// Borrowed when the text is one of a fixed set (`Stop`, a byte in hex): a large
+    /// decode then allocates no text per annotation.
+    pub text: Cow<'static, str>,
     pub fields: Vec<(&'static str, Value)>,
 }
 
@@ -165,7 +169,7 @@ impl Sink {
         ss: i64,
         es: i64,
         row: &'static str,
-        text: String,
+        text: impl Into<Cow<'static, str>>,
         fields: Vec<(&'static str, Value)>,
     ) {
         self.anns.push(Annotation {
@@ -175,13 +179,13 @@ impl Sink {
             end: es,
             start_sample: None,
             end_sample: None,
-            text,
+            text: text.into(),
             fields,
         });
     }
 
     /// An error annotation on the `warnings` row, counted under `kind`.
-    pub fn error(&mut self, ss: i64, es: i64, kind: &'static str, text: String) {
+    pub fn error(&mut self, ss: i64, es: i64, kind: &'static str, text: impl Into<Cow<'static, str>>) {
         *self.errors.entry(kind).or_default() += 1;
         self.put(ss, es, "warnings", text, vec![("error", Value::Str(kind.into()))]);
     }
@@ -290,9 +294,16 @@ pub fn sort_by_start(anns: &mut [Annotation]) {
 }
 
 /// `v` in upper-case hex with at least `digits` digits: what `format!("{v:0digits$X}")`
-/// gives, without the formatting machinery (one per word of a large capture).
-pub(crate) fn hex_upper(v: u64, digits: usize) -> String {
+/// gives, without the formatting machinery (one per word of a large capture). A byte in
+/// two digits, the common case, is borrowed from a table: no allocation.
+pub(crate) fn hex_upper(v: u64, digits: usize) -> Cow<'static, str> {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    if (digits == 2 || (digits < 2 && v > 0xF))
+        && v < 0x100
+        && let Some(s) = HEX_BYTES.get(2 * v as usize..2 * v as usize + 2)
+    {
+        return Cow::Borrowed(s);
+    }
     let needed = (16 - (v.leading_zeros() as usize) / 4).max(1);
     let n = needed.max(digits);
     let mut s = String::with_capacity(n);
@@ -300,8 +311,20 @@ pub(crate) fn hex_upper(v: u64, digits: usize) -> String {
         let nibble = if k < 16 { (v >> (4 * k)) & 0xf } else { 0 };
         s.push(char::from(HEX[nibble as usize]));
     }
-    s
+    Cow::Owned(s)
 }
+
+/// `00`, `01`, … `FF` back to back.
+const HEX_BYTES: &str = concat!(
+    "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F",
+    "202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F",
+    "404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F",
+    "606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F",
+    "808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9F",
+    "A0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBF",
+    "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDF",
+    "E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF",
+);
 
 /// The event name of a decoder row: `sd` + `response` → `sd_resp`.
 pub fn event_name(decoder: &str, row: &str) -> String {
@@ -389,7 +412,7 @@ impl Decoded {
 mod tests {
     use super::*;
 
-    fn ann(start: Ps, text: &str) -> Annotation {
+    fn ann(start: Ps, text: &'static str) -> Annotation {
         Annotation {
             decoder: "spi",
             row: "mosi",
@@ -404,7 +427,7 @@ mod tests {
 
     #[test]
     fn hex_digits_match_the_formatter() {
-        for v in [0u64, 1, 0xA5, 0x1FF, 0xABCD, u64::MAX, 1 << 40] {
+        for v in (0u64..=0x100).chain([0x1FF, 0xABCD, u64::MAX, 1 << 40]) {
             for digits in [1, 2, 3, 4, 16, 17] {
                 assert_eq!(hex_upper(v, digits), format!("{v:0digits$X}"), "{v:#x} {digits}");
             }
@@ -423,7 +446,7 @@ mod tests {
         want.sort_by_key(|a| a.start);
         sort_by_start(&mut v);
         assert_eq!(v, want);
-        let texts: Vec<&str> = v.iter().map(|a| a.text.as_str()).collect();
+        let texts: Vec<&str> = v.iter().map(|a| &*a.text).collect();
         assert_eq!(texts, ["a", "transfer", "b", "c", "late", "d", "e"]);
     }
 }

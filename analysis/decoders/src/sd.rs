@@ -178,16 +178,16 @@ fn decode(clk: &Line, cmd: &Line, dat: &[Line], cfg: Config, clock: Clock, sink:
     }
     if !token.bits.is_empty() {
         let ss = token.ticks[0];
-        d.sink.error(ss, clk.end, "cut", "CMD token cut off by the end of the capture".into());
+        d.sink.error(ss, clk.end, "cut", "CMD token cut off by the end of the capture");
     }
     match d.dat {
         Dat::Block { start, .. } | Dat::CrcStatus { start, .. } => {
-            d.sink.error(start, clk.end, "cut", "data block cut off by the end of the capture".into());
+            d.sink.error(start, clk.end, "cut", "data block cut off by the end of the capture");
         }
         Dat::Busy { start } => {
             // Busy starts a clock after the CRC status token's end bit, which may be past the
             // last sample: then the warning is where busy would have begun.
-            d.sink.error(start, clk.end.max(start), "cut", "busy until the end of the capture".into());
+            d.sink.error(start, clk.end.max(start), "cut", "busy until the end of the capture");
         }
         _ => {}
     }
@@ -322,7 +322,7 @@ impl Decoder<'_> {
             let Ok(t) = parse_token136(&token.bits) else { return };
             let ok = crc7(bits_of(&t.register)) == t.crc && t.end == 1;
             let hex: String = t.register.iter().map(|b| format!("{b:02x}")).collect();
-            fields.push(("register", Value::Str(hex.clone())));
+            fields.push(("register", Value::Str(hex.clone().into())));
             (63u8, Some(ok), format!("CID/CSD {hex}"))
         } else {
             let Ok(t) = parse_token48(&token.bits) else { return };
@@ -430,12 +430,7 @@ impl Decoder<'_> {
                     self.dat = Dat::CrcStatus { start: t, bits: Vec::new(), prev: t };
                 } else if *clocks > 16 {
                     let ss = *block_end;
-                    self.sink.error(
-                        ss,
-                        t,
-                        "no-crc-status",
-                        "no CRC status token after the written block".into(),
-                    );
+                    self.sink.error(ss, t, "no-crc-status", "no CRC status token after the written block");
                     self.after_block();
                 }
             }
@@ -471,7 +466,7 @@ impl Decoder<'_> {
                     let ss = *start;
                     if t > ss {
                         let fields = self.busy_fields();
-                        self.sink.put(ss, t, "busy", "Busy".into(), fields);
+                        self.sink.put(ss, t, "busy", "Busy", fields);
                     }
                     if self.transfer.is_some_and(|tr| tr.write) {
                         self.after_block();
@@ -537,7 +532,7 @@ impl Decoder<'_> {
             ("first", Value::Bool(block == 0)),
             ("last", Value::Bool(last)),
             ("width", Value::UInt(lines.len() as u64)),
-            ("hex", Value::Str(hex)),
+            ("hex", Value::Str(hex.into())),
         ];
         if let Some(t) = tr {
             fields.push(("seq", Value::UInt(t.seq)));

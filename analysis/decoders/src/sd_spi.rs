@@ -106,7 +106,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                 // The byte right after the command is never the response (NCR >= 1).
                 if skipped == 0 || miso == 0xff {
                     if skipped > 9 {
-                        sink.error(w.ss, w.es, "no-response", "no response within 8 bytes".into());
+                        sink.error(w.ss, w.es, "no-response", "no response within 8 bytes");
                         State::Idle
                     } else {
                         State::WaitResponse { skipped: skipped + 1 }
@@ -126,7 +126,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                 } else {
                     if let Some((ss, es)) = first {
                         let s = cmd.map_or(0, |c| c.seq);
-                        sink.put(ss, es, "busy", "Card is busy".into(), vec![("seq", Value::UInt(s))]);
+                        sink.put(ss, es, "busy", "Card is busy", vec![("seq", Value::UInt(s))]);
                     }
                     match cmd {
                         Some(c) if c.data == Kind::Write && c.multiple => {
@@ -145,7 +145,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                             w.ss,
                             w.es,
                             "token",
-                            "Start block".into(),
+                            "Start block",
                             vec![("token", Value::UInt(token.into()))],
                         );
                         State::Data { ss: w.ss, bytes: Vec::new(), block }
@@ -155,7 +155,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                             w.ss,
                             w.es,
                             "token",
-                            "Stop transmission".into(),
+                            "Stop transmission",
                             vec![("token", Value::UInt(0xfd))],
                         );
                         State::Busy { first: None }
@@ -197,13 +197,13 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                         _ => ("Data response (invalid)", false),
                     };
                     if !ok {
-                        sink.error(w.ss, w.es, "data-response", text.into());
+                        sink.error(w.ss, w.es, "data-response", text);
                     }
                     sink.put(
                         w.ss,
                         w.es,
                         "data-response",
-                        text.into(),
+                        text,
                         vec![
                             ("status", Value::UInt(status.into())),
                             ("accepted", Value::Bool(ok)),
@@ -212,7 +212,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                     );
                     State::Busy { first: None }
                 } else if waited > 16 {
-                    sink.error(w.ss, w.es, "no-data-response", "no data response token".into());
+                    sink.error(w.ss, w.es, "no-data-response", "no data response token");
                     State::Idle
                 } else {
                     State::WaitDataResponse { block, waited: waited + 1 }
@@ -223,7 +223,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
     match state {
         State::Command { ss, .. } | State::Response { ss, .. } | State::Data { ss, .. } => {
             let end = words.last().map_or(ss, |w| w.es);
-            sink.error(ss, end, "cut", "frame cut off by the end of the capture".into());
+            sink.error(ss, end, "cut", "frame cut off by the end of the capture");
         }
         _ => {}
     }
@@ -379,7 +379,7 @@ fn data_block(bytes: &[u8], c: Cmd, block: u64, crc_on: bool, sink: &mut Sink) {
         (false, true) => "CRC BAD",
         (false, false) => "no CRC (CRCs off)",
     };
-    a.text = format!("{dir} block {block}: {n} bytes, {status}");
+    a.text = format!("{dir} block {block}: {n} bytes, {status}").into();
     a.fields = vec![
         ("bytes", Value::UInt(n as u64)),
         ("crc_ok", Value::Bool(crc_ok)),
@@ -389,6 +389,6 @@ fn data_block(bytes: &[u8], c: Cmd, block: u64, crc_on: bool, sink: &mut Sink) {
         ("first", Value::Bool(block == 0)),
         ("seq", Value::UInt(c.seq)),
         ("cmd", Value::UInt(c.index.into())),
-        ("hex", Value::Str(hex)),
+        ("hex", Value::Str(hex.into())),
     ];
 }

@@ -81,7 +81,26 @@ fn decode(
     let mut miso_c = miso.map(Line::cursor);
     let active = |level: u8| (level == 1) == cfg.cs_active_high;
     let mut acc = Acc::default();
-    let mut transfer: Option<(i64, Vec<u64>, Vec<u64>)> = None;
+    // An open transfer: its start, its words, and the index of its annotation. The
+    // annotation is put when CS asserts and completed when CS releases, so the annotations
+    // come out in start order and need no sort (a tenth of a large SPI decode).
+    let mut transfer: Option<(i64, Vec<u64>, Vec<u64>, usize)> = None;
+    let open = |sink: &mut Sink, ss: i64| {
+        sink.put(ss, ss, "transfer", "", Vec::new());
+        sink.anns.len() - 1
+    };
+    // An annotation starting where the open transfer starts goes before it, where a stable
+    // sort by start would put it (the transfer is complete only after it).
+    let before_transfer = |sink: &mut Sink, transfer: &mut Option<(i64, Vec<u64>, Vec<u64>, usize)>| {
+        if let Some((ts, _, _, at)) = transfer.as_mut()
+            && let Some(a) = sink.anns.last()
+            && a.start == *ts
+            && *at < sink.anns.len() - 1
+        {
+            sink.anns[*at..].rotate_right(1);
+            *at += 1;
+        }
+    };
     let lines: Vec<&Line> = match cs {
         Some(c) => vec![clk, c],
         None => vec![clk],
@@ -89,7 +108,7 @@ fn decode(
     if let Some(c) = cs
         && active(c.initial)
     {
-        transfer = Some((0, Vec::new(), Vec::new()));
+        transfer = Some((0, Vec::new(), Vec::new(), open(sink, 0)));
     }
     let mut cs_level = cs.map(|c| c.initial);
     let mut clk_level = clk.initial;
@@ -102,23 +121,30 @@ fn decode(
             cs_level = Some(level);
             if acc.bits > 0 {
                 sink.error(acc.first, t, "cut-word", format!("word cut by CS after {} bit(s)", acc.bits));
+                before_transfer(sink, &mut transfer);
             }
             acc = Acc::default();
             if active(level) {
-                transfer = Some((t, Vec::new(), Vec::new()));
-            } else if let Some((ss, o, i)) = transfer.take() {
-                let hex = |v: &[u64]| v.iter().map(|x| format!("{x:02X}")).collect::<Vec<_>>().join(" ");
+                if let Some((_, _, _, at)) = transfer.take() {
+                    sink.anns.remove(at);
+                }
+                transfer = Some((t, Vec::new(), Vec::new(), open(sink, t)));
+            } else if let Some((_, o, i, at)) = transfer.take() {
+                let hex = |v: &[u64]| v.iter().map(|&x| crate::hex_upper(x, 2)).collect::<Vec<_>>().join(" ");
                 let mut fields = vec![("words", Value::UInt(o.len().max(i.len()) as u64))];
                 let mut text = Vec::new();
                 if mosi.is_some() {
-                    fields.push(("mosi", Value::Str(hex(&o))));
+                    fields.push(("mosi", Value::Str(hex(&o).into())));
                     text.push(format!("MOSI {}", hex(&o)));
                 }
                 if miso.is_some() {
-                    fields.push(("miso", Value::Str(hex(&i))));
+                    fields.push(("miso", Value::Str(hex(&i).into())));
                     text.push(format!("MISO {}", hex(&i)));
                 }
-                sink.put(ss, t, "transfer", text.join(" / "), fields);
+                let a = &mut sink.anns[at];
+                a.end = t;
+                a.text = text.join(" / ").into();
+                a.fields = fields;
             }
         }
         if let Some(l) = cs_level
@@ -156,9 +182,10 @@ fn decode(
         for (row, v) in [("miso", word.miso), ("mosi", word.mosi)] {
             if let Some(v) = v {
                 sink.put(word.ss, word.es, row, crate::hex_upper(v, digits), vec![("value", Value::UInt(v))]);
+                before_transfer(sink, &mut transfer);
             }
         }
-        if let Some((_, o, i)) = transfer.as_mut() {
+        if let Some((_, o, i, _)) = transfer.as_mut() {
             o.extend(word.mosi);
             i.extend(word.miso);
         }
@@ -172,6 +199,11 @@ fn decode(
             "cut-word",
             format!("word cut off by the end of the capture after {} bit(s)", acc.bits),
         );
+        before_transfer(sink, &mut transfer);
+    }
+    // A transfer still open at the end of the capture has no annotation.
+    if let Some((_, _, _, at)) = transfer {
+        sink.anns.remove(at);
     }
     words
 }
@@ -214,5 +246,34 @@ mod tests {
         let cfg = Config { lsb_first: true, ..cfg };
         let words = decode(&clk, Some(&mosi), None, Some(&cs), &cfg, &mut Sink::default());
         assert_eq!(words[0].mosi, Some(0xA5u8.reverse_bits().into()));
+    }
+
+    #[test]
+    fn annotations_come_out_in_stable_start_order_without_a_sort() {
+        // CS asserts on the tick of the first rising clock edge, so that word starts with
+        // its transfer; a stable sort by start (of the transfer put at its end) puts the word
+        // first. The second transfer is still open when the capture ends: no annotation,
+        // only its cut word.
+        let mut clk = Vec::new();
+        for k in 0..12 {
+            clk.push((5 + 4 * k, 1));
+            clk.push((7 + 4 * k, 0));
+        }
+        let clk = Line::new("CLK", 0, &clk, 200);
+        let mosi = Line::new("MOSI", 0, &[(6, 1)], 200);
+        let cs = Line::new("CS", 1, &[(5, 0), (37, 1), (40, 0)], 200);
+        let cfg = Config { sample_on_rise: true, cs_active_high: false, lsb_first: false, bits: 8 };
+        let mut sink = Sink::default();
+        decode(&clk, Some(&mosi), None, Some(&cs), &cfg, &mut sink);
+        let got: Vec<(&str, i64, i64, &str)> =
+            sink.anns.iter().map(|a| (a.row, a.start, a.end, &*a.text)).collect();
+        assert_eq!(
+            got,
+            [
+                ("mosi", 5, 37, "7F"),
+                ("transfer", 5, 37, "MOSI 7F"),
+                ("warnings", 41, 200, "word cut off by the end of the capture after 3 bit(s)"),
+            ]
+        );
     }
 }

@@ -230,7 +230,7 @@ mod tests {
         let mut sink = Sink::default();
         decode_line(&line, "tx", &cfg, &mut sink);
         let data: Vec<_> = sink.anns.iter().filter(|a| a.row == "data").collect();
-        assert_eq!(data.iter().map(|a| a.text.as_str()).collect::<Vec<_>>(), ["48", "69", "00", "FF"]);
+        assert_eq!(data.iter().map(|a| &*a.text).collect::<Vec<_>>(), ["48", "69", "00", "FF"]);
         // Start edge at 100: bit 1 sampled at ceil(100 + 4.5 + 10) = 115, span 110..190.
         assert_eq!((data[0].start, data[0].end), (110, 190));
         assert!(sink.errors.is_empty(), "{:?}", sink.errors);

@@ -126,10 +126,10 @@ fn check_read_write(width: usize, corrupt: bool) {
     assert_eq!(field(resp[0], "latency_ps"), &Value::Int(2 * 100_000));
     let data = of(&d.annotations, "data");
     assert_eq!(data.len(), 2);
-    assert_eq!(field(data[0], "hex"), &Value::Str(hex(&read)));
+    assert_eq!(field(data[0], "hex"), &Value::Str(hex(&read).into()));
     assert_eq!(field(data[0], "crc_ok"), &Value::Bool(true));
     assert_eq!(field(data[0], "width"), &Value::UInt(width as u64));
-    assert_eq!(field(data[1], "hex"), &Value::Str(hex(&written)));
+    assert_eq!(field(data[1], "hex"), &Value::Str(hex(&written).into()));
     assert_eq!(field(data[1], "crc_ok"), &Value::Bool(!corrupt));
     assert_eq!(field(data[1], "dir"), &Value::Str("write".into()));
     let status = of(&d.annotations, "crc-status");
@@ -321,7 +321,7 @@ fn uart_glitches_and_wrong_baud_give_error_annotations() {
     src.digital.push(t);
     let inputs = Inputs::of_source(&src, Some(RATE));
     let d = decode("uart:tx=TX,baud=1000000", &inputs).unwrap();
-    let data: Vec<&str> = d.annotations.iter().filter(|a| a.row == "data").map(|a| a.text.as_str()).collect();
+    let data: Vec<&str> = d.annotations.iter().filter(|a| a.row == "data").map(|a| &*a.text).collect();
     assert_eq!(data, ["4F", "4B"]);
     assert_eq!(d.errors.get("uart: frame"), Some(&1), "the glitch is a false start bit");
     let d = decode("uart:tx=TX,baud=auto", &inputs).unwrap();

@@ -34,7 +34,7 @@ fn uint(a: &Annotation, k: &str) -> u64 {
 
 fn text(a: &Annotation, k: &str) -> String {
     match a.field(k) {
-        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Str(s)) => s.to_string(),
         other => panic!("{k}: {other:?} in {a:?}"),
     }
 }

@@ -78,7 +78,7 @@ pub fn rows(d: &Decoded, decoder: &str, row: &str) -> Vec<(i64, i64, String)> {
     d.annotations
         .iter()
         .filter(|a| a.decoder == decoder && a.row == row)
-        .map(|a| (a.start_sample.unwrap(), a.end_sample.unwrap(), a.text.clone()))
+        .map(|a| (a.start_sample.unwrap(), a.end_sample.unwrap(), a.text.to_string()))
         .collect()
 }
 
