@@ -585,6 +585,64 @@ pub(super) mod tests {
         }
     }
 
+    /// Each event's `(time, name, irq)` and stack, in table order.
+    fn rows(t: &EventTable, strings: &Interner) -> Vec<(Ps, String, Option<i64>, Option<String>)> {
+        t.iter()
+            .map(|e| {
+                let irq = e.fields().next().and_then(|(_, v)| v.as_i64());
+                let stack = e.stack().map(|s| strings.resolve(s).into_owned());
+                (e.ts(), strings.resolve(e.name()).into_owned(), irq, stack)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorted_parts_merge_as_the_stable_sort_of_their_concatenation() {
+        // Five sorted parts (one empty) with many equal times across and within parts, and
+        // stacks: the k-way merge must give the order a stable sort of the concatenation
+        // gives (equal times: lower part first, then the part's order), stacks following
+        // their events. The reference is one builder of all events, sorted by `finish`.
+        let part = |p: i64, n: i64| -> Vec<(Ps, String, i64)> {
+            (0..n).map(|i| ((i * (p + 1)) / 3, format!("ev{}", (i + p) % 4), p * 1000 + i)).collect()
+        };
+        let events: Vec<Vec<(Ps, String, i64)>> =
+            vec![part(0, 40), part(1, 0), part(2, 25), part(3, 33), part(4, 7)];
+        // As `builder_with`, with a stack on the events whose number is a multiple of 5.
+        let with_stacks = |evs: &[(Ps, String, i64)]| {
+            let mut b = EventTableBuilder::new();
+            let irq = b.intern(b"irq");
+            let name = b.intern(b"name");
+            let comm = b.intern(b"swapper");
+            for (ts, ev, n) in evs {
+                let e = b.intern(ev.as_bytes());
+                let l = b.layout(e, &[(irq, FieldKind::Int), (name, FieldKind::Str)]);
+                let s = b.intern(format!("dev{n}").as_bytes());
+                b.push(*ts, 1, 0, comm, IrqFlags::NONE, l, &[FieldValue::Int(*n), FieldValue::Str(s)]);
+                if n % 5 == 0 {
+                    let frame = b.intern(format!("frame{n}").as_bytes());
+                    assert!(b.attach_stack_to_last(frame));
+                }
+            }
+            b
+        };
+        let parts: Vec<EventTableBuilder> = events.iter().map(|e| with_stacks(e)).collect();
+        let all: Vec<(Ps, String, i64)> = events.concat();
+        let (merged, strings) = merge_builders(parts).and_then(|b| b.finish()).expect("merge");
+        let (whole, whole_strings) = with_stacks(&all).finish().expect("finish");
+        assert_eq!(merged.len(), 105);
+        assert_eq!(rows(&merged, &strings), rows(&whole, &whole_strings));
+        assert_eq!(merged.stacks().len(), 22);
+    }
+
+    #[test]
+    fn an_unsorted_part_is_merged_and_sorted_stably() {
+        let a = builder_with(&[(30, "a", 1), (10, "a", 2), (10, "a", 3)]);
+        let b = builder_with(&[(10, "b", 4), (20, "b", 5)]);
+        let (t, strings) = merge_builders(vec![a, b]).and_then(|m| m.finish()).expect("merge");
+        let irqs: Vec<_> = rows(&t, &strings).into_iter().map(|r| r.2).collect();
+        assert_eq!(irqs, [2, 3, 4, 5, 1].map(Some));
+    }
+
     #[test]
     fn a_merged_builder_merges_again() {
         // A merge's result keeps no list of its string positions; merged again behind
