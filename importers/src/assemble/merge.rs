@@ -6,7 +6,7 @@ use latscope_model::field_encoding::{
 };
 use latscope_model::{
     BuildError, BuilderParts, EventTable, EventTableBuilder, EventTableParts, FieldKind, FieldValue,
-    Interner, Layout, LayoutId, Sym,
+    Interner, Layout, LayoutId, Ps, Sym,
 };
 use rayon::prelude::*;
 
@@ -29,14 +29,17 @@ impl Part {
     }
 }
 
-/// Concatenates builders in order into one, remapping symbols and layouts.
+/// Joins builders into one, remapping symbols and layouts, with their events in the order
+/// a stable sort by time of their concatenation gives (equal times: the earlier part first,
+/// then each part's order).
 ///
-/// Each column is allocated once at its final size and every part copied into its own
-/// slice of it by a rayon task, so the copy and the page faults of the fresh memory are
-/// shared by the threads instead of being a serial phase after a parallel parse. The
-/// parts' copy of a column is freed as soon as it is copied, so the merge holds the parts
-/// plus one merged column at a time, not two whole tables. The renumbering is then
-/// [`merge_columns`]'s, as for windows.
+/// Each part's events usually come sorted (a CPU's buffer, or a run of it): then the merged
+/// order is found once, by a k-way merge of the parts' time columns, and every merged
+/// column is written straight in that order from the parts (one gather per column; see
+/// [`merge_sorted`]), so `finish` finds the table sorted. Otherwise each column is
+/// allocated once at its final size, every part copied into its own slice by a rayon task
+/// and the parts' copy freed at once, and `finish` sorts. The renumbering is
+/// [`renumber_parts`]'s either way, as for windows.
 pub(crate) fn merge_builders(builders: Vec<EventTableBuilder>) -> Result<EventTableBuilder, BuildError> {
     for b in &builders {
         b.check()?;
@@ -45,7 +48,12 @@ pub(crate) fn merge_builders(builders: Vec<EventTableBuilder>) -> Result<EventTa
         return Ok(builders.into_iter().next().unwrap_or_default());
     }
     let mut parts: Vec<Part> = builders.into_iter().map(|b| Part::from_builder(b.into_parts()).0).collect();
-    let counts = parts.iter().map(|p| p.table.ts.len()).collect();
+    let counts: Vec<usize> = parts.iter().map(|p| p.table.ts.len()).collect();
+    let sorted = parts.iter().all(|p| p.table.ts.is_sorted());
+    // Run numbers are u16 and run positions u32 in the merge order.
+    if sorted && parts.len() <= 1 << 16 && counts.iter().all(|&n| u32::try_from(n).is_ok()) {
+        return merge_sorted(parts);
+    }
     let columns = EventTableParts {
         ts: take_column(&mut parts, |p| &mut p.ts),
         cpu: take_column(&mut parts, |p| &mut p.cpu),
@@ -57,6 +65,153 @@ pub(crate) fn merge_builders(builders: Vec<EventTableBuilder>) -> Result<EventTa
         ..EventTableParts::default()
     };
     merge_columns(columns, counts, parts)
+}
+
+/// [`merge_builders`] of parts whose events are each sorted by time: the parts are
+/// renumbered on their own columns, then every merged column is gathered from the parts in
+/// the merged order.
+fn merge_sorted(mut parts: Vec<Part>) -> Result<EventTableBuilder, BuildError> {
+    fn take<T>(parts: &mut [Part], column: fn(&mut EventTableParts) -> &mut Vec<T>) -> Vec<Vec<T>> {
+        parts.iter_mut().map(|p| std::mem::take(column(&mut p.table))).collect()
+    }
+    let ts_runs = take(&mut parts, |t| &mut t.ts);
+    let (cpu, pid, flags) = (
+        take(&mut parts, |t| &mut t.cpu),
+        take(&mut parts, |t| &mut t.pid),
+        take(&mut parts, |t| &mut t.flags),
+    );
+    let (mut comm, mut layout, mut field_off) = (
+        take(&mut parts, |t| &mut t.comm),
+        take(&mut parts, |t| &mut t.layout),
+        take(&mut parts, |t| &mut t.field_off),
+    );
+    let rows = field_off
+        .iter_mut()
+        .zip(layout.iter_mut())
+        .zip(comm.iter_mut())
+        .map(|((field_off, layout), comm)| PartRows { field_off, layout, comm })
+        .collect();
+    let joined = renumber_parts(rows, parts)?;
+    let (ts, order) = {
+        let runs: Vec<&[Ps]> = ts_runs.iter().map(Vec::as_slice).collect();
+        merge_order(&runs)
+    };
+    drop(ts_runs);
+    let stacks = order.remap_stacks(&joined.stacks);
+    // Each part's column is freed once gathered, so the join holds the parts' columns not
+    // yet gathered, the merged ones and two in flight: not two tables.
+    let order = &order;
+    let ((cpu, pid, flags), (comm, layout, field_off)) = rayon::join(
+        || (order.gather(cpu), order.gather(pid), order.gather(flags)),
+        || (order.gather(comm), order.gather(layout), order.gather(field_off)),
+    );
+    let table = EventTableParts {
+        ts,
+        cpu,
+        pid,
+        comm,
+        layout,
+        flags,
+        field_off,
+        field_data: joined.field_data,
+        layouts: joined.layouts,
+        stacks,
+    };
+    Ok(EventTableBuilder::from_table(EventTable::from_parts(table)?, joined.interner))
+}
+
+/// Where each merged row comes from: `run[j]` is its part, `pos[j]` its index in that part.
+struct MergeOrder {
+    run: Vec<u16>,
+    pos: Vec<u32>,
+}
+
+impl MergeOrder {
+    /// One column in the merged order, read from every part's own copy of it (`parts[i]`
+    /// is part i's), which is then freed.
+    fn gather<T: Copy>(&self, parts: Vec<Vec<T>>) -> Vec<T> {
+        self.run.iter().zip(&self.pos).map(|(&r, &i)| parts[r as usize][i as usize]).collect()
+    }
+
+    /// Stacks given per part (rows in the part's numbering), as rows of the merged order.
+    fn remap_stacks(&self, per_part: &[Vec<(u32, Sym)>]) -> Vec<(u32, Sym)> {
+        if per_part.iter().all(Vec::is_empty) {
+            return Vec::new();
+        }
+        // Merged row of each stacked part row, found in one pass over the order.
+        let mut new_row: Vec<Vec<u32>> = per_part
+            .iter()
+            .map(
+                |s| if s.is_empty() { Vec::new() } else { vec![0; s.last().map_or(0, |l| l.0 as usize + 1)] },
+            )
+            .collect();
+        for (j, (&r, &i)) in self.run.iter().zip(&self.pos).enumerate() {
+            if let Some(slot) = new_row[r as usize].get_mut(i as usize) {
+                *slot = j as u32;
+            }
+        }
+        let mut stacks: Vec<(u32, Sym)> = per_part
+            .iter()
+            .zip(&new_row)
+            .flat_map(|(s, rows)| s.iter().map(|&(i, sym)| (rows[i as usize], sym)))
+            .collect();
+        stacks.sort_by_key(|s| s.0);
+        stacks
+    }
+}
+
+/// The merged times of `runs` (each sorted) and where each merged row comes from: a k-way
+/// merge through a loser tree, equal times taking the lower run first, which is the stable
+/// sort of the runs' concatenation.
+fn merge_order(runs: &[&[Ps]]) -> (Vec<Ps>, MergeOrder) {
+    let total: usize = runs.iter().map(|r| r.len()).sum();
+    let k = runs.len().next_power_of_two().max(2);
+    // A run's key orders by time, then run number; an exhausted run's is above every live
+    // key. Keys compare as one integer: no branch to mispredict on equal times.
+    let key = |r: usize, i: usize| -> u128 {
+        match runs.get(r).and_then(|run| run.get(i)) {
+            Some(&t) => (u128::from((t as u64) ^ (1 << 63)) << 32) | r as u128,
+            None => (1u128 << 96) | r as u128,
+        }
+    };
+    let mut head: Vec<u128> = (0..k).map(|r| key(r, 0)).collect();
+    let mut next = vec![0usize; k];
+    // `loser[n]` is the run that lost at inner node n (1..k); leaves are k + run.
+    let mut loser = vec![0usize; k];
+    let mut win = vec![0usize; 2 * k];
+    for (r, w) in win[k..].iter_mut().enumerate() {
+        *w = r;
+    }
+    for n in (1..k).rev() {
+        let (a, b) = (win[2 * n], win[2 * n + 1]);
+        let (w, l) = if head[b] < head[a] { (b, a) } else { (a, b) };
+        win[n] = w;
+        loser[n] = l;
+    }
+    let mut w = win[1];
+    let mut ts = Vec::with_capacity(total);
+    let mut run = Vec::with_capacity(total);
+    let mut pos = Vec::with_capacity(total);
+    for _ in 0..total {
+        let i = next[w];
+        ts.push(runs[w][i]);
+        run.push(w as u16);
+        pos.push(i as u32);
+        next[w] = i + 1;
+        head[w] = key(w, i + 1);
+        let mut wk = head[w];
+        let mut n = (k + w) / 2;
+        while n >= 1 {
+            let l = loser[n];
+            let lk = head[l];
+            let lower = lk < wk;
+            loser[n] = if lower { w } else { l };
+            w = if lower { l } else { w };
+            wk = if lower { lk } else { wk };
+            n /= 2;
+        }
+    }
+    (ts, MergeOrder { run, pos })
 }
 
 /// The concatenation of one column of every part, taken out of the parts (which are left
@@ -71,22 +226,70 @@ where
     par_column(&refs)
 }
 
+/// One part's rows of the columns the renumbering rewrites.
+struct PartRows<'a> {
+    field_off: &'a mut [u32],
+    layout: &'a mut [LayoutId],
+    comm: &'a mut [Sym],
+}
+
+/// The parts' strings, layouts, field values and stacks in the merged numbering.
+struct Joined {
+    layouts: Vec<Layout>,
+    interner: Interner,
+    field_data: Vec<u8>,
+    /// Each part's stacks, rows in the part's own numbering.
+    stacks: Vec<Vec<(u32, Sym)>>,
+}
+
 /// One builder from `columns`, the concatenated event columns of `parts` (`counts[i]` events
 /// each, in each part's own numbering), and the parts' strings, layouts, field values and
 /// stacks.
-///
-/// Strings and layouts (a few thousand at most) are absorbed serially in part order, so
-/// symbol numbers are those of a part-by-part merge. The per-event work runs in parallel,
-/// one task per part on its slice of the columns: copying its field values into the merged
-/// arena, renumbering their strings where they lie, rebasing offsets, renumbering comms and
-/// layouts.
 pub(super) fn merge_columns(
     mut columns: EventTableParts,
     counts: Vec<usize>,
     parts: Vec<Part>,
 ) -> Result<EventTableBuilder, BuildError> {
+    let joined = {
+        let offs = split_lengths(&mut columns.field_off, counts.iter().copied());
+        let layouts = split_lengths(&mut columns.layout, counts.iter().copied());
+        let comms = split_lengths(&mut columns.comm, counts.iter().copied());
+        let rows = offs
+            .into_iter()
+            .zip(layouts)
+            .zip(comms)
+            .map(|((field_off, layout), comm)| PartRows { field_off, layout, comm })
+            .collect();
+        renumber_parts(rows, parts)?
+    };
+    columns.layouts = joined.layouts;
+    columns.field_data = joined.field_data;
+    let mut base_index = 0u32;
+    for (s, &n) in joined.stacks.iter().zip(&counts) {
+        columns.stacks.extend(s.iter().map(|&(i, sym)| (base_index + i, sym)));
+        base_index += n as u32;
+    }
+    Ok(EventTableBuilder::from_table(EventTable::from_parts(columns)?, joined.interner))
+}
+
+/// Renumbers the parts' rows (`rows[i]` are part i's, in its own numbering) into the merged
+/// numbering, and joins the parts' strings, layouts, field values and stacks.
+///
+/// Strings and layouts (a few thousand at most) are absorbed serially in part order, so
+/// symbol numbers are those of a part-by-part merge. The per-event work runs in parallel,
+/// one task per part on its rows: copying its field values into the merged arena,
+/// renumbering their strings where they lie, rebasing offsets, renumbering comms and
+/// layouts.
+fn renumber_parts(mut rows: Vec<PartRows<'_>>, parts: Vec<Part>) -> Result<Joined, BuildError> {
     let mut parts = parts.into_iter();
-    let Some(first) = parts.next() else { return Ok(EventTableBuilder::new()) };
+    let Some(first) = parts.next() else {
+        return Ok(Joined {
+            layouts: Vec::new(),
+            interner: Interner::default(),
+            field_data: Vec::new(),
+            stacks: Vec::new(),
+        });
+    };
     let rest: Vec<Part> = parts.collect();
     let Part { table: mut first_table, interner, string_positions } = first;
     // Part 0 is already in the merged numbering; the builder `out` continues its strings
@@ -118,20 +321,18 @@ pub(super) fn merge_columns(
     }
     let out = out.into_parts();
     // `out.layout` added the other parts' layouts to part 0's: the merged list.
-    columns.layouts = out.table.layouts;
+    let layouts = out.table.layouts;
     let interner = out.interner;
     // A part whose strings would change byte length in the new numbering (only past 2^14
     // strings) has its field arena rewritten first; the others are renumbered in place, at
     // positions read from the layouts where the part did not record them (a merge's result).
     {
-        let offs = split_lengths(&mut columns.field_off, counts.iter().copied());
-        let layouts = split_lengths(&mut columns.layout, counts.iter().copied());
         let parts = tables.par_iter_mut().zip(maps.par_iter_mut()).zip(str_at.par_iter_mut());
-        parts.zip(offs).zip(layouts).try_for_each(|((((t, map), str_at), offs), layouts)| {
+        parts.zip(rows.par_iter_mut()).try_for_each(|(((t, map), str_at), rows)| {
             if !map.keeps_string_lengths() {
-                map.reencode_strings(t, offs, layouts)?;
+                map.reencode_strings(t, rows.field_off, rows.layout)?;
             } else if str_at.is_none() && !map.syms.is_empty() {
-                *str_at = Some(string_positions_of(&t.layouts, offs, layouts, &t.field_data)?);
+                *str_at = Some(string_positions_of(&t.layouts, rows.field_off, rows.layout, &t.field_data)?);
             }
             Ok::<(), BuildError>(())
         })?;
@@ -140,58 +341,52 @@ pub(super) fn merge_columns(
     // (largest) offset must still fit the u32 offset column.
     let mut data_base = Vec::with_capacity(tables.len());
     let mut data_len = 0usize;
-    let mut at = 0usize;
-    for (t, &n) in tables.iter().zip(&counts) {
+    for (t, rows) in tables.iter().zip(&rows) {
         let base = u32::try_from(data_len).map_err(|_| BuildError::ArenaFull)?;
-        if let Some(&last) = columns.field_off[at..at + n].last() {
+        if let Some(&last) = rows.field_off.last() {
             base.checked_add(last).ok_or(BuildError::ArenaFull)?;
         }
         data_base.push(base);
         data_len += t.field_data.len();
-        at += n;
     }
     // A zeroed allocation of this size is fresh pages: nothing is written twice.
     let mut field_data = vec![0u8; data_len];
     {
         let data = split_lengths(&mut field_data, tables.iter().map(|t| t.field_data.len()));
-        let offs = split_lengths(&mut columns.field_off, counts.iter().copied());
-        let layouts = split_lengths(&mut columns.layout, counts.iter().copied());
-        let comms = split_lengths(&mut columns.comm, counts.iter().copied());
         let own = tables.par_iter_mut().zip(str_at.par_iter_mut());
-        data.into_par_iter().zip(offs).zip(layouts).zip(comms).zip(own).enumerate().for_each(
-            |(i, ((((data, offs), layouts), comms), (table, str_at)))| {
+        data.into_par_iter().zip(rows.par_iter_mut()).zip(own).enumerate().for_each(
+            |(i, ((data, rows), (table, str_at)))| {
                 let map = &maps[i];
                 // The part's field values are renumbered while in cache, and its copy and
                 // string positions freed at once.
                 data.copy_from_slice(&table.field_data);
                 table.field_data = Vec::new();
                 map.renumber_strings(str_at.take().as_deref().unwrap_or_default(), data);
-                for off in offs.iter_mut() {
+                for off in rows.field_off.iter_mut() {
                     *off += data_base[i];
                 }
                 if !map.syms.is_empty() {
-                    for c in comms.iter_mut() {
+                    for c in rows.comm.iter_mut() {
                         *c = map.sym(*c);
                     }
-                    for l in layouts.iter_mut() {
+                    for l in rows.layout.iter_mut() {
                         *l = map.layout(*l);
                     }
                 }
             },
         );
     }
-    columns.field_data = field_data;
-    let mut base_index = 0u32;
-    for ((t, map), &n) in tables.iter().zip(&maps).zip(&counts) {
-        columns.stacks.extend(t.stacks.iter().map(|&(i, s)| (base_index + i, map.sym(s))));
-        base_index += n as u32;
-    }
+    let stacks = tables
+        .iter_mut()
+        .zip(&maps)
+        .map(|(t, map)| std::mem::take(&mut t.stacks).into_iter().map(|(i, s)| (i, map.sym(s))).collect())
+        .collect();
     // Freeing the parts gives their pages back (munmap); the merged table does not wait.
-    rayon::spawn(move || drop((tables, str_at)));
     // The parts' string positions are not carried over (that would cost a copy on every
     // parse for a second merge that importers never do); a later merge reads them from
     // the layouts.
-    Ok(EventTableBuilder::from_table(EventTable::from_parts(columns)?, interner))
+    rayon::spawn(move || drop((tables, str_at)));
+    Ok(Joined { layouts, interner, field_data, stacks })
 }
 
 /// The concatenation of `parts`, written in parallel straight into an allocation of the
@@ -388,6 +583,64 @@ pub(super) mod tests {
             let FieldValue::Str(sa) = a.fields().nth(1).expect("name field").1 else { panic!("string") };
             assert_eq!(strings.resolve(sa), format!("dev{}", evs[a.index].2));
         }
+    }
+
+    /// Each event's `(time, name, irq)` and stack, in table order.
+    fn rows(t: &EventTable, strings: &Interner) -> Vec<(Ps, String, Option<i64>, Option<String>)> {
+        t.iter()
+            .map(|e| {
+                let irq = e.fields().next().and_then(|(_, v)| v.as_i64());
+                let stack = e.stack().map(|s| strings.resolve(s).into_owned());
+                (e.ts(), strings.resolve(e.name()).into_owned(), irq, stack)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorted_parts_merge_as_the_stable_sort_of_their_concatenation() {
+        // Five sorted parts (one empty) with many equal times across and within parts, and
+        // stacks: the k-way merge must give the order a stable sort of the concatenation
+        // gives (equal times: lower part first, then the part's order), stacks following
+        // their events. The reference is one builder of all events, sorted by `finish`.
+        let part = |p: i64, n: i64| -> Vec<(Ps, String, i64)> {
+            (0..n).map(|i| ((i * (p + 1)) / 3, format!("ev{}", (i + p) % 4), p * 1000 + i)).collect()
+        };
+        let events: Vec<Vec<(Ps, String, i64)>> =
+            vec![part(0, 40), part(1, 0), part(2, 25), part(3, 33), part(4, 7)];
+        // As `builder_with`, with a stack on the events whose number is a multiple of 5.
+        let with_stacks = |evs: &[(Ps, String, i64)]| {
+            let mut b = EventTableBuilder::new();
+            let irq = b.intern(b"irq");
+            let name = b.intern(b"name");
+            let comm = b.intern(b"swapper");
+            for (ts, ev, n) in evs {
+                let e = b.intern(ev.as_bytes());
+                let l = b.layout(e, &[(irq, FieldKind::Int), (name, FieldKind::Str)]);
+                let s = b.intern(format!("dev{n}").as_bytes());
+                b.push(*ts, 1, 0, comm, IrqFlags::NONE, l, &[FieldValue::Int(*n), FieldValue::Str(s)]);
+                if n % 5 == 0 {
+                    let frame = b.intern(format!("frame{n}").as_bytes());
+                    assert!(b.attach_stack_to_last(frame));
+                }
+            }
+            b
+        };
+        let parts: Vec<EventTableBuilder> = events.iter().map(|e| with_stacks(e)).collect();
+        let all: Vec<(Ps, String, i64)> = events.concat();
+        let (merged, strings) = merge_builders(parts).and_then(|b| b.finish()).expect("merge");
+        let (whole, whole_strings) = with_stacks(&all).finish().expect("finish");
+        assert_eq!(merged.len(), 105);
+        assert_eq!(rows(&merged, &strings), rows(&whole, &whole_strings));
+        assert_eq!(merged.stacks().len(), 22);
+    }
+
+    #[test]
+    fn an_unsorted_part_is_merged_and_sorted_stably() {
+        let a = builder_with(&[(30, "a", 1), (10, "a", 2), (10, "a", 3)]);
+        let b = builder_with(&[(10, "b", 4), (20, "b", 5)]);
+        let (t, strings) = merge_builders(vec![a, b]).and_then(|m| m.finish()).expect("merge");
+        let irqs: Vec<_> = rows(&t, &strings).into_iter().map(|r| r.2).collect();
+        assert_eq!(irqs, [2, 3, 4, 5, 1].map(Some));
     }
 
     #[test]

@@ -1,12 +1,13 @@
-//! Joining event tables built in parallel into one, in file order.
+//! Joining event tables built in parallel into one.
 //!
 //! Parsers that split their input build one event table builder per part, each with its
 //! own strings and layouts. This module owns how the parts become one builder
 //! ([`latscope_model::EventTableBuilder`]):
 //!
-//! - `merge`: [`merge_builders`] joins owned builders (trace.dat's per-CPU runs), and the
-//!   shared step of both ways renumbers every part's symbols and layouts into the first
-//!   part's, in parallel, one task per part.
+//! - `merge`: [`merge_builders`] joins owned builders (trace.dat's and Perfetto's per-CPU
+//!   runs; parts that each come sorted by time are merged into time order as they are
+//!   joined), and the shared step of both ways renumbers every part's symbols and layouts
+//!   into the first part's, in parallel, one task per part.
 //! - `windows`: [`SharedColumns`] allocates the event columns once for all parts and cuts
 //!   them into one [`ColumnWindow`] per part, an [`EventSink`](latscope_model::EventSink)
 //!   that a builder writes its rows into (ftrace text's chunks, bounded by their line
