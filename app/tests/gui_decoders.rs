@@ -6,6 +6,7 @@
 //! the table and search, and the decoder kept in a saved session.
 
 mod common;
+mod workbench_harness;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
@@ -16,7 +17,7 @@ use latscope::gui::prepare::LaneKind;
 use latscope::gui::session::Session;
 use latscope::gui::{Options, Workbench};
 use std::path::PathBuf;
-use std::time::Duration;
+use workbench_harness::wait;
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
@@ -24,21 +25,7 @@ fn sample(rel: &str) -> PathBuf {
 
 fn harness(files: Vec<PathBuf>) -> Harness<'static, Workbench> {
     let wb = Workbench::new(Options { files, ..Options::default() }, Box::new(NoPicker), Vec::new());
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .with_accessibility_check(false)
-        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
-}
-
-fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbench) -> bool) {
-    for _ in 0..4000 {
-        h.step();
-        if done(h.state()) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("timed out waiting for {what}: {:?}", h.state().errors);
+    workbench_harness::harness(wb, egui::vec2(1400.0, 900.0))
 }
 
 const SD: &str = "sigrok/sd_mode_imx6_snippet.sr";

@@ -3,6 +3,7 @@
 //! browser, driven headless through egui_kittest on the sample captures.
 
 mod common;
+mod workbench_harness;
 
 use common::Scratch;
 use egui_kittest::Harness;
@@ -18,7 +19,7 @@ use latscope::report_cmd::{self, ReportArgs, ReportFormat};
 use latscope_analysis::report::Format;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use workbench_harness::wait;
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
@@ -32,21 +33,7 @@ fn tempdir(tag: &str) -> Scratch {
 fn harness(files: Vec<PathBuf>, dir: &Path) -> Harness<'static, Workbench> {
     let picker = PresetPicker { dir: dir.to_owned(), open: Vec::new() };
     let wb = Workbench::new(Options { files, ..Options::default() }, Box::new(picker), Vec::new());
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .with_accessibility_check(false)
-        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
-}
-
-fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbench) -> bool) {
-    for _ in 0..4000 {
-        h.step();
-        if done(h.state()) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("timed out waiting for {what}: {:?}", h.state());
+    workbench_harness::harness(wb, egui::vec2(1400.0, 900.0))
 }
 
 fn open(files: &[PathBuf], dir: &Path) -> Harness<'static, Workbench> {

@@ -4,15 +4,15 @@
 //! trend plot, and a click on a group's worst pair opening that capture at that pair.
 
 mod common;
+mod workbench_harness;
 
 use common::Scratch;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use latscope::gui::picker::NoPicker;
 use latscope::gui::{Options, Workbench};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use workbench_harness::wait;
 
 fn latscope(args: &[&str]) -> std::process::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs");
@@ -68,17 +68,6 @@ fn dataset(d: &Scratch) -> (PathBuf, Vec<PathBuf>) {
     (ds, files)
 }
 
-fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbench) -> bool) {
-    for _ in 0..6000 {
-        h.step();
-        if done(h.state()) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("timed out waiting for {what}: {:?}", h.state());
-}
-
 #[test]
 fn the_fleet_window_shows_groups_and_trend_and_opens_a_worst_pair() {
     let d = Scratch::new("gui-fleet");
@@ -94,10 +83,7 @@ fn the_fleet_window_shows_groups_and_trend_and_opens_a_worst_pair() {
         ..Options::default()
     };
     let wb = Workbench::new(options, Box::new(NoPicker), Vec::new());
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1000.0))
-        .with_accessibility_check(false)
-        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+    let mut h = workbench_harness::harness(wb, egui::vec2(1400.0, 1000.0));
     wait(&mut h, "the aggregation", |wb| wb.fleet.report.is_some() || wb.fleet.error.is_some());
     h.step();
     let wb = h.state();
@@ -153,10 +139,7 @@ fn a_missing_dataset_is_an_error_in_the_window() {
     let d = Scratch::new("gui-fleet-missing");
     let options = Options { dataset: Some(d.join("nope")), ..Options::default() };
     let wb = Workbench::new(options, Box::new(NoPicker), Vec::new());
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1200.0, 800.0))
-        .with_accessibility_check(false)
-        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+    let mut h = workbench_harness::harness(wb, egui::vec2(1200.0, 800.0));
     wait(&mut h, "the error", |wb| wb.fleet.error.is_some());
     h.step();
     let e = h.state().fleet.error.clone().unwrap();

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The workbench driven headless through egui_kittest: real sample files, real workers.
 
+mod workbench_harness;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
@@ -10,29 +11,17 @@ use latscope::gui::prepare::{LaneClass, LaneKind};
 use latscope::gui::{Options, Workbench};
 use std::path::PathBuf;
 use std::time::Duration;
+use workbench_harness::wait;
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
 }
 
 fn harness(options: Options) -> Harness<'static, Workbench> {
-    let wb = Workbench::new(options, Box::new(NoPicker), Vec::new());
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .with_accessibility_check(false)
-        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
-}
-
-/// Steps frames until `done` holds (workers answer asynchronously).
-fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbench) -> bool) {
-    for _ in 0..4000 {
-        h.step();
-        if done(h.state()) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("timed out waiting for {what}: {:?}", h.state());
+    workbench_harness::harness(
+        Workbench::new(options, Box::new(NoPicker), Vec::new()),
+        egui::vec2(1400.0, 900.0),
+    )
 }
 
 fn open(files: &[&str]) -> Harness<'static, Workbench> {
