@@ -6,19 +6,11 @@
 
 mod common;
 
+use common::{latscope, ok};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn latscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = latscope(args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
+use std::process::Command;
 
 fn failure(args: &[&str]) -> String {
     let out = latscope(args);

@@ -4,14 +4,14 @@
 //! loading. Hostile inputs are built in a temporary directory, never stored in git.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
+mod common;
+
+use common::latscope;
+
 use latscope_importers::{ImportError, LoadControl, ParseFailure};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn latscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
-}
+use std::process::Output;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

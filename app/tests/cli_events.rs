@@ -4,15 +4,15 @@
 // Test helpers outside #[test] functions may panic with a message.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod common;
+
+use common::latscope;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn latscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
 }
 
 fn dats_in(dir: &Path) -> Vec<PathBuf> {

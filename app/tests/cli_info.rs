@@ -1,12 +1,12 @@
 //! `latscope info` end to end: the JSON contract, exit codes and error text.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
+mod common;
+
+use common::latscope;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn latscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
-}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -3,12 +3,12 @@
 //! `--fail-if` exit codes, escaping, CSV/Parquet, atomic refusal to overwrite inputs, A/B.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn latscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
-}
+use common::latscope;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn sample(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace").join(name)

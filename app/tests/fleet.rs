@@ -8,19 +8,10 @@
 mod common;
 
 use common::Scratch;
+use common::{latscope, ok};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn latscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = latscope(args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

@@ -7,14 +7,9 @@
 mod common;
 
 use common::Scratch;
+use common::ok;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn latscope(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs");
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
+use std::process::Command;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -39,7 +34,7 @@ fn datafusion_runs_the_documented_queries_to_the_same_numbers() {
     for (board, kernel, qos, seed, commit) in runs {
         let f = d.join(format!("{board}-{kernel}-{seed}.txt"));
         let (soc, qos, seed) = (format!("soc={board}"), format!("pm_qos={qos}"), seed.to_string());
-        latscope(&[
+        ok(&[
             "sim",
             "imx8mq-cpuidle",
             "--set",
@@ -61,9 +56,9 @@ fn datafusion_runs_the_documented_queries_to_the_same_numbers() {
         if let Some(c) = &c {
             args.extend(["--label", c]);
         }
-        latscope(&args);
+        ok(&args);
     }
-    let fleet = latscope(&["fleet", s(&ds), "--group-by", "board,kernel", "--format", "json"]);
+    let fleet = ok(&["fleet", s(&ds), "--group-by", "board,kernel", "--format", "json"]);
     let fleet: serde_json::Value = serde_json::from_slice(&fleet.stdout).unwrap();
     let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/FLEET.md");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fleet_datafusion.py");

@@ -7,18 +7,12 @@ mod common;
 mod workbench_harness;
 
 use common::Scratch;
+use common::ok;
 use egui_kittest::kittest::Queryable as _;
 use latscope::gui::picker::NoPicker;
 use latscope::gui::{Options, Workbench};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use workbench_harness::wait;
-
-fn latscope(args: &[&str]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs");
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -35,7 +29,7 @@ fn dataset(d: &Scratch) -> (PathBuf, Vec<PathBuf>) {
     {
         let f = d.join(format!("{soc}-{commit}.txt"));
         let seed = (40 + i).to_string();
-        latscope(&[
+        ok(&[
             "sim",
             "imx8mq-cpuidle",
             "--set",
@@ -49,7 +43,7 @@ fn dataset(d: &Scratch) -> (PathBuf, Vec<PathBuf>) {
             "--trace-out",
             s(&f),
         ]);
-        latscope(&[
+        ok(&[
             "report",
             s(&f),
             "--preset",
@@ -73,7 +67,7 @@ fn the_fleet_window_shows_groups_and_trend_and_opens_a_worst_pair() {
     let d = Scratch::new("gui-fleet");
     let (ds, _files) = dataset(&d);
     let cli: serde_json::Value = serde_json::from_slice(
-        &latscope(&["fleet", s(&ds), "--group-by", "soc", "--trend", "commit", "--format", "json"]).stdout,
+        &ok(&["fleet", s(&ds), "--group-by", "soc", "--trend", "commit", "--format", "json"]).stdout,
     )
     .unwrap();
     let options = Options {

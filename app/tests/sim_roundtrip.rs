@@ -2,16 +2,14 @@
 //! what `latscope sim` writes is what `latscope info` reads back.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
+mod common;
+
+use common::ok;
+
 use std::process::Command;
 
-fn latscope(args: &[&str]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs");
-    assert!(out.status.success(), "latscope {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
 fn json(args: &[&str]) -> serde_json::Value {
-    serde_json::from_slice(&latscope(args).stdout).expect("JSON")
+    serde_json::from_slice(&ok(args).stdout).expect("JSON")
 }
 
 #[test]
@@ -24,10 +22,10 @@ fn simulated_trace_text_and_vcd_reimport_exactly() {
         let set: &[&str] = if scenario == "litesdcard" { &["--set", "file_mib=1"] } else { &[] };
         let mut args = vec!["sim", scenario, "--trace-out", txt.to_str().unwrap()];
         args.extend_from_slice(set);
-        latscope(&args);
+        ok(&args);
         let mut args = vec!["sim", scenario, "--trace-out", vcd.to_str().unwrap()];
         args.extend_from_slice(set);
-        latscope(&args);
+        ok(&args);
 
         let text_info = json(&["info", txt.to_str().unwrap(), "--json"]);
         assert_eq!(text_info["format"], "ftrace-text");
@@ -76,7 +74,7 @@ fn sim_dash_o_writes_the_report_as_report_dash_o_does_and_the_trace_has_its_own_
     let printed = json(&[&["sim", "litesdcard", "--format", "json"][..], &set].concat());
     assert_eq!(written, printed);
     let md = dir.join("r.md");
-    latscope(&[&["sim", "litesdcard", "-o", md.to_str().unwrap()][..], &set].concat());
+    ok(&[&["sim", "litesdcard", "-o", md.to_str().unwrap()][..], &set].concat());
     assert!(std::fs::read_to_string(&md).unwrap().starts_with('#'), "markdown from the .md extension");
 
     // --trace-out: the trace, read back by `report` to the same analyses.

@@ -1,6 +1,20 @@
-//! Helpers shared by the app's integration tests.
+//! Helpers shared by the app's integration tests (each test crate uses some of them).
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the latscope binary built for these tests with `args`, whatever its exit status.
+pub fn latscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
+}
+
+/// Runs latscope and fails the test, with its stderr, unless it exits 0.
+pub fn ok(args: &[&str]) -> Output {
+    let out = latscope(args);
+    assert!(out.status.success(), "latscope {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
 
 /// A test's scratch directory under the system temp dir, fresh when made and removed when
 /// dropped (also when the test fails).
