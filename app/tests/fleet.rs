@@ -8,7 +8,7 @@
 mod common;
 
 use common::Scratch;
-use common::{latscope, ok};
+use common::{cpuidle_capture, latscope, ok};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -22,21 +22,7 @@ const PRESETS: [&str; 4] = ["--preset", "irq-handler", "--preset", "block"];
 /// A simulated capture of the i.MX8MQ cpuidle scenario with these settings, as ftrace text.
 fn capture(dir: &Path, name: &str, soc: &str, qos: &str, seed: u64) -> PathBuf {
     let path = dir.join(format!("{name}.txt"));
-    let seed = seed.to_string();
-    ok(&[
-        "sim",
-        "imx8mq-cpuidle",
-        "--set",
-        &format!("soc={soc}"),
-        "--set",
-        &format!("pm_qos={qos}"),
-        "--seed",
-        &seed,
-        "--duration",
-        "40ms",
-        "--trace-out",
-        s(&path),
-    ]);
+    cpuidle_capture(&path, soc, qos, seed);
     path
 }
 

@@ -7,7 +7,7 @@
 mod common;
 
 use common::Scratch;
-use common::ok;
+use common::{cpuidle_capture, ok};
 use std::path::Path;
 use std::process::Command;
 
@@ -33,21 +33,7 @@ fn datafusion_runs_the_documented_queries_to_the_same_numbers() {
     ];
     for (board, kernel, qos, seed, commit) in runs {
         let f = d.join(format!("{board}-{kernel}-{seed}.txt"));
-        let (soc, qos, seed) = (format!("soc={board}"), format!("pm_qos={qos}"), seed.to_string());
-        ok(&[
-            "sim",
-            "imx8mq-cpuidle",
-            "--set",
-            &soc,
-            "--set",
-            &qos,
-            "--seed",
-            &seed,
-            "--duration",
-            "40ms",
-            "--trace-out",
-            s(&f),
-        ]);
+        cpuidle_capture(&f, board, qos, seed);
         let (b, k) = (format!("board={board}"), format!("kernel={kernel}"));
         let mut args =
             vec!["report", s(&f), "--preset", "irq-handler", "--preset", "block", "--format", "json"];

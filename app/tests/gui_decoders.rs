@@ -17,7 +17,7 @@ use latscope::gui::prepare::LaneKind;
 use latscope::gui::session::Session;
 use latscope::gui::{Options, Workbench};
 use std::path::PathBuf;
-use workbench_harness::wait;
+use workbench_harness::{click_at, wait};
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
@@ -212,17 +212,6 @@ fn channels_are_guessed_from_their_usual_names() {
     let d = DecoderDialog::open_on(&src, 0);
     assert_eq!(d.spec, "spi:clk=SCK,mosi=MOSI,miso=MISO,cs=CS");
     assert_eq!(d.problem, None);
-}
-
-/// Clicks at `pos` (press and release in separate frames, as a mouse does).
-fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
-    h.hover_at(pos);
-    h.step();
-    h.drag_at(pos);
-    h.step();
-    h.drop_at(pos);
-    h.step();
-    h.step();
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod common;
 mod workbench_harness;
 
 use common::Scratch;
-use common::ok;
+use common::{cpuidle_capture, ok};
 use egui_kittest::kittest::Queryable as _;
 use latscope::gui::picker::NoPicker;
 use latscope::gui::{Options, Workbench};
@@ -28,21 +28,7 @@ fn dataset(d: &Scratch) -> (PathBuf, Vec<PathBuf>) {
             .enumerate()
     {
         let f = d.join(format!("{soc}-{commit}.txt"));
-        let seed = (40 + i).to_string();
-        ok(&[
-            "sim",
-            "imx8mq-cpuidle",
-            "--set",
-            &format!("soc={soc}"),
-            "--set",
-            &format!("pm_qos={qos}"),
-            "--seed",
-            &seed,
-            "--duration",
-            "40ms",
-            "--trace-out",
-            s(&f),
-        ]);
+        cpuidle_capture(&f, soc, qos, 40 + i as u64);
         ok(&[
             "report",
             s(&f),

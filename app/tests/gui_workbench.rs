@@ -11,7 +11,7 @@ use latscope::gui::prepare::{LaneClass, LaneKind};
 use latscope::gui::{Options, Workbench};
 use std::path::PathBuf;
 use std::time::Duration;
-use workbench_harness::wait;
+use workbench_harness::{click_at, wait};
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
@@ -340,17 +340,6 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
     wait(&mut h, "the metrics", |wb| !wb.sim.metrics.is_empty() || wb.sim.error.is_some());
     assert_eq!(h.state().sim.error, None);
     assert_eq!(h.state().sim.metrics, batch.report.metrics.0);
-}
-
-/// Clicks at `pos` (press and release in separate frames, as a mouse does).
-fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
-    h.hover_at(pos);
-    h.step();
-    h.drag_at(pos);
-    h.step();
-    h.drop_at(pos);
-    h.step();
-    h.step();
 }
 
 fn drawn(wb: &Workbench, result: usize, kind: PlotKind) -> egui_plot::PlotTransform {

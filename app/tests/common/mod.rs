@@ -9,6 +9,27 @@ pub fn latscope(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
 }
 
+/// Simulates 40 ms of the i.MX8MQ cpuidle scenario with these settings into `path` (ftrace
+/// text): the captures of the fleet tests.
+pub fn cpuidle_capture(path: &Path, soc: &str, qos: &str, seed: u64) {
+    let (soc, qos, seed) = (format!("soc={soc}"), format!("pm_qos={qos}"), seed.to_string());
+    let out = path.to_str().expect("a UTF-8 path");
+    ok(&[
+        "sim",
+        "imx8mq-cpuidle",
+        "--set",
+        &soc,
+        "--set",
+        &qos,
+        "--seed",
+        &seed,
+        "--duration",
+        "40ms",
+        "--trace-out",
+        out,
+    ]);
+}
+
 /// Runs latscope and fails the test, with its stderr, unless it exits 0.
 pub fn ok(args: &[&str]) -> Output {
     let out = latscope(args);

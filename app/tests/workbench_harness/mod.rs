@@ -1,5 +1,6 @@
 //! Helpers shared by the workbench's kittest tests: a harness around a `Workbench`, and a
-//! wait for its workers' answers.
+//! wait for its workers' answers, a click as a mouse makes it (each test crate uses some).
+#![allow(dead_code)]
 
 use egui_kittest::Harness;
 use latscope::gui::Workbench;
@@ -24,4 +25,15 @@ pub fn wait(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Work
         std::thread::sleep(Duration::from_millis(5));
     }
     panic!("timed out waiting for {what}: errors {:?}", h.state().errors);
+}
+
+/// Clicks at `pos` (press and release in separate frames, as a mouse does).
+pub fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.step();
+    h.drag_at(pos);
+    h.step();
+    h.drop_at(pos);
+    h.step();
+    h.step();
 }
