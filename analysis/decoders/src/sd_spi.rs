@@ -368,7 +368,7 @@ fn data_block(bytes: &[u8], c: Cmd, block: u64, crc_on: bool, sink: &mut Sink) {
     let crc_ok = crc16(bits_of(&bytes[..n])) == crc;
     let dir = if c.data == Kind::Write { "write" } else { "read" };
     let Some(i) = sink.anns.iter().rposition(|a| a.row == "data" && a.text.is_empty()) else { return };
-    let (ss, es) = (sink.anns[i].start, sink.anns[i].end);
+    let (ss, es) = (sink.start_tick(i), sink.end_tick(i));
     if !crc_ok && crc_on {
         sink.error(ss, es, "crc", format!("data block {block}: CRC16 0x{crc:04x} mismatch"));
     }

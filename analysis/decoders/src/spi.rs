@@ -93,9 +93,9 @@ fn decode(
     // sort by start would put it (the transfer is complete only after it).
     let before_transfer = |sink: &mut Sink, transfer: &mut Option<(i64, Vec<u64>, Vec<u64>, usize)>| {
         if let Some((ts, _, _, at)) = transfer.as_mut()
-            && let Some(a) = sink.anns.last()
-            && a.start == *ts
-            && *at < sink.anns.len() - 1
+            && let Some(last) = sink.anns.len().checked_sub(1)
+            && sink.start_tick(last) == *ts
+            && *at < last
         {
             sink.anns[*at..].rotate_right(1);
             *at += 1;
@@ -141,8 +141,8 @@ fn decode(
                     fields.push(("miso", Value::Str(hex(&i).into())));
                     text.push(format!("MISO {}", hex(&i)));
                 }
+                sink.set_end(at, t);
                 let a = &mut sink.anns[at];
-                a.end = t;
                 a.text = text.join(" / ").into();
                 a.fields = fields;
             }
