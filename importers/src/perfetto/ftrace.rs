@@ -8,7 +8,7 @@
 
 use super::clocks::{BOOTTIME, Clocks, MONOTONIC_RAW};
 use super::protos;
-use super::wire::{Field, Fields, Leaf, Value};
+use super::wire::{Field, Fields, Leaf, Value, varint};
 use crate::marker::push_token_fields;
 use latscope_model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
@@ -235,6 +235,9 @@ pub(crate) struct CpuWorker<'s> {
     running: Option<(i32, Sym, i32)>,
     /// Names seen so far on this CPU, as symbols of `b`.
     comms: FxHashMap<i32, Known>,
+    /// Short strings of event values (marker texts, `rwbs`, ...) interned so far, by their
+    /// [`ShortKey`]: found without hashing the bytes or comparing them through a pointer.
+    short_strings: FxHashMap<ShortKey, Sym>,
     out_names: FxHashMap<i32, Vec<u8>>,
     atrace: Atrace,
     diags: Diagnostics,
@@ -263,7 +266,7 @@ struct Known {
 /// Up to 16 bytes as their length and two words, which together determine them: the words
 /// are the first and last eight bytes (overlapping when shorter), and below eight bytes
 /// the first and last four, or the first, middle and last byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct ShortKey(u8, u64, u64);
 
 impl ShortKey {
@@ -301,6 +304,50 @@ struct CompactRow {
 /// Why an event could not be stored.
 type Skip = String;
 
+/// An `FtraceEvent` laid out as Perfetto writes one: `timestamp` (1), `pid` (2), perhaps
+/// `common_flags` (5), then its one payload, which ends the message. Read straight, without
+/// the general field walk (that walk reads every other layout, the same way).
+#[derive(Debug, Clone, Copy)]
+struct CommonEvent<'a> {
+    ts: u64,
+    pid: i32,
+    flags: IrqFlags,
+    number: u32,
+    payload: &'a [u8],
+    /// Where the payload starts in the event.
+    payload_at: usize,
+}
+
+impl<'a> CommonEvent<'a> {
+    #[inline(always)]
+    fn read(data: &'a [u8]) -> Option<Self> {
+        let mut pos = 0;
+        let key = |want: Option<u8>, pos: &mut usize| -> Option<u64> {
+            let k = varint(data, pos).ok()?;
+            want.is_none_or(|w| k == u64::from(w)).then_some(k)
+        };
+        key(Some(0x08), &mut pos)?;
+        let ts = varint(data, &mut pos).ok()?;
+        key(Some(0x10), &mut pos)?;
+        let pid = varint(data, &mut pos).ok()? as u32 as i32;
+        let mut flags = IrqFlags::NONE;
+        let mut k = key(None, &mut pos)?;
+        if k == 0x28 {
+            flags = crate::tracedat::irq_flags((varint(data, &mut pos).ok()? & 0xff) as u8, 0);
+            k = key(None, &mut pos)?;
+        }
+        let number = k >> 3;
+        if k & 7 != 2 || number <= 2 || number == 5 || number > u64::from(u32::MAX >> 3) {
+            return None;
+        }
+        let len = varint(data, &mut pos).ok()?;
+        if len != (data.len() - pos) as u64 {
+            return None;
+        }
+        Some(CommonEvent { ts, pid, flags, number: number as u32, payload: &data[pos..], payload_at: pos })
+    }
+}
+
 impl<'s> CpuWorker<'s> {
     pub(crate) fn new(shared: &'s Shared<'s>, cpu: u16) -> Self {
         let mut b = EventTableBuilder::new();
@@ -323,6 +370,7 @@ impl<'s> CpuWorker<'s> {
             event_ranges: Vec::new(),
             running: None,
             comms: FxHashMap::default(),
+            short_strings: FxHashMap::default(),
             out_names: FxHashMap::default(),
             atrace: Atrace::default(),
             diags: Diagnostics::default(),
@@ -393,6 +441,19 @@ impl<'s> CpuWorker<'s> {
         }
         let sym = self.b.intern(name);
         self.irq_names.insert(irq, sym);
+        sym
+    }
+
+    /// `s` interned: a string of at most 16 bytes (most values that repeat) through
+    /// `short_strings`, the same symbol `b.intern` gives.
+    #[inline]
+    fn intern_value(&mut self, s: &[u8]) -> Sym {
+        let Some(key) = ShortKey::of(s) else { return self.b.intern(s) };
+        if let Some(&sym) = self.short_strings.get(&key) {
+            return sym;
+        }
+        let sym = self.b.intern(s);
+        self.short_strings.insert(key, sym);
         sym
     }
 
@@ -568,7 +629,7 @@ impl<'s> CpuWorker<'s> {
                 ),
             );
         }
-        let comms: Vec<Sym> = c.intern_table.iter().map(|s| self.b.intern(s)).collect();
+        let comms: Vec<Sym> = c.intern_table.iter().map(|s| self.intern_value(s)).collect();
         let comm = |i: u32| comms.get(i as usize).copied();
         let (mut si, mut wi) = (0usize, 0usize);
         let (mut st, mut wt) = (0u64, 0u64);
@@ -689,6 +750,20 @@ impl<'s> CpuWorker<'s> {
 
     /// One `FtraceEvent`.
     fn event(&mut self, data: &[u8], at: u64, time: Time) {
+        if let Some(e) = CommonEvent::read(data) {
+            let Some(ps) = time.ps(e.ts) else {
+                self.diags.malformed(None, at, format!("ftrace event time {} ns out of range", e.ts));
+                return;
+            };
+            if let Err(why) = self.payload(e.number, e.payload, ps, e.pid, e.flags) {
+                self.diags.malformed(
+                    None,
+                    at + e.payload_at as u64,
+                    format!("ftrace event field {}: {why}", e.number),
+                );
+            }
+            return;
+        }
         let (mut ts, mut pid, mut flags) = (None, 0i32, IrqFlags::NONE);
         let mut payload: Option<Field<'_>> = None;
         for f in Fields::new(data, at) {
@@ -827,8 +902,8 @@ impl<'s> CpuWorker<'s> {
                 // rwbs = 5, comm = 6, cmd = 7 }
                 let e = Leaf::<7>::read(p)?;
                 let dev = self.dev(e.u64(1)?);
-                let rwbs = self.b.intern(e.bytes(5)?);
-                let comm = self.b.intern(e.bytes(6)?);
+                let rwbs = self.intern_value(e.bytes(5)?);
+                let comm = self.intern_value(e.bytes(6)?);
                 self.values.extend([
                     FieldValue::Str(dev),
                     FieldValue::UInt(e.u64(2)?),
@@ -844,7 +919,7 @@ impl<'s> CpuWorker<'s> {
                 // cmd = 6, optional error = 7 }
                 let e = Leaf::<8>::read(p)?;
                 let dev = self.dev(e.u64(1)?);
-                let rwbs = self.b.intern(e.bytes(5)?);
+                let rwbs = self.intern_value(e.bytes(5)?);
                 let error = match e.i32_opt(7)? {
                     Some(v) => v,
                     None => e.i32(4)?,
@@ -889,7 +964,7 @@ impl<'s> CpuWorker<'s> {
                 // SchedProcessExit { comm = 1, pid = 2, tgid = 3, prio = 4 };
                 // SchedProcessFree { comm = 1, pid = 2, prio = 3 }
                 let e = Leaf::<5>::read(p)?;
-                let comm = self.b.intern(e.bytes(1)?);
+                let comm = self.intern_value(e.bytes(1)?);
                 let prio = if number == tag::SCHED_PROCESS_EXIT { e.i32(4)? } else { e.i32(3)? };
                 self.values.extend([
                     FieldValue::Str(comm),
@@ -936,7 +1011,7 @@ impl<'s> CpuWorker<'s> {
         while let Some(t) = text.strip_suffix(b"\n") {
             text = t;
         }
-        let text_sym = self.b.intern(text);
+        let text_sym = self.intern_value(text);
         self.fields.clear();
         self.fields.push((self.keys.ip, FieldKind::UInt));
         self.values.push(FieldValue::UInt(ip));
