@@ -235,6 +235,9 @@ pub(crate) struct CpuWorker<'s> {
     running: Option<(i32, Sym, i32)>,
     /// Names seen so far on this CPU, as symbols of `b`.
     comms: FxHashMap<i32, Known>,
+    /// The last task [`Self::comm_of`] named, and its name: a CPU's events come in runs of
+    /// one task, so most look-ups end here.
+    last_comm: Option<(i32, Sym)>,
     /// Short strings of event values (marker texts, `rwbs`, ...) interned so far, by their
     /// [`ShortKey`]: found without hashing the bytes or comparing them through a pointer.
     short_strings: FxHashMap<ShortKey, Sym>,
@@ -370,6 +373,7 @@ impl<'s> CpuWorker<'s> {
             event_ranges: Vec::new(),
             running: None,
             comms: FxHashMap::default(),
+            last_comm: None,
             short_strings: FxHashMap::default(),
             out_names: FxHashMap::default(),
             atrace: Atrace::default(),
@@ -490,18 +494,30 @@ impl<'s> CpuWorker<'s> {
     /// Names `pid` `sym` on this CPU; whether that changed its name.
     fn set_comm(&mut self, pid: i32, sym: Sym) -> bool {
         let key = ShortKey::of(self.b.interner.bytes_of(sym));
+        if self.last_comm.is_some_and(|(p, _)| p == pid) {
+            self.last_comm = Some((pid, sym));
+        }
         self.comms.insert(pid, Known { sym, key }).is_none_or(|k| k.sym != sym)
     }
 
     fn comm_of(&mut self, pid: i32) -> Sym {
-        if let Some(k) = self.comms.get(&pid) {
-            return k.sym;
+        if let Some((p, sym)) = self.last_comm
+            && p == pid
+        {
+            return sym;
         }
-        let sym = match self.shared.names.get(&pid) {
-            Some(n) => self.b.intern(n),
-            None => self.keys.unknown_comm,
+        let sym = match self.comms.get(&pid) {
+            Some(k) => k.sym,
+            None => {
+                let sym = match self.shared.names.get(&pid) {
+                    Some(n) => self.b.intern(n),
+                    None => self.keys.unknown_comm,
+                };
+                self.set_comm(pid, sym);
+                sym
+            }
         };
-        self.set_comm(pid, sym);
+        self.last_comm = Some((pid, sym));
         sym
     }
 
@@ -1392,6 +1408,79 @@ mod tests {
         assert_eq!(fields(&t, &s, 0), want.map(|(a, b)| (a.to_owned(), b)));
         assert_eq!(diags.malformed, 1);
         assert!(diags.first_malformed[0].message.contains("field 37"), "{:?}", diags.first_malformed);
+    }
+
+    #[test]
+    fn the_common_event_layout_reads_as_the_field_walk_reads_it() {
+        // (field number, wire type, value bytes already encoded)
+        type Raw = (u32, u64, Vec<u8>);
+        let var = |v: u64| {
+            let mut b = Vec::new();
+            prost::encoding::encode_varint(v, &mut b);
+            b
+        };
+        let msg = |b: &[u8]| {
+            let mut out = var(b.len() as u64);
+            out.extend_from_slice(b);
+            out
+        };
+        let encode = |fields: &[Raw]| {
+            let mut out = Vec::new();
+            for (n, wire, v) in fields {
+                key(*n, *wire, &mut out);
+                out.extend_from_slice(v);
+            }
+            out
+        };
+        // What the general walk in `event` makes of a message.
+        let walk = |data: &[u8]| -> Option<(u64, i32, IrqFlags, u32, Vec<u8>)> {
+            let (mut ts, mut pid, mut flags, mut payload) = (None, 0, IrqFlags::NONE, None);
+            for f in Fields::new(data, 0) {
+                match f.ok()? {
+                    Field { number: 1, value: Value::Varint(v), .. } => ts = Some(v),
+                    Field { number: 2, value: Value::Varint(v), .. } => pid = v as u32 as i32,
+                    Field { number: 5, value: Value::Varint(v), .. } => {
+                        flags = crate::tracedat::irq_flags((v & 0xff) as u8, 0)
+                    }
+                    f if f.number > 2 && f.number != 5 => payload = Some(f),
+                    _ => return None,
+                }
+            }
+            let p = payload?;
+            let Value::Bytes(b) = p.value else { return None };
+            Some((ts?, pid, flags, p.number, b.to_vec()))
+        };
+        let body = msg(b"\x08\x01\x10\x02");
+        let ts = var(703_770_000_123_456);
+        let cases: Vec<(Vec<Raw>, bool)> = vec![
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, body.clone())], true),
+            (vec![(1, 0, ts.clone()), (2, 0, var(u64::from(u32::MAX))), (456, 2, body.clone())], true),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (5, 0, var(0x0d)), (4, 2, body.clone())], true),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, msg(b""))], true),
+            // Other layouts: the walk reads them (or rejects them) on its own.
+            (vec![(2, 0, var(42)), (1, 0, ts.clone()), (4, 2, body.clone())], false),
+            (vec![(1, 0, ts.clone()), (4, 2, body.clone())], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, body.clone()), (5, 0, var(1))], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, body.clone()), (4, 2, msg(b""))], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 0, var(3))], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (5, 2, body.clone())], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (1, 2, body.clone())], false),
+        ];
+        for (fields, common) in &cases {
+            let data = encode(fields);
+            let fast = CommonEvent::read(&data);
+            assert_eq!(fast.is_some(), *common, "{fields:?}");
+            if let Some(e) = fast {
+                let read = (e.ts, e.pid, e.flags, e.number, e.payload.to_vec());
+                assert_eq!(Some(read), walk(&data), "{fields:?}");
+                assert_eq!(&data[e.payload_at..], e.payload);
+            }
+        }
+        // Cut anywhere, a common event is no longer read straight.
+        let data = encode(&cases[2].0);
+        for cut in 0..data.len() {
+            assert!(CommonEvent::read(&data[..cut]).is_none(), "cut at {cut}");
+        }
     }
 
     #[test]
