@@ -15,6 +15,7 @@ use latscope_model::{
 };
 use prost::Message;
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// The kernel's softirq names (`softirq_to_name`), which ftrace prints as `action=`.
 const SOFTIRQ_NAMES: [&str; 10] =
@@ -228,6 +229,8 @@ pub(crate) struct CpuWorker<'s> {
     /// and waiting to be pushed in time order among its plain events: each CPU's events
     /// then come sorted, and the merge of the CPUs needs no sort of its own.
     compact_rows: Vec<CompactRow>,
+    /// The last bundle's compact sched message, its room reused by the next.
+    compact_msg: protos::CompactSched,
     compact_next: usize,
     /// Where the current bundle's events lie in it (byte ranges).
     event_ranges: Vec<(usize, usize)>,
@@ -369,6 +372,7 @@ impl<'s> CpuWorker<'s> {
             values: Vec::with_capacity(16),
             fields: Vec::with_capacity(16),
             compact_rows: Vec::new(),
+            compact_msg: protos::CompactSched::default(),
             compact_next: 0,
             event_ranges: Vec::new(),
             running: None,
@@ -493,11 +497,22 @@ impl<'s> CpuWorker<'s> {
 
     /// Names `pid` `sym` on this CPU; whether that changed its name.
     fn set_comm(&mut self, pid: i32, sym: Sym) -> bool {
-        let key = ShortKey::of(self.b.interner.bytes_of(sym));
         if self.last_comm.is_some_and(|(p, _)| p == pid) {
             self.last_comm = Some((pid, sym));
         }
-        self.comms.insert(pid, Known { sym, key }).is_none_or(|k| k.sym != sym)
+        // Mostly the name it already has (compact sched names both tasks of every switch).
+        let key = || ShortKey::of(self.b.interner.bytes_of(sym));
+        match self.comms.entry(pid) {
+            Entry::Occupied(e) if e.get().sym == sym => false,
+            Entry::Occupied(mut e) => {
+                e.insert(Known { sym, key: key() });
+                true
+            }
+            Entry::Vacant(e) => {
+                e.insert(Known { sym, key: key() });
+                true
+            }
+        }
     }
 
     fn comm_of(&mut self, pid: i32) -> Sym {
@@ -616,13 +631,20 @@ impl<'s> CpuWorker<'s> {
     /// The compact sched columns: switches and wakings merged in time order, so each
     /// waking is attributed to the task then running on the CPU.
     fn compact(&mut self, data: &[u8], at: u64, time: Time) {
-        let c = match protos::CompactSched::decode(data) {
-            Ok(c) => c,
-            Err(e) => {
-                self.diags.malformed(None, at, format!("compact_sched: {e}"));
-                return;
-            }
-        };
+        // Decoded into the last bundle's message, so its columns keep their room, from one
+        // shared copy of the bytes, so the intern table's strings are slices of it rather
+        // than an allocation each.
+        let mut c = std::mem::take(&mut self.compact_msg);
+        c.clear();
+        match c.merge(prost::bytes::Bytes::copy_from_slice(data)) {
+            Ok(()) => self.compact_rows_of(&c, at, time),
+            Err(e) => self.diags.malformed(None, at, format!("compact_sched: {e}")),
+        }
+        self.compact_msg = c;
+    }
+
+    /// [`Self::compact`] of the decoded message.
+    fn compact_rows_of(&mut self, c: &protos::CompactSched, at: u64, time: Time) {
         let n_switch = c.switch_timestamp.len();
         let switches = n_switch
             .min(c.switch_prev_state.len())
