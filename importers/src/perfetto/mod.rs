@@ -128,7 +128,8 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
 /// mapped file's pages do not stay resident beside the events made from them.
 ///
 /// The bundles are decoded in file order, [`SEGMENT_BYTES`] at a time: within a segment each
-/// CPU's worker decodes that CPU's bundles (in parallel), then the segment is released. The
+/// CPU's worker decodes that CPU's bundles (groups of workers in parallel, see
+/// `decode_in_file_order`), and the segment is released once all are past it. The
 /// serial pass before touched the whole file; it is released first and each segment is read
 /// back as it is decoded.
 pub fn parse_releasing(
