@@ -13,7 +13,7 @@
 use crate::params::Params;
 use crate::signal::{Line, merged_changes};
 use crate::spec::Stage;
-use crate::{DecodeError, Inputs, Sink, Stream, Value};
+use crate::{ByteTexts, DecodeError, Inputs, Sink, Stream, Value};
 
 pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
     let mut p = Params::new("i2c", stage);
@@ -23,6 +23,11 @@ pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result
     decode(&scl, &sda, sink);
     Ok(Stream::None)
 }
+
+static ADDRESS_READ: ByteTexts = ByteTexts::new("Address read: ");
+static ADDRESS_WRITE: ByteTexts = ByteTexts::new("Address write: ");
+static DATA_READ: ByteTexts = ByteTexts::new("Data read: ");
+static DATA_WRITE: ByteTexts = ByteTexts::new("Data write: ");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -149,21 +154,18 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
         if is_address {
             read = value & 1 == 1;
             let rw = if read { "read" } else { "write" };
-            sink.put(t, t + width, "rw", if read { "Read" } else { "Write" }, Vec::new());
             let addr = value >> 1;
-            let label = if read { "Address read" } else { "Address write" };
-            sink.put(
-                byte.first,
-                t,
-                "address",
-                format!("{label}: {addr:02X}"),
-                vec![("address", Value::UInt(addr)), ("rw", Value::Str(rw.into()))],
-            );
+            let label = if read { &ADDRESS_READ } else { &ADDRESS_WRITE };
+            // The address before its R/W bit: annotations come out in start order (no sort).
+            let mut fields = Vec::with_capacity(3);
+            fields.extend([("address", Value::UInt(addr)), ("rw", Value::Str(rw.into()))]);
+            sink.put(byte.first, t, "address", label.get(addr), fields);
+            pending = Some(sink.anns.len() - 1);
+            sink.put(t, t + width, "rw", if read { "Read" } else { "Write" }, Vec::new());
             if value & 0xF8 == 0xF0 && !read {
                 ten_bit = Some((byte.first, (value >> 1) & 3));
                 address_bytes = 1;
             }
-            pending = Some(sink.anns.len() - 1);
             is_address = false;
         } else {
             if address_bytes == 1
@@ -179,18 +181,15 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
                 );
             }
             address_bytes = 2;
-            let what = if read { "Data read" } else { "Data write" };
+            let what = if read { &DATA_READ } else { &DATA_WRITE };
+            // Room for the `ack` field its ACK bit adds.
+            let mut fields = Vec::with_capacity(3);
+            fields.extend([
+                ("value", Value::UInt(value)),
+                ("rw", Value::Str(if read { "read" } else { "write" }.into())),
+            ]);
             // A data byte spans one bit width past its eighth rise; an address byte ends on it.
-            sink.put(
-                byte.first,
-                t + width,
-                "data",
-                format!("{what}: {value:02X}"),
-                vec![
-                    ("value", Value::UInt(value)),
-                    ("rw", Value::Str(if read { "read" } else { "write" }.into())),
-                ],
-            );
+            sink.put(byte.first, t + width, "data", what.get(value), fields);
             pending = Some(sink.anns.len() - 1);
         }
         byte = Byte::default();
@@ -239,8 +238,8 @@ mod tests {
             rows,
             [
                 ("start", "Start"),
-                ("rw", "Write"),
                 ("address", "Address write: 50"),
+                ("rw", "Write"),
                 ("ack", "ACK"),
                 ("data", "Data write: 12"),
                 ("ack", "ACK"),
@@ -249,7 +248,9 @@ mod tests {
                 ("stop", "Stop"),
             ]
         );
-        let addr = &sink.anns[2];
+        // Emitted in start order, so a large decode needs no sort.
+        assert!(sink.anns.is_sorted_by_key(|a| a.start));
+        let addr = &sink.anns[1];
         assert_eq!((addr.start, addr.end), (110, 180));
         let data = &sink.anns[6];
         assert_eq!(data.fields[2], ("ack", Value::Bool(false)));

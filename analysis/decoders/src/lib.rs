@@ -102,6 +102,9 @@ pub enum Channel<'a> {
     Digital(&'a DigitalTrack),
     /// Read through [`Threshold::Auto`].
     Analog(&'a AnalogTrack),
+    /// Already on the tick grid: a sampled capture read straight as sample numbers
+    /// ([`Inputs::of_lines`]).
+    Line(&'a Line),
 }
 
 impl Channel<'_> {
@@ -109,6 +112,7 @@ impl Channel<'_> {
         match self {
             Channel::Digital(d) => &d.name,
             Channel::Analog(a) => &a.name,
+            Channel::Line(l) => &l.name,
         }
     }
 }
@@ -133,9 +137,17 @@ impl<'a> Inputs<'a> {
         Inputs { channels, clock }
     }
 
+    /// Channels already on a sample grid of `sample_rate` samples per second: ticks are
+    /// sample numbers, and no edge is converted to a time and back.
+    pub fn of_lines(lines: &'a [Line], sample_rate: u64) -> Inputs<'a> {
+        let clock = if sample_rate > 0 { Clock::Samples(sample_rate) } else { Clock::Picoseconds };
+        Inputs { channels: lines.iter().map(Channel::Line).collect(), clock }
+    }
+
     /// Resolves a channel name as rule endpoints do ([`latscope_model::resolve_name`]): the
-    /// exact name, else the one channel whose name ends with it after a separator.
-    pub fn resolve(&self, name: &str, column: usize) -> Result<Line, DecodeError> {
+    /// exact name, else the one channel whose name ends with it after a separator. A
+    /// channel already on the tick grid is borrowed, not copied.
+    pub fn resolve(&self, name: &str, column: usize) -> Result<Cow<'a, Line>, DecodeError> {
         let names = self.channels.iter().map(|c| c.name());
         let index = match latscope_model::resolve_name(names, name, "channel") {
             Ok(i) => i,
@@ -147,8 +159,9 @@ impl<'a> Inputs<'a> {
             }
         };
         Ok(match self.channels[index] {
-            Channel::Digital(d) => Line::from_track(d, self.clock),
-            Channel::Analog(a) => Line::from_track(&a.to_digital(Threshold::Auto), self.clock),
+            Channel::Digital(d) => Cow::Owned(Line::from_track(d, self.clock)),
+            Channel::Analog(a) => Cow::Owned(Line::from_track(&a.to_digital(Threshold::Auto), self.clock)),
+            Channel::Line(l) => Cow::Borrowed(l),
         })
     }
 }
@@ -314,6 +327,30 @@ pub(crate) fn hex_upper(v: u64, digits: usize) -> Cow<'static, str> {
     Cow::Owned(s)
 }
 
+/// `"{prefix}{v:02X}"`: for a byte, borrowed from a table built once per prefix, so texts
+/// such as `Data write: 3F` cost no allocation per annotation.
+pub(crate) struct ByteTexts {
+    prefix: &'static str,
+    table: std::sync::OnceLock<Box<[String]>>,
+}
+
+impl ByteTexts {
+    pub const fn new(prefix: &'static str) -> Self {
+        ByteTexts { prefix, table: std::sync::OnceLock::new() }
+    }
+
+    pub fn get(&'static self, v: u64) -> Cow<'static, str> {
+        match usize::try_from(v) {
+            Ok(i) if i < 256 => {
+                let table =
+                    self.table.get_or_init(|| (0..256).map(|b| format!("{}{b:02X}", self.prefix)).collect());
+                Cow::Borrowed(&table[i])
+            }
+            _ => Cow::Owned(format!("{}{v:02X}", self.prefix)),
+        }
+    }
+}
+
 /// `00`, `01`, … `FF` back to back.
 const HEX_BYTES: &str = concat!(
     "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F",
@@ -432,6 +469,15 @@ mod tests {
                 assert_eq!(hex_upper(v, digits), format!("{v:0digits$X}"), "{v:#x} {digits}");
             }
         }
+    }
+
+    #[test]
+    fn byte_texts_match_the_formatter() {
+        static T: ByteTexts = ByteTexts::new("Data write: ");
+        for v in [0u64, 0x3F, 0xFF, 0x100, 0x3FF] {
+            assert_eq!(T.get(v), format!("Data write: {v:02X}"));
+        }
+        assert!(matches!(T.get(7), Cow::Borrowed(_)));
     }
 
     #[test]

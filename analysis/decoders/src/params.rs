@@ -3,6 +3,7 @@
 
 use crate::spec::{Param, Stage};
 use crate::{DecodeError, Inputs, Line};
+use std::borrow::Cow;
 
 #[derive(Debug)]
 pub(crate) struct Params<'s> {
@@ -24,7 +25,11 @@ impl<'s> Params<'s> {
     }
 
     /// An optional channel.
-    pub fn channel(&mut self, key: &'static str, inputs: &Inputs<'_>) -> Result<Option<Line>, DecodeError> {
+    pub fn channel<'a>(
+        &mut self,
+        key: &'static str,
+        inputs: &Inputs<'a>,
+    ) -> Result<Option<Cow<'a, Line>>, DecodeError> {
         match self.take(key) {
             None => Ok(None),
             Some(p) => inputs.resolve(&p.value, p.value_column).map(Some),
@@ -32,7 +37,11 @@ impl<'s> Params<'s> {
     }
 
     /// A channel the decoder cannot run without.
-    pub fn required(&mut self, key: &'static str, inputs: &Inputs<'_>) -> Result<Line, DecodeError> {
+    pub fn required<'a>(
+        &mut self,
+        key: &'static str,
+        inputs: &Inputs<'a>,
+    ) -> Result<Cow<'a, Line>, DecodeError> {
         self.channel(key, inputs)?.ok_or_else(|| DecodeError::Config {
             decoder: self.decoder.into(),
             message: format!(

@@ -28,6 +28,7 @@ use crate::params::Params;
 use crate::signal::{Clock, Cursor, Line};
 use crate::spec::Stage;
 use crate::{DecodeError, Inputs, Sink, Stream, Value};
+use std::borrow::Cow;
 
 #[derive(Debug, Clone, Copy)]
 struct Config {
@@ -39,7 +40,7 @@ pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result
     let mut p = Params::new("sd", stage);
     let clk = p.required("clk", inputs)?;
     let cmd = p.required("cmd", inputs)?;
-    let dat: Vec<Option<Line>> = vec![
+    let dat: Vec<Option<Cow<'_, Line>>> = vec![
         p.channel("dat0", inputs)?,
         p.channel("dat1", inputs)?,
         p.channel("dat2", inputs)?,
@@ -65,7 +66,7 @@ pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result
     if dat[0].is_none() && dat.iter().any(Option::is_some) {
         return Err(DecodeError::Config { decoder: "sd".into(), message: "dat1–3 need dat0".into() });
     }
-    let dat: Vec<Line> = dat.into_iter().flatten().collect();
+    let dat: Vec<&Line> = dat.iter().flatten().map(|l| &**l).collect();
     decode(&clk, &cmd, &dat, Config { width, block_len }, inputs.clock, sink);
     Ok(Stream::None)
 }
@@ -132,9 +133,9 @@ struct Token {
     first_clock: u64,
 }
 
-fn decode(clk: &Line, cmd: &Line, dat: &[Line], cfg: Config, clock: Clock, sink: &mut Sink) {
+fn decode(clk: &Line, cmd: &Line, dat: &[&Line], cfg: Config, clock: Clock, sink: &mut Sink) {
     let mut cmd_c = cmd.cursor();
-    let mut dat_c: Vec<Cursor<'_>> = dat.iter().map(Line::cursor).collect();
+    let mut dat_c: Vec<Cursor<'_>> = dat.iter().map(|l| l.cursor()).collect();
     let mut d = Decoder {
         clock,
         sink,
@@ -150,7 +151,7 @@ fn decode(clk: &Line, cmd: &Line, dat: &[Line], cfg: Config, clock: Clock, sink:
         dat_lines: dat.len(),
     };
     let mut token = Token::default();
-    let rises = clk.ticks.iter().zip(&clk.levels).filter(|&(_, &l)| l == 1).map(|(&t, _)| t);
+    let rises = clk.changes().filter(|&(_, l)| l == 1).map(|(t, _)| t);
     let mut clock_index = 0u64;
     for t in rises {
         clock_index += 1;

@@ -85,15 +85,15 @@ fn tick_exact(rate: u64, t: Ps) -> i64 {
     (if n >= 0 { (n + p / 2) / p } else { (n - p / 2) / p }) as i64
 }
 
-/// One input channel: its level at tick 0 and every change after it.
+/// One input channel: its level at tick 0 and every change after it. A binary line's
+/// level flips at each change, so the levels are not stored: after change `i` it is
+/// `initial` flipped `i + 1` times ([`Line::level_after`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Line {
     pub name: String,
     pub initial: u8,
     /// Ticks of the level changes, strictly increasing.
     pub ticks: Vec<i64>,
-    /// Level after each change (0 or 1).
-    pub levels: Vec<u8>,
     /// The last tick the capture holds.
     pub end: i64,
 }
@@ -112,7 +112,6 @@ impl Line {
             name: track.name.clone(),
             initial: binary(track.initial),
             ticks: Vec::with_capacity(track.times.len()),
-            levels: Vec::with_capacity(track.times.len()),
             end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
         };
         // The period is found once, not per edge.
@@ -125,6 +124,13 @@ impl Line {
             line.push(tick, binary(l));
         }
         line
+    }
+
+    /// A line from the ticks where it flips (a sampled capture read as sample numbers:
+    /// strictly increasing, each a change of level). Takes the ticks without copying.
+    pub fn from_ticks(name: &str, initial: u8, ticks: Vec<i64>, end: i64) -> Line {
+        debug_assert!(ticks.windows(2).all(|w| w[0] < w[1]));
+        Line { name: name.into(), initial: binary(initial), ticks, end }
     }
 
     /// A line from explicit changes (tests, generators).
@@ -143,21 +149,33 @@ impl Line {
             }
             if tick == last {
                 self.ticks.pop();
-                self.levels.pop();
             }
         }
-        let before = self.levels.last().copied().unwrap_or(self.initial);
+        let before = match self.ticks.len() {
+            0 => self.initial,
+            n => self.level_after(n - 1),
+        };
         if level != before {
             self.ticks.push(tick);
-            self.levels.push(level);
         }
+    }
+
+    /// The level after change `i`.
+    #[inline]
+    pub fn level_after(&self, i: usize) -> u8 {
+        self.initial ^ u8::from(i % 2 == 0)
+    }
+
+    /// Each change's tick with the level it changes to.
+    pub fn changes(&self) -> impl Iterator<Item = (i64, u8)> + '_ {
+        self.ticks.iter().enumerate().map(|(i, &t)| (t, self.level_after(i)))
     }
 
     /// Level at tick `t` (after any change at `t`).
     pub fn level_at(&self, t: i64) -> u8 {
         match self.ticks.partition_point(|&x| x <= t) {
             0 => self.initial,
-            i => self.levels[i - 1],
+            i => self.level_after(i - 1),
         }
     }
 
@@ -187,35 +205,47 @@ impl Cursor<'_> {
         }
         match self.next {
             0 => self.line.initial,
-            i => self.line.levels[i - 1],
+            i => self.line.level_after(i - 1),
         }
     }
 }
 
-/// Ticks of the changes of several lines merged in time order, each with a bit mask of the
-/// lines that change there.
-pub fn merged_changes(lines: &[&Line]) -> impl Iterator<Item = (i64, u32)> {
-    let mut idx = vec![0usize; lines.len()];
-    let lines: Vec<&Line> = lines.to_vec();
-    std::iter::from_fn(move || {
-        let mut t = i64::MAX;
-        for (k, l) in lines.iter().enumerate() {
-            if let Some(&x) = l.ticks.get(idx[k]) {
-                t = t.min(x);
-            }
-        }
+/// Ticks of the changes of several lines (at most 32) merged in time order, each with a
+/// bit mask of the lines that change there.
+pub fn merged_changes<'a>(lines: &[&'a Line]) -> MergedChanges<'a> {
+    let lines: Vec<&'a [i64]> = lines.iter().map(|l| l.ticks.as_slice()).collect();
+    let heads = lines.iter().map(|t| t.first().copied().unwrap_or(i64::MAX)).collect();
+    MergedChanges { idx: vec![0; lines.len()], lines, heads }
+}
+
+/// The iterator of [`merged_changes`]. Each line's next tick is kept at hand (`i64::MAX`
+/// once it has none), so a step is a minimum and a compare per line.
+#[derive(Debug, Clone)]
+pub struct MergedChanges<'a> {
+    lines: Vec<&'a [i64]>,
+    idx: Vec<usize>,
+    heads: Vec<i64>,
+}
+
+impl Iterator for MergedChanges<'_> {
+    type Item = (i64, u32);
+
+    #[inline]
+    fn next(&mut self) -> Option<(i64, u32)> {
+        let t = self.heads.iter().copied().min()?;
         if t == i64::MAX {
             return None;
         }
         let mut mask = 0u32;
-        for (k, l) in lines.iter().enumerate() {
-            if l.ticks.get(idx[k]) == Some(&t) {
+        for (k, head) in self.heads.iter_mut().enumerate() {
+            if *head == t {
                 mask |= 1 << k;
-                idx[k] += 1;
+                self.idx[k] += 1;
+                *head = self.lines[k].get(self.idx[k]).copied().unwrap_or(i64::MAX);
             }
         }
         Some((t, mask))
-    })
+    }
 }
 
 #[cfg(test)]
@@ -236,7 +266,7 @@ mod tests {
     #[test]
     fn lines_merge_same_tick_changes_and_cursors_read_levels() {
         let l = Line::new("A", 0, &[(5, 1), (5, 0), (7, 1), (9, 0), (9, 1)], 20);
-        assert_eq!((l.ticks.clone(), l.levels.clone()), (vec![7], vec![1]));
+        assert_eq!((l.ticks.clone(), l.changes().collect::<Vec<_>>()), (vec![7], vec![(7, 1)]));
         let l = Line::new("A", 1, &[(3, 0), (6, 1), (8, 0)], 20);
         let mut c = l.cursor();
         let got: Vec<u8> = (0..10).map(|t| c.level_at(t)).collect();

@@ -55,7 +55,7 @@ pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result
         });
     }
     let cfg = Config { sample_on_rise: cpol == cpha, cs_active_high, lsb_first, bits };
-    Ok(Stream::Spi(decode(&clk, mosi.as_ref(), miso.as_ref(), cs.as_ref(), &cfg, sink)))
+    Ok(Stream::Spi(decode(&clk, mosi.as_deref(), miso.as_deref(), cs.as_deref(), &cfg, sink)))
 }
 
 #[derive(Debug, Default)]

@@ -15,6 +15,7 @@
 use crate::params::{Params, flag, number};
 use crate::spec::Stage;
 use crate::{DecodeError, Inputs, Line, Sink, Stream, Value};
+use std::borrow::Cow;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Parity {
@@ -65,7 +66,7 @@ pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result
     })?;
     let invert = p.option("invert", false, flag)?;
     p.finish()?;
-    let lines: Vec<(&'static str, Line)> =
+    let lines: Vec<(&'static str, Cow<'_, Line>)> =
         [("tx", tx), ("rx", rx)].into_iter().filter_map(|(n, l)| l.map(|l| (n, l))).collect();
     if lines.is_empty() {
         return Err(DecodeError::Config {
@@ -141,8 +142,7 @@ fn decode_line(line: &Line, dir: &'static str, cfg: &Config, sink: &mut Sink) {
     let mut cur = line.cursor();
     let mut level = |t: i64| cur.level_at(t) ^ u8::from(cfg.invert);
     // The start-bit edges: changes to the active level (low, or high when inverted).
-    let starts: Vec<i64> =
-        line.ticks.iter().zip(&line.levels).filter(|&(_, &l)| l != idle).map(|(&t, _)| t).collect();
+    let starts: Vec<i64> = line.changes().filter(|&(_, l)| l != idle).map(|(t, _)| t).collect();
     let mut k = 0;
     let mut after = i64::MIN;
     let parity_bits = u32::from(cfg.parity != Parity::None);

@@ -111,8 +111,8 @@ fn i2c_with_scl_from_the_scope_channel() {
     vcd.push_str("$var wire 1 ! SCL $end\n$var wire 1 \" SDA $end\n$upscope $end\n$enddefinitions $end\n");
     vcd.push_str(&format!("#0\n{}!\n{}\"\n", scl.initial, sda.initial));
     let mut changes: Vec<(i64, char, u8)> = Vec::new();
-    changes.extend(scl.ticks.iter().zip(&scl.levels).map(|(&t, &l)| (t, '!', l)));
-    changes.extend(sda.ticks.iter().zip(&sda.levels).map(|(&t, &l)| (t, '"', l)));
+    changes.extend(scl.changes().map(|(t, l)| (t, '!', l)));
+    changes.extend(sda.changes().map(|(t, l)| (t, '"', l)));
     changes.sort();
     let mut last = 0;
     for (t, id, l) in changes {

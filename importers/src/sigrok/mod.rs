@@ -39,11 +39,23 @@ pub const MAX_ANALOG_SAMPLES: usize = 1 << 27;
 const READ_BUFFER: usize = 1 << 16;
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let (mut source, note) = with_archive(data, |zip| parse_archive(zip, ctl))?;
+    if let Some(note) = note {
+        source.diagnostics.warnings.insert(0, note);
+    }
+    Ok(source)
+}
+
+/// Runs `read` on the archive in `data`, or on one rebuilt from its member headers when its
+/// member directory is missing (a capture cut short); then also returns the note saying so.
+fn with_archive<T>(
+    data: &[u8],
+    read: impl FnOnce(ZipArchive<Cursor<&[u8]>>) -> Result<T, ParseFailure>,
+) -> Result<(T, Option<String>), ParseFailure> {
     let e = match ZipArchive::new(Cursor::new(data)) {
-        Ok(zip) => return parse_archive(zip, ctl),
+        Ok(zip) => return Ok((read(zip)?, None)),
         Err(e) => e,
     };
-    // No usable member directory: a capture cut short. Rebuild one from the member headers.
     let Some(rebuilt) = recover::rebuild(data) else {
         return Err(ParseFailure::invalid(
             Position::Byte(0),
@@ -56,15 +68,21 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
             format!("not a valid .sr zip archive ({e}); recovering its members failed too ({e2})"),
         )
     })?;
-    let mut source = parse_archive(zip, ctl)?;
-    source.diagnostics.warnings.insert(0, rebuilt.note);
-    Ok(source)
+    Ok((read(zip)?, Some(rebuilt.note)))
 }
 
-fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
+/// What every reader of an archive needs first: its version, metadata and sample clock.
+struct Header {
+    version: u32,
+    meta: DeviceMetadata,
+    clock: SampleClock,
+    /// `samplerate` was missing (1 Hz is assumed).
+    no_rate: bool,
+}
 
-    let version = read_small(&mut zip, "version")?.ok_or_else(|| invalid("no `version` member".into()))?;
+fn read_header(zip: &mut ZipArchive<Cursor<&[u8]>>) -> Result<Header, ParseFailure> {
+    let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
+    let version = read_small(zip, "version")?.ok_or_else(|| invalid("no `version` member".into()))?;
     let version: u32 = version
         .trim()
         .parse()
@@ -72,10 +90,83 @@ fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Resul
     if !(1..=2).contains(&version) {
         return Err(invalid(format!("session file version {version} is not supported (1 and 2 are)")));
     }
-    let meta_text =
-        read_small(&mut zip, "metadata")?.ok_or_else(|| invalid("no `metadata` member".into()))?;
+    let meta_text = read_small(zip, "metadata")?.ok_or_else(|| invalid("no `metadata` member".into()))?;
     let meta = parse_metadata(&meta_text).map_err(invalid)?;
+    let (rate, no_rate) = match meta.get("samplerate") {
+        Some(s) => {
+            let r = parse_samplerate(s).map_err(invalid)?;
+            if r == 0 {
+                return Err(invalid("samplerate is 0 Hz".into()));
+            }
+            (r, false)
+        }
+        None => (1, true),
+    };
+    Ok(Header { version, meta, clock: SampleClock::new(rate), no_rate })
+}
 
+/// A capture's logic channels as the sample numbers at which each changes level: what a
+/// protocol decoder reads. Nothing is converted to a time, and the memory is one `i64` per
+/// change.
+#[derive(Debug, Clone, Default)]
+pub struct LogicTicks {
+    /// `None` when the metadata has none (the ticks are still sample numbers).
+    pub samplerate: Option<u64>,
+    /// Samples read (so the last sample is `samples - 1`).
+    pub samples: u64,
+    pub channels: Vec<ChannelTicks>,
+    /// Analog channel names: [`parse_logic_ticks`] does not read their samples.
+    pub analog: Vec<String>,
+    /// What [`parse`] would report as warnings for the logic data.
+    pub warnings: Vec<String>,
+}
+
+/// One logic channel: its level at sample 0 and the samples where it flips.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChannelTicks {
+    pub name: String,
+    pub initial: u8,
+    /// Strictly increasing sample numbers; the level flips at each.
+    pub ticks: Vec<i64>,
+}
+
+/// Reads the logic channels of a `.sr` capture as sample numbers ([`LogicTicks`]), with the
+/// limits, checks and recovery of [`parse`]. Analog channels are named, not read.
+pub fn parse_logic_ticks(data: &[u8], ctl: &LoadControl) -> Result<LogicTicks, ParseFailure> {
+    let (mut ticks, note) = with_archive(data, |mut zip| {
+        let header = read_header(&mut zip)?;
+        let samplerate = (!header.no_rate).then_some(header.clock.rate);
+        let mut out = LogicTicks { samplerate, ..LogicTicks::default() };
+        if header.no_rate {
+            out.warnings.push(NO_RATE.into());
+        }
+        let names = member_names(&zip);
+        if let Some(capture) = header.meta.get("capturefile") {
+            let read =
+                read_logic_channels(&mut zip, &names, capture, &header.meta, header.clock, ctl, |name| {
+                    ChannelTicks { name: name.into(), ..ChannelTicks::default() }
+                })?;
+            out.samples = read.samples;
+            out.channels = read.channels;
+            out.warnings.extend(read.warnings);
+        }
+        out.analog = analog_keys(&header.meta).into_iter().map(|(_, name)| name).collect();
+        Ok(out)
+    })?;
+    if let Some(note) = note {
+        ticks.warnings.insert(0, note);
+    }
+    Ok(ticks)
+}
+
+const NO_RATE: &str = "no samplerate in the metadata: times are sample numbers (1 Hz assumed)";
+
+fn member_names(zip: &ZipArchive<Cursor<&[u8]>>) -> Vec<String> {
+    (0..zip.len()).filter_map(|i| Some(zip.name_for_index(i)?.ok()?.into_owned())).collect()
+}
+
+fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let Header { version, meta, clock, no_rate } = read_header(&mut zip)?;
     let mut source = Source::new("", "sigrok-sr", SourceKind::File);
     source.metadata.push(("version".into(), version.to_string()));
     for (k, v) in &meta.entries {
@@ -83,23 +174,10 @@ fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Resul
             source.metadata.push((k.clone(), v.clone()));
         }
     }
-    let rate = match meta.get("samplerate") {
-        Some(s) => {
-            let r = parse_samplerate(s).map_err(invalid)?;
-            if r == 0 {
-                return Err(invalid("samplerate is 0 Hz".into()));
-            }
-            r
-        }
-        None => {
-            source.diagnostics.warn("no samplerate in the metadata: times are sample numbers (1 Hz assumed)");
-            1
-        }
-    };
-    let clock = SampleClock::new(rate);
-
-    let names: Vec<String> =
-        (0..zip.len()).filter_map(|i| Some(zip.name_for_index(i)?.ok()?.into_owned())).collect();
+    if no_rate {
+        source.diagnostics.warn(NO_RATE);
+    }
+    let names = member_names(&zip);
     let mut not_decoded = None;
     if let Some(capture) = meta.get("capturefile") {
         not_decoded = read_logic(&mut zip, &names, capture, &meta, clock, ctl, &mut source)?;
@@ -254,12 +332,58 @@ fn stream_member(
     Ok(())
 }
 
-/// One enabled logic channel: its bit in the sample word and its track.
+/// Where a logic channel's transitions go: a track of times for the trace model, or the
+/// sample numbers themselves for a protocol decoder.
+trait Transitions {
+    fn name(&self) -> &str;
+    fn set_initial(&mut self, level: u8);
+    /// Stores a transition to `level` at `sample`; `remaining` more are allowed in all.
+    fn push(&mut self, sample: u64, clock: SampleClock, level: u8, remaining: usize);
+}
+
+impl Transitions for DigitalTrack {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn set_initial(&mut self, level: u8) {
+        self.initial = level;
+    }
+    fn push(&mut self, sample: u64, clock: SampleClock, level: u8, remaining: usize) {
+        budget::room_for_transition(self, remaining);
+        DigitalTrack::push(self, clock.time(sample), level);
+    }
+}
+
+impl Transitions for ChannelTicks {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn set_initial(&mut self, level: u8) {
+        self.initial = level;
+    }
+    fn push(&mut self, sample: u64, _: SampleClock, _: u8, remaining: usize) {
+        budget::room_for_one(&mut self.ticks, remaining);
+        // Sample numbers stay far below 2^63: a member decodes to at most 4 GiB.
+        self.ticks.push(sample as i64);
+    }
+}
+
+/// One enabled logic channel: its bit in the sample word and its transitions.
 #[derive(Debug)]
-struct LogicChannel {
+struct LogicChannel<T> {
     byte: usize,
     mask: u8,
-    track: DigitalTrack,
+    track: T,
+}
+
+/// The logic channels read from a capture's chunks.
+struct LogicRead<T> {
+    channels: Vec<T>,
+    samples: u64,
+    /// Channels left out by the track selection, with their transitions (counted only).
+    others: Vec<String>,
+    uncounted_transitions: u64,
+    warnings: Vec<String>,
 }
 
 fn read_logic(
@@ -271,6 +395,34 @@ fn read_logic(
     ctl: &LoadControl,
     source: &mut Source,
 ) -> Result<Option<u64>, ParseFailure> {
+    let read = read_logic_channels(zip, names, capture, meta, clock, ctl, |name| DigitalTrack::new(name, 0))?;
+    for w in read.warnings {
+        source.diagnostics.warn(w);
+    }
+    source.metadata.push(("logic samples".into(), read.samples.to_string()));
+    if !read.others.is_empty() {
+        source.metadata.push((
+            "logic channels not decoded".into(),
+            format!("{} ({} transitions)", read.others.join(", "), read.uncounted_transitions),
+        ));
+    }
+    let end = clock.time(read.samples.saturating_sub(1));
+    for mut track in read.channels {
+        track.end = end;
+        source.digital.push(track);
+    }
+    Ok((!read.others.is_empty()).then_some(read.uncounted_transitions))
+}
+
+fn read_logic_channels<T: Transitions>(
+    zip: &mut ZipArchive<Cursor<&[u8]>>,
+    names: &[String],
+    capture: &str,
+    meta: &DeviceMetadata,
+    clock: SampleClock,
+    ctl: &LoadControl,
+    make: impl Fn(&str) -> T,
+) -> Result<LogicRead<T>, ParseFailure> {
     let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
     let unitsize: usize = meta
         .get("unitsize")
@@ -282,25 +434,22 @@ fn read_logic(
     }
     let total_probes: usize = meta.get("total probes").and_then(|s| s.parse().ok()).unwrap_or(unitsize * 8);
     // Only listed probes are enabled; a probe whose bit lies beyond the sample word is absent.
-    let mut channels: Vec<LogicChannel> = Vec::new();
+    let mut channels: Vec<LogicChannel<T>> = Vec::new();
     for i in 1..=total_probes.min(unitsize * 8) {
         if let Some(name) = meta.get(&format!("probe{i}")) {
             let bit = i - 1;
-            channels.push(LogicChannel {
-                byte: bit / 8,
-                mask: 1 << (bit % 8),
-                track: DigitalTrack::new(name, 0),
-            });
+            channels.push(LogicChannel { byte: bit / 8, mask: 1 << (bit % 8), track: make(name) });
         }
     }
     // A selection that keeps none of the logic channels decodes them all: the capture's
     // time range comes from its logic tracks, and the rule names none of them anyway.
-    let (channels, others): (Vec<LogicChannel>, Vec<LogicChannel>) =
-        channels.into_iter().partition(|c| ctl.wants_track(&c.track.name));
+    let (channels, others): (Vec<LogicChannel<T>>, Vec<LogicChannel<T>>) =
+        channels.into_iter().partition(|c| ctl.wants_track(c.track.name()));
     let (channels, others) = if channels.is_empty() { (others, Vec::new()) } else { (channels, others) };
+    let mut warnings = Vec::new();
     let (members, skipped) = chunk_members(names, capture);
     if let Some(n) = skipped {
-        source.diagnostics.warn(format!(
+        warnings.push(format!(
             "logic chunk {capture}-{n} follows a gap in the numbering and was not read (libsigrok stops at the gap too)"
         ));
     }
@@ -311,7 +460,7 @@ fn read_logic(
             Ok(()) => {}
             // A damaged chunk: what decoded before the damage is kept, in sample order.
             Err(ParseFailure::Invalid { at, message }) => {
-                source.diagnostics.warn(format!(
+                warnings.push(format!(
                     "{at}: {message}; logic samples after sample {} ({} later chunk(s)) were not loaded",
                     decoder.samples,
                     members.len() - i - 1
@@ -322,33 +471,25 @@ fn read_logic(
         }
     }
     if decoder.partial_len > 0 {
-        source.diagnostics.warn(format!(
+        warnings.push(format!(
             "logic data ends with {} byte(s) that do not make a whole {unitsize}-byte sample; ignored",
             decoder.partial_len
         ));
     }
-    let samples = decoder.samples;
-    source.metadata.push(("logic samples".into(), samples.to_string()));
-    if !others.is_empty() {
-        let names: Vec<&str> = others.iter().map(|c| c.track.name.as_str()).collect();
-        source.metadata.push((
-            "logic channels not decoded".into(),
-            format!("{} ({} transitions)", names.join(", "), decoder.uncounted_transitions),
-        ));
-    }
-    let end = clock.time(samples.saturating_sub(1));
-    for mut ch in decoder.channels {
-        ch.track.end = end;
-        source.digital.push(ch.track);
-    }
-    Ok((!others.is_empty()).then_some(decoder.uncounted_transitions))
+    Ok(LogicRead {
+        samples: decoder.samples,
+        others: others.iter().map(|c| c.track.name().to_owned()).collect(),
+        uncounted_transitions: decoder.uncounted_transitions,
+        channels: decoder.channels.into_iter().map(|c| c.track).collect(),
+        warnings,
+    })
 }
 
 /// Turns a stream of packed samples into per-channel transitions.
 #[derive(Debug)]
-struct LogicDecoder {
+struct LogicDecoder<T> {
     unitsize: usize,
-    channels: Vec<LogicChannel>,
+    channels: Vec<LogicChannel<T>>,
     clock: SampleClock,
     /// Per byte of a sample, the bits of `channels`: a sample that differs from the previous
     /// one only outside them has no edge to decode.
@@ -363,11 +504,20 @@ struct LogicDecoder {
     partial_len: usize,
     samples: u64,
     transitions: usize,
+    /// With one-byte samples, the channel of each bit.
+    by_bit: [Option<usize>; 8],
 }
 
-impl LogicDecoder {
-    fn new(unitsize: usize, channels: Vec<LogicChannel>, clock: SampleClock) -> Self {
+impl<T: Transitions> LogicDecoder<T> {
+    fn new(unitsize: usize, channels: Vec<LogicChannel<T>>, clock: SampleClock) -> Self {
+        let mut by_bit = [None; 8];
+        for (i, ch) in channels.iter().enumerate() {
+            if ch.byte == 0 {
+                by_bit[ch.mask.trailing_zeros() as usize] = Some(i);
+            }
+        }
         Self {
+            by_bit,
             unitsize,
             decoded_bits: bits_of(unitsize, &channels),
             counted_bits: vec![0; unitsize],
@@ -383,7 +533,7 @@ impl LogicDecoder {
     }
 
     /// Counts the transitions of `others` (not decoded) as well.
-    fn count_only(&mut self, others: &[LogicChannel]) {
+    fn count_only(&mut self, others: &[LogicChannel<T>]) {
         self.counted_bits = bits_of(self.unitsize, others);
     }
 
@@ -433,18 +583,33 @@ impl LogicDecoder {
             self.uncounted_transitions += count_changes(before, &body[i..], self.counted_bits[0]);
         }
         let bits = self.decoded_bits[0];
-        let mut prev = before;
         let base = self.samples - i as u64;
-        while i < body.len() {
-            match body[i..].iter().position(|&b| (b ^ prev) & bits != 0) {
-                None => break,
-                Some(k) => {
-                    i += k;
-                    let b = body[i];
-                    self.edges(base + i as u64, &[prev], &[b])?;
-                    prev = b;
-                    i += 1;
+        if bits != 0 {
+            // Eight samples at a time: each byte XOR the one before it, masked to the decoded
+            // channels, is nonzero exactly where one of them flips; dense clocks flip every
+            // few samples, so the flips are found without a branch per sample.
+            let spread = u64::from(bits) * 0x0101_0101_0101_0101;
+            let mut prev = before;
+            let mut at = base + i as u64;
+            let (words, tail) = body[i..].as_chunks::<8>();
+            for word in words {
+                let w = u64::from_le_bytes(*word);
+                let mut d = (w ^ ((w << 8) | u64::from(prev))) & spread;
+                prev = word[7];
+                while d != 0 {
+                    let k = d.trailing_zeros() / 8;
+                    self.flips(at + u64::from(k), (d >> (8 * k)) as u8, word[k as usize])?;
+                    d &= !(0xFF << (8 * k));
                 }
+                at += 8;
+            }
+            for &b in tail {
+                let d = (b ^ prev) & bits;
+                if d != 0 {
+                    self.flips(at, d, b)?;
+                }
+                prev = b;
+                at += 1;
             }
         }
         self.samples = base + body.len() as u64;
@@ -460,7 +625,7 @@ impl LogicDecoder {
         match self.prev.take() {
             None => {
                 for ch in &mut self.channels {
-                    ch.track.initial = u8::from(sample[ch.byte] & ch.mask != 0);
+                    ch.track.set_initial(u8::from(sample[ch.byte] & ch.mask != 0));
                 }
                 self.prev = Some(sample.to_vec());
             }
@@ -484,24 +649,34 @@ impl LogicDecoder {
         Ok(())
     }
 
+    /// The one-byte-sample case of [`Self::edges`]: `diff` has the decoded channels' bits
+    /// that flip at sample `index`, `now` is the sample.
+    #[inline]
+    fn flips(&mut self, index: u64, diff: u8, now: u8) -> Result<(), ParseFailure> {
+        let mut d = diff;
+        while d != 0 {
+            let bit = d.trailing_zeros();
+            d &= d - 1;
+            let Some(ch) = self.by_bit[bit as usize].and_then(|c| self.channels.get_mut(c)) else { continue };
+            if self.transitions >= MAX_TRANSITIONS {
+                return Err(too_many_transitions(ch.track.name(), index));
+            }
+            ch.track.push(index, self.clock, (now >> bit) & 1, MAX_TRANSITIONS - self.transitions);
+            self.transitions += 1;
+        }
+        Ok(())
+    }
+
     fn edges(&mut self, index: u64, prev: &[u8], now: &[u8]) -> Result<(), ParseFailure> {
-        let t = self.clock.time(index);
         for ch in &mut self.channels {
             let diff = (prev[ch.byte] ^ now[ch.byte]) & ch.mask;
             if diff != 0 {
                 // Counted before it is stored, so the tracks never hold more than the limit.
                 if self.transitions >= MAX_TRANSITIONS {
-                    return Err(ParseFailure::Limit {
-                        at: Position::Byte(0),
-                        what: format!("logic transitions (channel {} at sample {index})", ch.track.name),
-                        limit: format!(
-                            "{MAX_TRANSITIONS} transitions (~{} MB of edges)",
-                            MAX_TRANSITIONS * 9 / 1_000_000
-                        ),
-                    });
+                    return Err(too_many_transitions(ch.track.name(), index));
                 }
-                budget::room_for_transition(&mut ch.track, MAX_TRANSITIONS - self.transitions);
-                ch.track.push(t, u8::from(now[ch.byte] & ch.mask != 0));
+                let level = u8::from(now[ch.byte] & ch.mask != 0);
+                ch.track.push(index, self.clock, level, MAX_TRANSITIONS - self.transitions);
                 self.transitions += 1;
             }
         }
@@ -509,8 +684,16 @@ impl LogicDecoder {
     }
 }
 
+fn too_many_transitions(channel: &str, index: u64) -> ParseFailure {
+    ParseFailure::Limit {
+        at: Position::Byte(0),
+        what: format!("logic transitions (channel {channel} at sample {index})"),
+        limit: format!("{MAX_TRANSITIONS} transitions (~{} MB of edges)", MAX_TRANSITIONS * 9 / 1_000_000),
+    }
+}
+
 /// Per byte of a `unitsize`-byte sample, the bits of `channels`.
-fn bits_of(unitsize: usize, channels: &[LogicChannel]) -> Vec<u8> {
+fn bits_of<T>(unitsize: usize, channels: &[LogicChannel<T>]) -> Vec<u8> {
     let mut bits = vec![0; unitsize];
     for ch in channels {
         bits[ch.byte] |= ch.mask;
@@ -526,6 +709,17 @@ fn count_changes(before: u8, bytes: &[u8], bits: u8) -> u64 {
     u64::from(((before ^ first) & bits).count_ones()) + rest
 }
 
+/// The analog channels: `analogN` keys with their names, by N.
+fn analog_keys(meta: &DeviceMetadata) -> Vec<(u32, String)> {
+    let mut keys: Vec<(u32, String)> = meta
+        .entries
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("analog")?.parse().ok()?, v.clone())))
+        .collect();
+    keys.sort_by_key(|k| k.0);
+    keys
+}
+
 fn read_analog(
     zip: &mut ZipArchive<Cursor<&[u8]>>,
     names: &[String],
@@ -534,12 +728,7 @@ fn read_analog(
     ctl: &LoadControl,
     source: &mut Source,
 ) -> Result<(), ParseFailure> {
-    let mut keys: Vec<(u32, String)> = meta
-        .entries
-        .iter()
-        .filter_map(|(k, v)| Some((k.strip_prefix("analog")?.parse().ok()?, v.clone())))
-        .collect();
-    keys.sort_by_key(|k| k.0);
+    let keys = analog_keys(meta);
     let mut total = 0usize;
     for (key, name) in keys {
         let (members, skipped) = chunk_members(names, &format!("analog-1-{key}"));
@@ -665,7 +854,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let reference = {
-            let chans: Vec<LogicChannel> = (0..8)
+            let chans: Vec<LogicChannel<DigitalTrack>> = (0..8)
                 .map(|b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
                 .collect();
             let mut d = LogicDecoder::new(1, chans, clock);
@@ -702,7 +891,7 @@ mod tests {
     fn a_selective_decode_counts_what_it_skips() {
         let data: Vec<u8> = (0..10_000u32).map(|i| ((i / 7) ^ (i / 13) ^ ((i / 3) & 0x40)) as u8).collect();
         let clock = SampleClock::new(3_000_000);
-        let chans = |bits: &[u8]| -> Vec<LogicChannel> {
+        let chans = |bits: &[u8]| -> Vec<LogicChannel<DigitalTrack>> {
             bits.iter()
                 .map(|&b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
                 .collect()

@@ -41,8 +41,37 @@ pub fn open(path: &Path) -> (Source, Option<u64>) {
     (src, rate)
 }
 
+/// Decodes `spec` on the loaded capture. When it is a `.sr` with logic channels only, it is
+/// also decoded as `latscope decode` reads it, straight from its sample numbers
+/// (`sigrok::parse_logic_ticks`), and the two results must be equal.
 pub fn decode(src: &Source, rate: Option<u64>, spec: &str) -> Decoded {
-    latscope_decoders::decode(spec, &Inputs::of_source(src, rate)).unwrap_or_else(|e| panic!("{spec}: {e}"))
+    let d = latscope_decoders::decode(spec, &Inputs::of_source(src, rate))
+        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+    if let Some(path) = src.path.as_deref().filter(|p| p.extension().is_some_and(|e| e == "sr")) {
+        let data = std::fs::read(path).unwrap();
+        let ticks =
+            latscope_importers::sigrok::parse_logic_ticks(&data, &latscope_importers::LoadControl::new())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if let (Some(rate), true) = (ticks.samplerate, ticks.analog.is_empty()) {
+            let end = ticks.samples.saturating_sub(1) as i64;
+            let lines: Vec<latscope_decoders::Line> = ticks
+                .channels
+                .into_iter()
+                .map(|c| latscope_decoders::Line::from_ticks(&c.name, c.initial, c.ticks, end))
+                .collect();
+            let from_ticks = latscope_decoders::decode(spec, &Inputs::of_lines(&lines, rate)).unwrap();
+            assert_eq!(
+                from_ticks.annotations,
+                d.annotations,
+                "{spec} on {}: read as sample numbers",
+                path.display()
+            );
+            assert_eq!(from_ticks.errors, d.errors, "{spec} on {}", path.display());
+        } else {
+            println!("{}: decoded from the loaded capture only (it has analog channels)", path.display());
+        }
+    }
+    d
 }
 
 /// One annotation as sigrok-cli prints it with `--protocol-decoder-samplenum`.
