@@ -2,6 +2,7 @@
 """Spread a v6 trace.dat's ring-buffer pages over more CPUs, for like-for-like benchmarks.
 
 Usage: bench/tracedat_spread_cpus.py IN.dat OUT.dat --cpus N [--check] [--event-dump BIN]
+       bench/tracedat_spread_cpus.py --self-test SAMPLE.dat   (e.g. samples/ftrace/blk_read_v6.dat)
 
 The benchmark machine has 2 CPUs, so a recorded trace.dat has 2 per-CPU streams while the
 Perfetto traces it is compared with have 8. This writes OUT.dat with N CPUs (a multiple of
@@ -15,7 +16,8 @@ each output CPU is still a valid, time-ordered stream and every event is kept ex
 --check compares `trace-cmd report` of IN and OUT: the same number of events, the same lines
 once the CPU column is dropped (as multisets), and OUT's report in time order (which it is
 only if every output CPU is). --event-dump BIN does the same with latscope's own importer
-(the importers' `event_dump` example). Both exit non-zero on a difference.
+(the importers' `event_dump` example). Both exit non-zero on a difference. --self-test shows
+the --check oracle rejects a spread with one CPU's page runs out of order or a CPU dropped.
 
 Format: trace-cmd.dat.v6(5) — the header, header_page/header_event, the ftrace and event
 formats, kallsyms, printk, cmdlines, the u32 CPU count, "options  " (u16 id, u32 size, data;
@@ -153,6 +155,10 @@ def spread(d, L, out_cpus):
     return b"".join(parts), runs
 
 
+class CheckFailed(Exception):
+    """OUT does not hold IN's events."""
+
+
 CPU_COL = re.compile(rb"\[\d+\]")
 
 
@@ -182,11 +188,11 @@ def check_report(inp, outp):
     b, tb = report_lines(outp)
     print(f"trace-cmd report: {len(a)} lines in {inp}, {len(b)} in {outp}")
     if len(a) != len(b):
-        sys.exit("check failed: trace-cmd report line counts differ")
+        raise CheckFailed("trace-cmd report line counts differ")
     if sorted(a) != sorted(b):
-        sys.exit("check failed: trace-cmd report lines differ (CPU column dropped)")
+        raise CheckFailed("trace-cmd report lines differ (CPU column dropped)")
     if any(x > y for x, y in zip(tb, tb[1:])):
-        sys.exit(f"check failed: {outp} is not reported in time order")
+        raise CheckFailed(f"{outp} is not reported in time order")
     print("trace-cmd report: same lines once the CPU column is dropped; output in time order")
 
 
@@ -220,15 +226,58 @@ def check_dump(binary, inp, outp):
     hb, b, tb = dump_lines(binary, outp)
     print(f"event_dump: {ha.decode().strip()} / {hb.decode().strip()}")
     if ha != hb:
-        sys.exit("check failed: event_dump summaries differ")
+        raise CheckFailed("event_dump summaries differ")
     if sorted(a) != sorted(b):
-        sys.exit("check failed: event_dump events differ (CPU column, string and layout numbers dropped)")
+        raise CheckFailed("event_dump events differ (CPU column, string and layout numbers dropped)")
     if tb != sorted(tb):
-        sys.exit(f"check failed: {outp} is not loaded in time order")
+        raise CheckFailed(f"{outp} is not loaded in time order")
     print("event_dump: same events once the CPU column, string and layout numbers are dropped; in time order")
 
 
+def self_test(sample):
+    """The checks accept a spread of `sample` and reject two broken ones: an output CPU
+    holding two page runs in reverse order (every event kept, time order broken) and an
+    output CPU's pages dropped."""
+    with open(sample, "rb") as f:
+        d = f.read()
+    L = parse(d)
+    data, _ = spread(d, L, 4 * L.cpus)
+    table = L.table_at  # the table's offset is the same in the output
+    with tempfile.TemporaryDirectory() as tmp:
+        good = os.path.join(tmp, "good.dat")
+        with open(good, "wb") as f:
+            f.write(data)
+        check_report(sample, good)
+        # Output CPU L.cpus (run 1 of CPU 0) becomes runs 1 then 0; run 0's CPU is emptied.
+        b = bytearray(data)
+        o0, s0 = struct.unpack_from("<QQ", b, table)
+        o1, s1 = struct.unpack_from("<QQ", b, table + 16 * L.cpus)
+        if s0 == 0 or s1 == 0:
+            sys.exit(f"self-test: {sample} needs at least two pages on CPU 0")
+        struct.pack_into("<QQ", b, table + 16 * L.cpus, len(b), s0 + s1)
+        struct.pack_into("<QQ", b, table, o0, 0)
+        b += data[o1:o1 + s1] + data[o0:o0 + s0]
+        broken = {"reordered": bytes(b)}
+        b = bytearray(data)
+        struct.pack_into("<QQ", b, table, o0, 0)
+        broken["dropped"] = bytes(b)
+        for name, blob in broken.items():
+            path = os.path.join(tmp, name + ".dat")
+            with open(path, "wb") as f:
+                f.write(blob)
+            try:
+                check_report(sample, path)
+            except CheckFailed as e:
+                print(f"self-test: {name} output rejected: {e}")
+            else:
+                sys.exit(f"self-test: the check accepted a {name} output")
+    print("self-test: passed")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--self-test":
+        self_test(sys.argv[2])
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("input")
     ap.add_argument("output")
@@ -246,10 +295,13 @@ def main():
     os.replace(tmp, args.output)
     print(f"{args.output}: {len(data)} bytes, {L.cpus} -> {args.cpus} CPUs, pages per CPU "
           + " ".join(str(s // L.page_size) for _, s in runs))
-    if args.check:
-        check_report(args.input, args.output)
-    if args.event_dump:
-        check_dump(args.event_dump, args.input, args.output)
+    try:
+        if args.check:
+            check_report(args.input, args.output)
+        if args.event_dump:
+            check_dump(args.event_dump, args.input, args.output)
+    except CheckFailed as e:
+        sys.exit(f"check failed: {e}")
 
 
 if __name__ == "__main__":
