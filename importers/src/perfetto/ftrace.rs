@@ -8,13 +8,14 @@
 
 use super::clocks::{BOOTTIME, Clocks, MONOTONIC_RAW};
 use super::protos;
-use super::wire::{Field, Fields, Leaf, Value};
+use super::wire::{Field, Fields, Leaf, Value, varint};
 use crate::marker::push_token_fields;
 use latscope_model::{
     Diagnostics, EventTableBuilder, FieldKind, FieldValue, Gap, IrqFlags, LayoutId, PS_PER_NS, Ps, Sym,
 };
 use prost::Message;
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// The kernel's softirq names (`softirq_to_name`), which ftrace prints as `action=`.
 const SOFTIRQ_NAMES: [&str; 10] =
@@ -228,6 +229,8 @@ pub(crate) struct CpuWorker<'s> {
     /// and waiting to be pushed in time order among its plain events: each CPU's events
     /// then come sorted, and the merge of the CPUs needs no sort of its own.
     compact_rows: Vec<CompactRow>,
+    /// The last bundle's compact sched message, its room reused by the next.
+    compact_msg: protos::CompactSched,
     compact_next: usize,
     /// Where the current bundle's events lie in it (byte ranges).
     event_ranges: Vec<(usize, usize)>,
@@ -235,6 +238,12 @@ pub(crate) struct CpuWorker<'s> {
     running: Option<(i32, Sym, i32)>,
     /// Names seen so far on this CPU, as symbols of `b`.
     comms: FxHashMap<i32, Known>,
+    /// The last task [`Self::comm_of`] named, and its name: a CPU's events come in runs of
+    /// one task, so most look-ups end here.
+    last_comm: Option<(i32, Sym)>,
+    /// Short strings of event values (marker texts, `rwbs`, ...) interned so far, by their
+    /// [`ShortKey`]: found without hashing the bytes or comparing them through a pointer.
+    short_strings: FxHashMap<ShortKey, Sym>,
     out_names: FxHashMap<i32, Vec<u8>>,
     atrace: Atrace,
     diags: Diagnostics,
@@ -263,7 +272,7 @@ struct Known {
 /// Up to 16 bytes as their length and two words, which together determine them: the words
 /// are the first and last eight bytes (overlapping when shorter), and below eight bytes
 /// the first and last four, or the first, middle and last byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct ShortKey(u8, u64, u64);
 
 impl ShortKey {
@@ -301,6 +310,50 @@ struct CompactRow {
 /// Why an event could not be stored.
 type Skip = String;
 
+/// An `FtraceEvent` laid out as Perfetto writes one: `timestamp` (1), `pid` (2), perhaps
+/// `common_flags` (5), then its one payload, which ends the message. Read straight, without
+/// the general field walk (that walk reads every other layout, the same way).
+#[derive(Debug, Clone, Copy)]
+struct CommonEvent<'a> {
+    ts: u64,
+    pid: i32,
+    flags: IrqFlags,
+    number: u32,
+    payload: &'a [u8],
+    /// Where the payload starts in the event.
+    payload_at: usize,
+}
+
+impl<'a> CommonEvent<'a> {
+    #[inline(always)]
+    fn read(data: &'a [u8]) -> Option<Self> {
+        let mut pos = 0;
+        let key = |want: Option<u8>, pos: &mut usize| -> Option<u64> {
+            let k = varint(data, pos).ok()?;
+            want.is_none_or(|w| k == u64::from(w)).then_some(k)
+        };
+        key(Some(0x08), &mut pos)?;
+        let ts = varint(data, &mut pos).ok()?;
+        key(Some(0x10), &mut pos)?;
+        let pid = varint(data, &mut pos).ok()? as u32 as i32;
+        let mut flags = IrqFlags::NONE;
+        let mut k = key(None, &mut pos)?;
+        if k == 0x28 {
+            flags = crate::tracedat::irq_flags((varint(data, &mut pos).ok()? & 0xff) as u8, 0);
+            k = key(None, &mut pos)?;
+        }
+        let number = k >> 3;
+        if k & 7 != 2 || number <= 2 || number == 5 || number > u64::from(u32::MAX >> 3) {
+            return None;
+        }
+        let len = varint(data, &mut pos).ok()?;
+        if len != (data.len() - pos) as u64 {
+            return None;
+        }
+        Some(CommonEvent { ts, pid, flags, number: number as u32, payload: &data[pos..], payload_at: pos })
+    }
+}
+
 impl<'s> CpuWorker<'s> {
     pub(crate) fn new(shared: &'s Shared<'s>, cpu: u16) -> Self {
         let mut b = EventTableBuilder::new();
@@ -319,10 +372,13 @@ impl<'s> CpuWorker<'s> {
             values: Vec::with_capacity(16),
             fields: Vec::with_capacity(16),
             compact_rows: Vec::new(),
+            compact_msg: protos::CompactSched::default(),
             compact_next: 0,
             event_ranges: Vec::new(),
             running: None,
             comms: FxHashMap::default(),
+            last_comm: None,
+            short_strings: FxHashMap::default(),
             out_names: FxHashMap::default(),
             atrace: Atrace::default(),
             diags: Diagnostics::default(),
@@ -396,6 +452,19 @@ impl<'s> CpuWorker<'s> {
         sym
     }
 
+    /// `s` interned: a string of at most 16 bytes (most values that repeat) through
+    /// `short_strings`, the same symbol `b.intern` gives.
+    #[inline]
+    fn intern_value(&mut self, s: &[u8]) -> Sym {
+        let Some(key) = ShortKey::of(s) else { return self.b.intern(s) };
+        if let Some(&sym) = self.short_strings.get(&key) {
+            return sym;
+        }
+        let sym = self.b.intern(s);
+        self.short_strings.insert(key, sym);
+        sym
+    }
+
     /// Block device `dev` as ftrace prints it, interned once.
     fn dev(&mut self, dev: u64) -> Sym {
         if let Some(&sym) = self.devs.get(&dev) {
@@ -428,19 +497,42 @@ impl<'s> CpuWorker<'s> {
 
     /// Names `pid` `sym` on this CPU; whether that changed its name.
     fn set_comm(&mut self, pid: i32, sym: Sym) -> bool {
-        let key = ShortKey::of(self.b.interner.bytes_of(sym));
-        self.comms.insert(pid, Known { sym, key }).is_none_or(|k| k.sym != sym)
+        if self.last_comm.is_some_and(|(p, _)| p == pid) {
+            self.last_comm = Some((pid, sym));
+        }
+        // Mostly the name it already has (compact sched names both tasks of every switch).
+        let key = || ShortKey::of(self.b.interner.bytes_of(sym));
+        match self.comms.entry(pid) {
+            Entry::Occupied(e) if e.get().sym == sym => false,
+            Entry::Occupied(mut e) => {
+                e.insert(Known { sym, key: key() });
+                true
+            }
+            Entry::Vacant(e) => {
+                e.insert(Known { sym, key: key() });
+                true
+            }
+        }
     }
 
     fn comm_of(&mut self, pid: i32) -> Sym {
-        if let Some(k) = self.comms.get(&pid) {
-            return k.sym;
+        if let Some((p, sym)) = self.last_comm
+            && p == pid
+        {
+            return sym;
         }
-        let sym = match self.shared.names.get(&pid) {
-            Some(n) => self.b.intern(n),
-            None => self.keys.unknown_comm,
+        let sym = match self.comms.get(&pid) {
+            Some(k) => k.sym,
+            None => {
+                let sym = match self.shared.names.get(&pid) {
+                    Some(n) => self.b.intern(n),
+                    None => self.keys.unknown_comm,
+                };
+                self.set_comm(pid, sym);
+                sym
+            }
         };
-        self.set_comm(pid, sym);
+        self.last_comm = Some((pid, sym));
         sym
     }
 
@@ -539,13 +631,20 @@ impl<'s> CpuWorker<'s> {
     /// The compact sched columns: switches and wakings merged in time order, so each
     /// waking is attributed to the task then running on the CPU.
     fn compact(&mut self, data: &[u8], at: u64, time: Time) {
-        let c = match protos::CompactSched::decode(data) {
-            Ok(c) => c,
-            Err(e) => {
-                self.diags.malformed(None, at, format!("compact_sched: {e}"));
-                return;
-            }
-        };
+        // Decoded into the last bundle's message, so its columns keep their room, from one
+        // shared copy of the bytes, so the intern table's strings are slices of it rather
+        // than an allocation each.
+        let mut c = std::mem::take(&mut self.compact_msg);
+        c.clear();
+        match c.merge(prost::bytes::Bytes::copy_from_slice(data)) {
+            Ok(()) => self.compact_rows_of(&c, at, time),
+            Err(e) => self.diags.malformed(None, at, format!("compact_sched: {e}")),
+        }
+        self.compact_msg = c;
+    }
+
+    /// [`Self::compact`] of the decoded message.
+    fn compact_rows_of(&mut self, c: &protos::CompactSched, at: u64, time: Time) {
         let n_switch = c.switch_timestamp.len();
         let switches = n_switch
             .min(c.switch_prev_state.len())
@@ -568,7 +667,7 @@ impl<'s> CpuWorker<'s> {
                 ),
             );
         }
-        let comms: Vec<Sym> = c.intern_table.iter().map(|s| self.b.intern(s)).collect();
+        let comms: Vec<Sym> = c.intern_table.iter().map(|s| self.intern_value(s)).collect();
         let comm = |i: u32| comms.get(i as usize).copied();
         let (mut si, mut wi) = (0usize, 0usize);
         let (mut st, mut wt) = (0u64, 0u64);
@@ -689,6 +788,20 @@ impl<'s> CpuWorker<'s> {
 
     /// One `FtraceEvent`.
     fn event(&mut self, data: &[u8], at: u64, time: Time) {
+        if let Some(e) = CommonEvent::read(data) {
+            let Some(ps) = time.ps(e.ts) else {
+                self.diags.malformed(None, at, format!("ftrace event time {} ns out of range", e.ts));
+                return;
+            };
+            if let Err(why) = self.payload(e.number, e.payload, ps, e.pid, e.flags) {
+                self.diags.malformed(
+                    None,
+                    at + e.payload_at as u64,
+                    format!("ftrace event field {}: {why}", e.number),
+                );
+            }
+            return;
+        }
         let (mut ts, mut pid, mut flags) = (None, 0i32, IrqFlags::NONE);
         let mut payload: Option<Field<'_>> = None;
         for f in Fields::new(data, at) {
@@ -827,8 +940,8 @@ impl<'s> CpuWorker<'s> {
                 // rwbs = 5, comm = 6, cmd = 7 }
                 let e = Leaf::<7>::read(p)?;
                 let dev = self.dev(e.u64(1)?);
-                let rwbs = self.b.intern(e.bytes(5)?);
-                let comm = self.b.intern(e.bytes(6)?);
+                let rwbs = self.intern_value(e.bytes(5)?);
+                let comm = self.intern_value(e.bytes(6)?);
                 self.values.extend([
                     FieldValue::Str(dev),
                     FieldValue::UInt(e.u64(2)?),
@@ -844,7 +957,7 @@ impl<'s> CpuWorker<'s> {
                 // cmd = 6, optional error = 7 }
                 let e = Leaf::<8>::read(p)?;
                 let dev = self.dev(e.u64(1)?);
-                let rwbs = self.b.intern(e.bytes(5)?);
+                let rwbs = self.intern_value(e.bytes(5)?);
                 let error = match e.i32_opt(7)? {
                     Some(v) => v,
                     None => e.i32(4)?,
@@ -889,7 +1002,7 @@ impl<'s> CpuWorker<'s> {
                 // SchedProcessExit { comm = 1, pid = 2, tgid = 3, prio = 4 };
                 // SchedProcessFree { comm = 1, pid = 2, prio = 3 }
                 let e = Leaf::<5>::read(p)?;
-                let comm = self.b.intern(e.bytes(1)?);
+                let comm = self.intern_value(e.bytes(1)?);
                 let prio = if number == tag::SCHED_PROCESS_EXIT { e.i32(4)? } else { e.i32(3)? };
                 self.values.extend([
                     FieldValue::Str(comm),
@@ -936,7 +1049,7 @@ impl<'s> CpuWorker<'s> {
         while let Some(t) = text.strip_suffix(b"\n") {
             text = t;
         }
-        let text_sym = self.b.intern(text);
+        let text_sym = self.intern_value(text);
         self.fields.clear();
         self.fields.push((self.keys.ip, FieldKind::UInt));
         self.values.push(FieldValue::UInt(ip));
@@ -1317,6 +1430,79 @@ mod tests {
         assert_eq!(fields(&t, &s, 0), want.map(|(a, b)| (a.to_owned(), b)));
         assert_eq!(diags.malformed, 1);
         assert!(diags.first_malformed[0].message.contains("field 37"), "{:?}", diags.first_malformed);
+    }
+
+    #[test]
+    fn the_common_event_layout_reads_as_the_field_walk_reads_it() {
+        // (field number, wire type, value bytes already encoded)
+        type Raw = (u32, u64, Vec<u8>);
+        let var = |v: u64| {
+            let mut b = Vec::new();
+            prost::encoding::encode_varint(v, &mut b);
+            b
+        };
+        let msg = |b: &[u8]| {
+            let mut out = var(b.len() as u64);
+            out.extend_from_slice(b);
+            out
+        };
+        let encode = |fields: &[Raw]| {
+            let mut out = Vec::new();
+            for (n, wire, v) in fields {
+                key(*n, *wire, &mut out);
+                out.extend_from_slice(v);
+            }
+            out
+        };
+        // What the general walk in `event` makes of a message.
+        let walk = |data: &[u8]| -> Option<(u64, i32, IrqFlags, u32, Vec<u8>)> {
+            let (mut ts, mut pid, mut flags, mut payload) = (None, 0, IrqFlags::NONE, None);
+            for f in Fields::new(data, 0) {
+                match f.ok()? {
+                    Field { number: 1, value: Value::Varint(v), .. } => ts = Some(v),
+                    Field { number: 2, value: Value::Varint(v), .. } => pid = v as u32 as i32,
+                    Field { number: 5, value: Value::Varint(v), .. } => {
+                        flags = crate::tracedat::irq_flags((v & 0xff) as u8, 0)
+                    }
+                    f if f.number > 2 && f.number != 5 => payload = Some(f),
+                    _ => return None,
+                }
+            }
+            let p = payload?;
+            let Value::Bytes(b) = p.value else { return None };
+            Some((ts?, pid, flags, p.number, b.to_vec()))
+        };
+        let body = msg(b"\x08\x01\x10\x02");
+        let ts = var(703_770_000_123_456);
+        let cases: Vec<(Vec<Raw>, bool)> = vec![
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, body.clone())], true),
+            (vec![(1, 0, ts.clone()), (2, 0, var(u64::from(u32::MAX))), (456, 2, body.clone())], true),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (5, 0, var(0x0d)), (4, 2, body.clone())], true),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, msg(b""))], true),
+            // Other layouts: the walk reads them (or rejects them) on its own.
+            (vec![(2, 0, var(42)), (1, 0, ts.clone()), (4, 2, body.clone())], false),
+            (vec![(1, 0, ts.clone()), (4, 2, body.clone())], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, body.clone()), (5, 0, var(1))], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 2, body.clone()), (4, 2, msg(b""))], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (4, 0, var(3))], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (5, 2, body.clone())], false),
+            (vec![(1, 0, ts.clone()), (2, 0, var(42)), (1, 2, body.clone())], false),
+        ];
+        for (fields, common) in &cases {
+            let data = encode(fields);
+            let fast = CommonEvent::read(&data);
+            assert_eq!(fast.is_some(), *common, "{fields:?}");
+            if let Some(e) = fast {
+                let read = (e.ts, e.pid, e.flags, e.number, e.payload.to_vec());
+                assert_eq!(Some(read), walk(&data), "{fields:?}");
+                assert_eq!(&data[e.payload_at..], e.payload);
+            }
+        }
+        // Cut anywhere, a common event is no longer read straight.
+        let data = encode(&cases[2].0);
+        for cut in 0..data.len() {
+            assert!(CommonEvent::read(&data[..cut]).is_none(), "cut at {cut}");
+        }
     }
 
     #[test]

@@ -15,8 +15,8 @@
 /// with a per-bundle comm table.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct CompactSched {
-    #[prost(bytes = "vec", repeated, tag = "5")]
-    pub intern_table: Vec<Vec<u8>>,
+    #[prost(bytes = "bytes", repeated, tag = "5")]
+    pub intern_table: Vec<prost::bytes::Bytes>,
     #[prost(uint64, repeated, tag = "1")]
     pub switch_timestamp: Vec<u64>,
     #[prost(int64, repeated, tag = "2")]
