@@ -256,7 +256,7 @@ fn push_seconds_exact(
     push_digits(out, scaled, decimals as usize);
 }
 
-/// Appends `v` in decimal, zero-padded to `width` digits (at most 20 are padded).
+/// Appends `v` in decimal, zero-padded to `width` digits.
 fn push_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
     // Two digits per step from a table: each line of a large decode prints four numbers.
     const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
@@ -264,25 +264,26 @@ fn push_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
         4041424344454647484950515253545556575859\
         6061626364656667686970717273747576777879\
         8081828384858687888990919293949596979899";
-    let mut buf = [b'0'; 24];
-    let mut i = buf.len();
+    // Written in place from the last digit back: a copy of a small buffer per number was
+    // a library call each.
+    let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let start = out.len();
+    out.resize(start + digits.max(width), b'0');
+    let mut i = out.len();
     while v >= 100 {
         let pair = (v % 100) as usize * 2;
         v /= 100;
+        out[i - 2] = PAIRS[pair];
+        out[i - 1] = PAIRS[pair + 1];
         i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
     }
     if v >= 10 {
         let pair = v as usize * 2;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        out[i - 2] = PAIRS[pair];
+        out[i - 1] = PAIRS[pair + 1];
     } else {
-        i -= 1;
-        buf[i] = b'0' + v as u8;
+        out[i - 1] = b'0' + v as u8;
     }
-    // The buffer is zeros: widen to `width` by moving the start back.
-    let start = i.min(buf.len().saturating_sub(width));
-    out.extend_from_slice(&buf[start..]);
 }
 
 /// Appends a signed integer in decimal.
