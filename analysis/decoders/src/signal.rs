@@ -163,7 +163,7 @@ impl Line {
     /// The level after change `i`.
     #[inline]
     pub fn level_after(&self, i: usize) -> u8 {
-        self.initial ^ u8::from(i % 2 == 0)
+        self.initial ^ u8::from(i.is_multiple_of(2))
     }
 
     /// Each change's tick with the level it changes to.
