@@ -601,7 +601,7 @@ impl Workbench {
         for m in msgs {
             self.update(m);
         }
-        if !self.view.keep_fitted() && self.view.refit && self.view.layout.data_width > 1.0 {
+        if !self.view.keep_shown() && self.view.refit && self.view.layout.data_width > 1.0 {
             self.view.refit = false;
             self.view.fit_all();
         }

@@ -211,89 +211,76 @@ pub fn show(ctx: &egui::Context, dialog: &DecoderDialog, sources: &[String]) -> 
     let mut d = dialog.clone();
     let mut open = d.open;
     let mut close = false;
-    egui::Window::new("Add decoder")
-        .id(egui::Id::unique("add-decoder"))
-        .open(&mut open)
-        .resizable(false)
-        .collapsible(false)
-        .pivot(egui::Align2::CENTER_TOP)
-        .default_pos(ctx.content_rect().center_top() + egui::vec2(0.0, 80.0))
-        .show(ctx, |ui| {
-            egui::Grid::new("decoder-grid").num_columns(2).spacing([12.0, 6.0]).show(ui, |ui| {
-                if sources.len() > 1 {
-                    ui.label("source");
-                    let name = sources.get(d.source).cloned().unwrap_or_default();
-                    egui::ComboBox::from_id_salt("decoder-source").selected_text(name).show_ui(ui, |ui| {
-                        for (i, s) in sources.iter().enumerate() {
-                            if ui.selectable_label(i == d.source, s).clicked() && i != d.source {
-                                msgs.push(Message::OpenDecoder(Some(i)));
-                            }
+    super::dialog_window(ctx, "Add decoder", egui::Id::unique("add-decoder"), &mut open).show(ctx, |ui| {
+        egui::Grid::new("decoder-grid").num_columns(2).spacing([12.0, 6.0]).show(ui, |ui| {
+            if sources.len() > 1 {
+                ui.label("source");
+                let name = sources.get(d.source).cloned().unwrap_or_default();
+                egui::ComboBox::from_id_salt("decoder-source").selected_text(name).show_ui(ui, |ui| {
+                    for (i, s) in sources.iter().enumerate() {
+                        if ui.selectable_label(i == d.source, s).clicked() && i != d.source {
+                            msgs.push(Message::OpenDecoder(Some(i)));
                         }
-                    });
-                    ui.end_row();
-                }
-                ui.label("decoder");
-                let mut choice = d.choice;
-                egui::ComboBox::from_id_salt("decoder-kind").selected_text(CHOICES[d.choice].0).show_ui(
-                    ui,
-                    |ui| {
-                        for (i, c) in CHOICES.iter().enumerate() {
-                            ui.selectable_value(&mut choice, i, c.0);
-                        }
-                    },
-                );
+                    }
+                });
                 ui.end_row();
-                if choice != d.choice {
-                    d.set_choice(choice);
-                }
-                let (_, first, _) = CHOICES[d.choice];
-                let required = roles(first);
-                for (k, (role, channel)) in d.channels.iter_mut().enumerate() {
-                    let must = required.get(k).is_some_and(|r| r.1);
-                    ui.label(if must { format!("{role} *") } else { role.clone() });
-                    let shown = if channel.is_empty() { "(none)".to_owned() } else { channel.clone() };
-                    egui::ComboBox::from_id_salt(("decoder-channel", k)).selected_text(shown).show_ui(
-                        ui,
-                        |ui| {
-                            ui.selectable_value(channel, String::new(), "(none)");
-                            for (name, analog) in &dialog.names {
-                                let label = if *analog {
-                                    format!("{name} (analog, thresholded)")
-                                } else {
-                                    name.clone()
-                                };
-                                ui.selectable_value(channel, name.clone(), label);
-                            }
-                        },
-                    );
-                    ui.end_row();
-                }
-                ui.label("options");
-                ui.add(
-                    egui::TextEdit::singleline(&mut d.options)
-                        .hint_text(options_hint(first))
-                        .desired_width(280.0),
-                );
-                ui.end_row();
-            });
-            d.check();
-            ui.add_space(4.0);
-            ui.monospace(&d.spec);
-            match &d.problem {
-                Some(p) => {
-                    ui.colored_label(ui.visuals().error_fg_color, p);
-                }
-                None => {
-                    ui.weak("adds its annotation rows under the channels, and its events to the table");
-                }
             }
-            ui.add_enabled_ui(d.problem.is_none(), |ui| {
-                if ui.button("Decode").clicked() {
-                    msgs.push(Message::AddDecoder { source: d.source, specs: vec![d.spec.clone()] });
-                    close = true;
-                }
-            });
+            ui.label("decoder");
+            let mut choice = d.choice;
+            egui::ComboBox::from_id_salt("decoder-kind").selected_text(CHOICES[d.choice].0).show_ui(
+                ui,
+                |ui| {
+                    for (i, c) in CHOICES.iter().enumerate() {
+                        ui.selectable_value(&mut choice, i, c.0);
+                    }
+                },
+            );
+            ui.end_row();
+            if choice != d.choice {
+                d.set_choice(choice);
+            }
+            let (_, first, _) = CHOICES[d.choice];
+            let required = roles(first);
+            for (k, (role, channel)) in d.channels.iter_mut().enumerate() {
+                let must = required.get(k).is_some_and(|r| r.1);
+                ui.label(if must { format!("{role} *") } else { role.clone() });
+                let shown = if channel.is_empty() { "(none)".to_owned() } else { channel.clone() };
+                egui::ComboBox::from_id_salt(("decoder-channel", k)).selected_text(shown).show_ui(ui, |ui| {
+                    ui.selectable_value(channel, String::new(), "(none)");
+                    for (name, analog) in &dialog.names {
+                        let label =
+                            if *analog { format!("{name} (analog, thresholded)") } else { name.clone() };
+                        ui.selectable_value(channel, name.clone(), label);
+                    }
+                });
+                ui.end_row();
+            }
+            ui.label("options");
+            ui.add(
+                egui::TextEdit::singleline(&mut d.options)
+                    .hint_text(options_hint(first))
+                    .desired_width(280.0),
+            );
+            ui.end_row();
         });
+        d.check();
+        ui.add_space(4.0);
+        ui.monospace(&d.spec);
+        match &d.problem {
+            Some(p) => {
+                ui.colored_label(ui.visuals().error_fg_color, p);
+            }
+            None => {
+                ui.weak("adds its annotation rows under the channels, and its events to the table");
+            }
+        }
+        ui.add_enabled_ui(d.problem.is_none(), |ui| {
+            if ui.button("Decode").clicked() {
+                msgs.push(Message::AddDecoder { source: d.source, specs: vec![d.spec.clone()] });
+                close = true;
+            }
+        });
+    });
     d.open = open && !close;
     if d != *dialog {
         msgs.push(Message::EditDecoder(d));

@@ -34,3 +34,20 @@ mod update;
 pub mod workers;
 
 pub use app::{Options, Workbench, run_native};
+
+/// A dialog's window (add decoder, derive digital): fixed size, not collapsible, centred
+/// below the top of the workbench.
+pub(crate) fn dialog_window<'a>(
+    ctx: &egui::Context,
+    title: impl Into<egui::WidgetText>,
+    id: egui::Id,
+    open: &'a mut bool,
+) -> egui::Window<'a> {
+    egui::Window::new(title)
+        .id(id)
+        .open(open)
+        .resizable(false)
+        .collapsible(false)
+        .pivot(egui::Align2::CENTER_TOP)
+        .default_pos(ctx.content_rect().center_top() + egui::vec2(0.0, 80.0))
+}

@@ -203,7 +203,7 @@ impl ViewState {
     /// A view still as "fit all" or a shown range (a pair, a worst case) left it (the user
     /// has not zoomed or panned since) keeps showing the same when the timeline's width
     /// changes (a panel opened, the window resized). Returns whether it changed the view.
-    pub(super) fn keep_fitted(&mut self) -> bool {
+    pub(super) fn keep_shown(&mut self) -> bool {
         let width = self.layout.data_width;
         match self.last_shown {
             Some((shown, vp, w)) if vp == self.viewport && width > 1.0 && (w - width).abs() > 0.5 => {

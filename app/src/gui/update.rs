@@ -510,7 +510,7 @@ impl Workbench {
     fn show_results(&mut self, results: Vec<analysis::AnalysisResult>) {
         if self.analysis.results.is_empty() && !results.is_empty() && !self.view.panels.analysis {
             // The timeline gets narrower; a view as fitted, or showing a pair, keeps showing it
-            // (`keep_fitted`).
+            // (`keep_shown`).
             self.view.panels.analysis = true;
         }
         self.analysis.results = Arc::new(results);
