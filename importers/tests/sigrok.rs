@@ -498,8 +498,8 @@ fn sample_numbers_read_for_decoders_equal_the_loaded_tracks() {
     let files = sr_files();
     assert!(!files.is_empty());
     let mut checked = 0;
-    for path in files {
-        let whole = std::fs::read(&path).unwrap();
+    for path in &files {
+        let whole = std::fs::read(path).unwrap();
         let mut cut = whole[..whole.len() / 2].to_vec();
         cut.truncate(cut.len().max(1));
         let mut flipped = whole.clone();
@@ -560,5 +560,6 @@ fn sample_numbers_read_for_decoders_equal_the_loaded_tracks() {
             checked += 1;
         }
     }
-    assert!(checked >= 10, "{checked}");
+    // Every whole file at least; the damaged copies that both refuse are skipped.
+    assert!(checked >= files.len(), "{checked} of {} files", files.len());
 }
