@@ -384,24 +384,14 @@ pub fn write_annotations(
     format: DecodeFormat,
 ) -> Result<()> {
     let sample = |s: Option<i64>| s.map(|s| s.to_string()).unwrap_or_default();
-    let mut out: Vec<u8> = Vec::with_capacity(1 << 17);
-    // Lines are formatted into `out` and flushed to `w` every 64 KiB.
-    let flush = |out: &mut Vec<u8>, w: &mut dyn Write, force: bool| -> std::io::Result<()> {
-        if force || out.len() >= 1 << 16 {
-            w.write_all(out)?;
-            out.clear();
-        }
-        Ok(())
-    };
     match format {
         DecodeFormat::Json => {
             let doc = JsonDoc { path: path.display().to_string(), source, d };
             serde_json::to_writer_pretty(&mut *w, &doc)?;
-            out.push(b'\n');
+            w.write_all(b"\n")?;
         }
         DecodeFormat::Csv => {
-            out.extend_from_slice(b"decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n");
-            flush(&mut out, w, true)?;
+            w.write_all(b"decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n")?;
             write_lines_in_parallel(w, &d.annotations, |out, a| {
                 let fields: Vec<String> =
                     a.fields.iter().map(|(k, v)| format!("{k}={}", field_text(v))).collect();
@@ -443,7 +433,6 @@ pub fn write_annotations(
             })?;
         }
     }
-    flush(&mut out, w, true)?;
     Ok(())
 }
 
