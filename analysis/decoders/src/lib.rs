@@ -271,14 +271,8 @@ pub fn decode(spec_text: &str, inputs: &Inputs<'_>) -> Result<Decoded, DecodeErr
     let mut stream = Stream::None;
     let mut sorted = true;
     for (i, stage) in stages.iter().enumerate() {
-        let name: &'static str = match stage.name.as_str() {
-            "uart" => "uart",
-            "spi" => "spi",
-            "i2c" => "i2c",
-            "sd" => "sd",
-            "sd-spi" => "sd-spi",
-            _ => "",
-        };
+        // The decoder's own name, from the table (an unknown one is refused below).
+        let name = DECODERS.iter().map(|d| d.0).find(|&n| n == stage.name).unwrap_or("");
         let mut sink = Sink::new(name, inputs.clock);
         let next: Stream = match (stage.name.as_str(), i) {
             ("uart", 0) => uart::run(stage, inputs, &mut sink)?,
