@@ -657,27 +657,31 @@ impl<T: Transitions> LogicDecoder<T> {
         while d != 0 {
             let bit = d.trailing_zeros();
             d &= d - 1;
-            let Some(ch) = self.by_bit[bit as usize].and_then(|c| self.channels.get_mut(c)) else { continue };
-            if self.transitions >= MAX_TRANSITIONS {
-                return Err(too_many_transitions(ch.track.name(), index));
+            if let Some(c) = self.by_bit[bit as usize] {
+                self.transition(c, index, (now >> bit) & 1)?;
             }
-            ch.track.push(index, self.clock, (now >> bit) & 1, MAX_TRANSITIONS - self.transitions);
-            self.transitions += 1;
         }
         Ok(())
     }
 
+    /// Stores channel `c`'s transition to `level` at sample `index`, counted against the
+    /// limit before it is stored, so the tracks never hold more than it.
+    #[inline]
+    fn transition(&mut self, c: usize, index: u64, level: u8) -> Result<(), ParseFailure> {
+        let Some(ch) = self.channels.get_mut(c) else { return Ok(()) };
+        if self.transitions >= MAX_TRANSITIONS {
+            return Err(too_many_transitions(ch.track.name(), index));
+        }
+        ch.track.push(index, self.clock, level, MAX_TRANSITIONS - self.transitions);
+        self.transitions += 1;
+        Ok(())
+    }
+
     fn edges(&mut self, index: u64, prev: &[u8], now: &[u8]) -> Result<(), ParseFailure> {
-        for ch in &mut self.channels {
-            let diff = (prev[ch.byte] ^ now[ch.byte]) & ch.mask;
-            if diff != 0 {
-                // Counted before it is stored, so the tracks never hold more than the limit.
-                if self.transitions >= MAX_TRANSITIONS {
-                    return Err(too_many_transitions(ch.track.name(), index));
-                }
-                let level = u8::from(now[ch.byte] & ch.mask != 0);
-                ch.track.push(index, self.clock, level, MAX_TRANSITIONS - self.transitions);
-                self.transitions += 1;
+        for c in 0..self.channels.len() {
+            let (byte, mask) = (self.channels[c].byte, self.channels[c].mask);
+            if (prev[byte] ^ now[byte]) & mask != 0 {
+                self.transition(c, index, u8::from(now[byte] & mask != 0))?;
             }
         }
         Ok(())
