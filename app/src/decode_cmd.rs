@@ -9,7 +9,7 @@
 
 use crate::atomic;
 use anyhow::{Context, Result};
-use latscope_decoders::{Annotation, Decoded, Inputs, Line, Value};
+use latscope_decoders::{Annotation, Clock, Decoded, Inputs, StreamDecoder, Value};
 use latscope_importers::LoadControl;
 use latscope_model::Source;
 use serde_json::{Map, Value as Json, json};
@@ -51,35 +51,91 @@ pub fn decode_all(source: &Source, specs: &[String]) -> Result<Decoded> {
     decode_inputs(&Inputs::of_source(source, sample_rate(source)), specs)
 }
 
-/// Decodes a `.sr` capture straight from its samples when it can: its logic channels are
-/// read as the sample numbers where they flip, which is the decoders' tick grid, so no edge
-/// is turned into a time and back and no edge track of the model is built (on a 10M-sample
-/// SPI capture that was most of the work). `None` when the file is not a `.sr` with a
-/// sample rate and logic channels only: an analog channel is read through a threshold,
-/// which needs the full load. The source returned carries the capture's name and warnings.
+/// Decodes a `.sr` capture as it is read: the decoders are fed the flips of their channels
+/// as each chunk is inflated and scanned, on the sample numbers sigrok-cli prints, and no
+/// edge is stored or turned into a time and back. `None` when the file is not a `.sr` with a
+/// sample rate and logic channels only (an analog channel is read through a threshold,
+/// which needs the full load) or its samples are wider than 64 channels. The source returned
+/// carries the capture's name and warnings.
 fn decode_sampled(path: &Path, specs: &[String]) -> Result<Option<(Source, Decoded)>> {
     let input = latscope_importers::Input::open(path)?;
     let data = input.bytes();
     if latscope_importers::detect(data) != Some(latscope_importers::Format::SigrokSr) {
         return Ok(None);
     }
-    let ticks = latscope_importers::sigrok::parse_logic_ticks(data, &LoadControl::new())
-        .map_err(|f| f.at_path(path))?;
-    let (Some(rate), true) = (ticks.samplerate, ticks.analog.is_empty()) else { return Ok(None) };
-    let end = i64::try_from(ticks.samples.saturating_sub(1)).unwrap_or(i64::MAX);
-    let lines: Vec<Line> =
-        ticks.channels.into_iter().map(|c| Line::from_ticks(&c.name, c.initial, c.ticks, end)).collect();
-    let decoded = decode_inputs(&Inputs::of_lines(&lines, rate), specs)?;
+    let mut refused = None;
+    let read = latscope_importers::sigrok::read_logic(data, &LoadControl::new(), |layout| {
+        let (Some(rate), true) = (layout.samplerate, layout.analog.is_empty()) else { return None };
+        let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+        let mut decoders = Vec::with_capacity(specs.len());
+        for spec in specs {
+            match StreamDecoder::new(spec, &channels, Clock::Samples(rate)) {
+                Ok(d) => decoders.push(d),
+                Err(e) => {
+                    refused = Some(anyhow::Error::new(e).context(format!("--decoder {spec:?}")));
+                    return None;
+                }
+            }
+        }
+        let wanted = decoders.iter().fold(0, |acc, d| acc | d.wanted());
+        Some((Streamed(decoders), wanted))
+    })
+    .map_err(|f| f.at_path(path))?;
+    if let Some(e) = refused {
+        return Err(e);
+    }
+    let Some((Streamed(decoders), end, _)) = read else { return Ok(None) };
+    let last = i64::try_from(end.samples.saturating_sub(1)).unwrap_or(i64::MAX);
+    let mut all = Decoded::default();
+    for (spec, d) in specs.iter().zip(decoders) {
+        merge(&mut all, d.finish(last).with_context(|| format!("--decoder {spec:?}"))?);
+    }
+    if specs.len() > 1 {
+        latscope_decoders::sort_by_start(&mut all.annotations);
+    }
     let name =
         path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     let mut source = Source::new(&name, "sigrok-sr", latscope_model::SourceKind::File);
     source.path = Some(path.to_owned());
-    for w in ticks.warnings {
+    for w in end.warnings {
         source.diagnostics.warn(w);
     }
-    // The process ends after the command: the edges need not be freed one vector at a time.
-    std::mem::forget(lines);
-    Ok(Some((source, decoded)))
+    Ok(Some((source, all)))
+}
+
+/// Decoder stacks fed as a capture is read.
+struct Streamed(Vec<StreamDecoder>);
+
+impl latscope_importers::sigrok::LogicVisitor for Streamed {
+    fn first(&mut self, levels: u64) -> Result<(), latscope_importers::ParseFailure> {
+        self.0.iter_mut().for_each(|d| d.start(levels));
+        Ok(())
+    }
+
+    fn change(
+        &mut self,
+        sample: u64,
+        changed: u64,
+        levels: u64,
+    ) -> Result<(), latscope_importers::ParseFailure> {
+        // Sample numbers stay far below 2^63 (a chunk inflates to at most 4 GiB).
+        let tick = sample as i64;
+        self.0.iter_mut().for_each(|d| d.change(tick, changed, levels));
+        Ok(())
+    }
+}
+
+/// Adds one spec's result to `all`.
+fn merge(all: &mut Decoded, d: Decoded) {
+    if all.annotations.is_empty() {
+        all.annotations = d.annotations;
+    } else {
+        all.annotations.extend(d.annotations);
+    }
+    for (k, n) in d.errors {
+        *all.errors.entry(k).or_default() += n;
+    }
+    all.clock = d.clock;
 }
 
 /// Runs every decoder spec on `inputs`; one result with all annotations, sorted by start.
@@ -87,15 +143,7 @@ fn decode_inputs(inputs: &Inputs<'_>, specs: &[String]) -> Result<Decoded> {
     let mut all = Decoded::default();
     for spec in specs {
         let d = latscope_decoders::decode(spec, inputs).with_context(|| format!("--decoder {spec:?}"))?;
-        if all.annotations.is_empty() {
-            all.annotations = d.annotations;
-        } else {
-            all.annotations.extend(d.annotations);
-        }
-        for (k, n) in d.errors {
-            *all.errors.entry(k).or_default() += n;
-        }
-        all.clock = d.clock;
+        merge(&mut all, d);
     }
     // One spec's annotations come sorted from `decode`.
     if specs.len() > 1 {
