@@ -77,6 +77,8 @@ def token136(register):
 class Bus:
     """Clock cycles as the word CMD and DAT hold during each (CLK added when drawn)."""
 
+    blocks = 0  # data blocks put on DAT, in all bursts
+
     def __init__(self):
         self.cycles = []
         self.dat_idle = IDLE & (DAT0 | DAT1 | DAT2 | DAT3)
@@ -103,6 +105,7 @@ class Bus:
 
     def dat_cycles(self, nibbles):
         """One cycle per nibble: bit 3 on DAT3 ... bit 0 on DAT0; CMD idle."""
+        Bus.blocks += 1
         self.cmd = CMD
         for v in nibbles:
             self.dat = sum(line for k, line in enumerate(DAT_BITS) if (v >> k) & 1)
@@ -129,9 +132,10 @@ def block_nibbles(data):
     return out + [0xF]
 
 
-def exchange(bus, index, arg, response, rng, reply=0, r2=None):
+def exchange(bus, index, arg, response, rng, reply=0, r2=None, after=8):
     """A command, its response (None, "R1" with `reply` as its argument, "R2" with the
-    register `r2`, "R3" with the OCR `reply`) after 2..8 cycles (NCR), then 8 idle cycles."""
+    register `r2`, "R3" with the OCR `reply`) after 2..8 cycles (NCR), then `after` idle
+    cycles (8: NRC; 2 before an R1b's busy)."""
     bus.cmd_bits(token48(True, index, arg))
     bus.idle(rng.randint(2, 8))
     if response == "R2":
@@ -140,7 +144,7 @@ def exchange(bus, index, arg, response, rng, reply=0, r2=None):
         bus.cmd_bits(token48(False, 0x3F, reply)[:40] + [1] * 8)  # no CRC: all ones
     elif response == "R1":
         bus.cmd_bits(token48(False, index, reply))
-    bus.idle(8)
+    bus.idle(after)
 
 
 def init_sequence(rng):
@@ -177,7 +181,9 @@ def data_burst(rng, cycles_wanted, lba):
     """Status polls, multi-block reads and writes until `cycles_wanted` clock cycles."""
     bus = Bus()
     bus.idle(16)
-    while len(bus.cycles) < cycles_wanted:
+    # Whole transactions only (the longest is ~9,000 cycles); the clock then stops until the
+    # burst's end, so no token or block is cut off.
+    while len(bus.cycles) < cycles_wanted - 12_000:
         exchange(bus, 13, 0xAAAA0000, "R1", rng, reply=0x900)
         if rng.random() < 0.8:
             blocks = rng.randint(4, 8)
@@ -185,7 +191,7 @@ def data_burst(rng, cycles_wanted, lba):
             for _ in range(blocks):
                 bus.dat_cycles(block_nibbles(block_data(rng)))
                 bus.idle(rng.randint(2, 4))
-            exchange(bus, 12, 0, "R1", rng, reply=0xB00)
+            exchange(bus, 12, 0, "R1", rng, reply=0xB00, after=2)
             bus.dat0_bits([0] * rng.randint(10, 30))  # R1b busy
         else:
             blocks = rng.randint(1, 3)
@@ -195,11 +201,12 @@ def data_burst(rng, cycles_wanted, lba):
                 bus.dat_cycles(block_nibbles(block_data(rng)))
                 bus.idle(2)
                 bus.dat0_bits([0, 0, 1, 0, 1] + [0] * rng.randint(20, 60))  # CRC status, busy
-            exchange(bus, 12, 0, "R1", rng, reply=0xB00)
+            exchange(bus, 12, 0, "R1", rng, reply=0xB00, after=2)
             bus.dat0_bits([0] * rng.randint(10, 30))
         lba += 8
         bus.idle(8)
         bus.pause(rng.randint(200, 900))
+    bus.pause(cycles_wanted - len(bus.cycles))
     return bus.cycles, lba
 
 
@@ -306,7 +313,7 @@ def main():
             z.writestr(f"logic-1-{n + 1}", data)
     total = (members - 1) * S + LAST_MEMBER_SAMPLES
     print(f"{args.out}: {members} members ({same} the same idle bytes, {distinct} others), "
-          f"{total} samples, {clock_edges} clock edges, lba {lba:#x}")
+          f"{total} samples, {clock_edges} clock edges, {Bus.blocks} data blocks")
 
 
 main()

@@ -792,6 +792,14 @@ impl eframe::App for ScreenshotWatch {
         eframe::App::ui(&mut self.wb, ui, frame);
         if let Some(stats) = &mut self.frame_stats {
             stats.frame(began);
+            let view = &self.wb.view;
+            if !view.sources.is_empty() {
+                let previews_only = view.previews.len() == view.sources.len();
+                stats.mark_once(if previews_only { "preview_drawn" } else { "tracks_drawn" });
+            }
+            if self.wb.settled() && !view.sources.is_empty() {
+                stats.mark_once("settled");
+            }
         }
         if let Some(p) = &self.wb.screenshot_saved
             && let Ok(mut s) = self.saved.lock()

@@ -113,6 +113,12 @@ pub enum Message {
     PickFiles,
     /// Stop a background job (a load's Cancel button).
     CancelJob(Ticket),
+    /// A preview of a capture still loading (its channels at a coarse level of detail, see
+    /// `LoadControl::with_preview`): shown until the load ends.
+    Preview {
+        ticket: Ticket,
+        prepared: Arc<Prepared>,
+    },
     /// A load job's progress is polled; this is its end.
     Loaded {
         ticket: Ticket,

@@ -63,6 +63,9 @@ pub struct ViewState {
     pub(super) finished_loads: BTreeMap<u64, (PathBuf, Arc<Prepared>)>,
     /// Derived tracks waiting to be added to their source in place: a job still reads it.
     pub(super) pending_derived: Vec<(SourceStamp, DerivedLane)>,
+    /// The source showing a load's preview, by the load's ticket id: the loaded source
+    /// replaces it.
+    pub(super) previews: BTreeMap<u64, usize>,
 }
 
 impl Default for ViewState {
@@ -82,6 +85,7 @@ impl Default for ViewState {
             last_shown: None,
             finished_loads: BTreeMap::new(),
             pending_derived: Vec::new(),
+            previews: BTreeMap::new(),
         }
     }
 }
@@ -123,6 +127,17 @@ impl ViewState {
         match placed.get(index) {
             Some(p) => Placement::by_clock(&placed[..index], p.source),
             None => Placement::IDENTITY,
+        }
+    }
+
+    /// Takes away the preview of load `ticket_id`, if one is shown: a preview is always the
+    /// last source (it is shown only for the one load running).
+    pub(super) fn drop_preview(&mut self, ticket_id: u64) {
+        if let Some(i) = self.previews.remove(&ticket_id)
+            && i + 1 == self.sources.len()
+        {
+            self.sources.pop();
+            self.fitted &= !self.sources.is_empty();
         }
     }
 

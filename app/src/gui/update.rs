@@ -61,6 +61,7 @@ impl Workbench {
             | Message::PickFiles
             | Message::CancelJob(_)
             | Message::Loaded { .. }
+            | Message::Preview { .. }
             | Message::CloseAll => self.update_files(msg),
             // --- selection and stepping (view and table)
             Message::StepEdge(forward) => self.step_edge(forward),
@@ -126,15 +127,40 @@ impl Workbench {
             }
             Message::Loaded { ticket, path, result } => {
                 if !self.jobs.accept(ticket, |_| true) {
+                    self.view.drop_preview(ticket.id);
                     return; // cancelled
                 }
                 match result {
                     Ok(prepared) => {
                         self.view.finished_loads.insert(ticket.id, (path, prepared));
                     }
-                    Err(e) => self.errors.push(e),
+                    Err(e) => {
+                        self.view.drop_preview(ticket.id);
+                        self.errors.push(e);
+                    }
                 }
                 self.add_finished_loads();
+            }
+            Message::Preview { ticket, prepared } => {
+                // Only for the one load running, whose source would join last: the view shows
+                // sources in the order their files were given.
+                let alone =
+                    self.jobs.of_kind(JobKind::Load).count() == 1 && self.view.finished_loads.is_empty();
+                if !self.jobs.is_current(ticket) || !alone {
+                    return;
+                }
+                match self.view.previews.get(&ticket.id) {
+                    Some(&i) => self.view.replace_source(i, prepared),
+                    None => {
+                        let i = self.view.add_source(prepared);
+                        self.view.previews.insert(ticket.id, i);
+                        if !self.view.fitted {
+                            self.view.fit_all();
+                            self.view.fitted = true;
+                            self.view.refit = true;
+                        }
+                    }
+                }
             }
             Message::CloseAll => self.close_all(),
             other => debug_assert!(false, "not a files message: {other:?}"),
@@ -394,7 +420,8 @@ impl Workbench {
             self.remember_recent(&path);
             let p = path.clone();
             self.jobs.spawn_load(path, LoadControl::new(), move |cx| {
-                let result = workers::load(&p, &cx.control);
+                let ctl = cx.control.clone().with_preview(workers::preview_sink(&cx, &p));
+                let result = workers::load(&p, &ctl);
                 cx.send(Message::Loaded { ticket: cx.ticket, path: p, result });
             });
         }
@@ -406,6 +433,7 @@ impl Workbench {
         self.jobs.forget_sources();
         self.view.sources.clear();
         self.view.finished_loads.clear();
+        self.view.previews.clear();
         self.view.overlay = Default::default();
         self.view.fitted = false;
         self.view.alignment = None;
@@ -424,12 +452,18 @@ impl Workbench {
             if *entry.key() > first_running {
                 break;
             }
+            let id = *entry.key();
             let (path, prepared) = entry.remove();
             self.errors.loaded_ok();
             for w in prepared.source.diagnostics.summary().into_iter().take(3) {
                 self.errors.push(format!("{}: {w}", path.display()));
             }
-            self.view.add_source(prepared);
+            match self.view.previews.remove(&id) {
+                Some(i) => self.view.replace_source(i, prepared),
+                None => {
+                    self.view.add_source(prepared);
+                }
+            }
             self.analysis.presets_due = self.analysis.chosen_by_files;
             if !self.view.fitted || !self.jobs.busy(JobKind::Load) {
                 self.view.fit_all();

@@ -21,6 +21,20 @@ pub fn load(path: &Path, ctl: &LoadControl) -> Result<Arc<Prepared>, String> {
     latscope_importers::open(path, ctl).map(|source| Arc::new(prepare(source))).map_err(|e| e.to_string())
 }
 
+/// Where the importer's previews of `path` go while it loads: prepared here, on the load's
+/// thread, and sent to the window (`Message::Preview`).
+pub fn preview_sink(cx: &JobContext, path: &Path) -> latscope_importers::PreviewSink {
+    let (outbox, ticket) = (cx.outbox.clone(), cx.ticket);
+    let name =
+        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let path = path.to_owned();
+    Arc::new(move |mut source: Source| {
+        source.name = name.clone();
+        source.path = Some(path.clone());
+        outbox.send(Message::Preview { ticket, prepared: Arc::new(prepare(source)) });
+    })
+}
+
 /// A source the table lists: its index among the open sources, its data and placement.
 pub type TableSource = (usize, Arc<Prepared>, Placement);
 
@@ -160,7 +174,7 @@ impl Accumulator {
         for d in &mut tracks {
             d.end = d.end.max(self.now);
         }
-        src.digital = tracks;
+        src.digital = tracks.into();
         prepare(src)
     }
 }

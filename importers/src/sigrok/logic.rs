@@ -37,9 +37,13 @@ pub const FAST_MEMBER_BYTES: u64 = 16 << 20;
 /// Flips listed per chunk in the parallel phase; a chunk with more keeps its samples and is
 /// scanned again as its flips are handed on (its list would outweigh its samples).
 const MAX_LISTED_FLIPS: usize = 1 << 20;
-/// Flips kept per repeated chunk for its later copies; a chunk with more is inflated again
-/// at each copy.
+/// Flips kept per repeated chunk for its later copies, and for all of them at once; a chunk
+/// over either is inflated again at each copy.
 const MAX_REPLAYED_FLIPS: usize = 1 << 16;
+const MAX_KEPT_FLIPS: usize = 1 << 22;
+/// Earlier chunks a chunk's bytes are compared with when their sizes and CRC32 are equal: a
+/// file crafted with many equal CRCs costs this many comparisons per chunk, no more.
+const MAX_CANDIDATES: usize = 8;
 
 /// What a logic capture's reader hands on, in sample order.
 pub trait LogicVisitor {
@@ -48,6 +52,8 @@ pub trait LogicVisitor {
     /// At `sample`, the wanted channels in `changed` flipped; `levels` is that sample (only
     /// the bits of wanted and counted channels are kept).
     fn change(&mut self, sample: u64, changed: u64, levels: u64) -> Result<(), ParseFailure>;
+    /// A chunk was read: `samples` so far. (A preview is sent from here.)
+    fn chunk_read(&mut self, _samples: u64) {}
 }
 
 /// Which bits of the sample word matter: changes of `wanted` channels are handed on;
@@ -56,6 +62,13 @@ pub trait LogicVisitor {
 pub struct Masks {
     pub wanted: u64,
     pub counted: u64,
+}
+
+impl Member {
+    /// Its compressed bytes in the archive.
+    pub(super) fn compressed_len(&self) -> usize {
+        self.compressed
+    }
 }
 
 impl Masks {
@@ -79,14 +92,61 @@ pub struct LogicEnd {
 #[derive(Debug, Clone)]
 pub(super) struct Member {
     pub name: String,
+    /// Its declared (inflated) size.
+    pub size: u64,
     /// Where its compressed bytes lie in the archive.
     data: usize,
     compressed: usize,
-    size: u64,
     crc: u32,
     stored: bool,
     /// Inflated in one call and scanned in the parallel phase.
     fast: bool,
+}
+
+/// Analog chunks of float32 samples inflated on all cores straight into `out` (their
+/// samples in order, each chunk its own window of it); `false` when one does not inflate to
+/// its declared size and CRC32 or is not fast (then read them through the zip reader).
+pub(super) fn inflate_f32(bytes: &[u8], members: &[Member], out: &mut [f32]) -> bool {
+    if members.iter().any(|m| !m.fast || !m.size.is_multiple_of(4))
+        || members.iter().map(|m| m.size / 4).sum::<u64>() != out.len() as u64
+    {
+        return false;
+    }
+    let mut windows = Vec::with_capacity(members.len());
+    let mut rest = out;
+    for m in members {
+        let (w, tail) = std::mem::take(&mut rest).split_at_mut((m.size / 4) as usize);
+        windows.push((m, w));
+        rest = tail;
+    }
+    windows.into_par_iter().all(|(m, window)| {
+        let raw = &bytes[m.data..m.data + m.compressed];
+        let fill = |samples: &[u8], window: &mut [f32]| {
+            for (v, b) in window.iter_mut().zip(samples.as_chunks::<4>().0) {
+                *v = f32::from_le_bytes(*b);
+            }
+        };
+        if m.stored {
+            let ok = raw.len() as u64 == m.size && crc32fast::hash(raw) == m.crc;
+            if ok {
+                fill(raw, window);
+            }
+            return ok;
+        }
+        INFLATER.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            let (buf, inflater) = &mut *cell;
+            let size = m.size as usize;
+            buf.resize(size, 0);
+            let inflater = inflater.get_or_insert_with(libdeflater::Decompressor::new);
+            let ok = matches!(inflater.deflate_decompress(raw, &mut buf[..size]), Ok(n) if n == size)
+                && crc32fast::hash(&buf[..size]) == m.crc;
+            if ok {
+                fill(&buf[..size], window);
+            }
+            ok
+        })
+    })
 }
 
 /// The chunks `names` of `zip` (whose bytes are `bytes`) with what the fast path needs.
@@ -154,7 +214,9 @@ fn repeats(members: &[Member], bytes: &[u8]) -> Vec<usize> {
         match same.iter().copied().find(|&r| raw(&members[r]) == raw(m)) {
             Some(r) => rep.push(r),
             None => {
-                same.push(i);
+                if same.len() < MAX_CANDIDATES {
+                    same.push(i);
+                }
                 rep.push(i);
             }
         }
@@ -224,6 +286,9 @@ fn scanned(samples: &[u8], unitsize: usize, masks: Masks) -> Ready {
         samples: (samples.len() / unitsize) as u64,
         first: first & masks.all(),
         last: last & masks.all(),
+        // Room for a busy chunk's flips without regrowing from nothing.
+        at: Vec::with_capacity(4096),
+        words: Vec::with_capacity(4096),
         ..MemberScan::default()
     };
     let all = masks.all();
@@ -238,6 +303,9 @@ fn scanned(samples: &[u8], unitsize: usize, masks: Masks) -> Ready {
     match counted {
         Ok(c) => {
             scan.counted = c;
+            // A scan may be kept for the chunk's copies: no room beyond its flips.
+            scan.at.shrink_to_fit();
+            scan.words.shrink_to_fit();
             Ready::Scanned(Arc::new(scan))
         }
         Err(()) => Ready::Heavy(samples.to_vec()),
@@ -260,7 +328,7 @@ fn scan_samples<E>(
     unitsize: usize,
     prev: u64,
     masks: Masks,
-    on: &mut dyn FnMut(usize, u64) -> Result<(), E>,
+    on: &mut impl FnMut(usize, u64) -> Result<(), E>,
 ) -> Result<u64, E> {
     match unitsize {
         1 => scan_words::<1, E>(bytes, prev, masks, on),
@@ -285,11 +353,12 @@ fn scan_samples<E>(
 }
 
 /// [`scan_samples`] for samples of `U` bytes, `8 / U` to a 64-bit word.
+#[inline]
 fn scan_words<const U: usize, E>(
     bytes: &[u8],
     prev: u64,
     masks: Masks,
-    on: &mut dyn FnMut(usize, u64) -> Result<(), E>,
+    on: &mut impl FnMut(usize, u64) -> Result<(), E>,
 ) -> Result<u64, E> {
     let lane = 8 * U as u32;
     let lane_mask = if U == 8 { u64::MAX } else { (1u64 << lane) - 1 };
@@ -497,6 +566,7 @@ pub(super) fn read(
             }
         });
         let mut kept: HashMap<usize, Arc<MemberScan>> = HashMap::new();
+        let mut kept_flips = 0usize;
         for (i, m) in members.iter().enumerate() {
             if ctl.is_cancelled() {
                 return Err(ParseFailure::Cancelled);
@@ -508,14 +578,21 @@ pub(super) fn read(
                     None => prepare(m, bytes, unitsize, masks),
                 };
                 copies_left[r] -= 1;
-                if copies_left[r] == 0 {
-                    kept.remove(&r);
+                if copies_left[r] == 0
+                    && let Some(scan) = kept.remove(&r)
+                {
+                    kept_flips -= scan.at.len();
                 }
             }
             match ready {
                 Ready::Scanned(scan) => {
                     state.apply(&scan, visitor).map_err(|e| at_member(e, m))?;
-                    if copies_left[i] > 0 && scan.at.len() <= MAX_REPLAYED_FLIPS {
+                    let flips = scan.at.len();
+                    if copies_left[i] > 0
+                        && flips <= MAX_REPLAYED_FLIPS
+                        && kept_flips + flips <= MAX_KEPT_FLIPS
+                    {
+                        kept_flips += flips;
                         kept.insert(i, scan);
                     }
                     ctl.advance(m.compressed as u64);
@@ -540,6 +617,7 @@ pub(super) fn read(
                     }
                 }
             }
+            visitor.chunk_read(state.samples);
         }
         Ok(())
     })?;

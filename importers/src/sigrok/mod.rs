@@ -268,7 +268,7 @@ fn parse_archive(
     if let Some(capture) = meta.get("capturefile") {
         not_decoded = read_logic_tracks(&mut zip, bytes, &names, capture, &meta, clock, ctl, &mut source)?;
     }
-    read_analog(&mut zip, &names, &meta, clock, ctl, &mut source)?;
+    read_analog(&mut zip, bytes, &names, &meta, clock, ctl, &mut source)?;
     if let Some(n) = not_decoded {
         // The record count stays the full decode's: the tracks' own counts plus these.
         source.records = Some(source.records() + n);
@@ -562,7 +562,16 @@ fn read_logic_channels<T: Transitions>(
         let mut tracks = TrackVisitor::new(channels, clock);
         let masks = Masks { wanted: tracks.wanted, counted: bits_of_word(&others) };
         let members = logic::members(zip, bytes, &members, unitsize);
-        let end = logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut tracks)?;
+        let end = match ctl.preview() {
+            Some(sink) => {
+                let declared: u64 = members.iter().map(|m| m.size).sum();
+                let mut previewing = Previewing::new(tracks, sink, declared / unitsize as u64);
+                let end = logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut previewing)?;
+                tracks = previewing.inner;
+                end
+            }
+            None => logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut tracks)?,
+        };
         warnings.extend(end.warnings);
         (end.samples, end.partial_len, end.counted_flips, tracks.channels)
     } else {
@@ -782,6 +791,136 @@ impl<T: Transitions> LogicDecoder<T> {
     }
 }
 
+/// The logic channels at a coarse level of detail, kept as they are read and sent to a
+/// preview sink now and then: [`PREVIEW_BUCKETS`] buckets across the capture (its size from
+/// the chunks' declared sizes), each with the flips counted in it and the level at its end.
+struct Previewing<'a, T> {
+    inner: TrackVisitor<T>,
+    sink: &'a crate::PreviewSink,
+    total: u64,
+    /// A bucket is `1 << shift` samples.
+    shift: u32,
+    /// Per channel: its level now and at sample 0, its flips per bucket, and the buckets
+    /// before `filled[c]` whose end level is in `ends`.
+    level: Vec<u8>,
+    initial: Vec<u8>,
+    flips: Vec<Vec<u16>>,
+    ends: Vec<Vec<u8>>,
+    filled: Vec<usize>,
+    sent: Option<std::time::Instant>,
+}
+
+/// Buckets of a preview: a few per pixel column of a wide window.
+const PREVIEW_BUCKETS: u64 = 4096;
+
+impl<'a, T: Transitions> Previewing<'a, T> {
+    fn new(inner: TrackVisitor<T>, sink: &'a crate::PreviewSink, total: u64) -> Self {
+        // At least 8 samples a bucket: a busy bucket's flips fall on distinct samples.
+        let shift = total.div_ceil(PREVIEW_BUCKETS).max(8).next_power_of_two().trailing_zeros();
+        let buckets = (total >> shift) as usize + 1;
+        let n = inner.channels.len();
+        Previewing {
+            inner,
+            sink,
+            total,
+            shift,
+            level: vec![0; n],
+            initial: vec![0; n],
+            flips: vec![vec![0; buckets]; n],
+            ends: vec![vec![0; buckets]; n],
+            filled: vec![0; n],
+            sent: None,
+        }
+    }
+
+    fn bucket(&self, sample: u64) -> usize {
+        ((sample >> self.shift) as usize).min(self.flips.first().map_or(0, |f| f.len() - 1))
+    }
+
+    /// Ends of channel `c`'s buckets before `b` are its level now.
+    fn fill(&mut self, c: usize, b: usize) {
+        let from = self.filled[c].min(b);
+        let level = self.level[c];
+        self.ends[c][from..b].fill(level);
+        self.filled[c] = self.filled[c].max(b);
+    }
+
+    /// The preview after `read` samples: a busy bucket flips four times inside (and once
+    /// more if it ends at the other level), so it draws as a busy band; what is not read yet
+    /// is unknown (level 2) to the capture's end.
+    fn send(&mut self, read: u64) {
+        let clock = self.inner.clock;
+        let current = self.bucket(read.saturating_sub(1));
+        let width = 1u64 << self.shift;
+        let mut source = Source::new("", "sigrok-sr", SourceKind::File);
+        for c in 0..self.inner.channels.len() {
+            self.fill(c, current);
+            let mut track = DigitalTrack::new(self.inner.channels[c].track.name(), self.initial[c]);
+            let mut level = self.initial[c];
+            for b in 0..=current {
+                let (flips, end) =
+                    (self.flips[c][b], if b < current { self.ends[c][b] } else { self.level[c] });
+                if flips == 0 {
+                    continue;
+                }
+                let start = b as u64 * width;
+                let mut at = |k: u64, l: u8| track.push(clock.time(start + k * width / 6), l);
+                for k in 1..=4 {
+                    level ^= 1;
+                    at(k, level);
+                }
+                if end != level {
+                    at(5, end);
+                    level = end;
+                }
+            }
+            if read < self.total {
+                track.push(clock.time(read), 2);
+            }
+            track.end = clock.time(self.total.saturating_sub(1));
+            source.digital.push(track);
+        }
+        (self.sink)(source);
+        self.sent = Some(std::time::Instant::now());
+    }
+}
+
+impl<T: Transitions> LogicVisitor for Previewing<'_, T> {
+    fn first(&mut self, levels: u64) -> Result<(), ParseFailure> {
+        self.inner.first(levels)?;
+        for (c, ch) in self.inner.channels.iter().enumerate() {
+            let bit = 8 * ch.byte + ch.mask.trailing_zeros() as usize;
+            self.level[c] = ((levels >> bit) & 1) as u8;
+            self.initial[c] = self.level[c];
+        }
+        Ok(())
+    }
+
+    fn change(&mut self, sample: u64, changed: u64, levels: u64) -> Result<(), ParseFailure> {
+        self.inner.change(sample, changed, levels)?;
+        let b = self.bucket(sample);
+        let mut d = changed;
+        while d != 0 {
+            let bit = d.trailing_zeros();
+            d &= d - 1;
+            let Some(c) = self.inner.by_bit[bit as usize].map(usize::from) else { continue };
+            self.fill(c, b);
+            self.flips[c][b] = self.flips[c][b].saturating_add(1);
+            self.level[c] = ((levels >> bit) & 1) as u8;
+        }
+        Ok(())
+    }
+
+    /// The first preview after the first chunk (so the window draws the capture at once),
+    /// then one every [`crate::PREVIEW_EVERY`].
+    fn chunk_read(&mut self, samples: u64) {
+        let due = self.sent.is_none_or(|t| t.elapsed() >= crate::PREVIEW_EVERY);
+        if due && samples < self.total {
+            self.send(samples);
+        }
+    }
+}
+
 fn too_many_transitions(channel: &str, index: u64) -> ParseFailure {
     ParseFailure::Limit {
         at: Position::Byte(0),
@@ -812,6 +951,7 @@ fn analog_keys(meta: &DeviceMetadata) -> Vec<(u32, String)> {
 
 fn read_analog(
     zip: &mut ZipArchive<Cursor<&[u8]>>,
+    bytes: &[u8],
     names: &[String],
     meta: &DeviceMetadata,
     clock: SampleClock,
@@ -841,6 +981,16 @@ fn read_analog(
                 limit: MAX_ANALOG_SAMPLES.to_string(),
             });
         }
+        // Chunks of whole samples are inflated on all cores into their place.
+        let fast = logic::members(zip, bytes, &members, 4);
+        let mut samples = vec![0f32; (declared / 4) as usize];
+        if logic::inflate_f32(bytes, &fast, &mut samples) {
+            ctl.advance(fast.iter().map(|m| m.compressed_len() as u64).sum());
+            total += samples.len();
+            source.analog.push(AnalogTrack::new(name, "V", 0, clock.period_ps(), samples));
+            continue;
+        }
+        drop(samples);
         // Exact: the declared sizes were checked against the limit just above.
         let mut samples: Vec<f32> = Vec::with_capacity((declared / 4) as usize);
         let mut carry: Vec<u8> = Vec::with_capacity(4);
