@@ -292,8 +292,12 @@ fn scanned(samples: &[u8], unitsize: usize, masks: Masks) -> Ready {
         ..MemberScan::default()
     };
     let all = masks.all();
+    let n = samples.len() / unitsize;
     let counted = scan_samples(samples, unitsize, first, masks, &mut |i, s| {
-        if scan.at.len() >= MAX_LISTED_FLIPS {
+        // Over the limit, or on course to pass it (a sixteenth of it in the first sixteenth of
+        // the chunk): listing would be wasted, the chunk is scanned again as it is handed on.
+        let listed = scan.at.len();
+        if listed >= MAX_LISTED_FLIPS || (listed >= MAX_LISTED_FLIPS / 16 && i < n / 16) {
             return Err(());
         }
         scan.at.push(i as u32);
