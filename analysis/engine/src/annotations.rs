@@ -1,0 +1,363 @@
+//! Decoded annotations as `latscope decode` prints them: text, CSV or JSON, written as they
+//! are formatted (a 10M-sample capture's hundreds of thousands of lines are never held as
+//! one text).
+//!
+//! JSON (a contract: add fields, never rename):
+//! `{ "latscope_decode": 1, "path", "annotations": [ { "decoder", "row", "start_s", "end_s",
+//! "start_sample", "end_sample", "text", "fields": {…} } ], "errors": { "DECODER: KIND": N } }`.
+
+use latscope_decoders::{Annotation, Decoded, Value};
+use latscope_model::Source;
+use serde_json::{Map, Value as Json, json};
+use std::io::Write;
+use std::path::Path;
+
+/// The forms `latscope decode` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnnotationFormat {
+    Text,
+    Csv,
+    Json,
+}
+
+fn field_json(v: &Value) -> Json {
+    match v {
+        Value::UInt(u) => json!(u),
+        Value::Int(i) => json!(i),
+        Value::Bool(b) => json!(b),
+        Value::Str(s) => json!(s),
+    }
+}
+
+fn annotation_json(source: &Source, a: &Annotation) -> Json {
+    let fields: Map<String, Json> = a.fields.iter().map(|(k, v)| ((*k).to_owned(), field_json(v))).collect();
+    json!({
+        "decoder": a.decoder,
+        "row": a.row,
+        "start_s": source.origin.to_source_seconds(a.start),
+        "end_s": source.origin.to_source_seconds(a.end),
+        "start_sample": a.start_sample,
+        "end_sample": a.end_sample,
+        "text": a.text,
+        "fields": fields,
+    })
+}
+
+/// Appends the source-clock time of `t` in seconds with `decimals` (at most 12) digits,
+/// from the integer picoseconds (rounded half away from zero): what `{:.N}` of the `f64`
+/// seconds prints, without the float formatting that dominated writing a large decode.
+fn push_seconds(
+    out: &mut Vec<u8>,
+    origin: latscope_model::ClockOrigin,
+    t: latscope_model::Ps,
+    decimals: u32,
+) {
+    let extra = origin.ps + t;
+    // The common case, a time at or after a non-negative origin in ns or ps, with constant
+    // divisors (a division by a variable per line was a tenth of a large decode).
+    if origin.secs >= 0 && extra >= 0 && matches!(decimals, 9 | 12) {
+        const PS: u64 = 1_000_000_000_000;
+        let extra = extra as u64;
+        let mut whole = origin.secs as u64 + extra / PS;
+        let ps = extra % PS;
+        let frac = if decimals == 12 {
+            ps
+        } else {
+            let ns = (ps + 500) / 1000;
+            if ns == 1_000_000_000 {
+                whole += 1;
+                0
+            } else {
+                ns
+            }
+        };
+        push_digits(out, whole, 1);
+        out.push(b'.');
+        push_digits(out, frac, decimals as usize);
+        return;
+    }
+    push_seconds_exact(out, origin, t, decimals);
+}
+
+/// [`push_seconds`] for any origin, time and number of decimals, in 128-bit arithmetic.
+fn push_seconds_exact(
+    out: &mut Vec<u8>,
+    origin: latscope_model::ClockOrigin,
+    t: latscope_model::Ps,
+    decimals: u32,
+) {
+    let ps_per_s = latscope_model::PS_PER_S;
+    let extra = origin.ps + t;
+    let secs = i128::from(origin.secs) + i128::from(extra.div_euclid(ps_per_s));
+    let frac = extra.rem_euclid(ps_per_s) as u64;
+    // |time| as whole seconds and picoseconds.
+    let (neg, whole, ps) = if secs >= 0 {
+        (false, secs.unsigned_abs(), frac)
+    } else if frac == 0 {
+        (true, secs.unsigned_abs(), 0)
+    } else {
+        (true, (secs + 1).unsigned_abs(), ps_per_s as u64 - frac)
+    };
+    let decimals = decimals.min(12);
+    let unit = 10u64.pow(12 - decimals);
+    let one = 10u64.pow(decimals);
+    let scaled = (ps + unit / 2) / unit;
+    let whole = whole + u128::from(scaled / one);
+    let scaled = scaled % one;
+    if neg && (whole != 0 || scaled != 0) {
+        out.push(b'-');
+    }
+    push_digits(out, u64::try_from(whole).unwrap_or(u64::MAX), 1);
+    out.push(b'.');
+    push_digits(out, scaled, decimals as usize);
+}
+
+/// Appends `v` in decimal, zero-padded to `width` digits.
+fn push_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
+    // Two digits per step from a table: each line of a large decode prints four numbers.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    // Written in place from the last digit back: a copy of a small buffer per number was
+    // a library call each.
+    let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let start = out.len();
+    out.resize(start + digits.max(width), b'0');
+    let mut i = out.len();
+    while v >= 100 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        out[i - 2] = PAIRS[pair];
+        out[i - 1] = PAIRS[pair + 1];
+        i -= 2;
+    }
+    if v >= 10 {
+        let pair = v as usize * 2;
+        out[i - 2] = PAIRS[pair];
+        out[i - 1] = PAIRS[pair + 1];
+    } else {
+        out[i - 1] = b'0' + v as u8;
+    }
+}
+
+/// Appends a signed integer in decimal.
+fn push_int(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    push_digits(out, v.unsigned_abs(), 1);
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}
+
+fn field_text(v: &Value) -> String {
+    match v {
+        Value::UInt(u) => u.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Str(s) => s.to_string(),
+    }
+}
+
+/// The JSON document, serialized as it is written: one annotation's object at a time
+/// rather than a tree of all of them (its keys in the order `json!` sorts them).
+struct JsonDoc<'a> {
+    path: String,
+    source: &'a Source,
+    d: &'a Decoded,
+}
+
+struct JsonAnnotations<'a>(&'a JsonDoc<'a>);
+
+impl serde::Serialize for JsonAnnotations<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.d.annotations.len()))?;
+        for a in &self.0.d.annotations {
+            seq.serialize_element(&annotation_json(self.0.source, a))?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for JsonDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("annotations", &JsonAnnotations(self))?;
+        m.serialize_entry("errors", &self.d.errors)?;
+        m.serialize_entry("latscope_decode", &1)?;
+        m.serialize_entry("path", &self.path)?;
+        m.end()
+    }
+}
+
+/// Formats one line per annotation with `line`, in blocks formatted on all cores and
+/// written in order: a decode of a large capture prints hundreds of thousands of lines, and
+/// their formatting is as long as the decode. At most a few blocks are held at once.
+fn write_lines_in_parallel(
+    w: &mut dyn Write,
+    annotations: &[Annotation],
+    line: impl Fn(&mut Vec<u8>, &Annotation) + Sync,
+) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 8192;
+    let blocks = rayon::current_num_threads().max(1) * 2;
+    // Reused from group to group: fresh buffers would fault in their pages every time.
+    let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); blocks];
+    for group in annotations.chunks(BLOCK * blocks) {
+        group.par_chunks(BLOCK).zip(buffers.par_iter_mut()).for_each(|(block, out)| {
+            out.clear();
+            for a in block {
+                line(out, a);
+            }
+        });
+        for b in buffers.iter().take(group.len().div_ceil(BLOCK)) {
+            w.write_all(b)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the annotations in `format` to `w` as they are formatted (a 10M-sample capture's
+/// hundreds of thousands of lines are never held as one text).
+pub fn write_annotations(
+    w: &mut dyn Write,
+    path: &Path,
+    source: &Source,
+    d: &Decoded,
+    format: AnnotationFormat,
+) -> std::io::Result<()> {
+    let sample = |s: Option<i64>| s.map(|s| s.to_string()).unwrap_or_default();
+    match format {
+        AnnotationFormat::Json => {
+            let doc = JsonDoc { path: path.display().to_string(), source, d };
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
+            w.write_all(b"\n")?;
+        }
+        AnnotationFormat::Csv => {
+            w.write_all(b"decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n")?;
+            write_lines_in_parallel(w, &d.annotations, |out, a| {
+                let fields: Vec<String> =
+                    a.fields.iter().map(|(k, v)| format!("{k}={}", field_text(v))).collect();
+                let _ = write!(out, "{},{},", a.decoder, a.row);
+                push_seconds(out, source.origin, a.start, 12);
+                out.push(b',');
+                push_seconds(out, source.origin, a.end, 12);
+                let _ = writeln!(
+                    out,
+                    ",{},{},{},{}",
+                    sample(a.start_sample),
+                    sample(a.end_sample),
+                    csv_cell(&a.text),
+                    csv_cell(&fields.join(";"))
+                );
+            })?;
+        }
+        AnnotationFormat::Text => {
+            write_lines_in_parallel(w, &d.annotations, |out, a| {
+                push_seconds(out, source.origin, a.start, 9);
+                out.push(b' ');
+                push_seconds(out, source.origin, a.end, 9);
+                if let (Some(s), Some(e)) = (a.start_sample, a.end_sample) {
+                    out.extend_from_slice(b" [");
+                    push_int(out, s);
+                    out.push(b'-');
+                    push_int(out, e);
+                    out.push(b']');
+                }
+                // Single bytes pushed, not copied: a copy call per piece of punctuation was a
+                // tenth of printing a large decode.
+                out.push(b' ');
+                out.extend_from_slice(a.decoder.as_bytes());
+                out.push(b'.');
+                out.extend_from_slice(a.row.as_bytes());
+                out.extend_from_slice(b": ");
+                out.extend_from_slice(a.text.as_bytes());
+                out.push(b'\n');
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::ClockOrigin;
+
+    #[test]
+    fn seconds_are_printed_from_integer_picoseconds_as_the_float_format_does() {
+        let text = |origin: ClockOrigin, t: i64, d: u32| {
+            let mut s = Vec::new();
+            push_seconds(&mut s, origin, t, d);
+            String::from_utf8(s).unwrap()
+        };
+        let zero = ClockOrigin::from_secs_ps(0, 0);
+        for t in [
+            0,
+            1,
+            499,
+            500,
+            2_540_000,
+            11_365_975_000,
+            999_999_999_999,
+            1_000_000_000_000,
+            123_456_789_012_345,
+        ] {
+            for d in [9, 12] {
+                let want = format!("{:.*}", d as usize, zero.to_source_seconds(t));
+                // Ties (exactly half a unit) round away from zero here; the float may go
+                // either way, so they are left out of the comparison.
+                if d == 9 && t % 1000 == 500 {
+                    continue;
+                }
+                assert_eq!(text(zero, t, d), want, "{t} ps, {d} digits");
+            }
+        }
+        // The simulator's clock starts at 100 s; negative times keep their sign.
+        assert_eq!(text(ClockOrigin::from_secs_ps(100, 0), 1_500_000, 9), "100.000001500");
+        assert_eq!(text(zero, -2_500_000_000, 9), "-0.002500000");
+        assert_eq!(text(zero, -400, 9), "0.000000000");
+        assert_eq!(text(zero, 500, 9), "0.000000001");
+    }
+
+    #[test]
+    fn digits_are_what_the_formatter_prints() {
+        for v in [0u64, 5, 9, 10, 42, 99, 100, 101, 999, 1000, 123_456_789, 999_999_999_999, u64::MAX] {
+            for width in [1usize, 2, 9, 12, 20] {
+                let mut out = Vec::new();
+                push_digits(&mut out, v, width);
+                assert_eq!(String::from_utf8(out).unwrap(), format!("{v:0width$}"), "{v} {width}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_seconds_path_prints_what_the_exact_one_does() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let origin = ClockOrigin::from_secs_ps((x >> 40) as i64 % 5000, (x % 1_000_000_000_000) as i64);
+            let t = (x >> 3) as i64 % 4_000_000_000_000_000 - 1_000_000;
+            for d in [9, 12] {
+                let (mut fast, mut exact) = (Vec::new(), Vec::new());
+                push_seconds(&mut fast, origin, t, d);
+                push_seconds_exact(&mut exact, origin, t, d);
+                assert_eq!(fast, exact, "{origin:?} {t} {d}");
+            }
+            // Half a nanosecond either way of a whole second.
+            let t = 1_000_000_000_000 * ((x >> 50) as i64) - 500 + (x % 3) as i64 * 500;
+            let (mut fast, mut exact) = (Vec::new(), Vec::new());
+            push_seconds(&mut fast, ClockOrigin::from_secs_ps(0, 0), t, 9);
+            push_seconds_exact(&mut exact, ClockOrigin::from_secs_ps(0, 0), t, 9);
+            assert_eq!(fast, exact, "{t}");
+        }
+    }
+}
