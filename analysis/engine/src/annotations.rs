@@ -22,7 +22,7 @@ pub enum AnnotationFormat {
 
 fn field_json(v: &Value) -> Json {
     match v {
-        Value::UInt(u) => json!(u),
+        Value::UInt(u) | Value::Hex(u) => json!(u),
         Value::Int(i) => json!(i),
         Value::Bool(b) => json!(b),
         Value::Str(s) => json!(s),
@@ -156,7 +156,8 @@ fn csv_cell(s: &str) -> String {
 
 fn field_text(v: &Value) -> String {
     match v {
-        Value::UInt(u) => u.to_string(),
+        // As in the JSON: the number (the annotation's text shows it in hex).
+        Value::UInt(u) | Value::Hex(u) => u.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Str(s) => s.to_string(),

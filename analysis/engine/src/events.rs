@@ -1,11 +1,12 @@
 //! Every event of a capture, one per line, as `latscope events` prints it. The text form
-//! is `trace-cmd report`'s: a `cpus=N` line, then `COMM-PID [CPU] SECS.USECS: EVENT: PAYLOAD` with trace-cmd's widths (comm right-aligned
-//! in 16, pid left-aligned in 5, cpu in 3 digits, seconds in 5, microseconds rounded to the
-//! nearest, the event name and its colon padded to 21), payloads rendered as trace-cmd
-//! renders them (see `latscope_model::render_event`). csv and json give one row or object
-//! per event with its typed fields.
+//! is `trace-cmd report`'s: a `cpus=N` line, then `COMM-PID [CPU] SECS.USECS: EVENT:
+//! PAYLOAD` with trace-cmd's widths (comm right-aligned in 16, pid left-aligned in 5, cpu in
+//! 3 digits, seconds in 5, microseconds rounded to the nearest, the event name and its colon
+//! padded to 21), payloads rendered as trace-cmd renders them (see
+//! `latscope_model::render_event`). csv gives one row per event with its fields as people
+//! read them (`254,0`), json one object with its typed stored values.
 
-use latscope_model::{FieldValue, Filter, PS_PER_S, Source, Sym, write_payload};
+use latscope_model::{FieldKind, FieldValue, Filter, PS_PER_S, Source, Sym, write_payload};
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -19,7 +20,12 @@ pub enum EventsFormat {
 }
 
 /// Writes the events of `source` that `filter` keeps, in `format`.
-pub fn write_events(source: &Source, filter: &Filter, format: EventsFormat, w: &mut impl Write) -> io::Result<()> {
+pub fn write_events(
+    source: &Source,
+    filter: &Filter,
+    format: EventsFormat,
+    w: &mut impl Write,
+) -> io::Result<()> {
     match format {
         EventsFormat::Text => write_text(source, filter, w),
         EventsFormat::Csv => write_csv(source, filter, w),
@@ -159,7 +165,12 @@ fn csv_cell(s: &str, out: &mut String) {
     }
 }
 
-fn value_cell(source: &Source, v: FieldValue, out: &mut String) {
+/// A CSV cell of field `name`, as people read it (`254,0`, `0x1AA`; JSON keeps the stored
+/// numbers).
+fn value_cell(source: &Source, name: Sym, kind: FieldKind, v: FieldValue, out: &mut String) {
+    if let Some(text) = latscope_model::display::readable(&source.strings.resolve(name), kind, v) {
+        return csv_cell(&text, out);
+    }
     match v {
         FieldValue::Int(i) => out.push_str(&i.to_string()),
         FieldValue::UInt(u) => out.push_str(&u.to_string()),
@@ -208,8 +219,8 @@ fn write_csv(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Result
         csv_cell(payload, &mut row);
         let mut cells: Vec<String> = vec![String::new(); columns.len()];
         let cols = &layout_columns[source.events.layout[i].0 as usize];
-        for ((_, v), &col) in ev.fields().zip(cols) {
-            value_cell(source, v, &mut cells[col]);
+        for (((name, v), &(_, kind)), &col) in ev.fields().zip(&ev.layout().fields).zip(cols) {
+            value_cell(source, name, kind, v, &mut cells[col]);
         }
         for c in &cells {
             row.push(',');

@@ -138,9 +138,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`latscope info FILE | head`) is not an error.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e)
-            if e.is::<ThresholdsCrossed>() || e.is::<fleet::FleetThresholdsCrossed>() =>
-        {
+        Err(e) if e.is::<ThresholdsCrossed>() || e.is::<fleet::FleetThresholdsCrossed>() => {
             eprintln!("latscope: {e}");
             ExitCode::from(3)
         }
