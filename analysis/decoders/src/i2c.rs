@@ -83,7 +83,7 @@ impl Machine for I2c {
 
 impl I2c {
     pub(crate) fn new(stage: &Stage, channels: &mut dyn Channels) -> Result<Self, DecodeError> {
-        let mut p = Params::new("i2c", stage);
+        let mut p = Params::new(&crate::registry::I2C, stage);
         let scl = p.required("scl", channels)?;
         let sda = p.required("sda", channels)?;
         p.finish()?;

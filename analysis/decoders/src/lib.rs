@@ -24,6 +24,7 @@ mod i2c;
 pub mod names;
 mod params;
 pub mod presets;
+pub mod registry;
 pub mod sd;
 mod sd_spi;
 pub mod signal;
@@ -41,19 +42,12 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 pub use stream::StreamDecoder;
 
-/// Decoder names and one-line descriptions with their spec syntax, for `--help` and errors.
-pub const DECODERS: &[(&str, &str)] = &[
-    ("uart", "uart:tx=CH (or rx=CH),baud=N|auto,bits=5..9,parity=none|even|odd,stop=1|1.5|2,invert=0|1"),
-    ("spi", "spi:clk=CH,mosi=CH,miso=CH,cs=CH,cpol=0|1,cpha=0|1,cs_active=low|high,order=msb|lsb,bits=N"),
-    ("i2c", "i2c:scl=CH,sda=CH"),
-    ("sd", "sd:clk=CH,cmd=CH[,dat0=CH,dat1=CH,dat2=CH,dat3=CH,width=1|4,block=N]"),
-    ("sd-spi", "spi:clk=CH,mosi=CH,miso=CH,cs=CH | sd-spi[:block=N]"),
-];
-
 /// A typed annotation field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     UInt(u64),
+    /// Unsigned, read in hexadecimal: a command argument, a CRC (`arg=0x1AA`).
+    Hex(u64),
     Int(i64),
     Bool(bool),
     /// Borrowed for names from a fixed set (`read`, `tx`, `R1`): no allocation per field.
@@ -90,7 +84,7 @@ impl Annotation {
 pub enum DecodeError {
     #[error(transparent)]
     Spec(#[from] spec::SpecError),
-    #[error("column {column}: unknown decoder `{name}`; decoders: {}", DECODERS.iter().map(|d| d.0).collect::<Vec<_>>().join(", "))]
+    #[error("column {column}: unknown decoder `{name}`; decoders: {}", registry::NATIVE.iter().map(|d| d.name).collect::<Vec<_>>().join(", "))]
     UnknownDecoder { name: String, column: usize },
     #[error("column {column}: no channel `{name}`; channels: {}", available.join(", "))]
     UnknownChannel { name: String, column: usize, available: Vec<String> },
@@ -409,6 +403,7 @@ impl Decoded {
                 let key = b.intern(k.as_bytes());
                 let (kind, value) = match v {
                     Value::UInt(u) => (FieldKind::UInt, FieldValue::UInt(*u)),
+                    Value::Hex(u) => (FieldKind::Hex, FieldValue::UInt(*u)),
                     Value::Int(i) => (FieldKind::Int, FieldValue::Int(*i)),
                     Value::Bool(x) => (FieldKind::UInt, FieldValue::UInt(u64::from(*x))),
                     Value::Str(s) => (FieldKind::Str, FieldValue::Str(b.intern(s.as_bytes()))),

@@ -52,7 +52,7 @@ pub(crate) struct Sd {
 
 impl Sd {
     pub(crate) fn new(stage: &Stage, channels: &mut dyn Channels, clock: Clock) -> Result<Self, DecodeError> {
-        let mut p = Params::new("sd", stage);
+        let mut p = Params::new(&crate::registry::SD, stage);
         let clk = p.required("clk", channels)?;
         let cmd = p.required("cmd", channels)?;
         let dat: Vec<Option<u32>> = vec![
@@ -234,20 +234,56 @@ struct Token {
     first_clock: u64,
 }
 
+/// Marks a failed annotation with the field `error` naming why (analyses leave pairs that
+/// end at one out of their statistics).
+fn push_failure(fields: &mut Vec<(&'static str, Value)>, crc_bad: bool, stopped: bool) {
+    let why = if stopped {
+        "clock-stopped"
+    } else if crc_bad {
+        "crc"
+    } else {
+        return;
+    };
+    fields.push(("error", Value::Str(why.into())));
+}
+
+/// How much longer than its shortest bit a token's longest bit may be before the clock is
+/// taken to have stopped inside it: a host gates the clock between tokens, not within one,
+/// and bits read across a stopped clock are another token's or noise.
+const STOPPED_CLOCK_FACTOR: i64 = 16;
+
+/// Whether the clock stopped inside a token whose bits were sampled at `ticks`.
+fn clock_stopped(ticks: &[i64]) -> bool {
+    let gaps = ticks.windows(2).map(|w| w[1] - w[0]);
+    match (gaps.clone().filter(|&g| g > 0).min(), gaps.max()) {
+        (Some(shortest), Some(longest)) => longest > STOPPED_CLOCK_FACTOR * shortest,
+        _ => false,
+    }
+}
+
 impl Bus {
     fn token(&mut self, token: &Token, clock_index: u64, sink: &mut Sink) {
         let n = token.ticks.len();
         let ss = token.ticks[0];
         let last = token.ticks[n - 1];
         let es = last + (last - token.ticks[n - 2]);
+        let stopped = clock_stopped(&token.ticks);
+        if stopped {
+            sink.error(
+                ss,
+                es,
+                "clock-stopped",
+                "the clock stopped inside this token: its bits are not one token",
+            );
+        }
         if token.bits[1] == 1 {
-            self.command(token, ss, es, clock_index, sink);
+            self.command(token, ss, es, clock_index, stopped, sink);
         } else {
-            self.response(token, ss, es, sink);
+            self.response(token, ss, es, stopped, sink);
         }
     }
 
-    fn command(&mut self, token: &Token, ss: i64, es: i64, clock_index: u64, sink: &mut Sink) {
+    fn command(&mut self, token: &Token, ss: i64, es: i64, clock_index: u64, stopped: bool, sink: &mut Sink) {
         let Ok(t) = parse_token48(&token.bits) else { return };
         if let Some(prev) = self.sent
             && !prev.answered
@@ -269,22 +305,18 @@ impl Bus {
         self.seq += 1;
         let name = command_name(t.index, app);
         let prefix = if app { "ACMD" } else { "CMD" };
-        sink.put(
-            ss,
-            es,
-            "cmd",
-            format!("{prefix}{} ({name}) arg 0x{:08x}", t.index, t.arg),
-            vec![
-                ("index", Value::UInt(t.index.into())),
-                ("app", Value::Bool(app)),
-                ("arg", Value::UInt(t.arg.into())),
-                ("crc", Value::UInt(t.crc.into())),
-                ("crc_ok", Value::Bool(crc_ok)),
-                ("name", Value::Str(name.into())),
-                ("seq", Value::UInt(self.seq)),
-                ("read", Value::Bool(!app && matches!(t.index, 17 | 18))),
-            ],
-        );
+        let mut fields = vec![
+            ("index", Value::UInt(t.index.into())),
+            ("app", Value::Bool(app)),
+            ("arg", Value::Hex(t.arg.into())),
+            ("crc", Value::Hex(t.crc.into())),
+            ("crc_ok", Value::Bool(crc_ok)),
+            ("name", Value::Str(name.into())),
+            ("seq", Value::UInt(self.seq)),
+            ("read", Value::Bool(!app && matches!(t.index, 17 | 18))),
+        ];
+        push_failure(&mut fields, !crc_ok, stopped);
+        sink.put(ss, es, "cmd", format!("{prefix}{} ({name}) arg 0x{:08x}", t.index, t.arg), fields);
         self.sent = Some(Sent {
             seq: self.seq,
             index: t.index,
@@ -355,7 +387,7 @@ impl Bus {
         }
     }
 
-    fn response(&mut self, token: &Token, ss: i64, es: i64, sink: &mut Sink) {
+    fn response(&mut self, token: &Token, ss: i64, es: i64, stopped: bool, sink: &mut Sink) {
         let sent = self.sent.filter(|s| !s.answered);
         let ty = sent.and_then(|s| s.response).unwrap_or("R1");
         let mut fields = vec![("type", Value::Str(ty.into()))];
@@ -367,7 +399,7 @@ impl Bus {
             (63u8, Some(ok), format!("CID/CSD {hex}"))
         } else {
             let Ok(t) = parse_token48(&token.bits) else { return };
-            fields.push(("arg", Value::UInt(t.arg.into())));
+            fields.push(("arg", Value::Hex(t.arg.into())));
             let ok = (ty != "R3").then(|| crc7(token.bits[..40].iter().copied()) == t.crc && t.end == 1);
             let detail = match ty {
                 "R3" => format!("OCR 0x{:08x}", t.arg),
@@ -386,6 +418,7 @@ impl Bus {
                 sink.error(ss, es, "crc", format!("{ty}: CRC7 is wrong or the end bit is 0"));
             }
         }
+        push_failure(&mut fields, crc_ok == Some(false), stopped);
         let mut text = format!("{ty} {detail}");
         if let Some(s) = sent {
             let prefix = if s.app { "ACMD" } else { "CMD" };
@@ -579,6 +612,7 @@ impl Bus {
             fields.push(("seq", Value::UInt(t.seq)));
             fields.push(("cmd", Value::UInt(t.cmd.into())));
         }
+        push_failure(&mut fields, !(crc_ok && end_ok), false);
         let status = if crc_ok && end_ok { "CRC ok" } else { "CRC BAD" };
         self.last_data = Some(sink.anns.len());
         sink.put(ss, es, "data", format!("{dir} block {block}: {} bytes, {status}", bytes.len()), fields);

@@ -63,7 +63,7 @@ pub(crate) struct Spi {
 
 impl Spi {
     pub(crate) fn new(stage: &Stage, channels: &mut dyn Channels) -> Result<Self, DecodeError> {
-        let mut p = Params::new("spi", stage);
+        let mut p = Params::new(&crate::registry::SPI, stage);
         let clk = p.required("clk", channels)?;
         let mosi = p.channel("mosi", channels)?;
         let miso = p.channel("miso", channels)?;

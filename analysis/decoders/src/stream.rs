@@ -168,7 +168,7 @@ impl Stack {
 
 /// The decoder's own name, from the table (an unknown one is refused when the stack is built).
 fn stage_name(stage: &Stage) -> &'static str {
-    crate::DECODERS.iter().map(|d| d.0).find(|&n| n == stage.name).unwrap_or("")
+    crate::registry::native(&stage.name).map_or("", |d| d.name)
 }
 
 /// A decoder stack fed with level changes as they happen.

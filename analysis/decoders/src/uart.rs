@@ -61,7 +61,7 @@ impl Uart {
         rate: f64,
         sink: &Sink,
     ) -> Result<Self, DecodeError> {
-        let mut p = Params::new("uart", stage);
+        let mut p = Params::new(&crate::registry::UART, stage);
         let tx = p.channel("tx", channels)?;
         let rx = p.channel("rx", channels)?;
         let baud = p.option("baud", None, |s| {
