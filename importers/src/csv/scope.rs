@@ -644,14 +644,13 @@ fn plain_row<'f>(
     Some(true)
 }
 
-/// The rows of a clean export read on all cores into its time column and value columns, with
-/// the clock they are relative to; `None` at the first row the row loop would report.
-#[allow(clippy::type_complexity)]
-fn read_parallel(
-    spec: &Spec,
-    data: &[u8],
-    ctl: &LoadControl,
-) -> Result<Option<(Vec<Ps>, Vec<Vec<f32>>, Clock)>, ParseFailure> {
+/// The rows read: the time column, each channel's values, and the clock the times are
+/// relative to.
+type Columns = (Vec<Ps>, Vec<Vec<f32>>, Clock);
+
+/// The rows of a clean export read on all cores; `None` at the first row the row loop would
+/// report.
+fn read_parallel(spec: &Spec, data: &[u8], ctl: &LoadControl) -> Result<Option<Columns>, ParseFailure> {
     if matches!(spec.time, TimeSpec::Row { .. }) || data.len() < PARALLEL_BYTES {
         return Ok(None);
     }
@@ -784,7 +783,7 @@ fn read_rows(
     data: &[u8],
     ctl: &LoadControl,
     diag: &mut Diagnostics,
-) -> Result<(Vec<Ps>, Vec<Vec<f32>>, Clock), ParseFailure> {
+) -> Result<Columns, ParseFailure> {
     let dc = spec.dialect.decimal_comma;
     let needed = needed_fields(spec);
     let mut values: Vec<Vec<f32>> = vec![Vec::new(); spec.channels.len()];
