@@ -462,7 +462,7 @@ fn memory_per_event_of_generated_traces_stays_under_48_bytes() {
 
 fn memory_per_event_under_48_bytes(traces: &[PathBuf]) {
     for path in traces {
-        let s = load(&path);
+        let s = load(path);
         let per_event = s.events.heap_bytes() as f64 / s.events.len() as f64;
         let strings = s.strings.heap_bytes() as f64 / s.events.len() as f64;
         eprintln!(
