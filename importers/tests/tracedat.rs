@@ -247,7 +247,7 @@ fn matches_trace_cmd_report_on_every_file() {
     if let Some(extra) = std::env::var_os("LATSCOPE_TRACEDAT_EXTRA") {
         files.extend(std::env::split_paths(&extra));
     }
-    match_trace_cmd_report(&files);
+    match_trace_cmd_report(&files, "repo");
 }
 
 #[test]
@@ -256,12 +256,14 @@ fn matches_trace_cmd_report_on_every_file() {
     ignore = "needs trace-cmd (apt-get install trace-cmd) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
 )]
 fn matches_trace_cmd_report_on_every_file_of_the_shared_corpus() {
-    match_trace_cmd_report(&shared_files());
+    match_trace_cmd_report(&shared_files(), "shared");
 }
 
-/// Each file (and each corpus file converted to v7) against `trace-cmd report`.
-fn match_trace_cmd_report(files: &[PathBuf]) {
-    let tmp = std::env::temp_dir().join(format!("latscope-tracedat-{}", std::process::id()));
+/// Each file (and each corpus file converted to v7) against `trace-cmd report`; the v7
+/// copies go to a scratch directory named by `tag`.
+fn match_trace_cmd_report(files: &[PathBuf], tag: &str) {
+    // Per test: the twins run at once, and each removes its directory when done.
+    let tmp = std::env::temp_dir().join(format!("latscope-tracedat-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("temp dir");
     let mut total = Checked::default();
     let mut checked_files = 0;
