@@ -138,6 +138,7 @@ impl Need {
     /// Runs `cmd` (the tool or the Python of this need) to completion. It panics naming the
     /// need when the program cannot be started, or when Python cannot import the need's
     /// module; any other failure is the caller's to judge from the output.
+    #[track_caller]
     pub fn output(self, cmd: &mut Command) -> Output {
         let shown = format!("{:?}", cmd.get_program());
         let out = cmd.output().unwrap_or_else(|e| panic!("{}: cannot run {shown}: {e}", self.reason()));
@@ -243,6 +244,7 @@ pub fn in_repo(rel: &str) -> bool {
 
 /// The corpus file `rel`: the repository's copy, or else the shared corpus's, or a panic
 /// saying the shared corpus is needed.
+#[track_caller]
 pub fn corpus(rel: &str) -> PathBuf {
     let here = repo_corpus().join(rel);
     if here.is_file() {
@@ -261,6 +263,7 @@ pub fn corpus(rel: &str) -> PathBuf {
 
 /// The repository's corpus files under `sub` (e.g. `sigrok`), recursively, with extension
 /// `ext` if given, sorted. Panics when there are none: `sub` is misspelt.
+#[track_caller]
 pub fn corpus_files(sub: &str, ext: Option<&str>) -> Vec<PathBuf> {
     let dir = repo_corpus().join(sub);
     let files = files_under(&dir, ext);
@@ -271,6 +274,7 @@ pub fn corpus_files(sub: &str, ext: Option<&str>) -> Vec<PathBuf> {
 /// The shared corpus's files under `sub` that the repository does not hold, recursively,
 /// with extension `ext` if given, sorted. Panics naming the need when the shared corpus is
 /// absent, and when it holds none: every directory of it has files of its own.
+#[track_caller]
 pub fn shared_corpus_files(sub: &str, ext: Option<&str>) -> Vec<PathBuf> {
     let base = shared_corpus_dir();
     let dir = base.join(sub);
