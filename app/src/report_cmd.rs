@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Capture files; two files are compared A/B analysis by analysis.
+    /// Capture files; two files are compared A/B analysis by analysis, and with --baseline
+    /// each one is a candidate compared with the baseline.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// A preset analysis (irq-handler, block, ...); repeatable. Without --preset and --rule,
@@ -32,9 +33,15 @@ pub struct ReportArgs {
     /// see all inputs together.
     #[arg(long, value_name = "ALIGN")]
     pub align: Option<String>,
-    /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION; exit code 3 when crossed.
+    /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION, or with --baseline
+    /// `ANALYSIS.STAT regressed[(C%)] [by P%]` (STAT p50 p90 p99 mean); exit code 3 when
+    /// crossed or regressed with confidence.
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<String>,
+    /// The capture every FILE (a candidate) is compared with: each analysis's change in p50,
+    /// p90, p99 and mean with 95 % intervals, p-values and verdicts, and a shift test.
+    #[arg(long, value_name = "BASELINE")]
+    pub baseline: Option<PathBuf>,
     /// Output format (default: from the -o extension, else md).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
@@ -218,11 +225,15 @@ pub fn emit_perfetto(
     Ok(())
 }
 
-/// Checks every threshold; `Err(ThresholdsCrossed)` when any is crossed.
+/// Checks every threshold; `Err(ThresholdsCrossed)` when any is crossed. A `regressed`
+/// gate that passes says why on stderr (no change shown, or too little data).
 pub fn gate(report: &Report, thresholds: &[Threshold]) -> Result<()> {
     let mut crossed = Vec::new();
     for t in thresholds {
         crossed.extend(t.check(report).map_err(anyhow::Error::msg)?);
+        for line in t.passed(report) {
+            eprintln!("latscope: {line}");
+        }
     }
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
 }
@@ -253,22 +264,23 @@ pub fn build_report(
     outcomes: &[Outcome],
     align: Option<String>,
 ) -> Result<Report> {
-    build_report_as(paths, sources, outcomes, align, None)
+    build_report_as(paths, sources, outcomes, align, None, None)
 }
 
 /// [`build_report`] for rendering only as `format`, when known: JSON and Markdown print no
-/// per-sample rows, so none are built.
+/// per-sample rows, so none are built. `baseline` is the input the others are compared with.
 fn build_report_as(
     paths: &[String],
     sources: &[&Source],
     outcomes: &[Outcome],
     align: Option<String>,
     format: Option<Format>,
+    baseline: Option<usize>,
 ) -> Result<Report> {
     let inputs: Vec<ReportInput<'_>> =
         paths.iter().zip(sources).map(|(path, source)| ReportInput { path, source }).collect();
     let without_samples = matches!(format, Some(Format::Json | Format::Md));
-    let opts = ReportOptions { align, without_samples, ..ReportOptions::default() };
+    let opts = ReportOptions { align, without_samples, baseline, ..ReportOptions::default() };
     Ok(report::build(&inputs, outcomes, &opts)?)
 }
 
@@ -289,6 +301,18 @@ fn tracks_needed(specs: &[Spec], align: Option<&latscope_analysis::align::AlignS
 pub fn run(args: &ReportArgs) -> Result<()> {
     // Usage errors first, before any file is read.
     let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(t) = thresholds.iter().find(|t| t.needs_baseline() && args.baseline.is_none()) {
+        bail!("--fail-if {:?}: `regressed` compares with a baseline: give --baseline BASELINE", t.text);
+    }
+    if args.baseline.is_some() && (args.align.is_some() || args.dataset.is_some()) {
+        bail!(
+            "--baseline compares captures analysed apart: it cannot be combined with {}",
+            if args.align.is_some() { "--align" } else { "--dataset (append the capture on its own)" }
+        );
+    }
+    // The baseline is input 0, the candidates follow in the order given.
+    let files: Vec<PathBuf> = args.baseline.iter().chain(&args.files).cloned().collect();
+    let baseline = args.baseline.as_ref().map(|_| 0);
     let (format, perfetto) = resolve_format(args.format, args.output.as_deref());
     let specs = parse_specs(args)?;
     let labels = crate::fleet_cmd::labels_for(&args.labels, args.dataset.as_deref())?;
@@ -304,15 +328,15 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     {
         ctl = ctl.with_tracks(tracks);
     }
-    let mut sources = Vec::with_capacity(args.files.len());
-    for path in &args.files {
+    let mut sources = Vec::with_capacity(files.len());
+    for path in &files {
         sources.push(latscope_importers::open(path, &ctl)?);
     }
     // Decoders run on the inputs that have their channels (a capture beside a kernel trace).
     let ran_on = crate::decode_cmd::attach_where_present(&mut sources, &args.decoders)?;
     for (spec, on) in args.decoders.iter().zip(&ran_on) {
         if on.len() < sources.len() {
-            let on: Vec<String> = on.iter().map(|i| format!("{i} ({})", args.files[*i].display())).collect();
+            let on: Vec<String> = on.iter().map(|i| format!("{i} ({})", files[*i].display())).collect();
             eprintln!("latscope: --decoder {spec:?} decoded input {}", on.join(", "));
         }
     }
@@ -324,7 +348,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let applied = match &align {
         Some(spec) => {
             let a = latscope_analysis::align::apply_align(spec, &refs, &mut placements)?;
-            let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+            let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
             let labels = latscope_model::source_labels(&paths.iter().map(String::as_str).collect::<Vec<_>>());
             Some(format!(
                 "{} ({}: offset {} ns, drift {:.3} ppm, {} matched, rms {:.3} ns)",
@@ -366,17 +390,17 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
         all
     };
-    let paths: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+    let paths: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     // A dataset stores every pair, so the report keeps its samples then.
     let rows_for = if args.dataset.is_some() { None } else { Some(format) };
-    let report = build_report_as(&paths, &refs, &outcomes, applied, rows_for)?;
+    let report = build_report_as(&paths, &refs, &outcomes, applied, rows_for, baseline)?;
     if perfetto {
-        emit_perfetto(&paths, &placed, &outcomes, args.output.as_deref(), &args.files)?;
+        emit_perfetto(&paths, &placed, &outcomes, args.output.as_deref(), &files)?;
     } else {
-        emit(&report, format, args.output.as_deref(), &args.files)?;
+        emit(&report, format, args.output.as_deref(), &files)?;
     }
     if let Some(dir) = &args.dataset {
-        crate::fleet_cmd::append(dir, &args.files, &labels, &report)?;
+        crate::fleet_cmd::append(dir, &files, &labels, &report)?;
     }
     let gated = gate(&report, &thresholds);
     // The process ends with this command: handing the captures' and analyses' memory (tens
