@@ -712,9 +712,14 @@ pub fn compare(baseline: &[&Points], candidate: &[&Points], analysis: &str, opts
             format!("the {name} has {} blocks of time, fewer than {MIN_BLOCKS}", s.method.blocks)
         })
         .collect::<Vec<_>>();
-    if !few.is_empty() || opts.resamples == 0 {
-        method.note = Some(if few.is_empty() { "no resamples asked for".to_owned() } else { few.join("; ") });
+    if !few.is_empty() {
+        method.note = Some(few.join("; "));
         return nothing(method);
+    }
+    let shift = (opts.permutations > 0).then(|| shift_p_value(&a, &b, opts, seed));
+    if opts.resamples == 0 {
+        method.note = Some("no resamples asked for".to_owned());
+        return Inference { shift_p_value: shift, ..nothing(method) };
     }
     // Which statistics can have an interval: a quantile needs pairs beyond it on both sides.
     let usable = PerStat::from_fn(|s| match s.quantile() {
@@ -769,7 +774,6 @@ pub fn compare(baseline: &[&Points], candidate: &[&Points], analysis: &str, opts
         Some([_, hi]) if *hi < 0.0 => Verdict::Improved,
         Some(_) => Verdict::Inconclusive,
     });
-    let shift = (opts.permutations > 0).then(|| shift_p_value(&a, &b, opts, seed));
     Inference { ci95_ns, ci95_change, p_value, shift_p_value: shift, verdict, method, replicates }
 }
 

@@ -282,7 +282,7 @@ fn svg_intervals(out: &mut String, c: &Comparison) {
     const ROW: f64 = 34.0;
     let h = PAD_T + ROW * Stat::ALL.len() as f64 + PAD_B;
     let left = 70.0;
-    let right = 190.0;
+    let right = 235.0;
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{h}\" viewBox=\"0 0 {W} {h}\" role=\"img\"><title>intervals</title>"
