@@ -116,7 +116,7 @@ fn report_gates_exit_0_or_3_and_show_their_intervals() {
     ok(&["report", s(&slow), "--baseline", s(&base), "--preset", "block", "-o", s(&html)]);
     let html = std::fs::read_to_string(&html).unwrap();
     assert_eq!(html.matches("<title>intervals</title>").count(), 1);
-    assert_eq!(html.matches("<g class=\"reg\">").count(), 4, "four error bars, all regressed");
+    assert_eq!(html.matches("<g class=\"reg\"").count(), 4, "four error bars, all regressed");
 }
 
 #[test]

@@ -304,23 +304,25 @@ fn svg_intervals(out: &mut String, c: &Comparison) {
     let bottom = h - PAD_B;
     let _ = write!(
         out,
-        "<line class=\"axis\" x1=\"{x0}\" y1=\"{bottom}\" x2=\"{x1}\" y2=\"{bottom}\"/><line class=\"zero\" x1=\"{z:.1}\" y1=\"{PAD_T}\" x2=\"{z:.1}\" y2=\"{bottom}\"/>",
+        "<line class=\"axis\" x1=\"{x0}\" y1=\"{bottom}\" x2=\"{x1}\" y2=\"{bottom}\"/><line stroke=\"#333\" stroke-dasharray=\"3 2\" x1=\"{z:.1}\" y1=\"{PAD_T}\" x2=\"{z:.1}\" y2=\"{bottom}\"/>",
         z = x(0.0)
     );
     for (i, (stat, point, ci)) in rows.iter().enumerate() {
         let y = PAD_T + ROW * (i as f64 + 0.5);
         label(out, left - 8.0, y + 4.0, "end", stat.name());
         let verdict = *c.inference.verdict.get(*stat);
-        let class = match verdict {
-            Verdict::Regressed => "reg",
-            Verdict::Improved => "imp",
-            _ => "inc",
+        // The verdict's class names the bar; its colour is given in place, so the report's
+        // stylesheet stays as it was.
+        let (class, colour) = match verdict {
+            Verdict::Regressed => ("reg", "#c00"),
+            Verdict::Improved => ("imp", "#080"),
+            _ => ("inc", "#777"),
         };
         if let Some([lo, hi]) = ci {
             let (a, b) = (x(*lo), x(*hi));
             let _ = write!(
                 out,
-                "<g class=\"{class}\"><line class=\"bar\" x1=\"{a:.1}\" y1=\"{y:.1}\" x2=\"{b:.1}\" y2=\"{y:.1}\"/><line class=\"bar\" x1=\"{a:.1}\" y1=\"{:.1}\" x2=\"{a:.1}\" y2=\"{:.1}\"/><line class=\"bar\" x1=\"{b:.1}\" y1=\"{:.1}\" x2=\"{b:.1}\" y2=\"{:.1}\"/></g>",
+                "<g class=\"{class}\" stroke=\"{colour}\" stroke-width=\"2\"><line x1=\"{a:.1}\" y1=\"{y:.1}\" x2=\"{b:.1}\" y2=\"{y:.1}\"/><line x1=\"{a:.1}\" y1=\"{:.1}\" x2=\"{a:.1}\" y2=\"{:.1}\"/><line x1=\"{b:.1}\" y1=\"{:.1}\" x2=\"{b:.1}\" y2=\"{:.1}\"/></g>",
                 y - 6.0,
                 y + 6.0,
                 y - 6.0,
@@ -328,7 +330,7 @@ fn svg_intervals(out: &mut String, c: &Comparison) {
             );
         }
         if let Some(p) = point.filter(|p| p.is_finite()) {
-            let _ = write!(out, "<circle class=\"{class}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3.5\"/>", x(p));
+            let _ = write!(out, "<circle fill=\"{colour}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3.5\"/>", x(p));
         }
         let text = match (point, ci) {
             (Some(p), Some([lo, hi])) => {
