@@ -70,7 +70,7 @@ pub(crate) fn pulse_pairs(src: &Source, rule: &PairRule) -> Result<PairResult, P
             open_at(t, &mut open, &mut res);
         }
         match open.take() {
-            Some(t) => res.pairs.push(Pair { start: t, end, key: Vec::new() }),
+            Some(t) => res.pairs.push(Pair { start: t, end, key: Vec::new(), flagged: false }),
             None => {
                 res.unmatched_end += 1;
                 // Once a start has opened, the engine counts an unmatched end as a repeat.

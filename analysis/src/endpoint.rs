@@ -249,12 +249,19 @@ fn pred_holds(src: &Source, ev: &EventRef<'_>, sym: Option<Sym>, alias: Option<S
                 FieldValue::UInt(u) => i128::from(u),
                 other => i128::from(other.as_i64().unwrap_or_default()),
             };
+            // A device is written `MAJ,MIN` (`dev="254,0"`) or as its `dev_t`.
             if matches!(p.op, PredOp::Eq | PredOp::Ne)
                 && let Some(want) = parse_int(&p.value)
+                    .or_else(|| latscope_model::kernel::parse_dev(&p.value).map(i128::from))
             {
                 return int_eq(got, want) == (p.op == PredOp::Eq);
             }
-            got.to_string().into()
+            match v {
+                FieldValue::UInt(dev) if latscope_model::display::is_device(&p.field) => {
+                    latscope_model::kernel::dev_text(dev).into()
+                }
+                _ => got.to_string().into(),
+            }
         }
     };
     match p.op {

@@ -4,8 +4,54 @@
 
 use crate::endpoint::{Endpoint, PairError};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample};
-use crate::pairing::{KeyVal, PairResult, PairRule, render_key};
-use latscope_model::{Interner, Ps, Source};
+use crate::pairing::{KeyVal, PairResult, PairRule, render_key, render_key_with};
+use latscope_model::{Interner, Ps, Source, Sym};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Whether key field `name` holds a task id, shown with the task's name.
+fn is_task(name: &str) -> bool {
+    name == "pid" || name.ends_with("_pid") || name == "tid"
+}
+
+/// Task names of a source, for the task ids analyses report.
+#[derive(Debug, Default)]
+pub(crate) struct TaskNames(FxHashMap<i32, Sym>);
+
+impl TaskNames {
+    /// The name each of `pids` had in `src`: its comm on the first event it ran.
+    pub(crate) fn of(src: &Source, pids: impl IntoIterator<Item = i32>) -> Self {
+        let mut wanted: FxHashSet<i32> = pids.into_iter().collect();
+        let mut names = FxHashMap::default();
+        if wanted.is_empty() {
+            return TaskNames(names);
+        }
+        for (i, pid) in src.events.pid.iter().enumerate() {
+            if wanted.remove(pid) {
+                names.insert(*pid, src.events.comm[i]);
+                if wanted.is_empty() {
+                    break;
+                }
+            }
+        }
+        TaskNames(names)
+    }
+
+    /// `1234 (dd)`, or the number alone for a task the source never saw run.
+    pub(crate) fn label(&self, src: &Source, pid: i64) -> String {
+        match i32::try_from(pid).ok().and_then(|p| self.0.get(&p)) {
+            Some(&comm) => format!("{pid} ({})", src.strings.resolve(comm)),
+            None => pid.to_string(),
+        }
+    }
+}
+
+/// A key value as people read it: a device `MAJ,MIN`, a task id with its name.
+fn readable(src: &Source, tasks: &TaskNames, name: &str, v: i64) -> Option<String> {
+    if latscope_model::display::is_device(name) {
+        return Some(latscope_model::kernel::dev_text(v as u64));
+    }
+    is_task(name).then(|| tasks.label(src, v))
+}
 
 /// A spec that parsed but cannot run on the sources given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,23 +88,50 @@ pub(crate) fn outcome_keyed(
     strings: &Interner,
 ) -> Outcome {
     let mut o = Outcome::new(name, kind, source);
-    // Few distinct keys, many pairs: render each key once. Pairs of a rule without keys
-    // (pulses, edges) all share the rendering of no key, which needs no lookup.
-    let mut rendered: rustc_hash::FxHashMap<&[KeyVal], String> = Default::default();
+    // The task ids in keys, named once.
+    let task_fields: Vec<usize> = (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect();
+    let mut pids: FxHashSet<i32> = FxHashSet::default();
+    if !task_fields.is_empty() {
+        for p in &res.pairs {
+            for &k in &task_fields {
+                if let Some(KeyVal::Int(v)) = p.key.get(k)
+                    && let Ok(pid) = i32::try_from(*v)
+                {
+                    pids.insert(pid);
+                }
+            }
+        }
+    }
+    let tasks = TaskNames::of(src, pids);
+    // Few distinct keys, many pairs: render each key once, as people read it, and keep the
+    // stored text where it differs. Pairs of a rule without keys (pulses, edges) all share
+    // the rendering of no key, which needs no lookup.
+    let mut rendered: FxHashMap<&[KeyVal], String> = Default::default();
     let no_key = render_key(rule, &[], strings);
-    o.samples = res
-        .pairs
-        .iter()
-        .map(|p| {
-            let key = if p.key.is_empty() {
-                no_key.clone()
-            } else {
-                rendered.entry(&p.key[..]).or_insert_with(|| render_key(rule, &p.key, strings)).clone()
-            };
-            Sample { start: p.start, end: p.end, key }
-        })
-        .collect();
+    for p in &res.pairs {
+        let key = if p.key.is_empty() {
+            no_key.clone()
+        } else {
+            rendered
+                .entry(&p.key[..])
+                .or_insert_with(|| {
+                    let shown = render_key_with(rule, &p.key, strings, |n, v| readable(src, &tasks, n, v));
+                    let raw = render_key(rule, &p.key, strings);
+                    if raw != shown {
+                        o.raw_keys.insert(shown.clone(), raw);
+                    }
+                    shown
+                })
+                .clone()
+        };
+        let sample = Sample { start: p.start, end: p.end, key };
+        if p.flagged { o.excluded.push(sample) } else { o.samples.push(sample) }
+    }
     o.samples.sort_by_key(|s| (s.start, s.end));
+    o.excluded.sort_by_key(|s| (s.start, s.end));
+    if !o.excluded.is_empty() {
+        o.notes.push(Note { what: crate::outcome::EXCLUDED_NOTE.into(), count: o.excluded.len() as u64 });
+    }
     o.unmatched_start = res.unmatched_start;
     o.unmatched_end = res.unmatched_end;
     note_lost_events(&mut o, src);

@@ -97,7 +97,18 @@ pub struct Outcome {
     /// A chain's stages in order (command→IRQ, handler, wakeup, switch-in), each a full
     /// outcome of its own; empty for anything but chains.
     pub stages: Vec<Outcome>,
+    /// Pairs left out of `samples` because an end is a failed decode (a CRC error, a frame
+    /// cut by a stopped clock): their latency measures the failure, not the device.
+    /// [`Outcome::include_errors`] puts them back.
+    pub excluded: Vec<Sample>,
+    /// Keys as stored, where the key people read differs (`dev=254,0` was
+    /// `dev=266338304`, `pid=1234 (dd)` was `pid=1234`): by the readable key.
+    pub raw_keys: std::collections::BTreeMap<String, String>,
 }
+
+/// The note an outcome carries when it left pairs out for failed decodes.
+pub const EXCLUDED_NOTE: &str =
+    "pairs with a failed decode left out of the statistics (--include-errors keeps them)";
 
 impl Outcome {
     pub fn new(name: impl Into<String>, kind: AnalysisKind, source: usize) -> Self {
@@ -111,6 +122,26 @@ impl Outcome {
             notes: Vec::new(),
             windows: Vec::new(),
             stages: Vec::new(),
+            excluded: Vec::new(),
+            raw_keys: Default::default(),
+        }
+    }
+
+    /// Key `key` as stored (what `--rule` and filters match).
+    pub fn raw_key<'a>(&'a self, key: &'a str) -> &'a str {
+        self.raw_keys.get(key).map_or(key, String::as_str)
+    }
+
+    /// Puts the pairs left out for failed decodes back among the samples.
+    pub fn include_errors(&mut self) {
+        if self.excluded.is_empty() {
+            return;
+        }
+        self.samples.append(&mut self.excluded);
+        self.samples.sort_by_key(|s| (s.start, s.end));
+        self.notes.retain(|n| n.what != EXCLUDED_NOTE);
+        for st in &mut self.stages {
+            st.include_errors();
         }
     }
 

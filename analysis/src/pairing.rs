@@ -106,6 +106,9 @@ pub struct Pair {
     pub start: Ps,
     pub end: Ps,
     pub key: Vec<KeyVal>,
+    /// Its start or end is a decoded annotation that failed (a CRC error, a frame cut by a
+    /// stopped clock): the pair is kept apart from the statistics by default.
+    pub flagged: bool,
 }
 
 impl Pair {
@@ -147,6 +150,20 @@ pub(crate) struct Occ {
     is_start: bool,
     start_key: Key,
     end_key: Key,
+    /// The event is a failed decode ([`flagged_layouts`]).
+    flagged: bool,
+}
+
+/// Per layout of `src`: whether its events are decoded annotations that failed, which
+/// carry a text field `error` naming the failure (`crc`, `clock stopped`). A kernel's
+/// `error` field is an errno, an integer, and flags nothing.
+pub(crate) fn flagged_layouts(src: &Source) -> Vec<bool> {
+    let Some(error) = src.strings.lookup(b"error") else { return vec![false; src.events.layouts().len()] };
+    src.events
+        .layouts()
+        .iter()
+        .map(|l| l.fields.iter().any(|&(name, kind)| name == error && kind == latscope_model::FieldKind::Str))
+        .collect()
 }
 
 /// Occurrences of `rule`'s endpoints in `src`, unsorted. `order` ranks simultaneous ones:
@@ -182,6 +199,7 @@ fn event_occurrences(
     let start_ev = resolved(src, &rule.start);
     let end_ev = resolved(src, &rule.end);
     let base = source_rank << 48;
+    let flagged = flagged_layouts(src);
     if start_ev.is_some() || end_ev.is_some() {
         let names = |r: &Option<Resolved<'_>>| layout_mask(src, r.as_ref().and_then(|r| r.name));
         let (start_mask, end_mask) = (names(&start_ev), names(&end_ev));
@@ -197,6 +215,7 @@ fn event_occurrences(
                     is_start: s,
                     start_key: if s { key_of(&ev, &start_fields) } else { NO_KEY },
                     end_key: if e { key_of(&ev, &end_fields) } else { NO_KEY },
+                    flagged: flagged.get(src.events.layout[ev.index].0 as usize).copied().unwrap_or(false),
                 });
             }
         }
@@ -231,6 +250,7 @@ fn edge_occurrences(
                     is_start,
                     start_key: NO_KEY,
                     end_key: NO_KEY,
+                    flagged: false,
                 });
             }
         }
@@ -258,6 +278,7 @@ fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
                     last.is_start = true;
                     last.start_key = o.start_key;
                 }
+                last.flagged |= o.flagged;
                 if o.is_end {
                     last.is_end = true;
                     last.end_key = o.end_key;
@@ -328,7 +349,8 @@ fn run(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
 /// The pairing state machine: open starts per key, fed occurrences in time order.
 struct Engine<'r> {
     rule: &'r PairRule,
-    open: FxHashMap<Key, VecDeque<Ps>>,
+    /// Open starts per key: time, and whether the start was a failed decode.
+    open: FxHashMap<Key, VecDeque<(Ps, bool)>>,
     res: PairResult,
     width: usize,
 }
@@ -363,7 +385,7 @@ impl<'r> Engine<'r> {
                     match rule.policy {
                         Policy::Fifo | Policy::Next | Policy::First => {
                             while let Some(s) = q.pop_front() {
-                                if expired(s, o.t) {
+                                if expired(s.0, o.t) {
                                     res.unmatched_start += 1;
                                 } else {
                                     closed = Some(s);
@@ -377,7 +399,7 @@ impl<'r> Engine<'r> {
                         }
                         Policy::Lifo => {
                             if let Some(s) = q.pop_back() {
-                                if expired(s, o.t) {
+                                if expired(s.0, o.t) {
                                     // Every older start is older still: all of them expired.
                                     res.unmatched_start += 1 + q.len() as u64;
                                     q.clear();
@@ -389,7 +411,12 @@ impl<'r> Engine<'r> {
                     }
                 }
                 match closed {
-                    Some(s) => res.pairs.push(Pair { start: s, end: o.t, key: o.end_key[..width].to_vec() }),
+                    Some((s, flagged)) => res.pairs.push(Pair {
+                        start: s,
+                        end: o.t,
+                        key: o.end_key[..width].to_vec(),
+                        flagged: flagged || o.flagged,
+                    }),
                     None => {
                         res.unmatched_end += 1;
                         // The key's queue exists once a start opened it: an end that finds it
@@ -406,7 +433,7 @@ impl<'r> Engine<'r> {
                     res.unmatched_start += q.len() as u64;
                     q.clear();
                 }
-                q.push_back(o.t);
+                q.push_back((o.t, o.flagged));
             }
         }
     }
@@ -421,7 +448,7 @@ pub(crate) fn custom_occurrence(t: Ps, order: u64, is_start: bool, is_end: bool,
         (true, false) => (key, NO_KEY),
         _ => (NO_KEY, key),
     };
-    Occ { t, order, is_end, is_start, start_key, end_key }
+    Occ { t, order, is_end, is_start, start_key, end_key, flagged: false }
 }
 
 /// Pairs occurrences from [`custom_occurrence`] under `rule`'s policy and timeout.
@@ -451,8 +478,19 @@ pub(crate) fn key_of_value(v: Option<FieldValue>) -> KeyVal {
     v.map_or(KeyVal::Missing, to_key)
 }
 
-/// A key rendered for people: `cpu=0 irq=36` with the start-side field names.
+/// A key as stored: `cpu=0 irq=36 dev=266338304` with the start-side field names.
 pub fn render_key(rule: &PairRule, key: &[KeyVal], strings: &Interner) -> String {
+    render_key_with(rule, key, strings, |_, _| None)
+}
+
+/// A key with `readable(field, number)` giving the text people read where it differs from
+/// the number (`dev=254,0`, `pid=1234 (dd)`).
+pub fn render_key_with(
+    rule: &PairRule,
+    key: &[KeyVal],
+    strings: &Interner,
+    readable: impl Fn(&str, i64) -> Option<String>,
+) -> String {
     let mut out = String::new();
     for ((name, _), v) in rule.by.iter().zip(key) {
         if !out.is_empty() {
@@ -461,7 +499,10 @@ pub fn render_key(rule: &PairRule, key: &[KeyVal], strings: &Interner) -> String
         out.push_str(name);
         out.push('=');
         match v {
-            KeyVal::Int(i) => out.push_str(&i.to_string()),
+            KeyVal::Int(i) => match readable(name, *i) {
+                Some(text) => out.push_str(&text),
+                None => out.push_str(&i.to_string()),
+            },
             KeyVal::Str(s) => out.push_str(&strings.resolve(*s)),
             KeyVal::Missing => out.push('-'),
         }

@@ -24,6 +24,7 @@ use crate::pairing::{
     pair_occurrences,
 };
 use crate::spec::{CmdIrq, IrqSel};
+use latscope_model::kernel::{self, KernelEvent};
 use latscope_model::{FieldValue, Placed, Ps, Source};
 
 /// The `wakeup` rule.
@@ -31,15 +32,15 @@ pub fn wakeup_rule() -> PairRule {
     wakeup_rule_from(WAKEUP)
 }
 
-const WAKEUP: &str = "sched_wakeup";
-const WAKING: &str = "sched_waking";
+const WAKEUP: &str = kernel::SCHED_WAKEUP.name;
+const WAKING: &str = kernel::SCHED_WAKING.name;
 
 /// The note of a source paired from `sched_waking`; its count is the `sched_waking` events.
 pub const WAKING_NOTE: &str = "paired from sched_waking (the trace has no sched_wakeup); sched_waking events";
 
 /// The `wakeup` rule with `start` (`sched_wakeup`, or `sched_waking` in its place).
 fn wakeup_rule_from(start: &str) -> PairRule {
-    PairRule::new("wakeup", Endpoint::event(start), Endpoint::event("sched_switch"), Policy::First)
+    PairRule::new("wakeup", Endpoint::event(start), Endpoint::event(kernel::SCHED_SWITCH.name), Policy::First)
         .by_mapped("pid", "next_pid")
 }
 
@@ -88,7 +89,9 @@ pub(crate) fn run_wakeup(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Analysi
 fn pair_wakeups(src: &Source, start: &[u8]) -> (PairResult, u64, u64) {
     let mut res = PairResult::default();
     let (mut ran, mut wakes) = (0u64, 0u64);
-    let (Some(wake), Some(switch)) = (src.strings.lookup(start), src.strings.lookup(b"sched_switch")) else {
+    let (Some(wake), Some(switch)) =
+        (src.strings.lookup(start), src.strings.lookup(kernel::SCHED_SWITCH.name.as_bytes()))
+    else {
         return (res, ran, wakes);
     };
     let pid = FieldSel::new(src, "pid");
@@ -106,7 +109,12 @@ fn pair_wakeups(src: &Source, start: &[u8]) -> (PairResult, u64, u64) {
             let Some(p) = next_pid.get(&ev).and_then(|v| v.as_i64()) else { continue };
             match open.remove(&p).filter(|v| !v.is_empty()) {
                 Some(v) => {
-                    res.pairs.push(pairing::Pair { start: v[0], end: ev.ts(), key: vec![KeyVal::Int(p)] });
+                    res.pairs.push(pairing::Pair {
+                        start: v[0],
+                        end: ev.ts(),
+                        key: vec![KeyVal::Int(p)],
+                        flagged: false,
+                    });
                     res.unmatched_start += v.len() as u64 - 1;
                 }
                 // A task switched in after a preemption: no wakeup precedes it.
@@ -145,17 +153,18 @@ fn is_flush(
 }
 
 pub(crate) fn run_block(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
-    let issue = Endpoint::event("block_rq_issue");
-    let complete = Endpoint::event("block_rq_complete");
+    let issue = Endpoint::event(kernel::BLOCK_RQ_ISSUE.name);
+    let complete = Endpoint::event(kernel::BLOCK_RQ_COMPLETE.name);
     let rule = PairRule::new("block", issue.clone(), complete.clone(), Policy::Fifo).by("dev").by("sector");
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
         if !issue.present_in(src) && !complete.present_in(src) {
             continue;
         }
-        let (Some(iss), comp) =
-            (src.strings.lookup(b"block_rq_issue"), src.strings.lookup(b"block_rq_complete"))
-        else {
+        let (Some(iss), comp) = (
+            src.strings.lookup(kernel::BLOCK_RQ_ISSUE.name.as_bytes()),
+            src.strings.lookup(kernel::BLOCK_RQ_COMPLETE.name.as_bytes()),
+        ) else {
             continue;
         };
         let dev = FieldSel::new(src, "dev");
@@ -217,7 +226,7 @@ pub(crate) struct CmdIrqPlan {
 }
 
 fn default_commands() -> [Endpoint; 2] {
-    [Endpoint::event("block_rq_issue"), Endpoint::event("mmc_request_start")]
+    [Endpoint::event(kernel::BLOCK_RQ_ISSUE.name), Endpoint::event(kernel::MMC_REQUEST_START.name)]
 }
 
 /// Finds the commands and IRQs of `opts` in `src`; `None` when `src` has no command.
@@ -262,7 +271,7 @@ pub(crate) fn plan_cmd_irq(
             endpoint::endpoint_times(src, name, ep)?.into_iter().map(|t| (t, 1 << 41, None)).collect()
         }
         sel => {
-            let entry = Endpoint::event("irq_handler_entry");
+            let entry = Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name);
             let irq = FieldSel::new(src, "irq");
             let all: Vec<(Ps, usize, i64)> = endpoint::endpoint_events(src, &entry)
                 .into_iter()
@@ -328,7 +337,7 @@ pub(crate) fn run_cmd_irq(
         out.push(o);
     }
     if out.is_empty() {
-        let cmd = opts.cmd.clone().unwrap_or_else(|| Endpoint::event("block_rq_issue"));
+        let cmd = opts.cmd.clone().unwrap_or_else(|| Endpoint::event(kernel::BLOCK_RQ_ISSUE.name));
         return Err(missing_error(name, &cmd));
     }
     Ok(out)
@@ -337,26 +346,35 @@ pub(crate) fn run_cmd_irq(
 /// The trace events each preset reads, for saying what a trace lacks and how to record
 /// it. Each entry is a list of alternatives (`cmd-irq` takes `mmc_request_start` where
 /// there is no `block_rq_issue`); the first is the one to record.
-const PRESET_EVENTS: &[(&str, &[&[&str]])] = &[
-    ("block", &[&["block_rq_issue"], &["block_rq_complete"]]),
-    ("irq-handler", &[&["irq_handler_entry"], &["irq_handler_exit"]]),
-    ("softirq", &[&["softirq_entry"], &["softirq_exit"]]),
-    ("wakeup", &[&["sched_wakeup"], &["sched_switch"]]),
-    ("idle", &[&["cpu_idle"]]),
-    ("irqs-off", &[&["irq_disable"], &["irq_enable"]]),
-    ("mmc", &[&["mmc_request_start"], &["mmc_request_done"]]),
-    ("cmd-irq", &[&["block_rq_issue", "mmc_request_start"], &["irq_handler_entry"]]),
+/// The kernel events each preset reads; an inner list holds alternatives (a chain's command
+/// is either event). The hint of what to record, and a recorder's events to enable, come
+/// from here.
+pub const PRESET_EVENTS: &[(&str, &[&[KernelEvent]])] = &[
+    ("block", &[&[kernel::BLOCK_RQ_ISSUE], &[kernel::BLOCK_RQ_COMPLETE]]),
+    ("irq-handler", &[&[kernel::IRQ_HANDLER_ENTRY], &[kernel::IRQ_HANDLER_EXIT]]),
+    ("softirq", &[&[kernel::SOFTIRQ_ENTRY], &[kernel::SOFTIRQ_EXIT]]),
+    ("wakeup", &[&[kernel::SCHED_WAKEUP], &[kernel::SCHED_SWITCH]]),
+    ("idle", &[&[kernel::CPU_IDLE]]),
+    ("irqs-off", &[&[kernel::IRQ_DISABLE], &[kernel::IRQ_ENABLE]]),
+    ("mmc", &[&[kernel::MMC_REQUEST_START], &[kernel::MMC_REQUEST_DONE]]),
+    ("cmd-irq", &[&[kernel::BLOCK_RQ_ISSUE, kernel::MMC_REQUEST_START], &[kernel::IRQ_HANDLER_ENTRY]]),
     (
         "chain",
         &[
-            &["block_rq_issue", "mmc_request_start"],
-            &["irq_handler_entry"],
-            &["irq_handler_exit"],
-            &["sched_wakeup"],
-            &["sched_switch"],
+            &[kernel::BLOCK_RQ_ISSUE, kernel::MMC_REQUEST_START],
+            &[kernel::IRQ_HANDLER_ENTRY],
+            &[kernel::IRQ_HANDLER_EXIT],
+            &[kernel::SCHED_WAKEUP],
+            &[kernel::SCHED_SWITCH],
         ],
     ),
 ];
+
+/// The kernel events preset `name` (options allowed: `chain:irq=5`) reads.
+pub fn kernel_events(name: &str) -> Option<&'static [&'static [KernelEvent]]> {
+    let base = name.split(':').next().unwrap_or(name);
+    PRESET_EVENTS.iter().find(|(n, _)| *n == base).map(|(_, e)| *e)
+}
 
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(items: &[String]) -> String {
@@ -402,23 +420,24 @@ pub fn missing_events(preset: &str, sources: &[&Source]) -> Option<String> {
             }
         });
     }
-    let needs = PRESET_EVENTS.iter().find(|(name, _)| *name == base)?.1;
-    let present = |event: &str| sources.iter().any(|s| Endpoint::event(event).present_in(s));
+    let needs = kernel_events(base)?;
+    let names = |alts: &[KernelEvent]| alts.iter().map(|e| e.name).collect::<Vec<_>>();
+    let present = |event: &KernelEvent| sources.iter().any(|s| Endpoint::event(event.name).present_in(s));
     let missing: Vec<String> =
-        needs.iter().filter(|alts| !alts.iter().any(|e| present(e))).map(|alts| alts.join(" or ")).collect();
+        needs.iter().filter(|alts| !alts.iter().any(present)).map(|alts| names(alts).join(" or ")).collect();
     if missing.is_empty() {
         return None;
     }
     let wanted: Vec<String> = needs
         .iter()
-        .map(|alts| match alts {
-            [one] => (*one).to_owned(),
-            [first, rest @ ..] => format!("{first} (or {})", rest.join(", ")),
+        .map(|alts| match names(alts)[..] {
+            [one] => one.to_owned(),
+            [first, ref rest @ ..] => format!("{first} (or {})", rest.join(", ")),
             [] => String::new(),
         })
         .collect();
     let record: Vec<String> =
-        needs.iter().filter_map(|alts| alts.first()).map(|e| format!("-e {e}")).collect();
+        needs.iter().filter_map(|alts| alts.first()).map(|e| format!("-e {}", e.name)).collect();
     let mut text = format!("{base} needs {}: `trace-cmd record {}`", and_list(&wanted), record.join(" "));
     if missing.len() < needs.len() {
         text.push_str(&format!(", missing here: {}", and_list(&missing)));

@@ -26,7 +26,7 @@
 
 use crate::endpoint::{Edge, Endpoint, Level, Pred, PredOp};
 use crate::pairing::{MAX_KEYS, PairRule, Policy};
-use latscope_model::kernel::CPU_IDLE_EXIT_STATE;
+use latscope_model::kernel::{self, CPU_IDLE_EXIT_STATE};
 use latscope_model::{PS_PER_NS, PS_PER_S, PS_PER_US, Ps};
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_till, take_while};
@@ -171,7 +171,10 @@ fn simple(name: &str, start: Endpoint, end: Endpoint, by: &[(&str, &str)], polic
 }
 
 fn state_pred(op: PredOp) -> Endpoint {
-    Endpoint::event_where("cpu_idle", vec![Pred::new("state", op, CPU_IDLE_EXIT_STATE.to_string())])
+    Endpoint::event_where(
+        kernel::CPU_IDLE.name,
+        vec![Pred::new("state", op, CPU_IDLE_EXIT_STATE.to_string())],
+    )
 }
 
 /// The spec of a preset name (with options for `cmd-irq` and `chain`); `None` when `text`
@@ -183,15 +186,15 @@ fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
         "block" => Spec::Preset(Preset::Block),
         "irq-handler" => simple(
             "irq-handler",
-            Endpoint::event("irq_handler_entry"),
-            Endpoint::event("irq_handler_exit"),
+            Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name),
+            Endpoint::event(kernel::IRQ_HANDLER_EXIT.name),
             &[("cpu", "cpu"), ("irq", "irq")],
             Policy::Lifo,
         ),
         "softirq" => simple(
             "softirq",
-            Endpoint::event("softirq_entry"),
-            Endpoint::event("softirq_exit"),
+            Endpoint::event(kernel::SOFTIRQ_ENTRY.name),
+            Endpoint::event(kernel::SOFTIRQ_EXIT.name),
             &[("cpu", "cpu"), ("vec", "vec")],
             Policy::Lifo,
         ),
@@ -201,15 +204,15 @@ fn parse_preset(text: &str) -> Result<Option<Spec>, SpecError> {
         }
         "irqs-off" => simple(
             "irqs-off",
-            Endpoint::event("irq_disable"),
-            Endpoint::event("irq_enable"),
+            Endpoint::event(kernel::IRQ_DISABLE.name),
+            Endpoint::event(kernel::IRQ_ENABLE.name),
             &[("cpu", "cpu")],
             Policy::Next,
         ),
         "mmc" => simple(
             "mmc",
-            Endpoint::event("mmc_request_start"),
-            Endpoint::event("mmc_request_done"),
+            Endpoint::event(kernel::MMC_REQUEST_START.name),
+            Endpoint::event(kernel::MMC_REQUEST_DONE.name),
             &[("host", "host"), ("cmd_opcode", "cmd_opcode")],
             Policy::Fifo,
         ),

@@ -62,7 +62,11 @@ pub struct Bucket {
 /// Statistics of the samples that share one key (`cpu=0 irq=36`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GroupStats {
+    /// The key as people read it (`dev=254,0`).
     pub key: String,
+    /// The key as stored (`dev=266338304`): what rules and filters match.
+    #[serde(default)]
+    pub key_raw: String,
     pub count: u64,
     pub stats_ns: StatsNs,
 }
@@ -133,6 +137,9 @@ pub fn summarize(outcome: &Outcome, opts: &StatsOptions) -> Result<Summary, Stat
         groups.clear();
     }
     groups.truncate(opts.max_groups);
+    for g in &mut groups {
+        g.key_raw = outcome.raw_key(&g.key).to_owned();
+    }
     Ok(Summary {
         count: outcome.samples.len() as u64,
         stats_ns,
@@ -268,6 +275,7 @@ fn group_stats(samples: &[Sample], lat_ps: &[Ps]) -> Vec<GroupStats> {
             let [p50, p90, p99, p999] = QUANTILES.map(|p| quantile_sorted(&vals, p));
             let stats = GroupStats {
                 key: (*key).to_owned(),
+                key_raw: String::new(),
                 count: vals.len() as u64,
                 stats_ns: StatsNs {
                     min: vals.first().copied(),

@@ -54,6 +54,7 @@ fn polars_reference(samples: &[Sample]) -> (StatsNs, Vec<GroupStats>) {
     let mut groups: Vec<GroupStats> = (0..counts.height())
         .map(|r| GroupStats {
             key: key_col.get(r).unwrap().to_owned(),
+            key_raw: key_col.get(r).unwrap().to_owned(),
             count: count[r].unwrap() as u64,
             stats_ns: StatsNs {
                 min: min[r],
@@ -95,7 +96,11 @@ fn statistics_match_polars_on_a_real_trace() {
             }
             for o in [o, few] {
                 assert!(o.samples.len() > 10, "{preset}: {} samples", o.samples.len());
-                let (stats, groups) = polars_reference(&o.samples);
+                let (stats, mut groups) = polars_reference(&o.samples);
+                // The stored key beside the one people read (`pid=1234 (dd)`), as the outcome keeps it.
+                for g in &mut groups {
+                    g.key_raw = o.raw_key(&g.key).to_owned();
+                }
                 let s =
                     summarize(&o, &StatsOptions { max_groups: usize::MAX, ..Default::default() }).unwrap();
                 // The overall mean and stddev are the compensated sum and Welford variance

@@ -1,9 +1,5 @@
-//! The latscope application: the command line (`cli`) and the desktop workbench (`gui`).
+//! The latscope application: the command line (`cli`) and the desktop workbench (`gui`),
+//! two front ends over one engine ([`latscope_engine`]).
 
-pub mod atomic;
 pub mod cli;
-pub mod decode_cmd;
-pub mod events_cmd;
-pub mod fleet_cmd;
 pub mod gui;
-pub mod report_cmd;

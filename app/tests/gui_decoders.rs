@@ -16,6 +16,7 @@ use latscope::gui::picker::NoPicker;
 use latscope::gui::prepare::LaneKind;
 use latscope::gui::session::Session;
 use latscope::gui::{Options, Workbench};
+use latscope_engine::channels::{self, Guess};
 use std::path::PathBuf;
 use workbench_harness::{click_at, wait};
 
@@ -53,19 +54,20 @@ fn the_menu_opens_the_dialog_with_the_sd_bus_guessed_and_options_checked() {
     let d = h.state().dialogs.decoder.clone();
     assert!(d.open);
     // CLK, CMD and DAT0..DAT3 name an SD bus: every channel is mapped by its name.
-    assert_eq!(decoder_dialog::CHOICES[d.choice].1, "sd");
+    assert_eq!(d.decoder, "sd");
+    let registry = h.state().registry.clone();
     assert_eq!(d.spec, SPEC);
     assert_eq!(d.problem, None);
     let _ = h.get_by_label(SPEC);
     // A bad option is reported as it is typed, with what the decoder expects.
     let mut bad = d.clone();
-    bad.options = "width=3".into();
-    bad.check();
+    bad.options[0].1 = "width=3".into();
+    bad.check(&registry);
     let problem = bad.problem.clone().unwrap_or_default();
     assert!(problem.ends_with("sd: `width=3`: expected 1 or 4"), "{problem}");
     let mut unknown = d.clone();
     unknown.channels[1].1 = "CMDX".into();
-    unknown.check();
+    unknown.check(&registry);
     let p = unknown.problem.clone().unwrap_or_default();
     assert!(p.contains("no channel `CMDX`") && p.contains("DAT3"), "{p}");
     // The window shows it, and its Decode button does nothing until it is fixed.
@@ -186,32 +188,58 @@ fn a_session_keeps_the_decoder_and_decodes_again_when_opened() {
 }
 
 #[test]
-fn channels_are_guessed_from_their_usual_names() {
-    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let spi = names(&["spi.SCK", "spi.MOSI", "spi.MISO", "spi.nCS", "GPIO"]);
-    assert_eq!(decoder_dialog::guess("clk", &spi, &[]).as_deref(), Some("spi.SCK"));
-    assert_eq!(decoder_dialog::guess("cs", &spi, &[]).as_deref(), Some("spi.nCS"));
-    assert_eq!(decoder_dialog::guess("miso", &spi, &[]).as_deref(), Some("spi.MISO"));
-    let sim = names(&["CMD", "DMA", "IRQ", "SD_CLK", "SD_CMD", "SD_DAT0", "SD_DAT1", "SD_DAT2", "SD_DAT3"]);
-    // An exact name wins over a suffix: CMD is the model's phase line, SD_CMD the bus.
-    assert_eq!(decoder_dialog::guess("cmd", &sim, &[]).as_deref(), Some("CMD"));
-    assert_eq!(decoder_dialog::guess("clk", &sim, &[]).as_deref(), Some("SD_CLK"));
-    assert_eq!(decoder_dialog::guess("dat2", &sim, &[]).as_deref(), Some("SD_DAT2"));
-    let i2c = names(&["SCL", "SDA"]);
-    assert_eq!(decoder_dialog::guess("sda", &i2c, &[]).as_deref(), Some("SDA"));
-    let uart = names(&["uart.TXD", "uart.RXD"]);
-    assert_eq!(decoder_dialog::guess("rx", &uart, &[]).as_deref(), Some("uart.RXD"));
-    // Two equally good names are no guess.
-    assert_eq!(decoder_dialog::guess("clk", &names(&["a.CLK", "b.CLK"]), &[]), None);
-    assert_eq!(decoder_dialog::guess("clk", &names(&["D0", "D1"]), &[]), None);
+fn channels_are_guessed_from_their_usual_names_by_the_one_resolver() {
+    let registry = latscope_engine::Registry::native();
+    let role = |decoder: &str, key: &str| {
+        let d = registry.decoder(decoder).unwrap();
+        d.channels.iter().find(|c| c.key == key).unwrap().clone()
+    };
+    let guess = |decoder: &str, key: &str, names: &[&str]| channels::guess(&role(decoder, key), names, &[]);
+    let one = |s: &str| Guess::One(s.to_owned());
+    let spi = ["spi.SCK", "spi.MOSI", "spi.MISO", "spi.nCS", "GPIO"];
+    assert_eq!(guess("spi", "clk", &spi), one("spi.SCK"));
+    assert_eq!(guess("spi", "cs", &spi), one("spi.nCS"));
+    assert_eq!(guess("spi", "miso", &spi), one("spi.MISO"));
+    // The simulator's SD host: `CMD` is the model's command phase, `SD_CMD` the bus line the
+    // decoder reads (decoding `CMD` gave one garbage command and a lane of CRC warnings).
+    let sim = ["CMD", "DMA", "IRQ", "SD_CLK", "SD_CMD", "SD_DAT0", "SD_DAT1", "SD_DAT2", "SD_DAT3"];
+    assert_eq!(guess("sd", "cmd", &sim), one("SD_CMD"));
+    assert_eq!(guess("sd", "clk", &sim), one("SD_CLK"));
+    assert_eq!(guess("sd", "dat2", &sim), one("SD_DAT2"));
+    // The same lines scoped in the simulator's VCD: still the bus, never `litesdcard.CMD`.
+    let vcd = ["litesdcard.CMD", "litesdcard.DMA", "litesdcard.SD_CLK", "litesdcard.SD_CMD"];
+    assert_eq!(guess("sd", "cmd", &vcd), one("litesdcard.SD_CMD"));
+    assert_eq!(guess("i2c", "sda", &["SCL", "SDA"]), one("SDA"));
+    assert_eq!(guess("uart", "rx", &["uart.TXD", "uart.RXD"]), one("uart.RXD"));
+    // Two equally good names are no guess: the dialog says they are ambiguous, as
+    // `--decoder sd:cmd=CMD` would.
+    assert_eq!(
+        guess("sd", "cmd", &["a.CMD", "b.CMD"]),
+        Guess::Ambiguous { alias: "CMD".into(), candidates: vec!["a.CMD".into(), "b.CMD".into()] }
+    );
+    assert_eq!(guess("spi", "clk", &["D0", "D1"]), Guess::None);
     // A dialog on a capture with SCK/MOSI/MISO/CS picks SPI and maps all four.
     let mut src = latscope_model::Source::new("spi", "sigrok-sr", latscope_model::SourceKind::File);
     for n in ["CS", "SCK", "MOSI", "MISO"] {
         src.digital.push(latscope_model::DigitalTrack::new(n, 0));
     }
-    let d = DecoderDialog::open_on(&src, 0);
+    let d = DecoderDialog::open_on(&registry, &src, 0);
     assert_eq!(d.spec, "spi:clk=SCK,mosi=MOSI,miso=MISO,cs=CS");
     assert_eq!(d.problem, None);
+    // Silent channels are said to never toggle, as `latscope decode` says on stderr.
+    assert!(d.notes.iter().any(|n| n.contains("clk `SCK`") && n.contains("never toggle")), "{:?}", d.notes);
+    // Two CMD lines: the role stays empty and the dialog says why.
+    let mut two = latscope_model::Source::new("sd", "vcd", latscope_model::SourceKind::File);
+    for n in ["a.CLK", "a.CMD", "b.CMD"] {
+        two.digital.push(latscope_model::DigitalTrack::new(n, 0));
+    }
+    let mut d = DecoderDialog::open_on(&registry, &two, 0);
+    d.set_decoder(&registry, "sd");
+    assert_eq!(d.channels[1], ("cmd".to_owned(), String::new()));
+    assert!(d.unguessed.iter().any(|n| n.contains("a.CMD, b.CMD")), "{:?}", d.unguessed);
+    // SD over SPI offers both stages' options, with the decoder table's hints.
+    d.set_decoder(&registry, "sd-spi");
+    assert_eq!(d.options.iter().map(|o| o.0.as_str()).collect::<Vec<_>>(), ["spi", "sd-spi"]);
 }
 
 #[test]
@@ -244,13 +272,15 @@ fn clicking_an_annotation_on_its_row_inspects_its_fields() {
     let src = wb.view.sources[0].source();
     let e = src.events.get(event).unwrap();
     assert_eq!(src.strings.resolve(e.name()), "sd_cmd");
-    // The inspector lists the command's typed fields: CMD8's argument 0x1AA is 426.
+    // The inspector lists the command's typed fields as engineers read them: CMD8's
+    // argument is 0x1AA (stored as 426, which rules match too), its latency has a unit.
     let _ = h.get_by_label(&format!("{} · event #{event}", src.name));
-    let fields = latscope::gui::timeline::raw_fields(src, event);
-    let field = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-    assert_eq!(field("index").as_deref(), Some("8"), "{fields:?}");
-    assert_eq!(field("arg").as_deref(), Some("426"), "{fields:?}");
-    assert_eq!(field("crc_ok").as_deref(), Some("1"), "{fields:?}");
-    assert_eq!(field("name").as_deref(), Some("SEND_IF_COND"), "{fields:?}");
-    let _ = h.get_by_label("426");
+    let fields = latscope::gui::timeline::fields_read(src, event);
+    let field = |k: &str| fields.iter().find(|(n, _, _)| n == k).map(|(_, v, raw)| (v.clone(), raw.clone()));
+    assert_eq!(field("index"), Some(("8".into(), None)), "{fields:?}");
+    assert_eq!(field("arg"), Some(("0x1AA".into(), Some("426".into()))), "{fields:?}");
+    assert_eq!(field("crc_ok"), Some(("1".into(), None)), "{fields:?}");
+    assert_eq!(field("name"), Some(("SEND_IF_COND".into(), None)), "{fields:?}");
+    let _ = h.get_by_label("0x1AA");
+    let _ = h.get_by_label("(426)");
 }

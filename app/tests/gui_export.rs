@@ -8,6 +8,7 @@ mod workbench_harness;
 use common::Scratch;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
+use latscope::cli::report::{self as report_cmd, ReportArgs, ReportFormat};
 use latscope::gui::export::{REPORT_FORMATS, SaveWhat, crop, save_cropped_png};
 use latscope::gui::file_browser::{BrowsePurpose, FileBrowser};
 use latscope::gui::message::{CursorId, LaneId, Message};
@@ -15,7 +16,6 @@ use latscope::gui::picker::PresetPicker;
 use latscope::gui::session::Session;
 use latscope::gui::theme::{self, ThemeKind};
 use latscope::gui::{Options, Workbench};
-use latscope::report_cmd::{self, ReportArgs, ReportFormat};
 use latscope_analysis::report::Format;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -74,6 +74,7 @@ fn cli_report(files: &[PathBuf], presets: &[&str], f: Format, dir: &Path) -> Vec
         format: Some(cli_format(f)),
         output: Some(out.clone()),
         decoders: Vec::new(),
+        include_errors: false,
         labels: Vec::new(),
         dataset: None,
     };
@@ -151,6 +152,7 @@ fn the_perfetto_export_from_the_file_menu_is_what_latscope_report_writes() {
         format: Some(ReportFormat::Perfetto),
         output: Some(cli_out.clone()),
         decoders: Vec::new(),
+        include_errors: false,
         labels: Vec::new(),
         dataset: None,
     };

@@ -280,9 +280,12 @@ fn analysis_pairs_every_irq_handler_entry() {
 
 #[test]
 fn rule_editor_checks_as_you_type_and_runs_the_rules_it_lists() {
-    use latscope::gui::analysis::validate;
+    let registry = latscope_engine::Registry::native();
+    let validate = |text: &str| latscope::gui::analysis::validate(&registry, text);
     assert_eq!(validate("  "), None);
     assert_eq!(validate("block"), Some(Ok("block".to_owned())));
+    // The decoders' presets are rules too, as `report --preset` takes them.
+    assert_eq!(validate("sd-cmd-resp"), Some(Ok("sd-cmd-resp".to_owned())));
     let err = validate("lat=block_rq_issue block_rq_complete").unwrap().unwrap_err();
     assert!(err.starts_with("column ") && err.contains("->"), "{err}");
 
@@ -1292,7 +1295,9 @@ fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspe
     h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index }));
     settle(&mut h);
     assert!(h.query_all_by_label(&shown).count() >= 2, "table and inspector");
-    let _ = h.get_by_label("266338304");
+    // The inspector's fields read as the payload does, the stored value beside them.
+    let _ = h.get_by_label("(266338304)");
+    assert!(h.query_all_by_label("254,0").count() >= 1);
     // The timeline's tooltip on the event.
     let t = h.state().view.sources[0].to_common(h.state().view.sources[0].source().events.ts[index]);
     h.state_mut().update(Message::ShowRange(t - 2e7, t + 2e7));

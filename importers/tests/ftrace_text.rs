@@ -426,9 +426,10 @@ fn case15_typed_payloads() {
     assert_eq!((int(&s, 1, "vec"), text(&s, 1, "action")), (1, "TIMER".into()));
     assert_eq!((uint(&s, 2, "state"), uint(&s, 2, "cpu_id")), (4_294_967_295, 2));
     assert_eq!(field_names(&s, 3), ["dev", "rwbs", "bytes", "sector", "nr_sector", "comm"]);
+    // The device as the kernel's dev_t, as trace.dat stores it: 8,16.
     assert_eq!(
-        (text(&s, 3, "dev"), text(&s, 3, "rwbs"), uint(&s, 3, "bytes")),
-        ("8,16".into(), "R".into(), 4096)
+        (uint(&s, 3, "dev"), text(&s, 3, "rwbs"), uint(&s, 3, "bytes")),
+        (latscope_model::kernel::dev_t(8, 16), "R".into(), 4096)
     );
     assert_eq!(
         (uint(&s, 3, "sector"), uint(&s, 3, "nr_sector"), text(&s, 3, "comm")),

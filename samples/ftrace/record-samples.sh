@@ -1,7 +1,7 @@
 #!/bin/bash
 # Re-record the ftrace samples in this directory on the current machine.
 #   sudo samples/ftrace/record-samples.sh [NAME...]    (default: all)
-# NAME is one of: blk timer markers pipe versions tgid.
+# NAME is one of: blk timer markers pipe versions tgid async.
 # Needs root, tracefs, trace-cmd (3.x) and python3. It writes into the directory of this
 # script, uses a 64 MiB scratch file under /var/tmp (removed at the end) and keeps every
 # load generator bounded in time (at most a few seconds).
@@ -97,25 +97,17 @@ rec_pipe() {
     echo 0 > $T/events/enable; echo > $T/trace
 }
 
-rec_versions() {
-    # One capture, written as trace.dat file version 7 (zstd), 7 (uncompressed) and 6.
-    # `trace-cmd record` cannot run on this machine (it fails with "Can't enable ftrace":
-    # /proc/sys/kernel/ftrace_enabled is not writable here) and `trace-cmd extract` ignores
-    # --file-version, so the capture is made through tracefs, extracted (v7, zstd) and
-    # converted with `trace-cmd convert`.
-    # To keep the files small (v6 cannot be compressed), extract runs in a private mount
-    # namespace where /proc/kallsyms is an empty file and events/ holds only the format
-    # files of the recorded events (plus ftrace/* and the headers), which is what
-    # `trace-cmd record -e ...` would store. Event data are untouched.
-    local ev=/tmp/latscope-events e d
-    echo 0 > $T/tracing_on; echo 0 > $T/events/enable; echo > $T/trace
-    for e in "${BLK_EVENTS[@]}"; do echo 1 > $T/events/$e/enable; done
-    echo 1 > $T/tracing_on
-    dd if="$SCRATCH" of=/dev/null bs=64k iflag=direct count=300 status=none
-    echo 0 > $T/tracing_on
-    cat $T/trace > blk_read.txt
+# Writes the capture in the ring buffer as trace.dat $1 (v7, zstd) with only the formats of
+# events $2... (plus ftrace/* and the headers) and no kallsyms: what `trace-cmd record -e
+# ...` would store. `trace-cmd record` cannot run on this machine (it fails with "Can't
+# enable ftrace": /proc/sys/kernel/ftrace_enabled is not writable here) and `trace-cmd
+# extract` stores the formats of every event system and the whole /proc/kallsyms, so
+# extract runs in a private mount namespace where /proc/kallsyms is an empty file and
+# events/ holds only those formats. Event data are untouched.
+extract_small() {
+    local out=$1 ev=/tmp/latscope-events e d; shift
     rm -rf $ev; mkdir -p $ev; cp $T/events/header_page $T/events/header_event $ev/
-    for d in "${BLK_EVENTS[@]/#/$T/events/}" $T/events/ftrace/*; do
+    for d in "${@/#/$T/events/}" $T/events/ftrace/*; do
         [ -f "$d/format" ] || continue
         e=${d#$T/events/}; mkdir -p "$ev/$e"; cp "$d/format" "$ev/$e/"
     done
@@ -123,8 +115,22 @@ rec_versions() {
     unshare -m --propagation private sh -c '
         mount --bind /tmp/latscope-empty-kallsyms /proc/kallsyms
         mount --bind "$1" /sys/kernel/tracing/events
-        trace-cmd extract -o blk_read_v7_zstd.dat >/dev/null' sh $ev
-    echo 0 > $T/events/enable; echo > $T/trace; rm -rf $ev
+        trace-cmd extract -o "$2" >/dev/null' sh $ev "$out"
+    rm -rf $ev
+}
+
+rec_versions() {
+    # One capture, written as trace.dat file version 7 (zstd), 7 (uncompressed) and 6
+    # (`trace-cmd extract` ignores --file-version: the others come from `trace-cmd convert`).
+    local e
+    echo 0 > $T/tracing_on; echo 0 > $T/events/enable; echo > $T/trace
+    for e in "${BLK_EVENTS[@]}"; do echo 1 > $T/events/$e/enable; done
+    echo 1 > $T/tracing_on
+    dd if="$SCRATCH" of=/dev/null bs=64k iflag=direct count=300 status=none
+    echo 0 > $T/tracing_on
+    cat $T/trace > blk_read.txt
+    extract_small blk_read_v7_zstd.dat "${BLK_EVENTS[@]}"
+    echo 0 > $T/events/enable; echo > $T/trace
     trace-cmd convert --file-version 6 --compression none -i blk_read_v7_zstd.dat -o blk_read_v6.dat >/dev/null
     trace-cmd convert --file-version 7 --compression none -i blk_read_v7_zstd.dat -o blk_read_v7_none.dat >/dev/null
     trace-cmd report blk_read_v7_zstd.dat > blk_read_v7_zstd.report.txt
@@ -141,5 +147,26 @@ rec_tgid() {
     rm -f virtio_blk_direct_read_tgid.dat
 }
 
-names=("$@"); [ ${#names[@]} -gt 0 ] || names=(blk timer markers pipe versions tgid)
+rec_async() {
+    # Asynchronous dispatch: 48 direct readers at once ask for more requests than the
+    # device takes, so some wait in the I/O scheduler and are issued by kblockd
+    # (kworker/N:1H) or by another reader when a completion frees room, while their own
+    # reader sleeps on them. The completion wakes the reader, not the issuer.
+    local e events=(block/block_rq_issue block/block_rq_complete block/block_rq_insert
+                    irq/irq_handler_entry irq/irq_handler_exit irq/softirq_entry irq/softirq_exit
+                    sched/sched_waking sched/sched_wakeup sched/sched_switch)
+    echo 0 > $T/tracing_on; echo 0 > $T/events/enable; echo > $T/trace
+    for e in "${events[@]}"; do echo 1 > $T/events/$e/enable; done
+    echo 1 > $T/tracing_on
+    for i in $(seq 0 47); do
+        dd if="$SCRATCH" of=/dev/null bs=64k count=40 skip=$((i * 20)) iflag=direct status=none &
+    done
+    wait
+    echo 0 > $T/tracing_on
+    cat $T/trace > async_dispatch_direct_reads.txt
+    extract_small async_dispatch_direct_reads.dat "${events[@]}"
+    echo 0 > $T/events/enable; echo > $T/trace
+}
+
+names=("$@"); [ ${#names[@]} -gt 0 ] || names=(blk timer markers pipe versions tgid async)
 for n in "${names[@]}"; do echo "== $n"; "rec_$n"; done

@@ -16,7 +16,7 @@ use crate::spec::Stage;
 use crate::{ByteTexts, DecodeError, Inputs, Sink, Stream, Value};
 
 pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new("i2c", stage);
+    let mut p = Params::new(&crate::registry::I2C, stage);
     let scl = p.required("scl", inputs)?;
     let sda = p.required("sda", inputs)?;
     p.finish()?;

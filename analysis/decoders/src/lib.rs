@@ -20,6 +20,7 @@ mod i2c;
 pub mod names;
 mod params;
 pub mod presets;
+pub mod registry;
 pub mod sd;
 mod sd_spi;
 pub mod signal;
@@ -35,19 +36,12 @@ pub use signal::{Clock, Line};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// Decoder names and one-line descriptions with their spec syntax, for `--help` and errors.
-pub const DECODERS: &[(&str, &str)] = &[
-    ("uart", "uart:tx=CH (or rx=CH),baud=N|auto,bits=5..9,parity=none|even|odd,stop=1|1.5|2,invert=0|1"),
-    ("spi", "spi:clk=CH,mosi=CH,miso=CH,cs=CH,cpol=0|1,cpha=0|1,cs_active=low|high,order=msb|lsb,bits=N"),
-    ("i2c", "i2c:scl=CH,sda=CH"),
-    ("sd", "sd:clk=CH,cmd=CH[,dat0=CH,dat1=CH,dat2=CH,dat3=CH,width=1|4,block=N]"),
-    ("sd-spi", "spi:clk=CH,mosi=CH,miso=CH,cs=CH | sd-spi[:block=N]"),
-];
-
 /// A typed annotation field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     UInt(u64),
+    /// Unsigned, read in hexadecimal: a command argument, a CRC (`arg=0x1AA`).
+    Hex(u64),
     Int(i64),
     Bool(bool),
     /// Borrowed for names from a fixed set (`read`, `tx`, `R1`): no allocation per field.
@@ -84,7 +78,7 @@ impl Annotation {
 pub enum DecodeError {
     #[error(transparent)]
     Spec(#[from] spec::SpecError),
-    #[error("column {column}: unknown decoder `{name}`; decoders: {}", DECODERS.iter().map(|d| d.0).collect::<Vec<_>>().join(", "))]
+    #[error("column {column}: unknown decoder `{name}`; decoders: {}", registry::NATIVE.iter().map(|d| d.name).collect::<Vec<_>>().join(", "))]
     UnknownDecoder { name: String, column: usize },
     #[error("column {column}: no channel `{name}`; channels: {}", available.join(", "))]
     UnknownChannel { name: String, column: usize, available: Vec<String> },
@@ -272,7 +266,7 @@ pub fn decode(spec_text: &str, inputs: &Inputs<'_>) -> Result<Decoded, DecodeErr
     let mut sorted = true;
     for (i, stage) in stages.iter().enumerate() {
         // The decoder's own name, from the table (an unknown one is refused below).
-        let name = DECODERS.iter().map(|d| d.0).find(|&n| n == stage.name).unwrap_or("");
+        let name = registry::native(&stage.name).map_or("", |d| d.name);
         let mut sink = Sink::new(name, inputs.clock);
         let next: Stream = match (stage.name.as_str(), i) {
             ("uart", 0) => uart::run(stage, inputs, &mut sink)?,
@@ -446,6 +440,7 @@ impl Decoded {
                 let key = b.intern(k.as_bytes());
                 let (kind, value) = match v {
                     Value::UInt(u) => (FieldKind::UInt, FieldValue::UInt(*u)),
+                    Value::Hex(u) => (FieldKind::Hex, FieldValue::UInt(*u)),
                     Value::Int(i) => (FieldKind::Int, FieldValue::Int(*i)),
                     Value::Bool(x) => (FieldKind::UInt, FieldValue::UInt(u64::from(*x))),
                     Value::Str(s) => (FieldKind::Str, FieldValue::Str(b.intern(s.as_bytes()))),

@@ -1,6 +1,8 @@
 //! A stage's `key=value` list as a decoder reads it: channels resolved against the inputs,
-//! options parsed, and any key the decoder did not ask for reported with its column.
+//! options parsed, and any key the decoder did not ask for reported with its column. The keys
+//! are the decoder's entry in [`crate::registry`], so help, hints and errors list the same.
 
+use crate::registry::Descriptor;
 use crate::spec::{Param, Stage};
 use crate::{DecodeError, Inputs, Line};
 use std::borrow::Cow;
@@ -8,17 +10,25 @@ use std::borrow::Cow;
 #[derive(Debug)]
 pub(crate) struct Params<'s> {
     decoder: &'static str,
+    descriptor: &'static Descriptor,
     params: Vec<(&'s Param, bool)>,
-    known: Vec<&'static str>,
 }
 
 impl<'s> Params<'s> {
-    pub fn new(decoder: &'static str, stage: &'s Stage) -> Self {
-        Params { decoder, params: stage.params.iter().map(|p| (p, false)).collect(), known: Vec::new() }
+    pub fn new(descriptor: &'static Descriptor, stage: &'s Stage) -> Self {
+        Params {
+            decoder: descriptor.name,
+            descriptor,
+            params: stage.params.iter().map(|p| (p, false)).collect(),
+        }
     }
 
     fn take(&mut self, key: &'static str) -> Option<&'s Param> {
-        self.known.push(key);
+        debug_assert!(
+            self.descriptor.keys().any(|k| k == key),
+            "{}: `{key}` is not in the registry",
+            self.decoder
+        );
         let (p, used) = self.params.iter_mut().find(|(p, _)| p.key == key)?;
         *used = true;
         Some(*p)
@@ -77,7 +87,7 @@ impl<'s> Params<'s> {
                     "{}: unknown key `{}`; keys: {}",
                     self.decoder,
                     p.key,
-                    self.known.join(", ")
+                    self.descriptor.keys().collect::<Vec<_>>().join(", ")
                 ),
             }),
         }

@@ -8,31 +8,33 @@
 //!   ends with CMD12: its last block is the one before CMD12);
 //! - `sd-write-busy`: the end of a written block to the release of DAT0 (the end of busy).
 
-/// Preset names, descriptions and their rule specs.
-pub const PRESETS: &[(&str, &str, &str)] = &[
-    (
-        "sd-cmd-resp",
-        "SD command -> its response (start bits), by command",
-        "sd-cmd-resp=sd_cmd -> sd_resp by seq",
-    ),
-    (
-        "sd-read",
-        "SD CMD17/18 -> start of its first data block",
-        "sd-read=sd_cmd[read=1] -> sd_data[first=1] by seq",
-    ),
-    (
-        "sd-read-last",
-        "SD CMD17/18 -> end of its last data block",
-        "sd-read-last=sd_cmd[read=1] -> sd_data_end[last=1] by seq",
-    ),
-    (
-        "sd-write-busy",
-        "SD written block end -> DAT0 released (busy end)",
-        "sd-write-busy=sd_data_end[write=1] -> sd_busy_end by seq,block",
-    ),
+use crate::registry::PresetSpec;
+
+/// The SD presets: names, descriptions and their rule specs.
+pub const PRESETS: &[PresetSpec] = &[
+    PresetSpec {
+        name: "sd-cmd-resp",
+        description: "SD command -> its response (start bits), by command",
+        rule: "sd-cmd-resp=sd_cmd -> sd_resp by seq",
+    },
+    PresetSpec {
+        name: "sd-read",
+        description: "SD CMD17/18 -> start of its first data block",
+        rule: "sd-read=sd_cmd[read=1] -> sd_data[first=1] by seq",
+    },
+    PresetSpec {
+        name: "sd-read-last",
+        description: "SD CMD17/18 -> end of its last data block",
+        rule: "sd-read-last=sd_cmd[read=1] -> sd_data_end[last=1] by seq",
+    },
+    PresetSpec {
+        name: "sd-write-busy",
+        description: "SD written block end -> DAT0 released (busy end)",
+        rule: "sd-write-busy=sd_data_end[write=1] -> sd_busy_end by seq,block",
+    },
 ];
 
 /// The rule spec of an SD preset.
 pub fn rule_for(name: &str) -> Option<&'static str> {
-    PRESETS.iter().find(|p| p.0 == name).map(|p| p.2)
+    PRESETS.iter().find(|p| p.name == name).map(|p| p.rule)
 }

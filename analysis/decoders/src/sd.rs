@@ -37,7 +37,7 @@ struct Config {
 }
 
 pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new("sd", stage);
+    let mut p = Params::new(&crate::registry::SD, stage);
     let clk = p.required("clk", inputs)?;
     let cmd = p.required("cmd", inputs)?;
     let dat: Vec<Option<Cow<'_, Line>>> = vec![
@@ -194,20 +194,56 @@ fn decode(clk: &Line, cmd: &Line, dat: &[&Line], cfg: Config, clock: Clock, sink
     }
 }
 
+/// Marks a failed annotation with the field `error` naming why (analyses leave pairs that
+/// end at one out of their statistics).
+fn push_failure(fields: &mut Vec<(&'static str, Value)>, crc_bad: bool, stopped: bool) {
+    let why = if stopped {
+        "clock-stopped"
+    } else if crc_bad {
+        "crc"
+    } else {
+        return;
+    };
+    fields.push(("error", Value::Str(why.into())));
+}
+
+/// How much longer than its shortest bit a token's longest bit may be before the clock is
+/// taken to have stopped inside it: a host gates the clock between tokens, not within one,
+/// and bits read across a stopped clock are another token's or noise.
+const STOPPED_CLOCK_FACTOR: i64 = 16;
+
+/// Whether the clock stopped inside a token whose bits were sampled at `ticks`.
+fn clock_stopped(ticks: &[i64]) -> bool {
+    let gaps = ticks.windows(2).map(|w| w[1] - w[0]);
+    match (gaps.clone().filter(|&g| g > 0).min(), gaps.max()) {
+        (Some(shortest), Some(longest)) => longest > STOPPED_CLOCK_FACTOR * shortest,
+        _ => false,
+    }
+}
+
 impl Decoder<'_> {
     fn token(&mut self, token: &Token, clock_index: u64) {
         let n = token.ticks.len();
         let ss = token.ticks[0];
         let last = token.ticks[n - 1];
         let es = last + (last - token.ticks[n - 2]);
+        let stopped = clock_stopped(&token.ticks);
+        if stopped {
+            self.sink.error(
+                ss,
+                es,
+                "clock-stopped",
+                "the clock stopped inside this token: its bits are not one token",
+            );
+        }
         if token.bits[1] == 1 {
-            self.command(token, ss, es, clock_index);
+            self.command(token, ss, es, clock_index, stopped);
         } else {
-            self.response(token, ss, es);
+            self.response(token, ss, es, stopped);
         }
     }
 
-    fn command(&mut self, token: &Token, ss: i64, es: i64, clock_index: u64) {
+    fn command(&mut self, token: &Token, ss: i64, es: i64, clock_index: u64, stopped: bool) {
         let Ok(t) = parse_token48(&token.bits) else { return };
         if let Some(prev) = self.sent
             && !prev.answered
@@ -229,22 +265,18 @@ impl Decoder<'_> {
         self.seq += 1;
         let name = command_name(t.index, app);
         let prefix = if app { "ACMD" } else { "CMD" };
-        self.sink.put(
-            ss,
-            es,
-            "cmd",
-            format!("{prefix}{} ({name}) arg 0x{:08x}", t.index, t.arg),
-            vec![
-                ("index", Value::UInt(t.index.into())),
-                ("app", Value::Bool(app)),
-                ("arg", Value::UInt(t.arg.into())),
-                ("crc", Value::UInt(t.crc.into())),
-                ("crc_ok", Value::Bool(crc_ok)),
-                ("name", Value::Str(name.into())),
-                ("seq", Value::UInt(self.seq)),
-                ("read", Value::Bool(!app && matches!(t.index, 17 | 18))),
-            ],
-        );
+        let mut fields = vec![
+            ("index", Value::UInt(t.index.into())),
+            ("app", Value::Bool(app)),
+            ("arg", Value::Hex(t.arg.into())),
+            ("crc", Value::Hex(t.crc.into())),
+            ("crc_ok", Value::Bool(crc_ok)),
+            ("name", Value::Str(name.into())),
+            ("seq", Value::UInt(self.seq)),
+            ("read", Value::Bool(!app && matches!(t.index, 17 | 18))),
+        ];
+        push_failure(&mut fields, !crc_ok, stopped);
+        self.sink.put(ss, es, "cmd", format!("{prefix}{} ({name}) arg 0x{:08x}", t.index, t.arg), fields);
         self.sent = Some(Sent {
             seq: self.seq,
             index: t.index,
@@ -315,7 +347,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn response(&mut self, token: &Token, ss: i64, es: i64) {
+    fn response(&mut self, token: &Token, ss: i64, es: i64, stopped: bool) {
         let sent = self.sent.filter(|s| !s.answered);
         let ty = sent.and_then(|s| s.response).unwrap_or("R1");
         let mut fields = vec![("type", Value::Str(ty.into()))];
@@ -327,7 +359,7 @@ impl Decoder<'_> {
             (63u8, Some(ok), format!("CID/CSD {hex}"))
         } else {
             let Ok(t) = parse_token48(&token.bits) else { return };
-            fields.push(("arg", Value::UInt(t.arg.into())));
+            fields.push(("arg", Value::Hex(t.arg.into())));
             let ok = (ty != "R3").then(|| crc7(token.bits[..40].iter().copied()) == t.crc && t.end == 1);
             let detail = match ty {
                 "R3" => format!("OCR 0x{:08x}", t.arg),
@@ -346,6 +378,7 @@ impl Decoder<'_> {
                 self.sink.error(ss, es, "crc", format!("{ty}: CRC7 is wrong or the end bit is 0"));
             }
         }
+        push_failure(&mut fields, crc_ok == Some(false), stopped);
         let mut text = format!("{ty} {detail}");
         if let Some(s) = sent {
             let prefix = if s.app { "ACMD" } else { "CMD" };
@@ -539,6 +572,7 @@ impl Decoder<'_> {
             fields.push(("seq", Value::UInt(t.seq)));
             fields.push(("cmd", Value::UInt(t.cmd.into())));
         }
+        push_failure(&mut fields, !(crc_ok && end_ok), false);
         let status = if crc_ok && end_ok { "CRC ok" } else { "CRC BAD" };
         self.last_data = Some(self.sink.anns.len());
         self.sink.put(

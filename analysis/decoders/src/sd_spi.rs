@@ -24,7 +24,7 @@ use crate::spi::Word;
 use crate::{DecodeError, Sink, Stream, Value};
 
 pub(crate) fn run(stage: &Stage, words: &[Word], sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new("sd-spi", stage);
+    let mut p = Params::new(&crate::registry::SD_SPI, stage);
     let block = p.option("block", 512u64, number(1, 4096))? as usize;
     p.finish()?;
     if words.iter().any(|w| w.mosi.is_none() || w.miso.is_none()) {
@@ -258,27 +258,27 @@ fn command(
     *app_next = index == 55;
     let crc_ok = crc7(bits[..40].iter().copied()) == crc && end == 1;
     // SPI mode runs without CRC unless CMD59 turns it on; only CMD0 and CMD8 must carry it.
-    if !crc_ok && !app && (index == 0 || index == 8) {
+    let crc_failed = !crc_ok && !app && (index == 0 || index == 8);
+    if crc_failed {
         sink.error(ss, es, "crc", format!("CMD{index}: CRC7 0x{crc:02x} is wrong"));
     }
     *seq += 1;
     let name = command_name(index, app);
     let prefix = if app { "ACMD" } else { "CMD" };
-    sink.put(
-        ss,
-        es,
-        "cmd",
-        format!("{prefix}{index} ({name}) arg 0x{arg:08x}"),
-        vec![
-            ("index", Value::UInt(index.into())),
-            ("app", Value::Bool(app)),
-            ("arg", Value::UInt(arg.into())),
-            ("crc", Value::UInt(crc.into())),
-            ("crc_ok", Value::Bool(crc_ok)),
-            ("name", Value::Str(name.into())),
-            ("seq", Value::UInt(*seq)),
-        ],
-    );
+    let mut fields = vec![
+        ("index", Value::UInt(index.into())),
+        ("app", Value::Bool(app)),
+        ("arg", Value::Hex(arg.into())),
+        ("crc", Value::Hex(crc.into())),
+        ("crc_ok", Value::Bool(crc_ok)),
+        ("name", Value::Str(name.into())),
+        ("seq", Value::UInt(*seq)),
+    ];
+    // A failed command: analyses leave pairs that end at it out of their statistics.
+    if crc_failed {
+        fields.push(("error", Value::Str("crc".into())));
+    }
+    sink.put(ss, es, "cmd", format!("{prefix}{index} ({name}) arg 0x{arg:08x}"), fields);
     if !app && index == 16 && (1..=4096).contains(&arg) {
         *block_len = arg as usize;
     }
@@ -326,7 +326,7 @@ fn finish_response(state: State, w: &Word, cmd: Option<Cmd>, sink: &mut Sink) ->
         ("seq", Value::UInt(c.seq)),
     ];
     if bytes.len() > 1 {
-        fields.push(("arg", Value::UInt(arg)));
+        fields.push(("arg", Value::Hex(arg)));
     }
     let flags: Vec<&str> = [
         (0x01, "idle"),
@@ -391,4 +391,7 @@ fn data_block(bytes: &[u8], c: Cmd, block: u64, crc_on: bool, sink: &mut Sink) {
         ("cmd", Value::UInt(c.index.into())),
         ("hex", Value::Str(hex.into())),
     ];
+    if !crc_ok && crc_on {
+        a.fields.push(("error", Value::Str("crc".into())));
+    }
 }

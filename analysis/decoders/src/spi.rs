@@ -29,7 +29,7 @@ struct Config {
 }
 
 pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new("spi", stage);
+    let mut p = Params::new(&crate::registry::SPI, stage);
     let clk = p.required("clk", inputs)?;
     let mosi = p.channel("mosi", inputs)?;
     let miso = p.channel("miso", inputs)?;

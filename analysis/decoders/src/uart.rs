@@ -39,7 +39,7 @@ const STANDARD_BAUDS: &[u64] = &[
 ];
 
 pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new("uart", stage);
+    let mut p = Params::new(&crate::registry::UART, stage);
     let tx = p.channel("tx", inputs)?;
     let rx = p.channel("rx", inputs)?;
     let baud = p.option("baud", None, |s| {

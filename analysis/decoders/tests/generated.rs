@@ -13,13 +13,23 @@ use latscope_model::{DigitalTrack, Source, SourceKind};
 const RATE: u64 = 100_000_000;
 const PS_PER_SAMPLE: i64 = 10_000;
 
-/// Per-clock levels: CMD, DAT0..DAT3.
+/// Per-clock levels: CMD, DAT0..DAT3; and where the host stopped the clock (before clock
+/// index, for how long).
 #[derive(Default)]
 struct Bus {
     clocks: Vec<[u8; 5]>,
+    stops: Vec<(usize, i64)>,
 }
 
 impl Bus {
+    /// The clock stands still for `ps` before the next clock.
+    fn stop_clock(&mut self, ps: i64) {
+        self.stops.push((self.clocks.len(), ps));
+    }
+    /// When clock `c`'s cycle starts.
+    fn at(&self, c: usize) -> i64 {
+        c as i64 * 10 * PS_PER_SAMPLE + self.stops.iter().filter(|s| s.0 <= c).map(|s| s.1).sum::<i64>()
+    }
     fn idle(&mut self, n: usize) {
         self.clocks.extend(std::iter::repeat_n([1; 5], n));
     }
@@ -39,14 +49,14 @@ impl Bus {
         let mut clk = DigitalTrack::new("CLK", 0);
         let mut lines: Vec<DigitalTrack> = names.iter().map(|n| DigitalTrack::new(*n, 1)).collect();
         for (c, levels) in self.clocks.iter().enumerate() {
-            let t = c as i64 * 10 * PS_PER_SAMPLE;
+            let t = self.at(c);
             for (l, line) in lines.iter_mut().enumerate() {
                 line.push(t, levels[l]);
             }
             clk.push(t + 5 * PS_PER_SAMPLE, 1);
             clk.push(t + 10 * PS_PER_SAMPLE, 0);
         }
-        let end = self.clocks.len() as i64 * 10 * PS_PER_SAMPLE;
+        let end = self.at(self.clocks.len());
         src.digital.push(clk);
         for mut l in lines {
             l.end = end;
@@ -222,6 +232,46 @@ fn multiple_block_read_counted_by_cmd23_and_ended_by_cmd12() {
     assert!(src.spans.iter().any(|s| s.name == "sd.data" && s.len() == 5));
 }
 
+/// A CMD1 whose clock stopped for 8 ms in its middle (as on the i.MX6 capture, where it was
+/// the worst `sd-cmd-resp` pair, 8.671 ms) is a failed decode: marked, and its pair is left
+/// out of the statistics unless asked for; a good CMD1 and its R3 are measured.
+#[test]
+fn a_token_read_across_a_stopped_clock_is_a_failed_decode_left_out_of_the_statistics() {
+    let mut bus = Bus::default();
+    bus.idle(8);
+    let cmd1 = encode::token48(true, 1, 0x40ff_8000);
+    bus.cmd(&cmd1[..20]);
+    bus.stop_clock(8_000_000_000);
+    bus.cmd(&cmd1[20..]);
+    bus.idle(4);
+    bus.cmd(&encode::token48(false, 63, 0x80ff_8000));
+    bus.idle(50);
+    bus.cmd(&encode::token48(true, 1, 0x40ff_8000));
+    bus.idle(4);
+    bus.cmd(&encode::token48(false, 63, 0x80ff_8000));
+    bus.idle(8);
+    let mut src = bus.source();
+    let d = decode("sd:clk=CLK,cmd=CMD", &Inputs::of_source(&src, Some(RATE))).unwrap();
+    let cmds = of(&d.annotations, "cmd");
+    assert_eq!(cmds.len(), 2);
+    assert_eq!(cmds[0].field("error"), Some(&Value::Str("clock-stopped".into())), "{:?}", cmds[0]);
+    assert_eq!(cmds[1].field("error"), None, "{:?}", cmds[1]);
+    assert_eq!(d.errors.get("sd: clock-stopped"), Some(&1), "{:?}", d.errors);
+    d.attach(&mut src).unwrap();
+    let rule = latscope_decoders::presets::rule_for("sd-cmd-resp").unwrap();
+    let spec = latscope_analysis::spec::parse_spec(rule).unwrap();
+    let mut out =
+        latscope_analysis::runner::run_spec(&spec, &[latscope_model::Placed::unaligned(&src)]).unwrap();
+    let o = &mut out[0];
+    assert_eq!(o.samples.len(), 1, "the good pair only");
+    assert_eq!(o.excluded.len(), 1, "the pair across the stopped clock, left out");
+    assert!(o.excluded[0].latency() > 8_000_000_000, "{:?}", o.excluded);
+    assert!(o.samples[0].latency() < 100_000_000, "{:?}", o.samples);
+    assert!(o.notes.iter().any(|n| n.what == latscope_analysis::outcome::EXCLUDED_NOTE && n.count == 1));
+    o.include_errors();
+    assert_eq!((o.samples.len(), o.excluded.len()), (2, 0));
+}
+
 #[test]
 fn write_busy_preset_measures_block_end_to_dat0_release() {
     let (bus, _, _) = read_then_write(4, false);
@@ -243,7 +293,7 @@ fn write_busy_preset_measures_block_end_to_dat0_release() {
 #[test]
 fn cut_frames_and_bad_lines_are_counted_not_fatal() {
     let (bus, _, _) = read_then_write(4, false);
-    let cut = Bus { clocks: bus.clocks[..bus.clocks.len() / 2].to_vec() };
+    let cut = Bus { clocks: bus.clocks[..bus.clocks.len() / 2].to_vec(), stops: Vec::new() };
     let src = cut.source();
     let d = decode(
         "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3",

@@ -185,7 +185,7 @@ impl<S: EventSink> EventTableBuilder<S> {
         values: &[FieldValue],
     ) {
         debug_assert!(self.table.layouts.get(layout.0 as usize).is_some_and(|l| {
-            l.fields.len() == values.len() && l.fields.iter().zip(values).all(|(f, v)| f.1 == v.kind())
+            l.fields.len() == values.len() && l.fields.iter().zip(values).all(|(f, v)| f.1.holds(*v))
         }));
         let off = self.table.field_data.len();
         let Ok(field_off) = u32::try_from(off) else {

@@ -100,7 +100,7 @@ pub fn decode_value(data: &[u8], pos: &mut usize, kind: FieldKind) -> FieldValue
     let raw = get_varint(data, pos);
     match kind {
         FieldKind::Int => FieldValue::Int(((raw >> 1) as i64) ^ -((raw & 1) as i64)),
-        FieldKind::UInt => FieldValue::UInt(raw),
+        FieldKind::UInt | FieldKind::Hex => FieldValue::UInt(raw),
         FieldKind::Str => FieldValue::Str(Sym(raw as u32)),
     }
 }

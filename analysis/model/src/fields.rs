@@ -13,9 +13,19 @@ pub enum FieldKind {
     UInt,
     /// Interned string (varint of the symbol, at least two bytes: [`str_len`]).
     Str,
+    /// Unsigned, stored as [`FieldKind::UInt`] and read in hexadecimal: a command argument,
+    /// a register (`arg=0x1AA`). Its values are [`FieldValue::UInt`].
+    Hex,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl FieldKind {
+    /// Whether a value of this kind is stored as `v` is.
+    pub fn holds(self, v: FieldValue) -> bool {
+        self == v.kind() || (self == FieldKind::Hex && matches!(v, FieldValue::UInt(_)))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldValue {
     Int(i64),
     UInt(u64),

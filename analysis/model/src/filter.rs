@@ -133,8 +133,11 @@ fn lookup(source: &Source, index: usize, field: &str) -> Option<(String, Option<
             _ => None,
         };
     };
+    // As people read it (`254,0`, `0x1AA`): `dev~254` finds a device, and `field=value`
+    // below also compares the number.
     let mut text = String::new();
-    value_text(source, v, &mut text);
+    let kind = ev.layout().fields.iter().find(|f| Some(f.0) == s.lookup(field.as_bytes())).map(|f| f.1);
+    crate::display::write_field(source, field, kind.unwrap_or(v.kind()), v, &mut text);
     let num = match v {
         FieldValue::Int(i) => Some(i128::from(i)),
         FieldValue::UInt(u) => Some(i128::from(u)),
@@ -143,7 +146,11 @@ fn lookup(source: &Source, index: usize, field: &str) -> Option<(String, Option<
     Some((text, num))
 }
 
+/// A decimal or `0x` number, or a device number `MAJ,MIN` (its kernel `dev_t`).
 fn parse_number(v: &str) -> Option<i128> {
+    if let Some(dev) = crate::kernel::parse_dev(v) {
+        return Some(i128::from(dev));
+    }
     let (neg, body) = match v.strip_prefix('-') {
         Some(b) => (true, b),
         None => (false, v),
@@ -185,11 +192,18 @@ impl Term {
                     return true;
                 }
                 let mut buf = String::new();
-                for (_, v) in ev.fields() {
+                for ((name, v), &(_, kind)) in ev.fields().zip(&ev.layout().fields) {
                     buf.clear();
-                    value_text(source, v, &mut buf);
+                    crate::display::write_field(source, &s.resolve(name), kind, v, &mut buf);
                     if contains_lower(&buf, text) {
                         return true;
+                    }
+                    if crate::display::readable(&s.resolve(name), kind, v).is_some() {
+                        buf.clear();
+                        value_text(source, v, &mut buf);
+                        if contains_lower(&buf, text) {
+                            return true;
+                        }
                     }
                 }
                 buf.clear();

@@ -13,6 +13,7 @@ mod analog;
 mod builder;
 mod diagnostics;
 mod digital;
+pub mod display;
 mod events;
 pub mod field_encoding;
 mod fields;

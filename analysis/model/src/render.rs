@@ -55,17 +55,10 @@ pub fn value_text(source: &Source, v: FieldValue, out: &mut String) {
     }
 }
 
-/// `name=value` pairs of every field of event `index`, space separated.
+/// `name=value` pairs of every field of event `index`, space separated, values as people
+/// read them ([`crate::display`]).
 pub fn fields_payload(source: &Source, index: usize, out: &mut String) {
-    let Some(ev) = source.events.get(index) else { return };
-    for (i, (name, v)) in ev.fields().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        out.push_str(&source.strings.resolve(name));
-        out.push('=');
-        value_text(source, v, out);
-    }
+    crate::display::fields_text(source, index, out);
 }
 
 /// The event's fields by name, for the fixed forms below.
@@ -90,6 +83,13 @@ impl Named<'_> {
     }
     fn i(&self, name: &str) -> i64 {
         self.get(name).and_then(FieldValue::as_i64).unwrap_or(0)
+    }
+    /// A device number: `MAJ,MIN` of a stored `dev_t`, or the text a parser kept.
+    fn dev(&self, name: &str) -> String {
+        match self.get(name) {
+            Some(FieldValue::UInt(dev)) => crate::kernel::dev_text(dev),
+            _ => self.s(name),
+        }
     }
     fn u(&self, name: &str) -> u64 {
         self.i(name) as u64
@@ -254,7 +254,7 @@ fn forms(source: &Source, index: usize, out: &mut String, plugins: bool) {
         // the command in parentheses (request events), sector range, ioprio
         // (`class,hint,level`, kernels from 2024), then the comm or the error.
         n if n.starts_with("block_") && f.has(&["dev", "rwbs"]) => {
-            let _ = write!(out, "{} {}", f.s("dev"), f.s("rwbs"));
+            let _ = write!(out, "{} {}", f.dev("dev"), f.s("rwbs"));
             if f.get("bytes").is_some() {
                 let _ = write!(out, " {}", f.u("bytes"));
             }

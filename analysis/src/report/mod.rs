@@ -86,6 +86,9 @@ pub struct Analysis {
     pub count: u64,
     pub unmatched_start: u64,
     pub unmatched_end: u64,
+    /// Pairs left out of the statistics because an end is a failed decode (a CRC error, a
+    /// frame cut by a stopped clock); 0 with `--include-errors`.
+    pub excluded_errors: u64,
     pub stats_ns: StatsNs,
     /// Log buckets, 1-2-5 per decade.
     pub histogram: Vec<Bucket>,
@@ -107,7 +110,10 @@ pub struct Worst {
     pub start_s: f64,
     pub end_s: f64,
     pub latency_ns: f64,
+    /// The key as people read it (`dev=254,0`, `pid=1234 (dd)`).
     pub key: String,
+    /// The key as stored (`dev=266338304`, `pid=1234`).
+    pub key_raw: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -320,6 +326,7 @@ fn analysis_of(
         count: summary.count,
         unmatched_start: o.unmatched_start,
         unmatched_end: o.unmatched_end,
+        excluded_errors: o.excluded.len() as u64,
         stats_ns: summary.stats_ns,
         histogram: summary.histogram_log,
         histogram_linear: summary.histogram_linear,
@@ -333,6 +340,7 @@ fn analysis_of(
                 end_s: origin.to_source_seconds(s.end),
                 latency_ns: ps_to_ns(s.latency()),
                 key: s.key.clone(),
+                key_raw: o.raw_key(&s.key).to_owned(),
             })
             .collect(),
         notes: o.notes.iter().map(|n| NoteJson { what: n.what.clone(), count: n.count }).collect(),

@@ -1,7 +1,7 @@
 //! The analysis panel: the rules to run (presets and rule specs typed by the user, checked
 //! as they type), and per analysis a statistics table, a latency histogram (egui_plot) and
-//! the worst cases, from [`Outcome`]s computed on a worker by the analysis crate's
-//! rule-spec API ([`run_analyses`]).
+//! the worst cases, from [`Outcome`]s computed on a worker by the engine
+//! ([`latscope_engine::analyse`], as `latscope report` computes them).
 
 use super::message::Message;
 use super::prepare::Prepared;
@@ -12,9 +12,10 @@ use egui_plot::{
 };
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::{self, Comparison, ReportInput, ReportOptions};
-use latscope_analysis::runner::{self, Scope};
-use latscope_analysis::spec::{PRESETS, parse_spec};
+use latscope_analysis::runner::Scope;
 use latscope_analysis::stats::{self, StatsNs, StatsOptions, Summary};
+use latscope_engine::registry::Registry;
+use latscope_engine::{EngineError, analyse};
 use latscope_model::{Placed, Placement, Ps, format_seconds};
 use std::sync::Arc;
 
@@ -25,24 +26,30 @@ pub struct RuleEditor {
     pub specs: Vec<String>,
     /// The rule being typed; added when it parses.
     pub draft: String,
+    /// Keep pairs that end at a failed decode in the statistics (`--include-errors`).
+    pub include_errors: bool,
 }
 
 /// No rule at first: when files open, the presets whose events they hold run by
 /// themselves ([`Which::Presets`]) and fill the list.
 impl Default for RuleEditor {
     fn default() -> Self {
-        Self { specs: Vec::new(), draft: String::new() }
+        Self { specs: Vec::new(), draft: String::new(), include_errors: false }
     }
 }
 
 /// What the draft means as the user types: `None` when empty, else the analysis name or
-/// the parser's message (`column N: expected ...`).
-pub fn validate(text: &str) -> Option<Result<String, String>> {
+/// the parser's message (`column N: expected ...`). Every preset of the registry is a rule,
+/// the decoders' (`sd-cmd-resp`) too.
+pub fn validate(registry: &Registry, text: &str) -> Option<Result<String, String>> {
     let text = text.trim();
     if text.is_empty() {
         return None;
     }
-    Some(parse_spec(text).map(|s| s.name().to_owned()).map_err(|e| e.to_string()))
+    Some(registry.rule(text).map(|s| s.name().to_owned()).map_err(|e| match e {
+        EngineError::Rule { error, .. } => error.to_string(),
+        e => e.to_string(),
+    }))
 }
 
 /// What an analysis run runs.
@@ -67,57 +74,43 @@ pub struct Ran {
     pub missing: Vec<String>,
 }
 
-/// Runs `which` with the analysis crate's runner: each source alone, or (`together`, once
-/// the sources are aligned) all of them on the common timeline, as `latscope report` does
+/// Runs `which` with the engine, as `latscope report` runs it: each source alone, or
+/// (`together`, once the sources are aligned) all of them on the common timeline
 /// (`runner::Scope::of`). A spec that applies to no source, or does not parse, becomes a
-/// message; the others still run.
+/// message (with what to record when a preset lacks events); the others still run.
 pub fn run_analyses(
+    registry: &Registry,
     sources: &[Arc<Prepared>],
     placements: &[Placement],
     which: &Which,
     together: bool,
+    options: analyse::Options,
 ) -> Ran {
     // The sources are borrowed where they are, each with its placement: nothing is copied.
-    let placed: Vec<Placed<'_>> = sources
+    let placed = placed(sources, placements);
+    let scope = Scope::of(together, &placed);
+    let mut errors = Vec::new();
+    let engine_which = match which {
+        Which::Presets => analyse::Which::Defaults,
+        Which::Rules(texts) => analyse::Which::Specs(
+            texts
+                .iter()
+                .filter_map(|t| registry.rule(t).map_err(|e| errors.push(e.to_string())).ok())
+                .collect(),
+        ),
+    };
+    let done = analyse::analyse(registry, &engine_which, &placed, scope, options);
+    errors.extend(done.failures.iter().map(ToString::to_string));
+    Ran { outcomes: done.outcomes, errors, chosen: done.chosen, missing: done.missing }
+}
+
+/// The sources with their placements.
+fn placed<'a>(sources: &'a [Arc<Prepared>], placements: &[Placement]) -> Vec<Placed<'a>> {
+    sources
         .iter()
         .enumerate()
         .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
-        .collect();
-    let scope = Scope::of(together, &placed);
-    let specs = match which {
-        Which::Presets => {
-            let found = runner::default_presets(&placed, scope);
-            return Ran {
-                outcomes: found.outcomes,
-                errors: Vec::new(),
-                chosen: Some(found.names),
-                missing: found.missing,
-            };
-        }
-        Which::Rules(specs) => specs,
-    };
-    let mut ran = Ran::default();
-    let plain: Vec<&latscope_model::Source> = sources.iter().map(|p| &p.source).collect();
-    for text in specs {
-        let spec = match parse_spec(text) {
-            Ok(s) => s,
-            Err(e) => {
-                ran.errors.push(format!("rule `{text}`: {e}"));
-                continue;
-            }
-        };
-        match runner::run(&spec, &placed, scope) {
-            Ok(r) => ran.outcomes.extend(r.outcomes),
-            // A preset that lacks events says what to record, as `latscope report` does.
-            Err(e) => {
-                ran.errors.push(match latscope_analysis::presets::missing_events(spec.name(), &plain) {
-                    Some(hint) => format!("rule `{text}`: {e}\n{hint}"),
-                    None => format!("rule `{text}`: {e}"),
-                })
-            }
-        }
-    }
-    ran
+        .collect()
 }
 
 /// An outcome with what the panel draws, computed on the worker by the analysis crate's
@@ -296,17 +289,15 @@ fn attach_comparisons(results: &mut [AnalysisResult], sources: &[Arc<Prepared>])
 /// results, the errors, the presets chosen ([`Which::Presets`]) and the presets' missing
 /// events.
 pub fn analyse(
+    registry: &Registry,
     sources: &[Arc<Prepared>],
     placements: &[Placement],
     which: &Which,
     together: bool,
+    options: analyse::Options,
 ) -> (Vec<AnalysisResult>, Ran) {
-    let mut ran = run_analyses(sources, placements, which, together);
-    let placed: Vec<Placed<'_>> = sources
-        .iter()
-        .enumerate()
-        .map(|(i, p)| Placed::new(&p.source, placements.get(i).copied().unwrap_or_default()))
-        .collect();
+    let mut ran = run_analyses(registry, sources, placements, which, together, options);
+    let placed = placed(sources, placements);
     let together = Scope::of(together, &placed) == Scope::Together;
     let mut results: Vec<AnalysisResult> =
         std::mem::take(&mut ran.outcomes).into_iter().map(summarize).collect();
@@ -324,8 +315,9 @@ fn dur_ns(ns: f64) -> String {
     dur(ns * 1e3)
 }
 
-/// The rule list and the rule editor, validated as the user types.
-fn rules_ui(ui: &mut egui::Ui, editor: &mut RuleEditor) {
+/// The rule list and the rule editor (validated as the user types), and, where the results
+/// left failed decodes out (or the user keeps them), the choice to keep them.
+fn rules_ui(ui: &mut egui::Ui, registry: &Registry, editor: &mut RuleEditor, excluded: usize) {
     let mut remove = None;
     // The rules side by side, wrapped: the answers below keep the height.
     ui.horizontal_wrapped(|ui| {
@@ -346,7 +338,8 @@ fn rules_ui(ui: &mut egui::Ui, editor: &mut RuleEditor) {
     egui::ComboBox::from_id_salt("add-preset").selected_text("Add a preset").height(f32::INFINITY).show_ui(
         ui,
         |ui| {
-            for &(name, description) in PRESETS {
+            for preset in registry.presets() {
+                let (name, description) = (preset.name.as_str(), preset.description.as_str());
                 if ui.selectable_label(false, name).on_hover_text(description).clicked() {
                     // Presets with a parameter go to the editor for the user to complete.
                     if name.contains("CH") {
@@ -364,7 +357,7 @@ fn rules_ui(ui: &mut egui::Ui, editor: &mut RuleEditor) {
             .desired_width(f32::INFINITY)
             .font(egui::TextStyle::Monospace),
     );
-    let verdict = validate(&editor.draft);
+    let verdict = validate(registry, &editor.draft);
     let mut add = false;
     match &verdict {
         Some(Ok(name)) => {
@@ -382,6 +375,17 @@ fn rules_ui(ui: &mut egui::Ui, editor: &mut RuleEditor) {
     if add {
         editor.specs.push(editor.draft.trim().to_owned());
         editor.draft.clear();
+    }
+    if excluded > 0 || editor.include_errors {
+        let label = if editor.include_errors {
+            "include failed decodes".to_owned()
+        } else {
+            format!("include {excluded} pair(s) with a failed decode")
+        };
+        ui.checkbox(&mut editor.include_errors, label).on_hover_text(
+            "Pairs that end at a decode error (a CRC error, a clock that stopped mid-frame) are left \
+             out of the statistics; keep them (Run again)",
+        );
     }
 }
 
@@ -748,6 +752,7 @@ fn missing_ui(ui: &mut egui::Ui, missing: &[String]) {
 /// that could not run.
 #[derive(Debug, Clone, Copy)]
 pub struct PanelState<'a> {
+    pub registry: &'a Registry,
     pub editor: &'a RuleEditor,
     pub view: &'a PanelView,
     pub results: &'a [AnalysisResult],
@@ -763,11 +768,12 @@ pub fn panel(
     running: bool,
     sources: &[String],
 ) -> Vec<Message> {
-    let PanelState { editor, view, results, missing } = state;
+    let PanelState { registry, editor, view, results, missing } = state;
     let mut msgs = Vec::new();
     drawn.clear();
     let mut edited = editor.clone();
-    rules_ui(ui, &mut edited);
+    let excluded = results.iter().map(|r| r.outcome.excluded.len()).sum();
+    rules_ui(ui, registry, &mut edited, excluded);
     if edited != *editor {
         msgs.push(Message::EditRules(edited));
     }

@@ -18,6 +18,7 @@ use super::theme;
 use super::theme::ThemeKind;
 use super::timeline;
 use super::{align_dialog, decoder_dialog, derive_dialog};
+use latscope_engine::Registry;
 use latscope_model::{Ps, Source, format_seconds};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,6 +73,8 @@ const RECENT_KEY: &str = "latscope.recent";
 
 /// The workbench, room by room.
 pub struct Workbench {
+    /// Presets and decoders by name: the engine's, shared with the workers.
+    pub registry: Arc<Registry>,
     /// Every background job, its progress and its staleness ticket.
     pub(super) jobs: JobRunner,
     picker: Box<dyn FilePicker>,
@@ -118,6 +121,7 @@ impl std::fmt::Debug for Workbench {
 impl Workbench {
     pub fn new(options: Options, picker: Box<dyn FilePicker>, recent: Vec<PathBuf>) -> Self {
         let mut wb = Self {
+            registry: Arc::new(Registry::native()),
             jobs: JobRunner::default(),
             picker,
             view: ViewState::default(),
@@ -542,6 +546,7 @@ impl Workbench {
                     let names = view.labels();
                     let a = &mut self.analysis;
                     let state = analysis::PanelState {
+                        registry: &self.registry,
                         editor: &a.rules,
                         view: &a.panel,
                         results: &a.results,
@@ -592,7 +597,7 @@ impl Workbench {
         }
         if self.dialogs.decoder.open {
             let names: Vec<String> = self.view.sources.iter().map(|s| s.source().name.clone()).collect();
-            msgs.extend(decoder_dialog::show(&ctx, &self.dialogs.decoder, &names));
+            msgs.extend(decoder_dialog::show(&ctx, &self.registry, &self.dialogs.decoder, &names));
         }
         if self.dialogs.align.open {
             let names = self.view.labels();
@@ -693,7 +698,7 @@ fn format_hz(hz: f64) -> String {
 /// of `inputs` (the `--screenshot` worker's job).
 pub fn save_png(path: &Path, image: &egui::ColorImage, inputs: &[PathBuf]) -> anyhow::Result<()> {
     let bytes = super::export::encode_png(image)?;
-    crate::atomic::write_atomic(path, &bytes, inputs)?;
+    latscope_engine::atomic::write_atomic(path, &bytes, inputs)?;
     Ok(())
 }
 
@@ -849,7 +854,7 @@ mod tests {
         assert_eq!(sources_summary([&wave].into_iter()), "1 source · 2 signals");
         let empty = Source::new("none", "ftrace-text", SourceKind::File);
         assert_eq!(sources_summary([&empty].into_iter()), "1 source · 0 events");
-        let trace = latscope_importers::open(
+        let trace = latscope_engine::open(
             std::path::Path::new(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/../samples/ftrace/virtio_blk_direct_read.txt"

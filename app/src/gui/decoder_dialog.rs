@@ -1,212 +1,169 @@
-//! Protocol decoders in the workbench: the "Add decoder…" dialog (pick a decoder, map its
-//! channels — guessed from the names CLK/CMD/DAT0..3, SCK/MOSI/MISO/CS, SDA/SCL, TX/RX —
-//! and set its options, the spec checked as it is edited) and the decode job's work: the
-//! source copied with the annotations attached as span tracks and events (`latscope
-//! decode`'s `Decoded::attach`), its lanes prepared with each annotation row right under
-//! the last channel it decodes and each slice linked to its event, so a click inspects it
-//! and the table and search list it. The spec is kept in the source's metadata
-//! (`decoder`), which is how a session saves it.
+//! Protocol decoders in the workbench: the "Add decoder…" dialog (pick a decoder of the
+//! engine's registry, map its channels — guessed by the engine from the names each role
+//! usually goes by, through the one name resolver — and set its options, the spec checked
+//! as it is edited, with what the command line would say of its channels: ambiguous names,
+//! channels that never toggle) and the decode job's work: the source copied with the
+//! annotations attached as span tracks and events, its lanes prepared with each annotation
+//! row right under the last channel it decodes and each slice linked to its event, so a
+//! click inspects it and the table and search list it. The specs are kept in the source's
+//! metadata (`decoder`), which is how a session saves them.
 
 use super::message::Message;
 use super::prepare::{LaneKind, Prepared, prepare};
-use latscope_decoders::Inputs;
-use latscope_model::{AnalogTrack, DigitalTrack, Ps, Source, SourceKind, Sym};
+use latscope_engine::channels::{self, ChannelName, Guess};
+use latscope_engine::registry::{DecoderInfo, Registry};
+use latscope_model::{Ps, Source, Sym};
 
-/// The metadata key a decoded source records its decoder specs under.
-pub const DECODER_KEY: &str = "decoder";
-
-/// Decoders the dialog offers: (what the combo shows, first stage, stacked stage).
-pub const CHOICES: &[(&str, &str, Option<&str>)] = &[
-    ("UART", "uart", None),
-    ("SPI", "spi", None),
-    ("I2C", "i2c", None),
-    ("SD (native: CMD, DAT0-3)", "sd", None),
-    ("SD over SPI", "spi", Some("sd-spi")),
-];
-
-/// The channels of a decoder, in the order the dialog lists them, and whether each is
-/// required.
-pub fn roles(decoder: &str) -> &'static [(&'static str, bool)] {
-    match decoder {
-        "uart" => &[("rx", false), ("tx", false)],
-        "spi" => &[("clk", true), ("mosi", false), ("miso", false), ("cs", false)],
-        "i2c" => &[("scl", true), ("sda", true)],
-        "sd" => &[
-            ("clk", true),
-            ("cmd", true),
-            ("dat0", false),
-            ("dat1", false),
-            ("dat2", false),
-            ("dat3", false),
-        ],
-        _ => &[],
-    }
-}
-
-/// Names a channel goes by for a role, most specific first (compared without case, scope
-/// prefix or punctuation).
-fn aliases(role: &str) -> &'static [&'static str] {
-    match role {
-        "clk" => &["CLK", "SCK", "SCLK", "CLOCK", "SDCLK"],
-        "cmd" => &["CMD", "SDCMD"],
-        "dat0" => &["DAT0", "DATA0", "SDDAT0"],
-        "dat1" => &["DAT1", "DATA1", "SDDAT1"],
-        "dat2" => &["DAT2", "DATA2", "SDDAT2"],
-        "dat3" => &["DAT3", "DATA3", "SDDAT3"],
-        "mosi" => &["MOSI", "COPI", "SDI", "DI"],
-        "miso" => &["MISO", "CIPO", "SDO", "DO"],
-        "cs" => &["CS", "NCS", "CSN", "SS", "NSS", "CE"],
-        "scl" => &["SCL", "SCK"],
-        "sda" => &["SDA"],
-        "tx" => &["TX", "TXD"],
-        "rx" => &["RX", "RXD"],
-        _ => &[],
-    }
-}
-
-/// A channel name reduced for matching: upper case, letters and digits only, without a
-/// `scope.` prefix.
-fn key(name: &str) -> String {
-    let last = name.rsplit('.').next().unwrap_or(name);
-    last.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_uppercase()).collect()
-}
-
-/// The channel of `names` that role `role` most likely is: one named as an alias, else one
-/// whose name ends with an alias after a separator (`SD_CLK`, `spi.SCK`); `None` when no
-/// name fits or the fit is ambiguous.
-pub fn guess(role: &str, names: &[String], taken: &[String]) -> Option<String> {
-    let free = || names.iter().filter(|n| !taken.contains(n));
-    for alias in aliases(role) {
-        let exact: Vec<&String> = free().filter(|n| key(n) == *alias).collect();
-        if let [one] = exact.as_slice() {
-            return Some((*one).clone());
-        }
-    }
-    for alias in aliases(role) {
-        let ends: Vec<&String> = free()
-            .filter(|n| {
-                let last = n.rsplit('.').next().unwrap_or(n).to_ascii_uppercase();
-                last.strip_suffix(alias).is_some_and(|head| head.ends_with(['_', '-', ' ', '(']))
-            })
-            .collect();
-        if let [one] = ends.as_slice() {
-            return Some((*one).clone());
-        }
-    }
-    None
-}
+pub use latscope_engine::decode::specs_of;
 
 /// The dialog's state.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DecoderDialog {
     pub open: bool,
     pub source: usize,
-    /// Index into [`CHOICES`].
-    pub choice: usize,
-    /// (role, channel name; empty for none).
+    /// The decoder chosen, by its registry name; a stacked one (SD over SPI) reads the
+    /// channels of the decoder under it.
+    pub decoder: String,
+    /// (role, channel name; empty for none), of the decoder that reads the channels.
     pub channels: Vec<(String, String)>,
-    /// Options as `key=value,…` (`baud=auto`, `cpol=1`, `width=4`).
-    pub options: String,
-    /// The source's channels: (name, analog).
-    pub names: Vec<(String, bool)>,
+    /// The options of each stage, the channel reader's first: (decoder, `key=value,…`).
+    pub options: Vec<(String, String)>,
+    /// The source's channels.
+    pub names: Vec<ChannelName>,
     /// The decoder specs the source already has (decoding one again is refused).
     pub existing: Vec<String>,
     /// The spec as assembled, and what is wrong with it (checked against the source's
     /// channel names and every option, without decoding).
     pub spec: String,
     pub problem: Option<String>,
+    /// Roles left empty because their usual names fit several channels.
+    pub unguessed: Vec<String>,
+    /// What the command line would say of the channels: a name that fits several, a channel
+    /// that never toggles.
+    pub notes: Vec<String>,
+}
+
+/// The decoders a channel reader stacks under `decoder`, base first.
+fn stages<'r>(registry: &'r Registry, decoder: &str) -> Vec<&'r DecoderInfo> {
+    let mut out = Vec::new();
+    let mut next = registry.decoder(decoder);
+    while let Some(d) = next {
+        out.insert(0, d);
+        next = d.stacks_on.as_deref().and_then(|b| registry.decoder(b));
+    }
+    out
 }
 
 impl DecoderDialog {
-    /// Opens the dialog on `source` of `src`, with UART when nothing fits better.
-    pub fn open_on(src: &Source, source: usize) -> Self {
-        let mut names: Vec<(String, bool)> = src.digital.iter().map(|d| (d.name.clone(), false)).collect();
-        names.extend(src.analog.iter().map(|a| (a.name.clone(), true)));
+    /// Opens the dialog on `source` of `src`, with the decoder whose required channels the
+    /// names fill best (UART when nothing fits better).
+    pub fn open_on(registry: &Registry, src: &Source, source: usize) -> Self {
+        let names = channels::channels_of(src);
         let mut d = Self { open: true, source, names, existing: specs_of(src), ..Self::default() };
-        // The decoder whose required channels the names fill best.
-        let plain: Vec<String> = d.names.iter().map(|n| n.0.clone()).collect();
-        // A stacked choice (SD over SPI) only when asked for: SPI wins a tie.
-        let score = |choice: usize| {
-            let (_, first, stacked) = CHOICES[choice];
-            let found = roles(first).iter().filter(|(r, _)| guess(r, &plain, &[]).is_some()).count();
-            (found, stacked.is_none())
+        let plain: Vec<&str> = d.names.iter().map(|n| n.name.as_str()).collect();
+        // A stacked decoder (SD over SPI) only when asked for: its base wins a tie.
+        let score = |info: &DecoderInfo| {
+            let base = stages(registry, &info.name)[0];
+            let found = base
+                .channels
+                .iter()
+                .filter(|c| matches!(channels::guess(c, &plain, &[]), Guess::One(_)))
+                .count();
+            (found, info.stacks_on.is_none())
         };
-        d.choice = (0..CHOICES.len()).max_by_key(|&c| (score(c), std::cmp::Reverse(c))).unwrap_or(0);
-        d.set_choice(d.choice);
+        let decoders = registry.decoders();
+        let best =
+            (0..decoders.len()).max_by_key(|&i| (score(&decoders[i]), std::cmp::Reverse(i))).unwrap_or(0);
+        d.set_decoder(registry, decoders.get(best).map_or("uart", |x| x.name.as_str()));
         d
     }
 
-    /// Switches to decoder `choice`, guessing its channels and default options.
-    pub fn set_choice(&mut self, choice: usize) {
-        self.choice = choice.min(CHOICES.len() - 1);
-        let (_, first, _) = CHOICES[self.choice];
-        let plain: Vec<String> = self.names.iter().map(|n| n.0.clone()).collect();
+    /// Switches to `decoder`, guessing its channels and setting its default options.
+    pub fn set_decoder(&mut self, registry: &Registry, decoder: &str) {
+        self.decoder = decoder.to_owned();
+        let stack = stages(registry, decoder);
+        let plain: Vec<&str> = self.names.iter().map(|n| n.name.as_str()).collect();
         let mut taken: Vec<String> = Vec::new();
-        self.channels = roles(first)
-            .iter()
-            .map(|(role, _)| {
-                let g = guess(role, &plain, &taken).unwrap_or_default();
-                if !g.is_empty() {
-                    taken.push(g.clone());
-                }
-                ((*role).to_owned(), g)
+        let mut ambiguous = Vec::new();
+        self.channels = stack
+            .first()
+            .map(|base| {
+                base.channels
+                    .iter()
+                    .map(|role| {
+                        let chosen = match channels::guess(role, &plain, &taken) {
+                            Guess::One(name) => {
+                                taken.push(name.clone());
+                                name
+                            }
+                            Guess::Ambiguous { alias, candidates } => {
+                                ambiguous.push(format!(
+                                    "{}: `{alias}` could be {}: choose one",
+                                    role.key,
+                                    candidates.join(", ")
+                                ));
+                                String::new()
+                            }
+                            Guess::None => String::new(),
+                        };
+                        (role.key.clone(), chosen)
+                    })
+                    .collect()
             })
+            .unwrap_or_default();
+        // UART finds its rate by itself unless told.
+        self.options = stack
+            .iter()
+            .map(|d| (d.name.clone(), if d.name == "uart" { "baud=auto".to_owned() } else { String::new() }))
             .collect();
-        self.options = match first {
-            "uart" => "baud=auto".into(),
-            _ => String::new(),
-        };
-        self.check();
+        self.unguessed = ambiguous;
+        self.check(registry);
     }
 
     /// The spec the dialog describes.
     pub fn assemble(&self) -> String {
-        let (_, first, stacked) = CHOICES[self.choice.min(CHOICES.len() - 1)];
-        let mut params: Vec<String> = self
-            .channels
-            .iter()
-            .filter(|(_, ch)| !ch.trim().is_empty())
-            .map(|(r, ch)| format!("{r}={ch}"))
-            .collect();
-        params.extend(self.options.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned));
-        let mut spec =
-            if params.is_empty() { first.to_owned() } else { format!("{first}:{}", params.join(",")) };
-        if let Some(s) = stacked {
-            spec = format!("{spec} | {s}");
+        let mut parts = Vec::new();
+        for (k, (decoder, options)) in self.options.iter().enumerate() {
+            let mut params: Vec<String> = Vec::new();
+            if k == 0 {
+                params.extend(
+                    self.channels
+                        .iter()
+                        .filter(|(_, ch)| !ch.trim().is_empty())
+                        .map(|(r, ch)| format!("{r}={ch}")),
+                );
+            }
+            params.extend(options.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned));
+            parts.push(if params.is_empty() {
+                decoder.clone()
+            } else {
+                format!("{decoder}:{}", params.join(","))
+            });
         }
-        spec
+        parts.join(" | ")
     }
 
-    /// Assembles the spec and checks it: the decoder runs on channels of the same names
-    /// without a single edge, which checks the grammar, the channel names and every option
-    /// at no cost.
-    pub fn check(&mut self) {
+    /// Assembles the spec and checks it as the engine would run it, and notes what the
+    /// command line would say of its channels.
+    pub fn check(&mut self, registry: &Registry) {
         self.spec = self.assemble();
         self.problem = if self.existing.contains(&self.spec) {
             Some("this capture is already decoded with this spec".to_owned())
         } else {
-            check_spec(&self.spec, &self.names).err()
+            latscope_engine::decode::check(registry, &self.spec, &self.names).err().map(|e| e.to_string())
         };
+        self.notes =
+            channels::spec_notes(registry, &self.spec, &self.names).iter().map(ToString::to_string).collect();
     }
-}
-
-/// Whether `spec` would run on a source with channels `names`: `Err` says why not.
-pub fn check_spec(spec: &str, names: &[(String, bool)]) -> Result<(), String> {
-    let mut stub = Source::new("check", "check", SourceKind::File);
-    for (name, analog) in names {
-        if *analog {
-            stub.analog.push(AnalogTrack::new(name.clone(), "", 0, 1.0, Vec::new()));
-        } else {
-            stub.digital.push(DigitalTrack::new(name.clone(), 0));
-        }
-    }
-    latscope_decoders::decode(spec, &Inputs::of_source(&stub, Some(1_000_000)))
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 /// The dialog window; returns the decode asked for and the dialog as edited.
-pub fn show(ctx: &egui::Context, dialog: &DecoderDialog, sources: &[String]) -> Vec<Message> {
+pub fn show(
+    ctx: &egui::Context,
+    registry: &Registry,
+    dialog: &DecoderDialog,
+    sources: &[String],
+) -> Vec<Message> {
     let mut msgs = Vec::new();
     let mut d = dialog.clone();
     let mut open = d.open;
@@ -226,46 +183,52 @@ pub fn show(ctx: &egui::Context, dialog: &DecoderDialog, sources: &[String]) -> 
                 ui.end_row();
             }
             ui.label("decoder");
-            let mut choice = d.choice;
-            egui::ComboBox::from_id_salt("decoder-kind").selected_text(CHOICES[d.choice].0).show_ui(
-                ui,
-                |ui| {
-                    for (i, c) in CHOICES.iter().enumerate() {
-                        ui.selectable_value(&mut choice, i, c.0);
-                    }
-                },
-            );
+            let mut chosen = d.decoder.clone();
+            let label = registry.decoder(&d.decoder).map_or_else(|| d.decoder.clone(), |x| x.label.clone());
+            egui::ComboBox::from_id_salt("decoder-kind").selected_text(label).show_ui(ui, |ui| {
+                for info in registry.decoders() {
+                    ui.selectable_value(&mut chosen, info.name.clone(), &info.label);
+                }
+            });
             ui.end_row();
-            if choice != d.choice {
-                d.set_choice(choice);
+            if chosen != d.decoder {
+                d.set_decoder(registry, &chosen);
             }
-            let (_, first, _) = CHOICES[d.choice];
-            let required = roles(first);
+            let stack = stages(registry, &d.decoder);
+            let roles = stack.first().map(|b| b.channels.as_slice()).unwrap_or_default();
             for (k, (role, channel)) in d.channels.iter_mut().enumerate() {
-                let must = required.get(k).is_some_and(|r| r.1);
+                let must = roles.get(k).is_some_and(|r| r.required);
                 ui.label(if must { format!("{role} *") } else { role.clone() });
                 let shown = if channel.is_empty() { "(none)".to_owned() } else { channel.clone() };
                 egui::ComboBox::from_id_salt(("decoder-channel", k)).selected_text(shown).show_ui(ui, |ui| {
                     ui.selectable_value(channel, String::new(), "(none)");
-                    for (name, analog) in &dialog.names {
-                        let label =
-                            if *analog { format!("{name} (analog, thresholded)") } else { name.clone() };
-                        ui.selectable_value(channel, name.clone(), label);
+                    for c in &dialog.names {
+                        let label = match (c.analog, c.changes) {
+                            (true, _) => format!("{} (analog, thresholded)", c.name),
+                            (false, 0) => format!("{} (never toggles)", c.name),
+                            (false, _) => c.name.clone(),
+                        };
+                        ui.selectable_value(channel, c.name.clone(), label);
                     }
                 });
                 ui.end_row();
             }
-            ui.label("options");
-            ui.add(
-                egui::TextEdit::singleline(&mut d.options)
-                    .hint_text(options_hint(first))
-                    .desired_width(280.0),
-            );
-            ui.end_row();
+            for (k, (decoder, options)) in d.options.iter_mut().enumerate() {
+                let hint = stack.get(k).map(|x| x.options_hint()).unwrap_or_default();
+                if hint.is_empty() && options.is_empty() {
+                    continue;
+                }
+                ui.label(if stack.len() > 1 { format!("{decoder} options") } else { "options".to_owned() });
+                ui.add(egui::TextEdit::singleline(options).hint_text(hint).desired_width(280.0));
+                ui.end_row();
+            }
         });
-        d.check();
+        d.check(registry);
         ui.add_space(4.0);
         ui.monospace(&d.spec);
+        for note in d.unguessed.iter().chain(&d.notes) {
+            ui.colored_label(ui.visuals().warn_fg_color, note);
+        }
         match &d.problem {
             Some(p) => {
                 ui.colored_label(ui.visuals().error_fg_color, p);
@@ -288,39 +251,16 @@ pub fn show(ctx: &egui::Context, dialog: &DecoderDialog, sources: &[String]) -> 
     msgs
 }
 
-/// The options a decoder takes (its channels have their own fields).
-fn options_hint(decoder: &str) -> &'static str {
-    match decoder {
-        "uart" => "baud=N|auto,bits=8,parity=none|even|odd,stop=1,invert=0",
-        "spi" => "cpol=0,cpha=0,cs_active=low|high,order=msb|lsb,bits=8",
-        "sd" => "width=1|4,block=512",
-        _ => "",
-    }
-}
-
-/// The decode job's work: a copy of `src` with the annotations of `specs` attached, its
-/// lanes prepared, each decoder's annotation rows moved right under the last channel it
-/// reads and each slice linked to the event it starts.
-pub fn decode_into(src: &Source, specs: &[String]) -> Result<Prepared, String> {
-    let already = specs_of(src);
-    let mut all = latscope_decoders::Decoded::default();
-    let mut placed: Vec<(Vec<String>, Vec<String>)> = Vec::new();
-    for spec in specs {
-        if already.contains(spec) {
-            return Err(format!("{}: already decoded with {spec:?}", src.name));
-        }
-        let d = crate::decode_cmd::decode_all(src, std::slice::from_ref(spec))
-            .map_err(|e| format!("--decoder {spec:?}: {e:#}"))?;
-        placed.push((spec_channels(spec), decoded_rows(&d)));
-        all.annotations.extend(d.annotations);
-        for (k, n) in d.errors {
-            *all.errors.entry(k).or_default() += n;
-        }
-    }
-    all.annotations.sort_by_key(|a| a.start);
+/// The decode job's work: a copy of `src` with the annotations of `specs` attached (the
+/// engine's decode, refusing a spec the source already has), its lanes prepared, each
+/// decoder's annotation rows moved right under the last channel it reads and each slice
+/// linked to the event it starts.
+pub fn decode_into(registry: &Registry, src: &Source, specs: &[String]) -> latscope_engine::Result<Prepared> {
+    let parts = latscope_engine::decode::decode_each(registry, src, specs)?;
+    let placed: Vec<(Vec<String>, Vec<String>)> =
+        specs.iter().zip(&parts).map(|(spec, d)| (spec_channels(registry, spec), decoded_rows(d))).collect();
     let mut source = src.clone();
-    all.attach(&mut source).map_err(|e| format!("{}: adding the decoded events: {e}", source.name))?;
-    source.metadata.extend(specs.iter().map(|s| (DECODER_KEY.to_owned(), s.clone())));
+    latscope_engine::decode::attach(&mut source, &latscope_engine::decode::merged(parts), specs)?;
     let mut prepared = prepare(source);
     if src.events.is_empty() {
         // A capture without events: the CPU lane would hold only the decoded events, which
@@ -350,20 +290,31 @@ fn decoded_rows(d: &latscope_decoders::Decoded) -> Vec<String> {
 }
 
 /// The channel names a spec's first stage names (the values of its channel keys).
-fn spec_channels(spec: &str) -> Vec<String> {
+fn spec_channels(registry: &Registry, spec: &str) -> Vec<String> {
     let Ok(stages) = latscope_decoders::spec::parse(spec) else { return Vec::new() };
     let Some(first) = stages.first() else { return Vec::new() };
-    let roles = roles(&first.name);
-    first.params.iter().filter(|p| roles.iter().any(|r| r.0 == p.key)).map(|p| p.value.clone()).collect()
+    let Some(decoder) = registry.decoder(&first.name) else { return Vec::new() };
+    first
+        .params
+        .iter()
+        .filter(|p| decoder.channels.iter().any(|c| c.key == p.key))
+        .map(|p| p.value.clone())
+        .collect()
 }
 
 /// Moves the lanes named `rows` right after the last digital or analog lane whose track
-/// `channels` name (exactly or by suffix, as the decoder resolved them).
+/// `channels` name, resolved as the decoder resolved them.
 fn place_rows(p: &mut Prepared, channels: &[String], rows: &[String]) {
-    let reads = |lane_name: &str| channels.iter().any(|c| lane_name == c || lane_name.ends_with(c.as_str()));
-    let Some(anchor) = p.lanes.iter().rposition(|l| {
-        matches!(l.kind, LaneKind::Digital { .. } | LaneKind::Analog { .. }) && reads(&l.name)
-    }) else {
+    let signal: Vec<usize> = (0..p.lanes.len())
+        .filter(|&i| matches!(p.lanes[i].kind, LaneKind::Digital { .. } | LaneKind::Analog { .. }))
+        .collect();
+    let names: Vec<&str> = signal.iter().map(|&i| p.lanes[i].name.as_str()).collect();
+    let Some(anchor) = channels
+        .iter()
+        .filter_map(|c| latscope_model::resolve_name(names.iter().copied(), c, "channel").ok())
+        .map(|k| signal[k])
+        .max()
+    else {
         return;
     };
     let moved: Vec<usize> = (0..p.lanes.len())
@@ -428,9 +379,4 @@ pub fn decoded_event_lanes(p: &Prepared) -> Vec<String> {
         }
     }
     names
-}
-
-/// The decoder specs recorded in a source's metadata, in the order they were added.
-pub fn specs_of(src: &Source) -> Vec<String> {
-    src.metadata.iter().filter(|(k, _)| k == DECODER_KEY).map(|(_, v)| v.clone()).collect()
 }

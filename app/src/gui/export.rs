@@ -1,9 +1,8 @@
 //! Saving what the workbench shows (docs/ARCHITECTURE.md "Workbench export"): the
-//! report of the current analyses in every `latscope report` format — built by the same
-//! [`report_cmd::build_report`] and written by the same [`report_cmd::emit`], so the bytes
-//! are those of the command line — the Perfetto trace (`latscope report --format
-//! perfetto`'s writer, [`report_cmd::emit_perfetto`]), the session, and a PNG of the
-//! visible timeline. The
+//! report of the current analyses in every `latscope report` format — built and written by
+//! the engine's [`latscope_engine::report`], as the command line's, so the bytes are the
+//! same — the Perfetto trace (the engine's [`latscope_engine::report::write_perfetto`]), the
+//! session, and a PNG of the visible timeline. The
 //! location comes from the [`super::picker::FilePicker`]; the writing runs on a worker
 //! thread and is atomic, and a target that is one of the open inputs is refused in the
 //! window.
@@ -14,12 +13,11 @@ use super::jobs::JobKind;
 use super::message::Message;
 use super::prepare::Prepared;
 use super::session;
-use crate::atomic;
-use crate::report_cmd;
 use anyhow::Context as _;
 use egui::{ColorImage, Rect};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::Format;
+use latscope_engine::{Output, atomic};
 use latscope_model::{Placed, Placement, Source};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,8 +103,9 @@ pub struct ReportJob {
 pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Result<()> {
     let sources: Vec<&Source> = job.sources.iter().map(|p| &p.source).collect();
     let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
-    let report = report_cmd::build_report(&job.paths, &sources, &outcomes, job.align.clone())?;
-    report_cmd::emit(&report, format, Some(path), &job.inputs)
+    let report =
+        latscope_engine::report::build(&job.paths, &sources, &outcomes, job.align.clone(), None, None)?;
+    Ok(latscope_engine::report::write(&report, format, &Output::File(path.to_owned()), &job.inputs)?)
 }
 
 /// Writes the Perfetto trace (Trace Event JSON) of `job` to `path` (atomically, never over
@@ -119,7 +118,13 @@ pub fn write_perfetto(job: &ReportJob, path: &Path) -> anyhow::Result<()> {
         .map(|(p, placement)| Placed { source: &p.source, placement })
         .collect();
     let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
-    report_cmd::emit_perfetto(&job.paths, &placed, &outcomes, Some(path), &job.inputs)
+    Ok(latscope_engine::report::write_perfetto(
+        &job.paths,
+        &placed,
+        &outcomes,
+        &Output::File(path.to_owned()),
+        &job.inputs,
+    )?)
 }
 
 /// The part of `image` under `rect` (physical pixels), clipped to the image; `None` when

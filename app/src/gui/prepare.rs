@@ -6,6 +6,7 @@
 use super::lod::{MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
+use latscope_model::kernel;
 use latscope_model::{DigitalTrack, FieldValue, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 
@@ -179,11 +180,11 @@ impl Names {
     fn of(src: &Source) -> Self {
         let s = |n: &str| src.strings.lookup(n.as_bytes());
         Self {
-            switch: s("sched_switch"),
-            irq_entry: s("irq_handler_entry"),
-            irq_exit: s("irq_handler_exit"),
-            soft_entry: s("softirq_entry"),
-            soft_exit: s("softirq_exit"),
+            switch: s(kernel::SCHED_SWITCH.name),
+            irq_entry: s(kernel::IRQ_HANDLER_ENTRY.name),
+            irq_exit: s(kernel::IRQ_HANDLER_EXIT.name),
+            soft_entry: s(kernel::SOFTIRQ_ENTRY.name),
+            soft_exit: s(kernel::SOFTIRQ_EXIT.name),
             next_pid: s("next_pid"),
             next_comm: s("next_comm"),
             irq: s("irq"),

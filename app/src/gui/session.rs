@@ -9,8 +9,8 @@ use super::jobs::{JobKind, Ticket};
 use super::message::Message;
 use super::theme::{self, ThemeKind};
 use super::timeline::{Overlay, Viewport};
-use crate::atomic;
 use anyhow::Context as _;
+use latscope_engine::atomic;
 use latscope_model::{Placement, Ps};
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 
 use super::message::{EventSel, Message, TableRows, TableSort};
 use super::theme;
-use super::timeline::{SourceView, clock_text, event_fields, raw_fields};
+use super::timeline::{SourceView, clock_text, event_fields, fields_read};
 use egui_extras::{Column, TableBuilder};
 use latscope_model::render_event;
 
@@ -209,14 +209,22 @@ pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView], selected: Option<Eve
                 ui.end_row();
             }
         });
-        let raw = raw_fields(src, sel.index);
-        if !raw.is_empty() {
+        let fields = fields_read(src, sel.index);
+        if !fields.is_empty() {
             ui.separator();
-            ui.label(egui::RichText::new("fields (stored values: rules and filters match these)").weak());
+            ui.label(
+                egui::RichText::new("fields (stored value in brackets: rules and filters match either)")
+                    .weak(),
+            );
             egui::Grid::new("inspector-fields").num_columns(2).striped(true).show(ui, |ui| {
-                for (k, v) in raw {
+                for (k, shown, stored) in fields {
                     ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
-                    ui.add(egui::Label::new(egui::RichText::new(v).monospace()).selectable(true));
+                    ui.horizontal(|ui| {
+                        ui.add(egui::Label::new(egui::RichText::new(shown).monospace()).selectable(true));
+                        if let Some(stored) = stored {
+                            ui.weak(format!("({stored})"));
+                        }
+                    });
                     ui.end_row();
                 }
             });

@@ -712,16 +712,21 @@ pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
     out
 }
 
-/// An event's fields with their stored values (`dev=266338304`): what rules and filters
-/// compare, which the payload may print otherwise (`254,0`).
-pub fn raw_fields(src: &Source, index: usize) -> Vec<(String, String)> {
+/// An event's fields as people read them (`dev=254,0`, `arg=0x1AA`), each with its stored
+/// value where that differs (`266338304`): rules and filters match either.
+pub fn fields_read(src: &Source, index: usize) -> Vec<(String, String, Option<String>)> {
     let Some(e) = src.events.get(index) else { return Vec::new() };
     let s = &src.strings;
     e.fields()
-        .map(|(name, v)| {
-            let mut value = String::new();
-            value_text(src, v, &mut value);
-            (s.resolve(name).into_owned(), value)
+        .zip(&e.layout().fields)
+        .map(|((name, v), &(_, kind))| {
+            let name = s.resolve(name).into_owned();
+            let mut stored = String::new();
+            value_text(src, v, &mut stored);
+            match latscope_model::display::readable(&name, kind, v) {
+                Some(shown) => (name, shown, Some(stored)),
+                None => (name, stored, None),
+            }
         })
         .collect()
 }

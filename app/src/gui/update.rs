@@ -532,9 +532,13 @@ impl Workbench {
         // sources placed elsewhere than their clocks put them (a session's placements): the
         // runner's each-or-together rule decides that.
         let together = self.view.alignment.is_some();
+        let registry = self.registry.clone();
+        let options =
+            latscope_engine::analyse::Options { include_errors: self.analysis.rules.include_errors };
         self.jobs.spawn(JobKind::Analysis, None, move |cx| {
             // The worker borrows the shared sources with their placements: no copy.
-            let (results, ran) = analysis::analyse(&sources, &placements, &which, together);
+            let (results, ran) =
+                analysis::analyse(&registry, &sources, &placements, &which, together, options);
             if !cx.cancelled() {
                 let analysis::Ran { errors, chosen, missing, .. } = ran;
                 cx.send(Message::AnalysisDone { ticket: cx.ticket, results, errors, chosen, missing });
@@ -624,7 +628,9 @@ impl Workbench {
             .or(focused.filter(|&i| has_channels(i)))
             .or_else(|| (0..self.view.sources.len()).find(|&i| has_channels(i)));
         match pick.and_then(|i| self.view.sources.get(i).map(|sv| (i, sv))) {
-            Some((i, sv)) => self.dialogs.decoder = decoder_dialog::DecoderDialog::open_on(sv.source(), i),
+            Some((i, sv)) => {
+                self.dialogs.decoder = decoder_dialog::DecoderDialog::open_on(&self.registry, sv.source(), i)
+            }
             None => {
                 self.errors.push("Add decoder: open a capture with digital or analog channels first".into())
             }
@@ -636,8 +642,11 @@ impl Workbench {
     fn add_decoder(&mut self, source: usize, specs: Vec<String>) {
         let Some(sv) = self.view.sources.get(source) else { return };
         let p = sv.prepared.clone();
+        let registry = self.registry.clone();
         self.jobs.spawn(JobKind::Derive, self.view.stamp(source), move |cx| {
-            let result = decoder_dialog::decode_into(&p.source, &specs).map(Arc::new);
+            let result = decoder_dialog::decode_into(&registry, &p.source, &specs)
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
             drop(p);
             cx.send(Message::Decoded { ticket: cx.ticket, source, result });
         });
@@ -824,29 +833,26 @@ impl Workbench {
         out
     }
 
-    /// The command line's `--decoder`s: each on every source that has its channels; one that
-    /// fits no source is an error with the first source's reason.
+    /// The command line's `--decoder`s: each on every source it applies to, by the engine's
+    /// rule (`latscope report --decoder`'s); one that fits no source is an error.
     fn startup_decoders(&mut self, specs: Vec<String>) {
-        let mut per_source: Vec<Vec<String>> = vec![Vec::new(); self.view.sources.len()];
+        let inputs: Vec<(&str, Vec<latscope_engine::channels::ChannelName>)> = self
+            .view
+            .sources
+            .iter()
+            .map(|sv| (sv.source().name.as_str(), latscope_engine::channels::channels_of(sv.source())))
+            .collect();
+        let mut per_source: Vec<Vec<String>> = vec![Vec::new(); inputs.len()];
+        let mut errors = Vec::new();
         for spec in specs {
-            let mut first_error = None;
-            for (i, sv) in self.view.sources.iter().enumerate() {
-                let src = sv.source();
-                let mut names: Vec<(String, bool)> =
-                    src.digital.iter().map(|d| (d.name.clone(), false)).collect();
-                names.extend(src.analog.iter().map(|a| (a.name.clone(), true)));
-                match decoder_dialog::check_spec(&spec, &names) {
-                    Ok(()) => per_source[i].push(spec.clone()),
-                    Err(e) => {
-                        first_error.get_or_insert(e);
-                    }
-                }
+            match latscope_engine::decode::applies_to(&self.registry, &spec, &inputs) {
+                Ok(on) => on.into_iter().for_each(|i| per_source[i].push(spec.clone())),
+                Err(e) => errors.push(format!("--decoder: {e}")),
             }
-            if !per_source.iter().any(|s| s.contains(&spec))
-                && let Some(e) = first_error
-            {
-                self.errors.push(format!("--decoder {spec:?}: {e}"));
-            }
+        }
+        drop(inputs);
+        for e in errors {
+            self.errors.push(e);
         }
         for (source, specs) in per_source.into_iter().enumerate() {
             if !specs.is_empty() {

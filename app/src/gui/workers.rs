@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// Imports `path` and builds its lanes (the load job's work).
 pub fn load(path: &Path, ctl: &LoadControl) -> Result<Arc<Prepared>, String> {
-    latscope_importers::open(path, ctl).map(|source| Arc::new(prepare(source))).map_err(|e| e.to_string())
+    latscope_engine::open(path, ctl).map(|source| Arc::new(prepare(source))).map_err(|e| e.to_string())
 }
 
 /// A source the table lists: its index among the open sources, its data and placement.

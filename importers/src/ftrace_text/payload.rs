@@ -539,8 +539,12 @@ impl<'a> Sink<'a> {
             return false;
         }
         let Some(rwbs) = t.next() else { return false };
+        // The kernel's `dev_t`, as trace.dat and Perfetto store it: `dev=254,0` and
+        // `dev=266338304` then match the same events in every format.
+        let number = |d: &[u8]| std::str::from_utf8(d).ok()?.parse::<u64>().ok();
+        let (Some(major), Some(minor)) = (number(maj), number(&rest[1..])) else { return false };
         let k = self.keys;
-        self.str(k.dev, dev);
+        self.uint(k.dev, latscope_model::kernel::dev_t(major, minor));
         self.str(k.rwbs, rwbs);
         let mut rest = trim_start(t.0);
         // bytes, only when the command (or the sector) follows

@@ -86,7 +86,7 @@ const KINDS: usize = Kind::ProcessFork as usize + 1;
 const WAKE_FIELDS: &[(&str, FieldKind)] = &[("comm", S), ("pid", I), ("prio", I), ("target_cpu", I)];
 const SOFTIRQ_FIELDS: &[(&str, FieldKind)] = &[("vec", I), ("action", S)];
 const BLOCK_FIELDS: &[(&str, FieldKind)] =
-    &[("dev", S), ("sector", U), ("nr_sector", U), ("bytes", U), ("rwbs", S), ("comm", S)];
+    &[("dev", U), ("sector", U), ("nr_sector", U), ("bytes", U), ("rwbs", S), ("comm", S)];
 const PROCESS_FIELDS: &[(&str, FieldKind)] = &[("comm", S), ("pid", I), ("prio", I)];
 
 impl Kind {
@@ -118,7 +118,7 @@ impl Kind {
             Kind::BlockInsert => ("block_rq_insert", BLOCK_FIELDS),
             Kind::BlockComplete => (
                 "block_rq_complete",
-                &[("dev", S), ("sector", U), ("nr_sector", U), ("rwbs", S), ("error", I)],
+                &[("dev", U), ("sector", U), ("nr_sector", U), ("rwbs", S), ("error", I)],
             ),
             Kind::TaskNewtask => {
                 ("task_newtask", &[("pid", I), ("comm", S), ("clone_flags", U), ("oom_score_adj", I)])
@@ -249,9 +249,8 @@ pub(crate) struct CpuWorker<'s> {
     diags: Diagnostics,
     unknown: FxHashMap<u32, u64>,
     unknown_layouts: FxHashMap<u32, LayoutId>,
-    /// Each IRQ's handler name and each block device's `MAJOR,MINOR`, as interned last.
+    /// Each IRQ's handler name, as interned last.
     irq_names: FxHashMap<i32, Sym>,
-    devs: FxHashMap<u64, Sym>,
     /// `print` layouts by their field list.
     print_layouts: FxHashMap<Vec<(Sym, FieldKind)>, LayoutId>,
     /// The layout of a `print` with no `key=value` token (`ip`, `text`).
@@ -385,7 +384,6 @@ impl<'s> CpuWorker<'s> {
             unknown: FxHashMap::default(),
             unknown_layouts: FxHashMap::default(),
             irq_names: FxHashMap::default(),
-            devs: FxHashMap::default(),
             print_layouts: FxHashMap::default(),
             plain_print: None,
             softirq_actions: [None; SOFTIRQ_NAMES.len() + 1],
@@ -462,16 +460,6 @@ impl<'s> CpuWorker<'s> {
         }
         let sym = self.b.intern(s);
         self.short_strings.insert(key, sym);
-        sym
-    }
-
-    /// Block device `dev` as ftrace prints it, interned once.
-    fn dev(&mut self, dev: u64) -> Sym {
-        if let Some(&sym) = self.devs.get(&dev) {
-            return sym;
-        }
-        let sym = self.b.intern(dev_name(dev).as_bytes());
-        self.devs.insert(dev, sym);
         sym
     }
 
@@ -939,11 +927,12 @@ impl<'s> CpuWorker<'s> {
                 // BlockRqIssue / Insert { dev = 1, sector = 2, nr_sector = 3, bytes = 4,
                 // rwbs = 5, comm = 6, cmd = 7 }
                 let e = Leaf::<7>::read(p)?;
-                let dev = self.dev(e.u64(1)?);
+                // The kernel's `dev_t`, as trace.dat stores it (shown `MAJ,MIN`).
+                let dev = e.u64(1)?;
                 let rwbs = self.intern_value(e.bytes(5)?);
                 let comm = self.intern_value(e.bytes(6)?);
                 self.values.extend([
-                    FieldValue::Str(dev),
+                    FieldValue::UInt(dev),
                     FieldValue::UInt(e.u64(2)?),
                     FieldValue::UInt(e.u32(3)?.into()),
                     FieldValue::UInt(e.u32(4)?.into()),
@@ -956,14 +945,14 @@ impl<'s> CpuWorker<'s> {
                 // BlockRqComplete { dev = 1, sector = 2, nr_sector = 3, errors = 4, rwbs = 5,
                 // cmd = 6, optional error = 7 }
                 let e = Leaf::<8>::read(p)?;
-                let dev = self.dev(e.u64(1)?);
+                let dev = e.u64(1)?;
                 let rwbs = self.intern_value(e.bytes(5)?);
                 let error = match e.i32_opt(7)? {
                     Some(v) => v,
                     None => e.i32(4)?,
                 };
                 self.values.extend([
-                    FieldValue::Str(dev),
+                    FieldValue::UInt(dev),
                     FieldValue::UInt(e.u64(2)?),
                     FieldValue::UInt(e.u32(3)?.into()),
                     FieldValue::Str(rwbs),
@@ -1140,11 +1129,6 @@ impl<'s> CpuWorker<'s> {
     }
 }
 
-/// A kernel `dev_t` as ftrace prints it: `MAJOR,MINOR` (20-bit minor).
-fn dev_name(dev: u64) -> String {
-    format!("{},{}", dev >> 20, dev & 0xfffff)
-}
-
 /// Atrace markers latscope turns into spans and counters.
 pub(crate) fn is_atrace(text: &[u8]) -> bool {
     matches!(text, [b'B' | b'C' | b'S' | b'F', b'|', ..] | [b'E'] | [b'E', b'|', ..])
@@ -1247,12 +1231,15 @@ mod tests {
             .unwrap()
             .fields()
             .map(|(n, v)| {
+                let name = s.resolve(n).into_owned();
                 let v = match v {
                     FieldValue::Str(x) => String::from_utf8_lossy(s.bytes_of(x)).into_owned(),
                     FieldValue::Int(i) => i.to_string(),
+                    // A device as it prints (`8,16`): stored as the kernel's `dev_t`.
+                    FieldValue::UInt(u) if name == "dev" => latscope_model::kernel::dev_text(u),
                     FieldValue::UInt(u) => u.to_string(),
                 };
-                (s.resolve(n).into_owned(), v)
+                (name, v)
             })
             .collect()
     }

@@ -26,7 +26,7 @@ fn run_with_bus(sets: &[&str]) -> (Source, Vec<Logged>) {
 
 fn uint(a: &Annotation, k: &str) -> u64 {
     match a.field(k) {
-        Some(Value::UInt(v)) => *v,
+        Some(Value::UInt(v) | Value::Hex(v)) => *v,
         Some(Value::Bool(b)) => u64::from(*b),
         other => panic!("{k}: {other:?} in {a:?}"),
     }

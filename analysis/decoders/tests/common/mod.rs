@@ -113,7 +113,7 @@ pub fn rows(d: &Decoded, decoder: &str, row: &str) -> Vec<(i64, i64, String)> {
 
 pub fn uint(a: &latscope_decoders::Annotation, field: &str) -> u64 {
     match a.field(field) {
-        Some(latscope_decoders::Value::UInt(v)) => *v,
+        Some(latscope_decoders::Value::UInt(v) | latscope_decoders::Value::Hex(v)) => *v,
         Some(latscope_decoders::Value::Bool(b)) => u64::from(*b),
         other => panic!("{field}: {other:?} in {a:?}"),
     }

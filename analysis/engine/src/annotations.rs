@@ -1,172 +1,28 @@
-//! `latscope decode FILE --decoder SPEC [--format text|csv|json] [-o OUT]`: protocol
-//! decoders over a capture's channels, annotations printed or written (atomically). Also
-//! the `--decoder` step of `report` and `info`: decoded annotations become span tracks and
-//! events of the capture's source.
+//! Decoded annotations as `latscope decode` prints them: text, CSV or JSON, written as they
+//! are formatted (a 10M-sample capture's hundreds of thousands of lines are never held as
+//! one text).
 //!
 //! JSON (a contract: add fields, never rename):
 //! `{ "latscope_decode": 1, "path", "annotations": [ { "decoder", "row", "start_s", "end_s",
 //! "start_sample", "end_sample", "text", "fields": {…} } ], "errors": { "DECODER: KIND": N } }`.
 
-use crate::atomic;
-use anyhow::{Context, Result};
-use latscope_decoders::{Annotation, Decoded, Inputs, Line, Value};
-use latscope_importers::LoadControl;
+use latscope_decoders::{Annotation, Decoded, Value};
 use latscope_model::Source;
 use serde_json::{Map, Value as Json, json};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-#[derive(Debug, clap::Args)]
-pub struct DecodeArgs {
-    /// A capture with digital (or analog) channels: .sr, VCD/FST, CSV.
-    pub file: PathBuf,
-    /// A decoder stack, e.g. `sd:clk=CLK,cmd=CMD,dat0=DAT0` or `spi:clk=SCK,mosi=MOSI,miso=MISO,cs=CS | sd-spi`;
-    /// repeatable. Decoders: uart, spi, i2c, sd, sd-spi.
-    #[arg(long = "decoder", value_name = "SPEC", required = true)]
-    pub decoders: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: DecodeFormat,
-    /// Write here (atomically; never over the input) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DecodeFormat {
+/// The forms `latscope decode` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnnotationFormat {
     Text,
     Csv,
     Json,
 }
 
-/// The sample rate of a sampled capture (its `samplerate` metadata), so annotations carry
-/// sample numbers as sigrok-cli prints them.
-pub fn sample_rate(source: &Source) -> Option<u64> {
-    let (_, v) = source.metadata.iter().find(|(k, _)| k == "samplerate")?;
-    latscope_importers::sigrok::parse_samplerate(v).ok()
-}
-
-/// Runs every decoder spec on `source`; one result with all annotations, sorted by start.
-pub fn decode_all(source: &Source, specs: &[String]) -> Result<Decoded> {
-    decode_inputs(&Inputs::of_source(source, sample_rate(source)), specs)
-}
-
-/// Decodes a `.sr` capture straight from its samples when it can: its logic channels are
-/// read as the sample numbers where they flip, which is the decoders' tick grid, so no edge
-/// is turned into a time and back and no edge track of the model is built (on a 10M-sample
-/// SPI capture that was most of the work). `None` when the file is not a `.sr` with a
-/// sample rate and logic channels only: an analog channel is read through a threshold,
-/// which needs the full load. The source returned carries the capture's name and warnings.
-fn decode_sampled(path: &Path, specs: &[String]) -> Result<Option<(Source, Decoded)>> {
-    let input = latscope_importers::Input::open(path)?;
-    let data = input.bytes();
-    if latscope_importers::detect(data) != Some(latscope_importers::Format::SigrokSr) {
-        return Ok(None);
-    }
-    let ticks = latscope_importers::sigrok::parse_logic_ticks(data, &LoadControl::new())
-        .map_err(|f| f.at_path(path))?;
-    let (Some(rate), true) = (ticks.samplerate, ticks.analog.is_empty()) else { return Ok(None) };
-    let end = i64::try_from(ticks.samples.saturating_sub(1)).unwrap_or(i64::MAX);
-    let lines: Vec<Line> =
-        ticks.channels.into_iter().map(|c| Line::from_ticks(&c.name, c.initial, c.ticks, end)).collect();
-    let decoded = decode_inputs(&Inputs::of_lines(&lines, rate), specs)?;
-    let name =
-        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let mut source = Source::new(&name, "sigrok-sr", latscope_model::SourceKind::File);
-    source.path = Some(path.to_owned());
-    for w in ticks.warnings {
-        source.diagnostics.warn(w);
-    }
-    // The process ends after the command: the edges need not be freed one vector at a time.
-    std::mem::forget(lines);
-    Ok(Some((source, decoded)))
-}
-
-/// Runs every decoder spec on `inputs`; one result with all annotations, sorted by start.
-fn decode_inputs(inputs: &Inputs<'_>, specs: &[String]) -> Result<Decoded> {
-    let mut all = Decoded::default();
-    for spec in specs {
-        let d = latscope_decoders::decode(spec, inputs).with_context(|| format!("--decoder {spec:?}"))?;
-        if all.annotations.is_empty() {
-            all.annotations = d.annotations;
-        } else {
-            all.annotations.extend(d.annotations);
-        }
-        for (k, n) in d.errors {
-            *all.errors.entry(k).or_default() += n;
-        }
-        all.clock = d.clock;
-    }
-    // One spec's annotations come sorted from `decode`.
-    if specs.len() > 1 {
-        latscope_decoders::sort_by_start(&mut all.annotations);
-    }
-    Ok(all)
-}
-
-/// Decodes `specs` on `source` and adds the result to it as span tracks and events.
-pub fn attach(source: &mut Source, specs: &[String]) -> Result<()> {
-    if specs.is_empty() {
-        return Ok(());
-    }
-    let decoded = decode_all(source, specs)?;
-    decoded.attach(source).with_context(|| format!("{}: adding the decoded events", source.name))
-}
-
-/// Whether a decode failed only because the source lacks a channel the spec names.
-fn lacks_channel(e: &anyhow::Error) -> bool {
-    matches!(
-        e.downcast_ref::<latscope_decoders::DecodeError>(),
-        Some(latscope_decoders::DecodeError::UnknownChannel { .. })
-    )
-}
-
-/// Decodes each spec on every input that has its channels (a kernel trace beside a logic
-/// capture has none) and adds the results to them. A spec whose channels no input has is
-/// the first input's error, which lists its channels. Returns, per spec, the inputs it ran on.
-pub fn attach_where_present(sources: &mut [Source], specs: &[String]) -> Result<Vec<Vec<usize>>> {
-    let mut per_source: Vec<Decoded> = sources.iter().map(|_| Decoded::default()).collect();
-    let mut ran_on = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let mut on = Vec::new();
-        let mut first_error = None;
-        for (i, source) in sources.iter().enumerate() {
-            match decode_all(source, std::slice::from_ref(spec)) {
-                Ok(d) => {
-                    let all = &mut per_source[i];
-                    all.annotations.extend(d.annotations);
-                    for (k, n) in d.errors {
-                        *all.errors.entry(k).or_default() += n;
-                    }
-                    all.clock = d.clock;
-                    on.push(i);
-                }
-                Err(e) if lacks_channel(&e) && sources.len() > 1 => {
-                    first_error.get_or_insert(e);
-                }
-                Err(e) => return Err(e.context(format!("input {i} ({})", source.name))),
-            }
-        }
-        if on.is_empty()
-            && let Some(e) = first_error
-        {
-            return Err(e.context("no input has the channels"));
-        }
-        ran_on.push(on);
-    }
-    for (source, mut d) in sources.iter_mut().zip(per_source) {
-        if d.annotations.is_empty() && d.errors.is_empty() {
-            continue;
-        }
-        d.annotations.sort_by_key(|a| a.start);
-        d.attach(source).with_context(|| format!("{}: adding the decoded events", source.name))?;
-    }
-    Ok(ran_on)
-}
-
 fn field_json(v: &Value) -> Json {
     match v {
-        Value::UInt(u) => json!(u),
+        Value::UInt(u) | Value::Hex(u) => json!(u),
         Value::Int(i) => json!(i),
         Value::Bool(b) => json!(b),
         Value::Str(s) => json!(s),
@@ -300,7 +156,8 @@ fn csv_cell(s: &str) -> String {
 
 fn field_text(v: &Value) -> String {
     match v {
-        Value::UInt(u) => u.to_string(),
+        // As in the JSON: the number (the annotation's text shows it in hex).
+        Value::UInt(u) | Value::Hex(u) => u.to_string(),
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Str(s) => s.to_string(),
@@ -367,13 +224,6 @@ fn write_lines_in_parallel(
     Ok(())
 }
 
-/// The annotations in `format`.
-pub fn render(path: &Path, source: &Source, d: &Decoded, format: DecodeFormat) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    write_annotations(&mut out, path, source, d, format)?;
-    Ok(out)
-}
-
 /// Writes the annotations in `format` to `w` as they are formatted (a 10M-sample capture's
 /// hundreds of thousands of lines are never held as one text).
 pub fn write_annotations(
@@ -381,16 +231,16 @@ pub fn write_annotations(
     path: &Path,
     source: &Source,
     d: &Decoded,
-    format: DecodeFormat,
-) -> Result<()> {
+    format: AnnotationFormat,
+) -> std::io::Result<()> {
     let sample = |s: Option<i64>| s.map(|s| s.to_string()).unwrap_or_default();
     match format {
-        DecodeFormat::Json => {
+        AnnotationFormat::Json => {
             let doc = JsonDoc { path: path.display().to_string(), source, d };
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             w.write_all(b"\n")?;
         }
-        DecodeFormat::Csv => {
+        AnnotationFormat::Csv => {
             w.write_all(b"decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n")?;
             write_lines_in_parallel(w, &d.annotations, |out, a| {
                 let fields: Vec<String> =
@@ -409,7 +259,7 @@ pub fn write_annotations(
                 );
             })?;
         }
-        DecodeFormat::Text => {
+        AnnotationFormat::Text => {
             write_lines_in_parallel(w, &d.annotations, |out, a| {
                 push_seconds(out, source.origin, a.start, 9);
                 out.push(b' ');
@@ -433,43 +283,6 @@ pub fn write_annotations(
             })?;
         }
     }
-    Ok(())
-}
-
-pub fn run(args: &DecodeArgs) -> Result<()> {
-    if let Some(out) = &args.output {
-        atomic::check_not_input(out, std::slice::from_ref(&args.file))?;
-    }
-    let (source, decoded) = match decode_sampled(&args.file, &args.decoders)? {
-        Some(done) => done,
-        None => {
-            let source = latscope_importers::open(&args.file, &LoadControl::new())?;
-            let decoded = decode_all(&source, &args.decoders)?;
-            (source, decoded)
-        }
-    };
-    for w in source.diagnostics.summary() {
-        eprintln!("latscope: {}: warning: {w}", args.file.display());
-    }
-    match &args.output {
-        Some(path) => {
-            let bytes = render(&args.file, &source, &decoded, args.format)?;
-            atomic::write_atomic(path, &bytes, std::slice::from_ref(&args.file))?
-        }
-        None => {
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            write_annotations(&mut out, &args.file, &source, &decoded, args.format)
-                .and_then(|()| out.flush().map_err(anyhow::Error::from))
-                .context("writing the annotations to stdout")?;
-        }
-    }
-    for (kind, n) in &decoded.errors {
-        eprintln!("latscope: {}: {kind}: {n} error annotation(s)", args.file.display());
-    }
-    // The process ends after this command: freeing hundreds of thousands of annotations
-    // and the capture's edge tracks one by one would only delay the exit.
-    std::mem::forget(decoded);
-    std::mem::forget(source);
     Ok(())
 }
 

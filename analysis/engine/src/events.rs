@@ -1,60 +1,35 @@
-//! `latscope events FILE [--filter TERMS] [--format text|csv|json]`: every event of a
-//! capture, one per line. The text form is `trace-cmd report`'s: a `cpus=N` line, then
-//! `COMM-PID [CPU] SECS.USECS: EVENT: PAYLOAD` with trace-cmd's widths (comm right-aligned
-//! in 16, pid left-aligned in 5, cpu in 3 digits, seconds in 5, microseconds rounded to the
-//! nearest, the event name and its colon padded to 21), payloads rendered as trace-cmd
-//! renders them (see `latscope_model::render_event`). csv and json give one row or object
-//! per event with its typed fields.
+//! Every event of a capture, one per line, as `latscope events` prints it. The text form
+//! is `trace-cmd report`'s: a `cpus=N` line, then `COMM-PID [CPU] SECS.USECS: EVENT:
+//! PAYLOAD` with trace-cmd's widths (comm right-aligned in 16, pid left-aligned in 5, cpu in
+//! 3 digits, seconds in 5, microseconds rounded to the nearest, the event name and its colon
+//! padded to 21), payloads rendered as trace-cmd renders them (see
+//! `latscope_model::render_event`). csv gives one row per event with its fields as people
+//! read them (`254,0`), json one object with its typed stored values.
 
-use anyhow::{Context, Result};
-use latscope_importers::LoadControl;
-use latscope_model::{FieldValue, Filter, PS_PER_S, Source, Sym, write_payload};
+use latscope_model::{FieldKind, FieldValue, Filter, PS_PER_S, Source, Sym, write_payload};
 use rayon::prelude::*;
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::path::PathBuf;
 
-#[derive(Debug, clap::Args)]
-pub struct EventsArgs {
-    /// A capture in any format latscope reads (trace.dat, ftrace text, …).
-    pub file: PathBuf,
-    /// Only events matching every term: `word`, `"a phrase"`, `field=value`, `field~text`,
-    /// `-term` (not); `event`, `comm`, `pid` and `cpu` name the columns.
-    #[arg(long, value_name = "TERMS")]
-    pub filter: Option<String>,
-    /// Output: trace-cmd report's text, CSV (one column per field name), or a JSON array.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: EventsFormat,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The forms `latscope events` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventsFormat {
     Text,
     Csv,
     Json,
 }
 
-pub fn run(args: &EventsArgs) -> Result<()> {
-    let filter = match &args.filter {
-        Some(f) => Filter::parse(f).with_context(|| format!("--filter {f:?}"))?,
-        None => Filter::default(),
-    };
-    let source = latscope_importers::open(&args.file, &LoadControl::new())?;
-    let stdout = io::stdout();
-    let mut w = io::BufWriter::with_capacity(1 << 20, stdout.lock());
-    let written = match args.format {
-        EventsFormat::Text => write_text(&source, &filter, &mut w),
-        EventsFormat::Csv => write_csv(&source, &filter, &mut w),
-        EventsFormat::Json => write_json(&source, &filter, &mut w),
-    }
-    .and_then(|()| w.flush());
-    // The process ends right after printing; freeing a large trace piece by piece would
-    // only delay the exit.
-    std::mem::forget(source);
-    match written {
-        // `latscope events big.dat | head` is not an error.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing the events"),
+/// Writes the events of `source` that `filter` keeps, in `format`.
+pub fn write_events(
+    source: &Source,
+    filter: &Filter,
+    format: EventsFormat,
+    w: &mut impl Write,
+) -> io::Result<()> {
+    match format {
+        EventsFormat::Text => write_text(source, filter, w),
+        EventsFormat::Csv => write_csv(source, filter, w),
+        EventsFormat::Json => write_json(source, filter, w),
     }
 }
 
@@ -190,7 +165,12 @@ fn csv_cell(s: &str, out: &mut String) {
     }
 }
 
-fn value_cell(source: &Source, v: FieldValue, out: &mut String) {
+/// A CSV cell of field `name`, as people read it (`254,0`, `0x1AA`; JSON keeps the stored
+/// numbers).
+fn value_cell(source: &Source, name: Sym, kind: FieldKind, v: FieldValue, out: &mut String) {
+    if let Some(text) = latscope_model::display::readable(&source.strings.resolve(name), kind, v) {
+        return csv_cell(&text, out);
+    }
     match v {
         FieldValue::Int(i) => out.push_str(&i.to_string()),
         FieldValue::UInt(u) => out.push_str(&u.to_string()),
@@ -239,8 +219,8 @@ fn write_csv(source: &Source, filter: &Filter, w: &mut impl Write) -> io::Result
         csv_cell(payload, &mut row);
         let mut cells: Vec<String> = vec![String::new(); columns.len()];
         let cols = &layout_columns[source.events.layout[i].0 as usize];
-        for ((_, v), &col) in ev.fields().zip(cols) {
-            value_cell(source, v, &mut cells[col]);
+        for (((name, v), &(_, kind)), &col) in ev.fields().zip(&ev.layout().fields).zip(cols) {
+            value_cell(source, name, kind, v, &mut cells[col]);
         }
         for c in &cells {
             row.push(',');

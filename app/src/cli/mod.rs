@@ -1,11 +1,17 @@
-//! The command line. Exit codes: 0 ok, 1 error, 3 a `--fail-if` threshold crossed.
+//! The command line: arguments read by clap, the work done by the engine
+//! ([`latscope_engine`]), and what it found said on stderr. Exit codes: 0 ok, 1 error, 3 a
+//! `--fail-if` threshold crossed.
 
-use anyhow::{Context, Result};
+pub mod decode;
+pub mod events;
+pub mod fleet;
+pub mod report;
+
+use anyhow::Result;
 use clap::{Parser, Subcommand};
+use latscope_engine::report::ThresholdsCrossed;
+use latscope_engine::{Output, Registry};
 use latscope_importers::LoadControl;
-use latscope_model::{Source, TrackSummary};
-use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -57,13 +63,13 @@ enum Command {
     /// Run a built-in scenario (or a scenario TOML file) of the device simulator.
     Sim(SimArgs),
     /// Latency report of captures: statistics per analysis, A/B, CI thresholds (exit 3).
-    Report(crate::report_cmd::ReportArgs),
+    Report(report::ReportArgs),
     /// Every event of a capture as `trace-cmd report` prints it, or as CSV/JSON rows.
-    Events(crate::events_cmd::EventsArgs),
+    Events(events::EventsArgs),
     /// Protocol decoders (uart, spi, i2c, sd, sd-spi) over a capture's channels.
-    Decode(crate::decode_cmd::DecodeArgs),
+    Decode(decode::DecodeArgs),
     /// Aggregate a fleet dataset: exact percentiles per group of labels, A/B, trends, CI gates.
-    Fleet(crate::fleet_cmd::FleetArgs),
+    Fleet(fleet::FleetArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -90,7 +96,7 @@ struct SimArgs {
     trace_out: Option<PathBuf>,
     /// Report format (default: from the -o extension, else md).
     #[arg(long, value_enum)]
-    format: Option<crate::report_cmd::ReportFormat>,
+    format: Option<report::ReportFormat>,
     /// Also run a preset analysis (irq-handler, block, ...) on the simulated trace; repeatable.
     #[arg(long = "preset", value_name = "NAME")]
     presets: Vec<String>,
@@ -112,10 +118,10 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Info { file, json, decoders }) => info(&file, json, &decoders),
         Some(Command::Sim(args)) => sim(&args),
-        Some(Command::Report(args)) => crate::report_cmd::run(&args),
-        Some(Command::Events(args)) => crate::events_cmd::run(&args),
-        Some(Command::Decode(args)) => crate::decode_cmd::run(&args),
-        Some(Command::Fleet(args)) => crate::fleet_cmd::run(&args),
+        Some(Command::Report(args)) => report::run(&args),
+        Some(Command::Events(args)) => events::run(&args),
+        Some(Command::Decode(args)) => decode::run(&args),
+        Some(Command::Fleet(args)) => fleet::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,
             screenshot: cli.screenshot,
@@ -132,10 +138,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`latscope info FILE | head`) is not an error.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e)
-            if e.is::<crate::report_cmd::ThresholdsCrossed>()
-                || e.is::<crate::fleet_cmd::FleetThresholdsCrossed>() =>
-        {
+        Err(e) if e.is::<ThresholdsCrossed>() || e.is::<fleet::FleetThresholdsCrossed>() => {
             eprintln!("latscope: {e}");
             ExitCode::from(3)
         }
@@ -152,69 +155,16 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// `info --json`.
-#[derive(Debug, Serialize)]
-pub struct InfoJson {
-    pub path: String,
-    pub format: String,
-    pub events: u64,
-    pub start_s: Option<f64>,
-    pub end_s: Option<f64>,
-    pub sources: Vec<SourceJson>,
-    pub warnings: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct SourceJson {
-    pub name: String,
-    pub tracks: Vec<TrackSummary>,
-}
-
-pub fn info_json(path: &Path, source: &Source) -> InfoJson {
-    let range = source.time_range_seconds();
-    InfoJson {
-        path: path.display().to_string(),
-        format: source.format.clone(),
-        events: source.records(),
-        start_s: range.map(|r| r.0),
-        end_s: range.map(|r| r.1),
-        sources: vec![SourceJson { name: source.name.clone(), tracks: source.tracks() }],
-        warnings: source.diagnostics.summary(),
-    }
-}
-
 fn info(path: &Path, json: bool, decoders: &[String]) -> Result<()> {
-    let mut source = latscope_importers::open(path, &LoadControl::new())?;
-    crate::decode_cmd::attach(&mut source, decoders)?;
-    let report = info_json(path, &source);
+    let registry = Registry::native();
+    let mut source = latscope_engine::open(path, &LoadControl::new())?;
+    latscope_engine::decode::decode_into(&registry, &mut source, decoders)?;
+    let report = latscope_engine::info::info(path, &source);
     // The process ends right after printing and the OS takes back all of its memory at
     // once: freeing a large trace's columns and strings one by one first would only delay
     // the exit (issue #8 measures `info` as a whole process).
     std::mem::forget(source);
-    let mut out = std::io::stdout().lock();
-    write_info(&mut out, &report, json)?;
-    Ok(out.flush()?)
-}
-
-fn write_info(out: &mut impl Write, report: &InfoJson, json: bool) -> std::io::Result<()> {
-    if json {
-        return writeln!(out, "{}", serde_json::to_string_pretty(report)?);
-    }
-    writeln!(out, "{}: {}", report.path, report.format)?;
-    writeln!(out, "  records: {}", report.events)?;
-    if let (Some(a), Some(b)) = (report.start_s, report.end_s) {
-        writeln!(out, "  time:    {a:.6} s .. {b:.6} s ({:.6} s)", b - a)?;
-    }
-    for s in &report.sources {
-        writeln!(out, "  source {}", s.name)?;
-        for t in &s.tracks {
-            writeln!(out, "    {:<32} {:<8} {}", t.name, format!("{:?}", t.kind).to_lowercase(), t.count)?;
-        }
-    }
-    for w in &report.warnings {
-        writeln!(out, "  warning: {w}")?;
-    }
-    Ok(())
+    Ok(Output::Stdout.write("the summary", &[], |w| latscope_engine::info::write_info(w, &report, json))?)
 }
 
 /// Where `sim` writes the trace and the report: `-o` with a trace's extension is the old
@@ -241,38 +191,27 @@ fn sim_outputs(args: &SimArgs) -> Result<(Option<&Path>, Option<&Path>)> {
     }
 }
 
-/// Writes the simulated trace by its extension: ftrace text or VCD.
-fn write_trace(source: &Source, path: &Path) -> Result<()> {
-    let mut bytes = Vec::new();
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("vcd") => latscope_sim::output::write_vcd(source, &mut bytes),
-        Some("txt" | "trace") => latscope_sim::output::write_ftrace(source, &mut bytes),
-        _ => anyhow::bail!("{}: --trace-out takes TRACE.txt (ftrace text) or TRACE.vcd", path.display()),
-    }
-    .with_context(|| format!("writing {}", path.display()))?;
-    crate::atomic::write_atomic(path, &bytes, &[])?;
-    Ok(())
-}
-
 /// `latscope sim`: run, write the trace if asked, write or print the report.
 fn sim(args: &SimArgs) -> Result<()> {
     let (trace_out, report_out) = sim_outputs(args)?;
     let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
     let title = format!("{} (seed {})", scenario.name, scenario.seed);
-    let mut out = latscope_sim::run(scenario)?;
-    if let Some(path) = trace_out {
-        write_trace(&out.source, path)?;
-    }
-    // The simulated trace goes through the same report path as a capture (decoded first;
-    // the trace written above holds what was simulated, not what was decoded).
-    crate::decode_cmd::attach(&mut out.source, &args.decoders)?;
-    let (format, perfetto) = crate::report_cmd::resolve_format(args.format, report_out);
+    let registry = Registry::native();
+    let presets = report::specs(&registry, &args.presets, &[])?;
+    let (format, perfetto) = report::resolve_format(args.format, report_out);
     if perfetto {
         anyhow::bail!(
             "sim --format perfetto: write the trace with --trace-out and convert it with `latscope report`"
         );
     }
-    let report = crate::report_cmd::sim_report(&out, &args.presets, &title)?;
+    let mut out = latscope_sim::run(scenario)?;
+    if let Some(path) = trace_out {
+        latscope_engine::sim::write_trace(&out.source, path, &[])?;
+    }
+    // The simulated trace goes through the same report path as a capture (decoded first;
+    // the trace written above holds what was simulated, not what was decoded).
+    latscope_engine::decode::decode_into(&registry, &mut out.source, &args.decoders)?;
+    let report = latscope_engine::sim::report_of(&registry, &out, &presets, &title)?;
     let inputs: Vec<PathBuf> = trace_out.map(Path::to_path_buf).into_iter().collect();
-    crate::report_cmd::emit(&report, format, report_out, &inputs)
+    Ok(latscope_engine::report::write(&report, format, &Output::of(report_out), &inputs)?)
 }

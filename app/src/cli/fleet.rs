@@ -1,16 +1,13 @@
-//! Fleets of captures on the command line: `latscope report ... --label K=V --dataset DIR`
-//! appends a capture to a dataset (see `latscope_fleet::dataset`), and `latscope fleet DIR`
-//! aggregates one, with `--fail-if` per group turned into exit code 3 as in `report`.
+//! `latscope fleet DIR`: a fleet dataset aggregated (`latscope_fleet`), with `--fail-if` per
+//! group turned into exit code 3 as in `report`. Captures join a dataset through
+//! `latscope report --label K=V --dataset DIR`.
 
-use crate::atomic;
-use anyhow::{Context, Result, bail};
-use latscope_analysis::report::Report;
-use latscope_analysis::report::threshold::Threshold;
+use anyhow::{Result, bail};
+use latscope_engine::Output;
+use latscope_fleet::Dataset;
 use latscope_fleet::aggregate::{FleetCrossing, FleetOptions, parse_selector};
-use latscope_fleet::{AppendOutcome, CaptureToAppend, Dataset, Labels};
 use std::fmt;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct FleetArgs {
@@ -76,46 +73,6 @@ impl fmt::Display for FleetThresholdsCrossed {
 
 impl std::error::Error for FleetThresholdsCrossed {}
 
-/// The `--label`s of `report`, checked before any file is read; `--label` needs `--dataset`.
-pub fn labels_for(labels: &[String], dataset: Option<&Path>) -> Result<Labels> {
-    if !labels.is_empty() && dataset.is_none() {
-        bail!("--label names a capture in a fleet dataset: give --dataset DIR too");
-    }
-    Ok(latscope_fleet::schema::parse_labels(labels)?)
-}
-
-/// Appends the capture `report` measured to the dataset at `dir`, saying what happened.
-pub fn append(dir: &Path, inputs: &[PathBuf], labels: &Labels, report: &Report) -> Result<()> {
-    let capture = CaptureToAppend { inputs, labels, report };
-    match latscope_fleet::append(dir, &capture).with_context(|| format!("appending to {}", dir.display()))? {
-        AppendOutcome::Appended { capture, pairs } => {
-            eprintln!("latscope: appended capture {capture} ({pairs} pairs) to {}", dir.display());
-        }
-        AppendOutcome::AlreadyPresent { capture, labels: old } => {
-            let differ = if old == *labels {
-                String::new()
-            } else {
-                format!(" with other labels ({}); its labels stay as they were", labels_text(&old))
-            };
-            eprintln!(
-                "latscope: warning: capture {capture} is already in {}{differ}; skipped",
-                dir.display()
-            );
-        }
-        AppendOutcome::InProgress { capture, pid } => {
-            eprintln!(
-                "latscope: warning: capture {capture} is being appended to {} by process {pid}; skipped",
-                dir.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-fn labels_text(labels: &Labels) -> String {
-    labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
-}
-
 fn parse_fraction(text: &str, flag: &str) -> Result<f64> {
     let t = text.trim();
     let v = match t.strip_suffix('%') {
@@ -130,13 +87,12 @@ fn parse_fraction(text: &str, flag: &str) -> Result<f64> {
 
 pub fn run(args: &FleetArgs) -> Result<()> {
     // Usage errors first, before the dataset is read.
-    let thresholds = args.fail_if.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?;
-    if let Some(t) = thresholds.iter().find(|t| t.needs_baseline() && args.baseline.is_none()) {
-        bail!(
-            "--fail-if {:?}: `regressed` compares a baseline with a candidate: give --baseline LABEL=A --compare LABEL=B",
-            t.text
-        );
-    }
+    let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
+    latscope_engine::report::require_baseline(
+        &thresholds,
+        args.baseline.is_some(),
+        "--baseline LABEL=A --compare LABEL=B",
+    )?;
     let trend_alpha = parse_fraction(&args.trend_alpha, "--trend-alpha")?;
     if !(trend_alpha > 0.0 && trend_alpha < 1.0) {
         bail!("--trend-alpha {:?}: expected a level between 0 and 1, such as 0.05", args.trend_alpha);
@@ -173,12 +129,6 @@ pub fn run(args: &FleetArgs) -> Result<()> {
         FleetFormat::Md => latscope_fleet::render::to_markdown(&report),
         FleetFormat::Html => latscope_fleet::render::to_html(&report),
     };
-    match &args.output {
-        Some(path) => atomic::write_atomic(path, bytes.as_bytes(), &[])?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes.as_bytes()).and_then(|()| out.flush()).context("writing the fleet report")?;
-        }
-    }
+    Output::of(args.output.as_deref()).write("the fleet report", &[], |w| w.write_all(bytes.as_bytes()))?;
     if report.crossings.is_empty() { Ok(()) } else { Err(FleetThresholdsCrossed(report.crossings).into()) }
 }

@@ -1,0 +1,80 @@
+//! `latscope decode FILE --decoder SPEC [--format text|csv|json] [-o OUT]`: protocol decoders
+//! over a capture's channels, annotations printed or written atomically (the engine's
+//! [`latscope_engine::decode`] and [`latscope_engine::annotations`]).
+
+use anyhow::Result;
+use latscope_engine::annotations::{AnnotationFormat, write_annotations};
+use latscope_engine::channels;
+use latscope_engine::{Output, Registry};
+use latscope_importers::LoadControl;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct DecodeArgs {
+    /// A capture with digital (or analog) channels: .sr, VCD/FST, CSV.
+    pub file: PathBuf,
+    /// A decoder stack, e.g. `sd:clk=CLK,cmd=CMD,dat0=DAT0` or `spi:clk=SCK,mosi=MOSI,miso=MISO,cs=CS | sd-spi`;
+    /// repeatable. Decoders: uart, spi, i2c, sd, sd-spi.
+    #[arg(long = "decoder", value_name = "SPEC", required = true)]
+    pub decoders: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: DecodeFormat,
+    /// Write here (atomically; never over the input) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecodeFormat {
+    Text,
+    Csv,
+    Json,
+}
+
+impl From<DecodeFormat> for AnnotationFormat {
+    fn from(f: DecodeFormat) -> Self {
+        match f {
+            DecodeFormat::Text => AnnotationFormat::Text,
+            DecodeFormat::Csv => AnnotationFormat::Csv,
+            DecodeFormat::Json => AnnotationFormat::Json,
+        }
+    }
+}
+
+pub fn run(args: &DecodeArgs) -> Result<()> {
+    let registry = Registry::native();
+    let inputs = std::slice::from_ref(&args.file);
+    let output = Output::of(args.output.as_deref());
+    output.check(inputs)?;
+    let (source, decoded, names) =
+        match latscope_engine::decode::decode_file(&registry, &args.file, &args.decoders)? {
+            Some(d) => (d.source, d.decoded, d.channels),
+            None => {
+                let source = latscope_engine::open(&args.file, &LoadControl::new())?;
+                let decoded = latscope_engine::decode::decode_all(&registry, &source, &args.decoders)?;
+                let names = channels::channels_of(&source);
+                (source, decoded, names)
+            }
+        };
+    // What the workbench's decoder dialog says of the same channels.
+    for spec in &args.decoders {
+        for note in channels::spec_notes(&registry, spec, &names) {
+            eprintln!("latscope: {}: warning: {note}", args.file.display());
+        }
+    }
+    for w in source.diagnostics.summary() {
+        eprintln!("latscope: {}: warning: {w}", args.file.display());
+    }
+    output.write("the annotations", inputs, |w| {
+        write_annotations(w, &args.file, &source, &decoded, args.format.into())
+    })?;
+    for (kind, n) in &decoded.errors {
+        eprintln!("latscope: {}: {kind}: {n} error annotation(s)", args.file.display());
+    }
+    // The process ends after this command: freeing hundreds of thousands of annotations
+    // and the capture's edge tracks one by one would only delay the exit.
+    std::mem::forget(decoded);
+    std::mem::forget(source);
+    Ok(())
+}
