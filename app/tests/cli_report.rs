@@ -570,3 +570,114 @@ fn track_names_resolve_exact_first_then_by_a_unique_suffix_in_rules_align_and_de
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("counter_tb.en, counter_tb.dut.en"), "{err}");
 }
+
+/// One device, one spelling: `dev="254,0"` and `dev=266338304` select the same 400 requests
+/// in the text trace and the trace.dat of one recording (the .dat matched none of the
+/// first), keys read `dev=254,0` with the stored `key_raw` beside them, and a task id in a
+/// key comes with the task's name.
+#[test]
+fn a_device_reads_and_matches_the_same_in_every_format() {
+    let issues = std::fs::read_to_string(sample("virtio_blk_direct_read.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" block_rq_issue: 254,0 "))
+        .count();
+    assert_eq!(issues, 400);
+    for file in ["virtio_blk_direct_read.txt", "virtio_blk_direct_read.dat"] {
+        let path = sample(file);
+        let p = path.to_str().unwrap();
+        for dev in ["\"254,0\"", "266338304"] {
+            let rule = format!("io=block_rq_issue[dev={dev}] -> block_rq_complete by dev");
+            let j = report_json(&[p, "--rule", &rule]);
+            let a = &j["analyses"][0];
+            assert_eq!(
+                a["count"].as_u64().unwrap() as usize + a["unmatched_start"].as_u64().unwrap() as usize,
+                issues,
+                "{file} {dev}"
+            );
+            let group = &a["groups"][0];
+            assert_eq!(group["key"], "dev=254,0", "{file}");
+            assert_eq!(group["key_raw"], "dev=266338304", "{file}");
+        }
+        let j = report_json(&[p, "--preset", "block", "--preset", "wakeup"]);
+        let block = &j["analyses"][0];
+        let worst = &block["worst"][0];
+        assert!(worst["key"].as_str().unwrap().starts_with("dev=254,0 sector="), "{file}: {worst}");
+        assert!(worst["key_raw"].as_str().unwrap().starts_with("dev=266338304 sector="), "{file}: {worst}");
+        let wakeup = &j["analyses"][1];
+        for w in wakeup["worst"].as_array().unwrap() {
+            let (key, raw) = (w["key"].as_str().unwrap(), w["key_raw"].as_str().unwrap());
+            assert!(
+                key.starts_with(raw) && key.ends_with(')') && key.contains(" ("),
+                "{file}: {key} / {raw}"
+            );
+        }
+    }
+}
+
+/// An SD bus as VCD (1 ns steps, a 40 ns clock): each token's bits on CMD, changed while CLK
+/// is low; `stop` stands the clock still for that many ns after bit 20 of the token.
+fn sd_vcd(tokens: &[(Vec<u8>, u64)]) -> String {
+    let mut out = String::from(
+        "$timescale 1ns $end\n$scope module sd $end\n$var wire 1 ! CLK $end\n$var wire 1 \" CMD $end\n$upscope $end\n$enddefinitions $end\n#0\n0!\n1\"\n",
+    );
+    let mut t = 0u64;
+    let clock = |t: &mut u64, cmd: u8, out: &mut String| {
+        out.push_str(&format!("#{}\n{cmd}\"\n", *t + 5));
+        out.push_str(&format!("#{}\n1!\n#{}\n0!\n", *t + 20, *t + 40));
+        *t += 40;
+    };
+    for (bits, stop) in tokens {
+        for _ in 0..16 {
+            clock(&mut t, 1, &mut out);
+        }
+        for (i, &b) in bits.iter().enumerate() {
+            if i == 20 {
+                t += stop;
+            }
+            clock(&mut t, b, &mut out);
+        }
+    }
+    for _ in 0..16 {
+        clock(&mut t, 1, &mut out);
+    }
+    out
+}
+
+/// A command read across a stopped clock is a failed decode: its `sd-cmd-resp` pair is left
+/// out of the statistics and counted as `excluded_errors` (it used to be the worst case, an
+/// 8 ms "latency" of the clock stop), and `--include-errors` keeps it.
+#[test]
+fn pairs_at_a_failed_decode_are_counted_apart_unless_kept() {
+    use latscope_decoders::sd::encode::token48;
+    let dir = tempdir("excluded");
+    let path = dir.join("cmd1_clock_stop.vcd");
+    let tokens = vec![
+        (token48(true, 1, 0x40ff_8000), 8_000_000),
+        (token48(false, 63, 0x80ff_8000), 0),
+        (token48(true, 1, 0x40ff_8000), 0),
+        (token48(false, 63, 0x80ff_8000), 0),
+    ];
+    std::fs::write(&path, sd_vcd(&tokens)).unwrap();
+    let p = path.to_str().unwrap();
+    let args = [p, "--decoder", "sd:clk=CLK,cmd=CMD", "--preset", "sd-cmd-resp"];
+    let j = report_json(&args);
+    let a = &j["analyses"][0];
+    assert_eq!((a["count"].as_u64(), a["excluded_errors"].as_u64()), (Some(1), Some(1)), "{a}");
+    assert!(a["stats_ns"]["max"].as_f64().unwrap() < 1e4, "the stopped clock is not a latency: {a}");
+    let mut kept = args.to_vec();
+    kept.push("--include-errors");
+    let j = report_json(&kept);
+    let a = &j["analyses"][0];
+    assert_eq!((a["count"].as_u64(), a["excluded_errors"].as_u64()), (Some(2), Some(0)), "{a}");
+    assert!(a["stats_ns"]["max"].as_f64().unwrap() > 8e6, "{a}");
+    // `decode` still lists it, marked.
+    let out = latscope(&["decode", p, "--decoder", "sd:clk=CLK,cmd=CMD", "--format", "json"]);
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cmds: Vec<&serde_json::Value> =
+        d["annotations"].as_array().unwrap().iter().filter(|a| a["row"] == "cmd").collect();
+    assert_eq!(cmds.len(), 2);
+    assert_eq!(cmds[0]["fields"]["error"], "clock-stopped");
+    assert!(cmds[1]["fields"].get("error").is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -284,3 +284,45 @@ fn clicking_an_annotation_on_its_row_inspects_its_fields() {
     let _ = h.get_by_label("0x1AA");
     let _ = h.get_by_label("(426)");
 }
+
+/// On a simulated SD host's trace and its VCD, the dialog maps `cmd` to the bus line
+/// `litesdcard.SD_CMD`, not to `litesdcard.CMD` (the model's command phase, where
+/// `--decoder sd:cmd=CMD` is ambiguous): decoding then reads every command the host sent,
+/// without one CRC warning. It used to pick the phase line and decode one garbage command.
+#[test]
+fn on_a_simulated_trace_and_its_vcd_the_dialog_maps_the_bus_and_decodes_it_cleanly() {
+    let dir = common::Scratch::new("gui-sim-pair");
+    let scenario =
+        latscope_sim::prepare("litesdcard", &["sd_bus=true".into()], Some(3), Some("20ms")).unwrap();
+    let sim = latscope_sim::run(scenario).unwrap();
+    let (trace, vcd) = (dir.join("sim.txt"), dir.join("sim.vcd"));
+    latscope_engine::sim::write_trace(&sim.source, &trace, &[]).unwrap();
+    latscope_engine::sim::write_trace(&sim.source, &vcd, &[]).unwrap();
+    let mut h = harness(vec![trace, vcd]);
+    wait(&mut h, "loading", |wb| wb.view.sources.len() == 2 && wb.loads().is_empty());
+    h.state_mut().update(Message::OpenDecoder(Some(1)));
+    let d = h.state().dialogs.decoder.clone();
+    assert_eq!(d.decoder, "sd");
+    let channel = |role: &str| d.channels.iter().find(|c| c.0 == role).map(|c| c.1.clone());
+    assert_eq!(channel("cmd").as_deref(), Some("litesdcard.SD_CMD"), "{:?}", d.channels);
+    assert_eq!(channel("clk").as_deref(), Some("litesdcard.SD_CLK"), "{:?}", d.channels);
+    assert_eq!(d.problem, None);
+    // The phase line, typed as a user might: ambiguous, as on the command line.
+    let registry = h.state().registry.clone();
+    let cli = latscope_engine::decode::check(&registry, "sd:clk=SD_CLK,cmd=CMD", &d.names);
+    assert!(cli.is_err_and(|e| e.to_string().contains("ambiguous")), "as `decode` says");
+    h.state_mut().update(Message::AddDecoder { source: 1, specs: vec![d.spec.clone()] });
+    wait(&mut h, "the decode", |wb| wb.view.sources.get(1).is_some_and(|sv| !sv.source().spans.is_empty()));
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let src = wb.view.sources[1].source();
+    let commands = src.spans.iter().find(|s| s.name == "sd.cmd").map_or(0, |s| s.len());
+    let sent = sim
+        .source
+        .events
+        .iter()
+        .filter(|e| sim.source.strings.resolve(e.name()) == "mmc_request_start")
+        .count();
+    assert!(commands >= sent && sent > 0, "{commands} commands decoded for {sent} requests");
+    assert!(!src.spans.iter().any(|s| s.name == "sd.warnings"), "no decode warnings");
+}

@@ -1444,12 +1444,20 @@ fn the_preset_menu_reaches_every_preset() {
     combo(&h, "Add a preset").click();
     h.step();
     h.step();
-    for (name, _) in latscope_analysis::spec::PRESETS {
+    // Every preset of the registry: the decoders' (`sd-cmd-resp` …) too, which the command
+    // line took and the menu did not.
+    let registry = h.state().registry.clone();
+    assert!(registry.presets().iter().any(|p| p.name == "sd-cmd-resp"));
+    let window = h.ctx.content_rect();
+    for p in registry.presets() {
+        let name = p.name.as_str();
         assert!(h.query_all_by_label(name).count() >= 1, "{name} not in the menu");
     }
-    let item = h.get_all_by_label("pulse:CH").last().unwrap().rect();
-    let window = h.ctx.content_rect();
-    assert!(window.contains_rect(item), "pulse:CH at {item:?} is off the window {window:?}");
+    // The menu's last entries (the results table repeats the kernel presets' names).
+    for name in ["pulse:CH", "sd-write-busy"] {
+        let item = h.get_all_by_label(name).last().unwrap().rect();
+        assert!(window.contains_rect(item), "{name} at {item:?} is off the window {window:?}");
+    }
     h.get_all_by_label("pulse:CH").last().unwrap().click();
     h.step();
     h.step();

@@ -8,7 +8,14 @@
 //!   ends with CMD12: its last block is the one before CMD12);
 //! - `sd-write-busy`: the end of a written block to the release of DAT0 (the end of busy).
 
-use crate::registry::PresetSpec;
+/// A preset that a decoder's events serve: a rule spec over them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PresetSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The rule spec, named by the preset (`sd-read=sd_cmd[read=1] -> …`).
+    pub rule: &'static str,
+}
 
 /// The SD presets: names, descriptions and their rule specs.
 pub const PRESETS: &[PresetSpec] = &[

@@ -5,6 +5,8 @@
 //! read this table, so a hint can never disagree with what a decoder accepts (a unit test
 //! feeds every accepted value in the table to its decoder).
 
+pub use crate::presets::PresetSpec;
+
 /// A channel a decoder reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChannelSpec {
@@ -26,15 +28,6 @@ pub struct OptionSpec {
     pub accepts: &'static str,
     /// The value taken when the option is not given, as text.
     pub default: &'static str,
-}
-
-/// A preset that a decoder's events serve: a rule spec over them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PresetSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    /// The rule spec, named by the preset (`sd-read=sd_cmd[read=1] -> …`).
-    pub rule: &'static str,
 }
 
 /// A native decoder.

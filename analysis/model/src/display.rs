@@ -6,10 +6,22 @@
 
 use crate::fields::{FieldKind, FieldValue};
 use crate::kernel;
-use crate::render::value_text;
 use crate::source::Source;
 use crate::time::format_seconds;
 use std::fmt::Write as _;
+
+/// A field value as text: integers in decimal, strings as they are.
+pub fn value_text(source: &Source, v: FieldValue, out: &mut String) {
+    match v {
+        FieldValue::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        FieldValue::UInt(u) => {
+            let _ = write!(out, "{u}");
+        }
+        FieldValue::Str(s) => out.push_str(&source.strings.resolve(s)),
+    }
+}
 
 /// Whether field `name` holds a kernel `dev_t` when it is a number (block, ext4, jbd2 and
 /// writeback events call it `dev`; a network device's `dev` is its name, a string).

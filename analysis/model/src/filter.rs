@@ -13,8 +13,9 @@
 //!
 //! Field values are the stored raw values (`dev=266338304`), never their rendering.
 
+use super::display::value_text;
 use super::fields::FieldValue;
-use super::render::{value_text, write_payload};
+use super::render::write_payload;
 use super::source::Source;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -34,6 +34,7 @@ pub use analog::AnalogTrack;
 pub use builder::{BuilderParts, EventRow, EventSink, EventTableBuilder, InTable};
 pub use diagnostics::{Diagnostic, Diagnostics, Gap, MAX_KEPT_DIAGNOSTICS};
 pub use digital::DigitalTrack;
+pub use display::value_text;
 pub use events::{BuildError, EventRef, EventTable, EventTableParts};
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};
 pub use filter::{Filter, FilterError};
@@ -43,8 +44,8 @@ pub use labels::source_labels;
 pub use names::{NameError, is_name_suffix, name_answers, resolve_name};
 pub use placement::{Placed, Placement};
 pub use render::{
-    EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, value_text,
-    write_payload, write_task_state,
+    EventRenderer, fields_payload, kernel_payload, render_event, tp_printk_payload, write_payload,
+    write_task_state,
 };
 pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;

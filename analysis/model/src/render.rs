@@ -11,6 +11,7 @@
 use super::fields::FieldValue;
 use super::kernel;
 use super::source::Source;
+use crate::display::value_text;
 use std::fmt::Write;
 
 /// Renders the payload of some events of a source (what `trace-cmd report` prints after
@@ -40,19 +41,6 @@ pub fn write_payload(source: &Source, index: usize, out: &mut String) {
         return;
     }
     kernel_payload(source, index, out);
-}
-
-/// A field value as text: integers in decimal, strings as they are.
-pub fn value_text(source: &Source, v: FieldValue, out: &mut String) {
-    match v {
-        FieldValue::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        FieldValue::UInt(u) => {
-            let _ = write!(out, "{u}");
-        }
-        FieldValue::Str(s) => out.push_str(&source.strings.resolve(s)),
-    }
 }
 
 /// `name=value` pairs of every field of event `index`, space separated, values as people

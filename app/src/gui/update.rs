@@ -1014,7 +1014,9 @@ pub(super) fn pair_event(src: &Source, t: Ps, key: &str) -> Option<usize> {
 fn arrow_of(view: &ViewState, outcome: &Outcome, sample: usize) -> Option<Arrow> {
     let s = outcome.samples.get(sample)?;
     let sv = view.sources.get(outcome.source)?;
-    let end = |t: Ps| ArrowEnd { t, event: pair_event(sv.source(), t, &s.key) };
+    // The stored key (`pid=1234`), which filters match; the shown one names the task.
+    let key = outcome.raw_key(&s.key);
+    let end = |t: Ps| ArrowEnd { t, event: pair_event(sv.source(), t, key) };
     Some(Arrow {
         source: outcome.source,
         a: sv.to_common(s.start),
