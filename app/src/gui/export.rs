@@ -103,7 +103,8 @@ pub struct ReportJob {
 pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Result<()> {
     let sources: Vec<&Source> = job.sources.iter().map(|p| &p.source).collect();
     let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
-    let report = latscope_engine::report::build(&job.paths, &sources, &outcomes, job.align.clone(), None)?;
+    let report =
+        latscope_engine::report::build(&job.paths, &sources, &outcomes, job.align.clone(), None, None)?;
     Ok(latscope_engine::report::write(&report, format, &Output::File(path.to_owned()), &job.inputs)?)
 }
 
