@@ -9,6 +9,7 @@ fn main() {
         Need::SigrokCli,
         Need::Python3,
         Need::PythonPerfetto,
+        Need::PythonScipy,
         Need::SharedCorpus,
     ]);
 }

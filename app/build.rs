@@ -12,6 +12,7 @@ fn main() {
         Need::PythonPerfetto,
         Need::PythonJsonschema,
         Need::PythonDatafusion,
+        Need::PythonSpark,
         Need::SharedCorpus,
     ]);
 }

@@ -11,10 +11,13 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use egui::{Rect, pos2};
+use latscope::gui::document::{DocSource, SourceId};
 use latscope::gui::lod::{Grid, TimeIndex, count_columns, count_columns_indexed};
 use latscope::gui::prepare::{LaneKind, Prepared, prepare};
-use latscope::gui::timeline::{SourceView, Viewport, build_lane};
-use latscope_model::Source;
+use latscope::gui::theme::ThemeKind;
+use latscope::gui::view::{SourceView, Viewport, default_lanes};
+use latscope::gui::views::timeline::build_lane;
+use latscope_model::{Placement, Source};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -38,10 +41,10 @@ fn replicate(real: &Source, events: usize) -> Source {
 }
 
 /// Every lane's geometry for one viewport: vertices plus label boxes, so nothing is dropped.
-fn frame(view: &SourceView, prepared: &Prepared, vp: &Viewport) -> usize {
+fn frame(view: &SourceView<'_>, prepared: &Prepared, vp: &Viewport) -> usize {
     let mut top = 0.0;
     let mut total = 0;
-    for v in &view.lanes {
+    for v in view.lanes {
         let Some(lane) = prepared.lanes.get(v.lane) else { continue };
         let h = lane.height();
         let rect = Rect::from_min_max(pos2(0.0, top), pos2(WIDTH, top + h));
@@ -59,7 +62,15 @@ fn bench(c: &mut Criterion) {
         panic!("{SAMPLE} has no events")
     };
     let prepared = Arc::new(prepare(big));
-    let view = SourceView::new(prepared.clone(), 0);
+    let doc = DocSource {
+        id: SourceId(1),
+        prepared: prepared.clone(),
+        placement: Placement::IDENTITY,
+        data_generation: 1,
+        growing: false,
+    };
+    let lanes = default_lanes(&prepared, ThemeKind::Dark);
+    let view = SourceView::of(&doc, &lanes);
     eprintln!("geometry: {} events, {} lanes", prepared.source.events.len(), prepared.lanes.len());
     let span = (last - first) as f64;
     let mut g = c.benchmark_group("geometry");

@@ -47,13 +47,17 @@ pub enum Need {
     PythonJsonschema,
     /// `python3` that imports Apache DataFusion (PyPI `datafusion`).
     PythonDatafusion,
+    /// `python3` that imports SciPy's statistics (PyPI `scipy`, with numpy).
+    PythonScipy,
+    /// `python3` that imports PySpark, and a Java runtime (`java`) on the `PATH` for it.
+    PythonSpark,
     /// The shared corpus: `../shared/corpus` beside the checkout, or `$LATSCOPE_CORPUS`.
     SharedCorpus,
 }
 
 impl Need {
     /// Every need, in the order [`probe`] reports them.
-    pub const ALL: [Need; 8] = [
+    pub const ALL: [Need; 10] = [
         Need::TraceCmd,
         Need::SigrokCli,
         Need::DesktopFileValidate,
@@ -61,6 +65,8 @@ impl Need {
         Need::PythonPerfetto,
         Need::PythonJsonschema,
         Need::PythonDatafusion,
+        Need::PythonScipy,
+        Need::PythonSpark,
         Need::SharedCorpus,
     ];
 
@@ -74,6 +80,8 @@ impl Need {
             Need::PythonPerfetto => "have_python_perfetto",
             Need::PythonJsonschema => "have_python_jsonschema",
             Need::PythonDatafusion => "have_python_datafusion",
+            Need::PythonScipy => "have_python_scipy",
+            Need::PythonSpark => "have_python_spark",
             Need::SharedCorpus => "have_shared_corpus",
         }
     }
@@ -88,6 +96,8 @@ impl Need {
             Need::PythonPerfetto => "python-perfetto",
             Need::PythonJsonschema => "python-jsonschema",
             Need::PythonDatafusion => "python-datafusion",
+            Need::PythonScipy => "python-scipy",
+            Need::PythonSpark => "python-spark",
             Need::SharedCorpus => "shared-corpus",
         }
     }
@@ -103,6 +113,10 @@ impl Need {
             Need::PythonPerfetto => "needs python3 with perfetto: pip install perfetto protobuf",
             Need::PythonJsonschema => "needs python3 with jsonschema: pip install jsonschema",
             Need::PythonDatafusion => "needs python3 with datafusion: pip install datafusion",
+            Need::PythonScipy => "needs python3 with scipy: pip install scipy",
+            Need::PythonSpark => {
+                "needs python3 with pyspark and Java 17: pip install pyspark; apt-get install openjdk-17-jre-headless"
+            }
             Need::SharedCorpus => "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS",
         }
     }
@@ -113,6 +127,8 @@ impl Need {
             Need::PythonPerfetto => Some("perfetto.protos.perfetto.trace.perfetto_trace_pb2"),
             Need::PythonJsonschema => Some("jsonschema"),
             Need::PythonDatafusion => Some("datafusion"),
+            Need::PythonScipy => Some("scipy.stats"),
+            Need::PythonSpark => Some("pyspark.sql"),
             _ => None,
         }
     }
@@ -125,14 +141,20 @@ impl Need {
             Need::DesktopFileValidate => on_path("desktop-file-validate"),
             Need::Python3 => on_path("python3"),
             Need::SharedCorpus => shared_corpus_dir().join("MANIFEST.tsv").is_file(),
-            Need::PythonPerfetto | Need::PythonJsonschema | Need::PythonDatafusion => {
-                let module = self.python_module().unwrap_or_default();
-                Command::new("python3")
-                    .args(["-c", &format!("import {module}")])
-                    .output()
-                    .is_ok_and(|o| o.status.success())
+            Need::PythonSpark => on_path("java") && self.python_imports(),
+            Need::PythonPerfetto | Need::PythonJsonschema | Need::PythonDatafusion | Need::PythonScipy => {
+                self.python_imports()
             }
         }
+    }
+
+    /// Whether `python3` imports this need's module.
+    fn python_imports(self) -> bool {
+        let module = self.python_module().unwrap_or_default();
+        Command::new("python3")
+            .args(["-c", &format!("import {module}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
     }
 
     /// Runs `cmd` (the tool or the Python of this need) to completion. It panics naming the
