@@ -785,6 +785,23 @@ pub enum AlignSpec {
     Match { source: usize, reference: Endpoint, other: Endpoint, drift: bool },
 }
 
+impl AlignSpec {
+    /// The index of the source it aligns (onto source 0).
+    pub fn source(&self) -> usize {
+        match self {
+            AlignSpec::Manual { source, .. } | AlignSpec::Match { source, .. } => *source,
+        }
+    }
+
+    /// The same alignment, of source `index` (a front end that aligns a pair numbers it 1).
+    pub fn of_source(mut self, index: usize) -> Self {
+        match &mut self {
+            AlignSpec::Manual { source, .. } | AlignSpec::Match { source, .. } => *source = index,
+        }
+        self
+    }
+}
+
 /// Parses an `--align` value: `N:OFFSET[:DRIFTppm]` or `N:match REF_ENDPOINT -> ENDPOINT
 /// [drift]` (source indices count the inputs from 0; source 0 is the reference).
 pub fn parse_align(text: &str) -> Result<AlignSpec, SpecError> {

@@ -11,10 +11,13 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use egui::{Rect, pos2};
+use latscope::gui::document::{DocSource, SourceId};
 use latscope::gui::lod::{Grid, TimeIndex, count_columns, count_columns_indexed};
 use latscope::gui::prepare::{LaneKind, Prepared, prepare};
-use latscope::gui::timeline::{SourceView, Viewport, build_lane};
-use latscope_model::Source;
+use latscope::gui::theme::ThemeKind;
+use latscope::gui::view::{SourceView, Viewport, default_lanes};
+use latscope::gui::views::timeline::build_lane;
+use latscope_model::{Placement, Source};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -26,29 +29,22 @@ const WIDTH: f32 = 1600.0;
 /// Fraction of the trace on screen, and the bench label.
 const ZOOMS: &[(f64, &str)] = &[(1.0, "full"), (1e-2, "1%"), (1e-4, "0.01%")];
 
-fn load_sample() -> Option<Source> {
+/// The sample; a bench without its input fails rather than timing nothing.
+fn load_sample() -> Source {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(SAMPLE);
-    match latscope_importers::open(&path, &latscope_importers::LoadControl::new()) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("skipped: {}: {e}", path.display());
-            None
-        }
-    }
+    latscope_importers::open(&path, &latscope_importers::LoadControl::new())
+        .unwrap_or_else(|e| panic!("the bench input {}: {e}", path.display()))
 }
 
 fn replicate(real: &Source, events: usize) -> Source {
-    real.replicated(events).unwrap_or_else(|e| {
-        eprintln!("replicating {}: {e}", real.name);
-        Source::new("empty", real.format.clone(), real.kind)
-    })
+    real.replicated(events).unwrap_or_else(|e| panic!("replicating {}: {e}", real.name))
 }
 
 /// Every lane's geometry for one viewport: vertices plus label boxes, so nothing is dropped.
-fn frame(view: &SourceView, prepared: &Prepared, vp: &Viewport) -> usize {
+fn frame(view: &SourceView<'_>, prepared: &Prepared, vp: &Viewport) -> usize {
     let mut top = 0.0;
     let mut total = 0;
-    for v in &view.lanes {
+    for v in view.lanes {
         let Some(lane) = prepared.lanes.get(v.lane) else { continue };
         let h = lane.height();
         let rect = Rect::from_min_max(pos2(0.0, top), pos2(WIDTH, top + h));
@@ -60,11 +56,21 @@ fn frame(view: &SourceView, prepared: &Prepared, vp: &Viewport) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
-    let Some(real) = load_sample() else { return };
+    let real = load_sample();
     let big = replicate(&real, EVENTS);
-    let (Some(&first), Some(&last)) = (big.events.ts.first(), big.events.ts.last()) else { return };
+    let (Some(&first), Some(&last)) = (big.events.ts.first(), big.events.ts.last()) else {
+        panic!("{SAMPLE} has no events")
+    };
     let prepared = Arc::new(prepare(big));
-    let view = SourceView::new(prepared.clone(), 0);
+    let doc = DocSource {
+        id: SourceId(1),
+        prepared: prepared.clone(),
+        placement: Placement::IDENTITY,
+        data_generation: 1,
+        growing: false,
+    };
+    let lanes = default_lanes(&prepared, ThemeKind::Dark);
+    let view = SourceView::of(&doc, &lanes);
     eprintln!("geometry: {} events, {} lanes", prepared.source.events.len(), prepared.lanes.len());
     let span = (last - first) as f64;
     let mut g = c.benchmark_group("geometry");

@@ -11,14 +11,14 @@ mod workbench_harness;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use latscope::gui::decoder_dialog::{self, DecoderDialog};
-use latscope::gui::message::Message;
+use latscope::gui::message::{DecoderMsg, FileMsg, Message, ShellMsg, TableMsg, ViewMsg};
 use latscope::gui::picker::NoPicker;
 use latscope::gui::prepare::LaneKind;
-use latscope::gui::session::Session;
+use latscope::gui::view::{EventSel, LaneId};
 use latscope::gui::{Options, Workbench};
 use latscope_engine::channels::{self, Guess};
 use std::path::PathBuf;
-use workbench_harness::{click_at, wait};
+use workbench_harness::{click_at, decode, source_id, wait};
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
@@ -34,13 +34,13 @@ const SPEC: &str = "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3";
 
 fn open_sd() -> Harness<'static, Workbench> {
     let mut h = harness(vec![sample(SD)]);
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == 1 && wb.loads().is_empty());
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty());
     h.step();
     h
 }
 
 fn decoded(wb: &Workbench) -> bool {
-    wb.view.sources.first().is_some_and(|sv| !sv.source().spans.is_empty())
+    wb.view.shown(&wb.doc).first().is_some_and(|sv| !sv.source().spans.is_empty())
 }
 
 #[test]
@@ -71,13 +71,13 @@ fn the_menu_opens_the_dialog_with_the_sd_bus_guessed_and_options_checked() {
     let p = unknown.problem.clone().unwrap_or_default();
     assert!(p.contains("no channel `CMDX`") && p.contains("DAT3"), "{p}");
     // The window shows it, and its Decode button does nothing until it is fixed.
-    h.state_mut().update(Message::EditDecoder(bad));
+    h.state_mut().update(Message::Decoder(DecoderMsg::Edit(bad)));
     h.run_steps(8);
     let _ = h.get_by_label(&problem);
     h.get_by_label("Decode").click();
     h.run_steps(8);
     assert!(h.state().dialogs.decoder.open);
-    assert!(h.state().view.sources[0].source().spans.is_empty());
+    assert!(h.state().view.shown(&h.state().doc)[0].source().spans.is_empty());
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
     h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::P);
     h.step();
     h.step();
-    h.state_mut().update(Message::PaletteQuery("decoder".into()));
+    h.state_mut().update(Message::Shell(ShellMsg::PaletteQuery("decoder".into())));
     // The palette sizes itself to the filtered list over a few frames (and the presets run
     // on open may answer meanwhile): click where the row is once it has settled.
     h.run_steps(8);
@@ -99,7 +99,7 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
     assert!(!wb.dialogs.decoder.open);
-    let sv = &wb.view.sources[0];
+    let sv = wb.view.shown(&wb.doc)[0];
     let src = sv.source();
     // The same annotations `latscope decode` gives: five commands and three responses.
     let lane = |name: &str| sv.prepared.lanes.iter().position(|l| l.name == name);
@@ -132,10 +132,10 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
     assert!(first_event > lane("15").unwrap(), "event lanes start at {first_event}");
     assert_eq!(decoder_dialog::specs_of(src), [SPEC]);
     // The decoded events are in the table and in search.
-    h.state_mut().update(Message::SetFilter("sd_cmd".into()));
+    h.state_mut().update(Message::Table(TableMsg::SetFilter("sd_cmd".into())));
     wait(&mut h, "the filter", |wb| !wb.table_pending());
     let wb = h.state();
-    let src = wb.view.sources[0].source();
+    let src = wb.view.shown(&wb.doc)[0].source();
     let names: Vec<String> = wb
         .table
         .rows
@@ -144,17 +144,18 @@ fn the_palette_adds_a_decoder_whose_rows_sit_under_the_bus_and_link_to_events() 
         .map(|r| src.strings.resolve(src.events.get(r.index as usize).unwrap().name()).into_owned())
         .collect();
     assert_eq!(names.iter().filter(|n| *n == "sd_cmd").count(), 5, "{names:?}");
-    h.state_mut().update(Message::SearchStep(true));
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
     let sel = h.state().view.overlay.selected.unwrap();
     assert_eq!(sel.index, r.event[0] as usize);
     // Decoding the same stack again is refused, not doubled: the dialog says so before, the
     // job if asked anyway.
-    h.state_mut().update(Message::OpenDecoder(Some(0)));
+    let first = source_id(h.state(), 0);
+    h.state_mut().update(Message::Decoder(DecoderMsg::Open(Some(first))));
     h.step();
     let again = h.state().dialogs.decoder.clone();
     assert_eq!(again.spec, SPEC);
     assert!(again.problem.as_deref().is_some_and(|p| p.contains("already decoded")), "{again:?}");
-    h.state_mut().update(Message::AddDecoder { source: 0, specs: vec![SPEC.into()] });
+    decode(&mut h, 0, SPEC);
     wait(&mut h, "the refusal", |wb| !wb.errors.is_empty());
     assert!(h.state().errors[0].contains("already decoded"), "{:?}", h.state().errors);
 }
@@ -164,10 +165,10 @@ fn a_session_keeps_the_decoder_and_decodes_again_when_opened() {
     let dir = common::Scratch::new("gui-decoders-session");
     let mut h = open_sd();
     // Only the decoder: the default rules have nothing to measure on a bare SD bus.
-    h.state_mut().analysis.rules.specs.clear();
-    h.state_mut().update(Message::AddDecoder { source: 0, specs: vec![SPEC.into()] });
+    workbench_harness::set_rules(&mut h, &[]);
+    decode(&mut h, 0, SPEC);
     wait(&mut h, "the decode", decoded);
-    let saved = Session::capture(h.state());
+    let saved = h.state().session();
     assert_eq!(saved.files[0].decoders, [SPEC]);
     let path = dir.join("sd.latscope.json");
     saved.write(&path, &[]).unwrap();
@@ -176,15 +177,15 @@ fn a_session_keeps_the_decoder_and_decodes_again_when_opened() {
 
     let mut fresh = harness(Vec::new());
     fresh.step();
-    fresh.state_mut().update(Message::OpenFiles(vec![path]));
+    fresh.state_mut().update(Message::Files(FileMsg::Open(vec![path])));
     wait(&mut fresh, "the session and its decode", |wb| !wb.session_pending() && decoded(wb));
     let wb = fresh.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let src = wb.view.sources[0].source();
+    let src = wb.view.shown(&wb.doc)[0].source();
     assert_eq!(decoder_dialog::specs_of(src), [SPEC]);
     assert!(src.spans.iter().any(|s| s.name == "sd.cmd" && s.len() == 5));
     // Saved again, it is the same session.
-    assert_eq!(Session::capture(wb).files[0].decoders, [SPEC]);
+    assert_eq!(wb.session().files[0].decoders, [SPEC]);
 }
 
 #[test]
@@ -223,7 +224,7 @@ fn channels_are_guessed_from_their_usual_names_by_the_one_resolver() {
     for n in ["CS", "SCK", "MOSI", "MISO"] {
         src.digital.push(latscope_model::DigitalTrack::new(n, 0));
     }
-    let d = DecoderDialog::open_on(&registry, &src, 0);
+    let d = DecoderDialog::open_on(&registry, &src, latscope::gui::document::SourceId(1));
     assert_eq!(d.spec, "spi:clk=SCK,mosi=MOSI,miso=MISO,cs=CS");
     assert_eq!(d.problem, None);
     // Silent channels are said to never toggle, as `latscope decode` says on stderr.
@@ -233,7 +234,7 @@ fn channels_are_guessed_from_their_usual_names_by_the_one_resolver() {
     for n in ["a.CLK", "a.CMD", "b.CMD"] {
         two.digital.push(latscope_model::DigitalTrack::new(n, 0));
     }
-    let mut d = DecoderDialog::open_on(&registry, &two, 0);
+    let mut d = DecoderDialog::open_on(&registry, &two, latscope::gui::document::SourceId(2));
     d.set_decoder(&registry, "sd");
     assert_eq!(d.channels[1], ("cmd".to_owned(), String::new()));
     assert!(d.unguessed.iter().any(|n| n.contains("a.CMD, b.CMD")), "{:?}", d.unguessed);
@@ -245,37 +246,37 @@ fn channels_are_guessed_from_their_usual_names_by_the_one_resolver() {
 #[test]
 fn clicking_an_annotation_on_its_row_inspects_its_fields() {
     let mut h = open_sd();
-    h.state_mut().update(Message::AddDecoder { source: 0, specs: vec![SPEC.into()] });
+    decode(&mut h, 0, SPEC);
     wait(&mut h, "the decode", decoded);
     // The second command (CMD8, SEND_IF_COND) in the middle of the view.
     let (lane, start, end, event) = {
-        let sv = &h.state().view.sources[0];
+        let sv = h.state().view.shown(&h.state().doc)[0];
         let lane = sv.prepared.lanes.iter().position(|l| l.name == "sd.cmd").unwrap();
         let LaneKind::Spans { rows, .. } = &sv.prepared.lanes[lane].kind else { panic!("not a span lane") };
         let r = &rows[0];
         (lane, sv.to_common(r.start[1]), sv.to_common(r.end[1]), r.event[1] as usize)
     };
     let width = end - start;
-    h.state_mut().update(Message::ShowRange(start - width, end + width));
+    h.state_mut().update(Message::View(ViewMsg::ShowRange(start - width, end + width)));
     h.run_steps(4);
     let pos = {
         let wb = h.state();
-        let id = latscope::gui::message::LaneId { source: 0, lane };
-        let rect = wb.view.layout.rows.iter().find(|(i, _)| *i == id).expect("sd.cmd is laid out").1;
-        let x = wb.view.viewport.x_of(wb.view.layout.data_left, (start + end) / 2.0);
+        let id = LaneId { source: source_id(wb, 0), lane };
+        let rect = wb.frame.layout.rows.iter().find(|(i, _)| *i == id).expect("sd.cmd is laid out").1;
+        let x = wb.view.viewport.x_of(wb.frame.layout.data_left, (start + end) / 2.0);
         egui::pos2(x, rect.top() + 10.0)
     };
     assert_eq!(h.state().view.overlay.selected, None);
     click_at(&mut h, pos);
     let wb = h.state();
-    assert_eq!(wb.view.overlay.selected, Some(latscope::gui::message::EventSel { source: 0, index: event }));
-    let src = wb.view.sources[0].source();
+    assert_eq!(wb.view.overlay.selected, Some(EventSel { source: source_id(wb, 0), index: event }));
+    let src = wb.view.shown(&wb.doc)[0].source();
     let e = src.events.get(event).unwrap();
     assert_eq!(src.strings.resolve(e.name()), "sd_cmd");
     // The inspector lists the command's typed fields as engineers read them: CMD8's
     // argument is 0x1AA (stored as 426, which rules match too), its latency has a unit.
     let _ = h.get_by_label(&format!("{} · event #{event}", src.name));
-    let fields = latscope::gui::timeline::fields_read(src, event);
+    let fields = latscope::gui::views::timeline::fields_read(src, event);
     let field = |k: &str| fields.iter().find(|(n, _, _)| n == k).map(|(_, v, raw)| (v.clone(), raw.clone()));
     assert_eq!(field("index"), Some(("8".into(), None)), "{fields:?}");
     assert_eq!(field("arg"), Some(("0x1AA".into(), Some("426".into()))), "{fields:?}");
@@ -299,8 +300,9 @@ fn on_a_simulated_trace_and_its_vcd_the_dialog_maps_the_bus_and_decodes_it_clean
     latscope_engine::sim::write_trace(&sim.source, &trace, &[]).unwrap();
     latscope_engine::sim::write_trace(&sim.source, &vcd, &[]).unwrap();
     let mut h = harness(vec![trace, vcd]);
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == 2 && wb.loads().is_empty());
-    h.state_mut().update(Message::OpenDecoder(Some(1)));
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 2 && wb.loads().is_empty());
+    let second = source_id(h.state(), 1);
+    h.state_mut().update(Message::Decoder(DecoderMsg::Open(Some(second))));
     let d = h.state().dialogs.decoder.clone();
     assert_eq!(d.decoder, "sd");
     let channel = |role: &str| d.channels.iter().find(|c| c.0 == role).map(|c| c.1.clone());
@@ -311,11 +313,13 @@ fn on_a_simulated_trace_and_its_vcd_the_dialog_maps_the_bus_and_decodes_it_clean
     let registry = h.state().registry.clone();
     let cli = latscope_engine::decode::check(&registry, "sd:clk=SD_CLK,cmd=CMD", &d.names);
     assert!(cli.is_err_and(|e| e.to_string().contains("ambiguous")), "as `decode` says");
-    h.state_mut().update(Message::AddDecoder { source: 1, specs: vec![d.spec.clone()] });
-    wait(&mut h, "the decode", |wb| wb.view.sources.get(1).is_some_and(|sv| !sv.source().spans.is_empty()));
+    decode(&mut h, 1, &d.spec);
+    wait(&mut h, "the decode", |wb| {
+        wb.view.shown(&wb.doc).get(1).is_some_and(|sv| !sv.source().spans.is_empty())
+    });
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let src = wb.view.sources[1].source();
+    let src = wb.view.shown(&wb.doc)[1].source();
     let commands = src.spans.iter().find(|s| s.name == "sd.cmd").map_or(0, |s| s.len());
     let sent = sim
         .source

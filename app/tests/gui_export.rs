@@ -10,16 +10,16 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
 use latscope::cli::report::{self as report_cmd, ReportArgs, ReportFormat};
 use latscope::gui::export::{REPORT_FORMATS, SaveWhat, crop, save_cropped_png};
-use latscope::gui::file_browser::{BrowsePurpose, FileBrowser};
-use latscope::gui::message::{CursorId, LaneId, Message};
+use latscope::gui::file_browser::{BrowsePurpose, BrowserAnswer, FileBrowser};
+use latscope::gui::message::{AlignMsg, AnalysisMsg, FileMsg, Message, SaveMsg, ShellMsg, ViewMsg};
 use latscope::gui::picker::PresetPicker;
-use latscope::gui::session::Session;
 use latscope::gui::theme::{self, ThemeKind};
+use latscope::gui::view::{CursorId, LaneId};
 use latscope::gui::{Options, Workbench};
 use latscope_analysis::report::Format;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use workbench_harness::wait;
+use workbench_harness::{set_rules, source_id, take_errors, wait};
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
@@ -39,16 +39,24 @@ fn harness(files: Vec<PathBuf>, dir: &Path) -> Harness<'static, Workbench> {
 fn open(files: &[PathBuf], dir: &Path) -> Harness<'static, Workbench> {
     let mut h = harness(files.to_vec(), dir);
     let n = files.len();
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty() && !wb.table_pending());
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == n && wb.loads().is_empty() && !wb.table_pending());
     h.step();
     h
 }
 
-fn save(h: &mut Harness<'static, Workbench>, what: SaveWhat) {
-    h.state_mut().update(Message::Export(what));
-    wait(h, "the save", |wb| wb.saves_running() == 0 && wb.notice.is_some());
+/// Saves `what` where the picker answers (`dir/<default name>`) and waits for the notice
+/// that names the file written.
+fn save(h: &mut Harness<'static, Workbench>, dir: &Path, what: SaveWhat) {
+    let path = dir.join(what.default_name());
+    // Gone first, so that its being there again means this save wrote it.
+    std::fs::remove_file(&path).ok();
+    h.state_mut().update(Message::Save(SaveMsg::Export(what)));
+    let said = format!("saved {}", path.display());
+    wait(h, "the save", |wb| {
+        (path.exists() && wb.saves_running() == 0 && wb.notice.as_deref() == Some(said.as_str()))
+            || !wb.errors.is_empty()
+    });
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
-    h.state_mut().notice = None;
 }
 
 fn cli_format(f: Format) -> ReportFormat {
@@ -70,6 +78,7 @@ fn cli_report(files: &[PathBuf], presets: &[&str], f: Format, dir: &Path) -> Vec
         rules: Vec::new(),
         align: None,
         fail_if: Vec::new(),
+        baseline: None,
         format: Some(cli_format(f)),
         output: Some(out.clone()),
         decoders: Vec::new(),
@@ -86,8 +95,8 @@ fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
     let dir = tempdir("bytes");
     let file = sample("ftrace/virtio_blk_direct_read.dat");
     let mut h = open(std::slice::from_ref(&file), &dir);
-    h.state_mut().analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
-    h.state_mut().update(Message::RunAnalysis);
+    set_rules(&mut h, &["irq-handler", "block"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     assert_eq!(h.state().analysis.results.len(), 2, "{:?}", h.state().errors);
     assert!(h.state().analysis.results.iter().all(|r| !r.outcome.samples.is_empty()));
@@ -97,7 +106,7 @@ fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
     assert!(Arc::ptr_eq(&job.results, &h.state().analysis.results));
     for f in REPORT_FORMATS {
         let what = SaveWhat::Report(f);
-        save(&mut h, what);
+        save(&mut h, &dir, what);
         let gui = std::fs::read(dir.join(what.default_name())).unwrap();
         let cli = cli_report(std::slice::from_ref(&file), &["irq-handler", "block"], f, &dir);
         assert!(!gui.is_empty());
@@ -119,25 +128,25 @@ fn the_perfetto_export_from_the_file_menu_is_what_latscope_report_writes() {
     let file = sample("perfetto/synthetic_sched_irq.pftrace");
     let presets = ["irq-handler", "softirq", "wakeup"];
     let mut h = open(std::slice::from_ref(&file), &dir);
-    h.state_mut().analysis.rules.specs = presets.map(String::from).to_vec();
-    h.state_mut().update(Message::RunAnalysis);
+    set_rules(&mut h, &presets);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     assert_eq!(h.state().analysis.results.len(), 3, "{:?}", h.state().errors);
     // The sample's own load warnings (unbalanced atrace markers) are in the window: only
     // what the export says matters below.
-    let warnings = std::mem::take(&mut h.state_mut().errors);
+    let warnings = take_errors(&mut h);
     assert!(warnings.iter().all(|w| w.contains("slice")), "{warnings:?}");
-    h.state_mut().notice = None;
+    let path = dir.join(SaveWhat::PerfettoTrace.default_name());
+    let said = format!("saved {}", path.display());
 
     h.get_by_label("File").click();
     h.step();
     h.step();
     h.get_by_label("Export trace for Perfetto (ui.perfetto.dev)…").click();
-    wait(&mut h, "the save", |wb| wb.saves_running() == 0 && (wb.notice.is_some() || !wb.errors.is_empty()));
+    wait(&mut h, "the save", |wb| {
+        (wb.saves_running() == 0 && wb.notice.as_deref() == Some(said.as_str())) || !wb.errors.is_empty()
+    });
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
-    let path = dir.join(SaveWhat::PerfettoTrace.default_name());
-    let notice = h.state().notice.clone().unwrap();
-    assert!(notice.contains(&path.display().to_string()), "{notice}");
 
     let gui = std::fs::read(&path).unwrap();
     let cli_out = dir.join("cli-perfetto.json");
@@ -147,6 +156,7 @@ fn the_perfetto_export_from_the_file_menu_is_what_latscope_report_writes() {
         rules: Vec::new(),
         align: None,
         fail_if: Vec::new(),
+        baseline: None,
         format: Some(ReportFormat::Perfetto),
         output: Some(cli_out.clone()),
         decoders: Vec::new(),
@@ -193,29 +203,33 @@ fn export_never_replaces_an_input_and_needs_an_analysis() {
     let mut h = open(std::slice::from_ref(&input), &dir);
     // The presets the file holds ran on open; without results there is nothing to export.
     wait(&mut h, "the presets chosen on open", |wb| wb.settled());
-    h.state_mut().analysis.results = Default::default();
+    // No rule at all: a run with nothing to run leaves nothing to export.
+    set_rules(&mut h, &[]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
+    wait(&mut h, "the empty run", |wb| !wb.analysis_running());
+    assert!(h.state().analysis.results.is_empty());
     for what in [SaveWhat::Report(Format::Md), SaveWhat::PerfettoTrace] {
-        h.state_mut().update(Message::Export(what));
+        h.state_mut().update(Message::Save(SaveMsg::Export(what)));
         h.step();
-        let errors = std::mem::take(&mut h.state_mut().errors);
+        let errors = take_errors(&mut h);
         assert!(errors.iter().any(|e| e.contains("run an analysis first")), "{what:?}: {errors:?}");
     }
 
-    h.state_mut().analysis.rules.specs = vec!["irq-handler".into()];
-    h.state_mut().update(Message::RunAnalysis);
+    set_rules(&mut h, &["irq-handler"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     for what in
         [SaveWhat::Report(Format::Md), SaveWhat::PerfettoTrace, SaveWhat::Session, SaveWhat::TimelinePng]
     {
-        h.state_mut().update(Message::SaveTo(what, input.clone()));
+        h.state_mut().update(Message::Save(SaveMsg::SaveTo(what, input.clone())));
         h.step();
-        let errors = std::mem::take(&mut h.state_mut().errors);
+        let errors = take_errors(&mut h);
         assert!(errors.iter().any(|e| e.contains("refusing to overwrite an input")), "{what:?}: {errors:?}");
     }
     // Through another name of the same file, too.
     let link = dir.join("link.md");
     std::fs::hard_link(&input, &link).unwrap();
-    h.state_mut().update(Message::SaveTo(SaveWhat::Report(Format::Md), link));
+    h.state_mut().update(Message::Save(SaveMsg::SaveTo(SaveWhat::Report(Format::Md), link)));
     h.step();
     assert!(h.state().errors.iter().any(|e| e.contains("refusing")), "{:?}", h.state().errors);
     assert_eq!(std::fs::read(&input).unwrap(), before);
@@ -231,22 +245,23 @@ fn arrange(h: &mut Harness<'static, Workbench>) {
         specs: vec!["irq-handler".into(), "block".into()],
         ..Default::default()
     };
-    wb.update(Message::EditRules(rules));
+    wb.update(Message::Analysis(AnalysisMsg::EditRules(rules)));
     let (lo, hi) = wb.time_range().unwrap();
-    wb.update(Message::SetCursor(CursorId::A, lo + (hi - lo) * 0.25));
-    wb.update(Message::AddMarker);
-    wb.update(Message::RenameMarker(0, "first request".into()));
-    wb.update(Message::SetCursor(CursorId::B, lo + (hi - lo) * 0.5));
-    wb.update(Message::ShowRange(lo + (hi - lo) * 0.1, lo + (hi - lo) * 0.6));
-    let lane = LaneId { source: 0, lane: 2 };
-    wb.update(Message::MoveLane(lane, -2));
-    wb.update(Message::ToggleLane(LaneId { source: 0, lane: 1 }));
-    wb.update(Message::RenameLane(LaneId { source: 1, lane: 0 }, "clock line".into()));
-    wb.update(Message::SetLaneColor(
-        LaneId { source: 1, lane: 1 },
+    wb.update(Message::View(ViewMsg::SetCursor(CursorId::A, lo + (hi - lo) * 0.25)));
+    wb.update(Message::View(ViewMsg::AddMarker));
+    wb.update(Message::View(ViewMsg::RenameMarker(0, "first request".into())));
+    wb.update(Message::View(ViewMsg::SetCursor(CursorId::B, lo + (hi - lo) * 0.5)));
+    wb.update(Message::View(ViewMsg::ShowRange(lo + (hi - lo) * 0.1, lo + (hi - lo) * 0.6)));
+    let (s0, s1) = (source_id(wb, 0), source_id(wb, 1));
+    let lane = LaneId { source: s0, lane: 2 };
+    wb.update(Message::View(ViewMsg::MoveLane(lane, -2)));
+    wb.update(Message::View(ViewMsg::ToggleLane(LaneId { source: s0, lane: 1 })));
+    wb.update(Message::View(ViewMsg::RenameLane(LaneId { source: s1, lane: 0 }, "clock line".into())));
+    wb.update(Message::View(ViewMsg::SetLaneColor(
+        LaneId { source: s1, lane: 1 },
         egui::Color32::from_rgb(0x12, 0x34, 0x56),
-    ));
-    wb.update(Message::SetTheme(ThemeKind::Light));
+    )));
+    wb.update(Message::Shell(ShellMsg::SetTheme(ThemeKind::Light)));
 }
 
 #[test]
@@ -255,33 +270,36 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     let files = [sample("ftrace/virtio_blk_direct_read.txt"), sample("sigrok/demo_4ch_1mhz.sr")];
     let mut h = open(&files, &dir);
     arrange(&mut h);
-    // An alignment offset (as the alignment UI sets it) on the second source.
+    // An alignment by hand (the Align dialog's) of the second source: its own clock has
+    // nothing in common with the trace's, so this is its placement.
     let offset = 1_234_567;
-    h.state_mut().view.sources[1].placement = latscope_model::Placement::new(offset, 12.5);
-    h.step();
-    let saved = Session::capture(h.state());
+    let (reference, other) = (source_id(h.state(), 0), source_id(h.state(), 1));
+    let spec = latscope_analysis::align::AlignSpec::Manual { source: 1, offset, drift_ppm: 12.5 };
+    h.state_mut().update(Message::Align(AlignMsg::Align { reference, other, spec }));
+    wait(&mut h, "the alignment", |wb| !wb.aligning());
+    let saved = h.state().session();
     assert_eq!(saved.files.len(), 2);
     assert_eq!(saved.files[1].offset_ps, offset, "the offset was not set");
     assert_eq!(saved.theme, ThemeKind::Light);
-    save(&mut h, SaveWhat::Session);
+    save(&mut h, &dir, SaveWhat::Session);
     let path = dir.join("workbench.latscope.json");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"latscope_session\": 1") && text.contains("clock line"), "{text}");
 
     let mut fresh = harness(Vec::new(), &dir);
     fresh.step();
-    fresh.state_mut().update(Message::OpenFiles(vec![path]));
-    wait(&mut fresh, "the session", |wb| wb.view.sources.len() == 2 && !wb.session_pending());
+    fresh.state_mut().update(Message::Files(FileMsg::Open(vec![path])));
+    wait(&mut fresh, "the session", |wb| wb.doc.sources.len() == 2 && !wb.session_pending());
     fresh.step();
     let wb = fresh.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    assert_eq!(Session::capture(wb), saved);
+    assert_eq!(wb.session(), saved);
     // And the restored state is what the workbench uses, not only what it would save.
     assert_eq!(wb.theme, ThemeKind::Light);
     assert_eq!(theme::current(), ThemeKind::Light);
     assert!(!fresh.ctx.global_style().visuals.dark_mode);
-    assert_eq!(wb.view.sources[1].placement, latscope_model::Placement::new(offset, 12.5));
-    assert_eq!(wb.view.sources[1].lanes[0].name, "clock line");
+    assert_eq!(wb.doc.sources[1].placement, latscope_model::Placement::new(offset, 12.5));
+    assert_eq!(wb.view.lanes_of(source_id(wb, 1))[0].name, "clock line");
     assert_eq!(wb.view.overlay.markers[0].0, "first request");
     assert_eq!(wb.analysis.rules.specs, ["irq-handler", "block"]);
     let _ = fresh.get_by_label("clock line");
@@ -289,7 +307,7 @@ fn a_saved_session_restores_everything_in_a_fresh_workbench() {
     wait(&mut fresh, "the analysis", |wb| !wb.analysis_running() && !wb.analysis.results.is_empty());
     let wb = fresh.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let src = wb.view.sources[0].source();
+    let src = wb.doc.sources[0].source();
     let entries = src.events.iter().filter(|e| src.strings.resolve(e.name()) == "irq_handler_entry");
     let irq = wb.analysis.results.iter().find(|r| r.outcome.name == "irq-handler").expect("irq-handler ran");
     assert_eq!(irq.outcome.samples.len() as u64 + irq.outcome.unmatched_start, entries.count() as u64);
@@ -313,8 +331,8 @@ fn a_session_with_a_missing_file_says_so_and_restores_the_rest() {
     std::fs::write(&path, session).unwrap();
     let mut h = harness(Vec::new(), &dir);
     h.step();
-    h.state_mut().update(Message::OpenFiles(vec![path]));
-    wait(&mut h, "the session", |wb| wb.view.sources.len() == 1 && !wb.session_pending());
+    h.state_mut().update(Message::Files(FileMsg::Open(vec![path])));
+    wait(&mut h, "the session", |wb| wb.doc.sources.len() == 1 && !wb.session_pending());
     h.step();
     let wb = h.state();
     assert_eq!(wb.errors.len(), 1, "{:?}", wb.errors);
@@ -323,7 +341,7 @@ fn a_session_with_a_missing_file_says_so_and_restores_the_rest() {
     assert_eq!(wb.view.overlay.markers, [("here".to_owned(), 5.0e9)]);
     assert_eq!(wb.view.overlay.cursor_a, Some(4.0e9));
     assert_eq!((wb.view.viewport.start, wb.view.viewport.ps_per_px), (1.0e9, 2.0e6));
-    let cpu0 = &wb.view.sources[0].lanes[0];
+    let cpu0 = &wb.view.lanes_of(source_id(wb, 0))[0];
     assert_eq!((cpu0.name.as_str(), cpu0.color), ("boot cpu", egui::Color32::RED));
 }
 
@@ -333,7 +351,7 @@ fn a_malformed_session_is_an_error_naming_file_line_and_column() {
     let path = dir.join("bad.latscope.json");
     std::fs::write(&path, "{\"latscope_session\": 1,\n  \"files\": [}").unwrap();
     let mut h = harness(Vec::new(), &dir);
-    h.state_mut().update(Message::OpenFiles(vec![path]));
+    h.state_mut().update(Message::Files(FileMsg::Open(vec![path])));
     wait(&mut h, "the error", |wb| !wb.errors.is_empty());
     let e = &h.state().errors[0];
     assert!(e.contains("bad.latscope.json") && e.contains("line 2"), "{e}");
@@ -371,14 +389,15 @@ fn timeline_png_is_the_crop_of_the_screenshot() {
 fn light_theme_darkens_default_lane_colours_and_keeps_chosen_ones() {
     let dir = tempdir("theme");
     let mut h = open(&[sample("sigrok/demo_4ch_1mhz.sr")], &dir);
-    let defaults: Vec<egui::Color32> = h.state().view.sources[0].lanes.iter().map(|v| v.color).collect();
+    let s0 = source_id(h.state(), 0);
+    let defaults: Vec<egui::Color32> = h.state().view.lanes_of(s0).iter().map(|v| v.color).collect();
     let chosen = egui::Color32::from_rgb(0x12, 0x34, 0x56);
-    h.state_mut().update(Message::SetLaneColor(LaneId { source: 0, lane: 0 }, chosen));
-    h.state_mut().update(Message::ToggleTheme);
+    h.state_mut().update(Message::View(ViewMsg::SetLaneColor(LaneId { source: s0, lane: 0 }, chosen)));
+    h.state_mut().update(Message::Shell(ShellMsg::ToggleTheme));
     h.step();
     assert_eq!(theme::current(), ThemeKind::Light);
     assert!(!h.ctx.global_style().visuals.dark_mode);
-    let lanes = &h.state().view.sources[0].lanes;
+    let lanes = h.state().view.lanes_of(s0);
     assert_eq!(lanes[0].color, chosen);
     for (v, d) in lanes.iter().zip(&defaults).skip(1) {
         assert_eq!(v.color, theme::on_light(*d));
@@ -387,9 +406,9 @@ fn light_theme_darkens_default_lane_colours_and_keeps_chosen_ones() {
             |c: egui::Color32| 0.299 * f32::from(c.r()) + 0.587 * f32::from(c.g()) + 0.114 * f32::from(c.b());
         assert!(luma(theme::BG.light) - luma(v.color) > 60.0, "{:?} too light", v.color);
     }
-    h.state_mut().update(Message::ToggleTheme);
+    h.state_mut().update(Message::Shell(ShellMsg::ToggleTheme));
     h.step();
-    let now: Vec<egui::Color32> = h.state().view.sources[0].lanes.iter().map(|v| v.color).collect();
+    let now: Vec<egui::Color32> = h.state().view.lanes_of(s0).iter().map(|v| v.color).collect();
     assert_eq!(now[0], chosen);
     assert_eq!(now[1..], defaults[1..]);
     assert!(h.ctx.global_style().visuals.dark_mode);
@@ -397,11 +416,11 @@ fn light_theme_darkens_default_lane_colours_and_keeps_chosen_ones() {
 
 #[test]
 fn palette_offers_every_export() {
-    let names: Vec<&str> = latscope::gui::palette::matching("export").iter().map(|a| a.name).collect();
+    let names: Vec<&str> = latscope::gui::views::palette::matching("export").iter().map(|a| a.name).collect();
     assert_eq!(names.len(), 6, "{names:?}");
     assert!(names.contains(&"Export trace for Perfetto (ui.perfetto.dev)…"), "{names:?}");
-    assert_eq!(latscope::gui::palette::matching("session").len(), 2);
-    assert_eq!(latscope::gui::palette::matching("theme").len(), 1);
+    assert_eq!(latscope::gui::views::palette::matching("session").len(), 2);
+    assert_eq!(latscope::gui::views::palette::matching("theme").len(), 1);
 }
 
 #[test]
@@ -410,8 +429,12 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
     std::fs::create_dir_all(dir.join("captures")).unwrap();
     std::fs::copy(sample("ftrace/virtio_blk_direct_read.txt"), dir.join("captures/read.txt")).unwrap();
     std::fs::write(dir.join("notes.md"), "x").unwrap();
-    let mut h = harness(Vec::new(), &dir);
-    h.state_mut().dialogs.browser = Some(FileBrowser::new(BrowsePurpose::Open, dir.to_path_buf()));
+    // The browser starts where the last file opened was.
+    let picker = PresetPicker { dir: dir.to_path_buf(), open: Vec::new() };
+    let recent = vec![dir.join("notes.md")];
+    let wb = Workbench::new(Options::default(), Box::new(picker), recent);
+    let mut h = workbench_harness::harness(wb, egui::vec2(1400.0, 900.0));
+    h.state_mut().update(Message::Save(SaveMsg::BrowseFiles(BrowsePurpose::Open)));
     h.run_steps(2);
     let names: Vec<&str> =
         h.state().dialogs.browser.as_ref().unwrap().entries.iter().map(|e| e.name.as_str()).collect();
@@ -431,9 +454,9 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
         "the browser closes once it answered: {:?}",
         h.state().dialogs.browser
     );
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == 1 && wb.loads().is_empty());
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty());
     assert_eq!(
-        h.state().view.sources[0].source().path.as_deref(),
+        h.state().doc.sources[0].source().path.as_deref(),
         Some(dir.join("captures/read.txt").as_path())
     );
 
@@ -441,7 +464,9 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
     let mut b = FileBrowser::new(BrowsePurpose::Save(SaveWhat::Session), dir.to_path_buf());
     assert_eq!(b.file, "workbench.latscope.json");
     match b.confirm() {
-        Some(Message::SaveTo(SaveWhat::Session, p)) => assert_eq!(p, dir.join("workbench.latscope.json")),
+        Some(BrowserAnswer::SaveTo(SaveWhat::Session, p)) => {
+            assert_eq!(p, dir.join("workbench.latscope.json"))
+        }
         other => panic!("{other:?}"),
     }
     let mut b = FileBrowser::new(BrowsePurpose::Open, dir.to_path_buf());
@@ -454,20 +479,21 @@ fn in_window_browser_opens_a_capture_from_a_directory() {
 fn lanes_are_renamed_and_recoloured_from_the_track_list() {
     let dir = tempdir("lanes");
     let mut h = open(&[sample("sigrok/demo_4ch_1mhz.sr")], &dir);
-    let d1 = h.state().view.sources[0].lanes.iter().position(|v| v.name == "D1").unwrap();
+    let s0 = source_id(h.state(), 0);
+    let d1 = h.state().view.lanes_of(s0).iter().position(|v| v.name == "D1").unwrap();
     h.get_by_label("D1").click_secondary();
     h.run_steps(2);
     let _ = h.get_by_label("Colour");
     let _ = h.get_by_label("Name");
-    let id = LaneId { source: 0, lane: d1 };
-    h.state_mut().update(Message::RenameLane(id, "SD clock".into()));
-    h.state_mut().update(Message::SetLaneColor(id, egui::Color32::from_rgb(200, 30, 30)));
+    let id = LaneId { source: s0, lane: d1 };
+    h.state_mut().update(Message::View(ViewMsg::RenameLane(id, "SD clock".into())));
+    h.state_mut().update(Message::View(ViewMsg::SetLaneColor(id, egui::Color32::from_rgb(200, 30, 30))));
     h.key_press(egui::Key::Escape);
     h.run_steps(3);
-    let v = &h.state().view.sources[0].lanes[d1];
+    let v = &h.state().view.lanes_of(s0)[d1];
     assert_eq!((v.name.as_str(), v.color), ("SD clock", egui::Color32::from_rgb(200, 30, 30)));
     // The data lane keeps its own name; the track list shows the new one.
-    assert_eq!(h.state().view.sources[0].prepared.lanes[v.lane].name, "D1");
+    assert_eq!(h.state().doc.sources[0].prepared.lanes[v.lane].name, "D1");
     assert!(h.query_by_label("SD clock").is_some());
     assert!(h.query_by_label("D1").is_none());
 }
@@ -477,16 +503,16 @@ fn an_ab_export_compares_the_sources_in_timeline_order_like_the_command_line() {
     let dir = tempdir("ab");
     let files = [sample("ftrace/virtio_blk_direct_read.dat"), sample("ftrace/blk_read_v6.dat")];
     let mut h = open(&files, &dir);
-    h.state_mut().analysis.rules.specs = vec!["block".into()];
-    h.state_mut().update(Message::RunAnalysis);
+    set_rules(&mut h, &["block"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     assert_eq!(h.state().analysis.results.len(), 2, "{:?}", h.state().errors);
     // Loads finish in any order; the report follows the timeline's.
     let order: Vec<PathBuf> =
-        h.state().view.sources.iter().map(|s| s.source().path.clone().unwrap()).collect();
+        h.state().doc.sources.iter().map(|s| s.source().path.clone().unwrap()).collect();
     for f in [Format::Json, Format::Md] {
         let what = SaveWhat::Report(f);
-        save(&mut h, what);
+        save(&mut h, &dir, what);
         let cli = cli_report(&order, &["block"], f, &dir);
         let gui = std::fs::read(dir.join(what.default_name())).unwrap();
         assert!(gui == cli, "{f:?} differs");
@@ -501,7 +527,7 @@ fn a_timeline_png_needs_a_timeline() {
     let dir = tempdir("nopng");
     let mut h = harness(Vec::new(), &dir);
     h.step();
-    h.state_mut().update(Message::Export(SaveWhat::TimelinePng));
+    h.state_mut().update(Message::Save(SaveMsg::Export(SaveWhat::TimelinePng)));
     h.step();
     assert!(h.state().errors.iter().any(|e| e.contains("nothing on the timeline")), "{:?}", h.state().errors);
     assert_eq!(h.state().saves_running(), 0);
@@ -528,7 +554,7 @@ impl eframe::Storage for MemoryStorage {
 fn the_theme_is_kept_in_eframe_storage_across_runs() {
     let dir = tempdir("storage");
     let mut h = harness(Vec::new(), &dir);
-    h.state_mut().update(Message::ToggleTheme);
+    h.state_mut().update(Message::Shell(ShellMsg::ToggleTheme));
     h.step();
     let mut storage = MemoryStorage::default();
     eframe::App::save(h.state_mut(), &mut storage);
@@ -552,7 +578,8 @@ fn screenshot_png_is_encoded_and_written_by_a_worker() {
     h.step();
     let (w, ht) = (40, 30);
     let pixels = (0..w * ht).map(|i| egui::Color32::from_rgb((i % w) as u8, (i / w) as u8, 9)).collect();
-    h.state_mut().update(Message::ScreenshotTaken(Arc::new(egui::ColorImage::new([w, ht], pixels))));
+    h.state_mut()
+        .update(Message::Save(SaveMsg::ScreenshotTaken(Arc::new(egui::ColorImage::new([w, ht], pixels)))));
     // The UI thread only hands the image over: the file is reported by the worker's message,
     // which a frame receives.
     assert!(h.state().screenshot_saved.is_none());

@@ -95,12 +95,12 @@ fn the_fleet_window_shows_groups_and_trend_and_opens_a_worst_pair() {
         format!("open {} at {:.6} s", Path::new(&w.path).file_name().unwrap().to_string_lossy(), w.start_s);
     h.get_by_label(&button).click();
     wait(&mut h, "the capture to load and show the pair", |wb| {
-        wb.view.sources.len() == 1 && wb.loads().is_empty() && wb.fleet.jump.is_none()
+        wb.doc.sources.len() == 1 && wb.loads().is_empty() && !wb.jump_pending()
     });
     h.step();
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let sv = &wb.view.sources[0];
+    let sv = &wb.doc.sources[0];
     assert_eq!(sv.source().name, Path::new(&w.path).file_name().unwrap().to_string_lossy());
     // Cursors A and B sit on the pair's ends, read back on the file's own clock.
     let (a, b) = (wb.view.overlay.cursor_a.unwrap(), wb.view.overlay.cursor_b.unwrap());
@@ -110,7 +110,7 @@ fn the_fleet_window_shows_groups_and_trend_and_opens_a_worst_pair() {
     assert!(((secs(b) - secs(a)) * 1e9 - w.latency_ns).abs() < 1e-3 * w.latency_ns.max(1.0));
     // And the pair is in view.
     let vp = &wb.view.viewport;
-    let end = vp.start + vp.ps_per_px * f64::from(wb.view.layout.data_width);
+    let end = vp.start + vp.ps_per_px * f64::from(wb.frame.layout.data_width);
     assert!(vp.start <= a && b <= end, "{vp:?} {a} {b} {end}");
 }
 

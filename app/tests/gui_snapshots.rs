@@ -15,8 +15,10 @@
 //! seed, and nothing that shows the wall clock.
 
 use egui_kittest::Harness;
-use latscope::gui::message::{Message, PanelId, SimCommand};
+use latscope::gui::message::{DecoderMsg, FileMsg, Message, ShellMsg, SimMsg, ViewMsg};
 use latscope::gui::picker::NoPicker;
+use latscope::gui::sim::{SimCommand, SimEdit};
+use latscope::gui::view::PanelId;
 use latscope::gui::{Options, Workbench};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,7 +58,7 @@ fn settle(h: &mut Harness<'static, Workbench>, what: &str, done: impl Fn(&Workbe
 fn open(files: &[&str]) -> Harness<'static, Workbench> {
     let n = files.len();
     let mut h = harness(Options { files: files.iter().map(|f| sample(f)).collect(), ..Options::default() });
-    settle(&mut h, "loading", |wb| wb.view.sources.len() == n);
+    settle(&mut h, "loading", |wb| wb.doc.sources.len() == n);
     h
 }
 
@@ -88,15 +90,15 @@ fn sd_capture_decoded_with_the_add_decoder_dialog() {
         decoders: vec![spec.into()],
         ..Options::default()
     });
-    let decoded = |wb: &Workbench| wb.view.sources.first().is_some_and(|sv| !sv.source().spans.is_empty());
+    let decoded = |wb: &Workbench| wb.doc.sources.first().is_some_and(|s| !s.source().spans.is_empty());
     settle(&mut h, "the decode", decoded);
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
     // Zoomed onto the first commands and answers (CMD0, CMD8 and its R7), so their text is
     // readable, with the dialog open as it guesses the same bus (already decoded: refused).
-    let sv = &h.state().view.sources[0];
-    let (a, b) = (sv.to_common(11_300_000_000), sv.to_common(12_000_000_000));
-    h.state_mut().update(Message::ShowRange(a, b));
-    h.state_mut().update(Message::OpenDecoder(Some(0)));
+    let sv = &h.state().doc.sources[0];
+    let (a, b, id) = (sv.to_common(11_300_000_000), sv.to_common(12_000_000_000), sv.id);
+    h.state_mut().update(Message::View(ViewMsg::ShowRange(a, b)));
+    h.state_mut().update(Message::Decoder(DecoderMsg::Open(Some(id))));
     settle(&mut h, "the dialog", |wb| wb.dialogs.decoder.open);
     assert_eq!(h.state().dialogs.decoder.spec, spec);
     assert!(h.state().dialogs.decoder.problem.as_deref().is_some_and(|p| p.contains("already decoded")));
@@ -106,19 +108,19 @@ fn sd_capture_decoded_with_the_add_decoder_dialog() {
 #[test]
 fn simulator_panel() {
     let mut h = harness(Options::default());
-    h.state_mut().update(Message::TogglePanel(PanelId::Simulator));
-    h.state_mut().sim.max_speed = true;
-    h.state_mut().update(Message::Sim(SimCommand::Start {
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(PanelId::Simulator)));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(true))));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
         scenario: "litesdcard".into(),
         sets: vec![],
         duration: Some(20_000_000_000),
-    }));
+    })));
     settle(&mut h, "the simulation", |wb| {
         wb.sim.finished && !wb.sim.metrics.is_empty() && wb.sim.live.shown_now == wb.sim.now
     });
     // Where the followed view ends up depends on how many snapshots the run took (wall
     // clock); the whole run fitted does not.
-    h.state_mut().update(Message::FitAll);
+    h.state_mut().update(Message::View(ViewMsg::FitAll));
     for _ in 0..4 {
         h.step();
     }
@@ -140,8 +142,8 @@ fn error_banner_with_a_long_message() {
     std::fs::write(&garbage, bytes).unwrap();
     let mut h = harness(Options { files: vec![garbage.clone()], ..Options::default() });
     settle(&mut h, "the error", |wb| !wb.errors.is_empty());
-    h.state_mut().update(Message::OpenFiles(vec![sample("ftrace/virtio_blk_direct_read.txt")]));
-    settle(&mut h, "the trace", |wb| wb.view.sources.len() == 1 && !wb.analysis.results.is_empty());
+    h.state_mut().update(Message::Files(FileMsg::Open(vec![sample("ftrace/virtio_blk_direct_read.txt")])));
+    settle(&mut h, "the trace", |wb| wb.doc.sources.len() == 1 && !wb.analysis.results.is_empty());
     let long = format!(
         "{}: {}",
         garbage.display(),
@@ -149,8 +151,8 @@ fn error_banner_with_a_long_message() {
          and keeps its close button in view. "
             .repeat(5)
     );
-    h.state_mut().update(Message::Error(long));
-    h.state_mut().update(Message::TogglePanel(PanelId::Log));
+    h.state_mut().update(Message::Shell(ShellMsg::Error(anyhow::anyhow!(long))));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(PanelId::Log)));
     for _ in 0..6 {
         h.step();
     }

@@ -5,13 +5,17 @@ mod workbench_harness;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable as _};
 use latscope::gui::analysis::{PlotKind, samples_in_latency, scatter_point};
-use latscope::gui::message::{LaneId, Message, SimCommand};
+use latscope::gui::message::{
+    AlignMsg, AnalysisMsg, DeriveMsg, FileMsg, Message, ShellMsg, SimMsg, TableMsg, ViewMsg,
+};
 use latscope::gui::picker::NoPicker;
 use latscope::gui::prepare::{LaneClass, LaneKind};
+use latscope::gui::sim::{SimCommand, SimEdit};
+use latscope::gui::view::LaneId;
 use latscope::gui::{Options, Workbench};
 use std::path::PathBuf;
 use std::time::Duration;
-use workbench_harness::{click_at, wait};
+use workbench_harness::{click_at, set_rules, source_id, take_errors, wait};
 
 fn sample(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
@@ -28,7 +32,7 @@ fn open(files: &[&str]) -> Harness<'static, Workbench> {
     let mut h = harness(Options { files: files.iter().map(|f| sample(f)).collect(), ..Options::default() });
     let n = files.len();
     // Loaded, and the presets chosen on open have answered (their panel is in place).
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == n && wb.loads().is_empty() && wb.settled());
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == n && wb.loads().is_empty() && wb.settled());
     h.step();
     h.step();
     h
@@ -39,7 +43,7 @@ fn ftrace_sample_loads_with_its_tracks_in_the_track_list() {
     let h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let sv = &wb.view.sources[0];
+    let sv = wb.view.shown(&wb.doc)[0];
     let src = sv.source();
     // Every event track `info` lists is a lane, and one lane per CPU that has events.
     let names: Vec<&str> = sv.lanes.iter().map(|l| l.name.as_str()).collect();
@@ -74,7 +78,8 @@ fn sources_join_in_the_order_their_files_were_given_whatever_loads_first() {
     // The big text trace takes longest to load; the small captures finish before it.
     let files = ["ftrace/timer_wakeups_under_load.txt", "sigrok/demo_4ch_1mhz.sr", "ftrace/blk_read.txt"];
     let h = open(&files);
-    let names: Vec<&str> = h.state().view.sources.iter().map(|s| s.source().name.as_str()).collect();
+    let names: Vec<&str> =
+        h.state().view.shown(&h.state().doc).iter().map(|s| s.source().name.as_str()).collect();
     assert_eq!(names, ["timer_wakeups_under_load.txt", "demo_4ch_1mhz.sr", "blk_read.txt"]);
 }
 
@@ -83,7 +88,7 @@ fn sigrok_captures_load_as_digital_and_analog_lanes() {
     let h = open(&["sigrok/demo_4ch_1mhz.sr", "sigrok/mixed_100khz_2logic_1analog.sr"]);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    for sv in &wb.view.sources {
+    for sv in wb.view.shown(&wb.doc) {
         let src = sv.source();
         let digital = sv.prepared.lanes.iter().filter(|l| matches!(l.kind, LaneKind::Digital { .. })).count();
         let analog = sv.prepared.lanes.iter().filter(|l| matches!(l.kind, LaneKind::Analog { .. })).count();
@@ -94,7 +99,7 @@ fn sigrok_captures_load_as_digital_and_analog_lanes() {
             assert!(h.query_all_by_label(&d.name).count() >= 1, "{} not in the track list", d.name);
         }
     }
-    let mixed = wb.view.sources.iter().find(|s| s.source().name.starts_with("mixed")).unwrap();
+    let mixed = wb.view.shown(&wb.doc).into_iter().find(|s| s.source().name.starts_with("mixed")).unwrap();
     assert_eq!(mixed.source().analog.len(), 1);
 }
 
@@ -104,7 +109,7 @@ fn keys_zoom_pan_and_fit_the_viewport() {
     h.key_press(egui::Key::F);
     h.step();
     let fit = h.state().view.viewport;
-    let width = f64::from(h.state().view.layout.data_width);
+    let width = f64::from(h.state().frame.layout.data_width);
     let (lo, hi) = h.state().time_range().unwrap();
     assert!(fit.start <= lo && fit.start + fit.ps_per_px * width >= hi, "fit shows everything");
     let centre = fit.start + fit.ps_per_px * width / 2.0;
@@ -133,7 +138,7 @@ fn keys_zoom_pan_and_fit_the_viewport() {
 fn wheel_zooms_around_the_pointer() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     let before = h.state().view.viewport;
-    let left = h.state().view.layout.data_left;
+    let left = h.state().frame.layout.data_left;
     let x = left + 300.0;
     let t_under = before.t_of(left, x);
     h.hover_at(egui::pos2(x, 300.0));
@@ -158,14 +163,15 @@ fn wheel_zooms_around_the_pointer() {
 fn next_event_on_the_focused_lane_moves_cursor_a_event_by_event() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     let (si, li, first, second) = {
-        let sv = &h.state().view.sources[0];
+        let sv = h.state().view.shown(&h.state().doc)[0];
         let li = sv.lanes.iter().position(|l| l.name == "irq_handler_entry").unwrap();
         let LaneKind::Events(ev) = &sv.data_lane(li).unwrap().kind else { panic!("events lane") };
         let ts = &sv.source().events.ts;
-        (0, li, sv.to_common(ts[ev.events[0] as usize]), sv.to_common(ts[ev.events[1] as usize]))
+        (sv.id, li, sv.to_common(ts[ev.events[0] as usize]), sv.to_common(ts[ev.events[1] as usize]))
     };
-    h.state_mut().update(Message::FocusLane(latscope::gui::message::LaneId { source: si, lane: li }));
-    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, first - 1.0));
+    h.state_mut()
+        .update(Message::View(ViewMsg::FocusLane(latscope::gui::view::LaneId { source: si, lane: li })));
+    h.state_mut().update(Message::View(ViewMsg::SetCursor(latscope::gui::view::CursorId::A, first - 1.0)));
     h.key_press(egui::Key::N);
     h.step();
     assert_eq!(h.state().view.overlay.cursor_a, Some(first));
@@ -180,17 +186,17 @@ fn next_event_on_the_focused_lane_moves_cursor_a_event_by_event() {
 #[test]
 fn cancel_stops_a_load_and_leaves_nothing_behind() {
     let mut h = harness(Options::default());
-    h.state_mut().update(Message::OpenFiles(vec![sample("ftrace/timer_wakeups_under_load.txt")]));
+    h.state_mut().update(Message::Files(FileMsg::Open(vec![sample("ftrace/timer_wakeups_under_load.txt")])));
     let job = h.state().loads()[0].ticket;
     assert!(h.state().loads()[0].progress() < 1.0);
-    h.state_mut().update(Message::CancelJob(job));
+    h.state_mut().update(Message::Files(FileMsg::CancelJob(job)));
     assert!(h.state().loads().is_empty());
     // Give the worker time to answer; its answer must be ignored.
     for _ in 0..60 {
         h.step();
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(h.state().view.sources.is_empty());
+    assert!(h.state().doc.sources.is_empty());
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
 }
 
@@ -200,7 +206,7 @@ fn a_bad_file_is_an_error_in_the_window_naming_the_file() {
     wait(&mut h, "the error", |wb| !wb.errors.is_empty());
     let e = &h.state().errors[0];
     assert!(e.contains("README.md"), "{e}");
-    assert!(h.state().view.sources.is_empty());
+    assert!(h.state().doc.sources.is_empty());
 }
 
 #[test]
@@ -210,10 +216,10 @@ fn palette_lists_every_action_and_filters_them() {
     h.step();
     h.step();
     assert!(h.state().dialogs.palette_open);
-    for a in latscope::gui::palette::ACTIONS {
+    for a in latscope::gui::views::palette::ACTIONS {
         assert!(h.query_all_by_label(a.name).count() >= 1, "{} not listed", a.name);
     }
-    assert_eq!(latscope::gui::palette::matching("zoom").len(), 2);
+    assert_eq!(latscope::gui::views::palette::matching("zoom").len(), 2);
     h.key_press(egui::Key::Escape);
     h.step();
     assert!(!h.state().dialogs.palette_open);
@@ -222,17 +228,17 @@ fn palette_lists_every_action_and_filters_them() {
 #[test]
 fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    let expected = h.state().view.sources[0]
+    let expected = h.state().view.shown(&h.state().doc)[0]
         .source()
         .tracks()
         .iter()
         .find(|t| t.name == "block_rq_issue")
         .map(|t| t.count as usize)
         .unwrap();
-    h.state_mut().update(Message::SetFilter("block_rq_issue".into()));
+    h.state_mut().update(Message::Table(TableMsg::SetFilter("block_rq_issue".into())));
     wait(&mut h, "the filter", |wb| !wb.table_pending());
     let wb = h.state();
-    let src = wb.view.sources[0].source();
+    let src = wb.view.shown(&wb.doc)[0].source();
     assert_eq!(wb.table.rows.rows.len(), expected);
     assert!(
         wb.table
@@ -244,9 +250,9 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
             )
     );
     // Search steps through the matches in time order.
-    h.state_mut().update(Message::SearchStep(true));
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
     let first = h.state().view.overlay.selected.unwrap().index;
-    h.state_mut().update(Message::SearchStep(true));
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
     let second = h.state().view.overlay.selected.unwrap().index;
     assert_eq!(first, h.state().table.rows.rows[0].index as usize);
     assert_eq!(second, h.state().table.rows.rows[1].index as usize);
@@ -255,14 +261,19 @@ fn table_filter_runs_on_a_worker_and_matches_the_event_counts() {
 #[test]
 fn analysis_pairs_every_irq_handler_entry() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    h.state_mut().analysis.rules.specs = vec!["irq-handler".into()];
-    h.state_mut().update(Message::RunAnalysis);
+    set_rules(&mut h, &["irq-handler"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
     let r = &wb.analysis.results[0];
-    let entries =
-        wb.view.sources[0].source().tracks().iter().find(|t| t.name == "irq_handler_entry").unwrap().count;
+    let entries = wb.view.shown(&wb.doc)[0]
+        .source()
+        .tracks()
+        .iter()
+        .find(|t| t.name == "irq_handler_entry")
+        .unwrap()
+        .count;
     assert_eq!(r.outcome.samples.len() as u64 + r.outcome.unmatched_start, entries);
     let summary = r.summary.as_ref().unwrap();
     let s = summary.stats_ns;
@@ -272,7 +283,7 @@ fn analysis_pairs_every_irq_handler_entry() {
     // Jumping to the worst case puts the cursors on it.
     let worst = r.worst[0];
     let sample = r.outcome.samples[worst].clone();
-    h.state_mut().update(Message::ShowSample { outcome: 0, sample: worst });
+    h.state_mut().update(Message::Analysis(AnalysisMsg::ShowSample { outcome: 0, sample: worst }));
     let o = &h.state().view.overlay;
     assert_eq!(o.cursor_a, Some(sample.start as f64));
     assert_eq!(o.cursor_b, Some(sample.end as f64));
@@ -282,21 +293,25 @@ fn analysis_pairs_every_irq_handler_entry() {
 fn rule_editor_checks_as_you_type_and_runs_the_rules_it_lists() {
     let registry = latscope_engine::Registry::native();
     let validate = |text: &str| latscope::gui::analysis::validate(&registry, text);
-    assert_eq!(validate("  "), None);
-    assert_eq!(validate("block"), Some(Ok("block".to_owned())));
+    assert!(validate("  ").is_none());
+    assert_eq!(validate("block").map(|v| v.ok()), Some(Some("block".to_owned())));
     // The decoders' presets are rules too, as `report --preset` takes them.
-    assert_eq!(validate("sd-cmd-resp"), Some(Ok("sd-cmd-resp".to_owned())));
-    let err = validate("lat=block_rq_issue block_rq_complete").unwrap().unwrap_err();
+    assert_eq!(validate("sd-cmd-resp").map(|v| v.ok()), Some(Some("sd-cmd-resp".to_owned())));
+    let err = validate("lat=block_rq_issue block_rq_complete").unwrap().unwrap_err().to_string();
     assert!(err.starts_with("column ") && err.contains("->"), "{err}");
 
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    h.state_mut().analysis.rules.specs =
-        vec!["block".into(), "lat=block_rq_issue -> block_rq_complete by sector".into(), "pulse:NOPE".into()];
-    h.state_mut().update(Message::RunAnalysis);
+    set_rules(&mut h, &["block", "lat=block_rq_issue -> block_rq_complete by sector", "pulse:NOPE"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     wait(&mut h, "the analysis", |wb| !wb.analysis_running());
     let wb = h.state();
-    let issues =
-        wb.view.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
+    let issues = wb.view.shown(&wb.doc)[0]
+        .source()
+        .tracks()
+        .iter()
+        .find(|t| t.name == "block_rq_issue")
+        .unwrap()
+        .count;
     let names: Vec<&str> = wb.analysis.results.iter().map(|r| r.outcome.name.as_str()).collect();
     assert_eq!(names, ["block", "lat"]);
     for r in wb.analysis.results.iter() {
@@ -310,16 +325,17 @@ fn rule_editor_checks_as_you_type_and_runs_the_rules_it_lists() {
 #[test]
 fn simulator_demo_runs_live_and_feeds_the_timeline() {
     let mut h = harness(Options::default());
-    h.state_mut().sim.max_speed = true;
-    h.state_mut().update(Message::Sim(SimCommand::Start {
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(true))));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
         scenario: "litesdcard".into(),
         sets: vec![],
         duration: Some(30_000_000_000),
-    }));
+    })));
     wait(&mut h, "the simulation", |wb| wb.sim.finished);
     let wb = h.state();
     assert!(wb.sim.snapshots >= 1);
-    let sv = &wb.view.sources[wb.sim.source.unwrap()];
+    let sim = wb.sim.source.unwrap();
+    let sv = wb.view.shown(&wb.doc).into_iter().find(|s| s.id == sim).unwrap();
     assert_eq!(sv.source().events.len(), wb.sim.events);
     assert!(sv.source().events.len() > 10);
     // The panel's time of a finished run is where its trace ends (a command pulse begun
@@ -346,8 +362,8 @@ fn simulator_demo_runs_live_and_feeds_the_timeline() {
 }
 
 fn drawn(wb: &Workbench, result: usize, kind: PlotKind) -> egui_plot::PlotTransform {
-    wb.analysis
-        .drawn
+    wb.frame
+        .plots
         .iter()
         .find(|d| d.result == result && d.kind == kind)
         .unwrap_or_else(|| panic!("{kind:?} of result {result} not drawn"))
@@ -355,7 +371,7 @@ fn drawn(wb: &Workbench, result: usize, kind: PlotKind) -> egui_plot::PlotTransf
 }
 
 fn run_analysis(h: &mut Harness<'static, Workbench>) {
-    h.state_mut().update(Message::RunAnalysis);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     wait(h, "the analysis", |wb| !wb.analysis_running());
     h.step();
 }
@@ -363,7 +379,7 @@ fn run_analysis(h: &mut Harness<'static, Workbench>) {
 #[test]
 fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    set_rules(&mut h, &["block"]);
     run_analysis(&mut h);
     let r = h.state().analysis.results[0].clone();
     let n = r.outcome.samples.len();
@@ -389,7 +405,7 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     assert_eq!(r.scatter.len(), n);
 
     // Clicking the worst case's point in the scatter puts the cursors and arrow on that pair.
-    h.state_mut().analysis.panel.plot = PlotKind::Scatter;
+    set_plot(&mut h, PlotKind::Scatter);
     h.step();
     h.step();
     let t = drawn(h.state(), 0, PlotKind::Scatter);
@@ -402,8 +418,8 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     assert_eq!(o.arrow.map(|a| (a.a, a.b)), Some((s.start as f64, s.end as f64)));
 
     // Clicking the first histogram bar shows the samples in it on the timeline.
-    h.state_mut().update(Message::ClearCursors);
-    h.state_mut().analysis.panel.plot = PlotKind::Histogram;
+    h.state_mut().update(Message::View(ViewMsg::ClearCursors));
+    set_plot(&mut h, PlotKind::Histogram);
     h.step();
     h.step();
     let t = drawn(h.state(), 0, PlotKind::Histogram);
@@ -416,7 +432,7 @@ fn cdf_and_scatter_describe_every_pair_and_clicks_jump_to_the_timeline() {
     let wb = h.state();
     let (from, to) = (
         wb.view.viewport.start,
-        wb.view.viewport.start + wb.view.viewport.ps_per_px * f64::from(wb.view.layout.data_width),
+        wb.view.viewport.start + wb.view.viewport.ps_per_px * f64::from(wb.frame.layout.data_width),
     );
     for &i in &inside {
         let s = &r.outcome.samples[i];
@@ -440,7 +456,7 @@ fn cli_json(args: &[&str]) -> serde_json::Value {
 fn two_captures_compare_side_by_side_like_the_report() {
     let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
     let mut h = open(&files);
-    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    set_rules(&mut h, &["block"]);
     run_analysis(&mut h);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
@@ -454,7 +470,7 @@ fn two_captures_compare_side_by_side_like_the_report() {
     // The same numbers as `latscope report A B --format json`'s comparison (A: the source
     // loaded first).
     let paths: Vec<String> = wb
-        .view
+        .doc
         .sources
         .iter()
         .map(|s| sample(&format!("ftrace/{}", s.source().name)).display().to_string())
@@ -475,37 +491,43 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     let files = ["ftrace/blk_read.txt", "ftrace/blk_read_v6.dat"];
     let mut h = open(&files);
     let spec = "match block_rq_issue -> block_rq_issue";
-    h.state_mut().update(Message::OpenAlign);
+    h.state_mut().update(Message::Align(AlignMsg::Open));
     h.step();
     h.step();
     let _ = h.get_by_label("Match events");
     let index = |h: &Harness<'static, Workbench>, f: &str| {
-        h.state().view.sources.iter().position(|s| f.ends_with(&s.source().name)).unwrap()
+        h.state().doc.sources.iter().position(|s| f.ends_with(&s.source().name)).unwrap()
     };
     let (text, dat) = (index(&h, files[0]), index(&h, files[1]));
-    h.state_mut().update(Message::Align { reference: text, other: dat, spec: spec.into() });
+    let (reference, other) = (source_id(h.state(), text), source_id(h.state(), dat));
+    h.state_mut().update(Message::Align(AlignMsg::Align { reference, other, spec: align_spec(spec) }));
     wait(&mut h, "the alignment", |wb| !wb.aligning());
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    let a = wb.view.alignment.clone().expect("aligned");
-    let issues =
-        wb.view.sources[0].source().tracks().iter().find(|t| t.name == "block_rq_issue").unwrap().count;
+    let a = wb.doc.alignment.clone().expect("aligned");
+    let issues = wb.view.shown(&wb.doc)[0]
+        .source()
+        .tracks()
+        .iter()
+        .find(|t| t.name == "block_rq_issue")
+        .unwrap()
+        .count;
     assert_eq!(a.matched as u64, issues);
     assert!(a.residual_rms_ps < 1e6, "rms {} ps", a.residual_rms_ps);
     // The aligned source carries the offset: its first issue lands on the reference's.
     let first = |i: usize| {
-        let sv = &wb.view.sources[i];
+        let sv = wb.view.shown(&wb.doc)[i];
         let src = sv.source();
         let k = (0..src.events.len())
             .find(|&k| src.strings.resolve(src.events.get(k).unwrap().name()) == "block_rq_issue");
         sv.to_common(src.events.ts[k.unwrap()])
     };
     assert!((first(text) - first(dat)).abs() < 1e6, "{} vs {}", first(text), first(dat));
-    assert_eq!(wb.view.sources[dat].placement, a.placement);
+    assert_eq!(wb.view.shown(&wb.doc)[dat].placement, a.placement);
     assert_eq!(a.source, dat);
 
     // Rules now run over the sources together, with the counts `report --align` gives.
-    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    set_rules(&mut h, &["block"]);
     run_analysis(&mut h);
     let paths: Vec<String> = files.iter().map(|f| sample(f).display().to_string()).collect();
     let align = format!("1:{spec}");
@@ -534,17 +556,16 @@ fn align_text_and_dat_of_one_recording_then_rules_run_like_report_align() {
     assert!(j["align"].as_str().unwrap().contains(&format!("{issues} matched")));
 
     // Removing the alignment puts source 1 back on its own clock.
-    h.state_mut().update(Message::ResetAlign);
+    h.state_mut().update(Message::Align(AlignMsg::Reset));
     wait(&mut h, "the reset", |wb| !wb.aligning());
-    assert!(h.state().view.sources[dat].placement.is_identity());
-    assert!(h.state().view.alignment.is_none());
+    assert!(h.state().view.shown(&h.state().doc)[dat].placement.is_identity());
+    assert!(h.state().doc.alignment.is_none());
 }
 
 #[test]
 fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
     let mut h = open(&["ftrace/timer_wakeups_under_load.txt"]);
-    h.state_mut().analysis.rules.specs =
-        vec!["stall:local_timer_entry".into(), "poll:hrtimer_start within 20us".into()];
+    set_rules(&mut h, &["stall:local_timer_entry", "poll:hrtimer_start within 20us"]);
     run_analysis(&mut h);
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
@@ -554,9 +575,9 @@ fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
     assert!(!poll.outcome.samples.is_empty(), "no polling loop in the sample");
     let bands = &wb.view.overlay.bands;
     assert_eq!(bands.len(), stall.outcome.windows.len() + poll.outcome.samples.len());
-    let sv = &wb.view.sources[0];
+    let sv = wb.view.shown(&wb.doc)[0];
     for (b, w) in bands.iter().zip(&stall.outcome.windows) {
-        assert_eq!((b.source, b.start, b.end), (0, sv.to_common(w.start), sv.to_common(w.end)));
+        assert_eq!((b.source, b.start, b.end), (sv.id, sv.to_common(w.start), sv.to_common(w.end)));
         assert!(b.label.contains("excess"), "{}", b.label);
     }
     let loops = &bands[stall.outcome.windows.len()..];
@@ -570,13 +591,14 @@ fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
     let lanes: Vec<(usize, String)> = sv.lanes.iter().map(|l| l.name.clone()).enumerate().collect();
     for (lane, name) in lanes {
         if name != "local_timer_entry" {
-            h.state_mut().update(Message::ToggleLane(LaneId { source: 0, lane }));
+            let msg = Message::View(ViewMsg::ToggleLane(LaneId { source: source_id(h.state(), 0), lane }));
+            h.state_mut().update(msg);
         }
     }
-    h.state_mut().update(Message::ShowRange(a - (b - a), b + (b - a)));
+    h.state_mut().update(Message::View(ViewMsg::ShowRange(a - (b - a), b + (b - a))));
     h.step();
     let (left, top, vp) =
-        (h.state().view.layout.data_left, h.state().view.layout.lanes_top, h.state().view.viewport);
+        (h.state().frame.layout.data_left, h.state().frame.layout.lanes_top, h.state().view.viewport);
     for _ in 0..3 {
         h.hover_at(egui::pos2(vp.x_of(left, (a + b) / 2.0), top + 10.0));
         h.step();
@@ -588,13 +610,13 @@ fn stall_windows_and_polling_loops_are_shaded_on_their_source() {
 fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
     let mut h = harness(Options::default());
     // Slow enough that several snapshots are analysed before the end.
-    h.state_mut().sim.max_speed = false;
-    h.state_mut().sim.speed = 0.05;
-    h.state_mut().update(Message::Sim(SimCommand::Start {
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(false))));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::Speed(0.05))));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
         scenario: "litesdcard".into(),
         sets: vec![],
         duration: Some(60_000_000_000),
-    }));
+    })));
     let sc = latscope_sim::prepare("litesdcard", &[], None, Some("60ms")).unwrap();
     let counts = |wb: &Workbench| wb.analysis.results.iter().map(|r| r.outcome.samples.len()).sum::<usize>();
     let mut seen: Vec<usize> = Vec::new();
@@ -658,16 +680,11 @@ fn schmitt_edges(v: &[f32], level: f64, h: f64) -> (usize, usize) {
 
 #[test]
 fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/scope_csv");
-    let file = corpus.join("agilent_mso7034a_scope_4.csv");
-    if !file.exists() {
-        eprintln!("skipped: {} is absent (the shared corpus is not next to the project)", file.display());
-        return;
-    }
+    let file = latscope_testkit::corpus("scope_csv/agilent_mso7034a_scope_4.csv");
     let mut h = harness(Options { files: vec![file], ..Options::default() });
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == 1 && wb.loads().is_empty());
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty());
     h.step();
-    let sv = &h.state().view.sources[0];
+    let sv = h.state().view.shown(&h.state().doc)[0];
     let lane =
         sv.lanes.iter().position(|l| sv.prepared.lanes[l.lane].kind.class() == LaneClass::Analog).unwrap();
     let analog = sv.source().analog[0].clone();
@@ -675,7 +692,8 @@ fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
 
     // The context action opens the dialog with the automatic threshold: midway between the
     // 5th and 95th percentile.
-    h.state_mut().update(Message::OpenDeriveDigital(LaneId { source: 0, lane }));
+    let msg = Message::Derive(DeriveMsg::Open(LaneId { source: source_id(h.state(), 0), lane }));
+    h.state_mut().update(msg);
     let d = h.state().dialogs.derive.clone();
     assert!(d.open && d.auto);
     let mut v: Vec<f64> = analog.samples.iter().filter(|x| x.is_finite()).map(|&x| f64::from(x)).collect();
@@ -691,31 +709,34 @@ fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
     let _ = h.get_by_label("Add digital lane");
 
     for threshold in [None, Some((d.level, 0.0))] {
-        h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold });
+        let msg = Message::Derive(DeriveMsg::Derive { source: source_id(h.state(), 0), track: 0, threshold });
+        h.state_mut().update(msg);
         wait(&mut h, "the derived lane", |wb| {
-            wb.view.sources[0].source().digital.len() == digital_before + 1
-                && wb.view.sources[0].source().digital.last().unwrap().transitions() == {
+            wb.view.shown(&wb.doc)[0].source().digital.len() == digital_before + 1
+                && wb.view.shown(&wb.doc)[0].source().digital.last().unwrap().transitions() == {
                     let (level, hyst) = threshold.unwrap_or((d.level, d.hysteresis));
                     let (r, f) = schmitt_edges(&analog.samples, level, hyst);
                     r + f
                 }
         });
         let wb = h.state();
-        let src = wb.view.sources[0].source();
+        let src = wb.view.shown(&wb.doc)[0].source();
         let derived = src.digital.last().unwrap();
         assert_eq!(derived.name, format!("{}_digital", analog.name));
         assert!(derived.transitions() >= 2, "a square wave has edges: {}", derived.transitions());
         // It is a lane of that source, and the analog lane is still there.
-        assert!(wb.view.sources[0].lanes.iter().any(|l| l.name == derived.name));
+        assert!(wb.view.shown(&wb.doc)[0].lanes.iter().any(|l| l.name == derived.name));
         // Rules see it: its high pulses, each a rising edge closed by the next falling one.
         let rises = (0..derived.times.len()).filter(|&i| derived.levels[i] == 1).count();
         let closed = (0..derived.times.len())
             .filter(|&i| derived.levels[i] == 1 && derived.levels.get(i + 1) == Some(&0))
             .count();
         let expect = (closed, rises - closed);
-        assert!(wb.view.sources[0].lanes.iter().any(|l| l.name.starts_with(&format!("{} [", analog.name))));
+        assert!(
+            wb.view.shown(&wb.doc)[0].lanes.iter().any(|l| l.name.starts_with(&format!("{} [", analog.name)))
+        );
         let rule = format!("pulse:{}", derived.name);
-        h.state_mut().analysis.rules.specs = vec![rule];
+        set_rules(&mut h, &[&rule]);
         run_analysis(&mut h);
         assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
         let r = &h.state().analysis.results[0];
@@ -740,14 +761,14 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     let rule = "x=mmc_request_start -> litesdcard.IRQ:rise policy next";
     let spec = "match mmc_request_start -> litesdcard.CMD:rise";
     let mut h = harness(Options { files: vec![txt.clone(), vcd.clone()], ..Options::default() });
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == 2 && wb.loads().is_empty());
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 2 && wb.loads().is_empty());
     let index = |h: &Harness<'static, Workbench>, name: &str| {
-        h.state().view.sources.iter().position(|s| s.source().name == name).unwrap()
+        h.state().view.shown(&h.state().doc).iter().position(|s| s.source().name == name).unwrap()
     };
     let (ti, vi) = (index(&h, "sd.txt"), index(&h, "sd.vcd"));
 
     // Not aligned: each source alone, and neither has both ends.
-    h.state_mut().analysis.rules.specs = vec![rule.into()];
+    set_rules(&mut h, &[rule]);
     run_analysis(&mut h);
     assert!(h.state().analysis.results.is_empty());
     assert!(
@@ -755,9 +776,10 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
         "{:?}",
         h.state().errors
     );
-    h.state_mut().errors.clear();
+    take_errors(&mut h);
 
-    h.state_mut().update(Message::Align { reference: ti, other: vi, spec: spec.into() });
+    let (reference, other) = (source_id(h.state(), ti), source_id(h.state(), vi));
+    h.state_mut().update(Message::Align(AlignMsg::Align { reference, other, spec: align_spec(spec) }));
     wait(&mut h, "the alignment", |wb| !wb.aligning());
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
     run_analysis(&mut h);
@@ -786,7 +808,7 @@ fn a_rule_across_an_aligned_trace_and_vcd_counts_like_report_align() {
     let (cli_p50, gui_p50) =
         (a["stats_ns"]["p50"].as_f64().unwrap(), r.summary.as_ref().unwrap().stats_ns.p50.unwrap());
     assert!((cli_p50 - gui_p50).abs() < 1e-3, "{cli_p50} vs {gui_p50}");
-    let fitted = wb.view.alignment.as_ref().unwrap();
+    let fitted = wb.doc.alignment.as_ref().unwrap();
     assert!(j["align"].as_str().unwrap().contains(&format!("{} matched", fitted.matched)));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -797,81 +819,91 @@ fn the_align_dialog_applies_a_hand_offset_and_drift_and_removes_it() {
     let before = h.state().time_range().unwrap();
     // Aligning moves a source without touching its data: the same shared `Prepared` (no copy,
     // no rebuilt lanes) and the same data generation (jobs that read it stay current).
-    let data: Vec<_> =
-        h.state().view.sources.iter().map(|sv| (sv.prepared.clone(), sv.data_generation)).collect();
-    h.state_mut().update(Message::OpenAlign);
+    let data: Vec<_> = h
+        .state()
+        .view
+        .shown(&h.state().doc)
+        .iter()
+        .map(|sv| (sv.prepared.clone(), sv.data_generation))
+        .collect();
+    h.state_mut().update(Message::Align(AlignMsg::Open));
     h.step();
     h.step();
-    {
-        let d = &mut h.state_mut().dialogs.align;
-        d.by_hand = true;
-        d.offset = "+1ms".into();
-        d.drift_ppm = 20.0;
-    }
+    // What the user types in the dialog.
+    let mut d = h.state().dialogs.align.clone();
+    d.by_hand = true;
+    d.offset = "+1ms".into();
+    d.drift_ppm = 20.0;
+    h.state_mut().update(Message::Align(AlignMsg::Edit(d)));
     h.step();
     let _ = h.get_by_label("same as: latscope report … --align '1:+1ms:+20ppm'");
     h.get_by_label("Align").click();
     h.step();
-    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.view.alignment.is_some());
+    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.doc.alignment.is_some());
     let wb = h.state();
-    let other = wb.view.alignment.as_ref().unwrap().source;
-    let p = wb.view.sources[other].placement;
+    let other = wb.doc.alignment.as_ref().unwrap().source;
+    let p = wb.view.shown(&wb.doc)[other].placement;
     // Both are traces of one kernel clock: the hand offset moves the second from where its
     // clock put it (its origin's distance from the first's).
     let by_clock = clock_offset(wb, other);
     assert_eq!((p.offset, p.drift_ppm), (by_clock + 1_000_000_000, 20.0));
     // Its lanes moved: source time t is drawn at t + offset + t * 20e-6.
     let t = 2_000_000_000_000;
-    assert_eq!(wb.view.sources[other].to_common(t), (t + by_clock + 1_000_000_000 + 40_000_000) as f64);
+    assert_eq!(
+        wb.view.shown(&wb.doc)[other].to_common(t),
+        (t + by_clock + 1_000_000_000 + 40_000_000) as f64
+    );
     assert_ne!(wb.time_range().unwrap(), before);
     assert!(!wb.dialogs.align.open, "the dialog closes once applied");
-    for (sv, (prepared, data_generation)) in wb.view.sources.iter().zip(&data) {
+    for (sv, (prepared, data_generation)) in wb.view.shown(&wb.doc).iter().zip(&data) {
         assert!(
-            std::sync::Arc::ptr_eq(&sv.prepared, prepared),
+            std::sync::Arc::ptr_eq(sv.prepared, prepared),
             "{}: the source was replaced",
             sv.source().name
         );
         assert_eq!(sv.data_generation, *data_generation, "{}", sv.source().name);
     }
 
-    h.state_mut().update(Message::OpenAlign);
+    h.state_mut().update(Message::Align(AlignMsg::Open));
     h.step();
     h.step();
     h.get_by_label("Remove alignment").click();
     h.step();
     wait(&mut h, "the reset", |wb| !wb.aligning());
     let wb = h.state();
-    assert!(wb.view.alignment.is_none());
-    let p = wb.view.sources[other].placement;
+    assert!(wb.doc.alignment.is_none());
+    let p = wb.view.shown(&wb.doc)[other].placement;
     assert_eq!((p.offset, p.drift_ppm), (clock_offset(wb, other), 0.0), "back where its clock puts it");
     assert_eq!(wb.time_range().unwrap(), before);
 }
 
 /// How far source `si`'s clock origin lies after source 0's, ps (read from the origins).
 fn clock_offset(wb: &Workbench, si: usize) -> i64 {
-    let (a, b) = (wb.view.sources[0].source().origin, wb.view.sources[si].source().origin);
+    let (a, b) = (wb.view.shown(&wb.doc)[0].source().origin, wb.view.shown(&wb.doc)[si].source().origin);
     (b.secs - a.secs) * latscope_model::PS_PER_S + (b.ps - a.ps)
 }
 
 /// The index of the first analog lane of source `si` in its track list.
 fn analog_lane(wb: &Workbench, si: usize) -> LaneId {
-    let sv = &wb.view.sources[si];
+    let sv = wb.view.shown(&wb.doc)[si];
     let lane =
         sv.lanes.iter().position(|l| matches!(sv.prepared.lanes[l.lane].kind, LaneKind::Analog { .. }));
-    LaneId { source: si, lane: lane.expect("an analog lane") }
+    LaneId { source: sv.id, lane: lane.expect("an analog lane") }
 }
 
 #[test]
 fn a_derive_that_finishes_after_close_all_does_not_replace_what_is_open_next() {
     let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
     let id = analog_lane(h.state(), 0);
-    h.state_mut().update(Message::OpenDeriveDigital(id));
+    h.state_mut().update(Message::Derive(DeriveMsg::Open(id)));
     let next = sample("sigrok/demo_4ch_1mhz.sr");
     let next = latscope_importers::open(&next, &latscope_importers::LoadControl::new()).unwrap();
     // Derive, Close all and open another capture before the next frame can deliver the
     // derive worker's answer: it answers about a source that is no longer open.
-    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
-    h.state_mut().update(Message::CloseAll);
+    let msg =
+        Message::Derive(DeriveMsg::Derive { source: source_id(h.state(), 0), track: 0, threshold: None });
+    h.state_mut().update(msg);
+    h.state_mut().update(Message::Files(FileMsg::CloseAll));
     h.state_mut().add_prepared(latscope::gui::prepare::prepare(next));
     // Give the worker every chance to answer (deriving one small track takes microseconds).
     for _ in 0..200 {
@@ -879,9 +911,9 @@ fn a_derive_that_finishes_after_close_all_does_not_replace_what_is_open_next() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let wb = h.state();
-    let names: Vec<String> = wb.view.sources.iter().map(|s| s.source().name.clone()).collect();
+    let names: Vec<String> = wb.view.shown(&wb.doc).iter().map(|s| s.source().name.clone()).collect();
     assert_eq!(names, ["demo_4ch_1mhz.sr"], "a stale derived copy replaced what was opened after Close all");
-    assert!(wb.view.sources[0].source().digital.iter().all(|d| !d.name.ends_with("_digital")));
+    assert!(wb.view.shown(&wb.doc)[0].source().digital.iter().all(|d| !d.name.ends_with("_digital")));
 }
 
 #[test]
@@ -912,7 +944,7 @@ fn menus_show_the_keymaps_shortcut_for_every_entry_that_has_one() {
 #[test]
 fn ctrl_f_shows_the_table_and_puts_the_keyboard_in_its_filter() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
-    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Table));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Table)));
     h.step();
     assert!(!h.state().view.panels.table);
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
@@ -938,14 +970,18 @@ fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
     wait(&mut h, "the table", |wb| !wb.table_pending());
     let id = analog_lane(h.state(), 0);
     let before = source_addresses(h.state());
-    let digital_before = h.state().view.sources[0].source().digital.len();
-    h.state_mut().update(Message::OpenDeriveDigital(id));
-    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
-    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    let digital_before = h.state().view.shown(&h.state().doc)[0].source().digital.len();
+    h.state_mut().update(Message::Derive(DeriveMsg::Open(id)));
+    let msg =
+        Message::Derive(DeriveMsg::Derive { source: source_id(h.state(), 0), track: 0, threshold: None });
+    h.state_mut().update(msg);
+    wait(&mut h, "the derived lane", |wb| {
+        wb.view.shown(&wb.doc)[0].source().digital.len() == digital_before + 1
+    });
     let wb = h.state();
     // The same source, its sample and edge columns where they were: nothing was copied.
     assert_eq!(source_addresses(wb), before);
-    let sv = &wb.view.sources[0];
+    let sv = wb.view.shown(&wb.doc)[0];
     let derived = sv.source().digital.last().unwrap();
     assert!(derived.name.ends_with("_digital") && derived.transitions() > 0);
     // Its lane sits after the other digital lanes, before the analog one, as a fresh load
@@ -960,10 +996,10 @@ fn deriving_a_digital_lane_adds_it_to_the_source_in_place_without_a_copy() {
 /// Where source 0's allocation and its heaviest columns live: equal before and after a
 /// change means nothing was copied.
 fn source_addresses(wb: &Workbench) -> (usize, usize, usize) {
-    let sv = &wb.view.sources[0];
+    let sv = wb.view.shown(&wb.doc)[0];
     let src = sv.source();
     (
-        std::sync::Arc::as_ptr(&sv.prepared) as usize,
+        std::sync::Arc::as_ptr(sv.prepared) as usize,
         src.analog[0].samples.as_ptr() as usize,
         src.digital[0].times.as_ptr() as usize,
     )
@@ -973,25 +1009,32 @@ fn source_addresses(wb: &Workbench) -> (usize, usize, usize) {
 fn deriving_a_lane_while_analysis_results_share_the_source_copies_nothing() {
     let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
     wait(&mut h, "the table", |wb| !wb.table_pending());
-    let pulse = format!("pulse:{}", h.state().view.sources[0].source().digital[0].name);
-    h.state_mut().analysis.rules.specs = vec![pulse.clone()];
+    let pulse = format!("pulse:{}", h.state().view.shown(&h.state().doc)[0].source().digital[0].name);
+    set_rules(&mut h, &[&pulse]);
     run_analysis(&mut h);
     let pulses =
         h.state().analysis.results.iter().find(|r| r.outcome.name == pulse).map(|r| r.outcome.samples.len());
     assert!(pulses.is_some_and(|n| n > 0), "{pulse} has results: {:?}", h.state().errors);
     // The results keep the source they were computed from: the allocation is shared.
-    assert!(std::sync::Arc::ptr_eq(&h.state().analysis.inputs[0], &h.state().view.sources[0].prepared));
+    assert!(std::sync::Arc::ptr_eq(
+        &h.state().analysis.inputs[0],
+        h.state().view.shown(&h.state().doc)[0].prepared
+    ));
 
     let before = source_addresses(h.state());
-    let digital_before = h.state().view.sources[0].source().digital.len();
+    let digital_before = h.state().view.shown(&h.state().doc)[0].source().digital.len();
     let id = analog_lane(h.state(), 0);
-    h.state_mut().update(Message::OpenDeriveDigital(id));
-    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
-    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    h.state_mut().update(Message::Derive(DeriveMsg::Open(id)));
+    let msg =
+        Message::Derive(DeriveMsg::Derive { source: source_id(h.state(), 0), track: 0, threshold: None });
+    h.state_mut().update(msg);
+    wait(&mut h, "the derived lane", |wb| {
+        wb.view.shown(&wb.doc)[0].source().digital.len() == digital_before + 1
+    });
     let wb = h.state();
     assert_eq!(source_addresses(wb), before, "the source was copied to add the derived track");
     // The results still describe the same, now extended, source; nothing was dropped.
-    assert!(std::sync::Arc::ptr_eq(&wb.analysis.inputs[0], &wb.view.sources[0].prepared));
+    assert!(std::sync::Arc::ptr_eq(&wb.analysis.inputs[0], wb.view.shown(&wb.doc)[0].prepared));
     let after = wb.analysis.results.iter().find(|r| r.outcome.name == pulse).map(|r| r.outcome.samples.len());
     assert_eq!(after, pulses);
 }
@@ -1001,26 +1044,33 @@ fn a_derived_lane_waits_for_a_job_reading_the_source_and_is_then_added_in_place(
     let mut h = open(&["sigrok/mixed_100khz_2logic_1analog.sr"]);
     wait(&mut h, "the table", |wb| !wb.table_pending());
     let before = source_addresses(h.state());
-    let digital_before = h.state().view.sources[0].source().digital.len();
+    let digital_before = h.state().view.shown(&h.state().doc)[0].source().digital.len();
     // A reader that is not the workbench's: what a running export or filter job holds.
-    let reader = h.state().view.sources[0].prepared.clone();
+    let reader = h.state().view.shown(&h.state().doc)[0].prepared.clone();
     let id = analog_lane(h.state(), 0);
-    h.state_mut().update(Message::OpenDeriveDigital(id));
-    h.state_mut().update(Message::DeriveDigital { source: 0, track: 0, threshold: None });
-    wait(&mut h, "the derived track to wait", |wb| !wb.view.pending_derived_is_empty());
+    h.state_mut().update(Message::Derive(DeriveMsg::Open(id)));
+    let msg =
+        Message::Derive(DeriveMsg::Derive { source: source_id(h.state(), 0), track: 0, threshold: None });
+    h.state_mut().update(msg);
+    wait(&mut h, "the derived track to wait", |wb| !wb.pending_derived_is_empty());
     for _ in 0..20 {
         h.step();
     }
     assert_eq!(
-        h.state().view.sources[0].source().digital.len(),
+        h.state().view.shown(&h.state().doc)[0].source().digital.len(),
         digital_before,
         "added while a reader holds it"
     );
     assert_eq!(reader.source.digital.len(), digital_before, "the reader's data changed under it");
+    // The reader stands for a job: it lets go, and its thread says it ended.
     drop(reader);
-    wait(&mut h, "the derived lane", |wb| wb.view.sources[0].source().digital.len() == digital_before + 1);
+    let ended = latscope::gui::jobs::Ticket { id: u64::MAX, kind: latscope::gui::jobs::JobKind::Save };
+    h.state_mut().update(Message::JobEnded(ended));
+    wait(&mut h, "the derived lane", |wb| {
+        wb.view.shown(&wb.doc)[0].source().digital.len() == digital_before + 1
+    });
     assert_eq!(source_addresses(h.state()), before, "the source was copied to add the derived track");
-    assert!(h.state().view.pending_derived_is_empty());
+    assert!(h.state().pending_derived_is_empty());
 }
 
 /// The clock value a text trace prints for its first event (`474.884048`), and that
@@ -1035,11 +1085,12 @@ fn first_event_printed(path: &std::path::Path) -> (String, String) {
 
 /// The screen position of event `index` of source `si` on its lane named `lane`.
 fn event_pos(wb: &Workbench, si: usize, lane: &str, index: usize) -> egui::Pos2 {
-    let sv = &wb.view.sources[si];
+    let sv = wb.view.shown(&wb.doc)[si];
     let li = sv.lanes.iter().position(|l| l.name == lane).unwrap();
-    let rect = wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1;
+    let rect =
+        wb.frame.layout.rows.iter().find(|(id, _)| *id == LaneId { source: sv.id, lane: li }).unwrap().1;
     let t = sv.to_common(sv.source().events.ts[index]);
-    let x = wb.view.viewport.x_of(wb.view.layout.data_left, t);
+    let x = wb.view.viewport.x_of(wb.frame.layout.data_left, t);
     // A CPU lane draws its events' ticks below the task and IRQ rows.
     let y = if lane.starts_with("CPU ") { rect.top() + 39.0 } else { rect.center().y };
     egui::pos2(x, y)
@@ -1052,25 +1103,28 @@ fn two_traces_of_one_kernel_clock_are_placed_by_their_clock_values() {
     let (printed, name) = first_event_printed(&sample(files[1]));
     assert_eq!((printed.as_str(), name.as_str()), ("474.884048", "irq_handler_entry"));
     // The second file starts 4 s after the first one's origin on the same clock.
-    let p = h.state().view.sources[1].placement;
+    let p = h.state().view.shown(&h.state().doc)[1].placement;
     assert_eq!((p.offset, p.drift_ppm), (4 * latscope_model::PS_PER_S, 0.0));
     // The track list says where each source sits.
     let _ = h.get_by_label_contains("offset +4.000000 s · drift +0.000 ppm · by clock value");
     // Click the first event of the second file on the timeline.
-    let t = h.state().view.sources[1].to_common(0);
-    h.state_mut().update(Message::ShowRange(t + 0.8e12, t + 0.9e12));
+    let t = h.state().view.shown(&h.state().doc)[1].to_common(0);
+    h.state_mut().update(Message::View(ViewMsg::ShowRange(t + 0.8e12, t + 0.9e12)));
     h.step();
     h.step();
     let pos = event_pos(h.state(), 1, "irq_handler_entry", 0);
     click_at(&mut h, pos);
     let wb = h.state();
-    assert_eq!(wb.view.overlay.selected, Some(latscope::gui::message::EventSel { source: 1, index: 0 }));
+    assert_eq!(
+        wb.view.overlay.selected,
+        Some(latscope::gui::view::EventSel { source: source_id(wb, 1), index: 0 })
+    );
     // Cursor A (the status bar, in the ruler's clock), the inspector, the table and the
     // file all read the same clock value.
     let _ = h.get_by_label(&format!("A {printed}000 s"));
     assert!(h.query_all_by_label(&format!("{printed}000 s")).count() >= 1, "the inspector's time");
     let ruler_at_cursor = {
-        let sv0 = &wb.view.sources[0];
+        let sv0 = wb.view.shown(&wb.doc)[0];
         sv0.source().origin.to_source_seconds(sv0.to_source(wb.view.overlay.cursor_a.unwrap()).round() as i64)
     };
     assert_eq!(format!("{ruler_at_cursor:.6}"), printed, "the ruler reads the first source's clock");
@@ -1098,74 +1152,79 @@ fn the_event_table_and_search_cover_every_source() {
     let marks = grep_count(&sample(files[1]), &["tracing_mark_write: ", "req_start"]);
     assert_eq!(marks, 300);
     assert_eq!(grep_count(&sample(files[0]), &["req_start"]), 0);
-    h.state_mut().update(Message::SetFilter("req_start".into()));
+    h.state_mut().update(Message::Table(TableMsg::SetFilter("req_start".into())));
     wait(&mut h, "the filter", |wb| !wb.table_pending());
     h.step();
     // All sources by default: the second file's 300 markers, of both files' events.
-    let total: usize = h.state().view.sources.iter().map(|s| s.source().events.len()).sum();
+    let total: usize = h.state().view.shown(&h.state().doc).iter().map(|s| s.source().events.len()).sum();
     assert_eq!(h.state().table.rows.rows.len(), marks);
-    assert!(h.state().table.rows.rows.iter().all(|r| r.source == 1));
+    assert!(h.state().table.rows.rows.iter().all(|r| r.source == source_id(h.state(), 1)));
     let _ = h.get_by_label(&format!("{marks} of {total} events"));
     // A source column names them.
     assert!(h.query_all_by_label("markers_around_requests.txt").count() >= 2);
     // Search steps through them on the common timeline, from the left.
-    h.state_mut().update(Message::ClearCursors);
-    h.state_mut().update(Message::FitAll);
-    h.state_mut().update(Message::SearchStep(true));
+    h.state_mut().update(Message::View(ViewMsg::ClearCursors));
+    h.state_mut().update(Message::View(ViewMsg::FitAll));
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
     let first = h.state().view.overlay.selected.unwrap();
-    assert_eq!((first.source, first.index), (1, h.state().table.rows.rows[0].index as usize));
-    h.state_mut().update(Message::SearchStep(true));
+    assert_eq!(
+        (first.source, first.index),
+        (source_id(h.state(), 1), h.state().table.rows.rows[0].index as usize)
+    );
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
     assert_eq!(h.state().view.overlay.selected.unwrap(), h.state().table.rows.rows[1].sel());
     // The source filter narrows the table and the search to one source.
-    h.state_mut().update(Message::SetTableSource(Some(0)));
+    let msg = Message::Table(TableMsg::SetSource(Some(source_id(h.state(), 0))));
+    h.state_mut().update(msg);
     wait(&mut h, "the source filter", |wb| !wb.table_pending());
     assert!(h.state().table.rows.rows.is_empty());
-    h.state_mut().update(Message::SetTableSource(None));
+    h.state_mut().update(Message::Table(TableMsg::SetSource(None)));
     wait(&mut h, "all sources", |wb| !wb.table_pending());
     assert_eq!(h.state().table.rows.rows.len(), marks);
 
     // Selecting an event on the timeline scrolls the table to it: the last marker's row,
     // far below the first rows, is drawn once it is selected.
-    h.state_mut().update(Message::SetFilter(String::new()));
+    h.state_mut().update(Message::Table(TableMsg::SetFilter(String::new())));
     wait(&mut h, "every event", |wb| !wb.table_pending());
     h.step();
     assert_eq!(h.state().table.rows.rows.len(), total);
-    let last = h.state().view.sources[1].source().events.len() - 1;
+    let last = h.state().view.shown(&h.state().doc)[1].source().events.len() - 1;
     let time_text = |wb: &Workbench, si: usize, i: usize| {
-        let src = wb.view.sources[si].source();
+        let src = wb.view.shown(&wb.doc)[si].source();
         format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
     };
     let text = time_text(h.state(), 1, last);
     assert_eq!(h.query_all_by_label(&text).count(), 0, "not drawn before");
-    let t = h.state().view.sources[1].to_common(h.state().view.sources[1].source().events.ts[last]);
-    h.state_mut().update(Message::ShowRange(t - 2e9, t + 2e9));
+    let t = h.state().view.shown(&h.state().doc)[1]
+        .to_common(h.state().view.shown(&h.state().doc)[1].source().events.ts[last]);
+    h.state_mut().update(Message::View(ViewMsg::ShowRange(t - 2e9, t + 2e9)));
     h.step();
     h.step();
     // Its CPU lane, near the top of the second source's lanes (on screen).
-    let lane = format!("CPU {}", h.state().view.sources[1].source().events.cpu[last]);
+    let lane = format!("CPU {}", h.state().view.shown(&h.state().doc)[1].source().events.cpu[last]);
     let pos = event_pos(h.state(), 1, &lane, last);
     click_at(&mut h, pos);
     assert_eq!(
         h.state().view.overlay.selected,
-        Some(latscope::gui::message::EventSel { source: 1, index: last })
+        Some(latscope::gui::view::EventSel { source: source_id(h.state(), 1), index: last })
     );
     settle(&mut h);
     assert!(h.query_all_by_label(&text).count() >= 1, "the table scrolled to {text}");
 
     // A worst case shown from the analysis panel selects its start event, and the table
     // scrolls there too.
-    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    set_rules(&mut h, &["block"]);
     run_analysis(&mut h);
     let (ri, si, worst) = {
         let r = h.state().analysis.results.iter().enumerate().find(|(_, r)| r.outcome.source == 0).unwrap();
         (r.0, r.1.outcome.source, r.1.worst[0])
     };
     let start = h.state().analysis.results[ri].outcome.samples[worst].start;
-    h.state_mut().update(Message::ShowSample { outcome: ri, sample: worst });
+    h.state_mut().update(Message::Analysis(AnalysisMsg::ShowSample { outcome: ri, sample: worst }));
     settle(&mut h);
     let sel = h.state().view.overlay.selected.unwrap();
-    assert_eq!(sel.source, si);
-    let src = h.state().view.sources[si].source();
+    assert_eq!(sel.source, source_id(h.state(), si));
+    let src = h.state().view.shown(&h.state().doc)[si].source();
     assert_eq!(src.events.ts[sel.index], start);
     assert_eq!(src.strings.resolve(src.events.get(sel.index).unwrap().name()), "block_rq_issue");
     let text = time_text(h.state(), si, sel.index);
@@ -1183,7 +1242,7 @@ fn grep_count_without(path: &std::path::Path, words: &[&str], not: &[&str]) -> u
 }
 
 fn filtered(h: &mut Harness<'static, Workbench>, filter: &str) -> usize {
-    h.state_mut().update(Message::SetFilter(filter.into()));
+    h.state_mut().update(Message::Table(TableMsg::SetFilter(filter.into())));
     wait(h, "the filter", |wb| !wb.table_pending());
     assert_eq!(h.state().table.error, None, "{filter}");
     h.state().table.rows.rows.len()
@@ -1208,18 +1267,22 @@ fn filter_terms_combine_and_enter_steps_through_the_matches() {
         grep_count_without(&path, &["block_rq_"], &["block_rq_insert"])
     );
     // A filter that does not parse says why beside it.
-    h.state_mut().update(Message::SetFilter("\"unclosed".into()));
+    h.state_mut().update(Message::Table(TableMsg::SetFilter("\"unclosed".into())));
     h.step();
     assert!(h.state().table.error.as_deref().is_some_and(|e| e.contains("unclosed quote")));
 
     // The list opens at its first match, wherever the last list was scrolled to: scroll to
     // the last event first.
-    assert_eq!(filtered(&mut h, ""), h.state().view.sources[0].source().events.len());
-    let last = h.state().view.sources[0].source().events.len() - 1;
-    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index: last }));
+    assert_eq!(filtered(&mut h, ""), h.state().view.shown(&h.state().doc)[0].source().events.len());
+    let last = h.state().view.shown(&h.state().doc)[0].source().events.len() - 1;
+    let msg = Message::View(ViewMsg::SelectEvent(latscope::gui::view::EventSel {
+        source: source_id(h.state(), 0),
+        index: last,
+    }));
+    h.state_mut().update(msg);
     settle(&mut h);
     let time_text = |wb: &Workbench, i: usize| {
-        let src = wb.view.sources[0].source();
+        let src = wb.view.shown(&wb.doc)[0].source();
         format!("{:.6}", src.origin.to_source_seconds(src.events.ts[i]))
     };
     assert!(h.query_all_by_label(&time_text(h.state(), last)).count() >= 1);
@@ -1234,10 +1297,10 @@ fn filter_terms_combine_and_enter_steps_through_the_matches() {
 
     // Enter in the filter steps like F3 (from cursor A), again and again; Shift+Enter back.
     let t = {
-        let sv = &h.state().view.sources[0];
+        let sv = h.state().view.shown(&h.state().doc)[0];
         sv.to_common(sv.source().events.ts[first]) - 1.0
     };
-    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, t));
+    h.state_mut().update(Message::View(ViewMsg::SetCursor(latscope::gui::view::CursorId::A, t)));
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
     h.step();
     h.step();
@@ -1252,16 +1315,35 @@ fn filter_terms_combine_and_enter_steps_through_the_matches() {
     assert_eq!(h.state().view.overlay.selected, Some(row(&h, 1)), "Shift+Enter");
 }
 
-/// `trace-cmd report`'s payload (the text after `EVENT:`) of each `event` line, or `None`
-/// when trace-cmd is not installed.
-fn trace_cmd_payloads(path: &std::path::Path, event: &str) -> Option<Vec<String>> {
-    let out = std::process::Command::new("trace-cmd").arg("report").arg(path).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
+/// `trace-cmd report`'s payload (the text after `EVENT:`) of each `event` line.
+fn trace_cmd_payloads(path: &std::path::Path, event: &str) -> Vec<String> {
+    let out = latscope_testkit::Need::TraceCmd
+        .output(std::process::Command::new("trace-cmd").arg("report").arg(path));
+    assert!(
+        out.status.success(),
+        "trace-cmd report {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let tag = format!(" {event}: ");
-    Some(text.lines().filter_map(|l| l.split_once(&tag)).map(|(_, p)| p.trim().to_owned()).collect())
+    text.lines().filter_map(|l| l.split_once(&tag)).map(|(_, p)| p.trim().to_owned()).collect()
+}
+
+/// What the workbench shows of a trace.dat event (`render_event`, asserted on screen below)
+/// is what `trace-cmd report` prints.
+#[test]
+#[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
+fn trace_dat_events_render_as_trace_cmd_prints_them() {
+    let path = sample("ftrace/virtio_blk_direct_read.dat");
+    let src = latscope_importers::open(&path, &latscope_importers::LoadControl::new()).unwrap();
+    let name = |i: usize| src.strings.resolve(src.events.get(i).unwrap().name()).into_owned();
+    let shown: Vec<String> = (0..src.events.len())
+        .filter(|&i| name(i) == "block_rq_issue")
+        .map(|i| latscope_model::render_event(&src, i))
+        .collect();
+    assert_eq!(shown.len(), 400);
+    assert_eq!(shown, trace_cmd_payloads(&path, "block_rq_issue"), "as trace-cmd report prints them");
 }
 
 #[test]
@@ -1270,18 +1352,15 @@ fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspe
     let mut h = open(&[file]);
     // The presets that ran on open key their worst cases by the stored values
     // (`dev=266338304`): this test is about the events' text, so their panel is closed.
-    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Analysis));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Analysis)));
     let (index, issues) = {
-        let src = h.state().view.sources[0].source();
+        let src = h.state().view.shown(&h.state().doc)[0].source();
         let name = |i: usize| src.strings.resolve(src.events.get(i).unwrap().name()).into_owned();
         let all: Vec<usize> = (0..src.events.len()).filter(|&i| name(i) == "block_rq_issue").collect();
         (all[0], all.len())
     };
-    let shown = latscope_model::render_event(h.state().view.sources[0].source(), index);
-    match trace_cmd_payloads(&sample(file), "block_rq_issue") {
-        Some(p) => assert_eq!(shown, p[0], "as trace-cmd report prints it"),
-        None => eprintln!("skipping the trace-cmd cross-check: trace-cmd is not available"),
-    }
+    // What trace-cmd prints: trace_dat_events_render_as_trace_cmd_prints_them.
+    let shown = latscope_model::render_event(h.state().view.shown(&h.state().doc)[0].source(), index);
     assert!(shown.starts_with("254,0 R"), "{shown}");
     // The table shows the rendered payload, not the stored dev number.
     assert_eq!(filtered(&mut h, "block_rq_issue"), issues);
@@ -1292,15 +1371,20 @@ fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspe
     assert_eq!(filtered(&mut h, "block_rq_issue dev=266338304"), issues);
     assert_eq!(filtered(&mut h, "\"254,0 R\" block_rq_issue"), issues, "and the printed form");
     // The inspector shows it too, and the stored value beside it.
-    h.state_mut().update(Message::SelectEvent(latscope::gui::message::EventSel { source: 0, index }));
+    let msg = Message::View(ViewMsg::SelectEvent(latscope::gui::view::EventSel {
+        source: source_id(h.state(), 0),
+        index,
+    }));
+    h.state_mut().update(msg);
     settle(&mut h);
     assert!(h.query_all_by_label(&shown).count() >= 2, "table and inspector");
     // The inspector's fields read as the payload does, the stored value beside them.
     let _ = h.get_by_label("(266338304)");
     assert!(h.query_all_by_label("254,0").count() >= 1);
     // The timeline's tooltip on the event.
-    let t = h.state().view.sources[0].to_common(h.state().view.sources[0].source().events.ts[index]);
-    h.state_mut().update(Message::ShowRange(t - 2e7, t + 2e7));
+    let t = h.state().view.shown(&h.state().doc)[0]
+        .to_common(h.state().view.shown(&h.state().doc)[0].source().events.ts[index]);
+    h.state_mut().update(Message::View(ViewMsg::ShowRange(t - 2e7, t + 2e7)));
     h.step();
     h.step();
     let before = h.query_all_by_label(&shown).count();
@@ -1336,7 +1420,7 @@ fn no_rule_is_added_behind_the_users_back_and_a_capture_opens_without_an_error()
     let missing = &h.state().analysis.missing;
     assert!(missing.iter().any(|m| m.starts_with("pulse:CH needs a channel name: pulse:")), "{missing:?}");
     // Running what the panel lists fails on nothing (the phantom rule failed here, in red).
-    h.state_mut().update(Message::RunAnalysis);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
     settle(&mut h);
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
 }
@@ -1422,7 +1506,7 @@ fn opening_a_trace_runs_the_presets_it_holds_and_the_worst_case_link_shows_the_p
     h.step();
     h.step();
     let o = &h.state().view.overlay;
-    let sv = &h.state().view.sources[0];
+    let sv = h.state().view.shown(&h.state().doc)[0];
     // Several analyses may share a worst latency; the link shown first is the first row's.
     let first = h
         .state()
@@ -1471,13 +1555,13 @@ fn the_simulator_panel_leaves_the_analysis_most_of_the_height() {
         .with_size(egui::vec2(1400.0, 760.0))
         .with_accessibility_check(false)
         .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
-    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));
-    h.state_mut().sim.max_speed = true;
-    h.state_mut().update(Message::Sim(SimCommand::Start {
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Simulator)));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(true))));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
         scenario: "litesdcard".into(),
         sets: vec![],
         duration: Some(20_000_000_000),
-    }));
+    })));
     wait(&mut h, "the live statistics", |wb| {
         wb.sim.finished && !wb.analysis.results.is_empty() && !wb.sim.metrics.is_empty()
     });
@@ -1527,12 +1611,12 @@ fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
     let error = h.state().errors[0].clone();
     assert!(error.contains("g.dat"), "{error}");
     // A good file after it: the banner about the bad one goes, the log keeps it.
-    h.state_mut().update(Message::OpenFiles(vec![sample("ftrace/virtio_blk_direct_read.txt")]));
+    h.state_mut().update(Message::Files(FileMsg::Open(vec![sample("ftrace/virtio_blk_direct_read.txt")])));
     settle(&mut h);
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
     assert!(h.state().errors.log().contains(&error), "{:?}", h.state().errors.log());
     let window = h.ctx.content_rect();
-    let (left, width) = (h.state().view.layout.data_left, h.state().view.layout.data_width);
+    let (left, width) = (h.state().frame.layout.data_left, h.state().frame.layout.data_width);
     assert!(left + width <= window.right(), "the timeline ends at {} past {}", left + width, window.right());
 
     // A long error: it wraps in the banner and the timeline keeps its width.
@@ -1541,12 +1625,12 @@ fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
         garbage.display(),
         "unknown format: the first bytes are no trace we know ".repeat(12)
     );
-    h.state_mut().update(Message::Error(long.clone()));
+    h.state_mut().update(Message::Shell(ShellMsg::Error(anyhow::anyhow!(long.clone()))));
     for _ in 0..3 {
         h.step();
     }
-    assert_eq!(h.state().view.layout.data_width, width, "the banner widened the timeline");
-    assert_eq!(h.state().view.layout.data_left, left);
+    assert_eq!(h.state().frame.layout.data_width, width, "the banner widened the timeline");
+    assert_eq!(h.state().frame.layout.data_left, left);
     let banner = h.get_by_label_contains("unknown format: the first bytes").rect();
     assert!(banner.right() <= window.right() && banner.height() > 20.0, "not wrapped: {banner:?}");
     // The close button is on screen and closes it.
@@ -1557,9 +1641,9 @@ fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
     h.step();
     assert!(h.state().errors.is_empty());
     // Esc closes the banner, and only then clears the cursors.
-    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::A, 1.0));
-    h.state_mut().update(Message::Error("two".into()));
-    h.state_mut().update(Message::Error("three".into()));
+    h.state_mut().update(Message::View(ViewMsg::SetCursor(latscope::gui::view::CursorId::A, 1.0)));
+    h.state_mut().update(Message::Shell(ShellMsg::Error(anyhow::anyhow!("two"))));
+    h.state_mut().update(Message::Shell(ShellMsg::Error(anyhow::anyhow!("three"))));
     h.step();
     h.key_press(egui::Key::Escape);
     h.step();
@@ -1569,7 +1653,7 @@ fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
     h.step();
     assert_eq!(h.state().view.overlay.cursor_a, None);
     // Every error is in the log panel.
-    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Log));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Log)));
     h.step();
     h.step();
     for e in [&error, "two", "three"] {
@@ -1582,16 +1666,17 @@ fn the_error_banner_wraps_closes_and_never_widens_the_timeline() {
 fn selecting_a_lane_keeps_the_time_axis_where_it_was() {
     let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
     settle(&mut h);
-    let before = (h.state().view.layout.data_left, h.state().view.layout.data_width, h.state().view.viewport);
+    let before =
+        (h.state().frame.layout.data_left, h.state().frame.layout.data_width, h.state().view.viewport);
     for name in ["irq_handler_entry", "block_rq_complete", "CPU 0"] {
         h.get_by_label(name).click();
         for _ in 0..3 {
             h.step();
         }
         let focused = h.state().view.overlay.focused.expect("a lane is focused");
-        assert_eq!(h.state().view.sources[0].lanes[focused.lane].name, name);
+        assert_eq!(h.state().view.shown(&h.state().doc)[0].lanes[focused.lane].name, name);
         let after =
-            (h.state().view.layout.data_left, h.state().view.layout.data_width, h.state().view.viewport);
+            (h.state().frame.layout.data_left, h.state().frame.layout.data_width, h.state().view.viewport);
         assert_eq!(after, before, "selecting {name} moved the time axis");
     }
     // The user sets the list's width by dragging its edge; the timeline follows that only.
@@ -1623,14 +1708,14 @@ fn selecting_a_lane_keeps_the_time_axis_where_it_was() {
     for _ in 0..3 {
         h.step();
     }
-    let moved = h.state().view.layout.data_left - before.0;
+    let moved = h.state().frame.layout.data_left - before.0;
     // egui puts the edge under the pointer, and its handle reaches a few points into the panel.
     assert!((moved - by).abs() < 10.0, "dragged {by} px, the timeline moved {moved} px");
 }
 
 fn sim_harness() -> Harness<'static, Workbench> {
     let mut h = harness(Options::default());
-    h.state_mut().update(Message::TogglePanel(latscope::gui::message::PanelId::Simulator));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Simulator)));
     h.step();
     h.step();
     h
@@ -1674,9 +1759,9 @@ fn simulator_settings_are_typed_and_a_change_says_that_restart_applies_it() {
     );
 
     // A run going on; a changed setting says Restart applies it, and Restart does.
-    h.state_mut().sim.max_speed = true;
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(true))));
     let start = h.state().sim.start_command();
-    h.state_mut().update(Message::Sim(start));
+    h.state_mut().update(Message::Sim(SimMsg::Command(start)));
     h.step();
     assert!(h.query_by_label_contains("Restart applies").is_none());
     combo(&h, "poll-5us").click();
@@ -1701,13 +1786,13 @@ fn ps_of(text: &str) -> i64 {
 #[test]
 fn the_live_analyses_never_run_ahead_of_the_simulated_time() {
     let mut h = sim_harness();
-    h.state_mut().sim.max_speed = false;
-    h.state_mut().sim.speed = 0.05;
-    h.state_mut().update(Message::Sim(SimCommand::Start {
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(false))));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::Speed(0.05))));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
         scenario: "litesdcard".into(),
         sets: vec![],
         duration: Some(200_000_000_000),
-    }));
+    })));
     // The simulator emits some records ahead of its clock (a transfer's end when it
     // starts): the snapshot's last record is often past the simulated time.
     let (mut seen, mut ahead) = (0, 0);
@@ -1772,14 +1857,14 @@ fn histograms_keep_their_axis_labels_in_log_mode() {
     let min = h.state().analysis.results[ri].summary.as_ref().unwrap().stats_ns.min;
     assert_eq!(min, Some(0.0), "the sample has zero-latency softirqs");
     for log_x in [false, true] {
-        h.state_mut().update(Message::SetPlot { plot: PlotKind::Histogram, log_x });
+        h.state_mut().update(Message::Analysis(AnalysisMsg::SetPlot { plot: PlotKind::Histogram, log_x }));
         for _ in 0..3 {
             h.step();
         }
         let frame = *h
             .state()
-            .analysis
-            .drawn
+            .frame
+            .plots
             .iter()
             .find(|d| d.result == ri && d.kind == PlotKind::Histogram)
             .expect("the histogram is drawn")
@@ -1800,20 +1885,21 @@ fn histograms_keep_their_axis_labels_in_log_mode() {
 fn the_workbench_names_sources_as_the_reports_do() {
     let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
     let mut h = open(&files);
-    h.state_mut().analysis.rules.specs = vec!["block".into()];
+    set_rules(&mut h, &["block"]);
     run_analysis(&mut h);
     // By name, as `report`'s text does (no "source 1", no "input 0").
     let _ = h.get_by_label("block (virtio_blk_direct_read.txt)");
     let _ = h.get_by_label("block (blk_read.txt)");
     assert_eq!(h.query_all_by_label_contains("source 1").count(), 0);
     // What an alignment did names the source.
-    h.state_mut().update(Message::Align { reference: 0, other: 1, spec: "+1ms".into() });
-    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.view.alignment.is_some());
+    let (reference, other) = (source_id(h.state(), 0), source_id(h.state(), 1));
+    h.state_mut().update(Message::Align(AlignMsg::Align { reference, other, spec: align_spec("+1ms") }));
+    wait(&mut h, "the alignment", |wb| !wb.aligning() && wb.doc.alignment.is_some());
     let said = h.state().analysis.panel.aligned.clone().unwrap();
     assert!(said.starts_with("blk_read.txt: offset "), "{said}");
     // The same file twice: numbered, as the reports number them.
     let h = open(&[files[0], files[0]]);
-    let labels = h.state().view.labels();
+    let labels = h.state().doc.labels();
     let path = sample(files[0]).display().to_string();
     assert_eq!(labels, [format!("{path} (input 0)"), format!("{path} (input 1)")]);
 }
@@ -1821,7 +1907,7 @@ fn the_workbench_names_sources_as_the_reports_do() {
 #[test]
 fn the_workbench_resolves_track_names_as_typed_in_rules_and_the_align_dialog() {
     let mut h = open(&["ghw/counter.vcd", "ghw/counter.ghw"]);
-    h.state_mut().analysis.rules.specs = vec!["pulse:dut.clk".into(), "pulse:clk".into()];
+    set_rules(&mut h, &["pulse:dut.clk", "pulse:clk"]);
     run_analysis(&mut h);
     let wb = h.state();
     // `dut.clk` is counter_tb.dut.clk in both sources (50 pulses each).
@@ -1842,13 +1928,11 @@ fn the_workbench_resolves_track_names_as_typed_in_rules_and_the_align_dialog() {
         wb.errors
     );
     // The Align dialog matches edges named by their suffixes.
-    h.state_mut().update(Message::Align {
-        reference: 0,
-        other: 1,
-        spec: "match dut.en:rise -> dut.en:rise".into(),
-    });
+    let (reference, other) = (source_id(h.state(), 0), source_id(h.state(), 1));
+    let spec = align_spec("match dut.en:rise -> dut.en:rise");
+    h.state_mut().update(Message::Align(AlignMsg::Align { reference, other, spec }));
     wait(&mut h, "the alignment", |wb| !wb.aligning());
-    let a = h.state().view.alignment.clone().expect("aligned");
+    let a = h.state().doc.alignment.clone().expect("aligned");
     assert_eq!(a.matched, 1);
 }
 
@@ -1863,16 +1947,16 @@ fn printed_cpu(path: &std::path::Path, time: &str, event: &str) -> u16 {
 
 /// The row of lane `name` of source `si` as drawn last frame.
 fn row_of(wb: &Workbench, si: usize, name: &str) -> egui::Rect {
-    let sv = &wb.view.sources[si];
+    let sv = wb.view.shown(&wb.doc)[si];
     let li = sv.lanes.iter().position(|l| l.name == name).unwrap();
-    wb.view.layout.rows.iter().find(|(id, _)| *id == LaneId { source: si, lane: li }).unwrap().1
+    wb.frame.layout.rows.iter().find(|(id, _)| *id == LaneId { source: sv.id, lane: li }).unwrap().1
 }
 
 #[test]
 fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_leave() {
     let file = "ftrace/virtio_blk_direct_read.txt";
     let mut h = open(&[file]);
-    h.state_mut().analysis.rules.specs = vec!["irq-handler".into(), "block".into()];
+    set_rules(&mut h, &["irq-handler", "block"]);
     run_analysis(&mut h);
     for (name, start_event, end_event) in [
         ("irq-handler", "irq_handler_entry", "irq_handler_exit"),
@@ -1883,23 +1967,23 @@ fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_l
             (r, h.state().analysis.results[r].worst[0])
         };
         let s = h.state().analysis.results[ri].outcome.samples[worst].clone();
-        h.state_mut().update(Message::ShowSample { outcome: ri, sample: worst });
+        h.state_mut().update(Message::Analysis(AnalysisMsg::ShowSample { outcome: ri, sample: worst }));
         h.step();
         h.step();
         // The CPUs the trace prints for the pair's two events.
-        let src = h.state().view.sources[0].source();
+        let src = h.state().view.shown(&h.state().doc)[0].source();
         let at = |t: i64| format!("{:.6}", src.origin.to_source_seconds(t));
         let (cpu_a, cpu_b) = (
             printed_cpu(&sample(file), &at(s.start), start_event),
             printed_cpu(&sample(file), &at(s.end), end_event),
         );
-        let (pa, pb) = h.state().view.layout.arrow.expect("the arrow is drawn");
+        let (pa, pb) = h.state().frame.layout.arrow.expect("the arrow is drawn");
         let (ra, rb) =
             (row_of(h.state(), 0, &format!("CPU {cpu_a}")), row_of(h.state(), 0, &format!("CPU {cpu_b}")));
         assert!(ra.y_range().contains(pa.y), "{name}: starts on CPU {cpu_a} ({ra:?}), drawn at {pa:?}");
         assert!(rb.y_range().contains(pb.y), "{name}: ends on CPU {cpu_b} ({rb:?}), drawn at {pb:?}");
         let vp = h.state().view.viewport;
-        let left = h.state().view.layout.data_left;
+        let left = h.state().frame.layout.data_left;
         assert!(
             (pa.x - vp.x_of(left, s.start as f64)).abs() < 1.0
                 && (pb.x - vp.x_of(left, s.end as f64)).abs() < 1.0
@@ -1909,21 +1993,22 @@ fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_l
     let (cpu, lane) = {
         let wb = h.state();
         let ar = wb.view.overlay.arrow.unwrap();
-        let sv = &wb.view.sources[0];
+        let sv = wb.view.shown(&wb.doc)[0];
         let cpu = sv.source().events.cpu[ar.start.event.unwrap()];
         (cpu, sv.lanes.iter().position(|l| l.name == format!("CPU {cpu}")).unwrap())
     };
-    h.state_mut().update(Message::ToggleLane(LaneId { source: 0, lane }));
+    let msg = Message::View(ViewMsg::ToggleLane(LaneId { source: source_id(h.state(), 0), lane }));
+    h.state_mut().update(msg);
     h.step();
     h.step();
-    let (pa, _) = h.state().view.layout.arrow.unwrap();
+    let (pa, _) = h.state().frame.layout.arrow.unwrap();
     assert!(row_of(h.state(), 0, "block_rq_issue").y_range().contains(pa.y), "CPU {cpu} hidden: {pa:?}");
     // Moving a cursor off the pair takes the arrow away.
     let b = h.state().view.overlay.cursor_b.unwrap();
-    h.state_mut().update(Message::SetCursor(latscope::gui::message::CursorId::B, b + 1e6));
+    h.state_mut().update(Message::View(ViewMsg::SetCursor(latscope::gui::view::CursorId::B, b + 1e6)));
     h.step();
     assert!(h.state().view.overlay.arrow.is_none());
-    assert!(h.state().view.layout.arrow.is_none(), "not drawn any more");
+    assert!(h.state().frame.layout.arrow.is_none(), "not drawn any more");
 }
 
 #[test]
@@ -1933,12 +2018,13 @@ fn rules_the_user_sets_while_the_presets_run_on_open_stay_the_users() {
     wait(&mut h, "the presets run on open", |wb| wb.analysis_running());
     let rules =
         latscope::gui::analysis::RuleEditor { specs: vec!["irq-handler".into()], ..Default::default() };
-    h.state_mut().update(Message::EditRules(rules));
+    h.state_mut().update(Message::Analysis(AnalysisMsg::EditRules(rules)));
     wait(&mut h, "their answer", |wb| !wb.analysis_running());
     assert_eq!(h.state().analysis.rules.specs, ["irq-handler"], "a late answer does not replace them");
 }
 
 #[test]
+#[cfg_attr(not(have_python3), ignore = "needs python3")]
 fn a_capture_previewed_while_it_loads_ends_as_its_loaded_source_alone() {
     // Eight chunks: the importer sends a preview after the first (`LoadControl::with_preview`),
     // which the window shows until the load ends and the loaded source takes its place.
@@ -1952,20 +2038,33 @@ fn a_capture_previewed_while_it_loads_ends_as_its_loaded_source_alone() {
         \x20   z.writestr('metadata', meta)\n\
         \x20   for k in range(8):\n\
         \x20       z.writestr(f'logic-1-{k + 1}', bytes((i // 3 + k) % 2 | ((k % 3 == 0) << 1) for i in range(4096)))\n";
-    let out = std::process::Command::new("python3").arg("-c").arg(script).arg(&path).output().expect("python3 runs");
+    let out = latscope_testkit::Need::Python3
+        .output(std::process::Command::new("python3").arg("-c").arg(script).arg(&path));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut h = harness(Options { files: vec![path.clone()], ..Options::default() });
-    wait(&mut h, "loading", |wb| wb.view.sources.len() == 1 && wb.loads().is_empty() && wb.settled());
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty() && wb.settled());
     h.step();
     let wb = h.state();
     assert!(wb.errors.is_empty(), "{:?}", wb.errors);
-    assert_eq!(wb.view.sources.len(), 1, "the preview was replaced, not kept beside the source");
+    assert_eq!(wb.doc.sources.len(), 1, "the preview was replaced, not kept beside the source");
     let loaded = latscope_importers::open(&path, &latscope_importers::LoadControl::new()).unwrap();
-    let shown = wb.view.sources[0].source();
+    let shown = wb.doc.sources[0].source();
+    assert_eq!(wb.previews_shown(), 0);
     assert_eq!(shown.digital.len(), loaded.digital.len());
     for (a, b) in shown.digital.iter().zip(loaded.digital.iter()) {
         assert!(!a.levels.contains(&2), "{}: no unknown stretch of a preview is left", a.name);
         assert_eq!((&a.name, a.initial, &a.times, &a.levels), (&b.name, b.initial, &b.times, &b.levels));
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The Align dialog's alignment of the second source of a pair, from its text.
+fn align_spec(text: &str) -> latscope_analysis::align::AlignSpec {
+    latscope_analysis::align::parse_align(&format!("1:{text}")).expect("the alignment parses")
+}
+
+/// Picks the analysis panel's plot, as its buttons do (the latency axis stays).
+fn set_plot(h: &mut Harness<'static, Workbench>, plot: PlotKind) {
+    let log_x = h.state().analysis.panel.log_x;
+    h.state_mut().update(Message::Analysis(AnalysisMsg::SetPlot { plot, log_x }));
 }

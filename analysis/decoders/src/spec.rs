@@ -33,6 +33,25 @@ pub struct Stage {
     pub params: Vec<Param>,
 }
 
+/// A decoder stack as typed and as parsed: what a front end passes around once it has
+/// checked the text (the engine decodes by the text, which it parses again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stack {
+    pub text: String,
+    pub stages: Vec<Stage>,
+}
+
+impl Stack {
+    pub fn parse(text: &str) -> Result<Stack, SpecError> {
+        Ok(Stack { text: text.to_owned(), stages: parse(text)? })
+    }
+
+    /// The first stage's decoder (the one that reads channels).
+    pub fn first(&self) -> Option<&str> {
+        self.stages.first().map(|s| s.name.as_str())
+    }
+}
+
 /// A spec that does not parse: what was expected, and the 1-based column where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("decoder spec, column {column}: {message}")]

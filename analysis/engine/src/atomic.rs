@@ -2,6 +2,8 @@
 //! temporary file in the target's directory, are flushed to disk, then renamed over the
 //! target, so a reader sees the old file or the new one, never half of it. A target that is
 //! one of the inputs (same canonical path, or the same inode through a hard link) is refused.
+//! A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written in place, and a symbolic
+//! link keeps pointing where it did: the file it names is the one replaced.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -72,6 +74,16 @@ fn write_then_rename(
     std::fs::rename(tmp, path)
 }
 
+fn write_in_place(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let f = std::fs::OpenOptions::new().write(true).open(path)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, f);
+    write(&mut out)?;
+    out.flush()
+}
+
 /// Writes `bytes` to `path` atomically, refusing to replace any of `inputs`.
 pub fn write_atomic(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(), WriteError> {
     write_atomic_with(path, inputs, |w| w.write_all(bytes))
@@ -89,6 +101,16 @@ pub fn write_atomic_with(
     check_not_input(path, inputs)?;
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let io = |source| WriteError::Io { path: path.to_path_buf(), source };
+    match std::fs::metadata(path) {
+        // A device or a pipe (`-o /dev/null`, `/dev/stdout`, a FIFO) is written in place:
+        // renaming over it would replace the device with a file.
+        Ok(m) if !m.is_file() && !m.is_dir() => return write_in_place(path, write).map_err(io),
+        _ => {}
+    }
+    // A symbolic link stays: the file it names is replaced, in that file's directory.
+    let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let resolved_target = if linked { path.canonicalize().ok() } else { None };
+    let path = resolved_target.as_deref().unwrap_or(path);
     let name = path
         .file_name()
         .ok_or_else(|| io(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name")))?;
@@ -164,6 +186,34 @@ mod tests {
         }
         assert_eq!(std::fs::read(&input).unwrap(), b"keep");
         write_atomic(&d.join("other.txt"), b"x", &inputs).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_written_in_place_and_a_symlink_keeps_its_target() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempdir("special");
+        // A FIFO stands for /dev/null and /dev/stdout: renaming over it would replace it.
+        let fifo = d.join("out.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+        };
+        write_atomic(&fifo, b"through the pipe", &[]).unwrap();
+        // Checked first: a replaced FIFO would leave the reader waiting for a writer.
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        // A link to a report: the report is replaced, the link still points at it.
+        let real = d.join("report.json");
+        std::fs::write(&real, b"old").unwrap();
+        let link = d.join("latest.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomic(&link, b"new", &[]).unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -25,6 +25,8 @@ pub struct Capture {
     /// The alignment applied, as a report states it (what was fitted, not only what was
     /// asked), when the sources were aligned.
     pub aligned: Option<String>,
+    /// The source every other one is compared with (`report --baseline`), when one is.
+    pub baseline: Option<usize>,
 }
 
 impl Capture {
@@ -42,7 +44,7 @@ impl Capture {
     pub fn of(paths: Vec<PathBuf>, sources: Vec<Source>) -> Self {
         let refs: Vec<&Source> = sources.iter().collect();
         let placements = Placement::all_by_clock(&refs);
-        Capture { paths, sources, placements, aligned: None }
+        Capture { paths, sources, placements, aligned: None, baseline: None }
     }
 
     /// The inputs' names as reports give them: the paths as typed.
@@ -91,7 +93,7 @@ impl Capture {
     /// per-sample rows that format does not print.
     pub fn report(&self, outcomes: &[Outcome], format: Option<Format>) -> Result<Report> {
         let refs: Vec<&Source> = self.sources.iter().collect();
-        crate::report::build(&self.path_names(), &refs, outcomes, self.aligned.clone(), format)
+        crate::report::build(&self.path_names(), &refs, outcomes, self.aligned.clone(), format, self.baseline)
     }
 }
 

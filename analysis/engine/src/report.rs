@@ -48,17 +48,19 @@ fn format_name(format: Format) -> &'static str {
 /// The report of `outcomes` over `sources` named by `paths` (as the user gave them): the one
 /// path from analyses to a report. When the report will only be rendered as `format`,
 /// JSON and Markdown print no per-sample rows, so none are built.
+/// `baseline` is the input every other one is compared with (`report --baseline`).
 pub fn build(
     paths: &[String],
     sources: &[&Source],
     outcomes: &[Outcome],
     align: Option<String>,
     format: Option<Format>,
+    baseline: Option<usize>,
 ) -> Result<Report> {
     let inputs: Vec<ReportInput<'_>> =
         paths.iter().zip(sources).map(|(path, source)| ReportInput { path, source }).collect();
     let without_samples = matches!(format, Some(Format::Json | Format::Md));
-    let opts = ReportOptions { align, without_samples, ..ReportOptions::default() };
+    let opts = ReportOptions { align, without_samples, baseline, ..ReportOptions::default() };
     Ok(report::build(&inputs, outcomes, &opts)?)
 }
 
@@ -108,6 +110,24 @@ impl std::error::Error for ThresholdsCrossed {}
 /// Parses `--fail-if` expressions.
 pub fn thresholds(texts: &[String]) -> Result<Vec<Threshold>> {
     Ok(texts.iter().map(|t| Threshold::parse(t)).collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Refuses a `regressed` gate when nothing is compared with a baseline; `how` says what to
+/// give (`--baseline BASELINE`). Checked before any file is read.
+pub fn require_baseline(thresholds: &[Threshold], has_baseline: bool, how: &str) -> Result<()> {
+    match thresholds.iter().find(|t| t.needs_baseline() && !has_baseline) {
+        Some(t) => Err(EngineError::Usage(format!(
+            "--fail-if {:?}: `regressed` compares with a baseline: give {how}",
+            t.text
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// For each `regressed` gate that passed, a line saying why (the interval that holds its
+/// limit, or why there is none), for a command to print.
+pub fn passed(report: &Report, thresholds: &[Threshold]) -> Vec<String> {
+    thresholds.iter().flat_map(|t| t.passed(report)).collect()
 }
 
 /// The thresholds `report` crosses; an expression naming an analysis the report lacks is an

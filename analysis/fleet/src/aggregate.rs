@@ -13,7 +13,9 @@ use crate::FleetError;
 use crate::dataset::{CaptureInfo, Dataset};
 use crate::schema;
 use crate::select::{self, FirstPass};
-use latscope_analysis::report::threshold::Threshold;
+use latscope_analysis::inference::{self, Inference, Verdict};
+use latscope_analysis::report::pct;
+use latscope_analysis::report::threshold::{Regression, Threshold, p_text};
 use latscope_analysis::stats::StatsNs;
 use polars::prelude::*;
 use std::collections::BTreeMap;
@@ -34,8 +36,13 @@ pub struct FleetOptions {
     pub compare: Option<(String, String)>,
     /// `--trend NAME`: statistics per value of this label, in order of first append.
     pub trend: Option<String>,
-    /// A trend step is flagged when p99 moves by more than this fraction of the first value.
+    /// A trend step is a change point when its p99 p-value, adjusted by Holm's method over
+    /// the trend's steps, is below this significance level.
+    pub trend_alpha: f64,
+    /// ... and p99 moved by more than this fraction of the previous value (0: any).
     pub trend_threshold: f64,
+    /// Resamples, permutations and seed of the comparisons' and steps' intervals.
+    pub inference: inference::Options,
     /// How many worst pairs per group.
     pub worst: usize,
     /// Points of each group's CDF (for plots); 0 for none.
@@ -50,7 +57,9 @@ impl Default for FleetOptions {
             baseline: None,
             compare: None,
             trend: None,
-            trend_threshold: 0.10,
+            trend_alpha: 0.05,
+            trend_threshold: 0.0,
+            inference: inference::Options::default(),
             worst: 5,
             cdf_points: 200,
         }
@@ -109,6 +118,10 @@ pub struct FleetComparison {
     pub delta_ns: latscope_analysis::report::Figures,
     /// Compare divided by baseline.
     pub ratio: latscope_analysis::report::Figures,
+    /// Intervals, p-values, verdicts and method, as a report's comparison has them (one
+    /// capture a side gives the very numbers `report CANDIDATE --baseline BASELINE` gives).
+    #[serde(flatten)]
+    pub inference: Inference,
 }
 
 /// One value of the trend label.
@@ -131,17 +144,56 @@ pub struct Trend {
     /// order of each value's first append: commits).
     pub order: &'static str,
     pub points: Vec<TrendPoint>,
-    /// The first value whose p99 differs from the first point's by more than the threshold.
+    /// Each point's p99 against the previous point's, with its interval and p-value.
+    pub steps: Vec<TrendStep>,
+    /// The significance level of the change points (Holm-adjusted over the steps).
+    pub alpha: f64,
+    /// The steps that are change points, in order.
+    pub change_points: Vec<TrendChange>,
+    /// The first of `change_points`.
     pub first_change: Option<TrendChange>,
 }
 
+/// One step of a trend: a point's p99 against the previous point's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TrendStep {
+    pub from: String,
+    pub value: String,
+    /// `p99 / previous p99 - 1`.
+    pub change: Option<f64>,
+    /// 95 % interval of the change (a fraction), and of the difference in ns.
+    pub ci95_change: Option<[f64; 2]>,
+    pub ci95_ns: Option<[f64; 2]>,
+    /// The step's bootstrap p-value, and Holm's adjustment over the trend's steps.
+    pub p_value: Option<f64>,
+    pub p_adjusted: Option<f64>,
+    pub verdict: Verdict,
+    /// Adjusted p below `alpha` and the change beyond `--trend-threshold`.
+    pub change_point: bool,
+}
+
+/// A change point of a trend: where p99 moved, from the previous value's p99.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TrendChange {
     pub value: String,
     pub p99_ns: f64,
+    /// The previous point's p99.
     pub from_p99_ns: f64,
     /// `p99_ns / from_p99_ns - 1`.
     pub change: f64,
+    pub ci95_change: Option<[f64; 2]>,
+    pub p_value: Option<f64>,
+    pub p_adjusted: Option<f64>,
+}
+
+impl TrendChange {
+    /// `commit=abc123: p99 +7.4% [+3.1%, +11.9%], p=0.002`.
+    pub fn summary(&self, label: &str) -> String {
+        let interval =
+            self.ci95_change.map(|[lo, hi]| format!(" [{}, {}]", pct(lo), pct(hi))).unwrap_or_default();
+        let p = self.p_value.map(|p| format!(", p={}", p_text(p))).unwrap_or_default();
+        format!("{label}={}: p99 {}{interval}{p}", self.value, pct(self.change))
+    }
 }
 
 /// A `--fail-if` crossed by one group.
@@ -150,11 +202,25 @@ pub struct FleetCrossing {
     pub threshold: String,
     pub labels: BTreeMap<String, Option<String>>,
     pub analysis: String,
+    /// The statistic's value (a limit), or the relative change (`regressed`).
     pub value: f64,
+    /// For `regressed`: the change found, with its interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regression: Option<Regression>,
 }
 
 impl std::fmt::Display for FleetCrossing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(r) = &self.regression {
+            return write!(
+                f,
+                "regression: --fail-if {} in group {}: {} {}",
+                self.threshold,
+                labels_text(&self.labels),
+                self.analysis,
+                r.summary()
+            );
+        }
         let value = if self.threshold.contains(".count") {
             format!("{}", self.value)
         } else {
@@ -546,14 +612,17 @@ pub fn fleet_until(
                 cdf: m.cdf,
             });
             if let (Some(base), Some(cmp)) = (&opts.baseline, &opts.compare) {
-                let side = |sel: &(String, String)| -> Result<FleetSide, FleetError> {
-                    let chosen: Vec<&CaptureInfo> =
-                        members.iter().copied().filter(|c| c.labels.get(&sel.0) == Some(&sel.1)).collect();
-                    let m = measure(&chosen, &analysis, 0, 0, false)?;
+                let chosen = |sel: &(String, String)| -> Vec<&CaptureInfo> {
+                    members.iter().copied().filter(|c| c.labels.get(&sel.0) == Some(&sel.1)).collect()
+                };
+                let side = |captures: &[&CaptureInfo]| -> Result<FleetSide, FleetError> {
+                    let m = measure(captures, &analysis, 0, 0, false)?;
                     Ok(FleetSide { captures: m.captures, count: m.count, stats_ns: m.stats })
                 };
-                let (a, b) = (side(base)?, side(cmp)?);
+                let (base_captures, cmp_captures) = (chosen(base), chosen(cmp));
+                let (a, b) = (side(&base_captures)?, side(&cmp_captures)?);
                 if a.count > 0 || b.count > 0 {
+                    let inference = infer(&base_captures, &cmp_captures, &analysis, &opts.inference)?;
                     comparison.push(FleetComparison {
                         labels: key.clone(),
                         analysis: analysis.clone(),
@@ -565,11 +634,12 @@ pub fn fleet_until(
                         }),
                         baseline: a,
                         compare: b,
+                        inference,
                     });
                 }
             }
             if let Some(label) = &opts.trend {
-                trend.push(trend_of(&members, &analysis, label, key.clone(), opts.trend_threshold)?);
+                trend.push(trend_of(&members, &analysis, label, key.clone(), opts)?);
             }
         }
     }
@@ -580,7 +650,7 @@ pub fn fleet_until(
             }
         }
     }
-    let crossings = gate(&groups, thresholds)?;
+    let crossings = gate(&groups, &comparison, thresholds)?;
     Ok(FleetReport {
         latscope_fleet: FLEET_VERSION,
         dataset: dataset.dir.display().to_string(),
@@ -599,7 +669,7 @@ fn trend_of(
     analysis: &str,
     label: &str,
     key: GroupKey,
-    threshold: f64,
+    opts: &FleetOptions,
 ) -> Result<Trend, FleetError> {
     // Values in order of their first append (captures are sorted by append time).
     let mut values: Vec<&str> = Vec::new();
@@ -612,6 +682,7 @@ fn trend_of(
     }
     let order = order_trend_values(&mut values);
     let mut points = Vec::new();
+    let mut sides: Vec<Vec<&CaptureInfo>> = Vec::new();
     for v in values {
         let chosen: Vec<&CaptureInfo> =
             members.iter().copied().filter(|c| c.labels.get(label).map(String::as_str) == Some(v)).collect();
@@ -623,29 +694,153 @@ fn trend_of(
                 count: m.count,
                 stats_ns: m.stats,
             });
+            sides.push(chosen);
         }
     }
-    let first_change = points.first().and_then(|p| p.stats_ns.p99).and_then(|from| {
-        points.iter().skip(1).find_map(|p| {
-            let p99 = p.stats_ns.p99?;
-            let change =
-                if from == 0.0 { if p99 == 0.0 { 0.0 } else { f64::INFINITY } } else { p99 / from - 1.0 };
-            (change.abs() > threshold).then(|| TrendChange {
-                value: p.value.clone(),
-                p99_ns: p99,
-                from_p99_ns: from,
-                change,
+    // Each point against the previous one: p99's change, its interval and p-value.
+    let mut steps = Vec::new();
+    let mut loaded = sides.first().map(|s| load_side(s, analysis)).transpose()?;
+    for i in 1..points.len() {
+        let next = load_side(&sides[i], analysis)?;
+        let prev = loaded.take().unwrap_or_default();
+        let inf = infer_loaded(&prev, &next, analysis, &opts.inference);
+        let (x, y) = (points[i - 1].stats_ns.p99, points[i].stats_ns.p99);
+        steps.push(TrendStep {
+            from: points[i - 1].value.clone(),
+            value: points[i].value.clone(),
+            change: x.zip(y).and_then(|(x, y)| (x != 0.0).then(|| y / x - 1.0)),
+            ci95_change: inf.ci95_change.p99,
+            ci95_ns: inf.ci95_ns.p99,
+            p_value: inf.p_value.p99,
+            p_adjusted: None,
+            verdict: inf.verdict.p99,
+            change_point: false,
+        });
+        loaded = Some(next);
+    }
+    // Holm over the steps that have a p-value: the chance of any false change point in this
+    // trend stays below alpha.
+    let tested: Vec<usize> = (0..steps.len()).filter(|&i| steps[i].p_value.is_some()).collect();
+    let adjusted = inference::holm(&tested.iter().filter_map(|&i| steps[i].p_value).collect::<Vec<_>>());
+    for (&i, &p) in tested.iter().zip(&adjusted) {
+        let step = &mut steps[i];
+        step.p_adjusted = Some(p);
+        step.change_point = p < opts.trend_alpha
+            && step.change.is_some_and(|c| c.abs() > opts.trend_threshold)
+            && matches!(step.verdict, Verdict::Regressed | Verdict::Improved);
+    }
+    let change_points: Vec<TrendChange> = steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.change_point)
+        .filter_map(|(i, s)| {
+            Some(TrendChange {
+                value: s.value.clone(),
+                p99_ns: points[i + 1].stats_ns.p99?,
+                from_p99_ns: points[i].stats_ns.p99?,
+                change: s.change?,
+                ci95_change: s.ci95_change,
+                p_value: s.p_value,
+                p_adjusted: s.p_adjusted,
             })
         })
-    });
+        .collect();
     Ok(Trend {
         labels: key,
         analysis: analysis.to_owned(),
         label: label.to_owned(),
         order,
         points,
-        first_change,
+        steps,
+        alpha: opts.trend_alpha,
+        first_change: change_points.first().cloned(),
+        change_points,
     })
+}
+
+/// The pairs a side's inference holds at most: beyond, whole captures are left out.
+pub const MAX_INFERENCE_PAIRS: u64 = 1 << 22;
+
+/// A side's pairs for the inference: each capture's `(start_s, latency_ns)`, captures in
+/// the order of their ids (content hashes, so the numbers do not depend on the order of
+/// appends), and what was left out to stay within [`MAX_INFERENCE_PAIRS`].
+#[derive(Debug, Default)]
+struct LoadedSide {
+    captures: Vec<Vec<(f64, f64)>>,
+    left_out: Option<String>,
+}
+
+fn load_side(captures: &[&CaptureInfo], analysis: &str) -> Result<LoadedSide, FleetError> {
+    let mut with: Vec<&CaptureInfo> =
+        captures.iter().copied().filter(|c| c.analyses.get(analysis).is_some_and(|n| *n > 0)).collect();
+    with.sort_by(|a, b| a.capture.cmp(&b.capture));
+    let total: u64 = with.iter().map(|c| c.analyses.get(analysis).copied().unwrap_or(0)).sum();
+    let mut kept = Vec::new();
+    let mut held = 0u64;
+    for c in &with {
+        let n = c.analyses.get(analysis).copied().unwrap_or(0);
+        if !kept.is_empty() && held + n > MAX_INFERENCE_PAIRS {
+            break;
+        }
+        held += n;
+        kept.push(*c);
+    }
+    let left_out = (kept.len() < with.len()).then(|| {
+        format!(
+            "a side holds {total} pairs in {} captures; its intervals use the first {} captures by id ({held} pairs, at most {MAX_INFERENCE_PAIRS})",
+            with.len(),
+            kept.len()
+        )
+    });
+    let index: BTreeMap<&str, usize> =
+        kept.iter().enumerate().map(|(i, c)| (c.capture.as_str(), i)).collect();
+    let mut out = vec![Vec::new(); kept.len()];
+    if !kept.is_empty() {
+        stream_frames(
+            &kept,
+            analysis,
+            &[schema::COL_CAPTURE, schema::COL_START, schema::COL_LATENCY],
+            &mut |df| {
+                let engine = |e: PolarsError| FleetError::Engine(format!("reading pairs: {e}"));
+                let capture =
+                    df.column(schema::COL_CAPTURE).and_then(|c| c.str().cloned()).map_err(engine)?;
+                let start = df.column(schema::COL_START).and_then(|c| c.f64().cloned()).map_err(engine)?;
+                let lat = df.column(schema::COL_LATENCY).and_then(|c| c.f64().cloned()).map_err(engine)?;
+                for i in 0..df.height() {
+                    let (Some(c), Some(t), Some(l)) = (capture.get(i), start.get(i), lat.get(i)) else {
+                        continue;
+                    };
+                    if let Some(&k) = index.get(c) {
+                        out[k].push((t, l));
+                    }
+                }
+                Ok(())
+            },
+        )?;
+    }
+    Ok(LoadedSide { captures: out, left_out })
+}
+
+fn infer_loaded(a: &LoadedSide, b: &LoadedSide, analysis: &str, opts: &inference::Options) -> Inference {
+    fn refs(s: &LoadedSide) -> Vec<&[(f64, f64)]> {
+        s.captures.iter().map(Vec::as_slice).collect()
+    }
+    let mut inf = inference::compare(&refs(a), &refs(b), analysis, opts);
+    let notes: Vec<String> =
+        [inf.method.note.take(), a.left_out.clone(), b.left_out.clone()].into_iter().flatten().collect();
+    inf.method.note = (!notes.is_empty()).then(|| notes.join("; "));
+    inf
+}
+
+/// The inference of `compare` against `base` for `analysis`: every capture's pairs, read
+/// from the dataset.
+fn infer(
+    base: &[&CaptureInfo],
+    compare: &[&CaptureInfo],
+    analysis: &str,
+    opts: &inference::Options,
+) -> Result<Inference, FleetError> {
+    Ok(infer_loaded(&load_side(base, analysis)?, &load_side(compare, analysis)?, analysis, opts))
 }
 
 /// Puts a trend's values (given in order of first append) in time order when they say it
@@ -684,7 +879,11 @@ fn is_iso_date_or_time(v: &str) -> bool {
             && b[11..].iter().all(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b'Z' | b'+' | b'-'))))
 }
 
-fn gate(groups: &[Group], thresholds: &[Threshold]) -> Result<Vec<FleetCrossing>, FleetError> {
+fn gate(
+    groups: &[Group],
+    comparison: &[FleetComparison],
+    thresholds: &[Threshold],
+) -> Result<Vec<FleetCrossing>, FleetError> {
     let mut out = Vec::new();
     for t in thresholds {
         let matching: Vec<&Group> = groups.iter().filter(|g| g.analysis == t.analysis).collect();
@@ -698,6 +897,29 @@ fn gate(groups: &[Group], thresholds: &[Threshold]) -> Result<Vec<FleetCrossing>
                 names.join(", ")
             )));
         }
+        if t.needs_baseline() {
+            let compared: Vec<&FleetComparison> =
+                comparison.iter().filter(|c| c.analysis == t.analysis).collect();
+            if compared.is_empty() {
+                return Err(FleetError::Usage(format!(
+                    "--fail-if {:?}: `regressed` compares a baseline with a candidate: give --baseline LABEL=A --compare LABEL=B{}",
+                    t.text,
+                    if comparison.is_empty() { "" } else { " (no group has both sides of this analysis)" }
+                )));
+            }
+            for c in compared {
+                if let Some(r) = t.regression_in(&c.inference, &c.baseline.stats_ns, &c.compare.stats_ns) {
+                    out.push(FleetCrossing {
+                        threshold: t.text.clone(),
+                        labels: c.labels.clone(),
+                        analysis: c.analysis.clone(),
+                        value: r.change,
+                        regression: Some(r),
+                    });
+                }
+            }
+            continue;
+        }
         for g in matching {
             if let Some(value) = t.crossed_by(g.count, &g.stats_ns) {
                 out.push(FleetCrossing {
@@ -705,6 +927,7 @@ fn gate(groups: &[Group], thresholds: &[Threshold]) -> Result<Vec<FleetCrossing>
                     labels: g.labels.clone(),
                     analysis: g.analysis.clone(),
                     value,
+                    regression: None,
                 });
             }
         }

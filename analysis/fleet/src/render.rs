@@ -3,8 +3,10 @@
 //! CDF per analysis across groups and a p99 trend plot. Strings from captures and labels
 //! are escaped by the writer that prints them.
 
-use crate::aggregate::{FleetReport, Group, Trend, labels_text};
-use latscope_analysis::report::{html_escape, human_ns, human_opt, md_escape};
+use crate::aggregate::{FleetComparison, FleetReport, Group, Trend, labels_text};
+use latscope_analysis::inference::Stat;
+use latscope_analysis::report::threshold::p_text;
+use latscope_analysis::report::{html_escape, human_ns, human_opt, md_escape, pct, signed_ns};
 use std::fmt::Write;
 
 /// Pretty JSON with a final newline.
@@ -17,6 +19,57 @@ pub fn to_json(r: &FleetReport) -> String {
 fn stats_cells(g: &Group) -> String {
     let s = &g.stats_ns;
     [s.min, s.mean, s.p50, s.p90, s.p99, s.p999, s.max].map(human_opt).join(" | ")
+}
+
+/// One row per statistic of a comparison: group, analysis, statistic, baseline, compare,
+/// change, 95 % interval (relative and in time), p, verdict.
+fn change_rows(c: &FleetComparison) -> Vec<[String; 9]> {
+    Stat::ALL
+        .into_iter()
+        .map(|stat| {
+            let (a, b) = (
+                c.baseline.stats_ns.get(stat.name()).flatten(),
+                c.compare.stats_ns.get(stat.name()).flatten(),
+            );
+            let inf = &c.inference;
+            let interval = match (inf.ci95_change.get(stat), inf.ci95_ns.get(stat)) {
+                (Some([lo, hi]), Some([lo_ns, hi_ns])) => {
+                    format!("[{}, {}] ({} .. {})", pct(*lo), pct(*hi), signed_ns(*lo_ns), signed_ns(*hi_ns))
+                }
+                _ => "-".to_owned(),
+            };
+            [
+                labels_text(&c.labels),
+                c.analysis.clone(),
+                stat.name().to_owned(),
+                human_opt(a),
+                human_opt(b),
+                a.zip(b).filter(|(x, _)| *x != 0.0).map_or_else(|| "-".to_owned(), |(x, y)| pct(y / x - 1.0)),
+                interval,
+                inf.p_value.get(stat).map_or_else(|| "-".to_owned(), p_text),
+                inf.verdict.get(stat).name().to_owned(),
+            ]
+        })
+        .collect()
+}
+
+/// One row per step of a trend: from, to, change, 95 % interval, p, adjusted p, change point.
+fn step_rows(t: &Trend) -> Vec<[String; 7]> {
+    t.steps
+        .iter()
+        .map(|s| {
+            [
+                s.from.clone(),
+                s.value.clone(),
+                s.change.map_or_else(|| "-".to_owned(), pct),
+                s.ci95_change
+                    .map_or_else(|| "-".to_owned(), |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
+                s.p_value.map_or_else(|| "-".to_owned(), p_text),
+                s.p_adjusted.map_or_else(|| "-".to_owned(), p_text),
+                if s.change_point { "change".to_owned() } else { s.verdict.name().to_owned() },
+            ]
+        })
+        .collect()
 }
 
 /// The Markdown report.
@@ -72,6 +125,27 @@ pub fn to_markdown(r: &FleetReport) -> String {
                 c.ratio.p99.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"))
             );
         }
+        out.push_str("\n### Change of compare against baseline (95 % intervals)\n\n| group | analysis | statistic | base | cmp | change | 95 % interval | p | verdict |\n|---|---|---|---:|---:|---:|---:|---:|---|\n");
+        for c in &r.comparison {
+            for row in change_rows(c) {
+                let row: Vec<String> = row.iter().map(|x| md_escape(x)).collect();
+                let _ = writeln!(out, "| {} |", row.join(" | "));
+            }
+        }
+        out.push('\n');
+        for c in &r.comparison {
+            let _ = writeln!(
+                out,
+                "- {} {}: shift p = {}",
+                md_escape(&labels_text(&c.labels)),
+                md_escape(&c.analysis),
+                c.inference.shift_p_value.map_or_else(|| "-".to_owned(), p_text)
+            );
+        }
+        if let Some(c) = r.comparison.first() {
+            let m = &c.inference.method;
+            let _ = writeln!(out, "\nMethod: {}. Shift test: {}. Why: {}.", m.interval, m.shift_test, m.why);
+        }
     }
     for t in &r.trend {
         let _ = writeln!(
@@ -94,14 +168,23 @@ pub fn to_markdown(r: &FleetReport) -> String {
                 human_opt(p.stats_ns.max)
             );
         }
-        if let Some(c) = &t.first_change {
+        if !t.steps.is_empty() {
+            out.push_str("\n| from | to | p99 change | 95 % interval | p | Holm p | step |\n|---|---|---:|---:|---:|---:|---|\n");
+            for row in step_rows(t) {
+                let row: Vec<String> = row.iter().map(|x| md_escape(x)).collect();
+                let _ = writeln!(out, "| {} |", row.join(" | "));
+            }
+        }
+        if t.change_points.is_empty() {
+            let _ = writeln!(out, "\nNo change point at significance {} (Holm over the steps).", t.alpha);
+        }
+        for c in &t.change_points {
             let _ = writeln!(
                 out,
-                "\np99 first moved at **{}**: {} → {} ({:+.1} %).",
-                md_escape(&c.value),
+                "\nChange point: **{}** ({} → {}).",
+                md_escape(&c.summary(&t.label)),
                 human_ns(c.from_p99_ns),
-                human_ns(c.p99_ns),
-                c.change * 100.0
+                human_ns(c.p99_ns)
             );
         }
     }
@@ -284,17 +367,26 @@ pub fn to_html(r: &FleetReport) -> String {
         if !trends.is_empty() {
             svg_trend(&mut out, a, &trends);
             for t in &trends {
-                if let Some(c) = &t.first_change {
+                for c in &t.change_points {
                     let _ = writeln!(
                         out,
-                        "<p>{}: p99 first moved at <b>{}={}</b>: {} → {} ({:+.1} %).</p>",
+                        "<p>{}: change point <b>{}</b> ({} → {}).</p>",
                         html_escape(&labels_text(&t.labels)),
-                        html_escape(&t.label),
-                        html_escape(&c.value),
+                        html_escape(&c.summary(&t.label)),
                         human_ns(c.from_p99_ns),
-                        human_ns(c.p99_ns),
-                        c.change * 100.0
+                        human_ns(c.p99_ns)
                     );
+                }
+                if !t.steps.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "<table><tr><th class=\"t\">{}: from</th><th class=\"t\">to</th><th>p99 change</th><th>95 % interval</th><th>p</th><th>Holm p</th><th class=\"t\">step</th></tr>",
+                        html_escape(&labels_text(&t.labels))
+                    );
+                    for row in step_rows(t) {
+                        cells(&mut out, &row, 2);
+                    }
+                    out.push_str("</table>\n");
                 }
             }
         }
@@ -329,7 +421,23 @@ pub fn to_html(r: &FleetReport) -> String {
             ];
             cells(&mut out, &row, 2);
         }
+        out.push_str("</table>\n<h3>Change of compare against baseline (95 % intervals)</h3><table><tr><th class=\"t\">group</th><th class=\"t\">analysis</th><th class=\"t\">statistic</th><th>base</th><th>cmp</th><th>change</th><th>95 % interval</th><th>p</th><th class=\"t\">verdict</th></tr>\n");
+        for c in &r.comparison {
+            for row in change_rows(c) {
+                cells(&mut out, &row, 3);
+            }
+        }
         out.push_str("</table>\n");
+        if let Some(c) = r.comparison.first() {
+            let m = &c.inference.method;
+            let _ = writeln!(
+                out,
+                "<p>Method: {}. Shift test: {}. Why: {}.</p>",
+                html_escape(m.interval),
+                html_escape(m.shift_test),
+                html_escape(m.why)
+            );
+        }
     }
     if !r.warnings.is_empty() {
         out.push_str("<h2>Warnings</h2><ul>");

@@ -3,7 +3,9 @@
 //! time, groups, the worst cases; with two inputs an A/B table and CDF overlay. Every string
 //! from a trace or a file name goes through [`html_escape`].
 
-use super::{Analysis, Report, SampleRow, human_ns, human_opt};
+use super::threshold::p_text;
+use super::{Analysis, Comparison, Report, SampleRow, human_ns, human_opt, pct, signed_ns};
+use crate::inference::{Stat, Verdict};
 use crate::stats::Bucket;
 use std::fmt::Write;
 
@@ -274,6 +276,161 @@ fn analysis_section(out: &mut String, r: &Report, a: &Analysis) {
     }
 }
 
+/// Error bars of one comparison: per statistic, the relative change (dot) and its 95 %
+/// interval (bar), on one axis of percent around a zero line; the colour is the verdict.
+fn svg_intervals(out: &mut String, c: &Comparison) {
+    const ROW: f64 = 34.0;
+    let h = PAD_T + ROW * Stat::ALL.len() as f64 + PAD_B;
+    let left = 70.0;
+    let right = 235.0;
+    let _ = write!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{h}\" viewBox=\"0 0 {W} {h}\" role=\"img\"><title>intervals</title>"
+    );
+    let rows: Vec<(Stat, Option<f64>, Option<[f64; 2]>)> = Stat::ALL
+        .into_iter()
+        .map(|s| (s, c.ratio_of(s).map(|x| x - 1.0), *c.inference.ci95_change.get(s)))
+        .collect();
+    // The axis spans every interval and point, symmetric around zero, at least ±1 %.
+    let reach = rows
+        .iter()
+        .flat_map(|(_, p, ci)| p.iter().copied().chain(ci.iter().flatten().copied()))
+        .filter(|v| v.is_finite())
+        .fold(0.01f64, |m, v| m.max(v.abs()))
+        * 1.1;
+    let x0 = left;
+    let x1 = W - right;
+    let x = |v: f64| x0 + (v.clamp(-reach, reach) + reach) / (2.0 * reach) * (x1 - x0);
+    let bottom = h - PAD_B;
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{x0}\" y1=\"{bottom}\" x2=\"{x1}\" y2=\"{bottom}\"/><line stroke=\"#333\" stroke-dasharray=\"3 2\" x1=\"{z:.1}\" y1=\"{PAD_T}\" x2=\"{z:.1}\" y2=\"{bottom}\"/>",
+        z = x(0.0)
+    );
+    for (i, (stat, point, ci)) in rows.iter().enumerate() {
+        let y = PAD_T + ROW * (i as f64 + 0.5);
+        label(out, left - 8.0, y + 4.0, "end", stat.name());
+        let verdict = *c.inference.verdict.get(*stat);
+        // The verdict's class names the bar; its colour is given in place, so the report's
+        // stylesheet stays as it was.
+        let (class, colour) = match verdict {
+            Verdict::Regressed => ("reg", "#c00"),
+            Verdict::Improved => ("imp", "#080"),
+            _ => ("inc", "#777"),
+        };
+        if let Some([lo, hi]) = ci {
+            let (a, b) = (x(*lo), x(*hi));
+            let _ = write!(
+                out,
+                "<g class=\"{class}\" stroke=\"{colour}\" stroke-width=\"2\"><line x1=\"{a:.1}\" y1=\"{y:.1}\" x2=\"{b:.1}\" y2=\"{y:.1}\"/><line x1=\"{a:.1}\" y1=\"{:.1}\" x2=\"{a:.1}\" y2=\"{:.1}\"/><line x1=\"{b:.1}\" y1=\"{:.1}\" x2=\"{b:.1}\" y2=\"{:.1}\"/></g>",
+                y - 6.0,
+                y + 6.0,
+                y - 6.0,
+                y + 6.0
+            );
+        }
+        if let Some(p) = point.filter(|p| p.is_finite()) {
+            let _ = write!(out, "<circle fill=\"{colour}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3.5\"/>", x(p));
+        }
+        let text = match (point, ci) {
+            (Some(p), Some([lo, hi])) => {
+                format!("{} [{}, {}] {}", pct(*p), pct(*lo), pct(*hi), verdict.name())
+            }
+            (Some(p), None) => format!("{} {}", pct(*p), verdict.name()),
+            _ => verdict.name().to_owned(),
+        };
+        label(out, x1 + 8.0, y + 4.0, "start", &text);
+    }
+    label(out, x0, bottom + 14.0, "start", &pct(-reach));
+    label(out, x(0.0), bottom + 14.0, "middle", "0");
+    label(out, x1, bottom + 14.0, "end", &pct(reach));
+    label(out, (x0 + x1) / 2.0, h - 4.0, "middle", "change of B against A, 95 % interval");
+    out.push_str("</svg>");
+}
+
+/// The comparisons' intervals: a table per statistic, error bars, the shift tests and the
+/// method.
+fn changes(out: &mut String, r: &Report) {
+    let labels = r.input_labels();
+    let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+    out.push_str("<h2>Change of B against A (95 % intervals)</h2>");
+    if let Some(c) = r.comparison.first() {
+        let _ = write!(out, "<p>A is {}.</p>", html_escape(&label(c.a.input)));
+    }
+    out.push_str("<table><tr><th class=\"t\">analysis</th><th class=\"t\">B</th><th class=\"t\">statistic</th><th>A</th><th>B</th><th>change</th><th>95 % interval</th><th>95 % interval (time)</th><th>p</th><th class=\"t\">verdict</th></tr>");
+    for c in &r.comparison {
+        for stat in Stat::ALL {
+            out.push_str("<tr>");
+            text_cell(out, &c.analysis);
+            text_cell(out, &label(c.b.input));
+            text_cell(out, stat.name());
+            cell(out, &human_opt(c.a.stats_ns.get(stat.name()).flatten()));
+            cell(out, &human_opt(c.b.stats_ns.get(stat.name()).flatten()));
+            cell(out, &c.ratio_of(stat).map_or_else(|| "-".to_owned(), |x| pct(x - 1.0)));
+            let inf = &c.inference;
+            cell(
+                out,
+                &inf.ci95_change
+                    .get(stat)
+                    .map_or_else(|| "-".to_owned(), |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
+            );
+            cell(
+                out,
+                &inf.ci95_ns.get(stat).map_or_else(
+                    || "-".to_owned(),
+                    |[lo, hi]| format!("{} .. {}", signed_ns(lo), signed_ns(hi)),
+                ),
+            );
+            cell(out, &inf.p_value.get(stat).map_or_else(|| "-".to_owned(), p_text));
+            text_cell(out, inf.verdict.get(stat).name());
+            out.push_str("</tr>");
+        }
+    }
+    out.push_str("</table><div class=\"plots\">");
+    for c in &r.comparison {
+        let _ = write!(
+            out,
+            "<div><h3>{} <small>({} against {}; shift p = {})</small></h3>",
+            html_escape(&c.analysis),
+            html_escape(&label(c.b.input)),
+            html_escape(&label(c.a.input)),
+            c.inference.shift_p_value.map_or_else(|| "-".to_owned(), p_text)
+        );
+        svg_intervals(out, c);
+        out.push_str("</div>");
+    }
+    out.push_str("</div>");
+    if let Some(c) = r.comparison.first() {
+        let m = &c.inference.method;
+        let _ = write!(
+            out,
+            "<p>Method: {}; {} resamples, {} permutations. Shift test: {}. Why: {}.</p><ul>",
+            html_escape(m.interval),
+            m.resamples,
+            m.permutations,
+            html_escape(m.shift_test),
+            html_escape(m.why)
+        );
+    }
+    for c in &r.comparison {
+        let m = &c.inference.method;
+        let side = |s: &crate::inference::SideMethod| {
+            format!("{} pairs in {} blocks of {}", s.samples, s.blocks, human_ns(s.block_s * 1e9))
+        };
+        let note = m.note.as_deref().map(|n| format!("; {n}")).unwrap_or_default();
+        let _ = write!(
+            out,
+            "<li>{} ({}): A {}; B {}{}</li>",
+            html_escape(&c.analysis),
+            html_escape(&label(c.b.input)),
+            side(&m.baseline),
+            side(&m.candidate),
+            html_escape(&note)
+        );
+    }
+    out.push_str("</ul>");
+}
+
 /// The whole report as one HTML page.
 pub fn to_html(r: &Report) -> String {
     let title = html_escape(r.title.as_deref().unwrap_or("latscope report"));
@@ -321,10 +478,14 @@ pub fn to_html(r: &Report) -> String {
         out.push_str("</table>");
     }
     if !r.comparison.is_empty() {
-        out.push_str("<h2>A/B comparison</h2><table><tr><th class=\"t\">analysis</th><th>count A</th><th>count B</th><th>p50 A</th><th>p50 B</th><th>p99 A</th><th>p99 B</th><th>max A</th><th>max B</th><th>mean A</th><th>mean B</th><th>p99 B/A</th></tr>");
+        let labels = r.input_labels();
+        out.push_str("<h2>A/B comparison</h2><table><tr><th class=\"t\">analysis</th><th class=\"t\">A</th><th class=\"t\">B</th><th>count A</th><th>count B</th><th>p50 A</th><th>p50 B</th><th>p99 A</th><th>p99 B</th><th>max A</th><th>max B</th><th>mean A</th><th>mean B</th><th>p99 B/A</th></tr>");
         for c in &r.comparison {
             out.push_str("<tr>");
             text_cell(&mut out, &c.analysis);
+            for i in [c.a.input, c.b.input] {
+                text_cell(&mut out, labels.get(i).map_or(&i.to_string(), |l| l));
+            }
             cell(&mut out, &c.a.count.to_string());
             cell(&mut out, &c.b.count.to_string());
             let (a, b) = (&c.a.stats_ns, &c.b.stats_ns);
@@ -336,19 +497,20 @@ pub fn to_html(r: &Report) -> String {
         }
         out.push_str("</table><div class=\"plots\">");
         for c in &r.comparison {
-            let a_path = r.inputs.first().map_or("A", |i| i.path.as_str());
-            let b_path = r.inputs.get(1).map_or("B", |i| i.path.as_str());
+            let a_path = r.inputs.get(c.a.input).map_or("A", |i| i.path.as_str());
+            let b_path = r.inputs.get(c.b.input).map_or("B", |i| i.path.as_str());
             let _ = write!(out, "<div><h3>{}</h3>", html_escape(&c.analysis));
             svg_cdf(
                 &mut out,
                 &[
-                    (a_path, sorted_latencies(r, &c.analysis, 0)),
-                    (b_path, sorted_latencies(r, &c.analysis, 1)),
+                    (a_path, sorted_latencies(r, &c.analysis, c.a.input)),
+                    (b_path, sorted_latencies(r, &c.analysis, c.b.input)),
                 ],
             );
             out.push_str("</div>");
         }
         out.push_str("</div>");
+        changes(&mut out, r);
     }
     for a in &r.analyses {
         analysis_section(&mut out, r, a);

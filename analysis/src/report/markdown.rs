@@ -1,7 +1,9 @@
 //! The Markdown report: readable tables, trace strings escaped so a task name or marker
 //! text can neither break a table nor inject HTML into a rendered page.
 
-use super::{Analysis, Report, human_ns, human_opt};
+use super::threshold::p_text;
+use super::{Analysis, Report, human_ns, human_opt, pct, signed_ns};
+use crate::inference::Stat;
 use std::fmt::Write;
 
 /// Escapes text for a Markdown table cell.
@@ -50,6 +52,80 @@ fn stats_line(out: &mut String, a: &Analysis, labels: &[String]) {
         human_opt(s.p999),
         human_opt(s.max)
     );
+}
+
+/// The intervals, p-values and verdicts of every comparison, the shift tests, and how
+/// they were computed.
+fn changes(out: &mut String, r: &Report, labels: &[String]) {
+    let label = |i: usize| labels.get(i).map_or_else(|| i.to_string(), |l| md_escape(l));
+    let _ = write!(
+        out,
+        "\n## Change of B against A (95 % intervals)\n\nA is {}.\n\n| analysis | B | statistic | A | B | change | 95 % interval | p | verdict |\n|---|---|---|---:|---:|---:|---:|---:|---|\n",
+        r.comparison.first().map_or_else(|| "-".to_owned(), |c| label(c.a.input))
+    );
+    for c in &r.comparison {
+        for stat in Stat::ALL {
+            let (a, b) = (c.a.stats_ns.get(stat.name()).flatten(), c.b.stats_ns.get(stat.name()).flatten());
+            let change = c.ratio_of(stat).map_or_else(|| "-".to_owned(), |x| pct(x - 1.0));
+            let interval = match (c.inference.ci95_change.get(stat), c.inference.ci95_ns.get(stat)) {
+                (Some([lo, hi]), Some([lo_ns, hi_ns])) => {
+                    format!("[{}, {}] ({} .. {})", pct(*lo), pct(*hi), signed_ns(*lo_ns), signed_ns(*hi_ns))
+                }
+                (None, Some([lo_ns, hi_ns])) => format!("{} .. {}", signed_ns(*lo_ns), signed_ns(*hi_ns)),
+                _ => "-".to_owned(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                md_escape(&c.analysis),
+                label(c.b.input),
+                stat.name(),
+                human_opt(a),
+                human_opt(b),
+                change,
+                interval,
+                c.inference.p_value.get(stat).map_or_else(|| "-".to_owned(), p_text),
+                c.inference.verdict.get(stat).name()
+            );
+        }
+    }
+    out.push_str("\nDistribution shift (Anderson-Darling, whole blocks of time permuted):\n\n");
+    for c in &r.comparison {
+        let _ = writeln!(
+            out,
+            "- {} ({} against {}): p = {}",
+            md_escape(&c.analysis),
+            label(c.b.input),
+            label(c.a.input),
+            c.inference.shift_p_value.map_or_else(|| "-".to_owned(), p_text)
+        );
+    }
+    if let Some(c) = r.comparison.first() {
+        let m = &c.inference.method;
+        let _ = writeln!(
+            out,
+            "\nMethod: {}; {} resamples, {} permutations. Shift test: {}. Why: {}.",
+            m.interval, m.resamples, m.permutations, m.shift_test, m.why
+        );
+    }
+    for c in &r.comparison {
+        let m = &c.inference.method;
+        let side = |s: &crate::inference::SideMethod| {
+            format!("{} pairs in {} blocks of {}", s.samples, s.blocks, human_ns(s.block_s * 1e9))
+        };
+        let _ = write!(
+            out,
+            "\n- {} ({}): A {}; B {}",
+            md_escape(&c.analysis),
+            label(c.b.input),
+            side(&m.baseline),
+            side(&m.candidate)
+        );
+        if let Some(note) = &m.note {
+            let _ = write!(out, "; {}", md_escape(note));
+        }
+    }
+    out.push('\n');
 }
 
 fn flatten<'a>(analyses: &'a [Analysis], out: &mut Vec<&'a Analysis>) {
@@ -106,13 +182,16 @@ pub fn to_markdown(r: &Report) -> String {
         }
     }
     if !r.comparison.is_empty() {
-        out.push_str("\n## A/B comparison\n\n| analysis | count A | count B | p50 A | p50 B | p99 A | p99 B | max A | max B | mean A | mean B | p99 B/A |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        out.push_str("\n## A/B comparison\n\n| analysis | A | B | count A | count B | p50 A | p50 B | p99 A | p99 B | max A | max B | mean A | mean B | p99 B/A |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for c in &r.comparison {
             let (a, b) = (&c.a.stats_ns, &c.b.stats_ns);
+            let name = |i: usize| labels.get(i).map_or_else(|| i.to_string(), |l| md_escape(l));
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 md_escape(&c.analysis),
+                name(c.a.input),
+                name(c.b.input),
                 c.a.count,
                 c.b.count,
                 human_opt(a.p50),
@@ -126,6 +205,7 @@ pub fn to_markdown(r: &Report) -> String {
                 c.ratio.p99.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"))
             );
         }
+        changes(&mut out, r, &labels);
     }
     for a in &all {
         match labels.get(a.input).filter(|_| labels.len() > 1) {

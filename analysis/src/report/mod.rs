@@ -14,6 +14,7 @@ pub mod perfetto;
 mod table;
 pub mod threshold;
 
+use crate::inference::{self, Inference};
 use crate::outcome::{AnalysisKind, Outcome};
 use crate::stats::{self, Bucket, GroupStats, StatsError, StatsNs, StatsOptions};
 use latscope_model::{ClockOrigin, PS_PER_NS, Ps, Source};
@@ -49,8 +50,12 @@ pub struct Report {
     pub windows: Vec<WindowJson>,
     /// Scenario figures of a simulator run; empty for captures.
     pub metrics: Metrics,
-    /// A/B per analysis name when there are two inputs.
+    /// A/B per analysis name: each candidate against the baseline, or input 1 against
+    /// input 0 when there are two inputs and no baseline.
     pub comparison: Vec<Comparison>,
+    /// The input that is the baseline (`report --baseline`), when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<usize>,
     /// The `--align` argument and what it set (offset, drift, fit quality).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub align: Option<String>,
@@ -165,16 +170,18 @@ pub struct Side {
     pub stats_ns: StatsNs,
 }
 
-/// The four figures an A/B comparison reports; `None` where a side has no samples (or, for
+/// The figures an A/B comparison reports; `None` where a side has no samples (or, for
 /// ratios, A is zero).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct Figures {
     pub mean: Option<f64>,
     pub p50: Option<f64>,
+    pub p90: Option<f64>,
     pub p99: Option<f64>,
     pub max: Option<f64>,
 }
 
+/// A/B of one analysis: B (a candidate) against A (the baseline).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Comparison {
     pub analysis: String,
@@ -188,6 +195,10 @@ pub struct Comparison {
     pub count_delta: i64,
     /// B's count divided by A's.
     pub count_ratio: Option<f64>,
+    /// Intervals, p-values, verdicts and the method (`ci95_ns`, `ci95_change`, `p_value`,
+    /// `shift_p_value`, `verdict`, `method`): see [`crate::inference`].
+    #[serde(flatten)]
+    pub inference: Inference,
 }
 
 /// One sample as CSV and Parquet print it.
@@ -217,6 +228,11 @@ pub struct ReportOptions {
     /// Leave [`Report::samples`] empty: a report rendered only as JSON or Markdown never
     /// prints them, and a row per sample costs more than the statistics (a million pulses).
     pub without_samples: bool,
+    /// The input every other input is compared with (`report --baseline`); without one,
+    /// two inputs are compared B against A.
+    pub baseline: Option<usize>,
+    /// Resamples, permutations and seed of the comparisons' intervals and tests.
+    pub inference: inference::Options,
 }
 
 /// Report building failed in the statistics engine, or a writer failed.
@@ -345,21 +361,52 @@ fn side(a: &Analysis) -> Side {
 /// One figure of each of A and B combined by `f` (delta, ratio); `None` where either is.
 pub fn figures(a: &StatsNs, b: &StatsNs, f: impl Fn(f64, f64) -> Option<f64>) -> Figures {
     let g = |x: Option<f64>, y: Option<f64>| x.zip(y).and_then(|(x, y)| f(x, y));
-    Figures { mean: g(a.mean, b.mean), p50: g(a.p50, b.p50), p99: g(a.p99, b.p99), max: g(a.max, b.max) }
+    Figures {
+        mean: g(a.mean, b.mean),
+        p50: g(a.p50, b.p50),
+        p90: g(a.p90, b.p90),
+        p99: g(a.p99, b.p99),
+        max: g(a.max, b.max),
+    }
 }
 
 fn ratio(a: f64, b: f64) -> Option<f64> {
     (a != 0.0).then(|| b / a)
 }
 
-/// A/B per analysis name found in both input 0 and input 1, in A's order.
-pub fn compare(analyses: &[Analysis]) -> Vec<Comparison> {
-    analyses
+/// The pairs of the outcome named `name` of input `input`, as the inference takes them:
+/// start on the input's own clock (seconds, exactly as the CSV and a fleet dataset store
+/// it) and latency in ns.
+fn points_of(outcomes: &[Outcome], name: &str, input: usize, origin: ClockOrigin) -> Vec<(f64, f64)> {
+    outcomes
         .iter()
-        .filter(|a| a.input == 0)
-        .filter_map(|a| {
-            let b = analyses.iter().find(|b| b.input == 1 && b.name == a.name)?;
-            Some(Comparison {
+        .filter(|o| o.source == input && o.name == name)
+        .flat_map(|o| o.samples.iter().map(|s| (origin.to_source_seconds(s.start), ps_to_ns(s.latency()))))
+        .collect()
+}
+
+/// A/B per analysis name, in the baseline's order: every other input against `baseline`
+/// when given, else input 1 against input 0 when there are exactly two inputs.
+fn compare(
+    analyses: &[Analysis],
+    outcomes: &[Outcome],
+    inputs: &[ReportInput<'_>],
+    baseline: Option<usize>,
+    opts: &inference::Options,
+) -> Vec<Comparison> {
+    let (base, candidates): (usize, Vec<usize>) = match baseline {
+        Some(i) => (i, (0..inputs.len()).filter(|&j| j != i).collect()),
+        None if inputs.len() == 2 => (0, vec![1]),
+        None => return Vec::new(),
+    };
+    let origin = |i: usize| inputs.get(i).map(|x| x.source.origin).unwrap_or_default();
+    let mut out = Vec::new();
+    for a in analyses.iter().filter(|a| a.input == base) {
+        for &cand in &candidates {
+            let Some(b) = analyses.iter().find(|b| b.input == cand && b.name == a.name) else { continue };
+            let pa = points_of(outcomes, &a.name, base, origin(base));
+            let pb = points_of(outcomes, &b.name, cand, origin(cand));
+            out.push(Comparison {
                 analysis: a.name.clone(),
                 a: side(a),
                 b: side(b),
@@ -367,9 +414,11 @@ pub fn compare(analyses: &[Analysis]) -> Vec<Comparison> {
                 ratio: figures(&a.stats_ns, &b.stats_ns, ratio),
                 count_delta: b.count as i64 - a.count as i64,
                 count_ratio: ratio(a.count as f64, b.count as f64),
-            })
-        })
-        .collect()
+                inference: inference::compare(&[&pa], &[&pb], &a.name, opts),
+            });
+        }
+    }
+    out
 }
 
 /// Builds the report of `outcomes` over `inputs` (an outcome's `source` indexes `inputs`).
@@ -392,7 +441,7 @@ pub fn build(
             excess_ns: ps_to_ns(w.excess),
         }));
     }
-    let comparison = if inputs.len() == 2 { compare(&analyses) } else { Vec::new() };
+    let comparison = compare(&analyses, outcomes, inputs, opts.baseline, &opts.inference);
     Ok(Report {
         latscope_report: REPORT_VERSION,
         inputs: inputs
@@ -412,6 +461,7 @@ pub fn build(
         windows,
         metrics: opts.metrics.clone(),
         comparison,
+        baseline: opts.baseline,
         align: opts.align.clone(),
         samples: samples.unwrap_or_default(),
         title: opts.title.clone(),
@@ -419,6 +469,25 @@ pub fn build(
 }
 
 pub use crate::units::human_ns;
+
+/// A relative change for people: `+5.3%`.
+pub fn pct(fraction: f64) -> String {
+    if fraction.is_finite() { format!("{:+.1}%", fraction * 100.0) } else { "-".to_owned() }
+}
+
+/// A change in ns for people, with its sign: `+46.000 us`, `-812 ns`.
+pub fn signed_ns(ns: f64) -> String {
+    if ns < 0.0 { format!("-{}", human_ns(-ns)) } else { format!("+{}", human_ns(ns)) }
+}
+
+impl Comparison {
+    /// B / A of `stat`, when both have a value and A's is not zero.
+    pub fn ratio_of(&self, stat: inference::Stat) -> Option<f64> {
+        let (a, b) =
+            (self.a.stats_ns.get(stat.name()).flatten()?, self.b.stats_ns.get(stat.name()).flatten()?);
+        ratio(a, b)
+    }
+}
 
 /// [`human_ns`], or `-` for no value.
 pub fn human_opt(ns: Option<f64>) -> String {
@@ -514,6 +583,65 @@ pub(crate) mod tests {
         assert!(lean.samples.is_empty());
         assert_eq!(to_json(&lean), to_json(&full));
         assert_eq!(to_markdown(&lean), to_markdown(&full));
+    }
+
+    /// A source with `n` samples of `t` one microsecond apart, latencies `f(i)` ps.
+    fn outcome_of(source: usize, n: i64, f: impl Fn(i64) -> i64) -> Outcome {
+        let mut o = Outcome::new("t", AnalysisKind::Pair, source);
+        o.samples = (0..n)
+            .map(|i| Sample { start: i * 1_000_000, end: i * 1_000_000 + f(i), key: String::new() })
+            .collect();
+        o
+    }
+
+    #[test]
+    fn a_baseline_is_compared_with_every_candidate_with_intervals_and_verdicts() {
+        // Latencies 900..1000 ns in a scrambled order; the third input is 10 % slower.
+        let lat = |i: i64| 900_000 + (i * 7919 % 1009) * 100;
+        let sources: Vec<Source> = ["base.txt", "same.txt", "slow.txt"]
+            .iter()
+            .map(|p| Source::new(*p, "ftrace-text", SourceKind::File))
+            .collect();
+        let inputs: Vec<ReportInput<'_>> =
+            sources.iter().map(|s| ReportInput { path: &s.name, source: s }).collect();
+        let outcomes = [
+            outcome_of(0, 3000, lat),
+            outcome_of(1, 3000, |i| lat(i + 17)),
+            outcome_of(2, 3000, |i| lat(i + 5) * 11 / 10),
+        ];
+        let opts = ReportOptions { baseline: Some(0), without_samples: true, ..ReportOptions::default() };
+        let r = build(&inputs, &outcomes, &opts).unwrap();
+        assert_eq!(r.comparison.len(), 2);
+        assert_eq!((r.comparison[0].b.input, r.comparison[1].b.input), (1, 2));
+        let v: serde_json::Value = serde_json::from_str(&to_json(&r)).unwrap();
+        assert_eq!(v["baseline"], 0);
+        let c = &v["comparison"][1];
+        for stat in ["mean", "p50", "p90", "p99"] {
+            assert_eq!(c["verdict"][stat], "regressed", "{stat}: {c}");
+            let ci = c["ci95_ns"][stat].as_array().unwrap();
+            assert!(ci[0].as_f64().unwrap() > 0.0 && ci[0].as_f64() < ci[1].as_f64(), "{stat}: {c}");
+            assert!(c["p_value"][stat].as_f64().unwrap() < 0.01);
+        }
+        assert!(c["shift_p_value"].as_f64().unwrap() < 0.01);
+        assert_eq!(c["method"]["resamples"], inference::RESAMPLES);
+        assert_eq!(v["comparison"][0]["verdict"]["p50"], "inconclusive", "{}", v["comparison"][0]);
+        // The gate: the slow candidate regressed, by 5 % too, not by 20 %.
+        let gate = |text: &str| threshold::Threshold::parse(text).unwrap().check(&r).unwrap();
+        let hit = gate("t.p50 regressed");
+        assert_eq!(hit.len(), 1);
+        assert_eq!(hit[0].input, 2);
+        assert!(hit[0].to_string().starts_with("regression: t.p50 +10."), "{}", hit[0]);
+        assert_eq!(gate("t.p99 regressed(99%) by 5%").len(), 1);
+        assert!(gate("t.mean regressed by 20%").is_empty());
+        // Same inputs, same bytes; Markdown and HTML show the intervals.
+        assert_eq!(to_json(&build(&inputs, &outcomes, &opts).unwrap()), to_json(&r));
+        let md = to_markdown(&r);
+        assert!(
+            md.contains("## Change of B against A (95 % intervals)") && md.contains("| regressed |"),
+            "{md}"
+        );
+        let html = to_html(&r);
+        assert_eq!(html.matches("<title>intervals</title>").count(), 2);
     }
 
     #[test]

@@ -26,13 +26,20 @@ pub struct FleetArgs {
     #[arg(long, value_name = "LABEL=VALUE", requires = "baseline")]
     pub compare: Option<String>,
     /// Statistics per value of this label (a commit, a date), in order of first append,
-    /// with the first value where p99 moved by more than --trend-threshold.
+    /// and the change points: values whose p99 differs from the previous value's with
+    /// significance --trend-alpha.
     #[arg(long, value_name = "LABEL")]
     pub trend: Option<String>,
-    /// How far p99 must move from the trend's first value to be flagged: `10%` or `0.1`.
-    #[arg(long = "trend-threshold", value_name = "FRACTION", default_value = "10%")]
+    /// The significance level of a trend's change points, Holm-adjusted over its steps:
+    /// `0.05` or `5%`.
+    #[arg(long = "trend-alpha", value_name = "LEVEL", default_value = "0.05")]
+    pub trend_alpha: String,
+    /// A change point must also move p99 by more than this fraction of the previous value:
+    /// `10%` or `0.1` (default: any significant change).
+    #[arg(long = "trend-threshold", value_name = "FRACTION", default_value = "0%")]
     pub trend_threshold: String,
-    /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION, checked per group; exit code 3.
+    /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION, checked per group, or with
+    /// --baseline/--compare `ANALYSIS.STAT regressed[(C%)] [by P%]`; exit code 3.
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<String>,
     /// Worst pairs kept per group.
@@ -66,7 +73,7 @@ impl fmt::Display for FleetThresholdsCrossed {
 
 impl std::error::Error for FleetThresholdsCrossed {}
 
-fn parse_fraction(text: &str) -> Result<f64> {
+fn parse_fraction(text: &str, flag: &str) -> Result<f64> {
     let t = text.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
@@ -74,13 +81,22 @@ fn parse_fraction(text: &str) -> Result<f64> {
     };
     match v {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => bail!("--trend-threshold {text:?}: expected a fraction such as 0.1 or a percentage such as 10%"),
+        _ => bail!("{flag} {text:?}: expected a fraction such as 0.1 or a percentage such as 10%"),
     }
 }
 
 pub fn run(args: &FleetArgs) -> Result<()> {
     // Usage errors first, before the dataset is read.
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
+    latscope_engine::report::require_baseline(
+        &thresholds,
+        args.baseline.is_some(),
+        "--baseline LABEL=A --compare LABEL=B",
+    )?;
+    let trend_alpha = parse_fraction(&args.trend_alpha, "--trend-alpha")?;
+    if !(trend_alpha > 0.0 && trend_alpha < 1.0) {
+        bail!("--trend-alpha {:?}: expected a level between 0 and 1, such as 0.05", args.trend_alpha);
+    }
     let format = match (args.format, &args.output) {
         (Some(f), _) => f,
         (None, Some(p)) => {
@@ -98,7 +114,8 @@ pub fn run(args: &FleetArgs) -> Result<()> {
         baseline: args.baseline.as_deref().map(|t| parse_selector(t, "--baseline")).transpose()?,
         compare: args.compare.as_deref().map(|t| parse_selector(t, "--compare")).transpose()?,
         trend: args.trend.clone(),
-        trend_threshold: parse_fraction(&args.trend_threshold)?,
+        trend_alpha,
+        trend_threshold: parse_fraction(&args.trend_threshold, "--trend-threshold")?,
         worst: args.worst,
         ..FleetOptions::default()
     };

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Capture files; two files are compared A/B analysis by analysis.
+    /// Capture files; two files are compared A/B analysis by analysis, and with --baseline
+    /// each one is a candidate compared with the baseline.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// A preset analysis (irq-handler, block, ...); repeatable. Without --preset and --rule,
@@ -29,9 +30,15 @@ pub struct ReportArgs {
     /// see all inputs together.
     #[arg(long, value_name = "ALIGN")]
     pub align: Option<String>,
-    /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION; exit code 3 when crossed.
+    /// ANALYSIS.STAT>DURATION or ANALYSIS.STAT<DURATION, or with --baseline
+    /// `ANALYSIS.STAT regressed[(C%)] [by P%]` (STAT p50 p90 p99 mean); exit code 3 when
+    /// crossed or regressed with confidence.
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<String>,
+    /// The capture every FILE (a candidate) is compared with: each analysis's change in p50,
+    /// p90, p99 and mean with 95 % intervals, p-values and verdicts, and a shift test.
+    #[arg(long, value_name = "BASELINE")]
+    pub baseline: Option<PathBuf>,
     /// Output format (default: from the -o extension, else md).
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
@@ -119,6 +126,15 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let registry = Registry::native();
     // Usage errors first, before any file is read.
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
+    latscope_engine::report::require_baseline(&thresholds, args.baseline.is_some(), "--baseline BASELINE")?;
+    if args.baseline.is_some() && (args.align.is_some() || args.dataset.is_some()) {
+        anyhow::bail!(
+            "--baseline compares captures analysed apart: it cannot be combined with {}",
+            if args.align.is_some() { "--align" } else { "--dataset (append the capture on its own)" }
+        );
+    }
+    // The baseline is input 0, the candidates follow in the order given.
+    let files: Vec<PathBuf> = args.baseline.iter().chain(&args.files).cloned().collect();
     let (format, perfetto) = resolve_format(args.format, args.output.as_deref());
     let specs = specs(&registry, &args.presets, &args.rules)?;
     let labels = latscope_engine::fleet::labels_for(&args.labels, args.dataset.as_deref())?;
@@ -131,12 +147,13 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     {
         ctl = ctl.with_tracks(tracks);
     }
-    let mut capture = Capture::open(&args.files, &ctl)?;
+    let mut capture = Capture::open(&files, &ctl)?;
+    capture.baseline = args.baseline.as_ref().map(|_| 0);
     // Decoders run on the inputs that have their channels (a capture beside a kernel trace).
     let ran_on = capture.decode(&registry, &args.decoders)?;
     for (spec, on) in args.decoders.iter().zip(&ran_on) {
         if on.len() < capture.sources.len() {
-            let on: Vec<String> = on.iter().map(|i| format!("{i} ({})", args.files[*i].display())).collect();
+            let on: Vec<String> = on.iter().map(|i| format!("{i} ({})", files[*i].display())).collect();
             eprintln!("latscope: --decoder {spec:?} decoded input {}", on.join(", "));
         }
     }
@@ -183,17 +200,20 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             &capture.placed(),
             &outcomes,
             &output,
-            &args.files,
+            &files,
         )?;
     } else {
-        latscope_engine::report::write(&report, format, &output, &args.files)?;
+        latscope_engine::report::write(&report, format, &output, &files)?;
     }
     if let Some(dir) = &args.dataset {
-        let (warning, said) = latscope_engine::fleet::append(dir, &args.files, &labels, &report)
+        let (warning, said) = latscope_engine::fleet::append(dir, &files, &labels, &report)
             .with_context(|| format!("appending to {}", dir.display()))?;
         eprintln!("latscope: {}{said}", if warning { "warning: " } else { "" });
     }
     let crossed = latscope_engine::report::gate(&report, &thresholds)?;
+    for line in latscope_engine::report::passed(&report, &thresholds) {
+        eprintln!("latscope: {line}");
+    }
     // The process ends with this command: handing the captures' and analyses' memory (tens
     // of MB for a million pulses) back page by page would cost more than the statistics.
     std::mem::forget((capture, outcomes, report));

@@ -1,25 +1,27 @@
-//! The workbench: its rooms of state, and the frame that lays out the panels. Views read
-//! the state and return messages; [`Workbench::update`] (in `update.rs`) applies them.
+//! The workbench: the document, the view of it and the other rooms, the jobs, and the
+//! frame. A frame drains the jobs' messages, reads the keyboard, draws the views (which read
+//! the state and return messages) and applies the messages with [`Workbench::update`] (in
+//! `update/`), the one place state changes.
 
-use super::analysis;
-use super::errors::{self, Errors};
+use super::analysis::AnalysisState;
+use super::dialogs::Dialogs;
+use super::document::{Document, SourceId, SourceStamp};
+use super::errors::Errors;
 use super::export::PngRequest;
+use super::fleet::FleetState;
 use super::jobs::{JobKind, JobRunner, Outbox, RunningJob};
-use super::keymap;
-use super::message::{Message, TableSort};
-use super::palette;
+use super::message::{DerivedLane, FileMsg, Message, SaveMsg};
 use super::picker::FilePicker;
-use super::prepare::{LaneClass, Prepared};
-use super::rooms::{AnalysisState, Dialogs, ViewState};
+use super::prepare::Prepared;
 use super::session::PendingSession;
-use super::sim_panel::{self, SimState};
-use super::table::{self, TableState};
-use super::theme;
-use super::theme::ThemeKind;
-use super::timeline;
-use super::{align_dialog, decoder_dialog, derive_dialog};
+use super::sim::SimState;
+use super::table::TableState;
+use super::theme::{self, ThemeKind};
+use super::view::ViewState;
+use super::views::{self, FrameCache};
+use latscope_decoders::spec::Stack;
 use latscope_engine::Registry;
-use latscope_model::{Ps, Source, format_seconds};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -43,48 +45,60 @@ pub struct Options {
     pub decoders: Vec<String>,
 }
 
-#[derive(Debug)]
-struct ScreenshotState {
-    path: PathBuf,
-    ready_frames: u32,
-    requested: bool,
-}
-
-/// What the command line asked the workbench to do once its files are loaded.
+/// What the command line asked the workbench to do once its files are loaded, parsed: each
+/// step names its files by the ids their loads took.
 #[derive(Debug)]
 pub(super) struct Startup {
-    pub files: Vec<PathBuf>,
+    /// The ids of the files given, in the order given (`None` for a session).
+    pub files: Vec<Option<SourceId>>,
     /// `--align`, until it is sent.
-    pub align: Option<String>,
+    pub align: Option<latscope_analysis::align::AlignSpec>,
     /// Run the `--rule`s (after the alignment).
     pub run: bool,
     /// `--decoder`s, until they are sent (before the alignment).
-    pub decoders: Vec<String>,
+    pub decoders: Vec<Stack>,
+}
+
+/// What jobs left to finish: loads that ended before an earlier one (sources join in the
+/// order their files were given) and derived lanes waiting for their source to be free.
+#[derive(Debug, Default)]
+pub(super) struct Pending {
+    /// By the load's ticket id: the source's id, its file and its data.
+    pub loads: BTreeMap<u64, (SourceId, PathBuf, Arc<Prepared>)>,
+    /// Derived tracks waiting to be added to their source in place: a job still reads it.
+    pub derived: Vec<(SourceStamp, DerivedLane)>,
+    /// A session whose files are loading.
+    pub session: Option<PendingSession>,
+    /// The command line's steps, once the files are loaded.
+    pub startup: Option<Startup>,
+    /// A fleet worst pair to show once its capture has loaded.
+    pub jump: Option<super::fleet::PendingJump>,
+    /// Sources showing a load's preview, by the load's ticket id: the loaded source
+    /// replaces it.
+    pub previews: BTreeMap<u64, SourceId>,
 }
 
 const MAX_RECENT: usize = 10;
-/// The room the focused track-list row keeps for its up/down buttons.
-const MOVE_BUTTONS_WIDTH: f32 = 64.0;
-/// The side panel's width at start (the analysis summary's six columns fit).
-const SIDE_WIDTH: f32 = 400.0;
-/// The track list's width at start; the user drags its edge to change it.
-const TRACKS_WIDTH: f32 = 220.0;
 const RECENT_KEY: &str = "latscope.recent";
+/// Where eframe's storage keeps the theme.
+pub const THEME_KEY: &str = "latscope.theme";
 
 /// The workbench, room by room.
 pub struct Workbench {
     /// Presets and decoders by name: the engine's, shared with the workers.
     pub registry: Arc<Registry>,
     /// Every background job, its progress and its staleness ticket.
-    pub(super) jobs: JobRunner,
+    pub(super) jobs: JobRunner<Message>,
     picker: Box<dyn FilePicker>,
-    /// The sources and the view of them.
+    /// What is open: the sources, where they sit, the alignment.
+    pub doc: Document,
+    /// How it is shown: lanes, viewport, cursors, markers, panels.
     pub view: ViewState,
     pub analysis: AnalysisState,
     pub sim: SimState,
     pub table: TableState,
     /// The fleet window (a dataset of many captures).
-    pub fleet: super::fleet_view::FleetState,
+    pub fleet: FleetState,
     pub dialogs: Dialogs,
     /// The error banner, and the log of every error (`errors.log()`).
     pub errors: Errors,
@@ -93,24 +107,27 @@ pub struct Workbench {
     pub recent: Vec<PathBuf>,
     /// The look; kept in eframe's storage and in sessions.
     pub theme: ThemeKind,
-    pub(super) applied_theme: Option<ThemeKind>,
-    screenshot: Option<ScreenshotState>,
+    /// `--screenshot`: where to save the window once everything is drawn, then close.
+    pub(super) screenshot: Option<PathBuf>,
     /// Where the screenshot was saved, once it is.
     pub screenshot_saved: Option<PathBuf>,
     /// Set when the window should close (after a screenshot).
     pub quit: bool,
+    /// A timeline PNG asked for: the next frame's pixels are taken for it.
     pub(super) png_request: Option<PngRequest>,
     /// A timeline PNG whose pixels were asked for and have not arrived yet.
     pub(super) png_waiting: bool,
-    pub(super) pending_session: Option<PendingSession>,
-    /// What the command line asked for once the files are loaded (`--align`, `--rule`).
-    pub(super) startup: Option<Startup>,
+    pub(super) pending: Pending,
+    /// Set while `update` settles what the last message made due (no nested settling).
+    pub(super) settling: bool,
+    /// What the views keep between frames (meshes, layout): not state.
+    pub frame: FrameCache,
 }
 
 impl std::fmt::Debug for Workbench {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Workbench")
-            .field("sources", &self.view.sources.len())
+            .field("sources", &self.doc.sources.len())
             .field("viewport", &self.view.viewport)
             .field("jobs", &self.jobs.running().map(|j| j.ticket).collect::<Vec<_>>())
             .field("errors", &self.errors)
@@ -124,55 +141,27 @@ impl Workbench {
             registry: Arc::new(Registry::native()),
             jobs: JobRunner::default(),
             picker,
+            doc: Document::default(),
             view: ViewState::default(),
             analysis: AnalysisState::default(),
             sim: SimState::default(),
             table: TableState::default(),
-            fleet: Default::default(),
+            fleet: FleetState::default(),
             dialogs: Dialogs::default(),
             errors: Errors::default(),
             notice: None,
             recent,
             theme: ThemeKind::Dark,
-            applied_theme: None,
-            screenshot: options.screenshot.map(|path| ScreenshotState {
-                path,
-                ready_frames: 0,
-                requested: false,
-            }),
+            screenshot: options.screenshot.clone(),
             screenshot_saved: None,
             quit: false,
             png_request: None,
             png_waiting: false,
-            pending_session: None,
-            startup: (options.align.is_some() || !options.rules.is_empty() || !options.decoders.is_empty())
-                .then(|| Startup {
-                    files: options.files.clone(),
-                    align: options.align.clone(),
-                    run: !options.rules.is_empty(),
-                    decoders: options.decoders.clone(),
-                }),
+            pending: Pending::default(),
+            settling: false,
+            frame: FrameCache::default(),
         };
-        if !options.rules.is_empty() {
-            wb.analysis.chosen_by_files = false;
-            wb.analysis.rules.specs = options.rules.clone();
-            wb.view.panels.analysis = true;
-        }
-        if let Some(dir) = &options.dataset {
-            super::fleet_view::start(&mut wb, dir, &options.group_by, options.trend.as_deref());
-        }
-        if !options.files.is_empty() {
-            wb.update(Message::OpenFiles(options.files));
-        } else if options.demo {
-            wb.view.panels.simulator = true;
-            if wb.screenshot.is_some() {
-                // A screenshot wants a finished, deterministic picture: run 40 ms flat out.
-                wb.sim.max_speed = true;
-                wb.sim.duration = Some(40_000_000_000);
-            }
-            let start = wb.sim.start_command();
-            wb.update(Message::Sim(start));
-        }
+        wb.start(options);
         wb
     }
 
@@ -181,7 +170,7 @@ impl Workbench {
     }
 
     /// The sender workers and pickers use; tests use it to inject messages.
-    pub fn outbox(&self) -> Outbox {
+    pub fn outbox(&self) -> Outbox<Message> {
         self.jobs.outbox()
     }
 
@@ -216,11 +205,32 @@ impl Workbench {
 
     /// The common-timeline range of everything loaded.
     pub fn time_range(&self) -> Option<(f64, f64)> {
-        self.view.time_range()
+        self.doc.time_range()
     }
 
-    pub(super) fn screenshot_pending(&self) -> bool {
-        self.screenshot.is_some()
+    /// Whether a session is still being restored (its files loading).
+    pub fn session_pending(&self) -> bool {
+        self.pending.session.is_some()
+    }
+
+    /// Whether a session is being read or restored.
+    pub fn session_busy(&self) -> bool {
+        self.jobs.busy(JobKind::SessionRead) || self.pending.session.is_some()
+    }
+
+    /// Whether a fleet worst pair waits for its capture to load.
+    /// How many sources show a preview of a capture still loading.
+    pub fn previews_shown(&self) -> usize {
+        self.pending.previews.len()
+    }
+
+    pub fn jump_pending(&self) -> bool {
+        self.pending.jump.is_some()
+    }
+
+    /// Whether no derived track waits for its source.
+    pub fn pending_derived_is_empty(&self) -> bool {
+        self.pending.derived.is_empty()
     }
 
     pub(super) fn remember_recent(&mut self, path: &Path) {
@@ -229,394 +239,53 @@ impl Workbench {
         self.recent.truncate(MAX_RECENT);
     }
 
-    /// Drains worker messages.
+    /// Applies the messages the jobs (and pickers) sent since the last frame.
     pub fn poll(&mut self) {
         while let Some(msg) = self.jobs.try_recv() {
             self.update(msg);
         }
-        // A job that answered has let go of the sources it read only now, after its answer.
-        if !self.view.pending_derived.is_empty() {
-            self.add_pending_derived();
-        }
     }
 
-    /// The keyboard's messages this frame (the keymap's shortcuts) and dropped files.
-    fn keyboard(&self, ctx: &egui::Context) -> Vec<Message> {
-        let typing = ctx.egui_wants_keyboard_input() || self.dialogs.palette_open;
-        let mut msgs = ctx.input_mut(|i| keymap::keyboard(i, typing));
-        let dropped: Vec<PathBuf> =
-            ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
-        if !dropped.is_empty() {
-            msgs.push(Message::OpenFiles(dropped));
-        }
-        msgs
-    }
-
-    fn menu(&self, ui: &mut egui::Ui) -> Vec<Message> {
-        let mut msgs = Vec::new();
-        let mut recent = |ui: &mut egui::Ui| {
-            let mut msgs = Vec::new();
-            if self.recent.is_empty() {
-                ui.weak("nothing yet");
-            }
-            for p in &self.recent {
-                if ui.button(p.display().to_string()).clicked() {
-                    msgs.push(Message::OpenFiles(vec![p.clone()]));
-                }
-            }
-            msgs
-        };
-        egui::MenuBar::new().ui(ui, |ui| {
-            for (title, items) in keymap::MENUS {
-                ui.menu_button(*title, |ui| msgs.extend(keymap::menu_items(ui, items, &mut recent)));
-            }
-            ui.add_space(16.0);
-            for s in &self.view.sources {
-                ui.weak(format!("{} · {}", s.source().name, s.source().format));
-            }
-        });
-        msgs
-    }
-
-    fn status_bar(&self, ui: &mut egui::Ui) -> Vec<Message> {
-        let mut msgs = Vec::new();
-        let view = &self.view;
-        ui.horizontal(|ui| {
-            let clock = view.sources.first();
-            let fmt = |t: f64| match clock {
-                Some(sv) => timeline::clock_text(sv.source(), sv.to_source(t).round() as Ps),
-                None => format_seconds(t.round() as Ps),
-            };
-            if let Some(a) = view.overlay.cursor_a {
-                ui.colored_label(theme::CURSOR_A, format!("A {}", fmt(a)));
-            }
-            if let Some(b) = view.overlay.cursor_b {
-                ui.colored_label(theme::CURSOR_B, format!("B {}", fmt(b)));
-            }
-            if let (Some(a), Some(b)) = (view.overlay.cursor_a, view.overlay.cursor_b) {
-                let d = (b - a).abs();
-                let hz = if d > 0.0 { 1e12 / d } else { 0.0 };
-                ui.strong(format!("Δ {}  1/Δ {}", format_seconds(d.round() as Ps), format_hz(hz)));
-            }
-            ui.separator();
-            ui.weak(format!(
-                "{} / px · view {}",
-                format_seconds(view.viewport.ps_per_px.round() as Ps),
-                format_seconds((view.viewport.ps_per_px * view.data_width()).round() as Ps)
-            ));
-            ui.weak(sources_summary(view.sources.iter().map(|s| s.source())));
-            for j in self.jobs.of_kind(JobKind::Load) {
-                ui.separator();
-                let name = j.path.as_deref().map_or_else(String::new, |p| {
-                    p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
-                });
-                ui.add(
-                    egui::ProgressBar::new(j.progress()).desired_width(140.0).text(format!("loading {name}")),
-                );
-                if ui.small_button("Cancel").clicked() {
-                    msgs.push(Message::CancelJob(j.ticket));
-                }
-            }
-            if self.analysis_running() {
-                ui.spinner();
-                ui.weak("analysing");
-            }
-            if let Some(n) = &self.notice {
-                ui.separator();
-                ui.weak(n);
-            }
-        });
-        msgs
-    }
-
-    fn tracks_panel(&self, ui: &mut egui::Ui) -> Vec<Message> {
-        let mut msgs = Vec::new();
-        let view = &self.view;
-        // The list never sizes the panel: it scrolls in the width the user gave the panel, so
-        // nothing drawn in it (a long name, the up/down buttons of the focused lane) can
-        // widen the panel and move the timeline's time axis.
-        egui::ScrollArea::both().id_salt("tracks").auto_shrink([false, false]).show(ui, |ui| {
-            for (si, sv) in view.sources.iter().enumerate() {
-                egui::CollapsingHeader::new(egui::RichText::new(&sv.source().name).strong())
-                    .id_salt(("source", si))
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        // Where the source sits on the timeline: its offset and drift.
-                        ui.add(
-                            egui::Label::new(
-                                egui::RichText::new(timeline::placement_text(&view.sources, si))
-                                    .small()
-                                    .weak(),
-                            )
-                            .wrap(),
-                        )
-                        .on_hover_text(sv.source().origin.domain.describe());
-                        for (vi, v) in sv.lanes.iter().enumerate() {
-                            let id = super::message::LaneId { source: si, lane: vi };
-                            ui.horizontal(|ui| {
-                                let mut visible = v.visible;
-                                if ui.checkbox(&mut visible, "").on_hover_text("show / hide").changed() {
-                                    msgs.push(Message::ToggleLane(id));
-                                }
-                                let (r, p) = ui.allocate_painter(egui::vec2(8.0, 14.0), egui::Sense::hover());
-                                p.rect_filled(r.rect, 2.0, v.color);
-                                let focused = view.overlay.focused == Some(id);
-                                let lane = sv.data_lane(vi);
-                                let kind = lane.map_or("", |l| l.kind.class().name());
-                                // Names are cut at the list's width; the focused row keeps
-                                // room for its up/down buttons, so it is no wider.
-                                let reserve = if focused { MOVE_BUTTONS_WIDTH } else { 0.0 };
-                                let name_width = (ui.available_width() - reserve).max(24.0);
-                                let label = ui
-                                    .scope(|ui| {
-                                        ui.set_max_width(name_width);
-                                        ui.add(egui::Button::selectable(focused, v.name.as_str()).truncate())
-                                    })
-                                    .inner
-                                    .on_hover_text(format!("{} ({kind})", v.name));
-                                if label.clicked() {
-                                    msgs.push(Message::FocusLane(id));
-                                }
-                                label.context_menu(|ui| {
-                                    msgs.extend(super::extras::lane_menu(ui, id, v));
-                                    if lane.is_some_and(|l| l.kind.class() == LaneClass::Analog) {
-                                        ui.separator();
-                                        if ui.button("Derive digital…").clicked() {
-                                            msgs.push(Message::OpenDeriveDigital(id));
-                                            ui.close();
-                                        }
-                                    }
-                                });
-                                if focused {
-                                    if ui.small_button("up").clicked() {
-                                        msgs.push(Message::MoveLane(id, -1));
-                                    }
-                                    if ui.small_button("down").clicked() {
-                                        msgs.push(Message::MoveLane(id, 1));
-                                    }
-                                }
-                            });
-                        }
-                    });
-            }
-            if !view.overlay.markers.is_empty() {
-                ui.separator();
-                ui.strong("Markers");
-                for (i, (name, _)) in view.overlay.markers.iter().enumerate() {
-                    ui.horizontal(|ui| {
-                        let mut text = name.clone();
-                        if ui.add(egui::TextEdit::singleline(&mut text).desired_width(90.0)).changed() {
-                            msgs.push(Message::RenameMarker(i, text));
-                        }
-                        if ui.small_button("go").clicked() {
-                            msgs.push(Message::JumpMarker(i));
-                        }
-                        if ui.small_button("x").clicked() {
-                            msgs.push(Message::RemoveMarker(i));
-                        }
-                    });
-                }
-            }
-        });
-        msgs
-    }
-
-    /// The error banner: the latest errors, each wrapped to the width it is given (a long
-    /// message never widens the layout) and cut at [`errors::BANNER_CHARS`], with a close
-    /// button; Esc closes them all. Every error is also in the log.
-    fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
-        let mut msgs = Vec::new();
-        let width = ui.available_width();
-        let shown = errors.len().min(4);
-        for (i, e) in errors.iter().enumerate().rev().take(shown) {
-            egui::Frame::new()
-                .fill(theme::IRQ.gamma_multiply(0.25))
-                .inner_margin(egui::Margin::symmetric(8, 4))
-                .corner_radius(4)
-                .show(ui, |ui| {
-                    ui.set_width(width - 16.0);
-                    ui.horizontal_top(|ui| {
-                        let text_width = (ui.available_width() - 60.0).max(40.0);
-                        ui.allocate_ui_with_layout(
-                            egui::vec2(text_width, 0.0),
-                            egui::Layout::top_down(egui::Align::Min),
-                            |ui| {
-                                ui.set_max_width(text_width);
-                                ui.add(
-                                    egui::Label::new(
-                                        egui::RichText::new(errors::banner_text(e)).color(theme::TEXT),
-                                    )
-                                    .wrap(),
-                                );
-                            },
-                        );
-                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
-                            if ui.button("Close").on_hover_text("Close (Esc closes all)").clicked() {
-                                msgs.push(Message::DismissError(i));
-                            }
-                        });
-                    });
-                });
-        }
-        if !errors.is_empty() {
-            ui.horizontal(|ui| {
-                if errors.len() > shown {
-                    ui.weak(format!("{} more", errors.len() - shown));
-                }
-                if ui.small_button("Show log").clicked() {
-                    msgs.push(Message::TogglePanel(super::message::PanelId::Log));
-                }
-            });
-        }
-        msgs
-    }
-
-    /// The log panel: every error and warning so far, oldest first.
-    fn log_ui(errors: &Errors, ui: &mut egui::Ui) {
-        ui.strong("Log");
-        egui::ScrollArea::vertical().id_salt("log").stick_to_bottom(true).auto_shrink([false, false]).show(
-            ui,
-            |ui| {
-                if errors.log().is_empty() {
-                    ui.weak("No errors or warnings.");
-                }
-                for e in errors.log() {
-                    ui.add(egui::Label::new(egui::RichText::new(e).monospace()).wrap());
-                }
-            },
-        );
-    }
-
-    /// One frame: drain workers, handle input, draw, apply what the views returned.
+    /// One frame: apply what the jobs sent, read the keyboard, draw the views (they only
+    /// read the state), then apply what the user asked for.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         self.jobs.outbox().set_context(&ctx);
-        if self.applied_theme.is_none() {
+        if self.frame.applied_theme != Some(self.theme) {
             theme::apply_kind(&ctx, self.theme);
-            self.applied_theme = Some(self.theme);
+            self.frame.applied_theme = Some(self.theme);
         }
         self.poll();
-        self.startup_step();
-        self.fleet_jump_step();
-        let mut msgs = self.keyboard(&ctx);
-
-        egui::Panel::top("menu").show(ui, |ui| msgs.extend(self.menu(ui)));
-        egui::Panel::bottom("status").show(ui, |ui| msgs.extend(self.status_bar(ui)));
-        let view = &self.view;
-        // Waveform-only captures have no events to list: the timeline gets the room.
-        let has_events = view.sources.iter().any(|s| !s.source().events.is_empty());
-        if view.panels.table && has_events {
-            egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
-                ui.columns(2, |cols| {
-                    let (sources, selected) = (&view.sources, view.overlay.selected);
-                    msgs.extend(table::show(
-                        &mut cols[0],
-                        &self.table,
-                        self.table_pending(),
-                        sources,
-                        selected,
-                    ));
-                    table::inspector(&mut cols[1], sources, selected);
-                });
-            });
-        }
-        // Results arriving open the panel (`update`); the user may close it again.
-        let show_analysis = view.panels.analysis;
-        if view.panels.simulator || show_analysis {
-            let running = self.analysis_running();
-            egui::Panel::right("side").resizable(true).default_size(SIDE_WIDTH).show(ui, |ui| {
-                let sim_ui = |ui: &mut egui::Ui, msgs: &mut Vec<Message>| {
-                    let scroll = egui::ScrollArea::both().id_salt("sim-scroll").auto_shrink([false, false]);
-                    scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, &self.sim)));
-                };
-                if view.panels.simulator && show_analysis {
-                    // The simulator gets its own resizable part at the top, at most half
-                    // the height: the analysis below always keeps the other half.
-                    let half = ui.available_height() * 0.5;
-                    egui::Panel::top("simulator")
-                        .resizable(true)
-                        .default_size(half.min(330.0))
-                        .max_size(half)
-                        .show(ui, |ui| sim_ui(ui, &mut msgs));
-                } else if view.panels.simulator {
-                    sim_ui(ui, &mut msgs);
-                }
-                if show_analysis {
-                    ui.heading("Analysis");
-                    let names = view.labels();
-                    let a = &mut self.analysis;
-                    let state = analysis::PanelState {
-                        registry: &self.registry,
-                        editor: &a.rules,
-                        view: &a.panel,
-                        results: &a.results,
-                        missing: &a.missing,
-                    };
-                    msgs.extend(analysis::panel(ui, state, &mut a.drawn, running, &names));
-                }
-            });
-        }
-        if view.panels.log {
-            egui::Panel::bottom("log").resizable(true).default_size(120.0).show(ui, |ui| {
-                Self::log_ui(&self.errors, ui);
-            });
-        }
-        if view.panels.tracks {
-            egui::Panel::left("tracks")
-                .resizable(true)
-                .default_size(TRACKS_WIDTH)
-                .size_range(120.0..=640.0)
-                .show(ui, |ui| {
-                    ui.strong("Tracks");
-                    msgs.extend(self.tracks_panel(ui));
-                });
-        }
-        egui::CentralPanel::no_frame().show(ui, |ui| {
-            if !self.errors.is_empty() {
-                msgs.extend(Self::errors_ui(&self.errors, ui));
-            }
-            if self.view.sources.is_empty() && !self.jobs.busy(JobKind::Load) {
-                ui.centered_and_justified(|ui| {
-                    ui.weak("Open a capture (Ctrl+O), drop files here, or start the simulator (View > Simulator).");
-                });
-            } else {
-                let v = &mut self.view;
-                let (sources, viewport, overlay) = (&v.sources, &v.viewport, &v.overlay);
-                msgs.extend(timeline::show(ui, sources, viewport, overlay, v.scroll, &mut v.cache, &mut v.layout));
-            }
-        });
-        if self.fleet.open {
-            let running = self.jobs.of_kind(JobKind::Fleet).next().map(|j| j.ticket);
-            msgs.extend(super::fleet_view::show(&ctx, &self.fleet, running));
-        }
-        if self.dialogs.palette_open {
-            msgs.extend(palette::show(&ctx, &self.dialogs.palette_query));
-        }
-        if self.dialogs.derive.open {
-            msgs.extend(derive_dialog::show(&ctx, &self.dialogs.derive));
-        }
-        if self.dialogs.decoder.open {
-            let names: Vec<String> = self.view.sources.iter().map(|s| s.source().name.clone()).collect();
-            msgs.extend(decoder_dialog::show(&ctx, &self.registry, &self.dialogs.decoder, &names));
-        }
-        if self.dialogs.align.open {
-            let names = self.view.labels();
-            msgs.extend(align_dialog::show(&ctx, &self.dialogs.align, &names, self.aligning()));
-        }
+        let mut msgs = views::panels::keyboard(&ctx, self.dialogs.palette_open);
+        let scene = views::Scene {
+            registry: &self.registry,
+            doc: &self.doc,
+            view: &self.view,
+            analysis: &self.analysis,
+            sim: &self.sim,
+            table: &self.table,
+            fleet: &self.fleet,
+            dialogs: &self.dialogs,
+            errors: &self.errors,
+            notice: self.notice.as_deref(),
+            recent: &self.recent,
+            jobs: &self.jobs,
+        };
+        msgs.extend(views::panels::frame(&scene, ui, &mut self.frame));
+        msgs.extend(self.ask_for_pixels(&ctx));
+        let changed = !msgs.is_empty();
         for m in msgs {
             self.update(m);
         }
-        if !self.view.keep_shown() && self.view.refit && self.view.layout.data_width > 1.0 {
-            self.view.refit = false;
-            self.view.fit_all();
+        if changed || self.frame.applied_theme != Some(self.theme) {
+            // Drawn before the messages were applied: draw what they changed.
+            ctx.request_repaint();
         }
-        self.frame_extras(&ctx);
-        self.screenshot_step(&ctx);
         if self.jobs.busy(JobKind::Load)
             || self.jobs.busy(JobKind::Fleet)
             || (self.sim.handle.is_some() && !self.sim.finished)
             || self.analysis_running()
-            || !self.view.pending_derived.is_empty()
+            || !self.pending.derived.is_empty()
         {
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
@@ -625,72 +294,81 @@ impl Workbench {
         }
     }
 
+    /// The frame's pixels, asked of egui for what needs them: an asked-for timeline PNG,
+    /// and `--screenshot` a few frames after everything settled. They arrive as messages.
+    fn ask_for_pixels(&mut self, ctx: &egui::Context) -> Vec<Message> {
+        let mut msgs = Vec::new();
+        if let Some(req) = &self.png_request {
+            let on_screen = self.frame.layout.rect.filter(|_| !self.doc.sources.is_empty());
+            if let Some(rect) = on_screen {
+                let ppp = ctx.pixels_per_point();
+                let rect_px = egui::Rect::from_min_max(
+                    (rect.min.to_vec2() * ppp).to_pos2(),
+                    (rect.max.to_vec2() * ppp).to_pos2(),
+                );
+                let (out, path) = (self.outbox(), req.path.clone());
+                ctx.request_screenshot(move |image| {
+                    out.send(SaveMsg::TimelineShot { path, rect_px, image }.into());
+                });
+                ctx.request_repaint();
+            }
+            msgs.push(SaveMsg::PixelsAsked(on_screen.is_some()).into());
+        }
+        if self.screenshot.is_some() && !self.frame.screenshot_asked {
+            if self.settled() {
+                self.frame.settled_frames += 1;
+            }
+            // A few frames after the data arrived, so layout and meshes have settled.
+            if self.frame.settled_frames >= 4 {
+                self.frame.screenshot_asked = true;
+                let out = self.outbox();
+                ctx.request_screenshot(move |image| out.send(SaveMsg::ScreenshotTaken(image).into()));
+            }
+            ctx.request_repaint();
+        }
+        msgs
+    }
+
     /// Whether everything asked for at start is on screen (for `--screenshot`).
     pub fn settled(&self) -> bool {
         let sim_done = self.sim.handle.is_none() || self.sim.finished;
         !self.jobs.busy(JobKind::Load)
             && !self.jobs.busy(JobKind::Derive)
+            && !self.jobs.busy(JobKind::Decode)
             && sim_done
             && !self.table_pending()
             && !self.session_busy()
-            && self.startup.is_none()
+            && self.pending.startup.is_none()
             && !self.analysis.presets_due
             && !self.aligning()
             && !self.analysis_running()
             && !self.jobs.busy(JobKind::Fleet)
     }
 
-    fn screenshot_step(&mut self, ctx: &egui::Context) {
-        let settled = self.settled();
-        let Some(st) = &mut self.screenshot else { return };
-        if st.requested {
-            return;
+    /// Seeds the document with a source prepared elsewhere (tests, benchmarks), through the
+    /// same message a load ends with.
+    pub fn add_prepared(&mut self, prepared: Prepared) -> SourceId {
+        let id = self.doc.reserve_id();
+        let path = prepared.source.path.clone().unwrap_or_default();
+        self.update(FileMsg::Added { id, path, prepared: Arc::new(prepared) }.into());
+        id
+    }
+
+    /// What a session saved now would hold.
+    pub fn session(&self) -> super::session::Session {
+        super::session::Session::capture(&self.doc, &self.view, &self.analysis.rules.specs, self.theme)
+    }
+
+    /// Takes the theme kept in eframe's storage (the last one used).
+    pub fn restore_look(&mut self, storage: &dyn eframe::Storage) {
+        if let Some(kind) = eframe::get_value(storage, THEME_KEY) {
+            self.update(super::message::ShellMsg::SetTheme(kind).into());
         }
-        if settled {
-            st.ready_frames += 1;
-        }
-        // A few frames after the data arrived, so layout and meshes have settled.
-        if st.ready_frames >= 4 {
-            st.requested = true;
-            let out = self.jobs.outbox();
-            ctx.request_screenshot(move |image| out.send(Message::ScreenshotTaken(image)));
-        }
-        ctx.request_repaint();
     }
 
-    /// `Message::ScreenshotTaken`: encoding a big window takes a while, so the PNG is written
-    /// by a job; the window closes when `ScreenshotSaved` arrives.
-    pub(super) fn save_screenshot(&mut self, image: Arc<egui::ColorImage>) {
-        let Some(st) = &self.screenshot else { return };
-        let (path, inputs) = (st.path.clone(), self.input_paths());
-        self.jobs.spawn(JobKind::Screenshot, None, move |cx| {
-            let result = save_png(&path, &image, &inputs).map(|()| path).map_err(|e| format!("{e:#}"));
-            cx.send(Message::ScreenshotSaved { ticket: cx.ticket, result });
-        });
-    }
-
-    /// Seeds the view with a source prepared elsewhere (tests, benchmarks).
-    pub fn add_prepared(&mut self, prepared: Prepared) -> usize {
-        let i = self.view.add_source(Arc::new(prepared));
-        self.view.fit_all();
-        i
-    }
-
-    /// Sorting the table by column (for tests and the palette).
-    pub fn set_sort(&mut self, sort: TableSort) {
-        self.update(Message::SortTable(sort));
-    }
-}
-
-fn format_hz(hz: f64) -> String {
-    if hz >= 1e9 {
-        format!("{:.3} GHz", hz / 1e9)
-    } else if hz >= 1e6 {
-        format!("{:.3} MHz", hz / 1e6)
-    } else if hz >= 1e3 {
-        format!("{:.3} kHz", hz / 1e3)
-    } else {
-        format!("{hz:.3} Hz")
+    /// Keeps the theme in eframe's storage.
+    pub fn save_look(&self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, THEME_KEY, &self.theme);
     }
 }
 
@@ -797,12 +475,12 @@ impl eframe::App for ScreenshotWatch {
         eframe::App::ui(&mut self.wb, ui, frame);
         if let Some(stats) = &mut self.frame_stats {
             stats.frame(began);
-            let view = &self.wb.view;
-            if !view.sources.is_empty() {
-                let previews_only = view.previews.len() == view.sources.len();
+            let shown = self.wb.doc.sources.len();
+            if shown > 0 {
+                let previews_only = self.wb.pending.previews.len() == shown;
                 stats.mark_once(if previews_only { "preview_drawn" } else { "tracks_drawn" });
             }
-            if self.wb.settled() && !view.sources.is_empty() {
+            if self.wb.settled() && shown > 0 {
                 stats.mark_once("settled");
             }
         }
@@ -818,30 +496,9 @@ impl eframe::App for ScreenshotWatch {
     }
 }
 
-/// The status bar's count of what is loaded: sources, then events and signals where there
-/// are any (a waveform has signals and no events; "0 events" would read as an empty file).
-fn sources_summary<'a>(sources: impl Iterator<Item = &'a Source>) -> String {
-    let (mut n, mut events, mut signals) = (0usize, 0usize, 0usize);
-    for s in sources {
-        n += 1;
-        events += s.events.len();
-        signals += s.digital.len() + s.analog.len();
-    }
-    let plural = |k: usize, one: &str| format!("{k} {one}{}", if k == 1 { "" } else { "s" });
-    let mut out = plural(n, "source");
-    if events > 0 || signals == 0 {
-        out += &format!(" · {}", plural(events, "event"));
-    }
-    if signals > 0 {
-        out += &format!(" · {}", plural(signals, "signal"));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use latscope_model::{DigitalTrack, SourceKind};
 
     #[test]
     fn the_window_icon_is_the_256_pixel_asset() {
@@ -852,24 +509,5 @@ mod tests {
         assert_eq!(icon.rgba[3], 0);
         let middle = (128 * 256 + 128) * 4;
         assert_eq!(icon.rgba[middle + 3], 255);
-    }
-
-    #[test]
-    fn the_status_counts_events_and_signals_that_are_there() {
-        let mut wave = Source::new("fsm.ghw", "ghw", SourceKind::File);
-        wave.digital.push(DigitalTrack::new("clk", 0));
-        wave.digital.push(DigitalTrack::new("busy", 0));
-        assert_eq!(sources_summary([&wave].into_iter()), "1 source · 2 signals");
-        let empty = Source::new("none", "ftrace-text", SourceKind::File);
-        assert_eq!(sources_summary([&empty].into_iter()), "1 source · 0 events");
-        let trace = latscope_engine::open(
-            std::path::Path::new(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../samples/ftrace/virtio_blk_direct_read.txt"
-            )),
-            &latscope_importers::LoadControl::new(),
-        )
-        .expect("sample loads");
-        assert_eq!(sources_summary([&trace, &wave].into_iter()), "2 sources · 3289 events · 2 signals");
     }
 }

@@ -8,8 +8,9 @@
 //! click inspects it and the table and search list it. The specs are kept in the source's
 //! metadata (`decoder`), which is how a session saves them.
 
-use super::message::Message;
+use super::document::SourceId;
 use super::prepare::{LaneKind, Prepared, prepare};
+use latscope_decoders::spec::Stack;
 use latscope_engine::channels::{self, ChannelName, Guess};
 use latscope_engine::registry::{DecoderInfo, Registry};
 use latscope_model::{Ps, Source, Sym};
@@ -20,7 +21,7 @@ pub use latscope_engine::decode::specs_of;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DecoderDialog {
     pub open: bool,
-    pub source: usize,
+    pub source: Option<SourceId>,
     /// The decoder chosen, by its registry name; a stacked one (SD over SPI) reads the
     /// channels of the decoder under it.
     pub decoder: String,
@@ -44,7 +45,7 @@ pub struct DecoderDialog {
 }
 
 /// The decoders a channel reader stacks under `decoder`, base first.
-fn stages<'r>(registry: &'r Registry, decoder: &str) -> Vec<&'r DecoderInfo> {
+pub fn stages<'r>(registry: &'r Registry, decoder: &str) -> Vec<&'r DecoderInfo> {
     let mut out = Vec::new();
     let mut next = registry.decoder(decoder);
     while let Some(d) = next {
@@ -57,9 +58,10 @@ fn stages<'r>(registry: &'r Registry, decoder: &str) -> Vec<&'r DecoderInfo> {
 impl DecoderDialog {
     /// Opens the dialog on `source` of `src`, with the decoder whose required channels the
     /// names fill best (UART when nothing fits better).
-    pub fn open_on(registry: &Registry, src: &Source, source: usize) -> Self {
+    pub fn open_on(registry: &Registry, src: &Source, source: SourceId) -> Self {
         let names = channels::channels_of(src);
-        let mut d = Self { open: true, source, names, existing: specs_of(src), ..Self::default() };
+        let mut d =
+            Self { open: true, source: Some(source), names, existing: specs_of(src), ..Self::default() };
         let plain: Vec<&str> = d.names.iter().map(|n| n.name.as_str()).collect();
         // A stacked decoder (SD over SPI) only when asked for: its base wins a tie.
         let score = |info: &DecoderInfo| {
@@ -157,110 +159,20 @@ impl DecoderDialog {
     }
 }
 
-/// The dialog window; returns the decode asked for and the dialog as edited.
-pub fn show(
-    ctx: &egui::Context,
-    registry: &Registry,
-    dialog: &DecoderDialog,
-    sources: &[String],
-) -> Vec<Message> {
-    let mut msgs = Vec::new();
-    let mut d = dialog.clone();
-    let mut open = d.open;
-    let mut close = false;
-    super::dialog_window(ctx, "Add decoder", egui::Id::unique("add-decoder"), &mut open).show(ctx, |ui| {
-        egui::Grid::new("decoder-grid").num_columns(2).spacing([12.0, 6.0]).show(ui, |ui| {
-            if sources.len() > 1 {
-                ui.label("source");
-                let name = sources.get(d.source).cloned().unwrap_or_default();
-                egui::ComboBox::from_id_salt("decoder-source").selected_text(name).show_ui(ui, |ui| {
-                    for (i, s) in sources.iter().enumerate() {
-                        if ui.selectable_label(i == d.source, s).clicked() && i != d.source {
-                            msgs.push(Message::OpenDecoder(Some(i)));
-                        }
-                    }
-                });
-                ui.end_row();
-            }
-            ui.label("decoder");
-            let mut chosen = d.decoder.clone();
-            let label = registry.decoder(&d.decoder).map_or_else(|| d.decoder.clone(), |x| x.label.clone());
-            egui::ComboBox::from_id_salt("decoder-kind").selected_text(label).show_ui(ui, |ui| {
-                for info in registry.decoders() {
-                    ui.selectable_value(&mut chosen, info.name.clone(), &info.label);
-                }
-            });
-            ui.end_row();
-            if chosen != d.decoder {
-                d.set_decoder(registry, &chosen);
-            }
-            let stack = stages(registry, &d.decoder);
-            let roles = stack.first().map(|b| b.channels.as_slice()).unwrap_or_default();
-            for (k, (role, channel)) in d.channels.iter_mut().enumerate() {
-                let must = roles.get(k).is_some_and(|r| r.required);
-                ui.label(if must { format!("{role} *") } else { role.clone() });
-                let shown = if channel.is_empty() { "(none)".to_owned() } else { channel.clone() };
-                egui::ComboBox::from_id_salt(("decoder-channel", k)).selected_text(shown).show_ui(ui, |ui| {
-                    ui.selectable_value(channel, String::new(), "(none)");
-                    for c in &dialog.names {
-                        let label = match (c.analog, c.changes) {
-                            (true, _) => format!("{} (analog, thresholded)", c.name),
-                            (false, 0) => format!("{} (never toggles)", c.name),
-                            (false, _) => c.name.clone(),
-                        };
-                        ui.selectable_value(channel, c.name.clone(), label);
-                    }
-                });
-                ui.end_row();
-            }
-            for (k, (decoder, options)) in d.options.iter_mut().enumerate() {
-                let hint = stack.get(k).map(|x| x.options_hint()).unwrap_or_default();
-                if hint.is_empty() && options.is_empty() {
-                    continue;
-                }
-                ui.label(if stack.len() > 1 { format!("{decoder} options") } else { "options".to_owned() });
-                ui.add(egui::TextEdit::singleline(options).hint_text(hint).desired_width(280.0));
-                ui.end_row();
-            }
-        });
-        d.check(registry);
-        ui.add_space(4.0);
-        ui.monospace(&d.spec);
-        for note in d.unguessed.iter().chain(&d.notes) {
-            ui.colored_label(ui.visuals().warn_fg_color, note);
-        }
-        match &d.problem {
-            Some(p) => {
-                ui.colored_label(ui.visuals().error_fg_color, p);
-            }
-            None => {
-                ui.weak("adds its annotation rows under the channels, and its events to the table");
-            }
-        }
-        ui.add_enabled_ui(d.problem.is_none(), |ui| {
-            if ui.button("Decode").clicked() {
-                msgs.push(Message::AddDecoder { source: d.source, specs: vec![d.spec.clone()] });
-                close = true;
-            }
-        });
-    });
-    d.open = open && !close;
-    if d != *dialog {
-        msgs.push(Message::EditDecoder(d));
-    }
-    msgs
-}
-
 /// The decode job's work: a copy of `src` with the annotations of `specs` attached (the
 /// engine's decode, refusing a spec the source already has), its lanes prepared, each
 /// decoder's annotation rows moved right under the last channel it reads and each slice
 /// linked to the event it starts.
-pub fn decode_into(registry: &Registry, src: &Source, specs: &[String]) -> latscope_engine::Result<Prepared> {
-    let parts = latscope_engine::decode::decode_each(registry, src, specs)?;
-    let placed: Vec<(Vec<String>, Vec<String>)> =
-        specs.iter().zip(&parts).map(|(spec, d)| (spec_channels(registry, spec), decoded_rows(d))).collect();
+pub fn decode_into(registry: &Registry, src: &Source, stacks: &[Stack]) -> latscope_engine::Result<Prepared> {
+    let specs: Vec<String> = stacks.iter().map(|s| s.text.clone()).collect();
+    let parts = latscope_engine::decode::decode_each(registry, src, &specs)?;
+    let placed: Vec<(Vec<String>, Vec<String>)> = stacks
+        .iter()
+        .zip(&parts)
+        .map(|(stack, d)| (spec_channels(registry, stack), decoded_rows(d)))
+        .collect();
     let mut source = src.clone();
-    latscope_engine::decode::attach(&mut source, &latscope_engine::decode::merged(parts), specs)?;
+    latscope_engine::decode::attach(&mut source, &latscope_engine::decode::merged(parts), &specs)?;
     let mut prepared = prepare(source);
     if src.events.is_empty() {
         // A capture without events: the CPU lane would hold only the decoded events, which
@@ -289,10 +201,9 @@ fn decoded_rows(d: &latscope_decoders::Decoded) -> Vec<String> {
     rows
 }
 
-/// The channel names a spec's first stage names (the values of its channel keys).
-fn spec_channels(registry: &Registry, spec: &str) -> Vec<String> {
-    let Ok(stages) = latscope_decoders::spec::parse(spec) else { return Vec::new() };
-    let Some(first) = stages.first() else { return Vec::new() };
+/// The channel names a stack's first stage names (the values of its channel keys).
+fn spec_channels(registry: &Registry, stack: &Stack) -> Vec<String> {
+    let Some(first) = stack.stages.first() else { return Vec::new() };
     let Some(decoder) = registry.decoder(&first.name) else { return Vec::new() };
     first
         .params

@@ -1,6 +1,7 @@
 //! What went wrong, twice over: the banner above the timeline (the errors not yet closed)
 //! and the log (every error and warning of the session, in order, kept after the banner is
-//! closed; View > Log).
+//! closed; View > Log). Errors arrive as values ([`anyhow::Error`], with their causes);
+//! they are turned into text (with their causes, `a: b: c`) only here, to be shown.
 
 /// The banner's errors and the log. Reads as the banner's list (`wb.errors.is_empty()`,
 /// `wb.errors[0]`); every error pushed also goes to the log.
@@ -26,13 +27,14 @@ impl std::ops::Deref for Errors {
 }
 
 impl Errors {
-    pub fn push(&mut self, e: String) {
-        self.log.push(e.clone());
+    pub fn push(&mut self, error: anyhow::Error) {
+        let text = format!("{error:#}");
+        self.log.push(text.clone());
         self.raised.push(self.generation);
-        self.texts.push(e);
+        self.texts.push(text);
     }
 
-    pub fn extend(&mut self, errors: impl IntoIterator<Item = String>) {
+    pub fn extend(&mut self, errors: impl IntoIterator<Item = anyhow::Error>) {
         for e in errors {
             self.push(e);
         }

@@ -8,11 +8,7 @@
 //! window.
 
 use super::analysis::AnalysisResult;
-use super::app::Workbench;
-use super::jobs::JobKind;
-use super::message::Message;
 use super::prepare::Prepared;
-use super::session;
 use anyhow::Context as _;
 use egui::{ColorImage, Rect};
 use latscope_analysis::outcome::Outcome;
@@ -30,7 +26,7 @@ pub enum SaveWhat {
     /// The sources and the analysis panel's results as Trace Event JSON for
     /// ui.perfetto.dev (`latscope report --format perfetto`).
     PerfettoTrace,
-    /// The workbench's session (`*.latscope.json`, [`session`]).
+    /// The workbench's session (`*.latscope.json`, [`super::session`]).
     Session,
     /// The timeline as it is on screen.
     TimelinePng,
@@ -103,7 +99,8 @@ pub struct ReportJob {
 pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Result<()> {
     let sources: Vec<&Source> = job.sources.iter().map(|p| &p.source).collect();
     let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
-    let report = latscope_engine::report::build(&job.paths, &sources, &outcomes, job.align.clone(), None)?;
+    let report =
+        latscope_engine::report::build(&job.paths, &sources, &outcomes, job.align.clone(), None, None)?;
     Ok(latscope_engine::report::write(&report, format, &Output::File(path.to_owned()), &job.inputs)?)
 }
 
@@ -174,141 +171,6 @@ pub fn save_cropped_png(
 
 /// A timeline PNG asked for (taken from the next frame's pixels).
 #[derive(Debug, Clone)]
-pub(super) struct PngRequest {
+pub struct PngRequest {
     pub path: PathBuf,
-}
-
-impl Workbench {
-    /// Writes a file as a save job; its end arrives as `Message::Saved`.
-    fn spawn_save(&mut self, path: PathBuf, job: impl FnOnce(&Path) -> anyhow::Result<()> + Send + 'static) {
-        self.jobs.spawn(JobKind::Save, None, move |cx| {
-            let result = job(&path).map(|()| path).map_err(|e| format!("{e:#}"));
-            cx.send(Message::Saved { ticket: cx.ticket, result });
-        });
-    }
-
-    /// Whether there are results to report.
-    fn report_ready(&self) -> Result<(), String> {
-        if self.analysis_running() {
-            return Err("the analysis is still running; export when it is done".into());
-        }
-        if self.analysis.results.is_empty() {
-            return Err("nothing to export: run an analysis first (Analysis > Run)".into());
-        }
-        Ok(())
-    }
-
-    /// The report job of the analysis panel's current results: shares them (the worker
-    /// copies what it renders while the panel keeps showing them), so the UI thread does no
-    /// work that grows with the samples.
-    pub fn report_job(&self) -> Result<ReportJob, String> {
-        self.report_ready()?;
-        let sources = self.analysis.inputs.clone();
-        let paths = sources
-            .iter()
-            .map(|p| {
-                p.source.path.as_ref().map_or_else(|| p.source.name.clone(), |f| f.display().to_string())
-            })
-            .collect();
-        // Sources moved from where their clocks put them (by the Align dialog or a session).
-        let placed: Vec<latscope_model::Placed<'_>> = sources
-            .iter()
-            .zip(&self.analysis.placements)
-            .map(|(s, p)| latscope_model::Placed::new(&s.source, *p))
-            .collect();
-        let labels = latscope_analysis::runner::labels(&placed);
-        let aligned: Vec<String> = placed
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| p.placement != latscope_model::Placement::by_clock(&placed[..*i], p.source))
-            .map(|(i, p)| (&labels[i], p.placement))
-            .map(|(label, p)| {
-                format!("{label}: offset {} ns, drift {:.3} ppm", p.offset as f64 / 1e3, p.drift_ppm)
-            })
-            .collect();
-        let align = (!aligned.is_empty()).then(|| format!("set in the workbench ({})", aligned.join("; ")));
-        Ok(ReportJob {
-            paths,
-            sources,
-            results: self.analysis.results.clone(),
-            align,
-            placements: self.analysis.placements.clone(),
-            inputs: self.input_paths(),
-        })
-    }
-
-    /// `Message::Export`: ask where.
-    pub(super) fn ask_save(&mut self, what: SaveWhat) {
-        let refused = match what {
-            SaveWhat::Report(_) | SaveWhat::PerfettoTrace => self.report_ready().err(),
-            SaveWhat::TimelinePng if self.view.sources.is_empty() => {
-                Some("nothing on the timeline to save".into())
-            }
-            SaveWhat::TimelinePng | SaveWhat::Session => None,
-        };
-        if let Some(e) = refused {
-            self.errors.push(e);
-            return;
-        }
-        self.picker().save(what, self.outbox());
-    }
-
-    /// `Message::SaveTo`: write `what` at `path` in the background.
-    pub(super) fn save_to(&mut self, what: SaveWhat, path: PathBuf) {
-        let inputs = self.input_paths();
-        // Refused at once, in the window: the file the user is looking at stays intact.
-        if let Err(e) = atomic::check_not_input(&path, &inputs) {
-            self.errors.push(e.to_string());
-            return;
-        }
-        match what {
-            SaveWhat::Report(format) => match self.report_job() {
-                Ok(job) => self.spawn_save(path, move |p| write_report(&job, format, p)),
-                Err(e) => self.errors.push(e),
-            },
-            SaveWhat::PerfettoTrace => match self.report_job() {
-                Ok(job) => self.spawn_save(path, move |p| write_perfetto(&job, p)),
-                Err(e) => self.errors.push(e),
-            },
-            SaveWhat::Session => {
-                let s = session::Session::capture(self);
-                self.spawn_save(path, move |p| s.write(p, &inputs));
-            }
-            SaveWhat::TimelinePng => self.png_request = Some(PngRequest { path }),
-        }
-    }
-
-    /// `Message::Saved`.
-    pub(super) fn saved(&mut self, result: Result<PathBuf, String>) {
-        match result {
-            Ok(path) => self.notice = Some(format!("saved {}", path.display())),
-            Err(e) => self.errors.push(e),
-        }
-    }
-
-    /// Asks for this frame's pixels for the asked-for timeline PNG; they arrive as
-    /// `Message::TimelineShot`.
-    pub(super) fn request_png(&mut self, ctx: &egui::Context) {
-        let Some(req) = self.png_request.take() else { return };
-        let Some(rect) = self.view.layout.rect.filter(|_| !self.view.sources.is_empty()) else {
-            self.errors.push("no timeline on screen to save".into());
-            return;
-        };
-        let ppp = ctx.pixels_per_point();
-        let rect_px =
-            Rect::from_min_max((rect.min.to_vec2() * ppp).to_pos2(), (rect.max.to_vec2() * ppp).to_pos2());
-        let out = self.outbox();
-        self.png_waiting = true;
-        ctx.request_screenshot(move |image| {
-            out.send(Message::TimelineShot { path: req.path, rect_px, image });
-        });
-        ctx.request_repaint();
-    }
-
-    /// `Message::TimelineShot`: crop and encode off the thread that paints.
-    pub(super) fn save_timeline_shot(&mut self, path: PathBuf, rect_px: Rect, image: Arc<ColorImage>) {
-        self.png_waiting = false;
-        let inputs = self.input_paths();
-        self.spawn_save(path, move |p| save_cropped_png(&image, rect_px, p, &inputs));
-    }
 }

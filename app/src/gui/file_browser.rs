@@ -1,11 +1,10 @@
 //! The in-window file browser: when the desktop cannot show a file dialog (no XDG portal,
 //! no zenity — rfd then answers `None` at once) the pickers send
-//! `Message::BrowseFiles` and this window lists directories and files instead. It answers
-//! with the same messages a dialog would (`OpenFiles`, `SaveTo`). Listing a directory reads
-//! only its entries' names and kinds, once per directory entered.
+//! a message that opens this browser instead. It answers what a dialog would (files to open,
+//! where to save); its window is [`super::views::browser`]. Listing a directory reads only
+//! its entries' names and kinds, once per directory entered.
 
 use super::export::SaveWhat;
-use super::message::Message;
 use std::path::{Path, PathBuf};
 
 /// What the browser was opened for.
@@ -64,9 +63,9 @@ impl FileBrowser {
         if typed.is_absolute() { typed.to_path_buf() } else { self.dir.join(typed) }
     }
 
-    /// Opens or saves the chosen path: enters it if it is a directory, else returns the
-    /// message a dialog would have sent.
-    pub fn confirm(&mut self) -> Option<Message> {
+    /// Opens or saves the chosen path: enters it if it is a directory, else returns what a
+    /// dialog would have answered.
+    pub fn confirm(&mut self) -> Option<BrowserAnswer> {
         if self.file.trim().is_empty() {
             self.error = Some("choose a file first".into());
             return None;
@@ -82,14 +81,14 @@ impl FileBrowser {
                 self.error = Some(format!("{}: no such file", path.display()));
                 None
             }
-            BrowsePurpose::Open => Some(Message::OpenFiles(vec![path])),
-            BrowsePurpose::Save(what) => Some(Message::SaveTo(what, path)),
+            BrowsePurpose::Open => Some(BrowserAnswer::Open(path)),
+            BrowsePurpose::Save(what) => Some(BrowserAnswer::SaveTo(what, path)),
         }
     }
 
     /// Applies what the user did in the window; returns the answer a dialog would have sent
     /// (and `false` once the window should close).
-    pub fn apply(&mut self, action: BrowserAction) -> (Option<Message>, bool) {
+    pub fn apply(&mut self, action: BrowserAction) -> (Option<BrowserAnswer>, bool) {
         match action {
             BrowserAction::Enter(dir) => self.enter(dir),
             BrowserAction::Choose(name) => self.file = name,
@@ -102,75 +101,13 @@ impl FileBrowser {
         }
         (None, true)
     }
+}
 
-    /// The window; returns what the user did.
-    pub fn show(&self, ctx: &egui::Context) -> Vec<Message> {
-        let mut actions = Vec::new();
-        let title = match self.purpose {
-            BrowsePurpose::Open => "Open file",
-            BrowsePurpose::Save(what) => what.title(),
-        };
-        egui::Window::new(title)
-            .id(egui::Id::unique("latscope-file-browser"))
-            .collapsible(false)
-            .default_size(egui::vec2(520.0, 420.0))
-            .anchor(egui::Align2::CENTER_CENTER, egui::vec2(0.0, 0.0))
-            .show(ctx, |ui| {
-                ui.horizontal(|ui| {
-                    if ui.button("Up").clicked()
-                        && let Some(parent) = self.dir.parent()
-                    {
-                        actions.push(BrowserAction::Enter(parent.to_path_buf()));
-                    }
-                    ui.monospace(self.dir.display().to_string());
-                });
-                ui.separator();
-                egui::ScrollArea::vertical().max_height(280.0).auto_shrink([false, true]).show(ui, |ui| {
-                    for e in &self.entries {
-                        if e.is_dir {
-                            if ui.selectable_label(false, format!("{}/", e.name)).clicked() {
-                                actions.push(BrowserAction::Enter(self.dir.join(&e.name)));
-                            }
-                        } else {
-                            let r = ui.selectable_label(self.file == e.name, &e.name);
-                            if r.clicked() || r.double_clicked() {
-                                actions.push(BrowserAction::Choose(e.name.clone()));
-                            }
-                            if r.double_clicked() {
-                                actions.push(BrowserAction::Confirm);
-                            }
-                        }
-                    }
-                    if self.entries.is_empty() {
-                        ui.weak("(empty)");
-                    }
-                });
-                ui.separator();
-                let mut typed = self.file.clone();
-                let edit = ui.add(
-                    egui::TextEdit::singleline(&mut typed)
-                        .hint_text("file name or path")
-                        .desired_width(f32::INFINITY),
-                );
-                if typed != self.file {
-                    actions.push(BrowserAction::Choose(typed));
-                }
-                let typed_enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                if let Some(e) = &self.error {
-                    ui.colored_label(ui.visuals().error_fg_color, e);
-                }
-                ui.horizontal(|ui| {
-                    let verb = if matches!(self.purpose, BrowsePurpose::Open) { "Open" } else { "Save" };
-                    if ui.button(verb).clicked() || typed_enter {
-                        actions.push(BrowserAction::Confirm);
-                    }
-                    if ui.button("Cancel").clicked() {
-                        actions.push(BrowserAction::Close);
-                    }
-                });
-            });
-        actions.into_iter().map(Message::Browser).collect()
-    }
+/// What the browser answers, as a file dialog would.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BrowserAnswer {
+    Open(PathBuf),
+    SaveTo(SaveWhat, PathBuf),
 }
 
 /// What the user did in the browser window.

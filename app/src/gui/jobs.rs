@@ -1,6 +1,8 @@
 //! The one job runner: every background job of the workbench (loading a file, a table query,
-//! an analysis, live statistics, an alignment, a derived lane, the live simulator, a save, a
-//! session read, a screenshot) is started here, on a named thread, with a [`Ticket`].
+//! an analysis, live statistics, an alignment, a derived lane, a decode, the live simulator,
+//! a save, a session read, a screenshot, a fleet aggregation) is started here, on a named
+//! thread, with a [`Ticket`]. The runner knows nothing of the workbench's messages: it is
+//! generic over the message type `M` its jobs send back.
 //!
 //! The runner owns what every job needs and what used to be written once per job:
 //! - thread spawning, with a failure to start reported in the window;
@@ -12,7 +14,7 @@
 //!   a derived lane must not bring back the copy of a source that was closed or aligned
 //!   while it was being computed.
 
-use super::message::Message;
+pub use super::document::SourceStamp;
 use latscope_importers::LoadControl;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, OnceLock};
@@ -26,6 +28,7 @@ pub enum JobKind {
     LiveStats,
     Align,
     Derive,
+    Decode,
     Simulator,
     Save,
     SessionRead,
@@ -42,6 +45,7 @@ impl JobKind {
             JobKind::LiveStats => "latscope-live-stats",
             JobKind::Align => "latscope-align",
             JobKind::Derive => "latscope-derive",
+            JobKind::Decode => "latscope-decode",
             JobKind::Simulator => "latscope-sim",
             JobKind::Save => "latscope-save",
             JobKind::SessionRead => "latscope-session",
@@ -83,14 +87,6 @@ pub struct Ticket {
     pub kind: JobKind,
 }
 
-/// The data a job read: source `index` as it was at `generation` (a source's generation
-/// changes whenever its data is replaced).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SourceStamp {
-    pub index: usize,
-    pub generation: u64,
-}
-
 /// What the runner makes of a job's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -102,22 +98,35 @@ pub enum Verdict {
     Changed,
 }
 
-/// What a running job gets: its ticket, its control (progress, cancel) and the way back.
-#[derive(Debug, Clone)]
-pub struct JobContext {
-    pub ticket: Ticket,
-    pub control: LoadControl,
-    pub outbox: Outbox,
+/// A job's thread could not be started: said in the window.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the {thread} thread: {error}")]
+pub struct SpawnFailed {
+    pub thread: &'static str,
+    pub error: std::io::Error,
 }
 
-impl JobContext {
+/// Sent by a job's thread when its work has returned, after everything the work held has
+/// been dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobEnded(pub Ticket);
+
+/// What a running job gets: its ticket, its control (progress, cancel) and the way back.
+#[derive(Debug, Clone)]
+pub struct JobContext<M> {
+    pub ticket: Ticket,
+    pub control: LoadControl,
+    pub outbox: Outbox<M>,
+}
+
+impl<M> JobContext<M> {
     /// Whether the job was cancelled or superseded: it should stop and send nothing.
     pub fn cancelled(&self) -> bool {
         self.control.is_cancelled()
     }
 
-    pub fn send(&self, msg: Message) {
-        self.outbox.send(msg);
+    pub fn send(&self, msg: impl Into<M>) {
+        self.outbox.send(msg.into());
     }
 }
 
@@ -140,14 +149,20 @@ impl RunningJob {
 
 /// Sends messages to the UI and wakes it. The egui context is set on the first frame; a
 /// message sent before that simply waits in the channel.
-#[derive(Debug, Clone)]
-pub struct Outbox {
-    tx: Sender<Message>,
+#[derive(Debug)]
+pub struct Outbox<M> {
+    tx: Sender<M>,
     ctx: Arc<OnceLock<egui::Context>>,
 }
 
-impl Outbox {
-    pub fn new() -> (Self, Receiver<Message>) {
+impl<M> Clone for Outbox<M> {
+    fn clone(&self) -> Self {
+        Self { tx: self.tx.clone(), ctx: self.ctx.clone() }
+    }
+}
+
+impl<M> Outbox<M> {
+    pub fn new() -> (Self, Receiver<M>) {
         let (tx, rx) = channel();
         (Self { tx, ctx: Arc::new(OnceLock::new()) }, rx)
     }
@@ -158,7 +173,7 @@ impl Outbox {
         }
     }
 
-    pub fn send(&self, msg: Message) {
+    pub fn send(&self, msg: M) {
         // The receiver lives as long as the workbench; after that nobody is listening.
         self.tx.send(msg).ok();
         if let Some(ctx) = self.ctx.get() {
@@ -167,30 +182,30 @@ impl Outbox {
     }
 }
 
-/// Starts, tracks and judges every background job.
+/// Starts, tracks and judges every background job; its jobs answer with messages `M`.
 #[derive(Debug)]
-pub struct JobRunner {
-    outbox: Outbox,
-    inbox: Receiver<Message>,
+pub struct JobRunner<M> {
+    outbox: Outbox<M>,
+    inbox: Receiver<M>,
     next_id: u64,
     running: Vec<RunningJob>,
 }
 
-impl Default for JobRunner {
+impl<M> Default for JobRunner<M> {
     fn default() -> Self {
         let (outbox, inbox) = Outbox::new();
         Self { outbox, inbox, next_id: 1, running: Vec::new() }
     }
 }
 
-impl JobRunner {
+impl<M: From<SpawnFailed> + From<JobEnded> + Send + 'static> JobRunner<M> {
     /// The sender workers and pickers use; tests use it to inject messages.
-    pub fn outbox(&self) -> Outbox {
+    pub fn outbox(&self) -> Outbox<M> {
         self.outbox.clone()
     }
 
     /// The next message a job (or a picker) sent, if any.
-    pub fn try_recv(&self) -> Option<Message> {
+    pub fn try_recv(&self) -> Option<M> {
         self.inbox.try_recv().ok()
     }
 
@@ -201,7 +216,7 @@ impl JobRunner {
         &mut self,
         kind: JobKind,
         reads: Option<SourceStamp>,
-        work: impl FnOnce(JobContext) + Send + 'static,
+        work: impl FnOnce(JobContext<M>) + Send + 'static,
     ) -> Ticket {
         self.start(kind, None, reads, LoadControl::new(), work)
     }
@@ -211,7 +226,7 @@ impl JobRunner {
         &mut self,
         path: std::path::PathBuf,
         control: LoadControl,
-        work: impl FnOnce(JobContext) + Send + 'static,
+        work: impl FnOnce(JobContext<M>) + Send + 'static,
     ) -> Ticket {
         self.start(JobKind::Load, Some(path), None, control, work)
     }
@@ -222,7 +237,7 @@ impl JobRunner {
         path: Option<std::path::PathBuf>,
         reads: Option<SourceStamp>,
         control: LoadControl,
-        work: impl FnOnce(JobContext) + Send + 'static,
+        work: impl FnOnce(JobContext<M>) + Send + 'static,
     ) -> Ticket {
         if kind.latest_wins() {
             self.cancel_kind(kind);
@@ -230,12 +245,15 @@ impl JobRunner {
         let ticket = Ticket { id: self.next_id, kind };
         self.next_id += 1;
         let cx = JobContext { ticket, control: control.clone(), outbox: self.outbox.clone() };
-        let spawned = std::thread::Builder::new().name(kind.thread_name().to_owned()).spawn(move || work(cx));
+        let ended = self.outbox.clone();
+        let spawned = std::thread::Builder::new().name(kind.thread_name().to_owned()).spawn(move || {
+            work(cx);
+            // `work` and what it captured are gone: say so (a source it shared is free).
+            ended.send(JobEnded(ticket).into());
+        });
         match spawned {
             Ok(_) => self.running.push(RunningJob { ticket, path, control, reads }),
-            Err(e) => self
-                .outbox
-                .send(Message::Error(format!("cannot start the {} thread: {e}", kind.thread_name()))),
+            Err(error) => self.outbox.send(SpawnFailed { thread: kind.thread_name(), error }.into()),
         }
         ticket
     }
@@ -316,16 +334,65 @@ impl JobRunner {
 mod tests {
     use super::*;
 
-    fn wait(runner: &JobRunner) -> Message {
-        runner.inbox.recv_timeout(std::time::Duration::from_secs(30)).expect("the job answers")
+    /// What the tests' jobs send.
+    #[derive(Debug)]
+    enum Said {
+        Text(&'static str),
+        Failed,
+        Ended(Ticket),
+    }
+
+    impl From<SpawnFailed> for Said {
+        fn from(_: SpawnFailed) -> Self {
+            Said::Failed
+        }
+    }
+
+    impl From<JobEnded> for Said {
+        fn from(JobEnded(t): JobEnded) -> Self {
+            Said::Ended(t)
+        }
+    }
+
+    type JobRunner = super::JobRunner<Said>;
+
+    /// The next answer of a job (not the note that a job's thread ended).
+    fn wait(runner: &JobRunner) -> Said {
+        loop {
+            match runner.inbox.recv_timeout(std::time::Duration::from_secs(30)).expect("the job answers") {
+                Said::Ended(_) => continue,
+                said => return said,
+            }
+        }
+    }
+
+    #[test]
+    fn a_job_says_it_ended_once_what_it_held_is_let_go() {
+        let mut r = JobRunner::default();
+        let shared = Arc::new(vec![1u8; 16]);
+        let held = shared.clone();
+        let t = r.spawn(JobKind::Derive, None, move |cx| {
+            // The answer goes first, while the job still holds its share.
+            cx.send(Said::Text(if held.len() == 16 { "held" } else { "?" }));
+        });
+        assert!(matches!(wait(&r), Said::Text("held")));
+        let ended = loop {
+            match r.inbox.recv_timeout(std::time::Duration::from_secs(30)).expect("the job ends") {
+                Said::Ended(ticket) => break ticket,
+                _ => continue,
+            }
+        };
+        assert_eq!(ended, t);
+        assert_eq!(Arc::strong_count(&shared), 1, "the job's share is dropped before it says it ended");
     }
 
     #[test]
     fn a_newer_job_of_a_latest_wins_kind_makes_the_older_answer_stale() {
         let mut r = JobRunner::default();
-        let first = r.spawn(JobKind::Table, None, |cx| cx.send(Message::Error("first".into())));
-        let second = r.spawn(JobKind::Table, None, |cx| cx.send(Message::Error("second".into())));
-        let _ = (wait(&r), wait(&r));
+        let first = r.spawn(JobKind::Table, None, |cx| cx.send(Said::Text("first")));
+        let second = r.spawn(JobKind::Table, None, |cx| cx.send(Said::Text("second")));
+        let answers = [wait(&r), wait(&r)];
+        assert!(answers.iter().all(|a| matches!(a, Said::Text(_))), "{answers:?}");
         assert!(!r.accept(first, |_| true), "superseded");
         assert!(r.accept(second, |_| true));
         assert!(!r.accept(second, |_| true), "an answer is taken once");
@@ -335,7 +402,7 @@ mod tests {
     #[test]
     fn an_answer_about_changed_data_or_forgotten_sources_is_stale() {
         let mut r = JobRunner::default();
-        let stamp = SourceStamp { index: 0, generation: 7 };
+        let stamp = SourceStamp { id: crate::gui::document::SourceId(1), generation: 7 };
         let a = r.spawn(JobKind::Derive, Some(stamp), |_| {});
         let b = r.spawn(JobKind::Derive, Some(stamp), |_| {});
         // Derivations stand on their own: both run.

@@ -4,7 +4,10 @@
 //! ([`keyboard`]) acts on exactly the shortcuts it names, so a shortcut is defined once.
 
 use super::export::SaveWhat;
-use super::message::{Message, PanelId};
+use super::message::{
+    AlignMsg, AnalysisMsg, DecoderMsg, FileMsg, FleetMsg, Message, SaveMsg, ShellMsg, TableMsg, ViewMsg,
+};
+use super::view::PanelId;
 use egui::{Key, Modifiers};
 use latscope_analysis::report::Format;
 
@@ -64,7 +67,8 @@ impl Shortcut {
     }
 }
 
-/// Every action, by name in code.
+/// Every action, by name in code. [`ACTIONS`] lists them in this order, and the last one is
+/// named where the table's length is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActionId {
     OpenFiles,
@@ -150,7 +154,7 @@ const fn in_menu_as(mut a: Action, label: &'static str) -> Action {
 }
 
 fn export(format: Format) -> Message {
-    Message::Export(SaveWhat::Report(format))
+    Message::Save(SaveMsg::Export(SaveWhat::Report(format)))
 }
 
 use ActionId as A;
@@ -158,84 +162,108 @@ use ActionId as A;
 /// The table. Its order is the palette's.
 pub const ACTIONS: &[Action] = &[
     in_menu_as(
-        action(A::OpenFiles, "Open files…", Some(Shortcut::command(Key::O)), || Message::PickFiles),
+        action(A::OpenFiles, "Open files…", Some(Shortcut::command(Key::O)), || {
+            Message::Files(FileMsg::Pick)
+        }),
         "Open…",
     ),
-    in_menu_as(action(A::CloseAll, "Close all sources", None, || Message::CloseAll), "Close all"),
-    action(A::ZoomIn, "Zoom in", Some(Shortcut::plain(Key::W)), || Message::Zoom {
-        factor: 0.5,
-        at: f64::NAN,
+    in_menu_as(
+        action(A::CloseAll, "Close all sources", None, || Message::Files(FileMsg::CloseAll)),
+        "Close all",
+    ),
+    action(A::ZoomIn, "Zoom in", Some(Shortcut::plain(Key::W)), || {
+        Message::View(ViewMsg::Zoom { factor: 0.5, at: f64::NAN })
     }),
-    action(A::ZoomOut, "Zoom out", Some(Shortcut::plain(Key::S)), || Message::Zoom {
-        factor: 2.0,
-        at: f64::NAN,
+    action(A::ZoomOut, "Zoom out", Some(Shortcut::plain(Key::S)), || {
+        Message::View(ViewMsg::Zoom { factor: 2.0, at: f64::NAN })
     }),
-    action(A::PanLeft, "Pan left", Some(Shortcut::plain(Key::A)), || Message::PanFraction(-0.2)),
-    action(A::PanRight, "Pan right", Some(Shortcut::plain(Key::D)), || Message::PanFraction(0.2)),
-    action(A::FitAll, "Fit all", Some(Shortcut::plain(Key::F)), || Message::FitAll),
+    action(A::PanLeft, "Pan left", Some(Shortcut::plain(Key::A)), || {
+        Message::View(ViewMsg::PanFraction(-0.2))
+    }),
+    action(A::PanRight, "Pan right", Some(Shortcut::plain(Key::D)), || {
+        Message::View(ViewMsg::PanFraction(0.2))
+    }),
+    action(A::FitAll, "Fit all", Some(Shortcut::plain(Key::F)), || Message::View(ViewMsg::FitAll)),
     action(A::NextEdge, "Next edge/event on focused lane", Some(Shortcut::plain(Key::N)), || {
-        Message::StepEdge(true)
+        Message::View(ViewMsg::StepEdge(true))
     }),
     action(A::PreviousEdge, "Previous edge/event on focused lane", Some(Shortcut::shift(Key::N)), || {
-        Message::StepEdge(false)
+        Message::View(ViewMsg::StepEdge(false))
     }),
-    action(A::ClearCursors, "Clear cursors", None, || Message::ClearCursors),
+    action(A::ClearCursors, "Clear cursors", None, || Message::View(ViewMsg::ClearCursors)),
     action(
         A::Escape,
         "Close the error banner, else clear cursors",
         Some(Shortcut::plain(Key::Escape)),
-        || Message::Escape,
+        || Message::Shell(ShellMsg::Escape),
     ),
-    action(A::AddMarker, "Add marker at cursor A", Some(Shortcut::plain(Key::M)), || Message::AddMarker),
-    action(A::FilterEvents, "Filter events", Some(Shortcut::command(Key::F)), || Message::FocusFilter),
-    action(A::NextMatch, "Next search match", Some(Shortcut::plain(Key::F3)), || Message::SearchStep(true)),
+    action(A::AddMarker, "Add marker at cursor A", Some(Shortcut::plain(Key::M)), || {
+        Message::View(ViewMsg::AddMarker)
+    }),
+    action(A::FilterEvents, "Filter events", Some(Shortcut::command(Key::F)), || {
+        Message::Table(TableMsg::FocusFilter)
+    }),
+    action(A::NextMatch, "Next search match", Some(Shortcut::plain(Key::F3)), || {
+        Message::Table(TableMsg::SearchStep(true))
+    }),
     action(A::PreviousMatch, "Previous search match", Some(Shortcut::shift(Key::F3)), || {
-        Message::SearchStep(false)
+        Message::Table(TableMsg::SearchStep(false))
     }),
     in_menu_as(
-        action(A::ToggleTracks, "Toggle track list", None, || Message::TogglePanel(PanelId::Tracks)),
+        action(A::ToggleTracks, "Toggle track list", None, || {
+            Message::View(ViewMsg::TogglePanel(PanelId::Tracks))
+        }),
         "Track list",
     ),
     in_menu_as(
-        action(A::ToggleTable, "Toggle event table", None, || Message::TogglePanel(PanelId::Table)),
+        action(A::ToggleTable, "Toggle event table", None, || {
+            Message::View(ViewMsg::TogglePanel(PanelId::Table))
+        }),
         "Event table",
     ),
     in_menu_as(
-        action(A::ToggleAnalysis, "Toggle analysis panel", None, || Message::TogglePanel(PanelId::Analysis)),
+        action(A::ToggleAnalysis, "Toggle analysis panel", None, || {
+            Message::View(ViewMsg::TogglePanel(PanelId::Analysis))
+        }),
         "Analysis",
     ),
     in_menu_as(
         action(A::ToggleSimulator, "Toggle simulator panel", None, || {
-            Message::TogglePanel(PanelId::Simulator)
+            Message::View(ViewMsg::TogglePanel(PanelId::Simulator))
         }),
         "Simulator",
     ),
-    in_menu_as(action(A::ToggleLog, "Toggle log", None, || Message::TogglePanel(PanelId::Log)), "Log"),
     in_menu_as(
-        action(A::RunAnalysis, "Run analysis", None, || Message::RunAnalysis),
+        action(A::ToggleLog, "Toggle log", None, || Message::View(ViewMsg::TogglePanel(PanelId::Log))),
+        "Log",
+    ),
+    in_menu_as(
+        action(A::RunAnalysis, "Run analysis", None, || Message::Analysis(AnalysisMsg::Run)),
         "Run the analysis panel's rules",
     ),
-    action(A::Palette, "Command palette", Some(Shortcut::command_shift(Key::P)), || Message::TogglePalette),
+    action(A::Palette, "Command palette", Some(Shortcut::command_shift(Key::P)), || {
+        Message::Shell(ShellMsg::TogglePalette)
+    }),
     action(A::ExportHtml, "Export report as HTML…", None, || export(Format::Html)),
     action(A::ExportMarkdown, "Export report as Markdown…", None, || export(Format::Md)),
     action(A::ExportJson, "Export report as JSON…", None, || export(Format::Json)),
     action(A::ExportCsv, "Export samples as CSV…", None, || export(Format::Csv)),
     action(A::ExportParquet, "Export samples as Parquet…", None, || export(Format::Parquet)),
     action(A::ExportPerfetto, "Export trace for Perfetto (ui.perfetto.dev)…", None, || {
-        Message::Export(SaveWhat::PerfettoTrace)
+        Message::Save(SaveMsg::Export(SaveWhat::PerfettoTrace))
     }),
-    action(A::SaveTimelinePng, "Save timeline as PNG…", None, || Message::Export(SaveWhat::TimelinePng)),
-    action(A::SaveSession, "Save session…", None, || Message::Export(SaveWhat::Session)),
-    action(A::OpenSession, "Open session…", None, || Message::PickFiles),
+    action(A::SaveTimelinePng, "Save timeline as PNG…", None, || {
+        Message::Save(SaveMsg::Export(SaveWhat::TimelinePng))
+    }),
+    action(A::SaveSession, "Save session…", None, || Message::Save(SaveMsg::Export(SaveWhat::Session))),
+    action(A::OpenSession, "Open session…", None, || Message::Files(FileMsg::Pick)),
     in_menu_as(
-        action(A::ToggleTheme, "Toggle light / dark theme", None, || Message::ToggleTheme),
+        action(A::ToggleTheme, "Toggle light / dark theme", None, || Message::Shell(ShellMsg::ToggleTheme)),
         "Light / dark theme",
     ),
-    action(A::Align, "Align sources…", None, || Message::OpenAlign),
-    action(A::OpenDataset, "Open fleet dataset…", None, || {
-        Message::Fleet(super::fleet_view::FleetMsg::Show)
-    }),
-    action(A::AddDecoder, "Add decoder…", None, || Message::OpenDecoder(None)),
+    action(A::Align, "Align sources…", None, || Message::Align(AlignMsg::Open)),
+    action(A::OpenDataset, "Open fleet dataset…", None, || Message::Fleet(FleetMsg::Show)),
+    action(A::AddDecoder, "Add decoder…", None, || Message::Decoder(DecoderMsg::Open(None))),
 ];
 
 /// One entry of a menu.
@@ -335,9 +363,19 @@ pub fn menu_items(
 
 /// The table's entry for `id`.
 pub fn get(id: ActionId) -> &'static Action {
-    // Every id has an entry (a unit test checks it); the first entry is never reached.
-    ACTIONS.iter().find(|a| a.id == id).unwrap_or(&ACTIONS[0])
+    // The table lists every id at its own place: checked when the crate compiles (below).
+    &ACTIONS[id as usize]
 }
+
+/// The table lists each id once, in the order of [`ActionId`], so [`get`] is an index.
+const _: () = {
+    assert!(ACTIONS.len() == ActionId::AddDecoder as usize + 1, "ACTIONS must list every ActionId");
+    let mut i = 0;
+    while i < ACTIONS.len() {
+        assert!(ACTIONS[i].id as usize == i, "ACTIONS must list the ids in the order of ActionId");
+        i += 1;
+    }
+};
 
 /// A menu entry for `id`: its label and shortcut from the table; its message when clicked.
 pub fn menu_button(ui: &mut egui::Ui, id: ActionId) -> Option<Message> {

@@ -1,132 +1,91 @@
 //! Every change to the workbench's state is a [`Message`]: views return them, worker threads
-//! send them, and [`super::app::Workbench::update`] applies them in one place. Keyboard,
+//! send them, and `Workbench::update` (in `update/`) applies them in one place. Keyboard,
 //! mouse, menus, the command palette, the command line and tests all go through here.
+//!
+//! A message is addressed to one room ([`FileMsg`], [`ViewMsg`], [`TableMsg`], …), and the
+//! compiler routes it: `update` hands each room's enum to that room's handler, which matches
+//! all of it. Messages carry parsed values and ids (an [`AlignSpec`], a decoder [`Stack`], a
+//! [`SourceId`]), never command-line text or file names to look up. This module imports
+//! only state and data types; the views import it, never the other way round.
 
 use super::align_dialog::AlignDialog;
 use super::analysis::{AnalysisResult, PlotKind, RuleEditor};
 use super::decoder_dialog::DecoderDialog;
 use super::derive_dialog::DeriveDialog;
+use super::document::SourceId;
 use super::export::SaveWhat;
 use super::file_browser::{BrowsePurpose, BrowserAction};
-use super::jobs::Ticket;
+use super::jobs::{JobEnded, SpawnFailed, Ticket};
 use super::prepare::{Lane, Prepared};
 use super::session::Session;
+use super::sim::{SimCommand, SimEdit};
+use super::table::{TableRows, TableSort};
 use super::theme::ThemeKind;
-use latscope_analysis::align::Alignment;
+use super::view::{CursorId, EventSel, LaneId, PanelId};
+use latscope_analysis::align::{AlignSpec, Alignment};
+use latscope_decoders::spec::Stack;
+use latscope_fleet::{FleetReport, WorstPair};
 use latscope_model::{DigitalTrack, Ps};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Which of the two measurement cursors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CursorId {
-    A,
-    B,
-}
-
-/// A lane: source index and lane index within it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct LaneId {
-    pub source: usize,
-    pub lane: usize,
-}
-
-/// Panels that can be shown or hidden.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PanelId {
-    Tracks,
-    Table,
-    Analysis,
-    Simulator,
-    /// Every error and warning of the session.
-    Log,
-}
-
-/// Simulator controls.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SimCommand {
-    /// (Re)start `scenario` with these `KEY=VALUE` settings.
-    Start {
-        scenario: String,
-        sets: Vec<String>,
-        duration: Option<Ps>,
-    },
-    Play,
-    Pause,
-    Step,
-    /// Simulated seconds per wall second; `None` runs as fast as possible.
-    Speed(Option<f64>),
-    Stop,
-}
-
-/// A selected event: its source and index in that source's event table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EventSel {
-    pub source: usize,
-    pub index: usize,
-}
-
-/// A change to the simulator panel's settings.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SimEdit {
-    /// Pick a built-in scenario (its settings become the editable defaults).
-    Scenario(String),
-    /// Setting `index` of the list now has `value`.
-    Setting(usize, latscope_sim::SettingValue),
-    /// Simulated seconds per wall second.
-    Speed(f64),
-    MaxSpeed(bool),
-    Follow(bool),
-}
-
-/// One row of the event table: event `index` of source `source`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Row {
-    pub source: u32,
-    pub index: u32,
-}
-
-impl Row {
-    pub fn sel(self) -> EventSel {
-        EventSel { source: self.source as usize, index: self.index as usize }
-    }
-}
-
-/// Rows of the event table after filtering and sorting (computed off the UI thread), over
-/// every source the table shows.
-#[derive(Debug, Clone, Default)]
-pub struct TableRows {
-    /// The sources queried (all open sources, or the one the source filter picks).
-    pub sources: Vec<usize>,
-    /// The filter text and sort the rows answer.
-    pub filter: String,
-    pub sort: TableSort,
-    pub rows: Arc<Vec<Row>>,
-}
+/// A background job's failure, with its cause.
+pub type JobResult<T> = anyhow::Result<T>;
 
 #[derive(Debug)]
 pub enum Message {
-    // --- files
+    Files(FileMsg),
+    View(ViewMsg),
+    Table(TableMsg),
+    Analysis(AnalysisMsg),
+    Align(AlignMsg),
+    Derive(DeriveMsg),
+    Decoder(DecoderMsg),
+    Sim(SimMsg),
+    Save(SaveMsg),
+    Shell(ShellMsg),
+    Fleet(FleetMsg),
+    /// A job's thread has ended: everything it held (a source it read) is let go. Derived
+    /// lanes that waited for their source to be free are added now.
+    JobEnded(Ticket),
+}
+
+/// Opening, loading and closing files.
+#[derive(Debug)]
+pub enum FileMsg {
     /// Open files (command line, dialog, drag and drop, recent files).
-    OpenFiles(Vec<PathBuf>),
-    /// Ask the file picker (answers with `OpenFiles` from its own thread).
-    PickFiles,
+    Open(Vec<PathBuf>),
+    /// Ask the file picker (answers with `Open` from its own thread).
+    Pick,
     /// Stop a background job (a load's Cancel button).
     CancelJob(Ticket),
-    /// A preview of a capture still loading (its channels at a coarse level of detail, see
-    /// `LoadControl::with_preview`): shown until the load ends.
+    /// A preview of source `id` while its capture still loads (its channels at a coarse
+    /// level of detail, see `LoadControl::with_preview`): shown until the load ends.
     Preview {
         ticket: Ticket,
+        id: SourceId,
         prepared: Arc<Prepared>,
     },
-    /// A load job's progress is polled; this is its end.
+    /// A load job's end: source `id` (reserved when the load started) from `path`.
     Loaded {
         ticket: Ticket,
+        id: SourceId,
         path: PathBuf,
-        result: Result<Arc<Prepared>, String>,
+        result: JobResult<Arc<Prepared>>,
+    },
+    /// A source prepared elsewhere (a benchmark, a test) joins the document as a load
+    /// would: source `id`, reserved with `Document::reserve_id`, read from `path`.
+    Added {
+        id: SourceId,
+        path: PathBuf,
+        prepared: Arc<Prepared>,
     },
     CloseAll,
-    // --- view
+}
+
+/// The view: range, cursors, lanes, markers, panels, selection.
+#[derive(Debug)]
+pub enum ViewMsg {
     /// Zoom by `factor` (< 1 zooms in) keeping common time `at` at the same x.
     Zoom {
         factor: f64,
@@ -145,96 +104,166 @@ pub enum Message {
     FocusLane(LaneId),
     ToggleLane(LaneId),
     MoveLane(LaneId, isize),
-    /// Next (`true`) or previous edge/event on the focused lane, from cursor A.
-    StepEdge(bool),
-    SelectEvent(EventSel),
+    /// Rename a lane in the track list and timeline (the data keeps its name).
+    RenameLane(LaneId, String),
+    SetLaneColor(LaneId, egui::Color32),
+    /// Scroll the lanes by this many points (positive: down).
+    ScrollLanes(f32),
     AddMarker,
     RenameMarker(usize, String),
     RemoveMarker(usize),
     JumpMarker(usize),
     TogglePanel(PanelId),
-    TogglePalette,
-    ClosePalette,
-    /// The palette's search text.
-    PaletteQuery(String),
-    /// Scroll the lanes by this many points (positive: down).
-    ScrollLanes(f32),
-    // --- table and search
+    /// Next (`true`) or previous edge/event on the focused lane, from cursor A.
+    StepEdge(bool),
+    SelectEvent(EventSel),
+    /// The timeline was laid out at this data width, with this much to scroll: a view
+    /// fitted or showing a pair keeps showing it at the new width.
+    Laid {
+        width: f32,
+        max_scroll: f32,
+    },
+}
+
+/// The event table and search.
+#[derive(Debug)]
+pub enum TableMsg {
     /// Filter text for the table and search (searched off the UI thread).
     SetFilter(String),
-    SortTable(TableSort),
-    TableReady {
+    Sort(TableSort),
+    /// A query's rows.
+    Ready {
         ticket: Ticket,
         rows: TableRows,
     },
     /// Show the event table and put the keyboard in its filter (Ctrl+F).
     FocusFilter,
     /// The table view did what it was asked once: scrolled to the selection, focused the filter.
-    TableRequestsDone,
+    RequestsDone,
     /// Jump to the next (`true`) or previous match of the filter.
     SearchStep(bool),
     /// Show the events of one source in the table (and search only it), or of all (`None`).
-    SetTableSource(Option<usize>),
-    // --- analysis
-    RunAnalysis,
-    AnalysisDone {
+    SetSource(Option<SourceId>),
+}
+
+/// The analysis panel.
+#[derive(Debug)]
+pub enum AnalysisMsg {
+    /// Run the panel's rules.
+    Run,
+    /// Run every preset whose events the sources hold (files opened).
+    RunPresets,
+    Done {
         ticket: Ticket,
         results: Vec<AnalysisResult>,
         /// Rules that did not parse or apply to no source.
-        errors: Vec<String>,
-        /// When the presets were chosen by what the sources hold (files opened): which.
+        errors: Vec<anyhow::Error>,
+        /// When the presets were chosen by what the sources hold: which.
         chosen: Option<Vec<String>>,
         /// Presets that cannot run: what is missing and how to record it.
         missing: Vec<String>,
     },
-    ShowSample {
-        outcome: usize,
-        sample: usize,
-    },
+    /// Show sample `sample` of result `outcome` on the timeline.
+    ShowSample { outcome: usize, sample: usize },
+    /// Show the samples of result `outcome` whose latency lies in `[lo_ns, hi_ns]` (a
+    /// histogram bar).
+    ShowLatencyRange { outcome: usize, lo_ns: f64, hi_ns: f64 },
     /// The rule list and the rule being typed, as edited in the panel.
     EditRules(RuleEditor),
-    /// The analysis panel's plot and its latency axis.
-    SetPlot {
-        plot: PlotKind,
-        log_x: bool,
+    /// The panel's plot and its latency axis.
+    SetPlot { plot: PlotKind, log_x: bool },
+    /// Statistics of a live simulator snapshot.
+    LiveDone { ticket: Ticket, results: Vec<AnalysisResult> },
+}
+
+/// Alignment of one source onto another.
+#[derive(Debug)]
+pub enum AlignMsg {
+    Open,
+    /// The dialog as edited (or closed).
+    Edit(AlignDialog),
+    /// Align `other` onto `reference` by `spec` (whatever source index `spec` names, it
+    /// aligns `other`).
+    Align {
+        reference: SourceId,
+        other: SourceId,
+        spec: AlignSpec,
     },
-    // --- simulator
-    Sim(SimCommand),
-    SimEdit(SimEdit),
-    SimSnapshot {
+    /// The worker's answer: the placement fitted for `source`.
+    Aligned {
+        ticket: Ticket,
+        source: SourceId,
+        reset: bool,
+        result: JobResult<Alignment>,
+    },
+    /// Every source back on its own clock.
+    Reset,
+}
+
+/// A digital lane derived from an analog one.
+#[derive(Debug)]
+pub enum DeriveMsg {
+    /// Open the dialog on an analog lane.
+    Open(LaneId),
+    Edit(DeriveDialog),
+    /// Add a digital lane to `source` from its analog track `track`: `threshold` is
+    /// `(level, hysteresis)`, `None` for the automatic one.
+    Derive {
+        source: SourceId,
+        track: usize,
+        threshold: Option<(f64, f64)>,
+    },
+    /// The derived track and its lane, to add to the source in place.
+    Derived {
+        ticket: Ticket,
+        source: SourceId,
+        result: JobResult<DerivedLane>,
+    },
+}
+
+/// Protocol decoders on a source.
+#[derive(Debug)]
+pub enum DecoderMsg {
+    /// Open the dialog (on this source; `None`: the focused lane's, else the first with
+    /// channels).
+    Open(Option<SourceId>),
+    Edit(DecoderDialog),
+    /// Decode `source` with these stacks (a job: the source comes back rebuilt).
+    Add {
+        source: SourceId,
+        stacks: Vec<Stack>,
+    },
+    Decoded {
+        ticket: Ticket,
+        source: SourceId,
+        result: JobResult<Arc<Prepared>>,
+    },
+}
+
+/// The simulator.
+#[derive(Debug)]
+pub enum SimMsg {
+    Command(SimCommand),
+    Edit(SimEdit),
+    Snapshot {
         ticket: Ticket,
         prepared: Arc<Prepared>,
         now: Ps,
         events: usize,
         finished: bool,
     },
-    SimError(String),
-    /// The finished run's scenario metrics, measured on its trace by the
-    /// same analyses `latscope sim` runs.
-    SimMetrics {
+    Failed(anyhow::Error),
+    /// The finished run's scenario metrics, measured on its trace by the same analyses
+    /// `latscope sim` runs.
+    Metrics {
         ticket: Ticket,
-        metrics: Result<Vec<(String, f64)>, String>,
+        metrics: JobResult<Vec<(String, f64)>>,
     },
-    // --- misc
-    Error(String),
-    DismissError(usize),
-    /// Close the error banner (the log keeps the errors).
-    DismissErrors,
-    /// Esc: close the error banner if one is shown, else clear the cursors.
-    Escape,
-    ScreenshotTaken(Arc<egui::ColorImage>),
-    /// The `--screenshot` PNG was encoded and written off the UI thread: where, or why not.
-    ScreenshotSaved {
-        ticket: Ticket,
-        result: Result<PathBuf, String>,
-    },
-    /// The pixels of a frame for an asked-for timeline PNG: save `rect_px` of them at `path`.
-    TimelineShot {
-        path: PathBuf,
-        rect_px: egui::Rect,
-        image: Arc<egui::ColorImage>,
-    },
-    // --- export, session, look (export.rs, session.rs, file_browser.rs)
+}
+
+/// Exports, sessions, the window's screenshot and the in-window file browser.
+#[derive(Debug)]
+pub enum SaveMsg {
     /// Ask where to save `what`; the picker answers with `SaveTo`.
     Export(SaveWhat),
     /// Save `what` at `path` (chosen in the desktop dialog or the in-window browser).
@@ -242,94 +271,74 @@ pub enum Message {
     /// A background save finished: the file written, or why not.
     Saved {
         ticket: Ticket,
-        result: Result<PathBuf, String>,
+        result: JobResult<PathBuf>,
     },
+    /// The pixels of a frame for an asked-for timeline PNG: save `rect_px` of them at `path`.
+    TimelineShot {
+        path: PathBuf,
+        rect_px: egui::Rect,
+        image: Arc<egui::ColorImage>,
+    },
+    /// The frame's pixels were asked for the asked-for timeline PNG (`true`), or there was
+    /// no timeline on screen to take (`false`).
+    PixelsAsked(bool),
     /// A session file was read and parsed off the UI thread.
     SessionRead {
         ticket: Ticket,
         path: PathBuf,
-        result: Result<Session, String>,
+        result: JobResult<Session>,
     },
-    SetTheme(ThemeKind),
-    ToggleTheme,
-    /// Rename a lane in the track list and timeline (the data keeps its name).
-    RenameLane(LaneId, String),
-    SetLaneColor(LaneId, egui::Color32),
+    ScreenshotTaken(Arc<egui::ColorImage>),
+    /// The `--screenshot` PNG was encoded and written off the UI thread: where, or why not.
+    ScreenshotSaved {
+        ticket: Ticket,
+        result: JobResult<PathBuf>,
+    },
     /// The desktop dialog could not be shown: browse inside the window instead.
     BrowseFiles(BrowsePurpose),
     /// What the user did in the in-window browser.
     Browser(BrowserAction),
-    // --- analysis plots, alignment, derived lanes, live statistics
-    /// Show on the timeline the samples of analysis `outcome` whose latency lies in
-    /// `[lo_ns, hi_ns]` (a histogram bar).
-    ShowLatencyRange {
-        outcome: usize,
-        lo_ns: f64,
-        hi_ns: f64,
+}
+
+/// Errors, the palette and the look.
+#[derive(Debug)]
+pub enum ShellMsg {
+    Error(anyhow::Error),
+    DismissError(usize),
+    /// Close the error banner (the log keeps the errors).
+    DismissErrors,
+    /// Esc: close the error banner if one is shown, else clear the cursors.
+    Escape,
+    SetTheme(ThemeKind),
+    ToggleTheme,
+    TogglePalette,
+    ClosePalette,
+    /// The palette's search text.
+    PaletteQuery(String),
+}
+
+/// The fleet window (a dataset of many captures).
+#[derive(Debug)]
+pub enum FleetMsg {
+    /// Show the window (File > Open fleet dataset…).
+    Show,
+    Close,
+    /// The form as edited: directory, group-by labels, trend label.
+    Edit {
+        dir: String,
+        group_by: String,
+        trend: String,
     },
-    /// Open the Align dialog.
-    OpenAlign,
-    /// The Align dialog as edited (or closed).
-    EditAlign(AlignDialog),
-    /// Align source `other` onto `reference` by `spec`: the `--align` text after `N:`.
-    Align {
-        reference: usize,
-        other: usize,
-        spec: String,
-    },
-    /// The alignment worker's answer: what was fitted (the source's new placement).
-    Aligned {
+    /// Aggregate the dataset (a job).
+    Load,
+    Loaded {
         ticket: Ticket,
-        source: usize,
-        /// The job put the source back on its own clock (Remove alignment).
-        reset: bool,
-        result: Result<Alignment, String>,
+        result: JobResult<Arc<FleetReport>>,
     },
-    /// Put every source back on its own clock.
-    ResetAlign,
-    /// Add a digital lane to `source` from its analog track `track`: `threshold` is
-    /// `(level, hysteresis)`, `None` for the automatic one.
-    DeriveDigital {
-        source: usize,
-        track: usize,
-        threshold: Option<(f64, f64)>,
-    },
-    /// The derived digital track and its lane, or the source rebuilt with it (when the
-    /// source was shared and could not take it in place), or why not.
-    Derived {
-        ticket: Ticket,
-        source: usize,
-        result: Result<DerivedLane, String>,
-    },
-    /// Statistics of a live simulator snapshot.
-    LiveAnalysisDone {
-        ticket: Ticket,
-        results: Vec<AnalysisResult>,
-    },
-    /// Open the "Derive digital…" dialog on an analog lane.
-    OpenDeriveDigital(LaneId),
-    /// The "Derive digital…" dialog as edited (or closed).
-    EditDerive(DeriveDialog),
-    /// The fleet window (fleet_view.rs).
-    Fleet(super::fleet_view::FleetMsg),
-    /// Open the "Add decoder…" dialog (on this source; `None`: the focused lane's, else the
-    /// first with channels).
-    OpenDecoder(Option<usize>),
-    /// The "Add decoder…" dialog as edited (or closed).
-    EditDecoder(DecoderDialog),
-    /// Decode `source` with decoder stacks `specs` (a background job: the source rebuilt
-    /// with the annotations comes back as `Decoded`).
-    AddDecoder {
-        source: usize,
-        specs: Vec<String>,
-    },
-    /// A decode job's answer: the source rebuilt with the decoders' annotations (span lanes
-    /// and events), or why not.
-    Decoded {
-        ticket: Ticket,
-        source: usize,
-        result: Result<Arc<Prepared>, String>,
-    },
+    SelectAnalysis(String),
+    SelectGroup(usize),
+    /// Open a worst pair's capture and show the pair.
+    OpenWorst(WorstPair),
 }
 
 /// What a derive job answers: the new track and its lane, to add to the source in place.
@@ -339,12 +348,38 @@ pub struct DerivedLane {
     pub lane: Lane,
 }
 
-/// Sort order of the event table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TableSort {
-    #[default]
-    Time,
-    Cpu,
-    Name,
-    Task,
+macro_rules! into_message {
+    ($($room:ident => $variant:ident),* $(,)?) => {
+        $(impl From<$room> for Message {
+            fn from(m: $room) -> Self {
+                Message::$variant(m)
+            }
+        })*
+    };
+}
+
+into_message!(
+    FileMsg => Files,
+    ViewMsg => View,
+    TableMsg => Table,
+    AnalysisMsg => Analysis,
+    AlignMsg => Align,
+    DeriveMsg => Derive,
+    DecoderMsg => Decoder,
+    SimMsg => Sim,
+    SaveMsg => Save,
+    ShellMsg => Shell,
+    FleetMsg => Fleet,
+);
+
+impl From<SpawnFailed> for Message {
+    fn from(e: SpawnFailed) -> Self {
+        Message::Shell(ShellMsg::Error(e.into()))
+    }
+}
+
+impl From<JobEnded> for Message {
+    fn from(JobEnded(ticket): JobEnded) -> Self {
+        Message::JobEnded(ticket)
+    }
 }

@@ -1,21 +1,21 @@
 //! The file dialog behind a trait, so tests (and machines without a portal) never block on a
-//! modal dialog: the picker answers later, from its own thread, with `Message::OpenFiles`
-//! (open) or `Message::SaveTo` (save). When the desktop cannot show a dialog, the answer is
-//! `Message::BrowseFiles`: the workbench's own browser ([`super::file_browser`]) takes over.
+//! modal dialog: the picker answers later, from its own thread, with `Message::Files(FileMsg::Open)`
+//! (open) or `Message::Save(SaveMsg::SaveTo)` (save). When the desktop cannot show a dialog, the answer is
+//! `Message::Save(SaveMsg::BrowseFiles)`: the workbench's own browser ([`super::file_browser`]) takes over.
 
 use super::export::SaveWhat;
 use super::file_browser::BrowsePurpose;
 use super::jobs::Outbox;
-use super::message::Message;
+use super::message::{FileMsg, Message, SaveMsg, ShellMsg};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Something that can ask the user for files to open or a file to save.
 pub trait FilePicker: Send + std::fmt::Debug {
-    /// Starts asking; the answer (if any) arrives as `Message::OpenFiles` through `outbox`.
-    fn pick(&self, outbox: Outbox);
-    /// Starts asking where to save `what`; the answer arrives as `Message::SaveTo`.
-    fn save(&self, what: SaveWhat, outbox: Outbox);
+    /// Starts asking; the answer (if any) arrives as `Message::Files(FileMsg::Open)` through `outbox`.
+    fn pick(&self, outbox: Outbox<Message>);
+    /// Starts asking where to save `what`; the answer arrives as `Message::Save(SaveMsg::SaveTo)`.
+    fn save(&self, what: SaveWhat, outbox: Outbox<Message>);
 }
 
 /// rfd cannot tell "cancelled" from "no dialog could be shown":
@@ -36,13 +36,25 @@ fn desktop_dialog_possible() -> bool {
 /// message. No dialog at all, or a `None` too quick to be a person's, opens the in-window
 /// browser for `purpose` instead.
 fn ask_on_thread<T: Send + 'static>(
-    outbox: Outbox,
+    outbox: Outbox<Message>,
     purpose: BrowsePurpose,
     ask: impl FnOnce() -> Option<T> + Send + 'static,
     answer: impl FnOnce(T) -> Message + Send + 'static,
 ) {
-    if !desktop_dialog_possible() {
-        outbox.send(Message::BrowseFiles(purpose));
+    ask_if_possible(desktop_dialog_possible(), outbox, purpose, ask, answer);
+}
+
+/// [`ask_on_thread`] with whether a dialog is possible given (tests take both answers on
+/// any machine).
+fn ask_if_possible<T: Send + 'static>(
+    possible: bool,
+    outbox: Outbox<Message>,
+    purpose: BrowsePurpose,
+    ask: impl FnOnce() -> Option<T> + Send + 'static,
+    answer: impl FnOnce(T) -> Message + Send + 'static,
+) {
+    if !possible {
+        outbox.send(Message::Save(SaveMsg::BrowseFiles(purpose)));
         return;
     }
     let out = outbox.clone();
@@ -50,13 +62,15 @@ fn ask_on_thread<T: Send + 'static>(
         let asked = Instant::now();
         match ask() {
             Some(choice) => out.send(answer(choice)),
-            None if asked.elapsed() < TOO_FAST_FOR_A_PERSON => out.send(Message::BrowseFiles(purpose)),
+            None if asked.elapsed() < TOO_FAST_FOR_A_PERSON => {
+                out.send(Message::Save(SaveMsg::BrowseFiles(purpose)))
+            }
             // Cancelled.
             None => {}
         }
     });
     if let Err(e) = spawned {
-        outbox.send(Message::Error(format!("cannot open the file dialog: {e}")));
+        outbox.send(ShellMsg::Error(anyhow::Error::new(e).context("cannot open the file dialog")).into());
     }
 }
 
@@ -65,7 +79,7 @@ fn ask_on_thread<T: Send + 'static>(
 pub struct RfdPicker;
 
 impl FilePicker for RfdPicker {
-    fn pick(&self, outbox: Outbox) {
+    fn pick(&self, outbox: Outbox<Message>) {
         ask_on_thread(
             outbox,
             BrowsePurpose::Open,
@@ -75,11 +89,11 @@ impl FilePicker for RfdPicker {
                     .pick_files()
                     .filter(|f| !f.is_empty())
             },
-            Message::OpenFiles,
+            |paths| FileMsg::Open(paths).into(),
         );
     }
 
-    fn save(&self, what: SaveWhat, outbox: Outbox) {
+    fn save(&self, what: SaveWhat, outbox: Outbox<Message>) {
         ask_on_thread(
             outbox,
             BrowsePurpose::Save(what),
@@ -90,7 +104,7 @@ impl FilePicker for RfdPicker {
                     .add_filter(what.title(), &[what.extension()])
                     .save_file()
             },
-            move |path| Message::SaveTo(what, path),
+            move |path| Message::Save(SaveMsg::SaveTo(what, path)),
         );
     }
 }
@@ -102,12 +116,12 @@ pub struct NoPicker;
 const NO_DIALOG: &str = "no file dialog available; give files on the command line or drop them";
 
 impl FilePicker for NoPicker {
-    fn pick(&self, outbox: Outbox) {
-        outbox.send(Message::Error(NO_DIALOG.into()));
+    fn pick(&self, outbox: Outbox<Message>) {
+        outbox.send(ShellMsg::Error(anyhow::anyhow!(NO_DIALOG)).into());
     }
 
-    fn save(&self, _what: SaveWhat, outbox: Outbox) {
-        outbox.send(Message::Error(NO_DIALOG.into()));
+    fn save(&self, _what: SaveWhat, outbox: Outbox<Message>) {
+        outbox.send(ShellMsg::Error(anyhow::anyhow!(NO_DIALOG)).into());
     }
 }
 
@@ -120,12 +134,12 @@ pub struct PresetPicker {
 }
 
 impl FilePicker for PresetPicker {
-    fn pick(&self, outbox: Outbox) {
-        outbox.send(Message::OpenFiles(self.open.clone()));
+    fn pick(&self, outbox: Outbox<Message>) {
+        outbox.send(Message::Files(FileMsg::Open(self.open.clone())));
     }
 
-    fn save(&self, what: SaveWhat, outbox: Outbox) {
-        outbox.send(Message::SaveTo(what, self.dir.join(what.default_name())));
+    fn save(&self, what: SaveWhat, outbox: Outbox<Message>) {
+        outbox.send(Message::Save(SaveMsg::SaveTo(what, self.dir.join(what.default_name()))));
     }
 }
 
@@ -134,40 +148,48 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
-    fn answer_of(ask: impl FnOnce() -> Option<PathBuf> + Send + 'static) -> Option<Message> {
+    /// The answer when a dialog is `possible` and `ask` stands for it.
+    fn answer_of(possible: bool, ask: impl FnOnce() -> Option<PathBuf> + Send + 'static) -> Option<Message> {
         let (outbox, inbox) = Outbox::new();
-        ask_on_thread(outbox, BrowsePurpose::Open, ask, |p| Message::OpenFiles(vec![p]));
+        ask_if_possible(possible, outbox, BrowsePurpose::Open, ask, |p| {
+            Message::Files(FileMsg::Open(vec![p]))
+        });
         inbox.recv_timeout(Duration::from_secs(10)).ok()
     }
 
     #[test]
     fn an_instant_none_opens_the_in_window_browser() {
         // Whether or not this machine has a bus or zenity: no dialog, no person.
-        let got = answer_of(|| None);
-        assert!(matches!(got, Some(Message::BrowseFiles(BrowsePurpose::Open))), "{got:?}");
+        for possible in [desktop_dialog_possible(), true] {
+            let got = answer_of(possible, || None);
+            assert!(matches!(got, Some(Message::Save(SaveMsg::BrowseFiles(BrowsePurpose::Open)))), "{got:?}");
+        }
+    }
+
+    #[test]
+    fn without_a_bus_or_zenity_the_dialog_is_never_asked() {
+        let got = answer_of(false, || panic!("asked for a dialog that cannot be shown"));
+        assert!(matches!(got, Some(Message::Save(SaveMsg::BrowseFiles(BrowsePurpose::Open)))), "{got:?}");
     }
 
     #[test]
     fn a_choice_becomes_the_message_and_a_slow_none_is_a_cancel() {
-        if !desktop_dialog_possible() {
-            // Without a bus and zenity the dialog is never asked; covered above.
-            println!("skipped: no session bus and no zenity here, rfd is never asked");
-            return;
-        }
-        let got = answer_of(|| Some(PathBuf::from("/tmp/x.dat")));
+        // As where a dialog can be shown; `ask` stands for the person.
+        let got = answer_of(true, || Some(PathBuf::from("/tmp/x.dat")));
         assert!(
-            matches!(&got, Some(Message::OpenFiles(p)) if p == &[PathBuf::from("/tmp/x.dat")]),
+            matches!(&got, Some(Message::Files(FileMsg::Open(p))) if p == &[PathBuf::from("/tmp/x.dat")]),
             "{got:?}"
         );
         let (outbox, inbox) = Outbox::new();
-        ask_on_thread(
+        ask_if_possible(
+            true,
             outbox,
             BrowsePurpose::Open,
             || {
                 std::thread::sleep(TOO_FAST_FOR_A_PERSON * 2);
                 None::<PathBuf>
             },
-            |p| Message::OpenFiles(vec![p]),
+            |p| Message::Files(FileMsg::Open(vec![p])),
         );
         // The thread ends without a word: the sender is dropped and nothing came.
         assert!(inbox.recv().is_err());

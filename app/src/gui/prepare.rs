@@ -3,7 +3,7 @@
 //! `sched_switch`, `irq_handler_*` and `softirq_*`, digital level pyramids and span rows.
 //! Drawing then only reads these.
 
-use super::lod::{MinMaxPyramid, SliceRow, TimeIndex};
+use super::lod::{self, MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
 use latscope_model::kernel;
@@ -349,4 +349,50 @@ pub fn prepare(source: Source) -> Prepared {
         });
     }
     Prepared { source, lanes }
+}
+
+/// Where the next (`forward`) or previous edge/event of a lane is, after/before `t`
+/// (source-relative ps).
+pub fn step_edge(lane: &Lane, src: &Source, t: Ps, forward: bool) -> Option<(Ps, Option<usize>)> {
+    let pick = |times: &[Ps]| -> Option<usize> {
+        if forward {
+            let i = times.partition_point(|&x| x <= t);
+            (i < times.len()).then_some(i)
+        } else {
+            times.partition_point(|&x| x < t).checked_sub(1)
+        }
+    };
+    let events = |ev: &[u32]| -> Option<(Ps, Option<usize>)> {
+        let ts = &src.events.ts;
+        let i = if forward {
+            lod::lower_bound(ev.len(), |i| ts[ev[i] as usize] <= t)
+        } else {
+            lod::lower_bound(ev.len(), |i| ts[ev[i] as usize] < t).checked_sub(1)?
+        };
+        let e = *ev.get(i)? as usize;
+        Some((ts[e], Some(e)))
+    };
+    match &lane.kind {
+        LaneKind::Cpu(c) => events(&c.events),
+        LaneKind::Events(e) => events(&e.events),
+        LaneKind::Digital { track, .. } => {
+            let d = src.digital.get(*track)?;
+            pick(&d.times).map(|i| (d.times[i], None))
+        }
+        LaneKind::Spans { rows, .. } => {
+            let mut best: Option<Ps> = None;
+            for r in rows {
+                if let Some(i) = pick(&r.start) {
+                    let s = r.start[i];
+                    best = Some(match best {
+                        Some(b) if forward => b.min(s),
+                        Some(b) => b.max(s),
+                        None => s,
+                    });
+                }
+            }
+            best.map(|b| (b, None))
+        }
+        LaneKind::Analog { .. } => None,
+    }
 }

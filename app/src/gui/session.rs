@@ -4,14 +4,13 @@
 //! Opening a session starts the loads in the background and restores the rest when they
 //! have finished; a file that is gone becomes an in-window error and the rest restores.
 
-use super::app::Workbench;
-use super::jobs::{JobKind, Ticket};
-use super::message::Message;
+use super::document::{Document, SourceId};
+use super::prepare::Prepared;
 use super::theme::{self, ThemeKind};
-use super::timeline::{Overlay, Viewport};
+use super::view::{LaneView, ViewState};
 use anyhow::Context as _;
 use latscope_engine::atomic;
-use latscope_model::{Placement, Ps};
+use latscope_model::Ps;
 use std::path::{Path, PathBuf};
 
 /// The version of the session layout (`latscope_session`).
@@ -89,17 +88,16 @@ pub struct SessionView {
 }
 
 impl Session {
-    /// The workbench's state as a session.
-    pub fn capture(wb: &Workbench) -> Self {
-        let files = wb
-            .view
+    /// The document, its view, the rules and the look as a session.
+    pub fn capture(doc: &Document, view: &ViewState, rules: &[String], theme: ThemeKind) -> Self {
+        let files = doc
             .sources
             .iter()
             .filter_map(|sv| {
                 let src = sv.source();
                 let path = src.path.clone()?;
-                let lanes = sv
-                    .lanes
+                let lanes = view
+                    .lanes_of(sv.id)
                     .iter()
                     .filter_map(|v| {
                         Some(SessionLane {
@@ -118,21 +116,17 @@ impl Session {
         Self {
             latscope_session: SESSION_VERSION,
             files,
-            rules: wb.analysis.rules.specs.clone(),
-            markers: wb
-                .view
+            rules: rules.to_vec(),
+            markers: view
                 .overlay
                 .markers
                 .iter()
                 .map(|(name, t)| SessionMarker { name: name.clone(), t_ps: *t })
                 .collect(),
-            cursor_a: wb.view.overlay.cursor_a,
-            cursor_b: wb.view.overlay.cursor_b,
-            view: Some(SessionView {
-                start_ps: wb.view.viewport.start,
-                ps_per_px: wb.view.viewport.ps_per_px,
-            }),
-            theme: wb.theme,
+            cursor_a: view.overlay.cursor_a,
+            cursor_b: view.overlay.cursor_b,
+            view: Some(SessionView { start_ps: view.viewport.start, ps_per_px: view.viewport.ps_per_px }),
+            theme,
         }
     }
 
@@ -173,142 +167,21 @@ impl Session {
     }
 }
 
-/// A session whose files are loading.
+/// A session whose files are loading: each file that exists, with the id its load took.
 #[derive(Debug)]
-pub(super) struct PendingSession {
+pub struct PendingSession {
     pub session: Session,
-    /// Load jobs started for its files.
-    pub jobs: Vec<Ticket>,
+    pub files: Vec<(SessionFile, SourceId)>,
 }
 
-impl Workbench {
-    /// Whether a session is still being restored (its files loading).
-    pub fn session_pending(&self) -> bool {
-        self.pending_session.is_some()
-    }
-
-    /// Whether a session is being read or restored.
-    pub fn session_busy(&self) -> bool {
-        self.jobs.busy(JobKind::SessionRead) || self.pending_session.is_some()
-    }
-
-    /// `Message::SessionRead`: replace what is open by the session's files, then restore
-    /// the rest once they are loaded ([`Self::finish_session`]).
-    pub(super) fn session_read(&mut self, path: &Path, result: Result<Session, String>) {
-        let session = match result {
-            Ok(s) => s,
-            Err(e) => {
-                self.errors.push(e);
-                return;
-            }
-        };
-        self.update(Message::CloseAll);
-        let mut jobs = Vec::new();
-        let mut missing = Vec::new();
-        for f in &session.files {
-            if !f.path.exists() {
-                missing.push(format!(
-                    "session {}: {} is missing; restoring the rest",
-                    path.display(),
-                    f.path.display()
-                ));
-                continue;
-            }
-            self.update(Message::OpenFiles(vec![f.path.clone()]));
-            if let Some(j) = self.jobs.of_kind(JobKind::Load).last() {
-                jobs.push(j.ticket);
-            }
-        }
-        // Said after the session's files are asked for, so that their loading (which
-        // closes the errors of earlier opens) leaves these in view.
-        self.errors.extend(missing);
-        self.theme = session.theme;
-        self.analysis.rules.specs = session.rules.clone();
-        // A session with rules runs them; one without gets the presets its files hold.
-        self.analysis.chosen_by_files = session.rules.is_empty();
-        self.pending_session = Some(PendingSession { session, jobs });
-    }
-
-    /// Restores a pending session once its loads are done; called every frame, after the
-    /// first fit of the loaded data so that the session's view wins.
-    pub(super) fn finish_session(&mut self) {
-        let Some(p) = &self.pending_session else { return };
-        if self.jobs.of_kind(JobKind::Load).any(|j| p.jobs.contains(&j.ticket)) {
-            return;
-        }
-        let session = &p.session;
-        // Sources in the session's order (`None` for a file that did not load); anything
-        // else open stays after them.
-        let mut order: Vec<Option<usize>> = Vec::new();
-        for f in &session.files {
-            let found = self.view.sources.iter().enumerate().position(|(i, sv)| {
-                !order.contains(&Some(i)) && sv.source().path.as_deref() == Some(f.path.as_path())
-            });
-            order.push(found);
-        }
-        // Results of analyses run meanwhile name sources by their old places: drop them.
-        self.analysis.clear();
-        let placed: Vec<(SessionFile, usize)> =
-            session.files.iter().zip(&order).filter_map(|(f, i)| Some((f.clone(), (*i)?))).collect();
-        let Some(PendingSession { session, .. }) = self.pending_session.take() else { return };
-        let mut rest: Vec<_> = std::mem::take(&mut self.view.sources).into_iter().map(Some).collect();
-        let mut sources = Vec::with_capacity(rest.len());
-        for (f, i) in placed {
-            let Some(mut sv) = rest[i].take() else { continue };
-            // The placement lives beside the source: restoring it touches no data (the
-            // meshes were drawn at the old place, so they are invalidated).
-            let placement = Placement::new(f.offset_ps, f.drift_ppm);
-            if sv.placement != placement {
-                sv.placement = placement;
-                sv.generation = self.view.next_generation();
-            }
-            restore_lanes(&mut sv, &f.lanes);
-            sources.push(sv);
-        }
-        sources.extend(rest.into_iter().flatten());
-        self.view.sources = sources;
-        // Decoders run again on the files they decoded (their rows join the lanes restored).
-        let decoders: Vec<(usize, Vec<String>)> = session
-            .files
-            .iter()
-            .filter(|f| !f.decoders.is_empty())
-            .filter_map(|f| {
-                let i = self
-                    .view
-                    .sources
-                    .iter()
-                    .position(|sv| sv.source().path.as_deref() == Some(f.path.as_path()))?;
-                Some((i, f.decoders.clone()))
-            })
-            .collect();
-        self.view.overlay = Overlay {
-            cursor_a: session.cursor_a,
-            cursor_b: session.cursor_b,
-            markers: session.markers.iter().map(|m| (m.name.clone(), m.t_ps)).collect(),
-            ..Overlay::default()
-        };
-        if let Some(v) = session.view {
-            self.view.viewport = Viewport { start: v.start_ps, ps_per_px: v.ps_per_px };
-        }
-        self.theme = session.theme;
-        self.update(Message::SetFilter(self.table.filter.clone()));
-        for (source, specs) in decoders {
-            self.update(Message::AddDecoder { source, specs });
-        }
-        // The results are part of what the session showed: compute them again.
-        if !self.analysis.rules.specs.is_empty() && !self.view.sources.is_empty() {
-            self.update(Message::RunAnalysis);
-        }
-    }
-}
-
-/// Puts `sv`'s lanes in the session's order with its names, visibility and colours.
-fn restore_lanes(sv: &mut super::timeline::SourceView, saved: &[SessionLane]) {
-    let mut rest: Vec<_> = std::mem::take(&mut sv.lanes).into_iter().map(Some).collect();
-    let mut lanes = Vec::with_capacity(rest.len());
+/// `lanes` (the view's lanes of `prepared`) in the session's order, with its names,
+/// visibility and colours; lanes the session does not list keep their order after these.
+pub fn restore_lanes(prepared: &Prepared, lanes: Vec<LaneView>, saved: &[SessionLane]) -> Vec<LaneView> {
+    let mut rest: Vec<_> = lanes.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(rest.len());
     for s in saved {
         let found = rest.iter().position(|v| {
-            v.as_ref().and_then(|v| sv.prepared.lanes.get(v.lane)).is_some_and(|l| l.name == s.lane)
+            v.as_ref().and_then(|v| prepared.lanes.get(v.lane)).is_some_and(|l| l.name == s.lane)
         });
         let Some(mut v) = found.and_then(|i| rest[i].take()) else { continue };
         v.name = s.name.clone();
@@ -316,8 +189,8 @@ fn restore_lanes(sv: &mut super::timeline::SourceView, saved: &[SessionLane]) {
         if let Some(c) = theme::from_hex(&s.color) {
             v.color = c;
         }
-        lanes.push(v);
+        out.push(v);
     }
-    lanes.extend(rest.into_iter().flatten());
-    sv.lanes = lanes;
+    out.extend(rest.into_iter().flatten());
+    out
 }

@@ -1,19 +1,53 @@
-//! The event table (virtualised: only visible rows are laid out; filtering and sorting run on
-//! a worker) over every open source or the one its source filter picks, and the inspector
-//! of the selected event.
+//! The event table's room: its filter, sort and source filter, the rows of the latest query
+//! (computed on a worker over every open source or the one picked), and the one-shot
+//! requests of the view (scroll to the selection, take the keyboard). The table and the
+//! inspector are drawn by `views::table`.
 
-use super::message::{EventSel, Message, TableRows, TableSort};
-use super::theme;
-use super::timeline::{SourceView, clock_text, event_fields, fields_read};
-use egui_extras::{Column, TableBuilder};
-use latscope_model::render_event;
+use super::document::SourceId;
+use super::view::EventSel;
+use std::sync::Arc;
+
+/// One row of the event table: event `index` of source `source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    pub source: SourceId,
+    pub index: u32,
+}
+
+impl Row {
+    pub fn sel(self) -> EventSel {
+        EventSel { source: self.source, index: self.index as usize }
+    }
+}
+
+/// Rows of the event table after filtering and sorting (computed off the UI thread), over
+/// every source the table shows.
+#[derive(Debug, Clone, Default)]
+pub struct TableRows {
+    /// The sources queried (all open sources, or the one the source filter picks).
+    pub sources: Vec<SourceId>,
+    /// The filter text and sort the rows answer.
+    pub filter: String,
+    pub sort: TableSort,
+    pub rows: Arc<Vec<Row>>,
+}
+
+/// Sort order of the event table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableSort {
+    #[default]
+    Time,
+    Cpu,
+    Name,
+    Task,
+}
 
 /// Table state kept by the workbench.
 #[derive(Debug, Default)]
 pub struct TableState {
     pub filter: String,
     /// The one source listed (and searched), or all of them (`None`, the default).
-    pub source: Option<usize>,
+    pub source: Option<SourceId>,
     pub sort: TableSort,
     /// The latest rows from the worker (may lag the filter while it runs).
     pub rows: TableRows,
@@ -25,221 +59,4 @@ pub struct TableState {
     pub scroll_to_top: bool,
     /// Why the filter does not parse (its rows are not recomputed until it does).
     pub error: Option<String>,
-}
-
-const ROW_HEIGHT: f32 = 18.0;
-
-/// The table; `pending`: a newer query than the rows shown is running.
-pub fn show(
-    ui: &mut egui::Ui,
-    st: &TableState,
-    pending: bool,
-    sources: &[SourceView],
-    selected: Option<EventSel>,
-) -> Vec<Message> {
-    let mut msgs = Vec::new();
-    if st.scroll_to_selection || st.focus_filter || st.scroll_to_top {
-        // Both are asked for once; they are done as this frame draws.
-        msgs.push(Message::TableRequestsDone);
-    }
-    ui.horizontal(|ui| {
-        ui.label("Filter");
-        let mut filter = st.filter.clone();
-        let edit = ui.add(
-            egui::TextEdit::singleline(&mut filter)
-                .id(egui::Id::unique("event-filter"))
-                .hint_text("words, field=value, field~text, \"a phrase\", -word (Ctrl+F)")
-                .desired_width(260.0),
-        );
-        if st.focus_filter {
-            edit.request_focus();
-        }
-        if edit.changed() {
-            msgs.push(Message::SetFilter(filter));
-        }
-        // Enter steps like F3 (Shift+Enter back, like Shift+F3); the filter keeps the
-        // keyboard, so the next Enter steps again. A plain Enter ends the edit (the field
-        // gives up the keyboard); Shift+Enter leaves it focused.
-        let (enter, shift) = ui.input(|i| (i.key_pressed(egui::Key::Enter), i.modifiers.shift));
-        if enter && (edit.lost_focus() || (shift && edit.has_focus())) {
-            msgs.push(Message::SearchStep(!shift));
-            edit.request_focus();
-        }
-        if ui.small_button("<").on_hover_text("Previous match (Shift+F3)").clicked() {
-            msgs.push(Message::SearchStep(false));
-        }
-        if ui.small_button(">").on_hover_text("Next match (F3)").clicked() {
-            msgs.push(Message::SearchStep(true));
-        }
-        if sources.len() > 1 {
-            let name = |i: Option<usize>| match i.and_then(|i| sources.get(i)) {
-                Some(sv) => sv.source().name.clone(),
-                None => "all sources".to_owned(),
-            };
-            egui::ComboBox::from_id_salt("table-source").selected_text(name(st.source)).show_ui(ui, |ui| {
-                for choice in std::iter::once(None).chain((0..sources.len()).map(Some)) {
-                    if ui.selectable_label(st.source == choice, name(choice)).clicked() {
-                        msgs.push(Message::SetTableSource(choice));
-                    }
-                }
-            });
-        }
-        if pending {
-            ui.spinner();
-        }
-        let total: usize =
-            st.rows.sources.iter().filter_map(|&i| sources.get(i)).map(|s| s.source().events.len()).sum();
-        ui.weak(format!("{} of {} events", st.rows.rows.len(), total));
-        if let Some(e) = &st.error {
-            ui.colored_label(theme::IRQ, e);
-        }
-    });
-    if st.rows.sources.iter().all(|&i| i >= sources.len()) {
-        ui.weak("No events.");
-        return msgs;
-    }
-    let rows = st.rows.rows.clone();
-    // A source column once there is more than one source to tell apart.
-    let several = sources.len() > 1;
-    let mut builder = TableBuilder::new(ui).striped(true).resizable(true).sense(egui::Sense::click());
-    if several {
-        builder = builder.column(Column::initial(120.0).at_least(60.0).clip(true));
-    }
-    let mut builder = builder
-        // Narrow enough that the columns fit their half of the panel; each clips its text,
-        // so nothing is painted over the inspector beside the table.
-        .column(Column::exact(100.0).clip(true))
-        .column(Column::exact(36.0).clip(true))
-        .column(Column::initial(130.0).at_least(60.0).clip(true))
-        .column(Column::initial(140.0).at_least(60.0).clip(true))
-        .column(Column::remainder().at_least(80.0).clip(true))
-        .auto_shrink(false);
-    if st.scroll_to_top {
-        builder = builder.vertical_scroll_offset(0.0);
-    }
-    if st.scroll_to_selection
-        && let Some(sel) = selected
-        && let Some(r) = rows.iter().position(|r| r.sel() == sel)
-    {
-        builder = builder.scroll_to_row(r, Some(egui::Align::Center));
-    }
-    let mut sort_header = |row: &mut egui_extras::TableRow<'_, '_>, label: &str, sort: Option<TableSort>| {
-        row.col(|ui| {
-            let active = sort.is_some_and(|s| s == st.sort);
-            let text = if active { format!("{label} v") } else { label.to_owned() };
-            match sort {
-                Some(s) => {
-                    if ui.selectable_label(active, egui::RichText::new(text).strong()).clicked() {
-                        msgs.push(Message::SortTable(s));
-                    }
-                }
-                None => {
-                    ui.strong(text);
-                }
-            }
-        });
-    };
-    builder
-        .header(20.0, |mut row| {
-            if several {
-                sort_header(&mut row, "Source", None);
-            }
-            sort_header(&mut row, "Time (s)", Some(TableSort::Time));
-            sort_header(&mut row, "CPU", Some(TableSort::Cpu));
-            sort_header(&mut row, "Task", Some(TableSort::Task));
-            sort_header(&mut row, "Event", Some(TableSort::Name));
-            sort_header(&mut row, "Payload", None);
-        })
-        .body(|body| {
-            body.rows(ROW_HEIGHT, rows.len(), |mut row| {
-                let Some(&r) = rows.get(row.index()) else { return };
-                let Some(sv) = sources.get(r.source as usize) else { return };
-                let (src, index) = (sv.source(), r.index as usize);
-                let Some(e) = src.events.get(index) else { return };
-                row.set_selected(selected == Some(r.sel()));
-                let s = &src.strings;
-                if several {
-                    row.col(|ui| {
-                        ui.add(egui::Label::new(egui::RichText::new(&src.name).weak()).truncate());
-                    });
-                }
-                row.col(|ui| {
-                    ui.monospace(format!("{:.6}", src.origin.to_source_seconds(e.ts())));
-                });
-                row.col(|ui| {
-                    ui.monospace(e.cpu().to_string());
-                });
-                row.col(|ui| {
-                    ui.label(format!("{}-{}", s.resolve(e.comm()), e.pid()));
-                });
-                row.col(|ui| {
-                    ui.label(
-                        egui::RichText::new(s.resolve(e.name()))
-                            .color(theme::readable(theme::color_for(&s.resolve(e.name())))),
-                    );
-                });
-                row.col(|ui| {
-                    // As `trace-cmd report` prints it (trace.dat: the print fmt).
-                    ui.add(egui::Label::new(render_event(src, index)).truncate());
-                });
-                if row.response().clicked() {
-                    msgs.push(Message::SelectEvent(r.sel()));
-                    msgs.push(Message::CenterOn(sv.to_common(e.ts())));
-                }
-            });
-        });
-    msgs
-}
-
-/// The inspector: the selected event's columns, its payload as the tracer prints it, every
-/// field's stored value (what rules and filters match), and its stack.
-pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView], selected: Option<EventSel>) {
-    let Some(sel) = selected else {
-        ui.weak("Click an event on the timeline or in the table.");
-        return;
-    };
-    let Some(sv) = sources.get(sel.source) else { return };
-    let src = sv.source();
-    ui.strong(format!("{} · event #{}", src.name, sel.index));
-    egui::ScrollArea::vertical().id_salt("inspector").show(ui, |ui| {
-        egui::Grid::new("inspector-grid").num_columns(2).striped(true).show(ui, |ui| {
-            for (k, v) in event_fields(src, sel.index) {
-                ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
-                ui.add(egui::Label::new(egui::RichText::new(v).monospace()).selectable(true));
-                ui.end_row();
-            }
-        });
-        let fields = fields_read(src, sel.index);
-        if !fields.is_empty() {
-            ui.separator();
-            ui.label(
-                egui::RichText::new("fields (stored value in brackets: rules and filters match either)")
-                    .weak(),
-            );
-            egui::Grid::new("inspector-fields").num_columns(2).striped(true).show(ui, |ui| {
-                for (k, shown, stored) in fields {
-                    ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
-                    ui.horizontal(|ui| {
-                        ui.add(egui::Label::new(egui::RichText::new(shown).monospace()).selectable(true));
-                        if let Some(stored) = stored {
-                            ui.weak(format!("({stored})"));
-                        }
-                    });
-                    ui.end_row();
-                }
-            });
-        }
-        if let Some(stack) = src.events.get(sel.index).and_then(|e| e.stack()) {
-            ui.separator();
-            ui.strong("Stack");
-            for frame in src.strings.resolve(stack).lines() {
-                ui.monospace(frame);
-            }
-        }
-        if let Some(&ts) = src.events.ts.get(sel.index) {
-            ui.separator();
-            ui.weak(format!("relative {}", latscope_model::format_seconds(ts)));
-            ui.weak(clock_text(src, ts));
-        }
-    });
 }

@@ -2,9 +2,12 @@
 //! the live simulator. The job runner ([`super::jobs`]) starts them on their threads and
 //! judges their answers; the UI thread never waits on any of them.
 
-use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
-use super::message::{Message, Row, SimCommand, TableSort};
+use super::document::SourceId;
+use super::jobs::{JobContext, JobKind, JobRunner};
+use super::message::{FileMsg, JobResult, Message, SimMsg};
 use super::prepare::{Prepared, prepare};
+use super::sim::{SimCommand, SimHandle};
+use super::table::{Row, TableSort};
 use latscope_importers::LoadControl;
 use latscope_model::{
     ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Filter, Placement, Ps, Source,
@@ -13,17 +16,17 @@ use latscope_model::{
 use latscope_sim::{Batch, Simulation, Speed};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc::{Sender, TryRecvError, channel};
+use std::sync::mpsc::{TryRecvError, channel};
 use std::time::{Duration, Instant};
 
 /// Imports `path` and builds its lanes (the load job's work).
-pub fn load(path: &Path, ctl: &LoadControl) -> Result<Arc<Prepared>, String> {
-    latscope_engine::open(path, ctl).map(|source| Arc::new(prepare(source))).map_err(|e| e.to_string())
+pub fn load(path: &Path, ctl: &LoadControl) -> JobResult<Arc<Prepared>> {
+    Ok(latscope_engine::open(path, ctl).map(|source| Arc::new(prepare(source)))?)
 }
 
-/// Where the importer's previews of `path` go while it loads: prepared here, on the load's
-/// thread, and sent to the window (`Message::Preview`).
-pub fn preview_sink(cx: &JobContext, path: &Path) -> latscope_importers::PreviewSink {
+/// Where the importer's previews of `path` (source `id`) go while it loads: prepared here,
+/// on the load's thread, and sent to the window (`FileMsg::Preview`).
+pub fn preview_sink(cx: &JobContext<Message>, id: SourceId, path: &Path) -> latscope_importers::PreviewSink {
     let (outbox, ticket) = (cx.outbox.clone(), cx.ticket);
     let name =
         path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
@@ -31,12 +34,12 @@ pub fn preview_sink(cx: &JobContext, path: &Path) -> latscope_importers::Preview
     Arc::new(move |mut source: Source| {
         source.name = name.clone();
         source.path = Some(path.clone());
-        outbox.send(Message::Preview { ticket, prepared: Arc::new(prepare(source)) });
+        outbox.send(FileMsg::Preview { ticket, id, prepared: Arc::new(prepare(source)) }.into());
     })
 }
 
-/// A source the table lists: its index among the open sources, its data and placement.
-pub type TableSource = (usize, Arc<Prepared>, Placement);
+/// A source the table lists: its id, its data and placement.
+pub type TableSource = (SourceId, Arc<Prepared>, Placement);
 
 /// Filters and sorts the events of `sources` for the table (and search): the rows, in
 /// common-timeline order (then by the sort's column), or `None` when the job was cancelled
@@ -58,11 +61,11 @@ pub fn table_rows(
                 return None;
             }
             if filter.is_empty() || filter.matches(src, i) {
-                rows.push(Row { source: *si as u32, index: i as u32 });
+                rows.push(Row { source: *si, index: i as u32 });
             }
         }
     }
-    let of = |r: &Row| sources.iter().find(|s| s.0 == r.source as usize);
+    let of = |r: &Row| sources.iter().find(|s| s.0 == r.source);
     if sources.len() > 1 {
         // Each source's rows are in time order; together they interleave on the common
         // timeline (ties: the source listed first).
@@ -87,21 +90,6 @@ pub fn table_rows(
         TableSort::Task => rows.sort_by_cached_key(task),
     }
     Some(rows)
-}
-
-/// The live simulator's control handle; dropping it stops the worker.
-#[derive(Debug)]
-pub struct SimHandle {
-    /// The simulator job's ticket: its snapshots carry it.
-    pub ticket: Ticket,
-    commands: Sender<SimCommand>,
-}
-
-impl SimHandle {
-    pub fn send(&self, cmd: SimCommand) {
-        // A finished worker has hung up: nothing to control any more.
-        self.commands.send(cmd).ok();
-    }
 }
 
 /// Rebuilds a growing source from the simulator's batches.
@@ -182,9 +170,9 @@ impl Accumulator {
 /// How often the live view gets a new snapshot of the growing trace.
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
 
-/// Starts a live simulator run as a job; snapshots arrive as `Message::SimSnapshot`.
+/// Starts a live simulator run as a job; snapshots arrive as `Message::Sim(SimMsg::Snapshot)`.
 pub fn simulate(
-    jobs: &mut JobRunner,
+    jobs: &mut JobRunner<Message>,
     scenario: latscope_sim::Scenario,
     speed: Option<f64>,
 ) -> Option<SimHandle> {
@@ -193,14 +181,14 @@ pub fn simulate(
     let mut sim = match Simulation::new(scenario) {
         Ok(s) => s,
         Err(e) => {
-            jobs.outbox().send(Message::SimError(e.to_string()));
+            jobs.outbox().send(Message::Sim(SimMsg::Failed(e.into())));
             return None;
         }
     };
     let (btx, brx) = channel::<Batch>();
     sim.attach(btx);
     sim.set_speed(speed.map_or(Speed::Max, Speed::RealTime));
-    let ticket = jobs.spawn(JobKind::Simulator, None, move |cx: JobContext| {
+    let ticket = jobs.spawn(JobKind::Simulator, None, move |cx: JobContext<Message>| {
         let run = cx.ticket;
         let mut acc = Accumulator {
             b: EventTableBuilder::new(),
@@ -242,20 +230,20 @@ pub fn simulate(
                     acc.settle();
                 }
                 let prepared = acc.snapshot(&name, &sim.line_names());
-                cx.send(Message::SimSnapshot {
+                cx.send(Message::Sim(SimMsg::Snapshot {
                     ticket: run,
                     prepared: Arc::new(prepared),
                     now: acc.now,
                     events: acc.events,
                     finished,
-                });
+                }));
                 last = Instant::now();
                 dirty = false;
                 if finished {
                     // The run is over: measure it (this consumes the simulation; later
                     // commands find the worker gone, which is what a finished run means).
-                    let metrics = sim.finish().map(|o| o.report.metrics.0).map_err(|e| e.to_string());
-                    cx.send(Message::SimMetrics { ticket: run, metrics });
+                    let metrics = sim.finish().map(|o| o.report.metrics.0).map_err(anyhow::Error::from);
+                    cx.send(Message::Sim(SimMsg::Metrics { ticket: run, metrics }));
                     return;
                 }
             }

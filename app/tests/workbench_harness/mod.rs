@@ -37,3 +37,33 @@ pub fn click_at(h: &mut Harness<'static, Workbench>, pos: egui::Pos2) {
     h.step();
     h.step();
 }
+
+/// Sets the analysis panel's rules as the panel does when the user edits them.
+pub fn set_rules(h: &mut Harness<'static, Workbench>, specs: &[&str]) {
+    use latscope::gui::message::{AnalysisMsg, Message};
+    let mut rules = h.state().analysis.rules.clone();
+    rules.specs = specs.iter().map(|s| s.to_string()).collect();
+    h.state_mut().update(Message::Analysis(AnalysisMsg::EditRules(rules)));
+}
+
+/// The id of the `index`-th source on the timeline.
+pub fn source_id(wb: &Workbench, index: usize) -> latscope::gui::document::SourceId {
+    wb.doc.sources[index].id
+}
+
+/// The errors in the banner, which then closes (Esc does the same): what a test reads and
+/// clears before what it checks next.
+pub fn take_errors(h: &mut Harness<'static, Workbench>) -> Vec<String> {
+    use latscope::gui::message::{Message, ShellMsg};
+    let errors = h.state().errors.to_vec();
+    h.state_mut().update(Message::Shell(ShellMsg::DismissErrors));
+    errors
+}
+
+/// Decodes the `index`-th source with `spec`, as the Add decoder dialog's Decode does.
+pub fn decode(h: &mut Harness<'static, Workbench>, index: usize, spec: &str) {
+    use latscope::gui::message::{DecoderMsg, Message};
+    let stack = latscope_decoders::spec::Stack::parse(spec).expect("the spec parses");
+    let source = source_id(h.state(), index);
+    h.state_mut().update(Message::Decoder(DecoderMsg::Add { source, stacks: vec![stack] }));
+}

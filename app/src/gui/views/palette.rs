@@ -1,9 +1,9 @@
 //! The command palette (Ctrl+Shift+P): it lists the keymap's actions with their shortcuts
-//! ([`super::keymap::ACTIONS`], the same table the menus and the keyboard use) and filters
+//! ([`crate::gui::keymap::ACTIONS`], the same table the menus and the keyboard use) and filters
 //! them by what is typed.
 
-pub use super::keymap::{ACTIONS, Action, matching};
-use super::message::Message;
+pub use crate::gui::keymap::{ACTIONS, Action, matching};
+use crate::gui::message::{Message, ShellMsg};
 
 /// The palette window; returns the chosen action's message (and closes) or nothing.
 pub fn show(ctx: &egui::Context, query: &str) -> Vec<Message> {
@@ -44,9 +44,9 @@ pub fn show(ctx: &egui::Context, query: &str) -> Vec<Message> {
             }
         });
     if close {
-        msgs.push(Message::ClosePalette);
+        msgs.push(Message::Shell(ShellMsg::ClosePalette));
     } else if typed != query {
-        msgs.push(Message::PaletteQuery(typed));
+        msgs.push(Message::Shell(ShellMsg::PaletteQuery(typed)));
     }
     msgs
 }

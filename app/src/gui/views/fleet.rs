@@ -1,188 +1,12 @@
-//! The fleet window: a dataset of many labelled captures (`latscope report --dataset`)
-//! aggregated as `latscope fleet` does, shown as a table of groups, a p99 trend plot and a
-//! CDF of the selected group, with each group's worst pairs. A click on a worst pair opens
-//! its capture and shows that pair on the timeline.
-//!
-//! This module owns the window's state ([`FleetState`]), its messages ([`FleetMsg`]), their
-//! handling ([`Workbench::update_fleet`]) and the view ([`show`]). The aggregation scans
-//! every pair of the dataset, so it runs as a job ([`JobKind::Fleet`]).
+//! The fleet window: the dataset form, a table of groups, a p99 trend plot and a CDF of the
+//! selected group, with each group's worst pairs (a click opens the capture at the pair).
 
-use super::app::Workbench;
-use super::jobs::{JobKind, Ticket};
-use super::message::Message;
-use super::theme;
-use super::timeline::{Arrow, ArrowEnd};
+use crate::gui::fleet::FleetState;
+use crate::gui::jobs::Ticket;
+use crate::gui::message::{FileMsg, FleetMsg, Message};
+use crate::gui::theme;
 use egui_plot::{GridMark, Legend, Line, Plot};
-use latscope_fleet::{FleetReport, Group, WorstPair};
-use latscope_model::{PS_PER_S, Ps};
-use std::path::PathBuf;
-use std::sync::Arc;
-
-/// What the fleet window shows and what it was asked.
-#[derive(Debug, Default)]
-pub struct FleetState {
-    pub open: bool,
-    /// The dataset directory, as typed.
-    pub dir: String,
-    /// `--group-by`, comma-separated, as typed.
-    pub group_by: String,
-    /// `--trend`, as typed (empty: no trend).
-    pub trend: String,
-    /// The last aggregation, and the dataset it was of.
-    pub report: Option<Arc<FleetReport>>,
-    pub error: Option<String>,
-    /// The analysis whose groups the table and plots show.
-    pub analysis: Option<String>,
-    /// The selected group (an index into the report's groups).
-    pub selected: Option<usize>,
-    /// A worst pair to show once its capture has loaded.
-    pub jump: Option<PendingJump>,
-}
-
-/// A pair to show when the source named `name` (the file's name, as the workbench names
-/// sources) has loaded: seconds on that file's own clock.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingJump {
-    pub path: PathBuf,
-    pub start_s: f64,
-    pub end_s: f64,
-}
-
-/// Everything the fleet window asks of `update`.
-#[derive(Debug)]
-pub enum FleetMsg {
-    /// Show the window (File > Open fleet dataset…).
-    Show,
-    Close,
-    /// The form as edited: directory, group-by labels, trend label.
-    Edit {
-        dir: String,
-        group_by: String,
-        trend: String,
-    },
-    /// Aggregate the dataset the form names.
-    Load,
-    /// The aggregation job's answer.
-    Loaded {
-        ticket: Ticket,
-        result: Result<Arc<FleetReport>, String>,
-    },
-    SelectAnalysis(String),
-    SelectGroup(usize),
-    /// Open the worst pair's capture and show the pair.
-    OpenWorst(WorstPair),
-}
-
-fn split_names(text: &str) -> Vec<String> {
-    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
-}
-
-impl FleetState {
-    /// The groups of the chosen analysis, with their index in the report.
-    pub fn shown_groups(&self) -> Vec<(usize, &Group)> {
-        let Some(r) = &self.report else { return Vec::new() };
-        r.groups.iter().enumerate().filter(|(_, g)| Some(&g.analysis) == self.analysis.as_ref()).collect()
-    }
-}
-
-impl Workbench {
-    /// Applies a [`FleetMsg`].
-    pub(super) fn update_fleet(&mut self, msg: FleetMsg) {
-        match msg {
-            FleetMsg::Show => self.fleet.open = true,
-            FleetMsg::Close => self.fleet.open = false,
-            FleetMsg::Edit { dir, group_by, trend } => {
-                self.fleet.dir = dir;
-                self.fleet.group_by = group_by;
-                self.fleet.trend = trend;
-            }
-            FleetMsg::Load => {
-                self.fleet.open = true;
-                self.fleet.error = None;
-                let dir = PathBuf::from(self.fleet.dir.trim());
-                let group_by = split_names(&self.fleet.group_by);
-                let trend = Some(self.fleet.trend.trim().to_owned()).filter(|t| !t.is_empty());
-                self.jobs.spawn(JobKind::Fleet, None, move |cx| {
-                    let stop = || cx.cancelled();
-                    let result = latscope_fleet::summarize(&dir, &group_by, trend.as_deref(), &stop)
-                        .map(Arc::new)
-                        .map_err(|e| e.to_string());
-                    if !cx.cancelled() {
-                        cx.send(Message::Fleet(FleetMsg::Loaded { ticket: cx.ticket, result }));
-                    }
-                });
-            }
-            FleetMsg::Loaded { ticket, result } => {
-                if !self.jobs.accept(ticket, |_| true) {
-                    return;
-                }
-                match result {
-                    Ok(report) => {
-                        let keep = self
-                            .fleet
-                            .analysis
-                            .as_ref()
-                            .filter(|a| report.groups.iter().any(|g| &g.analysis == *a));
-                        self.fleet.analysis =
-                            keep.cloned().or_else(|| report.groups.first().map(|g| g.analysis.clone()));
-                        self.fleet.selected = None;
-                        self.fleet.report = Some(report);
-                        let first = self.fleet.shown_groups().first().map(|(i, _)| *i);
-                        self.fleet.selected = first;
-                    }
-                    Err(e) => self.fleet.error = Some(e),
-                }
-            }
-            FleetMsg::SelectAnalysis(a) => {
-                self.fleet.analysis = Some(a);
-                let first = self.fleet.shown_groups().first().map(|(i, _)| *i);
-                self.fleet.selected = first;
-            }
-            FleetMsg::SelectGroup(i) => self.fleet.selected = Some(i),
-            FleetMsg::OpenWorst(w) => {
-                let path = PathBuf::from(&w.path);
-                self.fleet.jump =
-                    Some(PendingJump { path: path.clone(), start_s: w.start_s, end_s: w.end_s });
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                let loaded = self.view.sources.iter().any(|s| Some(&s.source().name) == name.as_ref());
-                if !loaded {
-                    self.update(Message::OpenFiles(vec![path]));
-                }
-                self.fleet_jump_step();
-            }
-        }
-    }
-
-    /// Shows the pending worst pair once its capture is loaded (called every frame; a load
-    /// that failed leaves its error in the window and drops the jump).
-    pub(super) fn fleet_jump_step(&mut self) {
-        let Some(jump) = &self.fleet.jump else { return };
-        // A new source is fitted to the window once laid out; the pair is shown after that.
-        if self.jobs.busy(JobKind::Load) || self.view.refit {
-            return;
-        }
-        let name = jump.path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let found = self.view.sources.iter().position(|s| Some(&s.source().name) == name.as_ref()).map(|i| {
-            let sv = &self.view.sources[i];
-            let origin = sv.source().origin;
-            let to_ps =
-                |s: f64| -> Ps { ((s - origin.secs as f64) * PS_PER_S as f64).round() as Ps - origin.ps };
-            let (start, end) = (to_ps(jump.start_s), to_ps(jump.end_s));
-            // The pair's ends by time: the dataset keeps no event index.
-            Arrow {
-                source: i,
-                a: sv.to_common(start),
-                b: sv.to_common(end),
-                start: ArrowEnd { t: start, event: None },
-                end: ArrowEnd { t: end, event: None },
-            }
-        });
-        self.fleet.jump = None;
-        if let Some(arrow) = found {
-            self.view.show_pair(arrow);
-        }
-    }
-}
+use latscope_fleet::{FleetReport, Group};
 
 /// `soc=imx93 kernel=6.6`.
 fn group_name(g: &Group) -> String {
@@ -262,7 +86,7 @@ fn form(ui: &mut egui::Ui, st: &FleetState, running: Option<Ticket>, msgs: &mut 
             ui.spinner();
             ui.weak("scanning the pairs…");
             if ui.small_button("Cancel").clicked() {
-                msgs.push(Message::CancelJob(ticket));
+                msgs.push(Message::Files(FileMsg::CancelJob(ticket)));
             }
         }
     });
@@ -441,14 +265,4 @@ fn worst_list(ui: &mut egui::Ui, st: &FleetState, report: &FleetReport, msgs: &m
             ui.end_row();
         }
     });
-}
-
-/// Opens the fleet window on `dir` and starts its aggregation (`latscope --dataset`).
-pub fn start(wb: &mut Workbench, dir: &std::path::Path, group_by: &[String], trend: Option<&str>) {
-    wb.update(Message::Fleet(FleetMsg::Edit {
-        dir: dir.display().to_string(),
-        group_by: group_by.join(","),
-        trend: trend.unwrap_or_default().to_owned(),
-    }));
-    wb.update(Message::Fleet(FleetMsg::Load));
 }

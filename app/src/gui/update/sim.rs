@@ -1,0 +1,187 @@
+//! The simulator's messages: commands, settings, the run's snapshots (its live source in the
+//! document grows with each), the run's metrics, and the live statistics job.
+
+use crate::gui::analysis;
+use crate::gui::app::Workbench;
+use crate::gui::jobs::JobKind;
+use crate::gui::message::{AnalysisMsg, SimMsg};
+use crate::gui::prepare::Prepared;
+use crate::gui::sim::{SimCommand, SimEdit, SimState};
+use crate::gui::view::default_lanes;
+use crate::gui::workers;
+use latscope_model::Ps;
+use std::sync::Arc;
+
+impl Workbench {
+    pub(super) fn update_sim(&mut self, msg: SimMsg) {
+        match msg {
+            SimMsg::Command(cmd) => self.sim_command(cmd),
+            SimMsg::Edit(edit) => {
+                if let Some(cmd) = update_sim_settings(&mut self.sim, edit)
+                    && let Some(h) = &self.sim.handle
+                {
+                    h.send(cmd);
+                }
+            }
+            SimMsg::Snapshot { ticket, prepared, now, events, finished } => {
+                if self.jobs.is_current(ticket) {
+                    self.sim_snapshot(prepared, now, events, finished);
+                }
+            }
+            SimMsg::Failed(e) => self.sim.error = Some(format!("{e:#}")),
+            SimMsg::Metrics { ticket, metrics } => {
+                if self.jobs.accept(ticket, |_| true) {
+                    match metrics {
+                        Ok(m) => self.sim.metrics = m,
+                        Err(e) => self.sim.error = Some(format!("{e:#}")),
+                    }
+                }
+            }
+        }
+    }
+
+    fn sim_command(&mut self, cmd: SimCommand) {
+        match cmd {
+            SimCommand::Start { scenario, sets, duration } => self.start_sim(&scenario, &sets, duration),
+            SimCommand::Stop => {
+                // The last snapshot stays as a source like any capture.
+                self.stop_sim();
+                if let Some(s) = self.sim.source.take().and_then(|id| self.doc.get_mut(id)) {
+                    s.growing = false;
+                }
+            }
+            other => {
+                match other {
+                    SimCommand::Play => self.sim.playing = true,
+                    SimCommand::Pause => self.sim.playing = false,
+                    _ => {}
+                }
+                if let Some(h) = &self.sim.handle {
+                    h.send(other);
+                }
+            }
+        }
+    }
+
+    fn stop_sim(&mut self) {
+        if let Some(h) = self.sim.handle.take() {
+            self.jobs.cancel(h.ticket);
+        }
+    }
+
+    fn start_sim(&mut self, scenario: &str, sets: &[String], duration: Option<Ps>) {
+        self.stop_sim();
+        let d = duration.map(|d| format!("{d}ps"));
+        match latscope_sim::prepare(scenario, sets, None, d.as_deref()) {
+            Ok(sc) => {
+                // A late statistics answer about the previous run must not pass for this one.
+                self.jobs.cancel_kind(JobKind::LiveStats);
+                self.sim.live.restart(sc.clone());
+                self.sim.ran_with = Some((scenario.to_owned(), sc.settings()));
+                self.sim.handle = workers::simulate(&mut self.jobs, sc, self.sim.speed_arg());
+                self.sim.playing = true;
+                self.sim.finished = false;
+                self.sim.error = None;
+                self.sim.snapshots = 0;
+                self.sim.metrics.clear();
+            }
+            Err(e) => self.sim.error = Some(format!("{e:#}")),
+        }
+    }
+
+    /// A snapshot of the run: its source in the document grows (the first one adds it).
+    fn sim_snapshot(&mut self, prepared: Arc<Prepared>, now: Ps, events: usize, finished: bool) {
+        self.sim.now = now;
+        self.sim.events = events;
+        self.sim.finished = finished;
+        self.sim.snapshots += 1;
+        let snapshot = prepared.clone();
+        let id = match self.sim.source.filter(|&id| self.doc.get(id).is_some()) {
+            Some(id) => {
+                self.replace_source(id, prepared);
+                id
+            }
+            None => {
+                let id = self.doc.reserve_id();
+                self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+                self.doc.add(id, prepared, true);
+                self.sim.source = Some(id);
+                // Start with about 20 ms on screen.
+                self.view.viewport.ps_per_px = 20e9 / self.view.data_width();
+                id
+            }
+        };
+        if let Some(s) = self.doc.get_mut(id) {
+            s.growing = !finished;
+        }
+        if self.sim.follow
+            && let Some(s) = self.doc.get(id)
+        {
+            let view = &mut self.view;
+            let head = s.to_common(now);
+            view.viewport.start = head - view.viewport.ps_per_px * view.data_width() * 0.92;
+        }
+        if finished && self.screenshot.is_some() {
+            self.fit_to_data();
+        }
+        if self.table_sources().contains(&id) {
+            self.refresh_table();
+        }
+        if self.sim.live.due(finished) {
+            self.start_live_stats(snapshot, now);
+        }
+    }
+
+    /// The scenario's analyses over `snapshot` (taken at simulated time `now`), on a job;
+    /// a newer one makes this one's answer stale.
+    fn start_live_stats(&mut self, snapshot: Arc<Prepared>, now: Ps) {
+        let Some(scenario) = self.sim.live.scenario.clone() else { return };
+        self.sim.live.asked_for(snapshot.clone(), now);
+        self.jobs.spawn(JobKind::LiveStats, None, move |cx| {
+            // A snapshot too early for an analysis (a track not there yet) shows nothing new.
+            let Ok(report) = latscope_sim::scenarios::report(&scenario, &snapshot.source) else { return };
+            let mut results = Vec::with_capacity(report.outcomes.len());
+            for mut o in report.outcomes {
+                if cx.cancelled() {
+                    return;
+                }
+                // The results' one input is the snapshot.
+                o.source = 0;
+                results.push(analysis::summarize(o));
+            }
+            cx.send(AnalysisMsg::LiveDone { ticket: cx.ticket, results });
+        });
+    }
+}
+
+/// Applies a change of the simulator panel's settings; returns the command the running
+/// simulation must hear, if any.
+fn update_sim_settings(sim: &mut SimState, edit: SimEdit) -> Option<SimCommand> {
+    match edit {
+        SimEdit::Scenario(name) => {
+            if sim.scenario != name {
+                sim.scenario = name;
+                sim.load_settings();
+            }
+            None
+        }
+        SimEdit::Setting(i, value) => {
+            if let Some(setting) = sim.settings.get_mut(i) {
+                setting.value = value;
+            }
+            None
+        }
+        SimEdit::Speed(speed) => {
+            sim.speed = speed;
+            Some(SimCommand::Speed(sim.speed_arg()))
+        }
+        SimEdit::MaxSpeed(max) => {
+            sim.max_speed = max;
+            Some(SimCommand::Speed(sim.speed_arg()))
+        }
+        SimEdit::Follow(follow) => {
+            sim.follow = follow;
+            None
+        }
+    }
+}

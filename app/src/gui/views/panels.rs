@@ -1,0 +1,471 @@
+//! The frame: the menu bar, the status bar, the track list, the event table, the side panel
+//! (simulator, analysis), the log, the error banner, the timeline and the windows over them.
+//! [`frame`] draws them all from the workbench's state, read only, and returns the messages
+//! of this frame; the frame cache is the one thing it writes.
+
+use super::{FrameCache, Scene, align_dialog, analysis_panel, browser, decoder_dialog, derive_dialog, fleet};
+use super::{palette, sim_panel, table, timeline};
+use crate::gui::errors::{self, Errors};
+use crate::gui::jobs::JobKind;
+use crate::gui::keymap;
+use crate::gui::message::{DeriveMsg, FileMsg, Message, ShellMsg, ViewMsg};
+use crate::gui::prepare::LaneClass;
+use crate::gui::theme;
+use crate::gui::view::{LaneId, PanelId, SourceView};
+use latscope_model::{Ps, Source, format_seconds};
+use std::path::PathBuf;
+
+/// The room the focused track-list row keeps for its up/down buttons.
+const MOVE_BUTTONS_WIDTH: f32 = 64.0;
+/// The side panel's width at start (the analysis summary's six columns fit).
+const SIDE_WIDTH: f32 = 400.0;
+/// The track list's width at start; the user drags its edge to change it.
+const TRACKS_WIDTH: f32 = 220.0;
+
+/// Draws the whole window from `wb`; returns what the user asked for this frame.
+pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<Message> {
+    let ctx = ui.ctx().clone();
+    let mut msgs = Vec::new();
+    let shown = wb.view.shown(wb.doc);
+    egui::Panel::top("menu").show(ui, |ui| msgs.extend(menu(wb, ui, &shown)));
+    egui::Panel::bottom("status").show(ui, |ui| msgs.extend(status_bar(wb, ui, &shown)));
+    // Waveform-only captures have no events to list: the timeline gets the room.
+    let has_events = shown.iter().any(|s| !s.source().events.is_empty());
+    if wb.view.panels.table && has_events {
+        egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
+            ui.columns(2, |cols| {
+                let selected = wb.view.overlay.selected;
+                msgs.extend(table::show(&mut cols[0], wb.table, wb.busy(JobKind::Table), &shown, selected));
+                table::inspector(&mut cols[1], &shown, selected);
+            });
+        });
+    }
+    let (show_sim, show_analysis) = (wb.view.panels.simulator, wb.view.panels.analysis);
+    if show_sim || show_analysis {
+        egui::Panel::right("side").resizable(true).default_size(SIDE_WIDTH).show(ui, |ui| {
+            let sim_ui = |ui: &mut egui::Ui, msgs: &mut Vec<Message>| {
+                let scroll = egui::ScrollArea::both().id_salt("sim-scroll").auto_shrink([false, false]);
+                scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, wb.sim)));
+            };
+            if show_sim && show_analysis {
+                // The simulator gets its own resizable part at the top, at most half the
+                // height: the analysis below always keeps the other half.
+                let half = ui.available_height() * 0.5;
+                egui::Panel::top("simulator")
+                    .resizable(true)
+                    .default_size(half.min(330.0))
+                    .max_size(half)
+                    .show(ui, |ui| sim_ui(ui, &mut msgs));
+            } else if show_sim {
+                sim_ui(ui, &mut msgs);
+            }
+            if show_analysis {
+                ui.heading("Analysis");
+                let a = wb.analysis;
+                let state = analysis_panel::PanelState {
+                    registry: wb.registry,
+                    editor: &a.rules,
+                    view: &a.panel,
+                    results: &a.results,
+                    missing: &a.missing,
+                };
+                let names = wb.doc.labels();
+                msgs.extend(analysis_panel::panel(
+                    ui,
+                    state,
+                    &mut cache.plots,
+                    wb.busy(JobKind::Analysis),
+                    &names,
+                ));
+            }
+        });
+    }
+    if wb.view.panels.log {
+        egui::Panel::bottom("log").resizable(true).default_size(120.0).show(ui, |ui| log_ui(wb.errors, ui));
+    }
+    if wb.view.panels.tracks {
+        egui::Panel::left("tracks")
+            .resizable(true)
+            .default_size(TRACKS_WIDTH)
+            .size_range(120.0..=640.0)
+            .show(ui, |ui| {
+                ui.strong("Tracks");
+                msgs.extend(tracks_panel(wb, ui, &shown));
+            });
+    }
+    egui::CentralPanel::no_frame().show(ui, |ui| {
+        if !wb.errors.is_empty() {
+            msgs.extend(errors_ui(wb.errors, ui));
+        }
+        if shown.is_empty() && !wb.busy(JobKind::Load) {
+            ui.centered_and_justified(|ui| {
+                ui.weak(
+                    "Open a capture (Ctrl+O), drop files here, or start the simulator (View > Simulator).",
+                );
+            });
+        } else {
+            let v = wb.view;
+            let (meshes, layout) = (&mut cache.meshes, &mut cache.layout);
+            msgs.extend(timeline::show(ui, &shown, &v.viewport, &v.overlay, v.scroll, meshes, layout));
+        }
+    });
+    // The timeline's width and how far its lanes scroll are the view's to know (zooming
+    // keeps a point under the pointer; a fitted view stays fitted).
+    let layout = &cache.layout;
+    if (layout.data_width - wb.view.width).abs() > 0.5 || (layout.max_scroll - wb.view.max_scroll).abs() > 0.5
+    {
+        msgs.push(ViewMsg::Laid { width: layout.data_width, max_scroll: layout.max_scroll }.into());
+    }
+    msgs.extend(windows(wb, &ctx));
+    msgs
+}
+
+/// The windows over the panels: fleet, palette, dialogs and the file browser.
+fn windows(wb: &Scene<'_>, ctx: &egui::Context) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let d = wb.dialogs;
+    if wb.fleet.open {
+        let running = wb.jobs.of_kind(JobKind::Fleet).next().map(|j| j.ticket);
+        msgs.extend(fleet::show(ctx, wb.fleet, running));
+    }
+    if d.palette_open {
+        msgs.extend(palette::show(ctx, &d.palette_query));
+    }
+    if d.derive.open {
+        msgs.extend(derive_dialog::show(ctx, &d.derive));
+    }
+    let names = || -> Vec<_> { wb.doc.sources.iter().map(|s| (s.id, s.source().name.clone())).collect() };
+    if d.decoder.open {
+        msgs.extend(decoder_dialog::show(ctx, wb.registry, &d.decoder, &names()));
+    }
+    if d.align.open {
+        let labelled: Vec<_> = wb.doc.ids().into_iter().zip(wb.doc.labels()).collect();
+        msgs.extend(align_dialog::show(ctx, &d.align, &labelled, wb.busy(JobKind::Align)));
+    }
+    if let Some(b) = &d.browser {
+        msgs.extend(browser::show(b, ctx));
+    }
+    msgs
+}
+
+fn menu(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let mut recent = |ui: &mut egui::Ui| {
+        let mut msgs = Vec::new();
+        if wb.recent.is_empty() {
+            ui.weak("nothing yet");
+        }
+        for p in wb.recent {
+            if ui.button(p.display().to_string()).clicked() {
+                msgs.push(FileMsg::Open(vec![p.clone()]).into());
+            }
+        }
+        msgs
+    };
+    egui::MenuBar::new().ui(ui, |ui| {
+        for (title, items) in keymap::MENUS {
+            ui.menu_button(*title, |ui| msgs.extend(keymap::menu_items(ui, items, &mut recent)));
+        }
+        ui.add_space(16.0);
+        for s in shown {
+            ui.weak(format!("{} · {}", s.source().name, s.source().format));
+        }
+    });
+    msgs
+}
+
+fn status_bar(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let view = wb.view;
+    ui.horizontal(|ui| {
+        let clock = shown.first();
+        let fmt = |t: f64| match clock {
+            Some(sv) => timeline::clock_text(sv.source(), sv.to_source(t).round() as Ps),
+            None => format_seconds(t.round() as Ps),
+        };
+        if let Some(a) = view.overlay.cursor_a {
+            ui.colored_label(theme::CURSOR_A, format!("A {}", fmt(a)));
+        }
+        if let Some(b) = view.overlay.cursor_b {
+            ui.colored_label(theme::CURSOR_B, format!("B {}", fmt(b)));
+        }
+        if let (Some(a), Some(b)) = (view.overlay.cursor_a, view.overlay.cursor_b) {
+            let d = (b - a).abs();
+            let hz = if d > 0.0 { 1e12 / d } else { 0.0 };
+            ui.strong(format!("Δ {}  1/Δ {}", format_seconds(d.round() as Ps), format_hz(hz)));
+        }
+        ui.separator();
+        ui.weak(format!(
+            "{} / px · view {}",
+            format_seconds(view.viewport.ps_per_px.round() as Ps),
+            format_seconds((view.viewport.ps_per_px * view.data_width()).round() as Ps)
+        ));
+        ui.weak(sources_summary(shown.iter().map(|s| s.source())));
+        for j in wb.jobs.of_kind(JobKind::Load) {
+            ui.separator();
+            let name = j.path.as_deref().map_or_else(String::new, |p| {
+                p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+            });
+            ui.add(egui::ProgressBar::new(j.progress()).desired_width(140.0).text(format!("loading {name}")));
+            if ui.small_button("Cancel").clicked() {
+                msgs.push(FileMsg::CancelJob(j.ticket).into());
+            }
+        }
+        if wb.busy(JobKind::Analysis) {
+            ui.spinner();
+            ui.weak("analysing");
+        }
+        if let Some(n) = wb.notice {
+            ui.separator();
+            ui.weak(n);
+        }
+    });
+    msgs
+}
+
+fn tracks_panel(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let view = wb.view;
+    // The list never sizes the panel: it scrolls in the width the user gave the panel, so
+    // nothing drawn in it (a long name, the up/down buttons of the focused lane) can widen
+    // the panel and move the timeline's time axis.
+    egui::ScrollArea::both().id_salt("tracks").auto_shrink([false, false]).show(ui, |ui| {
+        for sv in shown {
+            egui::CollapsingHeader::new(egui::RichText::new(&sv.source().name).strong())
+                .id_salt(("source", sv.id))
+                .default_open(true)
+                .show(ui, |ui| {
+                    // Where the source sits on the timeline: its offset and drift.
+                    let placed = timeline::placement_text(shown, sv.id);
+                    ui.add(egui::Label::new(egui::RichText::new(placed).small().weak()).wrap())
+                        .on_hover_text(sv.source().origin.domain.describe());
+                    for vi in 0..sv.lanes.len() {
+                        msgs.extend(track_row(ui, view.overlay.focused, sv, vi));
+                    }
+                });
+        }
+        if !view.overlay.markers.is_empty() {
+            ui.separator();
+            ui.strong("Markers");
+            for (i, (name, _)) in view.overlay.markers.iter().enumerate() {
+                ui.horizontal(|ui| {
+                    let mut text = name.clone();
+                    if ui.add(egui::TextEdit::singleline(&mut text).desired_width(90.0)).changed() {
+                        msgs.push(ViewMsg::RenameMarker(i, text).into());
+                    }
+                    if ui.small_button("go").clicked() {
+                        msgs.push(ViewMsg::JumpMarker(i).into());
+                    }
+                    if ui.small_button("x").clicked() {
+                        msgs.push(ViewMsg::RemoveMarker(i).into());
+                    }
+                });
+            }
+        }
+    });
+    msgs
+}
+
+/// One lane's row in the track list: shown or not, its colour, its name (click to focus,
+/// right-click for its menu) and, when focused, its up/down buttons.
+fn track_row(ui: &mut egui::Ui, focused: Option<LaneId>, sv: &SourceView<'_>, vi: usize) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let Some(v) = sv.lanes.get(vi) else { return msgs };
+    let id = LaneId { source: sv.id, lane: vi };
+    ui.horizontal(|ui| {
+        let mut visible = v.visible;
+        if ui.checkbox(&mut visible, "").on_hover_text("show / hide").changed() {
+            msgs.push(ViewMsg::ToggleLane(id).into());
+        }
+        let (r, p) = ui.allocate_painter(egui::vec2(8.0, 14.0), egui::Sense::hover());
+        p.rect_filled(r.rect, 2.0, v.color);
+        let focused = focused == Some(id);
+        let lane = sv.data_lane(vi);
+        let kind = lane.map_or("", |l| l.kind.class().name());
+        // Names are cut at the list's width; the focused row keeps room for its up/down
+        // buttons, so it is no wider.
+        let reserve = if focused { MOVE_BUTTONS_WIDTH } else { 0.0 };
+        let name_width = (ui.available_width() - reserve).max(24.0);
+        let label = ui
+            .scope(|ui| {
+                ui.set_max_width(name_width);
+                ui.add(egui::Button::selectable(focused, v.name.as_str()).truncate())
+            })
+            .inner
+            .on_hover_text(format!("{} ({kind})", v.name));
+        if label.clicked() {
+            msgs.push(ViewMsg::FocusLane(id).into());
+        }
+        label.context_menu(|ui| {
+            msgs.extend(lane_menu(ui, id, &v.name, v.color));
+            if lane.is_some_and(|l| l.kind.class() == LaneClass::Analog) {
+                ui.separator();
+                if ui.button("Derive digital…").clicked() {
+                    msgs.push(DeriveMsg::Open(id).into());
+                    ui.close();
+                }
+            }
+        });
+        if focused {
+            if ui.small_button("up").clicked() {
+                msgs.push(ViewMsg::MoveLane(id, -1).into());
+            }
+            if ui.small_button("down").clicked() {
+                msgs.push(ViewMsg::MoveLane(id, 1).into());
+            }
+        }
+    });
+    msgs
+}
+
+/// The lane's context menu in the track list: its name and colour.
+fn lane_menu(ui: &mut egui::Ui, id: LaneId, name: &str, color: egui::Color32) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    ui.horizontal(|ui| {
+        ui.label("Name");
+        let mut name = name.to_owned();
+        if ui.text_edit_singleline(&mut name).changed() {
+            msgs.push(ViewMsg::RenameLane(id, name).into());
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("Colour");
+        let mut color = color;
+        if egui::color_picker::color_edit_button_srgba(ui, &mut color, egui::color_picker::Alpha::Opaque)
+            .changed()
+        {
+            msgs.push(ViewMsg::SetLaneColor(id, color).into());
+        }
+    });
+    msgs
+}
+
+/// The error banner: the latest errors, each wrapped to the width it is given (a long
+/// message never widens the layout) and cut at [`errors::BANNER_CHARS`], with a close
+/// button; Esc closes them all. Every error is also in the log.
+fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let width = ui.available_width();
+    let shown = errors.len().min(4);
+    for (i, e) in errors.iter().enumerate().rev().take(shown) {
+        egui::Frame::new()
+            .fill(theme::IRQ.gamma_multiply(0.25))
+            .inner_margin(egui::Margin::symmetric(8, 4))
+            .corner_radius(4)
+            .show(ui, |ui| {
+                ui.set_width(width - 16.0);
+                ui.horizontal_top(|ui| {
+                    let text_width = (ui.available_width() - 60.0).max(40.0);
+                    ui.allocate_ui_with_layout(
+                        egui::vec2(text_width, 0.0),
+                        egui::Layout::top_down(egui::Align::Min),
+                        |ui| {
+                            ui.set_max_width(text_width);
+                            let text = egui::RichText::new(errors::banner_text(e)).color(theme::TEXT);
+                            ui.add(egui::Label::new(text).wrap());
+                        },
+                    );
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
+                        if ui.button("Close").on_hover_text("Close (Esc closes all)").clicked() {
+                            msgs.push(ShellMsg::DismissError(i).into());
+                        }
+                    });
+                });
+            });
+    }
+    if !errors.is_empty() {
+        ui.horizontal(|ui| {
+            if errors.len() > shown {
+                ui.weak(format!("{} more", errors.len() - shown));
+            }
+            if ui.small_button("Show log").clicked() {
+                msgs.push(ViewMsg::TogglePanel(PanelId::Log).into());
+            }
+        });
+    }
+    msgs
+}
+
+/// The log panel: every error and warning so far, oldest first.
+fn log_ui(errors: &Errors, ui: &mut egui::Ui) {
+    ui.strong("Log");
+    let scroll =
+        egui::ScrollArea::vertical().id_salt("log").stick_to_bottom(true).auto_shrink([false, false]);
+    scroll.show(ui, |ui| {
+        if errors.log().is_empty() {
+            ui.weak("No errors or warnings.");
+        }
+        for e in errors.log() {
+            ui.add(egui::Label::new(egui::RichText::new(e).monospace()).wrap());
+        }
+    });
+}
+
+/// The keyboard's messages this frame (the keymap's shortcuts) and dropped files.
+pub fn keyboard(ctx: &egui::Context, palette_open: bool) -> Vec<Message> {
+    let typing = ctx.egui_wants_keyboard_input() || palette_open;
+    let mut msgs = ctx.input_mut(|i| keymap::keyboard(i, typing));
+    let dropped: Vec<PathBuf> =
+        ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
+    if !dropped.is_empty() {
+        msgs.push(FileMsg::Open(dropped).into());
+    }
+    msgs
+}
+
+fn format_hz(hz: f64) -> String {
+    if hz >= 1e9 {
+        format!("{:.3} GHz", hz / 1e9)
+    } else if hz >= 1e6 {
+        format!("{:.3} MHz", hz / 1e6)
+    } else if hz >= 1e3 {
+        format!("{:.3} kHz", hz / 1e3)
+    } else {
+        format!("{hz:.3} Hz")
+    }
+}
+
+/// The status bar's count of what is loaded: sources, then events and signals where there
+/// are any (a waveform has signals and no events; "0 events" would read as an empty file).
+pub fn sources_summary<'a>(sources: impl Iterator<Item = &'a Source>) -> String {
+    let (mut n, mut events, mut signals) = (0usize, 0usize, 0usize);
+    for s in sources {
+        n += 1;
+        events += s.events.len();
+        signals += s.digital.len() + s.analog.len();
+    }
+    let plural = |k: usize, one: &str| format!("{k} {one}{}", if k == 1 { "" } else { "s" });
+    let mut out = plural(n, "source");
+    if events > 0 || signals == 0 {
+        out += &format!(" · {}", plural(events, "event"));
+    }
+    if signals > 0 {
+        out += &format!(" · {}", plural(signals, "signal"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::{DigitalTrack, SourceKind};
+
+    #[test]
+    fn the_status_counts_events_and_signals_that_are_there() {
+        let mut wave = Source::new("fsm.ghw", "ghw", SourceKind::File);
+        wave.digital.push(DigitalTrack::new("clk", 0));
+        wave.digital.push(DigitalTrack::new("busy", 0));
+        assert_eq!(sources_summary([&wave].into_iter()), "1 source · 2 signals");
+        let empty = Source::new("none", "ftrace-text", SourceKind::File);
+        assert_eq!(sources_summary([&empty].into_iter()), "1 source · 0 events");
+        let trace = latscope_engine::open(
+            std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../samples/ftrace/virtio_blk_direct_read.txt"
+            )),
+            &latscope_importers::LoadControl::new(),
+        )
+        .expect("sample loads");
+        assert_eq!(sources_summary([&trace, &wave].into_iter()), "2 sources · 3289 events · 2 signals");
+    }
+}
