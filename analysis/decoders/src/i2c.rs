@@ -79,6 +79,12 @@ impl Machine for I2c {
         }
         Ok(())
     }
+
+    /// Only a byte waiting for its ACK bit is amended later; every annotation is put in
+    /// start order (a byte's when its eighth bit is read, before its R/W bit and ACK).
+    fn settled(&self) -> bool {
+        self.pending.is_none()
+    }
 }
 
 impl I2c {

@@ -171,6 +171,9 @@ pub(crate) struct Sink {
     clock: Option<Clock>,
     /// Whether the annotations were put in start order so far.
     pub in_order: bool,
+    /// The start of the last annotation taken out ([`Sink::take_all`]): later ones are
+    /// in order if they start no earlier.
+    taken_last: Option<Ps>,
 }
 
 impl Sink {
@@ -187,11 +190,30 @@ impl Sink {
         self.decoder
     }
 
+    /// The start of the last annotation put, whether still here or taken out.
+    fn last_start(&self) -> Option<Ps> {
+        self.anns.last().map(|a| a.start).or(self.taken_last)
+    }
+
+    /// The start of the last annotation taken out ([`Sink::take_all`]), if any was.
+    pub(crate) fn taken_last(&self) -> Option<Ps> {
+        self.taken_last
+    }
+
+    /// Moves every annotation into `out` (a stream decode hands on those its decoder says
+    /// are final); the order is still checked against them.
+    pub(crate) fn take_all(&mut self, out: &mut Vec<Annotation>) {
+        if let Some(a) = self.anns.last() {
+            self.taken_last = Some(a.start);
+        }
+        out.append(&mut self.anns);
+    }
+
     /// Adds `other`'s annotations after these, and its error counts to these.
     pub(crate) fn append(&mut self, mut other: Sink) {
         self.in_order &= other.in_order
-            && match (self.anns.last(), other.anns.first()) {
-                (Some(a), Some(b)) => a.start <= b.start,
+            && match (self.last_start(), other.anns.first()) {
+                (Some(a), Some(b)) => a <= b.start,
                 _ => true,
             };
         self.anns.append(&mut other.anns);
@@ -217,7 +239,7 @@ impl Sink {
     ) {
         let (start, start_sample) = self.time(ss);
         let (end, end_sample) = self.time(es);
-        self.in_order &= self.anns.last().is_none_or(|a| a.start <= start);
+        self.in_order &= self.last_start().is_none_or(|s| s <= start);
         self.anns.push(Annotation {
             decoder: self.decoder,
             row,

@@ -23,6 +23,12 @@ pub(crate) trait Machine {
     fn change(&mut self, t: i64, changed: u64, levels: u64, sink: &mut Sink);
     /// The capture ended; `ends[b]` is the last tick of channel `b`.
     fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError>;
+    /// Whether no annotation already in the sink will be changed again (a decoder that
+    /// amends one it put, an ACK added to its byte, says no while it may): then they can be
+    /// handed on before the capture ends. Until a decoder knows, all are kept.
+    fn settled(&self) -> bool {
+        false
+    }
 }
 
 /// The decoder that reads channels: the first of a stack.
@@ -35,6 +41,15 @@ enum First {
 }
 
 impl First {
+    fn settled(&self) -> bool {
+        match self {
+            First::Uart(m) => m.settled(),
+            First::Spi(m) => m.settled(),
+            First::I2c(m) => m.settled(),
+            First::Sd(m) => m.settled(),
+        }
+    }
+
     fn machine(&mut self) -> &mut dyn Machine {
         match self {
             First::Uart(m) => m,
@@ -125,6 +140,14 @@ impl Stack {
                 }
             }
             First::Uart(m) => m.change(t, changed, levels, &mut self.first_sink),
+        }
+    }
+
+    /// Moves the annotations that are final into `out`: only from a stack of one decoder,
+    /// whose annotations came in start order and which says none will change.
+    fn take_settled(&mut self, out: &mut Vec<crate::Annotation>) {
+        if self.stacked.is_none() && self.first_sink.in_order && self.first.settled() {
+            self.first_sink.take_all(out);
         }
     }
 
@@ -243,10 +266,33 @@ impl StreamDecoder {
         }
     }
 
+    /// How many annotations the stack holds.
+    pub fn held(&self) -> usize {
+        self.stack.first_sink.anns.len() + self.stack.stacked.as_ref().map_or(0, |s| s.1.anns.len())
+    }
+
+    /// Moves the annotations that are final into `out`, in start order, so that a long
+    /// decode need not keep them all: those of a stack of one decoder that knows when its
+    /// annotations can no longer change (I2C) and that came in start order. Any others, and
+    /// those put since, come from [`Self::finish`], after every one taken here.
+    pub fn take_settled(&mut self, out: &mut Vec<crate::Annotation>) {
+        self.stack.take_settled(out);
+    }
+
     /// The capture ended at tick `end` (its last sample): annotations cut off there are
     /// reported, and the result is returned sorted by start.
     pub fn finish(self, end: i64) -> Result<Decoded, DecodeError> {
-        self.stack.finish(&[end; 64])
+        let taken = self.stack.first_sink.taken_last();
+        let decoded = self.stack.finish(&[end; 64])?;
+        // A decoder that says its annotations are settled puts them in start order.
+        debug_assert!(
+            taken.is_none_or(|t| {
+                decoded.annotations.first().is_none_or(|a| a.start >= t)
+                    && decoded.annotations.is_sorted_by_key(|a| a.start)
+            }),
+            "annotations after those taken out came out of order"
+        );
+        Ok(decoded)
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::channels::ChannelName;
 use crate::error::{EngineError, Result};
 use crate::registry::Registry;
-use latscope_decoders::{Clock, DecodeError, Decoded, Inputs, StreamDecoder};
+use latscope_decoders::{Annotation, Clock, DecodeError, Decoded, Inputs, StreamDecoder};
 use latscope_importers::LoadControl;
 use latscope_model::Source;
 use std::path::Path;
@@ -69,23 +69,77 @@ pub fn decode_all(registry: &Registry, source: &Source, specs: &[String]) -> Res
     decode_inputs(registry, &Inputs::of_source(source, sample_rate(source)), Some(source), specs)
 }
 
-/// Decodes a `.sr` capture as it is read: the decoders are fed the flips of their channels
+/// Decodes a `.sr` capture as it is read:
+/// the decoders are fed the flips of their channels
 /// as each chunk is inflated and scanned (`sigrok::read_logic`), on the sample numbers
 /// sigrok-cli prints; no edge is stored or turned into a time and back, and no model is
 /// built. `None` when the file is not a `.sr` with a sample rate and logic channels only, its
 /// samples are wider than 64 channels, or a spec names a decoder found at run time: an
-/// analog channel is read through a threshold, which needs the full load. The source
-/// returned carries the capture's name and warnings, and no tracks: its channels come
-/// beside it.
+/// analog channel is read through a threshold, which needs the full load
+/// ([`decodes_file`] says which beforehand). The source returned carries the capture's name
+/// and warnings, and no tracks: its channels come beside it.
 pub fn decode_file(registry: &Registry, path: &Path, specs: &[String]) -> Result<Option<FileDecode>> {
-    let native = specs.iter().all(|s| {
+    let mut all = Vec::new();
+    let decoded = decode_file_to(registry, path, specs, &mut |_, batch| {
+        all.append(batch);
+        Ok(())
+    })?;
+    Ok(decoded.map(|mut d| {
+        d.decoded.annotations = all;
+        d
+    }))
+}
+
+/// Whether [`decode_file`] decodes `path` with `specs` (rather than answering `None`): read
+/// from the file's header, before anything is decoded.
+pub fn decodes_file(registry: &Registry, path: &Path, specs: &[String]) -> Result<bool> {
+    if !all_native(registry, specs) {
+        return Ok(false);
+    }
+    let input = latscope_importers::Input::open(path)?;
+    let data = input.bytes();
+    if latscope_importers::detect(data) != Some(latscope_importers::Format::SigrokSr) {
+        return Ok(false);
+    }
+    let mut decodes = false;
+    latscope_importers::sigrok::read_logic(data, &LoadControl::new(), |layout| {
+        decodes = layout.samplerate.is_some() && layout.analog.is_empty();
+        None::<(Streamed<'_, '_>, u64)>
+    })
+    .map_err(|f| EngineError::Import(f.at_path(path)))?;
+    Ok(decodes)
+}
+
+fn all_native(registry: &Registry, specs: &[String]) -> bool {
+    specs.iter().all(|s| {
         latscope_decoders::spec::parse(s).ok().and_then(|stages| stages.into_iter().next()).is_none_or(|st| {
             registry
                 .decoder(&st.name)
                 .is_none_or(|d| matches!(d.runner, crate::registry::DecoderRunner::Native))
         })
-    });
-    if !native {
+    })
+}
+
+/// How many annotations a stream decode collects before handing them on: enough to format
+/// them on every core, few enough that their memory is reused rather than grown.
+const BATCH: usize = 1 << 15;
+
+/// A function given the annotations of a decode in batches, in start order, with the source
+/// they belong to (its name and clock; no tracks). It may take them out of the batch.
+pub type AnnotationsOut<'a> = dyn FnMut(&Source, &mut Vec<Annotation>) -> std::io::Result<()> + 'a;
+
+/// [`decode_file`], handing the annotations to `out` in batches, in start order, instead of
+/// returning them. A single stack whose decoder knows when its annotations are final (I2C)
+/// hands them on during the decode, so they are never all held; the others hand theirs on
+/// at the end. The result's `decoded.annotations` is empty. An error of `out` stops the
+/// decode and is returned (`EngineError::Output`).
+pub fn decode_file_to(
+    registry: &Registry,
+    path: &Path,
+    specs: &[String],
+    out: &mut AnnotationsOut<'_>,
+) -> Result<Option<FileDecode>> {
+    if !all_native(registry, specs) {
         return Ok(None);
     }
     let input = latscope_importers::Input::open(path)?;
@@ -93,7 +147,12 @@ pub fn decode_file(registry: &Registry, path: &Path, specs: &[String]) -> Result
     if latscope_importers::detect(data) != Some(latscope_importers::Format::SigrokSr) {
         return Ok(None);
     }
+    let name =
+        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let mut source = Source::new(&name, "sigrok-sr", latscope_model::SourceKind::File);
+    source.path = Some(path.to_owned());
     let mut refused = None;
+    let failed = std::cell::Cell::new(None);
     let read = latscope_importers::sigrok::read_logic(data, &LoadControl::new(), |layout| {
         let (Some(rate), true) = (layout.samplerate, layout.analog.is_empty()) else { return None };
         let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
@@ -108,16 +167,37 @@ pub fn decode_file(registry: &Registry, path: &Path, specs: &[String]) -> Result
             }
         }
         let wanted = decoders.iter().fold(0, |acc, d| acc | d.wanted());
-        Some((Streamed { decoders, changes: [0; 64] }, wanted))
-    })
-    .map_err(|f| EngineError::Import(f.at_path(path)))?;
+        let streaming = decoders.len() == 1;
+        let batch = Vec::new();
+        Some((
+            Streamed {
+                decoders,
+                changes: [0; 64],
+                streaming,
+                batch,
+                source: &source,
+                out,
+                failed: &failed,
+                stopped: false,
+            },
+            wanted,
+        ))
+    });
     if let Some(e) = refused {
         return Err(e);
     }
-    let Some((streamed, end, layout)) = read else { return Ok(None) };
+    let read = match read {
+        // Only a failure of `out` stops the read (the load is never cancelled).
+        Err(latscope_importers::ParseFailure::Cancelled) => Ok(None),
+        other => other.map_err(|f| EngineError::Import(f.at_path(path))),
+    }?;
+    if let Some(source) = failed.take() {
+        return Err(EngineError::Output { what: "the annotations".into(), source });
+    }
+    let Some((mut streamed, end, layout)) = read else { return Ok(None) };
     let last = i64::try_from(end.samples.saturating_sub(1)).unwrap_or(i64::MAX);
     let mut decoded = Decoded::default();
-    for (spec, d) in specs.iter().zip(streamed.decoders) {
+    for (spec, d) in specs.iter().zip(std::mem::take(&mut streamed.decoders)) {
         let d = d.finish(last).map_err(|error| EngineError::Decoder { spec: spec.clone(), error })?;
         merge(&mut decoded, d);
     }
@@ -125,19 +205,21 @@ pub fn decode_file(registry: &Registry, path: &Path, specs: &[String]) -> Result
     if specs.len() > 1 {
         latscope_decoders::sort_by_start(&mut decoded.annotations);
     }
+    streamed.batch.append(&mut decoded.annotations);
+    streamed.flush();
+    let changes = streamed.changes;
+    if let Some(source) = failed.take() {
+        return Err(EngineError::Output { what: "the annotations".into(), source });
+    }
     let channels = layout
         .channels
         .iter()
         .map(|(name, bit)| ChannelName {
             name: name.clone(),
             analog: false,
-            changes: streamed.changes.get(*bit as usize).copied().unwrap_or(0),
+            changes: changes.get(*bit as usize).copied().unwrap_or(0),
         })
         .collect();
-    let name =
-        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    let mut source = Source::new(&name, "sigrok-sr", latscope_model::SourceKind::File);
-    source.path = Some(path.to_owned());
     for w in end.warnings {
         source.diagnostics.warn(w);
     }
@@ -145,12 +227,35 @@ pub fn decode_file(registry: &Registry, path: &Path, specs: &[String]) -> Result
 }
 
 /// Decoder stacks fed as a capture is read, and the flips counted per channel they read.
-struct Streamed {
+struct Streamed<'a, 'o> {
     decoders: Vec<StreamDecoder>,
     changes: [u64; 64],
+    /// One stack: its final annotations are handed on as it goes.
+    streaming: bool,
+    batch: Vec<Annotation>,
+    source: &'a Source,
+    out: &'a mut AnnotationsOut<'o>,
+    /// The first error of `out`: the read is stopped, and this returned.
+    failed: &'a std::cell::Cell<Option<std::io::Error>>,
+    /// Whether `out` failed.
+    stopped: bool,
 }
 
-impl latscope_importers::sigrok::LogicVisitor for Streamed {
+impl Streamed<'_, '_> {
+    /// Hands the batch on (and empties it), unless `out` failed before.
+    fn flush(&mut self) {
+        if !self.stopped
+            && !self.batch.is_empty()
+            && let Err(e) = (self.out)(self.source, &mut self.batch)
+        {
+            self.failed.set(Some(e));
+            self.stopped = true;
+        }
+        self.batch.clear();
+    }
+}
+
+impl latscope_importers::sigrok::LogicVisitor for Streamed<'_, '_> {
     fn first(&mut self, levels: u64) -> std::result::Result<(), latscope_importers::ParseFailure> {
         self.decoders.iter_mut().for_each(|d| d.start(levels));
         Ok(())
@@ -170,6 +275,16 @@ impl latscope_importers::sigrok::LogicVisitor for Streamed {
         // Sample numbers stay far below 2^63 (a chunk inflates to at most 4 GiB).
         let tick = sample as i64;
         self.decoders.iter_mut().for_each(|d| d.change(tick, changed, levels));
+        if self.streaming && self.decoders[0].held() >= 1024 {
+            self.decoders[0].take_settled(&mut self.batch);
+            if self.batch.len() >= BATCH {
+                self.flush();
+                if self.stopped {
+                    // Stops the read; the error is returned instead.
+                    return Err(latscope_importers::ParseFailure::Cancelled);
+                }
+            }
+        }
         Ok(())
     }
 }
