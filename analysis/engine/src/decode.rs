@@ -179,6 +179,7 @@ pub fn decode_file_to(
                 out,
                 failed: &failed,
                 stopped: false,
+                next_try: 1024,
             },
             wanted,
         ))
@@ -239,6 +240,8 @@ struct Streamed<'a, 'o> {
     failed: &'a std::cell::Cell<Option<std::io::Error>>,
     /// Whether `out` failed.
     stopped: bool,
+    /// How many annotations the decoder holds when it is next asked for the final ones.
+    next_try: usize,
 }
 
 impl Streamed<'_, '_> {
@@ -275,8 +278,11 @@ impl latscope_importers::sigrok::LogicVisitor for Streamed<'_, '_> {
         // Sample numbers stay far below 2^63 (a chunk inflates to at most 4 GiB).
         let tick = sample as i64;
         self.decoders.iter_mut().for_each(|d| d.change(tick, changed, levels));
-        if self.streaming && self.decoders[0].held() >= 1024 {
+        // Tried again only once 1,024 more are held: a decoder that keeps its annotations
+        // (SD: 20 M changes a capture) is asked rarely.
+        if self.streaming && self.decoders[0].held() >= self.next_try {
             self.decoders[0].take_settled(&mut self.batch);
+            self.next_try = self.decoders[0].held() + 1024;
             if self.batch.len() >= BATCH {
                 self.flush();
                 if self.stopped {
