@@ -99,8 +99,18 @@ pub struct ReportJob {
 pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Result<()> {
     let sources: Vec<&Source> = job.sources.iter().map(|p| &p.source).collect();
     let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
-    let report =
-        latscope_engine::report::build(&job.paths, &sources, &outcomes, job.align.clone(), None, None)?;
+    // The analyses by name, as `latscope report --preset` names them.
+    let names: Vec<&str> = outcomes.iter().map(|o| o.name.as_str()).collect();
+    let request = latscope_engine::report::Request::of_analyses(&latscope_engine::Registry::native(), &names);
+    let report = latscope_engine::report::build(
+        &job.paths,
+        &sources,
+        &outcomes,
+        job.align.clone(),
+        None,
+        None,
+        &request,
+    )?;
     Ok(latscope_engine::report::write(&report, format, &Output::File(path.to_owned()), &job.inputs)?)
 }
 
