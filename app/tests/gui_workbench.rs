@@ -1983,7 +1983,7 @@ fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_l
         let wb = h.state();
         let ar = wb.view.overlay.arrow.unwrap();
         let sv = wb.view.shown(&wb.doc)[0];
-        let cpu = sv.source().events.cpu[ar.start.event.unwrap()];
+        let cpu = sv.source().events.cpu[ar.start.event.unwrap().index];
         (cpu, sv.lanes.iter().position(|l| l.name == format!("CPU {cpu}")).unwrap())
     };
     let msg = Message::View(ViewMsg::ToggleLane(LaneId { source: source_id(h.state(), 0), lane }));

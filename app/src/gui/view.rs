@@ -201,12 +201,13 @@ pub struct Arrow {
     pub end: ArrowEnd,
 }
 
-/// One end of an [`Arrow`]: its source-relative time, and the event there when it is one
-/// (an edge of a digital track is found by its time).
+/// One end of an [`Arrow`]: its time (relative to the arrow's source), and the event there
+/// when it is one, in whichever source holds it (a pair across sources ends in the other);
+/// an edge of a digital track is found by its time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArrowEnd {
     pub t: Ps,
-    pub event: Option<usize>,
+    pub event: Option<EventSel>,
 }
 
 /// A time window shaded over the lanes of one source, with what it is on hover.

@@ -8,7 +8,7 @@ use crate::gui::document::{Document, SourceId};
 use crate::gui::jobs::JobKind;
 use crate::gui::message::AnalysisMsg;
 use crate::gui::view::{Arrow, ArrowEnd, EventSel};
-use latscope_analysis::outcome::Outcome;
+use latscope_analysis::outcome::{EventAt, Outcome};
 use latscope_model::{Filter, Ps, Source};
 use std::sync::Arc;
 
@@ -145,13 +145,15 @@ impl Workbench {
     /// pair, its start event selected (the table scrolls to it).
     fn show_sample(&mut self, outcome: usize, sample: usize) {
         let Some(r) = self.analysis.results.get(outcome) else { return };
-        let Some(arrow) = arrow_of(&self.doc, self.analysis.source_of(r.outcome.source), &r.outcome, sample)
+        let a = &self.analysis;
+        let Some(arrow) =
+            arrow_of(&self.doc, &a.input_ids, a.source_of(r.outcome.source), &r.outcome, sample)
         else {
             return;
         };
         self.view.show_pair(arrow);
-        if let Some(index) = arrow.start.event {
-            self.select(EventSel { source: arrow.source, index });
+        if let Some(sel) = arrow.start.event {
+            self.select(sel);
         }
     }
 
@@ -170,7 +172,7 @@ impl Workbench {
         match (&spans[..], &found[..]) {
             ([], _) => {}
             ([_], [i]) => {
-                if let Some(arrow) = arrow_of(&self.doc, id, &r.outcome, *i) {
+                if let Some(arrow) = arrow_of(&self.doc, &self.analysis.input_ids, id, &r.outcome, *i) {
                     self.view.show_pair(arrow);
                 }
             }
@@ -199,19 +201,33 @@ fn pair_event(src: &Source, t: Ps, key: &str) -> Option<usize> {
     matching.or((lo < hi).then_some(lo))
 }
 
-/// The arrow of sample `sample` of `outcome` (computed on source `id`): its ends on the
-/// common timeline and the events they are.
-fn arrow_of(doc: &Document, id: Option<SourceId>, outcome: &Outcome, sample: usize) -> Option<Arrow> {
+/// The arrow of sample `sample` of `outcome` (computed on source `home`; `inputs` map its
+/// input numbers to sources): its ends on the common timeline and the events they are.
+fn arrow_of(
+    doc: &Document,
+    inputs: &[SourceId],
+    home: Option<SourceId>,
+    outcome: &Outcome,
+    sample: usize,
+) -> Option<Arrow> {
     let x = outcome.samples.get(sample)?;
-    let s = doc.get(id?)?;
-    // The stored key (`pid=1234`), which filters match; the shown one names the task.
+    let s = doc.get(home?)?;
+    // A pair names its events; other measures (chain stages, detector windows) are found by
+    // time and the stored key (`pid=1234`), which filters match.
     let key = outcome.raw_key(&x.key);
-    let end = |t: Ps| ArrowEnd { t, event: pair_event(s.source(), t, key) };
+    let end = |t: Ps, at: Option<EventAt>| {
+        let named = at.and_then(|a| {
+            let source = *inputs.get(a.source as usize)?;
+            Some(EventSel { source, index: a.index as usize })
+        });
+        let found = || pair_event(s.source(), t, key).map(|index| EventSel { source: s.id, index });
+        ArrowEnd { t, event: named.or_else(found) }
+    };
     Some(Arrow {
         source: s.id,
         a: s.to_common(x.start),
         b: s.to_common(x.end),
-        start: end(x.start),
-        end: end(x.end),
+        start: end(x.start, x.start_event),
+        end: end(x.end, x.end_event),
     })
 }

@@ -145,11 +145,13 @@ pub(super) fn arrow_end_y(
     source: SourceId,
     end: ArrowEnd,
 ) -> Option<f32> {
+    // An end at an event is drawn on that event's source.
+    let source = end.event.map_or(source, |e| e.source);
     let sv = find(sources, source)?;
     let src = sv.source();
     let rows = || frame.rows.iter().filter(|(id, _)| id.source == source);
     let lane_of = |id: &LaneId| sv.data_lane(id.lane);
-    if let Some(i) = end.event {
+    if let Some(i) = end.event.map(|e| e.index) {
         let cpu = src.events.cpu.get(i).copied();
         let name = src.events.get(i).map(|e| src.strings.resolve(e.name()).into_owned());
         let on_cpu = rows().find(
