@@ -137,6 +137,14 @@ pub enum TableMsg {
     SearchStep(bool),
     /// Show the events of one source in the table (and search only it), or of all (`None`).
     SetSource(Option<SourceId>),
+    /// A row was clicked: select its event and centre the view on it.
+    Select(EventSel),
+    /// Move the selection this many rows (the arrow keys).
+    Step(isize),
+    /// Keep the list on the timeline's view.
+    SetFollow(bool),
+    /// Show each event's own clock in a column.
+    SetOwnClock(bool),
 }
 
 /// The analysis panel.

@@ -74,6 +74,10 @@ pub const CURSOR_A: Themed = themed(Color32::from_rgb(0xff, 0xd1, 0x4a), Color32
 pub const CURSOR_B: Themed = themed(Color32::from_rgb(0x4a, 0xd8, 0xff), Color32::from_rgb(0x00, 0x7c, 0xa8));
 pub const MARKER: Themed = themed(Color32::from_rgb(0xff, 0x7a, 0xc6), Color32::from_rgb(0xc2, 0x18, 0x7a));
 pub const SELECTED: Themed = themed(Color32::WHITE, Color32::BLACK);
+/// Warnings (recovered input, nothing found): amber, unlike an error's red.
+pub const WARNING: Themed = themed(Color32::from_rgb(0xf0, 0xb4, 0x3c), Color32::from_rgb(0x8a, 0x5a, 0x00));
+/// Search matches marked on the lanes and the overview strip.
+pub const MATCH: Themed = themed(Color32::from_rgb(0xff, 0x9e, 0x3d), Color32::from_rgb(0xc4, 0x5c, 0x00));
 /// Labels drawn over slice fills: the fills are translucent, so on the light background
 /// they come out pale and need dark text.
 pub const SLICE_TEXT: Themed = themed(Color32::from_gray(235), Color32::from_gray(25));

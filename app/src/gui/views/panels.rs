@@ -35,7 +35,8 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
         egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
             ui.columns(2, |cols| {
                 let selected = wb.view.overlay.selected;
-                msgs.extend(table::show(&mut cols[0], wb.table, wb.busy(JobKind::Table), &shown, selected));
+                let busy = wb.busy(JobKind::Table);
+                msgs.extend(table::show(&mut cols[0], wb.table, busy, &shown, selected, &wb.view.viewport));
                 table::inspector(&mut cols[1], &shown, selected);
             });
         });
@@ -45,7 +46,8 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
         egui::Panel::right("side").resizable(true).default_size(SIDE_WIDTH).show(ui, |ui| {
             let sim_ui = |ui: &mut egui::Ui, msgs: &mut Vec<Message>| {
                 let scroll = egui::ScrollArea::both().id_salt("sim-scroll").auto_shrink([false, false]);
-                scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, wb.sim)));
+                let clock = |t: Ps| sim_clock(&shown, wb.sim.source, t);
+                scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, wb.sim, &clock)));
             };
             if show_sim && show_analysis {
                 // The simulator gets its own resizable part at the top, at most half the
@@ -411,6 +413,16 @@ pub fn keyboard(ctx: &egui::Context, palette_open: bool) -> Vec<Message> {
         msgs.push(FileMsg::Open(dropped).into());
     }
     msgs
+}
+
+/// Simulated time `t` of the run's source as the timeline's clock reads it (the ruler's),
+/// with the time since the run began.
+fn sim_clock(shown: &[SourceView<'_>], sim: Option<crate::gui::document::SourceId>, t: Ps) -> String {
+    let since = format_seconds(t);
+    match sim.and_then(|id| crate::gui::view::find(shown, id)) {
+        Some(sv) => format!("{since} ({} on the timeline)", timeline::common_text(shown, sv.to_common(t))),
+        None => since,
+    }
 }
 
 fn format_hz(hz: f64) -> String {

@@ -3,23 +3,26 @@
 //! of the selected event.
 
 use crate::gui::document::SourceId;
-use crate::gui::message::{Message, TableMsg, ViewMsg};
-use crate::gui::table::{TableSort, TableState};
+use crate::gui::message::{Message, TableMsg};
+use crate::gui::table::{SearchState, TableSort, TableState};
 use crate::gui::theme;
 use crate::gui::view::{EventSel, SourceView, find};
-use crate::gui::views::timeline::{clock_text, event_fields, fields_read};
+use crate::gui::view::Viewport;
+use crate::gui::views::timeline::{clock_text, common_seconds, common_text, event_fields, fields_read};
 use egui_extras::{Column, TableBuilder};
 use latscope_model::render_event;
 
 const ROW_HEIGHT: f32 = 18.0;
 
-/// The table; `pending`: a newer query than the rows shown is running.
+/// The table; `pending`: a newer query than the rows shown is running; `viewport` and
+/// `width` are the timeline's (a table that follows the view opens at its left edge).
 pub fn show(
     ui: &mut egui::Ui,
     st: &TableState,
     pending: bool,
     sources: &[SourceView<'_>],
     selected: Option<EventSel>,
+    viewport: &Viewport,
 ) -> Vec<Message> {
     let mut msgs = Vec::new();
     if st.scroll_to_selection || st.focus_filter || st.scroll_to_top {
@@ -68,12 +71,34 @@ pub fn show(
                 }
             });
         }
+        let mut follow = st.follow;
+        if ui.checkbox(&mut follow, "follow").on_hover_text("Keep the table on the timeline's view").changed() {
+            msgs.push(TableMsg::SetFollow(follow).into());
+        }
+        let mut own = st.own_clock;
+        if ui
+            .checkbox(&mut own, "own clock")
+            .on_hover_text("A column with each event's time on its own source's clock")
+            .changed()
+        {
+            msgs.push(TableMsg::SetOwnClock(own).into());
+        }
         if pending {
             ui.spinner();
         }
         let total: usize =
             st.rows.sources.iter().filter_map(|&i| find(sources, i)).map(|s| s.source().events.len()).sum();
         ui.weak(format!("{} of {} events", st.rows.rows.len(), total));
+        match st.search {
+            Some(SearchState::At { at, wrapped }) => {
+                let text = format!("match {at} of {}", st.rows.rows.len());
+                ui.label(if wrapped { format!("{text} (wrapped around)") } else { text });
+            }
+            Some(SearchState::None) => {
+                ui.colored_label(theme::WARNING, "no event matches");
+            }
+            None => {}
+        }
         if let Some(e) = &st.error {
             ui.colored_label(theme::IRQ, e);
         }
@@ -85,6 +110,10 @@ pub fn show(
     let rows = st.rows.rows.clone();
     // A source column once there is more than one source to tell apart.
     let several = sources.len() > 1;
+    let time_of = |r: &crate::gui::table::Row| {
+        let sv = find(sources, r.source)?;
+        sv.source().events.ts.get(r.index as usize).map(|&ts| sv.to_common(ts))
+    };
     let mut builder = TableBuilder::new(ui).striped(true).resizable(true).sense(egui::Sense::click());
     if several {
         builder = builder.column(Column::initial(120.0).at_least(60.0).clip(true));
@@ -92,7 +121,11 @@ pub fn show(
     let mut builder = builder
         // Narrow enough that the columns fit their half of the panel; each clips its text,
         // so nothing is painted over the inspector beside the table.
-        .column(Column::exact(100.0).clip(true))
+        .column(Column::exact(112.0).clip(true));
+    if st.own_clock {
+        builder = builder.column(Column::exact(112.0).clip(true));
+    }
+    let mut builder = builder
         .column(Column::exact(36.0).clip(true))
         .column(Column::initial(130.0).at_least(60.0).clip(true))
         .column(Column::initial(140.0).at_least(60.0).clip(true))
@@ -106,6 +139,11 @@ pub fn show(
         && let Some(r) = rows.iter().position(|r| r.sel() == sel)
     {
         builder = builder.scroll_to_row(r, Some(egui::Align::Center));
+    } else if st.follow && st.sort == TableSort::Time && !rows.is_empty() {
+        // The first row at or after the view's left edge opens the list (rows sorted by
+        // time are in common-timeline order).
+        let first = rows.partition_point(|r| time_of(r).is_some_and(|t| t < viewport.start));
+        builder = builder.scroll_to_row(first.min(rows.len() - 1), Some(egui::Align::TOP));
     }
     let mut sort_header = |row: &mut egui_extras::TableRow<'_, '_>, label: &str, sort: Option<TableSort>| {
         row.col(|ui| {
@@ -129,12 +167,18 @@ pub fn show(
                 sort_header(&mut row, "Source", None);
             }
             sort_header(&mut row, "Time (s)", Some(TableSort::Time));
+            if st.own_clock {
+                sort_header(&mut row, "Own clock (s)", None);
+            }
             sort_header(&mut row, "CPU", Some(TableSort::Cpu));
             sort_header(&mut row, "Task", Some(TableSort::Task));
             sort_header(&mut row, "Event", Some(TableSort::Name));
             sort_header(&mut row, "Payload", None);
         })
-        .body(|body| {
+        .body(|mut body| {
+            // A click on a row selects its event: the cells' text is not selectable, so the
+            // click reaches the row.
+            body.ui_mut().style_mut().interaction.selectable_labels = false;
             body.rows(ROW_HEIGHT, rows.len(), |mut row| {
                 let Some(&r) = rows.get(row.index()) else { return };
                 let Some(sv) = find(sources, r.source) else { return };
@@ -147,9 +191,18 @@ pub fn show(
                         ui.add(egui::Label::new(egui::RichText::new(&src.name).weak()).truncate());
                     });
                 }
+                // On the timeline's clock, as the ruler reads it; the source's own clock
+                // beside it when asked for.
                 row.col(|ui| {
-                    ui.monospace(format!("{:.6}", src.origin.to_source_seconds(e.ts())));
+                    ui.monospace(format!("{:.6}", common_seconds(sources, sv.to_common(e.ts()))));
                 });
+                if st.own_clock {
+                    row.col(|ui| {
+                        ui.monospace(
+                            egui::RichText::new(format!("{:.6}", src.origin.to_source_seconds(e.ts()))).weak(),
+                        );
+                    });
+                }
                 row.col(|ui| {
                     ui.monospace(e.cpu().to_string());
                 });
@@ -167,8 +220,7 @@ pub fn show(
                     ui.add(egui::Label::new(render_event(src, index)).truncate());
                 });
                 if row.response().clicked() {
-                    msgs.push(Message::View(ViewMsg::SelectEvent(r.sel())));
-                    msgs.push(Message::View(ViewMsg::CenterOn(sv.to_common(e.ts()))));
+                    msgs.push(TableMsg::Select(r.sel()).into());
                 }
             });
         });
@@ -222,8 +274,9 @@ pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView<'_>], selected: Option
         }
         if let Some(&ts) = src.events.ts.get(sel.index) {
             ui.separator();
-            ui.weak(format!("relative {}", latscope_model::format_seconds(ts)));
-            ui.weak(clock_text(src, ts));
+            ui.weak(format!("timeline {}", common_text(sources, sv.to_common(ts))));
+            ui.weak(format!("own clock {} ({})", clock_text(src, ts), src.origin.domain.describe()));
+            ui.weak(format!("from the source's start {}", latscope_model::format_seconds(ts)));
         }
     });
 }

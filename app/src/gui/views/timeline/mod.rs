@@ -18,7 +18,7 @@ mod text;
 pub use layout::Layout;
 pub use mesh::{MeshCache, build_lane};
 pub use ruler::{RulerUnits, analog_range_label, nice_step};
-pub use text::{clock_text, event_fields, fields_read, placement_text};
+pub use text::{clock_text, common_seconds, common_text, event_fields, fields_read, placement_text};
 
 /// Width of the lane-name gutter left of the data.
 pub const GUTTER: f32 = 170.0;
