@@ -26,33 +26,22 @@ use std::time::Duration;
 const SAMPLE: &str = "samples/ftrace/virtio_blk_direct_read.txt";
 const SIZES: &[(usize, &str)] = &[(1_000_000, "1M"), (10_000_000, "10M")];
 
-fn load_sample() -> Option<Source> {
+/// The sample; a bench without its input fails rather than timing nothing.
+fn load_sample() -> Source {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(SAMPLE);
-    match latscope_importers::open(&path, &latscope_importers::LoadControl::new()) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("skipped: {}: {e}", path.display());
-            None
-        }
-    }
+    latscope_importers::open(&path, &latscope_importers::LoadControl::new())
+        .unwrap_or_else(|e| panic!("the bench input {}: {e}", path.display()))
 }
 
 fn replicate(real: &Source, events: usize) -> Source {
-    real.replicated(events).unwrap_or_else(|e| {
-        eprintln!("replicating {}: {e}", real.name);
-        Source::new("empty", real.format.clone(), real.kind)
-    })
+    real.replicated(events).unwrap_or_else(|e| panic!("replicating {}: {e}", real.name))
 }
 
 fn specs() -> Vec<(&'static str, Spec)> {
-    let mut v = Vec::new();
-    for name in ["irq-handler", "block", "wakeup"] {
-        match preset_spec(name) {
-            Ok(s) => v.push((name, s)),
-            Err(e) => eprintln!("preset {name}: {e}"),
-        }
-    }
-    v
+    ["irq-handler", "block", "wakeup"]
+        .into_iter()
+        .map(|name| (name, preset_spec(name).unwrap_or_else(|e| panic!("preset {name}: {e}"))))
+        .collect()
 }
 
 /// `real`'s samples repeated until there are `samples`, each copy shifted past the previous
@@ -112,7 +101,7 @@ fn bench_stats(c: &mut Criterion, real: &Source, pair_specs: &[(&'static str, Sp
 }
 
 fn bench(c: &mut Criterion) {
-    let Some(real) = load_sample() else { return };
+    let real = load_sample();
     let pair_specs = specs();
     let stall = match parse_spec("stall:block_rq_issue") {
         Ok(s) => Some(s),

@@ -162,10 +162,23 @@ fn the_chain_follows_the_task_the_completion_woke_not_the_dispatcher() {
         .find(|n| n.what.starts_with("woken task other than the issuer"))
         .map_or(0, |n| n.count);
     assert!(dispatched >= 100, "the recording has asynchronous dispatch: {:?}", chain.notes);
+}
 
-    // Sample for sample, what an independent script finds in `trace-cmd report -t`.
+/// Sample for sample, the chain on the async recording is what an independent script finds
+/// in `trace-cmd report -t`.
+#[test]
+#[cfg_attr(
+    not(all(have_trace_cmd, have_python3)),
+    ignore = "needs trace-cmd (apt-get install trace-cmd) and python3 (apt-get install python3)"
+)]
+fn the_chain_samples_equal_an_independent_script_reading_trace_cmd_report() {
+    let path = samples().join("ftrace/async_dispatch_direct_reads.dat");
+    let sources = vec![common::open(&path)];
+    let chain = run_spec(&preset_spec("chain").unwrap(), &Placed::all(&sources)).unwrap().remove(0);
+    assert!(which("trace-cmd"), "needs trace-cmd (apt-get install trace-cmd): the script runs it");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracles/chain_waiter.py");
-    let out = std::process::Command::new("python3").arg(&script).arg(&path).output().expect("python3 runs");
+    let out =
+        latscope_testkit::Need::Python3.output(std::process::Command::new("python3").arg(&script).arg(&path));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let oracle: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(oracle["irq"], 36);
@@ -188,6 +201,11 @@ fn the_chain_follows_the_task_the_completion_woke_not_the_dispatcher() {
     got.sort_unstable();
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want);
+}
+
+/// Whether `program` is on the `PATH` (the oracle script starts it itself).
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
 
 #[test]

@@ -85,20 +85,23 @@ fn polling_runs_match_a_line_scan() {
     assert_eq!(got, want);
 }
 
-/// Samples of the named channels as sigrok-cli prints them, or `None` without sigrok-cli.
-fn sigrok_csv(file: &str, channels: &str) -> Option<Vec<Vec<f64>>> {
-    let out = std::process::Command::new("sigrok-cli")
-        .args(["-i", &samples().join("sigrok").join(file).to_string_lossy(), "-O", "csv", "-C", channels])
-        .output();
-    let Ok(out) = out.map_err(|e| println!("skipped: sigrok-cli: {e}")) else { return None };
+/// Samples of the named channels as sigrok-cli prints them.
+fn sigrok_csv(file: &str, channels: &str) -> Vec<Vec<f64>> {
+    let out = latscope_testkit::Need::SigrokCli.output(std::process::Command::new("sigrok-cli").args([
+        "-i",
+        &samples().join("sigrok").join(file).to_string_lossy(),
+        "-O",
+        "csv",
+        "-C",
+        channels,
+    ]));
+    assert!(out.status.success(), "sigrok-cli {file}: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    Some(
-        // Comment and unit header lines (`logic,…`, `V DC`) do not parse as numbers.
-        text.lines()
-            .filter(|l| !l.starts_with(';'))
-            .filter_map(|l| l.split(',').map(|v| v.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>())
-            .collect(),
-    )
+    // Comment and unit header lines (`logic,…`, `V DC`) do not parse as numbers.
+    text.lines()
+        .filter(|l| !l.starts_with(';'))
+        .filter_map(|l| l.split(',').map(|v| v.trim().parse::<f64>().ok()).collect::<Option<Vec<f64>>>())
+        .collect()
 }
 
 /// (rise sample, fall sample) of high pulses of a column, and rising-edge sample indices.
@@ -122,8 +125,9 @@ fn pulses(col: &[f64], level: f64) -> (Vec<(usize, usize)>, Vec<usize>) {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn digital_pulses_stalls_and_long_phases_match_sigrok_cli() {
-    let Some(rows) = sigrok_csv("demo_4ch_1mhz.sr", "D0,D1,D2,D3") else { return };
+    let rows = sigrok_csv("demo_4ch_1mhz.sr", "D0,D1,D2,D3");
     let sources = vec![sample("sigrok/demo_4ch_1mhz.sr")];
     for (c, ch) in ["D0", "D1", "D2", "D3"].iter().enumerate() {
         let col: Vec<f64> = rows.iter().map(|r| r[c]).collect();
@@ -149,8 +153,9 @@ fn digital_pulses_stalls_and_long_phases_match_sigrok_cli() {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn analog_crossings_at_a_given_level_match_sigrok_cli() {
-    let Some(rows) = sigrok_csv("mixed_100khz_2logic_1analog.sr", "A0") else { return };
+    let rows = sigrok_csv("mixed_100khz_2logic_1analog.sr", "A0");
     let col: Vec<f64> = rows.iter().map(|r| r[0]).collect();
     let (lo, hi) = col.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
     // A level exactly representable in f32 and between samples' values.
@@ -174,10 +179,11 @@ fn analog_crossings_at_a_given_level_match_sigrok_cli() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn long_spans_on_a_function_graph_track() {
     // rpi_function_graph_irq_thread.txt prints `7.084 us | bcm2835_mbox_irq();` and
     // `! 153.437 us | }`: the function_graph span track holds those two calls.
-    let Some(p) = common::corpus("ftrace_text/rpi_function_graph_irq_thread.txt") else { return };
+    let p = common::corpus("ftrace_text/rpi_function_graph_irq_thread.txt");
     let sources = vec![common::open(&p)];
     let o = run1("long:function_graph over 100us", &sources);
     assert_eq!(o.windows.len(), 1);

@@ -3,7 +3,8 @@
 //! the statistic with ties (latencies in whole microseconds, as ftrace text gives them)
 //! to 1e-9, and, for independent pairs, the block-permutation p-value close to SciPy's
 //! permutation of single observations (both are valid tests there; they differ by Monte
-//! Carlo noise). `.ci/run` installs SciPy; without it this test fails and says so.
+//! Carlo noise). `.ci/run` installs SciPy; without it these tests are ignored
+//! (`have_python_scipy`), or in CI fail saying so.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
 use latscope_analysis::inference::{self, Options};
@@ -30,25 +31,28 @@ fn sample(n: usize, seed: u64, shift_us: f64) -> Vec<f64> {
 
 fn scipy(a: &[f64], b: &[f64], permutations: usize) -> serde_json::Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/inference_scipy.py");
+    let need = latscope_testkit::Need::PythonScipy;
     let mut child = Command::new("python3")
         .arg(script)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("python3 runs");
+        .unwrap_or_else(|e| panic!("{}: cannot run python3: {e}", need.reason()));
     let req = serde_json::json!({"a": a, "b": b, "permutations": permutations});
     child.stdin.take().unwrap().write_all(req.to_string().as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
-        "SciPy failed (install it with `python3 -m pip install scipy`, as .ci/run does): {}",
+        "{}: SciPy failed: {}",
+        need.reason(),
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
+#[cfg_attr(not(have_python_scipy), ignore = "needs python3 with scipy: pip install scipy")]
 fn anderson_darling_with_ties_matches_scipy() {
     for (na, nb, shift) in [(50, 70, 0.0), (400, 300, 0.6), (1000, 1000, 2.0), (30, 2000, -1.0)] {
         let (a, b) = (sample(na, 1, 0.0), sample(nb, 2, shift));
@@ -62,6 +66,7 @@ fn anderson_darling_with_ties_matches_scipy() {
 }
 
 #[test]
+#[cfg_attr(not(have_python_scipy), ignore = "needs python3 with scipy: pip install scipy")]
 fn block_permutation_p_value_agrees_with_scipy_for_independent_pairs() {
     let (a, b) = (sample(600, 3, 0.0), sample(600, 4, 0.5));
     // One pair per millisecond: independent, so blocks of time change nothing but the noise.

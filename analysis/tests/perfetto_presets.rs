@@ -2,7 +2,7 @@
 //! The presets irq-handler, softirq and wakeup on Perfetto traces agree, pair for pair and
 //! in their unmatched counts, with the hand-written pairing of an independent decode
 //! (importers/tests/perfetto_oracle.py: Google's protobuf runtime and the descriptors
-//! Perfetto publishes). Real traces from the shared corpus (or `$LATSCOPE_CORPUS`), and
+//! Perfetto publishes). Real traces from the corpus (samples/corpus/perfetto), and
 //! synthetic ones from bench/perfetto_gen.py with plain and compact sched records.
 
 use latscope_analysis::presets::WAKING_NOTE;
@@ -18,7 +18,7 @@ fn root() -> PathBuf {
 }
 
 fn python(args: &[&std::ffi::OsStr]) -> Vec<u8> {
-    let out = Command::new("python3").args(args).output().expect("python3 runs (the oracle needs it)");
+    let out = latscope_testkit::Need::PythonPerfetto.output(Command::new("python3").args(args));
     assert!(
         out.status.success(),
         "needs `pip install perfetto protobuf`: {}",
@@ -101,21 +101,19 @@ fn check(path: &Path) -> Vec<&'static str> {
 }
 
 #[test]
+#[cfg_attr(not(have_python_perfetto), ignore = "needs python3 with perfetto: pip install perfetto protobuf")]
 fn corpus_presets_agree_with_the_oracle() {
-    let dir = std::env::var_os("LATSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/corpus"))
-        .join("perfetto");
-    if !dir.is_dir() {
-        eprintln!("skipping: the Perfetto corpus is not at {}", dir.display());
-        return;
-    }
+    let corpus = latscope_testkit::corpus;
     // systing records sched_waking (compact) but no sched_wakeup: wakeup pairs sched_waking.
-    assert_eq!(check(&dir.join("systing_compact_sched_irq.pb")), vec!["irq-handler", "softirq", "wakeup"]);
-    assert!(check(&dir.join("nowinandroid_android_atrace_ftrace.perfetto-trace")).is_empty());
+    assert_eq!(
+        check(&corpus("perfetto/systing_compact_sched_irq.pb")),
+        vec!["irq-handler", "softirq", "wakeup"]
+    );
+    assert!(check(&corpus("perfetto/nowinandroid_android_atrace_ftrace.perfetto-trace")).is_empty());
 }
 
 #[test]
+#[cfg_attr(not(have_python_perfetto), ignore = "needs python3 with perfetto: pip install perfetto protobuf")]
 fn synthetic_presets_agree_with_the_oracle() {
     let dir = std::env::temp_dir().join(format!("latscope-perfetto-presets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

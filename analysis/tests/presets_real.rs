@@ -226,12 +226,23 @@ fn lifo(lines: &[Line], start: &str, end: &str, field: &str) -> (Vec<(Ps, Ps)>, 
 
 #[test]
 fn irq_handler_and_softirq_match_a_line_scan() {
-    let mut files: Vec<std::path::PathBuf> = ["timer_wakeups_under_load.txt", "virtio_blk_direct_read.txt"]
+    let files: Vec<std::path::PathBuf> = ["timer_wakeups_under_load.txt", "virtio_blk_direct_read.txt"]
         .iter()
         .map(|f| samples().join("ftrace").join(f))
         .collect();
-    files.extend(corpus("ftrace_text/tc_android_sched_irq.txt"));
-    files.extend(corpus("ftrace_text/rpi_softirq_timer_rcu_sched.txt"));
+    irq_handler_and_softirq_match_a_line_scan_of(files);
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn irq_handler_and_softirq_match_a_line_scan_on_the_shared_corpus() {
+    irq_handler_and_softirq_match_a_line_scan_of(vec![
+        corpus("ftrace_text/tc_android_sched_irq.txt"),
+        corpus("ftrace_text/rpi_softirq_timer_rcu_sched.txt"),
+    ]);
+}
+
+fn irq_handler_and_softirq_match_a_line_scan_of(files: Vec<std::path::PathBuf>) {
     for path in files {
         let lines = scan(&path);
         for (preset, start, end, field) in [
@@ -311,8 +322,8 @@ fn open_path(p: &std::path::Path) -> latscope_model::Source {
 
 #[test]
 fn idle_pairs_exits_with_entries_per_cpu() {
-    let mut files = vec![samples().join("ftrace/blk_read.txt")];
-    files.extend(corpus("ftrace_text/trappy_cpu_idle_unsorted.txt"));
+    let files =
+        vec![samples().join("ftrace/blk_read.txt"), corpus("ftrace_text/trappy_cpu_idle_unsorted.txt")];
     for path in files {
         let lines = scan(&path);
         // next policy per cpu: a new entry replaces an open one.
@@ -389,8 +400,9 @@ fn cmd_irq_takes_the_irq_that_follows_commands() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn mmc_pairs_wrapped_mail_excerpts() {
-    let Some(p) = corpus("ftrace_text/mail_excerpts/emmc_cmd25_crc_error_wrapped.txt") else { return };
+    let p = corpus("ftrace_text/mail_excerpts/emmc_cmd25_crc_error_wrapped.txt");
     let (_, o) = run("mmc", open(&p));
     // Two starts and two dones, cmd_opcode 25 then 13 on mmc0 (checked by eye in the file).
     let keys: Vec<&str> = o.samples.iter().map(|s| s.key.as_str()).collect();
@@ -407,29 +419,36 @@ fn presets_name_what_is_missing() {
     assert_eq!(e.to_string(), "pulse:D9: no source has a digital or analog track \"D9\"");
 }
 
-/// `trace-cmd report -t FILE` lines (nanosecond timestamps), scanned like a text trace, or `None` without trace-cmd.
-fn trace_cmd_report(path: &std::path::Path) -> Option<Vec<Line>> {
-    let out = std::process::Command::new("trace-cmd").args(["report", "-t"]).arg(path).output();
-    let Ok(out) = out.map_err(|e| println!("skipped: trace-cmd: {e}")) else { return None };
+/// `trace-cmd report -t FILE` lines (nanosecond timestamps), scanned like a text trace.
+fn trace_cmd_report(path: &std::path::Path) -> Vec<Line> {
+    let out = latscope_testkit::Need::TraceCmd
+        .output(std::process::Command::new("trace-cmd").args(["report", "-t"]).arg(path));
+    assert!(
+        out.status.success(),
+        "trace-cmd report {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let tmp = std::env::temp_dir().join(format!("latscope-rules-report-{}.txt", std::process::id()));
     std::fs::write(&tmp, &out.stdout).unwrap();
     let lines = scan(&tmp);
     std::fs::remove_file(&tmp).ok();
-    Some(lines)
+    lines
 }
 
 #[test]
+#[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
 fn trace_dat_presets_match_trace_cmd_report() {
     let dat = samples().join("ftrace/virtio_blk_direct_read.dat");
-    let Some(lines) = trace_cmd_report(&dat) else { return };
+    let lines = trace_cmd_report(&dat);
     let (want, us, ue) =
         fifo(&lines, |l| block_key(l, "block_rq_issue"), |l| block_key(l, "block_rq_complete"));
     assert_eq!(want.len(), 400);
     let (src, o) = run("block", open(&dat));
     assert_eq!(spans(&src, &o), want);
     assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue));
-    let Some(idle) = corpus("tracedat/trappy_trace_idle.dat") else { return };
-    let lines = trace_cmd_report(&idle).unwrap();
+    let idle = corpus("tracedat/trappy_trace_idle.dat");
+    let lines = trace_cmd_report(&idle);
     let mut open_at: HashMap<u32, Ps> = HashMap::new();
     let mut want = Vec::new();
     for l in lines.iter().filter(|l| l.event == "cpu_idle") {

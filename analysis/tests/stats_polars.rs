@@ -78,13 +78,8 @@ fn polars_reference(samples: &[Sample]) -> (StatsNs, Vec<GroupStats>) {
 fn statistics_match_polars_on_a_real_trace() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace/virtio_blk_direct_read.txt");
-    let src = match latscope_importers::open(&path, &latscope_importers::LoadControl::new()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("skipped: {}: {e}", path.display());
-            return;
-        }
-    };
+    let src = latscope_importers::open(&path, &latscope_importers::LoadControl::new())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let sources = [src];
     let mut checked = 0;
     for preset in ["irq-handler", "block", "wakeup"] {

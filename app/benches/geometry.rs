@@ -29,22 +29,15 @@ const WIDTH: f32 = 1600.0;
 /// Fraction of the trace on screen, and the bench label.
 const ZOOMS: &[(f64, &str)] = &[(1.0, "full"), (1e-2, "1%"), (1e-4, "0.01%")];
 
-fn load_sample() -> Option<Source> {
+/// The sample; a bench without its input fails rather than timing nothing.
+fn load_sample() -> Source {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(SAMPLE);
-    match latscope_importers::open(&path, &latscope_importers::LoadControl::new()) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("skipped: {}: {e}", path.display());
-            None
-        }
-    }
+    latscope_importers::open(&path, &latscope_importers::LoadControl::new())
+        .unwrap_or_else(|e| panic!("the bench input {}: {e}", path.display()))
 }
 
 fn replicate(real: &Source, events: usize) -> Source {
-    real.replicated(events).unwrap_or_else(|e| {
-        eprintln!("replicating {}: {e}", real.name);
-        Source::new("empty", real.format.clone(), real.kind)
-    })
+    real.replicated(events).unwrap_or_else(|e| panic!("replicating {}: {e}", real.name))
 }
 
 /// Every lane's geometry for one viewport: vertices plus label boxes, so nothing is dropped.
@@ -63,9 +56,11 @@ fn frame(view: &SourceView<'_>, prepared: &Prepared, vp: &Viewport) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
-    let Some(real) = load_sample() else { return };
+    let real = load_sample();
     let big = replicate(&real, EVENTS);
-    let (Some(&first), Some(&last)) = (big.events.ts.first(), big.events.ts.last()) else { return };
+    let (Some(&first), Some(&last)) = (big.events.ts.first(), big.events.ts.last()) else {
+        panic!("{SAMPLE} has no events")
+    };
     let prepared = Arc::new(prepare(big));
     let doc = DocSource {
         id: SourceId(1),

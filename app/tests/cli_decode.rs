@@ -9,7 +9,7 @@ mod common;
 use common::{latscope, ok};
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn failure(args: &[&str]) -> String {
@@ -23,35 +23,23 @@ fn sample(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples").join(rel).to_str().unwrap().to_owned()
 }
 
-/// `shared/corpus/REL` beside the project (or under `$LATSCOPE_CORPUS`), or `None` with a
-/// printed reason.
-fn corpus(rel: &str) -> Option<String> {
-    let base = std::env::var_os("LATSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
-    let p = base.join(rel);
-    if p.exists() {
-        Some(p.to_str().unwrap().to_owned())
-    } else {
-        println!("skipped: {} is absent", p.display());
-        None
-    }
-}
-
-fn have_sigrok_cli() -> bool {
-    let ok = Command::new("sigrok-cli").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("skipped: sigrok-cli is not installed");
-    }
-    ok
+/// The corpus file `REL` (samples/corpus, or the shared corpus for the tests marked
+/// `have_shared_corpus`).
+fn corpus(rel: &str) -> String {
+    latscope_testkit::corpus(rel).to_str().unwrap().to_owned()
 }
 
 /// `sigrok-cli -i FILE -P PD -A ANN --protocol-decoder-samplenum` as (start, end, text).
 fn sigrok(path: &str, pd: &str, ann: &str) -> Vec<(i64, i64, String)> {
-    let out = Command::new("sigrok-cli")
-        .args(["-i", path, "-P", pd, "-A", ann, "--protocol-decoder-samplenum"])
-        .output()
-        .expect("sigrok-cli runs");
+    let out = latscope_testkit::Need::SigrokCli.output(Command::new("sigrok-cli").args([
+        "-i",
+        path,
+        "-P",
+        pd,
+        "-A",
+        ann,
+        "--protocol-decoder-samplenum",
+    ]));
     assert!(out.status.success(), "sigrok-cli: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -92,11 +80,12 @@ const UART: &str = "sigrok/infineon_swi_uart.sr";
 const UART_SPEC: &str = "uart:rx=DIN 4 (UART),baud=115200";
 
 #[test]
+#[cfg_attr(
+    not(all(have_sigrok_cli, have_shared_corpus)),
+    ignore = "needs sigrok-cli (apt-get install sigrok-cli) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
+)]
 fn uart_json_has_the_contract_and_the_samples_and_values_sigrok_cli_prints() {
-    let Some(file) = corpus(UART) else { return };
-    if !have_sigrok_cli() {
-        return;
-    }
+    let file = corpus(UART);
     let doc = decode_json(&file, UART_SPEC);
     assert_eq!(doc["latscope_decode"], 1);
     assert_eq!(doc["path"], file.as_str());
@@ -121,8 +110,9 @@ fn uart_json_has_the_contract_and_the_samples_and_values_sigrok_cli_prints() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn channels_resolve_by_exact_name_or_unique_suffix() {
-    let Some(file) = corpus(UART) else { return };
+    let file = corpus(UART);
     let exact = ok(&["decode", &file, "--decoder", UART_SPEC]).stdout;
     assert!(exact.len() > 10_000);
     // `4 (UART)` ends only `DIN 4 (UART)`.
@@ -142,10 +132,12 @@ fn text_and_csv_carry_the_annotations_of_json() {
     let file = sample("sigrok/sd_mode_imx6_snippet.sr");
     let spec = "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3";
     same_annotations_in_every_format(&file, spec, 9);
-    // Thousands of bytes.
-    if let Some(file) = corpus(UART) {
-        same_annotations_in_every_format(&file, UART_SPEC, 1000);
-    }
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn text_and_csv_carry_the_annotations_of_json_on_thousands_of_bytes() {
+    same_annotations_in_every_format(&corpus(UART), UART_SPEC, 1000);
 }
 
 fn same_annotations_in_every_format(file: &str, spec: &str, at_least: usize) {
@@ -200,10 +192,8 @@ fn same_annotations_in_every_format(file: &str, spec: &str, at_least: usize) {
 /// The SD capture's command and reply spans, in JSON, are sigrok-cli's `sdcard_sd` ones,
 /// and `report --preset sd-cmd-resp` measures each reply from sigrok-cli's spans.
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sd_commands_and_the_cmd_resp_preset_agree_with_sigrok_cli() {
-    if !have_sigrok_cli() {
-        return;
-    }
     let file = sample("sigrok/sd_mode_imx6_snippet.sr");
     let spec = "sd:clk=CLK,cmd=CMD";
     let doc = decode_json(&file, spec);

@@ -411,14 +411,9 @@ fn tracedat_absurd_header_sizes_are_refused_with_their_offset() {
 // Partial loads: real recordings cut short or damaged in the middle load what is valid and
 // say where the damage is (`warnings` in `info --json`).
 
-fn corpus(rel: &str) -> Option<PathBuf> {
-    let p = root().join("../shared/corpus").join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skipped: {} is absent (the shared corpus is not checked out here)", p.display());
-        None
-    }
+/// The corpus file `REL` (samples/corpus).
+fn corpus(rel: &str) -> PathBuf {
+    latscope_testkit::corpus(rel)
 }
 
 /// `len` bytes of `data`, moved back so the cut never falls right after a line break.
@@ -433,9 +428,11 @@ fn cut_point(data: &[u8], percent: usize) -> usize {
 #[test]
 fn truncated_text_captures_load_their_valid_part_and_say_where_they_end() {
     let dir = TempDir::new("cuttext");
-    let mut sources =
-        vec![root().join("samples/ftrace/blk_read.txt"), root().join("samples/csv/demo_4ch_dedup.csv")];
-    sources.extend(corpus("vcd/sigrok_vectors_integers.vcd"));
+    let sources = vec![
+        root().join("samples/ftrace/blk_read.txt"),
+        root().join("samples/csv/demo_4ch_dedup.csv"),
+        corpus("vcd/sigrok_vectors_integers.vcd"),
+    ];
     for src in sources {
         let data = std::fs::read(&src).unwrap();
         let full = json_events(&src);
@@ -495,13 +492,13 @@ fn damaged(data: &[u8]) -> (Vec<u8>, usize) {
 #[test]
 fn damage_in_the_middle_skips_only_the_damaged_records() {
     let dir = TempDir::new("damage");
-    let mut sources = vec![
+    let sources = vec![
         root().join("samples/ftrace/blk_read.txt"),
         root().join("samples/csv/demo_4ch_dedup.csv"),
         root().join("samples/ftrace/blk_read_v6.dat"),
         root().join("samples/ftrace/markers_around_requests.dat"),
+        corpus("vcd/sigrok_vectors_integers.vcd"),
     ];
-    sources.extend(corpus("vcd/sigrok_vectors_integers.vcd"));
     for src in sources {
         let data = std::fs::read(&src).unwrap();
         let full = json_events(&src);
@@ -535,7 +532,7 @@ fn damage_in_the_middle_skips_only_the_damaged_records() {
 
 #[test]
 fn damaged_sr_chunk_keeps_the_samples_before_it() {
-    let Some(src) = corpus("sigrok/lazysig_spi_24mhz.sr") else { return };
+    let src = corpus("sigrok/lazysig_spi_24mhz.sr");
     let dir = TempDir::new("damagesr");
     let data = std::fs::read(&src).unwrap();
     let full = json_events(&src);
@@ -585,8 +582,7 @@ fn truncated_sr_rebuilds_its_member_directory_and_loads_the_complete_chunks() {
 #[test]
 fn each_error_class_names_the_file_and_what_was_expected() {
     let dir = TempDir::new("classes");
-    let check = |path: &Path, expect: &[&str]| {
-        let out = latscope(&["info", path.to_str().unwrap()]);
+    let verify = |path: &Path, out: Output, expect: &[&str]| {
         assert_eq!(out.status.code(), Some(1), "{}: {}", path.display(), stderr(&out));
         let err = stderr(&out);
         assert!(err.starts_with("latscope: ") && err.contains(path.to_str().unwrap()), "{err}");
@@ -595,6 +591,8 @@ fn each_error_class_names_the_file_and_what_was_expected() {
         }
         assert!(!err.contains("panicked"), "{err}");
     };
+    let check =
+        |path: &Path, expect: &[&str]| verify(path, latscope(&["info", path.to_str().unwrap()]), expect);
     check(&dir.0.join("missing.dat"), &["cannot read", "No such file"]);
     check(&dir.0, &["cannot read", "directory"]);
     check(&dir.file("empty.txt", b""), &["not a supported format", "ftrace text", "trace.dat", "VCD", "CSV"]);
@@ -614,17 +612,35 @@ fn each_error_class_names_the_file_and_what_was_expected() {
     // Corrupt text: a VCD with no variables says what it expected, at which line.
     check(&dir.file("empty.vcd", b"$timescale 1ns $end\n$comment cut"), &["line 2", "no variables"]);
 
-    // SAFETY of the check: root ignores file permissions, so the case only runs as a user.
+    // Root reads any file, so as root latscope runs without the capabilities that let it
+    // (setpriv, util-linux, drops them from its bounding set): the case is checked either way.
     let unreadable = dir.file("unreadable.txt", b"# tracer: nop\n");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&unreadable, std::fs::Permissions::from_mode(0o000)).unwrap();
-        if std::fs::read(&unreadable).is_ok() {
-            println!("skipped the permission-denied case: running as root, which may read any file");
+        let out = if std::fs::read(&unreadable).is_ok() {
+            let out = std::process::Command::new("setpriv")
+                .args([
+                    "--bounding-set=-dac_override,-dac_read_search",
+                    env!("CARGO_BIN_EXE_latscope"),
+                    "info",
+                ])
+                .arg(&unreadable)
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!("needs setpriv (util-linux) to read a file as root without DAC override: {e}")
+                });
+            let err = stderr(&out);
+            assert!(
+                !err.starts_with("setpriv:"),
+                "needs setpriv allowed to drop capabilities (CAP_SETPCAP): {err}"
+            );
+            out
         } else {
-            check(&unreadable, &["cannot read", "Permission denied"]);
-        }
+            latscope(&["info", unreadable.to_str().unwrap()])
+        };
+        verify(&unreadable, out, &["cannot read", "Permission denied"]);
     }
 }
 
@@ -634,8 +650,8 @@ fn info_never_modifies_its_input() {
         root().join("samples/ftrace/blk_read.txt"),
         root().join("samples/ftrace/blk_read_v7_zstd.dat"),
         root().join("samples/csv/demo_4ch_dedup.csv"),
+        corpus("vcd/sigrok_vectors_integers.vcd"),
     ];
-    files.extend(corpus("vcd/sigrok_vectors_integers.vcd"));
     let dir = TempDir::new("readonly");
     // A damaged file too: the error path must not touch it either.
     let data = std::fs::read(root().join("samples/ftrace/blk_read_v6.dat")).unwrap();

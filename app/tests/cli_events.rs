@@ -1,5 +1,6 @@
 //! `latscope events`: its text form against `trace-cmd report` line by line on every
-//! trace.dat we have (samples/ftrace, the shared corpus), the csv/json forms and `--filter`.
+//! trace.dat we have (samples/ftrace, samples/corpus and, in a test marked
+//! `have_shared_corpus`, the shared corpus), the csv/json forms and `--filter`.
 
 // Test helpers outside #[test] functions may panic with a message.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -27,15 +28,15 @@ fn dats_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn trace_cmd_report(path: &Path) -> Option<String> {
-    let out = Command::new("trace-cmd").arg("report").arg(path).output().ok()?;
+fn trace_cmd_report(path: &Path) -> String {
+    let out = latscope_testkit::Need::TraceCmd.output(Command::new("trace-cmd").arg("report").arg(path));
     assert!(
         out.status.success(),
         "trace-cmd report {}: {}",
         path.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A difference we accept, with the reason; `applies` sees the file name and both lines.
@@ -47,20 +48,32 @@ struct Known {
 const KNOWN: &[Known] = &[];
 
 #[test]
+#[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
 fn text_form_equals_trace_cmd_report_line_by_line() {
     let mut files = dats_in(&root().join("samples/ftrace"));
-    files.extend(dats_in(&root().join("../shared/corpus/tracedat")));
+    assert!(files.len() >= 6, "the samples hold six trace.dat files; found {files:?}");
+    files.extend(latscope_testkit::corpus_files("tracedat", Some("dat")));
     if let Some(extra) = std::env::var_os("LATSCOPE_TRACEDAT_EXTRA") {
         files.extend(std::env::split_paths(&extra));
     }
-    assert!(files.len() >= 6, "the samples hold six trace.dat files; found {files:?}");
+    text_form_equals_trace_cmd_report(&files);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_trace_cmd, have_shared_corpus)),
+    ignore = "needs trace-cmd (apt-get install trace-cmd) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
+)]
+fn text_form_equals_trace_cmd_report_line_by_line_on_the_shared_corpus() {
+    text_form_equals_trace_cmd_report(&latscope_testkit::shared_corpus_files("tracedat", Some("dat")));
+}
+
+fn text_form_equals_trace_cmd_report(files: &[PathBuf]) {
     let mut unexplained = Vec::new();
     let mut used = vec![0usize; KNOWN.len()];
     let mut compared = 0usize;
-    for path in &files {
-        let Some(theirs) = trace_cmd_report(path) else {
-            panic!("trace-cmd is needed for this test (.ci/run installs it)");
-        };
+    for path in files {
+        let theirs = trace_cmd_report(path);
         let out = latscope(&["events", path.to_str().unwrap()]);
         assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
         let ours = String::from_utf8(out.stdout).expect("UTF-8 output");
@@ -182,10 +195,11 @@ fn text_inputs_print_their_parsed_payloads_in_report_form() {
 /// and `prev_state` in the kernel's letters as parsed (`R+`, `I`, `Z`; trace-cmd's plugin
 /// prints the same state bits in its own letters, `R`, `W`, `X`).
 #[test]
+#[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
 fn a_text_trace_prints_as_trace_cmd_prints_the_dat_of_the_same_run() {
     let dat = root().join("samples/ftrace/virtio_blk_direct_read.dat");
     let txt = root().join("samples/ftrace/virtio_blk_direct_read.txt");
-    let Some(theirs) = trace_cmd_report(&dat) else { panic!("trace-cmd is needed for this test") };
+    let theirs = trace_cmd_report(&dat);
     let out = latscope(&["events", txt.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let ours = String::from_utf8(out.stdout).unwrap();

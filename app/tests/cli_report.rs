@@ -31,35 +31,56 @@ fn report_json(args: &[&str]) -> serde_json::Value {
 }
 
 /// irq_handler_exit events counted without latscope: grep for text, trace-cmd for .dat.
-fn independent_exit_count(path: &Path) -> Option<usize> {
+fn independent_exit_count(path: &Path) -> usize {
     let text = if path.extension().is_some_and(|e| e == "dat") {
-        match Command::new("trace-cmd").arg("report").arg(path).output() {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
-            _ => {
-                eprintln!(
-                    "skipping the trace-cmd cross-check of {}: trace-cmd is not available",
-                    path.display()
-                );
-                return None;
-            }
-        }
+        let o = latscope_testkit::Need::TraceCmd.output(Command::new("trace-cmd").arg("report").arg(path));
+        assert!(
+            o.status.success(),
+            "trace-cmd report {}: {}",
+            path.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
     } else {
         std::fs::read_to_string(path).unwrap()
     };
-    Some(text.lines().filter(|l| !l.starts_with('#') && l.contains(" irq_handler_exit: ")).count())
+    text.lines().filter(|l| !l.starts_with('#') && l.contains(" irq_handler_exit: ")).count()
+}
+
+/// The recordings of the irq-handler test: (file, recording it is one form of).
+const IRQ_FILES: [(&str, &str); 6] = [
+    ("virtio_blk_direct_read.txt", "virtio"),
+    ("virtio_blk_direct_read.dat", "virtio"),
+    ("blk_read.txt", "blk"),
+    ("blk_read_v6.dat", "blk"),
+    ("blk_read_v7_none.dat", "blk"),
+    ("blk_read_v7_zstd.dat", "blk"),
+];
+
+fn irq_handler_count(path: &Path) -> u64 {
+    let v = report_json(&[path.to_str().unwrap(), "--preset", "irq-handler"]);
+    v["analyses"][0]["count"].as_u64().unwrap()
+}
+
+/// The trace.dat forms' counts against `trace-cmd report`'s (the text forms are checked by
+/// grep in the test below; both forms of a recording must agree there too).
+#[test]
+#[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
+fn irq_handler_counts_of_trace_dat_match_trace_cmd() {
+    for (file, _) in IRQ_FILES.iter().filter(|(f, _)| f.ends_with(".dat")) {
+        let path = sample(file);
+        assert_eq!(
+            irq_handler_count(&path) as usize,
+            independent_exit_count(&path),
+            "{file}: every handler exit closes one entry"
+        );
+    }
 }
 
 #[test]
 fn irq_handler_counts_match_grep_and_trace_cmd() {
     let mut by_recording: Vec<(&str, u64)> = Vec::new();
-    for (file, recording) in [
-        ("virtio_blk_direct_read.txt", "virtio"),
-        ("virtio_blk_direct_read.dat", "virtio"),
-        ("blk_read.txt", "blk"),
-        ("blk_read_v6.dat", "blk"),
-        ("blk_read_v7_none.dat", "blk"),
-        ("blk_read_v7_zstd.dat", "blk"),
-    ] {
+    for (file, recording) in IRQ_FILES {
         let path = sample(file);
         let v = report_json(&[path.to_str().unwrap(), "--preset", "irq-handler"]);
         for k in ["latscope_report", "inputs", "analyses", "windows", "metrics", "comparison"] {
@@ -96,8 +117,13 @@ fn irq_handler_counts_match_grep_and_trace_cmd() {
         // Text traces print microseconds: a handler shorter than that shows as 0.
         assert!(stat("min") >= 0.0, "{file}: {s}");
         let count = a["count"].as_u64().unwrap();
-        if let Some(exits) = independent_exit_count(&path) {
-            assert_eq!(count as usize, exits, "{file}: every handler exit closes one entry");
+        // The .dat forms: irq_handler_counts_of_trace_dat_match_trace_cmd.
+        if file.ends_with(".txt") {
+            assert_eq!(
+                count as usize,
+                independent_exit_count(&path),
+                "{file}: every handler exit closes one entry"
+            );
         }
         assert_eq!(a["unmatched_end"], 0, "{file}");
         // The histogram holds every sample; groups are keyed by cpu and irq.

@@ -680,12 +680,7 @@ fn schmitt_edges(v: &[f32], level: f64, h: f64) -> (usize, usize) {
 
 #[test]
 fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/scope_csv");
-    let file = corpus.join("agilent_mso7034a_scope_4.csv");
-    if !file.exists() {
-        eprintln!("skipped: {} is absent (the shared corpus is not next to the project)", file.display());
-        return;
-    }
+    let file = latscope_testkit::corpus("scope_csv/agilent_mso7034a_scope_4.csv");
     let mut h = harness(Options { files: vec![file], ..Options::default() });
     wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty());
     h.step();
@@ -1320,16 +1315,35 @@ fn filter_terms_combine_and_enter_steps_through_the_matches() {
     assert_eq!(h.state().view.overlay.selected, Some(row(&h, 1)), "Shift+Enter");
 }
 
-/// `trace-cmd report`'s payload (the text after `EVENT:`) of each `event` line, or `None`
-/// when trace-cmd is not installed.
-fn trace_cmd_payloads(path: &std::path::Path, event: &str) -> Option<Vec<String>> {
-    let out = std::process::Command::new("trace-cmd").arg("report").arg(path).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
+/// `trace-cmd report`'s payload (the text after `EVENT:`) of each `event` line.
+fn trace_cmd_payloads(path: &std::path::Path, event: &str) -> Vec<String> {
+    let out = latscope_testkit::Need::TraceCmd
+        .output(std::process::Command::new("trace-cmd").arg("report").arg(path));
+    assert!(
+        out.status.success(),
+        "trace-cmd report {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let tag = format!(" {event}: ");
-    Some(text.lines().filter_map(|l| l.split_once(&tag)).map(|(_, p)| p.trim().to_owned()).collect())
+    text.lines().filter_map(|l| l.split_once(&tag)).map(|(_, p)| p.trim().to_owned()).collect()
+}
+
+/// What the workbench shows of a trace.dat event (`render_event`, asserted on screen below)
+/// is what `trace-cmd report` prints.
+#[test]
+#[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
+fn trace_dat_events_render_as_trace_cmd_prints_them() {
+    let path = sample("ftrace/virtio_blk_direct_read.dat");
+    let src = latscope_importers::open(&path, &latscope_importers::LoadControl::new()).unwrap();
+    let name = |i: usize| src.strings.resolve(src.events.get(i).unwrap().name()).into_owned();
+    let shown: Vec<String> = (0..src.events.len())
+        .filter(|&i| name(i) == "block_rq_issue")
+        .map(|i| latscope_model::render_event(&src, i))
+        .collect();
+    assert_eq!(shown.len(), 400);
+    assert_eq!(shown, trace_cmd_payloads(&path, "block_rq_issue"), "as trace-cmd report prints them");
 }
 
 #[test]
@@ -1345,11 +1359,8 @@ fn trace_dat_events_read_as_trace_cmd_prints_them_in_the_table_tooltip_and_inspe
         let all: Vec<usize> = (0..src.events.len()).filter(|&i| name(i) == "block_rq_issue").collect();
         (all[0], all.len())
     };
+    // What trace-cmd prints: trace_dat_events_render_as_trace_cmd_prints_them.
     let shown = latscope_model::render_event(h.state().view.shown(&h.state().doc)[0].source(), index);
-    match trace_cmd_payloads(&sample(file), "block_rq_issue") {
-        Some(p) => assert_eq!(shown, p[0], "as trace-cmd report prints it"),
-        None => eprintln!("skipping the trace-cmd cross-check: trace-cmd is not available"),
-    }
     assert!(shown.starts_with("254,0 R"), "{shown}");
     // The table shows the rendered payload, not the stored dev number.
     assert_eq!(filtered(&mut h, "block_rq_issue"), issues);

@@ -1,7 +1,9 @@
 //! The user guide's walkthroughs (docs/guide/walkthroughs/) cannot rot: each one's CLI steps
 //! are a script in docs/guide/scripts/ that this test runs with the built binary, and the
 //! results the guide states are asserted here within the tolerances it states. The guide
-//! must also show every step line of its script verbatim.
+//! must also show every step line of its script verbatim. Where an independent oracle
+//! exists the guide's figures are its figures: the Perfetto page's counts and latencies are
+//! those of Perfetto's own protobuf decode.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -206,13 +208,55 @@ fn virtio_real_capture_command_to_wakeup() {
     assert!(std::fs::read_to_string(d.join("gate.md")).unwrap().contains("| block |"));
 }
 
+/// Perfetto's own decode of a trace (importers/tests/perfetto_oracle.py: Google's protobuf
+/// runtime with the message classes Perfetto publishes, and pairing written from the
+/// presets' documented rules), which the Perfetto page's numbers must equal.
+fn perfetto_oracle(trace: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../importers/tests/perfetto_oracle.py");
+    let out = latscope_testkit::Need::PythonPerfetto.output(Command::new("python3").arg(&script).arg(trace));
+    assert!(out.status.success(), "{}: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The linear quantile `p` of sorted values (numpy's default: rank `p * (n - 1)`, the values
+/// around it interpolated).
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    let rank = p * (sorted.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo as f64)
+}
+
+/// `n` with thousands separators, as the page writes counts (`6,409`).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[test]
-fn perfetto_open_presets_and_export() {
+fn perfetto_page_shows_its_script() {
     page_shows_script("perfetto", "perfetto.md");
+}
+
+/// Every figure of the Perfetto page is the oracle's, and latscope's output says the same.
+#[test]
+#[cfg_attr(not(have_python_perfetto), ignore = "needs python3 with perfetto: pip install perfetto protobuf")]
+fn perfetto_open_presets_and_export() {
     let out = run_script("perfetto");
     let d = &*out;
     let page = std::fs::read_to_string(guide_dir().join("perfetto.md")).unwrap();
-    // What info.txt says, as the page quotes it.
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/perfetto/synthetic_sched_irq.pftrace");
+    let oracle = perfetto_oracle(&trace);
+    let counts = oracle["counts"].as_object().unwrap();
+    let events: u64 = counts.values().map(|c| c.as_u64().unwrap()).sum();
+
+    // What info.txt says, every event type and atrace thread as the oracle counts them.
     let info = std::fs::read_to_string(d.join("info.txt")).unwrap();
     let line = |name: &str, kind: &str| {
         info.lines()
@@ -223,31 +267,70 @@ fn perfetto_open_presets_and_export() {
             })
             .unwrap_or_else(|| panic!("info.txt has no {name} {kind}: {info}"))
     };
-    assert_eq!(line("irq_handler_entry", "events"), "713");
-    assert_eq!(line("sched_switch", "events"), "822");
-    assert_eq!(line("print", "events"), "753");
-    assert_eq!(line("atrace worker/0-1000", "spans"), "16", "the page quotes it");
-    assert!(info.contains("86 slice end(s) with no open slice") && info.contains("114 slice(s) never ended"));
-    assert_eq!(json(d, "info.json")["events"].as_u64(), Some(6409));
+    for (name, count) in counts {
+        assert_eq!(line(name, "events"), count.to_string(), "{name} events");
+    }
+    let slices = &oracle["slices"];
+    for (tid, t) in slices["threads"].as_object().unwrap() {
+        let track = format!("atrace {}-{tid}", t["name"].as_str().unwrap());
+        assert_eq!(line(&track, "spans"), t["begun"].to_string(), "{track}");
+    }
+    let (unmatched, unended) =
+        (slices["unmatched_end"].as_u64().unwrap(), slices["never_ended"].as_u64().unwrap());
+    let (no_open, never) =
+        (format!("{unmatched} slice end(s) with no open slice"), format!("{unended} slice(s) never ended"));
+    assert!(info.contains(&no_open) && info.contains(&never), "{info}");
+    assert_eq!(json(d, "info.json")["events"].as_u64(), Some(events));
+    // As the page quotes them: "`irq_handler_entry events 713`", "`atrace worker/0-1000
+    // spans 16`", the two warnings and the event total.
+    let quoted: Vec<&str> = page.split('`').skip(1).step_by(2).collect();
+    let mut quotes = 0;
+    for q in &quoted {
+        let w: Vec<&str> = q.split_whitespace().collect();
+        if let [head @ .., kind @ ("events" | "spans"), n] = w.as_slice()
+            && n.parse::<u64>().is_ok()
+        {
+            assert_eq!(line(&head.join(" "), kind), *n, "the page quotes `{q}`");
+            quotes += 1;
+        }
+    }
+    assert!(quotes >= 4, "the page quotes {quotes} counts of info.txt");
+    let unwrapped = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(unwrapped.contains(&no_open) && unwrapped.contains(&never), "the page's warnings");
+    assert!(page.contains(&format!("{} ftrace events", thousands(events))), "the page's event total");
 
-    // The table of the presets.
+    // The table of the presets: the oracle's pairs, their unmatched ends and latencies.
     let report = json(d, "presets.json");
     let analysis = |name: &str| {
         report["analyses"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap().clone()
     };
-    let us = |a: &Value, stat: &str| format!("{:.3} us", a["stats_ns"][stat].as_f64().unwrap() / 1e3);
-    for (name, count, unmatched) in [("irq-handler", 713, 0), ("softirq", 347, 0), ("wakeup", 785, 37)] {
+    let us = |ns: f64| format!("{:.3} us", ns / 1e3);
+    let mut pairs = Vec::new();
+    for name in ["irq-handler", "softirq", "wakeup"] {
+        let want = &oracle["pairs"][name];
+        let mut latencies: Vec<f64> = want["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[1].as_i64().unwrap() - p[0].as_i64().unwrap()) as f64)
+            .collect();
+        latencies.sort_by(f64::total_cmp);
+        let (count, p50, max) =
+            (latencies.len() as u64, quantile(&latencies, 0.5), latencies[latencies.len() - 1]);
+        let (us_n, ue_n) =
+            (want["unmatched_start"].as_u64().unwrap(), want["unmatched_end"].as_u64().unwrap());
         let a = analysis(name);
         assert_eq!(a["count"].as_u64(), Some(count), "{name}");
-        assert_eq!(a["unmatched_start"].as_u64(), Some(unmatched), "{name}");
-        assert_eq!(a["unmatched_end"].as_u64(), Some(unmatched), "{name}");
-        let row = format!(
-            "| {name} | {count} | {unmatched} / {unmatched} | {} | {} |",
-            us(&a, "p50"),
-            us(&a, "max")
-        );
+        assert_eq!(a["unmatched_start"].as_u64(), Some(us_n), "{name}");
+        assert_eq!(a["unmatched_end"].as_u64(), Some(ue_n), "{name}");
+        assert_eq!(a["stats_ns"]["p50"].as_f64(), Some(p50), "{name} p50");
+        assert_eq!(a["stats_ns"]["max"].as_f64(), Some(max), "{name} max");
+        let row = format!("| {name} | {count} | {us_n} / {ue_n} | {} | {} |", us(p50), us(max));
         assert!(page.contains(&row), "the page's table lacks `{row}`");
-        // The sample has sched_wakeup: no fallback note.
+        // The sample has sched_wakeup (the oracle pairs from it): no fallback note.
+        if name == "wakeup" {
+            assert_eq!(want["from"], "sched_wakeup");
+        }
         assert!(
             a["notes"]
                 .as_array()
@@ -255,13 +338,22 @@ fn perfetto_open_presets_and_export() {
                 .iter()
                 .all(|n| !n["what"].as_str().unwrap().contains("sched_waking"))
         );
+        pairs.push((name, count));
+    }
+    // The counts the page repeats for the workbench and for ui.perfetto.dev.
+    let [(_, irq), (_, softirq), (_, wakeup)] = pairs[..] else { unreachable!() };
+    for phrase in [
+        format!("here `irq-handler` {irq}, `softirq` {softirq}, `wakeup` {wakeup}"),
+        format!("here {irq} `irq-handler`, {softirq} `softirq` and {wakeup} `wakeup` slices"),
+    ] {
+        assert!(unwrapped.contains(&phrase), "the page lacks `{phrase}`");
     }
 
-    // The Perfetto trace: one pair slice per sample, and the latency counter.
+    // The Perfetto trace: one pair slice per oracle pair, and the latency counter.
     let trace = json(d, "irq.json");
     let events = trace["traceEvents"].as_array().unwrap();
-    for (name, count) in [("irq-handler", 713), ("softirq", 347), ("wakeup", 785)] {
-        let slices = events.iter().filter(|e| e["cat"] == "pair" && e["name"] == name).count();
+    for (name, count) in pairs {
+        let slices = events.iter().filter(|e| e["cat"] == "pair" && e["name"] == name).count() as u64;
         assert_eq!(slices, count, "{name} slices");
     }
     assert!(events.iter().any(|e| e["ph"] == "C" && e["name"] == "irq-handler latency"));

@@ -16,39 +16,37 @@ use std::path::Path;
 
 const TARGET_BYTES: usize = 8 << 20;
 
-fn input() -> Option<Vec<u8>> {
+/// The input; a bench without it fails rather than timing nothing.
+fn input() -> Vec<u8> {
     if let Some(p) = std::env::var_os("LATSCOPE_BENCH_TEXT") {
-        return std::fs::read(&p).map_err(|e| eprintln!("skipped: {}: {e}", Path::new(&p).display())).ok();
+        return std::fs::read(&p)
+            .unwrap_or_else(|e| panic!("LATSCOPE_BENCH_TEXT {}: {e}", Path::new(&p).display()));
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "txt")).collect()
-        })
-        .unwrap_or_default();
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
     files.sort();
     let mut one = Vec::new();
     for f in &files {
-        if let Ok(d) = std::fs::read(f) {
-            one.extend_from_slice(&d);
-            if !one.ends_with(b"\n") {
-                one.push(b'\n');
-            }
+        one.extend_from_slice(&std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display())));
+        if !one.ends_with(b"\n") {
+            one.push(b'\n');
         }
     }
-    if one.is_empty() {
-        eprintln!("skipped: no ftrace text in {}", dir.display());
-        return None;
-    }
+    assert!(!one.is_empty(), "no ftrace text in {}", dir.display());
     let mut data = Vec::with_capacity(TARGET_BYTES + one.len());
     while data.len() < TARGET_BYTES {
         data.extend_from_slice(&one);
     }
-    Some(data)
+    data
 }
 
 fn bench(c: &mut Criterion) {
-    let Some(data) = input() else { return };
+    let data = input();
     let mut g = c.benchmark_group("ftrace_text");
     g.throughput(Throughput::Bytes(data.len() as u64));
     g.sample_size(10);

@@ -1,20 +1,13 @@
-//! CSV importers against the shared corpus, the format notes' test cases, sigrok-cli
-//! as a reference reader, and bad input. Expected numbers come from the raw text (line
-//! counts, first/last time cells) or from the corpus notes, never from the parser.
+//! CSV importers against the real corpus (samples/corpus; the Saleae exports and most
+//! scope exports only in the shared corpus, in the tests marked `have_shared_corpus`), the
+//! format notes' test cases, sigrok-cli as a reference reader, and bad input. Expected
+//! numbers come from the raw text (line counts, first/last time cells) or from the corpus
+//! notes, never from the parser.
 
 use latscope_importers::{Format, ImportError, LoadControl, detect, import_bytes, open};
 use latscope_model::{ClockOrigin, PS_PER_S, Source};
+use latscope_testkit::{Need, corpus, in_repo};
 use std::path::{Path, PathBuf};
-
-fn corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: shared corpus not found at {}", dir.display());
-        None
-    }
-}
 
 fn load(bytes: &[u8]) -> Source {
     let format = detect(bytes).unwrap_or_else(|| {
@@ -69,15 +62,15 @@ fn names(s: &Source) -> Vec<String> {
     s.digital.iter().map(|d| d.name.clone()).chain(s.analog.iter().map(|a| a.name.clone())).collect()
 }
 
-fn open_corpus(dir: &Path, rel: &str) -> (Source, Vec<String>) {
-    let path = dir.join(rel);
+fn open_corpus(rel: &str) -> (Source, Vec<String>) {
+    let path = corpus(rel);
     let s = open(&path, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
     (s, text_lines(&path))
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn saleae_logic2_digital_corpus() {
-    let Some(dir) = corpus() else { return };
     let eight: Vec<String> = (0..8).map(|i| format!("Channel {i}")).collect();
     let str_vec = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
     for (file, expect_names) in [
@@ -85,7 +78,7 @@ fn saleae_logic2_digital_corpus() {
         ("saleae_csv/logic2_digital_8ch_sent_mlx.csv", eight),
         ("saleae_csv/logic2_digital_usb_fs_dn_dp_outen.csv", str_vec(&["Dn", "Dp", "out_en"])),
     ] {
-        let (s, lines) = open_corpus(&dir, file);
+        let (s, lines) = open_corpus(file);
         assert_eq!(s.format, "saleae-logic2-csv", "{file}");
         assert_eq!(names(&s), expect_names, "{file}");
         let rows = &lines[1..];
@@ -97,10 +90,10 @@ fn saleae_logic2_digital_corpus() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn saleae_x_values_are_unknown_level() {
-    let Some(dir) = corpus() else { return };
     // NOTES.md: the last two rows of the mlx export hold X for Channel 2.
-    let (s, lines) = open_corpus(&dir, "saleae_csv/logic2_digital_8ch_sent_mlx.csv");
+    let (s, lines) = open_corpus("saleae_csv/logic2_digital_8ch_sent_mlx.csv");
     let ch2 = &s.digital[2];
     assert_eq!(ch2.levels.last(), Some(&2));
     let t_first_x = secs(&cell(&lines[lines.len() - 2], ',', 0)) - secs(&cell(&lines[1], ',', 0));
@@ -109,9 +102,9 @@ fn saleae_x_values_are_unknown_level() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn saleae_logic2_analog_corpus() {
-    let Some(dir) = corpus() else { return };
-    let (s, lines) = open_corpus(&dir, "saleae_csv/logic2_analog_adc_current_source.csv");
+    let (s, lines) = open_corpus("saleae_csv/logic2_analog_adc_current_source.csv");
     assert_eq!(s.format, "saleae-logic2-csv");
     let rows = &lines[1..];
     let total: usize = s.analog.iter().filter(|a| a.name.starts_with("ADC")).map(|a| a.samples.len()).sum();
@@ -126,9 +119,9 @@ fn saleae_logic2_analog_corpus() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn saleae_analyzer_tables_corpus() {
-    let Some(dir) = corpus() else { return };
-    let (s, lines) = open_corpus(&dir, "saleae_csv/logic2_analyzer_usb_lsfs_frames.csv");
+    let (s, lines) = open_corpus("saleae_csv/logic2_analyzer_usb_lsfs_frames.csv");
     assert_eq!(s.format, "saleae-logic2-analyzer-csv");
     assert_eq!(s.spans.len(), 1);
     assert_eq!(s.spans[0].name, "USB LS and FS");
@@ -138,7 +131,7 @@ fn saleae_analyzer_tables_corpus() {
     assert_span(&s, 0.0, last_end);
     assert_eq!(s.strings.resolve(s.spans[0].label[0]), "Reset");
 
-    let (s, lines) = open_corpus(&dir, "saleae_csv/logic1_i2c_analyzer_max77705_batt_power_on.csv");
+    let (s, lines) = open_corpus("saleae_csv/logic1_i2c_analyzer_max77705_batt_power_on.csv");
     assert_eq!(s.format, "saleae-analyzer-csv");
     assert_eq!(s.spans[0].len(), lines.len() - 1);
     assert_span(&s, secs(&cell(&lines[1], ',', 0)), secs(&cell(&lines[lines.len() - 1], ',', 0)));
@@ -151,36 +144,50 @@ fn saleae_analyzer_tables_corpus() {
 /// (file, format, channel names, header lines, time column, separator, time unit in s).
 type ScopeCase = (&'static str, &'static str, &'static [&'static str], usize, usize, char, f64);
 
+const SCOPE_CASES: &[ScopeCase] = &[
+    ("scope_csv/agilent_mso7034a_scope_4.csv", "scope-csv/keysight", &["CH1", "CH2"], 2, 0, ',', 1.0),
+    ("scope_csv/agilent_mso7034a_ascii_xy_scope_8_1.csv", "scope-csv/keysight", &["CH1"], 2, 0, ',', 1.0),
+    (
+        "scope_csv/keysight_infiniivision_2ch_engnotation.csv",
+        "scope-csv/keysight",
+        &["CH1", "CH2"],
+        2,
+        0,
+        ',',
+        1.0,
+    ),
+    ("scope_csv/tek_tds2001c_F0000CH1.csv", "scope-csv/tektronix", &["CH1"], 0, 3, ',', 1.0),
+    ("scope_csv/siglent_sds1202xe_ch1.csv", "scope-csv/siglent", &["CH1"], 12, 0, ',', 1.0),
+    ("scope_csv/picoscope_wellenform_chA.csv", "scope-csv/picoscope", &["Channel A"], 3, 0, ',', 1e-3),
+    (
+        "scope_csv/picoscope_german_tab_2ch.txt",
+        "scope-csv/picoscope",
+        &["Kanal A", "Kanal B"],
+        3,
+        0,
+        '\t',
+        1e-3,
+    ),
+];
+
 #[test]
 fn scope_corpus_opens_with_counts_and_spans() {
-    let Some(dir) = corpus() else { return };
-    let cases: &[ScopeCase] = &[
-        ("scope_csv/agilent_mso7034a_scope_4.csv", "scope-csv/keysight", &["CH1", "CH2"], 2, 0, ',', 1.0),
-        ("scope_csv/agilent_mso7034a_ascii_xy_scope_8_1.csv", "scope-csv/keysight", &["CH1"], 2, 0, ',', 1.0),
-        (
-            "scope_csv/keysight_infiniivision_2ch_engnotation.csv",
-            "scope-csv/keysight",
-            &["CH1", "CH2"],
-            2,
-            0,
-            ',',
-            1.0,
-        ),
-        ("scope_csv/tek_tds2001c_F0000CH1.csv", "scope-csv/tektronix", &["CH1"], 0, 3, ',', 1.0),
-        ("scope_csv/siglent_sds1202xe_ch1.csv", "scope-csv/siglent", &["CH1"], 12, 0, ',', 1.0),
-        ("scope_csv/picoscope_wellenform_chA.csv", "scope-csv/picoscope", &["Channel A"], 3, 0, ',', 1e-3),
-        (
-            "scope_csv/picoscope_german_tab_2ch.txt",
-            "scope-csv/picoscope",
-            &["Kanal A", "Kanal B"],
-            3,
-            0,
-            '\t',
-            1e-3,
-        ),
-    ];
-    for &(file, format, chans, header, tcol, sep, unit) in cases {
-        let (s, lines) = open_corpus(&dir, file);
+    let cases: Vec<&ScopeCase> = SCOPE_CASES.iter().filter(|c| in_repo(c.0)).collect();
+    assert_eq!(cases.len(), 3);
+    scope_cases_open_with_counts_and_spans(&cases);
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn scope_corpus_of_the_shared_corpus_opens_with_counts_and_spans() {
+    let cases: Vec<&ScopeCase> = SCOPE_CASES.iter().filter(|c| !in_repo(c.0)).collect();
+    assert_eq!(cases.len(), 4);
+    scope_cases_open_with_counts_and_spans(&cases);
+}
+
+fn scope_cases_open_with_counts_and_spans(cases: &[&ScopeCase]) {
+    for &&(file, format, chans, header, tcol, sep, unit) in cases {
+        let (s, lines) = open_corpus(file);
         let rows: Vec<&String> = lines[header..].iter().filter(|l| !l.trim().is_empty()).collect();
         assert_eq!(s.format, format, "{file}");
         assert_eq!(names(&s), chans, "{file}");
@@ -202,13 +209,13 @@ fn scope_corpus_opens_with_counts_and_spans() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn rigol_corpus_uses_start_plus_increment() {
-    let Some(dir) = corpus() else { return };
     for (file, chans) in [
         ("scope_csv/rigol_ds1000z_2ch_power_lab.csv", vec!["CH1", "CH2"]),
         ("scope_csv/rigol_ds1000z_1ch_newfile2.csv", vec!["CH1"]),
     ] {
-        let (s, lines) = open_corpus(&dir, file);
+        let (s, lines) = open_corpus(file);
         assert_eq!(s.format, "scope-csv/rigol");
         assert_eq!(names(&s), chans);
         let second = &lines[1];
@@ -231,10 +238,9 @@ fn rigol_corpus_uses_start_plus_increment() {
 
 #[test]
 fn scope_square_wave_to_digital() {
-    let Some(dir) = corpus() else { return };
     // The 1.2 kHz probe-compensation square wave of scope_4.csv: every sample is either
     // below 0.3 V or above 2.2 V, so the edges are where the text value crosses 1.25 V.
-    let (s, lines) = open_corpus(&dir, "scope_csv/agilent_mso7034a_scope_4.csv");
+    let (s, lines) = open_corpus("scope_csv/agilent_mso7034a_scope_4.csv");
     let rows = &lines[2..];
     for (k, a) in s.analog.iter().enumerate() {
         let v: Vec<f64> = rows.iter().map(|r| secs(&cell(r, ',', k + 1))).collect();
@@ -251,25 +257,29 @@ fn scope_square_wave_to_digital() {
 
 #[test]
 fn stated_counts_from_notes_and_formats() {
-    let Some(dir) = corpus() else { return };
-    // 140,000 records, Δt = 2 µs. NOTES: Tek 2500 rows at 1 ns.
-    let (s, _) = open_corpus(&dir, "scope_csv/siglent_sds1202xe_ch1.csv");
-    assert_eq!(s.analog[0].samples.len(), 140_000);
-    assert!((s.analog[0].dt_ps - 2e6).abs() < 1e-3);
-    assert!(s.diagnostics.warnings.iter().all(|w| !w.contains("Record Length")));
-    let (s, _) = open_corpus(&dir, "scope_csv/tek_tds2001c_F0000CH1.csv");
-    assert_eq!(s.analog[0].samples.len(), 2500);
-    assert!((s.analog[0].dt_ps - 1000.0).abs() < 1e-6);
-    assert!(s.metadata.contains(&("instrument".to_string(), "TDS2001C".to_string())));
-    assert!(s.metadata.contains(&("Trigger Point".to_string(), "3.30E+02".to_string())));
-    let (s, _) = open_corpus(&dir, "scope_csv/keysight_infiniivision_2ch_engnotation.csv");
+    let (s, _) = open_corpus("scope_csv/keysight_infiniivision_2ch_engnotation.csv");
     assert!((s.analog[0].dt_ps - 1000.0).abs() < 1e-6, "1 ns/pt");
 }
 
 #[test]
-fn non_captures_in_the_corpus_are_refused_clearly() {
-    let Some(dir) = corpus() else { return };
-    let bode = dir.join("scope_csv/digilent_waveforms_ad2_bode.csv");
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn stated_counts_from_notes_and_formats_of_the_shared_corpus() {
+    // 140,000 records, Δt = 2 µs. NOTES: Tek 2500 rows at 1 ns.
+    let (s, _) = open_corpus("scope_csv/siglent_sds1202xe_ch1.csv");
+    assert_eq!(s.analog[0].samples.len(), 140_000);
+    assert!((s.analog[0].dt_ps - 2e6).abs() < 1e-3);
+    assert!(s.diagnostics.warnings.iter().all(|w| !w.contains("Record Length")));
+    let (s, _) = open_corpus("scope_csv/tek_tds2001c_F0000CH1.csv");
+    assert_eq!(s.analog[0].samples.len(), 2500);
+    assert!((s.analog[0].dt_ps - 1000.0).abs() < 1e-6);
+    assert!(s.metadata.contains(&("instrument".to_string(), "TDS2001C".to_string())));
+    assert!(s.metadata.contains(&("Trigger Point".to_string(), "3.30E+02".to_string())));
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn non_captures_in_the_shared_corpus_are_refused_clearly() {
+    let bode = corpus("scope_csv/digilent_waveforms_ad2_bode.csv");
     let err = open(&bode, &LoadControl::new()).err().map(|e| e.to_string()).unwrap_or_default();
     // Says what the file is (its own instrument line and columns) and what to export instead.
     for part in [
@@ -280,7 +290,11 @@ fn non_captures_in_the_corpus_are_refused_clearly() {
     ] {
         assert!(err.contains(part), "{part:?} missing from: {err}");
     }
-    let sidecar = dir.join("scope_csv/agilent_mso7034a_scope_4.txt");
+}
+
+#[test]
+fn non_captures_in_the_corpus_are_refused_clearly() {
+    let sidecar = corpus("scope_csv/agilent_mso7034a_scope_4.txt");
     match open(&sidecar, &LoadControl::new()) {
         Err(ImportError::Unsupported { .. }) => {
             let msg = open(&sidecar, &LoadControl::new()).err().map(|e| e.to_string()).unwrap_or_default();
@@ -624,18 +638,6 @@ fn digilent_time_domain_and_generic_fallback() {
 
 // ---- sigrok-cli as reference ----
 
-fn sigrok_cli() -> bool {
-    let ok = std::process::Command::new("sigrok-cli")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("skipping: sigrok-cli not installed");
-    }
-    ok
-}
-
 /// Tiny VCD reader: per-signal (name, [(time in timescale units, value)]).
 type VcdSignals = Vec<(String, Vec<(i64, u8)>)>;
 
@@ -685,16 +687,13 @@ fn read_vcd(text: &str) -> (u64, VcdSignals) {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sigrok_cli_csv_matches_its_own_vcd() {
-    if !sigrok_cli() {
-        return;
-    }
     let dir = std::env::temp_dir().join(format!("latscope-csv-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     let sr = dir.join("demo.sr");
     let run = |args: &[&str]| {
-        let out =
-            std::process::Command::new("sigrok-cli").args(args).output().unwrap_or_else(|e| panic!("{e}"));
+        let out = Need::SigrokCli.output(std::process::Command::new("sigrok-cli").args(args));
         assert!(out.status.success(), "sigrok-cli {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         out.stdout
     };
@@ -812,14 +811,31 @@ fn mutated_corpus_bytes_never_panic() {
         b"Record Length,2.50E+03,,-0.00000033,0.0056\n,,,x,y\n".to_vec(),
         SIGROK_HEADER.as_bytes().to_vec(),
     ];
-    if let Some(dir) = corpus() {
-        for sub in ["saleae_csv", "scope_csv"] {
-            for e in std::fs::read_dir(dir.join(sub)).into_iter().flatten().flatten() {
-                let bytes = std::fs::read(e.path()).unwrap_or_default();
-                inputs.push(bytes[..bytes.len().min(4096)].to_vec());
-            }
-        }
-    }
+    inputs.extend(heads(latscope_testkit::corpus_files("scope_csv", None)));
+    mutations_never_panic(&inputs);
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn mutated_bytes_of_the_shared_corpus_never_panic() {
+    let mut files = latscope_testkit::shared_corpus_files("saleae_csv", None);
+    files.extend(latscope_testkit::shared_corpus_files("scope_csv", None));
+    mutations_never_panic(&heads(files));
+}
+
+/// The first 4 KiB of each file.
+fn heads(files: Vec<PathBuf>) -> Vec<Vec<u8>> {
+    files
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            bytes[..bytes.len().min(4096)].to_vec()
+        })
+        .collect()
+}
+
+/// 200 truncations and byte flips of each input: detection and import must not panic.
+fn mutations_never_panic(inputs: &[Vec<u8>]) {
     let mut seed = 0x9E37_79B9_7F4A_7C15u64;
     let mut rand = move || {
         seed ^= seed << 13;
@@ -827,7 +843,7 @@ fn mutated_corpus_bytes_never_panic() {
         seed ^= seed << 17;
         seed
     };
-    for input in &inputs {
+    for input in inputs {
         for _ in 0..200 {
             let mut m = input.clone();
             for _ in 0..(rand() % 8) {

@@ -1,12 +1,13 @@
-//! ftrace text importer: the dialect test cases with exact values, the real
-//! corpus (shared/corpus/ftrace_text, skipped with a note when absent), recorded samples,
-//! chunking invariance, cancel, and fuzz regressions.
+//! ftrace text importer: the dialect test cases with exact values, the real corpus
+//! (samples/corpus/ftrace_text, and the shared corpus's own files in the tests marked
+//! `have_shared_corpus`), recorded samples, chunking invariance, cancel, and fuzz regressions.
 
 // Helpers outside #[test] functions fail loudly too: this is test code.
 #![allow(clippy::expect_used)]
 
 use latscope_importers::{LoadControl, ParseFailure, ftrace_text};
 use latscope_model::{FieldValue, Gap, PS_PER_S, Source};
+use latscope_testkit::{corpus, corpus_files, files_under, shared_corpus_files};
 use std::path::{Path, PathBuf};
 
 fn load(text: &str) -> Source {
@@ -702,34 +703,6 @@ fn chunk_boundaries_do_not_change_the_result() {
 
 // ---- real files -----------------------------------------------------------------------
 
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/ftrace_text"));
-    if dir.is_dir() {
-        Some(dir.to_path_buf())
-    } else {
-        eprintln!("skipped: corpus not found at {}", dir.display());
-        None
-    }
-}
-
-fn files_under(dir: &Path, ext: Option<&str>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if ext.is_none_or(|x| p.extension().is_some_and(|e| e == x)) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// An independent count of event lines: lines holding a `[NNN]` CPU token between blanks,
 /// found by splitting on whitespace (the parser anchors differently), minus stack records.
 fn count_cpu_lines(data: &[u8]) -> (usize, usize) {
@@ -755,9 +728,21 @@ fn count_cpu_lines(data: &[u8]) -> (usize, usize) {
 
 #[test]
 fn corpus_files_load_cleanly_with_exact_counts() {
-    let Some(dir) = corpus_dir() else { return };
-    let files = files_under(&dir, None);
-    assert!(files.len() >= 24, "expected the 24 corpus files, found {}", files.len());
+    let files = corpus_files("ftrace_text", None);
+    assert!(files.len() >= 4, "expected the 4 corpus files of the repository, found {}", files.len());
+    load_cleanly_with_exact_counts(files);
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn corpus_files_of_the_shared_corpus_load_cleanly_with_exact_counts() {
+    let files = shared_corpus_files("ftrace_text", None);
+    let all = files.len() + corpus_files("ftrace_text", None).len();
+    assert!(all >= 24, "expected the 24 corpus files, found {all}");
+    load_cleanly_with_exact_counts(files);
+}
+
+fn load_cleanly_with_exact_counts(files: Vec<PathBuf>) {
     for path in files {
         let data = std::fs::read(&path).expect("read");
         let s = load_bytes(&data);
@@ -787,15 +772,25 @@ fn corpus_files_load_cleanly_with_exact_counts() {
     }
 }
 
-fn corpus_file(name: &str) -> Option<Source> {
-    let dir = corpus_dir()?;
-    let path = files_under(&dir, None).into_iter().find(|p| p.ends_with(name))?;
-    Some(load_bytes(&std::fs::read(path).expect("read")))
+/// `ftrace_text/REL` of the corpus, loaded.
+fn corpus_file(rel: &str) -> Source {
+    load_bytes(&std::fs::read(corpus(&format!("ftrace_text/{rel}"))).expect("read"))
 }
 
 #[test]
 fn corpus_spot_checks() {
-    let Some(s) = corpus_file("rpi_function_sched_signal_large.txt") else { return };
+    let s = corpus_file("trappy_cpu_idle_unsorted.txt");
+    assert!(s.events.is_sorted());
+    assert_eq!(s.metadata, vec![("version".into(), "6".into()), ("cpus".into(), "8".into())]);
+    // The last line is cut after prev_pid: it falls back to generic key=value.
+    let last = (0..s.events.len()).find(|&i| comm(&s, i) == "bash").expect("bash");
+    assert_eq!(field_names(&s, last), ["prev_comm", "prev_pid"]);
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn corpus_spot_checks_on_the_shared_corpus() {
+    let s = corpus_file("rpi_function_sched_signal_large.txt");
     assert_eq!(abs(&s, 0), (676, 984_916_000_000));
     assert_eq!(s.origin.secs, 676);
     let first_switch = (0..s.events.len()).find(|&i| name(&s, i) == "sched_switch").expect("a switch");
@@ -808,30 +803,23 @@ fn corpus_spot_checks() {
     assert_eq!(text(&s, 0, "func"), "copy_process.part.5+0x14/0x1acc");
     assert_eq!(s.metadata[1], ("entries-in-buffer".into(), "26696".into()));
 
-    let Some(s) = corpus_file("rpi_irq_dwc_otg_shared.txt") else { return };
+    let s = corpus_file("rpi_irq_dwc_otg_shared.txt");
     assert_eq!((int(&s, 0, "irq"), text(&s, 0, "name")), (162, "arch_timer".into()));
     assert_eq!((int(&s, 11, "irq"), text(&s, 11, "name")), (56, "dwc_otg_hcd:usb1".into()));
     let last = s.events.len() - 1;
     assert_eq!(abs(&s, last), (89, 432_046_000_000));
 
-    let Some(s) = corpus_file("tc_android_sched_irq_syscall.txt") else { return };
+    let s = corpus_file("tc_android_sched_irq_syscall.txt");
     let i = (0..s.events.len()).find(|&i| comm(&s, i) == "IntentService[E").expect("bracket comm");
     assert_eq!(s.events.pid[i], 3866);
 
-    let Some(s) = corpus_file("trappy_cpu_idle_unsorted.txt") else { return };
-    assert!(s.events.is_sorted());
-    assert_eq!(s.metadata, vec![("version".into(), "6".into()), ("cpus".into(), "8".into())]);
-    // The last line is cut after prev_pid: it falls back to generic key=value.
-    let last = (0..s.events.len()).find(|&i| comm(&s, i) == "bash").expect("bash");
-    assert_eq!(field_names(&s, last), ["prev_comm", "prev_pid"]);
-
-    let Some(s) = corpus_file("cpuidle_ipi_taskless.txt") else { return };
+    let s = corpus_file("mail_excerpts/cpuidle_ipi_taskless.txt");
     assert_eq!((comm(&s, 0), s.events.pid[0]), (String::new(), -1));
 
-    let Some(s) = corpus_file("emmc_cmd25_crc_error_wrapped.txt") else { return };
+    let s = corpus_file("mail_excerpts/emmc_cmd25_crc_error_wrapped.txt");
     assert_eq!((text(&s, 1, "host"), int(&s, 1, "data_err")), ("mmc0".into(), -84));
 
-    let Some(s) = corpus_file("kernel_doc_timerlat_trace.txt") else { return };
+    let s = corpus_file("doc_excerpts/kernel_doc_timerlat_trace.txt");
     assert_eq!(
         (name(&s, 0), int(&s, 0, "timer_latency"), text(&s, 0, "context")),
         ("timerlat".into(), 932, "irq".into())
@@ -842,10 +830,7 @@ fn corpus_spot_checks() {
 fn recorded_samples_load_cleanly() {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/ftrace"));
     let files = files_under(dir, Some("txt"));
-    if files.is_empty() {
-        eprintln!("skipped: no samples/ftrace/*.txt yet");
-        return;
-    }
+    assert!(files.len() >= 8, "samples/ftrace holds at least 8 text traces: {files:?}");
     for path in files {
         let data = std::fs::read(&path).expect("read");
         let s = load_bytes(&data);
@@ -892,10 +877,7 @@ fn memory_per_event_stays_well_under_48_bytes() {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/ftrace"));
     for name in ["virtio_blk_direct_read.txt", "timer_wakeups_under_load.txt"] {
         let path = dir.join(name);
-        let Ok(data) = std::fs::read(&path) else {
-            eprintln!("skipped: {} is absent", path.display());
-            continue;
-        };
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let s = load_bytes(&data);
         let per_event = s.events.heap_bytes() as f64 / s.events.len() as f64;
         assert!(per_event < 42.0, "{name}: {per_event:.1} bytes per event");

@@ -1,15 +1,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Perfetto protobuf traces: real traces from the shared corpus and synthetic ones written
+//! Perfetto protobuf traces: real traces from the corpus and synthetic ones written
 //! with Perfetto's own message classes (bench/perfetto_gen.py), each checked against an
 //! independent decode (tests/perfetto_oracle.py: Google's protobuf runtime with the
 //! descriptors Perfetto publishes) — event counts per type, every event's timestamp and pid,
 //! atrace markers — plus hand-built hostile inputs.
 //!
 //! The oracle needs `python3` with the PyPI packages `perfetto` and `protobuf` (.ci/run
-//! installs them); the corpus is `../shared/corpus` (or `$LATSCOPE_CORPUS`).
+//! installs them; the tests using it are marked `have_python_perfetto`); the corpus traces
+//! are in samples/corpus/perfetto.
 
 use latscope_importers::{Format, LoadControl, detect, import_bytes, perfetto};
 use latscope_model::{FieldValue, Source};
+use latscope_testkit::{Need, corpus};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,21 +20,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("LATSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../../shared/corpus"))
-        .join("perfetto");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: the Perfetto corpus is not at {}", dir.display());
-        None
-    }
-}
-
 fn python(args: &[&Path]) -> Vec<u8> {
-    let out = Command::new("python3").args(args).output().expect("python3 runs (the oracle needs it)");
+    let out = Need::PythonPerfetto.output(Command::new("python3").args(args));
     assert!(
         out.status.success(),
         "{} failed (needs `pip install perfetto protobuf`): {}",
@@ -52,7 +41,7 @@ fn generate(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let script = root().join("../bench/perfetto_gen.py");
     let mut cmd = Command::new("python3");
     cmd.arg(&script).arg(&out).args(["--events", "6000"]).args(extra);
-    let status = cmd.output().expect("python3 runs");
+    let status = Need::PythonPerfetto.output(&mut cmd);
     assert!(status.status.success(), "generator failed: {}", String::from_utf8_lossy(&status.stderr));
     out
 }
@@ -127,9 +116,9 @@ fn atrace_spans(s: &Source) -> usize {
 }
 
 #[test]
+#[cfg_attr(not(have_python_perfetto), ignore = "needs python3 with perfetto: pip install perfetto protobuf")]
 fn corpus_traces_match_an_independent_decode() {
-    let Some(dir) = corpus() else { return };
-    let android = dir.join("nowinandroid_android_atrace_ftrace.perfetto-trace");
+    let android = corpus("perfetto/nowinandroid_android_atrace_ftrace.perfetto-trace");
     let (s, o) = check_against_oracle(&android);
     assert_eq!(s.events.len(), 6246, "NOTES: 6246 print events");
     // Every B marker is a slice (closed by its E, or drawn to the trace's end and counted).
@@ -151,7 +140,7 @@ fn corpus_traces_match_an_independent_decode() {
     let text = first.field(s.strings.lookup(b"text").unwrap()).unwrap();
     assert!(matches!(text, FieldValue::Str(t) if s.strings.resolve(t).starts_with(['B', 'E'])));
 
-    let systing = dir.join("systing_compact_sched_irq.pb");
+    let systing = corpus("perfetto/systing_compact_sched_irq.pb");
     let (s, _) = check_against_oracle(&systing);
     // Compact sched: the prev task of each switch is the previous switch's next task.
     let switch = s.strings.lookup(b"sched_switch").unwrap();
@@ -176,6 +165,7 @@ fn corpus_traces_match_an_independent_decode() {
 }
 
 #[test]
+#[cfg_attr(not(have_python_perfetto), ignore = "needs python3 with perfetto: pip install perfetto protobuf")]
 fn synthetic_traces_plain_and_compact_match_the_oracle() {
     let dir = tempdir();
     for (name, extra) in [("plain.pftrace", &[][..]), ("compact.pftrace", &["--compact"][..])] {
@@ -454,16 +444,25 @@ fn mutated_traces_never_panic() {
 /// the unique strings it interns), Perfetto's events as much as ftrace text's.
 #[test]
 fn memory_per_event_stays_under_48_bytes() {
+    memory_per_event_under_48_bytes(&[
+        root().join("../samples/perfetto/synthetic_sched_irq.pftrace"),
+        corpus("perfetto/nowinandroid_android_atrace_ftrace.perfetto-trace"),
+        corpus("perfetto/systing_compact_sched_irq.pb"),
+    ]);
+}
+
+#[test]
+#[cfg_attr(not(have_python_perfetto), ignore = "needs python3 with perfetto: pip install perfetto protobuf")]
+fn memory_per_event_of_generated_traces_stays_under_48_bytes() {
     let dir = tempdir();
-    let mut traces = vec![root().join("../samples/perfetto/synthetic_sched_irq.pftrace")];
-    traces.push(generate(&dir, "plain.pftrace", &[]));
-    traces.push(generate(&dir, "compact.pftrace", &["--compact"]));
-    if let Some(c) = corpus() {
-        traces.push(c.join("nowinandroid_android_atrace_ftrace.perfetto-trace"));
-        traces.push(c.join("systing_compact_sched_irq.pb"));
-    }
+    let traces = [generate(&dir, "plain.pftrace", &[]), generate(&dir, "compact.pftrace", &["--compact"])];
+    memory_per_event_under_48_bytes(&traces);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn memory_per_event_under_48_bytes(traces: &[PathBuf]) {
     for path in traces {
-        let s = load(&path);
+        let s = load(path);
         let per_event = s.events.heap_bytes() as f64 / s.events.len() as f64;
         let strings = s.strings.heap_bytes() as f64 / s.events.len() as f64;
         eprintln!(
@@ -473,5 +472,4 @@ fn memory_per_event_stays_under_48_bytes() {
         );
         assert!(per_event < 48.0, "{}: {per_event:.1} bytes per event", path.display());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

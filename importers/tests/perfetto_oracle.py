@@ -8,6 +8,11 @@ not with latscope's code. Prints one JSON object:
   counts   {event name: number}            ftrace events per type (compact sched expanded)
   events   {event name: [[ts_ns, pid], ...]} sorted
   atrace   {"B": n, "E": n, "C": n}        atrace markers in print events
+  slices   {"threads": {tid: {"name": task name or null, "begun": n}},
+            "unmatched_end": n, "never_ended": n}
+           atrace slices per thread: `B|…` opens one on the thread that wrote it, `E`
+           closes that thread's latest open one (an `E` with none open is unmatched);
+           the name is the thread's (or its process's) in the process tree
   pairs    {"irq-handler"|"softirq"|"wakeup": {"pairs": [[start_ns, end_ns], ...],
                                                "unmatched_start": n, "unmatched_end": n}}
            (wakeup also: "from", the start event paired, and "starts", how many there are)
@@ -51,7 +56,15 @@ def main(path):
         events.append((ts, cpu, n, name, pid, fields))
 
     atrace = {"B": 0, "E": 0, "C": 0}
+    names = {}  # tid -> task name from the process tree
     for packet in trace.packet:
+        if packet.HasField("process_tree"):
+            for proc in packet.process_tree.processes:
+                if proc.cmdline:
+                    names.setdefault(proc.pid, proc.cmdline[0])
+            for thread in packet.process_tree.threads:
+                if thread.HasField("name"):
+                    names[thread.tid] = thread.name
         if packet.WhichOneof("data") != "ftrace_events":
             continue
         bundle = packet.ftrace_events
@@ -94,6 +107,7 @@ def main(path):
                 fields = {"vec": body.vec}
             elif kind == "print":
                 text = body.buf.rstrip("\n")
+                fields = {"text": text}
                 if text.startswith("B|"):
                     atrace["B"] += 1
                 elif text == "E" or text.startswith("E|"):
@@ -115,6 +129,7 @@ def main(path):
         "counts": counts,
         "events": by_name,
         "atrace": atrace,
+        "slices": slices(events, names),
         "pairs": {
             "irq-handler": lifo(events, "irq_handler_entry", "irq_handler_exit", "irq"),
             "softirq": lifo(events, "softirq_entry", "softirq_exit", "vec"),
@@ -122,6 +137,26 @@ def main(path):
         },
     }
     json.dump(out, sys.stdout)
+
+
+def slices(events, names):
+    open_ = {}  # tid -> number of open slices
+    threads = {}
+    unmatched_end = 0
+    for _, _, _, name, pid, fields in events:
+        if name != "print":
+            continue
+        text = fields["text"]
+        if text.startswith("B|"):
+            open_[pid] = open_.get(pid, 0) + 1
+            t = threads.setdefault(pid, {"name": names.get(pid), "begun": 0})
+            t["begun"] += 1
+        elif text == "E" or text.startswith("E|"):
+            if open_.get(pid):
+                open_[pid] -= 1
+            else:
+                unmatched_end += 1
+    return {"threads": threads, "unmatched_end": unmatched_end, "never_ended": sum(open_.values())}
 
 
 def lifo(events, start, end, field):

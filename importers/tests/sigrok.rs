@@ -1,42 +1,26 @@
 //! sigrok `.sr` import, cross-checked against sigrok-cli: every channel's transitions must
 //! equal those of `sigrok-cli -i F -O vcd` (read back through latscope's VCD importer).
+//! The captures: samples/sigrok, the repository's corpus (samples/corpus/sigrok), and the
+//! shared corpus's own files in the tests marked `have_shared_corpus`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
 use latscope_importers::{Format, LoadControl, detect, open};
 use latscope_model::{DigitalTrack, PS_PER_S, Source};
+use latscope_testkit::{Need, corpus, corpus_files, files_under, shared_corpus_files};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn corpus(sub: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(sub);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: {} is absent", dir.display());
-        None
-    }
-}
-
+/// The `.sr` files of the repository: samples/sigrok and samples/corpus/sigrok.
 fn sr_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in [corpus("sigrok"), Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/sigrok"))]
-        .into_iter()
-        .flatten()
-    {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        files.extend(
-            entries
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "sr")),
-        );
-    }
+    let mut files = corpus_files("sigrok", Some("sr"));
+    files.extend(files_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/sigrok"), Some("sr")));
     files.sort();
     files
 }
 
-fn have_sigrok_cli() -> bool {
-    Command::new("sigrok-cli").arg("--version").output().is_ok_and(|o| o.status.success())
+/// The `.sr` files only the shared corpus holds.
+fn shared_sr_files() -> Vec<PathBuf> {
+    shared_corpus_files("sigrok", Some("sr"))
 }
 
 /// `sigrok-cli -i F -O vcd`, imported with latscope's VCD reader, and the VCD's tick in ps.
@@ -45,13 +29,13 @@ fn sigrok_cli_vcd(path: &Path, logic: &[String]) -> Option<(Source, i64)> {
     // Only the logic channels, which are what the VCD holds.
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let vcd = std::env::temp_dir().join(format!("latscope-{}-{stem}.vcd", std::process::id()));
-    let out = Command::new("sigrok-cli")
-        .arg("-i")
-        .arg(path)
-        .args(["-C", &logic.join(","), "-O", "vcd", "-o"])
-        .arg(&vcd)
-        .output()
-        .expect("sigrok-cli runs");
+    let out = Need::SigrokCli.output(
+        Command::new("sigrok-cli")
+            .arg("-i")
+            .arg(path)
+            .args(["-C", &logic.join(","), "-O", "vcd", "-o"])
+            .arg(&vcd),
+    );
     if !out.status.success() {
         eprintln!(
             "sigrok-cli failed on {} ({}): {}",
@@ -107,17 +91,28 @@ fn edges(track: &DigitalTrack) -> Vec<(i64, u8)> {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn every_sr_file_matches_sigrok_cli_transition_for_transition() {
-    let files = sr_files();
-    if files.is_empty() {
-        return;
-    }
-    if !have_sigrok_cli() {
-        eprintln!("skipping the cross-check: sigrok-cli is not installed");
-        return;
-    }
+    let compared = match_sigrok_cli(&sr_files());
+    assert!(compared >= 10, "compared only {compared} files");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_sigrok_cli, have_shared_corpus)),
+    ignore = "needs sigrok-cli (apt-get install sigrok-cli) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
+)]
+fn every_sr_file_of_the_shared_corpus_matches_sigrok_cli_transition_for_transition() {
+    let files = shared_sr_files();
+    let compared = match_sigrok_cli(&files);
+    // All but tcs3472x_i2c_sparse_probes.sr, which sigrok-cli gets wrong (below).
+    assert!(compared + 1 >= files.len(), "compared only {compared} of {} files", files.len());
+}
+
+/// Each file against sigrok-cli; how many were compared.
+fn match_sigrok_cli(files: &[PathBuf]) -> usize {
     let mut compared = 0;
-    for path in &files {
+    for path in files {
         let ours = open(path, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(ours.format, "sigrok-sr");
         let rate_known = !ours.diagnostics.warnings.iter().any(|w| w.contains("no samplerate"));
@@ -150,25 +145,22 @@ fn every_sr_file_matches_sigrok_cli_transition_for_transition() {
         }
         compared += 1;
     }
-    assert!(compared >= 10, "compared only {compared} files");
+    compared
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn demo_device_capture_matches_sigrok_cli() {
-    if !have_sigrok_cli() {
-        eprintln!("skipping: sigrok-cli is not installed");
-        return;
-    }
     let dir = std::env::temp_dir().join(format!("latscope-sigrok-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let sr = dir.join("demo.sr");
     // 3 MHz has no whole-picosecond period: the test also checks the time rounding.
-    let status = Command::new("sigrok-cli")
-        .args(["-d", "demo", "--samples", "120000", "-c", "samplerate=3MHz", "-o"])
-        .arg(&sr)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let out = Need::SigrokCli.output(
+        Command::new("sigrok-cli")
+            .args(["-d", "demo", "--samples", "120000", "-c", "samplerate=3MHz", "-o"])
+            .arg(&sr),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let ours = open(&sr, &LoadControl::new()).unwrap();
     let (theirs, tick) =
         sigrok_cli_vcd(&sr, &logic_names(&ours)).expect("sigrok-cli converts its own capture");
@@ -186,20 +178,19 @@ fn demo_device_capture_matches_sigrok_cli() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+fn load_corpus(name: &str) -> Source {
+    open(&corpus(&format!("sigrok/{name}")), &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn facts_from_the_corpus_notes() {
-    let Some(dir) = corpus("sigrok") else { return };
-    let load = |name: &str| open(&dir.join(name), &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
+    let load = load_corpus;
 
     // unitsize 5 with 34 probes: the CMD and CLK channels sit in the fifth byte.
     let s = load("sd_cardreader_cmd55_acmd41.sr");
     let names: Vec<_> = s.digital.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["0", "1", "2", "3", "CMD", "CLK"]);
     assert!(s.metadata.contains(&("unitsize".into(), "5".into())));
-
-    // Sparse probe keys: only probe3..probe5 exist.
-    let s = load("tcs3472x_i2c_sparse_probes.sr");
-    assert_eq!(s.digital.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["D2", "D3", "D4"]);
 
     // Version 1, unchunked `logic-1`, ` = ` separators.
     let s = load("sd_spi_xmore_get_csd.sr");
@@ -217,6 +208,15 @@ fn facts_from_the_corpus_notes() {
     let logic_samples: usize =
         s.metadata.iter().find(|(k, _)| k == "logic samples").and_then(|(_, v)| v.parse().ok()).unwrap();
     assert_eq!(s.analog[0].samples.len(), logic_samples);
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn facts_from_the_corpus_notes_on_the_shared_corpus() {
+    let load = load_corpus;
+    // Sparse probe keys: only probe3..probe5 exist.
+    let s = load("tcs3472x_i2c_sparse_probes.sr");
+    assert_eq!(s.digital.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["D2", "D3", "D4"]);
 
     // Odd chunk length with unitsize 1 (50001 bytes) is fine: every byte is a sample.
     let s = load("spi_flash_readid_500mhz.sr");
@@ -225,10 +225,10 @@ fn facts_from_the_corpus_notes() {
 }
 
 #[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
 fn sparse_probes_read_their_own_bits() {
     use std::io::Read;
-    let Some(dir) = corpus("sigrok") else { return };
-    let path = dir.join("tcs3472x_i2c_sparse_probes.sr");
+    let path = corpus("sigrok/tcs3472x_i2c_sparse_probes.sr");
     let ours = open(&path, &LoadControl::new()).unwrap();
     // Independent decode: the raw logic member, bit 2 is probe3 (D2), 500 kHz = 2 us/sample.
     let file = std::fs::File::open(&path).unwrap();
@@ -431,9 +431,23 @@ fn not_decoded(s: &Source) -> Option<&str> {
 
 #[test]
 fn a_track_selection_decodes_its_channels_exactly_as_a_full_decode() {
-    let files = sr_files();
+    let checked = track_selections_decode_as_full_decodes(&sr_files());
+    assert!(checked >= 20, "checked only {checked} selections");
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn a_track_selection_decodes_its_channels_exactly_as_a_full_decode_on_the_shared_corpus() {
+    let files = shared_sr_files();
+    let checked = track_selections_decode_as_full_decodes(&files);
+    assert!(checked > files.len(), "checked only {checked} selections");
+}
+
+/// Each channel alone and the first and last together, on each file; how many selections
+/// were checked.
+fn track_selections_decode_as_full_decodes(files: &[PathBuf]) -> usize {
     let mut checked = 0;
-    for path in &files {
+    for path in files {
         let full = open(path, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(not_decoded(&full), None, "{}", path.display());
         let names = logic_names(&full);
@@ -468,9 +482,7 @@ fn a_track_selection_decodes_its_channels_exactly_as_a_full_decode() {
             checked += 1;
         }
     }
-    if !files.is_empty() {
-        assert!(checked >= 20, "checked only {checked} selections");
-    }
+    checked
 }
 
 #[test]
@@ -495,10 +507,19 @@ fn a_selection_naming_no_logic_channel_decodes_them_all() {
 /// capture and on damaged copies of them (cut in half, a byte changed in the compressed data).
 #[test]
 fn sample_numbers_read_for_decoders_equal_the_loaded_tracks() {
-    let files = sr_files();
+    sample_numbers_equal_the_loaded_tracks(&sr_files());
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn sample_numbers_read_for_decoders_equal_the_loaded_tracks_on_the_shared_corpus() {
+    sample_numbers_equal_the_loaded_tracks(&shared_sr_files());
+}
+
+fn sample_numbers_equal_the_loaded_tracks(files: &[PathBuf]) {
     assert!(!files.is_empty());
     let mut checked = 0;
-    for path in &files {
+    for path in files {
         let whole = std::fs::read(path).unwrap();
         let mut cut = whole[..whole.len() / 2].to_vec();
         cut.truncate(cut.len().max(1));

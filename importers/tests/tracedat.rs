@@ -1,12 +1,15 @@
 //! trace.dat importer tests: cross-checks against `trace-cmd report` on every real file we
-//! have (shared corpus, samples/ftrace and their v7 conversions), golden values, synthetic
-//! files (both byte orders, v7 zlib with sparse CPUs), truncation and corruption.
+//! have (samples/ftrace, the corpus — samples/corpus, and the shared corpus's own files in
+//! the tests marked `have_shared_corpus` — and the corpus files' v7 conversions), golden
+//! values, synthetic files (both byte orders, v7 zlib with sparse CPUs), truncation and
+//! corruption.
 
 // Test helpers outside #[test] functions may panic with a message.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use latscope_importers::{LoadControl, open, tracedat};
 use latscope_model::{FieldValue, PS_PER_NS, Source};
+use latscope_testkit::{Need, corpus, corpus_files, repo_corpus, shared_corpus_dir, shared_corpus_files};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,35 +29,25 @@ fn dats_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn corpus_files() -> Vec<PathBuf> {
-    let dir = root().join("../shared/corpus/tracedat");
-    let v = dats_in(&dir);
-    if v.is_empty() {
-        println!("skipping the shared corpus: {} has no .dat files", dir.display());
-    }
-    v
-}
-
 fn sample_files() -> Vec<PathBuf> {
     dats_in(&root().join("samples/ftrace"))
 }
 
+/// The repository's trace.dat files: the corpus's (samples/corpus/tracedat) and samples/ftrace.
 fn all_files() -> Vec<PathBuf> {
-    let mut v = corpus_files();
+    let mut v = corpus_files("tracedat", Some("dat"));
     v.extend(sample_files());
     v
+}
+
+/// The trace.dat files only the shared corpus holds.
+fn shared_files() -> Vec<PathBuf> {
+    shared_corpus_files("tracedat", Some("dat"))
 }
 
 fn load(path: &Path) -> Source {
     let data = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     tracedat::parse(&data, &LoadControl::new()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn have_trace_cmd() -> bool {
-    Command::new("trace-cmd")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success() || !o.stdout.is_empty())
 }
 
 /// One event line of `trace-cmd report -t`.
@@ -101,14 +94,14 @@ fn report(path: &Path, raw: bool) -> Vec<Line> {
         cmd.arg("-R");
     }
     cmd.arg(path);
-    let mut out = cmd.output().expect("run trace-cmd");
+    let mut out = Need::TraceCmd.output(&mut cmd);
     // In one of six full test runs on 2026-12-02, trace-cmd failed on a converted file
     // without a word on stderr, and the same command then succeeded: a file it refuses comes
     // with a message. One retry for the silent case, so a flake of the oracle is not taken
     // for a wrong file; the status is in the message if it fails again.
     if !out.status.success() && out.stderr.is_empty() {
         eprintln!("trace-cmd report {} failed silently ({}); running it again", path.display(), out.status);
-        out = cmd.output().expect("run trace-cmd");
+        out = Need::TraceCmd.output(&mut cmd);
     }
     assert!(
         out.status.success(),
@@ -232,36 +225,52 @@ fn check_against_trace_cmd(path: &Path) -> Checked {
 fn convert_v7(path: &Path, dir: &Path, compression: &str) -> Option<PathBuf> {
     let stem = path.file_stem()?.to_string_lossy().into_owned();
     let out = dir.join(format!("{stem}_v7_{compression}.dat"));
-    let ok = Command::new("trace-cmd")
-        .args(["convert", "--file-version", "7", "--compression", compression, "-i"])
-        .arg(path)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Need::TraceCmd
+        .output(
+            Command::new("trace-cmd")
+                .args(["convert", "--file-version", "7", "--compression", compression, "-i"])
+                .arg(path)
+                .arg("-o")
+                .arg(&out),
+        )
+        .status
+        .success();
     ok.then_some(out)
 }
 
 #[test]
+#[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
 fn matches_trace_cmd_report_on_every_file() {
-    if !have_trace_cmd() {
-        println!("skipping: trace-cmd is not on PATH");
-        return;
-    }
     let mut files = all_files();
-    assert!(!files.is_empty(), "no trace.dat files found (corpus and samples/ftrace are both empty)");
+    assert!(files.len() >= 10, "the corpus and samples/ftrace hold 10 trace.dat files: {files:?}");
     // Big recordings that are not committed (bench/record-big-trace.sh) can be added.
     if let Some(extra) = std::env::var_os("LATSCOPE_TRACEDAT_EXTRA") {
         files.extend(std::env::split_paths(&extra));
     }
-    let tmp = std::env::temp_dir().join(format!("latscope-tracedat-{}", std::process::id()));
+    match_trace_cmd_report(&files, "repo");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_trace_cmd, have_shared_corpus)),
+    ignore = "needs trace-cmd (apt-get install trace-cmd) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
+)]
+fn matches_trace_cmd_report_on_every_file_of_the_shared_corpus() {
+    match_trace_cmd_report(&shared_files(), "shared");
+}
+
+/// Each file (and each corpus file converted to v7) against `trace-cmd report`; the v7
+/// copies go to a scratch directory named by `tag`.
+fn match_trace_cmd_report(files: &[PathBuf], tag: &str) {
+    // Per test: the twins run at once, and each removes its directory when done.
+    let tmp = std::env::temp_dir().join(format!("latscope-tracedat-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("temp dir");
     let mut total = Checked::default();
     let mut checked_files = 0;
-    for f in &files {
+    for f in files {
         let mut variants = vec![f.clone()];
         // The v6 corpus files, converted to v7.
-        if f.starts_with(root().join("../shared")) {
+        if f.starts_with(repo_corpus()) || f.starts_with(shared_corpus_dir()) {
             variants.extend(convert_v7(f, &tmp, "zstd"));
             variants.extend(convert_v7(f, &tmp, "none"));
         }
@@ -301,11 +310,7 @@ fn per_cpu(src: &Source) -> std::collections::BTreeMap<u16, Vec<(i128, i32, Stri
 
 #[test]
 fn trappy_golden_values() {
-    let path = root().join("../shared/corpus/tracedat/trappy_trace.dat");
-    if !path.exists() {
-        println!("skipping: {} is absent", path.display());
-        return;
-    }
+    let path = corpus("tracedat/trappy_trace.dat");
     let src = load(&path);
     let meta = |k: &str| src.metadata.iter().find(|m| m.0 == k).map(|m| m.1.clone());
     assert_eq!(meta("file version").as_deref(), Some("6"));
@@ -339,10 +344,6 @@ fn trappy_golden_values() {
 #[test]
 fn marker_text_and_key_value_fields() {
     let path = root().join("samples/ftrace/markers_around_requests.dat");
-    if !path.exists() {
-        println!("skipping: {} is absent", path.display());
-        return;
-    }
     let src = load(&path);
     let mut with_tokens = 0;
     for ev in src.events.iter().filter(|e| src.strings.resolve(e.name()) == "print") {
@@ -372,8 +373,19 @@ fn marker_text_and_key_value_fields() {
 
 #[test]
 fn truncated_files_load_a_prefix_and_never_panic() {
+    truncations_load_a_prefix(all_files());
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn truncated_files_of_the_shared_corpus_load_a_prefix_and_never_panic() {
+    truncations_load_a_prefix(shared_files());
+}
+
+fn truncations_load_a_prefix(files: Vec<PathBuf>) {
+    assert!(!files.is_empty());
     let mut shortened = 0;
-    for path in all_files() {
+    for path in files {
         let data = std::fs::read(&path).expect("read");
         let full = per_cpu(&load(&path));
         let step = (data.len() / 100).max(997);
@@ -402,7 +414,7 @@ fn truncated_files_load_a_prefix_and_never_panic() {
             }
         }
     }
-    assert!(shortened > 0 || all_files().is_empty(), "no cut fell inside a data section");
+    assert!(shortened > 0, "no cut fell inside a data section");
 }
 
 /// xorshift64*: a fixed-seed generator, so failures reproduce.
@@ -421,9 +433,20 @@ impl Rng {
 
 #[test]
 fn corrupted_bytes_give_ok_or_a_located_error() {
+    corruptions_give_ok_or_a_located_error(all_files());
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn corrupted_bytes_of_the_shared_corpus_give_ok_or_a_located_error() {
+    corruptions_give_ok_or_a_located_error(shared_files());
+}
+
+fn corruptions_give_ok_or_a_located_error(files: Vec<PathBuf>) {
+    assert!(!files.is_empty());
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut errors = 0;
-    for path in all_files() {
+    for path in files {
         let data = std::fs::read(&path).expect("read");
         for _ in 0..25 {
             let mut d = data.clone();
@@ -716,10 +739,6 @@ fn cancel_stops_the_import() {
 fn markers_get_the_same_fields_from_text_and_trace_dat() {
     let dir = root().join("samples/ftrace");
     let (txt, dat) = (dir.join("markers_around_requests.txt"), dir.join("markers_around_requests.dat"));
-    if !txt.exists() || !dat.exists() {
-        println!("skipping: the marker samples are absent");
-        return;
-    }
     let fields = |src: &Source, names: &[&str]| -> Vec<Vec<(String, String)>> {
         src.events
             .iter()

@@ -1,21 +1,23 @@
 //! VCD import on the real corpus, differentially checked against wellen wherever wellen can
 //! read the file: every 1-bit signal must have the same level changes at the same times.
+//! The corpus: samples/corpus/vcd, and the shared corpus's own files in the tests marked
+//! `have_shared_corpus`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure should panic
 
 use latscope_importers::{Format, LoadControl, open};
 use latscope_model::Source;
+use latscope_testkit::{corpus, corpus_files, shared_corpus_files};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// The repository's corpus VCDs.
 fn corpus_vcds() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/vcd");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("skipping: {} is absent", dir.display());
-        return Vec::new();
-    };
-    let mut v: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    v.sort();
-    v
+    corpus_files("vcd", None)
+}
+
+/// The VCDs only the shared corpus holds.
+fn shared_vcds() -> Vec<PathBuf> {
+    shared_corpus_files("vcd", None)
 }
 
 /// wellen's view of the file: full name -> (time in file ticks, level char) per 1-bit var.
@@ -58,7 +60,17 @@ fn level_char(l: u8) -> char {
 
 #[test]
 fn every_corpus_vcd_opens() {
-    for path in corpus_vcds() {
+    every_vcd_opens(corpus_vcds());
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn every_vcd_of_the_shared_corpus_opens() {
+    every_vcd_opens(shared_vcds());
+}
+
+fn every_vcd_opens(files: Vec<PathBuf>) {
+    for path in files {
         let s: Source = open(&path, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.format, "vcd");
         assert!(!s.digital.is_empty() || !s.analog.is_empty(), "{}: no tracks", path.display());
@@ -72,8 +84,21 @@ fn every_corpus_vcd_opens() {
 
 #[test]
 fn one_bit_signals_match_wellen_change_for_change() {
+    let compared = match_wellen(corpus_vcds());
+    assert!(compared >= 20, "compared only {compared} signals");
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn one_bit_signals_of_the_shared_corpus_match_wellen_change_for_change() {
+    let compared = match_wellen(shared_vcds());
+    assert!(compared > 0, "compared no signal");
+}
+
+/// Every 1-bit signal of `files` wellen reads, against ours; how many were compared.
+fn match_wellen(files: Vec<PathBuf>) -> usize {
     let mut compared = 0;
-    for path in corpus_vcds() {
+    for path in files {
         let Some(theirs) = wellen_bits(&path) else {
             eprintln!("wellen cannot read {}; not compared", path.display());
             continue;
@@ -97,20 +122,29 @@ fn one_bit_signals_match_wellen_change_for_change() {
             compared += 1;
         }
     }
-    assert!(compared >= 20, "compared only {compared} signals");
+    compared
+}
+
+fn load_corpus_vcd(name: &str) -> Source {
+    open(&corpus(&format!("vcd/{name}")), &LoadControl::new()).unwrap()
 }
 
 #[test]
 fn corpus_quirks() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/vcd");
-    if !dir.is_dir() {
-        return;
-    }
-    let load = |n: &str| open(&dir.join(n), &LoadControl::new()).unwrap();
+    let load = load_corpus_vcd;
     // CRLF and digit id codes: eight channels, all present.
     let s = load("chronovu_la8_spiflash_read16.vcd");
     assert_eq!(s.digital.len(), 8);
     assert!(s.digital.iter().map(|d| d.transitions()).sum::<usize>() > 1000);
+    // Reals from the sigrok demo driver are analog tracks with their values.
+    let s = load("sigrok_demo_real_analog.vcd");
+    assert!(s.analog.iter().any(|a| a.samples.iter().any(|v| *v != 0.0 && v.is_finite())));
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn corpus_quirks_of_the_shared_corpus() {
+    let load = load_corpus_vcd;
     // A fractional timescale is kept exact: 0.1 ps ticks.
     let s = load("gtkwave_timescale_0p1ps.vcd");
     assert!(s.metadata.iter().any(|(k, v)| k == "timescale" && v.contains("0.1")), "{:?}", s.metadata);
@@ -121,9 +155,6 @@ fn corpus_quirks() {
     // EVCD port variables become tracks.
     let s = load("gtkwave_extended_evcd_ports.vcd");
     assert!(!s.analog.is_empty() || !s.digital.is_empty());
-    // Reals from the sigrok demo driver are analog tracks with their values.
-    let s = load("sigrok_demo_real_analog.vcd");
-    assert!(s.analog.iter().any(|a| a.samples.iter().any(|v| *v != 0.0 && v.is_finite())));
 }
 
 /// Inputs that once crashed the VCD reader (found by review of its limits, not the fuzzer):
@@ -174,10 +205,23 @@ fn is_prefix(short: &Source, long: &Source) -> Result<(), String> {
 
 #[test]
 fn truncated_copies_load_what_precedes_the_cut_and_say_where() {
-    let dir = std::env::temp_dir().join(format!("latscope-vcd-cut-{}", std::process::id()));
+    let checked = truncated_copies_load_what_precedes_the_cut(corpus_vcds(), "repo");
+    assert!(checked >= 40, "only {checked} cuts checked");
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn truncated_copies_of_the_shared_corpus_load_what_precedes_the_cut_and_say_where() {
+    let checked = truncated_copies_load_what_precedes_the_cut(shared_vcds(), "shared");
+    assert!(checked >= 20, "only {checked} cuts checked");
+}
+
+/// Seven cuts through the body of each file; how many were checked.
+fn truncated_copies_load_what_precedes_the_cut(files: Vec<PathBuf>, tag: &str) -> usize {
+    let dir = std::env::temp_dir().join(format!("latscope-vcd-cut-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut checked = 0;
-    for path in corpus_vcds() {
+    for path in files {
         if path.ends_with("wellen_vcd_with_errors.vcd") {
             continue; // already truncated inside its header
         }
@@ -210,18 +254,29 @@ fn truncated_copies_load_what_precedes_the_cut_and_say_where() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    if checked > 0 {
-        assert!(checked >= 50, "only {checked} cuts checked");
-    }
+    checked
 }
 
 #[test]
 fn every_cut_of_the_small_corpus_vcds_is_a_prefix_of_the_whole() {
+    let cuts = every_cut_is_a_prefix(corpus_vcds());
+    assert!(cuts > 5_000, "{cuts}");
+}
+
+#[test]
+#[cfg_attr(not(have_shared_corpus), ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS")]
+fn every_cut_of_the_small_vcds_of_the_shared_corpus_is_a_prefix_of_the_whole() {
+    let cuts = every_cut_is_a_prefix(shared_vcds());
+    assert!(cuts > 500, "{cuts}");
+}
+
+/// Every cut of the body of each file under 6 KB; how many cuts were checked.
+fn every_cut_is_a_prefix(files: Vec<PathBuf>) -> usize {
     // Cut timestamps, vectors cut before their id, ids cut short: whatever the cut, nothing
     // is loaded that the whole file does not have at that point. (The corpus's id codes are
     // single characters; a cut multi-character id is covered in src/vcd/tests.rs.)
     let mut cuts = 0;
-    for path in corpus_vcds() {
+    for path in files {
         let data = std::fs::read(&path).unwrap();
         if data.len() > 6_000 || path.ends_with("wellen_vcd_with_errors.vcd") {
             continue;
@@ -235,7 +290,5 @@ fn every_cut_of_the_small_corpus_vcds_is_a_prefix_of_the_whole() {
             cuts += 1;
         }
     }
-    if !corpus_vcds().is_empty() {
-        assert!(cuts > 5_000, "{cuts}");
-    }
+    cuts
 }

@@ -12,12 +12,7 @@ fn fixture() -> PathBuf {
 
 #[test]
 fn fst_written_from_a_corpus_vcd_loads_the_same_edges() {
-    let vcd =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/vcd/wellen_libsigrok_jtag_8mhz.vcd");
-    if !vcd.exists() {
-        eprintln!("skipping: {} is absent", vcd.display());
-        return;
-    }
+    let vcd = latscope_testkit::corpus("vcd/wellen_libsigrok_jtag_8mhz.vcd");
     let fst = open(&fixture(), &LoadControl::new()).unwrap();
     let ours = open(&vcd, &LoadControl::new()).unwrap();
     assert_eq!(fst.format, "fst");

@@ -21,11 +21,12 @@ fn sig_rows(s: Vec<Sig>) -> Vec<(i64, i64, String)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(have_sigrok_cli, have_shared_corpus)),
+    ignore = "needs sigrok-cli (apt-get install sigrok-cli) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
+)]
 fn uart_infineon_swi_capture() {
-    let Some(path) = corpus("sigrok/infineon_swi_uart.sr") else { return };
-    if !have_sigrok_cli() {
-        return;
-    }
+    let path = corpus("sigrok/infineon_swi_uart.sr");
     let (src, rate) = open(&path);
     let ours = decode(&src, rate, "uart:rx=DIN 4 (UART),baud=115200");
     let want = sigrok(&path, "uart:rx=DIN 4 (UART):baudrate=115200", "uart=rx-data");
@@ -37,10 +38,7 @@ fn uart_infineon_swi_capture() {
 }
 
 fn spi_case(file: &str, ours_spec: &str, sigrok_pd: &str) {
-    let Some(path) = corpus(file) else { return };
-    if !have_sigrok_cli() {
-        return;
-    }
+    let path = corpus(file);
     let (src, rate) = open(&path);
     let ours = decode(&src, rate, ours_spec);
     for row in ["mosi", "miso"] {
@@ -51,6 +49,7 @@ fn spi_case(file: &str, ours_spec: &str, sigrok_pd: &str) {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn spi_lazysig_capture() {
     spi_case(
         "sigrok/lazysig_spi_24mhz.sr",
@@ -60,6 +59,10 @@ fn spi_lazysig_capture() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(have_sigrok_cli, have_shared_corpus)),
+    ignore = "needs sigrok-cli (apt-get install sigrok-cli) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
+)]
 fn spi_flash_read_id_at_500_mhz() {
     spi_case(
         "sigrok/spi_flash_readid_500mhz.sr",
@@ -78,11 +81,12 @@ fn i2c_rows(d: &latscope_decoders::Decoded) -> Vec<(i64, i64, String)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(have_sigrok_cli, have_shared_corpus)),
+    ignore = "needs sigrok-cli (apt-get install sigrok-cli) and the shared corpus (../shared/corpus or $LATSCOPE_CORPUS)"
+)]
 fn i2c_tcs3472x_capture() {
-    let Some(path) = corpus("sigrok/tcs3472x_i2c_sparse_probes.sr") else { return };
-    if !have_sigrok_cli() {
-        return;
-    }
+    let path = corpus("sigrok/tcs3472x_i2c_sparse_probes.sr");
     let (src, rate) = open(&path);
     let ours = decode(&src, rate, "i2c:scl=D3,sda=D2");
     let want = sorted(sig_rows(sigrok(&path, "i2c:scl=D3:sda=D2", "i2c=addr-data")));
@@ -94,11 +98,9 @@ fn i2c_tcs3472x_capture() {
 /// so it decodes the same thresholded SCL written to a VCD (one tick a sample) beside the
 /// capture's logic SDA, and the two decodes must be equal.
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn i2c_with_scl_from_the_scope_channel() {
-    let Some(path) = corpus("sigrok/i2c_dds120_scl_analog.sr") else { return };
-    if !have_sigrok_cli() {
-        return;
-    }
+    let path = corpus("sigrok/i2c_dds120_scl_analog.sr");
     let (src, rate) = open(&path);
     let rate = rate.unwrap();
     let ours = decode(&src, Some(rate), "i2c:scl=SCL analog,sda=SDA");
@@ -144,10 +146,7 @@ fn field_value(text: &str, prefix: &str) -> Option<u64> {
 /// at 50 MHz, two samples a clock, and every token's CRC7 disagrees with its bits (sigrok
 /// reads the same bits; it does not check CRCs).
 fn sd_case(file: &str, crc_ok: bool) {
-    let Some(path) = corpus(file) else { return };
-    if !have_sigrok_cli() {
-        return;
-    }
+    let path = corpus(file);
     let (src, rate) = open(&path);
     let ours = decode(&src, rate, "sd:clk=CLK,cmd=CMD");
     let mine: Vec<&Annotation> = ours
@@ -191,16 +190,19 @@ fn sd_case(file: &str, crc_ok: bool) {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sd_rcar_h2_cmd23_cmd18() {
     sd_case("sigrok/sd_rcarh2_cmd23_cmd18.sr", false);
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sd_imx6_working_snippet() {
     sd_case("sigrok/sd_imx6_working_snippet.sr", true);
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sd_card_reader_cmd55_acmd41() {
     sd_case("sigrok/sd_cardreader_cmd55_acmd41.sr", true);
 }
@@ -221,10 +223,7 @@ fn hex_bytes(a: &Annotation) -> Vec<u64> {
 
 /// SD in SPI mode, stacked on SPI, against sigrok's `spi,sdcard_spi`.
 fn sd_spi_case(file: &str, ours_spec: &str, sigrok_pd: &str) {
-    let Some(path) = corpus(file) else { return };
-    if !have_sigrok_cli() {
-        return;
-    }
+    let path = corpus(file);
     let (src, rate) = open(&path);
     let ours = decode(&src, rate, ours_spec);
     let of = |row: &str| -> Vec<&Annotation> {
@@ -282,6 +281,7 @@ fn sd_spi_case(file: &str, ours_spec: &str, sigrok_pd: &str) {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sd_spi_cmd24_write() {
     sd_spi_case(
         "sigrok/sd_spi_cmd24_write_real.sr",
@@ -291,6 +291,7 @@ fn sd_spi_cmd24_write() {
 }
 
 #[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sd_spi_init_and_get_csd() {
     sd_spi_case(
         "sigrok/sd_spi_xmore_get_csd.sr",

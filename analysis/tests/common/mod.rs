@@ -10,15 +10,10 @@ pub fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples")
 }
 
-/// `../shared/corpus/REL` from the project root, or `None` (with a printed reason).
-pub fn corpus(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skipped: {} is absent", p.display());
-        None
-    }
+/// The corpus file `REL`: samples/corpus's copy, or the shared corpus's (a panic saying it
+/// is needed when it is absent; tests reading it are marked `have_shared_corpus`).
+pub fn corpus(rel: &str) -> PathBuf {
+    latscope_testkit::corpus(rel)
 }
 
 pub fn open(path: &Path) -> Source {

@@ -41,7 +41,19 @@ fn ask_on_thread<T: Send + 'static>(
     ask: impl FnOnce() -> Option<T> + Send + 'static,
     answer: impl FnOnce(T) -> Message + Send + 'static,
 ) {
-    if !desktop_dialog_possible() {
+    ask_if_possible(desktop_dialog_possible(), outbox, purpose, ask, answer);
+}
+
+/// [`ask_on_thread`] with whether a dialog is possible given (tests take both answers on
+/// any machine).
+fn ask_if_possible<T: Send + 'static>(
+    possible: bool,
+    outbox: Outbox<Message>,
+    purpose: BrowsePurpose,
+    ask: impl FnOnce() -> Option<T> + Send + 'static,
+    answer: impl FnOnce(T) -> Message + Send + 'static,
+) {
+    if !possible {
         outbox.send(Message::Save(SaveMsg::BrowseFiles(purpose)));
         return;
     }
@@ -136,33 +148,41 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
-    fn answer_of(ask: impl FnOnce() -> Option<PathBuf> + Send + 'static) -> Option<Message> {
+    /// The answer when a dialog is `possible` and `ask` stands for it.
+    fn answer_of(possible: bool, ask: impl FnOnce() -> Option<PathBuf> + Send + 'static) -> Option<Message> {
         let (outbox, inbox) = Outbox::new();
-        ask_on_thread(outbox, BrowsePurpose::Open, ask, |p| Message::Files(FileMsg::Open(vec![p])));
+        ask_if_possible(possible, outbox, BrowsePurpose::Open, ask, |p| {
+            Message::Files(FileMsg::Open(vec![p]))
+        });
         inbox.recv_timeout(Duration::from_secs(10)).ok()
     }
 
     #[test]
     fn an_instant_none_opens_the_in_window_browser() {
         // Whether or not this machine has a bus or zenity: no dialog, no person.
-        let got = answer_of(|| None);
+        for possible in [desktop_dialog_possible(), true] {
+            let got = answer_of(possible, || None);
+            assert!(matches!(got, Some(Message::Save(SaveMsg::BrowseFiles(BrowsePurpose::Open)))), "{got:?}");
+        }
+    }
+
+    #[test]
+    fn without_a_bus_or_zenity_the_dialog_is_never_asked() {
+        let got = answer_of(false, || panic!("asked for a dialog that cannot be shown"));
         assert!(matches!(got, Some(Message::Save(SaveMsg::BrowseFiles(BrowsePurpose::Open)))), "{got:?}");
     }
 
     #[test]
     fn a_choice_becomes_the_message_and_a_slow_none_is_a_cancel() {
-        if !desktop_dialog_possible() {
-            // Without a bus and zenity the dialog is never asked; covered above.
-            println!("skipped: no session bus and no zenity here, rfd is never asked");
-            return;
-        }
-        let got = answer_of(|| Some(PathBuf::from("/tmp/x.dat")));
+        // As where a dialog can be shown; `ask` stands for the person.
+        let got = answer_of(true, || Some(PathBuf::from("/tmp/x.dat")));
         assert!(
             matches!(&got, Some(Message::Files(FileMsg::Open(p))) if p == &[PathBuf::from("/tmp/x.dat")]),
             "{got:?}"
         );
         let (outbox, inbox) = Outbox::new();
-        ask_on_thread(
+        ask_if_possible(
+            true,
             outbox,
             BrowsePurpose::Open,
             || {

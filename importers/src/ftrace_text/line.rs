@@ -580,18 +580,42 @@ mod tests {
     fn fixed_width_lines_read_as_the_general_parser_reads_them() {
         // Every line of the recorded samples and the corpus: where the fixed-width reading
         // applies, the general one gives the same prefix.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut files: Vec<_> = ["samples/ftrace", "../shared/corpus/ftrace_text"]
-            .iter()
-            .filter_map(|d| std::fs::read_dir(root.join(d)).ok())
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-            .collect();
-        files.sort();
+        let samples = latscope_testkit::root().join("samples/ftrace");
+        let mut files = latscope_testkit::files_under(&samples, Some("txt"));
         assert!(files.len() >= 8, "samples/ftrace holds at least 8 traces: {files:?}");
+        files.extend(latscope_testkit::corpus_files("ftrace_text", Some("txt")));
+        let (fixed, total) = fixed_width_reads_as_general(&files);
+        // 22,298 of 52,646 lines with the shared corpus when written (the rest: trace-cmd
+        // report, latency and function_graph formats, headers, older kernels' four flag
+        // columns).
+        assert!(fixed >= 10_000, "the fixed-width form was compared on {fixed} of {total} lines only");
+        // Shifted columns fall back.
+        for line in [
+            &b"          <idle>-0     [001] 17110.331399: irq_handler_entry: irq=24"[..],
+            b"            bash-5628    (   5628) [001] d..3. 17110.329469: x: y",
+            b"            bash-12345678 [001] d..3. 17110.329469: x: y",
+            b"            bash-5628    [001] d..3 17110.329469: x: y",
+        ] {
+            assert_eq!(fixed_width_prefix(line), None, "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(have_shared_corpus),
+        ignore = "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS"
+    )]
+    fn fixed_width_lines_of_the_shared_corpus_read_as_the_general_parser_reads_them() {
+        let files = latscope_testkit::shared_corpus_files("ftrace_text", Some("txt"));
+        let (fixed, total) = fixed_width_reads_as_general(&files);
+        assert!(fixed > 0, "the fixed-width form was compared on none of {total} lines");
+    }
+
+    /// Every line of `files` where the fixed-width reading applies gives the general one's
+    /// prefix; (lines compared, lines).
+    fn fixed_width_reads_as_general(files: &[std::path::PathBuf]) -> (usize, usize) {
         let (mut fixed, mut total) = (0, 0);
-        for f in &files {
+        for f in files {
             let data = std::fs::read(f).expect("readable");
             for line in data.split(|&c| c == b'\n') {
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -607,18 +631,7 @@ mod tests {
                 }
             }
         }
-        // 22,298 of 52,646 lines when written (the rest: trace-cmd report, latency and
-        // function_graph formats, headers, older kernels' four flag columns).
-        assert!(fixed >= 10_000, "the fixed-width form was compared on {fixed} of {total} lines only");
-        // Shifted columns fall back.
-        for line in [
-            &b"          <idle>-0     [001] 17110.331399: irq_handler_entry: irq=24"[..],
-            b"            bash-5628    (   5628) [001] d..3. 17110.329469: x: y",
-            b"            bash-12345678 [001] d..3. 17110.329469: x: y",
-            b"            bash-5628    [001] d..3 17110.329469: x: y",
-        ] {
-            assert_eq!(fixed_width_prefix(line), None, "{}", String::from_utf8_lossy(line));
-        }
+        (fixed, total)
     }
 
     #[test]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes libsigrok_jtag_8mhz.fst, the FST copy of the corpus capture
-shared/corpus/vcd/wellen_libsigrok_jtag_8mhz.vcd used by importers/tests/wave.rs.
+samples/corpus/vcd/wellen_libsigrok_jtag_8mhz.vcd used by importers/tests/wave.rs.
 
 usage: make_fst.py VCD OUT.fst   (needs `pip install pylibfst`, the bindings to GTKWave's fstapi)
 

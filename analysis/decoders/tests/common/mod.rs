@@ -6,27 +6,10 @@ use latscope_model::Source;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// `shared/corpus/REL` beside the project root (or under `$LATSCOPE_CORPUS`), or `None`
-/// with a printed reason.
-pub fn corpus(rel: &str) -> Option<PathBuf> {
-    let base = std::env::var_os("LATSCOPE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let p = base.join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        println!("skipped: {} is absent", p.display());
-        None
-    }
-}
-
-pub fn have_sigrok_cli() -> bool {
-    let ok = Command::new("sigrok-cli").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("skipped: sigrok-cli is not installed");
-    }
-    ok
+/// The corpus file `REL`: samples/corpus's copy, or the shared corpus's (a panic saying it
+/// is needed when it is absent; tests reading it are marked `have_shared_corpus`).
+pub fn corpus(rel: &str) -> PathBuf {
+    latscope_testkit::corpus(rel)
 }
 
 /// The capture and its sample rate.
@@ -84,12 +67,14 @@ pub struct Sig {
 
 /// `sigrok-cli -i FILE -P DECODERS -A ANNOTATIONS --protocol-decoder-samplenum`, parsed.
 pub fn sigrok(path: &Path, decoders: &str, annotations: &str) -> Vec<Sig> {
-    let out = Command::new("sigrok-cli")
-        .arg("-i")
-        .arg(path)
-        .args(["-P", decoders, "-A", annotations, "--protocol-decoder-samplenum"])
-        .output()
-        .expect("sigrok-cli runs");
+    let out =
+        latscope_testkit::Need::SigrokCli.output(Command::new("sigrok-cli").arg("-i").arg(path).args([
+            "-P",
+            decoders,
+            "-A",
+            annotations,
+            "--protocol-decoder-samplenum",
+        ]));
     assert!(out.status.success(), "sigrok-cli failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout)
         .lines()
