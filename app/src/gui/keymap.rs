@@ -269,9 +269,12 @@ pub const ACTIONS: &[Action] = &[
     action(A::NextRow, "Select the next event of the table", Some(Shortcut::plain(Key::ArrowDown)), || {
         Message::Table(TableMsg::Step(1))
     }),
-    action(A::PreviousRow, "Select the previous event of the table", Some(Shortcut::plain(Key::ArrowUp)), || {
-        Message::Table(TableMsg::Step(-1))
-    }),
+    action(
+        A::PreviousRow,
+        "Select the previous event of the table",
+        Some(Shortcut::plain(Key::ArrowUp)),
+        || Message::Table(TableMsg::Step(-1)),
+    ),
 ];
 
 /// One entry of a menu.

@@ -6,8 +6,8 @@ use crate::gui::document::SourceId;
 use crate::gui::message::{Message, TableMsg};
 use crate::gui::table::{SearchState, TableSort, TableState};
 use crate::gui::theme;
-use crate::gui::view::{EventSel, SourceView, find};
 use crate::gui::view::Viewport;
+use crate::gui::view::{EventSel, SourceView, find};
 use crate::gui::views::timeline::{clock_text, common_seconds, common_text, event_fields, fields_read};
 use egui_extras::{Column, TableBuilder};
 use latscope_model::render_event;
@@ -72,7 +72,8 @@ pub fn show(
             });
         }
         let mut follow = st.follow;
-        if ui.checkbox(&mut follow, "follow").on_hover_text("Keep the table on the timeline's view").changed() {
+        if ui.checkbox(&mut follow, "follow").on_hover_text("Keep the table on the timeline's view").changed()
+        {
             msgs.push(TableMsg::SetFollow(follow).into());
         }
         let mut own = st.own_clock;
@@ -199,7 +200,8 @@ pub fn show(
                 if st.own_clock {
                     row.col(|ui| {
                         ui.monospace(
-                            egui::RichText::new(format!("{:.6}", src.origin.to_source_seconds(e.ts()))).weak(),
+                            egui::RichText::new(format!("{:.6}", src.origin.to_source_seconds(e.ts())))
+                                .weak(),
                         );
                     });
                 }

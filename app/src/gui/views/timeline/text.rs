@@ -71,7 +71,11 @@ pub(super) fn tooltip(ui: &mut egui::Ui, sources: &[SourceView<'_>], hit: &Hit) 
     let when = |ui: &mut egui::Ui, label: &str, sv: &SourceView<'_>, t: Ps| {
         let common = common_text(sources, sv.to_common(t));
         let own = clock_text(sv.source(), t);
-        ui.monospace(if own == common { format!("{label}{common}") } else { format!("{label}{common} (own clock {own})") });
+        ui.monospace(if own == common {
+            format!("{label}{common}")
+        } else {
+            format!("{label}{common} (own clock {own})")
+        });
     };
     match hit {
         Hit::Event(sel) => {

@@ -1,0 +1,165 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The navigator, driven headless as a user drives it: from a table row to its event on the
+//! timeline and back, one clock everywhere, and a search that says where it is.
+
+mod workbench_harness;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable as _;
+use latscope::gui::message::{Message, TableMsg, ViewMsg};
+use latscope::gui::picker::NoPicker;
+use latscope::gui::table::SearchState;
+use latscope::gui::view::{CursorId, EventSel};
+use latscope::gui::{Options, Workbench};
+use std::path::PathBuf;
+use workbench_harness::{source_id, wait};
+
+fn sample(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("samples").join(rel)
+}
+
+fn open_paths(files: Vec<PathBuf>) -> Harness<'static, Workbench> {
+    let n = files.len();
+    let wb = Workbench::new(Options { files, ..Options::default() }, Box::new(NoPicker), Vec::new());
+    let mut h = workbench_harness::harness(wb, egui::vec2(1400.0, 900.0));
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == n && wb.loads().is_empty() && wb.settled());
+    h.step();
+    h
+}
+
+fn settle(h: &mut Harness<'static, Workbench>) {
+    wait(h, "the workbench to settle", |wb| wb.settled());
+    for _ in 0..30 {
+        h.step();
+    }
+}
+
+fn filter(h: &mut Harness<'static, Workbench>, text: &str) -> usize {
+    h.state_mut().update(Message::Table(TableMsg::SetFilter(text.into())));
+    wait(h, "the filter", |wb| !wb.table_pending());
+    settle(h);
+    h.state().table.rows.rows.len()
+}
+
+/// The common time (ps) of the event `sel`.
+fn common(wb: &Workbench, sel: EventSel) -> f64 {
+    let sv = wb.view.shown(&wb.doc).into_iter().find(|s| s.id == sel.source).unwrap();
+    sv.to_common(sv.source().events.ts[sel.index])
+}
+
+/// The text of the table's time column for `sel`: the first source's clock, as the ruler.
+fn time_cell(wb: &Workbench, sel: EventSel) -> String {
+    let shown = wb.view.shown(&wb.doc);
+    format!("{:.6}", latscope::gui::views::timeline::common_seconds(&shown, common(wb, sel)))
+}
+
+/// Lines of a text trace (not comments) containing `word`: grep's count.
+fn grep_count(path: &std::path::Path, word: &str) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().filter(|l| !l.starts_with('#') && l.contains(word)).count()
+}
+
+#[test]
+fn a_click_on_a_table_row_selects_its_event_and_centres_the_timeline_on_it() {
+    let file = sample("ftrace/virtio_blk_direct_read.txt");
+    let mut h = open_paths(vec![file.clone()]);
+    if !h.state().view.panels.table {
+        h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Table)));
+    }
+    let n = filter(&mut h, "block_rq_complete");
+    assert_eq!(n, grep_count(&file, "block_rq_complete:"));
+    // Zoomed in far from the row's event, so centring is visible.
+    h.state_mut().update(Message::View(ViewMsg::FitAll));
+    let at = h.state().view.viewport.start;
+    h.state_mut().update(Message::View(ViewMsg::Zoom { factor: 1e-3, at }));
+    settle(&mut h);
+    let row = h.state().table.rows.rows[3].sel();
+    let text = time_cell(h.state(), row);
+    // The row's time cell, clicked as a mouse clicks it (not a text selection).
+    h.get_by_label(&text).click();
+    settle(&mut h);
+    assert_eq!(h.state().view.overlay.selected, Some(row));
+    let (t, centre) = (common(h.state(), row), h.state().view.view_centre());
+    let width = h.state().view.viewport.ps_per_px * h.state().view.data_width();
+    assert!((centre - t).abs() < width * 0.01, "centred on {t}, view centre {centre}");
+
+    // Down and Up select the next and previous rows, keeping them in view.
+    h.key_press(egui::Key::ArrowDown);
+    h.step();
+    assert_eq!(h.state().view.overlay.selected, Some(h.state().table.rows.rows[4].sel()));
+    h.key_press(egui::Key::ArrowUp);
+    h.key_press(egui::Key::ArrowUp);
+    h.step();
+    assert_eq!(h.state().view.overlay.selected, Some(h.state().table.rows.rows[2].sel()));
+}
+
+#[test]
+fn search_wraps_around_says_where_it_is_and_never_moves_a_cursor() {
+    let file = sample("ftrace/virtio_blk_direct_read.txt");
+    let mut h = open_paths(vec![file.clone()]);
+    let n = filter(&mut h, "block_rq_issue");
+    assert_eq!(n, grep_count(&file, "block_rq_issue:"));
+    assert!(n > 3);
+    let rows = h.state().table.rows.rows.clone();
+    // Cursor A sits after the last match: the next step wraps to the first and says so.
+    let after_last = common(h.state(), rows[n - 1].sel()) + 1.0;
+    h.state_mut().update(Message::View(ViewMsg::SetCursor(CursorId::A, after_last)));
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
+    assert_eq!(h.state().view.overlay.selected, Some(rows[0].sel()));
+    assert_eq!(h.state().table.search, Some(SearchState::At { at: 1, wrapped: true }));
+    h.step();
+    let _ = h.get_by_label(&format!("match 1 of {n} (wrapped around)"));
+    // On from the selection, then back past the first: the last, wrapped.
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
+    assert_eq!(h.state().view.overlay.selected, Some(rows[1].sel()));
+    assert_eq!(h.state().table.search, Some(SearchState::At { at: 2, wrapped: false }));
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(false)));
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(false)));
+    assert_eq!(h.state().view.overlay.selected, Some(rows[n - 1].sel()));
+    assert_eq!(h.state().table.search, Some(SearchState::At { at: n, wrapped: true }));
+    // Shift+F3 and F3 leave the cursors where the user put them.
+    h.key_press_modifiers(egui::Modifiers::SHIFT, egui::Key::F3);
+    h.key_press(egui::Key::F3);
+    h.step();
+    assert_eq!(h.state().view.overlay.cursor_a, Some(after_last));
+    // A filter nothing matches says so, in the window.
+    assert_eq!(filter(&mut h, "no_such_event_anywhere"), 0);
+    h.state_mut().update(Message::Table(TableMsg::SearchStep(true)));
+    assert_eq!(h.state().table.search, Some(SearchState::None));
+    h.step();
+    let _ = h.get_by_label("no event matches");
+}
+
+#[test]
+fn a_trace_and_a_capture_read_one_clock_in_the_table() {
+    // A kernel trace (its clock near 500 s) and a logic capture (its clock from 0), decoded:
+    // placed on one timeline, the table reads the timeline's clock for both.
+    let files = vec![sample("ftrace/virtio_blk_direct_read.txt"), sample("sigrok/sd_mode_imx6_snippet.sr")];
+    let mut h = open_paths(files);
+    workbench_harness::decode(&mut h, 1, "sd:clk=CLK,cmd=CMD");
+    wait(&mut h, "the decode", |wb| wb.settled() && !wb.view.shown(&wb.doc)[1].source().events.is_empty());
+    assert!(filter(&mut h, "") > 0);
+    let (trace, capture) = (source_id(h.state(), 0), source_id(h.state(), 1));
+    let rows = h.state().table.rows.rows.clone();
+    let first_of = |id| rows.iter().find(|r| r.source == id).unwrap().sel();
+    let (a, b) = (first_of(trace), first_of(capture));
+    let own = |wb: &Workbench, sel: EventSel| {
+        let shown = wb.view.shown(&wb.doc);
+        let sv = shown.iter().find(|s| s.id == sel.source).unwrap();
+        sv.source().origin.to_source_seconds(sv.source().events.ts[sel.index])
+    };
+    let (own_a, own_b) = (own(h.state(), a), own(h.state(), b));
+    // Their own clocks are far apart; the table's column is on the trace's clock for both.
+    assert!(own_a > 50.0 && own_b < 50.0, "own clocks {own_a} and {own_b}");
+    let (ta, tb) = (time_cell(h.state(), a), time_cell(h.state(), b));
+    let secs = |s: &str| s.parse::<f64>().unwrap();
+    assert!((secs(&ta) - secs(&tb)).abs() < 50.0, "one clock: {ta} and {tb}");
+    // The capture's row, selected, is drawn with that time.
+    h.state_mut().update(Message::Table(TableMsg::Select(b)));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&tb).count() >= 1, "{tb} drawn");
+    assert_eq!(h.query_all_by_label(&format!("{own_b:.6}")).count(), 0, "its own clock is not the column");
+    // The own-clock column gives each source's clock beside it.
+    h.state_mut().update(Message::Table(TableMsg::SetOwnClock(true)));
+    settle(&mut h);
+    assert!(h.query_all_by_label(&format!("{own_b:.6}")).count() >= 1);
+}
