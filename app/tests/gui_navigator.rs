@@ -5,7 +5,7 @@
 mod workbench_harness;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
-use latscope::gui::message::{Message, TableMsg, ViewMsg};
+use latscope::gui::message::{AlignMsg, AnalysisMsg, Message, TableMsg, ViewMsg};
 use latscope::gui::picker::NoPicker;
 use latscope::gui::table::SearchState;
 use latscope::gui::view::{CursorId, EventSel};
@@ -162,4 +162,56 @@ fn a_trace_and_a_capture_read_one_clock_in_the_table() {
     h.state_mut().update(Message::Table(TableMsg::SetOwnClock(true)));
     settle(&mut h);
     assert!(h.query_all_by_label(&format!("{own_b:.6}")).count() >= 1);
+}
+
+#[test]
+fn aligning_reruns_the_analyses_and_each_result_says_where_its_sources_sat() {
+    let files = vec![sample("ftrace/blk_read.txt"), sample("ftrace/markers_around_requests.txt")];
+    let mut h = open_paths(files);
+    workbench_harness::set_rules(&mut h, &["block"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
+    wait(&mut h, "the analysis", |wb| wb.settled() && !wb.analysis.results.is_empty());
+    let before = h.state().analysis.results.len();
+    assert!(h.state().analysis.placement_used.contains("each source on its own clock"));
+
+    // A hand offset, applied as the dialog applies it: the results come back without Run,
+    // and say the offset was set by hand (not "0 matched, rms 0").
+    h.state_mut().update(Message::Align(AlignMsg::Open));
+    h.step();
+    let mut d = h.state().dialogs.align.clone();
+    d.by_hand = true;
+    d.offset = "+1ms".into();
+    h.state_mut().update(Message::Align(AlignMsg::Edit(d)));
+    h.step();
+    // The dialog says what the offset is relative to.
+    assert!(h.query_all_by_label_contains("own time zero falls on").count() >= 1);
+    h.get_by_label("Align").click();
+    wait(&mut h, "the alignment and the rerun", |wb| {
+        wb.doc.alignment.is_some() && wb.settled() && !wb.analysis.results.is_empty()
+    });
+    settle(&mut h);
+    let used = h.state().analysis.placement_used.clone();
+    assert!(used.starts_with("placement: aligned") && used.contains("set by hand"), "{used}");
+    assert!(!used.contains("matched"), "{used}");
+    assert_eq!(h.state().analysis.results.len(), before, "the same rules, run again");
+    assert!(h.query_all_by_label(&used).count() >= 1, "each result shows {used}");
+}
+
+#[test]
+fn the_align_dialog_warns_when_the_match_absorbs_the_latency_under_study() {
+    let files = vec![sample("ftrace/blk_read.txt"), sample("ftrace/markers_around_requests.txt")];
+    let mut h = open_paths(files);
+    workbench_harness::set_rules(&mut h, &["io=block_rq_issue -> tracing_mark_write policy next"]);
+    h.state_mut().update(Message::Align(AlignMsg::Open));
+    h.step();
+    let mut d = h.state().dialogs.align.clone();
+    d.matching = "block_rq_issue -> tracing_mark_write".into();
+    h.state_mut().update(Message::Align(AlignMsg::Edit(d.clone())));
+    h.step();
+    assert!(h.query_all_by_label_contains("makes the rule io read zero").count() >= 1);
+    // An instant both sides see (the same event in both traces): no warning.
+    d.matching = "tracing_mark_write -> tracing_mark_write".into();
+    h.state_mut().update(Message::Align(AlignMsg::Edit(d)));
+    h.step();
+    assert_eq!(h.query_all_by_label_contains("read zero").count(), 0);
 }

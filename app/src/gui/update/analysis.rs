@@ -64,6 +64,7 @@ impl Workbench {
                     self.analysis.input_ids = self.sim.source.into_iter().collect();
                     let at = self.sim.source.and_then(|id| self.doc.get(id)).map(|s| s.placement);
                     self.analysis.placements = at.into_iter().collect();
+                    self.analysis.placement_used = "placement: the simulator's clock".to_owned();
                     self.show_results(results);
                 }
             }
@@ -113,6 +114,11 @@ impl Workbench {
         // sources placed elsewhere than their clocks put them (a session's placements): the
         // runner's each-or-together rule decides that.
         let together = self.doc.alignment.is_some();
+        self.analysis.placement_used = match (&self.analysis.panel.aligned, self.doc.sources.len()) {
+            (Some(a), _) if together => format!("placement: aligned, {a}"),
+            (_, 1) => "placement: the source's own clock".to_owned(),
+            _ => "placement: each source on its own clock (not aligned)".to_owned(),
+        };
         let registry = self.registry.clone();
         let options =
             latscope_engine::analyse::Options { include_errors: self.analysis.rules.include_errors };

@@ -48,12 +48,23 @@ fn dur_ns(ns: f64) -> String {
 
 /// The rule list and the rule editor (validated as the user types), and, where the results
 /// left failed decodes out (or the user keeps them), the choice to keep them.
-fn rules_ui(ui: &mut egui::Ui, registry: &Registry, editor: &mut RuleEditor, excluded: usize) {
+fn rules_ui(
+    ui: &mut egui::Ui,
+    registry: &Registry,
+    editor: &mut RuleEditor,
+    excluded: usize,
+    results: usize,
+) {
     let mut remove = None;
     // The rules side by side, wrapped: the answers below keep the height.
     ui.horizontal_wrapped(|ui| {
         if editor.specs.is_empty() {
-            ui.weak("No rule yet.");
+            // Live results (the simulator's scenario) come without a rule of the user's.
+            ui.weak(if results > 0 {
+                "The results below are the scenario's own analyses; add a preset or a rule to run yours."
+            } else {
+                "No rule yet."
+            });
         }
         for (i, spec) in editor.specs.iter().enumerate() {
             let button = egui::Button::new(egui::RichText::new(format!("x {spec}")).monospace()).small();
@@ -465,6 +476,8 @@ pub struct PanelState<'a> {
     pub view: &'a PanelView,
     pub results: &'a [AnalysisResult],
     pub missing: &'a [String],
+    /// Which placement the results used.
+    pub placement: &'a str,
 }
 
 /// The panel; returns what the user asked for. `drawn` receives where each plot was drawn
@@ -476,12 +489,12 @@ pub fn panel(
     running: bool,
     sources: &[String],
 ) -> Vec<Message> {
-    let PanelState { registry, editor, view, results, missing } = state;
+    let PanelState { registry, editor, view, results, missing, placement } = state;
     let mut msgs = Vec::new();
     drawn.clear();
     let mut edited = editor.clone();
     let excluded = results.iter().map(|r| r.outcome.excluded.len()).sum();
-    rules_ui(ui, registry, &mut edited, excluded);
+    rules_ui(ui, registry, &mut edited, excluded, results.len());
     if edited != *editor {
         msgs.push(Message::Analysis(AnalysisMsg::EditRules(edited)));
     }
@@ -526,6 +539,9 @@ pub fn panel(
                 Some(label) => ui.strong(format!("{} ({label})", o.name)),
                 None => ui.strong(&o.name),
             };
+            if !placement.is_empty() {
+                ui.weak(placement);
+            }
             // Two statistics per row: the panel is narrow and the plots need the height.
             let mut cells: Vec<(&str, String)> = vec![
                 ("count", o.samples.len().to_string()),

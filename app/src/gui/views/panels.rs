@@ -70,6 +70,7 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
                     view: &a.panel,
                     results: &a.results,
                     missing: &a.missing,
+                    placement: &a.placement_used,
                 };
                 let names = wb.doc.labels();
                 msgs.extend(analysis_panel::panel(
@@ -142,7 +143,14 @@ fn windows(wb: &Scene<'_>, ctx: &egui::Context) -> Vec<Message> {
     }
     if d.align.open {
         let labelled: Vec<_> = wb.doc.ids().into_iter().zip(wb.doc.labels()).collect();
-        msgs.extend(align_dialog::show(ctx, &d.align, &labelled, wb.busy(JobKind::Align)));
+        msgs.extend(align_dialog::show(
+            ctx,
+            &d.align,
+            &labelled,
+            wb.busy(JobKind::Align),
+            &wb.analysis.rules.specs,
+            wb.registry,
+        ));
     }
     if let Some(b) = &d.browser {
         msgs.extend(browser::show(b, ctx));
