@@ -215,3 +215,49 @@ fn the_align_dialog_warns_when_the_match_absorbs_the_latency_under_study() {
     h.step();
     assert_eq!(h.query_all_by_label_contains("read zero").count(), 0);
 }
+
+#[test]
+fn a_decode_is_quiet_one_row_per_annotation_and_its_lanes_under_the_decoder() {
+    let mut h = open_paths(vec![sample("sigrok/sd_mode_imx6_snippet.sr")]);
+    workbench_harness::decode(&mut h, 0, "sd:clk=CLK,cmd=CMD");
+    wait(&mut h, "the decode", |wb| wb.settled() && !wb.view.shown(&wb.doc)[0].source().events.is_empty());
+    let rows = filter(&mut h, "");
+    let (starts, ends) = {
+        let shown = h.state().view.shown(&h.state().doc);
+        let src = shown[0].source();
+        let names: Vec<String> =
+            src.events.iter().map(|e| src.strings.resolve(e.name()).into_owned()).collect();
+        (
+            names.iter().filter(|n| !n.ends_with("_end")).count(),
+            names.iter().filter(|n| n.ends_with("_end")).count(),
+        )
+    };
+    // A decode adds an event at each annotation's start and one at its end; the table lists
+    // the annotation once.
+    assert!(starts > 0 && starts == ends, "{starts} starts, {ends} ends");
+    assert_eq!(rows, starts);
+    // A filter naming the end events lists them.
+    assert_eq!(filter(&mut h, "sd_cmd_end"), filter(&mut h, "sd_cmd -sd_cmd_end"));
+    // The track list: the decoder's rows under it, the event lanes it added closed beneath.
+    let _ = h.get_by_label("sd (decoded)");
+    assert!(h.query_all_by_label_contains("its events (").count() == 1);
+    assert_eq!(h.query_all_by_label("sd_cmd_end").count(), 0, "closed until opened");
+}
+
+#[test]
+fn warnings_look_unlike_errors() {
+    // A file that loads with warnings (its header is cut short), then one that fails.
+    let mut h = open_paths(vec![sample("corpus/vcd/wellen_vcd_with_errors.vcd")]);
+    assert!(!h.state().errors.is_empty());
+    assert!((0..h.state().errors.len()).all(|i| h.state().errors.is_warning(i)), "{:?}", h.state().errors);
+    h.step();
+    assert!(h.query_all_by_label("Warning").count() >= 1);
+    assert_eq!(h.query_all_by_label("Error").count(), 0);
+    let missing = std::env::temp_dir().join("latscope-no-such-file.txt");
+    h.state_mut().update(Message::Files(latscope::gui::message::FileMsg::Open(vec![missing])));
+    wait(&mut h, "the failed load", |wb| {
+        wb.loads().is_empty() && (0..wb.errors.len()).any(|i| !wb.errors.is_warning(i))
+    });
+    h.step();
+    assert!(h.query_all_by_label("Error").count() >= 1);
+}

@@ -82,6 +82,8 @@ impl Workbench {
             .filter_map(|&id| self.doc.get(id).map(|s| (id, s.prepared.clone(), s.placement)))
             .collect();
         let (text, sort) = (self.table.filter.clone(), self.table.sort);
+        // A filter naming an annotation's end event lists those too.
+        let ends = text.contains("_end");
         let filter = match Filter::parse(&text) {
             Ok(f) => {
                 self.table.error = None;
@@ -96,7 +98,7 @@ impl Workbench {
         };
         // Stamped by the first source: the query is latest-wins whichever source it reads.
         self.jobs.spawn(JobKind::Table, self.doc.stamp(first), move |cx| {
-            let rows = workers::table_rows(&sources, &filter, sort, &cx.control);
+            let rows = workers::table_rows(&sources, &filter, sort, ends, &cx.control);
             // Let go of the sources before answering: the workbench may then change one in
             // place (a derived lane) without a copy.
             drop(sources);

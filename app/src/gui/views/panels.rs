@@ -249,8 +249,41 @@ fn tracks_panel(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> 
                     let placed = timeline::placement_text(shown, sv.id);
                     ui.add(egui::Label::new(egui::RichText::new(placed).small().weak()).wrap())
                         .on_hover_text(sv.source().origin.domain.describe());
-                    for vi in 0..sv.lanes.len() {
+                    // Decoded rows go under their decoder, and the event lanes a decode
+                    // added under those, closed: a decode adds a lane per row and two per
+                    // annotation kind.
+                    let groups = crate::gui::decoder_dialog::decoded_lane_groups(sv.prepared);
+                    let group_of = |vi: usize| groups.get(&sv.lanes[vi].name);
+                    for vi in (0..sv.lanes.len()).filter(|&vi| group_of(vi).is_none()) {
                         msgs.extend(track_row(ui, view.overlay.focused, sv, vi));
+                    }
+                    let mut decoders: Vec<&str> = groups.values().map(|(d, _)| d.as_str()).collect();
+                    decoders.sort_unstable();
+                    decoders.dedup();
+                    for decoder in decoders {
+                        let member = |vi: usize, events: bool| {
+                            group_of(vi).is_some_and(|(d, e)| d == decoder && *e == events)
+                        };
+                        egui::CollapsingHeader::new(format!("{decoder} (decoded)"))
+                            .id_salt(("decoder", sv.id, decoder))
+                            .default_open(true)
+                            .show(ui, |ui| {
+                                for vi in (0..sv.lanes.len()).filter(|&vi| member(vi, false)) {
+                                    msgs.extend(track_row(ui, view.overlay.focused, sv, vi));
+                                }
+                                let events: Vec<usize> =
+                                    (0..sv.lanes.len()).filter(|&vi| member(vi, true)).collect();
+                                if !events.is_empty() {
+                                    egui::CollapsingHeader::new(format!("its events ({})", events.len()))
+                                        .id_salt(("decoder-events", sv.id, decoder))
+                                        .default_open(false)
+                                        .show(ui, |ui| {
+                                            for &vi in &events {
+                                                msgs.extend(track_row(ui, view.overlay.focused, sv, vi));
+                                            }
+                                        });
+                                }
+                            });
                     }
                 });
         }
@@ -358,8 +391,11 @@ fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
     let width = ui.available_width();
     let shown = errors.len().min(4);
     for (i, e) in errors.iter().enumerate().rev().take(shown) {
+        // Warnings (the file loaded, something was recovered) in amber, errors in red.
+        let (fill, kind) =
+            if errors.is_warning(i) { (theme::WARNING.get(), "Warning") } else { (theme::IRQ, "Error") };
         egui::Frame::new()
-            .fill(theme::IRQ.gamma_multiply(0.25))
+            .fill(fill.gamma_multiply(0.25))
             .inner_margin(egui::Margin::symmetric(8, 4))
             .corner_radius(4)
             .show(ui, |ui| {
@@ -371,6 +407,7 @@ fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
                         egui::Layout::top_down(egui::Align::Min),
                         |ui| {
                             ui.set_max_width(text_width);
+                            ui.label(egui::RichText::new(kind).strong().color(fill));
                             let text = egui::RichText::new(errors::banner_text(e)).color(theme::TEXT);
                             ui.add(egui::Label::new(text).wrap());
                         },
@@ -406,7 +443,11 @@ fn log_ui(errors: &Errors, ui: &mut egui::Ui) {
             ui.weak("No errors or warnings.");
         }
         for e in errors.log() {
-            ui.add(egui::Label::new(egui::RichText::new(e).monospace()).wrap());
+            let mut text = egui::RichText::new(e).monospace();
+            if e.starts_with("warning: ") {
+                text = text.color(theme::WARNING);
+            }
+            ui.add(egui::Label::new(text).wrap());
         }
     });
 }
