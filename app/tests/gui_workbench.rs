@@ -1811,7 +1811,8 @@ fn the_live_analyses_never_run_ahead_of_the_simulated_time() {
             ahead += usize::from(shown.source.time_range().unwrap().1 > now);
             let node = h.get_by_label_contains("analyses up to t = ");
             let label = node.accesskit_node().label().or_else(|| node.value()).unwrap_or_default();
-            let t = ps_of(label.rsplit("t = ").next().unwrap());
+            // `t = 20.242 ms (100.020242259 s on the timeline)`: the simulated time first.
+            let t = ps_of(label.rsplit("t = ").next().unwrap().split(" (").next().unwrap());
             // The label rounds to the microsecond.
             assert!(t <= now + 1_000_000, "{label:?} while the simulation is at {now} ps");
             seen += 1;

@@ -7,7 +7,7 @@ use crate::gui::analysis::{AnalysisResult, PanelView, PlotKind, RuleEditor, scat
 use crate::gui::message::{AnalysisMsg, Message};
 use egui_plot::{
     Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
-    PlotTransform, Points,
+    PlotTransform, Points, Text, VLine,
 };
 use latscope_analysis::report::Comparison;
 use latscope_engine::registry::Registry;
@@ -201,6 +201,7 @@ fn latency_plot(id: impl std::hash::Hash + std::fmt::Debug, log: bool) -> Plot<'
     let plot = if log { Plot::new(id).x_grid_spacer(decade_marks) } else { Plot::new(id) };
     plot.height(150.0)
         .allow_scroll(false)
+        .x_axis_label(if log { "latency (log scale)" } else { "latency" })
         .x_axis_formatter(
             move |m, _| if log || m.value >= 0.0 { axis_ns(ns_of(m.value, log)) } else { String::new() },
         )
@@ -210,7 +211,18 @@ fn latency_plot(id: impl std::hash::Hash + std::fmt::Debug, log: bool) -> Plot<'
         })
 }
 
-/// The histogram; a click on a bar asks for its samples on the timeline.
+/// Whether `r`'s latencies have a long tail: its maximum is more than 20 times its median,
+/// so linear bins would put nearly every pair into the first bar.
+pub fn long_tail(r: &AnalysisResult) -> bool {
+    let st = r.summary.as_ref().map(|s| s.stats_ns);
+    match st.and_then(|st| Some((st.p50?, st.max?))) {
+        Some((p50, max)) => p50 > 0.0 && max > 20.0 * p50,
+        None => false,
+    }
+}
+
+/// The histogram, in log bins when the user asks or the tail is long; the p50, p99 and
+/// maximum marked. A click on a bar asks for its samples on the timeline.
 fn histogram(
     ui: &mut egui::Ui,
     ri: usize,
@@ -219,13 +231,17 @@ fn histogram(
     drawn: &mut Vec<DrawnPlot>,
     msgs: &mut Vec<Message>,
 ) {
-    let log = view.log_x;
+    let tail = long_tail(r);
+    let log = view.log_x || tail;
     let buckets = r
         .summary
         .as_ref()
         .map_or(&[][..], |s| if log { &s.histogram_log[..] } else { &s.histogram_linear[..] });
     if !buckets.iter().any(|b| b.count > 0) {
         return;
+    }
+    if tail && !view.log_x {
+        ui.weak("log bins: the tail is long (max > 20 x p50)");
     }
     let floor = log_floor(r);
     let bars: Vec<Bar> = buckets
@@ -235,9 +251,29 @@ fn histogram(
             Bar::new((lo + hi) / 2.0, b.count as f64).width(hi - lo)
         })
         .collect();
-    let resp = latency_plot(("hist", ri, log), log)
-        .y_axis_label("count")
-        .show(ui, |p| p.bar_chart(BarChart::new("count", bars).color(crate::gui::theme::ACCENT.get())));
+    let top = buckets.iter().map(|b| b.count).max().unwrap_or(0) as f64;
+    let st = r.summary.as_ref().map(|s| s.stats_ns);
+    let marks: Vec<(&str, f64)> =
+        [("p50", st.and_then(|s| s.p50)), ("p99", st.and_then(|s| s.p99)), ("max", st.and_then(|s| s.max))]
+            .into_iter()
+            .filter_map(|(name, v)| Some((name, v?)))
+            .collect();
+    let resp =
+        latency_plot(("hist", ri, log), log).y_axis_label("count").include_y(top * 1.15).show(ui, |p| {
+            p.bar_chart(BarChart::new("count", bars).color(crate::gui::theme::ACCENT.get()));
+            for (k, &(name, ns)) in marks.iter().enumerate() {
+                let x = x_of(ns, log, floor);
+                let color = crate::gui::theme::TEXT_DIM.get();
+                p.vline(VLine::new(name, x).color(color).style(egui_plot::LineStyle::dashed_loose()));
+                // Staggered, so marks close together stay readable.
+                let y = top * (1.12 - 0.09 * k as f64);
+                p.text(
+                    Text::new(name, PlotPoint::new(x, y), format!("{name} {}", axis_ns(ns)))
+                        .color(color)
+                        .anchor(egui::Align2::LEFT_CENTER),
+                );
+            }
+        });
     drawn.push(DrawnPlot { result: ri, kind: PlotKind::Histogram, transform: resp.transform });
     if resp.response.clicked()
         && let Some(pos) = resp.response.interact_pointer_pos()

@@ -29,7 +29,9 @@ pub fn show(
         // Both are asked for once; they are done as this frame draws.
         msgs.push(Message::Table(TableMsg::RequestsDone));
     }
-    ui.horizontal(|ui| {
+    // Wrapped: in the table's half of the panel, the counts and toggles go to a second line
+    // rather than under the inspector.
+    ui.horizontal_wrapped(|ui| {
         ui.label("Filter");
         let mut filter = st.filter.clone();
         let edit = ui.add(
@@ -89,7 +91,12 @@ pub fn show(
         }
         let total: usize =
             st.rows.sources.iter().filter_map(|&i| find(sources, i)).map(|s| s.source().events.len()).sum();
-        ui.weak(format!("{} of {} events", st.rows.rows.len(), total));
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(format!("{} of {} events", st.rows.rows.len(), total)).weak(),
+            )
+            .extend(),
+        );
         match st.search {
             Some(SearchState::At { at, wrapped }) => {
                 let text = format!("match {at} of {}", st.rows.rows.len());
