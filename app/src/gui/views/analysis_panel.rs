@@ -267,11 +267,11 @@ fn histogram(
                 p.vline(VLine::new(name, x).color(color).style(egui_plot::LineStyle::dashed_loose()));
                 // Staggered, so marks close together stay readable.
                 let y = top * (1.12 - 0.09 * k as f64);
-                p.text(
-                    Text::new(name, PlotPoint::new(x, y), format!("{name} {}", axis_ns(ns)))
-                        .color(color)
-                        .anchor(egui::Align2::LEFT_CENTER),
-                );
+                // The maximum is at the right edge: its label reads leftwards, inside the plot.
+                let anchor =
+                    if name == "max" { egui::Align2::RIGHT_CENTER } else { egui::Align2::LEFT_CENTER };
+                let label = format!(" {name} {} ", axis_ns(ns));
+                p.text(Text::new(name, PlotPoint::new(x, y), label).color(color).anchor(anchor));
             }
         });
     drawn.push(DrawnPlot { result: ri, kind: PlotKind::Histogram, transform: resp.transform });

@@ -108,8 +108,27 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
             });
         } else {
             let v = wb.view;
-            let (meshes, layout) = (&mut cache.meshes, &mut cache.layout);
-            msgs.extend(timeline::show(ui, &shown, &v.viewport, &v.overlay, v.scroll, meshes, layout));
+            let (meshes, layout, overview) = (&mut cache.meshes, &mut cache.layout, &mut cache.overview);
+            // The search's matches while the table's filter is set.
+            let t = wb.table;
+            let matches =
+                (!t.rows.filter.trim().is_empty() && !t.rows.rows.is_empty()).then(|| timeline::Matches {
+                    rows: &t.rows.rows,
+                    by_time: t.rows.sort == crate::gui::table::TableSort::Time,
+                });
+            let range = wb.doc.time_range();
+            msgs.extend(timeline::show(
+                ui,
+                &shown,
+                &v.viewport,
+                &v.overlay,
+                v.scroll,
+                range,
+                matches,
+                meshes,
+                overview,
+                layout,
+            ));
         }
     });
     // The timeline's width and how far its lanes scroll are the view's to know (zooming
