@@ -261,3 +261,60 @@ fn warnings_look_unlike_errors() {
     h.step();
     assert!(h.query_all_by_label("Error").count() >= 1);
 }
+
+#[test]
+fn a_selected_event_shows_its_pairs_and_goes_to_their_other_ends() {
+    let file = sample("ftrace/virtio_blk_direct_read.txt");
+    let mut h = open_paths(vec![file.clone()]);
+    wait(&mut h, "the presets", |wb| {
+        wb.settled() && wb.analysis.results.iter().any(|r| r.outcome.name == "block")
+    });
+    // The 10th request issued, as the trace prints it; its completion is the next
+    // block_rq_complete of the same sector (a small script's answer, independent of ours).
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let issue_line = lines.iter().filter(|l| l.contains("block_rq_issue:")).nth(9).unwrap();
+    let secs = |l: &str| -> f64 {
+        let before = l.split(": block_rq_").next().unwrap();
+        before.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let sector = |l: &str| -> String {
+        let after = l.split(") ").nth(1).unwrap();
+        after.split(' ').next().unwrap().to_owned()
+    };
+    let (t_issue, s) = (secs(issue_line), sector(issue_line));
+    let complete_line = lines
+        .iter()
+        .filter(|l| l.contains("block_rq_complete:") && sector(l) == s && secs(l) > t_issue)
+        .next()
+        .unwrap();
+    let want_ps = ((secs(complete_line) - t_issue) * 1e12).round() as i64;
+
+    assert_eq!(
+        filter(&mut h, "block_rq_issue"),
+        lines.iter().filter(|l| l.contains("block_rq_issue:")).count()
+    );
+    let issue = h.state().table.rows.rows[9].sel();
+    h.state_mut().update(Message::Table(TableMsg::Select(issue)));
+    settle(&mut h);
+    let related = h.state().view.overlay.related.clone();
+    let block = related.iter().find(|r| r.analysis == "block").expect("the block pair of the issue");
+    assert_eq!(block.latency_ps, want_ps, "{issue_line}\n{complete_line}");
+    assert_eq!(block.arrow.start.event, Some(issue));
+    // The inspector's link goes to the other end: the completion, as the trace prints it.
+    let link = latscope_model::format_seconds(want_ps) + " to its end";
+    h.get_by_label(&link).click();
+    settle(&mut h);
+    let sel = h.state().view.overlay.selected.unwrap();
+    assert_eq!(Some(sel), block.arrow.end.event);
+    assert_eq!(format!("{:.6}", secs(complete_line)), time_cell(h.state(), sel));
+    // From the completion, the same pair leads back.
+    assert!(
+        h.state()
+            .view
+            .overlay
+            .related
+            .iter()
+            .any(|r| r.analysis == "block" && r.arrow.start.event == Some(issue))
+    );
+}

@@ -187,6 +187,17 @@ pub struct Overlay {
     pub arrow: Option<Arrow>,
     /// Detector windows (stalls, polling loops) shaded over their source's lanes.
     pub bands: Vec<Band>,
+    /// The pairs the selected event is an end of, as flows (Perfetto's arrows): the other
+    /// end of each pair, and the chains it starts or ends.
+    pub related: Vec<Related>,
+}
+
+/// A pair the selected event belongs to: the analysis, its latency, and the arrow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    pub analysis: String,
+    pub latency_ps: Ps,
+    pub arrow: Arrow,
 }
 
 /// A pair of an analysis drawn as an arrow from its start to its end, on the lanes of the

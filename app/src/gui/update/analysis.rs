@@ -7,7 +7,7 @@ use crate::gui::app::Workbench;
 use crate::gui::document::{Document, SourceId};
 use crate::gui::jobs::JobKind;
 use crate::gui::message::AnalysisMsg;
-use crate::gui::view::{Arrow, ArrowEnd, EventSel};
+use crate::gui::view::{Arrow, ArrowEnd, EventSel, Related};
 use latscope_analysis::outcome::{EventAt, Outcome};
 use latscope_model::{Filter, Ps, Source};
 use std::sync::Arc;
@@ -80,6 +80,9 @@ impl Workbench {
         }
         self.analysis.results = Arc::new(results);
         self.refresh_bands();
+        if let Some(sel) = self.view.overlay.selected {
+            self.view.overlay.related = self.related_pairs(sel);
+        }
     }
 
     /// Shades the analyses' stall windows and polling loops over their sources' lanes.
@@ -96,6 +99,7 @@ impl Workbench {
     pub(super) fn drop_results(&mut self) {
         self.analysis.results = Arc::default();
         self.view.overlay.bands.clear();
+        self.view.overlay.related.clear();
     }
 
     pub(super) fn run_analysis(&mut self, which: Which) {
@@ -209,6 +213,35 @@ fn pair_event(src: &Source, t: Ps, key: &str) -> Option<usize> {
 
 /// The arrow of sample `sample` of `outcome` (computed on source `home`; `inputs` map its
 /// input numbers to sources): its ends on the common timeline and the events they are.
+/// Most pairs listed as related to one event (an event in thousands of pairs is rare: a
+/// flush, a shared IRQ).
+const MAX_RELATED: usize = 16;
+
+impl Workbench {
+    /// The pairs of the current results that start or end at event `sel`.
+    pub(super) fn related_pairs(&self, sel: EventSel) -> Vec<Related> {
+        let a = &self.analysis;
+        let Some(input) = a.input_ids.iter().position(|&id| id == sel.source) else { return Vec::new() };
+        let at = EventAt { source: input as u32, index: sel.index as u32 };
+        let mut out = Vec::new();
+        for r in a.results.iter() {
+            let o = &r.outcome;
+            for (k, x) in o.samples.iter().enumerate() {
+                if x.start_event != Some(at) && x.end_event != Some(at) {
+                    continue;
+                }
+                if let Some(arrow) = arrow_of(&self.doc, &a.input_ids, a.source_of(o.source), o, k) {
+                    out.push(Related { analysis: o.name.clone(), latency_ps: x.end - x.start, arrow });
+                }
+                if out.len() >= MAX_RELATED {
+                    return out;
+                }
+            }
+        }
+        out
+    }
+}
+
 fn arrow_of(
     doc: &Document,
     inputs: &[SourceId],

@@ -104,6 +104,7 @@ impl Workbench {
     pub(super) fn select(&mut self, sel: EventSel) {
         self.view.overlay.selected = Some(sel);
         self.table.scroll_to_selection = true;
+        self.view.overlay.related = self.related_pairs(sel);
     }
 
     fn step_edge(&mut self, forward: bool) {

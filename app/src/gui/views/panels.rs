@@ -37,7 +37,7 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
                 let selected = wb.view.overlay.selected;
                 let busy = wb.busy(JobKind::Table);
                 msgs.extend(table::show(&mut cols[0], wb.table, busy, &shown, selected, &wb.view.viewport));
-                table::inspector(&mut cols[1], &shown, selected);
+                msgs.extend(table::inspector(&mut cols[1], &shown, selected, &wb.view.overlay.related));
             });
         });
     }

@@ -7,7 +7,7 @@ use crate::gui::message::{Message, TableMsg};
 use crate::gui::table::{SearchState, TableSort, TableState};
 use crate::gui::theme;
 use crate::gui::view::Viewport;
-use crate::gui::view::{EventSel, SourceView, find};
+use crate::gui::view::{EventSel, Related, SourceView, find};
 use crate::gui::views::timeline::{clock_text, common_seconds, common_text, event_fields, fields_read};
 use egui_extras::{Column, TableBuilder};
 use latscope_model::render_event;
@@ -238,15 +238,47 @@ pub fn show(
 
 /// The inspector: the selected event's columns, its payload as the tracer prints it, every
 /// field's stored value (what rules and filters match), and its stack.
-pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView<'_>], selected: Option<EventSel>) {
+///
+/// Above them, the pairs the event is an end of (`related`): each goes to its other end.
+pub fn inspector(
+    ui: &mut egui::Ui,
+    sources: &[SourceView<'_>],
+    selected: Option<EventSel>,
+    related: &[Related],
+) -> Vec<Message> {
+    let mut msgs = Vec::new();
     let Some(sel) = selected else {
         ui.weak("Click an event on the timeline or in the table.");
-        return;
+        return msgs;
     };
-    let Some(sv) = find(sources, sel.source) else { return };
+    let Some(sv) = find(sources, sel.source) else { return msgs };
     let src = sv.source();
     ui.strong(format!("{} · event #{}", src.name, sel.index));
     egui::ScrollArea::vertical().id_salt("inspector").show(ui, |ui| {
+        for r in related {
+            // The other end of the pair: the end if this is its start, else the start.
+            let (other, dir) = match r.arrow.start.event {
+                Some(e) if e == sel => (r.arrow.end.event, "to its end"),
+                _ => (r.arrow.start.event, "from its start"),
+            };
+            ui.horizontal(|ui| {
+                ui.label(egui::RichText::new(&r.analysis).color(theme::CURSOR_A));
+                let text = format!("{} {dir}", latscope_model::format_seconds(r.latency_ps));
+                match other {
+                    Some(o) => {
+                        if ui.link(text).on_hover_text("Select the other end of this pair").clicked() {
+                            msgs.push(TableMsg::Select(o).into());
+                        }
+                    }
+                    None => {
+                        ui.monospace(text);
+                    }
+                }
+            });
+        }
+        if !related.is_empty() {
+            ui.separator();
+        }
         egui::Grid::new("inspector-grid").num_columns(2).striped(true).show(ui, |ui| {
             for (k, v) in event_fields(src, sel.index) {
                 ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
@@ -288,4 +320,5 @@ pub fn inspector(ui: &mut egui::Ui, sources: &[SourceView<'_>], selected: Option
             ui.weak(format!("from the source's start {}", latscope_model::format_seconds(ts)));
         }
     });
+    msgs
 }

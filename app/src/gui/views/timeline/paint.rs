@@ -230,7 +230,35 @@ pub(super) fn paint_overlay(
             );
         }
     }
+    // The selected event's pairs, as flows from start to end, each with its analysis and
+    // latency at its middle.
+    let data = painter.with_clip_rect(frame.data());
+    for r in &overlay.related {
+        let Some((pa, pb)) = arrow_points(frame, sources, vp, &r.arrow) else { continue };
+        data.arrow(pa, pb - pa, Stroke::new(1.5, theme::CURSOR_A.gamma_multiply(0.8)));
+        let label = format!("{} {}", r.analysis, latscope_model::format_seconds(r.latency_ps));
+        data.text(
+            pa + (pb - pa) / 2.0 + vec2(0.0, -4.0),
+            Align2::CENTER_BOTTOM,
+            label,
+            FontId::proportional(11.0),
+            theme::CURSOR_A.get(),
+        );
+    }
     let arrow = overlay.arrow?;
+    let (pa, pb) = arrow_points(frame, sources, vp, &arrow)?;
+    painter.with_clip_rect(frame.data()).arrow(pa, pb - pa, Stroke::new(2.0, theme::CURSOR_A));
+    Some((pa, pb))
+}
+
+/// Where an arrow is drawn: from its start to its end, on the lanes of the pair's events.
+fn arrow_points(
+    frame: &Frame,
+    sources: &[SourceView<'_>],
+    vp: &Viewport,
+    arrow: &crate::gui::view::Arrow,
+) -> Option<(Pos2, Pos2)> {
+    let data_left = frame.data_left;
     // On the lanes of the pair's events; an end whose lane is hidden takes the other end's,
     // and with neither the arrow goes on the source's first lane.
     let ya = arrow_end_y(frame, sources, arrow.source, arrow.start);
@@ -238,7 +266,5 @@ pub(super) fn paint_overlay(
     let first = frame.rows.iter().find(|(id, _)| id.source == arrow.source).map(|(_, r)| r.top() + 12.0);
     let fallback = ya.or(yb).or(first).unwrap_or(frame.lanes.top() + 12.0);
     let (ya, yb) = (ya.unwrap_or(fallback), yb.unwrap_or(fallback));
-    let (pa, pb) = (pos2(vp.x_of(data_left, arrow.a), ya), pos2(vp.x_of(data_left, arrow.b), yb));
-    painter.with_clip_rect(frame.data()).arrow(pa, pb - pa, Stroke::new(2.0, theme::CURSOR_A));
-    Some((pa, pb))
+    Some((pos2(vp.x_of(data_left, arrow.a), ya), pos2(vp.x_of(data_left, arrow.b), yb)))
 }
