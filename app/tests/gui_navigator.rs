@@ -318,3 +318,97 @@ fn a_selected_event_shows_its_pairs_and_goes_to_their_other_ends() {
             .any(|r| r.analysis == "block" && r.arrow.start.event == Some(issue))
     );
 }
+
+#[test]
+fn a_pinned_lane_stays_at_the_top_while_the_others_scroll() {
+    let mut h = open_paths(vec![sample("ftrace/timer_wakeups_under_load.txt")]);
+    let source = source_id(h.state(), 0);
+    let lanes = h.state().view.lanes_of(source).len();
+    let last = latscope::gui::view::LaneId { source, lane: lanes - 1 };
+    h.state_mut().update(Message::View(ViewMsg::PinLane(last)));
+    h.state_mut().update(Message::View(ViewMsg::ScrollLanes(10_000.0)));
+    settle(&mut h);
+    let layout = &h.state().frame.layout;
+    let (first, rect) = layout.rows[0];
+    assert_eq!(first, last, "the pinned lane comes first");
+    assert_eq!(rect.top(), layout.lanes_top, "right below the ruler, however far the lanes scrolled");
+    // The lanes after it scrolled: the first unpinned lane is off the top.
+    let (_, second) = layout.rows[1];
+    assert!(second.top() < rect.bottom(), "{second:?} scrolled under the pinned {rect:?}");
+    h.state_mut().update(Message::View(ViewMsg::PinLane(last)));
+    settle(&mut h);
+    assert_ne!(h.state().frame.layout.rows[0].0, last, "unpinned, it goes back to its place");
+}
+
+#[test]
+fn a_rows_menu_narrows_the_table_to_a_task_or_a_cpu_and_hides_one() {
+    let file = sample("ftrace/virtio_blk_direct_read.txt");
+    let mut h = open_paths(vec![file.clone()]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
+    // The task column (`comm-pid`) and the CPU column (`[001]`), as a script reads them.
+    let task_of = |l: &str| l.split('[').next().unwrap().trim().to_owned();
+    let cpu_of = |l: &str| l.split('[').nth(1).unwrap().split(']').next().unwrap().parse::<u32>().unwrap();
+    let dd = lines.iter().filter(|l| task_of(l).ends_with("-10354")).count();
+    let cpu1 = lines.iter().filter(|l| cpu_of(l) == 1).count();
+    assert!(dd > 0 && cpu1 > 0);
+    assert_eq!(filter(&mut h, ""), lines.len());
+    h.state_mut().update(Message::Table(TableMsg::AddTerm("common_pid=10354".into())));
+    wait(&mut h, "the filter", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.rows.rows.len(), dd);
+    h.state_mut().update(Message::Table(TableMsg::AddTerm("-common_cpu=1".into())));
+    wait(&mut h, "the filter", |wb| !wb.table_pending());
+    let dd_not_cpu1 = lines.iter().filter(|l| task_of(l).ends_with("-10354") && cpu_of(l) != 1).count();
+    assert_eq!(h.state().table.rows.rows.len(), dd_not_cpu1);
+    assert_eq!(h.state().table.filter, "common_pid=10354 -common_cpu=1");
+    // From the row's own menu, as a user narrows it.
+    assert_eq!(filter(&mut h, ""), lines.len());
+    settle(&mut h);
+    let first = h.state().table.rows.rows[0].sel();
+    let cell = time_cell(h.state(), first);
+    let at = h.get_by_label(&cell).rect().center();
+    h.hover_at(at);
+    h.step();
+    h.event(egui::Event::PointerButton {
+        pos: at,
+        button: egui::PointerButton::Secondary,
+        pressed: true,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.step();
+    h.event(egui::Event::PointerButton {
+        pos: at,
+        button: egui::PointerButton::Secondary,
+        pressed: false,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.step();
+    h.step();
+    let cpu = {
+        let shown = h.state().view.shown(&h.state().doc);
+        shown[0].source().events.cpu[first.index]
+    };
+    h.get_by_label(&format!("Only CPU {cpu}")).click();
+    wait(&mut h, "the filter", |wb| !wb.table_pending());
+    assert_eq!(h.state().table.rows.rows.len(), lines.iter().filter(|l| cpu_of(l) == u32::from(cpu)).count());
+}
+
+#[test]
+fn the_status_bar_counts_the_samples_between_the_cursors() {
+    let mut h = open_paths(vec![sample("sigrok/sd_mode_imx6_snippet.sr")]);
+    // The capture's rate, as sigrok writes it in the archive's metadata.
+    let rate = {
+        let shown = h.state().view.shown(&h.state().doc);
+        let m = &shown[0].source().metadata;
+        m.iter().find(|(k, _)| k == "samplerate").unwrap().1.clone()
+    };
+    let hz = latscope_importers::sigrok::parse_samplerate(&rate).unwrap();
+    let a = h.state().view.shown(&h.state().doc)[0].to_common(1_000_000_000);
+    h.state_mut().update(Message::View(ViewMsg::SetCursor(CursorId::A, a)));
+    h.state_mut().update(Message::View(ViewMsg::SetCursor(CursorId::B, a + 250_000_000.0)));
+    h.step();
+    h.step();
+    // 250 us at the capture's rate.
+    let n = (250e-6 * hz as f64).round() as u64;
+    let _ = h.get_by_label(&format!("{n} samples"));
+}

@@ -105,6 +105,8 @@ impl Viewport {
 pub struct LaneView {
     pub lane: usize,
     pub visible: bool,
+    /// Kept at the top of the timeline while the other lanes scroll (Perfetto's pin).
+    pub pinned: bool,
     pub color: Color32,
     pub name: String,
 }
@@ -114,6 +116,7 @@ pub fn default_lanes(prepared: &Prepared, theme: ThemeKind) -> Vec<LaneView> {
     let lane = |(i, l): (usize, &Lane)| LaneView {
         lane: i,
         visible: true,
+        pinned: false,
         color: lane_default(l.color, theme),
         name: l.name.clone(),
     };
@@ -126,6 +129,7 @@ pub fn carried_lanes(prepared: &Prepared, old: &[LaneView], theme: ThemeKind) ->
     for v in &mut fresh {
         if let Some(o) = old.iter().find(|o| o.name == v.name) {
             v.visible = o.visible;
+            v.pinned = o.pinned;
             v.color = o.color;
         }
     }

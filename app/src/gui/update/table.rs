@@ -56,6 +56,16 @@ impl Workbench {
                 }
             }
             TableMsg::Step(by) => self.step_row(by),
+            TableMsg::AddTerm(term) => {
+                let mut filter = self.table.filter.trim().to_owned();
+                if !filter.split_whitespace().any(|t| t == term) {
+                    if !filter.is_empty() {
+                        filter.push(' ');
+                    }
+                    filter.push_str(&term);
+                }
+                self.update(TableMsg::SetFilter(filter).into());
+            }
             TableMsg::SetFollow(follow) => self.table.follow = follow,
             TableMsg::SetOwnClock(own) => self.table.own_clock = own,
         }

@@ -34,6 +34,13 @@ impl Workbench {
                     v.visible = !v.visible;
                 }
             }
+            ViewMsg::PinLane(id) => {
+                if let Some(v) = view.lane_mut(id) {
+                    v.pinned = !v.pinned;
+                    // A pinned lane is meant to be seen.
+                    v.visible |= v.pinned;
+                }
+            }
             ViewMsg::MoveLane(id, by) => {
                 if let Some(lanes) = view.lanes.get_mut(&id.source)
                     && id.lane < lanes.len()

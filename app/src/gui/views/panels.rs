@@ -11,7 +11,7 @@ use crate::gui::keymap;
 use crate::gui::message::{DeriveMsg, FileMsg, Message, ShellMsg, ViewMsg};
 use crate::gui::prepare::LaneClass;
 use crate::gui::theme;
-use crate::gui::view::{LaneId, PanelId, SourceView};
+use crate::gui::view::{LaneId, PanelId, SourceView, find};
 use latscope_model::{Ps, Source, format_seconds};
 use std::path::PathBuf;
 
@@ -222,6 +222,22 @@ fn status_bar(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Ve
             let d = (b - a).abs();
             let hz = if d > 0.0 { 1e12 / d } else { 0.0 };
             ui.strong(format!("Δ {}  1/Δ {}", format_seconds(d.round() as Ps), format_hz(hz)));
+            // PulseView's count: samples of the focused lane's capture (else the first
+            // sampled one) between the cursors.
+            let focused = view.overlay.focused.and_then(|f| find(shown, f.source));
+            let sampled = focused.into_iter().chain(shown.iter().copied()).find_map(|sv| {
+                let (_, rate) = sv.source().metadata.iter().find(|(k, _)| k == "samplerate")?;
+                let hz = latscope_importers::sigrok::parse_samplerate(rate).ok()?;
+                Some((sv, hz))
+            });
+            if let Some((sv, rate)) = sampled {
+                let n = samples_between(sv.to_source(a), sv.to_source(b), rate);
+                ui.strong(format!("{n} samples")).on_hover_text(format!(
+                    "at {} ({})",
+                    format_hz(rate as f64),
+                    sv.source().name
+                ));
+            }
         }
         ui.separator();
         ui.weak(format!(
@@ -250,6 +266,12 @@ fn status_bar(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Ve
         }
     });
     msgs
+}
+
+/// Sample periods of a capture sampled at `rate_hz` between source times `a` and `b` (ps),
+/// as PulseView counts them: whole periods, rounded.
+pub fn samples_between(a: f64, b: f64, rate_hz: u64) -> u64 {
+    ((b - a).abs() * rate_hz as f64 / 1e12).round() as u64
 }
 
 fn tracks_panel(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Vec<Message> {
@@ -360,6 +382,10 @@ fn track_row(ui: &mut egui::Ui, focused: Option<LaneId>, sv: &SourceView<'_>, vi
         }
         label.context_menu(|ui| {
             msgs.extend(lane_menu(ui, id, &v.name, v.color));
+            if ui.button(if v.pinned { "Unpin" } else { "Pin to the top" }).clicked() {
+                msgs.push(ViewMsg::PinLane(id).into());
+                ui.close();
+            }
             if lane.is_some_and(|l| l.kind.class() == LaneClass::Analog) {
                 ui.separator();
                 if ui.button("Derive digital…").clicked() {

@@ -228,9 +228,25 @@ pub fn show(
                     // As `trace-cmd report` prints it (trace.dat: the print fmt).
                     ui.add(egui::Label::new(render_event(src, index)).truncate());
                 });
-                if row.response().clicked() {
+                let response = row.response();
+                if response.clicked() {
                     msgs.push(TableMsg::Select(r.sel()).into());
                 }
+                // Narrow to (or hide) this row's task or CPU.
+                response.context_menu(|ui| {
+                    let task = format!("{}-{}", s.resolve(e.comm()), e.pid());
+                    for (label, term) in [
+                        (format!("Only task {task}"), format!("common_pid={}", e.pid())),
+                        (format!("Hide task {task}"), format!("-common_pid={}", e.pid())),
+                        (format!("Only CPU {}", e.cpu()), format!("common_cpu={}", e.cpu())),
+                        (format!("Hide CPU {}", e.cpu()), format!("-common_cpu={}", e.cpu())),
+                    ] {
+                        if ui.button(label).clicked() {
+                            msgs.push(TableMsg::AddTerm(term).into());
+                            ui.close();
+                        }
+                    }
+                });
             });
         });
     msgs

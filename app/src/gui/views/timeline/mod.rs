@@ -69,14 +69,25 @@ pub fn show(
     ruler(&painter, frame.ruler, vp, sources.first());
     overview::paint_strip(&painter, &frame, vp, range, sources, matches, overview_cache);
     let lane_painter = painter.with_clip_rect(frame.lanes);
-    paint_headers(&lane_painter, &frame, sources);
+    // Lanes that scroll stay below the pinned ones.
+    let scrolled_painter = painter.with_clip_rect(frame.scrolled);
+    paint_headers(&scrolled_painter, &frame, sources);
     for (k, &(id, rect)) in frame.rows.iter().enumerate() {
-        if rect.bottom() < frame.lanes.top() || rect.top() > frame.lanes.bottom() {
+        let (area, p) =
+            if k < frame.pinned { (frame.lanes, &lane_painter) } else { (frame.scrolled, &scrolled_painter) };
+        if rect.bottom() < area.top() || rect.top() > area.bottom() {
             continue;
         }
         if let Some(sv) = find(sources, id.source) {
-            paint_lane(&lane_painter, &frame, k, id, rect, &sv, vp, overlay, cache);
+            paint_lane(p, &frame, k, id, rect, &sv, vp, overlay, cache);
         }
+    }
+    if frame.pinned > 0 {
+        let y = frame.scrolled.top() - 1.0;
+        painter.line_segment(
+            [pos2(frame.full.left(), y), pos2(frame.full.right(), y)],
+            Stroke::new(2.0, theme::GRID),
+        );
     }
     let pointer = resp.hover_pos();
     let hovered = pointer.and_then(|p| hit_at(&frame, sources, vp, p));
