@@ -119,7 +119,7 @@ pub struct Pair {
 /// (below 2^40) or, from 2^40 up, an edge's track: the event it is, if it is one.
 fn event_at(order: u64) -> Option<EventAt> {
     let local = order & ((1 << 48) - 1);
-    (local < (1 << 40)).then(|| EventAt { source: (order >> 48) as u32, index: local as u32 })
+    (local < (1 << 40)).then_some(EventAt { source: (order >> 48) as u32, index: local as u32 })
 }
 
 impl Pair {

@@ -86,7 +86,9 @@ fn pairs_name_their_events_and_the_line_scan_agrees() {
     let at = |src: &latscope_model::Source, t: Ps, name: &str| -> Vec<&Line> {
         lines.iter().filter(|l| l.ts == abs(src, t) && l.event == name).collect()
     };
-    let cases: [(&str, &str, &[&str], fn(&Line) -> Option<String>, fn(&Line) -> Option<String>); 3] = [
+    // The key a line of a pair's start (or end) event carries.
+    type KeyOf = fn(&Line) -> Option<String>;
+    let cases: [(&str, &str, &[&str], KeyOf, KeyOf); 3] = [
         (
             "block",
             "block_rq_issue",

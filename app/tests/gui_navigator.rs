@@ -285,8 +285,7 @@ fn a_selected_event_shows_its_pairs_and_goes_to_their_other_ends() {
     let (t_issue, s) = (secs(issue_line), sector(issue_line));
     let complete_line = lines
         .iter()
-        .filter(|l| l.contains("block_rq_complete:") && sector(l) == s && secs(l) > t_issue)
-        .next()
+        .find(|l| l.contains("block_rq_complete:") && sector(l) == s && secs(l) > t_issue)
         .unwrap();
     let want_ps = ((secs(complete_line) - t_issue) * 1e12).round() as i64;
 
