@@ -50,12 +50,17 @@ impl Workbench {
             }
             TableMsg::SearchStep(forward) => self.search_step(forward),
             TableMsg::Select(sel) => {
+                // "match N of M" no longer describes where the selection is.
+                self.table.search = None;
                 self.select(sel);
                 if let Some(t) = self.event_time(sel) {
                     self.view.center_on(t);
                 }
             }
-            TableMsg::Step(by) => self.step_row(by),
+            TableMsg::Step(by) => {
+                self.table.search = None;
+                self.step_row(by);
+            }
             TableMsg::AddTerm(term) => {
                 let mut filter = self.table.filter.trim().to_owned();
                 if !filter.split_whitespace().any(|t| t == term) {

@@ -233,12 +233,17 @@ pub(super) fn paint_overlay(
     // The selected event's pairs, as flows from start to end, each with its analysis and
     // latency at its middle.
     let data = painter.with_clip_rect(frame.data());
-    for r in &overlay.related {
+    for (k, r) in overlay.related.iter().enumerate() {
         let Some((pa, pb)) = arrow_points(frame, sources, vp, &r.arrow) else { continue };
         data.arrow(pa, pb - pa, Stroke::new(1.5, theme::CURSOR_A.gamma_multiply(0.8)));
+        // Labelled where the arrow is long enough to hold its label; flows that share a
+        // start stack their labels rather than overprint them.
         let label = format!("{} {}", r.analysis, latscope_model::format_seconds(r.latency_ps));
+        if (pb.x - pa.x).abs() < label.len() as f32 * 6.5 {
+            continue;
+        }
         data.text(
-            pa + (pb - pa) / 2.0 + vec2(0.0, -4.0),
+            pa + (pb - pa) / 2.0 + vec2(0.0, -4.0 - 12.0 * k as f32),
             Align2::CENTER_BOTTOM,
             label,
             FontId::proportional(11.0),
