@@ -411,3 +411,25 @@ fn the_status_bar_counts_the_samples_between_the_cursors() {
     let n = (250e-6 * hz as f64).round() as u64;
     let _ = h.get_by_label(&format!("{n} samples"));
 }
+
+#[test]
+fn the_chain_stage_table_fits_the_panel() {
+    let mut h = open_paths(vec![sample("ftrace/virtio_blk_direct_read.txt")]);
+    workbench_harness::set_rules(&mut h, &["chain"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
+    wait(&mut h, "the chain", |wb| wb.settled() && wb.analysis.results.iter().any(|r| !r.stages.is_empty()));
+    settle(&mut h);
+    let stages = h.state().analysis.results.iter().find(|r| !r.stages.is_empty()).unwrap().stages.clone();
+    let width = 1400.0;
+    let _ = h.get_by_label("stage");
+    for (name, _, st) in &stages {
+        let label = h.get_by_label(name);
+        assert!(label.rect().right() <= width, "{name} ends at {}", label.rect().right());
+        // The p99 cell is drawn inside the window, not cut off beyond it.
+        if let Some(p99) = st.p99 {
+            let text = latscope_model::format_seconds((p99 * 1e3).round() as i64);
+            let right = h.query_all_by_label(&text).map(|n| n.rect().right()).fold(0.0f32, f32::max);
+            assert!(right > 0.0 && right <= width, "p99 {text} of {name} ends at {right}");
+        }
+    }
+}

@@ -614,15 +614,23 @@ pub fn panel(
             }
             if !r.stages.is_empty() {
                 ui.label("Where the time goes (per stage):");
+                // Fits the panel: stage names are cut to a share of its width (the whole
+                // name on hover), the numbers keep theirs.
+                let name_width = (ui.available_width() * 0.45).max(80.0);
                 egui::Grid::new(("stages", ri)).num_columns(4).striped(true).show(ui, |ui| {
+                    for head in ["stage", "count", "p50", "p99"] {
+                        ui.strong(head);
+                    }
+                    ui.end_row();
                     for (name, count, st) in &r.stages {
-                        ui.monospace(name);
+                        ui.scope(|ui| {
+                            ui.set_max_width(name_width);
+                            ui.add(egui::Label::new(name.as_str()).truncate()).on_hover_text(name);
+                        });
                         ui.monospace(count.to_string());
-                        let show = |v: Option<f64>, what: &str| {
-                            v.map_or_else(String::new, |ns| format!("{what} {}", dur_ns(ns)))
-                        };
-                        ui.monospace(show(st.p50, "p50"));
-                        ui.monospace(show(st.p99, "p99"));
+                        let show = |v: Option<f64>| v.map_or_else(String::new, dur_ns);
+                        ui.add(egui::Label::new(egui::RichText::new(show(st.p50)).monospace()).extend());
+                        ui.add(egui::Label::new(egui::RichText::new(show(st.p99)).monospace()).extend());
                         ui.end_row();
                     }
                 });

@@ -50,13 +50,14 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
                 scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, wb.sim, &clock)));
             };
             if show_sim && show_analysis {
-                // The simulator gets its own resizable part at the top, at most half the
-                // height: the analysis below always keeps the other half.
-                let half = ui.available_height() * 0.5;
+                // The simulator gets its own resizable part at the top; the analysis below
+                // always keeps a quarter of the height.
+                // Its settings need the room: half the height at first, up to three quarters.
+                let height = ui.available_height();
                 egui::Panel::top("simulator")
                     .resizable(true)
-                    .default_size(half.min(330.0))
-                    .max_size(half)
+                    .default_size(height * 0.5)
+                    .max_size(height * 0.75)
                     .show(ui, |ui| sim_ui(ui, &mut msgs));
             } else if show_sim {
                 sim_ui(ui, &mut msgs);
