@@ -433,3 +433,26 @@ fn the_chain_stage_table_fits_the_panel() {
         }
     }
 }
+
+#[test]
+fn live_results_say_they_are_the_scenarios_own_not_that_there_is_no_rule() {
+    use latscope::gui::message::SimMsg;
+    use latscope::gui::sim::{SimCommand, SimEdit};
+    let wb = Workbench::new(Options::default(), Box::new(NoPicker), Vec::new());
+    let mut h = workbench_harness::harness(wb, egui::vec2(1400.0, 900.0));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Simulator)));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(true))));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(20_000_000_000),
+    })));
+    wait(&mut h, "the simulation's analyses", |wb| {
+        wb.sim.finished && !wb.analysis.results.is_empty() && wb.sim.live.shown_now == wb.sim.now
+    });
+    settle(&mut h);
+    assert!(h.state().analysis.rules.specs.is_empty());
+    assert_eq!(h.query_all_by_label("No rule yet.").count(), 0);
+    let _ = h.get_by_label_contains("the scenario's own analyses");
+    assert_eq!(h.state().analysis.placement_used, "placement: the simulator's clock");
+}
