@@ -568,18 +568,14 @@ pub(crate) mod tests {
         let mut oa = Outcome::new("irq-handler", AnalysisKind::Pair, 0);
         for (i, l) in [2_000_000, 3_000_000, 6_000_000].iter().enumerate() {
             let key = if i == 2 { "name=<script>alert(1)</script>" } else { "irq=36" };
-            oa.samples.push(Sample {
-                start: i as Ps * 10_000_000,
-                end: i as Ps * 10_000_000 + l,
-                key: key.into(),
-            });
+            oa.samples.push(Sample::new(i as Ps * 10_000_000, i as Ps * 10_000_000 + l, key));
         }
         oa.unmatched_end = 1;
         oa.notes.push(Note { what: "double completion".into(), count: 2 });
         oa.notes.push(Note { what: format!("median period{}", Note::PS_SUFFIX), count: 4_000_000_000 });
         oa.windows.push(Window { start: 0, end: 5_000_000, excess: 1_000_000 });
         let mut ob = Outcome::new("irq-handler", AnalysisKind::Pair, 1);
-        ob.samples.push(Sample { start: 0, end: 4_000_000, key: "=cmd|' /C calc'!A0".into() });
+        ob.samples.push(Sample::new(0, 4_000_000, "=cmd|' /C calc'!A0"));
         let inputs = [ReportInput { path: "a.txt", source: &a }, ReportInput { path: "b.txt", source: &b }];
         build(&inputs, &[oa, ob], &ReportOptions::default()).unwrap()
     }
@@ -627,9 +623,7 @@ pub(crate) mod tests {
     fn a_report_without_samples_prints_the_same_json_and_markdown() {
         let outcome = |source| {
             let mut o = Outcome::new("pulse:D1", AnalysisKind::Pulse, source);
-            o.samples = (0..50)
-                .map(|i| Sample { start: i * 1000, end: i * 1000 + 7 * i, key: String::new() })
-                .collect();
+            o.samples = (0..50).map(|i| Sample::new(i * 1000, i * 1000 + 7 * i, String::new())).collect();
             o
         };
         let a = Source::new("a.sr", "sigrok-sr", SourceKind::File);
@@ -648,9 +642,7 @@ pub(crate) mod tests {
     /// A source with `n` samples of `t` one microsecond apart, latencies `f(i)` ps.
     fn outcome_of(source: usize, n: i64, f: impl Fn(i64) -> i64) -> Outcome {
         let mut o = Outcome::new("t", AnalysisKind::Pair, source);
-        o.samples = (0..n)
-            .map(|i| Sample { start: i * 1_000_000, end: i * 1_000_000 + f(i), key: String::new() })
-            .collect();
+        o.samples = (0..n).map(|i| Sample::new(i * 1_000_000, i * 1_000_000 + f(i), String::new())).collect();
         o
     }
 

@@ -105,7 +105,7 @@ impl Workbench {
     fn add_source(&mut self, id: SourceId, path: &Path, prepared: Arc<Prepared>) {
         self.errors.loaded_ok();
         for w in prepared.source.diagnostics.summary().into_iter().take(3) {
-            self.errors.push(anyhow::anyhow!("{}: {w}", path.display()));
+            self.errors.push_warning(format!("{}: {w}", path.display()));
         }
         self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
         self.doc.add(id, prepared, false);
