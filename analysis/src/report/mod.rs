@@ -705,7 +705,7 @@ pub(crate) mod tests {
         // 150 sectors, each seen twice.
         for i in 0..300_i64 {
             let key = format!("sector={}", i % 150);
-            o.samples.push(Sample { start: i * 1_000_000, end: i * 1_000_000 + 1000 + i, key });
+            o.samples.push(Sample::new(i * 1_000_000, i * 1_000_000 + 1000 + i, key));
         }
         let prov = Provenance {
             command: Some("latscope report blk.dat --preset block".into()),
