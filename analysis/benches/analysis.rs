@@ -55,11 +55,12 @@ fn replicate_outcome(real: &Outcome, samples: usize) -> Outcome {
     while big.samples.len() < samples {
         let shift = copy * period;
         let room = samples - big.samples.len();
-        big.samples.extend(real.samples.iter().take(room).map(|s| Sample {
-            start: s.start + shift,
-            end: s.end + shift,
-            key: s.key.clone(),
-        }));
+        big.samples.extend(
+            real.samples
+                .iter()
+                .take(room)
+                .map(|s| Sample::new(s.start + shift, s.end + shift, s.key.clone())),
+        );
         copy += 1;
     }
     big

@@ -482,9 +482,9 @@ fn chain_in(name: &str, si: usize, src: &Source, plan: CmdIrqPlan, by_completion
         let key = kernel.key(tail.pid, &format!("irq={irq_no}"), &mut total, &mut stages);
         let bounds = [(t0, t1), (t1, tail.exit), (tail.exit, tail.wakeup), (tail.wakeup, tail.running)];
         for (st, (a, b)) in stages.iter_mut().zip(bounds) {
-            st.samples.push(Sample { start: a, end: b, key: key.clone() });
+            st.samples.push(Sample::new(a, b, key.clone()));
         }
-        total.samples.push(Sample { start: t0, end: tail.running, key });
+        total.samples.push(Sample::new(t0, tail.running, key));
     }
     let why = if by_completion {
         [
@@ -712,9 +712,9 @@ fn chain_through_bus(name: &str, si: usize, src: &Source, plan: CmdIrqPlan, bus:
         let irq_no = kernel.irq_of(entry_idx).map_or(0, |x| x.0);
         let key = kernel.key(pid, &format!("irq={irq_no} cmd={index}"), &mut total, &mut stages);
         for (st, w) in stages.iter_mut().zip(points.windows(2)) {
-            st.samples.push(Sample { start: w[0], end: w[1], key: key.clone() });
+            st.samples.push(Sample::new(w[0], w[1], key.clone()));
         }
-        total.samples.push(Sample { start: t0, end: tail.running, key });
+        total.samples.push(Sample::new(t0, tail.running, key));
     }
     let mut why = vec![
         "request with no command of its opcode on the bus before the next request",

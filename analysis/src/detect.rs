@@ -70,7 +70,14 @@ pub(crate) fn pulse_pairs(src: &Source, rule: &PairRule) -> Result<PairResult, P
             open_at(t, &mut open, &mut res);
         }
         match open.take() {
-            Some(t) => res.pairs.push(Pair { start: t, end, key: Vec::new(), flagged: false }),
+            Some(t) => res.pairs.push(Pair {
+                start: t,
+                end,
+                key: Vec::new(),
+                flagged: false,
+                start_event: None,
+                end_event: None,
+            }),
             None => {
                 res.unmatched_end += 1;
                 // Once a start has opened, the engine counts an unmatched end as a repeat.
@@ -120,8 +127,7 @@ pub(crate) fn run_stall(
         let mut o = Outcome::new(name, AnalysisKind::Stall, i);
         o.notes.push(Note { what: format!("median period{}", Note::PS_SUFFIX), count: median.max(0) as u64 });
         o.notes.push(Note { what: "occurrences".into(), count: times.len() as u64 });
-        o.samples =
-            windows.iter().map(|w| Sample { start: w.start, end: w.end, key: String::new() }).collect();
+        o.samples = windows.iter().map(|w| Sample::new(w.start, w.end, String::new())).collect();
         o.windows = windows.iter().map(|w| Window { start: w.start, end: w.end, excess: w.excess }).collect();
         o
     })
@@ -175,7 +181,7 @@ pub(crate) fn run_long(
         for (a, b, label) in intervals {
             if b - a > over {
                 o.windows.push(Window { start: a, end: b, excess: b - a - over });
-                o.samples.push(Sample { start: a, end: b, key: label });
+                o.samples.push(Sample::new(a, b, label));
             }
         }
         o.samples.sort_by_key(|s| s.start);
@@ -217,10 +223,7 @@ pub(crate) fn run_poll(
         let runs = polling_runs(times, spacing, min);
         let mut o = Outcome::new(name, AnalysisKind::Pulse, i);
         o.notes.push(Note { what: "iterations".into(), count: runs.iter().map(|r| r.2).sum() });
-        o.samples = runs
-            .iter()
-            .map(|&(a, b, n)| Sample { start: a, end: b, key: format!("iterations={n}") })
-            .collect();
+        o.samples = runs.iter().map(|&(a, b, n)| Sample::new(a, b, format!("iterations={n}"))).collect();
         o
     })
 }

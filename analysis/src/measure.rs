@@ -124,7 +124,8 @@ pub(crate) fn outcome_keyed(
                 })
                 .clone()
         };
-        let sample = Sample { start: p.start, end: p.end, key };
+        let sample =
+            Sample { start: p.start, end: p.end, key, start_event: p.start_event, end_event: p.end_event };
         if p.flagged { o.excluded.push(sample) } else { o.samples.push(sample) }
     }
     o.samples.sort_by_key(|s| (s.start, s.end));

@@ -17,16 +17,33 @@ pub enum AnalysisKind {
     Stall,
 }
 
+/// An event of an analysed input: the input (as the outcome's `source` counts them) and its
+/// index in that source's event table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventAt {
+    pub source: u32,
+    pub index: u32,
+}
+
 /// One measured latency: a matched start and end, and the key it was matched by, rendered
-/// for people (`cpu=0 irq=36`; empty when the rule has no key).
+/// for people (`cpu=0 irq=36`; empty when the rule has no key). A pair matched at events
+/// names them, so a front end goes from the number to its events without searching; an
+/// end at an edge of a digital track (or a measure that is no pair) names none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
     pub start: Ps,
     pub end: Ps,
     pub key: String,
+    pub start_event: Option<EventAt>,
+    pub end_event: Option<EventAt>,
 }
 
 impl Sample {
+    /// A sample whose ends are no recorded events.
+    pub fn new(start: Ps, end: Ps, key: impl Into<String>) -> Self {
+        Self { start, end, key: key.into(), start_event: None, end_event: None }
+    }
+
     pub fn latency(&self) -> Ps {
         self.end - self.start
     }

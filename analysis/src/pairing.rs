@@ -11,6 +11,7 @@ use crate::endpoint::{
     Endpoint, PairError, Resolved, alias_sym, candidates, digital_of, edge_times, field_of, layout_mask,
     matches, resolved,
 };
+use crate::outcome::EventAt;
 use latscope_model::{EventRef, FieldValue, Interner, Placed, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -100,7 +101,8 @@ fn key_from(v: &[KeyVal]) -> Key {
     k
 }
 
-/// A matched pair: start and end time (relative ps) and the key it was matched by.
+/// A matched pair: start and end time (relative ps), the key it was matched by, and the
+/// events its ends are (none for an edge of a digital track).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pair {
     pub start: Ps,
@@ -109,6 +111,15 @@ pub struct Pair {
     /// Its start or end is a decoded annotation that failed (a CRC error, a frame cut by a
     /// stopped clock): the pair is kept apart from the statistics by default.
     pub flagged: bool,
+    pub start_event: Option<EventAt>,
+    pub end_event: Option<EventAt>,
+}
+
+/// An occurrence's `order` packs the source's rank (bits 48..) over the event's index
+/// (below 2^40) or, from 2^40 up, an edge's track: the event it is, if it is one.
+fn event_at(order: u64) -> Option<EventAt> {
+    let local = order & ((1 << 48) - 1);
+    (local < (1 << 40)).then_some(EventAt { source: (order >> 48) as u32, index: local as u32 })
 }
 
 impl Pair {
@@ -349,8 +360,9 @@ fn run(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
 /// The pairing state machine: open starts per key, fed occurrences in time order.
 struct Engine<'r> {
     rule: &'r PairRule,
-    /// Open starts per key: time, and whether the start was a failed decode.
-    open: FxHashMap<Key, VecDeque<(Ps, bool)>>,
+    /// Open starts per key: time, whether the start was a failed decode, and its order
+    /// (which names its event).
+    open: FxHashMap<Key, VecDeque<(Ps, bool, u64)>>,
     res: PairResult,
     width: usize,
 }
@@ -411,11 +423,13 @@ impl<'r> Engine<'r> {
                     }
                 }
                 match closed {
-                    Some((s, flagged)) => res.pairs.push(Pair {
+                    Some((s, flagged, order)) => res.pairs.push(Pair {
                         start: s,
                         end: o.t,
                         key: o.end_key[..width].to_vec(),
                         flagged: flagged || o.flagged,
+                        start_event: event_at(order),
+                        end_event: event_at(o.order),
                     }),
                     None => {
                         res.unmatched_end += 1;
@@ -433,7 +447,7 @@ impl<'r> Engine<'r> {
                     res.unmatched_start += q.len() as u64;
                     q.clear();
                 }
-                q.push_back((o.t, o.flagged));
+                q.push_back((o.t, o.flagged, o.order));
             }
         }
     }

@@ -18,7 +18,7 @@
 
 use crate::endpoint::{self, Endpoint, FieldSel};
 use crate::measure::{AnalysisError, add_repeat_note, missing_error, outcome_of};
-use crate::outcome::{AnalysisKind, Note, Outcome};
+use crate::outcome::{AnalysisKind, EventAt, Note, Outcome};
 use crate::pairing::{
     self, KeyVal, PairResult, PairRule, Policy, StreamPairer, custom_occurrence, key_of_value,
     pair_occurrences,
@@ -96,7 +96,8 @@ fn pair_wakeups(src: &Source, start: &[u8]) -> (PairResult, u64, u64) {
     };
     let pid = FieldSel::new(src, "pid");
     let next_pid = FieldSel::new(src, "next_pid");
-    let mut open: rustc_hash::FxHashMap<i64, Vec<Ps>> = Default::default();
+    // Per woken pid: each wakeup's time and event.
+    let mut open: rustc_hash::FxHashMap<i64, Vec<(Ps, u32)>> = Default::default();
     for ev in src.events.iter() {
         if !open.is_empty()
             && let Some(v) = open.remove(&i64::from(ev.pid()))
@@ -110,10 +111,12 @@ fn pair_wakeups(src: &Source, start: &[u8]) -> (PairResult, u64, u64) {
             match open.remove(&p).filter(|v| !v.is_empty()) {
                 Some(v) => {
                     res.pairs.push(pairing::Pair {
-                        start: v[0],
+                        start: v[0].0,
                         end: ev.ts(),
                         key: vec![KeyVal::Int(p)],
                         flagged: false,
+                        start_event: Some(EventAt { source: 0, index: v[0].1 }),
+                        end_event: Some(EventAt { source: 0, index: ev.index as u32 }),
                     });
                     res.unmatched_start += v.len() as u64 - 1;
                 }
@@ -124,7 +127,7 @@ fn pair_wakeups(src: &Source, start: &[u8]) -> (PairResult, u64, u64) {
             && let Some(p) = pid.get(&ev).and_then(|v| v.as_i64())
         {
             wakes += 1;
-            open.entry(p).or_default().push(ev.ts());
+            open.entry(p).or_default().push((ev.ts(), ev.index as u32));
         }
     }
     res.unmatched_start += open.values().map(|v| v.len() as u64).sum::<u64>();

@@ -223,6 +223,10 @@ pub fn run_pair_rule(rule: &PairRule, sources: &[Placed<'_>]) -> Result<Vec<Outc
     for p in &mut res.pairs {
         p.start = src.from_common(p.start);
         p.end = src.from_common(p.end);
+        // The pairing ranked only the sources it read: name their events by input.
+        for at in [&mut p.start_event, &mut p.end_event].into_iter().flatten() {
+            at.source = idx.get(at.source as usize).map_or(u32::MAX, |&i| i as u32);
+        }
     }
     // String keys were re-interned across sources: render them with that interner.
     let mut o = outcome_keyed(&rule.name, AnalysisKind::Pair, home, rule, &res, src, &shared);

@@ -489,11 +489,11 @@ mod tests {
         let mut o = Outcome::new("t", AnalysisKind::Pair, 0);
         let mut t = 0;
         for (i, &l) in lat_ps.iter().enumerate() {
-            o.samples.push(Sample {
-                start: t,
-                end: t + l,
-                key: keys.get(i % keys.len().max(1)).map_or(String::new(), |k| (*k).to_owned()),
-            });
+            o.samples.push(Sample::new(
+                t,
+                t + l,
+                keys.get(i % keys.len().max(1)).map_or(String::new(), |k| (*k).to_owned()),
+            ));
             t += 1_000_000;
         }
         o

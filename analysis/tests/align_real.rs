@@ -132,5 +132,21 @@ fn string_keys_across_sources_render_their_text() {
         "{:?}",
         &across[0].samples[..2]
     );
+    // Each pair names its events in the source that holds them: the issue in input 0, the
+    // completion in input 1, at the pair's times.
+    // Times compare on the clock both were recorded on (the pair's are the issues').
+    assert_eq!(across[0].source, 0);
+    let named =
+        |src: &Source, at: Option<latscope_analysis::outcome::EventAt>, input: u32, name: &str, t: Ps| {
+            let at = at.expect("an event end names its event");
+            assert_eq!(at.source, input);
+            let ev = src.events.get(at.index as usize).unwrap();
+            assert_eq!(src.strings.resolve(ev.name()), name);
+            assert_eq!(abs(src, ev.ts()), abs(&issues, t));
+        };
+    for s in &across[0].samples {
+        named(&issues, s.start_event, 0, "block_rq_issue", s.start);
+        named(&completions, s.end_event, 1, "block_rq_complete", s.end);
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -75,6 +75,64 @@ fn block_matches_a_line_scan_on_every_text_sample() {
     assert_eq!((o.samples.len(), o.unmatched_start, o.unmatched_end), (103, 1, 0));
 }
 
+/// Pairs name the events they were matched at: for block, irq-handler and wakeup on a real
+/// trace, each end's event has the pair's time and the endpoint's name, and the line scan
+/// finds those two lines with the same key (block: dev and sector; wakeup: the pid woken
+/// and switched in; irq: the irq number).
+#[test]
+fn pairs_name_their_events_and_the_line_scan_agrees() {
+    let path = samples().join("ftrace/virtio_blk_direct_read.txt");
+    let lines = scan(&path);
+    let at = |src: &latscope_model::Source, t: Ps, name: &str| -> Vec<&Line> {
+        lines.iter().filter(|l| l.ts == abs(src, t) && l.event == name).collect()
+    };
+    // The key a line of a pair's start (or end) event carries.
+    type KeyOf = fn(&Line) -> Option<String>;
+    let cases: [(&str, &str, &[&str], KeyOf, KeyOf); 3] = [
+        (
+            "block",
+            "block_rq_issue",
+            &["block_rq_complete"],
+            |l| block_key(l, "block_rq_issue"),
+            |l| block_key(l, "block_rq_complete"),
+        ),
+        (
+            "irq-handler",
+            "irq_handler_entry",
+            &["irq_handler_exit"],
+            |l| l.field("irq").map(str::to_owned),
+            |l| l.field("irq").map(str::to_owned),
+        ),
+        (
+            "wakeup",
+            "sched_wakeup",
+            &["sched_switch"],
+            |l| l.field("pid").map(str::to_owned),
+            |l| l.field("next_pid").map(str::to_owned),
+        ),
+    ];
+    for (preset, start_name, end_names, start_key, end_key) in cases {
+        let (src, o) = run(preset, open(&path));
+        assert!(!o.samples.is_empty(), "{preset}");
+        for s in &o.samples {
+            let ev = |e: Option<latscope_analysis::outcome::EventAt>| {
+                let e = e.unwrap_or_else(|| panic!("{preset}: a pair at events names them"));
+                assert_eq!(e.source, 0);
+                src.events.get(e.index as usize).unwrap()
+            };
+            let (a, b) = (ev(s.start_event), ev(s.end_event));
+            assert_eq!((a.ts(), b.ts()), (s.start, s.end), "{preset}");
+            let (an, bn) =
+                (src.strings.resolve(a.name()).into_owned(), src.strings.resolve(b.name()).into_owned());
+            assert!(an == start_name || (preset == "wakeup" && an == "sched_waking"), "{preset}: {an}");
+            assert!(end_names.contains(&bn.as_str()), "{preset}: {bn}");
+            let starts: Vec<String> = at(&src, s.start, &an).into_iter().filter_map(start_key).collect();
+            let ends: Vec<String> = at(&src, s.end, &bn).into_iter().filter_map(end_key).collect();
+            assert!(starts.iter().any(|k| ends.contains(k)), "{preset}: {starts:?} vs {ends:?} at {s:?}");
+        }
+    }
+}
+
 #[test]
 fn block_hand_picked_requests() {
     // blk_read.txt: `518.789735: block_rq_issue: 254,0 RA 4096 () 12581480 + 8` completes at

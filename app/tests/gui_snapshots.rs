@@ -159,3 +159,50 @@ fn error_banner_with_a_long_message() {
     h.snapshot("error_banner_long_message");
     std::fs::remove_file(&garbage).ok();
 }
+
+/// The navigator's scenes (issue 29): a table row selected and centred, the search's
+/// matches marked in their lanes and on the overview strip, one clock for a trace and a
+/// decoded capture, and a long-tailed histogram in log bins with its marks.
+#[test]
+fn navigator_table_selection_and_search_marks() {
+    use latscope::gui::message::TableMsg;
+    let mut h = open(&["ftrace/virtio_blk_direct_read.txt"]);
+    h.state_mut().update(Message::Table(TableMsg::SetFilter("block_rq_complete".into())));
+    settle(&mut h, "the filter", |wb| !wb.table_pending() && !wb.table.rows.rows.is_empty());
+    let row = h.state().table.rows.rows[40].sel();
+    h.state_mut().update(Message::Table(TableMsg::Select(row)));
+    let t = h.state().view.view_centre();
+    h.state_mut().update(Message::View(ViewMsg::ShowRange(t - 5e9, t + 5e9)));
+    settle(&mut h, "the selection", |_| true);
+    h.snapshot("navigator_selection_search_marks");
+}
+
+#[test]
+fn navigator_one_clock_for_a_trace_and_a_decoded_capture() {
+    let mut h = harness(Options {
+        files: vec![sample("ftrace/virtio_blk_direct_read.txt"), sample("sigrok/sd_mode_imx6_snippet.sr")],
+        decoders: vec!["sd:clk=CLK,cmd=CMD".into()],
+        ..Options::default()
+    });
+    settle(&mut h, "the decode", |wb| {
+        wb.doc.sources.len() == 2 && wb.doc.sources.iter().any(|s| !s.source().spans.is_empty())
+    });
+    h.state_mut().update(Message::Table(latscope::gui::message::TableMsg::SetOwnClock(true)));
+    settle(&mut h, "the table", |wb| !wb.table_pending());
+    h.snapshot("navigator_one_clock_trace_and_capture");
+}
+
+#[test]
+fn navigator_histogram_of_a_long_tail() {
+    use latscope::gui::message::AnalysisMsg;
+    let mut h = open(&["ftrace/timer_wakeups_under_load.txt"]);
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(PanelId::Table)));
+    // Wakeups under load: a median of microseconds, a tail of milliseconds.
+    let mut rules = h.state().analysis.rules.clone();
+    rules.specs = vec!["wakeup".into()];
+    h.state_mut().update(Message::Analysis(AnalysisMsg::EditRules(rules)));
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
+    settle(&mut h, "the analysis", |wb| wb.analysis.results.len() == 1);
+    assert!(latscope::gui::views::analysis_panel::long_tail(&h.state().analysis.results[0]));
+    h.snapshot("navigator_histogram");
+}

@@ -1811,7 +1811,8 @@ fn the_live_analyses_never_run_ahead_of_the_simulated_time() {
             ahead += usize::from(shown.source.time_range().unwrap().1 > now);
             let node = h.get_by_label_contains("analyses up to t = ");
             let label = node.accesskit_node().label().or_else(|| node.value()).unwrap_or_default();
-            let t = ps_of(label.rsplit("t = ").next().unwrap());
+            // `t = 20.242 ms (100.020242259 s on the timeline)`: the simulated time first.
+            let t = ps_of(label.rsplit("t = ").next().unwrap().split(" (").next().unwrap());
             // The label rounds to the microsecond.
             assert!(t <= now + 1_000_000, "{label:?} while the simulation is at {now} ps");
             seen += 1;
@@ -1994,7 +1995,7 @@ fn the_worst_case_arrow_is_drawn_on_its_events_lanes_and_goes_when_the_cursors_l
         let wb = h.state();
         let ar = wb.view.overlay.arrow.unwrap();
         let sv = wb.view.shown(&wb.doc)[0];
-        let cpu = sv.source().events.cpu[ar.start.event.unwrap()];
+        let cpu = sv.source().events.cpu[ar.start.event.unwrap().index];
         (cpu, sv.lanes.iter().position(|l| l.name == format!("CPU {cpu}")).unwrap())
     };
     let msg = Message::View(ViewMsg::ToggleLane(LaneId { source: source_id(h.state(), 0), lane }));

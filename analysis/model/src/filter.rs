@@ -6,7 +6,8 @@
 //! - `"a phrase"`: the same, with spaces;
 //! - `field=value`: the field equals the value (numbers compare as numbers, `0x` hex
 //!   allowed; text case-insensitively). `event`/`name`, `comm`/`task`, `pid` and `cpu` name
-//!   the columns unless the event has a field of that name; a value may be quoted
+//!   the columns unless the event has a field of that name; `common_comm`, `common_pid`
+//!   and `common_cpu` (ftrace's names) always name the columns; a value may be quoted
 //!   (`comm="kworker/0:1 x"`);
 //! - `field~text`: the field's value contains the text (case-insensitive);
 //! - `-term`: the event does not match the term.
@@ -124,6 +125,15 @@ impl Filter {
 fn lookup(source: &Source, index: usize, field: &str) -> Option<(String, Option<i128>)> {
     let ev = source.events.get(index)?;
     let s = &source.strings;
+    // The columns under ftrace's own names for them, which no event field shadows: a
+    // filter for a task's events (`common_pid=123`) never matches the pid field of a
+    // sched_wakeup that wakes it.
+    match field {
+        "common_comm" => return Some((s.resolve(ev.comm()).into_owned(), None)),
+        "common_pid" => return Some((ev.pid().to_string(), Some(i128::from(ev.pid())))),
+        "common_cpu" => return Some((ev.cpu().to_string(), Some(i128::from(ev.cpu())))),
+        _ => {}
+    }
     // The event's own field wins (irq_handler_entry has a `name`), then the columns.
     let Some(v) = s.lookup(field.as_bytes()).and_then(|sym| ev.field(sym)) else {
         return match field {

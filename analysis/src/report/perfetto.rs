@@ -368,8 +368,8 @@ mod tests {
     fn writes_valid_json_with_exact_times_and_escaped_strings() {
         let s = source();
         let mut o = Outcome::new("irq-handler", AnalysisKind::Pair, 0);
-        o.samples.push(Sample { start: 1_000_000, end: 3_456_789, key: "cpu=2 irq=36".into() });
-        o.samples.push(Sample { start: 2_000_000, end: 2_500_000, key: "cpu=1 irq=36".into() });
+        o.samples.push(Sample::new(1_000_000, 3_456_789, "cpu=2 irq=36"));
+        o.samples.push(Sample::new(2_000_000, 2_500_000, "cpu=1 irq=36"));
         let mut out = Vec::new();
         write_trace_events(
             &[ExportSource { name: "t", source: &s, placement: Placement::IDENTITY }],

@@ -98,15 +98,64 @@ pub fn align_pair(
 }
 
 /// How an alignment of source `label` reads in the panel and status (the CLI's report
-/// prints the same).
+/// prints the same numbers). An offset typed by hand says so, rather than a fit of nothing
+/// ("0 matched, rms 0").
 pub fn describe(a: &Alignment, label: &str) -> String {
+    let offset = a.placement.offset as f64 / 1e3;
+    let drift = a.placement.drift_ppm;
+    if a.matched == 0 {
+        return format!("{label}: offset {offset:.3} ns, drift {drift:.3} ppm, set by hand");
+    }
     format!(
-        "{label}: offset {:.3} ns, drift {:.3} ppm, {} matched, rms {:.3} ns",
-        a.placement.offset as f64 / 1e3,
-        a.placement.drift_ppm,
+        "{label}: offset {offset:.3} ns, drift {drift:.3} ppm, fitted on {} matched pairs, rms {:.3} ns",
         a.matched,
         a.residual_rms_ps / 1e3
     )
+}
+
+/// What the offset is relative to, said in the dialog: the aligned source's time zero on
+/// the reference's clock.
+pub fn reference_text(reference: &str, other: &str) -> String {
+    format!(
+        "The offset is where {other}'s own time zero falls on {reference}'s clock \
+         (+0: both clocks read the same); drift stretches {other}'s clock. {reference} stays where it is."
+    )
+}
+
+/// A warning when aligning by `spec` would absorb a latency under study into the offset:
+/// matching the two ends of an analysis (`rules`: rule texts or preset names, as the rule
+/// box holds them), or a handler event to an IRQ line (the line rises before the handler
+/// runs, so the fit makes that delay zero on average).
+pub fn absorbed_latency(
+    spec: &AlignSpec,
+    rules: &[String],
+    registry: &latscope_engine::Registry,
+) -> Option<String> {
+    let AlignSpec::Match { reference, other, .. } = spec else { return None };
+    let (a, b) = (reference.target(), other.target());
+    let same = |x: &str, y: &str| (x == a && y == b) || (x == b && y == a);
+    for text in rules {
+        if let Ok(latscope_analysis::spec::Spec::Pair(r)) = registry.rule(text)
+            && same(r.start.target(), r.end.target())
+        {
+            return Some(format!(
+                "Matching {a} to {b} makes the rule {} read zero on average: the fit puts its latency \
+                 into the offset. Match an instant both sources see at once (a marker and the GPIO it \
+                 toggles) to measure it.",
+                r.name
+            ));
+        }
+    }
+    let irq_line = |t: &str| t.to_ascii_lowercase().contains("irq");
+    let handler = |t: &str| t.starts_with("irq_handler") || t.contains("handler");
+    if (handler(a) && irq_line(b) && !handler(b)) || (handler(b) && irq_line(a) && !handler(a)) {
+        return Some(format!(
+            "Matching {a} to {b} puts the IRQ latency (line to handler) into the offset: after it, \
+             that latency reads zero on average. Match an instant both sources see at once (a \
+             marker and the GPIO it toggles) to measure it."
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -136,5 +185,36 @@ mod tests {
         assert!(d.spec().unwrap_err().to_string().starts_with("column 1:"), "{:?}", d.spec());
         d.other = d.reference;
         assert_eq!(d.spec(), Err(AlignProblem::SameSource));
+    }
+
+    #[test]
+    fn matching_the_two_ends_of_a_measured_latency_is_warned_about() {
+        let registry = latscope_engine::Registry::native();
+        let spec = |text: &str| parse_align(&format!("1:match {text}")).unwrap();
+        let rules = vec!["irq=irq_handler_entry -> litesdcard.IRQ:rise policy next".to_owned()];
+        // The rule's two ends, either way round: the fit would make it read zero.
+        let w = absorbed_latency(&spec("litesdcard.IRQ:rise -> irq_handler_entry"), &rules, &registry);
+        assert!(w.as_deref().is_some_and(|w| w.contains("rule irq")), "{w:?}");
+        // A handler to an IRQ line, with no rule yet: the IRQ latency goes into the offset.
+        let w = absorbed_latency(&spec("irq_handler_entry -> litesdcard.IRQ:rise"), &[], &registry);
+        assert!(w.as_deref().is_some_and(|w| w.contains("IRQ latency")), "{w:?}");
+        // A marker and the GPIO it toggles: one instant, nothing absorbed.
+        let w = absorbed_latency(&spec("tracing_mark_write -> D0:rise"), &rules, &registry);
+        assert_eq!(w, None);
+        let manual = parse_align("1:+3us").unwrap();
+        assert_eq!(absorbed_latency(&manual, &rules, &registry), None);
+    }
+
+    #[test]
+    fn a_hand_offset_reads_as_set_by_hand() {
+        let hand = Alignment {
+            source: 1,
+            placement: Placement::new(3_000_000, 0.0),
+            matched: 0,
+            residual_rms_ps: 0.0,
+        };
+        assert_eq!(describe(&hand, "sd.vcd"), "sd.vcd: offset 3000.000 ns, drift 0.000 ppm, set by hand");
+        let fit = Alignment { matched: 12, residual_rms_ps: 1500.0, ..hand };
+        assert!(describe(&fit, "sd.vcd").contains("fitted on 12 matched pairs, rms 1.500 ns"));
     }
 }

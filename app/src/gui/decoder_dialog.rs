@@ -278,6 +278,22 @@ fn events_named(src: &Source, name: Sym) -> Vec<(Ps, u32)> {
     src.events.iter().filter(|e| e.name() == name).map(|e| (e.ts(), e.index as u32)).collect()
 }
 
+/// The decoder each decoded lane belongs to, by lane name: its annotation rows (`sd.cmd`,
+/// `false`) and the event lanes the decode added (`sd_cmd`, `sd_cmd_end`, `true`). The
+/// track list groups them under their decoder.
+pub fn decoded_lane_groups(p: &Prepared) -> std::collections::HashMap<String, (String, bool)> {
+    let mut groups = std::collections::HashMap::new();
+    for l in &p.lanes {
+        if let (LaneKind::Spans { .. }, Some((decoder, row))) = (&l.kind, l.name.split_once('.')) {
+            let ev = latscope_decoders::event_name(decoder, row);
+            groups.insert(l.name.clone(), (decoder.to_owned(), false));
+            groups.insert(format!("{ev}_end"), (decoder.to_owned(), true));
+            groups.insert(ev, (decoder.to_owned(), true));
+        }
+    }
+    groups
+}
+
 /// The event lanes a decode added (`sd_cmd`, `sd_cmd_end`, …): hidden at first, since the
 /// annotation rows show them; they stay in the table and search.
 pub fn decoded_event_lanes(p: &Prepared) -> Vec<String> {

@@ -11,6 +11,9 @@ pub struct Errors {
     texts: Vec<String>,
     /// For each banner text, the generation of opens it was raised in.
     raised: Vec<u64>,
+    /// For each banner text, whether it is a warning (the file loaded; something in it was
+    /// skipped or recovered) rather than an error: the banner draws them unlike errors.
+    warning: Vec<bool>,
     log: Vec<String>,
     /// Counts the times files were opened; a good load closes older errors.
     generation: u64,
@@ -28,10 +31,25 @@ impl std::ops::Deref for Errors {
 
 impl Errors {
     pub fn push(&mut self, error: anyhow::Error) {
-        let text = format!("{error:#}");
-        self.log.push(text.clone());
+        self.push_text(format!("{error:#}"), false);
+    }
+
+    /// A warning: what was recovered from (malformed records skipped, events lost) while
+    /// the rest loaded.
+    pub fn push_warning(&mut self, text: String) {
+        self.push_text(text, true);
+    }
+
+    fn push_text(&mut self, text: String, warning: bool) {
+        self.log.push(if warning { format!("warning: {text}") } else { text.clone() });
         self.raised.push(self.generation);
+        self.warning.push(warning);
         self.texts.push(text);
+    }
+
+    /// Whether banner entry `i` is a warning.
+    pub fn is_warning(&self, i: usize) -> bool {
+        self.warning.get(i).copied().unwrap_or(false)
     }
 
     pub fn extend(&mut self, errors: impl IntoIterator<Item = anyhow::Error>) {
@@ -44,6 +62,7 @@ impl Errors {
     pub fn dismiss(&mut self, i: usize) {
         if i < self.texts.len() {
             self.raised.remove(i);
+            self.warning.remove(i);
             self.texts.remove(i);
         }
     }
@@ -51,6 +70,7 @@ impl Errors {
     /// Closes the banner (Esc); the log keeps everything.
     pub fn clear(&mut self) {
         self.raised.clear();
+        self.warning.clear();
         self.texts.clear();
     }
 
@@ -66,6 +86,8 @@ impl Errors {
         let current = self.generation;
         let mut keep = self.raised.iter().map(|&g| g >= current);
         self.texts.retain(|_| keep.next().unwrap_or(true));
+        let mut keep = self.raised.iter().map(|&g| g >= current);
+        self.warning.retain(|_| keep.next().unwrap_or(true));
         self.raised.retain(|&g| g >= current);
     }
 

@@ -106,6 +106,8 @@ pub enum ActionId {
     Align,
     OpenDataset,
     AddDecoder,
+    NextRow,
+    PreviousRow,
 }
 
 /// One action: its name in the palette, its label in a menu (`None`: the name), its
@@ -264,6 +266,15 @@ pub const ACTIONS: &[Action] = &[
     action(A::Align, "Align sources…", None, || Message::Align(AlignMsg::Open)),
     action(A::OpenDataset, "Open fleet dataset…", None, || Message::Fleet(FleetMsg::Show)),
     action(A::AddDecoder, "Add decoder…", None, || Message::Decoder(DecoderMsg::Open(None))),
+    action(A::NextRow, "Select the next event of the table", Some(Shortcut::plain(Key::ArrowDown)), || {
+        Message::Table(TableMsg::Step(1))
+    }),
+    action(
+        A::PreviousRow,
+        "Select the previous event of the table",
+        Some(Shortcut::plain(Key::ArrowUp)),
+        || Message::Table(TableMsg::Step(-1)),
+    ),
 ];
 
 /// One entry of a menu.
@@ -369,7 +380,7 @@ pub fn get(id: ActionId) -> &'static Action {
 
 /// The table lists each id once, in the order of [`ActionId`], so [`get`] is an index.
 const _: () = {
-    assert!(ACTIONS.len() == ActionId::AddDecoder as usize + 1, "ACTIONS must list every ActionId");
+    assert!(ACTIONS.len() == ActionId::PreviousRow as usize + 1, "ACTIONS must list every ActionId");
     let mut i = 0;
     while i < ACTIONS.len() {
         assert!(ACTIONS[i].id as usize == i, "ACTIONS must list the ids in the order of ActionId");

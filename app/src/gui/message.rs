@@ -103,6 +103,8 @@ pub enum ViewMsg {
     ClearCursors,
     FocusLane(LaneId),
     ToggleLane(LaneId),
+    /// Pin a lane to the top of the timeline, or unpin it.
+    PinLane(LaneId),
     MoveLane(LaneId, isize),
     /// Rename a lane in the track list and timeline (the data keeps its name).
     RenameLane(LaneId, String),
@@ -144,6 +146,17 @@ pub enum TableMsg {
     SearchStep(bool),
     /// Show the events of one source in the table (and search only it), or of all (`None`).
     SetSource(Option<SourceId>),
+    /// A row was clicked: select its event and centre the view on it.
+    Select(EventSel),
+    /// Add a term to the filter (`pid=123`, `-cpu=1`: a row's menu narrows to a task or a
+    /// CPU, or hides one, as KernelShark's filters do).
+    AddTerm(String),
+    /// Move the selection this many rows (the arrow keys).
+    Step(isize),
+    /// Keep the list on the timeline's view.
+    SetFollow(bool),
+    /// Show each event's own clock in a column.
+    SetOwnClock(bool),
 }
 
 /// The analysis panel.

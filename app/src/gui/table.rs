@@ -59,4 +59,20 @@ pub struct TableState {
     pub scroll_to_top: bool,
     /// Why the filter does not parse (its rows are not recomputed until it does).
     pub error: Option<String>,
+    /// Keep the list on the timeline's view (it opens at the view's left edge).
+    pub follow: bool,
+    /// Show each event's time on its own source's clock beside the timeline's.
+    pub own_clock: bool,
+    /// What the last search step found: the match's place among the rows, or that there
+    /// was none, or that it wrapped around.
+    pub search: Option<SearchState>,
+}
+
+/// What the last search step said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchState {
+    /// The `at`-th match (from 1) of the rows.
+    At { at: usize, wrapped: bool },
+    /// No event matches the filter.
+    None,
 }

@@ -74,6 +74,10 @@ pub const CURSOR_A: Themed = themed(Color32::from_rgb(0xff, 0xd1, 0x4a), Color32
 pub const CURSOR_B: Themed = themed(Color32::from_rgb(0x4a, 0xd8, 0xff), Color32::from_rgb(0x00, 0x7c, 0xa8));
 pub const MARKER: Themed = themed(Color32::from_rgb(0xff, 0x7a, 0xc6), Color32::from_rgb(0xc2, 0x18, 0x7a));
 pub const SELECTED: Themed = themed(Color32::WHITE, Color32::BLACK);
+/// Warnings (recovered input, nothing found): amber, unlike an error's red.
+pub const WARNING: Themed = themed(Color32::from_rgb(0xf0, 0xb4, 0x3c), Color32::from_rgb(0x8a, 0x5a, 0x00));
+/// Search matches marked on the lanes and the overview strip.
+pub const MATCH: Themed = themed(Color32::from_rgb(0xff, 0x9e, 0x3d), Color32::from_rgb(0xc4, 0x5c, 0x00));
 /// Labels drawn over slice fills: the fills are translucent, so on the light background
 /// they come out pale and need dark text.
 pub const SLICE_TEXT: Themed = themed(Color32::from_gray(235), Color32::from_gray(25));
@@ -151,9 +155,14 @@ pub fn series_color(i: usize) -> Color32 {
     PALETTE[i % PALETTE.len()]
 }
 
-/// A muted fill for task slices, keyed by label index.
-pub fn task_color(label: u32) -> Color32 {
-    let c = PALETTE[(label as usize * 7 + 3) % PALETTE.len()];
+/// A muted fill for a task's slices, keyed by its name (`comm-pid`): the same task has the
+/// same colour on every CPU and in every source, as in KernelShark.
+pub fn task_color(task: &str) -> Color32 {
+    // FNV-1a: stable across runs and platforms (a std hasher is seeded).
+    let hash = task
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let c = PALETTE[(hash % PALETTE.len() as u64) as usize];
     c.gamma_multiply(0.55)
 }
 
@@ -214,11 +223,20 @@ mod tests {
     }
 
     #[test]
+    fn a_task_has_one_colour_wherever_it_runs_and_tasks_spread_over_the_palette() {
+        assert_eq!(task_color("sh-12315"), task_color("sh-12315"));
+        let colours: std::collections::HashSet<_> =
+            (0..64).map(|pid| task_color(&format!("kworker/0:1-{pid}"))).collect();
+        assert!(colours.len() >= PALETTE.len() / 2, "{} colours for 64 tasks", colours.len());
+        assert!(PALETTE.iter().any(|c| c.gamma_multiply(0.55) == task_color("dd-10354")));
+    }
+
+    #[test]
     fn slice_labels_are_readable_on_the_light_theme() {
         let (bg, text) = (BG.light, SLICE_TEXT.light);
         // Task slices (every palette entry), IRQ and softirq slices, as drawn on the light
         // background; WCAG's 4.5:1 for normal text.
-        let fills = (0..PALETTE.len() as u32).map(task_color).chain([IRQ, SOFTIRQ]);
+        let fills = PALETTE.iter().map(|c| c.gamma_multiply(0.55)).chain([IRQ, SOFTIRQ]);
         for fill in fills {
             let shown = over(fill, bg);
             assert!(contrast(shown, text) >= 4.5, "{fill:?} on the light theme: {}", contrast(shown, text));

@@ -105,6 +105,8 @@ impl Viewport {
 pub struct LaneView {
     pub lane: usize,
     pub visible: bool,
+    /// Kept at the top of the timeline while the other lanes scroll (Perfetto's pin).
+    pub pinned: bool,
     pub color: Color32,
     pub name: String,
 }
@@ -114,6 +116,7 @@ pub fn default_lanes(prepared: &Prepared, theme: ThemeKind) -> Vec<LaneView> {
     let lane = |(i, l): (usize, &Lane)| LaneView {
         lane: i,
         visible: true,
+        pinned: false,
         color: lane_default(l.color, theme),
         name: l.name.clone(),
     };
@@ -126,6 +129,7 @@ pub fn carried_lanes(prepared: &Prepared, old: &[LaneView], theme: ThemeKind) ->
     for v in &mut fresh {
         if let Some(o) = old.iter().find(|o| o.name == v.name) {
             v.visible = o.visible;
+            v.pinned = o.pinned;
             v.color = o.color;
         }
     }
@@ -187,6 +191,17 @@ pub struct Overlay {
     pub arrow: Option<Arrow>,
     /// Detector windows (stalls, polling loops) shaded over their source's lanes.
     pub bands: Vec<Band>,
+    /// The pairs the selected event is an end of, as flows (Perfetto's arrows): the other
+    /// end of each pair, and the chains it starts or ends.
+    pub related: Vec<Related>,
+}
+
+/// A pair the selected event belongs to: the analysis, its latency, and the arrow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    pub analysis: String,
+    pub latency_ps: Ps,
+    pub arrow: Arrow,
 }
 
 /// A pair of an analysis drawn as an arrow from its start to its end, on the lanes of the
@@ -201,12 +216,13 @@ pub struct Arrow {
     pub end: ArrowEnd,
 }
 
-/// One end of an [`Arrow`]: its source-relative time, and the event there when it is one
-/// (an edge of a digital track is found by its time).
+/// One end of an [`Arrow`]: its time (relative to the arrow's source), and the event there
+/// when it is one, in whichever source holds it (a pair across sources ends in the other);
+/// an edge of a digital track is found by its time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArrowEnd {
     pub t: Ps,
-    pub event: Option<usize>,
+    pub event: Option<EventSel>,
 }
 
 /// A time window shaded over the lanes of one source, with what it is on hover.

@@ -45,20 +45,36 @@ pub type TableSource = (SourceId, Arc<Prepared>, Placement);
 /// common-timeline order (then by the sort's column), or `None` when the job was cancelled
 /// (a newer query supersedes it). The filter is the model's: terms ANDed, `field=value`,
 /// `field~text`, quoted phrases, `-term` (see [`Filter`]).
+///
+/// A decoded annotation is one row, at its start: the `…_end` event a decode adds at its
+/// end is listed only when `annotation_ends` (the filter names such an event).
 pub fn table_rows(
     sources: &[TableSource],
     filter: &Filter,
     sort: TableSort,
+    annotation_ends: bool,
     ctl: &LoadControl,
 ) -> Option<Vec<Row>> {
     let mut rows: Vec<Row> = Vec::new();
     for (si, prepared, _) in sources {
         let src = &prepared.source;
         let n = src.events.len();
+        let ends: Vec<latscope_model::Sym> = if annotation_ends {
+            Vec::new()
+        } else {
+            crate::gui::decoder_dialog::decoded_event_lanes(prepared)
+                .iter()
+                .filter(|name| name.ends_with("_end"))
+                .filter_map(|name| src.strings.lookup(name.as_bytes()))
+                .collect()
+        };
         rows.reserve(if filter.is_empty() { n } else { 0 });
         for i in 0..n {
             if i % 65_536 == 0 && ctl.is_cancelled() {
                 return None;
+            }
+            if !ends.is_empty() && src.events.get(i).is_some_and(|e| ends.contains(&e.name())) {
+                continue;
             }
             if filter.is_empty() || filter.matches(src, i) {
                 rows.push(Row { source: *si, index: i as u32 });

@@ -6,7 +6,7 @@ use crate::gui::align_dialog;
 use crate::gui::app::Workbench;
 use crate::gui::document::SourceId;
 use crate::gui::jobs::{JobKind, Verdict};
-use crate::gui::message::AlignMsg;
+use crate::gui::message::{AlignMsg, AnalysisMsg};
 use latscope_analysis::align::{AlignSpec, Alignment};
 
 impl Workbench {
@@ -73,8 +73,12 @@ impl Workbench {
                     self.doc.alignment = Some(alignment);
                 }
                 self.dialogs.align.open = false;
-                // Results of the per-source run no longer describe what a run gives.
+                // Results of the per-source run no longer describe what a run gives: run
+                // the same rules again on the new placement, as the user would.
                 self.drop_results();
+                if !self.analysis.rules.specs.is_empty() {
+                    self.update(AnalysisMsg::Run.into());
+                }
             }
             Err(e) => self.errors.push(e.context("align")),
         }

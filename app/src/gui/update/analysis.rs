@@ -7,8 +7,8 @@ use crate::gui::app::Workbench;
 use crate::gui::document::{Document, SourceId};
 use crate::gui::jobs::JobKind;
 use crate::gui::message::AnalysisMsg;
-use crate::gui::view::{Arrow, ArrowEnd, EventSel};
-use latscope_analysis::outcome::Outcome;
+use crate::gui::view::{Arrow, ArrowEnd, EventSel, Related};
+use latscope_analysis::outcome::{EventAt, Outcome};
 use latscope_model::{Filter, Ps, Source};
 use std::sync::Arc;
 
@@ -24,10 +24,12 @@ impl Workbench {
                 if self.jobs.accept(ticket, |_| true) {
                     // The presets the files hold become the rule list (Run repeats them),
                     // unless the user (or a session) set the rules while they ran.
-                    if let Some(names) = chosen
-                        && self.analysis.chosen_by_files
-                    {
-                        self.analysis.rules.specs = names;
+                    if let Some(names) = chosen {
+                        // The presets the files hold are what ran.
+                        self.analysis.ran_with = names.clone();
+                        if self.analysis.chosen_by_files {
+                            self.analysis.rules.specs = names;
+                        }
                     }
                     // What the presets chosen on open lack; a run of the user's rules says
                     // its own in its errors, and the list goes.
@@ -64,6 +66,8 @@ impl Workbench {
                     self.analysis.input_ids = self.sim.source.into_iter().collect();
                     let at = self.sim.source.and_then(|id| self.doc.get(id)).map(|s| s.placement);
                     self.analysis.placements = at.into_iter().collect();
+                    self.analysis.placement_used = "placement: the simulator's clock".to_owned();
+                    self.analysis.ran_with.clear();
                     self.show_results(results);
                 }
             }
@@ -79,6 +83,9 @@ impl Workbench {
         }
         self.analysis.results = Arc::new(results);
         self.refresh_bands();
+        if let Some(sel) = self.view.overlay.selected {
+            self.view.overlay.related = self.related_pairs(sel);
+        }
     }
 
     /// Shades the analyses' stall windows and polling loops over their sources' lanes.
@@ -95,14 +102,16 @@ impl Workbench {
     pub(super) fn drop_results(&mut self) {
         self.analysis.results = Arc::default();
         self.view.overlay.bands.clear();
+        self.view.overlay.related.clear();
     }
 
     pub(super) fn run_analysis(&mut self, which: Which) {
         if self.doc.sources.is_empty() {
             return;
         }
-        if matches!(which, Which::Rules(_)) {
+        if let Which::Rules(rules) = &which {
             self.view.panels.analysis = true;
+            self.analysis.ran_with = rules.clone();
         }
         let sources: Vec<_> = self.doc.sources.iter().map(|s| s.prepared.clone()).collect();
         let placements: Vec<_> = self.doc.sources.iter().map(|s| s.placement).collect();
@@ -113,6 +122,11 @@ impl Workbench {
         // sources placed elsewhere than their clocks put them (a session's placements): the
         // runner's each-or-together rule decides that.
         let together = self.doc.alignment.is_some();
+        self.analysis.placement_used = match (&self.analysis.panel.aligned, self.doc.sources.len()) {
+            (Some(a), _) if together => format!("placement: aligned, {a}"),
+            (_, 1) => "placement: the source's own clock".to_owned(),
+            _ => "placement: each source on its own clock (not aligned)".to_owned(),
+        };
         let registry = self.registry.clone();
         let options =
             latscope_engine::analyse::Options { include_errors: self.analysis.rules.include_errors };
@@ -145,13 +159,15 @@ impl Workbench {
     /// pair, its start event selected (the table scrolls to it).
     fn show_sample(&mut self, outcome: usize, sample: usize) {
         let Some(r) = self.analysis.results.get(outcome) else { return };
-        let Some(arrow) = arrow_of(&self.doc, self.analysis.source_of(r.outcome.source), &r.outcome, sample)
+        let a = &self.analysis;
+        let Some(arrow) =
+            arrow_of(&self.doc, &a.input_ids, a.source_of(r.outcome.source), &r.outcome, sample)
         else {
             return;
         };
         self.view.show_pair(arrow);
-        if let Some(index) = arrow.start.event {
-            self.select(EventSel { source: arrow.source, index });
+        if let Some(sel) = arrow.start.event {
+            self.select(sel);
         }
     }
 
@@ -170,7 +186,7 @@ impl Workbench {
         match (&spans[..], &found[..]) {
             ([], _) => {}
             ([_], [i]) => {
-                if let Some(arrow) = arrow_of(&self.doc, id, &r.outcome, *i) {
+                if let Some(arrow) = arrow_of(&self.doc, &self.analysis.input_ids, id, &r.outcome, *i) {
                     self.view.show_pair(arrow);
                 }
             }
@@ -199,19 +215,62 @@ fn pair_event(src: &Source, t: Ps, key: &str) -> Option<usize> {
     matching.or((lo < hi).then_some(lo))
 }
 
-/// The arrow of sample `sample` of `outcome` (computed on source `id`): its ends on the
-/// common timeline and the events they are.
-fn arrow_of(doc: &Document, id: Option<SourceId>, outcome: &Outcome, sample: usize) -> Option<Arrow> {
+/// The arrow of sample `sample` of `outcome` (computed on source `home`; `inputs` map its
+/// input numbers to sources): its ends on the common timeline and the events they are.
+/// Most pairs listed as related to one event (an event in thousands of pairs is rare: a
+/// flush, a shared IRQ).
+const MAX_RELATED: usize = 16;
+
+impl Workbench {
+    /// The pairs of the current results that start or end at event `sel`.
+    pub(super) fn related_pairs(&self, sel: EventSel) -> Vec<Related> {
+        let a = &self.analysis;
+        let Some(input) = a.input_ids.iter().position(|&id| id == sel.source) else { return Vec::new() };
+        let at = EventAt { source: input as u32, index: sel.index as u32 };
+        let mut out = Vec::new();
+        for r in a.results.iter() {
+            let o = &r.outcome;
+            for (k, x) in o.samples.iter().enumerate() {
+                if x.start_event != Some(at) && x.end_event != Some(at) {
+                    continue;
+                }
+                if let Some(arrow) = arrow_of(&self.doc, &a.input_ids, a.source_of(o.source), o, k) {
+                    out.push(Related { analysis: o.name.clone(), latency_ps: x.end - x.start, arrow });
+                }
+                if out.len() >= MAX_RELATED {
+                    return out;
+                }
+            }
+        }
+        out
+    }
+}
+
+fn arrow_of(
+    doc: &Document,
+    inputs: &[SourceId],
+    home: Option<SourceId>,
+    outcome: &Outcome,
+    sample: usize,
+) -> Option<Arrow> {
     let x = outcome.samples.get(sample)?;
-    let s = doc.get(id?)?;
-    // The stored key (`pid=1234`), which filters match; the shown one names the task.
+    let s = doc.get(home?)?;
+    // A pair names its events; other measures (chain stages, detector windows) are found by
+    // time and the stored key (`pid=1234`), which filters match.
     let key = outcome.raw_key(&x.key);
-    let end = |t: Ps| ArrowEnd { t, event: pair_event(s.source(), t, key) };
+    let end = |t: Ps, at: Option<EventAt>| {
+        let named = at.and_then(|a| {
+            let source = *inputs.get(a.source as usize)?;
+            Some(EventSel { source, index: a.index as usize })
+        });
+        let found = || pair_event(s.source(), t, key).map(|index| EventSel { source: s.id, index });
+        ArrowEnd { t, event: named.or_else(found) }
+    };
     Some(Arrow {
         source: s.id,
         a: s.to_common(x.start),
         b: s.to_common(x.end),
-        start: end(x.start),
-        end: end(x.end),
+        start: end(x.start, x.start_event),
+        end: end(x.end, x.end_event),
     })
 }

@@ -144,7 +144,7 @@ impl Workbench {
     fn add_source(&mut self, id: SourceId, path: &Path, prepared: Arc<Prepared>) {
         self.errors.loaded_ok();
         for w in prepared.source.diagnostics.summary().into_iter().take(3) {
-            self.errors.push(anyhow::anyhow!("{}: {w}", path.display()));
+            self.errors.push_warning(format!("{}: {w}", path.display()));
         }
         self.pending.previews.retain(|_, shown| *shown != id);
         if let Some(index) = self.doc.index_of(id) {

@@ -34,6 +34,13 @@ impl Workbench {
                     v.visible = !v.visible;
                 }
             }
+            ViewMsg::PinLane(id) => {
+                if let Some(v) = view.lane_mut(id) {
+                    v.pinned = !v.pinned;
+                    // A pinned lane is meant to be seen.
+                    v.visible |= v.pinned;
+                }
+            }
             ViewMsg::MoveLane(id, by) => {
                 if let Some(lanes) = view.lanes.get_mut(&id.source)
                     && id.lane < lanes.len()
@@ -104,6 +111,7 @@ impl Workbench {
     pub(super) fn select(&mut self, sel: EventSel) {
         self.view.overlay.selected = Some(sel);
         self.table.scroll_to_selection = true;
+        self.view.overlay.related = self.related_pairs(sel);
     }
 
     fn step_edge(&mut self, forward: bool) {

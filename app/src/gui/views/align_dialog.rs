@@ -1,9 +1,10 @@
 //! The Align dialog: a reference and another source, and either matched events or an offset
 //! and drift typed by hand, checked as typed; Apply asks for the fit (a job).
 
-use crate::gui::align_dialog::AlignDialog;
+use crate::gui::align_dialog::{AlignDialog, absorbed_latency, reference_text};
 use crate::gui::document::SourceId;
 use crate::gui::message::{AlignMsg, Message};
+use crate::gui::theme;
 
 /// The dialog window over the open sources (`sources`: each one's id and label, in
 /// timeline order); returns the alignment to apply, or a reset, and the dialog as edited.
@@ -12,6 +13,8 @@ pub fn show(
     dialog: &AlignDialog,
     sources: &[(SourceId, String)],
     busy: bool,
+    rules: &[String],
+    registry: &latscope_engine::Registry,
 ) -> Vec<Message> {
     let mut msgs = Vec::new();
     let mut edited = dialog.clone();
@@ -35,6 +38,12 @@ pub fn show(
         };
         pick(ui, "reference (kept)", &mut d.reference);
         pick(ui, "aligned onto it", &mut d.other);
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(reference_text(label_of(d.reference), label_of(d.other))).weak(),
+            )
+            .wrap(),
+        );
         ui.horizontal(|ui| {
             ui.radio_value(&mut d.by_hand, false, "Match events");
             ui.radio_value(&mut d.by_hand, true, "By hand");
@@ -66,6 +75,11 @@ pub fn show(
                     && let Some(cli) = d.cli_text(r, o)
                 {
                     ui.weak(format!("same as: latscope report … {cli}"));
+                }
+                if let Ok(spec) = &verdict
+                    && let Some(warning) = absorbed_latency(spec, rules, registry)
+                {
+                    ui.add(egui::Label::new(egui::RichText::new(warning).color(theme::WARNING)).wrap());
                 }
             }
             Err(e) => {

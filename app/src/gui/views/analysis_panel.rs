@@ -7,8 +7,9 @@ use crate::gui::analysis::{AnalysisResult, PanelView, PlotKind, RuleEditor, scat
 use crate::gui::message::{AnalysisMsg, Message};
 use egui_plot::{
     Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
-    PlotTransform, Points,
+    PlotTransform, Points, Text, VLine,
 };
+use latscope_analysis::inference::{Stat, Verdict};
 use latscope_analysis::report::Comparison;
 use latscope_engine::registry::Registry;
 use latscope_model::{Ps, format_seconds};
@@ -48,12 +49,23 @@ fn dur_ns(ns: f64) -> String {
 
 /// The rule list and the rule editor (validated as the user types), and, where the results
 /// left failed decodes out (or the user keeps them), the choice to keep them.
-fn rules_ui(ui: &mut egui::Ui, registry: &Registry, editor: &mut RuleEditor, excluded: usize) {
+fn rules_ui(
+    ui: &mut egui::Ui,
+    registry: &Registry,
+    editor: &mut RuleEditor,
+    excluded: usize,
+    results: usize,
+) {
     let mut remove = None;
     // The rules side by side, wrapped: the answers below keep the height.
     ui.horizontal_wrapped(|ui| {
         if editor.specs.is_empty() {
-            ui.weak("No rule yet.");
+            // Live results (the simulator's scenario) come without a rule of the user's.
+            ui.weak(if results > 0 {
+                "The results below are the scenario's own analyses; add a preset or a rule to run yours."
+            } else {
+                "No rule yet."
+            });
         }
         for (i, spec) in editor.specs.iter().enumerate() {
             let button = egui::Button::new(egui::RichText::new(format!("x {spec}")).monospace()).small();
@@ -190,6 +202,7 @@ fn latency_plot(id: impl std::hash::Hash + std::fmt::Debug, log: bool) -> Plot<'
     let plot = if log { Plot::new(id).x_grid_spacer(decade_marks) } else { Plot::new(id) };
     plot.height(150.0)
         .allow_scroll(false)
+        .x_axis_label(if log { "latency (log scale)" } else { "latency" })
         .x_axis_formatter(
             move |m, _| if log || m.value >= 0.0 { axis_ns(ns_of(m.value, log)) } else { String::new() },
         )
@@ -199,7 +212,18 @@ fn latency_plot(id: impl std::hash::Hash + std::fmt::Debug, log: bool) -> Plot<'
         })
 }
 
-/// The histogram; a click on a bar asks for its samples on the timeline.
+/// Whether `r`'s latencies have a long tail: its maximum is more than 20 times its median,
+/// so linear bins would put nearly every pair into the first bar.
+pub fn long_tail(r: &AnalysisResult) -> bool {
+    let st = r.summary.as_ref().map(|s| s.stats_ns);
+    match st.and_then(|st| Some((st.p50?, st.max?))) {
+        Some((p50, max)) => p50 > 0.0 && max > 20.0 * p50,
+        None => false,
+    }
+}
+
+/// The histogram, in log bins when the user asks or the tail is long; the p50, p99 and
+/// maximum marked. A click on a bar asks for its samples on the timeline.
 fn histogram(
     ui: &mut egui::Ui,
     ri: usize,
@@ -208,13 +232,17 @@ fn histogram(
     drawn: &mut Vec<DrawnPlot>,
     msgs: &mut Vec<Message>,
 ) {
-    let log = view.log_x;
+    let tail = long_tail(r);
+    let log = view.log_x || tail;
     let buckets = r
         .summary
         .as_ref()
         .map_or(&[][..], |s| if log { &s.histogram_log[..] } else { &s.histogram_linear[..] });
     if !buckets.iter().any(|b| b.count > 0) {
         return;
+    }
+    if tail && !view.log_x {
+        ui.weak("log bins: the tail is long (max > 20 x p50)");
     }
     let floor = log_floor(r);
     let bars: Vec<Bar> = buckets
@@ -224,9 +252,29 @@ fn histogram(
             Bar::new((lo + hi) / 2.0, b.count as f64).width(hi - lo)
         })
         .collect();
-    let resp = latency_plot(("hist", ri, log), log)
-        .y_axis_label("count")
-        .show(ui, |p| p.bar_chart(BarChart::new("count", bars).color(crate::gui::theme::ACCENT.get())));
+    let top = buckets.iter().map(|b| b.count).max().unwrap_or(0) as f64;
+    let st = r.summary.as_ref().map(|s| s.stats_ns);
+    let marks: Vec<(&str, f64)> =
+        [("p50", st.and_then(|s| s.p50)), ("p99", st.and_then(|s| s.p99)), ("max", st.and_then(|s| s.max))]
+            .into_iter()
+            .filter_map(|(name, v)| Some((name, v?)))
+            .collect();
+    let resp =
+        latency_plot(("hist", ri, log), log).y_axis_label("count").include_y(top * 1.15).show(ui, |p| {
+            p.bar_chart(BarChart::new("count", bars).color(crate::gui::theme::ACCENT.get()));
+            for (k, &(name, ns)) in marks.iter().enumerate() {
+                let x = x_of(ns, log, floor);
+                let color = crate::gui::theme::TEXT_DIM.get();
+                p.vline(VLine::new(name, x).color(color).style(egui_plot::LineStyle::dashed_loose()));
+                // Staggered, so marks close together stay readable.
+                let y = top * (1.12 - 0.09 * k as f64);
+                // The maximum is at the right edge: its label reads leftwards, inside the plot.
+                let anchor =
+                    if name == "max" { egui::Align2::RIGHT_CENTER } else { egui::Align2::LEFT_CENTER };
+                let label = format!(" {name} {} ", axis_ns(ns));
+                p.text(Text::new(name, PlotPoint::new(x, y), label).color(color).anchor(anchor));
+            }
+        });
     drawn.push(DrawnPlot { result: ri, kind: PlotKind::Histogram, transform: resp.transform });
     if resp.response.clicked()
         && let Some(pos) = resp.response.interact_pointer_pos()
@@ -328,8 +376,8 @@ fn ab_block(
     ui.strong(format!("A/B: {}", c.analysis));
     let name = |i: usize| names.get(i).map_or("?", String::as_str);
     ui.weak(format!("A = {}, B = {}", name(0), name(1)));
-    egui::Grid::new(("ab", ri)).num_columns(5).striped(true).show(ui, |ui| {
-        for h in ["", "A", "B", "B − A", "B / A"] {
+    egui::Grid::new(("ab", ri)).num_columns(7).striped(true).show(ui, |ui| {
+        for h in ["", "A", "B", "B − A", "B / A", "95% interval of B − A", "verdict"] {
             ui.strong(h);
         }
         ui.end_row();
@@ -339,25 +387,55 @@ fn ab_block(
         ui.monospace(format!("{:+}", c.count_delta));
         ui.monospace(c.count_ratio.map_or_else(String::new, |r| format!("{r:.3}")));
         ui.end_row();
+        // The report's inference (block bootstrap): the interval of the change and its
+        // verdict, for the statistics it covers (not the maximum).
+        let inf = &c.inference;
         let rows = [
-            ("mean", c.a.stats_ns.mean, c.b.stats_ns.mean, c.delta_ns.mean, c.ratio.mean),
-            ("p50", c.a.stats_ns.p50, c.b.stats_ns.p50, c.delta_ns.p50, c.ratio.p50),
-            ("p99", c.a.stats_ns.p99, c.b.stats_ns.p99, c.delta_ns.p99, c.ratio.p99),
-            ("max", c.a.stats_ns.max, c.b.stats_ns.max, c.delta_ns.max, c.ratio.max),
+            ("mean", c.a.stats_ns.mean, c.b.stats_ns.mean, c.delta_ns.mean, c.ratio.mean, Some(Stat::Mean)),
+            ("p50", c.a.stats_ns.p50, c.b.stats_ns.p50, c.delta_ns.p50, c.ratio.p50, Some(Stat::P50)),
+            ("p99", c.a.stats_ns.p99, c.b.stats_ns.p99, c.delta_ns.p99, c.ratio.p99, Some(Stat::P99)),
+            ("max", c.a.stats_ns.max, c.b.stats_ns.max, c.delta_ns.max, c.ratio.max, None),
         ];
-        for (name, a, b, d, q) in rows {
+        let signed = |d: f64| {
+            let sign = if d < 0.0 { "-" } else { "+" };
+            format!("{sign}{}", dur_ns(d.abs()))
+        };
+        for (name, a, b, d, q, stat) in rows {
             let show = |v: Option<f64>| v.map_or_else(String::new, dur_ns);
             ui.label(name);
             ui.monospace(show(a));
             ui.monospace(show(b));
-            ui.monospace(d.map_or_else(String::new, |d| {
-                let sign = if d < 0.0 { "-" } else { "+" };
-                format!("{sign}{}", dur_ns(d.abs()))
-            }));
+            ui.monospace(d.map_or_else(String::new, signed));
             ui.monospace(q.map_or_else(String::new, |r| format!("{r:.3}")));
+            match stat {
+                Some(stat) => {
+                    let ci = inf
+                        .ci95_ns
+                        .get(stat)
+                        .map_or_else(String::new, |[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)));
+                    ui.add(egui::Label::new(egui::RichText::new(ci).monospace()).extend());
+                    let verdict = *inf.verdict.get(stat);
+                    let color = match verdict {
+                        Verdict::Regressed => crate::gui::theme::IRQ,
+                        Verdict::Improved => crate::gui::theme::ACCENT.get(),
+                        _ => crate::gui::theme::TEXT_DIM.get(),
+                    };
+                    let p = inf.p_value.get(stat).map_or_else(String::new, |p| format!(" (p={p:.3})"));
+                    ui.colored_label(color, format!("{}{p}", verdict.name()));
+                }
+                None => {
+                    ui.label("");
+                    ui.label("");
+                }
+            }
             ui.end_row();
         }
     });
+    let inf = &c.inference;
+    if let Some(p) = inf.shift_p_value {
+        ui.weak(format!("distribution shift: p={p:.3} ({})", inf.method.shift_test));
+    }
+    ui.weak(format!("intervals: {}", inf.method.interval)).on_hover_text(inf.method.why);
     let side =
         |input: usize| results.iter().find(|r| r.outcome.source == input && r.outcome.name == c.analysis);
     if let (Some(a), Some(b)) = (side(0), side(1)) {
@@ -465,6 +543,8 @@ pub struct PanelState<'a> {
     pub view: &'a PanelView,
     pub results: &'a [AnalysisResult],
     pub missing: &'a [String],
+    /// Which placement the results used.
+    pub placement: &'a str,
 }
 
 /// The panel; returns what the user asked for. `drawn` receives where each plot was drawn
@@ -476,12 +556,12 @@ pub fn panel(
     running: bool,
     sources: &[String],
 ) -> Vec<Message> {
-    let PanelState { registry, editor, view, results, missing } = state;
+    let PanelState { registry, editor, view, results, missing, placement } = state;
     let mut msgs = Vec::new();
     drawn.clear();
     let mut edited = editor.clone();
     let excluded = results.iter().map(|r| r.outcome.excluded.len()).sum();
-    rules_ui(ui, registry, &mut edited, excluded);
+    rules_ui(ui, registry, &mut edited, excluded, results.len());
     if edited != *editor {
         msgs.push(Message::Analysis(AnalysisMsg::EditRules(edited)));
     }
@@ -526,6 +606,9 @@ pub fn panel(
                 Some(label) => ui.strong(format!("{} ({label})", o.name)),
                 None => ui.strong(&o.name),
             };
+            if !placement.is_empty() {
+                ui.weak(placement);
+            }
             // Two statistics per row: the panel is narrow and the plots need the height.
             let mut cells: Vec<(&str, String)> = vec![
                 ("count", o.samples.len().to_string()),
@@ -562,15 +645,23 @@ pub fn panel(
             }
             if !r.stages.is_empty() {
                 ui.label("Where the time goes (per stage):");
+                // Fits the panel: stage names are cut to a share of its width (the whole
+                // name on hover), the numbers keep theirs.
+                let name_width = (ui.available_width() * 0.45).max(80.0);
                 egui::Grid::new(("stages", ri)).num_columns(4).striped(true).show(ui, |ui| {
+                    for head in ["stage", "count", "p50", "p99"] {
+                        ui.strong(head);
+                    }
+                    ui.end_row();
                     for (name, count, st) in &r.stages {
-                        ui.monospace(name);
+                        ui.scope(|ui| {
+                            ui.set_max_width(name_width);
+                            ui.add(egui::Label::new(name.as_str()).truncate()).on_hover_text(name);
+                        });
                         ui.monospace(count.to_string());
-                        let show = |v: Option<f64>, what: &str| {
-                            v.map_or_else(String::new, |ns| format!("{what} {}", dur_ns(ns)))
-                        };
-                        ui.monospace(show(st.p50, "p50"));
-                        ui.monospace(show(st.p99, "p99"));
+                        let show = |v: Option<f64>| v.map_or_else(String::new, dur_ns);
+                        ui.add(egui::Label::new(egui::RichText::new(show(st.p50)).monospace()).extend());
+                        ui.add(egui::Label::new(egui::RichText::new(show(st.p99)).monospace()).extend());
                         ui.end_row();
                     }
                 });

@@ -65,6 +65,8 @@ pub struct FrameCache {
     pub layout: timeline::Layout,
     /// Lane meshes, rebuilt only when the viewport or the data changes.
     pub meshes: timeline::MeshCache,
+    /// The overview strip's match columns, rebuilt only when the matches or the range change.
+    pub overview: timeline::OverviewCache,
     /// Where the analysis panel drew its plots last frame.
     pub plots: Vec<analysis_panel::DrawnPlot>,
     /// The look egui was last given.

@@ -11,7 +11,7 @@ use crate::gui::keymap;
 use crate::gui::message::{DeriveMsg, FileMsg, Message, ShellMsg, ViewMsg};
 use crate::gui::prepare::LaneClass;
 use crate::gui::theme;
-use crate::gui::view::{LaneId, PanelId, SourceView};
+use crate::gui::view::{LaneId, PanelId, SourceView, find};
 use latscope_model::{Ps, Source, format_seconds};
 use std::path::PathBuf;
 
@@ -35,8 +35,9 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
         egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
             ui.columns(2, |cols| {
                 let selected = wb.view.overlay.selected;
-                msgs.extend(table::show(&mut cols[0], wb.table, wb.busy(JobKind::Table), &shown, selected));
-                table::inspector(&mut cols[1], &shown, selected);
+                let busy = wb.busy(JobKind::Table);
+                msgs.extend(table::show(&mut cols[0], wb.table, busy, &shown, selected, &wb.view.viewport));
+                msgs.extend(table::inspector(&mut cols[1], &shown, selected, &wb.view.overlay.related));
             });
         });
     }
@@ -45,16 +46,18 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
         egui::Panel::right("side").resizable(true).default_size(SIDE_WIDTH).show(ui, |ui| {
             let sim_ui = |ui: &mut egui::Ui, msgs: &mut Vec<Message>| {
                 let scroll = egui::ScrollArea::both().id_salt("sim-scroll").auto_shrink([false, false]);
-                scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, wb.sim)));
+                let clock = |t: Ps| sim_clock(&shown, wb.sim.source, t);
+                scroll.show(ui, |ui| msgs.extend(sim_panel::panel(ui, wb.sim, &clock)));
             };
             if show_sim && show_analysis {
-                // The simulator gets its own resizable part at the top, at most half the
-                // height: the analysis below always keeps the other half.
-                let half = ui.available_height() * 0.5;
+                // The simulator gets its own resizable part at the top; the analysis below
+                // always keeps a quarter of the height.
+                // Its settings need the room: half the height at first, up to three quarters.
+                let height = ui.available_height();
                 egui::Panel::top("simulator")
                     .resizable(true)
-                    .default_size(half.min(330.0))
-                    .max_size(half)
+                    .default_size(height * 0.5)
+                    .max_size(height * 0.75)
                     .show(ui, |ui| sim_ui(ui, &mut msgs));
             } else if show_sim {
                 sim_ui(ui, &mut msgs);
@@ -68,6 +71,7 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
                     view: &a.panel,
                     results: &a.results,
                     missing: &a.missing,
+                    placement: &a.placement_used,
                 };
                 let names = wb.doc.labels();
                 msgs.extend(analysis_panel::panel(
@@ -105,8 +109,27 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
             });
         } else {
             let v = wb.view;
-            let (meshes, layout) = (&mut cache.meshes, &mut cache.layout);
-            msgs.extend(timeline::show(ui, &shown, &v.viewport, &v.overlay, v.scroll, meshes, layout));
+            let (meshes, layout, overview) = (&mut cache.meshes, &mut cache.layout, &mut cache.overview);
+            // The search's matches while the table's filter is set.
+            let t = wb.table;
+            let matches =
+                (!t.rows.filter.trim().is_empty() && !t.rows.rows.is_empty()).then(|| timeline::Matches {
+                    rows: &t.rows.rows,
+                    by_time: t.rows.sort == crate::gui::table::TableSort::Time,
+                });
+            let range = wb.doc.time_range();
+            msgs.extend(timeline::show(
+                ui,
+                &shown,
+                &v.viewport,
+                &v.overlay,
+                v.scroll,
+                range,
+                matches,
+                meshes,
+                overview,
+                layout,
+            ));
         }
     });
     // The timeline's width and how far its lanes scroll are the view's to know (zooming
@@ -140,7 +163,14 @@ fn windows(wb: &Scene<'_>, ctx: &egui::Context) -> Vec<Message> {
     }
     if d.align.open {
         let labelled: Vec<_> = wb.doc.ids().into_iter().zip(wb.doc.labels()).collect();
-        msgs.extend(align_dialog::show(ctx, &d.align, &labelled, wb.busy(JobKind::Align)));
+        msgs.extend(align_dialog::show(
+            ctx,
+            &d.align,
+            &labelled,
+            wb.busy(JobKind::Align),
+            &wb.analysis.rules.specs,
+            wb.registry,
+        ));
     }
     if let Some(b) = &d.browser {
         msgs.extend(browser::show(b, ctx));
@@ -193,6 +223,22 @@ fn status_bar(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Ve
             let d = (b - a).abs();
             let hz = if d > 0.0 { 1e12 / d } else { 0.0 };
             ui.strong(format!("Δ {}  1/Δ {}", format_seconds(d.round() as Ps), format_hz(hz)));
+            // PulseView's count: samples of the focused lane's capture (else the first
+            // sampled one) between the cursors.
+            let focused = view.overlay.focused.and_then(|f| find(shown, f.source));
+            let sampled = focused.into_iter().chain(shown.iter().copied()).find_map(|sv| {
+                let (_, rate) = sv.source().metadata.iter().find(|(k, _)| k == "samplerate")?;
+                let hz = latscope_importers::sigrok::parse_samplerate(rate).ok()?;
+                Some((sv, hz))
+            });
+            if let Some((sv, rate)) = sampled {
+                let n = samples_between(sv.to_source(a), sv.to_source(b), rate);
+                ui.strong(format!("{n} samples")).on_hover_text(format!(
+                    "at {} ({})",
+                    format_hz(rate as f64),
+                    sv.source().name
+                ));
+            }
         }
         ui.separator();
         ui.weak(format!(
@@ -223,6 +269,12 @@ fn status_bar(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Ve
     msgs
 }
 
+/// Sample periods of a capture sampled at `rate_hz` between source times `a` and `b` (ps),
+/// as PulseView counts them: whole periods, rounded.
+pub fn samples_between(a: f64, b: f64, rate_hz: u64) -> u64 {
+    ((b - a).abs() * rate_hz as f64 / 1e12).round() as u64
+}
+
 fn tracks_panel(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> Vec<Message> {
     let mut msgs = Vec::new();
     let view = wb.view;
@@ -239,8 +291,41 @@ fn tracks_panel(wb: &Scene<'_>, ui: &mut egui::Ui, shown: &[SourceView<'_>]) -> 
                     let placed = timeline::placement_text(shown, sv.id);
                     ui.add(egui::Label::new(egui::RichText::new(placed).small().weak()).wrap())
                         .on_hover_text(sv.source().origin.domain.describe());
-                    for vi in 0..sv.lanes.len() {
+                    // Decoded rows go under their decoder, and the event lanes a decode
+                    // added under those, closed: a decode adds a lane per row and two per
+                    // annotation kind.
+                    let groups = crate::gui::decoder_dialog::decoded_lane_groups(sv.prepared);
+                    let group_of = |vi: usize| groups.get(&sv.lanes[vi].name);
+                    for vi in (0..sv.lanes.len()).filter(|&vi| group_of(vi).is_none()) {
                         msgs.extend(track_row(ui, view.overlay.focused, sv, vi));
+                    }
+                    let mut decoders: Vec<&str> = groups.values().map(|(d, _)| d.as_str()).collect();
+                    decoders.sort_unstable();
+                    decoders.dedup();
+                    for decoder in decoders {
+                        let member = |vi: usize, events: bool| {
+                            group_of(vi).is_some_and(|(d, e)| d == decoder && *e == events)
+                        };
+                        egui::CollapsingHeader::new(format!("{decoder} (decoded)"))
+                            .id_salt(("decoder", sv.id, decoder))
+                            .default_open(true)
+                            .show(ui, |ui| {
+                                for vi in (0..sv.lanes.len()).filter(|&vi| member(vi, false)) {
+                                    msgs.extend(track_row(ui, view.overlay.focused, sv, vi));
+                                }
+                                let events: Vec<usize> =
+                                    (0..sv.lanes.len()).filter(|&vi| member(vi, true)).collect();
+                                if !events.is_empty() {
+                                    egui::CollapsingHeader::new(format!("its events ({})", events.len()))
+                                        .id_salt(("decoder-events", sv.id, decoder))
+                                        .default_open(false)
+                                        .show(ui, |ui| {
+                                            for &vi in &events {
+                                                msgs.extend(track_row(ui, view.overlay.focused, sv, vi));
+                                            }
+                                        });
+                                }
+                            });
                     }
                 });
         }
@@ -298,6 +383,10 @@ fn track_row(ui: &mut egui::Ui, focused: Option<LaneId>, sv: &SourceView<'_>, vi
         }
         label.context_menu(|ui| {
             msgs.extend(lane_menu(ui, id, &v.name, v.color));
+            if ui.button(if v.pinned { "Unpin" } else { "Pin to the top" }).clicked() {
+                msgs.push(ViewMsg::PinLane(id).into());
+                ui.close();
+            }
             if lane.is_some_and(|l| l.kind.class() == LaneClass::Analog) {
                 ui.separator();
                 if ui.button("Derive digital…").clicked() {
@@ -348,8 +437,11 @@ fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
     let width = ui.available_width();
     let shown = errors.len().min(4);
     for (i, e) in errors.iter().enumerate().rev().take(shown) {
+        // Warnings (the file loaded, something was recovered) in amber, errors in red.
+        let (fill, kind) =
+            if errors.is_warning(i) { (theme::WARNING.get(), "Warning") } else { (theme::IRQ, "Error") };
         egui::Frame::new()
-            .fill(theme::IRQ.gamma_multiply(0.25))
+            .fill(fill.gamma_multiply(0.25))
             .inner_margin(egui::Margin::symmetric(8, 4))
             .corner_radius(4)
             .show(ui, |ui| {
@@ -361,6 +453,7 @@ fn errors_ui(errors: &Errors, ui: &mut egui::Ui) -> Vec<Message> {
                         egui::Layout::top_down(egui::Align::Min),
                         |ui| {
                             ui.set_max_width(text_width);
+                            ui.label(egui::RichText::new(kind).strong().color(fill));
                             let text = egui::RichText::new(errors::banner_text(e)).color(theme::TEXT);
                             ui.add(egui::Label::new(text).wrap());
                         },
@@ -396,7 +489,11 @@ fn log_ui(errors: &Errors, ui: &mut egui::Ui) {
             ui.weak("No errors or warnings.");
         }
         for e in errors.log() {
-            ui.add(egui::Label::new(egui::RichText::new(e).monospace()).wrap());
+            let mut text = egui::RichText::new(e).monospace();
+            if e.starts_with("warning: ") {
+                text = text.color(theme::WARNING);
+            }
+            ui.add(egui::Label::new(text).wrap());
         }
     });
 }
@@ -411,6 +508,16 @@ pub fn keyboard(ctx: &egui::Context, palette_open: bool) -> Vec<Message> {
         msgs.push(FileMsg::Open(dropped).into());
     }
     msgs
+}
+
+/// Simulated time `t` of the run's source as the timeline's clock reads it (the ruler's),
+/// with the time since the run began.
+fn sim_clock(shown: &[SourceView<'_>], sim: Option<crate::gui::document::SourceId>, t: Ps) -> String {
+    let since = format_seconds(t);
+    match sim.and_then(|id| crate::gui::view::find(shown, id)) {
+        Some(sv) => format!("{since} ({} on the timeline)", timeline::common_text(shown, sv.to_common(t))),
+        None => since,
+    }
 }
 
 fn format_hz(hz: f64) -> String {

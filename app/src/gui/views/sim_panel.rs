@@ -55,7 +55,8 @@ fn setting_editor(ui: &mut egui::Ui, setting: &latscope_sim::Setting) -> Option<
 /// The panel: it shows `st` and returns the changes the user asked for. The controls and
 /// the run's state come first, so they stay in view when the panel is short; the settings
 /// and the finished run's metrics follow.
-pub fn panel(ui: &mut egui::Ui, st: &SimState) -> Vec<Message> {
+/// `clock` writes a simulated time as the timeline reads it.
+pub fn panel(ui: &mut egui::Ui, st: &SimState, clock: &dyn Fn(Ps) -> String) -> Vec<Message> {
     let mut msgs = Vec::new();
     ui.heading("Simulator");
     egui::ComboBox::from_label("scenario").selected_text(st.scenario.as_str()).show_ui(ui, |ui| {
@@ -65,6 +66,13 @@ pub fn panel(ui: &mut egui::Ui, st: &SimState) -> Vec<Message> {
             }
         }
     });
+    // Which real question the scenario answers, and what it models.
+    if let Some(q) = &st.question {
+        ui.add(egui::Label::new(egui::RichText::new(q).italics()).wrap());
+    }
+    if let Some(d) = &st.description {
+        ui.add(egui::Label::new(egui::RichText::new(d).weak().small()).wrap());
+    }
     let pending = st.restart_pending();
     ui.horizontal(|ui| {
         let restart =
@@ -121,17 +129,22 @@ pub fn panel(ui: &mut egui::Ui, st: &SimState) -> Vec<Message> {
     } else {
         "paused"
     };
-    ui.label(format!("{state} · t = {} · {} events", format_seconds(st.now), st.events));
+    ui.label(format!("{state} · t = {} · {} events", clock(st.now), st.events));
     if st.live.shown.is_some() {
         // The simulated time the analysed snapshot was taken at, never past the clock.
         let t = st.live.shown_now.min(st.now);
-        ui.weak(format!("analysis panel: the scenario's analyses up to t = {}", format_seconds(t)));
+        ui.weak(format!("analysis panel: the scenario's analyses up to t = {}", clock(t)));
     }
     // The settings below the controls: what a Restart runs with.
     ui.separator();
     egui::Grid::new("sim-settings").num_columns(2).striped(true).show(ui, |ui| {
         for (i, setting) in st.settings.iter().enumerate() {
-            ui.label(setting.key.as_str());
+            // What the setting changes, on hover (a "?" marks the settings that say).
+            let key = match &setting.help {
+                Some(help) => ui.label(format!("{} ?", setting.key)).on_hover_text(help),
+                None => ui.label(setting.key.as_str()),
+            };
+            let _ = key;
             if let Some(value) = setting_editor(ui, setting) {
                 msgs.push(Message::Sim(SimMsg::Edit(SimEdit::Setting(i, value))));
             }

@@ -33,8 +33,13 @@ pub(super) struct Frame {
     pub(super) data_left: f32,
     pub(super) ruler: Rect,
     pub(super) lanes: Rect,
-    /// Visible lanes top to bottom.
+    /// Where the lanes that scroll are drawn: below the pinned ones.
+    pub(super) scrolled: Rect,
+    /// Visible lanes top to bottom: the pinned ones first (fixed below the ruler), then
+    /// the others as scrolled.
     pub(super) rows: Vec<(LaneId, Rect)>,
+    /// How many of `rows` are pinned.
+    pub(super) pinned: usize,
     /// Source headers (only with several sources): source and row.
     pub(super) headers: Vec<(SourceId, Rect)>,
     pub(super) max_scroll: f32,
@@ -72,30 +77,15 @@ pub(super) fn lay_out(full: Rect, sources: &[SourceView<'_>], scroll: f32) -> Fr
         Rect::from_min_max(pos2(data_left, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
     let lanes = Rect::from_min_max(pos2(full.left(), ruler.bottom()), full.max);
     let with_headers = sources.len() > 1;
-    // Heights first, to know how far one can scroll.
-    let total: f32 = sources
-        .iter()
-        .map(|sv| {
-            let header = if with_headers { HEADER_HEIGHT } else { 0.0 };
-            let visible = sv.lanes.iter().enumerate().filter(|(_, v)| v.visible);
-            header + visible.filter_map(|(vi, _)| sv.data_lane(vi)).map(|l| l.height() + 1.0).sum::<f32>()
-        })
-        .sum();
-    let max_scroll = (total - lanes.height() + 20.0).max(0.0);
-    let mut y = lanes.top() - scroll.clamp(0.0, max_scroll);
-    let (mut rows, mut headers) = (Vec::new(), Vec::new());
+    let shown = |sv: &SourceView<'_>, pinned: bool| {
+        let lanes = sv.lanes.iter().enumerate().filter(move |(_, v)| v.visible && v.pinned == pinned);
+        lanes.filter_map(|(vi, _)| Some((vi, sv.data_lane(vi)?.height()))).collect::<Vec<_>>()
+    };
+    // Pinned lanes first, fixed below the ruler.
+    let mut rows = Vec::new();
+    let mut y = lanes.top();
     for sv in sources {
-        if with_headers {
-            headers
-                .push((sv.id, Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), HEADER_HEIGHT))));
-            y += HEADER_HEIGHT;
-        }
-        for (vi, v) in sv.lanes.iter().enumerate() {
-            if !v.visible {
-                continue;
-            }
-            let Some(lane) = sv.data_lane(vi) else { continue };
-            let h = lane.height();
+        for (vi, h) in shown(sv, true) {
             rows.push((
                 LaneId { source: sv.id, lane: vi },
                 Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), h)),
@@ -103,5 +93,32 @@ pub(super) fn lay_out(full: Rect, sources: &[SourceView<'_>], scroll: f32) -> Fr
             y += h + 1.0;
         }
     }
-    Frame { full, data_left, ruler, lanes, rows, headers, max_scroll }
+    let pinned = rows.len();
+    let scrolled = Rect::from_min_max(pos2(full.left(), if pinned > 0 { y + 2.0 } else { y }), full.max);
+    // Heights first, to know how far one can scroll.
+    let total: f32 = sources
+        .iter()
+        .map(|sv| {
+            let header = if with_headers { HEADER_HEIGHT } else { 0.0 };
+            header + shown(sv, false).iter().map(|(_, h)| h + 1.0).sum::<f32>()
+        })
+        .sum();
+    let max_scroll = (total - scrolled.height() + 20.0).max(0.0);
+    let mut y = scrolled.top() - scroll.clamp(0.0, max_scroll);
+    let mut headers = Vec::new();
+    for sv in sources {
+        if with_headers {
+            headers
+                .push((sv.id, Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), HEADER_HEIGHT))));
+            y += HEADER_HEIGHT;
+        }
+        for (vi, h) in shown(sv, false) {
+            rows.push((
+                LaneId { source: sv.id, lane: vi },
+                Rect::from_min_size(pos2(full.left(), y), vec2(full.width(), h)),
+            ));
+            y += h + 1.0;
+        }
+    }
+    Frame { full, data_left, ruler, lanes, scrolled, rows, pinned, headers, max_scroll }
 }

@@ -226,7 +226,7 @@ pub fn build_lane(
                 &grid,
                 left,
                 (t + 2.0, t + 19.0),
-                theme::task_color,
+                |label| theme::task_color(cpu.labels.get(label as usize).map_or("", String::as_str)),
                 &cpu.labels,
                 &mut texts,
             );

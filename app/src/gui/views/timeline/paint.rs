@@ -145,11 +145,13 @@ pub(super) fn arrow_end_y(
     source: SourceId,
     end: ArrowEnd,
 ) -> Option<f32> {
+    // An end at an event is drawn on that event's source.
+    let source = end.event.map_or(source, |e| e.source);
     let sv = find(sources, source)?;
     let src = sv.source();
     let rows = || frame.rows.iter().filter(|(id, _)| id.source == source);
     let lane_of = |id: &LaneId| sv.data_lane(id.lane);
-    if let Some(i) = end.event {
+    if let Some(i) = end.event.map(|e| e.index) {
         let cpu = src.events.cpu.get(i).copied();
         let name = src.events.get(i).map(|e| src.strings.resolve(e.name()).into_owned());
         let on_cpu = rows().find(
@@ -228,7 +230,40 @@ pub(super) fn paint_overlay(
             );
         }
     }
+    // The selected event's pairs, as flows from start to end, each with its analysis and
+    // latency at its middle.
+    let data = painter.with_clip_rect(frame.data());
+    for (k, r) in overlay.related.iter().enumerate() {
+        let Some((pa, pb)) = arrow_points(frame, sources, vp, &r.arrow) else { continue };
+        data.arrow(pa, pb - pa, Stroke::new(1.5, theme::CURSOR_A.gamma_multiply(0.8)));
+        // Labelled where the arrow is long enough to hold its label; flows that share a
+        // start stack their labels rather than overprint them.
+        let label = format!("{} {}", r.analysis, latscope_model::format_seconds(r.latency_ps));
+        if (pb.x - pa.x).abs() < label.len() as f32 * 6.5 {
+            continue;
+        }
+        data.text(
+            pa + (pb - pa) / 2.0 + vec2(0.0, -4.0 - 12.0 * k as f32),
+            Align2::CENTER_BOTTOM,
+            label,
+            FontId::proportional(11.0),
+            theme::CURSOR_A.get(),
+        );
+    }
     let arrow = overlay.arrow?;
+    let (pa, pb) = arrow_points(frame, sources, vp, &arrow)?;
+    painter.with_clip_rect(frame.data()).arrow(pa, pb - pa, Stroke::new(2.0, theme::CURSOR_A));
+    Some((pa, pb))
+}
+
+/// Where an arrow is drawn: from its start to its end, on the lanes of the pair's events.
+fn arrow_points(
+    frame: &Frame,
+    sources: &[SourceView<'_>],
+    vp: &Viewport,
+    arrow: &crate::gui::view::Arrow,
+) -> Option<(Pos2, Pos2)> {
+    let data_left = frame.data_left;
     // On the lanes of the pair's events; an end whose lane is hidden takes the other end's,
     // and with neither the arrow goes on the source's first lane.
     let ya = arrow_end_y(frame, sources, arrow.source, arrow.start);
@@ -236,7 +271,5 @@ pub(super) fn paint_overlay(
     let first = frame.rows.iter().find(|(id, _)| id.source == arrow.source).map(|(_, r)| r.top() + 12.0);
     let fallback = ya.or(yb).or(first).unwrap_or(frame.lanes.top() + 12.0);
     let (ya, yb) = (ya.unwrap_or(fallback), yb.unwrap_or(fallback));
-    let (pa, pb) = (pos2(vp.x_of(data_left, arrow.a), ya), pos2(vp.x_of(data_left, arrow.b), yb));
-    painter.with_clip_rect(frame.data()).arrow(pa, pb - pa, Stroke::new(2.0, theme::CURSOR_A));
-    Some((pa, pb))
+    Some((pos2(vp.x_of(data_left, arrow.a), ya), pos2(vp.x_of(data_left, arrow.b), yb)))
 }

@@ -66,10 +66,10 @@ pub fn analog_range_label(lo: f64, hi: f64) -> String {
     if whole(lo) && whole(hi) { format!("{lo:.0}..{hi:.0}") } else { format!("{lo:.3}..{hi:.3}") }
 }
 
-/// How the ruler writes its tick times. Times past one second (ftrace's uptime clocks) read
-/// as seconds with the decimals the tick step needs (`533.891480`); a view within the first
-/// second (waveforms, simulations) reads in the largest unit the step fills (`50 ns`,
-/// `1500 ns`), so its labels are whole numbers, where seconds would need nine leading zeros.
+/// How the ruler writes its tick times: always with a unit, the largest unit the times on
+/// screen reach (`533.891480 s` on an uptime clock, `38.856 ms` into a simulation, `50 ns`
+/// into a waveform), with the decimals the tick step needs, so a label never reads as a
+/// bare number or as thousands of a smaller unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RulerUnits {
     /// Picoseconds per unit (1e12 for seconds).
@@ -81,15 +81,13 @@ pub struct RulerUnits {
 impl RulerUnits {
     /// Units for ticks `step_ps` apart in a view whose times reach `max_abs_s` seconds.
     pub fn for_view(step_ps: f64, max_abs_s: f64) -> RulerUnits {
-        let decimals_for = |unit_ps: f64| (-(step_ps / unit_ps).log10().floor()).clamp(0.0, 12.0) as usize;
-        if max_abs_s >= 1.0 {
-            return RulerUnits { unit_ps: 1e12, suffix: "", decimals: decimals_for(1e12) };
-        }
-        let (unit_ps, suffix) = [(1e9, " ms"), (1e6, " us"), (1e3, " ns")]
+        let max_ps = max_abs_s * 1e12;
+        let (unit_ps, suffix) = [(1e12, " s"), (1e9, " ms"), (1e6, " us"), (1e3, " ns")]
             .into_iter()
-            .find(|&(u, _)| step_ps >= u)
+            .find(|&(u, _)| max_ps >= u)
             .unwrap_or((1.0, " ps"));
-        RulerUnits { unit_ps, suffix, decimals: decimals_for(unit_ps) }
+        let decimals = (-(step_ps / unit_ps).log10().floor()).clamp(0.0, 12.0) as usize;
+        RulerUnits { unit_ps, suffix, decimals }
     }
 
     pub fn label(self, seconds: f64) -> String {
@@ -110,15 +108,18 @@ mod tests {
     }
 
     #[test]
-    fn ruler_labels_use_the_unit_of_the_step_within_the_first_second() {
+    fn ruler_labels_use_the_largest_unit_the_view_reaches_and_always_say_it() {
         // A GHDL waveform: 50 ns ticks over 400 ns.
         assert_eq!(labels(50e3, 400e-9, &[0.0, 50e-9, 100e-9]), ["0 ns", "50 ns", "100 ns"]);
-        // The unit is the largest the step fills, so labels are whole numbers.
-        assert_eq!(labels(500e3, 0.04, &[0.0, 1.5e-6]), ["0 ns", "1500 ns"]);
-        assert_eq!(labels(2e6, 0.04, &[0.0, 38.856e-3]), ["0 us", "38856 us"]);
+        // 2 us ticks 38 ms into a run: milliseconds with the step's decimals, never "38856 us".
+        assert_eq!(labels(2e6, 0.04, &[0.0, 38.856e-3]), ["0.000 ms", "38.856 ms"]);
+        assert_eq!(labels(500e3, 0.04, &[0.0, 1.5e-6]), ["0.0000 ms", "0.0015 ms"]);
+        assert_eq!(labels(100e6, 0.9003, &[0.9003]), ["900.3 ms"], "not 900300 us");
         assert_eq!(labels(5e9, 0.04, &[0.0, 0.035]), ["0 ms", "35 ms"]);
-        assert_eq!(labels(200.0, 1e-9, &[0.0, 6e-10]), ["0 ps", "600 ps"]);
+        assert_eq!(labels(200.0, 1e-9, &[0.0, 6e-10]), ["0.0 ns", "0.6 ns"]);
         assert_eq!(labels(50e3, 400e-9, &[-1e-15]), ["0 ns"], "no -0");
+        // Whole seconds on a 14 s capture read with their unit.
+        assert_eq!(labels(2e12, 14.0, &[0.0, 2.0, 14.0]), ["0 s", "2 s", "14 s"]);
     }
 
     #[test]
@@ -132,7 +133,7 @@ mod tests {
     #[test]
     fn ruler_labels_stay_in_seconds_on_uptime_clocks() {
         // ftrace at 533 s: 0.2 s ticks, then 1 us ticks zoomed in.
-        assert_eq!(labels(0.2e12, 534.3, &[533.0, 533.2]), ["533.0", "533.2"]);
-        assert_eq!(labels(1e6, 533.9, &[533.891480]), ["533.891480"]);
+        assert_eq!(labels(0.2e12, 534.3, &[533.0, 533.2]), ["533.0 s", "533.2 s"]);
+        assert_eq!(labels(1e6, 533.9, &[533.891480]), ["533.891480 s"]);
     }
 }

@@ -13,6 +13,21 @@ pub fn clock_text(src: &Source, t: Ps) -> String {
     format!("{:.9} s", src.origin.to_source_seconds(t))
 }
 
+/// Common time `t` (ps) as the timeline's clock reads it, in seconds: the first source's
+/// clock, which the ruler, the table, the hover and the status bar all show. Every source's
+/// own clock is in the inspector.
+pub fn common_seconds(sources: &[SourceView<'_>], t: f64) -> f64 {
+    match sources.first() {
+        Some(sv) => sv.source().origin.to_source_seconds(sv.to_source(t).round() as Ps),
+        None => t / 1e12,
+    }
+}
+
+/// [`common_seconds`] as text, to the nanosecond.
+pub fn common_text(sources: &[SourceView<'_>], t: f64) -> String {
+    format!("{:.9} s", common_seconds(sources, t))
+}
+
 /// An event's columns as `(name, value)` text pairs, then its payload as the tracer prints
 /// it (trace.dat: the event format's print fmt, `254,0 RS …`; [`render_event`]).
 pub fn event_fields(src: &Source, index: usize) -> Vec<(String, String)> {
@@ -51,13 +66,30 @@ pub fn fields_read(src: &Source, index: usize) -> Vec<(String, String, Option<St
 }
 
 pub(super) fn tooltip(ui: &mut egui::Ui, sources: &[SourceView<'_>], hit: &Hit) {
+    // Times on the timeline's clock, as the ruler reads them; the source's own clock beside
+    // them when it reads otherwise.
+    let when = |ui: &mut egui::Ui, label: &str, sv: &SourceView<'_>, t: Ps| {
+        let common = common_text(sources, sv.to_common(t));
+        let own = clock_text(sv.source(), t);
+        ui.monospace(if own == common {
+            format!("{label}{common}")
+        } else {
+            format!("{label}{common} (own clock {own})")
+        });
+    };
     match hit {
         Hit::Event(sel) => {
             if let Some(sv) = find(sources, sel.source) {
                 egui::Grid::new("tip").num_columns(2).show(ui, |ui| {
                     for (k, v) in event_fields(sv.source(), sel.index) {
+                        let is_time = k == "time";
                         ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
-                        ui.monospace(v);
+                        match sv.source().events.ts.get(sel.index) {
+                            Some(&t) if is_time => when(ui, "", &sv, t),
+                            _ => {
+                                ui.monospace(v);
+                            }
+                        }
                         ui.end_row();
                     }
                 });
@@ -66,7 +98,7 @@ pub(super) fn tooltip(ui: &mut egui::Ui, sources: &[SourceView<'_>], hit: &Hit) 
         Hit::Slice { text, start, end, source, .. } => {
             ui.strong(text);
             if let Some(sv) = find(sources, *source) {
-                ui.monospace(format!("start {}", clock_text(sv.source(), *start)));
+                when(ui, "start ", &sv, *start);
             }
             ui.monospace(format!("duration {}", format_seconds(end - start)));
         }
@@ -78,13 +110,13 @@ pub(super) fn tooltip(ui: &mut egui::Ui, sources: &[SourceView<'_>], hit: &Hit) 
             };
             ui.strong(format!("{name} = {text}"));
             if let Some(sv) = find(sources, *source) {
-                ui.monospace(clock_text(sv.source(), *t));
+                when(ui, "", &sv, *t);
             }
         }
         Hit::Value { name, value, unit, t, source } => {
             ui.strong(format!("{name} = {value:.4} {unit}"));
             if let Some(sv) = find(sources, *source) {
-                ui.monospace(clock_text(sv.source(), *t));
+                when(ui, "", &sv, *t);
             }
         }
     }
