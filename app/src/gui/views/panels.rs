@@ -52,11 +52,13 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
             if show_sim && show_analysis {
                 // The simulator gets its own resizable part at the top; the analysis below
                 // always keeps a quarter of the height.
-                // Its settings need the room: half the height at first, up to three quarters.
+                // Its settings need the room: 400 points at first, up to three quarters.
                 let height = ui.available_height();
                 egui::Panel::top("simulator")
                     .resizable(true)
-                    .default_size(height * 0.5)
+                    // A fixed first size: one taken from the height would depend on which
+                    // panels the first frame had.
+                    .default_size(400.0)
                     .max_size(height * 0.75)
                     .show(ui, |ui| sim_ui(ui, &mut msgs));
             } else if show_sim {

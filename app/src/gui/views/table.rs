@@ -29,9 +29,10 @@ pub fn show(
         // Both are asked for once; they are done as this frame draws.
         msgs.push(Message::Table(TableMsg::RequestsDone));
     }
-    // Wrapped: in the table's half of the panel, the counts and toggles go to a second line
-    // rather than under the inspector.
-    ui.horizontal_wrapped(|ui| {
+    // Two fixed lines, the filter on the first and the toggles and counts on the second: in
+    // the table's half of the panel they would run under the inspector on one, and a
+    // wrapped line's height would depend on what the last frame drew.
+    ui.horizontal(|ui| {
         ui.label("Filter");
         let mut filter = st.filter.clone();
         let edit = ui.add(
@@ -73,6 +74,8 @@ pub fn show(
                 }
             });
         }
+    });
+    ui.horizontal(|ui| {
         let mut follow = st.follow;
         if ui.checkbox(&mut follow, "follow").on_hover_text("Keep the table on the timeline's view").changed()
         {
