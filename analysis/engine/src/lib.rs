@@ -19,6 +19,7 @@
 //! - Writers of what the commands print: [`events`] (as `trace-cmd report`), [`annotations`]
 //!   (`latscope decode`), [`info`]; all through [`Output`] (standard output, or a file
 //!   written atomically and never over an input).
+//! - [`query`]: SQL over a capture's tables (`latscope query`, the workbench's query panel).
 //!
 //! Errors are [`EngineError`], which names what it was about (file, preset, rule, decoder,
 //! input) above the library error beneath it.
@@ -34,6 +35,8 @@ pub mod events;
 pub mod fleet;
 pub mod info;
 pub mod output;
+#[cfg(feature = "query")]
+pub mod query;
 pub mod registry;
 pub mod report;
 pub mod sim;
