@@ -34,6 +34,7 @@ pub enum JobKind {
     SessionRead,
     Screenshot,
     Fleet,
+    Query,
 }
 
 impl JobKind {
@@ -51,6 +52,7 @@ impl JobKind {
             JobKind::SessionRead => "latscope-session",
             JobKind::Screenshot => "latscope-screenshot",
             JobKind::Fleet => "latscope-fleet",
+            JobKind::Query => "latscope-query",
         }
     }
 
@@ -66,6 +68,7 @@ impl JobKind {
                 | JobKind::Align
                 | JobKind::Simulator
                 | JobKind::Fleet
+                | JobKind::Query
         )
     }
 
