@@ -35,6 +35,7 @@ pub enum JobKind {
     Screenshot,
     Fleet,
     Query,
+    SigrokList,
 }
 
 impl JobKind {
@@ -53,6 +54,7 @@ impl JobKind {
             JobKind::Screenshot => "latscope-screenshot",
             JobKind::Fleet => "latscope-fleet",
             JobKind::Query => "latscope-query",
+            JobKind::SigrokList => "latscope-sigrok-list",
         }
     }
 
@@ -76,7 +78,12 @@ impl JobKind {
     fn reads_sources(self) -> bool {
         !matches!(
             self,
-            JobKind::Load | JobKind::Save | JobKind::SessionRead | JobKind::Screenshot | JobKind::Fleet
+            JobKind::Load
+                | JobKind::Save
+                | JobKind::SessionRead
+                | JobKind::Screenshot
+                | JobKind::Fleet
+                | JobKind::SigrokList
         )
     }
 }

@@ -246,6 +246,12 @@ pub enum DecoderMsg {
         source: SourceId,
         result: JobResult<Arc<Prepared>>,
     },
+    /// Every decoder sigrok-cli knows, with its channels and options, to list beside the
+    /// native ones (`sigrok:ID`).
+    SigrokListed {
+        ticket: Ticket,
+        result: JobResult<Vec<latscope_engine::registry::DecoderInfo>>,
+    },
 }
 
 /// The simulator.

@@ -555,7 +555,10 @@ fn decoder_names(source: &Source) -> Vec<String> {
     for (_, spec) in source.metadata.iter().filter(|(k, _)| k == DECODER_KEY) {
         let Ok(stages) = latscope_decoders::spec::parse(spec) else { continue };
         for s in stages {
-            let name = s.name.clone();
+            let name = match &s.id {
+                Some(id) => format!("{}:{id}", s.name),
+                None => s.name.clone(),
+            };
             if !out.contains(&name) {
                 out.push(name);
             }
