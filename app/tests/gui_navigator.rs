@@ -433,3 +433,77 @@ fn the_chain_stage_table_fits_the_panel() {
         }
     }
 }
+
+#[test]
+fn live_results_say_they_are_the_scenarios_own_not_that_there_is_no_rule() {
+    use latscope::gui::message::SimMsg;
+    use latscope::gui::sim::{SimCommand, SimEdit};
+    let wb = Workbench::new(Options::default(), Box::new(NoPicker), Vec::new());
+    let mut h = workbench_harness::harness(wb, egui::vec2(1400.0, 900.0));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Simulator)));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(true))));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(20_000_000_000),
+    })));
+    wait(&mut h, "the simulation's analyses", |wb| {
+        wb.sim.finished && !wb.analysis.results.is_empty() && wb.sim.live.shown_now == wb.sim.now
+    });
+    settle(&mut h);
+    assert!(h.state().analysis.rules.specs.is_empty());
+    assert_eq!(h.query_all_by_label("No rule yet.").count(), 0);
+    let _ = h.get_by_label_contains("the scenario's own analyses");
+    assert_eq!(h.state().analysis.placement_used, "placement: the simulator's clock");
+}
+
+#[test]
+fn the_ab_block_shows_the_reports_intervals_and_verdicts() {
+    let files = ["ftrace/virtio_blk_direct_read.txt", "ftrace/blk_read.txt"];
+    let mut h = open_paths(files.iter().map(|f| sample(f)).collect());
+    workbench_harness::set_rules(&mut h, &["block"]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
+    wait(&mut h, "the A/B", |wb| wb.settled() && wb.analysis.results.iter().any(|r| r.comparison.is_some()));
+    settle(&mut h);
+    // What `latscope report A B --preset block --format json` says of the change of p50.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .args(["report", sample(files[0]).to_str().unwrap(), sample(files[1]).to_str().unwrap()])
+        .args(["--preset", "block", "--format", "json"])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &j["comparison"][0];
+    let [lo, hi] = [c["ci95_ns"]["p50"][0].as_f64().unwrap(), c["ci95_ns"]["p50"][1].as_f64().unwrap()];
+    let signed = |ns: f64| {
+        let sign = if ns < 0.0 { "-" } else { "+" };
+        format!("{sign}{}", latscope_model::format_seconds((ns.abs() * 1e3).round() as i64))
+    };
+    let _ = h.get_by_label(&format!("[{}, {}]", signed(lo), signed(hi)));
+    let verdict = c["verdict"]["p50"].as_str().unwrap();
+    assert!(h.query_all_by_label_contains(verdict).count() >= 1, "{verdict}");
+    let _ = h.get_by_label("95% interval of B − A");
+}
+
+#[test]
+fn the_simulator_panel_says_which_question_a_scenario_answers_and_what_settings_change() {
+    use latscope::gui::message::SimMsg;
+    use latscope::gui::sim::SimEdit;
+    let wb = Workbench::new(Options::default(), Box::new(NoPicker), Vec::new());
+    let mut h = workbench_harness::harness(wb, egui::vec2(1400.0, 900.0));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Simulator)));
+    for scenario in ["litesdcard", "imx8mq-cpuidle"] {
+        h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::Scenario(scenario.into()))));
+        h.step();
+        h.step();
+        // The scenario file's own words (samples/scenarios/*.toml), read here independently.
+        let path = sample(&format!("scenarios/{scenario}.toml"));
+        let file: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+        let question = file["question"].as_str().unwrap();
+        let _ = h.get_by_label(question);
+        let help = file["help"].as_table().unwrap();
+        assert!(!help.is_empty());
+        for key in help.keys() {
+            let _ = h.get_by_label(&format!("{key} ?"));
+        }
+    }
+}

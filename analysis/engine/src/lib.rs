@@ -36,6 +36,7 @@ pub mod events;
 pub mod fleet;
 pub mod info;
 pub mod output;
+pub mod provenance;
 #[cfg(feature = "query")]
 pub mod query;
 pub mod registry;

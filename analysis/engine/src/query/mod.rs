@@ -153,7 +153,17 @@ pub fn run_on(
             return Err(failure);
         }
         let refs: Vec<&latscope_model::Source> = on.placed.iter().map(|p| p.source).collect();
-        Some(crate::report::build(&on.names, &refs, &analysed.outcomes, on.aligned.clone(), None, None)?)
+        // The report's provenance is not a table: what was asked is left empty.
+        let asked = crate::provenance::Request::default();
+        Some(crate::report::build(
+            &on.names,
+            &refs,
+            &analysed.outcomes,
+            on.aligned.clone(),
+            None,
+            None,
+            &asked,
+        )?)
     } else {
         None
     };

@@ -9,6 +9,7 @@ use egui_plot::{
     Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
     PlotTransform, Points, Text, VLine,
 };
+use latscope_analysis::inference::{Stat, Verdict};
 use latscope_analysis::report::Comparison;
 use latscope_engine::registry::Registry;
 use latscope_model::{Ps, format_seconds};
@@ -375,8 +376,8 @@ fn ab_block(
     ui.strong(format!("A/B: {}", c.analysis));
     let name = |i: usize| names.get(i).map_or("?", String::as_str);
     ui.weak(format!("A = {}, B = {}", name(0), name(1)));
-    egui::Grid::new(("ab", ri)).num_columns(5).striped(true).show(ui, |ui| {
-        for h in ["", "A", "B", "B − A", "B / A"] {
+    egui::Grid::new(("ab", ri)).num_columns(7).striped(true).show(ui, |ui| {
+        for h in ["", "A", "B", "B − A", "B / A", "95% interval of B − A", "verdict"] {
             ui.strong(h);
         }
         ui.end_row();
@@ -386,25 +387,55 @@ fn ab_block(
         ui.monospace(format!("{:+}", c.count_delta));
         ui.monospace(c.count_ratio.map_or_else(String::new, |r| format!("{r:.3}")));
         ui.end_row();
+        // The report's inference (block bootstrap): the interval of the change and its
+        // verdict, for the statistics it covers (not the maximum).
+        let inf = &c.inference;
         let rows = [
-            ("mean", c.a.stats_ns.mean, c.b.stats_ns.mean, c.delta_ns.mean, c.ratio.mean),
-            ("p50", c.a.stats_ns.p50, c.b.stats_ns.p50, c.delta_ns.p50, c.ratio.p50),
-            ("p99", c.a.stats_ns.p99, c.b.stats_ns.p99, c.delta_ns.p99, c.ratio.p99),
-            ("max", c.a.stats_ns.max, c.b.stats_ns.max, c.delta_ns.max, c.ratio.max),
+            ("mean", c.a.stats_ns.mean, c.b.stats_ns.mean, c.delta_ns.mean, c.ratio.mean, Some(Stat::Mean)),
+            ("p50", c.a.stats_ns.p50, c.b.stats_ns.p50, c.delta_ns.p50, c.ratio.p50, Some(Stat::P50)),
+            ("p99", c.a.stats_ns.p99, c.b.stats_ns.p99, c.delta_ns.p99, c.ratio.p99, Some(Stat::P99)),
+            ("max", c.a.stats_ns.max, c.b.stats_ns.max, c.delta_ns.max, c.ratio.max, None),
         ];
-        for (name, a, b, d, q) in rows {
+        let signed = |d: f64| {
+            let sign = if d < 0.0 { "-" } else { "+" };
+            format!("{sign}{}", dur_ns(d.abs()))
+        };
+        for (name, a, b, d, q, stat) in rows {
             let show = |v: Option<f64>| v.map_or_else(String::new, dur_ns);
             ui.label(name);
             ui.monospace(show(a));
             ui.monospace(show(b));
-            ui.monospace(d.map_or_else(String::new, |d| {
-                let sign = if d < 0.0 { "-" } else { "+" };
-                format!("{sign}{}", dur_ns(d.abs()))
-            }));
+            ui.monospace(d.map_or_else(String::new, signed));
             ui.monospace(q.map_or_else(String::new, |r| format!("{r:.3}")));
+            match stat {
+                Some(stat) => {
+                    let ci = inf
+                        .ci95_ns
+                        .get(stat)
+                        .map_or_else(String::new, |[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)));
+                    ui.add(egui::Label::new(egui::RichText::new(ci).monospace()).extend());
+                    let verdict = *inf.verdict.get(stat);
+                    let color = match verdict {
+                        Verdict::Regressed => crate::gui::theme::IRQ,
+                        Verdict::Improved => crate::gui::theme::ACCENT.get(),
+                        _ => crate::gui::theme::TEXT_DIM.get(),
+                    };
+                    let p = inf.p_value.get(stat).map_or_else(String::new, |p| format!(" (p={p:.3})"));
+                    ui.colored_label(color, format!("{}{p}", verdict.name()));
+                }
+                None => {
+                    ui.label("");
+                    ui.label("");
+                }
+            }
             ui.end_row();
         }
     });
+    let inf = &c.inference;
+    if let Some(p) = inf.shift_p_value {
+        ui.weak(format!("distribution shift: p={p:.3} ({})", inf.method.shift_test));
+    }
+    ui.weak(format!("intervals: {}", inf.method.interval)).on_hover_text(inf.method.why);
     let side =
         |input: usize| results.iter().find(|r| r.outcome.source == input && r.outcome.name == c.analysis);
     if let (Some(a), Some(b)) = (side(0), side(1)) {
