@@ -5,6 +5,7 @@
 pub mod decode;
 pub mod events;
 pub mod fleet;
+pub mod query;
 pub mod report;
 
 use anyhow::Result;
@@ -70,6 +71,9 @@ enum Command {
     Decode(decode::DecodeArgs),
     /// Aggregate a fleet dataset: exact percentiles per group of labels, A/B, trends, CI gates.
     Fleet(fleet::FleetArgs),
+    /// SQL over a capture's tables (events, one per event name, pairs, windows, annotations,
+    /// edges, tracks) as a table, CSV, JSON or Parquet.
+    Query(query::QueryArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -126,6 +130,7 @@ pub fn main() -> ExitCode {
         Some(Command::Events(args)) => events::run(&args),
         Some(Command::Decode(args)) => decode::run(&args),
         Some(Command::Fleet(args)) => fleet::run(&args),
+        Some(Command::Query(args)) => query::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,
             screenshot: cli.screenshot,
