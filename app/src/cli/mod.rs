@@ -5,6 +5,7 @@
 pub mod decode;
 pub mod events;
 pub mod fleet;
+pub mod record;
 pub mod report;
 
 use anyhow::Result;
@@ -70,6 +71,9 @@ enum Command {
     Decode(decode::DecodeArgs),
     /// Aggregate a fleet dataset: exact percentiles per group of labels, A/B, trends, CI gates.
     Fleet(fleet::FleetArgs),
+    /// Record this machine's kernel through tracefs: live statistics, a flight recorder of
+    /// the slow pairs, a trace.dat that trace-cmd reads.
+    Record(record::RecordArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -122,6 +126,7 @@ pub fn main() -> ExitCode {
         Some(Command::Events(args)) => events::run(&args),
         Some(Command::Decode(args)) => decode::run(&args),
         Some(Command::Fleet(args)) => fleet::run(&args),
+        Some(Command::Record(args)) => record::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,
             screenshot: cli.screenshot,
