@@ -14,5 +14,6 @@ fn main() {
         Need::PythonDatafusion,
         Need::PythonSpark,
         Need::SharedCorpus,
+        Need::Tracefs,
     ]);
 }
