@@ -318,3 +318,82 @@ fn a_marker_trigger_saves_exactly_the_window_of_the_one_slow_request_among_hundr
     let frac = |s: f64| s - s.floor();
     assert!((frac(a / 1e12) - frac(start)).abs() < 1e-6, "cursor_a {a} vs start {start}");
 }
+
+#[test]
+#[cfg_attr(
+    not(have_tracefs),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted"
+)]
+fn every_crossing_is_counted_saves_stop_at_max_saves_and_the_ring_stays_bounded() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-max-saves");
+    // Three slow requests among 600, over about two seconds, with every context switch
+    // recorded beside them (far more data than the ring holds).
+    let script = "M=/sys/kernel/tracing/trace_marker\n\
+                  for i in $(seq 1 600); do\n\
+                    printf 'req_start id=%d\\n' $i > $M\n\
+                    case $i in 100|300|500) sleep 0.02;; esac\n\
+                    printf 'req_done id=%d\\n' $i > $M\n\
+                    [ $((i % 100)) = 0 ] && sleep 0.3\n\
+                    /bin/true\n\
+                  done\n";
+    std::fs::write(dir.join("work.sh"), script).unwrap();
+    let rule = "req=print[text~req_start] -> print[text~req_done] by id";
+    let out = latscope_in(
+        &dir,
+        &[
+            "record",
+            "--rule",
+            rule,
+            "--events",
+            "sched_switch",
+            "--trigger",
+            "req>10ms",
+            "--keep",
+            "2ms,1ms",
+            "--max-saves",
+            "2",
+            "--ring",
+            "64KiB",
+            "--format",
+            "json",
+            "-o",
+            "win",
+            "--",
+            "bash",
+            "work.sh",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("3 crossing(s), 2 window(s) saved"), "{}", stderr(&out));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let crossings: Vec<&Value> = lines.iter().filter(|l| l["type"] == "crossing").collect();
+    assert_eq!(crossings.len(), 2, "the saved ones are said as they are saved: {crossings:?}");
+    let stats: Vec<&Value> = lines.iter().filter(|l| l["type"] == "stats").collect();
+    assert!(stats.len() >= 2, "a line a second: {}", stats.len());
+    for s in &stats {
+        assert!(s["kept_bytes"].as_u64().unwrap() <= 64 << 10, "{s}");
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("win"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with("0001-req-") && names[1].starts_with("0002-req-"), "{names:?}");
+    // Each window holds its slow request (the first and the second) whole.
+    for (name, id) in names.iter().zip([100, 300]) {
+        let text = String::from_utf8_lossy(
+            &latscope_in(&dir, &["events", &format!("win/{name}/kernel.dat"), "--filter", "print"]).stdout,
+        )
+        .into_owned();
+        assert!(
+            text.contains(&format!("req_start id={id}\n")) && text.contains(&format!("req_done id={id}\n")),
+            "{name}: {text}"
+        );
+    }
+    assert_eq!(tracefs_state(), before);
+}

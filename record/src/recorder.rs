@@ -198,6 +198,7 @@ pub(crate) fn decode_all(meta: &KernelMeta, pages: &[Vec<u8>]) -> Result<Source,
 /// One page kept, with its records' raw times.
 #[derive(Debug)]
 pub(crate) struct Page {
+    /// The page's used bytes (header, records, lost count); the rest is zeros.
     pub data: Vec<u8>,
     pub first: u64,
     pub last: u64,
@@ -207,6 +208,7 @@ pub(crate) struct Page {
 #[derive(Debug)]
 pub(crate) struct Store {
     pub cpus: Vec<VecDeque<Page>>,
+    pub page_size: usize,
     pub bytes: u64,
     pub newest: u64,
 }
@@ -253,8 +255,9 @@ impl Store {
         }
     }
 
+    /// Each CPU's pages, whole (padded to the page size), joined.
     pub(crate) fn joined(&self) -> Vec<Vec<u8>> {
-        self.cpus.iter().map(|q| q.iter().flat_map(|p| p.data.iter().copied()).collect()).collect()
+        self.joined_between(0, u64::MAX)
     }
 
     /// Each CPU's pages that may hold records in `[from, to]`, joined.
@@ -262,10 +265,12 @@ impl Store {
         self.cpus
             .iter()
             .map(|q| {
-                q.iter()
-                    .filter(|p| p.last >= from && p.first <= to)
-                    .flat_map(|p| p.data.iter().copied())
-                    .collect()
+                let mut out = Vec::new();
+                for p in q.iter().filter(|p| p.last >= from && p.first <= to) {
+                    out.extend_from_slice(&p.data);
+                    out.resize(out.len().div_ceil(self.page_size) * self.page_size, 0);
+                }
+                out
             })
             .collect()
     }
@@ -400,7 +405,8 @@ fn run(
         readers.push(h);
     }
     drop(tx);
-    let mut store = Store { cpus: (0..cpus).map(|_| VecDeque::new()).collect(), bytes: 0, newest: 0 };
+    let mut store =
+        Store { cpus: (0..cpus).map(|_| VecDeque::new()).collect(), page_size, bytes: 0, newest: 0 };
     let mut flight = opts.windows_dir.as_ref().map(|dir| Flight::new(opts, dir.clone()));
     fs.write("tracing_on", "1")?;
     let started = Instant::now();
@@ -428,6 +434,8 @@ fn run(
         if first > 0 {
             *first_raw = Some(first_raw.map_or(first, |f: u64| f.min(first)));
         }
+        let mut data = data;
+        data.truncate(decoder.used_len(&data));
         store.push(cpu, Page { data, first, last });
     };
     while stopped.is_none() {
@@ -455,10 +463,12 @@ fn run(
             stopped = Some(Stopped::Failed("a CPU's reader stopped".into()));
         }
         if stopped.is_none() && Instant::now() >= next_tick {
-            next_tick += opts.tick;
+            let began = Instant::now();
             meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
-            tick(&meta, &decoder, &store, opts, flight.as_mut(), started, lost, first_raw, false, live);
-            store.trim(opts.ring, flight.as_ref().and_then(Flight::keep_from));
+            tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, false, live);
+            // A tick decodes everything kept: when that grows slow, tick less often, so the
+            // live lines never take more than a quarter of a core.
+            next_tick = began + opts.tick.max(began.elapsed() * 4);
         }
     }
     // Tracing off first, so the readers' last pass empties a buffer that no longer grows.
@@ -497,7 +507,7 @@ fn run(
     meta.cpu_stats = fs.cpu_stats(meta.cpus);
     meta.kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
     let (events_seen, stats) =
-        tick(&meta, &decoder, &store, opts, flight.as_mut(), started, lost, first_raw, true, live);
+        tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, true, live);
     let (crossings, saved) = match flight {
         Some(f) => (f.crossings, f.saved),
         None => (0, Vec::new()),
@@ -515,14 +525,17 @@ fn run(
     })
 }
 
-/// One tick: decode what is kept, run the analyses, feed the flight recorder, say it.
+/// One tick: decode what is kept, run the analyses, feed the flight recorder (which saves
+/// the windows that are complete), let the ring drop what it no longer holds, and say the
+/// statistics. Between ticks the ring may hold one tick's data beyond its size, so that
+/// every pair is seen by the triggers.
 #[allow(clippy::too_many_arguments)]
 fn tick(
     meta: &KernelMeta,
     decoder: &PageDecoder,
-    store: &Store,
+    store: &mut Store,
     opts: &Options,
-    flight: Option<&mut Flight>,
+    mut flight: Option<&mut Flight>,
     started: Instant,
     lost: u64,
     first_raw: Option<u64>,
@@ -548,6 +561,14 @@ fn tick(
             }
         };
     let events = source.as_ref().map_or(0, |s| s.events.len() as u64);
+    let mut said = Vec::new();
+    if let (Some(f), Some(src)) = (flight.as_deref_mut(), source.as_ref()) {
+        let origin_ns =
+            (src.origin.secs as i128 * 1_000_000_000 + i128::from(src.origin.ps / PS_PER_NS)) as u64;
+        f.observe(&outcomes, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+        said = f.save_due(meta, decoder, store, last);
+    }
+    store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));
     live(&Live::Stats {
         elapsed_s: started.elapsed().as_secs_f64(),
         events,
@@ -556,13 +577,48 @@ fn tick(
         analyses: lines.clone(),
         last,
     });
-    if let (Some(f), Some(src)) = (flight, source.as_ref()) {
-        let origin_ns =
-            (src.origin.secs as i128 * 1_000_000_000 + i128::from(src.origin.ps / PS_PER_NS)) as u64;
-        f.observe(&outcomes, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
-        for said in f.save_due(meta, decoder, store, last) {
-            live(&said);
-        }
+    for s in &said {
+        live(s);
     }
     (events, lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_sizes_and_durations() {
+        assert_eq!(Ring::parse("64MiB").unwrap(), Ring::Bytes(64 << 20));
+        assert_eq!(Ring::parse("512KiB").unwrap(), Ring::Bytes(512 << 10));
+        assert_eq!(Ring::parse("1GiB").unwrap(), Ring::Bytes(1 << 30));
+        assert_eq!(Ring::parse("30s").unwrap(), Ring::Nanos(30_000_000_000));
+        assert_eq!(Ring::parse("500ms").unwrap(), Ring::Nanos(500_000_000));
+        for bad in ["", "0MiB", "lots", "-3s", "12 parsecs"] {
+            assert!(Ring::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn page(first: u64, last: u64) -> Page {
+        Page { data: vec![0; 100], first, last }
+    }
+
+    #[test]
+    fn a_ring_drops_the_oldest_pages_but_never_those_a_pending_window_needs() {
+        let mut s =
+            Store { cpus: vec![VecDeque::new(), VecDeque::new()], page_size: 128, bytes: 0, newest: 0 };
+        for i in 0..10u64 {
+            s.push((i % 2) as usize, page(i * 10, i * 10 + 9));
+        }
+        s.trim(Ring::Bytes(500), None);
+        assert_eq!(s.bytes, 500);
+        let firsts: Vec<u64> = s.cpus.iter().flat_map(|q| q.iter().map(|p| p.first)).collect();
+        assert_eq!(firsts, [60, 80, 50, 70, 90], "the five newest pages stay");
+        s.trim(Ring::Bytes(100), Some(65));
+        let kept: Vec<u64> = s.cpus.iter().flat_map(|q| q.iter().map(|p| p.first)).collect();
+        assert_eq!(kept, [60, 80, 70, 90], "the page ending at 69 holds data from 65 on");
+        s.trim(Ring::Nanos(15), None);
+        let kept: Vec<u64> = s.cpus.iter().flat_map(|q| q.iter().map(|p| p.first)).collect();
+        assert_eq!(kept, [80, 90], "pages ending more than 15 ns before the newest (99) go");
+    }
 }

@@ -100,3 +100,32 @@ pub fn events_for(specs: &[Spec]) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_analysis::spec::{parse_spec, preset_spec};
+
+    #[test]
+    fn the_events_a_preset_or_rule_reads_are_the_ones_recorded() {
+        let specs = [
+            preset_spec("block").unwrap(),
+            preset_spec("irq-handler").unwrap(),
+            parse_spec("req=print[text~start] -> sched_switch[next_pid=1]").unwrap(),
+            preset_spec("wakeup").unwrap(),
+        ];
+        assert_eq!(
+            events_for(&specs),
+            [
+                "block:block_rq_issue",
+                "block:block_rq_complete",
+                "irq_handler_entry",
+                "irq_handler_exit",
+                "print",
+                "sched_switch",
+                "sched:sched_wakeup",
+                "sched:sched_switch",
+            ]
+        );
+    }
+}

@@ -257,3 +257,28 @@ pub fn session_json(rules: &[String], cursors: Option<(f64, f64)>) -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triggers_parse_an_analysis_and_a_duration() {
+        assert_eq!(
+            Trigger::parse("block>10ms").unwrap(),
+            Trigger { analysis: "block".into(), over_ns: 10e6 }
+        );
+        assert_eq!(Trigger::parse(" irq-handler > 20us ").unwrap().over_ns, 20e3);
+        // A rule name may hold `>` (`a->b`): the last one splits.
+        assert_eq!(Trigger::parse("a->b>1ms").unwrap().analysis, "a->b");
+        for bad in ["block", ">10ms", "block>", "block>soon"] {
+            assert!(Trigger::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn window_folders_have_file_safe_names() {
+        assert_eq!(file_safe("req"), "req");
+        assert_eq!(file_safe("a[x=1]->b"), "a_x_1_-_b");
+    }
+}

@@ -288,6 +288,16 @@ impl PageDecoder {
             .collect()
     }
 
+    /// The bytes of `page` that hold anything: its header, its records and the lost count
+    /// after them. A page read before it filled is mostly zeros; keeping only these bytes
+    /// and padding when writing stores the same page.
+    pub fn used_len(&self, page: &[u8]) -> usize {
+        let pf = self.shared.page;
+        let Some(h) = pf.header(page) else { return page.len() };
+        let lost = if h.lost.is_some() { pf.layout.long_size as usize } else { 0 };
+        (pf.layout.data_offset as usize + h.data_len + lost).min(page.len())
+    }
+
     /// Whether lost events precede `page` (one page), and how many when the kernel stored
     /// the count: `Some(None)` says only that some were lost.
     pub fn lost_before(&self, page: &[u8]) -> Option<Option<u64>> {
