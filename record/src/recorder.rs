@@ -376,7 +376,7 @@ pub fn record_on(
     }
     let events = resolve_events(fs, &opts.events)?;
     let mut guard = Guard::take(fs, opts.force)?;
-    let result = run(fs, &events, opts, live);
+    let result = run(fs, &events, opts, live, &mut guard);
     let restored = guard.restore();
     let rec = result?;
     restored?;
@@ -388,6 +388,7 @@ fn run(
     events: &[EventName],
     opts: &Options,
     live: &mut dyn FnMut(&Live),
+    guard: &mut Guard,
 ) -> Result<Recording, RecordError> {
     tracefs::prepare(fs, events)?;
     let mut meta = fs.meta(events)?;
@@ -471,6 +472,7 @@ fn run(
             next_tick = began + opts.tick.max(began.elapsed() * 4);
         }
     }
+    let elapsed = started.elapsed();
     // Tracing off first, so the readers' last pass empties a buffer that no longer grows.
     let off = fs.write("tracing_on", "0");
     stop.store(true, Ordering::Release);
@@ -506,6 +508,9 @@ fn run(
     meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
     meta.cpu_stats = fs.cpu_stats(meta.cpus);
     meta.kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
+    // tracefs goes back before the last statistics, which may take a while: tracing is
+    // off meanwhile, and a program writing trace_marker would get EBADF.
+    guard.restore()?;
     let (events_seen, stats) =
         tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, true, live);
     let (crossings, saved) = match flight {
@@ -516,7 +521,7 @@ fn run(
         pages: store.joined(),
         meta,
         stopped,
-        elapsed: started.elapsed(),
+        elapsed,
         events: events_seen,
         lost,
         stats,
