@@ -15,5 +15,6 @@ fn main() {
         Need::PythonSpark,
         Need::SharedCorpus,
         Need::Tracefs,
+        Need::Sshd,
     ]);
 }

@@ -5,6 +5,7 @@
 //! (file version 6) files that `trace-cmd report` reads. tracefs is left as it was found.
 //!
 //! - `tracefs`: where tracefs is, the settings a recording changes and puts back, events;
+//! - `ssh`: a board's tracefs through the system's `ssh` (a control master, `cat`, `echo`);
 //! - `recorder`: the recording loop (readers per CPU, the ring of pages, stop conditions);
 //! - `stats`: the live statistics of the analyses over what was recorded;
 //! - `window`: triggers, crossings and the windows saved around them;
@@ -12,6 +13,7 @@
 
 pub mod recorder;
 pub mod save;
+pub mod ssh;
 pub mod stats;
 pub mod tracefs;
 pub mod window;
@@ -42,6 +44,8 @@ pub enum RecordError {
     Command { command: String, error: std::io::Error },
     #[error("{0}")]
     Decode(String),
+    #[error("{0}")]
+    Ssh(String),
     #[error("{0}")]
     Usage(String),
 }

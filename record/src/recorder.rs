@@ -5,7 +5,7 @@
 //! SIGTERM) or an error. tracefs is put back however it ends ([`crate::tracefs::Guard`]).
 
 use crate::stats::{self, LiveStat};
-use crate::tracefs::{self, EventName, Guard, Tracefs};
+use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
 use crate::window::{Flight, Saved, Trigger};
 use crate::{RecordError, save};
 use latscope_analysis::outcome::Outcome;
@@ -16,7 +16,6 @@ use latscope_model::{PS_PER_NS, Source};
 use std::collections::VecDeque;
 use std::fs;
 use std::io::{ErrorKind, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus};
 use std::sync::Arc;
@@ -70,6 +69,8 @@ impl Ring {
 pub struct Options {
     /// Events to enable, as typed (`block_rq_issue`, `sched:sched_switch`); markers need none.
     pub events: Vec<String>,
+    /// A board to record over SSH (`[USER@]HOST[:PORT]`) instead of this machine.
+    pub ssh: Option<String>,
     /// The analyses of the live lines and the triggers, and their texts (for sessions).
     pub specs: Vec<Spec>,
     pub spec_texts: Vec<String>,
@@ -93,6 +94,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             events: Vec::new(),
+            ssh: None,
             specs: Vec::new(),
             spec_texts: Vec::new(),
             duration: None,
@@ -153,6 +155,8 @@ pub struct Recording {
     pub stats: Vec<LiveStat>,
     pub crossings: u64,
     pub saved: Vec<Saved>,
+    /// Why tracefs could not be put back as found (a board's connection dropped), if so.
+    pub unrestored: Option<String>,
 }
 
 impl Recording {
@@ -280,44 +284,108 @@ impl Store {
 type Delivery = (usize, Vec<u8>);
 
 fn spawn_reader(
-    path: PathBuf,
+    fs: &Tracefs,
     cpu: usize,
     page_size: usize,
     tx: mpsc::Sender<Delivery>,
     stop: Arc<AtomicBool>,
-) -> std::io::Result<JoinHandle<Result<(), RecordError>>> {
-    std::thread::Builder::new().name(format!("trace cpu{cpu}")).spawn(move || {
-        let mut f = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| RecordError::io(&path, e))?;
-        // After `stop`, one more pass empties what is left, then the reader ends.
-        let mut last_pass = false;
-        loop {
-            let mut buf = vec![0u8; page_size];
-            match f.read(&mut buf) {
-                Ok(n) if n > 0 => {
-                    if tx.send((cpu, buf)).is_err() {
-                        return Ok(());
-                    }
-                    continue;
+    remote_children: &mut Vec<(Child, String)>,
+) -> Result<JoinHandle<Result<(), RecordError>>, RecordError> {
+    let path = fs.path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
+    let machine = fs.machine();
+    let pipe = fs.pages(cpu)?;
+    let source: Result<fs::File, Box<dyn Read + Send>> = match pipe {
+        PagePipe::Local(f) => Ok(f),
+        PagePipe::Remote(mut child) => {
+            let mut out =
+                child.stdout.take().ok_or_else(|| RecordError::Ssh("ssh gave no output pipe".into()))?;
+            // The stream starts with the board's `cat`'s process id, to end it cleanly.
+            let mut pid = Vec::new();
+            let mut byte = [0u8; 1];
+            while pid.len() < 32 && out.read_exact(&mut byte).is_ok() && byte[0] != b'\n' {
+                pid.push(byte[0]);
+            }
+            let pid = String::from_utf8_lossy(&pid).trim().to_owned();
+            if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(RecordError::Ssh(format!("{machine}: cannot stream {}", path.display())));
+            }
+            remote_children.push((child, pid));
+            Err(Box::new(out))
+        }
+    };
+    let spawned = std::thread::Builder::new().name(format!("trace cpu{cpu}")).spawn(move || match source {
+        Ok(f) => read_local(f, &path, cpu, page_size, &tx, &stop),
+        Err(stream) => read_remote(stream, &machine, cpu, page_size, &tx, &stop),
+    });
+    spawned.map_err(|e| RecordError::io(&fs.path("per_cpu"), e))
+}
+
+/// Reads a local `trace_pipe_raw` without blocking, every 20 ms, until `stop`; after it,
+/// one more pass empties what is left.
+fn read_local(
+    mut f: fs::File,
+    path: &Path,
+    cpu: usize,
+    page_size: usize,
+    tx: &mpsc::Sender<Delivery>,
+    stop: &AtomicBool,
+) -> Result<(), RecordError> {
+    let mut last_pass = false;
+    loop {
+        let mut buf = vec![0u8; page_size];
+        match f.read(&mut buf) {
+            Ok(n) if n > 0 => {
+                if tx.send((cpu, buf)).is_err() {
+                    return Ok(());
                 }
-                Ok(_) => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(RecordError::io(&path, e)),
-            }
-            if last_pass {
-                return Ok(());
-            }
-            if stop.load(Ordering::Acquire) {
-                last_pass = true;
                 continue;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(RecordError::io(path, e)),
         }
-    })
+        if last_pass {
+            return Ok(());
+        }
+        if stop.load(Ordering::Acquire) {
+            last_pass = true;
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reads a board's pages as `cat` streams them (whole pages, one after another) until
+/// the stream ends: after `stop` that is the end, before it the connection dropped.
+fn read_remote(
+    mut stream: Box<dyn Read + Send>,
+    machine: &str,
+    cpu: usize,
+    page_size: usize,
+    tx: &mpsc::Sender<Delivery>,
+    stop: &AtomicBool,
+) -> Result<(), RecordError> {
+    let mut pages = 0u64;
+    loop {
+        let mut buf = vec![0u8; page_size];
+        match stream.read_exact(&mut buf) {
+            Ok(()) => {
+                pages += 1;
+                if tx.send((cpu, buf)).is_err() {
+                    return Ok(());
+                }
+            }
+            Err(_) if stop.load(Ordering::Acquire) => return Ok(()),
+            Err(e) => {
+                return Err(RecordError::Ssh(format!(
+                    "the connection to {machine} dropped (CPU {cpu}'s stream ended after {pages} pages: {e})"
+                )));
+            }
+        }
+    }
 }
 
 /// SIGINT and SIGTERM set a flag while the recording runs (and no longer after).
@@ -361,7 +429,10 @@ pub fn resolve_events(fs: &Tracefs, typed: &[String]) -> Result<Vec<EventName>, 
 /// Records this machine's kernel (the tracefs found) as `opts` says, telling `live` what
 /// it sees; tracefs is put back as found before this returns.
 pub fn record(opts: &Options, live: &mut dyn FnMut(&Live)) -> Result<Recording, RecordError> {
-    let fs = Tracefs::find()?;
+    let fs = match &opts.ssh {
+        Some(target) => Tracefs::remote(crate::ssh::Ssh::connect(target)?)?,
+        None => Tracefs::find()?,
+    };
     record_on(&fs, opts, live)
 }
 
@@ -399,11 +470,9 @@ fn run(
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Delivery>();
     let mut readers = Vec::new();
+    let mut remote_children: Vec<(Child, String)> = Vec::new();
     for cpu in 0..cpus {
-        let path = fs.path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
-        let h = spawn_reader(path.clone(), cpu, page_size, tx.clone(), Arc::clone(&stop))
-            .map_err(|e| RecordError::io(&path, e))?;
-        readers.push(h);
+        readers.push(spawn_reader(fs, cpu, page_size, tx.clone(), Arc::clone(&stop), &mut remote_children)?);
     }
     drop(tx);
     let mut store =
@@ -414,7 +483,15 @@ fn run(
     let mut child: Option<Child> = None;
     let mut stopped: Option<Stopped> = None;
     if let Some((program, args)) = opts.command.split_first() {
-        match Command::new(program).args(args).spawn() {
+        let cmd = match &fs.remote {
+            // On a board, the command runs there.
+            Some(ssh) => {
+                let words: Vec<String> = opts.command.iter().map(|w| crate::ssh::quote(w)).collect();
+                ssh.command(&words.join(" ")).spawn()
+            }
+            None => Command::new(program).args(args).spawn(),
+        };
+        match cmd {
             Ok(c) => child = Some(c),
             Err(error) => {
                 stopped = Some(Stopped::Failed(
@@ -460,8 +537,13 @@ fn run(
             stopped = Some(Stopped::Exited(status));
         } else if opts.duration.is_some_and(|d| started.elapsed() >= d) {
             stopped = Some(Stopped::Duration);
-        } else if readers.iter().any(JoinHandle::is_finished) {
-            stopped = Some(Stopped::Failed("a CPU's reader stopped".into()));
+        } else if let Some(i) = readers.iter().position(JoinHandle::is_finished) {
+            let why = match readers.remove(i).join() {
+                Ok(Err(e)) => e.to_string(),
+                Ok(Ok(())) => "a CPU's reader ended".to_owned(),
+                Err(_) => "a CPU's reader panicked".to_owned(),
+            };
+            stopped = Some(Stopped::Failed(why));
         }
         if stopped.is_none() && Instant::now() >= next_tick {
             let began = Instant::now();
@@ -476,6 +558,24 @@ fn run(
     // Tracing off first, so the readers' last pass empties a buffer that no longer grows.
     let off = fs.write("tracing_on", "0");
     stop.store(true, Ordering::Release);
+    if let Some(ssh) = &fs.remote {
+        // A board's `cat`s block on an empty buffer: give them time to pass on what is
+        // left, end them there (their streams then end after the last byte), and wait for
+        // the readers to reach that end.
+        std::thread::sleep(Duration::from_millis(300));
+        // Each stream's shell leads a process group (sshd starts a session): end it and its
+        // `cat` together.
+        let groups: Vec<String> = remote_children.iter().map(|(_, pid)| format!("-{pid}")).collect();
+        let _ = ssh.run(&format!("kill -s TERM -- {} 2>/dev/null; true", groups.join(" ")));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while readers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for (c, _) in &mut remote_children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
     let mut failure = None;
     for h in readers {
         match h.join() {
@@ -504,13 +604,21 @@ fn run(
             stopped = Stopped::Exited(status);
         }
     }
-    off?;
+    if let Err(e) = off
+        && !matches!(stopped, Stopped::Failed(_))
+    {
+        // A board that cannot be reached any more: what arrived is kept, and the restore
+        // below says whether tracefs could be put back.
+        stopped = Stopped::Failed(e.to_string());
+    }
     meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
     meta.cpu_stats = fs.cpu_stats(meta.cpus);
-    meta.kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
+    meta.kallsyms = fs.kallsyms();
     // tracefs goes back before the last statistics, which may take a while: tracing is
-    // off meanwhile, and a program writing trace_marker would get EBADF.
-    guard.restore()?;
+    // off meanwhile, and a program writing trace_marker would get EBADF. A board whose
+    // connection dropped cannot be put back: what arrived is kept all the same.
+    let unrestored =
+        guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
     let (events_seen, stats) =
         tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, true, live);
     let (crossings, saved) = match flight {
@@ -527,6 +635,7 @@ fn run(
         stats,
         crossings,
         saved,
+        unrestored,
     })
 }
 

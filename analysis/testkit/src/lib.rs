@@ -56,11 +56,14 @@ pub enum Need {
     /// A writable tracefs (`/sys/kernel/tracing`): root on a kernel with tracing (the
     /// recorder's tests, which take `tracefs_lock` since tests run in parallel).
     Tracefs,
+    /// `sshd` (Debian's openssh-server, at /usr/sbin/sshd) and `ssh`: the recorder's SSH
+    /// tests run a server on loopback with throw-away keys.
+    Sshd,
 }
 
 impl Need {
     /// Every need, in the order [`probe`] reports them.
-    pub const ALL: [Need; 11] = [
+    pub const ALL: [Need; 12] = [
         Need::TraceCmd,
         Need::SigrokCli,
         Need::DesktopFileValidate,
@@ -72,6 +75,7 @@ impl Need {
         Need::PythonSpark,
         Need::SharedCorpus,
         Need::Tracefs,
+        Need::Sshd,
     ];
 
     /// The cfg set when the need is met.
@@ -88,6 +92,7 @@ impl Need {
             Need::PythonSpark => "have_python_spark",
             Need::SharedCorpus => "have_shared_corpus",
             Need::Tracefs => "have_tracefs",
+            Need::Sshd => "have_sshd",
         }
     }
 
@@ -105,6 +110,7 @@ impl Need {
             Need::PythonSpark => "python-spark",
             Need::SharedCorpus => "shared-corpus",
             Need::Tracefs => "tracefs",
+            Need::Sshd => "sshd",
         }
     }
 
@@ -125,6 +131,7 @@ impl Need {
             }
             Need::SharedCorpus => "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS",
             Need::Tracefs => "needs root and tracefs: run as root where /sys/kernel/tracing is mounted",
+            Need::Sshd => "needs sshd and ssh: apt-get install openssh-server openssh-client",
         }
     }
 
@@ -150,6 +157,7 @@ impl Need {
             Need::SharedCorpus => shared_corpus_dir().join("MANIFEST.tsv").is_file(),
             // Opening for writing writes nothing; it fails unless root may trace.
             Need::Tracefs => std::fs::OpenOptions::new().write(true).open(TRACEFS_ON).is_ok(),
+            Need::Sshd => std::path::Path::new(SSHD).is_file() && on_path("ssh") && on_path("ssh-keygen"),
             Need::PythonSpark => on_path("java") && self.python_imports(),
             Need::PythonPerfetto | Need::PythonJsonschema | Need::PythonDatafusion | Need::PythonScipy => {
                 self.python_imports()
@@ -182,6 +190,9 @@ impl Need {
         out
     }
 }
+
+/// Where Debian's openssh-server puts the server (not on a user's `PATH`).
+pub const SSHD: &str = "/usr/sbin/sshd";
 
 /// The file whose write access says tracefs is usable.
 const TRACEFS_ON: &str = "/sys/kernel/tracing/tracing_on";

@@ -25,7 +25,8 @@ pub struct RecordArgs {
     /// More events to record, comma-separated (`sched_switch`, `irq:irq_handler_entry`).
     #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
     pub events: Vec<String>,
-    /// Record a board over SSH ([USER@]HOST[:PORT]). Not implemented yet.
+    /// Record a board over SSH ([USER@]HOST[:PORT]) through the system's ssh; the board
+    /// needs only tracefs, a POSIX shell and cat. COMMAND then runs on the board.
     #[arg(long, value_name = "HOST")]
     pub ssh: Option<String>,
     /// Record a logic analyzer through sigrok-cli (DRIVER[:key=value...]). Not implemented yet.
@@ -89,13 +90,9 @@ fn duration_ns(text: &str, what: &str) -> Result<u64> {
 }
 
 pub fn run(args: &RecordArgs) -> Result<()> {
-    for (given, what) in [
-        (args.ssh.is_some(), "--ssh"),
-        (args.sigrok.is_some(), "--sigrok"),
-        (!args.decoders.is_empty(), "--decoder"),
-    ] {
+    for (given, what) in [(args.sigrok.is_some(), "--sigrok"), (!args.decoders.is_empty(), "--decoder")] {
         if given {
-            bail!("{what} is not implemented yet: `latscope record` records this machine's kernel only");
+            bail!("{what} is not implemented yet: `latscope record` records a kernel (here or --ssh) only");
         }
     }
     let registry = Registry::native();
@@ -156,6 +153,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     events.extend(args.events.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()));
     let opts = Options {
         events,
+        ssh: args.ssh.clone(),
         specs: specs.clone(),
         spec_texts: spec_texts.clone(),
         duration: args
@@ -222,6 +220,9 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         }
         crossed
     };
+    if let Some(why) = &rec.unrestored {
+        bail!("{why}");
+    }
     if let Stopped::Failed(why) = &rec.stopped {
         bail!("the recording stopped early: {why} (what arrived before was kept)");
     }
