@@ -8,6 +8,7 @@ fn main() {
         Need::TraceCmd,
         Need::SigrokCli,
         Need::DesktopFileValidate,
+        Need::Chromium,
         Need::Python3,
         Need::PythonPerfetto,
         Need::PythonJsonschema,

@@ -29,8 +29,21 @@ fn tempdir(tag: &str) -> Scratch {
     Scratch::new(&format!("gui-export-{tag}"))
 }
 
+/// Reports state their date: `SOURCE_DATE_EPOCH` fixes it, so a report exported here and
+/// the one `latscope report` writes a moment later can be equal byte for byte. Set once,
+/// before this binary's tests start their workbenches and reports (Rust's own reads of the
+/// environment are locked against the write).
+fn fixed_report_date() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: every test here reaches this before it starts threads of its own, and the
+    // others wait on the `Once` until the variable is set.
+    #[allow(unsafe_code)]
+    ONCE.call_once(|| unsafe { std::env::set_var("SOURCE_DATE_EPOCH", "1764900000") });
+}
+
 /// A workbench whose save dialog answers `dir/<default name>` at once.
 fn harness(files: Vec<PathBuf>, dir: &Path) -> Harness<'static, Workbench> {
+    fixed_report_date();
     let picker = PresetPicker { dir: dir.to_owned(), open: Vec::new() };
     let wb = Workbench::new(Options { files, ..Options::default() }, Box::new(picker), Vec::new());
     workbench_harness::harness(wb, egui::vec2(1400.0, 900.0))
@@ -71,11 +84,17 @@ fn cli_format(f: Format) -> ReportFormat {
 
 /// What `latscope report FILES --preset P... --format F -o DIR/cli.EXT` writes.
 fn cli_report(files: &[PathBuf], presets: &[&str], f: Format, dir: &Path) -> Vec<u8> {
+    cli_report_rules(files, presets, &[], f, dir)
+}
+
+/// The same with `--rule R...` after the presets.
+fn cli_report_rules(files: &[PathBuf], presets: &[&str], rules: &[&str], f: Format, dir: &Path) -> Vec<u8> {
+    fixed_report_date();
     let out = dir.join(format!("cli.{}", SaveWhat::Report(f).extension()));
     let args = ReportArgs {
         files: files.to_vec(),
         presets: presets.iter().map(|p| p.to_string()).collect(),
-        rules: Vec::new(),
+        rules: rules.iter().map(|r| r.to_string()).collect(),
         align: None,
         fail_if: Vec::new(),
         baseline: None,
@@ -117,6 +136,37 @@ fn exported_reports_are_byte_for_byte_what_latscope_report_writes() {
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(json["inputs"][0]["path"], file.display().to_string());
     assert_eq!(json["analyses"].as_array().unwrap().len(), 2);
+    // Both say what made them: the same command line, the date of SOURCE_DATE_EPOCH.
+    let command = format!("latscope report {} --preset irq-handler --preset block", file.display());
+    assert_eq!(json["command"], command.as_str());
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("- date: 2025-12-05T02:00:00Z\n"), "{md}");
+    assert!(md.contains(&format!("- command: `{command}`")), "{md}");
+}
+
+/// A rule of the user's own is exported as its whole text: the command line a report
+/// prints makes the same report again.
+#[test]
+fn an_exported_custom_rule_reads_as_its_whole_text_on_the_command_line() {
+    let dir = tempdir("rule");
+    let file = sample("ftrace/virtio_blk_direct_read.dat");
+    let rule = "io=block_rq_issue -> block_rq_complete by sector";
+    let mut h = open(std::slice::from_ref(&file), &dir);
+    set_rules(&mut h, &["block", rule]);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
+    wait(&mut h, "the analysis", |wb| !wb.analysis_running());
+    assert_eq!(h.state().analysis.results.len(), 2, "{:?}", h.state().errors);
+    for f in [Format::Json, Format::Md] {
+        let what = SaveWhat::Report(f);
+        save(&mut h, &dir, what);
+        let gui = std::fs::read(dir.join(what.default_name())).unwrap();
+        let cli = cli_report_rules(std::slice::from_ref(&file), &["block"], &[rule], f, &dir);
+        assert!(gui == cli, "{f:?}: the GUI's export differs from `latscope report`");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let command = format!("latscope report {} --preset block --rule '{rule}'", file.display());
+    assert_eq!(json["command"], command.as_str());
 }
 
 /// File > Export trace for Perfetto, clicked in the menu: the worker writes what `latscope

@@ -483,3 +483,27 @@ fn the_ab_block_shows_the_reports_intervals_and_verdicts() {
     assert!(h.query_all_by_label_contains(verdict).count() >= 1, "{verdict}");
     let _ = h.get_by_label("95% interval of B − A");
 }
+
+#[test]
+fn the_simulator_panel_says_which_question_a_scenario_answers_and_what_settings_change() {
+    use latscope::gui::message::SimMsg;
+    use latscope::gui::sim::SimEdit;
+    let wb = Workbench::new(Options::default(), Box::new(NoPicker), Vec::new());
+    let mut h = workbench_harness::harness(wb, egui::vec2(1400.0, 900.0));
+    h.state_mut().update(Message::View(ViewMsg::TogglePanel(latscope::gui::view::PanelId::Simulator)));
+    for scenario in ["litesdcard", "imx8mq-cpuidle"] {
+        h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::Scenario(scenario.into()))));
+        h.step();
+        h.step();
+        // The scenario file's own words (samples/scenarios/*.toml), read here independently.
+        let path = sample(&format!("scenarios/{scenario}.toml"));
+        let file: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+        let question = file["question"].as_str().unwrap();
+        let _ = h.get_by_label(question);
+        let help = file["help"].as_table().unwrap();
+        assert!(!help.is_empty());
+        for key in help.keys() {
+            let _ = h.get_by_label(&format!("{key} ?"));
+        }
+    }
+}

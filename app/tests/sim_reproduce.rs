@@ -87,3 +87,32 @@ fn report_on_the_exported_trace_reproduces_every_scenario_analysis() {
         }
     }
 }
+
+/// `latscope sim SCENARIO --list` says which real question the scenario answers and, per
+/// top-level setting, its value (after `--set`), its choices and what it changes — read from
+/// the scenario file itself (the oracle: the TOML parsed here).
+#[test]
+fn sim_list_prints_the_question_and_every_settings_help() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/scenarios");
+    for name in ["litesdcard", "axienet-napi", "e1000e-mta", "imx8mq-cpuidle"] {
+        let text = std::fs::read_to_string(root.join(format!("{name}.toml"))).unwrap();
+        let file: toml::Table = text.parse().unwrap();
+        let out = String::from_utf8(latscope(&["sim", name, "--list"])).unwrap();
+        let question = file["question"].as_str().unwrap();
+        assert!(out.contains(&format!("Question: {question}")), "{out}");
+        let help = file["help"].as_table().unwrap();
+        assert!(!help.is_empty());
+        for (key, text) in help {
+            assert!(out.contains(&format!("  {key} = ")), "{name}: {key}: {out}");
+            assert!(out.contains(&format!("      {}\n", text.as_str().unwrap())), "{name}: {key}: {out}");
+        }
+        assert!(!out.contains("(no help"), "{out}");
+    }
+    // The value shown is the one `--set` gave.
+    let out =
+        String::from_utf8(latscope(&["sim", "litesdcard", "--set", "mode=poll-5us", "--list"])).unwrap();
+    assert!(
+        out.contains("  mode = poll-5us  [cmd-irq | dma-irq | all-irq | poll-5us | poll-0us]\n"),
+        "{out}"
+    );
+}

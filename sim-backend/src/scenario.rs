@@ -48,6 +48,10 @@ pub struct Scenario {
     pub file: String,
     pub kind: Kind,
     table: toml::Table,
+    /// The real question the scenario answers (`question`), taken out of the settings.
+    question: Option<String>,
+    /// What each top-level setting changes (`[help]`), taken out of the settings.
+    help: std::collections::BTreeMap<String, String>,
     pub seed: u64,
     /// Stop the run at this simulated time.
     pub duration: Option<Ps>,
@@ -72,10 +76,35 @@ impl Scenario {
     }
 
     pub fn parse(file: &str, text: &str) -> Result<Self, ScenarioError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError::Parse {
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError::Parse {
             file: file.to_owned(),
             message: e.to_string(),
         })?;
+        let bad = |message: String| ScenarioError::Parse { file: file.to_owned(), message };
+        // The scenario's own explanation is no setting: the models never see it.
+        let question = match table.remove("question") {
+            None => None,
+            Some(toml::Value::String(q)) => Some(q),
+            Some(_) => return Err(bad("`question` is text".into())),
+        };
+        let mut help = std::collections::BTreeMap::new();
+        match table.remove("help") {
+            None => {}
+            Some(toml::Value::Table(t)) => {
+                for (key, text) in t {
+                    match text {
+                        toml::Value::String(text) => {
+                            help.insert(key, text);
+                        }
+                        _ => return Err(bad(format!("[help] {key}: the help of a setting is text"))),
+                    }
+                }
+            }
+            Some(_) => return Err(bad("`[help]` is a table of texts, one per setting".into())),
+        }
+        if let Some(key) = help.keys().find(|k| !table.contains_key(k.as_str())) {
+            return Err(bad(format!("[help] {key}: no such setting")));
+        }
         let name = match table.get("scenario") {
             Some(toml::Value::String(s)) => s.clone(),
             _ => {
@@ -96,7 +125,20 @@ impl Scenario {
             Some(toml::Value::Integer(i)) => *i as u64,
             _ => 1,
         };
-        Ok(Self { name, file: file.to_owned(), kind, table, seed, duration: None })
+        Ok(Self { name, file: file.to_owned(), kind, table, question, help, seed, duration: None })
+    }
+
+    /// The real question this scenario answers (`question` in its file), when it says.
+    pub fn question(&self) -> Option<&str> {
+        self.question.as_deref()
+    }
+
+    /// The scenario's one-line description (`description` in its file).
+    pub fn description(&self) -> Option<&str> {
+        match self.table.get("description") {
+            Some(toml::Value::String(d)) => Some(d),
+            _ => None,
+        }
     }
 
     /// Overrides `key` (dotted for tables) with `value`, parsed as a TOML value when it is
@@ -196,6 +238,8 @@ pub struct Setting {
     pub unit: Option<&'static str>,
     /// The range a number must lie in.
     pub range: (f64, f64),
+    /// What the setting changes, from the scenario's `[help]` table.
+    pub help: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -267,7 +311,8 @@ impl Scenario {
                 .iter()
                 .find(|(k, _, _)| k == key)
                 .map_or((0.0, f64::INFINITY), |&(_, lo, hi)| (lo, hi));
-            out.push(Setting { key: key.clone(), value, choices: words, unit: unit_of(key), range });
+            let help = self.help.get(key).cloned();
+            out.push(Setting { key: key.clone(), value, choices: words, unit: unit_of(key), range, help });
         }
         out
     }
@@ -319,6 +364,36 @@ pub fn prepare(
 
 #[cfg(test)]
 mod tests {
+
+    /// Every built-in scenario says which real question it answers, and every top-level
+    /// setting (what the workbench's panel and `sim --list` show) says what it changes.
+    #[test]
+    fn every_builtin_scenario_explains_itself_and_every_setting() {
+        for (name, _) in BUILTIN {
+            let s = Scenario::load(name).unwrap();
+            let q = s.question().unwrap_or_else(|| panic!("{name}: no `question`"));
+            assert!(q.ends_with('?') && q.len() > 40, "{name}: {q}");
+            let settings = s.settings();
+            assert!(!settings.is_empty(), "{name}");
+            for setting in &settings {
+                let help =
+                    setting.help.as_deref().unwrap_or_else(|| panic!("{name}: {} has no help", setting.key));
+                assert!(help.len() > 15, "{name}: {}: {help}", setting.key);
+            }
+            // The help is no setting: `--set help.mode=x` and the models never see it.
+            assert!(!s.keys().iter().any(|k| k.starts_with("help") || k == "question"), "{name}");
+        }
+    }
+
+    #[test]
+    fn help_for_a_setting_that_does_not_exist_is_an_error() {
+        let text = "scenario = \"axienet-napi\"\ntx_completion = \"napi\"\n[help]\ntx_complete = \"typo\"\n";
+        let e = Scenario::parse("t.toml", text).unwrap_err().to_string();
+        assert!(e.contains("tx_complete") && e.contains("no such setting"), "{e}");
+        let text = "scenario = \"axienet-napi\"\nquestion = 3\n";
+        assert!(Scenario::parse("t.toml", text).unwrap_err().to_string().contains("question"));
+    }
+
     use super::*;
 
     #[test]

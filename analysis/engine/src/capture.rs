@@ -6,6 +6,7 @@
 use crate::analyse::{self, Analysed, Which};
 use crate::decode;
 use crate::error::{EngineError, Result};
+use crate::provenance::Request;
 use crate::registry::Registry;
 use latscope_analysis::align::{self, AlignSpec};
 use latscope_analysis::outcome::Outcome;
@@ -89,11 +90,19 @@ impl Capture {
         analyse::analyse(registry, which, &self.placed(), self.scope(), options)
     }
 
-    /// The report of `outcomes`; when it will only be rendered as `format`, without the
-    /// per-sample rows that format does not print.
-    pub fn report(&self, outcomes: &[Outcome], format: Option<Format>) -> Result<Report> {
+    /// The report of `outcomes` asked for by `request`; when it will only be rendered as
+    /// `format`, without the per-sample rows that format does not print.
+    pub fn report(&self, outcomes: &[Outcome], format: Option<Format>, request: &Request) -> Result<Report> {
         let refs: Vec<&Source> = self.sources.iter().collect();
-        crate::report::build(&self.path_names(), &refs, outcomes, self.aligned.clone(), format, self.baseline)
+        crate::report::build(
+            &self.path_names(),
+            &refs,
+            outcomes,
+            self.aligned.clone(),
+            format,
+            self.baseline,
+            request,
+        )
     }
 }
 

@@ -51,6 +51,9 @@ pub enum EngineError {
     Write(#[from] WriteError),
     #[error("{what}: {source}")]
     Output { what: String, source: std::io::Error },
+    /// An input could not be read again for the report's SHA-256 of it.
+    #[error("{path}: reading it for its SHA-256: {source}")]
+    Digest { path: String, source: std::io::Error },
     #[error("--format {format} writes a binary file: give an output path")]
     BinaryToStdout { format: &'static str },
     #[error(transparent)]

@@ -34,6 +34,7 @@ pub mod events;
 pub mod fleet;
 pub mod info;
 pub mod output;
+pub mod provenance;
 pub mod registry;
 pub mod report;
 pub mod sim;

@@ -11,6 +11,7 @@ use latscope_model::{Placed, Source};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use crate::provenance::Request;
 pub use latscope_analysis::report::Format as ReportFormat;
 
 /// The format an output path implies by its extension.
@@ -48,7 +49,9 @@ fn format_name(format: Format) -> &'static str {
 /// The report of `outcomes` over `sources` named by `paths` (as the user gave them): the one
 /// path from analyses to a report. When the report will only be rendered as `format`,
 /// JSON and Markdown print no per-sample rows, so none are built.
-/// `baseline` is the input every other one is compared with (`report --baseline`).
+/// `baseline` is the input every other one is compared with (`report --baseline`);
+/// `request` is what was asked, which the report prints as its command line, beside the
+/// version, the date, the host and each input file's SHA-256 ([`crate::provenance`]).
 pub fn build(
     paths: &[String],
     sources: &[&Source],
@@ -56,11 +59,13 @@ pub fn build(
     align: Option<String>,
     format: Option<Format>,
     baseline: Option<usize>,
+    request: &Request,
 ) -> Result<Report> {
     let inputs: Vec<ReportInput<'_>> =
         paths.iter().zip(sources).map(|(path, source)| ReportInput { path, source }).collect();
     let without_samples = matches!(format, Some(Format::Json | Format::Md));
-    let opts = ReportOptions { align, without_samples, baseline, ..ReportOptions::default() };
+    let provenance = crate::provenance::provenance(request, paths, sources)?;
+    let opts = ReportOptions { align, without_samples, baseline, provenance, ..ReportOptions::default() };
     Ok(report::build(&inputs, outcomes, &opts)?)
 }
 

@@ -51,3 +51,30 @@ pub fn report_of(
     };
     Ok(report::build(&inputs, &outcomes, &opts)?)
 }
+
+/// What a scenario is for and what each of its settings changes, as `latscope sim SCENARIO
+/// --list` prints it: its description and question, then per top-level setting its value,
+/// its choices or unit, and its help.
+pub fn describe(scenario: &latscope_sim::Scenario) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!("{} ({})\n", scenario.name, scenario.file);
+    if let Some(d) = scenario.description() {
+        let _ = writeln!(out, "  {d}");
+    }
+    if let Some(q) = scenario.question() {
+        let _ = writeln!(out, "\nQuestion: {q}");
+    }
+    out.push_str("\nSettings (--set KEY=VALUE):\n");
+    for s in scenario.settings() {
+        let mut what = s.value.to_arg();
+        if let Some(unit) = s.unit {
+            let _ = write!(what, " {unit}");
+        }
+        if !s.choices.is_empty() {
+            let _ = write!(what, "  [{}]", s.choices.join(" | "));
+        }
+        let _ = writeln!(out, "  {} = {what}", s.key);
+        let _ = writeln!(out, "      {}", s.help.as_deref().unwrap_or("(no help in the scenario file)"));
+    }
+    out
+}

@@ -1,5 +1,6 @@
 //! What an importer skipped or noticed: malformed records (counted, the first few kept with
-//! their position), lost-event gaps and free-form warnings.
+//! their position), lost-event gaps and free-form warnings. [`Diagnostics::findings`] gives
+//! each as a line with its [`Severity`], so a front end can tell errors from warnings.
 
 /// How many malformed records are kept with their position; the rest are only counted.
 pub const MAX_KEPT_DIAGNOSTICS: usize = 20;
@@ -51,15 +52,25 @@ impl Diagnostics {
         self.warnings.extend(other.warnings);
     }
 
-    /// Human-readable warnings for `info` and the GUI, in a fixed order.
+    /// Human-readable lines for `info` and the GUI, in a fixed order: the text of
+    /// [`Diagnostics::findings`].
     pub fn summary(&self) -> Vec<String> {
+        self.findings().into_iter().map(|f| f.text).collect()
+    }
+
+    /// Each line of [`Diagnostics::summary`] with its severity: malformed records (the
+    /// count, then each kept one) are errors; lost-event gaps, which the tracer reported,
+    /// and the importers' warnings (types not read, slices repaired) are warnings.
+    pub fn findings(&self) -> Vec<Finding> {
         let mut out = Vec::new();
+        let error = |text| Finding { severity: Severity::Error, text };
+        let warning = |text| Finding { severity: Severity::Warning, text };
         if self.malformed > 0 {
-            out.push(format!("{} malformed record(s) skipped", self.malformed));
+            out.push(error(format!("{} malformed record(s) skipped", self.malformed)));
             for d in &self.first_malformed {
                 match d.line {
-                    Some(line) => out.push(format!("line {line}: {}", d.message)),
-                    None => out.push(format!("byte {}: {}", d.offset, d.message)),
+                    Some(line) => out.push(error(format!("line {line}: {}", d.message))),
+                    None => out.push(error(format!("byte {}: {}", d.offset, d.message))),
                 }
             }
         }
@@ -70,9 +81,51 @@ impl Diagnostics {
             if unknown > 0 {
                 s.push_str(&format!(" plus {unknown} gap(s) of unknown size"));
             }
-            out.push(s);
+            out.push(warning(s));
         }
-        out.extend(self.warnings.iter().cloned());
+        out.extend(self.warnings.iter().cloned().map(warning));
         out
+    }
+
+    /// Whether any finding is an error.
+    pub fn has_errors(&self) -> bool {
+        self.malformed > 0
+    }
+}
+
+/// How much a finding matters: an error is data the file should have held and did not
+/// (a malformed record, skipped); a warning says what was recovered or left aside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One line of what an importer found, with its severity.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub text: String,
+}
+
+#[cfg(test)]
+mod severity_tests {
+    use super::*;
+
+    #[test]
+    fn malformed_records_are_errors_and_the_rest_warnings() {
+        let mut d = Diagnostics::default();
+        d.warn("3 packet(s) of types latscope does not read, skipped: trace_config ×3");
+        assert!(!d.has_errors());
+        d.malformed(None, 12, "bad varint");
+        d.gaps.push(Gap { cpu: 1, ts: 5, lost: Some(4) });
+        let f = d.findings();
+        let sev: Vec<Severity> = f.iter().map(|f| f.severity).collect();
+        assert_eq!(sev, [Severity::Error, Severity::Error, Severity::Warning, Severity::Warning]);
+        assert_eq!(f[1].text, "byte 12: bad varint");
+        assert!(f[3].text.contains("trace_config"));
+        assert_eq!(d.summary(), f.into_iter().map(|f| f.text).collect::<Vec<_>>());
+        assert!(d.has_errors());
     }
 }

@@ -32,7 +32,7 @@ mod time;
 
 pub use analog::AnalogTrack;
 pub use builder::{BuilderParts, EventRow, EventSink, EventTableBuilder, InTable};
-pub use diagnostics::{Diagnostic, Diagnostics, Gap, MAX_KEPT_DIAGNOSTICS};
+pub use diagnostics::{Diagnostic, Diagnostics, Finding, Gap, MAX_KEPT_DIAGNOSTICS, Severity};
 pub use digital::DigitalTrack;
 pub use display::value_text;
 pub use events::{BuildError, EventRef, EventTable, EventTableParts};

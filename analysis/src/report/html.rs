@@ -4,7 +4,7 @@
 //! from a trace or a file name goes through [`html_escape`].
 
 use super::threshold::p_text;
-use super::{Analysis, Comparison, Report, SampleRow, human_ns, human_opt, pct, signed_ns};
+use super::{Analysis, Comparison, Report, SampleRow, TOP_KEYS, human_ns, human_opt, pct, signed_ns};
 use crate::inference::{Stat, Verdict};
 use crate::stats::Bucket;
 use std::fmt::Write;
@@ -40,7 +40,8 @@ fn push_css(out: &mut String) {
 
 const W: f64 = 520.0;
 const H: f64 = 200.0;
-const PAD_L: f64 = 56.0;
+// Room for a 10-character label (`482.154 us`) left of the y axis.
+const PAD_L: f64 = 70.0;
 const PAD_B: f64 = 34.0;
 const PAD_T: f64 = 10.0;
 const PAD_R: f64 = 10.0;
@@ -59,7 +60,28 @@ fn svg_open(out: &mut String, title: &str) {
     );
 }
 
+/// Width of `text` at the labels' 10 px, a little generous (digits and lower case are
+/// about 0.55 em in the usual sans-serif faces), for keeping labels inside the plot.
+fn label_width(text: &str) -> f64 {
+    text.chars().count() as f64 * 6.2
+}
+
+/// A label at `x`, moved inward so that none of it falls outside the plot's `W` (an
+/// outside label is clipped by the SVG's viewport).
 fn label(out: &mut String, x: f64, y: f64, anchor: &str, text: &str) {
+    let w = label_width(text);
+    let (left, right) = match anchor {
+        "start" => (x, x + w),
+        "end" => (x - w, x),
+        _ => (x - w / 2.0, x + w / 2.0),
+    };
+    let x = if left < 2.0 {
+        x + (2.0 - left)
+    } else if right > W - 2.0 {
+        x - (right - (W - 2.0))
+    } else {
+        x
+    };
     let _ = write!(
         out,
         "<text class=\"lbl\" x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
@@ -242,10 +264,10 @@ fn analysis_section(out: &mut String, r: &Report, a: &Analysis) {
         out.push_str("</div>");
     }
     if !a.groups.is_empty() {
-        let shown = a.groups.len().min(50);
+        let shown = a.groups.len().min(TOP_KEYS);
         let _ = write!(
             out,
-            "<h3>By key ({shown} of {} keys)</h3><table><tr><th class=\"t\">key</th><th>count</th><th>p50</th><th>p99</th><th>max</th></tr>",
+            "<h3>By key (the {shown} largest of {} keys)</h3><table><tr><th class=\"t\">key</th><th>count</th><th>p50</th><th>p99</th><th>max</th></tr>",
             a.groups_total
         );
         for g in &a.groups[..shown] {
@@ -256,6 +278,14 @@ fn analysis_section(out: &mut String, r: &Report, a: &Analysis) {
                 cell(out, &human_opt(v));
             }
             out.push_str("</tr>");
+        }
+        let more = a.groups_total.saturating_sub(shown as u64);
+        if more > 0 {
+            let _ = write!(
+                out,
+                "<tr><td class=\"t more\" colspan=\"5\">{more} more {}</td></tr>",
+                if more == 1 { "key" } else { "keys" }
+            );
         }
         out.push_str("</table>");
     }
@@ -431,6 +461,27 @@ fn changes(out: &mut String, r: &Report) {
     out.push_str("</ul>");
 }
 
+/// What made the report: version, date, host and the command line, each escaped.
+fn header(out: &mut String, r: &Report) {
+    out.push_str("<table class=\"made\">");
+    let mut row = |what: &str, value: &str, code: bool| {
+        let value = html_escape(value);
+        let value = if code { format!("<code>{value}</code>") } else { value };
+        let _ = write!(out, "<tr><th class=\"t\">{what}</th><td class=\"t\">{value}</td></tr>");
+    };
+    row("latscope", &r.latscope_version, false);
+    if let Some(date) = &r.date {
+        row("date", date, false);
+    }
+    if let Some(host) = &r.host {
+        row("host", host, false);
+    }
+    if let Some(command) = &r.command {
+        row("command", command, true);
+    }
+    out.push_str("</table>");
+}
+
 /// The whole report as one HTML page.
 pub fn to_html(r: &Report) -> String {
     let title = html_escape(r.title.as_deref().unwrap_or("latscope report"));
@@ -439,7 +490,8 @@ pub fn to_html(r: &Report) -> String {
     );
     push_css(&mut out);
     let _ = write!(out, "</style></head><body><h1>{title}</h1>");
-    out.push_str("<h2>Inputs</h2><table><tr><th class=\"t\">input</th><th class=\"t\">path</th><th class=\"t\">format</th><th>events</th><th>start (s)</th><th>end (s)</th></tr>");
+    header(&mut out, r);
+    out.push_str("<h2>Inputs</h2><table><tr><th class=\"t\">input</th><th class=\"t\">path</th><th class=\"t\">format</th><th>events</th><th>start (s)</th><th>end (s)</th><th>size</th><th class=\"t\">SHA-256</th></tr>");
     for (input, label) in r.inputs.iter().zip(r.input_labels()) {
         out.push_str("<tr>");
         text_cell(&mut out, &label);
@@ -449,6 +501,12 @@ pub fn to_html(r: &Report) -> String {
         for v in [input.start_s, input.end_s] {
             cell(&mut out, &v.map_or_else(|| "-".to_owned(), |v| format!("{v:.6}")));
         }
+        cell(&mut out, &input.bytes.map_or_else(|| "-".to_owned(), |b| format!("{b} B")));
+        let _ = write!(
+            out,
+            "<td class=\"t\"><code class=\"hash\">{}</code></td>",
+            html_escape(input.sha256.as_deref().unwrap_or("-"))
+        );
         out.push_str("</tr>");
     }
     out.push_str("</table>");

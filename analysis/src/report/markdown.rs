@@ -2,7 +2,7 @@
 //! text can neither break a table nor inject HTML into a rendered page.
 
 use super::threshold::p_text;
-use super::{Analysis, Report, human_ns, human_opt, pct, signed_ns};
+use super::{Analysis, Report, TOP_KEYS, human_ns, human_opt, pct, signed_ns};
 use crate::inference::Stat;
 use std::fmt::Write;
 
@@ -135,29 +135,58 @@ fn flatten<'a>(analyses: &'a [Analysis], out: &mut Vec<&'a Analysis>) {
     }
 }
 
+/// What made the report, one line each: version, date, host, and the command line in a
+/// code span (its backticks made quotes, so it cannot close the span).
+fn header(out: &mut String, r: &Report) {
+    let _ = writeln!(out, "- latscope: {}", md_escape(&r.latscope_version));
+    if let Some(date) = &r.date {
+        let _ = writeln!(out, "- date: {}", md_escape(date));
+    }
+    if let Some(host) = &r.host {
+        let _ = writeln!(out, "- host: {}", md_escape(host));
+    }
+    if let Some(command) = &r.command {
+        let _ = writeln!(out, "- command: `{}`", code_span_text(command));
+    }
+}
+
+/// Text for inside a Markdown code span: no backtick to close it, no line break, no control
+/// characters; `<` and `&` are literal inside a span, so they need nothing.
+fn code_span_text(s: &str) -> String {
+    s.chars()
+        .filter_map(|c| match c {
+            '`' => Some('\''),
+            '\n' | '\r' | '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
 /// The whole report as Markdown.
 pub fn to_markdown(r: &Report) -> String {
     let title = r.title.as_deref().unwrap_or("latscope report");
-    let mut out = format!(
-        "# {}\n\n## Inputs\n\n| input | path | format | events | start (s) | end (s) |\n|---|---|---|---:|---:|---:|\n",
-        md_escape(title)
-    );
+    let mut out = format!("# {}\n\n", md_escape(title));
+    header(&mut out, r);
+    out.push_str("\n## Inputs\n\n| input | path | format | events | start (s) | end (s) | size | SHA-256 |\n|---|---|---|---:|---:|---:|---:|---|\n");
     let labels = r.input_labels();
     for (input, label) in r.inputs.iter().zip(&labels) {
         let secs = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.6}"));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             md_escape(label),
             md_escape(&input.path),
             md_escape(&input.format),
             input.events,
             secs(input.start_s),
-            secs(input.end_s)
+            secs(input.end_s),
+            input.bytes.map_or_else(|| "-".to_owned(), |b| format!("{b} B")),
+            md_escape(input.sha256.as_deref().unwrap_or("-"))
         );
     }
     if let Some(align) = &r.align {
-        let _ = writeln!(out, "\nAlignment: `{}`", align.replace('`', "'"));
+        let _ = writeln!(out, "\nAlignment: `{}`", code_span_text(align));
     }
     if !r.metrics.0.is_empty() {
         out.push_str("\n## Metrics\n\n| metric | value |\n|---|---:|\n");
@@ -227,7 +256,7 @@ pub fn to_markdown(r: &Report) -> String {
         }
         if !a.groups.is_empty() {
             out.push_str("\n| key | count | p50 | p99 | max |\n|---|---:|---:|---:|---:|\n");
-            for g in &a.groups {
+            for g in a.groups.iter().take(TOP_KEYS) {
                 let _ = writeln!(
                     out,
                     "| {} | {} | {} | {} | {} |",
@@ -237,6 +266,10 @@ pub fn to_markdown(r: &Report) -> String {
                     human_opt(g.stats_ns.p99),
                     human_opt(g.stats_ns.max)
                 );
+            }
+            let more = a.groups_total.saturating_sub(a.groups.len().min(TOP_KEYS) as u64);
+            if more > 0 {
+                let _ = writeln!(out, "| *{more} more {}* | | | | |", if more == 1 { "key" } else { "keys" });
             }
         }
         if !a.worst.is_empty() {

@@ -2,10 +2,13 @@
 //! analyses' [`Outcome`]s, and its writers — JSON, Markdown, self-contained HTML, CSV and
 //! Parquet of the samples. `--fail-if` thresholds live in [`threshold`].
 //!
-//! Reports are reproducible: the same inputs give the same bytes (no run timestamps, groups
-//! and worst samples in a fixed order). Every string that comes from a trace is escaped by
-//! the writer that prints it (HTML, Markdown) or neutralised (CSV cells starting with
-//! `= + - @`).
+//! Every report says what made it ([`Provenance`]): the latscope version, each input with
+//! the SHA-256 of its bytes, and the command line that makes it again; HTML and Markdown add
+//! the date and host. The date is the caller's (`SOURCE_DATE_EPOCH` when set), so the same
+//! inputs give the same bytes; JSON, CSV and Parquet carry no date at all. Groups and worst
+//! samples come in a fixed order. Every string that comes from a trace, a path or an
+//! argument is escaped by the writer that prints it (HTML, Markdown) or neutralised (CSV
+//! cells starting with `= + - @`).
 
 mod html;
 mod markdown;
@@ -27,6 +30,35 @@ pub use table::{to_csv, to_parquet};
 /// The version of the JSON layout (`latscope_report`).
 pub const REPORT_VERSION: u32 = 1;
 
+/// The version of latscope that writes reports (every crate of the workspace shares it).
+pub const LATSCOPE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Per-key tables of the text reports show this many keys, then how many more there are.
+pub const TOP_KEYS: usize = 20;
+
+/// What made a report, beyond its inputs' contents: filled by the engine, which reads the
+/// files, the clock and the host.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Provenance {
+    /// The command line that makes the report again, rendered from the request (not argv).
+    pub command: Option<String>,
+    /// When the report was made, RFC 3339 UTC (`SOURCE_DATE_EPOCH` when set).
+    pub date: Option<String>,
+    /// The host that made it.
+    pub host: Option<String>,
+    /// Per input (by index), the digest of the file's bytes; `None` for a source that is no
+    /// file (a simulation).
+    pub files: Vec<Option<FileDigest>>,
+}
+
+/// The SHA-256 of a file's bytes and how many there were.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDigest {
+    /// Lower-case hex.
+    pub sha256: String,
+    pub bytes: u64,
+}
+
 impl Report {
     /// What the text reports call each input: its file name, the path where file names
     /// repeat, a number only where the paths do too ([`latscope_model::source_labels`]).
@@ -45,6 +77,12 @@ impl Report {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
     pub latscope_report: u32,
+    /// The latscope that wrote it ([`LATSCOPE_VERSION`]).
+    pub latscope_version: String,
+    /// The command line that makes this report again (`latscope report FILE --preset P`);
+    /// absent when the caller gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     pub inputs: Vec<Input>,
     pub analyses: Vec<Analysis>,
     pub windows: Vec<WindowJson>,
@@ -66,6 +104,13 @@ pub struct Report {
     /// Heading of the Markdown and HTML reports (a simulator run names its scenario).
     #[serde(skip)]
     pub title: Option<String>,
+    /// When the report was made (RFC 3339, UTC): the Markdown and HTML headers only, so the
+    /// JSON stays the same for the same inputs.
+    #[serde(skip)]
+    pub date: Option<String>,
+    /// The host that made it: the Markdown and HTML headers only.
+    #[serde(skip)]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -75,6 +120,10 @@ pub struct Input {
     pub events: u64,
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
+    /// The SHA-256 of the file's bytes (lower-case hex); `null` for a source that is no file.
+    pub sha256: Option<String>,
+    /// The file's size in bytes; `null` likewise.
+    pub bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -233,6 +282,8 @@ pub struct ReportOptions {
     pub baseline: Option<usize>,
     /// Resamples, permutations and seed of the comparisons' intervals and tests.
     pub inference: inference::Options,
+    /// The command line, date, host and file digests the report states.
+    pub provenance: Provenance,
 }
 
 /// Report building failed in the statistics engine, or a writer failed.
@@ -442,18 +493,25 @@ pub fn build(
         }));
     }
     let comparison = compare(&analyses, outcomes, inputs, opts.baseline, &opts.inference);
+    let prov = &opts.provenance;
     Ok(Report {
         latscope_report: REPORT_VERSION,
+        latscope_version: LATSCOPE_VERSION.to_owned(),
+        command: prov.command.clone(),
         inputs: inputs
             .iter()
-            .map(|i| {
+            .enumerate()
+            .map(|(n, i)| {
                 let range = i.source.time_range_seconds();
+                let digest = prov.files.get(n).and_then(Option::as_ref);
                 Input {
                     path: i.path.to_owned(),
                     format: i.source.format.clone(),
                     events: i.source.records(),
                     start_s: range.map(|r| r.0),
                     end_s: range.map(|r| r.1),
+                    sha256: digest.map(|d| d.sha256.clone()),
+                    bytes: digest.map(|d| d.bytes),
                 }
             })
             .collect(),
@@ -465,6 +523,8 @@ pub fn build(
         align: opts.align.clone(),
         samples: samples.unwrap_or_default(),
         title: opts.title.clone(),
+        date: prov.date.clone(),
+        host: prov.host.clone(),
     })
 }
 
@@ -634,6 +694,49 @@ pub(crate) mod tests {
         );
         let html = to_html(&r);
         assert_eq!(html.matches("<title>intervals</title>").count(), 2);
+    }
+
+    /// A block report keyed by sector: the text reports show the 20 largest keys, then how
+    /// many more there are; the JSON keeps its 100 and the total.
+    #[test]
+    fn per_key_tables_show_the_top_twenty_then_how_many_more() {
+        let src = Source::new("blk.dat", "trace.dat", SourceKind::File);
+        let mut o = Outcome::new("block", AnalysisKind::Pair, 0);
+        // 150 sectors, each seen twice.
+        for i in 0..300_i64 {
+            let key = format!("sector={}", i % 150);
+            o.samples.push(Sample::new(i * 1_000_000, i * 1_000_000 + 1000 + i, key));
+        }
+        let prov = Provenance {
+            command: Some("latscope report blk.dat --preset block".into()),
+            date: Some("2025-12-05T02:00:00Z".into()),
+            host: Some("<host>".into()),
+            files: vec![Some(FileDigest { sha256: "ab".repeat(32), bytes: 7 })],
+        };
+        let opts = ReportOptions { provenance: prov, ..ReportOptions::default() };
+        let r = build(&[ReportInput { path: "blk.dat", source: &src }], &[o], &opts).unwrap();
+        assert_eq!((r.analyses[0].groups.len(), r.analyses[0].groups_total), (100, 150));
+        let md = to_markdown(&r);
+        assert_eq!(md.lines().filter(|l| l.starts_with("| sector=")).count(), TOP_KEYS, "{md}");
+        assert!(md.contains("| *130 more keys* |"), "{md}");
+        let html = to_html(&r);
+        let keys = html.split("<h3>By key").nth(1).and_then(|s| s.split("</table>").next()).unwrap();
+        assert_eq!(keys.matches("<td class=\"t\">sector=").count(), TOP_KEYS, "{keys}");
+        assert!(html.contains(">130 more keys</td>"), "{html}");
+        assert!(html.contains("By key (the 20 largest of 150 keys)"));
+        // The header: version, date, host (escaped), command; the input's digest and size.
+        assert!(md.starts_with(&format!(
+            "# latscope report\n\n- latscope: {LATSCOPE_VERSION}\n- date: 2025-12-05T02:00:00Z\n- host: &lt;host&gt;\n- command: `latscope report blk.dat --preset block`\n"
+        )), "{md}");
+        assert!(md.contains(&format!("| 7 B | {} |", "ab".repeat(32))), "{md}");
+        assert!(html.contains("<th class=\"t\">host</th><td class=\"t\">&lt;host&gt;</td>"), "{html}");
+        let v: serde_json::Value = serde_json::from_str(&to_json(&r)).unwrap();
+        assert_eq!(v["latscope_version"], LATSCOPE_VERSION);
+        assert_eq!(v["command"], "latscope report blk.dat --preset block");
+        assert_eq!(v["inputs"][0]["sha256"], "ab".repeat(32));
+        assert_eq!(v["inputs"][0]["bytes"], 7);
+        // No date or host in the JSON: it stays the same for the same inputs.
+        assert!(v.get("date").is_none() && v.get("host").is_none());
     }
 
     #[test]

@@ -5,6 +5,12 @@
 //! CSV text cells that a spreadsheet would take for a formula (starting with `= + - @`, tab
 //! or carriage return) get a leading `'` (OWASP "CSV injection"); numbers are left alone.
 //! Parquet is typed, so strings stay exactly as traced there.
+//!
+//! What made the samples — the latscope version, the command line and each input's path and
+//! SHA-256 — goes into the Parquet footer's key-value metadata ([`provenance_metadata`]).
+//! CSV has no place for it: RFC 4180 knows no comment line, and one breaks every reader's
+//! default (pandas, polars, DataFusion), so the CSV stays bare and the JSON report is the
+//! record of what made it.
 
 use super::{Report, ReportError};
 use polars::prelude::*;
@@ -42,11 +48,30 @@ pub fn to_csv(r: &Report) -> Result<Vec<u8>, ReportError> {
     Ok(out)
 }
 
-/// The samples as a Parquet file.
+/// The Parquet footer's key-value pairs: `latscope_version`, `latscope_command` (when the
+/// report has one) and `latscope_inputs`, a JSON array of `{path, sha256, bytes}`.
+pub fn provenance_metadata(r: &Report) -> Vec<(String, String)> {
+    let inputs: Vec<serde_json::Value> = r
+        .inputs
+        .iter()
+        .map(|i| serde_json::json!({"path": i.path, "sha256": i.sha256, "bytes": i.bytes}))
+        .collect();
+    let mut kv = vec![("latscope_version".to_owned(), r.latscope_version.clone())];
+    if let Some(command) = &r.command {
+        kv.push(("latscope_command".to_owned(), command.clone()));
+    }
+    kv.push(("latscope_inputs".to_owned(), serde_json::Value::Array(inputs).to_string()));
+    kv
+}
+
+/// The samples as a Parquet file, with [`provenance_metadata`] in its footer.
 pub fn to_parquet(r: &Report) -> Result<Vec<u8>, ReportError> {
     let mut df = frame(r, false).map_err(writer_error("parquet"))?;
     let mut out = Vec::new();
-    ParquetWriter::new(&mut out).finish(&mut df).map_err(writer_error("parquet"))?;
+    ParquetWriter::new(&mut out)
+        .with_key_value_metadata(Some(KeyValueMetadata::from_static(provenance_metadata(r))))
+        .finish(&mut df)
+        .map_err(writer_error("parquet"))?;
     Ok(out)
 }
 
@@ -84,5 +109,31 @@ mod tests {
         assert_eq!(key, "=cmd|' /C calc'!A0");
         let names: Vec<String> = df.get_column_names().iter().map(|s| s.to_string()).collect();
         assert_eq!(names, ["analysis", "key", "start_s", "end_s", "latency_ns", "input"]);
+    }
+
+    #[test]
+    fn parquet_footer_says_what_made_it() {
+        let mut r = sample_report();
+        r.command = Some("latscope report a.txt b.txt".into());
+        r.inputs[0].sha256 = Some("0f".repeat(32));
+        r.inputs[0].bytes = Some(12);
+        let bytes = to_parquet(&r).unwrap();
+        let mut reader = ParquetReader::new(std::io::Cursor::new(bytes));
+        let meta = reader.get_metadata().unwrap().clone();
+        let kv: Vec<(String, Option<String>)> = meta
+            .key_value_metadata()
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|kv| (kv.key.clone(), kv.value.clone()))
+            .collect();
+        let get = |k: &str| kv.iter().find(|(key, _)| key == k).and_then(|(_, v)| v.clone()).unwrap();
+        assert_eq!(get("latscope_version"), crate::report::LATSCOPE_VERSION);
+        assert_eq!(get("latscope_command"), "latscope report a.txt b.txt");
+        let inputs: serde_json::Value = serde_json::from_str(&get("latscope_inputs")).unwrap();
+        assert_eq!(inputs[0]["sha256"], "0f".repeat(32));
+        assert_eq!(inputs[0]["bytes"], 12);
+        assert_eq!(inputs[1]["path"], "b.txt");
+        assert!(inputs[1]["sha256"].is_null());
     }
 }

@@ -39,6 +39,8 @@ pub enum Need {
     SigrokCli,
     /// `desktop-file-validate` (desktop-file-utils) on the `PATH`.
     DesktopFileValidate,
+    /// `chromium` (Debian's package) on the `PATH`, run headless.
+    Chromium,
     /// `python3` on the `PATH` (for a test's own script).
     Python3,
     /// `python3` that imports Perfetto's message classes (PyPI `perfetto` and `protobuf`).
@@ -63,10 +65,11 @@ pub enum Need {
 
 impl Need {
     /// Every need, in the order [`probe`] reports them.
-    pub const ALL: [Need; 12] = [
+    pub const ALL: [Need; 13] = [
         Need::TraceCmd,
         Need::SigrokCli,
         Need::DesktopFileValidate,
+        Need::Chromium,
         Need::Python3,
         Need::PythonPerfetto,
         Need::PythonJsonschema,
@@ -84,6 +87,7 @@ impl Need {
             Need::TraceCmd => "have_trace_cmd",
             Need::SigrokCli => "have_sigrok_cli",
             Need::DesktopFileValidate => "have_desktop_file_validate",
+            Need::Chromium => "have_chromium",
             Need::Python3 => "have_python3",
             Need::PythonPerfetto => "have_python_perfetto",
             Need::PythonJsonschema => "have_python_jsonschema",
@@ -102,6 +106,7 @@ impl Need {
             Need::TraceCmd => "trace-cmd",
             Need::SigrokCli => "sigrok-cli",
             Need::DesktopFileValidate => "desktop-file-validate",
+            Need::Chromium => "chromium",
             Need::Python3 => "python3",
             Need::PythonPerfetto => "python-perfetto",
             Need::PythonJsonschema => "python-jsonschema",
@@ -121,6 +126,7 @@ impl Need {
             Need::TraceCmd => "needs trace-cmd: apt-get install trace-cmd",
             Need::SigrokCli => "needs sigrok-cli: apt-get install sigrok-cli",
             Need::DesktopFileValidate => "needs desktop-file-validate: apt-get install desktop-file-utils",
+            Need::Chromium => "needs chromium: apt-get install chromium",
             Need::Python3 => "needs python3: apt-get install python3",
             Need::PythonPerfetto => "needs python3 with perfetto: pip install perfetto protobuf",
             Need::PythonJsonschema => "needs python3 with jsonschema: pip install jsonschema",
@@ -153,6 +159,7 @@ impl Need {
             Need::TraceCmd => on_path("trace-cmd"),
             Need::SigrokCli => on_path("sigrok-cli"),
             Need::DesktopFileValidate => on_path("desktop-file-validate"),
+            Need::Chromium => on_path("chromium"),
             Need::Python3 => on_path("python3"),
             Need::SharedCorpus => shared_corpus_dir().join("MANIFEST.tsv").is_file(),
             // Opening for writing writes nothing; it fails unless root may trace.

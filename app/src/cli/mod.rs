@@ -78,8 +78,12 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct SimArgs {
-    /// A built-in scenario (e1000e-mta, litesdcard, imx8mq-cpuidle, axienet-napi) or a .toml path.
+    /// A built-in scenario (e1000e-mta, litesdcard, imx8mq-cpuidle, axienet-napi) or a .toml
+    /// path; `--list` says which question it answers and what each setting changes.
     scenario: String,
+    /// Print the scenario's question and its settings with what each changes, and exit.
+    #[arg(long)]
+    list: bool,
     /// Override a scenario setting or calibration constant (dotted for tables).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -198,6 +202,11 @@ fn sim_outputs(args: &SimArgs) -> Result<(Option<&Path>, Option<&Path>)> {
 
 /// `latscope sim`: run, write the trace if asked, write or print the report.
 fn sim(args: &SimArgs) -> Result<()> {
+    if args.list {
+        let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
+        print!("{}", latscope_engine::sim::describe(&scenario));
+        return Ok(());
+    }
     let (trace_out, report_out) = sim_outputs(args)?;
     let scenario = latscope_sim::prepare(&args.scenario, &args.set, args.seed, args.duration.as_deref())?;
     let title = format!("{} (seed {})", scenario.name, scenario.seed);

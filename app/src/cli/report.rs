@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use latscope_analysis::report::Format;
 use latscope_analysis::spec::Spec;
 use latscope_engine::analyse::Which;
-use latscope_engine::report::ThresholdsCrossed;
+use latscope_engine::report::{Request, ThresholdsCrossed};
 use latscope_engine::{Capture, Output, Registry};
 use latscope_importers::LoadControl;
 use std::path::{Path, PathBuf};
@@ -122,6 +122,24 @@ fn tracks_needed(specs: &[Spec], aligned: bool) -> Option<Vec<String>> {
     Some(names)
 }
 
+/// What `args` asked for, as the report prints it: the presets chosen by the inputs when none
+/// was named, so the line names what ran (and equals the workbench's export of the same
+/// presets).
+fn request(args: &ReportArgs, chosen: Option<&[String]>) -> Request {
+    let presets = match chosen {
+        Some(names) if args.presets.is_empty() && args.rules.is_empty() => names.to_vec(),
+        _ => args.presets.clone(),
+    };
+    Request {
+        presets,
+        rules: args.rules.clone(),
+        decoders: args.decoders.clone(),
+        align: args.align.clone(),
+        baseline: args.baseline.is_some(),
+        include_errors: args.include_errors,
+    }
+}
+
 pub fn run(args: &ReportArgs) -> Result<()> {
     let registry = Registry::native();
     // Usage errors first, before any file is read.
@@ -192,7 +210,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let outcomes = analysed.outcomes;
     // A dataset stores every pair, so the report keeps its samples then.
     let rows_for = if args.dataset.is_some() { None } else { Some(format) };
-    let report = capture.report(&outcomes, rows_for)?;
+    let report = capture.report(&outcomes, rows_for, &request(args, analysed.chosen.as_deref()))?;
     let output = Output::of(args.output.as_deref());
     if perfetto {
         latscope_engine::report::write_perfetto(

@@ -325,6 +325,9 @@ pub struct AnalysisState {
     /// Which placement the results used, as each result says it: aligned (and how), or
     /// each source on its own clock.
     pub placement_used: String,
+    /// The rule texts and preset names the results were run with (an export's command
+    /// line repeats them; a custom rule is its whole text, not its name).
+    pub ran_with: Vec<String>,
     /// The panel's plot choices.
     pub panel: PanelView,
     /// Presets that could not run: what they miss and how to record it.
@@ -346,6 +349,7 @@ impl Default for AnalysisState {
             input_ids: Vec::new(),
             placements: Vec::new(),
             placement_used: String::new(),
+            ran_with: Vec::new(),
             panel: PanelView::default(),
             missing: Vec::new(),
             chosen_by_files: true,

@@ -92,6 +92,9 @@ pub struct ReportJob {
     pub placements: Vec<Placement>,
     /// Files that must not be overwritten.
     pub inputs: Vec<PathBuf>,
+    /// The rule texts and preset names the results were run with (empty: the results'
+    /// names).
+    pub analyses: Vec<String>,
 }
 
 /// Builds and writes the report of `job` in `format` to `path` (atomically, never over an
@@ -99,8 +102,23 @@ pub struct ReportJob {
 pub fn write_report(job: &ReportJob, format: Format, path: &Path) -> anyhow::Result<()> {
     let sources: Vec<&Source> = job.sources.iter().map(|p| &p.source).collect();
     let outcomes: Vec<Outcome> = job.results.iter().map(|r| r.outcome.clone()).collect();
-    let report =
-        latscope_engine::report::build(&job.paths, &sources, &outcomes, job.align.clone(), None, None)?;
+    // The analyses as they were asked for: presets by name, rules by their whole text
+    // (else, for results that came with no rule list, by their names).
+    let names: Vec<&str> = if job.analyses.is_empty() {
+        outcomes.iter().map(|o| o.name.as_str()).collect()
+    } else {
+        job.analyses.iter().map(String::as_str).collect()
+    };
+    let request = latscope_engine::report::Request::of_analyses(&latscope_engine::Registry::native(), &names);
+    let report = latscope_engine::report::build(
+        &job.paths,
+        &sources,
+        &outcomes,
+        job.align.clone(),
+        None,
+        None,
+        &request,
+    )?;
     Ok(latscope_engine::report::write(&report, format, &Output::File(path.to_owned()), &job.inputs)?)
 }
 

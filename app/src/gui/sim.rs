@@ -104,6 +104,10 @@ pub struct SimState {
     /// Top-level settings of the scenario, typed (words with their valid values, numbers
     /// with units and limits).
     pub settings: Vec<latscope_sim::Setting>,
+    /// Which real question the scenario answers, and what it models (its file's
+    /// `question` and `description`).
+    pub question: Option<String>,
+    pub description: Option<String>,
     /// The scenario and settings of the run going on (as the scenario took them): a panel
     /// whose settings differ says that Restart applies them.
     pub ran_with: Option<(String, Vec<latscope_sim::Setting>)>,
@@ -131,6 +135,8 @@ impl Default for SimState {
         let mut s = Self {
             scenario: "litesdcard".into(),
             settings: Vec::new(),
+            question: None,
+            description: None,
             ran_with: None,
             speed: 0.02,
             max_speed: false,
@@ -158,6 +164,8 @@ impl SimState {
         match latscope_sim::Scenario::load(&self.scenario) {
             Ok(sc) => {
                 self.settings = sc.settings();
+                self.question = sc.question().map(str::to_owned);
+                self.description = sc.description().map(str::to_owned);
                 self.error = None;
             }
             Err(e) => self.error = Some(e.to_string()),

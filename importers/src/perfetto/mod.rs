@@ -16,6 +16,7 @@
 
 mod clocks;
 mod ftrace;
+pub mod names;
 mod protos;
 mod tracks;
 mod wire;
@@ -220,8 +221,12 @@ pub fn parse_releasing(
     rebase(&mut source);
     // What was not read, said once each.
     for (number, count) in &unknown {
+        let what = names::ftrace_event_name(*number).map_or_else(
+            || format!("FtraceEvent field {number}"),
+            |n| format!("{n} (FtraceEvent field {number})"),
+        );
         diags.warn(format!(
-            "{count} ftrace event(s) of a type latscope has no schema for (FtraceEvent field {number}): \
+            "{count} ftrace event(s) of a type latscope has no schema for, {what}: \
              kept as `ftrace_event_{number}` with fields named f<field number>"
         ));
     }
@@ -237,11 +242,7 @@ pub fn parse_releasing(
         ));
     }
     if !skipped.is_empty() {
-        let list: Vec<String> = skipped.iter().map(|(n, c)| format!("field {n}: {c}")).collect();
-        diags.warn(format!(
-            "packets of types latscope does not read (TracePacket data field: count): {}",
-            list.join(", ")
-        ));
+        diags.warn(skipped_packets(&skipped));
     }
     source.diagnostics = diags;
     source.metadata.push(("packets".into(), packets.to_string()));
@@ -251,6 +252,23 @@ pub fn parse_releasing(
         source.metadata.push(("inflated bytes".into(), inflated.to_string()));
     }
     Ok(source)
+}
+
+/// The warning for packets latscope does not read: each type by its name in Perfetto's
+/// protos (`trace_config`, `frame_timeline_event`, ...) with its count, most frequent
+/// first; a field the published protos lack by its number.
+fn skipped_packets(skipped: &BTreeMap<u32, u64>) -> String {
+    let mut by_count: Vec<(&u32, &u64)> = skipped.iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let list: Vec<String> = by_count
+        .into_iter()
+        .map(|(n, c)| match names::packet_name(*n) {
+            Some(name) => format!("{name} ×{c}"),
+            None => format!("TracePacket field {n} (not in Perfetto's published protos) ×{c}"),
+        })
+        .collect();
+    let total: u64 = skipped.values().sum();
+    format!("{total} packet(s) of types latscope does not read, skipped: {}", list.join(", "))
 }
 
 /// Decodes every CPU's bundles (`bundles[cpu]`, each list in file order) with one worker

@@ -297,9 +297,12 @@ pub(crate) fn build_atrace(
 ) {
     let mut recs = std::mem::take(&mut atrace.recs);
     recs.sort_by_key(|r| (r.ts, r.cpu));
-    let thread_track = |tid: i32| {
-        let n = names.get(&tid).map_or_else(|| "<...>".into(), |n| String::from_utf8_lossy(n).into_owned());
-        format!("atrace {n}-{tid}")
+    // Named as ftrace names tasks (`comm-tid`) when the trace names the thread (a process
+    // tree, a descriptor, a task_newtask or sched event); else by its id alone, as the
+    // trace has no name for it.
+    let thread_track = |tid: i32| match names.get(&tid) {
+        Some(n) => format!("atrace {}-{tid}", String::from_utf8_lossy(n)),
+        None => format!("atrace thread {tid}"),
     };
     // Track names, made once per thread and per counter.
     let mut thread_tracks: FxHashMap<i32, usize> = FxHashMap::default();

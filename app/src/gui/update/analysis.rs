@@ -24,10 +24,12 @@ impl Workbench {
                 if self.jobs.accept(ticket, |_| true) {
                     // The presets the files hold become the rule list (Run repeats them),
                     // unless the user (or a session) set the rules while they ran.
-                    if let Some(names) = chosen
-                        && self.analysis.chosen_by_files
-                    {
-                        self.analysis.rules.specs = names;
+                    if let Some(names) = chosen {
+                        // The presets the files hold are what ran.
+                        self.analysis.ran_with = names.clone();
+                        if self.analysis.chosen_by_files {
+                            self.analysis.rules.specs = names;
+                        }
                     }
                     // What the presets chosen on open lack; a run of the user's rules says
                     // its own in its errors, and the list goes.
@@ -65,6 +67,7 @@ impl Workbench {
                     let at = self.sim.source.and_then(|id| self.doc.get(id)).map(|s| s.placement);
                     self.analysis.placements = at.into_iter().collect();
                     self.analysis.placement_used = "placement: the simulator's clock".to_owned();
+                    self.analysis.ran_with.clear();
                     self.show_results(results);
                 }
             }
@@ -106,8 +109,9 @@ impl Workbench {
         if self.doc.sources.is_empty() {
             return;
         }
-        if matches!(which, Which::Rules(_)) {
+        if let Which::Rules(rules) = &which {
             self.view.panels.analysis = true;
+            self.analysis.ran_with = rules.clone();
         }
         let sources: Vec<_> = self.doc.sources.iter().map(|s| s.prepared.clone()).collect();
         let placements: Vec<_> = self.doc.sources.iter().map(|s| s.placement).collect();

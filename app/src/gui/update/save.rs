@@ -124,6 +124,7 @@ impl Workbench {
             align,
             placements: self.analysis.placements.clone(),
             inputs: self.input_paths(),
+            analyses: self.analysis.ran_with.clone(),
         })
     }
 

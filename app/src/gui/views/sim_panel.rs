@@ -66,6 +66,13 @@ pub fn panel(ui: &mut egui::Ui, st: &SimState, clock: &dyn Fn(Ps) -> String) -> 
             }
         }
     });
+    // Which real question the scenario answers, and what it models.
+    if let Some(q) = &st.question {
+        ui.add(egui::Label::new(egui::RichText::new(q).italics()).wrap());
+    }
+    if let Some(d) = &st.description {
+        ui.add(egui::Label::new(egui::RichText::new(d).weak().small()).wrap());
+    }
     let pending = st.restart_pending();
     ui.horizontal(|ui| {
         let restart =
@@ -132,7 +139,12 @@ pub fn panel(ui: &mut egui::Ui, st: &SimState, clock: &dyn Fn(Ps) -> String) -> 
     ui.separator();
     egui::Grid::new("sim-settings").num_columns(2).striped(true).show(ui, |ui| {
         for (i, setting) in st.settings.iter().enumerate() {
-            ui.label(setting.key.as_str());
+            // What the setting changes, on hover (a "?" marks the settings that say).
+            let key = match &setting.help {
+                Some(help) => ui.label(format!("{} ?", setting.key)).on_hover_text(help),
+                None => ui.label(setting.key.as_str()),
+            };
+            let _ = key;
             if let Some(value) = setting_editor(ui, setting) {
                 msgs.push(Message::Sim(SimMsg::Edit(SimEdit::Setting(i, value))));
             }
