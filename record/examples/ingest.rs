@@ -1,6 +1,7 @@
 //! Live ingest bench: records this kernel with the given events and analyses while a
 //! command runs, then prints events, events/s and the recorder's CPU time per event
-//! (user + system of the whole process, readers and live statistics included).
+//! (user + system of the whole process, readers and live statistics included), and the
+//! CPU of the ssh clients it ran (`SSH=USER@HOST:PORT` records over SSH).
 //!
 //! `ingest SECONDS EVENTS PRESETS -- COMMAND…` (EVENTS and PRESETS comma-separated, `-`
 //! for none), as root: docs/PERFORMANCE.md "Recording".
@@ -8,12 +9,14 @@
 use latscope_record::{Options, record};
 use std::time::Duration;
 
-fn cpu_seconds() -> f64 {
-    // utime and stime (fields 14 and 15 of /proc/self/stat) in clock ticks (100 per second).
+/// CPU seconds of this process and of its children waited for (the ssh clients), from
+/// /proc/self/stat (utime, stime, cutime, cstime in clock ticks of 1/100 s).
+fn cpu_seconds() -> (f64, f64) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let after = stat.rsplit(") ").next().unwrap_or_default();
     let f: Vec<u64> = after.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
-    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) as f64 / 100.0
+    let at = |i: usize| f.get(i).copied().unwrap_or(0) as f64 / 100.0;
+    (at(11) + at(12), at(13) + at(14))
 }
 
 fn list(s: &str) -> Vec<String> {
@@ -41,11 +44,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     opts.events.extend(latscope_record::stats::events_for(&specs));
     opts.specs = specs;
+    // `SSH=root@host:port`: the same over SSH.
+    opts.ssh = std::env::var("SSH").ok();
     let rec = record(&opts, &mut |_| {})?;
-    let cpu = cpu_seconds();
+    let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
     println!(
-        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core)",
+        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), ssh clients {children:.2} s",
         rec.events,
         rec.lost,
         rec.events as f64 / wall,
