@@ -2024,6 +2024,41 @@ fn rules_the_user_sets_while_the_presets_run_on_open_stay_the_users() {
     assert_eq!(h.state().analysis.rules.specs, ["irq-handler"], "a late answer does not replace them");
 }
 
+#[test]
+#[cfg_attr(not(have_python3), ignore = "needs python3")]
+fn a_capture_previewed_while_it_loads_ends_as_its_loaded_source_alone() {
+    // Eight chunks: the importer sends a preview after the first (`LoadControl::with_preview`),
+    // which the window shows until the load ends and the loaded source takes its place.
+    let dir = std::env::temp_dir().join(format!("latscope-gui-preview-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chunks.sr");
+    let script = "import sys, zipfile\n\
+        meta = '[device 1]\\ncapturefile=logic-1\\ntotal probes=8\\nsamplerate=1 MHz\\nprobe1=D0\\nprobe2=D1\\nunitsize=1\\n'\n\
+        with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n\
+        \x20   z.writestr('version', '2')\n\
+        \x20   z.writestr('metadata', meta)\n\
+        \x20   for k in range(8):\n\
+        \x20       z.writestr(f'logic-1-{k + 1}', bytes((i // 3 + k) % 2 | ((k % 3 == 0) << 1) for i in range(4096)))\n";
+    let out = latscope_testkit::Need::Python3
+        .output(std::process::Command::new("python3").arg("-c").arg(script).arg(&path));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut h = harness(Options { files: vec![path.clone()], ..Options::default() });
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty() && wb.settled());
+    h.step();
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    assert_eq!(wb.doc.sources.len(), 1, "the preview was replaced, not kept beside the source");
+    let loaded = latscope_importers::open(&path, &latscope_importers::LoadControl::new()).unwrap();
+    let shown = wb.doc.sources[0].source();
+    assert_eq!(wb.previews_shown(), 0);
+    assert_eq!(shown.digital.len(), loaded.digital.len());
+    for (a, b) in shown.digital.iter().zip(loaded.digital.iter()) {
+        assert!(!a.levels.contains(&2), "{}: no unknown stretch of a preview is left", a.name);
+        assert_eq!((&a.name, a.initial, &a.times, &a.levels), (&b.name, b.initial, &b.times, &b.levels));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The Align dialog's alignment of the second source of a pair, from its text.
 fn align_spec(text: &str) -> latscope_analysis::align::AlignSpec {
     latscope_analysis::align::parse_align(&format!("1:{text}")).expect("the alignment parses")

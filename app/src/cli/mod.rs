@@ -6,6 +6,7 @@ pub mod decode;
 pub mod events;
 pub mod fleet;
 pub mod query;
+pub mod record;
 pub mod report;
 
 use anyhow::Result;
@@ -74,6 +75,9 @@ enum Command {
     /// SQL over a capture's tables (events, one per event name, pairs, windows, annotations,
     /// edges, tracks) as a table, CSV, JSON or Parquet.
     Query(query::QueryArgs),
+    /// Record this machine's kernel through tracefs: live statistics, a flight recorder of
+    /// the slow pairs, a trace.dat that trace-cmd reads.
+    Record(record::RecordArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -131,6 +135,7 @@ pub fn main() -> ExitCode {
         Some(Command::Decode(args)) => decode::run(&args),
         Some(Command::Fleet(args)) => fleet::run(&args),
         Some(Command::Query(args)) => query::run(&args),
+        Some(Command::Record(args)) => record::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,
             screenshot: cli.screenshot,

@@ -74,6 +74,9 @@ pub(super) struct Pending {
     pub startup: Option<Startup>,
     /// A fleet worst pair to show once its capture has loaded.
     pub jump: Option<super::fleet::PendingJump>,
+    /// Sources showing a load's preview, by the load's ticket id: the loaded source
+    /// replaces it.
+    pub previews: BTreeMap<u64, SourceId>,
 }
 
 const MAX_RECENT: usize = 10;
@@ -225,6 +228,11 @@ impl Workbench {
     }
 
     /// Whether a fleet worst pair waits for its capture to load.
+    /// How many sources show a preview of a capture still loading.
+    pub fn previews_shown(&self) -> usize {
+        self.pending.previews.len()
+    }
+
     pub fn jump_pending(&self) -> bool {
         self.pending.jump.is_some()
     }
@@ -477,6 +485,14 @@ impl eframe::App for ScreenshotWatch {
         eframe::App::ui(&mut self.wb, ui, frame);
         if let Some(stats) = &mut self.frame_stats {
             stats.frame(began);
+            let shown = self.wb.doc.sources.len();
+            if shown > 0 {
+                let previews_only = self.wb.pending.previews.len() == shown;
+                stats.mark_once(if previews_only { "preview_drawn" } else { "tracks_drawn" });
+            }
+            if self.wb.settled() && shown > 0 {
+                stats.mark_once("settled");
+            }
         }
         if let Some(p) = &self.wb.screenshot_saved
             && let Ok(mut s) = self.saved.lock()

@@ -61,6 +61,13 @@ pub enum FileMsg {
     Pick,
     /// Stop a background job (a load's Cancel button).
     CancelJob(Ticket),
+    /// A preview of source `id` while its capture still loads (its channels at a coarse
+    /// level of detail, see `LoadControl::with_preview`): shown until the load ends.
+    Preview {
+        ticket: Ticket,
+        id: SourceId,
+        prepared: Arc<Prepared>,
+    },
     /// A load job's end: source `id` (reserved when the load started) from `path`.
     Loaded {
         ticket: Ticket,
