@@ -15,5 +15,7 @@ fn main() {
         Need::PythonDatafusion,
         Need::PythonSpark,
         Need::SharedCorpus,
+        Need::Tracefs,
+        Need::Sshd,
     ]);
 }

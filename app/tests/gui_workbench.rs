@@ -2069,3 +2069,61 @@ fn set_plot(h: &mut Harness<'static, Workbench>, plot: PlotKind) {
     let log_x = h.state().analysis.panel.log_x;
     h.state_mut().update(Message::Analysis(AnalysisMsg::SetPlot { plot, log_x }));
 }
+
+/// The query window runs SQL as a job, its counts are `latscope query`'s on the same file,
+/// and a row's click selects the event at the row's time and centres the view on it; bad
+/// SQL is an error in the window that keeps the last result.
+#[test]
+fn the_query_window_answers_as_the_command_does_and_a_row_goes_to_its_event() {
+    use latscope::gui::message::QueryMsg;
+    let file = "ftrace/virtio_blk_direct_read.txt";
+    let mut h = open(&[file]);
+    h.state_mut().update(Message::Query(QueryMsg::Show));
+    let sql = "SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY name";
+    h.state_mut().update(Message::Query(QueryMsg::Edit(sql.into())));
+    h.state_mut().update(Message::Query(QueryMsg::Run));
+    wait(&mut h, "the query", |wb| !wb.query_pending() && wb.query.result.is_some());
+    let path = sample(file);
+    let cli = cli_json(&["query", path.to_str().unwrap(), "--sql", sql, "--format", "json"]);
+    let cli = cli.as_array().unwrap();
+    let r = h.state().query.result.clone().unwrap();
+    assert_eq!(r.columns, ["name", "n"]);
+    assert_eq!(r.rows.len(), cli.len());
+    for (row, c) in r.rows.iter().zip(cli) {
+        assert_eq!(row[0], c["name"].as_str().unwrap());
+        assert_eq!(row[1], c["n"].to_string());
+    }
+    // A row holding a time goes to its event.
+    let sql = "SELECT time_ps, comm, sector FROM block_rq_issue ORDER BY time_ps LIMIT 5 OFFSET 3";
+    h.state_mut().update(Message::Query(QueryMsg::Edit(sql.into())));
+    h.state_mut().update(Message::Query(QueryMsg::Run));
+    wait(&mut h, "the second query", |wb| {
+        !wb.query_pending() && wb.query.result.as_ref().is_some_and(|r| r.sql == sql)
+    });
+    h.step();
+    let wb = h.state();
+    let r = wb.query.result.as_ref().unwrap();
+    assert_eq!(r.rows.len(), 5);
+    assert!(r.targets.iter().all(Option::is_some), "{:?}", r.targets);
+    let t: f64 = r.rows[1][0].parse().unwrap();
+    h.state_mut().update(Message::Query(QueryMsg::Row(1)));
+    h.step();
+    let wb = h.state();
+    let sel = wb.view.overlay.selected.expect("the row's event is selected");
+    let src = wb.view.shown(&wb.doc)[0].source();
+    let ev = src.events.get(sel.index).unwrap();
+    assert_eq!(src.strings.resolve(ev.name()), "block_rq_issue");
+    assert_eq!(wb.doc.sources[0].to_common(src.events.ts[sel.index]), t);
+    let v = wb.view.viewport;
+    let centre = v.start + v.ps_per_px * wb.view.data_width() / 2.0;
+    assert!((centre - t).abs() <= v.ps_per_px, "centred at {centre}, the row's time is {t}");
+    // Bad SQL: the window says why, naming the column, and keeps the last result.
+    h.state_mut().update(Message::Query(QueryMsg::Edit("SELECT sectr FROM block_rq_issue".into())));
+    h.state_mut().update(Message::Query(QueryMsg::Run));
+    wait(&mut h, "the bad query", |wb| !wb.query_pending() && wb.query.error.is_some());
+    let wb = h.state();
+    let e = wb.query.error.as_ref().unwrap();
+    assert!(e.contains("sectr") && e.contains("block_rq_issue"), "{e}");
+    assert_eq!(wb.query.result.as_ref().unwrap().sql, sql);
+    h.step();
+}

@@ -379,13 +379,14 @@ const HEX_BYTES: &str = concat!(
     "E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF",
 );
 
-/// The event name of a decoder row: `sd` + `response` → `sd_resp`.
+/// The event name of a decoder row: `sd` + `response` → `sd_resp`, `sigrok:i2c` + `address_read`
+/// → `sigrok_i2c_address_read`.
 pub fn event_name(decoder: &str, row: &str) -> String {
     let row = match row {
         "response" => "resp",
         r => r,
     };
-    format!("{}_{}", decoder.replace('-', "_"), row)
+    format!("{}_{}", decoder.replace(['-', ':'], "_"), row)
 }
 
 impl Decoded {

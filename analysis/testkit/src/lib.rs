@@ -55,11 +55,17 @@ pub enum Need {
     PythonSpark,
     /// The shared corpus: `../shared/corpus` beside the checkout, or `$LATSCOPE_CORPUS`.
     SharedCorpus,
+    /// A writable tracefs (`/sys/kernel/tracing`): root on a kernel with tracing (the
+    /// recorder's tests, which take `tracefs_lock` since tests run in parallel).
+    Tracefs,
+    /// `sshd` (Debian's openssh-server, at /usr/sbin/sshd) and `ssh`: the recorder's SSH
+    /// tests run a server on loopback with throw-away keys.
+    Sshd,
 }
 
 impl Need {
     /// Every need, in the order [`probe`] reports them.
-    pub const ALL: [Need; 11] = [
+    pub const ALL: [Need; 13] = [
         Need::TraceCmd,
         Need::SigrokCli,
         Need::DesktopFileValidate,
@@ -71,6 +77,8 @@ impl Need {
         Need::PythonScipy,
         Need::PythonSpark,
         Need::SharedCorpus,
+        Need::Tracefs,
+        Need::Sshd,
     ];
 
     /// The cfg set when the need is met.
@@ -87,6 +95,8 @@ impl Need {
             Need::PythonScipy => "have_python_scipy",
             Need::PythonSpark => "have_python_spark",
             Need::SharedCorpus => "have_shared_corpus",
+            Need::Tracefs => "have_tracefs",
+            Need::Sshd => "have_sshd",
         }
     }
 
@@ -104,6 +114,8 @@ impl Need {
             Need::PythonScipy => "python-scipy",
             Need::PythonSpark => "python-spark",
             Need::SharedCorpus => "shared-corpus",
+            Need::Tracefs => "tracefs",
+            Need::Sshd => "sshd",
         }
     }
 
@@ -124,6 +136,8 @@ impl Need {
                 "needs python3 with pyspark and Java 17: pip install pyspark; apt-get install openjdk-17-jre-headless"
             }
             Need::SharedCorpus => "needs the shared corpus: ../shared/corpus or $LATSCOPE_CORPUS",
+            Need::Tracefs => "needs root and tracefs: run as root where /sys/kernel/tracing is mounted",
+            Need::Sshd => "needs sshd and ssh: apt-get install openssh-server openssh-client",
         }
     }
 
@@ -148,6 +162,9 @@ impl Need {
             Need::Chromium => on_path("chromium"),
             Need::Python3 => on_path("python3"),
             Need::SharedCorpus => shared_corpus_dir().join("MANIFEST.tsv").is_file(),
+            // Opening for writing writes nothing; it fails unless root may trace.
+            Need::Tracefs => std::fs::OpenOptions::new().write(true).open(TRACEFS_ON).is_ok(),
+            Need::Sshd => std::path::Path::new(SSHD).is_file() && on_path("ssh") && on_path("ssh-keygen"),
             Need::PythonSpark => on_path("java") && self.python_imports(),
             Need::PythonPerfetto | Need::PythonJsonschema | Need::PythonDatafusion | Need::PythonScipy => {
                 self.python_imports()
@@ -179,6 +196,27 @@ impl Need {
         }
         out
     }
+}
+
+/// Where Debian's openssh-server puts the server (not on a user's `PATH`).
+pub const SSHD: &str = "/usr/sbin/sshd";
+
+/// The file whose write access says tracefs is usable.
+const TRACEFS_ON: &str = "/sys/kernel/tracing/tracing_on";
+
+/// A lock every test that touches tracefs holds while it does (tests run in parallel, in
+/// several processes): an exclusive lock on a file in the system's temporary directory.
+#[track_caller]
+pub fn tracefs_lock() -> std::fs::File {
+    let path = std::env::temp_dir().join("latscope-tracefs.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot open the tracefs lock {}: {e}", path.display()));
+    file.lock().unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
+    file
 }
 
 /// Whether `program` is an executable file in a directory of the `PATH`.

@@ -13,6 +13,7 @@ use super::jobs::{JobKind, JobRunner, Outbox, RunningJob};
 use super::message::{DerivedLane, FileMsg, Message, SaveMsg};
 use super::picker::FilePicker;
 use super::prepare::Prepared;
+use super::query::QueryState;
 use super::session::PendingSession;
 use super::sim::SimState;
 use super::table::TableState;
@@ -99,6 +100,8 @@ pub struct Workbench {
     pub table: TableState,
     /// The fleet window (a dataset of many captures).
     pub fleet: FleetState,
+    /// The query window (SQL over the open sources' tables).
+    pub query: QueryState,
     pub dialogs: Dialogs,
     /// The error banner, and the log of every error (`errors.log()`).
     pub errors: Errors,
@@ -147,6 +150,7 @@ impl Workbench {
             sim: SimState::default(),
             table: TableState::default(),
             fleet: FleetState::default(),
+            query: QueryState::default(),
             dialogs: Dialogs::default(),
             errors: Errors::default(),
             notice: None,
@@ -196,6 +200,11 @@ impl Workbench {
     /// Whether a newer table query than the rows shown is running.
     pub fn table_pending(&self) -> bool {
         self.jobs.busy(JobKind::Table)
+    }
+
+    /// Whether a query of the query window runs.
+    pub fn query_pending(&self) -> bool {
+        self.jobs.busy(JobKind::Query)
     }
 
     /// Saves writing in the background (a timeline PNG counts from when it is asked for).
@@ -265,6 +274,7 @@ impl Workbench {
             sim: &self.sim,
             table: &self.table,
             fleet: &self.fleet,
+            query: &self.query,
             dialogs: &self.dialogs,
             errors: &self.errors,
             notice: self.notice.as_deref(),

@@ -10,6 +10,8 @@
 //! - `printf`: `bprint` formatting and `key=value` tokens of marker messages;
 //! - `printfmt`: the event formats' `print fmt`, parsed and evaluated as libtraceevent does;
 //! - `render`: the source's event renderer (print fmt, trace-cmd plugin forms, kallsyms).
+//! - `live`: a kernel's ring buffer read while it records (tracefs metadata, pages decoded,
+//!   cut to a window and re-encoded, written as a v6 file).
 //!
 //! Pages are independent (each carries its base timestamp), so runs of pages are decoded in
 //! parallel, one `EventTableBuilder` per run, then merged in (CPU, file) order and sorted
@@ -25,6 +27,7 @@ mod bytes;
 mod compress;
 mod decode;
 mod format;
+pub mod live;
 mod options;
 mod page;
 mod printf;

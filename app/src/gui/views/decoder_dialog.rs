@@ -41,7 +41,9 @@ pub fn show(
             let mut chosen = d.decoder.clone();
             let label = registry.decoder(&d.decoder).map_or_else(|| d.decoder.clone(), |x| x.label.clone());
             egui::ComboBox::from_id_salt("decoder-kind").selected_text(label).show_ui(ui, |ui| {
-                for info in registry.decoders() {
+                // `sigrok` alone is the runner of typed `sigrok:ID` stacks; the dialog lists
+                // each sigrok decoder by its id instead.
+                for info in registry.decoders().iter().filter(|d| d.name != latscope_decoders::spec::SIGROK) {
                     ui.selectable_value(&mut chosen, info.name.clone(), &info.label);
                 }
             });

@@ -1,0 +1,264 @@
+//! `latscope record`: reads the arguments, has the recorder ([`latscope_record`]) record
+//! this machine's kernel, prints its live lines (text or JSON, one per line on stdout) and
+//! what it saved, and gates `--fail-if` with the engine's report as `latscope report` does.
+
+use anyhow::{Context, Result, bail};
+use latscope_analysis::report::Format;
+use latscope_engine::analyse::Which;
+use latscope_engine::report::ThresholdsCrossed;
+use latscope_engine::{Capture, Registry};
+use latscope_record::stats::human_ns;
+use latscope_record::{Live, Options, Ring, Stopped, Trigger};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// A preset analysis whose events are recorded and whose statistics are shown live
+    /// (block, irq-handler, ...); repeatable.
+    #[arg(long = "preset", value_name = "NAME")]
+    pub presets: Vec<String>,
+    /// A rule spec, recorded and shown like a preset; repeatable.
+    #[arg(long = "rule", value_name = "SPEC")]
+    pub rules: Vec<String>,
+    /// More events to record, comma-separated (`sched_switch`, `irq:irq_handler_entry`).
+    #[arg(long, value_name = "EVENTS", value_delimiter = ',')]
+    pub events: Vec<String>,
+    /// Record a board over SSH ([USER@]HOST[:PORT]) through the system's ssh; the board
+    /// needs only tracefs, a POSIX shell and cat. COMMAND then runs on the board.
+    #[arg(long, value_name = "HOST")]
+    pub ssh: Option<String>,
+    /// Record a logic analyzer through sigrok-cli (DRIVER[:key=value...]). Not implemented yet.
+    #[arg(long, value_name = "DRIVER")]
+    pub sigrok: Option<String>,
+    /// A protocol decoder stack run live on the logic capture; repeatable. Not implemented yet.
+    #[arg(long = "decoder", value_name = "SPEC")]
+    pub decoders: Vec<String>,
+    /// Stop after this long (`10s`, `500ms`).
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Save the window around every pair of ANALYSIS longer than DURATION ('block>10ms');
+    /// repeatable; needs -o.
+    #[arg(long = "trigger", value_name = "A>D")]
+    pub triggers: Vec<String>,
+    /// With --trigger: keep PRE before the pair's start and POST after its end (POST
+    /// defaults to PRE).
+    #[arg(long, value_name = "PRE[,POST]")]
+    pub keep: Option<String>,
+    /// How much recent data is kept: a duration (30s) or a size (64MiB). Default with
+    /// --trigger: 64MiB; without, everything.
+    #[arg(long, value_name = "SIZE")]
+    pub ring: Option<String>,
+    /// With --trigger: save at most N windows (every crossing is still counted).
+    #[arg(long = "max-saves", value_name = "N")]
+    pub max_saves: Option<u64>,
+    /// ANALYSIS.STAT>DURATION as in `report`; exit code 3 when crossed at the end.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+    /// Live lines as text, or one JSON object per line.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: LiveFormat,
+    /// Record even when another tracer has the buffer (tracing on with events enabled).
+    #[arg(long)]
+    pub force: bool,
+    /// The capture: X.dat the kernel's trace alone, X.sr the logic alone, any other path a
+    /// new folder with kernel.dat and session.latscope.json. With --trigger, the folder of
+    /// the saved windows.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// A command run once tracing is on; the recording stops when it exits.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LiveFormat {
+    Text,
+    Json,
+}
+
+fn opts_ring_without_trigger(ring: &Option<String>, triggers: &[Trigger]) -> bool {
+    ring.is_some() && triggers.is_empty()
+}
+
+fn duration_ns(text: &str, what: &str) -> Result<u64> {
+    match latscope_analysis::report::threshold::parse_duration_ns(text.trim()) {
+        Some(ns) if ns >= 0.0 => Ok(ns as u64),
+        _ => bail!("{what} {text:?}: expected a duration such as 10s, 500ms or 20us"),
+    }
+}
+
+pub fn run(args: &RecordArgs) -> Result<()> {
+    for (given, what) in [(args.sigrok.is_some(), "--sigrok"), (!args.decoders.is_empty(), "--decoder")] {
+        if given {
+            bail!("{what} is not implemented yet: `latscope record` records a kernel (here or --ssh) only");
+        }
+    }
+    let registry = Registry::native();
+    let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
+    latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
+    let specs = super::report::specs(&registry, &args.presets, &args.rules)?;
+    let spec_texts: Vec<String> = args.presets.iter().chain(&args.rules).cloned().collect();
+    let triggers = args.triggers.iter().map(|t| Trigger::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    for t in &triggers {
+        if !specs.iter().any(|s| s.name() == t.analysis) {
+            let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
+            bail!(
+                "--trigger {:?}: no analysis of that name (the --preset and --rule names: {})",
+                t.analysis,
+                if names.is_empty() { "none given".to_owned() } else { names.join(", ") }
+            );
+        }
+    }
+    let keep_ns = match &args.keep {
+        None => (0, 0),
+        Some(text) => match text.split_once(',') {
+            Some((pre, post)) => (duration_ns(pre, "--keep")?, duration_ns(post, "--keep")?),
+            None => {
+                let pre = duration_ns(text, "--keep")?;
+                (pre, pre)
+            }
+        },
+    };
+    let output = args.output.as_deref();
+    if output.is_some_and(|o| o.extension().is_some_and(|e| e == "sr")) {
+        bail!("-o X.sr writes a logic capture, which needs --sigrok (not implemented yet)");
+    }
+    let windows_dir = if triggers.is_empty() {
+        None
+    } else {
+        let dir = output.context("--trigger needs -o OUT: the folder its windows are saved in")?;
+        if dir.extension().is_some_and(|e| e == "dat") {
+            bail!("with --trigger, -o names the folder of the saved windows, not a .dat file");
+        }
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Some(dir.to_path_buf())
+    };
+    if windows_dir.is_none()
+        && let Some(o) = output
+        && o.exists()
+    {
+        bail!("{} exists: -o names a new capture", o.display());
+    }
+    let ring = match &args.ring {
+        Some(t) => Ring::parse(t)?,
+        None if !triggers.is_empty() => Ring::DEFAULT,
+        None => Ring::All,
+    };
+    if opts_ring_without_trigger(&args.ring, &triggers) && output.is_some() {
+        bail!("--ring keeps only recent data; without --trigger -o saves the whole recording: drop --ring");
+    }
+    let mut events = latscope_record::stats::events_for(&specs);
+    events.extend(args.events.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()));
+    let opts = Options {
+        events,
+        ssh: args.ssh.clone(),
+        specs: specs.clone(),
+        spec_texts: spec_texts.clone(),
+        duration: args
+            .duration
+            .as_deref()
+            .map(|d| duration_ns(d, "--duration").map(Duration::from_nanos))
+            .transpose()?,
+        command: args.command.clone(),
+        force: args.force,
+        triggers,
+        keep_ns,
+        ring,
+        max_saves: args.max_saves,
+        windows_dir,
+        tick: Duration::from_secs(1),
+    };
+    let json = args.format == LiveFormat::Json;
+    let mut out = std::io::stdout();
+    let mut say = |live: &Live| {
+        let text = if json { serde_json::to_string(live).unwrap_or_default() } else { live_text(live) };
+        // A reader that went away (`| head`) does not stop the recording.
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    };
+    let rec = latscope_record::record(&opts, &mut say)?;
+    let how = match &rec.stopped {
+        Stopped::Exited(status) => format!("the command exited ({status})"),
+        Stopped::Duration => "--duration elapsed".to_owned(),
+        Stopped::Interrupted => "interrupted".to_owned(),
+        Stopped::Failed(why) => format!("stopped by an error: {why}"),
+    };
+    eprintln!(
+        "latscope: recorded {:.3} s ({how}): {} events, {} lost{}",
+        rec.elapsed.as_secs_f64(),
+        rec.events,
+        rec.lost,
+        if rec.lost > 0 { " (the kernel's buffer overflowed: record fewer events)" } else { "" }
+    );
+    if opts.windows_dir.is_some() {
+        eprintln!(
+            "latscope: {} crossing(s), {} window(s) saved{}",
+            rec.crossings,
+            rec.saved.len(),
+            rec.saved.iter().map(|s| format!("\n  {}", s.dir.display())).collect::<String>()
+        );
+    } else if let Some(o) = output {
+        rec.save(o, &spec_texts)?;
+        eprintln!("latscope: saved {}", o.display());
+    }
+    let crossed = if thresholds.is_empty() {
+        Vec::new()
+    } else {
+        let source = rec.source()?;
+        let path = output.map_or_else(|| PathBuf::from("kernel"), Path::to_path_buf);
+        let capture = Capture::of(vec![path], vec![source]);
+        let analysed = capture.analyse(&registry, &Which::Specs(specs), Default::default());
+        if let Some(failure) = analysed.failures.into_iter().next() {
+            return Err(failure.into());
+        }
+        let report = capture.report(&analysed.outcomes, Some(Format::Json))?;
+        let crossed = latscope_engine::report::gate(&report, &thresholds)?;
+        for line in latscope_engine::report::passed(&report, &thresholds) {
+            eprintln!("latscope: {line}");
+        }
+        crossed
+    };
+    if let Some(why) = &rec.unrestored {
+        bail!("{why}");
+    }
+    if let Stopped::Failed(why) = &rec.stopped {
+        bail!("the recording stopped early: {why} (what arrived before was kept)");
+    }
+    if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
+}
+
+/// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.
+fn live_text(live: &Live) -> String {
+    match live {
+        Live::Stats { elapsed_s, events, lost, analyses, last, .. } => {
+            let mut t = format!(
+                "{}{elapsed_s:8.1} s  events {events}  lost {lost}",
+                if *last { "final " } else { "" }
+            );
+            for a in analyses {
+                t.push_str(&format!(
+                    "\n  {:<20} count {:>8}  p50 {:>11}  p99 {:>11}  max {:>11}",
+                    a.analysis,
+                    a.count,
+                    human_ns(a.p50_ns),
+                    human_ns(a.p99_ns),
+                    human_ns(a.max_ns)
+                ));
+                if let Some(n) = &a.note {
+                    t.push_str(&format!("  ({n})"));
+                }
+            }
+            t
+        }
+        Live::Crossing { analysis, latency_ns, start_s, saved } => format!(
+            "crossing: {analysis} {} at {start_s:.3} s{}",
+            human_ns(Some(*latency_ns)),
+            saved
+                .as_ref()
+                .map(|p| format!(" saved {}", p.display()))
+                .unwrap_or_else(|| " (not saved: --max-saves)".into())
+        ),
+    }
+}

@@ -1,0 +1,286 @@
+//! `latscope record --ssh` (issue 30) against sshd on loopback with throw-away keys: the
+//! "board" is this machine reached through `ssh`, so what it saves is checked as the local
+//! recording's is (trace-cmd reads it line for line, the live statistics are the report's,
+//! tracefs is back as found), and a connection that drops mid-capture keeps what arrived.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Scratch;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+const T: &str = "/sys/kernel/tracing";
+
+fn tracefs_state() -> Vec<(String, String)> {
+    let mut files: Vec<String> =
+        ["tracing_on", "set_event", "trace_clock", "buffer_size_kb", "buffer_percent"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let mut cpu = 0;
+    while Path::new(&format!("{T}/per_cpu/cpu{cpu}")).exists() {
+        files.push(format!("per_cpu/cpu{cpu}/buffer_size_kb"));
+        cpu += 1;
+    }
+    files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(format!("{T}/{f}")).unwrap())).collect()
+}
+
+fn write(file: &str, text: &str) {
+    std::fs::write(format!("{T}/{file}"), text).unwrap_or_else(|e| panic!("{file}: {e}"));
+}
+
+/// Puts the settings back as found (the connection-drop test leaves them changed).
+struct Restore(Vec<(String, String)>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        write("tracing_on", "0");
+        write("set_event", "");
+        for (f, text) in &self.0 {
+            match f.as_str() {
+                "trace_clock" => {
+                    let sel = text.split_whitespace().find(|w| w.starts_with('[')).unwrap_or("[local]");
+                    write(f, sel.trim_matches(['[', ']']));
+                }
+                "set_event" => {
+                    for line in text.lines().filter(|l| !l.is_empty()) {
+                        let _ =
+                            std::fs::OpenOptions::new().append(true).open(format!("{T}/set_event")).and_then(
+                                |mut h| std::io::Write::write_all(&mut h, format!("{line}\n").as_bytes()),
+                            );
+                    }
+                }
+                "tracing_on" => {}
+                _ => write(f, text.trim()),
+            }
+        }
+        let on = self.0.iter().find(|(f, _)| f == "tracing_on").map_or("1", |(_, t)| t.trim());
+        write("tracing_on", on);
+    }
+}
+
+/// sshd on a free loopback port, with a host key and a user key made for the test, in the
+/// foreground (`-D`) so the test owns it; and an ssh config that uses them.
+struct Sshd {
+    child: Child,
+    port: u16,
+    config: std::path::PathBuf,
+}
+
+impl Sshd {
+    fn start(dir: &Path) -> Sshd {
+        for key in ["host_key", "user_key"] {
+            let out = latscope_testkit::Need::Sshd.output(
+                Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(dir.join(key)),
+            );
+            assert!(out.status.success(), "ssh-keygen: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::fs::copy(dir.join("user_key.pub"), dir.join("authorized_keys")).unwrap();
+        // A port the kernel just handed out and let go of.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let d = dir.display();
+        std::fs::write(
+            dir.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
+                 PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 UsePAM no\nStrictModes no\nPidFile {d}/sshd.pid\n"
+            ),
+        )
+        .unwrap();
+        let config = dir.join("ssh_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Host *\n  IdentityFile {d}/user_key\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+            ),
+        )
+        .unwrap();
+        // sshd wants its privilege-separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let child = Command::new(latscope_testkit::SSHD)
+            .arg("-D")
+            .arg("-f")
+            .arg(dir.join("sshd_config"))
+            .arg("-E")
+            .arg(dir.join("sshd.log"))
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", latscope_testkit::Need::Sshd.reason()));
+        let sshd = Sshd { child, port, config };
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return sshd;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!(
+            "sshd did not listen on {port}: {}",
+            std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+        );
+    }
+
+    fn target(&self) -> String {
+        format!("root@127.0.0.1:{}", self.port)
+    }
+
+    fn ssh_command(&self) -> String {
+        format!("ssh -F {}", self.config.display())
+    }
+
+    /// Ends every session this sshd serves (its children): the connections drop.
+    fn drop_sessions(&self) {
+        let me = self.child.id().to_string();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let ppid = stat.rsplit(") ").next().and_then(|r| r.split_whitespace().nth(1));
+            if ppid == Some(me.as_str()) {
+                let pid = entry.file_name().to_string_lossy().into_owned();
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            }
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn latscope_via(sshd: &Sshd, dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(dir)
+        .env("LATSCOPE_SSH_COMMAND", sshd.ssh_command())
+        .args(args)
+        .output()
+        .expect("latscope runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn event_lines(stdout: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stdout).lines().filter(|l| !l.starts_with("cpus=")).map(str::to_owned).collect()
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sshd, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sshd and ssh: apt-get install openssh-server openssh-client; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn dd_recorded_over_ssh_reads_back_in_trace_cmd_and_live_statistics_equal_the_report() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-ssh");
+    let sshd = Sshd::start(&dir);
+    std::fs::write(dir.join("data.bin"), vec![0x5a; 8 << 20]).unwrap();
+    let data = dir.join("data.bin");
+    let input = format!("if={}", data.display());
+    let out = latscope_via(
+        &sshd,
+        &dir,
+        &[
+            "record",
+            "--ssh",
+            &sshd.target(),
+            "--preset",
+            "block",
+            "--format",
+            "json",
+            "-o",
+            "run.dat",
+            "--",
+            "dd",
+            &input,
+            "of=/dev/null",
+            "bs=4k",
+            "count=2000",
+            "iflag=direct",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(tracefs_state(), before, "tracefs is left as found, buffer_percent too");
+    let last: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["final"], true);
+    let live = &last["analyses"][0];
+    assert!(live["count"].as_u64().unwrap() >= 2000, "{live}");
+    let tc = latscope_testkit::Need::TraceCmd
+        .output(Command::new("trace-cmd").arg("report").arg(dir.join("run.dat")));
+    assert!(tc.status.success() && tc.stderr.is_empty(), "{}", stderr(&tc));
+    let ours =
+        Command::new(env!("CARGO_BIN_EXE_latscope")).arg("events").arg(dir.join("run.dat")).output().unwrap();
+    assert_eq!(event_lines(&tc.stdout), event_lines(&ours.stdout));
+    assert_eq!(event_lines(&tc.stdout).len() as u64, last["events"].as_u64().unwrap());
+    let report = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("report")
+        .arg(dir.join("run.dat"))
+        .args(["--preset", "block", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+    let report = &report["analyses"][0];
+    assert_eq!(live["count"], report["count"]);
+    for stat in ["p50", "p99", "max"] {
+        assert_eq!(live[format!("{stat}_ns")], report["stats_ns"][stat], "{stat}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sshd, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sshd and ssh: apt-get install openssh-server openssh-client; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn a_connection_that_drops_mid_capture_keeps_what_arrived_and_says_where_it_stopped() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let _restore = Restore(tracefs_state());
+    let dir = Scratch::new("record-ssh-drop");
+    let sshd = Sshd::start(&dir);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .env("LATSCOPE_SSH_COMMAND", sshd.ssh_command())
+        .args([
+            "record",
+            "--ssh",
+            &sshd.target(),
+            "--events",
+            "sched_switch",
+            "--duration",
+            "60s",
+            "--format",
+            "json",
+            "-o",
+            "cut.dat",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once a live line says pages arrive, the connection drops.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        assert!(n > 0, "the recording ended before a live line: {:?}", child.wait_with_output());
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        if v["events"].as_u64().unwrap() > 0 {
+            break;
+        }
+    }
+    sshd.drop_sessions();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("dropped") && err.contains("127.0.0.1"), "{err}");
+    let tc = latscope_testkit::Need::TraceCmd
+        .output(Command::new("trace-cmd").arg("report").arg(dir.join("cut.dat")));
+    assert!(tc.status.success(), "{}", stderr(&tc));
+    let switches = event_lines(&tc.stdout).iter().filter(|l| l.contains(" sched_switch: ")).count();
+    assert!(switches > 0, "what arrived before the drop is saved");
+}

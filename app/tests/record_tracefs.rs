@@ -1,0 +1,399 @@
+//! `latscope record` on this machine's kernel (issue 30): what it saves is what
+//! `trace-cmd report` reads, its live statistics are `latscope report`'s on the saved file,
+//! tracefs is left exactly as found (after a recording, a refusal, an error and Ctrl-C),
+//! and a trigger on a marker rule saves the window of the one slow request among hundreds.
+//! Every test holds the tracefs lock: tests run in parallel and share one kernel buffer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Scratch;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const T: &str = "/sys/kernel/tracing";
+
+/// The tracefs files a recording changes, as text.
+fn tracefs_state() -> Vec<(String, String)> {
+    let mut files: Vec<String> =
+        ["tracing_on", "set_event", "trace_clock", "buffer_size_kb"].iter().map(|s| s.to_string()).collect();
+    let mut cpu = 0;
+    while Path::new(&format!("{T}/per_cpu/cpu{cpu}")).exists() {
+        files.push(format!("per_cpu/cpu{cpu}/buffer_size_kb"));
+        cpu += 1;
+    }
+    files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(format!("{T}/{f}")).unwrap())).collect()
+}
+
+fn write(file: &str, text: &str) {
+    std::fs::write(format!("{T}/{file}"), text).unwrap_or_else(|e| panic!("{file}: {e}"));
+}
+
+/// Puts tracefs back as the test found it, even when the test fails.
+struct Restore(Vec<(String, String)>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        write("tracing_on", "0");
+        write("set_event", "");
+        for (f, text) in &self.0 {
+            match f.as_str() {
+                "trace_clock" => {
+                    let sel = text.split_whitespace().find(|w| w.starts_with('[')).unwrap_or("[local]");
+                    write(f, sel.trim_matches(['[', ']']));
+                }
+                "set_event" => {
+                    for line in text.lines().filter(|l| !l.is_empty()) {
+                        let _ =
+                            std::fs::OpenOptions::new().append(true).open(format!("{T}/set_event")).and_then(
+                                |mut h| std::io::Write::write_all(&mut h, format!("{line}\n").as_bytes()),
+                            );
+                    }
+                }
+                "tracing_on" => {}
+                _ => write(f, text.trim()),
+            }
+        }
+        let on = self.0.iter().find(|(f, _)| f == "tracing_on").map_or("1", |(_, t)| t.trim());
+        write("tracing_on", on);
+    }
+}
+
+fn latscope_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_latscope")).current_dir(dir).args(args).output().expect("latscope runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `trace-cmd report FILE`'s event lines (its `cpus=N` header left out).
+fn trace_cmd_report(file: &Path) -> Vec<String> {
+    let out = latscope_testkit::Need::TraceCmd.output(Command::new("trace-cmd").arg("report").arg(file));
+    assert!(out.status.success(), "trace-cmd report {}: {}", file.display(), stderr(&out));
+    assert!(out.stderr.is_empty(), "trace-cmd report {} warned: {}", file.display(), stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("cpus="))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `latscope report FILE ARGS --format json`'s first analysis.
+fn report_json(dir: &Path, file: &str, args: &[&str]) -> Value {
+    let mut all = vec!["report", file];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let out = latscope_in(dir, &all);
+    assert!(out.status.success(), "latscope {all:?}: {}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["analyses"][0].clone()
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn dd_recorded_with_preset_block_reads_back_in_trace_cmd_and_live_statistics_equal_the_report() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-dd");
+    // A file on a disk (O_DIRECT reads each block from the device: block_rq_issue/complete).
+    std::fs::write(dir.join("data.bin"), vec![0x5a; 8 << 20]).unwrap();
+    let out = latscope_in(
+        &dir,
+        &[
+            "record",
+            "--preset",
+            "block",
+            "--format",
+            "json",
+            "--fail-if",
+            "block.max>1ns",
+            "-o",
+            "run.dat",
+            "--",
+            "dd",
+            "if=data.bin",
+            "of=/dev/null",
+            "bs=4k",
+            "count=2000",
+            "iflag=direct",
+        ],
+    );
+    // --fail-if crossed: exit 3, and the capture is saved all the same.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(tracefs_state(), before, "tracefs is left as found");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object a line: {l}: {e}")))
+        .collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "stats");
+    assert_eq!(last["final"], true);
+    assert_eq!(last["lost"], 0);
+    let live = &last["analyses"][0];
+    assert_eq!(live["analysis"], "block");
+    assert!(live["count"].as_u64().unwrap() >= 2000, "{live}");
+    // trace-cmd reads the saved file with the events latscope reads there, line for line.
+    let file = dir.join("run.dat");
+    let tc = trace_cmd_report(&file);
+    let ours = latscope_in(&dir, &["events", "run.dat"]);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let ours: Vec<String> = String::from_utf8_lossy(&ours.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("cpus="))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(tc, ours);
+    assert_eq!(tc.len() as u64, last["events"].as_u64().unwrap(), "the live count of events");
+    let issues = tc.iter().filter(|l| l.contains(" block_rq_issue: ")).count();
+    assert!(issues >= 2000, "{issues} block_rq_issue in trace-cmd report");
+    assert!(tc.iter().any(|l| l.contains(" block_rq_issue: ") && l.contains("[dd]")), "dd issued them");
+    // The live statistics are the report's on the saved file.
+    let report = report_json(&dir, "run.dat", &["--preset", "block"]);
+    assert_eq!(live["count"], report["count"]);
+    for stat in ["p50", "p99", "max"] {
+        assert_eq!(live[format!("{stat}_ns")], report["stats_ns"][stat], "{stat}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn a_busy_buffer_is_refused_without_force_and_recorded_with_it_and_tracefs_is_put_back() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let _restore = Restore(tracefs_state());
+    let dir = Scratch::new("record-busy");
+    // Another tracer: tracing on with an event enabled.
+    write("set_event", "sched:sched_wakeup\n");
+    write("tracing_on", "1");
+    let busy = tracefs_state();
+    let args = ["record", "--events", "sched_switch", "--duration", "300ms", "-o", "x.dat"];
+    let out = latscope_in(&dir, &args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("in use") && err.contains("--force") && err.contains("sched:sched_wakeup"), "{err}");
+    assert!(!dir.join("x.dat").exists());
+    assert_eq!(tracefs_state(), busy, "a refusal changes nothing");
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let out = latscope_in(&dir, &forced);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--duration elapsed"), "{}", stderr(&out));
+    assert_eq!(tracefs_state(), busy, "the other tracer's settings are back");
+    let tc = trace_cmd_report(&dir.join("x.dat"));
+    assert!(tc.iter().any(|l| l.contains(" sched_switch: ")), "{:?}", &tc[..tc.len().min(5)]);
+    assert!(!tc.iter().any(|l| l.contains(" sched_wakeup: ")), "only the events asked for are recorded");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_tracefs),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted"
+)]
+fn an_event_the_kernel_lacks_is_named_and_nothing_is_changed_or_written() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-lacks");
+    let out = latscope_in(&dir, &["record", "--events", "sched_switch,no_such_event_here", "-o", "y.dat"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("\"no_such_event_here\""), "{}", stderr(&out));
+    assert!(!dir.join("y.dat").exists());
+    assert_eq!(tracefs_state(), before);
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn ctrl_c_saves_what_was_recorded_and_puts_tracefs_back() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-int");
+    let child = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .args(["record", "--events", "sched_switch", "-o", "int.dat"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    assert_eq!(tracefs_state(), before);
+    let tc = trace_cmd_report(&dir.join("int.dat"));
+    assert!(tc.iter().filter(|l| l.contains(" sched_switch: ")).count() > 10, "{} lines", tc.len());
+}
+
+/// Seconds of a `trace-cmd report` line (`comm-pid [cpu] 123.456789: event: …`).
+fn line_secs(line: &str) -> f64 {
+    let before = line.split(": ").next().unwrap();
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn a_marker_trigger_saves_exactly_the_window_of_the_one_slow_request_among_hundreds() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-trigger");
+    // 400 requests marked from user space; request 200 takes 30 ms, the others microseconds.
+    let script = "M=/sys/kernel/tracing/trace_marker\n\
+                  for i in $(seq 1 400); do\n\
+                    printf 'req_start id=%d\\n' $i > $M\n\
+                    if [ $i = 200 ]; then sleep 0.03; fi\n\
+                    printf 'req_done id=%d\\n' $i > $M\n\
+                  done\n";
+    std::fs::write(dir.join("work.sh"), script).unwrap();
+    let rule = "req=print[text~req_start] -> print[text~req_done] by id";
+    let out = latscope_in(
+        &dir,
+        &[
+            "record",
+            "--rule",
+            rule,
+            "--trigger",
+            "req>10ms",
+            "--keep",
+            "1ms",
+            "-o",
+            "win",
+            "--",
+            "bash",
+            "work.sh",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 crossing(s), 1 window(s) saved"), "{}", stderr(&out));
+    assert_eq!(tracefs_state(), before);
+    let windows: Vec<_> = std::fs::read_dir(dir.join("win")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    let name = windows[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("0001-req-") && name.ends_with('s'), "{name}");
+    // The window holds a run of the requests around request 200 and nothing else.
+    let tc = trace_cmd_report(&windows[0].join("kernel.dat"));
+    let texts: Vec<String> =
+        tc.iter().map(|l| l.rsplit("tracing_mark_write: ").next().unwrap().to_owned()).collect();
+    let sequence: Vec<String> =
+        (1..=400).flat_map(|i| [format!("req_start id={i}"), format!("req_done id={i}")]).collect();
+    let at = sequence.iter().position(|s| *s == texts[0]).unwrap_or_else(|| panic!("{}", texts[0]));
+    assert_eq!(texts[..], sequence[at..at + texts.len()], "a contiguous run of the workload's markers");
+    assert!(texts.contains(&"req_start id=200".to_owned()) && texts.contains(&"req_done id=200".to_owned()));
+    assert!(at > 0 && at + texts.len() < sequence.len(), "the window is not the whole recording");
+    let secs = |text: &str| line_secs(&tc[texts.iter().position(|t| t == text).unwrap()]);
+    let (start, done) = (secs("req_start id=200"), secs("req_done id=200"));
+    for l in &tc {
+        let t = line_secs(l);
+        assert!(t >= start - 0.001 - 1e-6 && t <= done + 0.001 + 1e-6, "{l} outside the window");
+    }
+    // The session reopens it with both cursors on the pair.
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(windows[0].join("session.latscope.json")).unwrap()).unwrap();
+    assert_eq!(session["latscope_session"], 1);
+    assert_eq!(session["files"][0]["path"], "kernel.dat");
+    assert_eq!(session["rules"][0], rule);
+    let (a, b) = (session["cursor_a"].as_f64().unwrap(), session["cursor_b"].as_f64().unwrap());
+    let file = windows[0].join("kernel.dat");
+    let report = report_json(&dir, file.to_str().unwrap(), &["--rule", rule]);
+    let worst = &report["worst"];
+    assert_eq!((b - a) / 1e3, worst[0]["latency_ns"].as_f64().unwrap(), "the cursors span the slow pair");
+    assert!(worst[1]["latency_ns"].as_f64().unwrap() < 10e6, "one slow request only: {worst}");
+    // cursor_a counts from the file's whole second: the pair's start within that second.
+    let frac = |s: f64| s - s.floor();
+    assert!((frac(a / 1e12) - frac(start)).abs() < 1e-6, "cursor_a {a} vs start {start}");
+}
+
+#[test]
+#[cfg_attr(
+    not(have_tracefs),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted"
+)]
+fn every_crossing_is_counted_saves_stop_at_max_saves_and_the_ring_stays_bounded() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-max-saves");
+    // Three slow requests among 600, over about two seconds, with every context switch
+    // recorded beside them (far more data than the ring holds).
+    let script = "M=/sys/kernel/tracing/trace_marker\n\
+                  for i in $(seq 1 600); do\n\
+                    printf 'req_start id=%d\\n' $i > $M\n\
+                    case $i in 100|300|500) sleep 0.02;; esac\n\
+                    printf 'req_done id=%d\\n' $i > $M\n\
+                    [ $((i % 100)) = 0 ] && sleep 0.3\n\
+                    /bin/true\n\
+                  done\n";
+    std::fs::write(dir.join("work.sh"), script).unwrap();
+    let rule = "req=print[text~req_start] -> print[text~req_done] by id";
+    let out = latscope_in(
+        &dir,
+        &[
+            "record",
+            "--rule",
+            rule,
+            "--events",
+            "sched_switch",
+            "--trigger",
+            "req>10ms",
+            "--keep",
+            "2ms,1ms",
+            "--max-saves",
+            "2",
+            "--ring",
+            "64KiB",
+            "--format",
+            "json",
+            "-o",
+            "win",
+            "--",
+            "bash",
+            "work.sh",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("3 crossing(s), 2 window(s) saved"), "{}", stderr(&out));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let crossings: Vec<&Value> = lines.iter().filter(|l| l["type"] == "crossing").collect();
+    assert_eq!(crossings.len(), 2, "the saved ones are said as they are saved: {crossings:?}");
+    let stats: Vec<&Value> = lines.iter().filter(|l| l["type"] == "stats").collect();
+    assert!(stats.len() >= 2, "a line a second: {}", stats.len());
+    for s in &stats {
+        assert!(s["kept_bytes"].as_u64().unwrap() <= 64 << 10, "{s}");
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("win"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with("0001-req-") && names[1].starts_with("0002-req-"), "{names:?}");
+    // Each window holds its slow request (the first and the second) whole.
+    for (name, id) in names.iter().zip([100, 300]) {
+        let text = String::from_utf8_lossy(
+            &latscope_in(&dir, &["events", &format!("win/{name}/kernel.dat"), "--filter", "print"]).stdout,
+        )
+        .into_owned();
+        assert!(
+            text.contains(&format!("req_start id={id}\n")) && text.contains(&format!("req_done id={id}\n")),
+            "{name}: {text}"
+        );
+    }
+    assert_eq!(tracefs_state(), before);
+}

@@ -1,0 +1,8 @@
+//! Sets the `have_*` cfgs that mark the tests needing a tool or tracefs
+//! (latscope-testkit; docs/ARCHITECTURE.md, "Tests").
+
+use latscope_testkit::Need;
+
+fn main() {
+    latscope_testkit::probe(&[Need::TraceCmd, Need::Tracefs]);
+}

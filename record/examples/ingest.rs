@@ -1,0 +1,61 @@
+//! Live ingest bench: records this kernel with the given events and analyses while a
+//! command runs, then prints events, events/s and the recorder's CPU time per event
+//! (user + system of the whole process, readers and live statistics included), and the
+//! CPU of the ssh clients it ran (`SSH=USER@HOST:PORT` records over SSH).
+//!
+//! `ingest SECONDS EVENTS PRESETS -- COMMAND…` (EVENTS and PRESETS comma-separated, `-`
+//! for none), as root: docs/PERFORMANCE.md "Recording".
+
+use latscope_record::{Options, record};
+use std::time::Duration;
+
+/// CPU seconds of this process and of its children waited for (the ssh clients), from
+/// /proc/self/stat (utime, stime, cutime, cstime in clock ticks of 1/100 s).
+fn cpu_seconds() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(") ").next().unwrap_or_default();
+    let f: Vec<u64> = after.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    let at = |i: usize| f.get(i).copied().unwrap_or(0) as f64 / 100.0;
+    (at(11) + at(12), at(13) + at(14))
+}
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',').filter(|x| !x.is_empty() && *x != "-").map(str::to_owned).collect()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [secs, events, presets, dashdash, command @ ..] = &args[..] else {
+        return Err("usage: ingest SECONDS EVENTS PRESETS -- COMMAND...".into());
+    };
+    if dashdash != "--" {
+        return Err("usage: ingest SECONDS EVENTS PRESETS -- COMMAND...".into());
+    }
+    let specs = list(presets)
+        .iter()
+        .map(|p| latscope_analysis::spec::preset_spec(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut opts = Options {
+        events: list(events),
+        spec_texts: list(presets),
+        duration: Some(Duration::from_secs_f64(secs.parse()?)),
+        command: command.to_vec(),
+        ..Options::default()
+    };
+    opts.events.extend(latscope_record::stats::events_for(&specs));
+    opts.specs = specs;
+    // `SSH=root@host:port`: the same over SSH.
+    opts.ssh = std::env::var("SSH").ok();
+    let rec = record(&opts, &mut |_| {})?;
+    let (cpu, children) = cpu_seconds();
+    let wall = rec.elapsed.as_secs_f64();
+    println!(
+        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), ssh clients {children:.2} s",
+        rec.events,
+        rec.lost,
+        rec.events as f64 / wall,
+        cpu * 1e6 / rec.events.max(1) as f64,
+        100.0 * cpu / wall
+    );
+    Ok(())
+}

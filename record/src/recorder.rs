@@ -1,0 +1,738 @@
+//! The recording: tracefs prepared (events, the mono clock, an empty buffer), one reader
+//! thread per CPU taking whole pages from its `trace_pipe_raw` without blocking, and a loop
+//! that keeps the pages (all of them, or a ring), reports live statistics every tick, runs
+//! the flight recorder and stops at the command's exit, `--duration`, Ctrl-C (SIGINT or
+//! SIGTERM) or an error. tracefs is put back however it ends ([`crate::tracefs::Guard`]).
+
+use crate::stats::{self, LiveStat};
+use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
+use crate::window::{Flight, Saved, Trigger};
+use crate::{RecordError, save};
+use latscope_analysis::outcome::Outcome;
+use latscope_analysis::spec::Spec;
+use latscope_importers::LoadControl;
+use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
+use latscope_model::{PS_PER_NS, Source};
+use std::collections::VecDeque;
+use std::fs;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How much recent data a flight recorder keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ring {
+    /// Everything (a plain recording, saved whole).
+    All,
+    /// The pages of the last so many nanoseconds.
+    Nanos(u64),
+    /// At most so many bytes of pages.
+    Bytes(u64),
+}
+
+impl Ring {
+    /// The flight recorder's default: 64 MiB of pages (about 1.3 M events).
+    pub const DEFAULT: Ring = Ring::Bytes(64 << 20);
+
+    /// `30s`, `500ms`, `64MiB`, `1GiB`, `512KiB`.
+    pub fn parse(text: &str) -> Result<Ring, RecordError> {
+        let t = text.trim();
+        for (unit, mult) in [("KiB", 1u64 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30)] {
+            if let Some(n) = t.strip_suffix(unit) {
+                return n
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .map(|n| Ring::Bytes(n.saturating_mul(mult)))
+                    .ok_or_else(|| {
+                        RecordError::Usage(format!("--ring {text:?}: expected a size such as 64MiB"))
+                    });
+            }
+        }
+        match latscope_analysis::report::threshold::parse_duration_ns(t) {
+            Some(ns) if ns > 0.0 => Ok(Ring::Nanos(ns as u64)),
+            _ => Err(RecordError::Usage(format!(
+                "--ring {text:?}: expected a duration (30s, 500ms) or a size (64MiB, 1GiB)"
+            ))),
+        }
+    }
+}
+
+/// What to record and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Events to enable, as typed (`block_rq_issue`, `sched:sched_switch`); markers need none.
+    pub events: Vec<String>,
+    /// A board to record over SSH (`[USER@]HOST[:PORT]`) instead of this machine.
+    pub ssh: Option<String>,
+    /// The analyses of the live lines and the triggers, and their texts (for sessions).
+    pub specs: Vec<Spec>,
+    pub spec_texts: Vec<String>,
+    pub duration: Option<Duration>,
+    /// A command to run once tracing is on; the recording stops when it exits.
+    pub command: Vec<String>,
+    /// Record even if another user has the buffer.
+    pub force: bool,
+    pub triggers: Vec<Trigger>,
+    /// `--keep PRE,POST` in nanoseconds.
+    pub keep_ns: (u64, u64),
+    pub ring: Ring,
+    pub max_saves: Option<u64>,
+    /// Where the flight recorder's windows go (needed with triggers).
+    pub windows_dir: Option<PathBuf>,
+    /// How often the live statistics are computed.
+    pub tick: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            events: Vec::new(),
+            ssh: None,
+            specs: Vec::new(),
+            spec_texts: Vec::new(),
+            duration: None,
+            command: Vec::new(),
+            force: false,
+            triggers: Vec::new(),
+            keep_ns: (0, 0),
+            ring: Ring::All,
+            max_saves: None,
+            windows_dir: None,
+            tick: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What the recording says as it goes.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Live {
+    /// Once a tick: the statistics of each analysis over what is kept.
+    Stats {
+        elapsed_s: f64,
+        /// Events decoded so far (kept), and lost by the kernel (page headers' counts).
+        events: u64,
+        lost: u64,
+        /// Pages kept and their bytes.
+        kept_bytes: u64,
+        analyses: Vec<LiveStat>,
+        /// Whether this is the last line (over everything recorded).
+        #[serde(rename = "final")]
+        last: bool,
+    },
+    /// A pair crossed a trigger; `saved` is its window, when one was saved.
+    Crossing { analysis: String, latency_ns: f64, start_s: f64, saved: Option<PathBuf> },
+}
+
+/// Why the recording stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stopped {
+    Exited(ExitStatus),
+    Duration,
+    Interrupted,
+    /// A reader or the loop failed; what arrived before is kept.
+    Failed(String),
+}
+
+/// A finished recording.
+#[derive(Debug)]
+pub struct Recording {
+    pub meta: KernelMeta,
+    /// Each CPU's pages, whole, in the order read (only the ring's, with a ring).
+    pub pages: Vec<Vec<u8>>,
+    pub stopped: Stopped,
+    pub elapsed: Duration,
+    pub events: u64,
+    pub lost: u64,
+    /// The final statistics, over what is kept.
+    pub stats: Vec<LiveStat>,
+    pub crossings: u64,
+    pub saved: Vec<Saved>,
+    /// Why tracefs could not be put back as found (a board's connection dropped), if so.
+    pub unrestored: Option<String>,
+}
+
+impl Recording {
+    /// The kept pages as a trace.dat (v6) written to `out`.
+    pub fn write_dat(&self, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+        write_dat(&self.meta, &self.pages, out)
+    }
+
+    /// Saves the capture at `path` atomically: `X.dat` alone, else a new folder with
+    /// `kernel.dat` and `session.latscope.json`.
+    pub fn save(&self, path: &Path, rules: &[String]) -> Result<(), RecordError> {
+        if path.extension().is_some_and(|e| e == "dat") {
+            return save::file(path, |w| self.write_dat(w).map(|_| ()));
+        }
+        save::folder(path, |dir| {
+            save::file(&dir.join("kernel.dat"), |w| self.write_dat(w).map(|_| ()))?;
+            let session = crate::window::session_json(rules, None);
+            save::file(&dir.join("session.latscope.json"), |w| w.write_all(session.as_bytes()))
+        })
+    }
+
+    /// The recorded events as `latscope report` reads the saved file.
+    pub fn source(&self) -> Result<Source, RecordError> {
+        decode_all(&self.meta, &self.pages)
+    }
+}
+
+fn write_dat(meta: &KernelMeta, pages: &[Vec<u8>], out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+    let mut readers: Vec<&[u8]> = pages.iter().map(Vec::as_slice).collect();
+    let mut cpus: Vec<CpuPages<'_>> =
+        readers.iter_mut().map(|r| CpuPages { len: r.len() as u64, data: r as &mut dyn Read }).collect();
+    write_v6(meta, &mut cpus, out)
+}
+
+/// The pages decoded as a trace.dat file is (`latscope report`'s reader).
+pub(crate) fn decode_all(meta: &KernelMeta, pages: &[Vec<u8>]) -> Result<Source, RecordError> {
+    let mut bytes = Vec::with_capacity(pages.iter().map(Vec::len).sum::<usize>() + (1 << 16));
+    write_dat(meta, pages, &mut bytes).map_err(|e| RecordError::Decode(format!("writing pages: {e}")))?;
+    latscope_importers::tracedat::parse(&bytes, &LoadControl::new())
+        .map_err(|e| RecordError::Decode(format!("decoding the recorded pages: {e}")))
+}
+
+/// One page kept, with its records' raw times.
+#[derive(Debug)]
+pub(crate) struct Page {
+    /// The page's used bytes (header, records, lost count); the rest is zeros.
+    pub data: Vec<u8>,
+    pub first: u64,
+    pub last: u64,
+}
+
+/// The pages kept, per CPU.
+#[derive(Debug)]
+pub(crate) struct Store {
+    pub cpus: Vec<VecDeque<Page>>,
+    pub page_size: usize,
+    pub bytes: u64,
+    pub newest: u64,
+}
+
+impl Store {
+    fn push(&mut self, cpu: usize, page: Page) {
+        self.bytes += page.data.len() as u64;
+        self.newest = self.newest.max(page.last);
+        if let Some(q) = self.cpus.get_mut(cpu) {
+            q.push_back(page);
+        }
+    }
+
+    /// Drops the oldest pages beyond `ring`, never one ending at or after `keep_from`.
+    fn trim(&mut self, ring: Ring, keep_from: Option<u64>) {
+        loop {
+            let over = match ring {
+                Ring::All => false,
+                Ring::Bytes(max) => self.bytes > max,
+                Ring::Nanos(ns) => self
+                    .cpus
+                    .iter()
+                    .filter_map(|q| q.front())
+                    .any(|p| p.last.saturating_add(ns) < self.newest),
+            };
+            if !over {
+                return;
+            }
+            // The CPU whose oldest page ends first.
+            let Some(cpu) = (0..self.cpus.len())
+                .filter(|&c| !self.cpus[c].is_empty())
+                .min_by_key(|&c| self.cpus[c].front().map_or(u64::MAX, |p| p.last))
+            else {
+                return;
+            };
+            if let Some(p) = self.cpus[cpu].front()
+                && keep_from.is_some_and(|k| p.last >= k)
+            {
+                return;
+            }
+            if let Some(p) = self.cpus[cpu].pop_front() {
+                self.bytes -= p.data.len() as u64;
+            }
+        }
+    }
+
+    /// Each CPU's pages, whole (padded to the page size), joined.
+    pub(crate) fn joined(&self) -> Vec<Vec<u8>> {
+        self.joined_between(0, u64::MAX)
+    }
+
+    /// Each CPU's pages that may hold records in `[from, to]`, joined.
+    pub(crate) fn joined_between(&self, from: u64, to: u64) -> Vec<Vec<u8>> {
+        self.cpus
+            .iter()
+            .map(|q| {
+                let mut out = Vec::new();
+                for p in q.iter().filter(|p| p.last >= from && p.first <= to) {
+                    out.extend_from_slice(&p.data);
+                    out.resize(out.len().div_ceil(self.page_size) * self.page_size, 0);
+                }
+                out
+            })
+            .collect()
+    }
+}
+
+/// A page from a CPU's reader.
+type Delivery = (usize, Vec<u8>);
+
+fn spawn_reader(
+    fs: &Tracefs,
+    cpu: usize,
+    page_size: usize,
+    tx: mpsc::Sender<Delivery>,
+    stop: Arc<AtomicBool>,
+    remote_children: &mut Vec<(Child, String)>,
+) -> Result<JoinHandle<Result<(), RecordError>>, RecordError> {
+    let path = fs.path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
+    let machine = fs.machine();
+    let pipe = fs.pages(cpu)?;
+    let source: Result<fs::File, Box<dyn Read + Send>> = match pipe {
+        PagePipe::Local(f) => Ok(f),
+        PagePipe::Remote(mut child) => {
+            let mut out =
+                child.stdout.take().ok_or_else(|| RecordError::Ssh("ssh gave no output pipe".into()))?;
+            // The stream starts with the board's `cat`'s process id, to end it cleanly.
+            let mut pid = Vec::new();
+            let mut byte = [0u8; 1];
+            while pid.len() < 32 && out.read_exact(&mut byte).is_ok() && byte[0] != b'\n' {
+                pid.push(byte[0]);
+            }
+            let pid = String::from_utf8_lossy(&pid).trim().to_owned();
+            if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(RecordError::Ssh(format!("{machine}: cannot stream {}", path.display())));
+            }
+            remote_children.push((child, pid));
+            Err(Box::new(out))
+        }
+    };
+    let spawned = std::thread::Builder::new().name(format!("trace cpu{cpu}")).spawn(move || match source {
+        Ok(f) => read_local(f, &path, cpu, page_size, &tx, &stop),
+        Err(stream) => read_remote(stream, &machine, cpu, page_size, &tx, &stop),
+    });
+    spawned.map_err(|e| RecordError::io(&fs.path("per_cpu"), e))
+}
+
+/// Reads a local `trace_pipe_raw` without blocking, every 20 ms, until `stop`; after it,
+/// one more pass empties what is left.
+fn read_local(
+    mut f: fs::File,
+    path: &Path,
+    cpu: usize,
+    page_size: usize,
+    tx: &mpsc::Sender<Delivery>,
+    stop: &AtomicBool,
+) -> Result<(), RecordError> {
+    let mut last_pass = false;
+    loop {
+        let mut buf = vec![0u8; page_size];
+        match f.read(&mut buf) {
+            Ok(n) if n > 0 => {
+                if tx.send((cpu, buf)).is_err() {
+                    return Ok(());
+                }
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(RecordError::io(path, e)),
+        }
+        if last_pass {
+            return Ok(());
+        }
+        if stop.load(Ordering::Acquire) {
+            last_pass = true;
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reads a board's pages as `cat` streams them (whole pages, one after another) until
+/// the stream ends: after `stop` that is the end, before it the connection dropped.
+fn read_remote(
+    mut stream: Box<dyn Read + Send>,
+    machine: &str,
+    cpu: usize,
+    page_size: usize,
+    tx: &mpsc::Sender<Delivery>,
+    stop: &AtomicBool,
+) -> Result<(), RecordError> {
+    let mut pages = 0u64;
+    loop {
+        let mut buf = vec![0u8; page_size];
+        match stream.read_exact(&mut buf) {
+            Ok(()) => {
+                pages += 1;
+                if tx.send((cpu, buf)).is_err() {
+                    return Ok(());
+                }
+            }
+            Err(_) if stop.load(Ordering::Acquire) => return Ok(()),
+            Err(e) => {
+                return Err(RecordError::Ssh(format!(
+                    "the connection to {machine} dropped (CPU {cpu}'s stream ended after {pages} pages: {e})"
+                )));
+            }
+        }
+    }
+}
+
+/// SIGINT and SIGTERM set a flag while the recording runs (and no longer after).
+struct Signals {
+    flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Signals {
+    fn register() -> Signals {
+        let flag = Arc::new(AtomicBool::new(false));
+        let ids = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+            .iter()
+            .filter_map(|&s| signal_hook::flag::register(s, Arc::clone(&flag)).ok())
+            .collect();
+        Signals { flag, ids }
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// The events to enable for `typed` names, checked against the kernel.
+pub fn resolve_events(fs: &Tracefs, typed: &[String]) -> Result<Vec<EventName>, RecordError> {
+    let mut out: Vec<EventName> = Vec::new();
+    for t in typed {
+        if let Some(e) = fs.event(t)?
+            && !out.contains(&e)
+        {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+/// Records this machine's kernel (the tracefs found) as `opts` says, telling `live` what
+/// it sees; tracefs is put back as found before this returns.
+pub fn record(opts: &Options, live: &mut dyn FnMut(&Live)) -> Result<Recording, RecordError> {
+    let fs = match &opts.ssh {
+        Some(target) => Tracefs::remote(crate::ssh::Ssh::connect(target)?)?,
+        None => Tracefs::find()?,
+    };
+    record_on(&fs, opts, live)
+}
+
+/// [`record`] on a given tracefs.
+pub fn record_on(
+    fs: &Tracefs,
+    opts: &Options,
+    live: &mut dyn FnMut(&Live),
+) -> Result<Recording, RecordError> {
+    if !opts.triggers.is_empty() && opts.windows_dir.is_none() {
+        return Err(RecordError::Usage("--trigger needs -o OUT, the folder its windows are saved in".into()));
+    }
+    let events = resolve_events(fs, &opts.events)?;
+    let mut guard = Guard::take(fs, opts.force)?;
+    let result = run(fs, &events, opts, live, &mut guard);
+    let restored = guard.restore();
+    let rec = result?;
+    restored?;
+    Ok(rec)
+}
+
+fn run(
+    fs: &Tracefs,
+    events: &[EventName],
+    opts: &Options,
+    live: &mut dyn FnMut(&Live),
+    guard: &mut Guard,
+) -> Result<Recording, RecordError> {
+    tracefs::prepare(fs, events)?;
+    let mut meta = fs.meta(events)?;
+    let decoder = PageDecoder::new(&meta, 0).map_err(|e| RecordError::Decode(e.to_string()))?;
+    let page_size = meta.page_size as usize;
+    let cpus = meta.cpus as usize;
+    let signals = Signals::register();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<Delivery>();
+    let mut readers = Vec::new();
+    let mut remote_children: Vec<(Child, String)> = Vec::new();
+    for cpu in 0..cpus {
+        readers.push(spawn_reader(fs, cpu, page_size, tx.clone(), Arc::clone(&stop), &mut remote_children)?);
+    }
+    drop(tx);
+    let mut store =
+        Store { cpus: (0..cpus).map(|_| VecDeque::new()).collect(), page_size, bytes: 0, newest: 0 };
+    let mut flight = opts.windows_dir.as_ref().map(|dir| Flight::new(opts, dir.clone()));
+    fs.write("tracing_on", "1")?;
+    let started = Instant::now();
+    let mut child: Option<Child> = None;
+    let mut stopped: Option<Stopped> = None;
+    if let Some((program, args)) = opts.command.split_first() {
+        let cmd = match &fs.remote {
+            // On a board, the command runs there.
+            Some(ssh) => {
+                let words: Vec<String> = opts.command.iter().map(|w| crate::ssh::quote(w)).collect();
+                ssh.command(&words.join(" ")).spawn()
+            }
+            None => Command::new(program).args(args).spawn(),
+        };
+        match cmd {
+            Ok(c) => child = Some(c),
+            Err(error) => {
+                stopped = Some(Stopped::Failed(
+                    RecordError::Command { command: program.clone(), error }.to_string(),
+                ))
+            }
+        }
+    }
+    let mut next_tick = started + opts.tick;
+    let mut lost = 0u64;
+    let mut first_raw: Option<u64> = None;
+    let take = |store: &mut Store, (cpu, data): Delivery, lost: &mut u64, first_raw: &mut Option<u64>| {
+        let Some(&(first, last, _)) = decoder.page_spans(&data).first() else { return };
+        if let Some(n) = decoder.lost_before(&data) {
+            // A page that says only "some were lost" counts one.
+            *lost += n.unwrap_or(1);
+        }
+        if first > 0 {
+            *first_raw = Some(first_raw.map_or(first, |f: u64| f.min(first)));
+        }
+        let mut data = data;
+        data.truncate(decoder.used_len(&data));
+        store.push(cpu, Page { data, first, last });
+    };
+    while stopped.is_none() {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(d) => {
+                take(&mut store, d, &mut lost, &mut first_raw);
+                while let Ok(d) = rx.try_recv() {
+                    take(&mut store, d, &mut lost, &mut first_raw);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                stopped = Some(Stopped::Failed("every CPU's reader stopped".into()));
+            }
+        }
+        if signals.flag.load(Ordering::Relaxed) {
+            stopped = Some(Stopped::Interrupted);
+        } else if let Some(c) = child.as_mut()
+            && let Ok(Some(status)) = c.try_wait()
+        {
+            stopped = Some(Stopped::Exited(status));
+        } else if opts.duration.is_some_and(|d| started.elapsed() >= d) {
+            stopped = Some(Stopped::Duration);
+        } else if let Some(i) = readers.iter().position(JoinHandle::is_finished) {
+            let why = match readers.remove(i).join() {
+                Ok(Err(e)) => e.to_string(),
+                Ok(Ok(())) => "a CPU's reader ended".to_owned(),
+                Err(_) => "a CPU's reader panicked".to_owned(),
+            };
+            stopped = Some(Stopped::Failed(why));
+        }
+        if stopped.is_none() && Instant::now() >= next_tick {
+            let began = Instant::now();
+            meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
+            tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, false, live);
+            // A tick decodes everything kept: when that grows slow, tick less often, so the
+            // live lines never take more than a quarter of a core.
+            next_tick = began + opts.tick.max(began.elapsed() * 4);
+        }
+    }
+    let elapsed = started.elapsed();
+    // Tracing off first, so the readers' last pass empties a buffer that no longer grows.
+    let off = fs.write("tracing_on", "0");
+    stop.store(true, Ordering::Release);
+    if let Some(ssh) = &fs.remote {
+        // A board's `cat`s block on an empty buffer: give them time to pass on what is
+        // left, end them there (their streams then end after the last byte), and wait for
+        // the readers to reach that end.
+        std::thread::sleep(Duration::from_millis(300));
+        // Each stream's shell leads a process group (sshd starts a session): end it and its
+        // `cat` together.
+        let groups: Vec<String> = remote_children.iter().map(|(_, pid)| format!("-{pid}")).collect();
+        let _ = ssh.run(&format!("kill -s TERM -- {} 2>/dev/null; true", groups.join(" ")));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while readers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for (c, _) in &mut remote_children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+    let mut failure = None;
+    for h in readers {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                failure.get_or_insert(e.to_string());
+            }
+            Err(_) => {
+                failure.get_or_insert("a CPU's reader panicked".to_owned());
+            }
+        }
+    }
+    while let Ok(d) = rx.try_recv() {
+        take(&mut store, d, &mut lost, &mut first_raw);
+    }
+    let mut stopped = stopped.unwrap_or(Stopped::Interrupted);
+    if let (Some(f), Stopped::Interrupted | Stopped::Duration) = (&failure, &stopped) {
+        stopped = Stopped::Failed(f.clone());
+    }
+    if let Some(mut c) = child.take()
+        && !matches!(stopped, Stopped::Exited(_))
+    {
+        // The command outlived the recording (--duration, Ctrl-C): it keeps running; say
+        // its status if it has one by now.
+        if let Ok(Some(status)) = c.try_wait() {
+            stopped = Stopped::Exited(status);
+        }
+    }
+    if let Err(e) = off
+        && !matches!(stopped, Stopped::Failed(_))
+    {
+        // A board that cannot be reached any more: what arrived is kept, and the restore
+        // below says whether tracefs could be put back.
+        stopped = Stopped::Failed(e.to_string());
+    }
+    meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
+    meta.cpu_stats = fs.cpu_stats(meta.cpus);
+    meta.kallsyms = fs.kallsyms();
+    // tracefs goes back before the last statistics, which may take a while: tracing is
+    // off meanwhile, and a program writing trace_marker would get EBADF. A board whose
+    // connection dropped cannot be put back: what arrived is kept all the same.
+    let unrestored =
+        guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
+    let (events_seen, stats) =
+        tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, true, live);
+    let (crossings, saved) = match flight {
+        Some(f) => (f.crossings, f.saved),
+        None => (0, Vec::new()),
+    };
+    Ok(Recording {
+        pages: store.joined(),
+        meta,
+        stopped,
+        elapsed,
+        events: events_seen,
+        lost,
+        stats,
+        crossings,
+        saved,
+        unrestored,
+    })
+}
+
+/// One tick: decode what is kept, run the analyses, feed the flight recorder (which saves
+/// the windows that are complete), let the ring drop what it no longer holds, and say the
+/// statistics. Between ticks the ring may hold one tick's data beyond its size, so that
+/// every pair is seen by the triggers.
+#[allow(clippy::too_many_arguments)]
+fn tick(
+    meta: &KernelMeta,
+    decoder: &PageDecoder,
+    store: &mut Store,
+    opts: &Options,
+    mut flight: Option<&mut Flight>,
+    started: Instant,
+    lost: u64,
+    first_raw: Option<u64>,
+    last: bool,
+    live: &mut dyn FnMut(&Live),
+) -> (u64, Vec<LiveStat>) {
+    let (source, outcomes, lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
+        match decode_all(meta, &store.joined()) {
+            Ok(src) => {
+                let (o, l) = stats::run(&opts.specs, &src);
+                (Some(src), o, l)
+            }
+            Err(e) => {
+                let line = LiveStat {
+                    analysis: "(decode)".into(),
+                    count: 0,
+                    p50_ns: None,
+                    p99_ns: None,
+                    max_ns: None,
+                    note: Some(e.to_string()),
+                };
+                (None, Vec::new(), vec![line])
+            }
+        };
+    let events = source.as_ref().map_or(0, |s| s.events.len() as u64);
+    let mut said = Vec::new();
+    if let (Some(f), Some(src)) = (flight.as_deref_mut(), source.as_ref()) {
+        let origin_ns =
+            (src.origin.secs as i128 * 1_000_000_000 + i128::from(src.origin.ps / PS_PER_NS)) as u64;
+        f.observe(&outcomes, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+        said = f.save_due(meta, decoder, store, last);
+    }
+    store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));
+    live(&Live::Stats {
+        elapsed_s: started.elapsed().as_secs_f64(),
+        events,
+        lost,
+        kept_bytes: store.bytes,
+        analyses: lines.clone(),
+        last,
+    });
+    for s in &said {
+        live(s);
+    }
+    (events, lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_sizes_and_durations() {
+        assert_eq!(Ring::parse("64MiB").unwrap(), Ring::Bytes(64 << 20));
+        assert_eq!(Ring::parse("512KiB").unwrap(), Ring::Bytes(512 << 10));
+        assert_eq!(Ring::parse("1GiB").unwrap(), Ring::Bytes(1 << 30));
+        assert_eq!(Ring::parse("30s").unwrap(), Ring::Nanos(30_000_000_000));
+        assert_eq!(Ring::parse("500ms").unwrap(), Ring::Nanos(500_000_000));
+        for bad in ["", "0MiB", "lots", "-3s", "12 parsecs"] {
+            assert!(Ring::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn page(first: u64, last: u64) -> Page {
+        Page { data: vec![0; 100], first, last }
+    }
+
+    #[test]
+    fn a_ring_drops_the_oldest_pages_but_never_those_a_pending_window_needs() {
+        let mut s =
+            Store { cpus: vec![VecDeque::new(), VecDeque::new()], page_size: 128, bytes: 0, newest: 0 };
+        for i in 0..10u64 {
+            s.push((i % 2) as usize, page(i * 10, i * 10 + 9));
+        }
+        s.trim(Ring::Bytes(500), None);
+        assert_eq!(s.bytes, 500);
+        let firsts: Vec<u64> = s.cpus.iter().flat_map(|q| q.iter().map(|p| p.first)).collect();
+        assert_eq!(firsts, [60, 80, 50, 70, 90], "the five newest pages stay");
+        s.trim(Ring::Bytes(100), Some(65));
+        let kept: Vec<u64> = s.cpus.iter().flat_map(|q| q.iter().map(|p| p.first)).collect();
+        assert_eq!(kept, [60, 80, 70, 90], "the page ending at 69 holds data from 65 on");
+        s.trim(Ring::Nanos(15), None);
+        let kept: Vec<u64> = s.cpus.iter().flat_map(|q| q.iter().map(|p| p.first)).collect();
+        assert_eq!(kept, [80, 90], "pages ending more than 15 ns before the newest (99) go");
+    }
+}

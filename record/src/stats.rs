@@ -1,0 +1,131 @@
+//! The live statistics: the analyses run over what has been recorded, with the same
+//! runner and the same statistics as `latscope report`, so the last line equals the report
+//! of the saved file.
+//!
+//! Each tick decodes the recorded pages again (as a trace.dat held in memory, through the
+//! same reader `report` opens files with). That costs what is kept, not what is new: the
+//! ring (`--ring`) bounds it; an incremental model is issue 30's first item, not done yet.
+
+use latscope_analysis::outcome::Outcome;
+use latscope_analysis::runner::{self, Scope};
+use latscope_analysis::spec::Spec;
+use latscope_analysis::stats::{StatsOptions, summarize};
+use latscope_model::{Placed, Placement, Source};
+
+/// One analysis's statistics at one moment (nanoseconds).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LiveStat {
+    pub analysis: String,
+    pub count: u64,
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    /// Why the analysis has no statistics yet (its events not seen), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Runs `specs` on `source` alone: the outcomes (for triggers) and a line each.
+pub fn run(specs: &[Spec], source: &Source) -> (Vec<Outcome>, Vec<LiveStat>) {
+    let placed = [Placed::new(source, Placement::default())];
+    let mut outcomes = Vec::new();
+    let mut lines = Vec::new();
+    for spec in specs {
+        match runner::run(spec, &placed, Scope::Each) {
+            Ok(ran) => {
+                for o in ran.outcomes {
+                    lines.push(line_of(&o));
+                    outcomes.push(o);
+                }
+            }
+            Err(e) => lines.push(LiveStat {
+                analysis: spec.name().to_owned(),
+                count: 0,
+                p50_ns: None,
+                p99_ns: None,
+                max_ns: None,
+                note: Some(e.to_string()),
+            }),
+        }
+    }
+    (outcomes, lines)
+}
+
+fn line_of(o: &Outcome) -> LiveStat {
+    match summarize(o, &StatsOptions { worst: 1, linear_buckets: 1, max_groups: 0 }) {
+        Ok(s) => LiveStat {
+            analysis: o.name.clone(),
+            count: s.count,
+            p50_ns: s.stats_ns.p50,
+            p99_ns: s.stats_ns.p99,
+            max_ns: s.stats_ns.max,
+            note: None,
+        },
+        Err(e) => LiveStat {
+            analysis: o.name.clone(),
+            count: o.samples.len() as u64,
+            p50_ns: None,
+            p99_ns: None,
+            max_ns: None,
+            note: Some(e.to_string()),
+        },
+    }
+}
+
+/// `1.234 ms`-style text of nanoseconds, as reports write them; `-` for none.
+pub fn human_ns(ns: Option<f64>) -> String {
+    ns.map_or_else(|| "-".to_owned(), latscope_analysis::units::human_ns)
+}
+
+/// The kernel events `specs` read: a preset's (the first of each set of alternatives),
+/// else the events a rule names. Presets over decoded logic name none.
+pub fn events_for(specs: &[Spec]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for spec in specs {
+        let names: Vec<String> =
+            match (latscope_analysis::presets::kernel_events(spec.name()), spec.named_tracks()) {
+                (_, Some(tracks)) => tracks.into_iter().map(str::to_owned).collect(),
+                (Some(sets), None) => sets
+                    .iter()
+                    .filter_map(|alts| alts.first())
+                    .map(|e| format!("{}:{}", e.system, e.name))
+                    .collect(),
+                (None, None) => Vec::new(),
+            };
+        for n in names {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_analysis::spec::{parse_spec, preset_spec};
+
+    #[test]
+    fn the_events_a_preset_or_rule_reads_are_the_ones_recorded() {
+        let specs = [
+            preset_spec("block").unwrap(),
+            preset_spec("irq-handler").unwrap(),
+            parse_spec("req=print[text~start] -> sched_switch[next_pid=1]").unwrap(),
+            preset_spec("wakeup").unwrap(),
+        ];
+        assert_eq!(
+            events_for(&specs),
+            [
+                "block:block_rq_issue",
+                "block:block_rq_complete",
+                "irq_handler_entry",
+                "irq_handler_exit",
+                "print",
+                "sched_switch",
+                "sched:sched_wakeup",
+                "sched:sched_switch",
+            ]
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! The flight recorder: triggers (`ANALYSIS>DURATION`), every pair that crosses one
+//! counted, and the window around it (from PRE before its start to POST after its end)
+//! saved from the ring as `OUT/NNNN-ANALYSIS-<seconds>s/`: `kernel.dat` with its pages
+//! re-encoded to hold only the window's events, and `session.latscope.json`, which reopens
+//! it with the rules and both cursors on the pair.
+
+use crate::recorder::{Live, Options, Store};
+use crate::{RecordError, save};
+use latscope_analysis::outcome::Outcome;
+use latscope_analysis::report::threshold::parse_duration_ns;
+use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
+use latscope_model::PS_PER_NS;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// `--trigger 'ANALYSIS>DURATION'`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trigger {
+    pub analysis: String,
+    pub over_ns: f64,
+}
+
+impl Trigger {
+    pub fn parse(text: &str) -> Result<Trigger, RecordError> {
+        let bad = || {
+            RecordError::Usage(format!(
+                "--trigger {text:?}: expected ANALYSIS>DURATION, e.g. 'block>10ms' (ANALYSIS is a --preset or --rule name)"
+            ))
+        };
+        let (analysis, duration) = text.rsplit_once('>').ok_or_else(bad)?;
+        let analysis = analysis.trim();
+        let over_ns = parse_duration_ns(duration.trim()).ok_or_else(bad)?;
+        if analysis.is_empty() {
+            return Err(bad());
+        }
+        Ok(Trigger { analysis: analysis.to_owned(), over_ns })
+    }
+}
+
+/// A window the flight recorder saved.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Saved {
+    pub dir: PathBuf,
+    pub analysis: String,
+    pub latency_ns: f64,
+    /// The pair's ends, raw clock nanoseconds.
+    pub start_raw: u64,
+    pub end_raw: u64,
+    /// Records the window's kernel.dat holds.
+    pub records: u64,
+}
+
+/// A crossing whose window is not complete yet.
+#[derive(Debug, Clone)]
+struct Pending {
+    analysis: String,
+    latency_ns: f64,
+    start_raw: u64,
+    end_raw: u64,
+    start_s: f64,
+}
+
+/// The flight recorder's state.
+#[derive(Debug)]
+pub struct Flight {
+    triggers: Vec<crate::Trigger>,
+    pre_ns: u64,
+    post_ns: u64,
+    max_saves: Option<u64>,
+    dir: PathBuf,
+    rules: Vec<String>,
+    /// Per analysis: the latest pair end already looked at (raw ns).
+    seen_end: BTreeMap<String, u64>,
+    pending: Vec<Pending>,
+    pub crossings: u64,
+    pub saved: Vec<Saved>,
+    /// Crossings not saved (over --max-saves).
+    pub unsaved: u64,
+}
+
+/// Pairs ending this close to the newest data wait a tick: another CPU's pages may still
+/// hold events before them.
+const SETTLE_NS: u64 = 200_000_000;
+
+impl Flight {
+    pub(crate) fn new(opts: &Options, dir: PathBuf) -> Flight {
+        Flight {
+            triggers: opts.triggers.clone(),
+            pre_ns: opts.keep_ns.0,
+            post_ns: opts.keep_ns.1,
+            max_saves: opts.max_saves,
+            dir,
+            rules: opts.spec_texts.clone(),
+            seen_end: BTreeMap::new(),
+            pending: Vec::new(),
+            crossings: 0,
+            saved: Vec::new(),
+            unsaved: 0,
+        }
+    }
+
+    /// The oldest raw time a pending window still needs (the ring keeps it).
+    pub fn keep_from(&self) -> Option<u64> {
+        self.pending.iter().map(|p| p.start_raw.saturating_sub(self.pre_ns)).min()
+    }
+
+    /// Looks at the pairs of `outcomes` not seen before (their times are picoseconds after
+    /// `origin_ns`); each crossing is counted and, within --max-saves, waits for its window.
+    pub fn observe(&mut self, outcomes: &[Outcome], origin_ns: u64, newest: u64, first_raw: u64, last: bool) {
+        let horizon = if last { u64::MAX } else { newest.saturating_sub(SETTLE_NS) };
+        for o in outcomes {
+            let Some(t) = self.triggers.iter().find(|t| t.analysis == o.name) else { continue };
+            let over = t.over_ns;
+            let seen = self.seen_end.get(&o.name).copied();
+            let mut latest = seen;
+            for s in &o.samples {
+                let to_raw = |ps: i64| origin_ns.saturating_add_signed(ps.div_euclid(PS_PER_NS));
+                let (start_raw, end_raw) = (to_raw(s.start), to_raw(s.end));
+                if end_raw > horizon || seen.is_some_and(|seen| end_raw <= seen) {
+                    continue;
+                }
+                latest = Some(latest.map_or(end_raw, |l| l.max(end_raw)));
+                let latency_ns = s.latency() as f64 / PS_PER_NS as f64;
+                if latency_ns <= over {
+                    continue;
+                }
+                self.crossings += 1;
+                if self.max_saves.is_some_and(|m| self.saved.len() as u64 + self.pending.len() as u64 >= m) {
+                    self.unsaved += 1;
+                    continue;
+                }
+                self.pending.push(Pending {
+                    analysis: o.name.clone(),
+                    latency_ns,
+                    start_raw,
+                    end_raw,
+                    start_s: start_raw.saturating_sub(first_raw) as f64 / 1e9,
+                });
+            }
+            if let Some(l) = latest {
+                self.seen_end.insert(o.name.clone(), l);
+            }
+        }
+    }
+
+    /// Saves the windows whose POST has been recorded (all of them when `last`).
+    pub(crate) fn save_due(
+        &mut self,
+        meta: &KernelMeta,
+        decoder: &PageDecoder,
+        store: &Store,
+        last: bool,
+    ) -> Vec<Live> {
+        let mut said = Vec::new();
+        let mut keep = Vec::new();
+        for p in std::mem::take(&mut self.pending) {
+            if !last && p.end_raw.saturating_add(self.post_ns) > store.newest {
+                keep.push(p);
+                continue;
+            }
+            let n = self.saved.len() + 1;
+            let name = format!("{n:04}-{}-{:.3}s", file_safe(&p.analysis), p.start_s);
+            let dir = self.dir.join(name);
+            let from = p.start_raw.saturating_sub(self.pre_ns);
+            let to = p.end_raw.saturating_add(self.post_ns);
+            let saved = save_window(meta, decoder, store, &dir, (from, to), &p, &self.rules);
+            let path = match saved {
+                Ok(s) => {
+                    let d = s.dir.clone();
+                    self.saved.push(s);
+                    Some(d)
+                }
+                Err(e) => {
+                    eprintln!("latscope: window {} not saved: {e}", dir.display());
+                    None
+                }
+            };
+            said.push(Live::Crossing {
+                analysis: p.analysis.clone(),
+                latency_ns: p.latency_ns,
+                start_s: p.start_s,
+                saved: path,
+            });
+        }
+        self.pending = keep;
+        said
+    }
+}
+
+fn file_safe(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+}
+
+fn save_window(
+    meta: &KernelMeta,
+    decoder: &PageDecoder,
+    store: &Store,
+    dir: &Path,
+    (from, to): (u64, u64),
+    p: &Pending,
+    rules: &[String],
+) -> Result<Saved, RecordError> {
+    let mut records = 0;
+    let mut origin: Option<u64> = None;
+    let cut: Vec<Vec<u8>> = store
+        .joined_between(from, to)
+        .iter()
+        .map(|pages| {
+            let (out, kept) = decoder.cut(pages, from, to);
+            records += kept;
+            if let Some(&(first, _, _)) = decoder.page_spans(&out).first() {
+                origin = Some(origin.map_or(first, |o| o.min(first)));
+            }
+            out
+        })
+        .collect();
+    // A trace.dat's times count from the whole second of its earliest page (as the reader
+    // opening it will), which is where the session's cursors are measured from.
+    let origin_ns = origin.unwrap_or(from) / 1_000_000_000 * 1_000_000_000;
+    let cursor = |raw: u64| (raw as f64 - origin_ns as f64) * PS_PER_NS as f64;
+    let session = session_json(rules, Some((cursor(p.start_raw), cursor(p.end_raw))));
+    save::folder(dir, |tmp| {
+        save::file(&tmp.join("kernel.dat"), |w| {
+            let mut readers: Vec<&[u8]> = cut.iter().map(Vec::as_slice).collect();
+            let mut cpus: Vec<CpuPages<'_>> = readers
+                .iter_mut()
+                .map(|r| CpuPages { len: r.len() as u64, data: r as &mut dyn Read })
+                .collect();
+            write_v6(meta, &mut cpus, w).map(|_| ())
+        })?;
+        save::file(&tmp.join("session.latscope.json"), |w| w.write_all(session.as_bytes()))
+    })?;
+    Ok(Saved {
+        dir: dir.to_path_buf(),
+        analysis: p.analysis.clone(),
+        latency_ns: p.latency_ns,
+        start_raw: p.start_raw,
+        end_raw: p.end_raw,
+        records,
+    })
+}
+
+/// A session (docs/ARCHITECTURE.md "Session files") opening `kernel.dat` beside it with
+/// `rules`, and the cursors on a pair when given (common-timeline picoseconds).
+pub fn session_json(rules: &[String], cursors: Option<(f64, f64)>) -> String {
+    let mut v = serde_json::json!({
+        "latscope_session": 1,
+        "files": [{ "path": "kernel.dat" }],
+        "rules": rules,
+    });
+    if let Some((a, b)) = cursors {
+        v["cursor_a"] = serde_json::json!(a);
+        v["cursor_b"] = serde_json::json!(b);
+    }
+    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triggers_parse_an_analysis_and_a_duration() {
+        assert_eq!(
+            Trigger::parse("block>10ms").unwrap(),
+            Trigger { analysis: "block".into(), over_ns: 10e6 }
+        );
+        assert_eq!(Trigger::parse(" irq-handler > 20us ").unwrap().over_ns, 20e3);
+        // A rule name may hold `>` (`a->b`): the last one splits.
+        assert_eq!(Trigger::parse("a->b>1ms").unwrap().analysis, "a->b");
+        for bad in ["block", ">10ms", "block>", "block>soon"] {
+            assert!(Trigger::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn window_folders_have_file_safe_names() {
+        assert_eq!(file_safe("req"), "req");
+        assert_eq!(file_safe("a[x=1]->b"), "a_x_1_-_b");
+    }
+}
