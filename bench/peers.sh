@@ -6,7 +6,9 @@
 # on first use with sigrok-cli's demo driver.
 # Environment: LATSCOPE (default target/release/latscope; built with
 # `cargo build --release -p latscope` when missing and LATSCOPE is unset), REPS,
-# ROWS (default "dat events text sr vcd": which groups of rows to run).
+# ROWS (default "dat events text sr vcd decode real wave analog": which groups of rows to run),
+# WELLEN_LOAD (default target/release/examples/wellen_load; built with `cargo build --release
+# -p latscope-importers --example wellen_load` when missing and WELLEN_LOAD is unset).
 #
 # Rows (each command's stdout goes to /dev/null; every repetition runs all commands of a
 # row, alternating their order; the table shows the median wall time, min..max, the
@@ -39,6 +41,28 @@
 #                         (sd_cmd_10M.sr: 10M samples of CMD13/CMD17 and their R1s on the
 #                         CMD line, bench/make_sd_sr.py) goal >= 50x
 #   (DECODERS="spi uart i2c sd" picks the decode rows; each sigrok-cli run takes minutes)
+# Real-shaped rows (ROWS=real; inputs made by bench/make_sd_real_sr.py: sd_real.sr has the
+# shape of sigrok-dumps' full i.MX6 SD session, 627 M samples at 40 MHz, 16 channels, 1,198
+# chunks of 1 MiB of which 1,060 are the same idle bytes, ~16 M clock edges):
+#   open SD session       python3 bench/isal_inflate.py F (ISA-L inflating every logic-*
+#                         member in two processes: the inflate limit)
+#                                                   vs latscope info F --json
+#                         goal: latscope at most 1.5x the inflate (ratio >= 0.67)
+#   decode SD CMD         sigrok-cli -i F -P sdcard_sd:cmd=CMD:clk=CLK -A sdcard_sd=cmd
+#                                                   vs latscope decode F --decoder sd:clk=CLK,cmd=CMD --format json
+#                         goal >= 12x
+#   decode SD CMD+DAT     latscope decode F --decoder sd:...,dat0..dat3 --format json (sigrok's
+#                         sdcard_sd reads no DAT lines)
+#   workbench             latscope --screenshot P.png --decoder sd:clk=CLK,cmd=CMD F under
+#                         xvfb-run (window, load, decode, draw, PNG): peak RSS goal < 300 MB;
+#                         LATSCOPE_FRAME_LOG gives the time until the tracks are drawn
+# Waveform rows (ROWS=wave; sd_real_q.vcd is sigrok-cli -O vcd of the quarter-scale capture,
+# sd_real_q.fst the same through importers/tests/data/make_fst.py, which needs pylibfst):
+#   VCD / FST             wellen_load F (wellen's loader alone: header, body, every signal)
+#                                                   vs latscope info F --json
+# Analog rows (ROWS=analog; bench/make_analog.py: one channel of 48 M samples):
+#   analog .sr / CSV      latscope info F --json (goal < 5 s; Perfetto needs 246 s for 48
+#                         counters of 1 M samples each)
 # Nothing is installed: a missing peer tool skips its rows with a message. Before timing,
 # latscope runs once per input; if it fails (or `info` reports no events) its failure is
 # printed instead of timings.
@@ -47,7 +71,7 @@ set -euo pipefail
 DIR=${1:-target/bench-data}
 REPS=${2:-${REPS:-5}}
 LS=${LATSCOPE:-target/release/latscope}
-ROWS_SEL=" ${ROWS:-dat events text sr vcd decode} "
+ROWS_SEL=" ${ROWS:-dat events text sr vcd decode real wave analog} "
 want() { [[ $ROWS_SEL == *" $1 "* ]]; }
 DECODERS_SEL=" ${DECODERS:-spi uart i2c sd} "
 want_decoder() { want decode && [[ $DECODERS_SEL == *" $1 "* ]]; }
@@ -203,6 +227,23 @@ cmd_ls_i2c() { CMD=("$LS" decode "$I2C10M" --decoder i2c:scl=SCL,sda=SDA); }
 cmd_sr_sd() { CMD=(sigrok-cli -i "$SD10M" -P sdcard_sd:cmd=CMD:clk=CLK -A sdcard_sd=cmd); }
 cmd_ls_sd() { CMD=("$LS" decode "$SD10M" --decoder sd:clk=CLK,cmd=CMD); }
 cmd_ls_vcd() { CMD=("$LS" info "$VCD" --json); }
+BENCH=$(dirname "$0")
+REAL=$DIR/sd_real.sr REALQ=$DIR/sd_real_q.sr REALVCD=$DIR/sd_real_q.vcd REALFST=$DIR/sd_real_q.fst
+SD4="sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3"
+WL=${WELLEN_LOAD:-target/release/examples/wellen_load}
+ANSR=$DIR/analog_48M.sr ANCSV=$DIR/analog_48M.csv
+cmd_isal_real() { CMD=(python3 "$BENCH/isal_inflate.py" "$REAL"); }
+cmd_ls_real() { CMD=("$LS" info "$REAL" --json); }
+cmd_sr_realsd() { CMD=(sigrok-cli -i "$REAL" -P sdcard_sd:cmd=CMD:clk=CLK -A sdcard_sd=cmd); }
+cmd_ls_realsd() { CMD=("$LS" decode "$REAL" --decoder sd:clk=CLK,cmd=CMD --format json); }
+cmd_ls_realsd4() { CMD=("$LS" decode "$REAL" --decoder "$SD4" --format json); }
+cmd_ls_gui() { CMD=(env "LATSCOPE_FRAME_LOG=$tmp/frames.txt" xvfb-run -a -s "-screen 0 1600x1000x24" "$LS" --screenshot "$tmp/shot.png" --decoder sd:clk=CLK,cmd=CMD "$REAL"); }
+cmd_wl_vcd() { CMD=("$WL" "$REALVCD"); }
+cmd_ls_rvcd() { CMD=("$LS" info "$REALVCD" --json); }
+cmd_wl_fst() { CMD=("$WL" "$REALFST"); }
+cmd_ls_rfst() { CMD=("$LS" info "$REALFST" --json); }
+cmd_ls_ansr() { CMD=("$LS" info "$ANSR" --json); }
+cmd_ls_ancsv() { CMD=("$LS" info "$ANCSV" --json); }
 
 echo "peers.sh: $REPS repetitions, inputs in $DIR, latscope = $LS"
 
@@ -352,6 +393,93 @@ decode_row() {
 ! want_decoder i2c || decode_row i2c "decode I2C 10M samples" "$I2C10M" make_i2c_sr.py
 ! want_decoder sd || decode_row sd "decode SD CMD 10M samples" "$SD10M" make_sd_sr.py
 
+# real-shaped captures
+if want real; then
+    for f in "$REAL" "$REALQ"; do
+        [ -f "$f" ] && continue
+        scale=1; [ "$f" = "$REALQ" ] && scale=4
+        echo "generating $f (bench/make_sd_real_sr.py --scale $scale)"
+        python3 "$BENCH/make_sd_real_sr.py" "$f.part" --scale $scale && mv "$f.part" "$f"
+    done
+    label="open SD session shape ($(fsize_mb "$REAL") MB)"
+    cases=()
+    if python3 -c 'import isal' 2>/dev/null; then cases+=(isal_real); else add_row "$label" "isal" "skipped: PyPI isal is not installed (pip install isal)"; fi
+    if [ "$LS_OK" = 1 ] && check_latscope ls_real; then cases+=(ls_real); fi
+    echo "timing $label: ${cases[*]:-nothing}"
+    [ ${#cases[@]} = 0 ] || time_row "${cases[@]}"
+    report_case "$label" ls_real
+    report_case "$label" isal_real ls_real
+    label="decode SD CMD, session shape"
+    cases=()
+    if have sigrok-cli; then cases+=(sr_realsd); else add_row "$label" "-" "skipped: sigrok-cli is not installed"; fi
+    if [ "$LS_OK" = 1 ] && check_latscope ls_realsd && check_latscope ls_realsd4; then cases+=(ls_realsd ls_realsd4); fi
+    echo "timing $label: ${cases[*]:-nothing}"
+    [ ${#cases[@]} = 0 ] || time_row "${cases[@]}"
+    report_case "$label" ls_realsd
+    report_case "decode SD CMD+DAT (4-bit), session shape" ls_realsd4
+    report_case "$label" sr_realsd ls_realsd
+    label="workbench + SD decode, session shape"
+    if [ "$LS_OK" = 1 ] && have xvfb-run; then
+        echo "timing $label"
+        time_row ls_gui
+        report_case "$label" ls_gui
+        if [ -s "$tmp/frames.txt" ]; then NOTES+=("workbench frame log (last run): $(grep -E "^(preview_drawn|tracks_drawn|settled)_ms" "$tmp/frames.txt" | tr "\n" " " || echo 'no tracks-drawn line')"); fi
+    else
+        add_row "$label" "-" "skipped: needs xvfb-run and the latscope binary"
+    fi
+fi
+
+# VCD and FST against wellen's own loader
+if want wave; then
+    WL_OK=1
+    if [ ! -x "$WL" ]; then
+        if [ -z "${WELLEN_LOAD:-}" ] && have cargo; then
+            echo "building $WL (cargo build --release -p latscope-importers --example wellen_load)"
+            cargo build --release -p latscope-importers --example wellen_load >"$tmp/wl.log" 2>&1 || { tail -n 5 "$tmp/wl.log" >&2; WL_OK=0; }
+        else
+            WL_OK=0
+        fi
+    fi
+    if [ ! -f "$REALQ" ]; then
+        python3 "$BENCH/make_sd_real_sr.py" "$REALQ.part" --scale 4 && mv "$REALQ.part" "$REALQ"
+    fi
+    if [ ! -f "$REALVCD" ] && have sigrok-cli; then
+        echo "converting $REALQ to $REALVCD (sigrok-cli -O vcd)"
+        sigrok-cli -i "$REALQ" -O vcd -o "$REALVCD.part" && mv "$REALVCD.part" "$REALVCD"
+    fi
+    if [ -f "$REALVCD" ] && [ ! -f "$REALFST" ]; then
+        echo "converting $REALVCD to $REALFST (importers/tests/data/make_fst.py, pylibfst)"
+        python3 "$BENCH/../importers/tests/data/make_fst.py" "$REALVCD" "$REALFST.part" && mv "$REALFST.part" "$REALFST" || rm -f "$REALFST.part"
+    fi
+    for kind in vcd fst; do
+        f=$REALVCD peer=wl_vcd ours=ls_rvcd
+        [ $kind = fst ] && f=$REALFST peer=wl_fst ours=ls_rfst
+        label="$kind, SD session quarter ($(fsize_mb "$f" 2>/dev/null || echo '?') MB)"
+        if [ ! -f "$f" ]; then add_row "$label" "-" "skipped: $f could not be made"; continue; fi
+        cases=()
+        [ "$WL_OK" = 1 ] && cases+=("$peer")
+        if [ "$LS_OK" = 1 ] && check_latscope "$ours"; then cases+=("$ours"); fi
+        echo "timing $label: ${cases[*]:-nothing}"
+        [ ${#cases[@]} = 0 ] || time_row "${cases[@]}"
+        report_case "$label" "$ours"
+        if [ "$WL_OK" = 1 ]; then report_case "$label" "$peer" "$ours"; else add_row "$label" "wellen_load" "skipped: no wellen_load binary"; fi
+    done
+fi
+
+# one long analog channel
+if want analog; then
+    for kind in sr csv; do
+        f=$ANSR ours=ls_ansr; [ $kind = csv ] && f=$ANCSV ours=ls_ancsv
+        if [ ! -f "$f" ]; then
+            echo "generating $f (bench/make_analog.py $kind)"
+            python3 "$BENCH/make_analog.py" $kind "$f.part" && mv "$f.part" "$f"
+        fi
+        label="analog 48M samples, $kind ($(fsize_mb "$f") MB)"
+        if [ "$LS_OK" = 1 ] && check_latscope "$ours"; then echo "timing $label"; time_row "$ours"; fi
+        report_case "$label" "$ours"
+    done
+fi
+
 # ---------------------------------------------------------------- table
 echo
 echo "Medians of $REPS alternating runs on $(uname -n) ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)); ratio = peer / latscope"
@@ -360,4 +488,5 @@ echo "Medians of $REPS alternating runs on $(uname -n) ($(nproc) CPUs, load $(cu
     printf '%s\n' "${ROWS[@]}"
 } | column -t -s $'\t'
 for i in "${!NOTES[@]}"; do echo "[$((i + 1))] ${NOTES[$i]}"; done
-echo "goals: trace.dat ratio >= 10x; ftrace text >= 300 MB/s; decode ratio >= 50x"
+echo "goals: trace.dat ratio >= 10x; ftrace text >= 300 MB/s; decode ratio >= 50x (SD session shape: >= 12x);"
+echo "       open SD session shape: ratio >= 0.67 (at most 1.5x the ISA-L inflate); analog < 5 s; workbench < 300 MB"

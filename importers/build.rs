@@ -4,5 +4,11 @@
 use latscope_testkit::Need;
 
 fn main() {
-    latscope_testkit::probe(&[Need::TraceCmd, Need::SigrokCli, Need::PythonPerfetto, Need::SharedCorpus]);
+    latscope_testkit::probe(&[
+        Need::TraceCmd,
+        Need::SigrokCli,
+        Need::Python3,
+        Need::PythonPerfetto,
+        Need::SharedCorpus,
+    ]);
 }

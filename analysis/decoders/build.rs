@@ -4,5 +4,5 @@
 use latscope_testkit::Need;
 
 fn main() {
-    latscope_testkit::probe(&[Need::SigrokCli, Need::SharedCorpus]);
+    latscope_testkit::probe(&[Need::SigrokCli, Need::Python3, Need::SharedCorpus]);
 }

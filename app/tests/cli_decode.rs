@@ -418,3 +418,62 @@ fn the_chain_runs_through_a_decoded_bus_in_sim_and_across_aligned_files() {
     let err = failure(&["report", txt, vcd, "--decoder", "sd:clk=SDX_CLK,cmd=SD_CMD", "--preset", "chain"]);
     assert!(err.contains("no channel `SDX_CLK`"), "{err}");
 }
+
+/// An I2C decode long enough to be handed on in batches while the capture is read
+/// (`decode::decode_file_to`: ~100 K annotations, batches of 32 K) gives what the model
+/// road gives (the capture loaded, then decoded from its stored tracks), and what the
+/// generator wrote: an address and two data bytes per whole transaction, each ACKed; and
+/// `latscope decode` writes the same bytes as the annotations written at once.
+#[test]
+#[cfg_attr(not(have_python3), ignore = "needs python3")]
+fn a_long_i2c_decode_is_written_as_it_is_read_with_what_the_model_road_decodes() {
+    use latscope_engine::annotations::{AnnotationFormat, write_annotations};
+    let dir = common::Scratch::new("decode-i2c-stream");
+    let file = dir.join("i2c_4M.sr");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/make_i2c_sr.py");
+    let out = latscope_testkit::Need::Python3
+        .output(Command::new("python3").arg(&script).arg(&file).arg("4000000"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let transactions: usize = said
+        .trim_end()
+        .strip_suffix(" transactions")
+        .and_then(|s| s.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no transaction count in {said:?}"));
+    let registry = latscope_engine::Registry::native();
+    let specs = vec!["i2c:scl=SCL,sda=SDA".to_owned()];
+    assert!(latscope_engine::decode::decodes_file(&registry, &file, &specs).unwrap());
+    let (mut streamed, mut batches) = (Vec::new(), Vec::new());
+    let d = latscope_engine::decode::decode_file_to(&registry, &file, &specs, &mut |_, batch| {
+        batches.push(batch.len());
+        streamed.append(batch);
+        Ok(())
+    })
+    .unwrap()
+    .expect("a .sr of logic channels is decoded as it is read");
+    assert!(d.decoded.annotations.is_empty(), "every annotation was handed on");
+    assert!(batches.len() >= 3 && batches.iter().all(|&n| n <= 40_000), "batches {batches:?}");
+    let source = latscope_engine::open(&file, &latscope_importers::LoadControl::new()).unwrap();
+    let model = latscope_engine::decode::decode_all(&registry, &source, &specs).unwrap();
+    assert_eq!(streamed.len(), model.annotations.len());
+    assert!(streamed == model.annotations, "the streamed annotations differ from the model road's");
+    assert_eq!(d.decoded.errors, model.errors);
+    let count = |row: &str| streamed.iter().filter(|a| a.row == row).count();
+    assert!(count("address") == transactions || count("address") == transactions - 1, "{said}");
+    assert_eq!(count("data"), 2 * count("address"));
+    assert_eq!(count("ack"), 3 * count("address"));
+    assert!(
+        streamed
+            .iter()
+            .filter(|a| a.row == "data")
+            .all(|a| a.field("ack") == Some(&latscope_decoders::Value::Bool(true)))
+    );
+    // The command writes, batch by batch, the bytes of the whole decode written at once.
+    let path = file.to_str().unwrap();
+    for (format, name) in [(AnnotationFormat::Json, "json"), (AnnotationFormat::Text, "text")] {
+        let printed = ok(&["decode", path, "--decoder", &specs[0], "--format", name]).stdout;
+        let mut whole = Vec::new();
+        write_annotations(&mut whole, &file, &d.source, &model, format).unwrap();
+        assert!(printed == whole, "{name}: the streamed output differs from the whole decode's");
+    }
+}

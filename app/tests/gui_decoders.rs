@@ -18,6 +18,7 @@ use latscope::gui::view::{EventSel, LaneId};
 use latscope::gui::{Options, Workbench};
 use latscope_engine::channels::{self, Guess};
 use std::path::PathBuf;
+use std::process::Command;
 use workbench_harness::{click_at, decode, source_id, wait};
 
 fn sample(rel: &str) -> PathBuf {
@@ -329,4 +330,49 @@ fn on_a_simulated_trace_and_its_vcd_the_dialog_maps_the_bus_and_decodes_it_clean
         .count();
     assert!(commands >= sent && sent > 0, "{commands} commands decoded for {sent} requests");
     assert!(!src.spans.iter().any(|s| s.name == "sd.warnings"), "no decode warnings");
+}
+
+/// The Add decoder dialog lists sigrok-cli's decoders once it has read them; a JTAG VCD
+/// gets `sigrok:jtag` with its channels guessed, and decoding adds sigrok-cli's annotations
+/// as rows of the source.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn the_dialog_lists_sigrok_decoders_and_a_jtag_vcd_decodes_through_sigrok_cli() {
+    use latscope::gui::message::DecoderMsg;
+    let vcd = latscope_testkit::corpus("vcd/wellen_atxmega_bmda_jtag.vcd");
+    let mut h = harness(vec![vcd.clone()]);
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty());
+    h.state_mut().update(DecoderMsg::Open(None).into());
+    wait(&mut h, "sigrok's decoders", |wb| wb.registry.decoder("sigrok:jtag").is_some());
+    let (registry, mut dialog) = (h.state().registry.clone(), h.state().dialogs.decoder.clone());
+    dialog.set_decoder(&registry, "sigrok:jtag");
+    let spec = dialog.assemble();
+    assert_eq!(spec, "sigrok:jtag:tdi=tdi,tdo=tdo,tck=tck,tms=tms,srst=srst", "{:?}", dialog.channels);
+    let source = h.state().doc.sources[0].id;
+    let stack = latscope_decoders::spec::Stack::parse(&spec).unwrap();
+    h.state_mut().update(DecoderMsg::Add { source, stacks: vec![stack] }.into());
+    wait(&mut h, "the decode", |wb| {
+        wb.doc.sources[0].source().spans.iter().any(|s| s.name.starts_with("sigrok:jtag."))
+    });
+    let n: usize = h.state().doc.sources[0]
+        .source()
+        .spans
+        .iter()
+        .filter(|s| s.name.starts_with("sigrok:jtag."))
+        .map(|s| s.len())
+        .sum();
+    let out = Command::new("sigrok-cli")
+        .args([
+            "-I",
+            "vcd",
+            "-i",
+            vcd.to_str().unwrap(),
+            "-P",
+            "jtag:tck=tck:tms=tms:tdi=tdi:tdo=tdo",
+            "-A",
+            "jtag",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(n, String::from_utf8_lossy(&out.stdout).lines().count());
 }

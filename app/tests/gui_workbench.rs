@@ -2024,6 +2024,41 @@ fn rules_the_user_sets_while_the_presets_run_on_open_stay_the_users() {
     assert_eq!(h.state().analysis.rules.specs, ["irq-handler"], "a late answer does not replace them");
 }
 
+#[test]
+#[cfg_attr(not(have_python3), ignore = "needs python3")]
+fn a_capture_previewed_while_it_loads_ends_as_its_loaded_source_alone() {
+    // Eight chunks: the importer sends a preview after the first (`LoadControl::with_preview`),
+    // which the window shows until the load ends and the loaded source takes its place.
+    let dir = std::env::temp_dir().join(format!("latscope-gui-preview-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chunks.sr");
+    let script = "import sys, zipfile\n\
+        meta = '[device 1]\\ncapturefile=logic-1\\ntotal probes=8\\nsamplerate=1 MHz\\nprobe1=D0\\nprobe2=D1\\nunitsize=1\\n'\n\
+        with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n\
+        \x20   z.writestr('version', '2')\n\
+        \x20   z.writestr('metadata', meta)\n\
+        \x20   for k in range(8):\n\
+        \x20       z.writestr(f'logic-1-{k + 1}', bytes((i // 3 + k) % 2 | ((k % 3 == 0) << 1) for i in range(4096)))\n";
+    let out = latscope_testkit::Need::Python3
+        .output(std::process::Command::new("python3").arg("-c").arg(script).arg(&path));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut h = harness(Options { files: vec![path.clone()], ..Options::default() });
+    wait(&mut h, "loading", |wb| wb.doc.sources.len() == 1 && wb.loads().is_empty() && wb.settled());
+    h.step();
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    assert_eq!(wb.doc.sources.len(), 1, "the preview was replaced, not kept beside the source");
+    let loaded = latscope_importers::open(&path, &latscope_importers::LoadControl::new()).unwrap();
+    let shown = wb.doc.sources[0].source();
+    assert_eq!(wb.previews_shown(), 0);
+    assert_eq!(shown.digital.len(), loaded.digital.len());
+    for (a, b) in shown.digital.iter().zip(loaded.digital.iter()) {
+        assert!(!a.levels.contains(&2), "{}: no unknown stretch of a preview is left", a.name);
+        assert_eq!((&a.name, a.initial, &a.times, &a.levels), (&b.name, b.initial, &b.times, &b.levels));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The Align dialog's alignment of the second source of a pair, from its text.
 fn align_spec(text: &str) -> latscope_analysis::align::AlignSpec {
     latscope_analysis::align::parse_align(&format!("1:{text}")).expect("the alignment parses")
@@ -2033,4 +2068,62 @@ fn align_spec(text: &str) -> latscope_analysis::align::AlignSpec {
 fn set_plot(h: &mut Harness<'static, Workbench>, plot: PlotKind) {
     let log_x = h.state().analysis.panel.log_x;
     h.state_mut().update(Message::Analysis(AnalysisMsg::SetPlot { plot, log_x }));
+}
+
+/// The query window runs SQL as a job, its counts are `latscope query`'s on the same file,
+/// and a row's click selects the event at the row's time and centres the view on it; bad
+/// SQL is an error in the window that keeps the last result.
+#[test]
+fn the_query_window_answers_as_the_command_does_and_a_row_goes_to_its_event() {
+    use latscope::gui::message::QueryMsg;
+    let file = "ftrace/virtio_blk_direct_read.txt";
+    let mut h = open(&[file]);
+    h.state_mut().update(Message::Query(QueryMsg::Show));
+    let sql = "SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY name";
+    h.state_mut().update(Message::Query(QueryMsg::Edit(sql.into())));
+    h.state_mut().update(Message::Query(QueryMsg::Run));
+    wait(&mut h, "the query", |wb| !wb.query_pending() && wb.query.result.is_some());
+    let path = sample(file);
+    let cli = cli_json(&["query", path.to_str().unwrap(), "--sql", sql, "--format", "json"]);
+    let cli = cli.as_array().unwrap();
+    let r = h.state().query.result.clone().unwrap();
+    assert_eq!(r.columns, ["name", "n"]);
+    assert_eq!(r.rows.len(), cli.len());
+    for (row, c) in r.rows.iter().zip(cli) {
+        assert_eq!(row[0], c["name"].as_str().unwrap());
+        assert_eq!(row[1], c["n"].to_string());
+    }
+    // A row holding a time goes to its event.
+    let sql = "SELECT time_ps, comm, sector FROM block_rq_issue ORDER BY time_ps LIMIT 5 OFFSET 3";
+    h.state_mut().update(Message::Query(QueryMsg::Edit(sql.into())));
+    h.state_mut().update(Message::Query(QueryMsg::Run));
+    wait(&mut h, "the second query", |wb| {
+        !wb.query_pending() && wb.query.result.as_ref().is_some_and(|r| r.sql == sql)
+    });
+    h.step();
+    let wb = h.state();
+    let r = wb.query.result.as_ref().unwrap();
+    assert_eq!(r.rows.len(), 5);
+    assert!(r.targets.iter().all(Option::is_some), "{:?}", r.targets);
+    let t: f64 = r.rows[1][0].parse().unwrap();
+    h.state_mut().update(Message::Query(QueryMsg::Row(1)));
+    h.step();
+    let wb = h.state();
+    let sel = wb.view.overlay.selected.expect("the row's event is selected");
+    let src = wb.view.shown(&wb.doc)[0].source();
+    let ev = src.events.get(sel.index).unwrap();
+    assert_eq!(src.strings.resolve(ev.name()), "block_rq_issue");
+    assert_eq!(wb.doc.sources[0].to_common(src.events.ts[sel.index]), t);
+    let v = wb.view.viewport;
+    let centre = v.start + v.ps_per_px * wb.view.data_width() / 2.0;
+    assert!((centre - t).abs() <= v.ps_per_px, "centred at {centre}, the row's time is {t}");
+    // Bad SQL: the window says why, naming the column, and keeps the last result.
+    h.state_mut().update(Message::Query(QueryMsg::Edit("SELECT sectr FROM block_rq_issue".into())));
+    h.state_mut().update(Message::Query(QueryMsg::Run));
+    wait(&mut h, "the bad query", |wb| !wb.query_pending() && wb.query.error.is_some());
+    let wb = h.state();
+    let e = wb.query.error.as_ref().unwrap();
+    assert!(e.contains("sectr") && e.contains("block_rq_issue"), "{e}");
+    assert_eq!(wb.query.result.as_ref().unwrap().sql, sql);
+    h.step();
 }

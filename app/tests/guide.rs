@@ -359,3 +359,40 @@ fn perfetto_open_presets_and_export() {
     assert!(events.iter().any(|e| e["ph"] == "C" && e["name"] == "irq-handler latency"));
     assert!(events.iter().any(|e| e["ph"] == "M" && e["args"]["name"] == "CPU 0"));
 }
+
+#[test]
+fn query_page_shows_its_script() {
+    page_shows_script("query", "query.md");
+}
+
+/// docs/guide/query.md: the figures it states are what its script's queries give, and the
+/// pairs' statistics are `latscope report`'s.
+#[test]
+fn query_page_figures() {
+    let d = run_script("query");
+    let page = std::fs::read_to_string(guide_dir().join("query.md")).unwrap();
+    let counts = std::fs::read_to_string(d.join("counts.csv")).unwrap();
+    assert!(counts.starts_with("name,n\nsched_switch,423\n"), "{counts}");
+    for name in ["block_rq_issue", "block_rq_complete", "irq_handler_entry"] {
+        assert!(counts.contains(&format!("\n{name},400\n")), "{name}: {counts}");
+    }
+    assert!(page.contains("423 `sched_switch`") && page.contains("400 of each block and IRQ event"));
+    let block = json(&d, "block.json");
+    let report = json(&d, "report.json");
+    let stats = &report["analyses"][0]["stats_ns"];
+    let row = &block[0];
+    assert_eq!(row["n"], report["analyses"][0]["count"]);
+    assert_eq!(row["p50_ns"].as_f64(), stats["p50"].as_f64());
+    assert_eq!(row["p99_ns"].as_f64(), stats["p99"].as_f64());
+    let us = |v: &Value| format!("{:.1} µs", v.as_f64().unwrap() / 1e3);
+    let stated = format!("{} requests, p50 {}, p99 {}", row["n"], us(&row["p50_ns"]), us(&row["p99_ns"]));
+    assert!(page.contains(&stated), "the page lacks `{stated}`");
+    let slowest = std::fs::read_to_string(d.join("slowest.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = slowest.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 5);
+    assert!(rows.iter().all(|r| r[1] == "128"), "{slowest}");
+    let worst: f64 = rows[0][2].parse().unwrap();
+    assert_eq!(worst, stats["max"].as_f64().unwrap());
+    assert!(page.contains(&format!("The slowest took {:.1} µs", worst / 1e3)));
+    assert!(std::fs::metadata(d.join("issues.parquet")).unwrap().len() > 1000);
+}

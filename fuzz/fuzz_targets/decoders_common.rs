@@ -5,7 +5,7 @@
 //! annotation must have a span that does not run backwards.
 #![allow(dead_code)] // each target uses one of the entry points
 
-use latscope_decoders::{Inputs, decode};
+use latscope_decoders::{Clock, Inputs, StreamDecoder, decode};
 use latscope_model::{DigitalTrack, PS_PER_US, Source, SourceKind};
 
 /// The capture the bytes describe.
@@ -24,14 +24,49 @@ pub fn capture(samples: &[u8]) -> Source {
 }
 
 /// Decodes `spec` on `src` (at 1 MHz when `sampled`, else in picoseconds): errors are fine
-/// (a bad option), panics and backwards spans are not.
+/// (a bad option), panics and backwards spans are not. Sampled, the capture is also decoded
+/// as a stream, each sample's changes fed as a logic analyzer would stream them
+/// ([`StreamDecoder`]), and both roads must give the same annotations and errors.
 pub fn run(src: &Source, spec: &str, sampled: bool) {
     let rate = sampled.then_some(1_000_000);
-    if let Ok(d) = decode(spec, &Inputs::of_source(src, rate)) {
+    let d = decode(spec, &Inputs::of_source(src, rate));
+    if let Ok(d) = &d {
         for a in &d.annotations {
             assert!(a.start <= a.end, "{spec}: {a:?}");
         }
     }
+    if sampled {
+        let streamed = streamed(src, spec);
+        match (&d, &streamed) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.annotations, b.annotations, "{spec}: streamed");
+                assert_eq!(a.errors, b.errors, "{spec}: streamed");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{spec}"),
+            (a, b) => panic!("{spec}: whole tracks {:?}, streamed {:?}", a.as_ref().err(), b.as_ref().err()),
+        }
+    }
+}
+
+/// `spec` on the capture's samples (1 MHz, one a microsecond) fed change by change.
+fn streamed(src: &Source, spec: &str) -> Result<latscope_decoders::Decoded, latscope_decoders::DecodeError> {
+    let names: Vec<String> = src.digital.iter().map(|d| d.name.clone()).collect();
+    let channels: Vec<(&str, u32)> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i as u32)).collect();
+    let mut d = StreamDecoder::new(spec, &channels, Clock::Samples(1_000_000))?;
+    let level = |t: latscope_model::Ps| {
+        src.digital.iter().enumerate().fold(0u64, |acc, (i, tr)| acc | (u64::from(tr.level_at(t) & 1) << i))
+    };
+    let samples = src.digital.first().map_or(0, |tr| tr.end / PS_PER_US + 1);
+    let mut prev = level(0);
+    d.start(prev);
+    for i in 1..samples {
+        let now = level(i * PS_PER_US);
+        if now != prev {
+            d.change(i, now ^ prev, now);
+        }
+        prev = now;
+    }
+    d.finish(samples.saturating_sub(1))
 }
 
 /// UART: any baud (measured or given), parity, bit counts and inversion.

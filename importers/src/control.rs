@@ -1,18 +1,41 @@
-//! Progress and cancellation shared between a loading worker and whoever shows it, and
-//! which tracks the caller needs (a track selection importers may honour to skip work).
+//! Progress and cancellation shared between a loading worker and whoever shows it, which
+//! tracks the caller needs (a track selection importers may honour to skip work), and where
+//! a preview of a capture still loading goes.
 
+use latscope_model::Source;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// Where an importer sends previews of what it has read so far: a source shaped like the one
+/// it will return (same channels, same time range), drawn from a coarse summary (see
+/// [`LoadControl::with_preview`]).
+pub type PreviewSink = Arc<dyn Fn(Source) + Send + Sync>;
+
 /// Cheap to clone; all clones share the same counters.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct LoadControl {
     done: Arc<AtomicU64>,
     total: Arc<AtomicU64>,
     cancel: Arc<AtomicBool>,
     /// The track names the caller will use; `None`: every track.
     tracks: Option<Arc<[String]>>,
+    preview: Option<PreviewSink>,
 }
+
+impl std::fmt::Debug for LoadControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadControl")
+            .field("done", &self.done)
+            .field("total", &self.total)
+            .field("cancel", &self.cancel)
+            .field("tracks", &self.tracks)
+            .field("preview", &self.preview.is_some())
+            .finish()
+    }
+}
+
+/// How often a preview is sent while a capture loads.
+pub const PREVIEW_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl LoadControl {
     pub fn new() -> Self {
@@ -56,6 +79,20 @@ impl LoadControl {
     pub fn with_tracks<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.tracks = Some(names.into_iter().map(Into::into).collect());
         self
+    }
+
+    /// Asks for previews while loading: an importer that can (the `.sr` logic reader) sends
+    /// `sink` a source of the capture's channels at a coarse level of detail (a few thousand
+    /// buckets across the capture, each as quiet or busy), built as its chunks are read, every
+    /// [`PREVIEW_EVERY`] or so, before all edges are stored: a window draws a large capture's
+    /// tracks long before it has loaded.
+    pub fn with_preview(mut self, sink: PreviewSink) -> Self {
+        self.preview = Some(sink);
+        self
+    }
+
+    pub(crate) fn preview(&self) -> Option<&PreviewSink> {
+        self.preview.as_ref()
     }
 
     /// Whether the track `name` is wanted (always, without a selection): asked for by its

@@ -18,7 +18,7 @@ pub mod tracedat;
 pub mod vcd;
 pub mod wave;
 
-pub use control::LoadControl;
+pub use control::{LoadControl, PREVIEW_EVERY, PreviewSink};
 pub use detect::{Format, SUPPORTED_FORMATS, detect};
 pub use error::{ImportError, ParseFailure, Position};
 pub use input::Input;

@@ -584,3 +584,173 @@ fn sample_numbers_equal_the_loaded_tracks(files: &[PathBuf]) {
     // Every whole file at least; the damaged copies that both refuse are skipped.
     assert!(checked >= files.len(), "{checked} of {} files", files.len());
 }
+
+/// The edges of every channel of `probes` (bit k = probe k+1) in one-byte samples `data` at
+/// 1 MHz, found one sample at a time: the reference for the chunked reader.
+fn edges_of(data: &[u8], probes: usize) -> Vec<(u8, Vec<(i64, u8)>)> {
+    (0..probes)
+        .map(|b| {
+            let level = |i: usize| (data[i] >> b) & 1;
+            let e = (1..data.len())
+                .filter(|&i| level(i) != level(i - 1))
+                .map(|i| (i as i64 * 1_000_000, level(i)));
+            (level(0), e.collect())
+        })
+        .collect()
+}
+
+#[test]
+fn repeated_chunks_keep_every_edge_including_those_at_chunk_boundaries() {
+    // Chunks the reader inflates and scans once: an idle chunk, and a busy one, each repeated
+    // after different neighbours, so the flip at a copy's first sample (against the chunk
+    // before it) differs from copy to copy; and one chunk that is not a whole 64-byte block.
+    let idle = vec![0x5Fu8; 4096];
+    let busy: Vec<u8> =
+        (0..4096u32).map(|i| 0x5F ^ ((i / 3) & 1) as u8 ^ (((i / 97) & 1) << 4) as u8).collect();
+    let mut other = busy.clone();
+    other[0] = 0x00;
+    other[4095] = 0xFF;
+    let short: Vec<u8> = (0..1000u32).map(|i| (i / 5) as u8).collect();
+    let order = [&idle, &busy, &busy, &idle, &other, &busy, &idle, &idle, &short, &busy, &other, &other];
+    let meta = "[global]\nsigrok version=0.5.2\n[device 1]\ncapturefile=logic-1\ntotal probes=8\nsamplerate=1 MHz\n\
+                probe1=D0\nprobe2=D1\nprobe3=D2\nprobe4=D3\nprobe5=D4\nprobe6=D5\nprobe7=D6\nprobe8=D7\nunitsize=1\n";
+    let names: Vec<String> = (1..=order.len()).map(|i| format!("logic-1-{i}")).collect();
+    let members: Vec<(&str, Vec<u8>)> =
+        names.iter().zip(order).map(|(n, d)| (n.as_str(), d.clone())).collect();
+    let s = import(&make_sr(meta, &members)).unwrap();
+    let all: Vec<u8> = order.iter().flat_map(|d| d.iter().copied()).collect();
+    for (track, (initial, want)) in s.digital.iter().zip(edges_of(&all, 8)) {
+        assert_eq!(track.initial, initial, "{}", track.name);
+        assert_eq!(edges(track), want, "{}", track.name);
+    }
+    assert!(s.metadata.contains(&("logic samples".into(), all.len().to_string())));
+}
+
+#[test]
+fn a_member_claiming_2_to_the_40_bytes_is_refused_before_any_allocation() {
+    // A zip64 member whose headers claim 2^40 bytes (2^40 one-byte samples) for 16 real ones.
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    {
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts =
+            zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file("version", opts).unwrap();
+        zip.write_all(b"2").unwrap();
+        zip.start_file("metadata", opts).unwrap();
+        zip.write_all(META_1CH.as_bytes()).unwrap();
+        zip.start_file("logic-1-1", opts.large_file(true)).unwrap();
+        zip.write_all(&[0, 1, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0]).unwrap();
+        zip.finish().unwrap();
+    }
+    let mut bytes = out.into_inner();
+    // In each header of the member: the 32-bit size says "see zip64" and the zip64 extra
+    // field (id 1) carries the claim.
+    let claim = (1u64 << 40).to_le_bytes();
+    let u16_at = |b: &[u8], i: usize| usize::from(u16::from_le_bytes([b[i], b[i + 1]]));
+    let mut patched = 0;
+    for i in 0..bytes.len().saturating_sub(46 + 9) {
+        let (size_at, name_len_at, fixed) = if bytes[i..].starts_with(b"PK\x03\x04") {
+            (22, 26, 30)
+        } else if bytes[i..].starts_with(b"PK\x01\x02") {
+            (24, 28, 46)
+        } else {
+            continue;
+        };
+        let name_len = u16_at(&bytes, i + name_len_at);
+        if !bytes[i + fixed..].starts_with(b"logic-1-1") {
+            continue;
+        }
+        let extra_len = u16_at(&bytes, i + name_len_at + 2);
+        let mut at = i + fixed + name_len;
+        let end = at + extra_len;
+        while at + 4 <= end {
+            let (id, len) = (u16_at(&bytes, at), u16_at(&bytes, at + 2));
+            if id == 1 && bytes[i + size_at..i + size_at + 4] == [0xFF; 4] {
+                bytes[at + 4..at + 12].copy_from_slice(&claim);
+                patched += 1;
+            }
+            at += 4 + len;
+        }
+    }
+    assert!(patched >= 1, "the writer put a zip64 size in at least one header");
+    let err = import(&bytes).expect_err("2^40 declared bytes must be refused").to_string();
+    for part in ["logic-1-1", "1099511627776 bytes", "exceeds the limit"] {
+        assert!(err.contains(part), "{part:?} missing from: {err}");
+    }
+}
+
+/// A capture of the full i.MX6 SD session's shape, scaled down (`bench/make_sd_real_sr.py
+/// --scale 40`): idle stretches of identical chunks, 16 channels, bursts crossing chunks.
+fn real_shaped_capture() -> PathBuf {
+    let path = scratch("sd_real_scaled.sr");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/make_sd_real_sr.py");
+    let out = Need::Python3.output(Command::new("python3").arg(&script).arg(&path).args(["--scale", "40"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    path
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_sigrok_cli, have_python3)),
+    ignore = "needs sigrok-cli (apt-get install sigrok-cli) and python3"
+)]
+fn a_real_shaped_capture_matches_sigrok_cli_transition_for_transition() {
+    let path = real_shaped_capture();
+    let ours = open(&path, &LoadControl::new()).unwrap_or_else(|e| panic!("{e}"));
+    let (theirs, tick) = sigrok_cli_vcd(&path, &logic_names(&ours)).expect("sigrok-cli converts it");
+    std::fs::remove_file(&path).unwrap();
+    let clock = ours.digital.iter().find(|d| d.name == "CLK").map_or(0, |d| d.transitions());
+    assert!(clock > 300_000, "CLK has {clock} edges");
+    for (a, b) in ours.digital.iter().zip(&theirs.digital) {
+        assert_eq!((a.initial, a.transitions()), (b.initial, b.transitions()), "{}", a.name);
+        for ((ta, la), (tb, lb)) in edges(a).into_iter().zip(edges(b)) {
+            assert!(la == lb && (ta - tb).abs() < tick, "{}: {ta} ps {la} vs {tb} ps {lb}", a.name);
+        }
+    }
+}
+
+#[test]
+fn a_preview_drawn_while_loading_shows_where_the_capture_is_busy() {
+    // Eight chunks of 4096 samples: D0 busy in chunks 1 and 5, D1 flipping once in chunk 2;
+    // the first preview comes after the first chunk, whatever the time.
+    let meta = META_1CH.replace("probe1=D0\n", "probe1=D0\nprobe2=D1\n");
+    let mut all = Vec::new();
+    for k in 0..8u32 {
+        all.extend((0..4096u32).map(|i| {
+            let d0 = u8::from((k == 1 || k == 5) && (i / 3) % 2 == 1);
+            let d1 = u8::from(k >= 2 && (k > 2 || i >= 100));
+            d0 | (d1 << 1)
+        }));
+    }
+    let names: Vec<String> = (1..=8).map(|i| format!("logic-1-{i}")).collect();
+    let members: Vec<(&str, Vec<u8>)> =
+        names.iter().zip(all.chunks(4096)).map(|(n, c)| (n.as_str(), c.to_vec())).collect();
+    let bytes = make_sr(&meta, &members);
+    let previews = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let got = previews.clone();
+    let ctl =
+        LoadControl::new().with_preview(std::sync::Arc::new(move |s: Source| got.lock().unwrap().push(s)));
+    let loaded = latscope_importers::import_bytes(Format::SigrokSr, &bytes, &ctl).unwrap();
+    let previews = previews.lock().unwrap();
+    let first = previews.first().expect("a preview after the first chunk");
+    let end = (all.len() as i64 - 1) * 1_000_000;
+    for (p, t) in first.digital.iter().zip(&loaded.digital) {
+        assert_eq!((&p.name, p.initial, p.end), (&t.name, t.initial, end), "{}", p.name);
+    }
+    // Each preview: busy buckets (more than one edge in the preview) exactly where the loaded
+    // track has edges, before what was read; unknown (level 2) from there on.
+    for p in previews.iter() {
+        for (pt, t) in p.digital.iter().zip(&loaded.digital) {
+            let unknown = pt.times.iter().zip(&pt.levels).find(|&(_, &l)| l == 2).map(|(&at, _)| at);
+            let read = unknown.expect("the unread part is unknown");
+            assert_eq!(read % (4096 * 1_000_000), 0, "{}: a preview after whole chunks", t.name);
+            let bucket = |at: i64| at / 1_000_000 / 8; // 32768 samples make 4096 buckets of 8
+            let busy_preview: std::collections::BTreeSet<i64> =
+                pt.times.iter().filter(|&&at| at < read).map(|&at| bucket(at)).collect();
+            let busy_real: std::collections::BTreeSet<i64> =
+                t.times.iter().filter(|&&at| at < read).map(|&at| bucket(at)).collect();
+            assert_eq!(busy_preview, busy_real, "{}", t.name);
+        }
+    }
+}

@@ -478,7 +478,7 @@ impl Emitter {
             }
             Err(e) => src.diagnostics.warn(format!("simulator output incomplete: {e}")),
         }
-        src.digital = lines;
+        src.digital = lines.into();
         src
     }
 }

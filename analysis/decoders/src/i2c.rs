@@ -10,19 +10,10 @@
 //! Rows: `start`, `stop`, `address` {address, rw}, `address10` {address, rw}, `data`
 //! {value, rw, ack}, `ack`, `warnings` (a byte cut by START/STOP or the end of capture).
 
-use crate::params::Params;
-use crate::signal::{Line, merged_changes};
+use crate::params::{Channels, Params};
 use crate::spec::Stage;
-use crate::{ByteTexts, DecodeError, Inputs, Sink, Stream, Value};
-
-pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new(&crate::registry::I2C, stage);
-    let scl = p.required("scl", inputs)?;
-    let sda = p.required("sda", inputs)?;
-    p.finish()?;
-    decode(&scl, &sda, sink);
-    Ok(Stream::None)
-}
+use crate::stream::Machine;
+use crate::{ByteTexts, DecodeError, Sink, Value};
 
 static ADDRESS_READ: ByteTexts = ByteTexts::new("Address read: ");
 static ADDRESS_WRITE: ByteTexts = ByteTexts::new("Address write: ");
@@ -48,95 +39,163 @@ struct Byte {
     eighth: i64,
 }
 
-fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
-    let (mut scl_level, mut sda_level) = (scl.initial, sda.initial);
-    let mut state = State::FindStart;
-    let mut repeat = false;
-    let mut byte = Byte::default();
-    let mut is_address = true;
-    // R/W of the transfer: true for a read.
-    let mut read = false;
-    // The sink index of the last address or data annotation, until its ACK bit.
-    let mut pending: Option<usize> = None;
-    let mut width = 0i64;
-    // A 10-bit address: the high bits from the first byte, waiting for the second.
-    let mut ten_bit: Option<(i64, u64)> = None;
-    let mut address_bytes = 0u32;
-    for (t, mask) in merged_changes(&[scl, sda]) {
-        let scl_rise = mask & 1 != 0 && scl_level == 0;
-        let sda_change = mask & 2 != 0;
-        if mask & 1 != 0 {
-            scl_level ^= 1;
+/// The I2C decoder, fed with the changes of SCL and SDA in time order.
+#[derive(Debug)]
+pub(crate) struct I2c {
+    scl: u32,
+    sda: u32,
+    scl_level: u8,
+    sda_level: u8,
+    state: State,
+    repeat: bool,
+    byte: Byte,
+    is_address: bool,
+    /// R/W of the transfer: true for a read.
+    read: bool,
+    /// The sink index of the last address or data annotation, until its ACK bit.
+    pending: Option<usize>,
+    width: i64,
+    /// A 10-bit address: the high bits from the first byte, waiting for the second.
+    ten_bit: Option<(i64, u64)>,
+    address_bytes: u32,
+}
+
+impl Machine for I2c {
+    fn start(&mut self, levels: u64, _: &mut Sink) {
+        self.scl_level = ((levels >> self.scl) & 1) as u8;
+        self.sda_level = ((levels >> self.sda) & 1) as u8;
+    }
+
+    #[inline]
+    fn change(&mut self, t: i64, changed: u64, levels: u64, sink: &mut Sink) {
+        self.on_change(t, changed, levels, sink);
+    }
+
+    /// The capture ended; `ends` gives each channel's last tick by bit.
+    fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError> {
+        if self.byte.bits > 1 {
+            let end = ends[self.scl as usize].max(ends[self.sda as usize]);
+            sink.error(self.byte.first, end, "cut-byte", "byte cut off by the end of the capture");
         }
-        if sda_change {
-            sda_level ^= 1;
+        Ok(())
+    }
+
+    /// Only a byte waiting for its ACK bit is amended later; every annotation is put in
+    /// start order (a byte's when its eighth bit is read, before its R/W bit and ACK).
+    fn settled(&self) -> bool {
+        self.pending.is_none()
+    }
+}
+
+impl I2c {
+    pub(crate) fn new(stage: &Stage, channels: &mut dyn Channels) -> Result<Self, DecodeError> {
+        let mut p = Params::new(&crate::registry::I2C, stage);
+        let scl = p.required("scl", channels)?;
+        let sda = p.required("sda", channels)?;
+        p.finish()?;
+        Ok(Self::on_bits(scl, sda))
+    }
+
+    pub(crate) fn on_bits(scl: u32, sda: u32) -> Self {
+        I2c {
+            scl,
+            sda,
+            scl_level: 0,
+            sda_level: 0,
+            state: State::FindStart,
+            repeat: false,
+            byte: Byte::default(),
+            is_address: true,
+            read: false,
+            pending: None,
+            width: 0,
+            ten_bit: None,
+            address_bytes: 0,
         }
-        let start = sda_change && sda_level == 0 && scl_level == 1;
-        let stop = sda_change && sda_level == 1 && scl_level == 1;
-        match state {
+    }
+
+    #[inline]
+    fn on_change(&mut self, t: i64, changed: u64, levels: u64, sink: &mut Sink) {
+        let scl_changed = (changed >> self.scl) & 1 != 0;
+        let sda_change = (changed >> self.sda) & 1 != 0;
+        if !scl_changed && !sda_change {
+            return;
+        }
+        let scl_rise = scl_changed && self.scl_level == 0;
+        self.scl_level = ((levels >> self.scl) & 1) as u8;
+        self.sda_level = ((levels >> self.sda) & 1) as u8;
+        let start = sda_change && self.sda_level == 0 && self.scl_level == 1;
+        let stop = sda_change && self.sda_level == 1 && self.scl_level == 1;
+        match self.state {
             State::FindStart if start => {}
-            State::FindStart => continue,
+            State::FindStart => return,
             State::Address | State::Ack => {
                 if !scl_rise {
-                    continue;
+                    return;
                 }
             }
             State::Data => {
                 if !scl_rise && !start && !stop {
-                    continue;
+                    return;
                 }
             }
         }
-        if state == State::FindStart || (state == State::Data && !scl_rise && start) {
+        if self.state == State::FindStart || (self.state == State::Data && !scl_rise && start) {
             // The SCL rise that precedes a START or STOP reads as one bit: normal, not a cut.
-            if byte.bits > 1 {
+            if self.byte.bits > 1 {
                 sink.error(
-                    byte.first,
+                    self.byte.first,
                     t,
                     "cut-byte",
-                    format!("byte cut by a repeated START after {} bit(s)", byte.bits),
+                    format!("byte cut by a repeated START after {} bit(s)", self.byte.bits),
                 );
             }
-            let text = if repeat { "Start repeat" } else { "Start" };
-            sink.put(t, t, "start", text, vec![("repeat", Value::Bool(repeat))]);
-            repeat = true;
-            state = State::Address;
-            byte = Byte::default();
-            is_address = true;
-            address_bytes = 0;
-            ten_bit = None;
-            continue;
+            let text = if self.repeat { "Start repeat" } else { "Start" };
+            sink.put(t, t, "start", text, vec![("repeat", Value::Bool(self.repeat))]);
+            self.repeat = true;
+            self.state = State::Address;
+            self.byte = Byte::default();
+            self.is_address = true;
+            self.address_bytes = 0;
+            self.ten_bit = None;
+            return;
         }
-        if state == State::Data && !scl_rise && stop {
-            if byte.bits > 1 {
-                sink.error(byte.first, t, "cut-byte", format!("byte cut by STOP after {} bit(s)", byte.bits));
+        if self.state == State::Data && !scl_rise && stop {
+            if self.byte.bits > 1 {
+                sink.error(
+                    self.byte.first,
+                    t,
+                    "cut-byte",
+                    format!("byte cut by STOP after {} bit(s)", self.byte.bits),
+                );
             }
             sink.put(t, t, "stop", "Stop", Vec::new());
-            state = State::FindStart;
-            repeat = false;
-            byte = Byte::default();
-            continue;
+            self.state = State::FindStart;
+            self.repeat = false;
+            self.byte = Byte::default();
+            return;
         }
         // An SCL rise: a bit of a byte, or an ACK.
-        let bit = u64::from(sda_level);
-        if state == State::Ack {
+        let bit = u64::from(self.sda_level);
+        if self.state == State::Ack {
             let nack = bit == 1;
             sink.put(
                 t,
-                t + width,
+                t + self.width,
                 "ack",
                 if nack { "NACK" } else { "ACK" },
                 vec![("ack", Value::Bool(!nack))],
             );
             // The byte before this ACK bit learns whether it was acknowledged.
-            if let Some(i) = pending.take()
+            if let Some(i) = self.pending.take()
                 && let Some(a) = sink.anns.get_mut(i)
             {
                 a.fields.push(("ack", Value::Bool(!nack)));
             }
-            state = State::Data;
-            continue;
+            self.state = State::Data;
+            return;
         }
+        let byte = &mut self.byte;
         if byte.bits == 0 {
             byte.first = t;
         }
@@ -146,30 +205,32 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
             byte.seventh = t;
         }
         if byte.bits < 8 {
-            continue;
+            return;
         }
         byte.eighth = t;
-        width = byte.eighth - byte.seventh;
-        let value = byte.value;
-        if is_address {
-            read = value & 1 == 1;
+        self.width = byte.eighth - byte.seventh;
+        let (value, first) = (byte.value, byte.first);
+        let width = self.width;
+        if self.is_address {
+            self.read = value & 1 == 1;
+            let read = self.read;
             let rw = if read { "read" } else { "write" };
             let addr = value >> 1;
             let label = if read { &ADDRESS_READ } else { &ADDRESS_WRITE };
             // The address before its R/W bit: annotations come out in start order (no sort).
             let mut fields = Vec::with_capacity(3);
             fields.extend([("address", Value::UInt(addr)), ("rw", Value::Str(rw.into()))]);
-            sink.put(byte.first, t, "address", label.get(addr), fields);
-            pending = Some(sink.anns.len() - 1);
+            sink.put(first, t, "address", label.get(addr), fields);
+            self.pending = Some(sink.anns.len() - 1);
             sink.put(t, t + width, "rw", if read { "Read" } else { "Write" }, Vec::new());
             if value & 0xF8 == 0xF0 && !read {
-                ten_bit = Some((byte.first, (value >> 1) & 3));
-                address_bytes = 1;
+                self.ten_bit = Some((first, (value >> 1) & 3));
+                self.address_bytes = 1;
             }
-            is_address = false;
+            self.is_address = false;
         } else {
-            if address_bytes == 1
-                && let Some((ss, high)) = ten_bit.take()
+            if self.address_bytes == 1
+                && let Some((ss, high)) = self.ten_bit.take()
             {
                 let addr = (high << 8) | value;
                 sink.put(
@@ -180,7 +241,8 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
                     vec![("address", Value::UInt(addr)), ("rw", Value::Str("write".into()))],
                 );
             }
-            address_bytes = 2;
+            self.address_bytes = 2;
+            let read = self.read;
             let what = if read { &DATA_READ } else { &DATA_WRITE };
             // Room for the `ack` field its ACK bit adds.
             let mut fields = Vec::with_capacity(3);
@@ -189,20 +251,22 @@ fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
                 ("rw", Value::Str(if read { "read" } else { "write" }.into())),
             ]);
             // A data byte spans one bit width past its eighth rise; an address byte ends on it.
-            sink.put(byte.first, t + width, "data", what.get(value), fields);
-            pending = Some(sink.anns.len() - 1);
+            sink.put(first, t + width, "data", what.get(value), fields);
+            self.pending = Some(sink.anns.len() - 1);
         }
-        byte = Byte::default();
-        state = State::Ack;
-    }
-    if byte.bits > 1 {
-        sink.error(byte.first, scl.end.max(sda.end), "cut-byte", "byte cut off by the end of the capture");
+        self.byte = Byte::default();
+        self.state = State::Ack;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::signal::Line;
+
+    fn decode(scl: &Line, sda: &Line, sink: &mut Sink) {
+        crate::stream::feed_lines(&mut I2c::on_bits(0, 1), &[scl, sda], sink).unwrap();
+    }
 
     /// Edges of an I2C write of `bytes` (the first is the address byte), each ACKed, 10
     /// ticks per bit.

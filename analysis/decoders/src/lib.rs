@@ -9,6 +9,10 @@
 //! layer parses those with nom (SD tokens, SD data blocks, SD-over-SPI tokens). The spec
 //! grammar (`NAME:key=value,… | NAME…`) is nom too.
 //!
+//! Every decoder is a machine fed with level changes in time order ([`StreamDecoder`]): a
+//! capture is decoded as it is read, chunk by chunk, or as a logic analyzer streams it.
+//! [`decode`] feeds the same machines from whole tracks ([`Inputs`]).
+//!
 //! [`Decoded::attach`] turns annotations into the trace model twice: span tracks (one
 //! per decoder row, for drawing) and events with fields (`sd_cmd`, `sd_resp`, `uart_data`,
 //! … and an `…_end` event at each annotation's end), so rules, presets and reports run on
@@ -26,6 +30,7 @@ mod sd_spi;
 pub mod signal;
 pub mod spec;
 mod spi;
+mod stream;
 mod uart;
 
 use latscope_model::{
@@ -35,6 +40,7 @@ use latscope_model::{
 pub use signal::{Clock, Line};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+pub use stream::StreamDecoder;
 
 /// A typed annotation field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,16 +148,7 @@ impl<'a> Inputs<'a> {
     /// exact name, else the one channel whose name ends with it after a separator. A
     /// channel already on the tick grid is borrowed, not copied.
     pub fn resolve(&self, name: &str, column: usize) -> Result<Cow<'a, Line>, DecodeError> {
-        let names = self.channels.iter().map(|c| c.name());
-        let index = match latscope_model::resolve_name(names, name, "channel") {
-            Ok(i) => i,
-            Err(latscope_model::NameError::Unknown { available, .. }) => {
-                return Err(DecodeError::UnknownChannel { name: name.into(), column, available });
-            }
-            Err(latscope_model::NameError::Ambiguous { candidates, .. }) => {
-                return Err(DecodeError::AmbiguousChannel { name: name.into(), column, candidates });
-            }
-        };
+        let index = stream::resolve(self.channels.iter().map(|c| c.name()), name, column)?;
         Ok(match self.channels[index] {
             Channel::Digital(d) => Cow::Owned(Line::from_track(d, self.clock)),
             Channel::Analog(a) => Cow::Owned(Line::from_track(&a.to_digital(Threshold::Auto), self.clock)),
@@ -173,12 +170,56 @@ pub(crate) struct Sink {
     decoder: &'static str,
     clock: Option<Clock>,
     /// Whether the annotations were put in start order so far.
-    in_order: bool,
+    pub in_order: bool,
+    /// The start of the last annotation taken out ([`Sink::take_all`]): later ones are
+    /// in order if they start no earlier.
+    taken_last: Option<Ps>,
 }
 
 impl Sink {
-    fn new(decoder: &'static str, clock: Clock) -> Self {
+    pub(crate) fn new(decoder: &'static str, clock: Clock) -> Self {
         Sink { decoder, clock: Some(clock), in_order: true, ..Sink::default() }
+    }
+
+    /// An empty sink of the same decoder and clock.
+    pub(crate) fn empty_like(&self) -> Self {
+        Sink { decoder: self.decoder, clock: self.clock, in_order: true, ..Sink::default() }
+    }
+
+    pub(crate) fn decoder_name(&self) -> &'static str {
+        self.decoder
+    }
+
+    /// The start of the last annotation put, whether still here or taken out.
+    fn last_start(&self) -> Option<Ps> {
+        self.anns.last().map(|a| a.start).or(self.taken_last)
+    }
+
+    /// The start of the last annotation taken out ([`Sink::take_all`]), if any was.
+    pub(crate) fn taken_last(&self) -> Option<Ps> {
+        self.taken_last
+    }
+
+    /// Moves every annotation into `out` (a stream decode hands on those its decoder says
+    /// are final); the order is still checked against them.
+    pub(crate) fn take_all(&mut self, out: &mut Vec<Annotation>) {
+        if let Some(a) = self.anns.last() {
+            self.taken_last = Some(a.start);
+        }
+        out.append(&mut self.anns);
+    }
+
+    /// Adds `other`'s annotations after these, and its error counts to these.
+    pub(crate) fn append(&mut self, mut other: Sink) {
+        self.in_order &= other.in_order
+            && match (self.last_start(), other.anns.first()) {
+                (Some(a), Some(b)) => a <= b.start,
+                _ => true,
+            };
+        self.anns.append(&mut other.anns);
+        for (k, n) in other.errors {
+            *self.errors.entry(k).or_default() += n;
+        }
     }
 
     fn time(&self, tick: i64) -> (Ps, Option<i64>) {
@@ -198,7 +239,7 @@ impl Sink {
     ) {
         let (start, start_sample) = self.time(ss);
         let (end, end_sample) = self.time(es);
-        self.in_order &= self.anns.last().is_none_or(|a| a.start <= start);
+        self.in_order &= self.last_start().is_none_or(|s| s <= start);
         self.anns.push(Annotation {
             decoder: self.decoder,
             row,
@@ -240,14 +281,6 @@ impl Sink {
     }
 }
 
-/// What a decoder hands to the one stacked on it.
-#[derive(Debug, Default)]
-pub(crate) enum Stream {
-    #[default]
-    None,
-    Spi(Vec<spi::Word>),
-}
-
 /// The result of a decoder stack.
 #[derive(Debug, Clone, Default)]
 pub struct Decoded {
@@ -258,58 +291,10 @@ pub struct Decoded {
     pub clock: Option<Clock>,
 }
 
-/// Runs the decoder stack `spec` on `inputs`.
+/// Runs the decoder stack `spec` on `inputs`: the changes of the channels it names, merged
+/// in time order, through the same machines as [`StreamDecoder`].
 pub fn decode(spec_text: &str, inputs: &Inputs<'_>) -> Result<Decoded, DecodeError> {
-    let stages = spec::parse(spec_text)?;
-    let mut out = Decoded { clock: Some(inputs.clock), ..Decoded::default() };
-    let mut stream = Stream::None;
-    let mut sorted = true;
-    for (i, stage) in stages.iter().enumerate() {
-        // The decoder's own name, from the table (an unknown one is refused below).
-        let name = registry::native(&stage.name).map_or("", |d| d.name);
-        let mut sink = Sink::new(name, inputs.clock);
-        let next: Stream = match (stage.name.as_str(), i) {
-            ("uart", 0) => uart::run(stage, inputs, &mut sink)?,
-            ("spi", 0) => spi::run(stage, inputs, &mut sink)?,
-            ("i2c", 0) => i2c::run(stage, inputs, &mut sink)?,
-            ("sd", 0) => sd::run(stage, inputs, &mut sink)?,
-            ("sd-spi", _) => match std::mem::take(&mut stream) {
-                Stream::Spi(words) => sd_spi::run(stage, &words, &mut sink)?,
-                Stream::None => {
-                    return Err(DecodeError::Config {
-                        decoder: "sd-spi".into(),
-                        message: "stacks on spi: `spi:clk=CH,mosi=CH,miso=CH,cs=CH | sd-spi`".into(),
-                    });
-                }
-            },
-            ("uart" | "spi" | "i2c" | "sd", _) => {
-                return Err(DecodeError::Config {
-                    decoder: stage.name.clone(),
-                    message: "reads channels, so it must be the first decoder of a stack".into(),
-                });
-            }
-            (name, _) => return Err(DecodeError::UnknownDecoder { name: name.into(), column: stage.column }),
-        };
-        stream = next;
-        for (kind, n) in sink.errors {
-            *out.errors.entry(format!("{name}: {kind}")).or_default() += n;
-        }
-        let mut anns = sink.anns;
-        sorted &= sink.in_order
-            && match (out.annotations.last(), anns.first()) {
-                (Some(a), Some(b)) => a.start <= b.start,
-                _ => true,
-            };
-        if out.annotations.is_empty() {
-            out.annotations = anns;
-        } else {
-            out.annotations.append(&mut anns);
-        }
-    }
-    if !sorted {
-        sort_by_start(&mut out.annotations);
-    }
-    Ok(out)
+    stream::decode_inputs(spec_text, inputs)
 }
 
 /// Sorts annotations by start, stably (equal starts keep their order). Decoders emit almost
@@ -394,13 +379,14 @@ const HEX_BYTES: &str = concat!(
     "E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF",
 );
 
-/// The event name of a decoder row: `sd` + `response` → `sd_resp`.
+/// The event name of a decoder row: `sd` + `response` → `sd_resp`, `sigrok:i2c` + `address_read`
+/// → `sigrok_i2c_address_read`.
 pub fn event_name(decoder: &str, row: &str) -> String {
     let row = match row {
         "response" => "resp",
         r => r,
     };
-    format!("{}_{}", decoder.replace('-', "_"), row)
+    format!("{}_{}", decoder.replace(['-', ':'], "_"), row)
 }
 
 impl Decoded {

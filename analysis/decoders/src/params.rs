@@ -1,11 +1,19 @@
-//! A stage's `key=value` list as a decoder reads it: channels resolved against the inputs,
-//! options parsed, and any key the decoder did not ask for reported with its column. The keys
-//! are the decoder's entry in [`crate::registry`], so help, hints and errors list the same.
+//! A stage's `key=value` list as a decoder reads it: channels resolved to the bits a
+//! decoder reads them at ([`Channels`]), options parsed, and any key the decoder did not ask
+//! for reported with its column. The keys are the decoder's entry in [`crate::registry`], so
+//! help, hints and errors list the same.
 
+use crate::DecodeError;
 use crate::registry::Descriptor;
 use crate::spec::{Param, Stage};
-use crate::{DecodeError, Inputs, Line};
-use std::borrow::Cow;
+
+/// The channels a decoder stack may name, and the bit of the level words each is read at.
+pub(crate) trait Channels {
+    /// Every channel's name, for messages.
+    fn names(&self) -> Vec<String>;
+    /// The bit of the channel `name` (typed at `column`) in the level words fed to the stack.
+    fn bit(&mut self, name: &str, column: usize) -> Result<u32, DecodeError>;
+}
 
 #[derive(Debug)]
 pub(crate) struct Params<'s> {
@@ -34,30 +42,23 @@ impl<'s> Params<'s> {
         Some(*p)
     }
 
-    /// An optional channel.
-    pub fn channel<'a>(
+    /// An optional channel: its bit.
+    pub fn channel(
         &mut self,
         key: &'static str,
-        inputs: &Inputs<'a>,
-    ) -> Result<Option<Cow<'a, Line>>, DecodeError> {
+        channels: &mut dyn Channels,
+    ) -> Result<Option<u32>, DecodeError> {
         match self.take(key) {
             None => Ok(None),
-            Some(p) => inputs.resolve(&p.value, p.value_column).map(Some),
+            Some(p) => channels.bit(&p.value, p.value_column).map(Some),
         }
     }
 
     /// A channel the decoder cannot run without.
-    pub fn required<'a>(
-        &mut self,
-        key: &'static str,
-        inputs: &Inputs<'a>,
-    ) -> Result<Cow<'a, Line>, DecodeError> {
-        self.channel(key, inputs)?.ok_or_else(|| DecodeError::Config {
+    pub fn required(&mut self, key: &'static str, channels: &mut dyn Channels) -> Result<u32, DecodeError> {
+        self.channel(key, channels)?.ok_or_else(|| DecodeError::Config {
             decoder: self.decoder.into(),
-            message: format!(
-                "needs `{key}=CHANNEL`; channels: {}",
-                inputs.channels.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
-            ),
+            message: format!("needs `{key}=CHANNEL`; channels: {}", channels.names().join(", ")),
         })
     }
 

@@ -24,11 +24,11 @@
 use crate::bits::{parse_line_block, parse_token48, parse_token136};
 use crate::crc::{bits_of, crc7, crc16};
 use crate::names::{command_name, response_type};
-use crate::params::Params;
-use crate::signal::{Clock, Cursor, Line};
+use crate::params::{Channels, Params};
+use crate::signal::Clock;
 use crate::spec::Stage;
-use crate::{DecodeError, Inputs, Sink, Stream, Value};
-use std::borrow::Cow;
+use crate::stream::Machine;
+use crate::{DecodeError, Sink, Value};
 
 #[derive(Debug, Clone, Copy)]
 struct Config {
@@ -36,39 +36,139 @@ struct Config {
     block_len: usize,
 }
 
-pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new(&crate::registry::SD, stage);
-    let clk = p.required("clk", inputs)?;
-    let cmd = p.required("cmd", inputs)?;
-    let dat: Vec<Option<Cow<'_, Line>>> = vec![
-        p.channel("dat0", inputs)?,
-        p.channel("dat1", inputs)?,
-        p.channel("dat2", inputs)?,
-        p.channel("dat3", inputs)?,
-    ];
-    let four = dat.iter().all(Option::is_some);
-    let width = p.option("width", if four { 4 } else { 1 }, |s| match s {
-        "1" => Ok(1),
-        "4" => Ok(4),
-        _ => Err("expected 1 or 4".into()),
-    })?;
-    let block_len = p.option("block", 512usize, |s| match s.parse::<usize>() {
-        Ok(n) if (1..=4096).contains(&n) => Ok(n),
-        _ => Err("expected a block length from 1 to 4096 bytes".into()),
-    })?;
-    p.finish()?;
-    if width == 4 && !four {
-        return Err(DecodeError::Config {
-            decoder: "sd".into(),
-            message: "width=4 needs dat0, dat1, dat2 and dat3".into(),
-        });
+/// The SD decoder, fed with the changes of CLK, CMD and the DAT lines in time order: at
+/// each CLK rise it reads CMD and DAT from the levels after that rise.
+#[derive(Debug)]
+pub(crate) struct Sd {
+    clk: u32,
+    cmd: u32,
+    /// DAT0.. given, by bit.
+    dat: Vec<u32>,
+    clk_level: u8,
+    clock_index: u64,
+    token: Token,
+    bus: Bus,
+}
+
+impl Sd {
+    pub(crate) fn new(stage: &Stage, channels: &mut dyn Channels, clock: Clock) -> Result<Self, DecodeError> {
+        let mut p = Params::new(&crate::registry::SD, stage);
+        let clk = p.required("clk", channels)?;
+        let cmd = p.required("cmd", channels)?;
+        let dat: Vec<Option<u32>> = vec![
+            p.channel("dat0", channels)?,
+            p.channel("dat1", channels)?,
+            p.channel("dat2", channels)?,
+            p.channel("dat3", channels)?,
+        ];
+        let four = dat.iter().all(Option::is_some);
+        let width = p.option("width", if four { 4 } else { 1 }, |s| match s {
+            "1" => Ok(1),
+            "4" => Ok(4),
+            _ => Err("expected 1 or 4".into()),
+        })?;
+        let block_len = p.option("block", 512usize, |s| match s.parse::<usize>() {
+            Ok(n) if (1..=4096).contains(&n) => Ok(n),
+            _ => Err("expected a block length from 1 to 4096 bytes".into()),
+        })?;
+        p.finish()?;
+        if width == 4 && !four {
+            return Err(DecodeError::Config {
+                decoder: "sd".into(),
+                message: "width=4 needs dat0, dat1, dat2 and dat3".into(),
+            });
+        }
+        if dat[0].is_none() && dat.iter().any(Option::is_some) {
+            return Err(DecodeError::Config { decoder: "sd".into(), message: "dat1–3 need dat0".into() });
+        }
+        let dat: Vec<u32> = dat.into_iter().flatten().collect();
+        Ok(Self::on_bits(clk, cmd, dat, Config { width, block_len }, clock))
     }
-    if dat[0].is_none() && dat.iter().any(Option::is_some) {
-        return Err(DecodeError::Config { decoder: "sd".into(), message: "dat1–3 need dat0".into() });
+
+    fn on_bits(clk: u32, cmd: u32, dat: Vec<u32>, cfg: Config, clock: Clock) -> Self {
+        let bus = Bus {
+            clock,
+            cfg,
+            seq: 0,
+            app_next: false,
+            sent: None,
+            block_count: None,
+            transfer: None,
+            dat: Dat::Idle,
+            last_data: None,
+            have_dat: !dat.is_empty(),
+            dat_lines: dat.len(),
+        };
+        Sd { clk, cmd, dat, clk_level: 0, clock_index: 0, token: Token::default(), bus }
     }
-    let dat: Vec<&Line> = dat.iter().flatten().map(|l| &**l).collect();
-    decode(&clk, &cmd, &dat, Config { width, block_len }, inputs.clock, sink);
-    Ok(Stream::None)
+
+    /// A CLK rise at `t`: CMD and DAT as `levels` hold them.
+    fn rise(&mut self, t: i64, levels: u64, sink: &mut Sink) {
+        self.clock_index += 1;
+        let clock_index = self.clock_index;
+        let c = ((levels >> self.cmd) & 1) as u8;
+        let token = &mut self.token;
+        if token.bits.is_empty() {
+            if c == 0 {
+                *token = Token { bits: vec![0], ticks: vec![t], len: 48, first_clock: clock_index };
+            }
+        } else {
+            token.bits.push(c);
+            token.ticks.push(t);
+            if token.bits.len() == 2 && c == 0 {
+                let expected = self.bus.sent.filter(|s| !s.answered).and_then(|s| s.response);
+                token.len = if expected == Some("R2") { 136 } else { 48 };
+            }
+            if token.bits.len() == token.len {
+                let done = std::mem::take(token);
+                self.bus.token(&done, clock_index, sink);
+            }
+        }
+        if self.bus.have_dat {
+            let mut dat = [1u8; 4];
+            for (d, &b) in dat.iter_mut().zip(&self.dat) {
+                *d = ((levels >> b) & 1) as u8;
+            }
+            self.bus.dat_clock(t, &dat[..self.dat.len()], sink);
+        }
+    }
+}
+
+impl Machine for Sd {
+    fn start(&mut self, levels: u64, _: &mut Sink) {
+        self.clk_level = ((levels >> self.clk) & 1) as u8;
+    }
+
+    #[inline]
+    fn change(&mut self, t: i64, changed: u64, levels: u64, sink: &mut Sink) {
+        if (changed >> self.clk) & 1 == 0 {
+            return;
+        }
+        self.clk_level = ((levels >> self.clk) & 1) as u8;
+        if self.clk_level == 1 {
+            self.rise(t, levels, sink);
+        }
+    }
+
+    fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError> {
+        let end = ends[self.clk as usize];
+        if !self.token.bits.is_empty() {
+            let ss = self.token.ticks[0];
+            sink.error(ss, end, "cut", "CMD token cut off by the end of the capture");
+        }
+        match self.bus.dat {
+            Dat::Block { start, .. } | Dat::CrcStatus { start, .. } => {
+                sink.error(start, end, "cut", "data block cut off by the end of the capture");
+            }
+            Dat::Busy { start } => {
+                // Busy starts a clock after the CRC status token's end bit, which may be past the
+                // last sample: then the warning is where busy would have begun.
+                sink.error(start, end.max(start), "cut", "busy until the end of the capture");
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// The command most recently sent, until its response (or the next command).
@@ -107,9 +207,10 @@ enum Dat {
     MaybeBusy { clocks: u32 },
 }
 
-struct Decoder<'a> {
+/// The bus state above the bit level: commands, responses and data transfers.
+#[derive(Debug)]
+struct Bus {
     clock: Clock,
-    sink: &'a mut Sink,
     cfg: Config,
     seq: u64,
     app_next: bool,
@@ -131,67 +232,6 @@ struct Token {
     ticks: Vec<i64>,
     len: usize,
     first_clock: u64,
-}
-
-fn decode(clk: &Line, cmd: &Line, dat: &[&Line], cfg: Config, clock: Clock, sink: &mut Sink) {
-    let mut cmd_c = cmd.cursor();
-    let mut dat_c: Vec<Cursor<'_>> = dat.iter().map(|l| l.cursor()).collect();
-    let mut d = Decoder {
-        clock,
-        sink,
-        cfg,
-        seq: 0,
-        app_next: false,
-        sent: None,
-        block_count: None,
-        transfer: None,
-        dat: Dat::Idle,
-        last_data: None,
-        have_dat: !dat.is_empty(),
-        dat_lines: dat.len(),
-    };
-    let mut token = Token::default();
-    let rises = clk.changes().filter(|&(_, l)| l == 1).map(|(t, _)| t);
-    let mut clock_index = 0u64;
-    for t in rises {
-        clock_index += 1;
-        let c = cmd_c.level_at(t);
-        if token.bits.is_empty() {
-            if c == 0 {
-                token = Token { bits: vec![0], ticks: vec![t], len: 48, first_clock: clock_index };
-            }
-        } else {
-            token.bits.push(c);
-            token.ticks.push(t);
-            if token.bits.len() == 2 && c == 0 {
-                let expected = d.sent.filter(|s| !s.answered).and_then(|s| s.response);
-                token.len = if expected == Some("R2") { 136 } else { 48 };
-            }
-            if token.bits.len() == token.len {
-                let done = std::mem::take(&mut token);
-                d.token(&done, clock_index);
-            }
-        }
-        if d.have_dat {
-            let levels: Vec<u8> = dat_c.iter_mut().map(|c| c.level_at(t)).collect();
-            d.dat_clock(t, &levels);
-        }
-    }
-    if !token.bits.is_empty() {
-        let ss = token.ticks[0];
-        d.sink.error(ss, clk.end, "cut", "CMD token cut off by the end of the capture");
-    }
-    match d.dat {
-        Dat::Block { start, .. } | Dat::CrcStatus { start, .. } => {
-            d.sink.error(start, clk.end, "cut", "data block cut off by the end of the capture");
-        }
-        Dat::Busy { start } => {
-            // Busy starts a clock after the CRC status token's end bit, which may be past the
-            // last sample: then the warning is where busy would have begun.
-            d.sink.error(start, clk.end.max(start), "cut", "busy until the end of the capture");
-        }
-        _ => {}
-    }
 }
 
 /// Marks a failed annotation with the field `error` naming why (analyses leave pairs that
@@ -221,15 +261,15 @@ fn clock_stopped(ticks: &[i64]) -> bool {
     }
 }
 
-impl Decoder<'_> {
-    fn token(&mut self, token: &Token, clock_index: u64) {
+impl Bus {
+    fn token(&mut self, token: &Token, clock_index: u64, sink: &mut Sink) {
         let n = token.ticks.len();
         let ss = token.ticks[0];
         let last = token.ticks[n - 1];
         let es = last + (last - token.ticks[n - 2]);
         let stopped = clock_stopped(&token.ticks);
         if stopped {
-            self.sink.error(
+            sink.error(
                 ss,
                 es,
                 "clock-stopped",
@@ -237,25 +277,25 @@ impl Decoder<'_> {
             );
         }
         if token.bits[1] == 1 {
-            self.command(token, ss, es, clock_index, stopped);
+            self.command(token, ss, es, clock_index, stopped, sink);
         } else {
-            self.response(token, ss, es, stopped);
+            self.response(token, ss, es, stopped, sink);
         }
     }
 
-    fn command(&mut self, token: &Token, ss: i64, es: i64, clock_index: u64, stopped: bool) {
+    fn command(&mut self, token: &Token, ss: i64, es: i64, clock_index: u64, stopped: bool, sink: &mut Sink) {
         let Ok(t) = parse_token48(&token.bits) else { return };
         if let Some(prev) = self.sent
             && !prev.answered
             && prev.response.is_some()
         {
-            self.sink.error(prev.ss, ss, "no-response", format!("CMD{} got no response", prev.index));
+            sink.error(prev.ss, ss, "no-response", format!("CMD{} got no response", prev.index));
         }
         let app = self.app_next && t.index != 55;
         self.app_next = t.index == 55;
         let crc_ok = crc7(token.bits[..40].iter().copied()) == t.crc && t.end == 1;
         if !crc_ok {
-            self.sink.error(
+            sink.error(
                 ss,
                 es,
                 "crc",
@@ -276,7 +316,7 @@ impl Decoder<'_> {
             ("read", Value::Bool(!app && matches!(t.index, 17 | 18))),
         ];
         push_failure(&mut fields, !crc_ok, stopped);
-        self.sink.put(ss, es, "cmd", format!("{prefix}{} ({name}) arg 0x{:08x}", t.index, t.arg), fields);
+        sink.put(ss, es, "cmd", format!("{prefix}{} ({name}) arg 0x{:08x}", t.index, t.arg), fields);
         self.sent = Some(Sent {
             seq: self.seq,
             index: t.index,
@@ -287,11 +327,11 @@ impl Decoder<'_> {
             ss,
             answered: false,
         });
-        self.command_effects(t.index, app, t.arg);
+        self.command_effects(t.index, app, t.arg, sink);
     }
 
     /// What a command does to the data lines.
-    fn command_effects(&mut self, index: u8, app: bool, arg: u32) {
+    fn command_effects(&mut self, index: u8, app: bool, arg: u32, sink: &mut Sink) {
         let block_len = self.cfg.block_len;
         let (read_len, write) = match (app, index) {
             (false, 17 | 18) => (Some(block_len), false),
@@ -318,7 +358,7 @@ impl Decoder<'_> {
             }
             (false, 12) => {
                 if let Some(i) = self.last_data
-                    && let Some(a) = self.sink.anns.get_mut(i)
+                    && let Some(a) = sink.anns.get_mut(i)
                     && let Some(f) = a.fields.iter_mut().find(|f| f.0 == "last")
                 {
                     f.1 = Value::Bool(true);
@@ -347,7 +387,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn response(&mut self, token: &Token, ss: i64, es: i64, stopped: bool) {
+    fn response(&mut self, token: &Token, ss: i64, es: i64, stopped: bool, sink: &mut Sink) {
         let sent = self.sent.filter(|s| !s.answered);
         let ty = sent.and_then(|s| s.response).unwrap_or("R1");
         let mut fields = vec![("type", Value::Str(ty.into()))];
@@ -375,7 +415,7 @@ impl Decoder<'_> {
         if let Some(ok) = crc_ok {
             fields.push(("crc_ok", Value::Bool(ok)));
             if !ok {
-                self.sink.error(ss, es, "crc", format!("{ty}: CRC7 is wrong or the end bit is 0"));
+                sink.error(ss, es, "crc", format!("{ty}: CRC7 is wrong or the end bit is 0"));
             }
         }
         push_failure(&mut fields, crc_ok == Some(false), stopped);
@@ -390,9 +430,9 @@ impl Decoder<'_> {
             fields.push(("latency_clocks", Value::UInt(clocks)));
             fields.push(("latency_ps", Value::Int(ps)));
         } else {
-            self.sink.count("unexpected-response");
+            sink.count("unexpected-response");
         }
-        self.sink.put(ss, es, "response", text, fields);
+        sink.put(ss, es, "response", text, fields);
         if let Some(s) = self.sent.as_mut() {
             s.answered = true;
         }
@@ -427,7 +467,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn dat_clock(&mut self, t: i64, levels: &[u8]) {
+    fn dat_clock(&mut self, t: i64, levels: &[u8], sink: &mut Sink) {
         let width = self.cfg.width as usize;
         match &mut self.dat {
             Dat::Idle => {}
@@ -456,7 +496,7 @@ impl Decoder<'_> {
                 }
                 let (ss, es) = (*start, t + (t - *prev));
                 let lines = std::mem::take(bits);
-                self.block(ss, es, &lines[..width], data_bits);
+                self.block(ss, es, &lines[..width], data_bits, sink);
             }
             Dat::WaitCrcStatus { clocks, block_end } => {
                 *clocks += 1;
@@ -464,7 +504,7 @@ impl Decoder<'_> {
                     self.dat = Dat::CrcStatus { start: t, bits: Vec::new(), prev: t };
                 } else if *clocks > 16 {
                     let ss = *block_end;
-                    self.sink.error(ss, t, "no-crc-status", "no CRC status token after the written block");
+                    sink.error(ss, t, "no-crc-status", "no CRC status token after the written block");
                     self.after_block();
                 }
             }
@@ -484,9 +524,9 @@ impl Decoder<'_> {
                     _ => ("invalid", false),
                 };
                 if !accepted || !end_ok {
-                    self.sink.error(ss, es, "crc-status", format!("CRC status: {text}"));
+                    sink.error(ss, es, "crc-status", format!("CRC status: {text}"));
                 }
-                self.sink.put(
+                sink.put(
                     ss,
                     es,
                     "crc-status",
@@ -500,7 +540,7 @@ impl Decoder<'_> {
                     let ss = *start;
                     if t > ss {
                         let fields = self.busy_fields();
-                        self.sink.put(ss, t, "busy", "Busy", fields);
+                        sink.put(ss, t, "busy", "Busy", fields);
                     }
                     if self.transfer.is_some_and(|tr| tr.write) {
                         self.after_block();
@@ -512,7 +552,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn block(&mut self, ss: i64, es: i64, lines: &[Vec<u8>], data_bits: usize) {
+    fn block(&mut self, ss: i64, es: i64, lines: &[Vec<u8>], data_bits: usize, sink: &mut Sink) {
         let mut crc_ok = true;
         let mut end_ok = true;
         let mut line_data: Vec<Vec<u8>> = Vec::with_capacity(lines.len());
@@ -550,10 +590,10 @@ impl Decoder<'_> {
         let write = tr.is_some_and(|t| t.write);
         let last = tr.is_some_and(|t| t.remaining.is_some_and(|r| r <= 1));
         if !crc_ok {
-            self.sink.error(ss, es, "crc", format!("data block {block}: CRC16 mismatch"));
+            sink.error(ss, es, "crc", format!("data block {block}: CRC16 mismatch"));
         }
         if !end_ok {
-            self.sink.error(ss, es, "end-bit", format!("data block {block}: end bit is 0"));
+            sink.error(ss, es, "end-bit", format!("data block {block}: end bit is 0"));
         }
         let dir = if write { "write" } else { "read" };
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
@@ -574,14 +614,8 @@ impl Decoder<'_> {
         }
         push_failure(&mut fields, !(crc_ok && end_ok), false);
         let status = if crc_ok && end_ok { "CRC ok" } else { "CRC BAD" };
-        self.last_data = Some(self.sink.anns.len());
-        self.sink.put(
-            ss,
-            es,
-            "data",
-            format!("{dir} block {block}: {} bytes, {status}", bytes.len()),
-            fields,
-        );
+        self.last_data = Some(sink.anns.len());
+        sink.put(ss, es, "data", format!("{dir} block {block}: {} bytes, {status}", bytes.len()), fields);
         if let Some(t) = self.transfer.as_mut() {
             t.done += 1;
             t.remaining = t.remaining.map(|r| r.saturating_sub(1));

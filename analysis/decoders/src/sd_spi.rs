@@ -21,21 +21,7 @@ use crate::names::command_name;
 use crate::params::{Params, number};
 use crate::spec::Stage;
 use crate::spi::Word;
-use crate::{DecodeError, Sink, Stream, Value};
-
-pub(crate) fn run(stage: &Stage, words: &[Word], sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new(&crate::registry::SD_SPI, stage);
-    let block = p.option("block", 512u64, number(1, 4096))? as usize;
-    p.finish()?;
-    if words.iter().any(|w| w.mosi.is_none() || w.miso.is_none()) {
-        return Err(DecodeError::Config {
-            decoder: "sd-spi".into(),
-            message: "needs both mosi and miso on the spi decoder below it".into(),
-        });
-    }
-    decode(words, block, sink);
-    Ok(Stream::None)
-}
+use crate::{DecodeError, Sink, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -68,25 +54,52 @@ enum State {
     WaitDataResponse { block: u64, waited: u32 },
 }
 
-fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
-    let mut state = State::Idle;
-    let mut cmd: Option<Cmd> = None;
-    let mut seq = 0u64;
-    let mut app_next = false;
-    let mut block_len = block_len;
-    // SPI mode starts with CRCs off (hosts send 0xFFFF); CMD59 with bit 0 set turns them on.
-    let mut crc_on = false;
-    for w in words {
+/// The SD-over-SPI decoder, fed one SPI word at a time.
+#[derive(Debug)]
+pub(crate) struct SdSpi {
+    state: State,
+    cmd: Option<Cmd>,
+    seq: u64,
+    app_next: bool,
+    block_len: usize,
+    /// SPI mode starts with CRCs off (hosts send 0xFFFF); CMD59 with bit 0 set turns them on.
+    crc_on: bool,
+    /// The end of the last word, where a frame cut off by the end of the capture ends.
+    last_es: Option<i64>,
+}
+
+impl SdSpi {
+    pub(crate) fn new(stage: &Stage) -> Result<Self, DecodeError> {
+        let mut p = Params::new(&crate::registry::SD_SPI, stage);
+        let block = p.option("block", 512u64, number(1, 4096))? as usize;
+        p.finish()?;
+        Ok(Self::with_block(block))
+    }
+
+    fn with_block(block_len: usize) -> Self {
+        SdSpi {
+            state: State::Idle,
+            cmd: None,
+            seq: 0,
+            app_next: false,
+            block_len,
+            crc_on: false,
+            last_es: None,
+        }
+    }
+
+    pub(crate) fn word(&mut self, w: &Word, sink: &mut Sink) {
+        self.last_es = Some(w.es);
         let (mosi, miso) = (w.mosi.unwrap_or(0xff) as u8, w.miso.unwrap_or(0xff) as u8);
         // A new command while waiting for card data (CMD12 during CMD18) starts over.
         let starts_command = mosi & 0xc0 == 0x40 && miso == 0xff;
-        if starts_command && matches!(state, State::WaitToken { .. } | State::WaitResponse { .. }) {
-            if let (State::WaitResponse { .. }, Some(c)) = (&state, cmd) {
+        if starts_command && matches!(self.state, State::WaitToken { .. } | State::WaitResponse { .. }) {
+            if let (State::WaitResponse { .. }, Some(c)) = (&self.state, self.cmd) {
                 sink.error(w.ss, w.es, "no-response", format!("CMD{} got no response", c.index));
             }
-            state = State::Idle;
+            self.state = State::Idle;
         }
-        state = match state {
+        self.state = match std::mem::replace(&mut self.state, State::Idle) {
             State::Idle if mosi & 0xc0 == 0x40 => State::Command { ss: w.ss, bytes: vec![mosi] },
             State::Idle => State::Idle,
             State::Command { ss, mut bytes } => {
@@ -94,11 +107,19 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                 if bytes.len() < 6 {
                     State::Command { ss, bytes }
                 } else {
-                    let c = command(ss, w.es, &bytes, &mut seq, &mut app_next, &mut block_len, sink);
+                    let c = command(
+                        ss,
+                        w.es,
+                        &bytes,
+                        &mut self.seq,
+                        &mut self.app_next,
+                        &mut self.block_len,
+                        sink,
+                    );
                     if !c.app && c.index == 59 {
-                        crc_on = bytes[4] & 1 == 1;
+                        self.crc_on = bytes[4] & 1 == 1;
                     }
-                    cmd = Some(c);
+                    self.cmd = Some(c);
                     State::WaitResponse { skipped: 0 }
                 }
             }
@@ -113,22 +134,22 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                     }
                 } else {
                     let st = State::Response { ss: w.ss, bytes: vec![miso] };
-                    finish_response(st, w, cmd, sink)
+                    finish_response(st, w, self.cmd, sink)
                 }
             }
             State::Response { ss, mut bytes } => {
                 bytes.push(miso);
-                finish_response(State::Response { ss, bytes }, w, cmd, sink)
+                finish_response(State::Response { ss, bytes }, w, self.cmd, sink)
             }
             State::Busy { first } => {
                 if miso == 0x00 {
                     State::Busy { first: Some((first.map_or(w.ss, |f| f.0), w.es)) }
                 } else {
                     if let Some((ss, es)) = first {
-                        let s = cmd.map_or(0, |c| c.seq);
+                        let s = self.cmd.map_or(0, |c| c.seq);
                         sink.put(ss, es, "busy", "Card is busy", vec![("seq", Value::UInt(s))]);
                     }
-                    match cmd {
+                    match self.cmd {
                         Some(c) if c.data == Kind::Write && c.multiple => {
                             State::WaitToken { waited: 0, block: 0 }
                         }
@@ -137,7 +158,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                 }
             }
             State::WaitToken { waited, block } => {
-                let c = cmd.unwrap_or(EMPTY);
+                let c = self.cmd.unwrap_or(EMPTY);
                 let token = if c.data == Kind::Write { mosi } else { miso };
                 match token {
                     0xfe | 0xfc => {
@@ -169,7 +190,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                 }
             }
             State::Data { ss, mut bytes, block } => {
-                let c = cmd.unwrap_or(EMPTY);
+                let c = self.cmd.unwrap_or(EMPTY);
                 let byte = if c.data == Kind::Write { mosi } else { miso };
                 let ss = if bytes.is_empty() { w.ss } else { ss };
                 bytes.push(byte);
@@ -179,7 +200,7 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
                 if bytes.len() < c.data_len + 2 {
                     State::Data { ss, bytes, block }
                 } else {
-                    data_block(&bytes, c, block, crc_on, sink);
+                    data_block(&bytes, c, block, self.crc_on, sink);
                     match c.data {
                         Kind::Write => State::WaitDataResponse { block, waited: 0 },
                         _ if c.multiple => State::WaitToken { waited: 0, block: block + 1 },
@@ -220,12 +241,15 @@ fn decode(words: &[Word], block_len: usize, sink: &mut Sink) {
             }
         };
     }
-    match state {
-        State::Command { ss, .. } | State::Response { ss, .. } | State::Data { ss, .. } => {
-            let end = words.last().map_or(ss, |w| w.es);
-            sink.error(ss, end, "cut", "frame cut off by the end of the capture");
+
+    pub(crate) fn finish(&mut self, sink: &mut Sink) {
+        match self.state {
+            State::Command { ss, .. } | State::Response { ss, .. } | State::Data { ss, .. } => {
+                let end = self.last_es.unwrap_or(ss);
+                sink.error(ss, end, "cut", "frame cut off by the end of the capture");
+            }
+            _ => {}
         }
-        _ => {}
     }
 }
 

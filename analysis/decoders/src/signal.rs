@@ -53,6 +53,20 @@ impl Clock {
     pub fn sample_numbers(self) -> bool {
         matches!(self, Clock::Samples(_))
     }
+
+    /// The period for [`Self::tick_fast`], found once per track rather than per edge.
+    pub(crate) fn even_period(self) -> Option<i64> {
+        match self {
+            Clock::Samples(rate) => even_period(rate),
+            Clock::Picoseconds => None,
+        }
+    }
+
+    /// [`Self::tick_of`] with the period from [`Self::even_period`].
+    #[inline]
+    pub(crate) fn tick_fast(self, t: Ps, period: Option<i64>) -> i64 {
+        period.and_then(|p| tick_on_period(t, p)).unwrap_or_else(|| self.tick_of(t))
+    }
 }
 
 /// The sample period in ps when it is a whole number (rates that divide 10^12 Hz·ps).
@@ -100,7 +114,7 @@ pub struct Line {
 
 /// Levels a decoder sees: VCD's Z (3) reads high, as a pulled-up open-drain bus does; X (2)
 /// reads low.
-fn binary(level: u8) -> u8 {
+pub(crate) fn binary(level: u8) -> u8 {
     u8::from(level == 1 || level == 3)
 }
 
@@ -115,13 +129,9 @@ impl Line {
             end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
         };
         // The period is found once, not per edge.
-        let period = match clock {
-            Clock::Samples(rate) => even_period(rate),
-            Clock::Picoseconds => None,
-        };
+        let period = clock.even_period();
         for (&t, &l) in track.times.iter().zip(&track.levels) {
-            let tick = period.and_then(|p| tick_on_period(t, p)).unwrap_or_else(|| clock.tick_of(t));
-            line.push(tick, binary(l));
+            line.push(clock.tick_fast(t, period), binary(l));
         }
         line
     }
@@ -178,74 +188,6 @@ impl Line {
             i => self.level_after(i - 1),
         }
     }
-
-    pub fn cursor(&self) -> Cursor<'_> {
-        Cursor { line: self, next: 0 }
-    }
-}
-
-/// Reads a [`Line`] at non-decreasing ticks in amortised constant time (a backwards step
-/// falls back to a binary search).
-#[derive(Debug, Clone)]
-pub struct Cursor<'a> {
-    line: &'a Line,
-    /// Index of the first change after the last tick read.
-    next: usize,
-}
-
-impl Cursor<'_> {
-    pub fn level_at(&mut self, t: i64) -> u8 {
-        let ticks = &self.line.ticks;
-        if self.next > 0 && ticks[self.next - 1] > t {
-            self.next = ticks.partition_point(|&x| x <= t);
-        }
-        // Gallop forward: most reads move a few changes at most.
-        while self.next < ticks.len() && ticks[self.next] <= t {
-            self.next += 1;
-        }
-        match self.next {
-            0 => self.line.initial,
-            i => self.line.level_after(i - 1),
-        }
-    }
-}
-
-/// Ticks of the changes of several lines (at most 32) merged in time order, each with a
-/// bit mask of the lines that change there.
-pub fn merged_changes<'a>(lines: &[&'a Line]) -> MergedChanges<'a> {
-    let lines: Vec<&'a [i64]> = lines.iter().map(|l| l.ticks.as_slice()).collect();
-    let heads = lines.iter().map(|t| t.first().copied().unwrap_or(i64::MAX)).collect();
-    MergedChanges { idx: vec![0; lines.len()], lines, heads }
-}
-
-/// The iterator of [`merged_changes`]. Each line's next tick is kept at hand (`i64::MAX`
-/// once it has none), so a step is a minimum and a compare per line.
-#[derive(Debug, Clone)]
-pub struct MergedChanges<'a> {
-    lines: Vec<&'a [i64]>,
-    idx: Vec<usize>,
-    heads: Vec<i64>,
-}
-
-impl Iterator for MergedChanges<'_> {
-    type Item = (i64, u32);
-
-    #[inline]
-    fn next(&mut self) -> Option<(i64, u32)> {
-        let t = self.heads.iter().copied().min()?;
-        if t == i64::MAX {
-            return None;
-        }
-        let mut mask = 0u32;
-        for (k, head) in self.heads.iter_mut().enumerate() {
-            if *head == t {
-                mask |= 1 << k;
-                self.idx[k] += 1;
-                *head = self.lines[k].get(self.idx[k]).copied().unwrap_or(i64::MAX);
-            }
-        }
-        Some((t, mask))
-    }
 }
 
 #[cfg(test)]
@@ -264,18 +206,12 @@ mod tests {
     }
 
     #[test]
-    fn lines_merge_same_tick_changes_and_cursors_read_levels() {
+    fn lines_merge_same_tick_changes_and_read_levels() {
         let l = Line::new("A", 0, &[(5, 1), (5, 0), (7, 1), (9, 0), (9, 1)], 20);
         assert_eq!((l.ticks.clone(), l.changes().collect::<Vec<_>>()), (vec![7], vec![(7, 1)]));
         let l = Line::new("A", 1, &[(3, 0), (6, 1), (8, 0)], 20);
-        let mut c = l.cursor();
-        let got: Vec<u8> = (0..10).map(|t| c.level_at(t)).collect();
+        let got: Vec<u8> = (0..10).map(|t| l.level_at(t)).collect();
         assert_eq!(got, [1, 1, 1, 0, 0, 0, 1, 1, 0, 0]);
-        assert_eq!(c.level_at(4), 0);
-        assert_eq!(l.level_at(6), 1);
-        let m = Line::new("B", 0, &[(3, 1), (4, 0)], 20);
-        let got: Vec<_> = merged_changes(&[&l, &m]).collect();
-        assert_eq!(got, [(3, 3), (4, 2), (6, 1), (8, 1)]);
     }
 
     /// The 128-bit roundings the fast paths replace.

@@ -2,13 +2,15 @@
 //!
 //! ```text
 //! spec  := stage ( '|' stage )*
-//! stage := NAME [ ':' param ( ',' param )* ]
+//! stage := NAME [ ':' ID ] [ ':' param ( ',' param )* ]     ':' ID only after `sigrok`
 //! param := KEY '=' VALUE            VALUE runs to the next ',' or '|', trimmed
 //! ```
 //!
 //! `uart:tx=DIN 4 (UART),baud=auto` is one stage; `spi:clk=CLK,mosi=MOSI | sd-spi` stacks
 //! `sd-spi` on `spi`. Channel names may hold spaces and parentheses (sigrok probe names do),
-//! so a value is everything up to the separator. Errors give the 1-based column.
+//! so a value is everything up to the separator. `sigrok:i2c:scl=SCL,sda=SDA | sigrok:eeprom24xx`
+//! runs libsigrokdecode's decoders `i2c` and `eeprom24xx` (through sigrok-cli), with channels
+//! and options as sigrok names them. Errors give the 1-based column.
 
 use nom::{
     IResult, Parser,
@@ -29,6 +31,8 @@ pub struct Param {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stage {
     pub name: String,
+    /// The sigrok decoder's id of a `sigrok:ID` stage; `None` for every other decoder.
+    pub id: Option<String>,
     pub column: usize,
     pub params: Vec<Param>,
 }
@@ -60,6 +64,9 @@ pub struct SpecError {
     pub message: String,
 }
 
+/// The stage name that runs a sigrok decoder, `sigrok:ID`.
+pub const SIGROK: &str = "sigrok";
+
 fn name(i: &str) -> IResult<&str, &str> {
     take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-').parse(i)
 }
@@ -82,9 +89,30 @@ pub fn parse(spec: &str) -> Result<Vec<Stage>, SpecError> {
         let mut stage = Stage {
             name: stage_name.to_ascii_lowercase(),
             column: column(r) - stage_name.len(),
+            id: None,
             params: Vec::new(),
         };
         let (mut r, _) = space0::<_, nom::error::Error<&str>>.parse(r).unwrap_or((r, ""));
+        if stage.name == SIGROK {
+            let Ok((after, _)) = char::<_, nom::error::Error<&str>>(':').parse(r) else {
+                return Err(err(
+                    r,
+                    "expected `:ID` after `sigrok` (a sigrok decoder's id: sigrok:i2c)".into(),
+                ));
+            };
+            let (after, _) = space0::<_, nom::error::Error<&str>>.parse(after).unwrap_or((after, ""));
+            let Ok((after, id)) = name(after) else {
+                return Err(err(after, "expected a sigrok decoder's id after `sigrok:` (sigrok:i2c)".into()));
+            };
+            if after.trim_start().starts_with('=') {
+                return Err(err(
+                    after,
+                    format!("`sigrok:{id}=…`: give the decoder's id first (sigrok:ID:{id}=…)"),
+                ));
+            }
+            stage.id = Some(id.to_owned());
+            r = space0::<_, nom::error::Error<&str>>.parse(after).map_or(after, |(a, _)| a);
+        }
         if let Ok((after, _)) = char::<_, nom::error::Error<&str>>(':').parse(r) {
             r = after;
             loop {
@@ -134,6 +162,24 @@ pub fn parse(spec: &str) -> Result<Vec<Stage>, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sigrok_stage_takes_its_decoders_id_then_its_params() {
+        let s = parse("sigrok:i2c:scl=SCL,sda=SDA | sigrok:eeprom24xx").unwrap_or_default();
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].name.as_str(), s[0].id.as_deref()), ("sigrok", Some("i2c")));
+        assert_eq!(
+            s[0].params.iter().map(|p| (p.key.as_str(), p.value.as_str())).collect::<Vec<_>>(),
+            [("scl", "SCL"), ("sda", "SDA")]
+        );
+        assert_eq!((s[1].id.as_deref(), s[1].params.len()), (Some("eeprom24xx"), 0));
+        let s = parse("sigrok:can:can_rx=CAN_RX,nominal_bitrate=125000").unwrap_or_default();
+        assert_eq!(s[0].params[1].value, "125000");
+        // `:ID` follows only `sigrok`; without one, or with a parameter in its place, it is an error.
+        assert_eq!(parse("uart:rx=RX").unwrap_or_default()[0].id, None);
+        assert!(parse("sigrok").is_err_and(|e| e.message.contains("`:ID`")));
+        assert!(parse("sigrok:scl=SCL").is_err_and(|e| e.message.contains("id first") && e.column == 11));
+    }
 
     #[test]
     fn stages_params_and_columns() {

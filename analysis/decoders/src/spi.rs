@@ -6,10 +6,10 @@
 //! Rows: `mosi` / `miso` {value}, `transfer` (one per CS assertion, the words of each
 //! line), `warnings` (a word cut by CS).
 
-use crate::params::{Params, flag, number};
-use crate::signal::{Line, merged_changes};
+use crate::params::{Channels, Params, flag, number};
 use crate::spec::Stage;
-use crate::{DecodeError, Inputs, Sink, Stream, Value};
+use crate::stream::Machine;
+use crate::{DecodeError, Sink, Value};
 
 /// One SPI word, for a decoder stacked on SPI.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,36 +28,6 @@ struct Config {
     bits: u32,
 }
 
-pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new(&crate::registry::SPI, stage);
-    let clk = p.required("clk", inputs)?;
-    let mosi = p.channel("mosi", inputs)?;
-    let miso = p.channel("miso", inputs)?;
-    let cs = p.channel("cs", inputs)?;
-    let cpol = p.option("cpol", false, flag)?;
-    let cpha = p.option("cpha", false, flag)?;
-    let cs_active_high = p.option("cs_active", false, |s| match s {
-        "low" => Ok(false),
-        "high" => Ok(true),
-        _ => Err("expected low or high".into()),
-    })?;
-    let lsb_first = p.option("order", false, |s| match s {
-        "msb" => Ok(false),
-        "lsb" => Ok(true),
-        _ => Err("expected msb or lsb".into()),
-    })?;
-    let bits = p.option("bits", 8, number(1, 64))? as u32;
-    p.finish()?;
-    if mosi.is_none() && miso.is_none() {
-        return Err(DecodeError::Config {
-            decoder: "spi".into(),
-            message: "needs `mosi=CH` or `miso=CH` (or both)".into(),
-        });
-    }
-    let cfg = Config { sample_on_rise: cpol == cpha, cs_active_high, lsb_first, bits };
-    Ok(Stream::Spi(decode(&clk, mosi.as_deref(), miso.as_deref(), cs.as_deref(), &cfg, sink)))
-}
-
 #[derive(Debug, Default)]
 struct Acc {
     bits: u32,
@@ -68,31 +38,94 @@ struct Acc {
     last: i64,
 }
 
-fn decode(
-    clk: &Line,
-    mosi: Option<&Line>,
-    miso: Option<&Line>,
-    cs: Option<&Line>,
-    cfg: &Config,
-    sink: &mut Sink,
-) -> Vec<Word> {
-    let mut words = Vec::new();
-    let mut mosi_c = mosi.map(Line::cursor);
-    let mut miso_c = miso.map(Line::cursor);
-    let active = |level: u8| (level == 1) == cfg.cs_active_high;
-    let mut acc = Acc::default();
-    // An open transfer: its start, its words, and the index of its annotation. The
-    // annotation is put when CS asserts and completed when CS releases, so the annotations
-    // come out in start order and need no sort (a tenth of a large SPI decode).
-    let mut transfer: Option<(i64, Vec<u64>, Vec<u64>, usize)> = None;
-    let open = |sink: &mut Sink, ss: i64| {
+/// An open transfer: its start, its words on each line, and the index of its annotation.
+type Transfer = (i64, Vec<u64>, Vec<u64>, usize);
+
+/// The SPI decoder, fed with the changes of its lines in time order. Words are sampled on
+/// the mode's clock edge from the levels after that edge.
+#[derive(Debug)]
+pub(crate) struct Spi {
+    clk: u32,
+    mosi: Option<u32>,
+    miso: Option<u32>,
+    cs: Option<u32>,
+    cfg: Config,
+    acc: Acc,
+    /// The annotation is put when CS asserts and completed when CS releases, so the
+    /// annotations come out in start order and need no sort (a tenth of a large SPI decode).
+    transfer: Option<Transfer>,
+    cs_level: Option<u8>,
+    clk_level: u8,
+    /// Words for a decoder stacked on this one (kept only when one is).
+    pub(crate) words: Vec<Word>,
+    pub(crate) keep_words: bool,
+}
+
+impl Spi {
+    pub(crate) fn new(stage: &Stage, channels: &mut dyn Channels) -> Result<Self, DecodeError> {
+        let mut p = Params::new(&crate::registry::SPI, stage);
+        let clk = p.required("clk", channels)?;
+        let mosi = p.channel("mosi", channels)?;
+        let miso = p.channel("miso", channels)?;
+        let cs = p.channel("cs", channels)?;
+        let cpol = p.option("cpol", false, flag)?;
+        let cpha = p.option("cpha", false, flag)?;
+        let cs_active_high = p.option("cs_active", false, |s| match s {
+            "low" => Ok(false),
+            "high" => Ok(true),
+            _ => Err("expected low or high".into()),
+        })?;
+        let lsb_first = p.option("order", false, |s| match s {
+            "msb" => Ok(false),
+            "lsb" => Ok(true),
+            _ => Err("expected msb or lsb".into()),
+        })?;
+        let bits = p.option("bits", 8, number(1, 64))? as u32;
+        p.finish()?;
+        if mosi.is_none() && miso.is_none() {
+            return Err(DecodeError::Config {
+                decoder: "spi".into(),
+                message: "needs `mosi=CH` or `miso=CH` (or both)".into(),
+            });
+        }
+        let cfg = Config { sample_on_rise: cpol == cpha, cs_active_high, lsb_first, bits };
+        Ok(Self::on_bits(clk, mosi, miso, cs, cfg))
+    }
+
+    fn on_bits(clk: u32, mosi: Option<u32>, miso: Option<u32>, cs: Option<u32>, cfg: Config) -> Self {
+        Spi {
+            clk,
+            mosi,
+            miso,
+            cs,
+            cfg,
+            acc: Acc::default(),
+            transfer: None,
+            cs_level: None,
+            clk_level: 0,
+            words: Vec::new(),
+            keep_words: false,
+        }
+    }
+
+    /// Whether words carry both MOSI and MISO (what SD over SPI needs).
+    pub(crate) fn has_both_lines(&self) -> bool {
+        self.mosi.is_some() && self.miso.is_some()
+    }
+
+    fn active(&self, level: u8) -> bool {
+        (level == 1) == self.cfg.cs_active_high
+    }
+
+    fn open(sink: &mut Sink, ss: i64) -> usize {
         sink.put(ss, ss, "transfer", "", Vec::new());
         sink.anns.len() - 1
-    };
-    // An annotation starting where the open transfer starts goes before it, where a stable
-    // sort by start would put it (the transfer is complete only after it).
-    let before_transfer = |sink: &mut Sink, transfer: &mut Option<(i64, Vec<u64>, Vec<u64>, usize)>| {
-        if let Some((ts, _, _, at)) = transfer.as_mut()
+    }
+
+    /// An annotation starting where the open transfer starts goes before it, where a stable
+    /// sort by start would put it (the transfer is complete only after it).
+    fn before_transfer(&mut self, sink: &mut Sink) {
+        if let Some((ts, _, _, at)) = self.transfer.as_mut()
             && let Some(last) = sink.anns.len().checked_sub(1)
             && sink.start_tick(last) == *ts
             && *at < last
@@ -100,67 +133,53 @@ fn decode(
             sink.anns[*at..].rotate_right(1);
             *at += 1;
         }
-    };
-    let lines: Vec<&Line> = match cs {
-        Some(c) => vec![clk, c],
-        None => vec![clk],
-    };
-    if let Some(c) = cs
-        && active(c.initial)
-    {
-        transfer = Some((0, Vec::new(), Vec::new(), open(sink, 0)));
     }
-    let mut cs_level = cs.map(|c| c.initial);
-    let mut clk_level = clk.initial;
-    for (t, mask) in merged_changes(&lines) {
-        if mask & 1 != 0 {
-            clk_level ^= 1;
+
+    fn cs_changed(&mut self, t: i64, level: u8, sink: &mut Sink) {
+        self.cs_level = Some(level);
+        if self.acc.bits > 0 {
+            sink.error(
+                self.acc.first,
+                t,
+                "cut-word",
+                format!("word cut by CS after {} bit(s)", self.acc.bits),
+            );
+            self.before_transfer(sink);
         }
-        if mask & 2 != 0 {
-            let level = cs_level.map_or(0, |l| l ^ 1);
-            cs_level = Some(level);
-            if acc.bits > 0 {
-                sink.error(acc.first, t, "cut-word", format!("word cut by CS after {} bit(s)", acc.bits));
-                before_transfer(sink, &mut transfer);
+        self.acc = Acc::default();
+        if self.active(level) {
+            if let Some((_, _, _, at)) = self.transfer.take() {
+                sink.anns.remove(at);
             }
-            acc = Acc::default();
-            if active(level) {
-                if let Some((_, _, _, at)) = transfer.take() {
-                    sink.anns.remove(at);
-                }
-                transfer = Some((t, Vec::new(), Vec::new(), open(sink, t)));
-            } else if let Some((_, o, i, at)) = transfer.take() {
-                let hex = |v: &[u64]| v.iter().map(|&x| crate::hex_upper(x, 2)).collect::<Vec<_>>().join(" ");
-                let mut fields = vec![("words", Value::UInt(o.len().max(i.len()) as u64))];
-                let mut text = Vec::new();
-                if mosi.is_some() {
-                    fields.push(("mosi", Value::Str(hex(&o).into())));
-                    text.push(format!("MOSI {}", hex(&o)));
-                }
-                if miso.is_some() {
-                    fields.push(("miso", Value::Str(hex(&i).into())));
-                    text.push(format!("MISO {}", hex(&i)));
-                }
-                sink.set_end(at, t);
-                let a = &mut sink.anns[at];
-                a.text = text.join(" / ").into();
-                a.fields = fields;
+            self.transfer = Some((t, Vec::new(), Vec::new(), Self::open(sink, t)));
+        } else if let Some((_, o, i, at)) = self.transfer.take() {
+            let hex = |v: &[u64]| v.iter().map(|&x| crate::hex_upper(x, 2)).collect::<Vec<_>>().join(" ");
+            let mut fields = vec![("words", Value::UInt(o.len().max(i.len()) as u64))];
+            let mut text = Vec::new();
+            if self.mosi.is_some() {
+                fields.push(("mosi", Value::Str(hex(&o).into())));
+                text.push(format!("MOSI {}", hex(&o)));
             }
+            if self.miso.is_some() {
+                fields.push(("miso", Value::Str(hex(&i).into())));
+                text.push(format!("MISO {}", hex(&i)));
+            }
+            sink.set_end(at, t);
+            let a = &mut sink.anns[at];
+            a.text = text.join(" / ").into();
+            a.fields = fields;
         }
-        if let Some(l) = cs_level
-            && !active(l)
-        {
-            continue;
-        }
-        if mask & 1 == 0 || (clk_level == 1) != cfg.sample_on_rise {
-            continue;
-        }
+    }
+
+    fn sample(&mut self, t: i64, levels: u64, sink: &mut Sink) {
+        let cfg = self.cfg;
+        let acc = &mut self.acc;
         let shift = if cfg.lsb_first { acc.bits } else { cfg.bits - 1 - acc.bits };
-        if let Some(c) = mosi_c.as_mut() {
-            acc.mosi |= u64::from(c.level_at(t)) << shift;
+        if let Some(b) = self.mosi {
+            acc.mosi |= ((levels >> b) & 1) << shift;
         }
-        if let Some(c) = miso_c.as_mut() {
-            acc.miso |= u64::from(c.level_at(t)) << shift;
+        if let Some(b) = self.miso {
+            acc.miso |= ((levels >> b) & 1) << shift;
         }
         if acc.bits == 0 {
             acc.first = t;
@@ -169,48 +188,112 @@ fn decode(
         acc.last = t;
         acc.bits += 1;
         if acc.bits < cfg.bits {
-            continue;
+            return;
         }
         let es = if cfg.bits > 1 { acc.last + (acc.last - acc.prev) } else { acc.last };
         let word = Word {
             ss: acc.first,
             es,
-            mosi: mosi.is_some().then_some(acc.mosi),
-            miso: miso.is_some().then_some(acc.miso),
+            mosi: self.mosi.is_some().then_some(acc.mosi),
+            miso: self.miso.is_some().then_some(acc.miso),
         };
         let digits = (cfg.bits as usize).div_ceil(4).max(2);
         for (row, v) in [("miso", word.miso), ("mosi", word.mosi)] {
             if let Some(v) = v {
                 sink.put(word.ss, word.es, row, crate::hex_upper(v, digits), vec![("value", Value::UInt(v))]);
-                before_transfer(sink, &mut transfer);
+                self.before_transfer(sink);
             }
         }
-        if let Some((_, o, i, _)) = transfer.as_mut() {
+        if let Some((_, o, i, _)) = self.transfer.as_mut() {
             o.extend(word.mosi);
             i.extend(word.miso);
         }
-        words.push(word);
-        acc = Acc::default();
+        if self.keep_words {
+            self.words.push(word);
+        }
+        self.acc = Acc::default();
     }
-    if acc.bits > 0 {
-        sink.error(
-            acc.first,
-            clk.end,
-            "cut-word",
-            format!("word cut off by the end of the capture after {} bit(s)", acc.bits),
-        );
-        before_transfer(sink, &mut transfer);
+}
+
+impl Machine for Spi {
+    fn start(&mut self, levels: u64, sink: &mut Sink) {
+        self.clk_level = ((levels >> self.clk) & 1) as u8;
+        if let Some(c) = self.cs {
+            let level = ((levels >> c) & 1) as u8;
+            self.cs_level = Some(level);
+            if self.active(level) {
+                self.transfer = Some((0, Vec::new(), Vec::new(), Self::open(sink, 0)));
+            }
+        }
     }
-    // A transfer still open at the end of the capture has no annotation.
-    if let Some((_, _, _, at)) = transfer {
-        sink.anns.remove(at);
+
+    #[inline]
+    fn change(&mut self, t: i64, changed: u64, levels: u64, sink: &mut Sink) {
+        let clk_changed = (changed >> self.clk) & 1 != 0;
+        if clk_changed {
+            self.clk_level = ((levels >> self.clk) & 1) as u8;
+        }
+        if let Some(c) = self.cs
+            && (changed >> c) & 1 != 0
+        {
+            self.cs_changed(t, ((levels >> c) & 1) as u8, sink);
+        }
+        if let Some(l) = self.cs_level
+            && !self.active(l)
+        {
+            return;
+        }
+        if !clk_changed || (self.clk_level == 1) != self.cfg.sample_on_rise {
+            return;
+        }
+        self.sample(t, levels, sink);
     }
-    words
+
+    fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError> {
+        if self.acc.bits > 0 {
+            sink.error(
+                self.acc.first,
+                ends[self.clk as usize],
+                "cut-word",
+                format!("word cut off by the end of the capture after {} bit(s)", self.acc.bits),
+            );
+            self.before_transfer(sink);
+        }
+        // A transfer still open at the end of the capture has no annotation.
+        if let Some((_, _, _, at)) = self.transfer.take() {
+            sink.anns.remove(at);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::signal::Line;
+
+    fn decode(
+        clk: &Line,
+        mosi: Option<&Line>,
+        miso: Option<&Line>,
+        cs: Option<&Line>,
+        cfg: &Config,
+        sink: &mut Sink,
+    ) -> Vec<Word> {
+        let mut lines = vec![clk];
+        let mut bits = [None; 3];
+        for (b, l) in bits.iter_mut().zip([mosi, miso, cs]) {
+            if let Some(l) = l {
+                lines.push(l);
+                *b = Some(lines.len() as u32 - 1);
+            }
+        }
+        let [mosi, miso, cs] = bits;
+        let mut spi = Spi::on_bits(0, mosi, miso, cs, *cfg);
+        spi.keep_words = true;
+        crate::stream::feed_lines(&mut spi, &lines, sink).unwrap();
+        spi.words
+    }
 
     /// Mode-0 SPI of `bytes` on MOSI (MSB first), 4 ticks per clock, CS low around them.
     pub(crate) fn spi_lines(bytes: &[u8]) -> (Line, Line, Line) {

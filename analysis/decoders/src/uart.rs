@@ -10,12 +10,21 @@
 //!
 //! `baud=auto` averages the one-bit pulses: those from the shortest pulse that occurs at
 //! least twice (so one glitch does not set the rate) to 1.5 times it; it then rounds to a
-//! standard rate within 3 %.
+//! standard rate within 3 %. The rate needs the whole line, so with `auto` a line's changes
+//! (only that line's) are kept until the capture ends, then decoded.
+//!
+//! The decoder is fed changes in time order: a frame's sample points are read as later
+//! changes (or the end of the capture) pass them, and the frame is annotated once its stop
+//! bit is read. A frame whose stop bit lies past the end of the capture is cut off (one
+//! warning, and nothing after it is decoded); a false start bit is reported once the end of
+//! its frame is known to be inside the capture, so a cut frame is reported as cut either way.
 
-use crate::params::{Params, flag, number};
+use crate::params::{Channels, Params, flag, number};
+use crate::signal::Line;
 use crate::spec::Stage;
-use crate::{DecodeError, Inputs, Line, Sink, Stream, Value};
-use std::borrow::Cow;
+use crate::stream::Machine;
+use crate::{DecodeError, Sink, Value};
+use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Parity {
@@ -38,72 +47,332 @@ const STANDARD_BAUDS: &[u64] = &[
     250_000, 460_800, 500_000, 921_600, 1_000_000, 1_500_000, 2_000_000, 3_000_000, 4_000_000,
 ];
 
-pub(crate) fn run(stage: &Stage, inputs: &Inputs<'_>, sink: &mut Sink) -> Result<Stream, DecodeError> {
-    let mut p = Params::new(&crate::registry::UART, stage);
-    let tx = p.channel("tx", inputs)?;
-    let rx = p.channel("rx", inputs)?;
-    let baud = p.option("baud", None, |s| {
-        if s == "auto" {
-            return Ok(None);
-        }
-        match s.parse::<f64>() {
-            Ok(b) if b.is_finite() && b > 0.0 => Ok(Some(b)),
-            _ => Err("expected a baud rate in bit/s, or auto".into()),
-        }
-    })?;
-    let bits = p.option("bits", 8, number(5, 9))? as u32;
-    let parity = p.option("parity", Parity::None, |s| match s {
-        "none" => Ok(Parity::None),
-        "even" => Ok(Parity::Even),
-        "odd" => Ok(Parity::Odd),
-        _ => Err("expected none, even or odd".into()),
-    })?;
-    // Only the first stop bit is checked (as sigrok does); the option is validated so a
-    // typo is an error, not a silent default.
-    p.option("stop", 1.0, |s| match s {
-        "1" | "1.5" | "2" => Ok(1.0),
-        _ => Err("expected 1, 1.5 or 2".into()),
-    })?;
-    let invert = p.option("invert", false, flag)?;
-    p.finish()?;
-    let lines: Vec<(&'static str, Cow<'_, Line>)> =
-        [("tx", tx), ("rx", rx)].into_iter().filter_map(|(n, l)| l.map(|l| (n, l))).collect();
-    if lines.is_empty() {
-        return Err(DecodeError::Config {
-            decoder: "uart".into(),
-            message: format!(
-                "needs `tx=CHANNEL` or `rx=CHANNEL`; channels: {}",
-                inputs.channels.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
-            ),
-        });
-    }
-    let rate = inputs.clock.rate();
-    for (dir, line) in &lines {
-        let baud = match baud {
-            Some(b) => b,
-            None => match measure_baud(line, rate) {
-                Some(b) => b,
-                None => {
-                    sink.error(
-                        0,
-                        line.end,
-                        "no-baud",
-                        format!("{dir}: too few edges to measure the baud rate"),
-                    );
-                    continue;
-                }
-            },
-        };
-        let cfg = Config { width: rate / baud, bits, parity, invert };
-        if cfg.width < 1.0 {
+/// The UART decoder: one [`UartLine`] per line given (tx first), each with its own sink so
+/// the annotations come out line by line, as a decode of each line in turn gives them.
+#[derive(Debug)]
+pub(crate) struct Uart {
+    lines: Vec<(UartLine, Sink)>,
+}
+
+impl Uart {
+    pub(crate) fn new(
+        stage: &Stage,
+        channels: &mut dyn Channels,
+        rate: f64,
+        sink: &Sink,
+    ) -> Result<Self, DecodeError> {
+        let mut p = Params::new(&crate::registry::UART, stage);
+        let tx = p.channel("tx", channels)?;
+        let rx = p.channel("rx", channels)?;
+        let baud = p.option("baud", None, |s| {
+            if s == "auto" {
+                return Ok(None);
+            }
+            match s.parse::<f64>() {
+                Ok(b) if b.is_finite() && b > 0.0 => Ok(Some(b)),
+                _ => Err("expected a baud rate in bit/s, or auto".into()),
+            }
+        })?;
+        let bits = p.option("bits", 8, number(5, 9))? as u32;
+        let parity = p.option("parity", Parity::None, |s| match s {
+            "none" => Ok(Parity::None),
+            "even" => Ok(Parity::Even),
+            "odd" => Ok(Parity::Odd),
+            _ => Err("expected none, even or odd".into()),
+        })?;
+        // Only the first stop bit is checked (as sigrok does); the option is validated so a
+        // typo is an error, not a silent default.
+        p.option("stop", 1.0, |s| match s {
+            "1" | "1.5" | "2" => Ok(1.0),
+            _ => Err("expected 1, 1.5 or 2".into()),
+        })?;
+        let invert = p.option("invert", false, flag)?;
+        p.finish()?;
+        let given: Vec<(&'static str, u32)> =
+            [("tx", tx), ("rx", rx)].into_iter().filter_map(|(n, b)| b.map(|b| (n, b))).collect();
+        if given.is_empty() {
             return Err(DecodeError::Config {
                 decoder: "uart".into(),
-                message: format!("{baud} baud is faster than the capture's {rate} samples/s"),
+                message: format!(
+                    "needs `tx=CHANNEL` or `rx=CHANNEL`; channels: {}",
+                    channels.names().join(", ")
+                ),
             });
         }
-        decode_line(line, dir, &cfg, sink);
+        let mut lines = Vec::with_capacity(given.len());
+        for (dir, bit) in given {
+            let mode = match baud {
+                Some(baud) => Mode::Fixed(Framer::new(config(baud, rate, bits, parity, invert)?)),
+                None => Mode::Auto { initial: 0, ticks: Vec::new() },
+            };
+            lines.push((UartLine { dir, bit, bits, parity, invert, rate, mode }, sink.empty_like()));
+        }
+        Ok(Uart { lines })
     }
-    Ok(Stream::None)
+}
+
+fn config(baud: f64, rate: f64, bits: u32, parity: Parity, invert: bool) -> Result<Config, DecodeError> {
+    let cfg = Config { width: rate / baud, bits, parity, invert };
+    if cfg.width < 1.0 {
+        return Err(DecodeError::Config {
+            decoder: "uart".into(),
+            message: format!("{baud} baud is faster than the capture's {rate} samples/s"),
+        });
+    }
+    Ok(cfg)
+}
+
+impl Machine for Uart {
+    fn start(&mut self, levels: u64, _: &mut Sink) {
+        for (line, _) in &mut self.lines {
+            line.start(((levels >> line.bit) & 1) as u8);
+        }
+    }
+
+    #[inline]
+    fn change(&mut self, t: i64, changed: u64, levels: u64, _: &mut Sink) {
+        for (line, sink) in &mut self.lines {
+            if (changed >> line.bit) & 1 != 0 {
+                line.change(t, ((levels >> line.bit) & 1) as u8, sink);
+            }
+        }
+    }
+
+    fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError> {
+        for (line, own) in &mut self.lines {
+            line.finish(ends[line.bit as usize], own)?;
+            sink.append(std::mem::take(own));
+        }
+        Ok(())
+    }
+}
+
+/// One line: frames found as its changes arrive, or with `baud=auto` its changes kept
+/// until the end.
+#[derive(Debug)]
+struct UartLine {
+    dir: &'static str,
+    bit: u32,
+    bits: u32,
+    parity: Parity,
+    invert: bool,
+    rate: f64,
+    mode: Mode,
+}
+
+#[derive(Debug)]
+enum Mode {
+    Fixed(Framer),
+    Auto { initial: u8, ticks: Vec<i64> },
+}
+
+impl UartLine {
+    fn start(&mut self, level: u8) {
+        match &mut self.mode {
+            Mode::Fixed(f) => f.level = level,
+            Mode::Auto { initial, .. } => *initial = level,
+        }
+    }
+
+    fn change(&mut self, t: i64, level: u8, sink: &mut Sink) {
+        match &mut self.mode {
+            Mode::Fixed(f) => f.change(t, level, self.dir, sink),
+            Mode::Auto { ticks, .. } => ticks.push(t),
+        }
+    }
+
+    fn finish(&mut self, end: i64, sink: &mut Sink) -> Result<(), DecodeError> {
+        let dir = self.dir;
+        match &mut self.mode {
+            Mode::Fixed(f) => f.finish(end, dir, sink),
+            Mode::Auto { initial, ticks } => {
+                let line = Line::from_ticks(dir, *initial, std::mem::take(ticks), end);
+                let Some(baud) = measure_baud(&line, self.rate) else {
+                    sink.error(0, end, "no-baud", format!("{dir}: too few edges to measure the baud rate"));
+                    return Ok(());
+                };
+                let mut f = Framer::new(config(baud, self.rate, self.bits, self.parity, self.invert)?);
+                f.level = line.initial;
+                for (t, l) in line.changes() {
+                    f.change(t, l, dir, sink);
+                }
+                f.finish(end, dir, sink);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A frame being read: its start edge and what its sample points gave so far.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    start: i64,
+    /// The next sample point to read: 0 the start bit, 1.. the data bits, then parity and stop.
+    next: u32,
+    value: u64,
+    parity_ok: bool,
+}
+
+/// A false start bit whose frame may still run past the end of the capture.
+#[derive(Debug, Clone, Copy)]
+struct Glitch {
+    start: i64,
+    point: i64,
+    last_point: i64,
+}
+
+/// Frames of one line at a known bit width.
+#[derive(Debug)]
+struct Framer {
+    cfg: Config,
+    /// The line's level now (not inverted).
+    level: u8,
+    /// Start edges at or before this tick are inside an earlier frame.
+    after: i64,
+    frame: Option<Frame>,
+    glitches: VecDeque<Glitch>,
+}
+
+impl Framer {
+    fn new(cfg: Config) -> Self {
+        Framer { cfg, level: 1, after: i64::MIN, frame: None, glitches: VecDeque::new() }
+    }
+
+    fn parity_bits(&self) -> u32 {
+        u32::from(self.cfg.parity != Parity::None)
+    }
+
+    /// Sample point `n` of a frame starting at `start`: the middle sample of bit `n`.
+    fn point(&self, start: i64, n: u32) -> i64 {
+        let w = self.cfg.width;
+        (start as f64 + (w - 1.0) / 2.0 + f64::from(n) * w).ceil() as i64
+    }
+
+    fn last_index(&self) -> u32 {
+        1 + self.cfg.bits + self.parity_bits()
+    }
+
+    fn half(&self) -> (i64, i64) {
+        let w = self.cfg.width;
+        ((w / 2.0).floor() as i64, (w / 2.0).ceil() as i64)
+    }
+
+    fn change(&mut self, t: i64, level: u8, dir: &'static str, sink: &mut Sink) {
+        self.read_points_before(t, dir, sink);
+        self.level = level;
+        let idle = u8::from(!self.cfg.invert);
+        if self.frame.is_none() && level != idle && t > self.after {
+            self.frame = Some(Frame { start: t, next: 0, value: 0, parity_ok: true });
+        }
+    }
+
+    /// Reads the sample points of the frame in progress that lie before `t` (the level
+    /// there is the level now), and reports false start bits whose frames end before `t`.
+    fn read_points_before(&mut self, t: i64, dir: &'static str, sink: &mut Sink) {
+        while let Some(g) = self.glitches.front().copied()
+            && g.last_point < t
+        {
+            self.glitches.pop_front();
+            self.report_glitch(g, dir, sink);
+        }
+        while let Some(mut f) = self.frame {
+            let p = self.point(f.start, f.next);
+            if p >= t {
+                return;
+            }
+            let bit = self.level ^ u8::from(self.cfg.invert);
+            let last = self.last_index();
+            match f.next {
+                0 if bit != 0 => {
+                    // A glitch, not a start bit: look for the next edge after this sample point.
+                    let g = Glitch { start: f.start, point: p, last_point: self.point(f.start, last) };
+                    if g.last_point < t {
+                        self.report_glitch(g, dir, sink);
+                    } else {
+                        self.glitches.push_back(g);
+                    }
+                    self.after = p;
+                    self.frame = None;
+                    return;
+                }
+                0 => {}
+                n if n <= self.cfg.bits => f.value |= u64::from(bit) << (n - 1),
+                n if n < last => f.parity_ok = parity_ok(self.cfg.parity, bit, f.value),
+                _ => {
+                    self.complete(f, bit, dir, sink);
+                    self.after = p;
+                    self.frame = None;
+                    return;
+                }
+            }
+            f.next += 1;
+            self.frame = Some(f);
+        }
+    }
+
+    fn report_glitch(&self, g: Glitch, dir: &'static str, sink: &mut Sink) {
+        let (half_floor, half_ceil) = self.half();
+        sink.error(
+            g.point - half_floor,
+            g.point + half_ceil,
+            "frame",
+            format!("{dir}: frame error (start bit)"),
+        );
+    }
+
+    /// The frame's stop bit was read as `stop`: its errors and its data annotation.
+    fn complete(&self, f: Frame, stop: u8, dir: &'static str, sink: &mut Sink) {
+        let (half_floor, half_ceil) = self.half();
+        let mut error = None;
+        if !f.parity_ok {
+            let p = self.point(f.start, 1 + self.cfg.bits);
+            error = Some("parity");
+            sink.error(p - half_floor, p + half_ceil, "parity", format!("{dir}: parity error"));
+        }
+        if stop != 1 {
+            let last_point = self.point(f.start, self.last_index());
+            error = error.or(Some("frame"));
+            sink.error(
+                last_point - half_floor,
+                last_point + half_ceil,
+                "frame",
+                format!("{dir}: frame error (stop bit)"),
+            );
+        }
+        let digits = (self.cfg.bits as usize).div_ceil(4);
+        let mut fields = vec![("value", Value::UInt(f.value)), ("dir", Value::Str(dir.into()))];
+        if let Some(e) = error {
+            fields.push(("error", Value::Str(e.into())));
+        }
+        sink.put(
+            self.point(f.start, 1) - half_floor,
+            self.point(f.start, self.cfg.bits) + half_ceil,
+            "data",
+            crate::hex_upper(f.value, digits),
+            fields,
+        );
+    }
+
+    /// The capture ended at `end`: the sample points up to it are read; a frame (or a false
+    /// start bit's frame) that runs past it is cut off, and nothing after it counts.
+    fn finish(&mut self, end: i64, dir: &'static str, sink: &mut Sink) {
+        let last = self.last_index();
+        while let Some(g) = self.glitches.pop_front() {
+            if g.last_point > end {
+                sink.error(g.start, end, "cut", format!("{dir}: frame cut off by the end of the capture"));
+                return;
+            }
+            self.report_glitch(g, dir, sink);
+        }
+        let Some(f) = self.frame else { return };
+        if self.point(f.start, last) > end {
+            sink.error(f.start, end, "cut", format!("{dir}: frame cut off by the end of the capture"));
+            self.frame = None;
+            return;
+        }
+        // Every point left lies at or before the end, where the level is the level now.
+        self.read_points_before(i64::MAX, dir, sink);
+    }
 }
 
 /// The baud rate from the shortest pulse seen at least twice (within 10 %): the mean of
@@ -134,77 +403,18 @@ fn parity_ok(parity: Parity, bit: u8, value: u64) -> bool {
     }
 }
 
-fn decode_line(line: &Line, dir: &'static str, cfg: &Config, sink: &mut Sink) {
-    let w = cfg.width;
-    let half_floor = (w / 2.0).floor() as i64;
-    let half_ceil = (w / 2.0).ceil() as i64;
-    let idle = u8::from(!cfg.invert);
-    let mut cur = line.cursor();
-    let mut level = |t: i64| cur.level_at(t) ^ u8::from(cfg.invert);
-    // The start-bit edges: changes to the active level (low, or high when inverted).
-    let starts: Vec<i64> = line.changes().filter(|&(_, l)| l != idle).map(|(t, _)| t).collect();
-    let mut k = 0;
-    let mut after = i64::MIN;
-    let parity_bits = u32::from(cfg.parity != Parity::None);
-    while k < starts.len() {
-        let start = starts[k];
-        k += 1;
-        if start <= after {
-            continue;
-        }
-        let point = |n: u32| (start as f64 + (w - 1.0) / 2.0 + f64::from(n) * w).ceil() as i64;
-        let p0 = point(0);
-        let last_point = point(1 + cfg.bits + parity_bits);
-        if last_point > line.end {
-            sink.error(start, line.end, "cut", format!("{dir}: frame cut off by the end of the capture"));
-            break;
-        }
-        if level(p0) != 0 {
-            // A glitch, not a start bit: look for the next edge after this sample point.
-            sink.error(p0 - half_floor, p0 + half_ceil, "frame", format!("{dir}: frame error (start bit)"));
-            after = p0;
-            continue;
-        }
-        let mut value = 0u64;
-        for n in 0..cfg.bits {
-            value |= u64::from(level(point(1 + n))) << n;
-        }
-        let mut error = None;
-        if cfg.parity != Parity::None {
-            let p = point(1 + cfg.bits);
-            if !parity_ok(cfg.parity, level(p), value) {
-                error = Some("parity");
-                sink.error(p - half_floor, p + half_ceil, "parity", format!("{dir}: parity error"));
-            }
-        }
-        if level(last_point) != 1 {
-            error = error.or(Some("frame"));
-            sink.error(
-                last_point - half_floor,
-                last_point + half_ceil,
-                "frame",
-                format!("{dir}: frame error (stop bit)"),
-            );
-        }
-        let digits = (cfg.bits as usize).div_ceil(4);
-        let mut fields = vec![("value", Value::UInt(value)), ("dir", Value::Str(dir.into()))];
-        if let Some(e) = error {
-            fields.push(("error", Value::Str(e.into())));
-        }
-        sink.put(
-            point(1) - half_floor,
-            point(cfg.bits) + half_ceil,
-            "data",
-            crate::hex_upper(value, digits),
-            fields,
-        );
-        after = last_point;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decode_line(line: &Line, dir: &'static str, cfg: &Config, sink: &mut Sink) {
+        let mut f = Framer::new(*cfg);
+        f.level = line.initial;
+        for (t, l) in line.changes() {
+            f.change(t, l, dir, sink);
+        }
+        f.finish(line.end, dir, sink);
+    }
 
     /// A line carrying `bytes` at `width` ticks per bit, 8N1, with `gap` idle bits between.
     pub(crate) fn uart_line(bytes: &[u8], width: i64, gap: i64) -> Line {

@@ -146,15 +146,19 @@ fn field_value(text: &str, prefix: &str) -> Option<u64> {
 /// at 50 MHz, two samples a clock, and every token's CRC7 disagrees with its bits (sigrok
 /// reads the same bits; it does not check CRCs).
 fn sd_case(file: &str, crc_ok: bool) {
-    let path = corpus(file);
-    let (src, rate) = open(&path);
+    sd_case_at(&corpus(file), crc_ok);
+}
+
+fn sd_case_at(path: &std::path::Path, crc_ok: bool) {
+    let file = path.display().to_string();
+    let (src, rate) = open(path);
     let ours = decode(&src, rate, "sd:clk=CLK,cmd=CMD");
     let mine: Vec<&Annotation> = ours
         .annotations
         .iter()
         .filter(|a| a.decoder == "sd" && (a.row == "cmd" || a.row == "response"))
         .collect();
-    let want = sigrok(&path, "sdcard_sd:cmd=CMD:clk=CLK", "sdcard_sd=cmd");
+    let want = sigrok(path, "sdcard_sd:cmd=CMD:clk=CLK", "sdcard_sd=cmd");
     assert!(!want.is_empty());
     let spans = |v: Vec<(i64, i64)>| v;
     assert_eq!(
@@ -162,7 +166,7 @@ fn sd_case(file: &str, crc_ok: bool) {
         spans(want.iter().map(|s| (s.ss, s.es)).collect()),
         "{file}: spans"
     );
-    let fields = sigrok(&path, "sdcard_sd:cmd=CMD:clk=CLK", "sdcard_sd=fields");
+    let fields = sigrok(path, "sdcard_sd:cmd=CMD:clk=CLK", "sdcard_sd=fields");
     for (a, s) in mine.iter().zip(&want) {
         let (ss, es) = (a.start_sample.unwrap(), a.end_sample.unwrap());
         let inside: Vec<&Sig> = fields.iter().filter(|f| f.ss >= ss && f.es <= es).collect();
@@ -205,6 +209,39 @@ fn sd_imx6_working_snippet() {
 #[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn sd_card_reader_cmd55_acmd41() {
     sd_case("sigrok/sd_cardreader_cmd55_acmd41.sr", true);
+}
+
+/// A capture of the full i.MX6 session's shape (`bench/make_sd_real_sr.py --scale 40`: 16
+/// channels at 40 MHz, 1 MiB chunks, idle stretches of identical chunks, 4-bit reads and
+/// writes): the CMD line against sigrok-cli, on the three roads `decode` compares; the DAT
+/// blocks against the generator, whose CRC16s are its own (every block decoded, none bad).
+#[test]
+#[cfg_attr(
+    not(all(have_sigrok_cli, have_python3)),
+    ignore = "needs sigrok-cli (apt-get install sigrok-cli) and python3"
+)]
+fn sd_real_shaped_capture() {
+    let dir = std::env::temp_dir().join(format!("latscope-decoders-{}-sd-real", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sd_real_scaled.sr");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/make_sd_real_sr.py");
+    let out = latscope_testkit::Need::Python3
+        .output(std::process::Command::new("python3").arg(&script).arg(&path).args(["--scale", "40"]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let blocks: usize = said
+        .trim_end()
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" data blocks")?.parse().ok())
+        .unwrap_or_else(|| panic!("no block count in {said:?}"));
+    sd_case_at(&path, true);
+    let (src, rate) = open(&path);
+    let d = decode(&src, rate, "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let data: Vec<&Annotation> = d.annotations.iter().filter(|a| a.row == "data").collect();
+    assert_eq!(data.len(), blocks, "{said}");
+    assert!(data.iter().all(|a| a.field("crc_ok") == Some(&Value::Bool(true)) && uint(a, "width") == 4));
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
 }
 
 fn bytes_of_list(text: &str) -> Vec<u64> {

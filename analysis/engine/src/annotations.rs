@@ -164,39 +164,6 @@ fn field_text(v: &Value) -> String {
     }
 }
 
-/// The JSON document, serialized as it is written: one annotation's object at a time
-/// rather than a tree of all of them (its keys in the order `json!` sorts them).
-struct JsonDoc<'a> {
-    path: String,
-    source: &'a Source,
-    d: &'a Decoded,
-}
-
-struct JsonAnnotations<'a>(&'a JsonDoc<'a>);
-
-impl serde::Serialize for JsonAnnotations<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(Some(self.0.d.annotations.len()))?;
-        for a in &self.0.d.annotations {
-            seq.serialize_element(&annotation_json(self.0.source, a))?;
-        }
-        seq.end()
-    }
-}
-
-impl serde::Serialize for JsonDoc<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(4))?;
-        m.serialize_entry("annotations", &JsonAnnotations(self))?;
-        m.serialize_entry("errors", &self.d.errors)?;
-        m.serialize_entry("latscope_decode", &1)?;
-        m.serialize_entry("path", &self.path)?;
-        m.end()
-    }
-}
-
 /// Formats one line per annotation with `line`, in blocks formatted on all cores and
 /// written in order: a decode of a large capture prints hundreds of thousands of lines, and
 /// their formatting is as long as the decode. At most a few blocks are held at once.
@@ -233,56 +200,143 @@ pub fn write_annotations(
     d: &Decoded,
     format: AnnotationFormat,
 ) -> std::io::Result<()> {
-    let sample = |s: Option<i64>| s.map(|s| s.to_string()).unwrap_or_default();
-    match format {
-        AnnotationFormat::Json => {
-            let doc = JsonDoc { path: path.display().to_string(), source, d };
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
-            w.write_all(b"\n")?;
-        }
-        AnnotationFormat::Csv => {
-            w.write_all(b"decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n")?;
-            write_lines_in_parallel(w, &d.annotations, |out, a| {
-                let fields: Vec<String> =
-                    a.fields.iter().map(|(k, v)| format!("{k}={}", field_text(v))).collect();
-                let _ = write!(out, "{},{},", a.decoder, a.row);
-                push_seconds(out, source.origin, a.start, 12);
-                out.push(b',');
-                push_seconds(out, source.origin, a.end, 12);
-                let _ = writeln!(
-                    out,
-                    ",{},{},{},{}",
-                    sample(a.start_sample),
-                    sample(a.end_sample),
-                    csv_cell(&a.text),
-                    csv_cell(&fields.join(";"))
-                );
-            })?;
-        }
-        AnnotationFormat::Text => {
-            write_lines_in_parallel(w, &d.annotations, |out, a| {
-                push_seconds(out, source.origin, a.start, 9);
-                out.push(b' ');
-                push_seconds(out, source.origin, a.end, 9);
-                if let (Some(s), Some(e)) = (a.start_sample, a.end_sample) {
-                    out.extend_from_slice(b" [");
-                    push_int(out, s);
-                    out.push(b'-');
-                    push_int(out, e);
-                    out.push(b']');
-                }
-                // Single bytes pushed, not copied: a copy call per piece of punctuation was a
-                // tenth of printing a large decode.
-                out.push(b' ');
-                out.extend_from_slice(a.decoder.as_bytes());
-                out.push(b'.');
-                out.extend_from_slice(a.row.as_bytes());
-                out.extend_from_slice(b": ");
-                out.extend_from_slice(a.text.as_bytes());
-                out.push(b'\n');
-            })?;
-        }
+    let mut writer = AnnotationWriter::new(format);
+    writer.write(w, source, &d.annotations)?;
+    writer.finish(w, path, &d.errors)
+}
+
+/// Writes a decode's annotations in `format` batch by batch, as a stream decode hands them
+/// on (`decode::decode_file_to`): the same bytes as [`write_annotations`] of them all. Nothing
+/// is written before the first annotation or [`Self::finish`], so a decode refused at its
+/// start leaves its output empty.
+#[derive(Debug)]
+pub struct AnnotationWriter {
+    format: AnnotationFormat,
+    /// Whatever comes before the first annotation is written.
+    begun: bool,
+    /// Annotations written so far.
+    written: usize,
+}
+
+impl AnnotationWriter {
+    pub fn new(format: AnnotationFormat) -> Self {
+        AnnotationWriter { format, begun: false, written: 0 }
     }
+
+    fn begin(&mut self, w: &mut dyn Write) -> std::io::Result<()> {
+        if !self.begun {
+            self.begun = true;
+            match self.format {
+                AnnotationFormat::Json => w.write_all(b"{\n  \"annotations\": [")?,
+                AnnotationFormat::Csv => {
+                    w.write_all(b"decoder,row,start_s,end_s,start_sample,end_sample,text,fields\n")?
+                }
+                AnnotationFormat::Text => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `annotations` (of `source`, whose clock gives their seconds), after those
+    /// written before.
+    pub fn write(
+        &mut self,
+        w: &mut dyn Write,
+        source: &Source,
+        annotations: &[Annotation],
+    ) -> std::io::Result<()> {
+        if annotations.is_empty() {
+            return Ok(());
+        }
+        self.begin(w)?;
+        let sample = |s: Option<i64>| s.map(|s| s.to_string()).unwrap_or_default();
+        match self.format {
+            AnnotationFormat::Json => {
+                // As serde_json's pretty printer writes the whole document: each object
+                // indented two levels, after a comma from the second on.
+                for a in annotations {
+                    w.write_all(if self.written == 0 { b"\n    " } else { b",\n    " })?;
+                    write_pretty_at(&mut *w, &annotation_json(source, a), 2)?;
+                    self.written += 1;
+                }
+            }
+            AnnotationFormat::Csv => {
+                write_lines_in_parallel(w, annotations, |out, a| {
+                    let fields: Vec<String> =
+                        a.fields.iter().map(|(k, v)| format!("{k}={}", field_text(v))).collect();
+                    let _ = write!(out, "{},{},", a.decoder, a.row);
+                    push_seconds(out, source.origin, a.start, 12);
+                    out.push(b',');
+                    push_seconds(out, source.origin, a.end, 12);
+                    let _ = writeln!(
+                        out,
+                        ",{},{},{},{}",
+                        sample(a.start_sample),
+                        sample(a.end_sample),
+                        csv_cell(&a.text),
+                        csv_cell(&fields.join(";"))
+                    );
+                })?;
+                self.written += annotations.len();
+            }
+            AnnotationFormat::Text => {
+                write_lines_in_parallel(w, annotations, |out, a| {
+                    push_seconds(out, source.origin, a.start, 9);
+                    out.push(b' ');
+                    push_seconds(out, source.origin, a.end, 9);
+                    if let (Some(s), Some(e)) = (a.start_sample, a.end_sample) {
+                        out.extend_from_slice(b" [");
+                        push_int(out, s);
+                        out.push(b'-');
+                        push_int(out, e);
+                        out.push(b']');
+                    }
+                    // Single bytes pushed, not copied: a copy call per piece of punctuation
+                    // was a tenth of printing a large decode.
+                    out.push(b' ');
+                    out.extend_from_slice(a.decoder.as_bytes());
+                    out.push(b'.');
+                    out.extend_from_slice(a.row.as_bytes());
+                    out.extend_from_slice(b": ");
+                    out.extend_from_slice(a.text.as_bytes());
+                    out.push(b'\n');
+                })?;
+                self.written += annotations.len();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what follows the annotations: for JSON the error counts and the `path`.
+    pub fn finish(
+        &mut self,
+        w: &mut dyn Write,
+        path: &Path,
+        errors: &std::collections::BTreeMap<String, u64>,
+    ) -> std::io::Result<()> {
+        self.begin(w)?;
+        if self.format == AnnotationFormat::Json {
+            w.write_all(if self.written == 0 { b"]," } else { b"\n  ]," })?;
+            w.write_all(b"\n  \"errors\": ")?;
+            write_pretty_at(&mut *w, errors, 1)?;
+            w.write_all(b",\n  \"latscope_decode\": 1,\n  \"path\": ")?;
+            serde_json::to_writer(&mut *w, &path.display().to_string())?;
+            w.write_all(b"\n}\n")?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `value` as serde_json's pretty printer writes it `depth` levels deep inside a
+/// document (its lines indented two spaces a level): the printer is first walked `depth`
+/// levels in, writing nothing.
+fn write_pretty_at(w: &mut dyn Write, value: &impl serde::Serialize, depth: usize) -> std::io::Result<()> {
+    use serde_json::ser::Formatter;
+    let mut formatter = serde_json::ser::PrettyFormatter::new();
+    for _ in 0..depth {
+        formatter.begin_object(&mut std::io::sink())?;
+    }
+    value.serialize(&mut serde_json::Serializer::with_formatter(w, formatter))?;
     Ok(())
 }
 
@@ -359,6 +413,90 @@ mod tests {
             push_seconds(&mut fast, ClockOrigin::from_secs_ps(0, 0), t, 9);
             push_seconds_exact(&mut exact, ClockOrigin::from_secs_ps(0, 0), t, 9);
             assert_eq!(fast, exact, "{t}");
+        }
+    }
+
+    fn annotation(k: i64) -> Annotation {
+        Annotation {
+            decoder: "i2c",
+            row: if k % 3 == 0 { "address" } else { "data" },
+            start: k * 2_500_000,
+            end: k * 2_500_000 + 1_000_000,
+            start_sample: Some(k * 10),
+            end_sample: Some(k * 10 + 4),
+            text: if k % 5 == 0 {
+                format!("quote \" and line\nbreak {k}").into()
+            } else {
+                "Write: 5A".into()
+            },
+            fields: if k % 2 == 0 {
+                vec![
+                    ("value", Value::UInt(k as u64)),
+                    ("rw", Value::Str("write".into())),
+                    ("ack", Value::Bool(true)),
+                ]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// What the whole document is, by serde_json's own pretty printer.
+    fn whole_json(path: &Path, source: &Source, d: &Decoded) -> String {
+        let doc = json!({
+            "annotations": d.annotations.iter().map(|a| annotation_json(source, a)).collect::<Vec<_>>(),
+            "errors": d.errors,
+            "latscope_decode": 1,
+            "path": path.display().to_string(),
+        });
+        serde_json::to_string_pretty(&doc).unwrap() + "\n"
+    }
+
+    #[test]
+    fn annotations_written_in_batches_are_the_bytes_of_the_whole_document() {
+        let source = Source::new("x.sr", "sigrok-sr", latscope_model::SourceKind::File);
+        let path = Path::new("/tmp/a \"b\".sr");
+        for n in [0i64, 1, 2, 7, 40] {
+            for errors in [0u64, 3] {
+                let mut d = Decoded { annotations: (0..n).map(annotation).collect(), ..Decoded::default() };
+                if errors > 0 {
+                    d.errors.insert("i2c: cut-byte".into(), errors);
+                    d.errors.insert("i2c: nack".into(), 1);
+                }
+                for format in [AnnotationFormat::Json, AnnotationFormat::Csv, AnnotationFormat::Text] {
+                    let mut whole = Vec::new();
+                    write_annotations(&mut whole, path, &source, &d, format).unwrap();
+                    if format == AnnotationFormat::Json {
+                        assert_eq!(
+                            String::from_utf8_lossy(&whole),
+                            whole_json(path, &source, &d),
+                            "{n} {errors}"
+                        );
+                    }
+                    for split in [1usize, 3, 16] {
+                        let (mut out, mut w) = (Vec::new(), AnnotationWriter::new(format));
+                        for batch in d.annotations.chunks(split) {
+                            w.write(&mut out, &source, batch).unwrap();
+                        }
+                        w.finish(&mut out, path, &d.errors).unwrap();
+                        assert_eq!(
+                            String::from_utf8_lossy(&out),
+                            String::from_utf8_lossy(&whole),
+                            "{format:?} {n} {split}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_is_written_before_the_first_annotation() {
+        let source = Source::new("x.sr", "sigrok-sr", latscope_model::SourceKind::File);
+        for format in [AnnotationFormat::Json, AnnotationFormat::Csv, AnnotationFormat::Text] {
+            let (mut out, mut w) = (Vec::new(), AnnotationWriter::new(format));
+            w.write(&mut out, &source, &[]).unwrap();
+            assert!(out.is_empty(), "{format:?}");
         }
     }
 }

@@ -7,7 +7,7 @@
 use crate::channels::ChannelName;
 use crate::error::{EngineError, Result};
 use crate::registry::Registry;
-use latscope_decoders::{DecodeError, Decoded, Inputs, Line};
+use latscope_decoders::{Annotation, Clock, DecodeError, Decoded, Inputs, StreamDecoder};
 use latscope_importers::LoadControl;
 use latscope_model::Source;
 use std::path::Path;
@@ -69,23 +69,77 @@ pub fn decode_all(registry: &Registry, source: &Source, specs: &[String]) -> Res
     decode_inputs(registry, &Inputs::of_source(source, sample_rate(source)), Some(source), specs)
 }
 
-/// Decodes a `.sr` capture straight from its samples when it can: its logic channels are
-/// read as the sample numbers where they flip, which is the decoders' tick grid, so no edge
-/// is turned into a time and back and no edge track of the model is built (on a 10M-sample
-/// SPI capture that was most of the work). `None` when the file is not a `.sr` with a
-/// sample rate and logic channels only, or a spec names a decoder found at run time: an
-/// analog channel is read through a threshold, which needs the full load. The source
-/// returned carries the capture's name and warnings, and no tracks: its channels come
-/// beside it.
+/// Decodes a `.sr` capture as it is read:
+/// the decoders are fed the flips of their channels
+/// as each chunk is inflated and scanned (`sigrok::read_logic`), on the sample numbers
+/// sigrok-cli prints; no edge is stored or turned into a time and back, and no model is
+/// built. `None` when the file is not a `.sr` with a sample rate and logic channels only, its
+/// samples are wider than 64 channels, or a spec names a decoder found at run time: an
+/// analog channel is read through a threshold, which needs the full load
+/// ([`decodes_file`] says which beforehand). The source returned carries the capture's name
+/// and warnings, and no tracks: its channels come beside it.
 pub fn decode_file(registry: &Registry, path: &Path, specs: &[String]) -> Result<Option<FileDecode>> {
-    let native = specs.iter().all(|s| {
+    let mut all = Vec::new();
+    let decoded = decode_file_to(registry, path, specs, &mut |_, batch| {
+        all.append(batch);
+        Ok(())
+    })?;
+    Ok(decoded.map(|mut d| {
+        d.decoded.annotations = all;
+        d
+    }))
+}
+
+/// Whether [`decode_file`] decodes `path` with `specs` (rather than answering `None`): read
+/// from the file's header, before anything is decoded.
+pub fn decodes_file(registry: &Registry, path: &Path, specs: &[String]) -> Result<bool> {
+    if !all_native(registry, specs) {
+        return Ok(false);
+    }
+    let input = latscope_importers::Input::open(path)?;
+    let data = input.bytes();
+    if latscope_importers::detect(data) != Some(latscope_importers::Format::SigrokSr) {
+        return Ok(false);
+    }
+    let mut decodes = false;
+    latscope_importers::sigrok::read_logic(data, &LoadControl::new(), |layout| {
+        decodes = layout.samplerate.is_some() && layout.analog.is_empty();
+        None::<(Streamed<'_, '_>, u64)>
+    })
+    .map_err(|f| EngineError::Import(f.at_path(path)))?;
+    Ok(decodes)
+}
+
+fn all_native(registry: &Registry, specs: &[String]) -> bool {
+    specs.iter().all(|s| {
         latscope_decoders::spec::parse(s).ok().and_then(|stages| stages.into_iter().next()).is_none_or(|st| {
             registry
                 .decoder(&st.name)
                 .is_none_or(|d| matches!(d.runner, crate::registry::DecoderRunner::Native))
         })
-    });
-    if !native {
+    })
+}
+
+/// How many annotations a stream decode collects before handing them on: enough to format
+/// them on every core, few enough that their memory is reused rather than grown.
+const BATCH: usize = 1 << 15;
+
+/// A function given the annotations of a decode in batches, in start order, with the source
+/// they belong to (its name and clock; no tracks). It may take them out of the batch.
+pub type AnnotationsOut<'a> = dyn FnMut(&Source, &mut Vec<Annotation>) -> std::io::Result<()> + 'a;
+
+/// [`decode_file`], handing the annotations to `out` in batches, in start order, instead of
+/// returning them. A single stack whose decoder knows when its annotations are final (I2C)
+/// hands them on during the decode, so they are never all held; the others hand theirs on
+/// at the end. The result's `decoded.annotations` is empty. An error of `out` stops the
+/// decode and is returned (`EngineError::Output`).
+pub fn decode_file_to(
+    registry: &Registry,
+    path: &Path,
+    specs: &[String],
+    out: &mut AnnotationsOut<'_>,
+) -> Result<Option<FileDecode>> {
+    if !all_native(registry, specs) {
         return Ok(None);
     }
     let input = latscope_importers::Input::open(path)?;
@@ -93,28 +147,152 @@ pub fn decode_file(registry: &Registry, path: &Path, specs: &[String]) -> Result
     if latscope_importers::detect(data) != Some(latscope_importers::Format::SigrokSr) {
         return Ok(None);
     }
-    let ticks = latscope_importers::sigrok::parse_logic_ticks(data, &LoadControl::new())
-        .map_err(|f| EngineError::Import(f.at_path(path)))?;
-    let (Some(rate), true) = (ticks.samplerate, ticks.analog.is_empty()) else { return Ok(None) };
-    let end = i64::try_from(ticks.samples.saturating_sub(1)).unwrap_or(i64::MAX);
-    let channels = ticks
-        .channels
-        .iter()
-        .map(|c| ChannelName { name: c.name.clone(), analog: false, changes: c.ticks.len() as u64 })
-        .collect();
-    let lines: Vec<Line> =
-        ticks.channels.into_iter().map(|c| Line::from_ticks(&c.name, c.initial, c.ticks, end)).collect();
-    let decoded = decode_inputs(registry, &Inputs::of_lines(&lines, rate), None, specs)?;
     let name =
         path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     let mut source = Source::new(&name, "sigrok-sr", latscope_model::SourceKind::File);
     source.path = Some(path.to_owned());
-    for w in ticks.warnings {
+    let mut refused = None;
+    let failed = std::cell::Cell::new(None);
+    let read = latscope_importers::sigrok::read_logic(data, &LoadControl::new(), |layout| {
+        let (Some(rate), true) = (layout.samplerate, layout.analog.is_empty()) else { return None };
+        let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+        let mut decoders = Vec::with_capacity(specs.len());
+        for spec in specs {
+            match StreamDecoder::new(spec, &channels, Clock::Samples(rate)) {
+                Ok(d) => decoders.push(d),
+                Err(error) => {
+                    refused = Some(EngineError::Decoder { spec: spec.clone(), error });
+                    return None;
+                }
+            }
+        }
+        let wanted = decoders.iter().fold(0, |acc, d| acc | d.wanted());
+        let streaming = decoders.len() == 1;
+        let batch = Vec::new();
+        Some((
+            Streamed {
+                decoders,
+                changes: [0; 64],
+                streaming,
+                batch,
+                source: &source,
+                out,
+                failed: &failed,
+                stopped: false,
+                next_try: 1024,
+            },
+            wanted,
+        ))
+    });
+    if let Some(e) = refused {
+        return Err(e);
+    }
+    let read = match read {
+        // Only a failure of `out` stops the read (the load is never cancelled).
+        Err(latscope_importers::ParseFailure::Cancelled) => Ok(None),
+        other => other.map_err(|f| EngineError::Import(f.at_path(path))),
+    }?;
+    if let Some(source) = failed.take() {
+        return Err(EngineError::Output { what: "the annotations".into(), source });
+    }
+    let Some((mut streamed, end, layout)) = read else { return Ok(None) };
+    let last = i64::try_from(end.samples.saturating_sub(1)).unwrap_or(i64::MAX);
+    let mut decoded = Decoded::default();
+    for (spec, d) in specs.iter().zip(std::mem::take(&mut streamed.decoders)) {
+        let d = d.finish(last).map_err(|error| EngineError::Decoder { spec: spec.clone(), error })?;
+        merge(&mut decoded, d);
+    }
+    // One spec's annotations come sorted from the decoder.
+    if specs.len() > 1 {
+        latscope_decoders::sort_by_start(&mut decoded.annotations);
+    }
+    streamed.batch.append(&mut decoded.annotations);
+    streamed.flush();
+    let changes = streamed.changes;
+    if let Some(source) = failed.take() {
+        return Err(EngineError::Output { what: "the annotations".into(), source });
+    }
+    let channels = layout
+        .channels
+        .iter()
+        .map(|(name, bit)| ChannelName {
+            name: name.clone(),
+            analog: false,
+            changes: changes.get(*bit as usize).copied().unwrap_or(0),
+        })
+        .collect();
+    for w in end.warnings {
         source.diagnostics.warn(w);
     }
-    // The command ends after this: the edges need not be freed one vector at a time.
-    std::mem::forget(lines);
     Ok(Some(FileDecode { source, decoded, channels }))
+}
+
+/// Decoder stacks fed as a capture is read, and the flips counted per channel they read.
+struct Streamed<'a, 'o> {
+    decoders: Vec<StreamDecoder>,
+    changes: [u64; 64],
+    /// One stack: its final annotations are handed on as it goes.
+    streaming: bool,
+    batch: Vec<Annotation>,
+    source: &'a Source,
+    out: &'a mut AnnotationsOut<'o>,
+    /// The first error of `out`: the read is stopped, and this returned.
+    failed: &'a std::cell::Cell<Option<std::io::Error>>,
+    /// Whether `out` failed.
+    stopped: bool,
+    /// How many annotations the decoder holds when it is next asked for the final ones.
+    next_try: usize,
+}
+
+impl Streamed<'_, '_> {
+    /// Hands the batch on (and empties it), unless `out` failed before.
+    fn flush(&mut self) {
+        if !self.stopped
+            && !self.batch.is_empty()
+            && let Err(e) = (self.out)(self.source, &mut self.batch)
+        {
+            self.failed.set(Some(e));
+            self.stopped = true;
+        }
+        self.batch.clear();
+    }
+}
+
+impl latscope_importers::sigrok::LogicVisitor for Streamed<'_, '_> {
+    fn first(&mut self, levels: u64) -> std::result::Result<(), latscope_importers::ParseFailure> {
+        self.decoders.iter_mut().for_each(|d| d.start(levels));
+        Ok(())
+    }
+
+    fn change(
+        &mut self,
+        sample: u64,
+        changed: u64,
+        levels: u64,
+    ) -> std::result::Result<(), latscope_importers::ParseFailure> {
+        let mut bits = changed;
+        while bits != 0 {
+            self.changes[bits.trailing_zeros() as usize] += 1;
+            bits &= bits - 1;
+        }
+        // Sample numbers stay far below 2^63 (a chunk inflates to at most 4 GiB).
+        let tick = sample as i64;
+        self.decoders.iter_mut().for_each(|d| d.change(tick, changed, levels));
+        // Tried again only once 1,024 more are held: a decoder that keeps its annotations
+        // (SD: 20 M changes a capture) is asked rarely.
+        if self.streaming && self.decoders[0].held() >= self.next_try {
+            self.decoders[0].take_settled(&mut self.batch);
+            self.next_try = self.decoders[0].held() + 1024;
+            if self.batch.len() >= BATCH {
+                self.flush();
+                if self.stopped {
+                    // Stops the read; the error is returned instead.
+                    return Err(latscope_importers::ParseFailure::Cancelled);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A capture decoded straight from its file.
@@ -123,6 +301,8 @@ pub struct FileDecode {
     /// The capture's name, path and warnings, without tracks.
     pub source: Source,
     pub decoded: Decoded,
+    /// Every logic channel; `changes` is counted for the channels the specs read (only
+    /// their flips are looked at; the others show 0).
     pub channels: Vec<ChannelName>,
 }
 

@@ -60,6 +60,9 @@ pub enum EngineError {
     Scenario(#[from] latscope_sim::ScenarioError),
     #[error(transparent)]
     Fleet(#[from] latscope_fleet::FleetError),
+    #[cfg(feature = "query")]
+    #[error(transparent)]
+    Query(#[from] crate::query::QueryError),
     #[error("{0}")]
     Usage(String),
 }

@@ -19,6 +19,8 @@
 //! - Writers of what the commands print: [`events`] (as `trace-cmd report`), [`annotations`]
 //!   (`latscope decode`), [`info`]; all through [`Output`] (standard output, or a file
 //!   written atomically and never over an input).
+//! - [`sigrok`]: every libsigrokdecode decoder as a `sigrok:ID` stage, through sigrok-cli.
+//! - [`query`]: SQL over a capture's tables (`latscope query`, the workbench's query panel).
 //!
 //! Errors are [`EngineError`], which names what it was about (file, preset, rule, decoder,
 //! input) above the library error beneath it.
@@ -35,8 +37,11 @@ pub mod fleet;
 pub mod info;
 pub mod output;
 pub mod provenance;
+#[cfg(feature = "query")]
+pub mod query;
 pub mod registry;
 pub mod report;
+pub mod sigrok;
 pub mod sim;
 
 pub use capture::Capture;

@@ -147,6 +147,8 @@ impl Registry {
         for d in NATIVE {
             r.add_decoder(DecoderInfo::from(d), d.presets.iter().map(|p| (p.name, p.description, p.rule)));
         }
+        // `sigrok:ID` stacks: found on the PATH when one runs, not when the registry is made.
+        r.add_decoder(crate::sigrok::info(), []);
         r
     }
 
@@ -167,6 +169,16 @@ impl Registry {
             });
         }
         self.decoders.push(info);
+    }
+
+    /// Adds every decoder sigrok-cli knows as `sigrok:ID` ([`crate::sigrok::catalogue`]):
+    /// what the add-decoder dialog lists beside the native ones. How many were added.
+    pub fn add_sigrok_decoders(&mut self, decoders: Vec<DecoderInfo>) -> usize {
+        let n = decoders.len();
+        for d in decoders {
+            self.add_decoder(d, []);
+        }
+        n
     }
 
     pub fn presets(&self) -> &[PresetInfo] {
@@ -277,11 +289,10 @@ impl Registry {
     /// Runs decoder stack `spec` on `inputs` (native decoders) or on `source` (a decoder
     /// found at run time).
     pub fn decode(&self, spec: &str, inputs: &Inputs<'_>, source: Option<&Source>) -> Result<Decoded> {
-        let first = latscope_decoders::spec::parse(spec)
-            .map_err(|e| EngineError::Decoder { spec: spec.to_owned(), error: DecodeError::Spec(e) })?
-            .into_iter()
-            .next()
-            .map(|s| s.name);
+        let stages = latscope_decoders::spec::parse(spec)
+            .map_err(|e| EngineError::Decoder { spec: spec.to_owned(), error: DecodeError::Spec(e) })?;
+        crate::sigrok::check_not_mixed(spec, &stages)?;
+        let first = stages.into_iter().next().map(|s| s.name);
         if let Some(DecoderInfo { runner: DecoderRunner::External(ext), .. }) =
             first.as_deref().and_then(|n| self.decoder(n))
         {

@@ -290,7 +290,10 @@ fn input_path(report: &Report, input: usize) -> &str {
     report.inputs.get(input).map_or("", |i| i.path.as_str())
 }
 
-fn pairs_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<DataFrame> {
+/// The `pairs` table of capture `id` as the dataset stores it (one row per measured pair,
+/// pulse, chain total or stage pair; the schema of docs/FLEET.md), also what `latscope
+/// query` calls `pairs`.
+pub fn pairs_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<DataFrame> {
     // Chain stages are named `CHAIN/STAGE` by the report; their kind is their own.
     let mut stage_of: BTreeMap<&str, &str> = BTreeMap::new();
     let mut kind_of: BTreeMap<&str, String> = BTreeMap::new();
@@ -334,7 +337,9 @@ fn kind_name(kind: latscope_analysis::outcome::AnalysisKind) -> String {
     serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
-fn windows_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<DataFrame> {
+/// The `windows` table of capture `id` as the dataset stores it (one row per detector
+/// window), also what `latscope query` calls `windows`.
+pub fn windows_frame(id: &str, labels: &Labels, report: &Report) -> PolarsResult<DataFrame> {
     let rows = &report.windows;
     let n = rows.len();
     let source_of = |name: &str| {

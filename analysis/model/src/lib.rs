@@ -29,6 +29,7 @@ mod source;
 mod spans;
 mod threshold;
 mod time;
+mod tracks;
 
 pub use analog::AnalogTrack;
 pub use builder::{BuilderParts, EventRow, EventSink, EventTableBuilder, InTable};
@@ -51,3 +52,4 @@ pub use source::{Source, SourceKind, Trace, TrackKind, TrackSummary};
 pub use spans::SpanTrack;
 pub use threshold::{DEFAULT_AUTO_HYSTERESIS, Threshold};
 pub use time::{ClockDomain, ClockOrigin, KernelClock, PS_PER_NS, PS_PER_S, PS_PER_US, Ps, format_seconds};
+pub use tracks::Tracks;

@@ -8,6 +8,7 @@ use super::intern::Interner;
 use super::render::EventRenderer;
 use super::spans::SpanTrack;
 use super::time::{ClockOrigin, Ps};
+use super::tracks::Tracks;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -49,8 +50,10 @@ pub struct Source {
     /// Strings of the events and span labels of this source.
     pub strings: Interner,
     pub events: EventTable,
-    pub digital: Vec<DigitalTrack>,
-    pub analog: Vec<AnalogTrack>,
+    /// Shared between copies of the source ([`Tracks`]): edges and samples are never copied
+    /// to add decoded annotations beside them.
+    pub digital: Tracks<DigitalTrack>,
+    pub analog: Tracks<AnalogTrack>,
     pub spans: Vec<SpanTrack>,
     /// Number of trace records as the format counts them; see [`Source::records`].
     pub records: Option<u64>,
@@ -120,8 +123,8 @@ impl Source {
             origin: ClockOrigin::default(),
             strings: Interner::new(),
             events: EventTable::default(),
-            digital: Vec::new(),
-            analog: Vec::new(),
+            digital: Tracks::new(),
+            analog: Tracks::new(),
             spans: Vec::new(),
             records: None,
             metadata: Vec::new(),

@@ -3,9 +3,9 @@
 //! [`latscope_engine::decode`] and [`latscope_engine::annotations`]).
 
 use anyhow::Result;
-use latscope_engine::annotations::{AnnotationFormat, write_annotations};
-use latscope_engine::channels;
+use latscope_engine::annotations::{AnnotationFormat, AnnotationWriter, write_annotations};
 use latscope_engine::{Output, Registry};
+use latscope_engine::{channels, decode};
 use latscope_importers::LoadControl;
 use std::path::PathBuf;
 
@@ -47,16 +47,44 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     let inputs = std::slice::from_ref(&args.file);
     let output = Output::of(args.output.as_deref());
     output.check(inputs)?;
-    let (source, decoded, names) =
-        match latscope_engine::decode::decode_file(&registry, &args.file, &args.decoders)? {
-            Some(d) => (d.source, d.decoded, d.channels),
-            None => {
-                let source = latscope_engine::open(&args.file, &LoadControl::new())?;
-                let decoded = latscope_engine::decode::decode_all(&registry, &source, &args.decoders)?;
-                let names = channels::channels_of(&source);
-                (source, decoded, names)
+    let (source, decoded, names) = if decode::decodes_file(&registry, &args.file, &args.decoders)? {
+        // Straight from the file: annotations are written as the decoders hand them on.
+        let mut writer = AnnotationWriter::new(args.format.into());
+        let mut result = None;
+        let written = output.write("the annotations", inputs, |w| {
+            let d = decode::decode_file_to(&registry, &args.file, &args.decoders, &mut |source, batch| {
+                writer.write(w, source, batch)
+            });
+            match d {
+                Ok(Some(d)) => {
+                    writer.finish(w, &args.file, &d.decoded.errors)?;
+                    result = Some(Ok(d));
+                    Ok(())
+                }
+                Ok(None) => Err(std::io::Error::other("the capture could not be decoded as it is read")),
+                Err(e) => {
+                    result = Some(Err(e));
+                    Err(std::io::Error::other("decoding failed"))
+                }
             }
+        });
+        // The decode's own error, rather than the write it stopped.
+        let d = match (result, written) {
+            (Some(Err(e)), _) => return Err(e.into()),
+            (_, Err(e)) => return Err(e.into()),
+            (Some(Ok(d)), Ok(())) => d,
+            (None, Ok(())) => anyhow::bail!("{}: nothing was decoded", args.file.display()),
         };
+        (d.source, d.decoded, d.channels)
+    } else {
+        let source = latscope_engine::open(&args.file, &LoadControl::new())?;
+        let decoded = decode::decode_all(&registry, &source, &args.decoders)?;
+        let names = channels::channels_of(&source);
+        output.write("the annotations", inputs, |w| {
+            write_annotations(w, &args.file, &source, &decoded, args.format.into())
+        })?;
+        (source, decoded, names)
+    };
     // What the workbench's decoder dialog says of the same channels.
     for spec in &args.decoders {
         for note in channels::spec_notes(&registry, spec, &names) {
@@ -66,9 +94,6 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     for w in source.diagnostics.summary() {
         eprintln!("latscope: {}: warning: {w}", args.file.display());
     }
-    output.write("the annotations", inputs, |w| {
-        write_annotations(w, &args.file, &source, &decoded, args.format.into())
-    })?;
     for (kind, n) in &decoded.errors {
         eprintln!("latscope: {}: {kind}: {n} error annotation(s)", args.file.display());
     }

@@ -5,6 +5,7 @@
 pub mod decode;
 pub mod events;
 pub mod fleet;
+pub mod query;
 pub mod record;
 pub mod report;
 
@@ -71,6 +72,9 @@ enum Command {
     Decode(decode::DecodeArgs),
     /// Aggregate a fleet dataset: exact percentiles per group of labels, A/B, trends, CI gates.
     Fleet(fleet::FleetArgs),
+    /// SQL over a capture's tables (events, one per event name, pairs, windows, annotations,
+    /// edges, tracks) as a table, CSV, JSON or Parquet.
+    Query(query::QueryArgs),
     /// Record this machine's kernel through tracefs: live statistics, a flight recorder of
     /// the slow pairs, a trace.dat that trace-cmd reads.
     Record(record::RecordArgs),
@@ -130,6 +134,7 @@ pub fn main() -> ExitCode {
         Some(Command::Events(args)) => events::run(&args),
         Some(Command::Decode(args)) => decode::run(&args),
         Some(Command::Fleet(args)) => fleet::run(&args),
+        Some(Command::Query(args)) => query::run(&args),
         Some(Command::Record(args)) => record::run(&args),
         None => crate::gui::run_native(crate::gui::Options {
             files: cli.files,

@@ -13,6 +13,7 @@ use super::jobs::{JobKind, JobRunner, Outbox, RunningJob};
 use super::message::{DerivedLane, FileMsg, Message, SaveMsg};
 use super::picker::FilePicker;
 use super::prepare::Prepared;
+use super::query::QueryState;
 use super::session::PendingSession;
 use super::sim::SimState;
 use super::table::TableState;
@@ -73,6 +74,9 @@ pub(super) struct Pending {
     pub startup: Option<Startup>,
     /// A fleet worst pair to show once its capture has loaded.
     pub jump: Option<super::fleet::PendingJump>,
+    /// Sources showing a load's preview, by the load's ticket id: the loaded source
+    /// replaces it.
+    pub previews: BTreeMap<u64, SourceId>,
 }
 
 const MAX_RECENT: usize = 10;
@@ -96,6 +100,8 @@ pub struct Workbench {
     pub table: TableState,
     /// The fleet window (a dataset of many captures).
     pub fleet: FleetState,
+    /// The query window (SQL over the open sources' tables).
+    pub query: QueryState,
     pub dialogs: Dialogs,
     /// The error banner, and the log of every error (`errors.log()`).
     pub errors: Errors,
@@ -144,6 +150,7 @@ impl Workbench {
             sim: SimState::default(),
             table: TableState::default(),
             fleet: FleetState::default(),
+            query: QueryState::default(),
             dialogs: Dialogs::default(),
             errors: Errors::default(),
             notice: None,
@@ -195,6 +202,11 @@ impl Workbench {
         self.jobs.busy(JobKind::Table)
     }
 
+    /// Whether a query of the query window runs.
+    pub fn query_pending(&self) -> bool {
+        self.jobs.busy(JobKind::Query)
+    }
+
     /// Saves writing in the background (a timeline PNG counts from when it is asked for).
     pub fn saves_running(&self) -> usize {
         self.jobs.of_kind(JobKind::Save).count() + usize::from(self.png_request.is_some() || self.png_waiting)
@@ -216,6 +228,11 @@ impl Workbench {
     }
 
     /// Whether a fleet worst pair waits for its capture to load.
+    /// How many sources show a preview of a capture still loading.
+    pub fn previews_shown(&self) -> usize {
+        self.pending.previews.len()
+    }
+
     pub fn jump_pending(&self) -> bool {
         self.pending.jump.is_some()
     }
@@ -257,6 +274,7 @@ impl Workbench {
             sim: &self.sim,
             table: &self.table,
             fleet: &self.fleet,
+            query: &self.query,
             dialogs: &self.dialogs,
             errors: &self.errors,
             notice: self.notice.as_deref(),
@@ -467,6 +485,14 @@ impl eframe::App for ScreenshotWatch {
         eframe::App::ui(&mut self.wb, ui, frame);
         if let Some(stats) = &mut self.frame_stats {
             stats.frame(began);
+            let shown = self.wb.doc.sources.len();
+            if shown > 0 {
+                let previews_only = self.wb.pending.previews.len() == shown;
+                stats.mark_once(if previews_only { "preview_drawn" } else { "tracks_drawn" });
+            }
+            if self.wb.settled() && shown > 0 {
+                stats.mark_once("settled");
+            }
         }
         if let Some(p) = &self.wb.screenshot_saved
             && let Ok(mut s) = self.saved.lock()

@@ -71,7 +71,10 @@ impl DecoderDialog {
                 .iter()
                 .filter(|c| matches!(channels::guess(c, &plain, &[]), Guess::One(_)))
                 .count();
-            (found, info.stacks_on.is_none())
+            // The native decoders stay the default where they exist: a sigrok one is chosen
+            // only when it finds more of the channels.
+            let native = matches!(info.runner, latscope_engine::registry::DecoderRunner::Native);
+            (found, info.stacks_on.is_none(), native)
         };
         let decoders = registry.decoders();
         let best =

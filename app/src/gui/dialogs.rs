@@ -14,6 +14,9 @@ pub struct Dialogs {
     pub align: AlignDialog,
     pub derive: DeriveDialog,
     pub decoder: DecoderDialog,
+    /// Whether sigrok-cli's decoders were asked for (once, when the Add decoder dialog first
+    /// opens: they join the registry when the job answers).
+    pub sigrok_asked: bool,
     /// The in-window file browser, when the desktop has no dialog.
     pub browser: Option<FileBrowser>,
 }

@@ -135,6 +135,11 @@ impl Document {
         }
     }
 
+    /// Source `id` taken away (a load's preview whose load failed or was cancelled).
+    pub fn remove(&mut self, id: SourceId) {
+        self.sources.retain(|s| s.id != id);
+    }
+
     /// Everything closed.
     pub fn clear(&mut self) {
         self.sources.clear();

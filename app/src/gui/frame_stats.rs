@@ -36,6 +36,8 @@ pub struct FrameStats {
     sched: Vec<Option<(Duration, Duration)>>,
     /// schedstat at the start of the current frame.
     frame_sched: Option<(Duration, Duration)>,
+    /// Moments of the run (the end of the first frame that drew something), from `start`.
+    milestones: Vec<(&'static str, Duration)>,
 }
 
 impl FrameStats {
@@ -51,7 +53,16 @@ impl FrameStats {
             frames: Vec::new(),
             sched: Vec::new(),
             frame_sched: None,
+            milestones: Vec::new(),
         })
+    }
+
+    /// Records, the first time only, that `what` is on screen as this frame ends
+    /// (`preview_drawn`, `tracks_drawn`, `settled`); the summary prints `{what}_ms`.
+    pub fn mark_once(&mut self, what: &'static str) {
+        if !self.milestones.iter().any(|m| m.0 == what) {
+            self.milestones.push((what, self.start.elapsed()));
+        }
     }
 
     /// Call as a frame begins, on the UI thread.
@@ -102,6 +113,9 @@ impl FrameStats {
             // The main thread is the UI thread: its totals are since the process began.
             let _ = writeln!(out, "first_frame_cpu_ms: {:.1}", ms(cpu));
             let _ = writeln!(out, "first_frame_wait_ms: {:.1}", ms(wait));
+        }
+        for (what, at) in &self.milestones {
+            let _ = writeln!(out, "{what}_ms: {:.1}", ms(*at));
         }
         let age = self.age_at_start.map_or("unknown".to_string(), |d| format!("{:.0}", ms(d)));
         let _ = writeln!(out, "process_age_at_start_ms: {age}");
@@ -188,6 +202,7 @@ mod tests {
                 .map(|&ms| Some((Duration::from_millis(ms / 2), Duration::from_millis(ms - ms / 2))))
                 .collect(),
             frame_sched: None,
+            milestones: Vec::new(),
         }
     }
 

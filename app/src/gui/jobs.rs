@@ -34,6 +34,8 @@ pub enum JobKind {
     SessionRead,
     Screenshot,
     Fleet,
+    Query,
+    SigrokList,
 }
 
 impl JobKind {
@@ -51,6 +53,8 @@ impl JobKind {
             JobKind::SessionRead => "latscope-session",
             JobKind::Screenshot => "latscope-screenshot",
             JobKind::Fleet => "latscope-fleet",
+            JobKind::Query => "latscope-query",
+            JobKind::SigrokList => "latscope-sigrok-list",
         }
     }
 
@@ -66,6 +70,7 @@ impl JobKind {
                 | JobKind::Align
                 | JobKind::Simulator
                 | JobKind::Fleet
+                | JobKind::Query
         )
     }
 
@@ -73,7 +78,12 @@ impl JobKind {
     fn reads_sources(self) -> bool {
         !matches!(
             self,
-            JobKind::Load | JobKind::Save | JobKind::SessionRead | JobKind::Screenshot | JobKind::Fleet
+            JobKind::Load
+                | JobKind::Save
+                | JobKind::SessionRead
+                | JobKind::Screenshot
+                | JobKind::Fleet
+                | JobKind::SigrokList
         )
     }
 }

@@ -5,7 +5,8 @@
 
 use super::export::SaveWhat;
 use super::message::{
-    AlignMsg, AnalysisMsg, DecoderMsg, FileMsg, FleetMsg, Message, SaveMsg, ShellMsg, TableMsg, ViewMsg,
+    AlignMsg, AnalysisMsg, DecoderMsg, FileMsg, FleetMsg, Message, QueryMsg, SaveMsg, ShellMsg, TableMsg,
+    ViewMsg,
 };
 use super::view::PanelId;
 use egui::{Key, Modifiers};
@@ -106,6 +107,7 @@ pub enum ActionId {
     Align,
     OpenDataset,
     AddDecoder,
+    Query,
     NextRow,
     PreviousRow,
 }
@@ -266,6 +268,7 @@ pub const ACTIONS: &[Action] = &[
     action(A::Align, "Align sources…", None, || Message::Align(AlignMsg::Open)),
     action(A::OpenDataset, "Open fleet dataset…", None, || Message::Fleet(FleetMsg::Show)),
     action(A::AddDecoder, "Add decoder…", None, || Message::Decoder(DecoderMsg::Open(None))),
+    action(A::Query, "Query the tables with SQL…", None, || Message::Query(QueryMsg::Show)),
     action(A::NextRow, "Select the next event of the table", Some(Shortcut::plain(Key::ArrowDown)), || {
         Message::Table(TableMsg::Step(1))
     }),
@@ -327,7 +330,7 @@ pub const MENUS: &[(&str, &[MenuItem])] = {
                 Do(A::ToggleTheme),
             ],
         ),
-        ("Analysis", &[Do(A::RunAnalysis), Do(A::Align), Do(A::AddDecoder)]),
+        ("Analysis", &[Do(A::RunAnalysis), Do(A::Align), Do(A::AddDecoder), Do(A::Query)]),
     ]
 };
 

@@ -17,6 +17,7 @@ use super::export::SaveWhat;
 use super::file_browser::{BrowsePurpose, BrowserAction};
 use super::jobs::{JobEnded, SpawnFailed, Ticket};
 use super::prepare::{Lane, Prepared};
+use super::query::QueryResult;
 use super::session::Session;
 use super::sim::{SimCommand, SimEdit};
 use super::table::{TableRows, TableSort};
@@ -45,6 +46,7 @@ pub enum Message {
     Save(SaveMsg),
     Shell(ShellMsg),
     Fleet(FleetMsg),
+    Query(QueryMsg),
     /// A job's thread has ended: everything it held (a source it read) is let go. Derived
     /// lanes that waited for their source to be free are added now.
     JobEnded(Ticket),
@@ -59,6 +61,13 @@ pub enum FileMsg {
     Pick,
     /// Stop a background job (a load's Cancel button).
     CancelJob(Ticket),
+    /// A preview of source `id` while its capture still loads (its channels at a coarse
+    /// level of detail, see `LoadControl::with_preview`): shown until the load ends.
+    Preview {
+        ticket: Ticket,
+        id: SourceId,
+        prepared: Arc<Prepared>,
+    },
     /// A load job's end: source `id` (reserved when the load started) from `path`.
     Loaded {
         ticket: Ticket,
@@ -244,6 +253,12 @@ pub enum DecoderMsg {
         source: SourceId,
         result: JobResult<Arc<Prepared>>,
     },
+    /// Every decoder sigrok-cli knows, with its channels and options, to list beside the
+    /// native ones (`sigrok:ID`).
+    SigrokListed {
+        ticket: Ticket,
+        result: JobResult<Vec<latscope_engine::registry::DecoderInfo>>,
+    },
 }
 
 /// The simulator.
@@ -347,6 +362,25 @@ pub enum FleetMsg {
     OpenWorst(WorstPair),
 }
 
+/// The query window (SQL over the open sources' tables).
+#[derive(Debug)]
+pub enum QueryMsg {
+    /// Show the window (Analysis > Query…).
+    Show,
+    Close,
+    /// The SQL as edited.
+    Edit(String),
+    /// Run the SQL (a job).
+    Run,
+    Done {
+        ticket: Ticket,
+        result: JobResult<QueryResult>,
+    },
+    /// Row `n` of the result was clicked: go to the time it holds (the event there is
+    /// selected, through the view's own messages).
+    Row(usize),
+}
+
 /// What a derive job answers: the new track and its lane, to add to the source in place.
 #[derive(Debug)]
 pub struct DerivedLane {
@@ -376,6 +410,7 @@ into_message!(
     SaveMsg => Save,
     ShellMsg => Shell,
     FleetMsg => Fleet,
+    QueryMsg => Query,
 );
 
 impl From<SpawnFailed> for Message {

@@ -32,9 +32,10 @@ impl Prepared {
     /// its lane after theirs, as [`prepare`] would place it. Nothing else is touched.
     pub fn add_digital(&mut self, d: DigitalTrack, mut lane: Lane) {
         let digital = &mut self.source.digital;
-        let track = match digital.iter().position(|t| t.name == d.name) {
+        let same_name = digital.iter().position(|t| t.name == d.name);
+        let track = match same_name {
             Some(k) => {
-                digital[k] = d;
+                digital.set(k, d);
                 k
             }
             None => {

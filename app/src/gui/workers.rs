@@ -4,7 +4,7 @@
 
 use super::document::SourceId;
 use super::jobs::{JobContext, JobKind, JobRunner};
-use super::message::{JobResult, Message, SimMsg};
+use super::message::{FileMsg, JobResult, Message, SimMsg};
 use super::prepare::{Prepared, prepare};
 use super::sim::{SimCommand, SimHandle};
 use super::table::{Row, TableSort};
@@ -22,6 +22,20 @@ use std::time::{Duration, Instant};
 /// Imports `path` and builds its lanes (the load job's work).
 pub fn load(path: &Path, ctl: &LoadControl) -> JobResult<Arc<Prepared>> {
     Ok(latscope_engine::open(path, ctl).map(|source| Arc::new(prepare(source)))?)
+}
+
+/// Where the importer's previews of `path` (source `id`) go while it loads: prepared here,
+/// on the load's thread, and sent to the window (`FileMsg::Preview`).
+pub fn preview_sink(cx: &JobContext<Message>, id: SourceId, path: &Path) -> latscope_importers::PreviewSink {
+    let (outbox, ticket) = (cx.outbox.clone(), cx.ticket);
+    let name =
+        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let path = path.to_owned();
+    Arc::new(move |mut source: Source| {
+        source.name = name.clone();
+        source.path = Some(path.clone());
+        outbox.send(FileMsg::Preview { ticket, id, prepared: Arc::new(prepare(source)) }.into());
+    })
 }
 
 /// A source the table lists: its id, its data and placement.
@@ -164,7 +178,7 @@ impl Accumulator {
         for d in &mut tracks {
             d.end = d.end.max(self.now);
         }
-        src.digital = tracks;
+        src.digital = tracks.into();
         prepare(src)
     }
 }

@@ -216,13 +216,13 @@ pub fn parse(kind: CsvKind, data: &[u8], ctl: &LoadControl) -> Result<Source, Pa
     }
     source.origin = clock.origin();
     source.records = Some(rows);
-    source.digital = layout.digital;
+    source.digital = layout.digital.into();
     if !layout.analog.is_empty() {
         let axis = match (layout.time, layout.row_period_ps) {
             (None, Some(dt_ps)) => Axis::Uniform { t0: 0, dt_ps },
             _ => Axis::Times(analog_times),
         };
-        source.analog = table::build(&axis, layout.analog, &mut diag);
+        source.analog = table::build(&axis, layout.analog, &mut diag).into();
     }
     source.metadata = layout.metadata;
     source.diagnostics = diag;

@@ -30,6 +30,10 @@ pub fn trim(s: &[u8]) -> &[u8] {
 /// seconds into picoseconds. `None` for anything else or on overflow.
 pub fn parse_scaled(s: &[u8], scale_exp: i32, decimal_comma: bool) -> Option<i64> {
     let s = trim(s);
+    // A plain count (a sample index) in its own unit: the common cell of a long scope record.
+    if scale_exp == 0 && (1..=18).contains(&s.len()) && s.iter().all(u8::is_ascii_digit) {
+        return Some(s.iter().fold(0i64, |acc, &b| acc * 10 + i64::from(b - b'0')));
+    }
     let (neg, s) = match s.first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),

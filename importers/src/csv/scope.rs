@@ -7,6 +7,12 @@
 //! metadata. Empty cells are "no sample" and stored as NaN; `∞`/`-∞` are stored as
 //! infinities; both are counted in a warning. A row whose time or a value does not parse,
 //! or that has too few fields, is counted as malformed with its line number.
+//!
+//! A large export (a scope's long record: tens of millions of rows) is read on all cores:
+//! the rows are cut into slices at line starts, each slice parsed into its own window of
+//! the columns, and the windows closed up. That path takes only plain rows; at the first row
+//! that is not one (malformed, a blank or infinite value, a time out of range) the file is
+//! read again one row at a time, so every diagnostic is exactly the row loop's.
 
 use super::dialect::{ScopeVendor, sniff_dialect};
 use super::logic::{Clock, TimeCol};
@@ -15,6 +21,7 @@ use super::table::{self, Axis, Column};
 use super::{CsvKind, Dialect, Line, Lines, Progress, split_fields, unquote};
 use crate::{LoadControl, ParseFailure, Position};
 use latscope_model::{Diagnostics, Ps, Source, SourceKind};
+use rayon::prelude::*;
 
 /// Where a row's time comes from.
 #[derive(Debug, Clone, Copy)]
@@ -557,16 +564,12 @@ fn generic(data: &[u8], format: &'static str) -> Result<Spec, ParseFailure> {
     })
 }
 
-/// The shared row loop.
-fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let mut diag = Diagnostics::default();
-    for w in &spec.warnings {
-        diag.warn(w.clone());
-    }
-    let mut source = Source::new("", spec.format, SourceKind::File);
-    let dc = spec.dialect.decimal_comma;
-    let needed = spec
-        .channels
+/// Exports at least this large are read on all cores (see the module docs).
+const PARALLEL_BYTES: usize = 16 << 20;
+
+/// Fields a data row needs: up to the last channel or time column.
+fn needed_fields(spec: &Spec) -> usize {
+    spec.channels
         .iter()
         .map(|c| c.col + 1)
         .chain(match spec.time {
@@ -574,7 +577,215 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
             TimeSpec::Row { .. } => None,
         })
         .max()
-        .unwrap_or(1);
+        .unwrap_or(1)
+}
+
+/// The time of a plain row (`Column` and `Index` times; a row-number time depends on the
+/// rows before it), before it is made relative.
+fn row_time(spec: &Spec, fields: &[&[u8]]) -> Option<(i64, Ps)> {
+    let dc = spec.dialect.decimal_comma;
+    match spec.time {
+        TimeSpec::Column { col, time } => Clock::absolute(time, fields[col], dc),
+        TimeSpec::Index { col, start_ps, inc_ps } => parse_time_ps(fields[col], -12, false)
+            .map(|i| times_rounded(i, inc_ps))
+            .filter(|v| v.abs() < 4.0e18)
+            .and_then(|v| start_ps.checked_add(v as Ps))
+            .map(|ps| (0, ps)),
+        TimeSpec::Row { .. } => None,
+    }
+}
+
+/// `round(i · inc)` in `f64`; by integers when `inc` is whole and the product is below 2^53,
+/// where the float product is exact and rounding it changes nothing (a library call per row
+/// of a long record otherwise).
+fn times_rounded(i: i64, inc: f64) -> f64 {
+    const EXACT: i64 = 1 << 53;
+    if inc.fract() == 0.0 && inc.abs() < EXACT as f64 {
+        let inc = inc as i64;
+        if let Some(p) = i.checked_mul(inc).filter(|p| p.abs() < EXACT) {
+            return p as f64;
+        }
+    }
+    (i as f64 * inc).round()
+}
+
+/// One window of the columns a slice of rows is read into.
+struct Window<'a> {
+    rows: &'a [u8],
+    times: &'a mut [Ps],
+    values: Vec<&'a mut [f32]>,
+}
+
+/// A plain data row of `line` into slot `at` of `w`: `Some(true)` stored, `Some(false)` a
+/// line the row loop skips silently (blank, a comment), `None` anything else.
+fn plain_row<'f>(
+    spec: &Spec,
+    line: &'f [u8],
+    fields: &mut Vec<&'f [u8]>,
+    clock: &mut Clock,
+    w: &mut Window<'_>,
+    at: usize,
+) -> Option<bool> {
+    if trim(line).is_empty() || line.starts_with(b"#") {
+        return Some(false);
+    }
+    split_fields(line, spec.dialect.delimiter, fields);
+    if fields.len() < needed_fields(spec) {
+        return None;
+    }
+    let t = clock.relative(row_time(spec, fields)?)?;
+    for (k, ch) in spec.channels.iter().enumerate() {
+        match parse_value(fields[ch.col], spec.dialect.decimal_comma) {
+            Cell::Number(v) if v.is_finite() => *w.values[k].get_mut(at)? = (v * ch.factor) as f32,
+            _ => return None,
+        }
+    }
+    *w.times.get_mut(at)? = t;
+    Some(true)
+}
+
+/// The rows read: the time column, each channel's values, and the clock the times are
+/// relative to.
+type Columns = (Vec<Ps>, Vec<Vec<f32>>, Clock);
+
+/// The rows of a clean export read on all cores; `None` at the first row the row loop would
+/// report.
+fn read_parallel(spec: &Spec, data: &[u8], ctl: &LoadControl) -> Result<Option<Columns>, ParseFailure> {
+    if matches!(spec.time, TimeSpec::Row { .. }) || data.len() < PARALLEL_BYTES {
+        return Ok(None);
+    }
+    // The rows start after the header's lines.
+    let Some(body_start) = (spec.header_lines == 0).then_some(0).or_else(|| {
+        memchr::memchr_iter(b'\n', data).nth(usize::try_from(spec.header_lines).ok()? - 1).map(|i| i + 1)
+    }) else {
+        return Ok(None);
+    };
+    if data.starts_with(b"\xEF\xBB\xBF") && body_start == 0 {
+        return Ok(None);
+    }
+    let body = &data[body_start..];
+    // The clock's origin is the first row's time, as in the row loop.
+    let mut fields = Vec::new();
+    let mut clock = Clock::default();
+    let first = Lines::new(body).map(|l| l.text).find(|t| !(trim(t).is_empty() || t.starts_with(b"#")));
+    let Some(first) = first else { return Ok(None) };
+    split_fields(first, spec.dialect.delimiter, &mut fields);
+    if fields.len() < needed_fields(spec) {
+        return Ok(None);
+    }
+    let Some(origin) = row_time(spec, &fields) else { return Ok(None) };
+    clock.first = Some(origin);
+    // Slices cut after a line break, a few per thread; each one's lines bound its rows.
+    let parts = rayon::current_num_threads().max(1) * 4;
+    let mut cuts = vec![0usize];
+    for k in 1..parts {
+        let guess = body.len() * k / parts;
+        let last = *cuts.last().unwrap_or(&0);
+        if guess <= last {
+            continue;
+        }
+        match memchr::memchr(b'\n', &body[guess..]) {
+            Some(i) if guess + i + 1 < body.len() => cuts.push(guess + i + 1),
+            _ => break,
+        }
+    }
+    cuts.push(body.len());
+    let slices: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
+    let lines: Vec<usize> = slices
+        .iter()
+        .map(|s| memchr::memchr_iter(b'\n', s).count() + usize::from(!s.ends_with(b"\n")))
+        .collect();
+    let total: usize = lines.iter().sum();
+    let mut times: Vec<Ps> = vec![0; total];
+    let mut values: Vec<Vec<f32>> = vec![vec![0.0; total]; spec.channels.len()];
+    let mut windows: Vec<Window<'_>> = Vec::with_capacity(slices.len());
+    {
+        let mut rest_t: &mut [Ps] = &mut times;
+        let mut rest_v: Vec<&mut [f32]> = values.iter_mut().map(|v| v.as_mut_slice()).collect();
+        for (rows, &n) in slices.iter().zip(&lines) {
+            let (t, tail) = std::mem::take(&mut rest_t).split_at_mut(n);
+            rest_t = tail;
+            let mut vs = Vec::with_capacity(rest_v.len());
+            for r in &mut rest_v {
+                let (v, tail) = std::mem::take(r).split_at_mut(n);
+                *r = tail;
+                vs.push(v);
+            }
+            windows.push(Window { rows, times: t, values: vs });
+        }
+    }
+    let origin = clock.first;
+    let stored: Vec<Result<Option<usize>, ParseFailure>> = windows
+        .into_par_iter()
+        .map(|mut w| {
+            let mut fields = Vec::new();
+            let mut clock = Clock { first: origin };
+            let mut at = 0;
+            for (i, line) in Lines::new(w.rows).enumerate() {
+                if i % 65_536 == 0 && ctl.is_cancelled() {
+                    return Err(ParseFailure::Cancelled);
+                }
+                if line.too_long {
+                    return Ok(None);
+                }
+                match plain_row(spec, line.text, &mut fields, &mut clock, &mut w, at) {
+                    Some(true) => at += 1,
+                    Some(false) => {}
+                    None => return Ok(None),
+                }
+            }
+            ctl.advance(w.rows.len() as u64);
+            Ok(Some(at))
+        })
+        .collect();
+    let mut counts = Vec::with_capacity(stored.len());
+    for s in stored {
+        match s? {
+            Some(n) => counts.push(n),
+            None => return Ok(None),
+        }
+    }
+    // Close the gaps skipped lines left, window by window.
+    let (mut to, mut from) = (0usize, 0usize);
+    for (&n, &room) in counts.iter().zip(&lines) {
+        if to != from {
+            times.copy_within(from..from + n, to);
+            for v in &mut values {
+                v.copy_within(from..from + n, to);
+            }
+        }
+        to += n;
+        from += room;
+    }
+    times.truncate(to);
+    for v in &mut values {
+        v.truncate(to);
+    }
+    Ok(Some((times, values, clock)))
+}
+
+/// The shared row loop.
+fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
+    let mut diag = Diagnostics::default();
+    for w in &spec.warnings {
+        diag.warn(w.clone());
+    }
+    let (times, values, clock) = match read_parallel(&spec, data, ctl)? {
+        Some(read) => read,
+        None => read_rows(&spec, data, ctl, &mut diag)?,
+    };
+    Ok(finish(spec, times, values, clock, diag))
+}
+
+/// The row loop one row at a time, with every diagnostic.
+fn read_rows(
+    spec: &Spec,
+    data: &[u8],
+    ctl: &LoadControl,
+    diag: &mut Diagnostics,
+) -> Result<Columns, ParseFailure> {
+    let dc = spec.dialect.decimal_comma;
+    let needed = needed_fields(spec);
     let mut values: Vec<Vec<f32>> = vec![Vec::new(); spec.channels.len()];
     let mut times: Vec<Ps> = Vec::new();
     let mut clock = Clock::default();
@@ -609,7 +820,7 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
         let abs = match spec.time {
             TimeSpec::Column { col, time } => Clock::absolute(time, fields[col], dc),
             TimeSpec::Index { col, start_ps, inc_ps } => parse_time_ps(fields[col], -12, false)
-                .map(|i| (i as f64 * inc_ps).round())
+                .map(|i| times_rounded(i, inc_ps))
                 .filter(|v| v.abs() < 4.0e18)
                 .and_then(|v| start_ps.checked_add(v as Ps))
                 .map(|ps| (0, ps)),
@@ -666,6 +877,12 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
     if infinite > 0 {
         diag.warn(format!("{infinite} over-range value(s) (∞/-∞)"));
     }
+    Ok((times, values, clock))
+}
+
+/// The columns read, as the source's analog tracks.
+fn finish(spec: Spec, times: Vec<Ps>, values: Vec<Vec<f32>>, clock: Clock, mut diag: Diagnostics) -> Source {
+    let mut source = Source::new("", spec.format, SourceKind::File);
     if let Some(n) = spec.record_length
         && n != times.len() as u64
     {
@@ -692,10 +909,10 @@ fn read(spec: Spec, data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailu
     }
     let units: Vec<String> = tracks.iter().map(|t| format!("{}={}", t.name, t.unit)).collect();
     metadata.push(("units".to_string(), units.join(", ")));
-    source.analog = tracks;
+    source.analog = tracks.into();
     source.metadata = metadata;
     source.diagnostics = diag;
-    Ok(source)
+    source
 }
 
 #[cfg(test)]
@@ -708,5 +925,83 @@ mod tests {
         assert_eq!(strip_channel_prefix("Analog:140000"), "140000");
         assert_eq!(strip_channel_prefix("C2: 0.05"), "0.05");
         assert_eq!(strip_channel_prefix("FV:v24.26"), "FV:v24.26");
+    }
+
+    /// A Rigol DS1000Z export of `rows` rows (index, value), with a comment and a blank line
+    /// in it, and `bad` (a malformed row) at row 1000 when given.
+    fn rigol_rows(rows: usize, bad: Option<&str>) -> Vec<u8> {
+        let mut out = String::from("X,CH1,Start,Increment,\nSequence,Volt,-1.000000e-03,2.000000e-09\n");
+        for i in 0..rows {
+            if i == 1000
+                && let Some(b) = bad
+            {
+                out.push_str(b);
+                out.push('\n');
+            }
+            if i == rows / 2 {
+                out.push_str("# a note\n\n");
+            }
+            let v = ((i % 977) as f64 - 400.0) * 1.25e-3;
+            out.push_str(&format!("{i},{v:.5e},\n"));
+        }
+        out.into_bytes()
+    }
+
+    #[test]
+    fn a_large_export_read_on_all_cores_equals_the_row_loop() {
+        for bad in [None, Some("1000,oops,"), Some("1000,,"), Some("x,1.0,")] {
+            let data = rigol_rows(1_200_000, bad);
+            assert!(data.len() >= PARALLEL_BYTES, "{}", data.len());
+            let ctl = LoadControl::new();
+            let spec = || rigol(&data).unwrap();
+            let parallel = read_parallel(&spec(), &data, &ctl).unwrap();
+            assert_eq!(parallel.is_some(), bad.is_none(), "{bad:?}: only a clean export is read in slices");
+            let mut diag = Diagnostics::default();
+            for w in &spec().warnings {
+                diag.warn(w.clone());
+            }
+            let (times, values, clock) = read_rows(&spec(), &data, &ctl, &mut diag).unwrap();
+            if let Some((pt, pv, pc)) = parallel {
+                assert_eq!((pt.len(), pc.first), (times.len(), clock.first));
+                assert!(pt == times && pv == values, "the same columns");
+            }
+            // Either way the source is the row loop's, diagnostics included.
+            let source = read(spec(), &data, &ctl).unwrap();
+            let mut expected = finish(spec(), times, values, clock, diag);
+            expected.name = source.name.clone();
+            // Bit for bit: a blank cell is NaN, which equals nothing.
+            let bits = |s: &Source| -> Vec<(String, Ps, u64, Vec<u32>)> {
+                s.analog
+                    .iter()
+                    .map(|a| {
+                        (
+                            a.name.clone(),
+                            a.t0,
+                            a.dt_ps.to_bits(),
+                            a.samples.iter().map(|v| v.to_bits()).collect(),
+                        )
+                    })
+                    .collect()
+            };
+            assert_eq!(bits(&source), bits(&expected), "{bad:?}");
+            assert_eq!(source.diagnostics.summary(), expected.diagnostics.summary(), "{bad:?}");
+            assert_eq!(source.records, expected.records);
+        }
+    }
+
+    #[test]
+    fn whole_increments_round_as_the_float_product_does() {
+        let mut x: u64 = 0x853C_49E6_748F_EA9B;
+        for inc in [2000.0, 1.0, 0.0, 4e-1, 2.5, 1e9, 7.0, -3.0, 1e15, 8e18] {
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let i = (x >> 8) as i64 % 5_000_000_000 - (x % 3) as i64 * 1_000_000_000;
+                let want = (i as f64 * inc).round();
+                // Equal values (a zero may differ in sign, which `as Ps` drops).
+                assert_eq!(times_rounded(i, inc), want, "{i} × {inc}");
+            }
+        }
     }
 }

@@ -172,7 +172,7 @@ impl Built {
     pub(crate) fn finish(
         self,
         spans: &mut Vec<SpanTrack>,
-        analog: &mut Vec<AnalogTrack>,
+        analog: &mut latscope_model::Tracks<AnalogTrack>,
         diags: &mut Diagnostics,
     ) {
         // In name order, as the tracks were listed when they were kept by name.

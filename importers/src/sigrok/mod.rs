@@ -1,8 +1,10 @@
 //! sigrok session files (`.sr`, srzip versions 1 and 2).
 //!
-//! Logic channels become digital tracks stored as transitions: members are stream-decoded
-//! through a fixed buffer, so a 100M-sample capture costs memory in proportion to its
-//! edges, never to its samples. Analog channels become analog tracks (`f32`, volts — the
+//! Logic channels become digital tracks stored as transitions: chunks are inflated in
+//! parallel and scanned for flips a word of samples at a time, repeated chunks once
+//! (`logic.rs`), so a 600M-sample capture costs memory in proportion to its edges, never to
+//! its samples, and time in proportion to its distinct chunks. [`read_logic`] hands the flips
+//! to any [`LogicVisitor`] (a protocol decoder) as they are found, without storing them. Analog channels become analog tracks (`f32`, volts — the
 //! unit libsigrok assumes, since none is stored).
 //!
 //! With a track selection in the [`LoadControl`] (`latscope report` with rules that name
@@ -11,9 +13,11 @@
 //! record count is the full decode's, and the `logic channels not decoded` metadata entry
 //! names them. Analog channels always load.
 
+mod logic;
 mod metadata;
 mod recover;
 
+pub use logic::{FAST_MEMBER_BYTES, LogicEnd, LogicVisitor, Masks};
 pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
 
 use crate::{LoadControl, ParseFailure, Position, budget};
@@ -39,7 +43,7 @@ pub const MAX_ANALOG_SAMPLES: usize = 1 << 27;
 const READ_BUFFER: usize = 1 << 16;
 
 pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
-    let (mut source, note) = with_archive(data, |zip| parse_archive(zip, ctl))?;
+    let (mut source, note) = with_archive(data, |zip, bytes| parse_archive(zip, bytes, ctl))?;
     if let Some(note) = note {
         source.diagnostics.warnings.insert(0, note);
     }
@@ -50,10 +54,10 @@ pub fn parse(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
 /// member directory is missing (a capture cut short); then also returns the note saying so.
 fn with_archive<T>(
     data: &[u8],
-    read: impl FnOnce(ZipArchive<Cursor<&[u8]>>) -> Result<T, ParseFailure>,
+    read: impl FnOnce(ZipArchive<Cursor<&[u8]>>, &[u8]) -> Result<T, ParseFailure>,
 ) -> Result<(T, Option<String>), ParseFailure> {
     let e = match ZipArchive::new(Cursor::new(data)) {
-        Ok(zip) => return Ok((read(zip)?, None)),
+        Ok(zip) => return Ok((read(zip, data)?, None)),
         Err(e) => e,
     };
     let Some(rebuilt) = recover::rebuild(data) else {
@@ -68,7 +72,7 @@ fn with_archive<T>(
             format!("not a valid .sr zip archive ({e}); recovering its members failed too ({e2})"),
         )
     })?;
-    Ok((read(zip)?, Some(rebuilt.note)))
+    Ok((read(zip, &rebuilt.bytes)?, Some(rebuilt.note)))
 }
 
 /// What every reader of an archive needs first: its version, metadata and sample clock.
@@ -133,7 +137,7 @@ pub struct ChannelTicks {
 /// Reads the logic channels of a `.sr` capture as sample numbers ([`LogicTicks`]), with the
 /// limits, checks and recovery of [`parse`]. Analog channels are named, not read.
 pub fn parse_logic_ticks(data: &[u8], ctl: &LoadControl) -> Result<LogicTicks, ParseFailure> {
-    let (mut ticks, note) = with_archive(data, |mut zip| {
+    let (mut ticks, note) = with_archive(data, |mut zip, bytes| {
         let header = read_header(&mut zip)?;
         let samplerate = (!header.no_rate).then_some(header.clock.rate);
         let mut out = LogicTicks { samplerate, ..LogicTicks::default() };
@@ -142,10 +146,16 @@ pub fn parse_logic_ticks(data: &[u8], ctl: &LoadControl) -> Result<LogicTicks, P
         }
         let names = member_names(&zip);
         if let Some(capture) = header.meta.get("capturefile") {
-            let read =
-                read_logic_channels(&mut zip, &names, capture, &header.meta, header.clock, ctl, |name| {
-                    ChannelTicks { name: name.into(), ..ChannelTicks::default() }
-                })?;
+            let read = read_logic_channels(
+                &mut zip,
+                bytes,
+                &names,
+                capture,
+                &header.meta,
+                header.clock,
+                ctl,
+                |name| ChannelTicks { name: name.into(), ..ChannelTicks::default() },
+            )?;
             out.samples = read.samples;
             out.channels = read.channels;
             out.warnings.extend(read.warnings);
@@ -159,13 +169,89 @@ pub fn parse_logic_ticks(data: &[u8], ctl: &LoadControl) -> Result<LogicTicks, P
     Ok(ticks)
 }
 
+/// A logic capture as [`read_logic`] describes it before reading its samples.
+#[derive(Debug, Clone, Default)]
+pub struct LogicLayout {
+    /// `None` when the metadata has none.
+    pub samplerate: Option<u64>,
+    /// Each enabled logic channel: its name and its bit in the sample word.
+    pub channels: Vec<(String, u32)>,
+    /// Analog channel names (their samples are not read).
+    pub analog: Vec<String>,
+    /// Bytes per sample.
+    pub unitsize: usize,
+}
+
+/// Streams the logic samples of a `.sr` capture to a visitor, with the limits, checks and
+/// recovery of [`parse`], without storing any flip: `make` sees the capture's layout and
+/// returns the visitor with the channels it wants (a mask of their bits), or `None` to
+/// decline. `Ok(None)` also when the samples do not fit a 64-bit word (more than 64
+/// channels' worth of unitsize): then read the capture with [`parse`]. The [`LogicEnd`]'s
+/// warnings are what [`parse`] would warn about the logic data.
+pub fn read_logic<V: LogicVisitor>(
+    data: &[u8],
+    ctl: &LoadControl,
+    make: impl FnOnce(&LogicLayout) -> Option<(V, u64)>,
+) -> Result<Option<(V, LogicEnd, LogicLayout)>, ParseFailure> {
+    let (read, note) = with_archive(data, |mut zip, bytes| {
+        let header = read_header(&mut zip)?;
+        let names = member_names(&zip);
+        let mut layout = LogicLayout {
+            samplerate: (!header.no_rate).then_some(header.clock.rate),
+            analog: analog_keys(&header.meta).into_iter().map(|(_, name)| name).collect(),
+            ..LogicLayout::default()
+        };
+        let capture = header.meta.get("capturefile");
+        if capture.is_some() {
+            let (unitsize, probes) = logic_layout(&header.meta)?;
+            layout.unitsize = unitsize;
+            layout.channels = probes.into_iter().map(|(n, b)| (n, b as u32)).collect();
+        }
+        if layout.unitsize > 8 {
+            return Ok(None);
+        }
+        let Some((mut visitor, wanted)) = make(&layout) else { return Ok(None) };
+        let mut end = LogicEnd::default();
+        let mut warnings = Vec::new();
+        if header.no_rate {
+            warnings.push(NO_RATE.to_owned());
+        }
+        if let Some(capture) = capture {
+            let (members, skipped) = logic_members(&names, capture);
+            warnings.extend(skipped);
+            let members = logic::members(&mut zip, bytes, &members, layout.unitsize);
+            let masks = Masks { wanted, counted: 0 };
+            end = logic::read(&mut zip, bytes, &members, layout.unitsize, masks, ctl, &mut visitor)?;
+            if end.partial_len > 0 {
+                end.warnings.push(format!(
+                    "logic data ends with {} byte(s) that do not make a whole {}-byte sample; ignored",
+                    end.partial_len, layout.unitsize
+                ));
+            }
+        }
+        warnings.append(&mut end.warnings);
+        end.warnings = warnings;
+        Ok(Some((visitor, end, layout)))
+    })?;
+    Ok(read.map(|(v, mut end, layout)| {
+        if let Some(note) = note {
+            end.warnings.insert(0, note);
+        }
+        (v, end, layout)
+    }))
+}
+
 const NO_RATE: &str = "no samplerate in the metadata: times are sample numbers (1 Hz assumed)";
 
 fn member_names(zip: &ZipArchive<Cursor<&[u8]>>) -> Vec<String> {
     (0..zip.len()).filter_map(|i| Some(zip.name_for_index(i)?.ok()?.into_owned())).collect()
 }
 
-fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Result<Source, ParseFailure> {
+fn parse_archive(
+    mut zip: ZipArchive<Cursor<&[u8]>>,
+    bytes: &[u8],
+    ctl: &LoadControl,
+) -> Result<Source, ParseFailure> {
     let Header { version, meta, clock, no_rate } = read_header(&mut zip)?;
     let mut source = Source::new("", "sigrok-sr", SourceKind::File);
     source.metadata.push(("version".into(), version.to_string()));
@@ -180,9 +266,9 @@ fn parse_archive(mut zip: ZipArchive<Cursor<&[u8]>>, ctl: &LoadControl) -> Resul
     let names = member_names(&zip);
     let mut not_decoded = None;
     if let Some(capture) = meta.get("capturefile") {
-        not_decoded = read_logic(&mut zip, &names, capture, &meta, clock, ctl, &mut source)?;
+        not_decoded = read_logic_tracks(&mut zip, bytes, &names, capture, &meta, clock, ctl, &mut source)?;
     }
-    read_analog(&mut zip, &names, &meta, clock, ctl, &mut source)?;
+    read_analog(&mut zip, bytes, &names, &meta, clock, ctl, &mut source)?;
     if let Some(n) = not_decoded {
         // The record count stays the full decode's: the tracks' own counts plus these.
         source.records = Some(source.records() + n);
@@ -386,8 +472,10 @@ struct LogicRead<T> {
     warnings: Vec<String>,
 }
 
-fn read_logic(
+#[allow(clippy::too_many_arguments)]
+fn read_logic_tracks(
     zip: &mut ZipArchive<Cursor<&[u8]>>,
+    bytes: &[u8],
     names: &[String],
     capture: &str,
     meta: &DeviceMetadata,
@@ -395,7 +483,8 @@ fn read_logic(
     ctl: &LoadControl,
     source: &mut Source,
 ) -> Result<Option<u64>, ParseFailure> {
-    let read = read_logic_channels(zip, names, capture, meta, clock, ctl, |name| DigitalTrack::new(name, 0))?;
+    let read =
+        read_logic_channels(zip, bytes, names, capture, meta, clock, ctl, |name| DigitalTrack::new(name, 0))?;
     for w in read.warnings {
         source.diagnostics.warn(w);
     }
@@ -414,15 +503,9 @@ fn read_logic(
     Ok((!read.others.is_empty()).then_some(read.uncounted_transitions))
 }
 
-fn read_logic_channels<T: Transitions>(
-    zip: &mut ZipArchive<Cursor<&[u8]>>,
-    names: &[String],
-    capture: &str,
-    meta: &DeviceMetadata,
-    clock: SampleClock,
-    ctl: &LoadControl,
-    make: impl Fn(&str) -> T,
-) -> Result<LogicRead<T>, ParseFailure> {
+/// The logic channels of a capture's metadata: its unitsize and each enabled probe with its
+/// bit in the sample word (probe N at bit N-1).
+fn logic_layout(meta: &DeviceMetadata) -> Result<(usize, Vec<(String, usize)>), ParseFailure> {
     let invalid = |msg: String| ParseFailure::invalid(Position::Byte(0), msg);
     let unitsize: usize = meta
         .get("unitsize")
@@ -434,58 +517,158 @@ fn read_logic_channels<T: Transitions>(
     }
     let total_probes: usize = meta.get("total probes").and_then(|s| s.parse().ok()).unwrap_or(unitsize * 8);
     // Only listed probes are enabled; a probe whose bit lies beyond the sample word is absent.
-    let mut channels: Vec<LogicChannel<T>> = Vec::new();
-    for i in 1..=total_probes.min(unitsize * 8) {
-        if let Some(name) = meta.get(&format!("probe{i}")) {
-            let bit = i - 1;
-            channels.push(LogicChannel { byte: bit / 8, mask: 1 << (bit % 8), track: make(name) });
-        }
-    }
+    let probes = (1..=total_probes.min(unitsize * 8))
+        .filter_map(|i| Some((meta.get(&format!("probe{i}"))?.to_owned(), i - 1)))
+        .collect();
+    Ok((unitsize, probes))
+}
+
+/// The members of the logic capture `capture`, and a warning when numbered members beyond a
+/// gap were left out.
+fn logic_members(names: &[String], capture: &str) -> (Vec<String>, Option<String>) {
+    let (members, skipped) = chunk_members(names, capture);
+    let warning = skipped.map(|n| {
+        format!(
+            "logic chunk {capture}-{n} follows a gap in the numbering and was not read (libsigrok stops at the gap too)"
+        )
+    });
+    (members, warning)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_logic_channels<T: Transitions>(
+    zip: &mut ZipArchive<Cursor<&[u8]>>,
+    bytes: &[u8],
+    names: &[String],
+    capture: &str,
+    meta: &DeviceMetadata,
+    clock: SampleClock,
+    ctl: &LoadControl,
+    make: impl Fn(&str) -> T,
+) -> Result<LogicRead<T>, ParseFailure> {
+    let (unitsize, probes) = logic_layout(meta)?;
+    let channels: Vec<LogicChannel<T>> = probes
+        .iter()
+        .map(|(name, bit)| LogicChannel { byte: bit / 8, mask: 1 << (bit % 8), track: make(name) })
+        .collect();
     // A selection that keeps none of the logic channels decodes them all: the capture's
     // time range comes from its logic tracks, and the rule names none of them anyway.
     let (channels, others): (Vec<LogicChannel<T>>, Vec<LogicChannel<T>>) =
         channels.into_iter().partition(|c| ctl.wants_track(c.track.name()));
     let (channels, others) = if channels.is_empty() { (others, Vec::new()) } else { (channels, others) };
-    let mut warnings = Vec::new();
-    let (members, skipped) = chunk_members(names, capture);
-    if let Some(n) = skipped {
-        warnings.push(format!(
-            "logic chunk {capture}-{n} follows a gap in the numbering and was not read (libsigrok stops at the gap too)"
-        ));
-    }
-    let mut decoder = LogicDecoder::new(unitsize, channels, clock);
-    decoder.count_only(&others);
-    for (i, name) in members.iter().enumerate() {
-        match stream_member(zip, name, ctl, |bytes| decoder.feed(bytes)) {
-            Ok(()) => {}
-            // A damaged chunk: what decoded before the damage is kept, in sample order.
-            Err(ParseFailure::Invalid { at, message }) => {
-                warnings.push(format!(
-                    "{at}: {message}; logic samples after sample {} ({} later chunk(s)) were not loaded",
-                    decoder.samples,
-                    members.len() - i - 1
-                ));
-                break;
+    let (members, skipped) = logic_members(names, capture);
+    let mut warnings: Vec<String> = skipped.into_iter().collect();
+    let (samples, partial_len, uncounted_transitions, channels) = if unitsize <= 8 {
+        let mut tracks = TrackVisitor::new(channels, clock);
+        let masks = Masks { wanted: tracks.wanted, counted: bits_of_word(&others) };
+        let members = logic::members(zip, bytes, &members, unitsize);
+        let end = match ctl.preview() {
+            Some(sink) => {
+                let declared: u64 = members.iter().map(|m| m.size).sum();
+                let mut previewing = Previewing::new(tracks, sink, declared / unitsize as u64);
+                let end = logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut previewing)?;
+                tracks = previewing.inner;
+                end
             }
-            Err(e) => return Err(e),
+            None => logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut tracks)?,
+        };
+        warnings.extend(end.warnings);
+        (end.samples, end.partial_len, end.counted_flips, tracks.channels)
+    } else {
+        let mut decoder = LogicDecoder::new(unitsize, channels, clock);
+        decoder.count_only(&others);
+        for (i, name) in members.iter().enumerate() {
+            match stream_member(zip, name, ctl, |bytes| decoder.feed(bytes)) {
+                Ok(()) => {}
+                // A damaged chunk: what decoded before the damage is kept, in sample order.
+                Err(ParseFailure::Invalid { at, message }) => {
+                    warnings.push(format!(
+                        "{at}: {message}; logic samples after sample {} ({} later chunk(s)) were not loaded",
+                        decoder.samples,
+                        members.len() - i - 1
+                    ));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
         }
-    }
-    if decoder.partial_len > 0 {
+        (decoder.samples, decoder.partial_len, decoder.uncounted_transitions, decoder.channels)
+    };
+    if partial_len > 0 {
         warnings.push(format!(
-            "logic data ends with {} byte(s) that do not make a whole {unitsize}-byte sample; ignored",
-            decoder.partial_len
+            "logic data ends with {partial_len} byte(s) that do not make a whole {unitsize}-byte sample; ignored"
         ));
     }
     Ok(LogicRead {
-        samples: decoder.samples,
+        samples,
         others: others.iter().map(|c| c.track.name().to_owned()).collect(),
-        uncounted_transitions: decoder.uncounted_transitions,
-        channels: decoder.channels.into_iter().map(|c| c.track).collect(),
+        uncounted_transitions,
+        channels: channels.into_iter().map(|c| c.track).collect(),
         warnings,
     })
 }
 
-/// Turns a stream of packed samples into per-channel transitions.
+/// The bits of `channels` in a sample word of up to 8 bytes.
+fn bits_of_word<T>(channels: &[LogicChannel<T>]) -> u64 {
+    channels.iter().fold(0, |acc, c| acc | (u64::from(c.mask) << (8 * c.byte)))
+}
+
+/// Logic channels' transitions stored as the reader finds them (samples of up to 64 channels).
+struct TrackVisitor<T> {
+    channels: Vec<LogicChannel<T>>,
+    clock: SampleClock,
+    /// The channel at each bit of the sample word.
+    by_bit: [Option<u8>; 64],
+    wanted: u64,
+    transitions: usize,
+}
+
+impl<T: Transitions> TrackVisitor<T> {
+    fn new(channels: Vec<LogicChannel<T>>, clock: SampleClock) -> Self {
+        let mut by_bit = [None; 64];
+        for (i, c) in channels.iter().enumerate() {
+            let bit = 8 * c.byte + c.mask.trailing_zeros() as usize;
+            by_bit[bit] = u8::try_from(i).ok();
+        }
+        TrackVisitor { wanted: bits_of_word(&channels), channels, clock, by_bit, transitions: 0 }
+    }
+}
+
+impl<T: Transitions> LogicVisitor for TrackVisitor<T> {
+    fn first(&mut self, levels: u64) -> Result<(), ParseFailure> {
+        for (bit, c) in self.by_bit.iter().enumerate() {
+            if let Some(c) = c {
+                self.channels[usize::from(*c)].track.set_initial(((levels >> bit) & 1) as u8);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn change(&mut self, sample: u64, changed: u64, levels: u64) -> Result<(), ParseFailure> {
+        let mut d = changed;
+        while d != 0 {
+            let bit = d.trailing_zeros();
+            d &= d - 1;
+            let Some(c) = self.by_bit[bit as usize] else { continue };
+            let ch = &mut self.channels[usize::from(c)];
+            if self.transitions >= MAX_TRANSITIONS {
+                return Err(too_many_transitions(ch.track.name(), sample));
+            }
+            ch.track.push(
+                sample,
+                self.clock,
+                ((levels >> bit) & 1) as u8,
+                MAX_TRANSITIONS - self.transitions,
+            );
+            self.transitions += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Turns a stream of packed samples wider than a 64-bit word (more than 64 channels) into
+/// per-channel transitions, one sample at a time; narrower captures go through `logic.rs`.
 #[derive(Debug)]
 struct LogicDecoder<T> {
     unitsize: usize,
@@ -504,20 +687,11 @@ struct LogicDecoder<T> {
     partial_len: usize,
     samples: u64,
     transitions: usize,
-    /// With one-byte samples, the channel of each bit.
-    by_bit: [Option<usize>; 8],
 }
 
 impl<T: Transitions> LogicDecoder<T> {
     fn new(unitsize: usize, channels: Vec<LogicChannel<T>>, clock: SampleClock) -> Self {
-        let mut by_bit = [None; 8];
-        for (i, ch) in channels.iter().enumerate() {
-            if ch.byte == 0 {
-                by_bit[ch.mask.trailing_zeros() as usize] = Some(i);
-            }
-        }
         Self {
-            by_bit,
             unitsize,
             decoded_bits: bits_of(unitsize, &channels),
             counted_bits: vec![0; unitsize],
@@ -555,67 +729,11 @@ impl<T: Transitions> LogicDecoder<T> {
         }
         let whole = bytes.len() / self.unitsize * self.unitsize;
         let (body, rest) = bytes.split_at(whole);
-        if self.unitsize == 1 {
-            self.feed_bytes(body)?;
-        } else {
-            for sample in body.chunks_exact(self.unitsize) {
-                self.sample(sample)?;
-            }
+        for sample in body.chunks_exact(self.unitsize) {
+            self.sample(sample)?;
         }
         self.partial[..rest.len()].copy_from_slice(rest);
         self.partial_len = rest.len();
-        Ok(())
-    }
-
-    /// The common 8-channel case: skip runs without a decoded channel's change quickly.
-    fn feed_bytes(&mut self, body: &[u8]) -> Result<(), ParseFailure> {
-        let mut i = 0;
-        if self.prev.is_none() {
-            let Some(&first) = body.first() else { return Ok(()) };
-            self.sample(&[first])?;
-            i = 1;
-        }
-        let Some(&last) = body.last() else { return Ok(()) };
-        // The stream's previous byte (all its bits: `prev` below keeps only the decoded
-        // channels' bits current).
-        let before = self.prev.as_ref().map_or(0, |p| p[0]);
-        if self.counted_bits[0] != 0 {
-            self.uncounted_transitions += count_changes(before, &body[i..], self.counted_bits[0]);
-        }
-        let bits = self.decoded_bits[0];
-        let base = self.samples - i as u64;
-        if bits != 0 {
-            // Eight samples at a time: each byte XOR the one before it, masked to the decoded
-            // channels, is nonzero exactly where one of them flips; dense clocks flip every
-            // few samples, so the flips are found without a branch per sample.
-            let spread = u64::from(bits) * 0x0101_0101_0101_0101;
-            let mut prev = before;
-            let mut at = base + i as u64;
-            let (words, tail) = body[i..].as_chunks::<8>();
-            for word in words {
-                let w = u64::from_le_bytes(*word);
-                let mut d = (w ^ ((w << 8) | u64::from(prev))) & spread;
-                prev = word[7];
-                while d != 0 {
-                    let k = d.trailing_zeros() / 8;
-                    self.flips(at + u64::from(k), (d >> (8 * k)) as u8, word[k as usize])?;
-                    d &= !(0xFF << (8 * k));
-                }
-                at += 8;
-            }
-            for &b in tail {
-                let d = (b ^ prev) & bits;
-                if d != 0 {
-                    self.flips(at, d, b)?;
-                }
-                prev = b;
-                at += 1;
-            }
-        }
-        self.samples = base + body.len() as u64;
-        if let Some(p) = self.prev.as_mut() {
-            p[0] = last;
-        }
         Ok(())
     }
 
@@ -649,21 +767,6 @@ impl<T: Transitions> LogicDecoder<T> {
         Ok(())
     }
 
-    /// The one-byte-sample case of [`Self::edges`]: `diff` has the decoded channels' bits
-    /// that flip at sample `index`, `now` is the sample.
-    #[inline]
-    fn flips(&mut self, index: u64, diff: u8, now: u8) -> Result<(), ParseFailure> {
-        let mut d = diff;
-        while d != 0 {
-            let bit = d.trailing_zeros();
-            d &= d - 1;
-            if let Some(c) = self.by_bit[bit as usize] {
-                self.transition(c, index, (now >> bit) & 1)?;
-            }
-        }
-        Ok(())
-    }
-
     /// Stores channel `c`'s transition to `level` at sample `index`, counted against the
     /// limit before it is stored, so the tracks never hold more than it.
     #[inline]
@@ -688,6 +791,136 @@ impl<T: Transitions> LogicDecoder<T> {
     }
 }
 
+/// The logic channels at a coarse level of detail, kept as they are read and sent to a
+/// preview sink now and then: [`PREVIEW_BUCKETS`] buckets across the capture (its size from
+/// the chunks' declared sizes), each with the flips counted in it and the level at its end.
+struct Previewing<'a, T> {
+    inner: TrackVisitor<T>,
+    sink: &'a crate::PreviewSink,
+    total: u64,
+    /// A bucket is `1 << shift` samples.
+    shift: u32,
+    /// Per channel: its level now and at sample 0, its flips per bucket, and the buckets
+    /// before `filled[c]` whose end level is in `ends`.
+    level: Vec<u8>,
+    initial: Vec<u8>,
+    flips: Vec<Vec<u16>>,
+    ends: Vec<Vec<u8>>,
+    filled: Vec<usize>,
+    sent: Option<std::time::Instant>,
+}
+
+/// Buckets of a preview: a few per pixel column of a wide window.
+const PREVIEW_BUCKETS: u64 = 4096;
+
+impl<'a, T: Transitions> Previewing<'a, T> {
+    fn new(inner: TrackVisitor<T>, sink: &'a crate::PreviewSink, total: u64) -> Self {
+        // At least 8 samples a bucket: a busy bucket's flips fall on distinct samples.
+        let shift = total.div_ceil(PREVIEW_BUCKETS).max(8).next_power_of_two().trailing_zeros();
+        let buckets = (total >> shift) as usize + 1;
+        let n = inner.channels.len();
+        Previewing {
+            inner,
+            sink,
+            total,
+            shift,
+            level: vec![0; n],
+            initial: vec![0; n],
+            flips: vec![vec![0; buckets]; n],
+            ends: vec![vec![0; buckets]; n],
+            filled: vec![0; n],
+            sent: None,
+        }
+    }
+
+    fn bucket(&self, sample: u64) -> usize {
+        ((sample >> self.shift) as usize).min(self.flips.first().map_or(0, |f| f.len() - 1))
+    }
+
+    /// Ends of channel `c`'s buckets before `b` are its level now.
+    fn fill(&mut self, c: usize, b: usize) {
+        let from = self.filled[c].min(b);
+        let level = self.level[c];
+        self.ends[c][from..b].fill(level);
+        self.filled[c] = self.filled[c].max(b);
+    }
+
+    /// The preview after `read` samples: a busy bucket flips four times inside (and once
+    /// more if it ends at the other level), so it draws as a busy band; what is not read yet
+    /// is unknown (level 2) to the capture's end.
+    fn send(&mut self, read: u64) {
+        let clock = self.inner.clock;
+        let current = self.bucket(read.saturating_sub(1));
+        let width = 1u64 << self.shift;
+        let mut source = Source::new("", "sigrok-sr", SourceKind::File);
+        for c in 0..self.inner.channels.len() {
+            self.fill(c, current);
+            let mut track = DigitalTrack::new(self.inner.channels[c].track.name(), self.initial[c]);
+            let mut level = self.initial[c];
+            for b in 0..=current {
+                let (flips, end) =
+                    (self.flips[c][b], if b < current { self.ends[c][b] } else { self.level[c] });
+                if flips == 0 {
+                    continue;
+                }
+                let start = b as u64 * width;
+                let mut at = |k: u64, l: u8| track.push(clock.time(start + k * width / 6), l);
+                for k in 1..=4 {
+                    level ^= 1;
+                    at(k, level);
+                }
+                if end != level {
+                    at(5, end);
+                    level = end;
+                }
+            }
+            if read < self.total {
+                track.push(clock.time(read), 2);
+            }
+            track.end = clock.time(self.total.saturating_sub(1));
+            source.digital.push(track);
+        }
+        (self.sink)(source);
+        self.sent = Some(std::time::Instant::now());
+    }
+}
+
+impl<T: Transitions> LogicVisitor for Previewing<'_, T> {
+    fn first(&mut self, levels: u64) -> Result<(), ParseFailure> {
+        self.inner.first(levels)?;
+        for (c, ch) in self.inner.channels.iter().enumerate() {
+            let bit = 8 * ch.byte + ch.mask.trailing_zeros() as usize;
+            self.level[c] = ((levels >> bit) & 1) as u8;
+            self.initial[c] = self.level[c];
+        }
+        Ok(())
+    }
+
+    fn change(&mut self, sample: u64, changed: u64, levels: u64) -> Result<(), ParseFailure> {
+        self.inner.change(sample, changed, levels)?;
+        let b = self.bucket(sample);
+        let mut d = changed;
+        while d != 0 {
+            let bit = d.trailing_zeros();
+            d &= d - 1;
+            let Some(c) = self.inner.by_bit[bit as usize].map(usize::from) else { continue };
+            self.fill(c, b);
+            self.flips[c][b] = self.flips[c][b].saturating_add(1);
+            self.level[c] = ((levels >> bit) & 1) as u8;
+        }
+        Ok(())
+    }
+
+    /// The first preview after the first chunk (so the window draws the capture at once),
+    /// then one every [`crate::PREVIEW_EVERY`].
+    fn chunk_read(&mut self, samples: u64) {
+        let due = self.sent.is_none_or(|t| t.elapsed() >= crate::PREVIEW_EVERY);
+        if due && samples < self.total {
+            self.send(samples);
+        }
+    }
+}
+
 fn too_many_transitions(channel: &str, index: u64) -> ParseFailure {
     ParseFailure::Limit {
         at: Position::Byte(0),
@@ -705,14 +938,6 @@ fn bits_of<T>(unitsize: usize, channels: &[LogicChannel<T>]) -> Vec<u8> {
     bits
 }
 
-/// Transitions of the `bits` channels in `bytes` (one-byte samples) after `before`.
-fn count_changes(before: u8, bytes: &[u8], bits: u8) -> u64 {
-    let Some(&first) = bytes.first() else { return 0 };
-    let rest: u64 =
-        bytes.iter().zip(&bytes[1..]).map(|(&a, &b)| u64::from(((a ^ b) & bits).count_ones())).sum();
-    u64::from(((before ^ first) & bits).count_ones()) + rest
-}
-
 /// The analog channels: `analogN` keys with their names, by N.
 fn analog_keys(meta: &DeviceMetadata) -> Vec<(u32, String)> {
     let mut keys: Vec<(u32, String)> = meta
@@ -726,6 +951,7 @@ fn analog_keys(meta: &DeviceMetadata) -> Vec<(u32, String)> {
 
 fn read_analog(
     zip: &mut ZipArchive<Cursor<&[u8]>>,
+    bytes: &[u8],
     names: &[String],
     meta: &DeviceMetadata,
     clock: SampleClock,
@@ -755,6 +981,16 @@ fn read_analog(
                 limit: MAX_ANALOG_SAMPLES.to_string(),
             });
         }
+        // Chunks of whole samples are inflated on all cores into their place.
+        let fast = logic::members(zip, bytes, &members, 4);
+        let mut samples = vec![0f32; (declared / 4) as usize];
+        if logic::inflate_f32(bytes, &fast, &mut samples) {
+            ctl.advance(fast.iter().map(|m| m.compressed_len() as u64).sum());
+            total += samples.len();
+            source.analog.push(AnalogTrack::new(name, "V", 0, clock.period_ps(), samples));
+            continue;
+        }
+        drop(samples);
         // Exact: the declared sizes were checked against the limit just above.
         let mut samples: Vec<f32> = Vec::with_capacity((declared / 4) as usize);
         let mut carry: Vec<u8> = Vec::with_capacity(4);
@@ -819,62 +1055,121 @@ mod tests {
         assert_eq!(chunk_members(&names(&["analog-1-9-1"]), "analog-1-9").0, names(&["analog-1-9-1"]));
     }
 
-    #[test]
-    fn decoder_handles_split_samples_and_unitsize_above_one() {
-        let ch = |bit: usize| LogicChannel {
-            byte: bit / 8,
-            mask: 1 << (bit % 8),
-            track: DigitalTrack::new("c", 0),
-        };
-        let clock = SampleClock::new(1_000_000);
-        let mut d = LogicDecoder::new(2, vec![ch(0), ch(9)], clock);
-        // samples: 0x0001, 0x0201, 0x0200, 0x0000; fed split mid-sample.
-        d.feed(&[0x01, 0x00, 0x01]).unwrap();
-        d.feed(&[0x02, 0x00, 0x02, 0x00]).unwrap();
-        d.feed(&[0x00, 0x07]).unwrap();
-        assert_eq!(d.samples, 4);
-        assert_eq!(d.partial_len, 1);
-        assert_eq!(d.channels[0].track.initial, 1);
-        assert_eq!(d.channels[0].track.times, [2_000_000]);
-        assert_eq!(d.channels[1].track.times, [1_000_000, 3_000_000]);
-        assert_eq!(d.channels[1].track.levels, [1, 0]);
+    fn channels(unitsize: usize, bits: &[usize]) -> Vec<LogicChannel<DigitalTrack>> {
+        let _ = unitsize;
+        bits.iter()
+            .map(|&b| LogicChannel { byte: b / 8, mask: 1 << (b % 8), track: DigitalTrack::new("c", 0) })
+            .collect()
+    }
+
+    type Tracks = Vec<(u8, Vec<i64>, Vec<u8>)>;
+
+    fn tracks(channels: Vec<LogicChannel<DigitalTrack>>) -> Tracks {
+        channels.into_iter().map(|c| (c.track.initial, c.track.times, c.track.levels)).collect()
+    }
+
+    /// The sample-at-a-time decoder on `data`.
+    fn by_samples(data: &[u8], unitsize: usize, bits: &[usize], clock: SampleClock) -> (Tracks, u64) {
+        let mut d = LogicDecoder::new(unitsize, channels(unitsize, bits), clock);
+        for s in data.chunks_exact(unitsize) {
+            d.sample(s).unwrap();
+        }
+        (tracks(d.channels), d.samples)
+    }
+
+    /// The word-scanning reader on `data` fed in pieces of `split` bytes, and handed on as
+    /// chunks of `chunk` samples.
+    fn by_words(
+        data: &[u8],
+        unitsize: usize,
+        bits: &[usize],
+        clock: SampleClock,
+        split: usize,
+        chunk: usize,
+    ) -> [(Tracks, u64); 2] {
+        let pieces: Vec<&[u8]> = data.chunks(split).collect();
+        let mut v = TrackVisitor::new(channels(unitsize, bits), clock);
+        let masks = Masks { wanted: v.wanted, counted: 0 };
+        let end = logic::feed_pieces(&pieces, unitsize, masks, &mut v).unwrap();
+        let fed = (tracks(v.channels), end.samples);
+        let whole = &data[..data.len() / unitsize * unitsize];
+        let chunks: Vec<&[u8]> = whole.chunks(chunk * unitsize).collect();
+        let mut v = TrackVisitor::new(channels(unitsize, bits), clock);
+        let end = logic::apply_chunks(&chunks, unitsize, masks, &mut v).unwrap();
+        [fed, (tracks(v.channels), end.samples)]
     }
 
     #[test]
-    fn single_byte_fast_path_matches_generic_path() {
-        let data: Vec<u8> = (0..10_000u32).map(|i| ((i / 7) ^ (i / 13)) as u8).collect();
-        let clock = SampleClock::new(3_000_000);
-        let run = |split: usize| {
-            let chans = (0..8)
-                .map(|b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
+    fn split_samples_and_unitsize_above_one() {
+        let clock = SampleClock::new(1_000_000);
+        // samples: 0x0001, 0x0201, 0x0200, 0x0000; fed split mid-sample, one byte left over.
+        let mut v = TrackVisitor::new(channels(2, &[0, 9]), clock);
+        let masks = Masks { wanted: v.wanted, counted: 0 };
+        let end = logic::feed_pieces(
+            &[&[0x01, 0x00, 0x01], &[0x02, 0x00, 0x02, 0x00], &[0x00, 0x07]],
+            2,
+            masks,
+            &mut v,
+        )
+        .unwrap();
+        assert_eq!((end.samples, end.partial_len), (4, 1));
+        assert_eq!(v.channels[0].track.initial, 1);
+        assert_eq!(v.channels[0].track.times, [2_000_000]);
+        assert_eq!(v.channels[1].track.times, [1_000_000, 3_000_000]);
+        assert_eq!(v.channels[1].track.levels, [1, 0]);
+        let mut d = LogicDecoder::new(2, channels(2, &[0, 9]), clock);
+        d.feed(&[0x01, 0x00, 0x01]).unwrap();
+        d.feed(&[0x02, 0x00, 0x02, 0x00]).unwrap();
+        d.feed(&[0x00, 0x07]).unwrap();
+        assert_eq!((d.samples, d.partial_len), (4, 1));
+        assert_eq!(tracks(d.channels), tracks(v.channels));
+    }
+
+    #[test]
+    fn the_word_scan_finds_what_the_sample_decoder_finds() {
+        // Quiet stretches (whole quiet 64-byte blocks) and busy ones, at every unitsize the
+        // word scan reads, split across pieces and chunks at odd places.
+        for unitsize in [1usize, 2, 3, 4, 8] {
+            let data: Vec<u8> = (0..40_000u32)
+                .map(|i| if (i / 3000) % 2 == 0 { 0x5F } else { ((i / 7) ^ (i / 13) ^ (i >> 9)) as u8 })
                 .collect();
-            let mut d = LogicDecoder::new(1, chans, clock);
-            for part in data.chunks(split) {
-                d.feed(part).unwrap();
+            let bits: Vec<usize> = (0..8 * unitsize).step_by(3).collect();
+            let clock = SampleClock::new(3_000_000);
+            let want = by_samples(&data, unitsize, &bits, clock);
+            for (split, chunk) in [(1, 1), (7, 100), (4096, 4096), (40_000, 64), (333, 1_000_000)] {
+                let [fed, applied] = by_words(&data, unitsize, &bits, clock, split, chunk);
+                assert_eq!(fed, want, "unitsize {unitsize}, pieces of {split}");
+                assert_eq!(applied, want, "unitsize {unitsize}, chunks of {chunk}");
             }
-            d.channels
-                .into_iter()
-                .map(|c| (c.track.initial, c.track.times, c.track.levels))
-                .collect::<Vec<_>>()
-        };
-        let reference = {
-            let chans: Vec<LogicChannel<DigitalTrack>> = (0..8)
-                .map(|b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
-                .collect();
-            let mut d = LogicDecoder::new(1, chans, clock);
-            for s in &data {
-                d.sample(std::slice::from_ref(s)).unwrap();
-            }
-            d.channels
-                .into_iter()
-                .map(|c| (c.track.initial, c.track.times, c.track.levels))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(run(1), reference);
-        assert_eq!(run(4096), reference);
-        assert_eq!(run(10_000), reference);
+        }
         // 3 MHz has no whole-picosecond period: sample 1 is at 333 333 ps, sample 2 at 666 667.
+        let clock = SampleClock::new(3_000_000);
         assert_eq!((clock.time(1), clock.time(2), clock.time(3)), (333_333, 666_667, 1_000_000));
+    }
+
+    #[test]
+    fn a_selective_decode_counts_what_it_skips() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| ((i / 7) ^ (i / 13) ^ ((i / 3) & 0x40)) as u8).collect();
+        let clock = SampleClock::new(3_000_000);
+        let (full, _) = by_samples(&data, 1, &[0, 1, 2, 3, 4, 5, 6, 7], clock);
+        let others: u64 = [0, 1, 3, 4, 5, 7].iter().map(|&c| full[c].1.len() as u64).sum();
+        for split in [1, 5, 4096] {
+            let pieces: Vec<&[u8]> = data.chunks(split).collect();
+            let mut v = TrackVisitor::new(channels(1, &[2, 6]), clock);
+            let masks = Masks { wanted: v.wanted, counted: bits_of_word(&channels(1, &[0, 1, 3, 4, 5, 7])) };
+            let end = logic::feed_pieces(&pieces, 1, masks, &mut v).unwrap();
+            let got = tracks(v.channels);
+            assert_eq!((&got[0], &got[1]), (&full[2], &full[6]));
+            assert_eq!(end.counted_flips, others);
+            assert_eq!(end.samples, 10_000);
+            // The old decoder, sample by sample, counts the same.
+            let mut d = LogicDecoder::new(1, channels(1, &[2, 6]), clock);
+            d.count_only(&channels(1, &[0, 1, 3, 4, 5, 7]));
+            for p in &pieces {
+                d.feed(p).unwrap();
+            }
+            assert_eq!(d.uncounted_transitions, others);
+        }
     }
 
     #[test]
@@ -888,32 +1183,6 @@ mod tests {
             for i in [0, 1, 2, 3, 999, 1 << 20, 4_999_999, 18_446_743, 18_446_745, 1 << 40, u64::MAX / 3] {
                 assert_eq!(clock.time(i), reference(rate, i), "rate {rate}, sample {i}");
             }
-        }
-    }
-
-    #[test]
-    fn a_selective_decode_counts_what_it_skips() {
-        let data: Vec<u8> = (0..10_000u32).map(|i| ((i / 7) ^ (i / 13) ^ ((i / 3) & 0x40)) as u8).collect();
-        let clock = SampleClock::new(3_000_000);
-        let chans = |bits: &[u8]| -> Vec<LogicChannel<DigitalTrack>> {
-            bits.iter()
-                .map(|&b| LogicChannel { byte: 0, mask: 1 << b, track: DigitalTrack::new("c", 0) })
-                .collect()
-        };
-        let mut full = LogicDecoder::new(1, chans(&[0, 1, 2, 3, 4, 5, 6, 7]), clock);
-        full.feed(&data).unwrap();
-        for split in [1, 5, 4096] {
-            let mut part = LogicDecoder::new(1, chans(&[2, 6]), clock);
-            part.count_only(&chans(&[0, 1, 3, 4, 5, 7]));
-            for piece in data.chunks(split) {
-                part.feed(piece).unwrap();
-            }
-            assert_eq!(part.channels[0].track, full.channels[2].track);
-            assert_eq!(part.channels[1].track, full.channels[6].track);
-            let others: usize =
-                [0, 1, 3, 4, 5, 7].iter().map(|&c| full.channels[c].track.transitions()).sum();
-            assert_eq!(part.uncounted_transitions, others as u64);
-            assert_eq!(part.samples, full.samples);
         }
     }
 }

@@ -25,8 +25,9 @@ pub fn open(path: &Path) -> (Source, Option<u64>) {
 }
 
 /// Decodes `spec` on the loaded capture. When it is a `.sr` with logic channels only, it is
-/// also decoded as `latscope decode` reads it, straight from its sample numbers
-/// (`sigrok::parse_logic_ticks`), and the two results must be equal.
+/// also decoded the two ways `latscope decode` can read it, and the three results must be
+/// equal: straight from its sample numbers (`sigrok::parse_logic_ticks`), and streamed, the
+/// decoder fed each flip as the capture's chunks are read (`sigrok::read_logic`).
 pub fn decode(src: &Source, rate: Option<u64>, spec: &str) -> Decoded {
     let d = latscope_decoders::decode(spec, &Inputs::of_source(src, rate))
         .unwrap_or_else(|e| panic!("{spec}: {e}"));
@@ -50,11 +51,52 @@ pub fn decode(src: &Source, rate: Option<u64>, spec: &str) -> Decoded {
                 path.display()
             );
             assert_eq!(from_ticks.errors, d.errors, "{spec} on {}", path.display());
+            let streamed =
+                streamed(&data, spec).unwrap_or_else(|| panic!("{}: not streamed", path.display()));
+            assert_eq!(streamed.annotations, d.annotations, "{spec} on {}: streamed", path.display());
+            assert_eq!(streamed.errors, d.errors, "{spec} on {}: streamed", path.display());
         } else {
             println!("{}: decoded from the loaded capture only (it has analog channels)", path.display());
         }
     }
     d
+}
+
+/// The decoder stack fed as the capture is read.
+struct Streamed(latscope_decoders::StreamDecoder);
+
+impl latscope_importers::sigrok::LogicVisitor for Streamed {
+    fn first(&mut self, levels: u64) -> Result<(), latscope_importers::ParseFailure> {
+        self.0.start(levels);
+        Ok(())
+    }
+    fn change(
+        &mut self,
+        sample: u64,
+        changed: u64,
+        levels: u64,
+    ) -> Result<(), latscope_importers::ParseFailure> {
+        self.0.change(sample as i64, changed, levels);
+        Ok(())
+    }
+}
+
+/// `spec` decoded from the `.sr` bytes `data` as they are read (`None`: not streamable).
+pub fn streamed(data: &[u8], spec: &str) -> Option<Decoded> {
+    let (Streamed(d), end, _) =
+        latscope_importers::sigrok::read_logic(data, &latscope_importers::LoadControl::new(), |layout| {
+            let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+            let d = latscope_decoders::StreamDecoder::new(
+                spec,
+                &channels,
+                latscope_decoders::Clock::Samples(layout.samplerate?),
+            )
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let wanted = d.wanted();
+            Some((Streamed(d), wanted))
+        })
+        .unwrap()?;
+    Some(d.finish(end.samples.saturating_sub(1) as i64).unwrap())
 }
 
 /// One annotation as sigrok-cli prints it with `--protocol-decoder-samplenum`.

@@ -17,6 +17,19 @@ impl Workbench {
             DecoderMsg::Open(source) => self.open_decoder(source),
             DecoderMsg::Edit(d) => self.dialogs.decoder = d,
             DecoderMsg::Add { source, stacks } => self.add_decoder(source, stacks),
+            DecoderMsg::SigrokListed { ticket, result } => {
+                if !self.jobs.accept(ticket, |_| true) {
+                    return;
+                }
+                match result {
+                    Ok(decoders) => {
+                        Arc::make_mut(&mut self.registry).add_sigrok_decoders(decoders);
+                    }
+                    // Without sigrok-cli the native decoders are all there is; a `sigrok:`
+                    // stack typed by hand still says how to install it.
+                    Err(e) => self.notice = Some(format!("sigrok decoders not listed: {e:#}")),
+                }
+            }
             DecoderMsg::Decoded { ticket, source, result } => {
                 match (self.jobs.judge(ticket, |s| self.doc.is_current(s)), result) {
                     (Verdict::Current, Ok(prepared)) => self.decoded(source, prepared),
@@ -41,6 +54,14 @@ impl Workbench {
         let pick = source
             .or(focused.filter(|&id| has_channels(id)))
             .or_else(|| doc.ids().into_iter().find(|&id| has_channels(id)));
+        if !self.dialogs.sigrok_asked {
+            self.dialogs.sigrok_asked = true;
+            self.jobs.spawn(JobKind::SigrokList, None, |cx| {
+                let result = latscope_engine::sigrok::catalogue().map_err(anyhow::Error::from);
+                cx.send(DecoderMsg::SigrokListed { ticket: cx.ticket, result });
+            });
+        }
+        let doc = &self.doc;
         match pick.and_then(|id| doc.get(id)) {
             Some(s) => self.dialogs.decoder = DecoderDialog::open_on(&self.registry, s.source(), s.id),
             None => self

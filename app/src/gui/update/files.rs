@@ -4,7 +4,7 @@
 
 use crate::gui::app::Workbench;
 use crate::gui::document::SourceId;
-use crate::gui::jobs::JobKind;
+use crate::gui::jobs::{JobKind, Ticket};
 use crate::gui::message::{FileMsg, SaveMsg};
 use crate::gui::prepare::Prepared;
 use crate::gui::session;
@@ -28,16 +28,21 @@ impl Workbench {
             }
             FileMsg::Loaded { ticket, id, path, result } => {
                 if !self.jobs.accept(ticket, |_| true) {
+                    self.drop_preview(ticket.id);
                     return; // cancelled
                 }
                 match result {
                     Ok(prepared) => {
                         self.pending.loads.insert(ticket.id, (id, path, prepared));
                     }
-                    Err(e) => self.errors.push(e),
+                    Err(e) => {
+                        self.drop_preview(ticket.id);
+                        self.errors.push(e);
+                    }
                 }
                 self.add_finished_loads();
             }
+            FileMsg::Preview { ticket, id, prepared } => self.show_preview(ticket, id, prepared),
             FileMsg::Added { id, path, prepared } => self.add_source(id, &path, prepared),
             FileMsg::CloseAll => self.close_all(),
         }
@@ -62,7 +67,8 @@ impl Workbench {
             let id = self.doc.reserve_id();
             let p = path.clone();
             self.jobs.spawn_load(path, LoadControl::new(), move |cx| {
-                let result = workers::load(&p, &cx.control);
+                let ctl = cx.control.clone().with_preview(workers::preview_sink(&cx, id, &p));
+                let result = workers::load(&p, &ctl);
                 cx.send(FileMsg::Loaded { ticket: cx.ticket, id, path: p, result });
             });
             ids.push(Some(id));
@@ -80,6 +86,7 @@ impl Workbench {
         self.view.fitted = false;
         self.pending.loads.clear();
         self.pending.derived.clear();
+        self.pending.previews.clear();
         self.sim.handle = None;
         self.sim.source = None;
         self.analysis.clear();
@@ -100,15 +107,54 @@ impl Workbench {
         }
     }
 
+    /// Shows the preview of the capture that load `ticket` reads as source `id`, in the
+    /// place the source will take. Only for the one load running, whose source joins last:
+    /// sources join in the order their files were given.
+    fn show_preview(&mut self, ticket: Ticket, id: SourceId, prepared: Arc<Prepared>) {
+        let alone = self.jobs.of_kind(JobKind::Load).count() == 1 && self.pending.loads.is_empty();
+        if !self.jobs.is_current(ticket) || !alone {
+            return;
+        }
+        if self.pending.previews.contains_key(&ticket.id) {
+            self.replace_source(id, prepared);
+            return;
+        }
+        self.pending.previews.insert(ticket.id, id);
+        self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+        self.doc.add(id, prepared, false);
+        if !self.view.fitted {
+            self.fit_to_data();
+            self.view.fitted = true;
+        }
+    }
+
+    /// Takes away the preview of load `ticket_id`, if one is shown (its load failed or was
+    /// cancelled).
+    fn drop_preview(&mut self, ticket_id: u64) {
+        if let Some(id) = self.pending.previews.remove(&ticket_id) {
+            self.doc.remove(id);
+            self.view.lanes.remove(&id);
+            self.view.fitted &= !self.doc.sources.is_empty();
+        }
+    }
+
     /// Source `id` (read from `path`) joins the document and the view: where its clock puts
-    /// it, all its lanes shown; the first one fits the view.
+    /// it, all its lanes shown; the first one fits the view. A preview of it, if shown, is
+    /// replaced in place.
     fn add_source(&mut self, id: SourceId, path: &Path, prepared: Arc<Prepared>) {
         self.errors.loaded_ok();
         for w in prepared.source.diagnostics.summary().into_iter().take(3) {
             self.errors.push_warning(format!("{}: {w}", path.display()));
         }
-        self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
-        self.doc.add(id, prepared, false);
+        self.pending.previews.retain(|_, shown| *shown != id);
+        if let Some(index) = self.doc.index_of(id) {
+            self.replace_source(id, prepared);
+            let placement = self.doc.clock_placement(index);
+            self.doc.place(id, placement);
+        } else {
+            self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+            self.doc.add(id, prepared, false);
+        }
         self.analysis.presets_due = self.analysis.chosen_by_files;
         if !self.view.fitted || !self.jobs.busy(JobKind::Load) {
             self.fit_to_data();

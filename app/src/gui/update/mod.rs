@@ -15,6 +15,7 @@ mod decoder;
 mod derive;
 mod files;
 mod fleet;
+mod query;
 mod save;
 mod session;
 mod shell;
@@ -45,6 +46,7 @@ impl Workbench {
             Message::Save(m) => self.update_save(m),
             Message::Shell(m) => self.update_shell(m),
             Message::Fleet(m) => self.update_fleet(m),
+            Message::Query(m) => self.update_query(m),
             // What the job held is free now: settling adds the derived lanes that waited.
             Message::JobEnded(_) => {}
         }

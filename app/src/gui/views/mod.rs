@@ -16,6 +16,7 @@ pub mod derive_dialog;
 pub mod fleet;
 pub mod palette;
 pub mod panels;
+pub mod query;
 pub mod sim_panel;
 pub mod table;
 pub mod timeline;
@@ -27,6 +28,7 @@ use super::errors::Errors;
 use super::fleet::FleetState;
 use super::jobs::{JobKind, JobRunner};
 use super::message::Message;
+use super::query::QueryState;
 use super::sim::SimState;
 use super::table::TableState;
 use super::theme::ThemeKind;
@@ -44,6 +46,7 @@ pub struct Scene<'a> {
     pub sim: &'a SimState,
     pub table: &'a TableState,
     pub fleet: &'a FleetState,
+    pub query: &'a QueryState,
     pub dialogs: &'a Dialogs,
     pub errors: &'a Errors,
     pub notice: Option<&'a str>,

@@ -3,7 +3,9 @@
 //! [`frame`] draws them all from the workbench's state, read only, and returns the messages
 //! of this frame; the frame cache is the one thing it writes.
 
-use super::{FrameCache, Scene, align_dialog, analysis_panel, browser, decoder_dialog, derive_dialog, fleet};
+use super::{
+    FrameCache, Scene, align_dialog, analysis_panel, browser, decoder_dialog, derive_dialog, fleet, query,
+};
 use super::{palette, sim_panel, table, timeline};
 use crate::gui::errors::{self, Errors};
 use crate::gui::jobs::JobKind;
@@ -143,13 +145,17 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
     msgs
 }
 
-/// The windows over the panels: fleet, palette, dialogs and the file browser.
+/// The windows over the panels: fleet, query, palette, dialogs and the file browser.
 fn windows(wb: &Scene<'_>, ctx: &egui::Context) -> Vec<Message> {
     let mut msgs = Vec::new();
     let d = wb.dialogs;
     if wb.fleet.open {
         let running = wb.jobs.of_kind(JobKind::Fleet).next().map(|j| j.ticket);
         msgs.extend(fleet::show(ctx, wb.fleet, running));
+    }
+    if wb.query.open {
+        let running = wb.jobs.of_kind(JobKind::Query).next().map(|j| j.ticket);
+        msgs.extend(query::show(ctx, wb.query, running));
     }
     if d.palette_open {
         msgs.extend(palette::show(ctx, &d.palette_query));

@@ -1,0 +1,537 @@
+//! Decoding as the samples arrive: a decoder stack is fed the level changes of its channels
+//! in time order ([`StreamDecoder::change`]) and keeps only its own state, so a capture is
+//! decoded while it is read (chunk by chunk from a `.sr`, or as a logic analyzer streams it)
+//! without first storing every flip of every channel.
+//!
+//! Every decoder is such a machine ([`Machine`]); [`crate::decode`] feeds the same machines
+//! from whole tracks, merging their changes in time order (a [`Line`] read as it lies, a
+//! model track converted to ticks on the way, never copied).
+
+use crate::params::Channels;
+use crate::signal::{Clock, Line, binary};
+use crate::spec::Stage;
+use crate::{DecodeError, Decoded, Sink, i2c, sd, sd_spi, spi, uart};
+use latscope_model::DigitalTrack;
+
+/// A decoder fed with level changes. Levels are words of bits: bit `b` is the channel the
+/// decoder resolved to `b` (see [`Channels`]).
+pub(crate) trait Machine {
+    /// The levels at tick 0, before any change.
+    fn start(&mut self, levels: u64, sink: &mut Sink);
+    /// The channels in `changed` changed at `t` (later than any earlier call's tick);
+    /// `levels` are all levels after.
+    fn change(&mut self, t: i64, changed: u64, levels: u64, sink: &mut Sink);
+    /// The capture ended; `ends[b]` is the last tick of channel `b`.
+    fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError>;
+    /// Whether no annotation already in the sink will be changed again (a decoder that
+    /// amends one it put, an ACK added to its byte, says no while it may): then they can be
+    /// handed on before the capture ends. Until a decoder knows, all are kept.
+    fn settled(&self) -> bool {
+        false
+    }
+}
+
+/// The decoder that reads channels: the first of a stack.
+#[derive(Debug)]
+enum First {
+    Uart(uart::Uart),
+    Spi(spi::Spi),
+    I2c(i2c::I2c),
+    Sd(sd::Sd),
+}
+
+impl First {
+    fn settled(&self) -> bool {
+        match self {
+            First::Uart(m) => m.settled(),
+            First::Spi(m) => m.settled(),
+            First::I2c(m) => m.settled(),
+            First::Sd(m) => m.settled(),
+        }
+    }
+
+    fn machine(&mut self) -> &mut dyn Machine {
+        match self {
+            First::Uart(m) => m,
+            First::Spi(m) => m,
+            First::I2c(m) => m,
+            First::Sd(m) => m,
+        }
+    }
+}
+
+/// A parsed stack with its state: the channel decoder, and a decoder stacked on it.
+#[derive(Debug)]
+struct Stack {
+    first: First,
+    first_sink: Sink,
+    /// SD over SPI on the SPI words.
+    stacked: Option<(sd_spi::SdSpi, Sink)>,
+    clock: Clock,
+}
+
+impl Stack {
+    fn build(spec_text: &str, channels: &mut dyn Channels, clock: Clock) -> Result<Stack, DecodeError> {
+        let stages = crate::spec::parse(spec_text)?;
+        let mut first: Option<(First, Sink)> = None;
+        let mut stacked = None;
+        for (i, stage) in stages.iter().enumerate() {
+            let sink = Sink::new(stage_name(stage), clock);
+            match (stage.name.as_str(), i) {
+                ("uart", 0) => {
+                    first = Some((First::Uart(uart::Uart::new(stage, channels, clock.rate(), &sink)?), sink))
+                }
+                ("spi", 0) => first = Some((First::Spi(spi::Spi::new(stage, channels)?), sink)),
+                ("i2c", 0) => first = Some((First::I2c(i2c::I2c::new(stage, channels)?), sink)),
+                ("sd", 0) => first = Some((First::Sd(sd::Sd::new(stage, channels, clock)?), sink)),
+                ("sd-spi", 1) if matches!(first, Some((First::Spi(_), _))) => {
+                    let decoder = sd_spi::SdSpi::new(stage)?;
+                    if let Some((First::Spi(spi), _)) = first.as_mut() {
+                        if !spi.has_both_lines() {
+                            return Err(DecodeError::Config {
+                                decoder: "sd-spi".into(),
+                                message: "needs both mosi and miso on the spi decoder below it".into(),
+                            });
+                        }
+                        spi.keep_words = true;
+                    }
+                    stacked = Some((decoder, sink));
+                }
+                ("sd-spi", _) => {
+                    return Err(DecodeError::Config {
+                        decoder: "sd-spi".into(),
+                        message: "stacks on spi: `spi:clk=CH,mosi=CH,miso=CH,cs=CH | sd-spi`".into(),
+                    });
+                }
+                ("uart" | "spi" | "i2c" | "sd", _) => {
+                    return Err(DecodeError::Config {
+                        decoder: stage.name.clone(),
+                        message: "reads channels, so it must be the first decoder of a stack".into(),
+                    });
+                }
+                (name, _) => {
+                    return Err(DecodeError::UnknownDecoder { name: name.into(), column: stage.column });
+                }
+            }
+        }
+        // The grammar gives at least one stage, and every first stage reads channels.
+        let Some((first, first_sink)) = first else {
+            return Err(DecodeError::Config { decoder: String::new(), message: "an empty stack".into() });
+        };
+        Ok(Stack { first, first_sink, stacked, clock })
+    }
+
+    fn start(&mut self, levels: u64) {
+        self.first.machine().start(levels, &mut self.first_sink);
+    }
+
+    #[inline]
+    fn change(&mut self, t: i64, changed: u64, levels: u64) {
+        match &mut self.first {
+            // The common decoders without the indirection (one call per change of a large capture).
+            First::Sd(m) => m.change(t, changed, levels, &mut self.first_sink),
+            First::I2c(m) => m.change(t, changed, levels, &mut self.first_sink),
+            First::Spi(m) => {
+                m.change(t, changed, levels, &mut self.first_sink);
+                if let Some((next, sink)) = self.stacked.as_mut() {
+                    for w in m.words.drain(..) {
+                        next.word(&w, sink);
+                    }
+                }
+            }
+            First::Uart(m) => m.change(t, changed, levels, &mut self.first_sink),
+        }
+    }
+
+    /// Moves the annotations that are final into `out`: only from a stack of one decoder,
+    /// whose annotations came in start order and which says none will change.
+    fn take_settled(&mut self, out: &mut Vec<crate::Annotation>) {
+        if self.stacked.is_none() && self.first_sink.in_order && self.first.settled() {
+            self.first_sink.take_all(out);
+        }
+    }
+
+    fn finish(mut self, ends: &[i64]) -> Result<Decoded, DecodeError> {
+        self.first.machine().finish(ends, &mut self.first_sink)?;
+        let mut sinks = vec![self.first_sink];
+        if let Some((mut next, mut sink)) = self.stacked {
+            if let First::Spi(m) = &mut self.first {
+                for w in m.words.drain(..) {
+                    next.word(&w, &mut sink);
+                }
+            }
+            next.finish(&mut sink);
+            sinks.push(sink);
+        }
+        let mut out = Decoded { clock: Some(self.clock), ..Decoded::default() };
+        let mut sorted = true;
+        for sink in sinks {
+            let name = sink.decoder_name();
+            for (kind, n) in sink.errors {
+                *out.errors.entry(format!("{name}: {kind}")).or_default() += n;
+            }
+            let mut anns = sink.anns;
+            sorted &= sink.in_order
+                && match (out.annotations.last(), anns.first()) {
+                    (Some(a), Some(b)) => a.start <= b.start,
+                    _ => true,
+                };
+            if out.annotations.is_empty() {
+                out.annotations = anns;
+            } else {
+                out.annotations.append(&mut anns);
+            }
+        }
+        if !sorted {
+            crate::sort_by_start(&mut out.annotations);
+        }
+        Ok(out)
+    }
+}
+
+/// The decoder's own name, from the table (an unknown one is refused when the stack is built).
+fn stage_name(stage: &Stage) -> &'static str {
+    crate::registry::native(&stage.name).map_or("", |d| d.name)
+}
+
+/// A decoder stack fed with level changes as they happen.
+///
+/// ```
+/// use latscope_decoders::{Clock, StreamDecoder};
+/// // Bit 0 is SCL, bit 1 SDA; both idle high.
+/// let mut d = StreamDecoder::new("i2c:scl=SCL,sda=SDA", &[("SCL", 0), ("SDA", 1)], Clock::Samples(1_000_000)).unwrap();
+/// d.start(0b11);
+/// d.change(10, 0b10, 0b01); // SDA falls while SCL is high: START
+/// let decoded = d.finish(20).unwrap();
+/// assert_eq!(decoded.annotations[0].text, "Start");
+/// ```
+#[derive(Debug)]
+pub struct StreamDecoder {
+    stack: Stack,
+    wanted: u64,
+}
+
+/// Resolves names among the feeder's channels, each at its own bit (below 64).
+struct Named<'a> {
+    channels: &'a [(&'a str, u32)],
+    /// The bits of the channels the stack reads.
+    wanted: u64,
+}
+
+impl Channels for Named<'_> {
+    fn names(&self) -> Vec<String> {
+        self.channels.iter().map(|c| c.0.to_owned()).collect()
+    }
+    fn bit(&mut self, name: &str, column: usize) -> Result<u32, DecodeError> {
+        let i = resolve(self.channels.iter().map(|c| c.0), name, column)?;
+        let bit = self.channels[i].1;
+        if bit >= 64 {
+            return Err(DecodeError::Config {
+                decoder: String::new(),
+                message: format!("channel `{name}` is at bit {bit}: a streamed decode reads bits 0 to 63"),
+            });
+        }
+        self.wanted |= 1 << bit;
+        Ok(bit)
+    }
+}
+
+impl StreamDecoder {
+    /// Prepares the stack `spec` over `channels`: each channel's name and its bit in the
+    /// level words [`Self::change`] will be given (bits below 64). Names resolve as
+    /// [`crate::Inputs::resolve`] resolves them.
+    pub fn new(spec: &str, channels: &[(&str, u32)], clock: Clock) -> Result<Self, DecodeError> {
+        let mut named = Named { channels, wanted: 0 };
+        let stack = Stack::build(spec, &mut named, clock)?;
+        Ok(StreamDecoder { stack, wanted: named.wanted })
+    }
+
+    /// The channels (as a mask of their bits) whose changes this stack reads: changes of
+    /// others need not be passed.
+    pub fn wanted(&self) -> u64 {
+        self.wanted
+    }
+
+    /// The levels at tick 0.
+    pub fn start(&mut self, levels: u64) {
+        self.stack.start(levels);
+    }
+
+    /// The channels in `changed` changed at `tick`, after the tick of the previous call;
+    /// `levels` are all levels after the change.
+    #[inline]
+    pub fn change(&mut self, tick: i64, changed: u64, levels: u64) {
+        if changed & self.wanted != 0 {
+            self.stack.change(tick, changed, levels);
+        }
+    }
+
+    /// How many annotations the stack holds.
+    pub fn held(&self) -> usize {
+        self.stack.first_sink.anns.len() + self.stack.stacked.as_ref().map_or(0, |s| s.1.anns.len())
+    }
+
+    /// Moves the annotations that are final into `out`, in start order, so that a long
+    /// decode need not keep them all: those of a stack of one decoder that knows when its
+    /// annotations can no longer change (I2C) and that came in start order. Any others, and
+    /// those put since, come from [`Self::finish`], after every one taken here.
+    pub fn take_settled(&mut self, out: &mut Vec<crate::Annotation>) {
+        self.stack.take_settled(out);
+    }
+
+    /// The capture ended at tick `end` (its last sample): annotations cut off there are
+    /// reported, and the result is returned sorted by start.
+    pub fn finish(self, end: i64) -> Result<Decoded, DecodeError> {
+        let taken = self.stack.first_sink.taken_last();
+        let decoded = self.stack.finish(&[end; 64])?;
+        // A decoder that says its annotations are settled puts them in start order.
+        debug_assert!(
+            taken.is_none_or(|t| {
+                decoded.annotations.first().is_none_or(|a| a.start >= t)
+                    && decoded.annotations.is_sorted_by_key(|a| a.start)
+            }),
+            "annotations after those taken out came out of order"
+        );
+        Ok(decoded)
+    }
+}
+
+/// [`latscope_model::resolve_name`] with the decoders' errors.
+pub(crate) fn resolve<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    name: &str,
+    column: usize,
+) -> Result<usize, DecodeError> {
+    match latscope_model::resolve_name(names, name, "channel") {
+        Ok(i) => Ok(i),
+        Err(latscope_model::NameError::Unknown { available, .. }) => {
+            Err(DecodeError::UnknownChannel { name: name.into(), column, available })
+        }
+        Err(latscope_model::NameError::Ambiguous { candidates, .. }) => {
+            Err(DecodeError::AmbiguousChannel { name: name.into(), column, candidates })
+        }
+    }
+}
+
+/// Resolves names among the channels of [`crate::Inputs`]: the channels a stack uses get
+/// bits 0, 1, … in the order it asks for them.
+struct InputChannels<'i, 'a> {
+    inputs: &'i crate::Inputs<'a>,
+    used: Vec<usize>,
+}
+
+impl Channels for InputChannels<'_, '_> {
+    fn names(&self) -> Vec<String> {
+        self.inputs.channels.iter().map(|c| c.name().to_owned()).collect()
+    }
+    fn bit(&mut self, name: &str, column: usize) -> Result<u32, DecodeError> {
+        let i = resolve(self.inputs.channels.iter().map(|c| c.name()), name, column)?;
+        let bit = match self.used.iter().position(|&u| u == i) {
+            Some(b) => b,
+            None => {
+                self.used.push(i);
+                self.used.len() - 1
+            }
+        };
+        Ok(bit as u32)
+    }
+}
+
+/// Runs the stack `spec_text` on whole channels: their changes merged in time order.
+pub(crate) fn decode_inputs(spec_text: &str, inputs: &crate::Inputs<'_>) -> Result<Decoded, DecodeError> {
+    let mut channels = InputChannels { inputs, used: Vec::new() };
+    let mut stack = Stack::build(spec_text, &mut channels, inputs.clock)?;
+    let mut sources: Vec<Ticks<'_>> =
+        channels.used.iter().map(|&i| Ticks::of(inputs.channels[i], inputs.clock)).collect();
+    let ends: Vec<i64> = sources.iter().map(|s| s.end).collect();
+    feed(&mut sources, |m| match m {
+        Feed::Start(levels) => stack.start(levels),
+        Feed::Change(t, changed, levels) => stack.change(t, changed, levels),
+    });
+    stack.finish(&ends)
+}
+
+/// What [`feed`] passes on.
+enum Feed {
+    Start(u64),
+    Change(i64, u64, u64),
+}
+
+/// Merges the changes of `sources` (at most 64) in time order: bit `k` is source `k`.
+fn feed(sources: &mut [Ticks<'_>], mut out: impl FnMut(Feed)) {
+    let mut levels = sources.iter().enumerate().fold(0u64, |acc, (k, s)| acc | (u64::from(s.initial) << k));
+    out(Feed::Start(levels));
+    let mut heads: Vec<i64> = sources.iter_mut().map(|s| s.next().unwrap_or(i64::MAX)).collect();
+    loop {
+        let Some(t) = heads.iter().copied().min() else { return };
+        if t == i64::MAX {
+            return;
+        }
+        let mut changed = 0u64;
+        for (k, head) in heads.iter_mut().enumerate() {
+            if *head == t {
+                changed |= 1 << k;
+                *head = sources[k].next().unwrap_or(i64::MAX);
+            }
+        }
+        levels ^= changed;
+        out(Feed::Change(t, changed, levels));
+    }
+}
+
+/// One channel's change ticks, read where they lie: a [`Line`]'s own, or a model track's
+/// converted as [`Line::from_track`] converts them (same-tick changes keep the last level,
+/// changes that cancel out vanish) without building the line.
+struct Ticks<'a> {
+    initial: u8,
+    end: i64,
+    kind: TicksKind<'a>,
+}
+
+enum TicksKind<'a> {
+    Line(std::slice::Iter<'a, i64>),
+    Owned(std::vec::IntoIter<i64>),
+    Track(TrackTicks<'a>),
+}
+
+impl<'a> Ticks<'a> {
+    fn of(channel: crate::Channel<'a>, clock: Clock) -> Ticks<'a> {
+        match channel {
+            crate::Channel::Line(l) => {
+                Ticks { initial: l.initial, end: l.end, kind: TicksKind::Line(l.ticks.iter()) }
+            }
+            crate::Channel::Digital(d) => {
+                let t = TrackTicks::new(d, clock);
+                Ticks { initial: t.level, end: t.end, kind: TicksKind::Track(t) }
+            }
+            crate::Channel::Analog(a) => {
+                let line = Line::from_track(&a.to_digital(latscope_model::Threshold::Auto), clock);
+                Ticks { initial: line.initial, end: line.end, kind: TicksKind::Owned(line.ticks.into_iter()) }
+            }
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> Option<i64> {
+        match &mut self.kind {
+            TicksKind::Line(it) => it.next().copied(),
+            TicksKind::Owned(it) => it.next(),
+            TicksKind::Track(t) => t.next(),
+        }
+    }
+}
+
+/// The ticks [`Line::from_track`] would store for a track, one at a time: a tick is given
+/// once the next change is on a later tick (a change on the same tick may still undo it).
+struct TrackTicks<'a> {
+    times: std::slice::Iter<'a, i64>,
+    levels: std::slice::Iter<'a, u8>,
+    clock: Clock,
+    period: Option<i64>,
+    /// The level after the ticks given so far.
+    level: u8,
+    /// A tick not given yet, with the level after it.
+    pending: Option<(i64, u8)>,
+    end: i64,
+}
+
+impl<'a> TrackTicks<'a> {
+    fn new(track: &'a DigitalTrack, clock: Clock) -> Self {
+        TrackTicks {
+            times: track.times.iter(),
+            levels: track.levels.iter(),
+            clock,
+            period: clock.even_period(),
+            level: binary(track.initial),
+            pending: None,
+            end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
+        }
+    }
+}
+
+impl Iterator for TrackTicks<'_> {
+    type Item = i64;
+
+    fn next(&mut self) -> Option<i64> {
+        loop {
+            let (Some(&t), Some(&l)) = (self.times.next(), self.levels.next()) else {
+                let (tick, level) = self.pending.take()?;
+                self.level = level;
+                return Some(tick);
+            };
+            let tick = self.clock.tick_fast(t, self.period);
+            let level = binary(l);
+            match self.pending {
+                // A change on the pending tick replaces it: kept only if it still changes
+                // the level from the one before that tick.
+                Some((p, _)) if tick <= p => {
+                    self.pending = (level != self.level).then_some((p, level));
+                }
+                Some((p, after)) => {
+                    self.level = after;
+                    self.pending = (level != after).then_some((tick, level));
+                    return Some(p);
+                }
+                None => {
+                    if level != self.level {
+                        self.pending = Some((tick, level));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Feeds `lines` (bit `k` is `lines[k]`) to `machine`, then ends the capture at each
+/// line's end: the decoders' unit tests run their machines this way.
+#[cfg(test)]
+pub(crate) fn feed_lines(
+    machine: &mut dyn Machine,
+    lines: &[&Line],
+    sink: &mut Sink,
+) -> Result<(), DecodeError> {
+    let mut sources: Vec<Ticks<'_>> = lines
+        .iter()
+        .map(|l| Ticks { initial: l.initial, end: l.end, kind: TicksKind::Line(l.ticks.iter()) })
+        .collect();
+    let ends: Vec<i64> = sources.iter().map(|s| s.end).collect();
+    feed(&mut sources, |m| match m {
+        Feed::Start(levels) => machine.start(levels, sink),
+        Feed::Change(t, changed, levels) => machine.change(t, changed, levels, sink),
+    });
+    machine.finish(&ends, sink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_model::PS_PER_US;
+
+    #[test]
+    fn track_ticks_are_the_ticks_of_the_line_built_from_the_track() {
+        // Same-tick changes, changes that cancel, X and Z levels, and a change at time 0.
+        let mut d = DigitalTrack::new("D", 0);
+        for (t, l) in [
+            (0, 1),
+            (3, 0),
+            (1_000_000, 1),
+            (1_000_400, 0),
+            (1_000_600, 1),
+            (2_000_000, 3),
+            (3_000_000, 2),
+            (3_000_100, 1),
+            (3_000_200, 0),
+            (5_000_000, 1),
+        ] {
+            d.times.push(t);
+            d.levels.push(l);
+        }
+        d.end = 9 * PS_PER_US;
+        for clock in [Clock::Samples(1_000_000), Clock::Samples(3_000_000), Clock::Picoseconds] {
+            let line = Line::from_track(&d, clock);
+            let t = TrackTicks::new(&d, clock);
+            assert_eq!((t.level, t.end), (line.initial, line.end), "{clock:?}");
+            assert_eq!(t.collect::<Vec<_>>(), line.ticks, "{clock:?}");
+        }
+    }
+}
