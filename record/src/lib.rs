@@ -5,6 +5,7 @@
 //! (file version 6) files that `trace-cmd report` reads. tracefs is left as it was found.
 //!
 //! - `tracefs`: where tracefs is, the settings a recording changes and puts back, events;
+//! - `sigrok`: a logic analyzer through `sigrok-cli` (streamed `-O binary`, saved as `.sr`);
 //! - `ssh`: a board's tracefs through the system's `ssh` (a control master, `cat`, `echo`);
 //! - `recorder`: the recording loop (readers per CPU, the ring of pages, stop conditions);
 //! - `stats`: the live statistics of the analyses over what was recorded;
@@ -13,6 +14,7 @@
 
 pub mod recorder;
 pub mod save;
+pub mod sigrok;
 pub mod ssh;
 pub mod stats;
 pub mod tracefs;

@@ -389,13 +389,13 @@ fn read_remote(
 }
 
 /// SIGINT and SIGTERM set a flag while the recording runs (and no longer after).
-struct Signals {
-    flag: Arc<AtomicBool>,
+pub(crate) struct Signals {
+    pub(crate) flag: Arc<AtomicBool>,
     ids: Vec<signal_hook::SigId>,
 }
 
 impl Signals {
-    fn register() -> Signals {
+    pub(crate) fn register() -> Signals {
         let flag = Arc::new(AtomicBool::new(false));
         let ids = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
             .iter()

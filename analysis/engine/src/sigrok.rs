@@ -145,8 +145,8 @@ fn input_for(spec: &str, source: &Source) -> Result<(SrFile, u64)> {
     if source.digital.is_empty() {
         return Err(usage(spec, format!("{} has no digital tracks for sigrok-cli to decode", source.name)));
     }
-    let (bytes, rate) =
-        sr_bytes(&source.digital).map_err(|e| usage(spec, format!("{}: {e}", source.name)))?;
+    let (bytes, rate) = sr_bytes(&source.digital.iter().collect::<Vec<_>>())
+        .map_err(|e| usage(spec, format!("{}: {e}", source.name)))?;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!("latscope-sigrok-{}-{n}.sr", std::process::id()));
@@ -184,7 +184,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// A `.sr` (zip: `version`, `metadata`, `logic-1-1`) holding `tracks` sampled at the
 /// coarsest period that puts every change on a sample (their times' greatest common
 /// divisor), and that sample rate.
-pub fn sr_bytes(tracks: &[latscope_model::DigitalTrack]) -> std::result::Result<(Vec<u8>, u64), String> {
+pub fn sr_bytes(tracks: &[&latscope_model::DigitalTrack]) -> std::result::Result<(Vec<u8>, u64), String> {
     use std::io::Write;
     let period = tracks.iter().flat_map(|t| t.times.iter().copied()).filter(|&t| t > 0).fold(0, gcd).max(1);
     let end = tracks.iter().map(|t| t.end.max(t.times.last().copied().unwrap_or(0))).max().unwrap_or(0);

@@ -29,7 +29,8 @@ pub struct RecordArgs {
     /// needs only tracefs, a POSIX shell and cat. COMMAND then runs on the board.
     #[arg(long, value_name = "HOST")]
     pub ssh: Option<String>,
-    /// Record a logic analyzer through sigrok-cli (DRIVER[:key=value...]). Not implemented yet.
+    /// Record a logic analyzer through sigrok-cli (DRIVER[:key=value...], e.g.
+    /// demo:samplerate=100k), saved with -o X.sr; alone for now (not beside the kernel).
     #[arg(long, value_name = "DRIVER")]
     pub sigrok: Option<String>,
     /// A protocol decoder stack run live on the logic capture; repeatable. Not implemented yet.
@@ -90,10 +91,11 @@ fn duration_ns(text: &str, what: &str) -> Result<u64> {
 }
 
 pub fn run(args: &RecordArgs) -> Result<()> {
-    for (given, what) in [(args.sigrok.is_some(), "--sigrok"), (!args.decoders.is_empty(), "--decoder")] {
-        if given {
-            bail!("{what} is not implemented yet: `latscope record` records a kernel (here or --ssh) only");
-        }
+    if let Some(text) = &args.sigrok {
+        return record_logic(args, text);
+    }
+    if !args.decoders.is_empty() {
+        bail!("--decoder is not implemented yet: it decodes a logic capture live (--sigrok)");
     }
     let registry = Registry::native();
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
@@ -123,7 +125,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     };
     let output = args.output.as_deref();
     if output.is_some_and(|o| o.extension().is_some_and(|e| e == "sr")) {
-        bail!("-o X.sr writes a logic capture, which needs --sigrok (not implemented yet)");
+        bail!("-o X.sr writes a logic capture, which needs --sigrok");
     }
     let windows_dir = if triggers.is_empty() {
         None
@@ -213,7 +215,8 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         if let Some(failure) = analysed.failures.into_iter().next() {
             return Err(failure.into());
         }
-        let report = capture.report(&analysed.outcomes, Some(Format::Json))?;
+        let request = latscope_engine::report::Request::of_analyses(&registry, &spec_texts);
+        let report = capture.report(&analysed.outcomes, Some(Format::Json), &request)?;
         let crossed = latscope_engine::report::gate(&report, &thresholds)?;
         for line in latscope_engine::report::passed(&report, &thresholds) {
             eprintln!("latscope: {line}");
@@ -227,6 +230,58 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         bail!("the recording stopped early: {why} (what arrived before was kept)");
     }
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
+}
+
+/// `--sigrok` alone: a logic capture saved as `-o X.sr`. Kernel and logic together, and
+/// decoders on the stream, are not implemented yet.
+fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
+    let kernel =
+        !args.presets.is_empty() || !args.rules.is_empty() || !args.events.is_empty() || args.ssh.is_some();
+    if kernel || !args.decoders.is_empty() || !args.triggers.is_empty() {
+        bail!(
+            "--sigrok records a logic analyzer alone for now: the kernel beside it (--preset, --rule, \
+             --events, --ssh), --decoder and --trigger with it are not implemented yet"
+        );
+    }
+    let output = args.output.as_deref();
+    if let Some(o) = output {
+        if o.extension().is_none_or(|e| e != "sr") {
+            bail!("--sigrok alone saves a logic capture: -o X.sr");
+        }
+        if o.exists() {
+            bail!("{} exists: -o names a new capture", o.display());
+        }
+    }
+    let spec = latscope_record::sigrok::SigrokSpec::parse(text)?;
+    let opts = Options {
+        duration: args
+            .duration
+            .as_deref()
+            .map(|d| duration_ns(d, "--duration").map(Duration::from_nanos))
+            .transpose()?,
+        command: args.command.clone(),
+        ..Options::default()
+    };
+    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts)?;
+    eprintln!(
+        "latscope: recorded {} samples of {} logic channels ({})",
+        logic.samples(),
+        logic.channels.len(),
+        match &stopped {
+            Stopped::Exited(status) => format!("the command exited ({status})"),
+            Stopped::Duration => "--duration elapsed".to_owned(),
+            Stopped::Interrupted => "interrupted".to_owned(),
+            Stopped::Failed(why) => format!("stopped by an error: {why}"),
+        }
+    );
+    if let Some(o) = output {
+        logic.save(o)?;
+        eprintln!("latscope: saved {}", o.display());
+    }
+    if let Stopped::Failed(why) = &stopped {
+        bail!("the recording stopped early: {why} (what arrived before was kept)");
+    }
+    Ok(())
 }
 
 /// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.

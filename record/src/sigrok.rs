@@ -1,0 +1,298 @@
+//! A logic analyzer through `sigrok-cli` (`--sigrok DRIVER[:key=value…]`): the logic
+//! channels streamed as `-O binary` (one `unitsize`-byte sample after another) while
+//! `sigrok-cli --continuous` runs, and saved as a sigrok session (`.sr`: a zip of
+//! `version`, `metadata` and `logic-1-N` chunks) that sigrok-cli and PulseView read.
+//!
+//! `sigrok-cli --continuous` stops as soon as its standard input closes, so the recorder
+//! holds a pipe to it open and closes it to stop. Keys that configure the device
+//! (`samplerate`, `limit_*`, `continuous`) go to `-c`; the others (`conn`, `serialcomm`,
+//! `analog_channels`, …) are scan options of `-d`. Analog channels are not recorded.
+
+use crate::{RecordError, save};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::thread::JoinHandle;
+
+/// Device settings that `-c` takes rather than `-d`.
+const CONFIG_KEYS: [&str; 4] = ["samplerate", "limit_samples", "limit_time", "captureratio"];
+
+/// Bytes of one chunk of a saved session (as sigrok's own writer cuts them).
+const CHUNK: usize = 4 << 20;
+
+/// What `--sigrok` names: the driver and its options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigrokSpec {
+    pub driver: String,
+    pub scan: Vec<(String, String)>,
+    pub config: Vec<(String, String)>,
+}
+
+impl SigrokSpec {
+    pub fn parse(text: &str) -> Result<SigrokSpec, RecordError> {
+        let mut parts = text.split(':');
+        let driver = parts.next().unwrap_or_default().trim().to_owned();
+        if driver.is_empty() {
+            return Err(RecordError::Usage(format!("--sigrok {text:?}: expected DRIVER[:key=value...]")));
+        }
+        let (mut scan, mut config) = (Vec::new(), Vec::new());
+        for p in parts {
+            let (k, v) = p
+                .split_once('=')
+                .ok_or_else(|| RecordError::Usage(format!("--sigrok {text:?}: {p:?} is not key=value")))?;
+            let kv = (k.trim().to_owned(), v.trim().to_owned());
+            if CONFIG_KEYS.contains(&kv.0.as_str()) { config.push(kv) } else { scan.push(kv) }
+        }
+        Ok(SigrokSpec { driver, scan, config })
+    }
+
+    /// `DRIVER:k=v:…` for `-d`.
+    fn device(&self) -> String {
+        std::iter::once(self.driver.clone())
+            .chain(self.scan.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+
+    fn samplerate(&self) -> Option<&str> {
+        self.config.iter().find(|(k, _)| k == "samplerate").map(|(_, v)| v.as_str())
+    }
+}
+
+/// The device as `sigrok-cli --show` describes it: its logic channels, in order.
+fn logic_channels(spec: &SigrokSpec) -> Result<Vec<String>, RecordError> {
+    let out = Command::new("sigrok-cli")
+        .args(["-d", &spec.device(), "--show"])
+        .output()
+        .map_err(|error| RecordError::Command { command: "sigrok-cli".into(), error })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // `    Logic: channels D0 D1 …` under "Channel groups"; a device without groups lists
+    // its channels on its first line.
+    let names: Vec<String> = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Logic: channels "))
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    if names.is_empty() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(RecordError::Usage(format!(
+            "sigrok device {:?} not found or without logic channels ({}): check `sigrok-cli --scan`",
+            spec.device(),
+            err.trim()
+        )));
+    }
+    Ok(names)
+}
+
+/// A logic capture streaming from `sigrok-cli`.
+#[derive(Debug)]
+pub struct LogicCapture {
+    pub spec: SigrokSpec,
+    pub channels: Vec<String>,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    reader: Option<JoinHandle<std::io::Result<Vec<u8>>>>,
+}
+
+impl LogicCapture {
+    /// Starts `sigrok-cli --continuous -O binary` on the device's logic channels.
+    pub fn start(spec: SigrokSpec) -> Result<LogicCapture, RecordError> {
+        let channels = logic_channels(&spec)?;
+        let mut cmd = Command::new("sigrok-cli");
+        cmd.args(["-d", &spec.device(), "--channels", &channels.join(",")]);
+        for (k, v) in &spec.config {
+            cmd.args(["-c", &format!("{k}={v}")]);
+        }
+        cmd.args(["--continuous", "-O", "binary"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child =
+            cmd.spawn().map_err(|error| RecordError::Command { command: "sigrok-cli".into(), error })?;
+        let stdin = child.stdin.take();
+        let mut out =
+            child.stdout.take().ok_or_else(|| RecordError::Usage("sigrok-cli gave no output".into()))?;
+        let reader = std::thread::Builder::new()
+            .name("sigrok".into())
+            .spawn(move || {
+                let mut data = Vec::new();
+                out.read_to_end(&mut data)?;
+                Ok(data)
+            })
+            .map_err(|e| RecordError::Command { command: "sigrok reader".into(), error: e })?;
+        Ok(LogicCapture { spec, channels, child, stdin, reader: Some(reader) })
+    }
+
+    /// Whether sigrok-cli ended by itself (a device that went away).
+    pub fn ended(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Stops the capture (closing sigrok-cli's standard input) and returns its samples.
+    pub fn stop(mut self) -> Result<Logic, RecordError> {
+        drop(self.stdin.take());
+        // A device streaming flat out may keep sigrok-cli from noticing its closed input:
+        // then SIGINT (its own clean stop), and at last SIGKILL.
+        let pid = self.child.id().to_string();
+        for (wait_ms, signal) in [(1000, Some("-INT")), (1000, Some("-KILL")), (0, None)] {
+            let until = std::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
+            while std::time::Instant::now() < until && !self.ended() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            if self.ended() {
+                break;
+            }
+            if let Some(sig) = signal {
+                let _ = Command::new("kill").args([sig, &pid]).status();
+            }
+        }
+        let data = match self.reader.take().map(JoinHandle::join) {
+            Some(Ok(Ok(d))) => d,
+            Some(Ok(Err(error))) => return Err(RecordError::Command { command: "sigrok-cli".into(), error }),
+            _ => return Err(RecordError::Usage("the sigrok reader failed".into())),
+        };
+        let _ = self.child.wait();
+        let unitsize = self.channels.len().div_ceil(8).max(1);
+        let whole = data.len() / unitsize * unitsize;
+        let mut data = data;
+        data.truncate(whole);
+        Ok(Logic {
+            samplerate: self.spec.samplerate().map(str::to_owned),
+            channels: self.channels,
+            unitsize,
+            data,
+        })
+    }
+}
+
+/// A finished logic capture.
+#[derive(Debug, Clone)]
+pub struct Logic {
+    /// As given (`100k`, `1 MHz`), else the device's default (left out of the metadata).
+    pub samplerate: Option<String>,
+    pub channels: Vec<String>,
+    pub unitsize: usize,
+    /// The samples, `unitsize` bytes each, least significant channel first.
+    pub data: Vec<u8>,
+}
+
+impl Logic {
+    pub fn samples(&self) -> usize {
+        self.data.len() / self.unitsize
+    }
+
+    /// Saves a sigrok session at `path`, atomically.
+    pub fn save(&self, path: &Path) -> Result<(), RecordError> {
+        save::file(path, |w| {
+            let mut buf = std::io::Cursor::new(Vec::new());
+            {
+                let mut zip = zip::ZipWriter::new(&mut buf);
+                let opts = zip::write::SimpleFileOptions::default()
+                    .compression_method(zip::CompressionMethod::Deflated);
+                zip.start_file("version", opts).map_err(std::io::Error::other)?;
+                zip.write_all(b"2")?;
+                zip.start_file("metadata", opts).map_err(std::io::Error::other)?;
+                zip.write_all(self.metadata().as_bytes())?;
+                for (i, chunk) in self.data.chunks(CHUNK).enumerate() {
+                    zip.start_file(format!("logic-1-{}", i + 1), opts).map_err(std::io::Error::other)?;
+                    zip.write_all(chunk)?;
+                }
+                zip.finish().map_err(std::io::Error::other)?;
+            }
+            w.write_all(buf.get_ref())
+        })
+    }
+
+    fn metadata(&self) -> String {
+        let mut m = String::from("[global]\nsigrok version=0.5.2\n\n[device 1]\ncapturefile=logic-1\n");
+        m.push_str(&format!("total probes={}\n", self.channels.len()));
+        if let Some(rate) = &self.samplerate {
+            m.push_str(&format!("samplerate={}\n", human_rate(rate)));
+        }
+        m.push_str("total analog=0\n");
+        for (i, name) in self.channels.iter().enumerate() {
+            m.push_str(&format!("probe{}={name}\n", i + 1));
+        }
+        m.push_str(&format!("unitsize={}\n", self.unitsize));
+        m
+    }
+}
+
+/// `100k` → `100 kHz`, as sigrok writes rates (`1 MHz`, `200 Hz`); text already with a unit
+/// is kept.
+fn human_rate(text: &str) -> String {
+    let t = text.trim();
+    if t.to_ascii_lowercase().ends_with("hz") {
+        return t.to_owned();
+    }
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
+        _ => (t, 1.0),
+    };
+    let hz = num.trim().parse::<f64>().unwrap_or(0.0) * mult;
+    for (div, unit) in [(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")] {
+        if hz >= div && (hz / div).fract() == 0.0 {
+            return format!("{} {unit}", hz / div);
+        }
+    }
+    format!("{hz} Hz")
+}
+
+/// Records a logic analyzer alone until COMMAND exits, `--duration` passes or Ctrl-C.
+pub fn record_logic(spec: SigrokSpec, opts: &crate::Options) -> Result<(Logic, crate::Stopped), RecordError> {
+    use crate::Stopped;
+    let signals = crate::recorder::Signals::register();
+    let mut capture = LogicCapture::start(spec)?;
+    let started = std::time::Instant::now();
+    let mut child = match opts.command.split_first() {
+        Some((program, args)) => Some(
+            Command::new(program)
+                .args(args)
+                .spawn()
+                .map_err(|error| RecordError::Command { command: program.clone(), error })?,
+        ),
+        None => None,
+    };
+    let stopped = loop {
+        if signals.flag.load(std::sync::atomic::Ordering::Relaxed) {
+            break Stopped::Interrupted;
+        }
+        if let Some(c) = child.as_mut()
+            && let Ok(Some(status)) = c.try_wait()
+        {
+            break Stopped::Exited(status);
+        }
+        if opts.duration.is_some_and(|d| started.elapsed() >= d) {
+            break Stopped::Duration;
+        }
+        if capture.ended() {
+            break Stopped::Failed("sigrok-cli ended by itself (was the device unplugged?)".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Ok((capture.stop()?, stopped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_split_scan_options_from_device_settings() {
+        let s = SigrokSpec::parse("demo:analog_channels=0:samplerate=100k").unwrap();
+        assert_eq!(s.device(), "demo:analog_channels=0");
+        assert_eq!(s.samplerate(), Some("100k"));
+        assert!(SigrokSpec::parse(":x=1").is_err());
+        assert!(SigrokSpec::parse("demo:nokey").is_err());
+    }
+
+    #[test]
+    fn rates_read_as_sigrok_writes_them() {
+        assert_eq!(human_rate("100k"), "100 kHz");
+        assert_eq!(human_rate("1M"), "1 MHz");
+        assert_eq!(human_rate("200"), "200 Hz");
+        assert_eq!(human_rate("1 MHz"), "1 MHz");
+    }
+}
