@@ -1,5 +1,5 @@
 //! latscope's engine: the one library behind every front end — the command line, the
-//! workbench, and the coming recorder and Python API — so each gives the same answer.
+//! workbench, the recorder and the Python API (`python/`) — so each gives the same answer.
 //!
 //! Its roles, in the order a front end meets them:
 //! - [`Registry`]: what can be asked for by name. Presets (the analysis crate's and those a
