@@ -138,3 +138,63 @@ fn is_word(text: &str) -> bool {
 fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples").join(name)
+    }
+
+    #[test]
+    fn a_bare_unknown_word_gets_the_preset_error_and_a_bad_rule_its_own() {
+        let s = Session::open(&[sample("ftrace/virtio_blk_direct_read.dat")], None).unwrap();
+        let e = s.pairs(&["nosuch".into()], false).unwrap_err().to_string();
+        assert!(e.contains("unknown preset \"nosuch\"") && e.contains("block"), "{e}");
+        let e = s.pairs(&["a -> ".into()], false).unwrap_err().to_string();
+        assert!(e.starts_with("rule \"a ->\": column 4"), "{e}");
+        // A preset with options and a rule together.
+        let pairs = s.pairs(&["chain:irq=5".into(), "rq=block_rq_issue -> block_rq_complete".into()], false);
+        assert!(pairs.unwrap().height() > 400);
+    }
+
+    #[test]
+    fn an_event_name_that_is_not_an_identifier_is_still_a_table() {
+        assert_eq!(quoted("my-event"), "\"my-event\"");
+        assert_eq!(quoted("a\"b"), "\"a\"\"b\"");
+        let s = Session::open(&[sample("ftrace/virtio_blk_direct_read.dat")], None).unwrap();
+        let issues = s.table("block_rq_issue").unwrap();
+        assert_eq!(issues.height(), 400);
+        let e = s.table("no\"such").unwrap_err().to_string();
+        assert!(e.contains("unknown table \"no\\\"such\""), "{e}");
+    }
+
+    #[test]
+    fn a_set_changes_a_simulated_run_and_its_own_analyses_run_by_default() {
+        let run = |sets: &[String]| {
+            let s = Session::sim("imx8mq-cpuidle", sets, None, Some("200ms")).unwrap();
+            assert!(!s.own_analyses().is_empty());
+            let pairs = s.pairs(&[], false).unwrap();
+            let analysis = pairs.column("analysis").unwrap().str().unwrap();
+            let latency = pairs.column("latency_ns").unwrap().f64().unwrap();
+            // The longest idle exit.
+            analysis
+                .into_iter()
+                .zip(latency)
+                .filter(|(a, _)| *a == Some("idle-exit"))
+                .filter_map(|(_, l)| l)
+                .fold(f64::MIN, f64::max)
+        };
+        assert_eq!(run(&[]), 500_000.0);
+        assert_eq!(run(&["socs.imx8mq.deep_exit_us=80".into()]), 80_000.0);
+        let e = Session::sim("imx8mq-cpuidle", &["socs.imx8mq.nope=1".into()], None, None).unwrap_err();
+        assert!(e.to_string().contains("socs.imx8mq.deep_exit_us"), "{e}");
+    }
+
+    #[test]
+    fn no_path_is_a_usage_error() {
+        let e = Session::open(&[], None).unwrap_err().to_string();
+        assert!(e.contains("at least one capture file"), "{e}");
+    }
+}

@@ -106,6 +106,10 @@ def test_an_unknown_scenario_and_setting():
     assert "deep_exit_us" in message, message
 
 
+def test_no_path_at_all():
+    assert "at least one capture file" in raised(lambda: latscope.open([]))
+
+
 def test_wrong_python_types_raise_type_error():
     with pytest.raises(TypeError):
         latscope.open(42)
