@@ -154,9 +154,13 @@ mod tests {
         assert!(e.contains("unknown preset \"nosuch\"") && e.contains("block"), "{e}");
         let e = s.pairs(&["a -> ".into()], false).unwrap_err().to_string();
         assert!(e.starts_with("rule \"a ->\": column 4"), "{e}");
-        // A preset with options and a rule together.
-        let pairs = s.pairs(&["chain:irq=5".into(), "rq=block_rq_issue -> block_rq_complete".into()], false);
-        assert!(pairs.unwrap().height() > 400);
+        // A preset and a rule together: 400 requests each.
+        let pairs =
+            s.pairs(&["irq-handler".into(), "rq=block_rq_issue -> block_rq_complete".into()], false).unwrap();
+        let names: std::collections::BTreeSet<&str> =
+            pairs.column("analysis").unwrap().str().unwrap().iter().flatten().collect();
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), ["irq-handler", "rq"]);
+        assert_eq!(pairs.height(), 800);
     }
 
     #[test]
@@ -180,8 +184,8 @@ mod tests {
             let latency = pairs.column("latency_ns").unwrap().f64().unwrap();
             // The longest idle exit.
             analysis
-                .into_iter()
-                .zip(latency)
+                .iter()
+                .zip(latency.iter())
                 .filter(|(a, _)| *a == Some("idle-exit"))
                 .filter_map(|(_, l)| l)
                 .fold(f64::MIN, f64::max)
