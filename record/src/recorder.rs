@@ -88,6 +88,8 @@ pub struct Options {
     pub windows_dir: Option<PathBuf>,
     /// How often the live statistics are computed.
     pub tick: Duration,
+    /// Set from elsewhere (the workbench's Stop) to end the recording as Ctrl-C does.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Default for Options {
@@ -106,7 +108,15 @@ impl Default for Options {
             max_saves: None,
             windows_dir: None,
             tick: Duration::from_secs(1),
+            stop: None,
         }
+    }
+}
+
+impl Options {
+    /// Whether the recording was asked to stop (Ctrl-C aside).
+    pub(crate) fn stop_asked(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Ordering::Acquire))
     }
 }
 
@@ -137,8 +147,23 @@ pub enum Stopped {
     Exited(ExitStatus),
     Duration,
     Interrupted,
+    /// Its `Options::stop` was set (the workbench's Stop).
+    Asked,
     /// A reader or the loop failed; what arrived before is kept.
     Failed(String),
+}
+
+impl Stopped {
+    /// How the recording ended, as the end of a recording says it.
+    pub fn describe(&self) -> String {
+        match self {
+            Stopped::Exited(status) => format!("the command exited ({status})"),
+            Stopped::Duration => "--duration elapsed".to_owned(),
+            Stopped::Interrupted => "interrupted".to_owned(),
+            Stopped::Asked => "stopped".to_owned(),
+            Stopped::Failed(why) => format!("stopped by an error: {why}"),
+        }
+    }
 }
 
 /// A finished recording.
@@ -429,25 +454,36 @@ pub fn resolve_events(fs: &Tracefs, typed: &[String]) -> Result<Vec<EventName>, 
 /// Records this machine's kernel (the tracefs found) as `opts` says, telling `live` what
 /// it sees; tracefs is put back as found before this returns.
 pub fn record(opts: &Options, live: &mut dyn FnMut(&Live)) -> Result<Recording, RecordError> {
+    record_with(opts, live, &mut |_| {})
+}
+
+/// [`record`], also handing `snapshot` each tick's decoded events (what the live lines were
+/// computed on: everything kept so far, or the ring's), for a window that shows them.
+pub fn record_with(
+    opts: &Options,
+    live: &mut dyn FnMut(&Live),
+    snapshot: &mut dyn FnMut(Source),
+) -> Result<Recording, RecordError> {
     let fs = match &opts.ssh {
         Some(target) => Tracefs::remote(crate::ssh::Ssh::connect(target)?)?,
         None => Tracefs::find()?,
     };
-    record_on(&fs, opts, live)
+    record_on(&fs, opts, live, snapshot)
 }
 
-/// [`record`] on a given tracefs.
+/// [`record_with`] on a given tracefs.
 pub fn record_on(
     fs: &Tracefs,
     opts: &Options,
     live: &mut dyn FnMut(&Live),
+    snapshot: &mut dyn FnMut(Source),
 ) -> Result<Recording, RecordError> {
     if !opts.triggers.is_empty() && opts.windows_dir.is_none() {
         return Err(RecordError::Usage("--trigger needs -o OUT, the folder its windows are saved in".into()));
     }
     let events = resolve_events(fs, &opts.events)?;
     let mut guard = Guard::take(fs, opts.force)?;
-    let result = run(fs, &events, opts, live, &mut guard);
+    let result = run(fs, &events, opts, live, snapshot, &mut guard);
     let restored = guard.restore();
     let rec = result?;
     restored?;
@@ -459,6 +495,7 @@ fn run(
     events: &[EventName],
     opts: &Options,
     live: &mut dyn FnMut(&Live),
+    snapshot: &mut dyn FnMut(Source),
     guard: &mut Guard,
 ) -> Result<Recording, RecordError> {
     tracefs::prepare(fs, events)?;
@@ -531,6 +568,8 @@ fn run(
         }
         if signals.flag.load(Ordering::Relaxed) {
             stopped = Some(Stopped::Interrupted);
+        } else if opts.stop_asked() {
+            stopped = Some(Stopped::Asked);
         } else if let Some(c) = child.as_mut()
             && let Ok(Some(status)) = c.try_wait()
         {
@@ -548,7 +587,8 @@ fn run(
         if stopped.is_none() && Instant::now() >= next_tick {
             let began = Instant::now();
             meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
-            tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, false, live);
+            let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
+            tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, false, sinks);
             // A tick decodes everything kept: when that grows slow, tick less often, so the
             // live lines never take more than a quarter of a core.
             next_tick = began + opts.tick.max(began.elapsed() * 4);
@@ -592,7 +632,7 @@ fn run(
         take(&mut store, d, &mut lost, &mut first_raw);
     }
     let mut stopped = stopped.unwrap_or(Stopped::Interrupted);
-    if let (Some(f), Stopped::Interrupted | Stopped::Duration) = (&failure, &stopped) {
+    if let (Some(f), Stopped::Interrupted | Stopped::Duration | Stopped::Asked) = (&failure, &stopped) {
         stopped = Stopped::Failed(f.clone());
     }
     if let Some(mut c) = child.take()
@@ -619,8 +659,9 @@ fn run(
     // connection dropped cannot be put back: what arrived is kept all the same.
     let unrestored =
         guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
+    let sinks = Sinks { live, snapshot };
     let (events_seen, stats) =
-        tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, true, live);
+        tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, true, sinks);
     let (crossings, saved) = match flight {
         Some(f) => (f.crossings, f.saved),
         None => (0, Vec::new()),
@@ -639,6 +680,12 @@ fn run(
     })
 }
 
+/// Where a tick's answers go: the live lines, and the events they were computed on.
+struct Sinks<'a> {
+    live: &'a mut dyn FnMut(&Live),
+    snapshot: &'a mut dyn FnMut(Source),
+}
+
 /// One tick: decode what is kept, run the analyses, feed the flight recorder (which saves
 /// the windows that are complete), let the ring drop what it no longer holds, and say the
 /// statistics. Between ticks the ring may hold one tick's data beyond its size, so that
@@ -654,8 +701,9 @@ fn tick(
     lost: u64,
     first_raw: Option<u64>,
     last: bool,
-    live: &mut dyn FnMut(&Live),
+    sinks: Sinks<'_>,
 ) -> (u64, Vec<LiveStat>) {
+    let Sinks { live, snapshot } = sinks;
     let (source, outcomes, lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
         match decode_all(meta, &store.joined()) {
             Ok(src) => {
@@ -693,6 +741,9 @@ fn tick(
     });
     for s in &said {
         live(s);
+    }
+    if let Some(src) = source {
+        snapshot(src);
     }
     (events, lines)
 }

@@ -259,6 +259,9 @@ pub fn record_logic(spec: SigrokSpec, opts: &crate::Options) -> Result<(Logic, c
         if signals.flag.load(std::sync::atomic::Ordering::Relaxed) {
             break Stopped::Interrupted;
         }
+        if opts.stop_asked() {
+            break Stopped::Asked;
+        }
         if let Some(c) = child.as_mut()
             && let Ok(Some(status)) = c.try_wait()
         {

@@ -1,11 +1,12 @@
-//! The work of the longer background jobs: loading a file, filtering the event table, and
-//! the live simulator. The job runner ([`super::jobs`]) starts them on their threads and
+//! The work of the longer background jobs: loading a file, filtering the event table, the
+//! live simulator and a recording. The job runner ([`super::jobs`]) starts them on their threads and
 //! judges their answers; the UI thread never waits on any of them.
 
 use super::document::SourceId;
-use super::jobs::{JobContext, JobKind, JobRunner};
-use super::message::{FileMsg, JobResult, Message, SimMsg};
+use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
+use super::message::{FileMsg, JobResult, Message, RecordMsg, SimMsg};
 use super::prepare::{Prepared, prepare};
+use super::record::{Asked, RecordEnd};
 use super::sim::{SimCommand, SimHandle};
 use super::table::{Row, TableSort};
 use latscope_importers::LoadControl;
@@ -13,9 +14,11 @@ use latscope_model::{
     ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Filter, Placement, Ps, Source,
     SourceKind, Sym,
 };
+use latscope_record::Live;
 use latscope_sim::{Batch, Simulation, Speed};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{TryRecvError, channel};
 use std::time::{Duration, Instant};
 
@@ -269,4 +272,99 @@ pub fn simulate(
         }
     });
     Some(SimHandle { ticket, commands: tx })
+}
+
+/// Starts a recording (`asked`, checked by the recorder's plan) as a job: its live lines
+/// and crossings arrive as `RecordMsg::Live`, what it has recorded as `RecordMsg::Snapshot`
+/// once a tick (the kernel's events decoded, prepared here, off the UI thread), and its
+/// end as `RecordMsg::Ended`. `stop` ends it as Ctrl-C ends `latscope record`.
+pub fn record(jobs: &mut JobRunner<Message>, asked: Asked, stop: Arc<AtomicBool>) -> Ticket {
+    jobs.spawn(JobKind::Record, None, move |cx: JobContext<Message>| {
+        let ticket = cx.ticket;
+        let result = record_work(&cx, asked, stop);
+        cx.send(RecordMsg::Ended { ticket, result });
+    })
+}
+
+fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) -> JobResult<RecordEnd> {
+    let ticket = cx.ticket;
+    let Asked { request, sigrok } = asked;
+    if let Some(spec) = sigrok {
+        return record_logic_work(cx, spec, &request, stop);
+    }
+    let mut opts = latscope_record::plan(&request)?;
+    opts.stop = Some(stop);
+    let name = match &opts.ssh {
+        Some(host) => format!("kernel of {host} (recording)"),
+        None => "kernel (recording)".to_owned(),
+    };
+    let mut live = |l: &Live| cx.send(RecordMsg::Live { ticket, live: l.clone() });
+    let mut snapshot = |mut source: Source| {
+        source.name = name.clone();
+        cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
+    };
+    let rec = latscope_record::record_with(&opts, &mut live, &mut snapshot)?;
+    let mut saved: Vec<PathBuf> = rec.saved.iter().map(|s| s.dir.clone()).collect();
+    if opts.windows_dir.is_none()
+        && let Some(out) = &request.output
+    {
+        rec.save(out, &opts.spec_texts)?;
+        saved.push(out.clone());
+    }
+    if let latscope_record::Stopped::Failed(why) = &rec.stopped {
+        anyhow::bail!("the recording stopped early: {why} (what arrived before was kept)");
+    }
+    Ok(RecordEnd {
+        how: rec.stopped.describe(),
+        events: rec.events,
+        lost: rec.lost,
+        saved,
+        crossings: rec.crossings,
+        unrestored: rec.unrestored,
+    })
+}
+
+/// A logic analyzer alone: recorded until Stop or the duration, saved as a sigrok session
+/// (at the form's path, else in the temporary directory) and opened from it.
+fn record_logic_work(
+    cx: &JobContext<Message>,
+    spec: latscope_record::sigrok::SigrokSpec,
+    request: &latscope_record::Request,
+    stop: Arc<AtomicBool>,
+) -> JobResult<RecordEnd> {
+    let ticket = cx.ticket;
+    let duration = request
+        .duration
+        .as_deref()
+        .map(|d| latscope_record::plan::duration_ns(d, "duration").map(Duration::from_nanos))
+        .transpose()?;
+    let out = match &request.output {
+        Some(o) if o.extension().is_none_or(|e| e != "sr") => {
+            anyhow::bail!("a logic capture is saved as a sigrok session: name it X.sr")
+        }
+        Some(o) if o.exists() => anyhow::bail!("{} exists: name a new file", o.display()),
+        Some(o) => o.clone(),
+        None => std::env::temp_dir().join(format!("latscope-logic-{}-{}.sr", std::process::id(), ticket.id)),
+    };
+    let opts = latscope_record::Options { duration, stop: Some(stop), ..latscope_record::Options::default() };
+    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts)?;
+    logic.save(&out)?;
+    let mut source = latscope_engine::open(&out, &cx.control)?;
+    source.name = out.file_name().map_or_else(|| "logic".to_owned(), |n| n.to_string_lossy().into_owned());
+    source.path = Some(out.clone());
+    cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
+    if let latscope_record::Stopped::Failed(why) = &stopped {
+        anyhow::bail!(
+            "the recording stopped early: {why} (what arrived before was kept in {})",
+            out.display()
+        );
+    }
+    Ok(RecordEnd {
+        how: stopped.describe(),
+        events: logic.samples() as u64,
+        lost: 0,
+        saved: if request.output.is_some() { vec![out] } else { Vec::new() },
+        crossings: 0,
+        unrestored: None,
+    })
 }
