@@ -3,7 +3,7 @@
 //! source on the timeline, and the end.
 
 use crate::gui::app::Workbench;
-use crate::gui::message::{AnalysisMsg, RecordMsg};
+use crate::gui::message::{AnalysisMsg, RecordMsg, ViewMsg};
 use crate::gui::prepare::Prepared;
 use crate::gui::record::{LiveLine, MAX_CROSSINGS_SHOWN, RecordRun};
 use crate::gui::view::default_lanes;
@@ -33,6 +33,8 @@ impl Workbench {
                 // The form of a recording going on is what it records: it stays.
                 if !self.record.running() {
                     self.record.form = form;
+                    // What was wrong with the last form may be fixed now.
+                    self.record.error = None;
                 }
             }
             RecordMsg::Start => self.start_recording(),
@@ -140,7 +142,15 @@ impl Workbench {
         if let Some(s) = self.doc.get_mut(id) {
             s.growing = self.record.running();
         }
-        self.fit_to_data();
+        // The view follows the recording: all of it, whatever else is open (an older
+        // capture of this machine sits where its clock puts it, maybe hours away).
+        let range = self.doc.get(id).and_then(|s| {
+            let (a, b) = s.source().time_range()?;
+            Some((s.to_common(a), s.to_common(b)))
+        });
+        if let Some((a, b)) = range.filter(|(a, b)| b > a) {
+            self.update(ViewMsg::ShowRange(a, b).into());
+        }
         if self.table_sources().contains(&id) {
             self.refresh_table();
         }

@@ -18,19 +18,24 @@ pub fn show(ctx: &egui::Context, registry: &Registry, st: &RecordState) -> Vec<M
         .default_width(560.0)
         .default_pos(ctx.content_rect().center_top() + egui::vec2(-280.0, 60.0))
         .show(ctx, |ui| {
-            egui::ScrollArea::vertical().max_height(ctx.content_rect().height() - 160.0).show(ui, |ui| {
-                let mut form = st.form.clone();
-                ui.add_enabled_ui(!st.running(), |ui| form_ui(ui, registry, &mut form));
-                if form != st.form {
-                    msgs.push(Message::Record(RecordMsg::Edit(form)));
-                }
-                ui.separator();
-                msgs.extend(controls(ui, st));
-                if let Some(e) = &st.error {
-                    ui.add(egui::Label::new(egui::RichText::new(e).color(theme::IRQ)).wrap());
-                }
-                live_ui(ui, st);
-            });
+            // What runs comes first: the controls, the error, the live lines; the form (read
+            // only while recording) below them scrolls.
+            msgs.extend(controls(ui, st));
+            if let Some(e) = &st.error {
+                ui.add(egui::Label::new(egui::RichText::new(e).color(theme::IRQ)).wrap());
+            }
+            live_ui(ui, st);
+            ui.separator();
+            egui::ScrollArea::vertical().max_height((ctx.content_rect().height() - 360.0).max(160.0)).show(
+                ui,
+                |ui| {
+                    let mut form = st.form.clone();
+                    ui.add_enabled_ui(!st.running(), |ui| form_ui(ui, registry, &mut form));
+                    if form != st.form {
+                        msgs.push(Message::Record(RecordMsg::Edit(form)));
+                    }
+                },
+            );
         });
     if !open {
         msgs.push(Message::Record(RecordMsg::Close));
@@ -188,7 +193,6 @@ fn live_ui(ui: &mut egui::Ui, st: &RecordState) {
         }
         return;
     };
-    ui.separator();
     ui.horizontal(|ui| {
         ui.strong(format!("{:.1} s", line.elapsed_s));
         ui.label(format!("{} events", line.events));
