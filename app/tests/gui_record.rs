@@ -194,3 +194,40 @@ fn a_form_that_cannot_record_says_why_and_starts_nothing() {
     let shown = h.state().record.error.clone().unwrap();
     let _ = h.get_by_label(&shown);
 }
+
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_it() {
+    let dir = Scratch::new("gui-record-sigrok");
+    let saved = dir.join("cap.sr");
+    let mut h = harness(Options::default());
+    let form = RecordForm {
+        machine: Machine::None,
+        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
+        output: saved.display().to_string(),
+        ..RecordForm::default()
+    };
+    send(&mut h, RecordMsg::Edit(form));
+    send(&mut h, RecordMsg::Start);
+    assert!(h.state().record.running(), "{:?}", h.state().record.error);
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    send(&mut h, RecordMsg::Stop);
+    wait(&mut h, "the logic recording to end", |wb| !wb.record.running());
+    let wb = h.state();
+    assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
+    let end = wb.record.ended.clone().unwrap();
+    assert_eq!(end.how, "stopped");
+    assert_eq!(end.saved, [saved.clone()]);
+    // sigrok-cli reads the saved session with the samples the recording counted.
+    let binary = latscope_testkit::Need::SigrokCli
+        .output(Command::new("sigrok-cli").arg("-i").arg(&saved).args(["-O", "binary"]));
+    assert!(binary.status.success(), "{}", String::from_utf8_lossy(&binary.stderr));
+    assert!(end.events > 1000, "{end:?}");
+    assert_eq!(binary.stdout.len() as u64, end.events, "one byte a sample for 8 channels");
+    // The source opened on the timeline holds D0's transitions as sigrok-cli gives them.
+    let src = wb.doc.get(wb.record.source.unwrap()).unwrap().source();
+    assert_eq!(src.digital.len(), 8);
+    let d0 = src.digital.iter().find(|d| d.name == "D0").unwrap();
+    let flips = binary.stdout.windows(2).filter(|w| (w[0] ^ w[1]) & 1 != 0).count();
+    assert_eq!(d0.times.len(), flips, "D0 changes level as often in both");
+}
