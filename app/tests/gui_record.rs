@@ -101,7 +101,7 @@ fn the_record_window_records_dd_live_grows_its_source_and_stops_on_a_message() {
     let end = wb.record.ended.clone().unwrap();
     assert_eq!(end.how, "stopped");
     assert_eq!(end.lost, 0);
-    assert_eq!(end.saved, [saved.clone()]);
+    assert_eq!(end.saved, std::slice::from_ref(&saved));
     assert_eq!(tracefs_state(), before, "tracefs is left as found");
     let line = wb.record.line.clone().unwrap();
     assert!(line.last, "the last line is the final one");
@@ -217,7 +217,7 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
     let end = wb.record.ended.clone().unwrap();
     assert_eq!(end.how, "stopped");
-    assert_eq!(end.saved, [saved.clone()]);
+    assert_eq!(end.saved, std::slice::from_ref(&saved));
     // sigrok-cli reads the saved session with the samples the recording counted.
     let binary = latscope_testkit::Need::SigrokCli
         .output(Command::new("sigrok-cli").arg("-i").arg(&saved).args(["-O", "binary"]));
