@@ -111,8 +111,11 @@ pub fn table_rows(
     Some(rows)
 }
 
-/// Rebuilds a growing source from the simulator's batches.
-struct Accumulator {
+/// Rebuilds a growing source from the simulator's batches. Each [`Accumulator::snapshot`]
+/// clones, sorts and prepares everything received so far: its cost grows with the run
+/// (measured by `examples/live_snapshot.rs`; the growing model of issue 30 is to end that).
+#[derive(Debug, Default)]
+pub struct Accumulator {
     b: EventTableBuilder,
     /// Simulator symbol -> ours (the same string table, rebuilt on this side).
     syms: Vec<Sym>,
@@ -122,7 +125,12 @@ struct Accumulator {
 }
 
 impl Accumulator {
-    fn add(&mut self, batch: Batch) {
+    /// Events received so far.
+    pub fn events(&self) -> usize {
+        self.events
+    }
+
+    pub fn add(&mut self, batch: Batch) {
         let first = batch.first_sym as usize;
         if self.syms.len() < first {
             self.syms.resize(first, Sym(0));
@@ -163,7 +171,7 @@ impl Accumulator {
         self.now = self.now.max(last_edge.unwrap_or(Ps::MIN)).max(last_event.unwrap_or(Ps::MIN));
     }
 
-    fn snapshot(&mut self, name: &str, lines: &[String]) -> Prepared {
+    pub fn snapshot(&mut self, name: &str, lines: &[String]) -> Prepared {
         let mut src = Source::new(name, "simulator", SourceKind::Simulator);
         // Same clock as `latscope sim` writes: the trace starts at 100 s.
         src.origin = ClockOrigin::from_secs_ps(100, 0);
@@ -209,13 +217,7 @@ pub fn simulate(
     sim.set_speed(speed.map_or(Speed::Max, Speed::RealTime));
     let ticket = jobs.spawn(JobKind::Simulator, None, move |cx: JobContext<Message>| {
         let run = cx.ticket;
-        let mut acc = Accumulator {
-            b: EventTableBuilder::new(),
-            syms: Vec::new(),
-            edges: Vec::new(),
-            now: 0,
-            events: 0,
-        };
+        let mut acc = Accumulator::default();
         let mut last = Instant::now() - SNAPSHOT_EVERY;
         let mut dirty = true;
         loop {
