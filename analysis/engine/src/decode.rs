@@ -110,12 +110,17 @@ pub fn decodes_file(registry: &Registry, path: &Path, specs: &[String]) -> Resul
     Ok(decodes)
 }
 
+/// Whether every stage of every spec is a native decoder. One stage found at run time (a
+/// `sigrok:` stage anywhere in a stack) sends the whole decode down the general path, which
+/// also refuses stacks that mix the two kinds.
 fn all_native(registry: &Registry, specs: &[String]) -> bool {
     specs.iter().all(|s| {
-        latscope_decoders::spec::parse(s).ok().and_then(|stages| stages.into_iter().next()).is_none_or(|st| {
-            registry
-                .decoder(&st.name)
-                .is_none_or(|d| matches!(d.runner, crate::registry::DecoderRunner::Native))
+        latscope_decoders::spec::parse(s).ok().is_none_or(|stages| {
+            stages.iter().all(|st| {
+                registry
+                    .decoder(&st.name)
+                    .is_none_or(|d| matches!(d.runner, crate::registry::DecoderRunner::Native))
+            })
         })
     })
 }
