@@ -134,6 +134,33 @@ fn the_record_window_records_dd_live_grows_its_source_and_stops_on_a_message() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn closing_the_workbench_while_it_records_saves_and_puts_tracefs_back() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let dir = Scratch::new("gui-record-close");
+    let saved = dir.join("run.dat");
+    let mut h = harness(Options::default());
+    let form = RecordForm {
+        presets: vec!["irq-handler".into()],
+        output: saved.display().to_string(),
+        ..RecordForm::default()
+    };
+    send(&mut h, RecordMsg::Edit(form));
+    send(&mut h, RecordMsg::Start);
+    wait(&mut h, "the first live line", |wb| wb.record.line.is_some());
+    assert_ne!(tracefs_state(), before, "recording changes tracefs (events enabled, the mono clock)");
+    // The window closes with the recording going on: the workbench is dropped.
+    drop(h);
+    assert_eq!(tracefs_state(), before, "tracefs is put back before the workbench is gone");
+    let tc = Command::new("trace-cmd").args(["report", "-i"]).arg(&saved).output().unwrap();
+    assert!(tc.status.success(), "what was recorded is saved: {}", String::from_utf8_lossy(&tc.stderr));
+}
+
+#[test]
 fn record_these_opens_the_window_with_the_preset_a_file_lacks_events_for() {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples/ftrace/blk_read.txt");
     let mut h = harness(Options { files: vec![file], ..Options::default() });

@@ -20,6 +20,8 @@ use latscope_record::{LiveStat, Request};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 /// Which kernel is recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -177,12 +179,27 @@ pub struct RecordRun {
     pub stop: Arc<AtomicBool>,
     /// Whether Stop was asked (the job is finishing).
     pub stopping: bool,
+    /// Hangs up when the job's work has returned (tracefs put back).
+    pub finished: Receiver<()>,
 }
+
+/// How long closing the workbench waits for a recording to stop and put tracefs back.
+const STOP_ON_CLOSE: Duration = Duration::from_secs(15);
 
 impl RecordRun {
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::Release);
         self.stopping = true;
+    }
+}
+
+/// A recording still going on when the workbench closes is stopped, and the window waits
+/// (a bounded time) for it to save and put tracefs back: a process that ended with it
+/// running would leave the kernel tracing with the recording's events enabled.
+impl Drop for RecordRun {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.finished.recv_timeout(STOP_ON_CLOSE);
     }
 }
 

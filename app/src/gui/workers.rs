@@ -280,12 +280,22 @@ pub fn simulate(
 /// and crossings arrive as `RecordMsg::Live`, what it has recorded as `RecordMsg::Snapshot`
 /// once a tick (the kernel's events decoded, prepared here, off the UI thread), and its
 /// end as `RecordMsg::Ended`. `stop` ends it as Ctrl-C ends `latscope record`.
-pub fn record(jobs: &mut JobRunner<Message>, asked: Asked, stop: Arc<AtomicBool>) -> Ticket {
-    jobs.spawn(JobKind::Record, None, move |cx: JobContext<Message>| {
+///
+/// The receiver hangs up once the work has returned (tracefs put back), so a window that
+/// closes can wait for it.
+pub fn record(
+    jobs: &mut JobRunner<Message>,
+    asked: Asked,
+    stop: Arc<AtomicBool>,
+) -> (Ticket, std::sync::mpsc::Receiver<()>) {
+    let (done, finished) = channel::<()>();
+    let ticket = jobs.spawn(JobKind::Record, None, move |cx: JobContext<Message>| {
+        let _done = done;
         let ticket = cx.ticket;
         let result = record_work(&cx, asked, stop);
         cx.send(RecordMsg::Ended { ticket, result });
-    })
+    });
+    (ticket, finished)
 }
 
 fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) -> JobResult<RecordEnd> {

@@ -100,8 +100,8 @@ impl Workbench {
         // A new recording is a new source; the last one stays open beside it.
         self.record.source = None;
         let stop = Arc::new(AtomicBool::new(false));
-        let ticket = workers::record(&mut self.jobs, asked, stop.clone());
-        self.record.run = Some(RecordRun { ticket, stop, stopping: false });
+        let (ticket, finished) = workers::record(&mut self.jobs, asked, stop.clone());
+        self.record.run = Some(RecordRun { ticket, stop, stopping: false, finished });
     }
 
     fn record_live(&mut self, live: Live) {
