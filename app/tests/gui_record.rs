@@ -202,12 +202,18 @@ fn record_these_opens_the_window_with_the_preset_a_file_lacks_events_for() {
 fn a_form_that_cannot_record_says_why_and_starts_nothing() {
     let mut h = harness(Options::default());
     send(&mut h, RecordMsg::Show);
-    let both = RecordForm { presets: vec!["block".into()], sigrok: "demo".into(), ..RecordForm::default() };
-    send(&mut h, RecordMsg::Edit(both));
+    let board = RecordForm {
+        machine: Machine::Ssh,
+        ssh_host: "root@board".into(),
+        presets: vec!["block".into()],
+        sigrok: "demo".into(),
+        ..RecordForm::default()
+    };
+    send(&mut h, RecordMsg::Edit(board));
     send(&mut h, RecordMsg::Start);
     assert!(!h.state().record.running());
     let e = h.state().record.error.clone().unwrap();
-    assert!(e.contains("not implemented yet"), "{e}");
+    assert!(e.contains("do not share a clock"), "{e}");
     let nothing = RecordForm { machine: Machine::None, ..RecordForm::default() };
     send(&mut h, RecordMsg::Edit(nothing));
     send(&mut h, RecordMsg::Start);
@@ -257,4 +263,53 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     let d0 = src.digital.iter().find(|d| d.name == "D0").unwrap();
     let flips = binary.stdout.windows(2).filter(|w| (w[0] ^ w[1]) & 1 != 0).count();
     assert_eq!(d0.times.len(), flips, "D0 changes level as often in both");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sigrok_cli)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sigrok-cli: apt-get install sigrok-cli"
+)]
+fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let dir = Scratch::new("gui-record-both");
+    let mut h = harness(Options::default());
+    let form = RecordForm {
+        events: "sched:sched_process_exec".into(),
+        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
+        output: dir.join("both").display().to_string(),
+        ..RecordForm::default()
+    };
+    send(&mut h, RecordMsg::Edit(form));
+    send(&mut h, RecordMsg::Start);
+    wait(&mut h, "the logic's samples in a live line", |wb| {
+        wb.record.line.as_ref().and_then(|l| l.logic.as_ref()).is_some_and(|l| l.samples > 0)
+    });
+    let line = h.state().record.line.clone().unwrap();
+    let (start_s, u_ns) = {
+        let l = line.logic.as_ref().unwrap();
+        (l.start_s.unwrap(), l.uncertainty_ns.unwrap())
+    };
+    // The window says the placement and its uncertainty while it records.
+    let said = format!(
+        "placed on the kernel's timeline by host clocks, ± {} (align on a shared marker to fit it)",
+        latscope_record::stats::human_ns(Some(u_ns as f64))
+    );
+    assert!(h.get_all_by_label_contains(&said).next().is_some(), "{said}");
+    send(&mut h, RecordMsg::Stop);
+    wait(&mut h, "the recording to end", |wb| !wb.record.running());
+    let wb = h.state();
+    assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
+    assert_eq!(tracefs_state(), before);
+    assert!(wb.record.logic_placed.as_deref().is_some_and(|p| p.starts_with("host clocks (±")));
+    let kernel = wb.doc.get(wb.record.source.unwrap()).unwrap();
+    let logic = wb.doc.get(wb.record.logic_source.unwrap()).unwrap();
+    assert_eq!(logic.source().digital.len(), 8);
+    // The logic's first sample sits on the common timeline where the host clock said, on the
+    // kernel source's clock (its time zero is the whole second of its first page).
+    let kernel_zero_s = kernel.source().origin.secs as f64 + kernel.source().origin.ps as f64 / 1e12;
+    let logic_start_s = kernel_zero_s + (logic.to_common(0) - kernel.to_common(0)) / 1e12;
+    assert!((logic_start_s - start_s).abs() < 2e-3, "{logic_start_s} vs {start_s} (±{u_ns} ns)");
+    assert!(dir.join("both/logic.sr").exists() && dir.join("both/kernel.dat").exists());
 }

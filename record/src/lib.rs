@@ -23,7 +23,7 @@ pub mod tracefs;
 pub mod window;
 
 pub use plan::{Request, plan};
-pub use recorder::{Live, Options, Recording, Ring, Stopped, record, record_with};
+pub use recorder::{Live, LogicLive, Options, Recording, Ring, Stopped, placed_by, record, record_with};
 pub use stats::LiveStat;
 pub use window::{Saved, Trigger};
 

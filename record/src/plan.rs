@@ -33,6 +33,8 @@ pub struct Request {
     pub output: Option<PathBuf>,
     pub force: bool,
     pub command: Vec<String>,
+    /// `--sigrok` beside the kernel: a logic analyzer placed by this machine's clock.
+    pub sigrok: Option<crate::sigrok::SigrokSpec>,
 }
 
 /// A duration as `--duration` and `--keep` take it (`10s`, `500ms`, `20us`).
@@ -76,6 +78,22 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
     }
     let keep_ns = keep_ns(req.keep.as_deref())?;
     let output = req.output.as_deref();
+    if req.sigrok.is_some() {
+        if !triggers.is_empty() || req.ring.as_deref().is_some_and(|r| !r.trim().is_empty()) {
+            return Err(RecordError::Usage(
+                "--trigger and --ring beside --sigrok are not implemented yet: the flight recorder keeps \
+                 the kernel only"
+                    .into(),
+            ));
+        }
+        if output.is_some_and(|o| o.extension().is_some_and(|e| e == "dat" || e == "sr")) {
+            return Err(RecordError::Usage(
+                "the kernel and a logic analyzer together are saved as a folder (kernel.dat, logic.sr and a \
+                 session placing them): -o names a new folder"
+                    .into(),
+            ));
+        }
+    }
     if output.is_some_and(|o| o.extension().is_some_and(|e| e == "sr")) {
         return Err(RecordError::Usage("-o X.sr writes a logic capture, which needs --sigrok".into()));
     }
@@ -139,6 +157,7 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
         windows_dir,
         tick: Duration::from_secs(1),
         stop: None,
+        sigrok: req.sigrok.clone(),
     })
 }
 
@@ -186,5 +205,11 @@ mod tests {
         r.ring = None;
         r.duration = Some("soon".into());
         assert!(plan(&r).unwrap_err().to_string().contains("--duration"));
+        r.duration = None;
+        r.sigrok = Some(crate::sigrok::SigrokSpec::parse("demo").unwrap());
+        r.output = Some("both.dat".into());
+        assert!(plan(&r).unwrap_err().to_string().contains("saved as a folder"));
+        r.output = Some("both-new".into());
+        assert_eq!(plan(&r).unwrap().sigrok.unwrap().driver, "demo");
     }
 }

@@ -30,7 +30,9 @@ pub struct RecordArgs {
     #[arg(long, value_name = "HOST")]
     pub ssh: Option<String>,
     /// Record a logic analyzer through sigrok-cli (DRIVER[:key=value...], e.g.
-    /// demo:samplerate=100k), saved with -o X.sr; alone for now (not beside the kernel).
+    /// demo:samplerate=100k): alone, saved with -o X.sr; beside this machine's kernel
+    /// (with --preset, --rule or --events), placed on its timeline by the host's clock and
+    /// saved in the -o folder as logic.sr.
     #[arg(long, value_name = "DRIVER")]
     pub sigrok: Option<String>,
     /// A protocol decoder stack run live on the logic capture; repeatable. Not implemented yet.
@@ -80,12 +82,17 @@ pub enum LiveFormat {
 }
 
 pub fn run(args: &RecordArgs) -> Result<()> {
-    if let Some(text) = &args.sigrok {
+    let kernel = !args.presets.is_empty() || !args.rules.is_empty() || !args.events.is_empty();
+    if let Some(text) = &args.sigrok
+        && !kernel
+        && args.ssh.is_none()
+    {
         return record_logic(args, text);
     }
     if !args.decoders.is_empty() {
         bail!("--decoder is not implemented yet: it decodes a logic capture live (--sigrok)");
     }
+    let sigrok = args.sigrok.as_deref().map(latscope_record::sigrok::SigrokSpec::parse).transpose()?;
     let registry = Registry::native();
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
@@ -104,6 +111,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         output: args.output.clone(),
         force: args.force,
         command: args.command.clone(),
+        sigrok,
     })?;
     let output = args.output.as_deref();
     let json = args.format == LiveFormat::Json;
@@ -123,6 +131,21 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         rec.lost,
         if rec.lost > 0 { " (the kernel's buffer overflowed: record fewer events)" } else { "" }
     );
+    if let Some(l) = &rec.logic {
+        let placed = match l.placement {
+            Some(p) => format!(
+                "placed by host clocks, first sample at {:.6} s (mono) ± {}",
+                p.at_ns as f64 / 1e9,
+                human_ns(Some(p.uncertainty_ns as f64))
+            ),
+            None => "no data arrived".to_owned(),
+        };
+        eprintln!(
+            "latscope: recorded {} samples of {} logic channels, {placed}",
+            l.samples(),
+            l.channels.len()
+        );
+    }
     if opts.windows_dir.is_some() {
         eprintln!(
             "latscope: {} crossing(s), {} window(s) saved{}",
@@ -161,16 +184,12 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
 }
 
-/// `--sigrok` alone: a logic capture saved as `-o X.sr`. Kernel and logic together, and
-/// decoders on the stream, are not implemented yet.
+/// `--sigrok` alone: a logic capture saved as `-o X.sr`. (Beside the kernel it is
+/// `latscope_record::record`'s, placed by host clocks; decoders on the stream are not
+/// implemented yet.)
 fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
-    let kernel =
-        !args.presets.is_empty() || !args.rules.is_empty() || !args.events.is_empty() || args.ssh.is_some();
-    if kernel || !args.decoders.is_empty() || !args.triggers.is_empty() {
-        bail!(
-            "--sigrok records a logic analyzer alone for now: the kernel beside it (--preset, --rule, \
-             --events, --ssh), --decoder and --trigger with it are not implemented yet"
-        );
+    if !args.decoders.is_empty() || !args.triggers.is_empty() {
+        bail!("--decoder and --trigger on a logic analyzer are not implemented yet");
     }
     let output = args.output.as_deref();
     if let Some(o) = output {
@@ -211,11 +230,20 @@ fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
 /// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.
 fn live_text(live: &Live) -> String {
     match live {
-        Live::Stats { elapsed_s, events, lost, analyses, last, .. } => {
+        Live::Stats { elapsed_s, events, lost, analyses, logic, last, .. } => {
             let mut t = format!(
                 "{}{elapsed_s:8.1} s  events {events}  lost {lost}",
                 if *last { "final " } else { "" }
             );
+            if let Some(l) = logic {
+                t.push_str(&format!("\n  {:<20} samples {}", "logic", l.samples));
+                if let (Some(at), Some(u)) = (l.start_s, l.uncertainty_ns) {
+                    t.push_str(&format!(
+                        "  first at {at:.6} s (mono) ± {} by host clocks",
+                        human_ns(Some(u as f64))
+                    ));
+                }
+            }
             for a in analyses {
                 t.push_str(&format!(
                     "\n  {:<20} count {:>8}  p50 {:>11}  p99 {:>11}  max {:>11}",

@@ -408,6 +408,15 @@ pub enum RecordMsg {
         ticket: Ticket,
         prepared: Arc<Prepared>,
     },
+    /// The logic analyzer recorded beside the kernel, opened once the recording stopped: its
+    /// first sample is `offset_ps` after the kernel source's time zero, placed by the host's
+    /// clocks as `placed_by` says (with the uncertainty).
+    Logic {
+        ticket: Ticket,
+        prepared: Arc<Prepared>,
+        offset_ps: i64,
+        placed_by: String,
+    },
     /// The recording ended: how, and what it saved; or why it could not start.
     Ended {
         ticket: Ticket,

@@ -16,7 +16,7 @@ use super::document::SourceId;
 use super::jobs::Ticket;
 use latscope_engine::Registry;
 use latscope_record::sigrok::SigrokSpec;
-use latscope_record::{LiveStat, Request};
+use latscope_record::{LiveStat, LogicLive, Request};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,6 +68,8 @@ pub struct RecordForm {
 pub struct Asked {
     pub request: Request,
     pub sigrok: Option<SigrokSpec>,
+    /// Whether a kernel is recorded (with the logic analyzer beside it, if any).
+    pub kernel: bool,
 }
 
 fn words(text: &str, sep: char) -> Vec<String> {
@@ -101,9 +103,10 @@ impl RecordForm {
         if !kernel && sigrok.is_none() {
             anyhow::bail!("nothing to record: choose a kernel (this machine or a board) or a sigrok device");
         }
-        if kernel && sigrok.is_some() {
+        if self.machine == Machine::Ssh && sigrok.is_some() {
             anyhow::bail!(
-                "the kernel and a logic analyzer together are not implemented yet: record one, then the other"
+                "a board's kernel and this machine's logic analyzer do not share a clock: record them apart \
+                 and align them on a shared marker"
             );
         }
         let ssh = match self.machine {
@@ -128,8 +131,9 @@ impl RecordForm {
             output: some(&self.output).map(PathBuf::from),
             force: self.force,
             command: Vec::new(),
+            sigrok: sigrok.clone().filter(|_| kernel),
         };
-        Ok(Asked { request, sigrok })
+        Ok(Asked { request, sigrok, kernel })
     }
 
     /// The kernel events the form's presets and rules read, and the extra ones: what the
@@ -211,6 +215,8 @@ pub struct LiveLine {
     pub lost: u64,
     pub kept_bytes: u64,
     pub analyses: Vec<LiveStat>,
+    /// The logic analyzer beside the kernel: samples so far and its placement by host clocks.
+    pub logic: Option<LogicLive>,
     pub last: bool,
 }
 
@@ -226,6 +232,8 @@ pub struct RecordEnd {
     pub crossings: u64,
     /// tracefs could not be put back (a board that dropped), if so.
     pub unrestored: Option<String>,
+    /// A logic analyzer beside the kernel: how it was placed on the kernel's timeline.
+    pub logic_placed: Option<String>,
 }
 
 /// At most this many crossings are listed (all are counted).
@@ -245,6 +253,9 @@ pub struct RecordState {
     pub source: Option<SourceId>,
     /// Snapshots received (each replaces the source's data).
     pub snapshots: u64,
+    /// The logic analyzer recorded beside the kernel, once opened, and how it was placed.
+    pub logic_source: Option<SourceId>,
+    pub logic_placed: Option<String>,
     pub ended: Option<RecordEnd>,
     pub error: Option<String>,
 }

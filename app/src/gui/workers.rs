@@ -300,8 +300,8 @@ pub fn record(
 
 fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) -> JobResult<RecordEnd> {
     let ticket = cx.ticket;
-    let Asked { request, sigrok } = asked;
-    if let Some(spec) = sigrok {
+    let Asked { request, sigrok, kernel } = asked;
+    if !kernel && let Some(spec) = sigrok {
         return record_logic_work(cx, spec, &request, stop);
     }
     let mut opts = latscope_record::plan(&request)?;
@@ -323,6 +323,35 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         rec.save(out, &opts.spec_texts)?;
         saved.push(out.clone());
     }
+    let mut logic_placed = None;
+    if let Some(logic) = &rec.logic
+        && let Some((offset_ps, placed_by)) = rec.logic_offset()?
+    {
+        // The logic capture joins the timeline where the host's clock puts it beside the
+        // kernel: saved in the folder, else in the temporary directory, and opened from there.
+        let path = match (&request.output, opts.windows_dir.is_none()) {
+            (Some(out), true) => out.join("logic.sr"),
+            _ => {
+                let tmp = std::env::temp_dir().join(format!(
+                    "latscope-logic-{}-{}.sr",
+                    std::process::id(),
+                    ticket.id
+                ));
+                logic.save(&tmp)?;
+                tmp
+            }
+        };
+        let mut source = latscope_engine::open(&path, &cx.control)?;
+        source.name = "logic (recording)".to_owned();
+        source.path = Some(path);
+        cx.send(RecordMsg::Logic {
+            ticket,
+            prepared: Arc::new(prepare(source)),
+            offset_ps,
+            placed_by: placed_by.clone(),
+        });
+        logic_placed = Some(placed_by);
+    }
     if let latscope_record::Stopped::Failed(why) = &rec.stopped {
         anyhow::bail!("the recording stopped early: {why} (what arrived before was kept)");
     }
@@ -333,6 +362,7 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         saved,
         crossings: rec.crossings,
         unrestored: rec.unrestored,
+        logic_placed,
     })
 }
 
@@ -378,5 +408,6 @@ fn record_logic_work(
         saved: if request.output.is_some() { vec![out] } else { Vec::new() },
         crossings: 0,
         unrestored: None,
+        logic_placed: None,
     })
 }

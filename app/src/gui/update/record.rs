@@ -8,6 +8,7 @@ use crate::gui::prepare::Prepared;
 use crate::gui::record::{LiveLine, MAX_CROSSINGS_SHOWN, RecordRun};
 use crate::gui::view::default_lanes;
 use crate::gui::workers;
+use latscope_model::Placement;
 use latscope_record::Live;
 use latscope_record::stats::human_ns;
 use std::sync::Arc;
@@ -51,6 +52,11 @@ impl Workbench {
             RecordMsg::Snapshot { ticket, prepared } => {
                 if self.record.run.as_ref().is_some_and(|r| r.ticket == ticket) {
                     self.record_snapshot(prepared);
+                }
+            }
+            RecordMsg::Logic { ticket, prepared, offset_ps, placed_by } => {
+                if self.record.run.as_ref().is_some_and(|r| r.ticket == ticket) {
+                    self.record_logic(prepared, offset_ps, placed_by);
                 }
             }
             RecordMsg::Ended { ticket, result } => {
@@ -99,6 +105,8 @@ impl Workbench {
         self.record.snapshots = 0;
         // A new recording is a new source; the last one stays open beside it.
         self.record.source = None;
+        self.record.logic_source = None;
+        self.record.logic_placed = None;
         let stop = Arc::new(AtomicBool::new(false));
         let (ticket, finished) = workers::record(&mut self.jobs, asked, stop.clone());
         self.record.run = Some(RecordRun { ticket, stop, stopping: false, finished });
@@ -106,8 +114,9 @@ impl Workbench {
 
     fn record_live(&mut self, live: Live) {
         match live {
-            Live::Stats { elapsed_s, events, lost, kept_bytes, analyses, last } => {
-                self.record.line = Some(LiveLine { elapsed_s, events, lost, kept_bytes, analyses, last });
+            Live::Stats { elapsed_s, events, lost, kept_bytes, analyses, logic, last } => {
+                self.record.line =
+                    Some(LiveLine { elapsed_s, events, lost, kept_bytes, analyses, logic, last });
             }
             Live::Crossing { analysis, latency_ns, start_s, saved } => {
                 self.record.crossings_total += 1;
@@ -120,6 +129,19 @@ impl Workbench {
                 }
             }
         }
+    }
+
+    /// The logic analyzer beside the kernel joins the document where the host's clock puts
+    /// it: `offset_ps` after the kernel source's time zero, on the kernel's placement.
+    fn record_logic(&mut self, prepared: Arc<Prepared>, offset_ps: i64, placed_by: String) {
+        let kernel = self.record.source.and_then(|id| self.doc.get(id)).map_or(0, |s| s.placement.offset);
+        let id = self.doc.reserve_id();
+        self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+        self.doc.add(id, prepared, false);
+        self.doc.place(id, Placement::new(kernel.saturating_add(offset_ps), 0.0));
+        self.record.logic_source = Some(id);
+        self.record.logic_placed = Some(placed_by);
+        self.fit_to_data();
     }
 
     /// What has been recorded so far: the recording's source in the document grows (the

@@ -226,6 +226,24 @@ fn live_ui(ui: &mut egui::Ui, st: &RecordState) {
             ui.end_row();
         }
     });
+    if let Some(l) = &line.logic {
+        let placed = match (l.start_s, l.uncertainty_ns) {
+            (Some(_), Some(u)) => format!(
+                "placed on the kernel's timeline by host clocks, ± {} (align on a shared marker to fit it)",
+                human_ns(Some(u as f64))
+            ),
+            _ => "no data yet".to_owned(),
+        };
+        ui.add(egui::Label::new(format!("Logic analyzer: {} samples, {placed}", l.samples)).wrap());
+    }
+    if let Some(p) = &st.logic_placed {
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(format!("Logic opened beside the kernel, placed by {p}")).weak(),
+            )
+            .wrap(),
+        );
+    }
     if st.crossings_total > 0 {
         egui::CollapsingHeader::new(format!("Crossings ({})", st.crossings_total))
             .id_salt("record-crossings")
