@@ -226,6 +226,16 @@ fn a_form_that_cannot_record_says_why_and_starts_nothing() {
     // The error is shown in the window.
     let shown = h.state().record.error.clone().unwrap();
     let _ = h.get_by_label(&shown);
+    // The fields are typed into like any: the sigrok device typed reaches the form, and an
+    // edit clears the last error.
+    let hint = "demo:samplerate=100k  (sigrok driver; empty: none)";
+    let field = h.get_by(|n| n.placeholder() == Some(hint));
+    field.focus();
+    field.type_text("demo:samplerate=1M");
+    h.step();
+    h.step();
+    assert_eq!(h.state().record.form.sigrok, "demo:samplerate=1M");
+    assert!(h.state().record.error.is_none());
 }
 
 #[test]
