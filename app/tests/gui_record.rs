@@ -322,4 +322,25 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     let logic_start_s = kernel_zero_s + (logic.to_common(0) - kernel.to_common(0)) / 1e12;
     assert!((logic_start_s - start_s).abs() < 2e-3, "{logic_start_s} vs {start_s} (±{u_ns} ns)");
     assert!(dir.join("both/logic.sr").exists() && dir.join("both/kernel.dat").exists());
+    // Where the placement is said, it says how: by host clocks, with the uncertainty.
+    assert_eq!(logic.placed_by.as_deref(), wb.record.logic_placed.as_deref());
+    let _ = h.get_by_label_contains("· by host clocks (±");
+    // The saved session reopens the two on one timeline, placed as they were and saying so.
+    h.state_mut().update(Message::Files(latscope::gui::message::FileMsg::Open(vec![
+        dir.join("both/session.latscope.json"),
+    ])));
+    wait(&mut h, "the session", |wb| {
+        wb.doc.sources.len() == 2 && !wb.session_busy() && wb.loads().is_empty()
+    });
+    let wb = h.state();
+    let logic = wb.doc.sources.iter().find(|s| s.source().digital.len() == 8).unwrap();
+    let kernel = wb.doc.sources.iter().find(|s| s.source().digital.is_empty()).unwrap();
+    assert!(
+        logic.placed_by.as_deref().is_some_and(|p| p.starts_with("host clocks (±")),
+        "{:?}",
+        logic.placed_by
+    );
+    let kernel_zero_s = kernel.source().origin.secs as f64 + kernel.source().origin.ps as f64 / 1e12;
+    let reopened_s = kernel_zero_s + (logic.to_common(0) - kernel.to_common(0)) / 1e12;
+    assert!((reopened_s - start_s).abs() < 2e-3, "{reopened_s} vs {start_s}");
 }

@@ -138,7 +138,7 @@ impl Workbench {
         let id = self.doc.reserve_id();
         self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
         self.doc.add(id, prepared, false);
-        self.doc.place(id, Placement::new(kernel.saturating_add(offset_ps), 0.0));
+        self.doc.place_by(id, Placement::new(kernel.saturating_add(offset_ps), 0.0), placed_by.clone());
         self.record.logic_source = Some(id);
         self.record.logic_placed = Some(placed_by);
         self.fit_to_data();
