@@ -459,7 +459,7 @@ fn kernel_and_logic_recorded_together_are_placed_by_host_clocks_within_the_uncer
         .iter()
         .filter(|l| l.contains("sched_process_exec:") && l.contains("sigrok-cli"))
         .filter_map(|l| report_secs(l))
-        .last()
+        .next_back()
         .unwrap_or_else(|| panic!("no exec of sigrok-cli in {} lines", tc.len()));
     assert!(
         start_s - u_s <= exec && exec <= start_s + u_s,
