@@ -68,6 +68,7 @@ fn bench(c: &mut Criterion) {
         placement: Placement::IDENTITY,
         data_generation: 1,
         growing: false,
+        placed_by: None,
     };
     let lanes = default_lanes(&prepared, ThemeKind::Dark);
     let view = SourceView::of(&doc, &lanes);

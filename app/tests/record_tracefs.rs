@@ -397,3 +397,79 @@ fn every_crossing_is_counted_saves_stop_at_max_saves_and_the_ring_stays_bounded(
     }
     assert_eq!(tracefs_state(), before);
 }
+
+/// The time (s) of a `trace-cmd report` line (`comm-pid [cpu] 1234.567890: event: …`).
+fn report_secs(line: &str) -> Option<f64> {
+    line.split_whitespace().find_map(|w| w.strip_suffix(':').and_then(|n| n.parse::<f64>().ok()))
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_trace_cmd, have_sigrok_cli)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs trace-cmd: apt-get install trace-cmd; needs sigrok-cli: apt-get install sigrok-cli"
+)]
+fn kernel_and_logic_recorded_together_are_placed_by_host_clocks_within_the_uncertainty_said() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = tracefs_state();
+    let _restore = Restore(before.clone());
+    let dir = Scratch::new("record-both");
+    let out = latscope_in(
+        &dir,
+        &[
+            "record",
+            "--events",
+            "sched:sched_process_exec",
+            "--sigrok",
+            "demo:analog_channels=0:samplerate=100k",
+            "--duration",
+            "1s",
+            "--format",
+            "json",
+            "-o",
+            "both",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(tracefs_state(), before, "tracefs is left as found");
+    let last: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .rfind(|v| v["type"] == "stats")
+        .unwrap();
+    assert_eq!(last["final"], true);
+    let logic = &last["logic"];
+    let samples = logic["samples"].as_u64().unwrap();
+    let start_s = logic["start_s"].as_f64().unwrap();
+    let u_s = logic["uncertainty_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!(samples > 1000, "{logic}");
+    assert!(u_s < 1.0, "an uncertainty of a second says nothing: {logic}");
+    // The folder holds both and a session placing the logic on the kernel's timeline.
+    let both = dir.join("both");
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(both.join("session.latscope.json")).unwrap()).unwrap();
+    assert_eq!(session["files"][0]["path"], "kernel.dat");
+    assert_eq!(session["files"][1]["path"], "logic.sr");
+    let placed_by = session["files"][1]["placed_by"].as_str().unwrap();
+    assert!(placed_by.starts_with("host clocks (±"), "{placed_by}");
+    let offset_s = session["files"][1]["offset_ps"].as_i64().unwrap() as f64 / 1e12;
+    // The kernel saw sigrok-cli start (trace-cmd reads its exec in the kernel's mono clock):
+    // the first sample cannot be before it, and the placement's interval holds it.
+    let tc = trace_cmd_report(&both.join("kernel.dat"));
+    let exec = tc
+        .iter()
+        .filter(|l| l.contains("sched_process_exec:") && l.contains("sigrok-cli"))
+        .filter_map(|l| report_secs(l))
+        .next_back()
+        .unwrap_or_else(|| panic!("no exec of sigrok-cli in {} lines", tc.len()));
+    assert!(
+        start_s - u_s <= exec && exec <= start_s + u_s,
+        "exec at {exec} s, placed at {start_s} ± {u_s} s"
+    );
+    // The session's offset is that start on the kernel file's clock: from its whole second.
+    let first = tc.iter().filter_map(|l| report_secs(l)).fold(f64::MAX, f64::min);
+    assert!((first.floor() + offset_s - start_s).abs() < 1e-6, "{first} + {offset_s} vs {start_s}");
+    // sigrok-cli reads the logic with the samples the live line counted.
+    let binary = latscope_testkit::Need::SigrokCli
+        .output(Command::new("sigrok-cli").arg("-i").arg(both.join("logic.sr")).args(["-O", "binary"]));
+    assert_eq!(binary.stdout.len() as u64, samples);
+}

@@ -7,11 +7,13 @@
 //! - `tracefs`: where tracefs is, the settings a recording changes and puts back, events;
 //! - `sigrok`: a logic analyzer through `sigrok-cli` (streamed `-O binary`, saved as `.sr`);
 //! - `ssh`: a board's tracefs through the system's `ssh` (a control master, `cat`, `echo`);
+//! - `plan`: a recording as asked for (the command line's words), checked into `Options`;
 //! - `recorder`: the recording loop (readers per CPU, the ring of pages, stop conditions);
 //! - `stats`: the live statistics of the analyses over what was recorded;
 //! - `window`: triggers, crossings and the windows saved around them;
 //! - `save`: atomic files and folders.
 
+pub mod plan;
 pub mod recorder;
 pub mod save;
 pub mod sigrok;
@@ -20,7 +22,8 @@ pub mod stats;
 pub mod tracefs;
 pub mod window;
 
-pub use recorder::{Live, Options, Recording, Ring, Stopped, record};
+pub use plan::{Request, plan};
+pub use recorder::{Live, LogicLive, Options, Recording, Ring, Stopped, placed_by, record, record_with};
 pub use stats::LiveStat;
 pub use window::{Saved, Trigger};
 

@@ -88,6 +88,11 @@ pub struct Options {
     pub windows_dir: Option<PathBuf>,
     /// How often the live statistics are computed.
     pub tick: Duration,
+    /// Set from elsewhere (the workbench's Stop) to end the recording as Ctrl-C does.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// A logic analyzer recorded beside the kernel (this machine's only), placed by the
+    /// host's monotonic clock.
+    pub sigrok: Option<crate::sigrok::SigrokSpec>,
 }
 
 impl Default for Options {
@@ -106,7 +111,16 @@ impl Default for Options {
             max_saves: None,
             windows_dir: None,
             tick: Duration::from_secs(1),
+            stop: None,
+            sigrok: None,
         }
+    }
+}
+
+impl Options {
+    /// Whether the recording was asked to stop (Ctrl-C aside).
+    pub(crate) fn stop_asked(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Ordering::Acquire))
     }
 }
 
@@ -123,6 +137,9 @@ pub enum Live {
         /// Pages kept and their bytes.
         kept_bytes: u64,
         analyses: Vec<LiveStat>,
+        /// The logic analyzer beside the kernel, if one is recorded.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        logic: Option<LogicLive>,
         /// Whether this is the last line (over everything recorded).
         #[serde(rename = "final")]
         last: bool,
@@ -131,14 +148,53 @@ pub enum Live {
     Crossing { analysis: String, latency_ns: f64, start_s: f64, saved: Option<PathBuf> },
 }
 
+/// The logic analyzer's part of a live line: its samples so far and where its first sample
+/// sits on the kernel's timeline by the host's clocks, with the uncertainty of that.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LogicLive {
+    pub samples: u64,
+    /// The first sample's time on this machine's monotonic clock (the kernel's `mono`), s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_s: Option<f64>,
+    /// Half the width of the interval the first sample lies in, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncertainty_ns: Option<u64>,
+}
+
+impl LogicLive {
+    fn of(capture: &crate::sigrok::LogicCapture) -> LogicLive {
+        let placed = capture.placement();
+        LogicLive {
+            samples: capture.samples_so_far(),
+            start_s: placed.map(|p| p.at_ns as f64 / 1e9),
+            uncertainty_ns: placed.map(|p| p.uncertainty_ns),
+        }
+    }
+}
+
 /// Why the recording stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stopped {
     Exited(ExitStatus),
     Duration,
     Interrupted,
+    /// Its `Options::stop` was set (the workbench's Stop).
+    Asked,
     /// A reader or the loop failed; what arrived before is kept.
     Failed(String),
+}
+
+impl Stopped {
+    /// How the recording ended, as the end of a recording says it.
+    pub fn describe(&self) -> String {
+        match self {
+            Stopped::Exited(status) => format!("the command exited ({status})"),
+            Stopped::Duration => "--duration elapsed".to_owned(),
+            Stopped::Interrupted => "interrupted".to_owned(),
+            Stopped::Asked => "stopped".to_owned(),
+            Stopped::Failed(why) => format!("stopped by an error: {why}"),
+        }
+    }
 }
 
 /// A finished recording.
@@ -157,6 +213,8 @@ pub struct Recording {
     pub saved: Vec<Saved>,
     /// Why tracefs could not be put back as found (a board's connection dropped), if so.
     pub unrestored: Option<String>,
+    /// The logic analyzer recorded beside the kernel, with its placement.
+    pub logic: Option<crate::sigrok::Logic>,
 }
 
 impl Recording {
@@ -167,21 +225,60 @@ impl Recording {
 
     /// Saves the capture at `path` atomically: `X.dat` alone, else a new folder with
     /// `kernel.dat` and `session.latscope.json`.
+    ///
+    /// With a logic analyzer beside the kernel, only a folder: `logic.sr` goes beside
+    /// `kernel.dat`, and the session places it on the kernel's timeline by the host's clocks
+    /// ([`Recording::logic_offset`]).
     pub fn save(&self, path: &Path, rules: &[String]) -> Result<(), RecordError> {
         if path.extension().is_some_and(|e| e == "dat") {
+            if self.logic.is_some() {
+                return Err(RecordError::Usage(
+                    "-o X.dat writes the kernel alone: with --sigrok, -o names a new folder".into(),
+                ));
+            }
             return save::file(path, |w| self.write_dat(w).map(|_| ()));
         }
+        let logic = match &self.logic {
+            Some(l) => Some((l, self.logic_offset()?)),
+            None => None,
+        };
         save::folder(path, |dir| {
             save::file(&dir.join("kernel.dat"), |w| self.write_dat(w).map(|_| ()))?;
-            let session = crate::window::session_json(rules, None);
+            let mut placed = None;
+            if let Some((l, offset)) = &logic {
+                l.save(&dir.join("logic.sr"))?;
+                placed = offset.clone();
+            }
+            let session = crate::window::session_json_with(rules, None, placed);
             save::file(&dir.join("session.latscope.json"), |w| w.write_all(session.as_bytes()))
         })
+    }
+
+    /// Where the logic capture's first sample sits on the saved kernel trace's timeline
+    /// (picoseconds from the kernel file's time zero), and how it was placed: by the host's
+    /// monotonic clock, which the kernel recorded in (`trace_clock` `mono`), within the
+    /// uncertainty said. `None` without logic data.
+    pub fn logic_offset(&self) -> Result<Option<(i64, String)>, RecordError> {
+        let Some(placed) = self.logic.as_ref().and_then(|l| l.placement) else { return Ok(None) };
+        let kernel = self.source()?;
+        let origin_ps = i128::from(kernel.origin.secs) * 1_000_000_000_000 + i128::from(kernel.origin.ps);
+        let at_ps = i128::from(placed.at_ns) * 1000;
+        let offset = i64::try_from(at_ps - origin_ps).unwrap_or(0);
+        Ok(Some((offset, placed_by(placed.uncertainty_ns))))
     }
 
     /// The recorded events as `latscope report` reads the saved file.
     pub fn source(&self) -> Result<Source, RecordError> {
         decode_all(&self.meta, &self.pages)
     }
+}
+
+/// How a logic capture beside the kernel was placed, as sessions and live lines say it.
+pub fn placed_by(uncertainty_ns: u64) -> String {
+    format!(
+        "host clocks (±{}): align on a shared marker to fit it",
+        latscope_analysis::units::human_ns(uncertainty_ns as f64)
+    )
 }
 
 fn write_dat(meta: &KernelMeta, pages: &[Vec<u8>], out: &mut dyn std::io::Write) -> std::io::Result<u64> {
@@ -429,25 +526,43 @@ pub fn resolve_events(fs: &Tracefs, typed: &[String]) -> Result<Vec<EventName>, 
 /// Records this machine's kernel (the tracefs found) as `opts` says, telling `live` what
 /// it sees; tracefs is put back as found before this returns.
 pub fn record(opts: &Options, live: &mut dyn FnMut(&Live)) -> Result<Recording, RecordError> {
+    record_with(opts, live, &mut |_| {})
+}
+
+/// [`record`], also handing `snapshot` each tick's decoded events (what the live lines were
+/// computed on: everything kept so far, or the ring's), for a window that shows them.
+pub fn record_with(
+    opts: &Options,
+    live: &mut dyn FnMut(&Live),
+    snapshot: &mut dyn FnMut(Source),
+) -> Result<Recording, RecordError> {
     let fs = match &opts.ssh {
         Some(target) => Tracefs::remote(crate::ssh::Ssh::connect(target)?)?,
         None => Tracefs::find()?,
     };
-    record_on(&fs, opts, live)
+    record_on(&fs, opts, live, snapshot)
 }
 
-/// [`record`] on a given tracefs.
+/// [`record_with`] on a given tracefs.
 pub fn record_on(
     fs: &Tracefs,
     opts: &Options,
     live: &mut dyn FnMut(&Live),
+    snapshot: &mut dyn FnMut(Source),
 ) -> Result<Recording, RecordError> {
     if !opts.triggers.is_empty() && opts.windows_dir.is_none() {
         return Err(RecordError::Usage("--trigger needs -o OUT, the folder its windows are saved in".into()));
     }
+    if opts.sigrok.is_some() && fs.remote.is_some() {
+        return Err(RecordError::Usage(
+            "--sigrok beside --ssh: the board's clock is not this machine's, so host clocks cannot place \
+             the logic capture on its kernel's timeline; record them apart and align them on a shared marker"
+                .into(),
+        ));
+    }
     let events = resolve_events(fs, &opts.events)?;
     let mut guard = Guard::take(fs, opts.force)?;
-    let result = run(fs, &events, opts, live, &mut guard);
+    let result = run(fs, &events, opts, live, snapshot, &mut guard);
     let restored = guard.restore();
     let rec = result?;
     restored?;
@@ -459,6 +574,7 @@ fn run(
     events: &[EventName],
     opts: &Options,
     live: &mut dyn FnMut(&Live),
+    snapshot: &mut dyn FnMut(Source),
     guard: &mut Guard,
 ) -> Result<Recording, RecordError> {
     tracefs::prepare(fs, events)?;
@@ -479,6 +595,20 @@ fn run(
         Store { cpus: (0..cpus).map(|_| VecDeque::new()).collect(), page_size, bytes: 0, newest: 0 };
     let mut flight = opts.windows_dir.as_ref().map(|dir| Flight::new(opts, dir.clone()));
     fs.write("tracing_on", "1")?;
+    // The logic analyzer once tracing is on (the kernel sees sigrok-cli start). Its samples
+    // are placed by this machine's monotonic clock, the kernel's; a device that is missing
+    // ends the recording before anything was recorded.
+    let mut logic = match opts.sigrok.clone().map(crate::sigrok::LogicCapture::start).transpose() {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = fs.write("tracing_on", "0");
+            stop.store(true, Ordering::Release);
+            for h in readers {
+                let _ = h.join();
+            }
+            return Err(e);
+        }
+    };
     let started = Instant::now();
     let mut child: Option<Child> = None;
     let mut stopped: Option<Stopped> = None;
@@ -531,12 +661,16 @@ fn run(
         }
         if signals.flag.load(Ordering::Relaxed) {
             stopped = Some(Stopped::Interrupted);
+        } else if opts.stop_asked() {
+            stopped = Some(Stopped::Asked);
         } else if let Some(c) = child.as_mut()
             && let Ok(Some(status)) = c.try_wait()
         {
             stopped = Some(Stopped::Exited(status));
         } else if opts.duration.is_some_and(|d| started.elapsed() >= d) {
             stopped = Some(Stopped::Duration);
+        } else if logic.as_mut().is_some_and(crate::sigrok::LogicCapture::ended) {
+            stopped = Some(Stopped::Failed("sigrok-cli ended by itself (was the device unplugged?)".into()));
         } else if let Some(i) = readers.iter().position(JoinHandle::is_finished) {
             let why = match readers.remove(i).join() {
                 Ok(Err(e)) => e.to_string(),
@@ -548,13 +682,24 @@ fn run(
         if stopped.is_none() && Instant::now() >= next_tick {
             let began = Instant::now();
             meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
-            tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, false, live);
+            let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
+            let logic_line = logic.as_ref().map(LogicLive::of);
+            let at = Moment { started, lost, first_raw, last: false, logic: logic_line };
+            tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
             // A tick decodes everything kept: when that grows slow, tick less often, so the
             // live lines never take more than a quarter of a core.
             next_tick = began + opts.tick.max(began.elapsed() * 4);
         }
     }
     let elapsed = started.elapsed();
+    let logic_line = logic.as_ref().map(LogicLive::of);
+    let logic = match logic.map(crate::sigrok::LogicCapture::stop).transpose() {
+        Ok(l) => l,
+        Err(e) => {
+            stopped = Some(Stopped::Failed(format!("the logic analyzer: {e}")));
+            None
+        }
+    };
     // Tracing off first, so the readers' last pass empties a buffer that no longer grows.
     let off = fs.write("tracing_on", "0");
     stop.store(true, Ordering::Release);
@@ -592,7 +737,7 @@ fn run(
         take(&mut store, d, &mut lost, &mut first_raw);
     }
     let mut stopped = stopped.unwrap_or(Stopped::Interrupted);
-    if let (Some(f), Stopped::Interrupted | Stopped::Duration) = (&failure, &stopped) {
+    if let (Some(f), Stopped::Interrupted | Stopped::Duration | Stopped::Asked) = (&failure, &stopped) {
         stopped = Stopped::Failed(f.clone());
     }
     if let Some(mut c) = child.take()
@@ -619,8 +764,11 @@ fn run(
     // connection dropped cannot be put back: what arrived is kept all the same.
     let unrestored =
         guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
-    let (events_seen, stats) =
-        tick(&meta, &decoder, &mut store, opts, flight.as_mut(), started, lost, first_raw, true, live);
+    let sinks = Sinks { live, snapshot };
+    let logic_line = logic_line
+        .map(|l| LogicLive { samples: logic.as_ref().map_or(l.samples, |x| x.samples() as u64), ..l });
+    let at = Moment { started, lost, first_raw, last: true, logic: logic_line };
+    let (events_seen, stats) = tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
     let (crossings, saved) = match flight {
         Some(f) => (f.crossings, f.saved),
         None => (0, Vec::new()),
@@ -636,26 +784,41 @@ fn run(
         crossings,
         saved,
         unrestored,
+        logic,
     })
+}
+
+/// When a tick happens: the recording's start, the events lost so far, the first raw time,
+/// whether it is the last, and the logic analyzer's line.
+struct Moment {
+    started: Instant,
+    lost: u64,
+    first_raw: Option<u64>,
+    last: bool,
+    logic: Option<LogicLive>,
+}
+
+/// Where a tick's answers go: the live lines, and the events they were computed on.
+struct Sinks<'a> {
+    live: &'a mut dyn FnMut(&Live),
+    snapshot: &'a mut dyn FnMut(Source),
 }
 
 /// One tick: decode what is kept, run the analyses, feed the flight recorder (which saves
 /// the windows that are complete), let the ring drop what it no longer holds, and say the
 /// statistics. Between ticks the ring may hold one tick's data beyond its size, so that
 /// every pair is seen by the triggers.
-#[allow(clippy::too_many_arguments)]
 fn tick(
     meta: &KernelMeta,
     decoder: &PageDecoder,
     store: &mut Store,
     opts: &Options,
     mut flight: Option<&mut Flight>,
-    started: Instant,
-    lost: u64,
-    first_raw: Option<u64>,
-    last: bool,
-    live: &mut dyn FnMut(&Live),
+    at: Moment,
+    sinks: Sinks<'_>,
 ) -> (u64, Vec<LiveStat>) {
+    let Sinks { live, snapshot } = sinks;
+    let Moment { started, lost, first_raw, last, logic } = at;
     let (source, outcomes, lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
         match decode_all(meta, &store.joined()) {
             Ok(src) => {
@@ -689,10 +852,14 @@ fn tick(
         lost,
         kept_bytes: store.bytes,
         analyses: lines.clone(),
+        logic,
         last,
     });
     for s in &said {
         live(s);
+    }
+    if let Some(src) = source {
+        snapshot(src);
     }
     (events, lines)
 }

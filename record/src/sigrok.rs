@@ -84,6 +84,51 @@ fn logic_channels(spec: &SigrokSpec) -> Result<Vec<String>, RecordError> {
     Ok(names)
 }
 
+/// This machine's `CLOCK_MONOTONIC` in nanoseconds: the clock a kernel recording reads
+/// (`trace_clock` `mono`), so a logic capture placed by it lands on the kernel's timeline.
+pub fn mono_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (t.tv_sec.max(0) as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec.max(0) as u64)
+}
+
+/// Where a logic capture's first sample lies on this machine's monotonic clock, by the host's
+/// clocks alone: after sigrok-cli was started, and before its first bytes arrived. (Not
+/// "before, less the time those samples took at the rate": a device may hand over samples
+/// faster than its rate, as sigrok's demo driver does, and the bound must hold.) `at_ns` is
+/// the middle, `uncertainty_ns` half the width. It places the first sample only: a device
+/// whose clock runs apart from the host's drifts further along the capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct HostPlacement {
+    pub at_ns: u64,
+    pub uncertainty_ns: u64,
+    /// The bounds it was taken from.
+    pub after_ns: u64,
+    pub before_ns: u64,
+}
+
+impl HostPlacement {
+    /// From sigrok-cli's start (`spawned_ns`) and the first read's arrival (`first_ns`).
+    pub fn of(spawned_ns: u64, first_ns: u64) -> HostPlacement {
+        let before_ns = first_ns.max(spawned_ns);
+        let after_ns = spawned_ns;
+        HostPlacement {
+            at_ns: after_ns + (before_ns - after_ns) / 2,
+            uncertainty_ns: (before_ns - after_ns).div_ceil(2),
+            after_ns,
+            before_ns,
+        }
+    }
+}
+
+/// What the reader thread saw of the stream as it came.
+#[derive(Debug, Default)]
+struct Arrival {
+    /// Bytes so far.
+    bytes: std::sync::atomic::AtomicU64,
+    /// The first read's arrival (monotonic ns), once there is one.
+    first: std::sync::Mutex<Option<u64>>,
+}
+
 /// A logic capture streaming from `sigrok-cli`.
 #[derive(Debug)]
 pub struct LogicCapture {
@@ -92,6 +137,9 @@ pub struct LogicCapture {
     child: Child,
     stdin: Option<ChildStdin>,
     reader: Option<JoinHandle<std::io::Result<Vec<u8>>>>,
+    /// When sigrok-cli was started (monotonic ns).
+    spawned_ns: u64,
+    arrival: std::sync::Arc<Arrival>,
 }
 
 impl LogicCapture {
@@ -107,20 +155,49 @@ impl LogicCapture {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
+        let spawned_ns = mono_ns();
         let mut child =
             cmd.spawn().map_err(|error| RecordError::Command { command: "sigrok-cli".into(), error })?;
         let stdin = child.stdin.take();
         let mut out =
             child.stdout.take().ok_or_else(|| RecordError::Usage("sigrok-cli gave no output".into()))?;
+        let arrival = std::sync::Arc::new(Arrival::default());
+        let seen = arrival.clone();
         let reader = std::thread::Builder::new()
             .name("sigrok".into())
             .spawn(move || {
                 let mut data = Vec::new();
-                out.read_to_end(&mut data)?;
-                Ok(data)
+                let mut buf = vec![0u8; 1 << 16];
+                loop {
+                    let n = match out.read(&mut buf) {
+                        Ok(0) => return Ok(data),
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    };
+                    if data.is_empty()
+                        && let Ok(mut first) = seen.first.lock()
+                    {
+                        *first = Some(mono_ns());
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    seen.bytes.store(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
             })
             .map_err(|e| RecordError::Command { command: "sigrok reader".into(), error: e })?;
-        Ok(LogicCapture { spec, channels, child, stdin, reader: Some(reader) })
+        Ok(LogicCapture { spec, channels, child, stdin, reader: Some(reader), spawned_ns, arrival })
+    }
+
+    /// Samples received so far.
+    pub fn samples_so_far(&self) -> u64 {
+        let unitsize = self.channels.len().div_ceil(8).max(1) as u64;
+        self.arrival.bytes.load(std::sync::atomic::Ordering::Relaxed) / unitsize
+    }
+
+    /// Where the first sample lies by the host's clocks, once data has arrived.
+    pub fn placement(&self) -> Option<HostPlacement> {
+        let first = *self.arrival.first.lock().ok()?;
+        Some(HostPlacement::of(self.spawned_ns, first?))
     }
 
     /// Whether sigrok-cli ended by itself (a device that went away).
@@ -156,11 +233,13 @@ impl LogicCapture {
         let whole = data.len() / unitsize * unitsize;
         let mut data = data;
         data.truncate(whole);
+        let placement = self.placement();
         Ok(Logic {
             samplerate: self.spec.samplerate().map(str::to_owned),
-            channels: self.channels,
+            channels: std::mem::take(&mut self.channels),
             unitsize,
             data,
+            placement,
         })
     }
 }
@@ -174,6 +253,8 @@ pub struct Logic {
     pub unitsize: usize,
     /// The samples, `unitsize` bytes each, least significant channel first.
     pub data: Vec<u8>,
+    /// Where its first sample lies on this machine's monotonic clock, if any data came.
+    pub placement: Option<HostPlacement>,
 }
 
 impl Logic {
@@ -259,6 +340,9 @@ pub fn record_logic(spec: SigrokSpec, opts: &crate::Options) -> Result<(Logic, c
         if signals.flag.load(std::sync::atomic::Ordering::Relaxed) {
             break Stopped::Interrupted;
         }
+        if opts.stop_asked() {
+            break Stopped::Asked;
+        }
         if let Some(c) = child.as_mut()
             && let Ok(Some(status)) = c.try_wait()
         {
@@ -286,6 +370,18 @@ mod tests {
         assert_eq!(s.samplerate(), Some("100k"));
         assert!(SigrokSpec::parse(":x=1").is_err());
         assert!(SigrokSpec::parse("demo:nokey").is_err());
+    }
+
+    #[test]
+    fn a_placement_lies_between_the_start_and_the_first_datas_acquisition() {
+        // Started at 1 s, the first data arrived at 1.06 s: the first sample was taken
+        // between them.
+        let p = HostPlacement::of(1_000_000_000, 1_060_000_000);
+        assert_eq!((p.after_ns, p.before_ns), (1_000_000_000, 1_060_000_000));
+        assert_eq!((p.at_ns, p.uncertainty_ns), (1_030_000_000, 30_000_000));
+        // An odd width rounds the uncertainty up, so the interval still holds both ends.
+        let p = HostPlacement::of(10, 15);
+        assert!(p.at_ns - p.uncertainty_ns <= 10 && p.at_ns + p.uncertainty_ns >= 15);
     }
 
     #[test]

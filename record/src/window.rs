@@ -244,9 +244,23 @@ fn save_window(
 /// A session (docs/ARCHITECTURE.md "Session files") opening `kernel.dat` beside it with
 /// `rules`, and the cursors on a pair when given (common-timeline picoseconds).
 pub fn session_json(rules: &[String], cursors: Option<(f64, f64)>) -> String {
+    session_json_with(rules, cursors, None)
+}
+
+/// [`session_json`], with `logic.sr` beside `kernel.dat` when `logic` is given: its offset
+/// onto the kernel's timeline (picoseconds) and how it was placed, with the uncertainty.
+pub fn session_json_with(
+    rules: &[String],
+    cursors: Option<(f64, f64)>,
+    logic: Option<(i64, String)>,
+) -> String {
+    let mut files = vec![serde_json::json!({ "path": "kernel.dat" })];
+    if let Some((offset_ps, placed_by)) = logic {
+        files.push(serde_json::json!({ "path": "logic.sr", "offset_ps": offset_ps, "placed_by": placed_by }));
+    }
     let mut v = serde_json::json!({
         "latscope_session": 1,
-        "files": [{ "path": "kernel.dat" }],
+        "files": files,
         "rules": rules,
     });
     if let Some((a, b)) = cursors {

@@ -2,13 +2,13 @@
 //! this machine's kernel, prints its live lines (text or JSON, one per line on stdout) and
 //! what it saved, and gates `--fail-if` with the engine's report as `latscope report` does.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use latscope_analysis::report::Format;
 use latscope_engine::analyse::Which;
 use latscope_engine::report::ThresholdsCrossed;
 use latscope_engine::{Capture, Registry};
 use latscope_record::stats::human_ns;
-use latscope_record::{Live, Options, Ring, Stopped, Trigger};
+use latscope_record::{Live, Options, Request, Stopped};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,7 +30,9 @@ pub struct RecordArgs {
     #[arg(long, value_name = "HOST")]
     pub ssh: Option<String>,
     /// Record a logic analyzer through sigrok-cli (DRIVER[:key=value...], e.g.
-    /// demo:samplerate=100k), saved with -o X.sr; alone for now (not beside the kernel).
+    /// demo:samplerate=100k): alone, saved with -o X.sr; beside this machine's kernel
+    /// (with --preset, --rule or --events), placed on its timeline by the host's clock and
+    /// saved in the -o folder as logic.sr.
     #[arg(long, value_name = "DRIVER")]
     pub sigrok: Option<String>,
     /// A protocol decoder stack run live on the logic capture; repeatable. Not implemented yet.
@@ -79,99 +81,39 @@ pub enum LiveFormat {
     Json,
 }
 
-fn opts_ring_without_trigger(ring: &Option<String>, triggers: &[Trigger]) -> bool {
-    ring.is_some() && triggers.is_empty()
-}
-
-fn duration_ns(text: &str, what: &str) -> Result<u64> {
-    match latscope_analysis::report::threshold::parse_duration_ns(text.trim()) {
-        Some(ns) if ns >= 0.0 => Ok(ns as u64),
-        _ => bail!("{what} {text:?}: expected a duration such as 10s, 500ms or 20us"),
-    }
-}
-
 pub fn run(args: &RecordArgs) -> Result<()> {
-    if let Some(text) = &args.sigrok {
+    let kernel = !args.presets.is_empty() || !args.rules.is_empty() || !args.events.is_empty();
+    if let Some(text) = &args.sigrok
+        && !kernel
+        && args.ssh.is_none()
+    {
         return record_logic(args, text);
     }
     if !args.decoders.is_empty() {
         bail!("--decoder is not implemented yet: it decodes a logic capture live (--sigrok)");
     }
+    let sigrok = args.sigrok.as_deref().map(latscope_record::sigrok::SigrokSpec::parse).transpose()?;
     let registry = Registry::native();
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
     let specs = super::report::specs(&registry, &args.presets, &args.rules)?;
     let spec_texts: Vec<String> = args.presets.iter().chain(&args.rules).cloned().collect();
-    let triggers = args.triggers.iter().map(|t| Trigger::parse(t)).collect::<Result<Vec<_>, _>>()?;
-    for t in &triggers {
-        if !specs.iter().any(|s| s.name() == t.analysis) {
-            let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
-            bail!(
-                "--trigger {:?}: no analysis of that name (the --preset and --rule names: {})",
-                t.analysis,
-                if names.is_empty() { "none given".to_owned() } else { names.join(", ") }
-            );
-        }
-    }
-    let keep_ns = match &args.keep {
-        None => (0, 0),
-        Some(text) => match text.split_once(',') {
-            Some((pre, post)) => (duration_ns(pre, "--keep")?, duration_ns(post, "--keep")?),
-            None => {
-                let pre = duration_ns(text, "--keep")?;
-                (pre, pre)
-            }
-        },
-    };
-    let output = args.output.as_deref();
-    if output.is_some_and(|o| o.extension().is_some_and(|e| e == "sr")) {
-        bail!("-o X.sr writes a logic capture, which needs --sigrok");
-    }
-    let windows_dir = if triggers.is_empty() {
-        None
-    } else {
-        let dir = output.context("--trigger needs -o OUT: the folder its windows are saved in")?;
-        if dir.extension().is_some_and(|e| e == "dat") {
-            bail!("with --trigger, -o names the folder of the saved windows, not a .dat file");
-        }
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        Some(dir.to_path_buf())
-    };
-    if windows_dir.is_none()
-        && let Some(o) = output
-        && o.exists()
-    {
-        bail!("{} exists: -o names a new capture", o.display());
-    }
-    let ring = match &args.ring {
-        Some(t) => Ring::parse(t)?,
-        None if !triggers.is_empty() => Ring::DEFAULT,
-        None => Ring::All,
-    };
-    if opts_ring_without_trigger(&args.ring, &triggers) && output.is_some() {
-        bail!("--ring keeps only recent data; without --trigger -o saves the whole recording: drop --ring");
-    }
-    let mut events = latscope_record::stats::events_for(&specs);
-    events.extend(args.events.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()));
-    let opts = Options {
-        events,
-        ssh: args.ssh.clone(),
+    let opts = latscope_record::plan(&Request {
         specs: specs.clone(),
         spec_texts: spec_texts.clone(),
-        duration: args
-            .duration
-            .as_deref()
-            .map(|d| duration_ns(d, "--duration").map(Duration::from_nanos))
-            .transpose()?,
-        command: args.command.clone(),
-        force: args.force,
-        triggers,
-        keep_ns,
-        ring,
+        events: args.events.clone(),
+        ssh: args.ssh.clone(),
+        duration: args.duration.clone(),
+        triggers: args.triggers.clone(),
+        keep: args.keep.clone(),
+        ring: args.ring.clone(),
         max_saves: args.max_saves,
-        windows_dir,
-        tick: Duration::from_secs(1),
-    };
+        output: args.output.clone(),
+        force: args.force,
+        command: args.command.clone(),
+        sigrok,
+    })?;
+    let output = args.output.as_deref();
     let json = args.format == LiveFormat::Json;
     let mut out = std::io::stdout();
     let mut say = |live: &Live| {
@@ -181,12 +123,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         let _ = out.flush();
     };
     let rec = latscope_record::record(&opts, &mut say)?;
-    let how = match &rec.stopped {
-        Stopped::Exited(status) => format!("the command exited ({status})"),
-        Stopped::Duration => "--duration elapsed".to_owned(),
-        Stopped::Interrupted => "interrupted".to_owned(),
-        Stopped::Failed(why) => format!("stopped by an error: {why}"),
-    };
+    let how = rec.stopped.describe();
     eprintln!(
         "latscope: recorded {:.3} s ({how}): {} events, {} lost{}",
         rec.elapsed.as_secs_f64(),
@@ -194,6 +131,21 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         rec.lost,
         if rec.lost > 0 { " (the kernel's buffer overflowed: record fewer events)" } else { "" }
     );
+    if let Some(l) = &rec.logic {
+        let placed = match l.placement {
+            Some(p) => format!(
+                "placed by host clocks, first sample at {:.6} s (mono) ± {}",
+                p.at_ns as f64 / 1e9,
+                human_ns(Some(p.uncertainty_ns as f64))
+            ),
+            None => "no data arrived".to_owned(),
+        };
+        eprintln!(
+            "latscope: recorded {} samples of {} logic channels, {placed}",
+            l.samples(),
+            l.channels.len()
+        );
+    }
     if opts.windows_dir.is_some() {
         eprintln!(
             "latscope: {} crossing(s), {} window(s) saved{}",
@@ -232,16 +184,12 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
 }
 
-/// `--sigrok` alone: a logic capture saved as `-o X.sr`. Kernel and logic together, and
-/// decoders on the stream, are not implemented yet.
+/// `--sigrok` alone: a logic capture saved as `-o X.sr`. (Beside the kernel it is
+/// `latscope_record::record`'s, placed by host clocks; decoders on the stream are not
+/// implemented yet.)
 fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
-    let kernel =
-        !args.presets.is_empty() || !args.rules.is_empty() || !args.events.is_empty() || args.ssh.is_some();
-    if kernel || !args.decoders.is_empty() || !args.triggers.is_empty() {
-        bail!(
-            "--sigrok records a logic analyzer alone for now: the kernel beside it (--preset, --rule, \
-             --events, --ssh), --decoder and --trigger with it are not implemented yet"
-        );
+    if !args.decoders.is_empty() || !args.triggers.is_empty() {
+        bail!("--decoder and --trigger on a logic analyzer are not implemented yet");
     }
     let output = args.output.as_deref();
     if let Some(o) = output {
@@ -257,7 +205,7 @@ fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
         duration: args
             .duration
             .as_deref()
-            .map(|d| duration_ns(d, "--duration").map(Duration::from_nanos))
+            .map(|d| latscope_record::plan::duration_ns(d, "--duration").map(Duration::from_nanos))
             .transpose()?,
         command: args.command.clone(),
         ..Options::default()
@@ -267,12 +215,7 @@ fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
         "latscope: recorded {} samples of {} logic channels ({})",
         logic.samples(),
         logic.channels.len(),
-        match &stopped {
-            Stopped::Exited(status) => format!("the command exited ({status})"),
-            Stopped::Duration => "--duration elapsed".to_owned(),
-            Stopped::Interrupted => "interrupted".to_owned(),
-            Stopped::Failed(why) => format!("stopped by an error: {why}"),
-        }
+        stopped.describe()
     );
     if let Some(o) = output {
         logic.save(o)?;
@@ -287,11 +230,20 @@ fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
 /// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.
 fn live_text(live: &Live) -> String {
     match live {
-        Live::Stats { elapsed_s, events, lost, analyses, last, .. } => {
+        Live::Stats { elapsed_s, events, lost, analyses, logic, last, .. } => {
             let mut t = format!(
                 "{}{elapsed_s:8.1} s  events {events}  lost {lost}",
                 if *last { "final " } else { "" }
             );
+            if let Some(l) = logic {
+                t.push_str(&format!("\n  {:<20} samples {}", "logic", l.samples));
+                if let (Some(at), Some(u)) = (l.start_s, l.uncertainty_ns) {
+                    t.push_str(&format!(
+                        "  first at {at:.6} s (mono) ± {} by host clocks",
+                        human_ns(Some(u as f64))
+                    ));
+                }
+            }
             for a in analyses {
                 t.push_str(&format!(
                     "\n  {:<20} count {:>8}  p50 {:>11}  p99 {:>11}  max {:>11}",

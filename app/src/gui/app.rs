@@ -14,6 +14,7 @@ use super::message::{DerivedLane, FileMsg, Message, SaveMsg};
 use super::picker::FilePicker;
 use super::prepare::Prepared;
 use super::query::QueryState;
+use super::record::RecordState;
 use super::session::PendingSession;
 use super::sim::SimState;
 use super::table::TableState;
@@ -102,6 +103,8 @@ pub struct Workbench {
     pub fleet: FleetState,
     /// The query window (SQL over the open sources' tables).
     pub query: QueryState,
+    /// The record window (File > Record…) and the recording going on.
+    pub record: RecordState,
     pub dialogs: Dialogs,
     /// The error banner, and the log of every error (`errors.log()`).
     pub errors: Errors,
@@ -151,6 +154,7 @@ impl Workbench {
             table: TableState::default(),
             fleet: FleetState::default(),
             query: QueryState::default(),
+            record: RecordState::default(),
             dialogs: Dialogs::default(),
             errors: Errors::default(),
             notice: None,
@@ -275,6 +279,7 @@ impl Workbench {
             table: &self.table,
             fleet: &self.fleet,
             query: &self.query,
+            record: &self.record,
             dialogs: &self.dialogs,
             errors: &self.errors,
             notice: self.notice.as_deref(),
@@ -294,6 +299,7 @@ impl Workbench {
         if self.jobs.busy(JobKind::Load)
             || self.jobs.busy(JobKind::Fleet)
             || (self.sim.handle.is_some() && !self.sim.finished)
+            || self.record.running()
             || self.analysis_running()
             || !self.pending.derived.is_empty()
         {

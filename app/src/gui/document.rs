@@ -27,6 +27,9 @@ pub struct DocSource {
     pub data_generation: u64,
     /// The live simulator appends to it.
     pub growing: bool,
+    /// How it was placed, when neither its clock nor an alignment did (a logic analyzer
+    /// recorded beside the kernel: "host clocks (±U): …"); any later move drops it.
+    pub placed_by: Option<String>,
 }
 
 impl DocSource {
@@ -103,7 +106,7 @@ impl Document {
     pub fn add(&mut self, id: SourceId, prepared: Arc<Prepared>, growing: bool) {
         let placement = Placement::by_clock(&self.placed(), &prepared.source);
         let data_generation = self.next_generation();
-        self.sources.push(DocSource { id, prepared, placement, data_generation, growing });
+        self.sources.push(DocSource { id, prepared, placement, data_generation, growing, placed_by: None });
     }
 
     /// Replaces the data of source `id`; its placement stays.
@@ -129,9 +132,19 @@ impl Document {
         match self.get_mut(id) {
             Some(s) if s.placement != placement => {
                 s.placement = placement;
+                s.placed_by = None;
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Moves source `id` as [`Document::place`] does, saying how it was placed (shown where
+    /// the placement is, kept in sessions).
+    pub fn place_by(&mut self, id: SourceId, placement: Placement, how: String) {
+        self.place(id, placement);
+        if let Some(s) = self.get_mut(id) {
+            s.placed_by = Some(how);
         }
     }
 

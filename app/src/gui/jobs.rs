@@ -36,6 +36,7 @@ pub enum JobKind {
     Fleet,
     Query,
     SigrokList,
+    Record,
 }
 
 impl JobKind {
@@ -55,6 +56,7 @@ impl JobKind {
             JobKind::Fleet => "latscope-fleet",
             JobKind::Query => "latscope-query",
             JobKind::SigrokList => "latscope-sigrok-list",
+            JobKind::Record => "latscope-record",
         }
     }
 
@@ -84,6 +86,7 @@ impl JobKind {
                 | JobKind::Screenshot
                 | JobKind::Fleet
                 | JobKind::SigrokList
+                | JobKind::Record
         )
     }
 }

@@ -5,8 +5,8 @@
 
 use super::export::SaveWhat;
 use super::message::{
-    AlignMsg, AnalysisMsg, DecoderMsg, FileMsg, FleetMsg, Message, QueryMsg, SaveMsg, ShellMsg, TableMsg,
-    ViewMsg,
+    AlignMsg, AnalysisMsg, DecoderMsg, FileMsg, FleetMsg, Message, QueryMsg, RecordMsg, SaveMsg, ShellMsg,
+    TableMsg, ViewMsg,
 };
 use super::view::PanelId;
 use egui::{Key, Modifiers};
@@ -108,6 +108,7 @@ pub enum ActionId {
     OpenDataset,
     AddDecoder,
     Query,
+    Record,
     NextRow,
     PreviousRow,
 }
@@ -269,6 +270,12 @@ pub const ACTIONS: &[Action] = &[
     action(A::OpenDataset, "Open fleet dataset…", None, || Message::Fleet(FleetMsg::Show)),
     action(A::AddDecoder, "Add decoder…", None, || Message::Decoder(DecoderMsg::Open(None))),
     action(A::Query, "Query the tables with SQL…", None, || Message::Query(QueryMsg::Show)),
+    in_menu_as(
+        action(A::Record, "Record the kernel or a logic analyzer…", None, || {
+            Message::Record(RecordMsg::Show)
+        }),
+        "Record…",
+    ),
     action(A::NextRow, "Select the next event of the table", Some(Shortcut::plain(Key::ArrowDown)), || {
         Message::Table(TableMsg::Step(1))
     }),
@@ -301,6 +308,8 @@ pub const MENUS: &[(&str, &[MenuItem])] = {
                 Do(A::OpenFiles),
                 RecentFiles,
                 Do(A::CloseAll),
+                Separator,
+                Do(A::Record),
                 Separator,
                 Submenu(
                     "Export report",

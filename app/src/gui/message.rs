@@ -18,6 +18,7 @@ use super::file_browser::{BrowsePurpose, BrowserAction};
 use super::jobs::{JobEnded, SpawnFailed, Ticket};
 use super::prepare::{Lane, Prepared};
 use super::query::QueryResult;
+use super::record::{RecordEnd, RecordForm};
 use super::session::Session;
 use super::sim::{SimCommand, SimEdit};
 use super::table::{TableRows, TableSort};
@@ -47,6 +48,7 @@ pub enum Message {
     Shell(ShellMsg),
     Fleet(FleetMsg),
     Query(QueryMsg),
+    Record(RecordMsg),
     /// A job's thread has ended: everything it held (a source it read) is let go. Derived
     /// lanes that waited for their source to be free are added now.
     JobEnded(Ticket),
@@ -381,6 +383,47 @@ pub enum QueryMsg {
     Row(usize),
 }
 
+/// The record window (File > Record…) and the recording it runs.
+#[derive(Debug)]
+pub enum RecordMsg {
+    /// Show the window.
+    Show,
+    /// Show the window with these presets chosen (the analysis panel's *Record these* on a
+    /// preset that did not run for want of its events).
+    RecordPresets(Vec<String>),
+    Close,
+    /// The form as edited.
+    Edit(RecordForm),
+    /// Start recording what the form says (a job).
+    Start,
+    /// Stop the recording (it saves what it has and puts tracefs back).
+    Stop,
+    /// A live line or a crossing of the recording.
+    Live {
+        ticket: Ticket,
+        live: latscope_record::Live,
+    },
+    /// What has been recorded so far, decoded (the recording's source grows with each).
+    Snapshot {
+        ticket: Ticket,
+        prepared: Arc<Prepared>,
+    },
+    /// The logic analyzer recorded beside the kernel, opened once the recording stopped: its
+    /// first sample is `offset_ps` after the kernel source's time zero, placed by the host's
+    /// clocks as `placed_by` says (with the uncertainty).
+    Logic {
+        ticket: Ticket,
+        prepared: Arc<Prepared>,
+        offset_ps: i64,
+        placed_by: String,
+    },
+    /// The recording ended: how, and what it saved; or why it could not start.
+    Ended {
+        ticket: Ticket,
+        result: JobResult<RecordEnd>,
+    },
+}
+
 /// What a derive job answers: the new track and its lane, to add to the source in place.
 #[derive(Debug)]
 pub struct DerivedLane {
@@ -411,6 +454,7 @@ into_message!(
     ShellMsg => Shell,
     FleetMsg => Fleet,
     QueryMsg => Query,
+    RecordMsg => Record,
 );
 
 impl From<SpawnFailed> for Message {

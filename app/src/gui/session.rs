@@ -62,6 +62,10 @@ pub struct SessionFile {
     /// specs); decoded again when the session opens.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub decoders: Vec<String>,
+    /// How the file was placed when neither its clock nor an alignment did (the recorder's
+    /// `host clocks (±U): …` for a logic analyzer beside the kernel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placed_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -110,7 +114,15 @@ impl Session {
                     .collect();
                 let p = sv.placement;
                 let decoders = super::decoder_dialog::specs_of(src);
-                Some(SessionFile { path, offset_ps: p.offset, drift_ppm: p.drift_ppm, lanes, decoders })
+                let placed_by = sv.placed_by.clone();
+                Some(SessionFile {
+                    path,
+                    offset_ps: p.offset,
+                    drift_ppm: p.drift_ppm,
+                    lanes,
+                    decoders,
+                    placed_by,
+                })
             })
             .collect();
         Self {

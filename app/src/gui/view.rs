@@ -143,6 +143,8 @@ pub struct SourceView<'a> {
     pub prepared: &'a Arc<Prepared>,
     pub placement: Placement,
     pub data_generation: u64,
+    /// How it was placed, when neither its clock nor an alignment did.
+    pub placed_by: Option<&'a str>,
     /// Lanes in display order.
     pub lanes: &'a [LaneView],
 }
@@ -154,6 +156,7 @@ impl<'a> SourceView<'a> {
             prepared: &doc.prepared,
             placement: doc.placement,
             data_generation: doc.data_generation,
+            placed_by: doc.placed_by.as_deref(),
             lanes,
         }
     }

@@ -1,11 +1,12 @@
-//! The work of the longer background jobs: loading a file, filtering the event table, and
-//! the live simulator. The job runner ([`super::jobs`]) starts them on their threads and
+//! The work of the longer background jobs: loading a file, filtering the event table, the
+//! live simulator and a recording. The job runner ([`super::jobs`]) starts them on their threads and
 //! judges their answers; the UI thread never waits on any of them.
 
 use super::document::SourceId;
-use super::jobs::{JobContext, JobKind, JobRunner};
-use super::message::{FileMsg, JobResult, Message, SimMsg};
+use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
+use super::message::{FileMsg, JobResult, Message, RecordMsg, SimMsg};
 use super::prepare::{Prepared, prepare};
+use super::record::{Asked, RecordEnd};
 use super::sim::{SimCommand, SimHandle};
 use super::table::{Row, TableSort};
 use latscope_importers::LoadControl;
@@ -13,9 +14,11 @@ use latscope_model::{
     ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Filter, Placement, Ps, Source,
     SourceKind, Sym,
 };
+use latscope_record::Live;
 use latscope_sim::{Batch, Simulation, Speed};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{TryRecvError, channel};
 use std::time::{Duration, Instant};
 
@@ -108,8 +111,11 @@ pub fn table_rows(
     Some(rows)
 }
 
-/// Rebuilds a growing source from the simulator's batches.
-struct Accumulator {
+/// Rebuilds a growing source from the simulator's batches. Each [`Accumulator::snapshot`]
+/// clones, sorts and prepares everything received so far: its cost grows with the run
+/// (measured by `examples/live_snapshot.rs`; the growing model of issue 30 is to end that).
+#[derive(Debug, Default)]
+pub struct Accumulator {
     b: EventTableBuilder,
     /// Simulator symbol -> ours (the same string table, rebuilt on this side).
     syms: Vec<Sym>,
@@ -119,7 +125,12 @@ struct Accumulator {
 }
 
 impl Accumulator {
-    fn add(&mut self, batch: Batch) {
+    /// Events received so far.
+    pub fn events(&self) -> usize {
+        self.events
+    }
+
+    pub fn add(&mut self, batch: Batch) {
         let first = batch.first_sym as usize;
         if self.syms.len() < first {
             self.syms.resize(first, Sym(0));
@@ -160,7 +171,7 @@ impl Accumulator {
         self.now = self.now.max(last_edge.unwrap_or(Ps::MIN)).max(last_event.unwrap_or(Ps::MIN));
     }
 
-    fn snapshot(&mut self, name: &str, lines: &[String]) -> Prepared {
+    pub fn snapshot(&mut self, name: &str, lines: &[String]) -> Prepared {
         let mut src = Source::new(name, "simulator", SourceKind::Simulator);
         // Same clock as `latscope sim` writes: the trace starts at 100 s.
         src.origin = ClockOrigin::from_secs_ps(100, 0);
@@ -206,13 +217,7 @@ pub fn simulate(
     sim.set_speed(speed.map_or(Speed::Max, Speed::RealTime));
     let ticket = jobs.spawn(JobKind::Simulator, None, move |cx: JobContext<Message>| {
         let run = cx.ticket;
-        let mut acc = Accumulator {
-            b: EventTableBuilder::new(),
-            syms: Vec::new(),
-            edges: Vec::new(),
-            now: 0,
-            events: 0,
-        };
+        let mut acc = Accumulator::default();
         let mut last = Instant::now() - SNAPSHOT_EVERY;
         let mut dirty = true;
         loop {
@@ -269,4 +274,140 @@ pub fn simulate(
         }
     });
     Some(SimHandle { ticket, commands: tx })
+}
+
+/// Starts a recording (`asked`, checked by the recorder's plan) as a job: its live lines
+/// and crossings arrive as `RecordMsg::Live`, what it has recorded as `RecordMsg::Snapshot`
+/// once a tick (the kernel's events decoded, prepared here, off the UI thread), and its
+/// end as `RecordMsg::Ended`. `stop` ends it as Ctrl-C ends `latscope record`.
+///
+/// The receiver hangs up once the work has returned (tracefs put back), so a window that
+/// closes can wait for it.
+pub fn record(
+    jobs: &mut JobRunner<Message>,
+    asked: Asked,
+    stop: Arc<AtomicBool>,
+) -> (Ticket, std::sync::mpsc::Receiver<()>) {
+    let (done, finished) = channel::<()>();
+    let ticket = jobs.spawn(JobKind::Record, None, move |cx: JobContext<Message>| {
+        let _done = done;
+        let ticket = cx.ticket;
+        let result = record_work(&cx, asked, stop);
+        cx.send(RecordMsg::Ended { ticket, result });
+    });
+    (ticket, finished)
+}
+
+fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) -> JobResult<RecordEnd> {
+    let ticket = cx.ticket;
+    let Asked { request, sigrok, kernel } = asked;
+    if !kernel && let Some(spec) = sigrok {
+        return record_logic_work(cx, spec, &request, stop);
+    }
+    let mut opts = latscope_record::plan(&request)?;
+    opts.stop = Some(stop);
+    let name = match &opts.ssh {
+        Some(host) => format!("kernel of {host} (recording)"),
+        None => "kernel (recording)".to_owned(),
+    };
+    let mut live = |l: &Live| cx.send(RecordMsg::Live { ticket, live: l.clone() });
+    let mut snapshot = |mut source: Source| {
+        source.name = name.clone();
+        cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
+    };
+    let rec = latscope_record::record_with(&opts, &mut live, &mut snapshot)?;
+    let mut saved: Vec<PathBuf> = rec.saved.iter().map(|s| s.dir.clone()).collect();
+    if opts.windows_dir.is_none()
+        && let Some(out) = &request.output
+    {
+        rec.save(out, &opts.spec_texts)?;
+        saved.push(out.clone());
+    }
+    let mut logic_placed = None;
+    if let Some(logic) = &rec.logic
+        && let Some((offset_ps, placed_by)) = rec.logic_offset()?
+    {
+        // The logic capture joins the timeline where the host's clock puts it beside the
+        // kernel: saved in the folder, else in the temporary directory, and opened from there.
+        let path = match (&request.output, opts.windows_dir.is_none()) {
+            (Some(out), true) => out.join("logic.sr"),
+            _ => {
+                let tmp = std::env::temp_dir().join(format!(
+                    "latscope-logic-{}-{}.sr",
+                    std::process::id(),
+                    ticket.id
+                ));
+                logic.save(&tmp)?;
+                tmp
+            }
+        };
+        let mut source = latscope_engine::open(&path, &cx.control)?;
+        source.name = "logic (recording)".to_owned();
+        source.path = Some(path);
+        cx.send(RecordMsg::Logic {
+            ticket,
+            prepared: Arc::new(prepare(source)),
+            offset_ps,
+            placed_by: placed_by.clone(),
+        });
+        logic_placed = Some(placed_by);
+    }
+    if let latscope_record::Stopped::Failed(why) = &rec.stopped {
+        anyhow::bail!("the recording stopped early: {why} (what arrived before was kept)");
+    }
+    Ok(RecordEnd {
+        how: rec.stopped.describe(),
+        events: rec.events,
+        lost: rec.lost,
+        saved,
+        crossings: rec.crossings,
+        unrestored: rec.unrestored,
+        logic_placed,
+    })
+}
+
+/// A logic analyzer alone: recorded until Stop or the duration, saved as a sigrok session
+/// (at the form's path, else in the temporary directory) and opened from it.
+fn record_logic_work(
+    cx: &JobContext<Message>,
+    spec: latscope_record::sigrok::SigrokSpec,
+    request: &latscope_record::Request,
+    stop: Arc<AtomicBool>,
+) -> JobResult<RecordEnd> {
+    let ticket = cx.ticket;
+    let duration = request
+        .duration
+        .as_deref()
+        .map(|d| latscope_record::plan::duration_ns(d, "duration").map(Duration::from_nanos))
+        .transpose()?;
+    let out = match &request.output {
+        Some(o) if o.extension().is_none_or(|e| e != "sr") => {
+            anyhow::bail!("a logic capture is saved as a sigrok session: name it X.sr")
+        }
+        Some(o) if o.exists() => anyhow::bail!("{} exists: name a new file", o.display()),
+        Some(o) => o.clone(),
+        None => std::env::temp_dir().join(format!("latscope-logic-{}-{}.sr", std::process::id(), ticket.id)),
+    };
+    let opts = latscope_record::Options { duration, stop: Some(stop), ..latscope_record::Options::default() };
+    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts)?;
+    logic.save(&out)?;
+    let mut source = latscope_engine::open(&out, &cx.control)?;
+    source.name = out.file_name().map_or_else(|| "logic".to_owned(), |n| n.to_string_lossy().into_owned());
+    source.path = Some(out.clone());
+    cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
+    if let latscope_record::Stopped::Failed(why) = &stopped {
+        anyhow::bail!(
+            "the recording stopped early: {why} (what arrived before was kept in {})",
+            out.display()
+        );
+    }
+    Ok(RecordEnd {
+        how: stopped.describe(),
+        events: logic.samples() as u64,
+        lost: 0,
+        saved: if request.output.is_some() { vec![out] } else { Vec::new() },
+        crossings: 0,
+        unrestored: None,
+        logic_placed: None,
+    })
 }

@@ -16,6 +16,7 @@ mod derive;
 mod files;
 mod fleet;
 mod query;
+mod record;
 mod save;
 mod session;
 mod shell;
@@ -47,6 +48,7 @@ impl Workbench {
             Message::Shell(m) => self.update_shell(m),
             Message::Fleet(m) => self.update_fleet(m),
             Message::Query(m) => self.update_query(m),
+            Message::Record(m) => self.update_record(m),
             // What the job held is free now: settling adds the derived lanes that waited.
             Message::JobEnded(_) => {}
         }

@@ -63,7 +63,12 @@ impl Workbench {
             let Some(s) = self.doc.get(*id) else { continue };
             let prepared = s.prepared.clone();
             // The placement lives beside the source: restoring it touches no data.
-            self.doc.place(*id, Placement::new(f.offset_ps, f.drift_ppm));
+            match &f.placed_by {
+                Some(how) => self.doc.place_by(*id, Placement::new(f.offset_ps, f.drift_ppm), how.clone()),
+                None => {
+                    self.doc.place(*id, Placement::new(f.offset_ps, f.drift_ppm));
+                }
+            }
             let lanes = self.view.lanes.remove(id).unwrap_or_default();
             self.view.lanes.insert(*id, restore_lanes(&prepared, lanes, &f.lanes));
             // Decoders run again on the files they decoded (their rows join the lanes

@@ -4,7 +4,7 @@
 //! or a worst case shows it on the timeline. It reads the analysis room and returns messages.
 
 use crate::gui::analysis::{AnalysisResult, PanelView, PlotKind, RuleEditor, scatter_point, validate};
-use crate::gui::message::{AnalysisMsg, Message};
+use crate::gui::message::{AnalysisMsg, Message, RecordMsg};
 use egui_plot::{
     Bar, BarChart, GridInput, GridMark, HoverPosition, Legend, Line, MarkerShape, Plot, PlotPoint,
     PlotTransform, Points, Text, VLine,
@@ -514,8 +514,10 @@ fn summary_ui(ui: &mut egui::Ui, results: &[AnalysisResult], sources: &[String],
     }
 }
 
-/// The presets that could not run: what each misses and how to record it.
-fn missing_ui(ui: &mut egui::Ui, missing: &[String]) {
+/// The presets that could not run: what each misses and how to record it, with *Record
+/// these* on each whose kernel events a recording can enable (it opens the record window
+/// with the preset chosen).
+fn missing_ui(ui: &mut egui::Ui, missing: &[String], msgs: &mut Vec<Message>) {
     if missing.is_empty() {
         return;
     }
@@ -529,6 +531,14 @@ fn missing_ui(ui: &mut egui::Ui, missing: &[String]) {
                 ui.allocate_ui(egui::vec2(width.max(80.0), 0.0), |ui| {
                     ui.set_max_width(width.max(80.0));
                     ui.add(egui::Label::new(egui::RichText::new(m).weak()).wrap());
+                    if let Some(preset) = crate::gui::record::recordable(m)
+                        && ui
+                            .small_button("Record these")
+                            .on_hover_text(format!("Open the record window with {preset} chosen"))
+                            .clicked()
+                    {
+                        msgs.push(Message::Record(RecordMsg::RecordPresets(vec![preset.to_owned()])));
+                    }
                 });
             }
         });
@@ -581,7 +591,7 @@ pub fn panel(
         if !running {
             ui.weak("No results yet: add a preset or a rule and Run.");
         }
-        missing_ui(ui, missing);
+        missing_ui(ui, missing, &mut msgs);
         return msgs;
     }
     // Scrolls both ways in the width the panel has: wide content never widens the panel
@@ -591,7 +601,7 @@ pub fn panel(
         // Text wraps at the panel's width; only a table wider than it scrolls sideways.
         ui.set_max_width(width);
         summary_ui(ui, results, sources, &mut msgs);
-        missing_ui(ui, missing);
+        missing_ui(ui, missing, &mut msgs);
         ui.separator();
         msgs.extend(plot_choice(ui, view));
         for (ri, r) in results.iter().enumerate() {

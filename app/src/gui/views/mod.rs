@@ -17,6 +17,7 @@ pub mod fleet;
 pub mod palette;
 pub mod panels;
 pub mod query;
+pub mod record;
 pub mod sim_panel;
 pub mod table;
 pub mod timeline;
@@ -29,6 +30,7 @@ use super::fleet::FleetState;
 use super::jobs::{JobKind, JobRunner};
 use super::message::Message;
 use super::query::QueryState;
+use super::record::RecordState;
 use super::sim::SimState;
 use super::table::TableState;
 use super::theme::ThemeKind;
@@ -47,6 +49,7 @@ pub struct Scene<'a> {
     pub table: &'a TableState,
     pub fleet: &'a FleetState,
     pub query: &'a QueryState,
+    pub record: &'a RecordState,
     pub dialogs: &'a Dialogs,
     pub errors: &'a Errors,
     pub notice: Option<&'a str>,

@@ -5,6 +5,7 @@
 
 use super::{
     FrameCache, Scene, align_dialog, analysis_panel, browser, decoder_dialog, derive_dialog, fleet, query,
+    record,
 };
 use super::{palette, sim_panel, table, timeline};
 use crate::gui::errors::{self, Errors};
@@ -147,7 +148,7 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
     msgs
 }
 
-/// The windows over the panels: fleet, query, palette, dialogs and the file browser.
+/// The windows over the panels: fleet, query, record, palette, dialogs and the file browser.
 fn windows(wb: &Scene<'_>, ctx: &egui::Context) -> Vec<Message> {
     let mut msgs = Vec::new();
     let d = wb.dialogs;
@@ -158,6 +159,9 @@ fn windows(wb: &Scene<'_>, ctx: &egui::Context) -> Vec<Message> {
     if wb.query.open {
         let running = wb.jobs.of_kind(JobKind::Query).next().map(|j| j.ticket);
         msgs.extend(query::show(ctx, wb.query, running));
+    }
+    if wb.record.open {
+        msgs.extend(record::show(ctx, wb.registry, wb.record));
     }
     if d.palette_open {
         msgs.extend(palette::show(ctx, &d.palette_query));

@@ -125,7 +125,8 @@ pub(super) fn tooltip(ui: &mut egui::Ui, sources: &[SourceView<'_>], hit: &Hit) 
 /// How source `id` is placed on the common timeline (the first source's clock):
 /// `offset +4.000000 s · drift +0.000 ppm · by clock value`. The offset is where its time
 /// zero lies; "by clock value" when its clock is of the same kind as an earlier source's,
-/// "aligned" when the user moved it, "own origin" when nothing relates its clock to the
+/// "aligned" when the user moved it, "by host clocks (±U): …" for a logic analyzer the
+/// recorder placed beside the kernel, "own origin" when nothing relates its clock to the
 /// others, "reference" for the first source.
 pub fn placement_text(sources: &[SourceView<'_>], id: SourceId) -> String {
     let Some(index) = sources.iter().position(|s| s.id == id) else { return String::new() };
@@ -133,7 +134,9 @@ pub fn placement_text(sources: &[SourceView<'_>], id: SourceId) -> String {
     let earlier: Vec<Placed<'_>> =
         sources[..index].iter().map(|s| Placed::new(s.source(), s.placement)).collect();
     let p = sv.placement;
-    let how = if p != Placement::by_clock(&earlier, sv.source()) {
+    let how = if let Some(how) = sv.placed_by {
+        format!("by {how}")
+    } else if p != Placement::by_clock(&earlier, sv.source()) {
         "aligned".to_owned()
     } else if let Some(e) = earlier.iter().find(|e| e.source.origin.offset_to(sv.source().origin).is_some()) {
         format!("by clock value, as {}", e.source.name)

@@ -1,0 +1,180 @@
+//! The record window's messages: the form as edited, Start (the recording job) and Stop
+//! (its stop flag), the live lines and crossings, the snapshots that grow the recording's
+//! source on the timeline, and the end.
+
+use crate::gui::app::Workbench;
+use crate::gui::message::{AnalysisMsg, RecordMsg, ViewMsg};
+use crate::gui::prepare::Prepared;
+use crate::gui::record::{LiveLine, MAX_CROSSINGS_SHOWN, RecordRun};
+use crate::gui::view::default_lanes;
+use crate::gui::workers;
+use latscope_model::Placement;
+use latscope_record::Live;
+use latscope_record::stats::human_ns;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+impl Workbench {
+    /// Applies a [`RecordMsg`].
+    pub(super) fn update_record(&mut self, msg: RecordMsg) {
+        match msg {
+            RecordMsg::Show => self.record.open = true,
+            RecordMsg::RecordPresets(presets) => {
+                self.record.open = true;
+                if !self.record.running() {
+                    for p in presets {
+                        if !self.record.form.presets.contains(&p) {
+                            self.record.form.presets.push(p);
+                        }
+                    }
+                }
+            }
+            RecordMsg::Close => self.record.open = false,
+            RecordMsg::Edit(form) => {
+                // The form of a recording going on is what it records: it stays.
+                if !self.record.running() {
+                    self.record.form = form;
+                    // What was wrong with the last form may be fixed now.
+                    self.record.error = None;
+                }
+            }
+            RecordMsg::Start => self.start_recording(),
+            RecordMsg::Stop => {
+                if let Some(run) = &mut self.record.run {
+                    run.stop();
+                }
+            }
+            RecordMsg::Live { ticket, live } => {
+                if self.record.run.as_ref().is_some_and(|r| r.ticket == ticket) {
+                    self.record_live(live);
+                }
+            }
+            RecordMsg::Snapshot { ticket, prepared } => {
+                if self.record.run.as_ref().is_some_and(|r| r.ticket == ticket) {
+                    self.record_snapshot(prepared);
+                }
+            }
+            RecordMsg::Logic { ticket, prepared, offset_ps, placed_by } => {
+                if self.record.run.as_ref().is_some_and(|r| r.ticket == ticket) {
+                    self.record_logic(prepared, offset_ps, placed_by);
+                }
+            }
+            RecordMsg::Ended { ticket, result } => {
+                if self.record.run.as_ref().is_none_or(|r| r.ticket != ticket) {
+                    return;
+                }
+                self.record.run = None;
+                if let Some(s) = self.record.source.and_then(|id| self.doc.get_mut(id)) {
+                    s.growing = false;
+                }
+                match result {
+                    Ok(end) => {
+                        if let Some(why) = &end.unrestored {
+                            self.record.error = Some(why.clone());
+                        }
+                        self.record.ended = Some(end);
+                        // The recording is a capture like any other now: its analyses run
+                        // in the panel as they do on a file opened.
+                        if self.record.source.is_some() {
+                            self.update(AnalysisMsg::RunPresets.into());
+                        }
+                    }
+                    Err(e) => self.record.error = Some(format!("{e:#}")),
+                }
+            }
+        }
+    }
+
+    fn start_recording(&mut self) {
+        if self.record.running() {
+            return;
+        }
+        self.record.open = true;
+        let asked = match self.record.form.request(&self.registry) {
+            Ok(a) => a,
+            Err(e) => {
+                self.record.error = Some(format!("{e:#}"));
+                return;
+            }
+        };
+        self.record.error = None;
+        self.record.ended = None;
+        self.record.line = None;
+        self.record.crossings.clear();
+        self.record.crossings_total = 0;
+        self.record.snapshots = 0;
+        // A new recording is a new source; the last one stays open beside it.
+        self.record.source = None;
+        self.record.logic_source = None;
+        self.record.logic_placed = None;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ticket, finished) = workers::record(&mut self.jobs, asked, stop.clone());
+        self.record.run = Some(RecordRun { ticket, stop, stopping: false, finished });
+    }
+
+    fn record_live(&mut self, live: Live) {
+        match live {
+            Live::Stats { elapsed_s, events, lost, kept_bytes, analyses, logic, last } => {
+                self.record.line =
+                    Some(LiveLine { elapsed_s, events, lost, kept_bytes, analyses, logic, last });
+            }
+            Live::Crossing { analysis, latency_ns, start_s, saved } => {
+                self.record.crossings_total += 1;
+                if self.record.crossings.len() < MAX_CROSSINGS_SHOWN {
+                    let at =
+                        saved.map_or_else(|| "not saved (max saves)".to_owned(), |p| p.display().to_string());
+                    self.record
+                        .crossings
+                        .push(format!("{analysis} {} at {start_s:.3} s: {at}", human_ns(Some(latency_ns))));
+                }
+            }
+        }
+    }
+
+    /// The logic analyzer beside the kernel joins the document where the host's clock puts
+    /// it: `offset_ps` after the kernel source's time zero, on the kernel's placement.
+    fn record_logic(&mut self, prepared: Arc<Prepared>, offset_ps: i64, placed_by: String) {
+        let kernel = self.record.source.and_then(|id| self.doc.get(id)).map_or(0, |s| s.placement.offset);
+        let id = self.doc.reserve_id();
+        self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+        self.doc.add(id, prepared, false);
+        self.doc.place_by(id, Placement::new(kernel.saturating_add(offset_ps), 0.0), placed_by.clone());
+        self.record.logic_source = Some(id);
+        self.record.logic_placed = Some(placed_by);
+        self.fit_to_data();
+    }
+
+    /// What has been recorded so far: the recording's source in the document grows (the
+    /// first snapshot adds it), and the view follows its end while it grows.
+    fn record_snapshot(&mut self, prepared: Arc<Prepared>) {
+        self.record.snapshots += 1;
+        let id = match self.record.source.filter(|&id| self.doc.get(id).is_some()) {
+            Some(id) => {
+                self.replace_source(id, prepared);
+                id
+            }
+            None => {
+                let id = self.doc.reserve_id();
+                self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+                self.doc.add(id, prepared, true);
+                self.record.source = Some(id);
+                id
+            }
+        };
+        if let Some(s) = self.doc.get_mut(id) {
+            s.growing = self.record.running();
+        }
+        // The view follows the recording: all of it, whatever else is open (an older
+        // capture of this machine sits where its clock puts it, maybe hours away).
+        let range = self.doc.get(id).and_then(|s| {
+            let (a, b) = s.source().time_range()?;
+            Some((s.to_common(a), s.to_common(b)))
+        });
+        if let Some((a, b)) = range.filter(|(a, b)| b > a) {
+            self.update(ViewMsg::ShowRange(a, b).into());
+        }
+        if self.table_sources().contains(&id) {
+            self.refresh_table();
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! The record window: what to record (kernel, analyses, events, sigrok device, flight
+//! recorder, where to save), Record and Stop, and while it runs the live lines (count, p50,
+//! p99, max per analysis), the events lost and the crossings.
+
+use crate::gui::message::{Message, RecordMsg};
+use crate::gui::record::{Machine, RecordForm, RecordState, kernel_presets};
+use crate::gui::theme;
+use latscope_engine::Registry;
+use latscope_record::stats::human_ns;
+
+/// The record window. Returns what the user did.
+pub fn show(ctx: &egui::Context, registry: &Registry, st: &RecordState) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    let mut open = true;
+    egui::Window::new("Record")
+        .id(egui::Id::unique("record-window"))
+        .open(&mut open)
+        .default_width(560.0)
+        .default_pos(ctx.content_rect().center_top() + egui::vec2(-280.0, 60.0))
+        .show(ctx, |ui| {
+            // What runs comes first: the controls, the error, the live lines; the form (read
+            // only while recording) below them scrolls.
+            msgs.extend(controls(ui, st));
+            if let Some(e) = &st.error {
+                ui.add(egui::Label::new(egui::RichText::new(e).color(theme::IRQ)).wrap());
+            }
+            live_ui(ui, st);
+            ui.separator();
+            egui::ScrollArea::vertical().max_height((ctx.content_rect().height() - 360.0).max(160.0)).show(
+                ui,
+                |ui| {
+                    let mut form = st.form.clone();
+                    ui.add_enabled_ui(!st.running(), |ui| form_ui(ui, registry, &mut form));
+                    if form != st.form {
+                        msgs.push(Message::Record(RecordMsg::Edit(form)));
+                    }
+                },
+            );
+        });
+    if !open {
+        msgs.push(Message::Record(RecordMsg::Close));
+    }
+    msgs
+}
+
+fn field(ui: &mut egui::Ui, label: &str, text: &mut String, hint: &str, help: &str) {
+    ui.label(label).on_hover_text(help);
+    ui.add(egui::TextEdit::singleline(text).hint_text(hint).desired_width(f32::INFINITY)).on_hover_text(help);
+    ui.end_row();
+}
+
+fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
+    ui.horizontal(|ui| {
+        ui.strong("Kernel");
+        ui.radio_value(&mut form.machine, Machine::Local, "This machine");
+        ui.radio_value(&mut form.machine, Machine::Ssh, "Board over SSH");
+        ui.radio_value(&mut form.machine, Machine::None, "None (logic only)");
+    });
+    if form.machine == Machine::Ssh {
+        ui.horizontal(|ui| {
+            ui.label("Host");
+            ui.add(egui::TextEdit::singleline(&mut form.ssh_host).hint_text("[user@]host[:port]"))
+                .on_hover_text("Through the system's ssh: your keys, ~/.ssh/config and jump hosts work");
+        });
+    }
+    let kernel = form.machine != Machine::None;
+    ui.add_enabled_ui(kernel, |ui| {
+        ui.strong("Presets");
+        ui.horizontal_wrapped(|ui| {
+            for p in kernel_presets() {
+                let mut on = form.presets.iter().any(|x| x == p);
+                if ui.checkbox(&mut on, p).changed() {
+                    if on {
+                        form.presets.push(p.to_owned());
+                    } else {
+                        form.presets.retain(|x| x != p);
+                    }
+                }
+            }
+        });
+        egui::Grid::new("record-kernel").num_columns(2).spacing([8.0, 4.0]).show(ui, |ui| {
+            ui.label("Rules").on_hover_text("Rule specs, one a line, as --rule takes them");
+            ui.add(
+                egui::TextEdit::multiline(&mut form.rules)
+                    .hint_text("req=print[text~start] -> print[text~done]")
+                    .desired_rows(2)
+                    .desired_width(f32::INFINITY)
+                    .code_editor(),
+            );
+            ui.end_row();
+            field(
+                ui,
+                "More events",
+                &mut form.events,
+                "sched_switch, irq:irq_handler_entry",
+                "Comma-separated",
+            );
+        });
+        let events = form.events_enabled(registry);
+        let said = if events.is_empty() {
+            "Events enabled: none (trace_marker writes are recorded always)".to_owned()
+        } else {
+            format!("Events enabled: {} (and trace_marker writes)", events.join(", "))
+        };
+        ui.add(egui::Label::new(egui::RichText::new(said).weak()).wrap());
+        ui.checkbox(&mut form.force, "Record even if another tracer has the buffer (--force)");
+    });
+    egui::Grid::new("record-rest").num_columns(2).spacing([8.0, 4.0]).show(ui, |ui| {
+        field(
+            ui,
+            "Logic analyzer",
+            &mut form.sigrok,
+            "demo:samplerate=100k  (sigrok driver; empty: none)",
+            "A device libsigrok drives, through sigrok-cli: DRIVER[:key=value…]",
+        );
+        field(ui, "Duration", &mut form.duration, "until Stop", "Stop after this long: 10s, 500ms");
+        field(
+            ui,
+            "Save to",
+            &mut form.output,
+            "not saved",
+            "X.dat, X.sr, a new folder, or the triggers' folder",
+        );
+    });
+    egui::CollapsingHeader::new("Flight recorder")
+        .id_salt("record-flight")
+        .default_open(!form.triggers.is_empty())
+        .show(ui, |ui| {
+            egui::Grid::new("record-flight-grid").num_columns(2).spacing([8.0, 4.0]).show(ui, |ui| {
+                field(
+                    ui,
+                    "Triggers",
+                    &mut form.triggers,
+                    "block>10ms",
+                    "ANALYSIS>DURATION, comma-separated: saves the window around each pair that crosses",
+                );
+                field(
+                    ui,
+                    "Keep",
+                    &mut form.keep,
+                    "PRE[,POST]: 5ms,20ms",
+                    "Before the pair's start, after its end",
+                );
+                field(
+                    ui,
+                    "Ring",
+                    &mut form.ring,
+                    "64MiB (default with triggers)",
+                    "A duration (30s) or a size (64MiB)",
+                );
+                field(ui, "Max saves", &mut form.max_saves, "no limit", "Every crossing is still counted");
+            });
+        });
+}
+
+fn controls(ui: &mut egui::Ui, st: &RecordState) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    ui.horizontal(|ui| match &st.run {
+        None => {
+            if ui.button("Start recording").clicked() {
+                msgs.push(Message::Record(RecordMsg::Start));
+            }
+            if let Some(end) = &st.ended {
+                ui.weak(format!(
+                    "Recorded {} events, {} lost ({}){}",
+                    end.events,
+                    end.lost,
+                    end.how,
+                    if end.crossings > 0 { format!(", {} crossings", end.crossings) } else { String::new() }
+                ));
+            }
+        }
+        Some(run) => {
+            if ui.add_enabled(!run.stopping, egui::Button::new("Stop")).clicked() {
+                msgs.push(Message::Record(RecordMsg::Stop));
+            }
+            ui.spinner();
+            ui.label(if run.stopping { "Stopping: saving and putting tracefs back…" } else { "Recording" });
+        }
+    });
+    if let Some(end) = &st.ended {
+        for p in &end.saved {
+            ui.weak(format!("Saved {}", p.display()));
+        }
+    }
+    msgs
+}
+
+fn live_ui(ui: &mut egui::Ui, st: &RecordState) {
+    let Some(line) = &st.line else {
+        if st.running() {
+            ui.weak("Waiting for the first second of data…");
+        }
+        return;
+    };
+    ui.horizontal(|ui| {
+        ui.strong(format!("{:.1} s", line.elapsed_s));
+        ui.label(format!("{} events", line.events));
+        let lost = format!("{} lost", line.lost);
+        if line.lost > 0 {
+            ui.colored_label(theme::IRQ, lost)
+                .on_hover_text("The kernel's buffer overflowed: record fewer events, or read faster");
+        } else {
+            ui.label(lost);
+        }
+        ui.weak(format!("{:.1} MiB kept", line.kept_bytes as f64 / f64::from(1u32 << 20)));
+        if line.last {
+            ui.weak("(final)");
+        }
+    });
+    egui::Grid::new("record-live").num_columns(6).striped(true).spacing([14.0, 2.0]).show(ui, |ui| {
+        for h in ["analysis", "count", "p50", "p99", "max", ""] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        for a in &line.analyses {
+            ui.label(&a.analysis);
+            ui.label(a.count.to_string());
+            ui.label(human_ns(a.p50_ns));
+            ui.label(human_ns(a.p99_ns));
+            ui.label(human_ns(a.max_ns));
+            match &a.note {
+                Some(n) => ui.weak(n).on_hover_text(n),
+                None => ui.label(""),
+            };
+            ui.end_row();
+        }
+    });
+    if let Some(l) = &line.logic {
+        let placed = match (l.start_s, l.uncertainty_ns) {
+            (Some(_), Some(u)) => format!(
+                "placed on the kernel's timeline by host clocks, ± {} (align on a shared marker to fit it)",
+                human_ns(Some(u as f64))
+            ),
+            _ => "no data yet".to_owned(),
+        };
+        ui.add(egui::Label::new(format!("Logic analyzer: {} samples, {placed}", l.samples)).wrap());
+    }
+    if let Some(p) = &st.logic_placed {
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(format!("Logic opened beside the kernel, placed by {p}")).weak(),
+            )
+            .wrap(),
+        );
+    }
+    if st.crossings_total > 0 {
+        egui::CollapsingHeader::new(format!("Crossings ({})", st.crossings_total))
+            .id_salt("record-crossings")
+            .default_open(true)
+            .show(ui, |ui| {
+                for c in st.crossings.iter().rev().take(20) {
+                    ui.weak(c);
+                }
+            });
+    }
+}

@@ -1,0 +1,215 @@
+//! What a recording is asked for, as the command line (`latscope record`'s arguments) and
+//! the workbench (*File > Record…*) both say it, checked and turned into [`Options`]: one
+//! place decides what `--trigger`, `--keep`, `--ring` and `-o` mean together, so both front
+//! ends refuse the same things with the same words.
+
+use crate::recorder::{Options, Ring};
+use crate::window::Trigger;
+use crate::{RecordError, stats};
+use latscope_analysis::report::threshold::parse_duration_ns;
+use latscope_analysis::spec::Spec;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A recording as asked for, in the words of `latscope record`'s options.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// The analyses (presets and rules, resolved by the caller's registry) and their texts.
+    pub specs: Vec<Spec>,
+    pub spec_texts: Vec<String>,
+    /// `--events`: more events to enable.
+    pub events: Vec<String>,
+    pub ssh: Option<String>,
+    /// `--duration`, as typed.
+    pub duration: Option<String>,
+    /// `--trigger`s, as typed.
+    pub triggers: Vec<String>,
+    /// `--keep PRE[,POST]`, as typed.
+    pub keep: Option<String>,
+    /// `--ring`, as typed.
+    pub ring: Option<String>,
+    pub max_saves: Option<u64>,
+    /// `-o`: the capture (or, with triggers, the folder of the windows).
+    pub output: Option<PathBuf>,
+    pub force: bool,
+    pub command: Vec<String>,
+    /// `--sigrok` beside the kernel: a logic analyzer placed by this machine's clock.
+    pub sigrok: Option<crate::sigrok::SigrokSpec>,
+}
+
+/// A duration as `--duration` and `--keep` take it (`10s`, `500ms`, `20us`).
+pub fn duration_ns(text: &str, what: &str) -> Result<u64, RecordError> {
+    match parse_duration_ns(text.trim()) {
+        Some(ns) if ns >= 0.0 => Ok(ns as u64),
+        _ => Err(RecordError::Usage(format!(
+            "{what} {text:?}: expected a duration such as 10s, 500ms or 20us"
+        ))),
+    }
+}
+
+/// `--keep PRE[,POST]` in nanoseconds; POST defaults to PRE.
+pub fn keep_ns(text: Option<&str>) -> Result<(u64, u64), RecordError> {
+    Ok(match text.map(str::trim).filter(|t| !t.is_empty()) {
+        None => (0, 0),
+        Some(text) => match text.split_once(',') {
+            Some((pre, post)) => (duration_ns(pre, "--keep")?, duration_ns(post, "--keep")?),
+            None => {
+                let pre = duration_ns(text, "--keep")?;
+                (pre, pre)
+            }
+        },
+    })
+}
+
+/// Checks `req` and makes the recorder's options. With triggers, the folder of the windows
+/// is created (the recording saves into it as it goes); without, `-o` must name a new path.
+pub fn plan(req: &Request) -> Result<Options, RecordError> {
+    let specs = &req.specs;
+    let triggers = req.triggers.iter().map(|t| Trigger::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    for t in &triggers {
+        if !specs.iter().any(|s| s.name() == t.analysis) {
+            let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
+            return Err(RecordError::Usage(format!(
+                "--trigger {:?}: no analysis of that name (the --preset and --rule names: {})",
+                t.analysis,
+                if names.is_empty() { "none given".to_owned() } else { names.join(", ") }
+            )));
+        }
+    }
+    let keep_ns = keep_ns(req.keep.as_deref())?;
+    let output = req.output.as_deref();
+    if req.sigrok.is_some() {
+        if !triggers.is_empty() || req.ring.as_deref().is_some_and(|r| !r.trim().is_empty()) {
+            return Err(RecordError::Usage(
+                "--trigger and --ring beside --sigrok are not implemented yet: the flight recorder keeps \
+                 the kernel only"
+                    .into(),
+            ));
+        }
+        if output.is_some_and(|o| o.extension().is_some_and(|e| e == "dat" || e == "sr")) {
+            return Err(RecordError::Usage(
+                "the kernel and a logic analyzer together are saved as a folder (kernel.dat, logic.sr and a \
+                 session placing them): -o names a new folder"
+                    .into(),
+            ));
+        }
+    }
+    if output.is_some_and(|o| o.extension().is_some_and(|e| e == "sr")) {
+        return Err(RecordError::Usage("-o X.sr writes a logic capture, which needs --sigrok".into()));
+    }
+    let windows_dir = if triggers.is_empty() {
+        None
+    } else {
+        let dir = output.ok_or_else(|| {
+            RecordError::Usage("--trigger needs -o OUT: the folder its windows are saved in".into())
+        })?;
+        if dir.extension().is_some_and(|e| e == "dat") {
+            return Err(RecordError::Usage(
+                "with --trigger, -o names the folder of the saved windows, not a .dat file".into(),
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| RecordError::io(dir, e))?;
+        Some(dir.to_path_buf())
+    };
+    if windows_dir.is_none()
+        && let Some(o) = output
+        && o.exists()
+    {
+        return Err(RecordError::Usage(format!("{} exists: -o names a new capture", o.display())));
+    }
+    let ring_typed = req.ring.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    let ring = match ring_typed {
+        Some(t) => Ring::parse(t)?,
+        None if !triggers.is_empty() => Ring::DEFAULT,
+        None => Ring::All,
+    };
+    if ring_typed.is_some() && triggers.is_empty() && output.is_some() {
+        return Err(RecordError::Usage(
+            "--ring keeps only recent data; without --trigger -o saves the whole recording: drop --ring"
+                .into(),
+        ));
+    }
+    let mut events = stats::events_for(specs);
+    for e in req.events.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+        if !events.iter().any(|have| have == e) {
+            events.push(e.to_owned());
+        }
+    }
+    let duration = req
+        .duration
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|d| duration_ns(d, "--duration").map(Duration::from_nanos))
+        .transpose()?;
+    Ok(Options {
+        events,
+        ssh: req.ssh.clone(),
+        specs: specs.clone(),
+        spec_texts: req.spec_texts.clone(),
+        duration,
+        command: req.command.clone(),
+        force: req.force,
+        triggers,
+        keep_ns,
+        ring,
+        max_saves: req.max_saves,
+        windows_dir,
+        tick: Duration::from_secs(1),
+        stop: None,
+        sigrok: req.sigrok.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_analysis::spec::preset_spec;
+
+    fn block() -> Request {
+        Request {
+            specs: vec![preset_spec("block").unwrap()],
+            spec_texts: vec!["block".into()],
+            ..Request::default()
+        }
+    }
+
+    #[test]
+    fn triggers_name_an_analysis_and_need_a_folder() {
+        let mut r = block();
+        r.triggers = vec!["irq>1ms".into()];
+        let e = plan(&r).unwrap_err().to_string();
+        assert!(e.contains("no analysis of that name") && e.contains("block"), "{e}");
+        r.triggers = vec!["block>1ms".into()];
+        assert!(plan(&r).unwrap_err().to_string().contains("needs -o OUT"));
+        r.output = Some("x.dat".into());
+        assert!(plan(&r).unwrap_err().to_string().contains("not a .dat file"));
+    }
+
+    #[test]
+    fn keep_ring_and_events_read_as_the_command_line_reads_them() {
+        let mut r = block();
+        r.keep = Some("2ms,5ms".into());
+        r.events = vec!["sched_switch".into(), " ".into(), "block:block_rq_issue".into()];
+        r.duration = Some("3s".into());
+        let o = plan(&r).unwrap();
+        assert_eq!(o.keep_ns, (2_000_000, 5_000_000));
+        assert_eq!(o.ring, Ring::All);
+        assert_eq!(o.duration, Some(Duration::from_secs(3)));
+        assert_eq!(o.events, ["block:block_rq_issue", "block:block_rq_complete", "sched_switch"]);
+        assert_eq!(keep_ns(Some("1ms")).unwrap(), (1_000_000, 1_000_000));
+        r.ring = Some("8MiB".into());
+        assert_eq!(plan(&r).unwrap().ring, Ring::Bytes(8 << 20));
+        r.output = Some("somewhere-new".into());
+        assert!(plan(&r).unwrap_err().to_string().contains("drop --ring"));
+        r.ring = None;
+        r.duration = Some("soon".into());
+        assert!(plan(&r).unwrap_err().to_string().contains("--duration"));
+        r.duration = None;
+        r.sigrok = Some(crate::sigrok::SigrokSpec::parse("demo").unwrap());
+        r.output = Some("both.dat".into());
+        assert!(plan(&r).unwrap_err().to_string().contains("saved as a folder"));
+        r.output = Some("both-new".into());
+        assert_eq!(plan(&r).unwrap().sigrok.unwrap().driver, "demo");
+    }
+}
