@@ -11,56 +11,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-const T: &str = "/sys/kernel/tracing";
-
-fn tracefs_state() -> Vec<(String, String)> {
-    let mut files: Vec<String> =
-        ["tracing_on", "set_event", "trace_clock", "buffer_size_kb", "buffer_percent"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-    let mut cpu = 0;
-    while Path::new(&format!("{T}/per_cpu/cpu{cpu}")).exists() {
-        files.push(format!("per_cpu/cpu{cpu}/buffer_size_kb"));
-        cpu += 1;
-    }
-    files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(format!("{T}/{f}")).unwrap())).collect()
-}
-
-fn write(file: &str, text: &str) {
-    std::fs::write(format!("{T}/{file}"), text).unwrap_or_else(|e| panic!("{file}: {e}"));
-}
-
-/// Puts the settings back as found (the connection-drop test leaves them changed).
-struct Restore(Vec<(String, String)>);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        write("tracing_on", "0");
-        write("set_event", "");
-        for (f, text) in &self.0 {
-            match f.as_str() {
-                "trace_clock" => {
-                    let sel = text.split_whitespace().find(|w| w.starts_with('[')).unwrap_or("[local]");
-                    write(f, sel.trim_matches(['[', ']']));
-                }
-                "set_event" => {
-                    for line in text.lines().filter(|l| !l.is_empty()) {
-                        let _ =
-                            std::fs::OpenOptions::new().append(true).open(format!("{T}/set_event")).and_then(
-                                |mut h| std::io::Write::write_all(&mut h, format!("{line}\n").as_bytes()),
-                            );
-                    }
-                }
-                "tracing_on" => {}
-                _ => write(f, text.trim()),
-            }
-        }
-        let on = self.0.iter().find(|(f, _)| f == "tracing_on").map_or("1", |(_, t)| t.trim());
-        write("tracing_on", on);
-    }
-}
-
 /// sshd on a free loopback port, with a host key and a user key made for the test, in the
 /// foreground (`-D`) so the test owns it; and an ssh config that uses them.
 struct Sshd {
@@ -175,8 +125,8 @@ fn event_lines(stdout: &[u8]) -> Vec<String> {
 )]
 fn dd_recorded_over_ssh_reads_back_in_trace_cmd_and_live_statistics_equal_the_report() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
-    let _restore = Restore(before.clone());
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
     let dir = Scratch::new("record-ssh");
     let sshd = Sshd::start(&dir);
     std::fs::write(dir.join("data.bin"), vec![0x5a; 8 << 20]).unwrap();
@@ -205,7 +155,7 @@ fn dd_recorded_over_ssh_reads_back_in_trace_cmd_and_live_statistics_equal_the_re
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(tracefs_state(), before, "tracefs is left as found, buffer_percent too");
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found, buffer_percent too");
     let last: Value =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
     assert_eq!(last["final"], true);
@@ -239,7 +189,7 @@ fn dd_recorded_over_ssh_reads_back_in_trace_cmd_and_live_statistics_equal_the_re
 )]
 fn a_connection_that_drops_mid_capture_keeps_what_arrived_and_says_where_it_stopped() {
     let _lock = latscope_testkit::tracefs_lock();
-    let _restore = Restore(tracefs_state());
+    let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
     let dir = Scratch::new("record-ssh-drop");
     let sshd = Sshd::start(&dir);
     let mut child = Command::new(env!("CARGO_BIN_EXE_latscope"))

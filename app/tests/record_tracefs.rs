@@ -14,50 +14,8 @@ use std::process::{Command, Output};
 
 const T: &str = "/sys/kernel/tracing";
 
-/// The tracefs files a recording changes, as text.
-fn tracefs_state() -> Vec<(String, String)> {
-    let mut files: Vec<String> =
-        ["tracing_on", "set_event", "trace_clock", "buffer_size_kb"].iter().map(|s| s.to_string()).collect();
-    let mut cpu = 0;
-    while Path::new(&format!("{T}/per_cpu/cpu{cpu}")).exists() {
-        files.push(format!("per_cpu/cpu{cpu}/buffer_size_kb"));
-        cpu += 1;
-    }
-    files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(format!("{T}/{f}")).unwrap())).collect()
-}
-
 fn write(file: &str, text: &str) {
     std::fs::write(format!("{T}/{file}"), text).unwrap_or_else(|e| panic!("{file}: {e}"));
-}
-
-/// Puts tracefs back as the test found it, even when the test fails.
-struct Restore(Vec<(String, String)>);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        write("tracing_on", "0");
-        write("set_event", "");
-        for (f, text) in &self.0 {
-            match f.as_str() {
-                "trace_clock" => {
-                    let sel = text.split_whitespace().find(|w| w.starts_with('[')).unwrap_or("[local]");
-                    write(f, sel.trim_matches(['[', ']']));
-                }
-                "set_event" => {
-                    for line in text.lines().filter(|l| !l.is_empty()) {
-                        let _ =
-                            std::fs::OpenOptions::new().append(true).open(format!("{T}/set_event")).and_then(
-                                |mut h| std::io::Write::write_all(&mut h, format!("{line}\n").as_bytes()),
-                            );
-                    }
-                }
-                "tracing_on" => {}
-                _ => write(f, text.trim()),
-            }
-        }
-        let on = self.0.iter().find(|(f, _)| f == "tracing_on").map_or("1", |(_, t)| t.trim());
-        write("tracing_on", on);
-    }
 }
 
 fn latscope_in(dir: &Path, args: &[&str]) -> Output {
@@ -98,8 +56,8 @@ fn report_json(dir: &Path, file: &str, args: &[&str]) -> Value {
 )]
 fn dd_recorded_with_preset_block_reads_back_in_trace_cmd_and_live_statistics_equal_the_report() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
-    let _restore = Restore(before.clone());
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
     let dir = Scratch::new("record-dd");
     // A file on a disk (O_DIRECT reads each block from the device: block_rq_issue/complete).
     std::fs::write(dir.join("data.bin"), vec![0x5a; 8 << 20]).unwrap();
@@ -126,7 +84,7 @@ fn dd_recorded_with_preset_block_reads_back_in_trace_cmd_and_live_statistics_equ
     );
     // --fail-if crossed: exit 3, and the capture is saved all the same.
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert_eq!(tracefs_state(), before, "tracefs is left as found");
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object a line: {l}: {e}")))
@@ -168,25 +126,25 @@ fn dd_recorded_with_preset_block_reads_back_in_trace_cmd_and_live_statistics_equ
 )]
 fn a_busy_buffer_is_refused_without_force_and_recorded_with_it_and_tracefs_is_put_back() {
     let _lock = latscope_testkit::tracefs_lock();
-    let _restore = Restore(tracefs_state());
+    let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
     let dir = Scratch::new("record-busy");
     // Another tracer: tracing on with an event enabled.
     write("set_event", "sched:sched_wakeup\n");
     write("tracing_on", "1");
-    let busy = tracefs_state();
+    let busy = latscope_testkit::tracefs_state();
     let args = ["record", "--events", "sched_switch", "--duration", "300ms", "-o", "x.dat"];
     let out = latscope_in(&dir, &args);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("in use") && err.contains("--force") && err.contains("sched:sched_wakeup"), "{err}");
     assert!(!dir.join("x.dat").exists());
-    assert_eq!(tracefs_state(), busy, "a refusal changes nothing");
+    assert_eq!(latscope_testkit::tracefs_state(), busy, "a refusal changes nothing");
     let mut forced = args.to_vec();
     forced.push("--force");
     let out = latscope_in(&dir, &forced);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("--duration elapsed"), "{}", stderr(&out));
-    assert_eq!(tracefs_state(), busy, "the other tracer's settings are back");
+    assert_eq!(latscope_testkit::tracefs_state(), busy, "the other tracer's settings are back");
     let tc = trace_cmd_report(&dir.join("x.dat"));
     assert!(tc.iter().any(|l| l.contains(" sched_switch: ")), "{:?}", &tc[..tc.len().min(5)]);
     assert!(!tc.iter().any(|l| l.contains(" sched_wakeup: ")), "only the events asked for are recorded");
@@ -199,14 +157,14 @@ fn a_busy_buffer_is_refused_without_force_and_recorded_with_it_and_tracefs_is_pu
 )]
 fn an_event_the_kernel_lacks_is_named_and_nothing_is_changed_or_written() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
-    let _restore = Restore(before.clone());
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
     let dir = Scratch::new("record-lacks");
     let out = latscope_in(&dir, &["record", "--events", "sched_switch,no_such_event_here", "-o", "y.dat"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("\"no_such_event_here\""), "{}", stderr(&out));
     assert!(!dir.join("y.dat").exists());
-    assert_eq!(tracefs_state(), before);
+    assert_eq!(latscope_testkit::tracefs_state(), before);
 }
 
 #[test]
@@ -216,8 +174,8 @@ fn an_event_the_kernel_lacks_is_named_and_nothing_is_changed_or_written() {
 )]
 fn ctrl_c_saves_what_was_recorded_and_puts_tracefs_back() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
-    let _restore = Restore(before.clone());
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
     let dir = Scratch::new("record-int");
     let child = Command::new(env!("CARGO_BIN_EXE_latscope"))
         .current_dir(&*dir)
@@ -232,7 +190,7 @@ fn ctrl_c_saves_what_was_recorded_and_puts_tracefs_back() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
-    assert_eq!(tracefs_state(), before);
+    assert_eq!(latscope_testkit::tracefs_state(), before);
     let tc = trace_cmd_report(&dir.join("int.dat"));
     assert!(tc.iter().filter(|l| l.contains(" sched_switch: ")).count() > 10, "{} lines", tc.len());
 }
@@ -250,8 +208,8 @@ fn line_secs(line: &str) -> f64 {
 )]
 fn a_marker_trigger_saves_exactly_the_window_of_the_one_slow_request_among_hundreds() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
-    let _restore = Restore(before.clone());
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
     let dir = Scratch::new("record-trigger");
     // 400 requests marked from user space; request 200 takes 30 ms, the others microseconds.
     let script = "M=/sys/kernel/tracing/trace_marker\n\
@@ -281,7 +239,7 @@ fn a_marker_trigger_saves_exactly_the_window_of_the_one_slow_request_among_hundr
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("1 crossing(s), 1 window(s) saved"), "{}", stderr(&out));
-    assert_eq!(tracefs_state(), before);
+    assert_eq!(latscope_testkit::tracefs_state(), before);
     let windows: Vec<_> = std::fs::read_dir(dir.join("win")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(windows.len(), 1, "{windows:?}");
     let name = windows[0].file_name().unwrap().to_string_lossy().into_owned();
@@ -326,8 +284,8 @@ fn a_marker_trigger_saves_exactly_the_window_of_the_one_slow_request_among_hundr
 )]
 fn every_crossing_is_counted_saves_stop_at_max_saves_and_the_ring_stays_bounded() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
-    let _restore = Restore(before.clone());
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
     let dir = Scratch::new("record-max-saves");
     // Three slow requests among 600, over about two seconds, with every context switch
     // recorded beside them (far more data than the ring holds).
@@ -395,7 +353,7 @@ fn every_crossing_is_counted_saves_stop_at_max_saves_and_the_ring_stays_bounded(
             "{name}: {text}"
         );
     }
-    assert_eq!(tracefs_state(), before);
+    assert_eq!(latscope_testkit::tracefs_state(), before);
 }
 
 /// The time (s) of a `trace-cmd report` line (`comm-pid [cpu] 1234.567890: event: …`).
@@ -410,8 +368,8 @@ fn report_secs(line: &str) -> Option<f64> {
 )]
 fn kernel_and_logic_recorded_together_are_placed_by_host_clocks_within_the_uncertainty_said() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
-    let _restore = Restore(before.clone());
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
     let dir = Scratch::new("record-both");
     let out = latscope_in(
         &dir,
@@ -430,7 +388,7 @@ fn kernel_and_logic_recorded_together_are_placed_by_host_clocks_within_the_uncer
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(tracefs_state(), before, "tracefs is left as found");
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
     let last: Value = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -444,7 +444,10 @@ pub struct Settings {
     pub set_event: Vec<String>,
     /// The selected clock (`local`).
     pub trace_clock: String,
-    /// `buffer_size_kb` of each CPU.
+    /// `buffer_size_kb` of each CPU: what to put back. A buffer the kernel has not
+    /// expanded yet (it keeps it minimal until tracing is first used: the top-level file
+    /// reads `7 (expanded: 1408)`, each CPU's `7`) is put back at its expanded size, which
+    /// is what any use gives it; writing the minimal size back would make it real.
     pub buffer_kb: Vec<String>,
     /// `buffer_percent` (how full a buffer is before a blocked reader wakes), if the kernel
     /// has it.
@@ -461,9 +464,14 @@ impl Settings {
             .unwrap_or("local")
             .to_owned();
         let cpus = fs.cpus()?;
+        let unexpanded = fs.read_text("buffer_size_kb").ok().as_deref().and_then(unexpanded_kb);
         let mut buffer_kb = Vec::new();
         for c in 0..cpus {
-            buffer_kb.push(fs.read_text(&format!("per_cpu/cpu{c}/buffer_size_kb"))?);
+            let kb = fs.read_text(&format!("per_cpu/cpu{c}/buffer_size_kb"))?;
+            buffer_kb.push(match &unexpanded {
+                Some((minimal, expanded)) if &kb == minimal => expanded.clone(),
+                _ => kb,
+            });
         }
         Ok(Settings {
             tracing_on: fs.read_text("tracing_on")?,
@@ -479,12 +487,14 @@ impl Settings {
         })
     }
 
-    /// The files a recording changes.
+    /// The files a recording changes (and the top-level buffer size, which says whether
+    /// the buffer was ever expanded).
     fn files(fs: &Tracefs) -> Result<Vec<String>, RecordError> {
-        let mut files: Vec<String> = ["trace_clock", "tracing_on", "set_event", "buffer_percent"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut files: Vec<String> =
+            ["trace_clock", "tracing_on", "set_event", "buffer_percent", "buffer_size_kb"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         files.extend((0..fs.cpus()?).map(|c| format!("per_cpu/cpu{c}/buffer_size_kb")));
         Ok(files)
     }
@@ -536,6 +546,15 @@ impl Settings {
             None => Ok(()),
         }
     }
+}
+
+/// `7 (expanded: 1408)`, the top-level `buffer_size_kb` of a buffer never used: the minimal
+/// size each CPU's file shows, and the size it takes when used.
+fn unexpanded_kb(text: &str) -> Option<(String, String)> {
+    let (minimal, rest) = text.trim().split_once(" (expanded: ")?;
+    let expanded = rest.strip_suffix(')')?;
+    expanded.parse::<u64>().ok()?;
+    Some((minimal.trim().to_owned(), expanded.to_owned()))
 }
 
 /// Puts tracefs back as found when dropped (also on an error's early return or a panic),
@@ -603,4 +622,16 @@ fn prepare_each(fs: &Tracefs, events: &[EventName]) -> Result<(), RecordError> {
 /// Where `needle` first occurs in `hay`.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unexpanded_buffer_is_known_by_its_top_level_size() {
+        assert_eq!(unexpanded_kb("7 (expanded: 1408)"), Some(("7".into(), "1408".into())));
+        assert_eq!(unexpanded_kb("1410"), None);
+        assert_eq!(unexpanded_kb("7 (expanded: lots)"), None);
+    }
 }

@@ -219,6 +219,76 @@ pub fn tracefs_lock() -> std::fs::File {
     file
 }
 
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// The tracefs files a recording changes and must put back, as text: tracing on or off, the
+/// events, the clock, `buffer_percent` and every buffer size.
+pub fn tracefs_state() -> Vec<(String, String)> {
+    // A buffer never used reads `7 (expanded: 1408)` (each CPU `7`), and any use expands it
+    // for good (the recorder puts it back expanded): expand it first, as a first recording
+    // would, so before and after compare like for like.
+    let top = std::fs::read_to_string(format!("{TRACEFS}/buffer_size_kb")).unwrap_or_default();
+    if let Some((_, expanded)) = top.trim().split_once(" (expanded: ") {
+        write_tracefs("buffer_size_kb", expanded.trim_end_matches(')'));
+    }
+    let mut files: Vec<String> =
+        ["tracing_on", "set_event", "trace_clock", "buffer_size_kb", "buffer_percent"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let mut cpu = 0;
+    while std::path::Path::new(&format!("{TRACEFS}/per_cpu/cpu{cpu}")).exists() {
+        files.push(format!("per_cpu/cpu{cpu}/buffer_size_kb"));
+        cpu += 1;
+    }
+    files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(format!("{TRACEFS}/{f}"))
+                .unwrap_or_else(|e| panic!("{TRACEFS}/{f}: {e}"));
+            (f, text)
+        })
+        .collect()
+}
+
+fn write_tracefs(file: &str, text: &str) {
+    std::fs::write(format!("{TRACEFS}/{file}"), text).unwrap_or_else(|e| panic!("{file}: {e}"));
+}
+
+/// Puts tracefs back as [`tracefs_state`] found it when dropped, so a failing test does not
+/// leave the kernel tracing.
+#[derive(Debug)]
+pub struct TracefsRestore(pub Vec<(String, String)>);
+
+impl Drop for TracefsRestore {
+    fn drop(&mut self) {
+        write_tracefs("tracing_on", "0");
+        write_tracefs("set_event", "");
+        for (f, text) in &self.0 {
+            match f.as_str() {
+                "trace_clock" => {
+                    let sel = text.split_whitespace().find(|w| w.starts_with('[')).unwrap_or("[local]");
+                    write_tracefs(f, sel.trim_matches(['[', ']']));
+                }
+                "set_event" => {
+                    for line in text.lines().filter(|l| !l.is_empty()) {
+                        let _ = std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(format!("{TRACEFS}/set_event"))
+                            .and_then(|mut h| {
+                                std::io::Write::write_all(&mut h, format!("{line}\n").as_bytes())
+                            });
+                    }
+                }
+                "tracing_on" => {}
+                _ => write_tracefs(f, text.trim()),
+            }
+        }
+        let on = self.0.iter().find(|(f, _)| f == "tracing_on").map_or("1", |(_, t)| t.trim());
+        write_tracefs("tracing_on", on);
+    }
+}
+
 /// Whether `program` is an executable file in a directory of the `PATH`.
 fn on_path(program: &str) -> bool {
     let Some(paths) = std::env::var_os("PATH") else { return false };
