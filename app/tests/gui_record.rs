@@ -16,29 +16,15 @@ use latscope::gui::picker::NoPicker;
 use latscope::gui::record::{Machine, RecordForm};
 use latscope::gui::{Options, Workbench};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use workbench_harness::wait;
-
-const T: &str = "/sys/kernel/tracing";
 
 fn harness(options: Options) -> egui_kittest::Harness<'static, Workbench> {
     workbench_harness::harness(
         Workbench::new(options, Box::new(NoPicker), Vec::new()),
         egui::vec2(1400.0, 900.0),
     )
-}
-
-/// The tracefs files a recording changes, as text.
-fn tracefs_state() -> Vec<(String, String)> {
-    let mut files: Vec<String> =
-        ["tracing_on", "set_event", "trace_clock", "buffer_size_kb"].iter().map(|s| s.to_string()).collect();
-    let mut cpu = 0;
-    while Path::new(&format!("{T}/per_cpu/cpu{cpu}")).exists() {
-        files.push(format!("per_cpu/cpu{cpu}/buffer_size_kb"));
-        cpu += 1;
-    }
-    files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(format!("{T}/{f}")).unwrap())).collect()
 }
 
 fn send(h: &mut egui_kittest::Harness<'static, Workbench>, m: RecordMsg) {
@@ -53,7 +39,7 @@ fn send(h: &mut egui_kittest::Harness<'static, Workbench>, m: RecordMsg) {
 )]
 fn the_record_window_records_dd_live_grows_its_source_and_stops_on_a_message() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
+    let before = latscope_testkit::tracefs_state();
     let dir = Scratch::new("gui-record");
     std::fs::write(dir.join("data.bin"), vec![0x5a; 8 << 20]).unwrap();
     let saved = dir.join("run.dat");
@@ -102,7 +88,7 @@ fn the_record_window_records_dd_live_grows_its_source_and_stops_on_a_message() {
     assert_eq!(end.how, "stopped");
     assert_eq!(end.lost, 0);
     assert_eq!(end.saved, std::slice::from_ref(&saved));
-    assert_eq!(tracefs_state(), before, "tracefs is left as found");
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
     let line = wb.record.line.clone().unwrap();
     assert!(line.last, "the last line is the final one");
     let src = wb.doc.get(wb.record.source.unwrap()).unwrap();
@@ -140,7 +126,7 @@ fn the_record_window_records_dd_live_grows_its_source_and_stops_on_a_message() {
 )]
 fn closing_the_workbench_while_it_records_saves_and_puts_tracefs_back() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
+    let before = latscope_testkit::tracefs_state();
     let dir = Scratch::new("gui-record-close");
     let saved = dir.join("run.dat");
     let mut h = harness(Options::default());
@@ -152,10 +138,14 @@ fn closing_the_workbench_while_it_records_saves_and_puts_tracefs_back() {
     send(&mut h, RecordMsg::Edit(form));
     send(&mut h, RecordMsg::Start);
     wait(&mut h, "the first live line", |wb| wb.record.line.is_some());
-    assert_ne!(tracefs_state(), before, "recording changes tracefs (events enabled, the mono clock)");
+    assert_ne!(
+        latscope_testkit::tracefs_state(),
+        before,
+        "recording changes tracefs (events enabled, the mono clock)"
+    );
     // The window closes with the recording going on: the workbench is dropped.
     drop(h);
-    assert_eq!(tracefs_state(), before, "tracefs is put back before the workbench is gone");
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is put back before the workbench is gone");
     let tc = Command::new("trace-cmd").args(["report", "-i"]).arg(&saved).output().unwrap();
     assert!(tc.status.success(), "what was recorded is saved: {}", String::from_utf8_lossy(&tc.stderr));
 }
@@ -275,6 +265,54 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     assert_eq!(d0.times.len(), flips, "D0 changes level as often in both");
 }
 
+/// Decoders typed in the window run on the stream: its live lines count what they found,
+/// and the capture opens with their lanes and events, as many SPI words as sigrok-cli's
+/// SPI decoder finds in the saved file.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn decoders_typed_in_the_record_window_run_live_and_open_with_the_capture() {
+    let dir = Scratch::new("gui-record-sigrok-decode");
+    let saved = dir.join("cap.sr");
+    let mut h = harness(Options::default());
+    let form = RecordForm {
+        machine: Machine::None,
+        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
+        decoders: "spi:clk=D0,mosi=D1".into(),
+        rules: "word=spi_mosi -> spi_mosi_end".into(),
+        output: saved.display().to_string(),
+        ..RecordForm::default()
+    };
+    send(&mut h, RecordMsg::Edit(form));
+    send(&mut h, RecordMsg::Start);
+    assert!(h.state().record.running(), "{:?}", h.state().record.error);
+    wait(&mut h, "a live line with the decoder's count", |wb| {
+        wb.record
+            .line
+            .as_ref()
+            .and_then(|l| l.logic.as_ref())
+            .is_some_and(|l| l.decoders.first().is_some_and(|d| d.annotations > 0))
+    });
+    send(&mut h, RecordMsg::Stop);
+    wait(&mut h, "the logic recording to end", |wb| !wb.record.running());
+    let wb = h.state();
+    assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
+    let src = wb.doc.get(wb.record.source.unwrap()).unwrap().source();
+    let oracle =
+        latscope_testkit::Need::SigrokCli.output(Command::new("sigrok-cli").arg("-i").arg(&saved).args([
+            "-P",
+            "spi:clk=D0:mosi=D1",
+            "-A",
+            "spi=mosi-data",
+        ]));
+    let words = String::from_utf8_lossy(&oracle.stdout).lines().count();
+    assert!(words > 10, "{words}");
+    let lane = src.spans.iter().find(|s| s.name == "spi.mosi").unwrap_or_else(|| panic!("no spi.mosi lane"));
+    assert_eq!(lane.start.len(), words);
+    let last = wb.record.line.as_ref().unwrap();
+    assert!(last.last, "the last line is over the whole capture: {last:?}");
+    assert_eq!(last.analyses[0].count as usize, words, "{last:?}");
+}
+
 #[test]
 #[cfg_attr(
     not(all(have_tracefs, have_sigrok_cli)),
@@ -282,7 +320,7 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
 )]
 fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     let _lock = latscope_testkit::tracefs_lock();
-    let before = tracefs_state();
+    let before = latscope_testkit::tracefs_state();
     let dir = Scratch::new("gui-record-both");
     let mut h = harness(Options::default());
     let form = RecordForm {
@@ -311,7 +349,7 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     wait(&mut h, "the recording to end", |wb| !wb.record.running());
     let wb = h.state();
     assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
-    assert_eq!(tracefs_state(), before);
+    assert_eq!(latscope_testkit::tracefs_state(), before);
     assert!(wb.record.logic_placed.as_deref().is_some_and(|p| p.starts_with("host clocks (±")));
     let kernel = wb.doc.get(wb.record.source.unwrap()).unwrap();
     let logic = wb.doc.get(wb.record.logic_source.unwrap()).unwrap();

@@ -73,3 +73,103 @@ fn a_missing_sigrok_device_is_said_and_nothing_is_written() {
     assert!(err.contains("no_such_driver") && err.contains("sigrok-cli --scan"), "{err}");
     assert!(!dir.join("x.sr").exists());
 }
+
+/// `--decoder` runs on the stream as it arrives: the live lines grow, and the last one is
+/// what a decode of the saved capture finds, annotation for annotation, and what sigrok-cli's
+/// own SPI decoder finds in that file (the demo's pattern read as SPI: D0 clocks D1).
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn decoders_run_live_on_the_stream_and_end_where_a_decode_of_the_saved_capture_does() {
+    let dir = Scratch::new("record-sigrok-decode");
+    let rule = "word=spi_mosi -> spi_mosi_end";
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .args([
+            "record",
+            "--sigrok",
+            "demo:analog_channels=0:samplerate=100k",
+            "--decoder",
+            "spi:clk=D0,mosi=D1",
+            "--rule",
+            rule,
+            "--duration",
+            "2500ms",
+            "--format",
+            "json",
+            "-o",
+            "cap.sr",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(lines.len() >= 3, "two live lines and the last: {lines:?}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["final"], true, "{last}");
+    let counts: Vec<u64> =
+        lines.iter().map(|l| l["logic"]["decoders"][0]["annotations"].as_u64().unwrap()).collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "the decode only grows: {counts:?}");
+    assert!(counts[0] > 0 && counts[0] < *counts.last().unwrap(), "live, not at the end only: {counts:?}");
+    let live_words = &last["analyses"][0];
+    assert_eq!(live_words["analysis"], "word", "{last}");
+
+    // The second road: the saved capture decoded from the file.
+    let sr = dir.join("cap.sr");
+    let decode = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("decode")
+        .arg(&sr)
+        .args(["--decoder", "spi:clk=D0,mosi=D1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(decode.status.success(), "{}", String::from_utf8_lossy(&decode.stderr));
+    let decoded: serde_json::Value = serde_json::from_slice(&decode.stdout).unwrap();
+    let anns = decoded["annotations"].as_array().unwrap_or_else(|| panic!("{decoded}"));
+    assert_eq!(last["logic"]["decoders"][0]["annotations"].as_u64().unwrap() as usize, anns.len());
+    let words = anns.iter().filter(|a| a["row"] == "mosi").count();
+
+    // The oracle: sigrok-cli's SPI decoder on the same file.
+    let oracle =
+        latscope_testkit::Need::SigrokCli.output(Command::new("sigrok-cli").arg("-i").arg(&sr).args([
+            "-P",
+            "spi:clk=D0:mosi=D1",
+            "-A",
+            "spi=mosi-data",
+        ]));
+    let oracle_words = String::from_utf8_lossy(&oracle.stdout).lines().count();
+    assert!(oracle_words > 100, "{oracle_words}");
+    assert_eq!(words, oracle_words);
+    assert_eq!(live_words["count"].as_u64().unwrap() as usize, oracle_words, "{last}");
+
+    // The live statistics are the report's on the saved file.
+    let report = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("report")
+        .arg(&sr)
+        .args(["--decoder", "spi:clk=D0,mosi=D1", "--rule", rule, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let stats = &report["analyses"][0]["stats_ns"];
+    for (live, key) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
+        assert_eq!(live_words[live].as_f64(), stats[key].as_f64(), "{key}: {live_words} against {stats}");
+    }
+}
+
+/// `--decoder` without a logic analyzer, or with sigrok's decoders, is refused up front.
+#[test]
+fn decoders_need_a_logic_analyzer_and_run_natively_when_live() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_latscope")).arg("record").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&["--decoder", "uart:rx=D0", "--duration", "1s"]);
+    assert!(err.contains("--sigrok DRIVER"), "{err}");
+    let err =
+        run(&["--sigrok", "demo:samplerate=100k", "--decoder", "sigrok:uart:rx=D0", "--duration", "1s"]);
+    assert!(err.contains("latscope decode X.sr"), "{err}");
+}

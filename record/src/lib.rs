@@ -23,7 +23,9 @@ pub mod tracefs;
 pub mod window;
 
 pub use plan::{Request, plan};
-pub use recorder::{Live, LogicLive, Options, Recording, Ring, Stopped, placed_by, record, record_with};
+pub use recorder::{
+    DecoderLive, Live, LogicLive, Options, Recording, Ring, Stopped, placed_by, record, record_with,
+};
 pub use stats::LiveStat;
 pub use window::{Saved, Trigger};
 

@@ -159,6 +159,31 @@ pub struct LogicLive {
     /// Half the width of the interval the first sample lies in, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uncertainty_ns: Option<u64>,
+    /// The decoder stacks run on the stream, in `--decoder` order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub decoders: Vec<DecoderLive>,
+}
+
+/// One decoder stack's part of a live line: what it found so far.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DecoderLive {
+    pub decoder: String,
+    pub annotations: u64,
+    /// Decoding errors (frame, CRC, cut off) by kind, and in all.
+    pub errors: u64,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub error_kinds: std::collections::BTreeMap<String, u64>,
+}
+
+impl DecoderLive {
+    pub(crate) fn of(spec: &str, d: &latscope_decoders::Decoded) -> DecoderLive {
+        DecoderLive {
+            decoder: spec.to_owned(),
+            annotations: d.annotations.len() as u64,
+            errors: d.errors.values().sum(),
+            error_kinds: d.errors.clone(),
+        }
+    }
 }
 
 impl LogicLive {
@@ -168,6 +193,7 @@ impl LogicLive {
             samples: capture.samples_so_far(),
             start_s: placed.map(|p| p.at_ns as f64 / 1e9),
             uncertainty_ns: placed.map(|p| p.uncertainty_ns),
+            decoders: capture.decoded_so_far().iter().map(|(spec, d)| DecoderLive::of(spec, d)).collect(),
         }
     }
 }
@@ -492,7 +518,23 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
-    pub(crate) fn register() -> Signals {
+    /// Catches SIGINT and SIGTERM only for a recording that has no other way to stop (the
+    /// command line): one that can be asked to (`opts.stop`, the workbench's Stop) leaves
+    /// them alone, since unregistering does not give a signal its default action back, and
+    /// the window would no longer end on Ctrl-C in its terminal.
+    pub(crate) fn unless_stoppable(opts: &Options) -> Signals {
+        if opts.stop.is_some() {
+            Signals { flag: Arc::new(AtomicBool::new(false)), ids: Vec::new() }
+        } else {
+            Signals::register()
+        }
+    }
+
+    pub(crate) fn raised(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    fn register() -> Signals {
         let flag = Arc::new(AtomicBool::new(false));
         let ids = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
             .iter()
@@ -582,7 +624,7 @@ fn run(
     let decoder = PageDecoder::new(&meta, 0).map_err(|e| RecordError::Decode(e.to_string()))?;
     let page_size = meta.page_size as usize;
     let cpus = meta.cpus as usize;
-    let signals = Signals::register();
+    let signals = Signals::unless_stoppable(opts);
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Delivery>();
     let mut readers = Vec::new();

@@ -7,8 +7,14 @@
 //! holds a pipe to it open and closes it to stop. Keys that configure the device
 //! (`samplerate`, `limit_*`, `continuous`) go to `-c`; the others (`conn`, `serialcomm`,
 //! `analog_channels`, …) are scan options of `-d`. Analog channels are not recorded.
+//!
+//! Decoder stacks (`--decoder`) run on the stream as it arrives: the reader thread feeds
+//! each sample's level changes to latscope's streamed decoders ([`StreamDecoder`]), so
+//! the live lines count annotations and run the analyses over them while the capture goes
+//! on, and the end of the recording has the whole decode without reading the capture again.
 
 use crate::{RecordError, save};
+use latscope_decoders::{Clock, Decoded, StreamDecoder};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -26,6 +32,8 @@ pub struct SigrokSpec {
     pub driver: String,
     pub scan: Vec<(String, String)>,
     pub config: Vec<(String, String)>,
+    /// Native decoder stacks run on the stream as it arrives (`--decoder`).
+    pub decoders: Vec<String>,
 }
 
 impl SigrokSpec {
@@ -43,7 +51,13 @@ impl SigrokSpec {
             let kv = (k.trim().to_owned(), v.trim().to_owned());
             if CONFIG_KEYS.contains(&kv.0.as_str()) { config.push(kv) } else { scan.push(kv) }
         }
-        Ok(SigrokSpec { driver, scan, config })
+        Ok(SigrokSpec { driver, scan, config, decoders: Vec::new() })
+    }
+
+    /// The same device with decoder stacks to run live on its stream.
+    pub fn with_decoders(mut self, decoders: Vec<String>) -> SigrokSpec {
+        self.decoders = decoders;
+        self
     }
 
     /// `DRIVER:k=v:…` for `-d`.
@@ -56,6 +70,85 @@ impl SigrokSpec {
 
     fn samplerate(&self) -> Option<&str> {
         self.config.iter().find(|(k, _)| k == "samplerate").map(|(_, v)| v.as_str())
+    }
+
+    /// The sample rate asked for, in hertz.
+    pub fn samplerate_hz(&self) -> Option<u64> {
+        self.samplerate().and_then(rate_hz)
+    }
+}
+
+/// Decoder stacks fed from the stream: sample `n`'s levels are the `unitsize` bytes at
+/// `n * unitsize`, least significant channel first, as `-O binary` writes them.
+#[derive(Debug)]
+pub struct LiveDecoders {
+    specs: Vec<String>,
+    decoders: Vec<StreamDecoder>,
+    unitsize: usize,
+    /// Samples fed so far, and the levels of the last one.
+    fed: u64,
+    levels: u64,
+}
+
+impl LiveDecoders {
+    /// Prepares `specs` over `channels` (bit `i` is channel `i`), at `rate` Hz.
+    fn new(specs: &[String], channels: &[String], rate: u64) -> Result<LiveDecoders, RecordError> {
+        let named: Vec<(&str, u32)> = channels.iter().zip(0u32..).map(|(n, b)| (n.as_str(), b)).collect();
+        let decoders = specs
+            .iter()
+            .map(|spec| {
+                StreamDecoder::new(spec, &named, Clock::Samples(rate))
+                    .map_err(|e| RecordError::Usage(format!("--decoder {spec:?}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(LiveDecoders {
+            specs: specs.to_vec(),
+            decoders,
+            unitsize: channels.len().div_ceil(8).max(1),
+            fed: 0,
+            levels: 0,
+        })
+    }
+
+    /// Feeds the whole samples in `bytes` (which start at a sample's first byte).
+    fn feed(&mut self, bytes: &[u8]) {
+        let wanted = self.decoders.iter().fold(0u64, |acc, d| acc | d.wanted());
+        for sample in bytes.chunks_exact(self.unitsize) {
+            let mut word = [0u8; 8];
+            let n = sample.len().min(8);
+            word[..n].copy_from_slice(&sample[..n]);
+            let levels = u64::from_le_bytes(word);
+            if self.fed == 0 {
+                self.decoders.iter_mut().for_each(|d| d.start(levels));
+            } else {
+                let changed = (levels ^ self.levels) & wanted;
+                if changed != 0 {
+                    // Sample numbers stay far below 2^63.
+                    let tick = self.fed as i64;
+                    self.decoders.iter_mut().for_each(|d| d.change(tick, changed, levels));
+                }
+            }
+            self.levels = levels;
+            self.fed += 1;
+        }
+    }
+
+    /// Each stack's decode so far, with its spec.
+    pub fn so_far(&self) -> Vec<(String, Decoded)> {
+        self.specs.iter().cloned().zip(self.decoders.iter().map(StreamDecoder::so_far)).collect()
+    }
+
+    /// Ends the decodes at the last sample fed.
+    fn finish(self) -> Result<Vec<(String, Decoded)>, RecordError> {
+        let last = self.fed.saturating_sub(1) as i64;
+        self.specs
+            .into_iter()
+            .zip(self.decoders)
+            .map(|(spec, d)| match d.finish(last) {
+                Ok(decoded) => Ok((spec, decoded)),
+                Err(e) => Err(RecordError::Usage(format!("--decoder {spec:?}: {e}"))),
+            })
+            .collect()
     }
 }
 
@@ -127,6 +220,8 @@ struct Arrival {
     bytes: std::sync::atomic::AtomicU64,
     /// The first read's arrival (monotonic ns), once there is one.
     first: std::sync::Mutex<Option<u64>>,
+    /// The decoders run on the stream, if any.
+    decoders: std::sync::Mutex<Option<LiveDecoders>>,
 }
 
 /// A logic capture streaming from `sigrok-cli`.
@@ -146,6 +241,17 @@ impl LogicCapture {
     /// Starts `sigrok-cli --continuous -O binary` on the device's logic channels.
     pub fn start(spec: SigrokSpec) -> Result<LogicCapture, RecordError> {
         let channels = logic_channels(&spec)?;
+        let decoders = if spec.decoders.is_empty() {
+            None
+        } else {
+            let rate = spec.samplerate_hz().ok_or_else(|| {
+                RecordError::Usage(format!(
+                    "--decoder needs the capture's sample rate: add it to --sigrok ({}:samplerate=1M)",
+                    spec.device()
+                ))
+            })?;
+            Some(LiveDecoders::new(&spec.decoders, &channels, rate)?)
+        };
         let mut cmd = Command::new("sigrok-cli");
         cmd.args(["-d", &spec.device(), "--channels", &channels.join(",")]);
         for (k, v) in &spec.config {
@@ -161,8 +267,10 @@ impl LogicCapture {
         let stdin = child.stdin.take();
         let mut out =
             child.stdout.take().ok_or_else(|| RecordError::Usage("sigrok-cli gave no output".into()))?;
-        let arrival = std::sync::Arc::new(Arrival::default());
+        let arrival =
+            std::sync::Arc::new(Arrival { decoders: std::sync::Mutex::new(decoders), ..Arrival::default() });
         let seen = arrival.clone();
+        let unitsize = channels.len().div_ceil(8).max(1);
         let reader = std::thread::Builder::new()
             .name("sigrok".into())
             .spawn(move || {
@@ -180,7 +288,13 @@ impl LogicCapture {
                     {
                         *first = Some(mono_ns());
                     }
+                    let fed = data.len() / unitsize * unitsize;
                     data.extend_from_slice(&buf[..n]);
+                    if let Ok(mut live) = seen.decoders.lock()
+                        && let Some(d) = live.as_mut()
+                    {
+                        d.feed(&data[fed..data.len() / unitsize * unitsize]);
+                    }
                     seen.bytes.store(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 }
             })
@@ -198,6 +312,17 @@ impl LogicCapture {
     pub fn placement(&self) -> Option<HostPlacement> {
         let first = *self.arrival.first.lock().ok()?;
         Some(HostPlacement::of(self.spawned_ns, first?))
+    }
+
+    /// Each decoder stack's decode of the samples so far, with its spec; empty without
+    /// decoders.
+    pub fn decoded_so_far(&self) -> Vec<(String, Decoded)> {
+        self.arrival
+            .decoders
+            .lock()
+            .ok()
+            .and_then(|d| d.as_ref().map(LiveDecoders::so_far))
+            .unwrap_or_default()
     }
 
     /// Whether sigrok-cli ended by itself (a device that went away).
@@ -234,12 +359,15 @@ impl LogicCapture {
         let mut data = data;
         data.truncate(whole);
         let placement = self.placement();
+        let live = self.arrival.decoders.lock().ok().and_then(|mut d| d.take());
+        let decoded = live.map(LiveDecoders::finish).transpose()?.unwrap_or_default();
         Ok(Logic {
             samplerate: self.spec.samplerate().map(str::to_owned),
             channels: std::mem::take(&mut self.channels),
             unitsize,
             data,
             placement,
+            decoded,
         })
     }
 }
@@ -255,6 +383,9 @@ pub struct Logic {
     pub data: Vec<u8>,
     /// Where its first sample lies on this machine's monotonic clock, if any data came.
     pub placement: Option<HostPlacement>,
+    /// Each `--decoder` stack's decode of the whole capture, made as it streamed, with its
+    /// spec.
+    pub decoded: Vec<(String, Decoded)>,
 }
 
 impl Logic {
@@ -299,6 +430,20 @@ impl Logic {
     }
 }
 
+/// `100k`, `1M`, `1 MHz`, `200 Hz` or `200` in hertz.
+fn rate_hz(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let t = t.strip_suffix("Hz").or_else(|| t.strip_suffix("hz")).unwrap_or(t).trim_end();
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
+        _ => (t, 1.0),
+    };
+    let hz = num.trim().parse::<f64>().ok()? * mult;
+    (hz >= 1.0 && hz.fract() == 0.0 && hz < 1e15).then_some(hz as u64)
+}
+
 /// `100k` → `100 kHz`, as sigrok writes rates (`1 MHz`, `200 Hz`); text already with a unit
 /// is kept.
 fn human_rate(text: &str) -> String {
@@ -321,10 +466,16 @@ fn human_rate(text: &str) -> String {
     format!("{hz} Hz")
 }
 
-/// Records a logic analyzer alone until COMMAND exits, `--duration` passes or Ctrl-C.
-pub fn record_logic(spec: SigrokSpec, opts: &crate::Options) -> Result<(Logic, crate::Stopped), RecordError> {
+/// Records a logic analyzer alone until COMMAND exits, `--duration` passes or Ctrl-C
+/// (or `opts.stop`). With decoders, `live` is told each `opts.tick` what they found so far
+/// and the statistics of `opts.specs` over it; the last line covers the whole capture.
+pub fn record_logic(
+    spec: SigrokSpec,
+    opts: &crate::Options,
+    live: &mut dyn FnMut(&crate::Live),
+) -> Result<(Logic, crate::Stopped), RecordError> {
     use crate::Stopped;
-    let signals = crate::recorder::Signals::register();
+    let signals = crate::recorder::Signals::unless_stoppable(opts);
     let mut capture = LogicCapture::start(spec)?;
     let started = std::time::Instant::now();
     let mut child = match opts.command.split_first() {
@@ -336,8 +487,10 @@ pub fn record_logic(spec: SigrokSpec, opts: &crate::Options) -> Result<(Logic, c
         ),
         None => None,
     };
+    let decoding = !capture.spec.decoders.is_empty();
+    let mut next_tick = started + opts.tick;
     let stopped = loop {
-        if signals.flag.load(std::sync::atomic::Ordering::Relaxed) {
+        if signals.raised() {
             break Stopped::Interrupted;
         }
         if opts.stop_asked() {
@@ -354,9 +507,100 @@ pub fn record_logic(spec: SigrokSpec, opts: &crate::Options) -> Result<(Logic, c
         if capture.ended() {
             break Stopped::Failed("sigrok-cli ended by itself (was the device unplugged?)".into());
         }
+        if decoding && std::time::Instant::now() >= next_tick {
+            next_tick += opts.tick;
+            let line = logic_line(&capture.decoded_so_far(), &opts.specs, started.elapsed(), &capture, false);
+            live(&line);
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    Ok((capture.stop()?, stopped))
+    let logic = capture.stop()?;
+    if decoding {
+        let mut line = logic_line(&logic.decoded, &opts.specs, started.elapsed(), &logic, true);
+        if let crate::Live::Stats { logic: Some(l), .. } = &mut line {
+            l.samples = logic.samples() as u64;
+        }
+        live(&line);
+    }
+    Ok((logic, stopped))
+}
+
+/// Where a live line's numbers come from: a capture still running, or one that ended.
+trait Placed {
+    fn samples(&self) -> u64;
+    fn placement(&self) -> Option<HostPlacement>;
+}
+
+impl Placed for LogicCapture {
+    fn samples(&self) -> u64 {
+        self.samples_so_far()
+    }
+    fn placement(&self) -> Option<HostPlacement> {
+        LogicCapture::placement(self)
+    }
+}
+
+impl Placed for Logic {
+    fn samples(&self) -> u64 {
+        Logic::samples(self) as u64
+    }
+    fn placement(&self) -> Option<HostPlacement> {
+        self.placement
+    }
+}
+
+/// The decodes so far as a source: the annotations as events, as `latscope report` sees
+/// a decoded capture.
+pub fn decoded_source(decoded: &[(String, Decoded)]) -> Result<latscope_model::Source, RecordError> {
+    let mut source = latscope_model::Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File);
+    let mut all = Decoded::default();
+    for (_, d) in decoded {
+        all.clock = all.clock.or(d.clock);
+        all.annotations.extend(d.annotations.iter().cloned());
+        for (k, n) in &d.errors {
+            *all.errors.entry(k.clone()).or_default() += n;
+        }
+    }
+    latscope_decoders::sort_by_start(&mut all.annotations);
+    all.attach(&mut source).map_err(|e| RecordError::Decode(format!("the live decode: {e}")))?;
+    Ok(source)
+}
+
+/// A live line of a logic capture with decoders: each stack's annotations and errors, and
+/// the analyses over them.
+fn logic_line(
+    decoded: &[(String, Decoded)],
+    specs: &[latscope_analysis::spec::Spec],
+    elapsed: std::time::Duration,
+    capture: &dyn Placed,
+    last: bool,
+) -> crate::Live {
+    let analyses = match decoded_source(decoded) {
+        Ok(source) => crate::stats::run(specs, &source).1,
+        Err(e) => vec![crate::LiveStat {
+            analysis: "decode".into(),
+            count: 0,
+            p50_ns: None,
+            p99_ns: None,
+            max_ns: None,
+            note: Some(e.to_string()),
+        }],
+    };
+    let placed = capture.placement();
+    crate::Live::Stats {
+        elapsed_s: elapsed.as_secs_f64(),
+        events: decoded.iter().map(|(_, d)| d.annotations.len() as u64).sum(),
+        lost: 0,
+        kept_bytes: 0,
+        analyses,
+        logic: Some(crate::LogicLive {
+            samples: capture.samples(),
+            start_s: placed.map(|p| p.at_ns as f64 / 1e9),
+            uncertainty_ns: placed.map(|p| p.uncertainty_ns),
+            decoders: decoded.iter().map(|(spec, d)| crate::recorder::DecoderLive::of(spec, d)).collect(),
+        }),
+        last,
+    }
 }
 
 #[cfg(test)]
@@ -390,5 +634,43 @@ mod tests {
         assert_eq!(human_rate("1M"), "1 MHz");
         assert_eq!(human_rate("200"), "200 Hz");
         assert_eq!(human_rate("1 MHz"), "1 MHz");
+        for (text, hz) in
+            [("100k", 100_000), ("1M", 1_000_000), ("1 MHz", 1_000_000), ("200 Hz", 200), ("2.5M", 2_500_000)]
+        {
+            assert_eq!(rate_hz(text), Some(hz), "{text}");
+        }
+        assert_eq!(rate_hz("fast"), None);
+        assert_eq!(rate_hz("0.5"), None);
+    }
+
+    #[test]
+    fn live_decoders_see_the_stream_as_it_arrives() {
+        // UART 8N1 at 10 samples per bit on channel D1 (bit 1); D0 toggles as noise the
+        // decoder must not see. Bytes 0x55 then 0xA3, fed in two reads.
+        let channels = ["D0".to_owned(), "D1".to_owned()];
+        let specs = ["uart:rx=D1,baud=1000".to_owned()];
+        let mut bits = vec![1u8; 3];
+        for byte in [0x55u8, 0xA3] {
+            bits.push(0);
+            bits.extend((0..8).map(|i| (byte >> i) & 1));
+            bits.push(1);
+        }
+        bits.extend([1, 1, 1]);
+        let samples: Vec<u8> =
+            bits.iter().flat_map(|&b| [b; 10]).enumerate().map(|(i, b)| (b << 1) | (i as u8 & 1)).collect();
+        let mut live = LiveDecoders::new(&specs, &channels, 10_000).unwrap();
+        let (a, b) = samples.split_at(150);
+        live.feed(a);
+        let early = live.so_far();
+        live.feed(b);
+        let whole = live.finish().unwrap();
+        let data = |d: &Decoded| -> Vec<String> {
+            d.annotations.iter().filter(|a| a.row == "data").map(|a| a.text.to_string()).collect()
+        };
+        assert_eq!(data(&whole[0].1), ["55", "A3"], "{:?}", whole[0].1.annotations);
+        assert!(whole[0].1.errors.is_empty(), "{:?}", whole[0].1.errors);
+        // 150 samples in (3 idle bits, a frame of 10, half the next start bit), the first
+        // byte had ended and the second had not.
+        assert_eq!(data(&early[0].1), ["55"]);
     }
 }

@@ -163,30 +163,57 @@ impl Stack {
             next.finish(&mut sink);
             sinks.push(sink);
         }
-        let mut out = Decoded { clock: Some(self.clock), ..Decoded::default() };
-        let mut sorted = true;
-        for sink in sinks {
-            let name = sink.decoder_name();
-            for (kind, n) in sink.errors {
-                *out.errors.entry(format!("{name}: {kind}")).or_default() += n;
-            }
-            let mut anns = sink.anns;
-            sorted &= sink.in_order
-                && match (out.annotations.last(), anns.first()) {
-                    (Some(a), Some(b)) => a.start <= b.start,
-                    _ => true,
-                };
-            if out.annotations.is_empty() {
-                out.annotations = anns;
-            } else {
-                out.annotations.append(&mut anns);
-            }
-        }
-        if !sorted {
-            crate::sort_by_start(&mut out.annotations);
-        }
-        Ok(out)
+        Ok(merge_sinks(
+            self.clock,
+            sinks.into_iter().map(|s| (s.decoder_name(), s.errors, s.anns, s.in_order)),
+        ))
     }
+
+    /// The annotations and errors put so far (a copy), sorted by start, as if the capture
+    /// ended here but without ending the frames still open.
+    fn so_far(&self) -> Decoded {
+        // UART keeps each line's annotations apart until the end.
+        let own: Vec<&Sink> = match &self.first {
+            First::Uart(m) => m.line_sinks().collect(),
+            _ => Vec::new(),
+        };
+        let sinks = std::iter::once(&self.first_sink).chain(own).chain(self.stacked.as_ref().map(|s| &s.1));
+        merge_sinks(
+            self.clock,
+            sinks.map(|s| (s.decoder_name(), s.errors.clone(), s.anns.clone(), s.in_order)),
+        )
+    }
+}
+
+/// One result of the sinks of a stack, in stack order: each sink's name, errors,
+/// annotations, and whether they came in start order.
+fn merge_sinks(
+    clock: Clock,
+    sinks: impl Iterator<
+        Item = (&'static str, std::collections::BTreeMap<&'static str, u64>, Vec<crate::Annotation>, bool),
+    >,
+) -> Decoded {
+    let mut out = Decoded { clock: Some(clock), ..Decoded::default() };
+    let mut sorted = true;
+    for (name, errors, mut anns, in_order) in sinks {
+        for (kind, n) in errors {
+            *out.errors.entry(format!("{name}: {kind}")).or_default() += n;
+        }
+        sorted &= in_order
+            && match (out.annotations.last(), anns.first()) {
+                (Some(a), Some(b)) => a.start <= b.start,
+                _ => true,
+            };
+        if out.annotations.is_empty() {
+            out.annotations = anns;
+        } else {
+            out.annotations.append(&mut anns);
+        }
+    }
+    if !sorted {
+        crate::sort_by_start(&mut out.annotations);
+    }
+    out
 }
 
 /// The decoder's own name, from the table (an unknown one is refused when the stack is built).
@@ -277,6 +304,14 @@ impl StreamDecoder {
     /// those put since, come from [`Self::finish`], after every one taken here.
     pub fn take_settled(&mut self, out: &mut Vec<crate::Annotation>) {
         self.stack.take_settled(out);
+    }
+
+    /// What has been decoded so far, while the capture goes on (a live view): a copy of the
+    /// annotations and errors put, sorted by start. Frames still open are not in it, nor
+    /// annotations already taken by [`Self::take_settled`], nor a UART's with `baud=auto`
+    /// (it measures the rate over the whole capture first).
+    pub fn so_far(&self) -> Decoded {
+        self.stack.so_far()
     }
 
     /// The capture ended at tick `end` (its last sample): annotations cut off there are

@@ -122,6 +122,13 @@ fn config(baud: f64, rate: f64, bits: u32, parity: Parity, invert: bool) -> Resu
     Ok(cfg)
 }
 
+impl Uart {
+    /// Each line's own annotations so far (merged into the stack's sink at the end).
+    pub(crate) fn line_sinks(&self) -> impl Iterator<Item = &Sink> {
+        self.lines.iter().map(|(_, sink)| sink)
+    }
+}
+
 impl Machine for Uart {
     fn start(&mut self, levels: u64, _: &mut Sink) {
         for (line, _) in &mut self.lines {

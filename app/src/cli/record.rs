@@ -35,7 +35,9 @@ pub struct RecordArgs {
     /// saved in the -o folder as logic.sr.
     #[arg(long, value_name = "DRIVER")]
     pub sigrok: Option<String>,
-    /// A protocol decoder stack run live on the logic capture; repeatable. Not implemented yet.
+    /// A native decoder stack run live on the logic capture (--sigrok), as `decode` takes it
+    /// (uart:rx=D0,baud=9600); repeatable. With --sigrok alone, --preset and --rule run
+    /// over what it decodes.
     #[arg(long = "decoder", value_name = "SPEC")]
     pub decoders: Vec<String>,
     /// Stop after this long (`10s`, `500ms`).
@@ -82,18 +84,38 @@ pub enum LiveFormat {
 }
 
 pub fn run(args: &RecordArgs) -> Result<()> {
-    let kernel = !args.presets.is_empty() || !args.rules.is_empty() || !args.events.is_empty();
+    let registry = Registry::native();
+    check_decoders(args)?;
+    // With decoders on a logic analyzer, the presets over decoded events (sd-cmd-resp) and
+    // the rules read the logic; any other preset, or --events, records the kernel too.
+    let logic_reads = |p: &String| {
+        !args.decoders.is_empty()
+            && registry.presets().iter().any(|i| {
+                &i.name == p && matches!(i.origin, latscope_engine::registry::PresetOrigin::Decoder { .. })
+            })
+    };
+    let kernel = !args.events.is_empty()
+        || args.presets.iter().any(|p| !logic_reads(p))
+        || (!args.rules.is_empty() && args.decoders.is_empty());
     if let Some(text) = &args.sigrok
         && !kernel
         && args.ssh.is_none()
     {
-        return record_logic(args, text);
+        return record_logic(args, &registry, text);
     }
-    if !args.decoders.is_empty() {
-        bail!("--decoder is not implemented yet: it decodes a logic capture live (--sigrok)");
+    if let Some(p) = args.presets.iter().find(|p| logic_reads(p)) {
+        bail!(
+            "--preset {p} reads the decoded logic, and live analyses of logic beside the kernel are not \
+             built yet: record into a folder (-o DIR) and run `latscope report DIR --decoder … --preset {p}`"
+        );
     }
-    let sigrok = args.sigrok.as_deref().map(latscope_record::sigrok::SigrokSpec::parse).transpose()?;
-    let registry = Registry::native();
+    let sigrok = args
+        .sigrok
+        .as_deref()
+        .map(|t| {
+            latscope_record::sigrok::SigrokSpec::parse(t).map(|s| s.with_decoders(args.decoders.clone()))
+        })
+        .transpose()?;
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
     let specs = super::report::specs(&registry, &args.presets, &args.rules)?;
@@ -184,12 +206,36 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
 }
 
-/// `--sigrok` alone: a logic capture saved as `-o X.sr`. (Beside the kernel it is
-/// `latscope_record::record`'s, placed by host clocks; decoders on the stream are not
-/// implemented yet.)
-fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
-    if !args.decoders.is_empty() || !args.triggers.is_empty() {
-        bail!("--decoder and --trigger on a logic analyzer are not implemented yet");
+/// `--decoder` needs a logic analyzer, and runs latscope's own decoders: sigrok's run on
+/// a saved capture.
+fn check_decoders(args: &RecordArgs) -> Result<()> {
+    if args.decoders.is_empty() {
+        return Ok(());
+    }
+    if args.sigrok.is_none() {
+        bail!("--decoder decodes a logic analyzer's stream: add --sigrok DRIVER[:key=value...]");
+    }
+    if let Some(d) = args.decoders.iter().find(|d| d.trim_start().starts_with("sigrok:")) {
+        bail!(
+            "--decoder {d:?}: sigrok's decoders run on a saved capture, not live: record with -o X.sr, \
+             then `latscope decode X.sr --decoder {d:?}`"
+        );
+    }
+    Ok(())
+}
+
+/// `--sigrok` alone: a logic capture saved as `-o X.sr`, with `--decoder` stacks run on it
+/// as it streams and `--preset`/`--rule` statistics over them in the live lines. (Beside the
+/// kernel it is `latscope_record::record`'s, placed by host clocks.)
+fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()> {
+    if !args.triggers.is_empty() {
+        bail!("--trigger on a logic analyzer alone is not built yet: record it beside the kernel");
+    }
+    let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
+    latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
+    let specs = super::report::specs(registry, &args.presets, &args.rules)?;
+    if args.decoders.is_empty() && !args.fail_if.is_empty() {
+        bail!("--fail-if on a logic capture needs the analyses of its --decoder stacks");
     }
     let output = args.output.as_deref();
     if let Some(o) = output {
@@ -200,8 +246,9 @@ fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
             bail!("{} exists: -o names a new capture", o.display());
         }
     }
-    let spec = latscope_record::sigrok::SigrokSpec::parse(text)?;
+    let spec = latscope_record::sigrok::SigrokSpec::parse(text)?.with_decoders(args.decoders.clone());
     let opts = Options {
+        specs: specs.clone(),
         duration: args
             .duration
             .as_deref()
@@ -210,7 +257,14 @@ fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
         command: args.command.clone(),
         ..Options::default()
     };
-    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts)?;
+    let json = args.format == LiveFormat::Json;
+    let mut out = std::io::stdout();
+    let mut say = |live: &Live| {
+        let text = if json { serde_json::to_string(live).unwrap_or_default() } else { live_text(live) };
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    };
+    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts, &mut say)?;
     eprintln!(
         "latscope: recorded {} samples of {} logic channels ({})",
         logic.samples(),
@@ -221,10 +275,29 @@ fn record_logic(args: &RecordArgs, text: &str) -> Result<()> {
         logic.save(o)?;
         eprintln!("latscope: saved {}", o.display());
     }
+    let crossed = if thresholds.is_empty() {
+        Vec::new()
+    } else {
+        let source = latscope_record::sigrok::decoded_source(&logic.decoded)?;
+        let path = output.map_or_else(|| PathBuf::from("logic"), Path::to_path_buf);
+        let capture = Capture::of(vec![path], vec![source]);
+        let analysed = capture.analyse(registry, &Which::Specs(specs), Default::default());
+        if let Some(failure) = analysed.failures.into_iter().next() {
+            return Err(failure.into());
+        }
+        let texts: Vec<String> = args.presets.iter().chain(&args.rules).cloned().collect();
+        let request = latscope_engine::report::Request::of_analyses(registry, &texts);
+        let report = capture.report(&analysed.outcomes, Some(Format::Json), &request)?;
+        let crossed = latscope_engine::report::gate(&report, &thresholds)?;
+        for line in latscope_engine::report::passed(&report, &thresholds) {
+            eprintln!("latscope: {line}");
+        }
+        crossed
+    };
     if let Stopped::Failed(why) = &stopped {
         bail!("the recording stopped early: {why} (what arrived before was kept)");
     }
-    Ok(())
+    if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
 }
 
 /// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.
@@ -241,6 +314,12 @@ fn live_text(live: &Live) -> String {
                     t.push_str(&format!(
                         "  first at {at:.6} s (mono) ± {} by host clocks",
                         human_ns(Some(u as f64))
+                    ));
+                }
+                for d in &l.decoders {
+                    t.push_str(&format!(
+                        "\n  {:<20} annotations {:>8}  errors {}",
+                        d.decoder, d.annotations, d.errors
                     ));
                 }
             }

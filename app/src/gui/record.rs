@@ -49,6 +49,8 @@ pub struct RecordForm {
     pub events: String,
     /// A sigrok device, `DRIVER[:key=value…]` (empty: none).
     pub sigrok: String,
+    /// Native decoder stacks run on the logic stream, one a line (`--decoder`).
+    pub decoders: String,
     /// Stop after this long (empty: at Stop).
     pub duration: String,
     /// `ANALYSIS>DURATION`, comma-separated.
@@ -98,7 +100,16 @@ impl RecordForm {
         for r in &rules {
             specs.push(registry.rule(r)?);
         }
-        let sigrok = some(&self.sigrok).map(|s| SigrokSpec::parse(&s)).transpose()?;
+        let decoders = words(&self.decoders, '\n');
+        let sigrok = some(&self.sigrok)
+            .map(|s| SigrokSpec::parse(&s).map(|s| s.with_decoders(decoders.clone())))
+            .transpose()?;
+        if sigrok.is_none() && !decoders.is_empty() {
+            anyhow::bail!("decoders decode a logic analyzer's stream: name the sigrok device");
+        }
+        if let Some(d) = decoders.iter().find(|d| d.starts_with("sigrok:")) {
+            anyhow::bail!("{d}: sigrok's decoders run on a saved capture, not live (use latscope's own)");
+        }
         let kernel = self.machine != Machine::None;
         if !kernel && sigrok.is_none() {
             anyhow::bail!("nothing to record: choose a kernel (this machine or a board) or a sigrok device");

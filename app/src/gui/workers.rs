@@ -344,6 +344,12 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         let mut source = latscope_engine::open(&path, &cx.control)?;
         source.name = "logic (recording)".to_owned();
         source.path = Some(path);
+        if !logic.decoded.is_empty() {
+            let specs: Vec<String> = logic.decoded.iter().map(|(s, _)| s.clone()).collect();
+            let decoded =
+                latscope_engine::decode::merged(logic.decoded.iter().map(|(_, d)| d.clone()).collect());
+            latscope_engine::decode::attach(&mut source, &decoded, &specs)?;
+        }
         cx.send(RecordMsg::Logic {
             ticket,
             prepared: Arc::new(prepare(source)),
@@ -388,12 +394,25 @@ fn record_logic_work(
         Some(o) => o.clone(),
         None => std::env::temp_dir().join(format!("latscope-logic-{}-{}.sr", std::process::id(), ticket.id)),
     };
-    let opts = latscope_record::Options { duration, stop: Some(stop), ..latscope_record::Options::default() };
-    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts)?;
+    // Alone, the presets and rules read what the decoders find on the stream.
+    let opts = latscope_record::Options {
+        duration,
+        stop: Some(stop),
+        specs: request.specs.clone(),
+        ..latscope_record::Options::default()
+    };
+    let decoders = spec.decoders.clone();
+    let mut live = |l: &Live| cx.send(RecordMsg::Live { ticket, live: l.clone() });
+    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts, &mut live)?;
     logic.save(&out)?;
     let mut source = latscope_engine::open(&out, &cx.control)?;
     source.name = out.file_name().map_or_else(|| "logic".to_owned(), |n| n.to_string_lossy().into_owned());
     source.path = Some(out.clone());
+    if !logic.decoded.is_empty() {
+        // The stream's own decode, made as it arrived: the file is not decoded again.
+        let decoded = latscope_engine::decode::merged(logic.decoded.iter().map(|(_, d)| d.clone()).collect());
+        latscope_engine::decode::attach(&mut source, &decoded, &decoders)?;
+    }
     cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
     if let latscope_record::Stopped::Failed(why) = &stopped {
         anyhow::bail!(

@@ -113,6 +113,18 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
             "demo:samplerate=100k  (sigrok driver; empty: none)",
             "A device libsigrok drives, through sigrok-cli: DRIVER[:key=value…]",
         );
+        ui.label("Decoders");
+        ui.add(
+            egui::TextEdit::multiline(&mut form.decoders)
+                .desired_rows(1)
+                .desired_width(f32::INFINITY)
+                .hint_text("uart:rx=D0,baud=115200  (one stack a line; run live on the stream)"),
+        )
+        .on_hover_text(
+            "latscope's decoders, as `latscope decode --decoder` takes them; the rate must be in the \
+             device's options (samplerate=…). With no kernel, the presets and rules read what they decode.",
+        );
+        ui.end_row();
         field(ui, "Duration", &mut form.duration, "until Stop", "Stop after this long: 10s, 500ms");
         field(
             ui,
@@ -235,6 +247,15 @@ fn live_ui(ui: &mut egui::Ui, st: &RecordState) {
             _ => "no data yet".to_owned(),
         };
         ui.add(egui::Label::new(format!("Logic analyzer: {} samples, {placed}", l.samples)).wrap());
+        for d in &l.decoders {
+            let text = format!("{}: {} annotations, {} errors", d.decoder, d.annotations, d.errors);
+            if d.errors > 0 {
+                let kinds: Vec<String> = d.error_kinds.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+                ui.colored_label(ui.visuals().warn_fg_color, text).on_hover_text(kinds.join("\n"));
+            } else {
+                ui.label(text);
+            }
+        }
     }
     if let Some(p) = &st.logic_placed {
         ui.add(
