@@ -96,13 +96,17 @@ fn decoders_run_live_on_the_stream_and_end_where_a_decode_of_the_saved_capture_d
             "2500ms",
             "--format",
             "json",
+            "--fail-if",
+            "word.max>1us",
             "-o",
             "cap.sr",
         ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{err}");
+    // The gate reads the decoded words (each takes 8 clock periods, far over 1 us).
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("threshold crossed: word.max"), "{err}");
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))

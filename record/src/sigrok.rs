@@ -514,38 +514,29 @@ pub fn record_logic(
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
+    // The capture's length, not the second sigrok-cli may take to notice it should stop.
+    let elapsed = started.elapsed();
     let logic = capture.stop()?;
     if decoding {
-        let mut line = logic_line(&logic.decoded, &opts.specs, started.elapsed(), &logic, true);
-        if let crate::Live::Stats { logic: Some(l), .. } = &mut line {
-            l.samples = logic.samples() as u64;
-        }
-        live(&line);
+        live(&logic_line(&logic.decoded, &opts.specs, elapsed, &logic, true));
     }
     Ok((logic, stopped))
 }
 
-/// Where a live line's numbers come from: a capture still running, or one that ended.
-trait Placed {
+/// Where a live line's sample count comes from: a capture still running, or one that ended.
+trait Counted {
     fn samples(&self) -> u64;
-    fn placement(&self) -> Option<HostPlacement>;
 }
 
-impl Placed for LogicCapture {
+impl Counted for LogicCapture {
     fn samples(&self) -> u64 {
         self.samples_so_far()
     }
-    fn placement(&self) -> Option<HostPlacement> {
-        LogicCapture::placement(self)
-    }
 }
 
-impl Placed for Logic {
+impl Counted for Logic {
     fn samples(&self) -> u64 {
         Logic::samples(self) as u64
-    }
-    fn placement(&self) -> Option<HostPlacement> {
-        self.placement
     }
 }
 
@@ -572,7 +563,7 @@ fn logic_line(
     decoded: &[(String, Decoded)],
     specs: &[latscope_analysis::spec::Spec],
     elapsed: std::time::Duration,
-    capture: &dyn Placed,
+    capture: &dyn Counted,
     last: bool,
 ) -> crate::Live {
     let analyses = match decoded_source(decoded) {
@@ -586,7 +577,6 @@ fn logic_line(
             note: Some(e.to_string()),
         }],
     };
-    let placed = capture.placement();
     crate::Live::Stats {
         elapsed_s: elapsed.as_secs_f64(),
         events: decoded.iter().map(|(_, d)| d.annotations.len() as u64).sum(),
@@ -595,8 +585,9 @@ fn logic_line(
         analyses,
         logic: Some(crate::LogicLive {
             samples: capture.samples(),
-            start_s: placed.map(|p| p.at_ns as f64 / 1e9),
-            uncertainty_ns: placed.map(|p| p.uncertainty_ns),
+            // Alone, there is no kernel timeline to place it on.
+            start_s: None,
+            uncertainty_ns: None,
             decoders: decoded.iter().map(|(spec, d)| crate::recorder::DecoderLive::of(spec, d)).collect(),
         }),
         last,
