@@ -395,6 +395,41 @@ fn a_session_with_a_missing_file_says_so_and_restores_the_rest() {
     assert_eq!((cpu0.name.as_str(), cpu0.color), ("boot cpu", egui::Color32::RED));
 }
 
+/// A session whose rules read decoded events runs them once its decoders are done (they
+/// ran before and found nothing), and finds what `latscope report` finds in the file.
+#[test]
+fn a_sessions_rules_over_decoded_events_run_after_its_decoders() {
+    let dir = tempdir("decoded-rules");
+    let sr = sample("corpus/sigrok/sd_imx6_working_snippet.sr");
+    let session = format!(
+        r##"{{"latscope_session": 1,
+            "files": [{{"path": {sr:?}, "decoders": ["sd:clk=CLK,cmd=CMD"]}}],
+            "rules": ["sd-cmd-resp"]}}"##
+    );
+    let path = dir.join("decoded.latscope.json");
+    std::fs::write(&path, session).unwrap();
+    let mut h = harness(Vec::new(), &dir);
+    h.step();
+    h.state_mut().update(Message::Files(FileMsg::Open(vec![path])));
+    wait(&mut h, "the session and its analysis", |wb| {
+        !wb.session_pending() && !wb.analysis_running() && !wb.analysis.results.is_empty()
+    });
+    let wb = h.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let ran = wb.analysis.results.iter().find(|r| r.outcome.name == "sd-cmd-resp").expect("sd-cmd-resp ran");
+    let report = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("report")
+        .arg(&sr)
+        .args(["--decoder", "sd:clk=CLK,cmd=CMD", "--preset", "sd-cmd-resp", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let count = report["analyses"][0]["count"].as_u64().unwrap();
+    assert!(count > 0, "{report}");
+    let kept = ran.outcome.samples.len() as u64;
+    assert_eq!(kept, count);
+}
+
 #[test]
 fn a_malformed_session_is_an_error_naming_file_line_and_column() {
     let dir = tempdir("malformed");

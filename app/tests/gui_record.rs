@@ -265,6 +265,41 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     assert_eq!(d0.times.len(), flips, "D0 changes level as often in both");
 }
 
+/// The window's flight recorder on a logic analyzer alone: triggers on a rule over the
+/// decoded words save windows into the folder, as `latscope record` does, and every crossing
+/// is counted.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn the_record_windows_flight_recorder_saves_windows_of_decoded_logic() {
+    let dir = Scratch::new("gui-record-sigrok-trigger");
+    let windows = dir.join("windows");
+    let mut h = harness(Options::default());
+    let form = RecordForm {
+        machine: Machine::None,
+        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
+        decoders: "spi:clk=D0,mosi=D1".into(),
+        rules: "word=spi_mosi -> spi_mosi_end".into(),
+        triggers: "word>600us".into(),
+        keep: "1ms".into(),
+        max_saves: "1".into(),
+        duration: "1500ms".into(),
+        output: windows.display().to_string(),
+        ..RecordForm::default()
+    };
+    send(&mut h, RecordMsg::Edit(form));
+    send(&mut h, RecordMsg::Start);
+    assert!(h.state().record.running(), "{:?}", h.state().record.error);
+    wait(&mut h, "the logic recording to end", |wb| !wb.record.running());
+    let wb = h.state();
+    assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
+    let end = wb.record.ended.clone().unwrap();
+    assert_eq!(end.saved.len(), 1, "{end:?}");
+    assert!(end.saved[0].starts_with(&windows) && end.saved[0].join("logic.sr").exists(), "{end:?}");
+    assert!(end.saved[0].join("session.latscope.json").exists(), "{end:?}");
+    // A word every 64 samples or so, each over 600 us: far more crossings than saves.
+    assert!(end.crossings > 100, "{end:?}");
+}
+
 /// Decoders typed in the window run on the stream: its live lines count what they found,
 /// and the capture opens with their lanes and events, as many SPI words as sigrok-cli's
 /// SPI decoder finds in the saved file.

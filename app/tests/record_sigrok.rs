@@ -177,3 +177,96 @@ fn decoders_need_a_logic_analyzer_and_run_natively_when_live() {
         run(&["--sigrok", "demo:samplerate=100k", "--decoder", "sigrok:uart:rx=D0", "--duration", "1s"]);
     assert!(err.contains("latscope decode X.sr"), "{err}");
 }
+
+/// The flight recorder on a logic analyzer alone: every decoded pair over the trigger is
+/// counted, the first `--max-saves` are saved as windows of samples around the pair (its
+/// cursors on the word sigrok-cli's SPI decoder finds there), and the ring keeps memory
+/// bounded while far more samples pass.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn a_trigger_on_decoded_logic_saves_the_window_around_the_pair_from_a_bounded_ring() {
+    let dir = Scratch::new("record-sigrok-trigger");
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .args([
+            "record",
+            "--sigrok",
+            "demo:analog_channels=0:samplerate=100k",
+            "--decoder",
+            "spi:clk=D0,mosi=D1",
+            "--rule",
+            "word=spi_mosi -> spi_mosi_end",
+            "--trigger",
+            "word>600us",
+            "--keep",
+            "1ms",
+            "--max-saves",
+            "2",
+            "--ring",
+            "64KiB",
+            "--duration",
+            "2500ms",
+            "--format",
+            "json",
+            "-o",
+            "windows",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let saved: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "crossing").collect();
+    assert_eq!(saved.len(), 2, "{lines:?}");
+    let stats: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "stats").collect();
+    let last = stats.last().unwrap();
+    let samples = last["logic"]["samples"].as_u64().unwrap();
+    assert!(samples > 200_000, "{last}");
+    // The ring holds 64 KiB (trimmed at a quarter more) and what the flight recorder has
+    // not looked at yet: 0.3 s at most, at the 140 k samples/s the demo device hands over.
+    // The last line also holds what came while sigrok-cli was stopping (up to a second).
+    for l in &stats {
+        let kept = l["kept_bytes"].as_u64().unwrap();
+        let bound = if l["final"] == true { 320 << 10 } else { 136 << 10 };
+        assert!(kept <= bound, "the ring holds about 64 KiB, not {kept} bytes: {l}");
+    }
+    // Every word takes 67 samples (670 us): each one crossed, saved or not. The ring's
+    // last line counts only those it kept.
+    // "latscope: 5478 crossing(s), 2 window(s) saved"
+    let crossings: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("latscope: ")?.split_once(" crossing(s)")?.0.parse().ok())
+        .unwrap_or_else(|| panic!("{err}"));
+    let kept_words = last["analyses"][0]["count"].as_u64().unwrap();
+    assert!(
+        crossings > kept_words && crossings >= samples / 67 - 2,
+        "{crossings} crossings, {kept_words} kept: {err}"
+    );
+
+    for s in &saved {
+        let folder = dir.join(s["saved"].as_str().unwrap());
+        let session: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(folder.join("session.latscope.json")).unwrap()).unwrap();
+        assert_eq!(session["files"][0]["decoders"][0], "spi:clk=D0,mosi=D1", "{session}");
+        // At 100 kHz a sample is 10 us: the cursors are sample numbers in the window's file.
+        let at = |k: &str| (session[k].as_f64().unwrap() / 10e6).round() as u64;
+        let (a, b) = (at("cursor_a"), at("cursor_b"));
+        assert_eq!(b - a, 67, "{session}");
+        let sr = folder.join("logic.sr");
+        let words =
+            latscope_testkit::Need::SigrokCli.output(Command::new("sigrok-cli").arg("-i").arg(&sr).args([
+                "-P",
+                "spi:clk=D0:mosi=D1",
+                "-A",
+                "spi=mosi-data",
+                "--protocol-decoder-samplenum",
+            ]));
+        let words = String::from_utf8_lossy(&words.stdout).into_owned();
+        assert!(words.lines().any(|l| l.starts_with(&format!("{a}-{b} "))), "no word at {a}-{b} in\n{words}");
+        let binary = latscope_testkit::Need::SigrokCli
+            .output(Command::new("sigrok-cli").arg("-i").arg(&sr).args(["-O", "binary"]));
+        // 1 ms before the pair's start and after its end, at most: 100 + 67 + 100 samples.
+        assert!(binary.stdout.len() <= 268 && binary.stdout.len() as u64 > b, "{}", binary.stdout.len());
+    }
+}

@@ -65,24 +65,14 @@ pub fn keep_ns(text: Option<&str>) -> Result<(u64, u64), RecordError> {
 /// is created (the recording saves into it as it goes); without, `-o` must name a new path.
 pub fn plan(req: &Request) -> Result<Options, RecordError> {
     let specs = &req.specs;
-    let triggers = req.triggers.iter().map(|t| Trigger::parse(t)).collect::<Result<Vec<_>, _>>()?;
-    for t in &triggers {
-        if !specs.iter().any(|s| s.name() == t.analysis) {
-            let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
-            return Err(RecordError::Usage(format!(
-                "--trigger {:?}: no analysis of that name (the --preset and --rule names: {})",
-                t.analysis,
-                if names.is_empty() { "none given".to_owned() } else { names.join(", ") }
-            )));
-        }
-    }
+    let triggers = triggers(req)?;
     let keep_ns = keep_ns(req.keep.as_deref())?;
     let output = req.output.as_deref();
     if req.sigrok.is_some() {
         if !triggers.is_empty() || req.ring.as_deref().is_some_and(|r| !r.trim().is_empty()) {
             return Err(RecordError::Usage(
-                "--trigger and --ring beside --sigrok are not implemented yet: the flight recorder keeps \
-                 the kernel only"
+                "--trigger and --ring with the kernel and a logic analyzer together are not built yet: the \
+                 flight recorder keeps the kernel alone, or the logic analyzer alone"
                     .into(),
             ));
         }
@@ -97,51 +87,15 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
     if output.is_some_and(|o| o.extension().is_some_and(|e| e == "sr")) {
         return Err(RecordError::Usage("-o X.sr writes a logic capture, which needs --sigrok".into()));
     }
-    let windows_dir = if triggers.is_empty() {
-        None
-    } else {
-        let dir = output.ok_or_else(|| {
-            RecordError::Usage("--trigger needs -o OUT: the folder its windows are saved in".into())
-        })?;
-        if dir.extension().is_some_and(|e| e == "dat") {
-            return Err(RecordError::Usage(
-                "with --trigger, -o names the folder of the saved windows, not a .dat file".into(),
-            ));
-        }
-        std::fs::create_dir_all(dir).map_err(|e| RecordError::io(dir, e))?;
-        Some(dir.to_path_buf())
-    };
-    if windows_dir.is_none()
-        && let Some(o) = output
-        && o.exists()
-    {
-        return Err(RecordError::Usage(format!("{} exists: -o names a new capture", o.display())));
-    }
-    let ring_typed = req.ring.as_deref().map(str::trim).filter(|t| !t.is_empty());
-    let ring = match ring_typed {
-        Some(t) => Ring::parse(t)?,
-        None if !triggers.is_empty() => Ring::DEFAULT,
-        None => Ring::All,
-    };
-    if ring_typed.is_some() && triggers.is_empty() && output.is_some() {
-        return Err(RecordError::Usage(
-            "--ring keeps only recent data; without --trigger -o saves the whole recording: drop --ring"
-                .into(),
-        ));
-    }
+    let windows_dir = windows_dir(&triggers, output)?;
+    let ring = ring(req, &triggers, output)?;
     let mut events = stats::events_for(specs);
     for e in req.events.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
         if !events.iter().any(|have| have == e) {
             events.push(e.to_owned());
         }
     }
-    let duration = req
-        .duration
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|d| duration_ns(d, "--duration").map(Duration::from_nanos))
-        .transpose()?;
+    let duration = duration(req)?;
     Ok(Options {
         events,
         ssh: req.ssh.clone(),
@@ -159,6 +113,100 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
         stop: None,
         sigrok: req.sigrok.clone(),
     })
+}
+
+/// [`plan`] for a logic analyzer alone (`req.sigrok` is not looked at): the analyses read
+/// what its decoders find, the flight recorder keeps samples, and `-o` names `X.sr`, a new
+/// folder (`logic.sr` and a session with the decoders), or with triggers their folder.
+pub fn plan_logic(req: &Request) -> Result<Options, RecordError> {
+    let triggers = triggers(req)?;
+    let output = req.output.as_deref();
+    if !triggers.is_empty() && output.is_some_and(|o| o.extension().is_some_and(|e| e == "sr")) {
+        return Err(RecordError::Usage(
+            "with --trigger, -o names the folder of the saved windows, not a .sr file".into(),
+        ));
+    }
+    let ring = ring(req, &triggers, output)?;
+    let windows_dir = windows_dir(&triggers, output)?;
+    Ok(Options {
+        specs: req.specs.clone(),
+        spec_texts: req.spec_texts.clone(),
+        duration: duration(req)?,
+        command: req.command.clone(),
+        keep_ns: keep_ns(req.keep.as_deref())?,
+        ring,
+        triggers,
+        max_saves: req.max_saves,
+        windows_dir,
+        ..Options::default()
+    })
+}
+
+/// `--trigger`s, each naming one of the analyses.
+fn triggers(req: &Request) -> Result<Vec<Trigger>, RecordError> {
+    let specs = &req.specs;
+    let triggers = req.triggers.iter().map(|t| Trigger::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    for t in &triggers {
+        if !specs.iter().any(|s| s.name() == t.analysis) {
+            let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
+            return Err(RecordError::Usage(format!(
+                "--trigger {:?}: no analysis of that name (the --preset and --rule names: {})",
+                t.analysis,
+                if names.is_empty() { "none given".to_owned() } else { names.join(", ") }
+            )));
+        }
+    }
+    Ok(triggers)
+}
+
+/// With triggers, `-o` is the folder of the windows (created); without, a new path.
+fn windows_dir(
+    triggers: &[Trigger],
+    output: Option<&std::path::Path>,
+) -> Result<Option<PathBuf>, RecordError> {
+    if triggers.is_empty() {
+        if let Some(o) = output
+            && o.exists()
+        {
+            return Err(RecordError::Usage(format!("{} exists: -o names a new capture", o.display())));
+        }
+        return Ok(None);
+    }
+    let dir = output.ok_or_else(|| {
+        RecordError::Usage("--trigger needs -o OUT: the folder its windows are saved in".into())
+    })?;
+    if dir.extension().is_some_and(|e| e == "dat") {
+        return Err(RecordError::Usage(
+            "with --trigger, -o names the folder of the saved windows, not a .dat file".into(),
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| RecordError::io(dir, e))?;
+    Ok(Some(dir.to_path_buf()))
+}
+
+/// `--ring`: as typed, else the flight recorder's default with triggers, else everything.
+fn ring(req: &Request, triggers: &[Trigger], output: Option<&std::path::Path>) -> Result<Ring, RecordError> {
+    let ring_typed = req.ring.as_deref().map(str::trim).filter(|t| !t.is_empty());
+    if ring_typed.is_some() && triggers.is_empty() && output.is_some() {
+        return Err(RecordError::Usage(
+            "--ring keeps only recent data; without --trigger -o saves the whole recording: drop --ring"
+                .into(),
+        ));
+    }
+    Ok(match ring_typed {
+        Some(t) => Ring::parse(t)?,
+        None if !triggers.is_empty() => Ring::DEFAULT,
+        None => Ring::All,
+    })
+}
+
+fn duration(req: &Request) -> Result<Option<Duration>, RecordError> {
+    req.duration
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|d| duration_ns(d, "--duration").map(Duration::from_nanos))
+        .transpose()
 }
 
 #[cfg(test)]
@@ -211,5 +259,25 @@ mod tests {
         assert!(plan(&r).unwrap_err().to_string().contains("saved as a folder"));
         r.output = Some("both-new".into());
         assert_eq!(plan(&r).unwrap().sigrok.unwrap().driver, "demo");
+    }
+
+    #[test]
+    fn a_logic_analyzer_alone_keeps_windows_in_a_folder_and_its_capture_in_a_new_path() {
+        let mut r = Request {
+            specs: vec![latscope_analysis::spec::parse_spec("word=spi_mosi -> spi_mosi_end").unwrap()],
+            spec_texts: vec!["word=spi_mosi -> spi_mosi_end".into()],
+            triggers: vec!["word>1ms".into()],
+            output: Some("windows.sr".into()),
+            ..Request::default()
+        };
+        assert!(plan_logic(&r).unwrap_err().to_string().contains("not a .sr file"));
+        r.triggers.clear();
+        r.ring = Some("1MiB".into());
+        assert!(plan_logic(&r).unwrap_err().to_string().contains("drop --ring"));
+        r.ring = None;
+        let o = plan_logic(&r).unwrap();
+        assert_eq!((o.ring, o.windows_dir), (Ring::All, None));
+        r.triggers = vec!["nothing>1ms".into()];
+        assert!(plan_logic(&r).unwrap_err().to_string().contains("no analysis of that name"));
     }
 }

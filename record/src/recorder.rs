@@ -640,17 +640,18 @@ fn run(
     // The logic analyzer once tracing is on (the kernel sees sigrok-cli start). Its samples
     // are placed by this machine's monotonic clock, the kernel's; a device that is missing
     // ends the recording before anything was recorded.
-    let mut logic = match opts.sigrok.clone().map(crate::sigrok::LogicCapture::start).transpose() {
-        Ok(l) => l,
-        Err(e) => {
-            let _ = fs.write("tracing_on", "0");
-            stop.store(true, Ordering::Release);
-            for h in readers {
-                let _ = h.join();
+    let mut logic =
+        match opts.sigrok.clone().map(|spec| crate::sigrok::LogicCapture::start(spec, None)).transpose() {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = fs.write("tracing_on", "0");
+                stop.store(true, Ordering::Release);
+                for h in readers {
+                    let _ = h.join();
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-    };
+        };
     let started = Instant::now();
     let mut child: Option<Child> = None;
     let mut stopped: Option<Stopped> = None;

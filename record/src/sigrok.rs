@@ -222,6 +222,37 @@ struct Arrival {
     first: std::sync::Mutex<Option<u64>>,
     /// The decoders run on the stream, if any.
     decoders: std::sync::Mutex<Option<LiveDecoders>>,
+    /// The samples kept.
+    kept: std::sync::Mutex<Kept>,
+    /// The first sample a window still to be saved needs: the ring keeps it (`u64::MAX`:
+    /// none).
+    keep_from: std::sync::atomic::AtomicU64,
+}
+
+/// The samples kept: all of them, or with a ring the most recent.
+#[derive(Debug, Default)]
+struct Kept {
+    data: Vec<u8>,
+    /// Samples dropped before `data`'s first.
+    dropped: u64,
+    /// At most this many bytes are kept (a little more between trims).
+    ring_bytes: Option<usize>,
+}
+
+impl Kept {
+    /// Drops the oldest samples beyond the ring, never `keep_from` or later. Trimmed once a
+    /// quarter of the ring more has come, so each byte is moved a few times at most.
+    fn trim(&mut self, unitsize: usize, keep_from: u64) {
+        let Some(cap) = self.ring_bytes else { return };
+        if self.data.len() <= cap + cap / 4 {
+            return;
+        }
+        let over = (self.data.len() - cap) / unitsize;
+        let may = keep_from.saturating_sub(self.dropped);
+        let drop = (over as u64).min(may) as usize;
+        self.data.drain(..drop * unitsize);
+        self.dropped += drop as u64;
+    }
 }
 
 /// A logic capture streaming from `sigrok-cli`.
@@ -231,15 +262,18 @@ pub struct LogicCapture {
     pub channels: Vec<String>,
     child: Child,
     stdin: Option<ChildStdin>,
-    reader: Option<JoinHandle<std::io::Result<Vec<u8>>>>,
+    reader: Option<JoinHandle<std::io::Result<()>>>,
     /// When sigrok-cli was started (monotonic ns).
     spawned_ns: u64,
     arrival: std::sync::Arc<Arrival>,
+    /// The decodes, ended by [`Self::halt`].
+    finished: Option<Vec<(String, Decoded)>>,
 }
 
 impl LogicCapture {
-    /// Starts `sigrok-cli --continuous -O binary` on the device's logic channels.
-    pub fn start(spec: SigrokSpec) -> Result<LogicCapture, RecordError> {
+    /// Starts `sigrok-cli --continuous -O binary` on the device's logic channels, keeping
+    /// only the most recent samples with a `ring` (`None`: all of them).
+    pub fn start(spec: SigrokSpec, ring: Option<LogicRing>) -> Result<LogicCapture, RecordError> {
         let channels = logic_channels(&spec)?;
         let decoders = if spec.decoders.is_empty() {
             None
@@ -267,39 +301,68 @@ impl LogicCapture {
         let stdin = child.stdin.take();
         let mut out =
             child.stdout.take().ok_or_else(|| RecordError::Usage("sigrok-cli gave no output".into()))?;
-        let arrival =
-            std::sync::Arc::new(Arrival { decoders: std::sync::Mutex::new(decoders), ..Arrival::default() });
-        let seen = arrival.clone();
         let unitsize = channels.len().div_ceil(8).max(1);
+        let ring_bytes = ring.map(|r| {
+            let bytes = match r {
+                LogicRing::Bytes(b) => b,
+                LogicRing::Samples(n) => n.saturating_mul(unitsize as u64),
+            };
+            usize::try_from(bytes).unwrap_or(usize::MAX).max(unitsize)
+        });
+        let arrival = std::sync::Arc::new(Arrival {
+            decoders: std::sync::Mutex::new(decoders),
+            kept: std::sync::Mutex::new(Kept { ring_bytes, ..Kept::default() }),
+            // With a ring, nothing is dropped until the owner says what it still needs.
+            keep_from: std::sync::atomic::AtomicU64::new(if ring_bytes.is_some() { 0 } else { u64::MAX }),
+            ..Arrival::default()
+        });
+        let seen = arrival.clone();
         let reader = std::thread::Builder::new()
             .name("sigrok".into())
             .spawn(move || {
-                let mut data = Vec::new();
+                // Bytes read after the last whole sample.
+                let mut carry: Vec<u8> = Vec::new();
                 let mut buf = vec![0u8; 1 << 16];
+                let mut total = 0u64;
                 loop {
                     let n = match out.read(&mut buf) {
-                        Ok(0) => return Ok(data),
+                        Ok(0) => return Ok(()),
                         Ok(n) => n,
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                         Err(e) => return Err(e),
                     };
-                    if data.is_empty()
+                    if total == 0
                         && let Ok(mut first) = seen.first.lock()
                     {
                         *first = Some(mono_ns());
                     }
-                    let fed = data.len() / unitsize * unitsize;
-                    data.extend_from_slice(&buf[..n]);
+                    carry.extend_from_slice(&buf[..n]);
+                    let whole = carry.len() / unitsize * unitsize;
                     if let Ok(mut live) = seen.decoders.lock()
                         && let Some(d) = live.as_mut()
                     {
-                        d.feed(&data[fed..data.len() / unitsize * unitsize]);
+                        d.feed(&carry[..whole]);
                     }
-                    seen.bytes.store(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                    if let Ok(mut kept) = seen.kept.lock() {
+                        kept.data.extend_from_slice(&carry[..whole]);
+                        kept.trim(unitsize, seen.keep_from.load(std::sync::atomic::Ordering::Relaxed));
+                    }
+                    carry.drain(..whole);
+                    total += n as u64;
+                    seen.bytes.store(total, std::sync::atomic::Ordering::Relaxed);
                 }
             })
             .map_err(|e| RecordError::Command { command: "sigrok reader".into(), error: e })?;
-        Ok(LogicCapture { spec, channels, child, stdin, reader: Some(reader), spawned_ns, arrival })
+        Ok(LogicCapture {
+            spec,
+            channels,
+            child,
+            stdin,
+            reader: Some(reader),
+            spawned_ns,
+            arrival,
+            finished: None,
+        })
     }
 
     /// Samples received so far.
@@ -317,6 +380,9 @@ impl LogicCapture {
     /// Each decoder stack's decode of the samples so far, with its spec; empty without
     /// decoders.
     pub fn decoded_so_far(&self) -> Vec<(String, Decoded)> {
+        if let Some(done) = &self.finished {
+            return done.clone();
+        }
         self.arrival
             .decoders
             .lock()
@@ -332,6 +398,16 @@ impl LogicCapture {
 
     /// Stops the capture (closing sigrok-cli's standard input) and returns its samples.
     pub fn stop(mut self) -> Result<Logic, RecordError> {
+        self.halt()?;
+        self.into_logic()
+    }
+
+    /// Stops sigrok-cli and reads what it still sent, and ends the decodes; the samples
+    /// stay here ([`Self::window`] still cuts from them) until [`Self::stop`].
+    pub fn halt(&mut self) -> Result<(), RecordError> {
+        if self.reader.is_none() {
+            return Ok(());
+        }
         drop(self.stdin.take());
         // A device streaming flat out may keep sigrok-cli from noticing its closed input:
         // then SIGINT (its own clean stop), and at last SIGKILL.
@@ -348,26 +424,81 @@ impl LogicCapture {
                 let _ = Command::new("kill").args([sig, &pid]).status();
             }
         }
-        let data = match self.reader.take().map(JoinHandle::join) {
-            Some(Ok(Ok(d))) => d,
+        match self.reader.take().map(JoinHandle::join) {
+            Some(Ok(Ok(()))) => {}
             Some(Ok(Err(error))) => return Err(RecordError::Command { command: "sigrok-cli".into(), error }),
             _ => return Err(RecordError::Usage("the sigrok reader failed".into())),
-        };
+        }
         let _ = self.child.wait();
-        let unitsize = self.channels.len().div_ceil(8).max(1);
-        let whole = data.len() / unitsize * unitsize;
-        let mut data = data;
-        data.truncate(whole);
-        let placement = self.placement();
         let live = self.arrival.decoders.lock().ok().and_then(|mut d| d.take());
-        let decoded = live.map(LiveDecoders::finish).transpose()?.unwrap_or_default();
+        self.finished = live.map(LiveDecoders::finish).transpose()?;
+        Ok(())
+    }
+
+    fn into_logic(mut self) -> Result<Logic, RecordError> {
+        let unitsize = self.unitsize();
+        let (data, first_sample) = match self.arrival.kept.lock() {
+            Ok(mut k) => (std::mem::take(&mut k.data), k.dropped),
+            Err(_) => return Err(RecordError::Usage("the sigrok reader failed".into())),
+        };
+        let placement = self.placement();
+        let decoded = self.finished.take().unwrap_or_default();
         Ok(Logic {
             samplerate: self.spec.samplerate().map(str::to_owned),
             channels: std::mem::take(&mut self.channels),
             unitsize,
             data,
+            first_sample,
             placement,
             decoded,
+        })
+    }
+
+    fn unitsize(&self) -> usize {
+        self.channels.len().div_ceil(8).max(1)
+    }
+
+    /// Keeps samples from `sample` on while a window still needs them (`None`: no window
+    /// waits).
+    pub fn keep_from(&self, sample: Option<u64>) {
+        self.arrival.keep_from.store(sample.unwrap_or(u64::MAX), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The first sample the ring still holds.
+    pub fn first_kept(&self) -> u64 {
+        self.arrival.kept.lock().map_or(0, |k| k.dropped)
+    }
+
+    /// Drops the decoded annotations that end before `t` (picoseconds from the first
+    /// sample): a ring keeps recent annotations only, as it keeps recent samples.
+    pub fn forget_decoded_before(&self, t: latscope_model::Ps) {
+        if let Ok(mut live) = self.arrival.decoders.lock()
+            && let Some(d) = live.as_mut()
+        {
+            d.decoders.iter_mut().for_each(|s| s.forget_before(t));
+        }
+    }
+
+    /// The kept samples from `from` to `to` (sample numbers, both included) as a capture of
+    /// their own, if any are kept.
+    pub fn window(&self, from: u64, to: u64) -> Option<Logic> {
+        let kept = self.arrival.kept.lock().ok()?;
+        let unitsize = self.unitsize();
+        let held = (kept.data.len() / unitsize) as u64;
+        let first = from.max(kept.dropped);
+        let end = to.saturating_add(1).min(kept.dropped + held);
+        if first >= end {
+            return None;
+        }
+        let range = (first - kept.dropped) as usize * unitsize..(end - kept.dropped) as usize * unitsize;
+        Some(Logic {
+            samplerate: self.spec.samplerate().map(str::to_owned),
+            channels: self.channels.clone(),
+            unitsize,
+            data: kept.data[range].to_vec(),
+            first_sample: first,
+            placement: None,
+            decoded: Vec::new(),
         })
     }
 }
@@ -381,6 +512,9 @@ pub struct Logic {
     pub unitsize: usize,
     /// The samples, `unitsize` bytes each, least significant channel first.
     pub data: Vec<u8>,
+    /// The number of `data`'s first sample in the recording (not 0 when a ring dropped the
+    /// oldest).
+    pub first_sample: u64,
     /// Where its first sample lies on this machine's monotonic clock, if any data came.
     pub placement: Option<HostPlacement>,
     /// Each `--decoder` stack's decode of the whole capture, made as it streamed, with its
@@ -412,6 +546,23 @@ impl Logic {
                 zip.finish().map_err(std::io::Error::other)?;
             }
             w.write_all(buf.get_ref())
+        })
+    }
+
+    /// Saves a new folder at `dir`, atomically: `logic.sr` and `session.latscope.json`,
+    /// which opens it with `decoders` and `rules`, and the cursors when given (picoseconds
+    /// from the folder's first sample).
+    pub fn save_folder(
+        &self,
+        dir: &Path,
+        decoders: &[String],
+        rules: &[String],
+        cursors: Option<(f64, f64)>,
+    ) -> Result<(), RecordError> {
+        let session = crate::window::logic_session_json(decoders, rules, cursors);
+        save::folder(dir, |tmp| {
+            self.save(&tmp.join("logic.sr"))?;
+            save::file(&tmp.join("session.latscope.json"), |w| w.write_all(session.as_bytes()))
         })
     }
 
@@ -468,15 +619,45 @@ fn human_rate(text: &str) -> String {
 
 /// Records a logic analyzer alone until COMMAND exits, `--duration` passes or Ctrl-C
 /// (or `opts.stop`). With decoders, `live` is told each `opts.tick` what they found so far
-/// and the statistics of `opts.specs` over it; the last line covers the whole capture.
+/// and the statistics of `opts.specs` over it; the last line covers what was kept. With
+/// triggers (`opts.windows_dir`), each pair that crosses one is counted and the samples
+/// around it saved as `NNNN-ANALYSIS-<seconds>s/` (`logic.sr` and a session with the
+/// decoders and both cursors on the pair), from a ring of recent samples (`opts.ring`).
 pub fn record_logic(
     spec: SigrokSpec,
     opts: &crate::Options,
     live: &mut dyn FnMut(&crate::Live),
-) -> Result<(Logic, crate::Stopped), RecordError> {
+) -> Result<(Logic, LogicEnd), RecordError> {
     use crate::Stopped;
+    let rate = spec.samplerate_hz();
+    let mut flight = opts.windows_dir.clone().map(|dir| crate::window::Flight::new(opts, dir));
+    if flight.is_some() && (spec.decoders.is_empty() || rate.is_none()) {
+        return Err(RecordError::Usage(
+            "--trigger on a logic analyzer reads the analyses of its --decoder stacks, which need its rate \
+             (--sigrok DRIVER:samplerate=…)"
+                .into(),
+        ));
+    }
+    let ring_samples = match (opts.ring, rate) {
+        (crate::Ring::All, _) => None,
+        (crate::Ring::Bytes(b), _) => Some(LogicRing::Bytes(b)),
+        (crate::Ring::Nanos(ns), Some(hz)) => {
+            Some(LogicRing::Samples((u128::from(ns) * u128::from(hz) / 1_000_000_000) as u64))
+        }
+        (crate::Ring::Nanos(_), None) => {
+            return Err(RecordError::Usage(
+                "--ring in time needs the logic analyzer's rate (--sigrok DRIVER:samplerate=…), or give it in MiB".into(),
+            ));
+        }
+    };
     let signals = crate::recorder::Signals::unless_stoppable(opts);
-    let mut capture = LogicCapture::start(spec)?;
+    let decoders = spec.decoders.clone();
+    let mut capture = LogicCapture::start(spec, ring_samples)?;
+    if flight.is_none() {
+        // A ring without triggers keeps only the most recent samples; with them, nothing is
+        // dropped before the first look at the pairs.
+        capture.keep_from(None);
+    }
     let started = std::time::Instant::now();
     let mut child = match opts.command.split_first() {
         Some((program, args)) => Some(
@@ -489,6 +670,10 @@ pub fn record_logic(
     };
     let decoding = !capture.spec.decoders.is_empty();
     let mut next_tick = started + opts.tick;
+    let mut next_look = started + LOOK_EVERY;
+    let ns_of =
+        |sample: u64| rate.map_or(0, |hz| (u128::from(sample) * 1_000_000_000 / u128::from(hz)) as u64);
+    let sample_of = |ns: u64| rate.map_or(0, |hz| (u128::from(ns) * u128::from(hz) / 1_000_000_000) as u64);
     let stopped = loop {
         if signals.raised() {
             break Stopped::Interrupted;
@@ -507,36 +692,131 @@ pub fn record_logic(
         if capture.ended() {
             break Stopped::Failed("sigrok-cli ended by itself (was the device unplugged?)".into());
         }
-        if decoding && std::time::Instant::now() >= next_tick {
-            next_tick += opts.tick;
-            let line = logic_line(&capture.decoded_so_far(), &opts.specs, started.elapsed(), &capture, false);
-            live(&line);
+        let now = std::time::Instant::now();
+        let line_due = now >= next_tick;
+        // The flight recorder looks at the pairs ten times a second: what it has not looked
+        // at yet stays in the ring, so looking often keeps the ring near its size at any rate.
+        let look_due = flight.is_some() && now >= next_look;
+        if decoding && (line_due || look_due) {
+            let (outcomes, line) =
+                logic_line(&capture.decoded_so_far(), &opts.specs, started.elapsed(), &capture, false);
+            if line_due {
+                next_tick += opts.tick;
+                live(&line);
+            }
+            if let Some(f) = flight.as_mut() {
+                next_look = now + LOOK_EVERY;
+                let newest = ns_of(capture.samples_so_far());
+                f.observe(&outcomes, 0, newest, 0, false);
+                for due in f.take_due(newest, false) {
+                    let saved = save_logic_window(&capture, &due, &decoders, f.rules(), &sample_of, &ns_of);
+                    live(&f.note_saved(due, saved));
+                }
+                // The ring keeps what a window waits for and what was not looked at yet (the
+                // analyses see the annotations kept, which go with the samples).
+                capture.keep_from(Some(sample_of(f.needed_from(newest))));
+                capture.forget_decoded_before(ns_of(capture.first_kept()) as i64 * latscope_model::PS_PER_NS);
+            }
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     // The capture's length, not the second sigrok-cli may take to notice it should stop.
     let elapsed = started.elapsed();
+    // The last windows are cut from what arrived until sigrok-cli stopped, before the
+    // samples are handed over.
+    capture.halt()?;
+    let newest = ns_of(capture.samples_so_far());
+    let mut end = LogicEnd { stopped, crossings: 0, saved: Vec::new() };
+    if decoding {
+        let (outcomes, _) = logic_line(&capture.decoded_so_far(), &opts.specs, elapsed, &capture, true);
+        if let Some(f) = flight.as_mut() {
+            f.observe(&outcomes, 0, newest, 0, true);
+            for due in f.take_due(newest, true) {
+                let saved = save_logic_window(&capture, &due, &decoders, f.rules(), &sample_of, &ns_of);
+                live(&f.note_saved(due, saved));
+            }
+        }
+    }
     let logic = capture.stop()?;
     if decoding {
-        live(&logic_line(&logic.decoded, &opts.specs, elapsed, &logic, true));
+        live(&logic_line(&logic.decoded, &opts.specs, elapsed, &logic, true).1);
     }
-    Ok((logic, stopped))
+    if let Some(f) = flight {
+        end.crossings = f.crossings;
+        end.saved = f.saved;
+    }
+    Ok((logic, end))
 }
 
-/// Where a live line's sample count comes from: a capture still running, or one that ended.
+/// How often the flight recorder of a logic analyzer looks at the pairs.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How a logic recording ended: why it stopped, and the flight recorder's crossings and
+/// windows.
+#[derive(Debug)]
+pub struct LogicEnd {
+    pub stopped: crate::Stopped,
+    pub crossings: u64,
+    pub saved: Vec<crate::Saved>,
+}
+
+/// How much of a logic capture a ring keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogicRing {
+    Bytes(u64),
+    Samples(u64),
+}
+
+/// Saves a crossing's window of samples as a folder (raw ns here are nanoseconds from the
+/// recording's first sample).
+fn save_logic_window(
+    capture: &LogicCapture,
+    due: &crate::window::Due,
+    decoders: &[String],
+    rules: &[String],
+    sample_of: &dyn Fn(u64) -> u64,
+    ns_of: &dyn Fn(u64) -> u64,
+) -> Result<crate::Saved, RecordError> {
+    let (from, to) = (sample_of(due.window.0), sample_of(due.window.1));
+    let window = capture
+        .window(from, to)
+        .ok_or_else(|| RecordError::Usage("the ring no longer holds the window's samples".into()))?;
+    // The window's time zero is its first sample.
+    let zero_ps = ns_of(window.first_sample) as f64 * latscope_model::PS_PER_NS as f64;
+    let at = |raw: u64| raw as f64 * latscope_model::PS_PER_NS as f64 - zero_ps;
+    let p = &due.pending;
+    window.save_folder(&due.dir, decoders, rules, Some((at(p.start_raw), at(p.end_raw))))?;
+    Ok(crate::Saved {
+        dir: due.dir.clone(),
+        analysis: p.analysis.clone(),
+        latency_ns: p.latency_ns,
+        start_raw: p.start_raw,
+        end_raw: p.end_raw,
+        records: window.samples() as u64,
+    })
+}
+
+/// Where a live line's sample counts come from: a capture still running, or one that ended.
 trait Counted {
     fn samples(&self) -> u64;
+    fn kept_bytes(&self) -> u64;
 }
 
 impl Counted for LogicCapture {
     fn samples(&self) -> u64 {
         self.samples_so_far()
     }
+    fn kept_bytes(&self) -> u64 {
+        self.arrival.kept.lock().map_or(0, |k| k.data.len() as u64)
+    }
 }
 
 impl Counted for Logic {
     fn samples(&self) -> u64 {
-        Logic::samples(self) as u64
+        self.first_sample + Logic::samples(self) as u64
+    }
+    fn kept_bytes(&self) -> u64 {
+        self.data.len() as u64
     }
 }
 
@@ -565,23 +845,26 @@ fn logic_line(
     elapsed: std::time::Duration,
     capture: &dyn Counted,
     last: bool,
-) -> crate::Live {
-    let analyses = match decoded_source(decoded) {
-        Ok(source) => crate::stats::run(specs, &source).1,
-        Err(e) => vec![crate::LiveStat {
-            analysis: "decode".into(),
-            count: 0,
-            p50_ns: None,
-            p99_ns: None,
-            max_ns: None,
-            note: Some(e.to_string()),
-        }],
+) -> (Vec<latscope_analysis::outcome::Outcome>, crate::Live) {
+    let (outcomes, analyses) = match decoded_source(decoded) {
+        Ok(source) => crate::stats::run(specs, &source),
+        Err(e) => (
+            Vec::new(),
+            vec![crate::LiveStat {
+                analysis: "decode".into(),
+                count: 0,
+                p50_ns: None,
+                p99_ns: None,
+                max_ns: None,
+                note: Some(e.to_string()),
+            }],
+        ),
     };
-    crate::Live::Stats {
+    let line = crate::Live::Stats {
         elapsed_s: elapsed.as_secs_f64(),
         events: decoded.iter().map(|(_, d)| d.annotations.len() as u64).sum(),
         lost: 0,
-        kept_bytes: 0,
+        kept_bytes: capture.kept_bytes(),
         analyses,
         logic: Some(crate::LogicLive {
             samples: capture.samples(),
@@ -591,7 +874,8 @@ fn logic_line(
             decoders: decoded.iter().map(|(spec, d)| crate::recorder::DecoderLive::of(spec, d)).collect(),
         }),
         last,
-    }
+    };
+    (outcomes, line)
 }
 
 #[cfg(test)]

@@ -47,18 +47,19 @@ pub struct Saved {
     /// The pair's ends, raw clock nanoseconds.
     pub start_raw: u64,
     pub end_raw: u64,
-    /// Records the window's kernel.dat holds.
+    /// Records the window's kernel.dat holds (for a logic analyzer alone, the samples of
+    /// its logic.sr).
     pub records: u64,
 }
 
 /// A crossing whose window is not complete yet.
 #[derive(Debug, Clone)]
-struct Pending {
-    analysis: String,
-    latency_ns: f64,
-    start_raw: u64,
-    end_raw: u64,
-    start_s: f64,
+pub(crate) struct Pending {
+    pub(crate) analysis: String,
+    pub(crate) latency_ns: f64,
+    pub(crate) start_raw: u64,
+    pub(crate) end_raw: u64,
+    pub(crate) start_s: f64,
 }
 
 /// The flight recorder's state.
@@ -81,7 +82,7 @@ pub struct Flight {
 
 /// Pairs ending this close to the newest data wait a tick: another CPU's pages may still
 /// hold events before them.
-const SETTLE_NS: u64 = 200_000_000;
+pub(crate) const SETTLE_NS: u64 = 200_000_000;
 
 impl Flight {
     pub(crate) fn new(opts: &Options, dir: PathBuf) -> Flight {
@@ -103,6 +104,14 @@ impl Flight {
     /// The oldest raw time a pending window still needs (the ring keeps it).
     pub fn keep_from(&self) -> Option<u64> {
         self.pending.iter().map(|p| p.start_raw.saturating_sub(self.pre_ns)).min()
+    }
+
+    /// The oldest raw time still needed once pairs up to `newest` were looked at: a window
+    /// waiting, or PRE before the pairs not looked at yet (those ending after `newest` less
+    /// the settling time), which may still cross.
+    pub(crate) fn needed_from(&self, newest: u64) -> u64 {
+        let unseen = newest.saturating_sub(SETTLE_NS).saturating_sub(self.pre_ns);
+        self.keep_from().map_or(unseen, |k| k.min(unseen))
     }
 
     /// Looks at the pairs of `outcomes` not seen before (their times are picoseconds after
@@ -153,39 +162,65 @@ impl Flight {
         last: bool,
     ) -> Vec<Live> {
         let mut said = Vec::new();
-        let mut keep = Vec::new();
-        for p in std::mem::take(&mut self.pending) {
-            if !last && p.end_raw.saturating_add(self.post_ns) > store.newest {
-                keep.push(p);
-                continue;
-            }
-            let n = self.saved.len() + 1;
-            let name = format!("{n:04}-{}-{:.3}s", file_safe(&p.analysis), p.start_s);
-            let dir = self.dir.join(name);
-            let from = p.start_raw.saturating_sub(self.pre_ns);
-            let to = p.end_raw.saturating_add(self.post_ns);
-            let saved = save_window(meta, decoder, store, &dir, (from, to), &p, &self.rules);
-            let path = match saved {
-                Ok(s) => {
-                    let d = s.dir.clone();
-                    self.saved.push(s);
-                    Some(d)
-                }
-                Err(e) => {
-                    eprintln!("latscope: window {} not saved: {e}", dir.display());
-                    None
-                }
-            };
-            said.push(Live::Crossing {
-                analysis: p.analysis.clone(),
-                latency_ns: p.latency_ns,
-                start_s: p.start_s,
-                saved: path,
-            });
+        for due in self.take_due(store.newest, last) {
+            let saved = save_window(meta, decoder, store, &due.dir, due.window, &due.pending, &self.rules);
+            said.push(self.note_saved(due, saved));
         }
-        self.pending = keep;
         said
     }
+
+    /// The crossings whose window has been recorded up to `newest` (raw ns; all of them when
+    /// `last`), taken from those pending, each with its folder and its window (raw ns).
+    pub(crate) fn take_due(&mut self, newest: u64, last: bool) -> Vec<Due> {
+        let (due, keep): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|p| last || p.end_raw.saturating_add(self.post_ns) <= newest);
+        self.pending = keep;
+        due.into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let n = self.saved.len() + i + 1;
+                let dir = self.dir.join(format!("{n:04}-{}-{:.3}s", file_safe(&p.analysis), p.start_s));
+                let window =
+                    (p.start_raw.saturating_sub(self.pre_ns), p.end_raw.saturating_add(self.post_ns));
+                Due { pending: p, dir, window }
+            })
+            .collect()
+    }
+
+    /// Keeps a window's save (or says why it failed), and the crossing's live line.
+    pub(crate) fn note_saved(&mut self, due: Due, saved: Result<Saved, RecordError>) -> Live {
+        let path = match saved {
+            Ok(s) => {
+                let d = s.dir.clone();
+                self.saved.push(s);
+                Some(d)
+            }
+            Err(e) => {
+                eprintln!("latscope: window {} not saved: {e}", due.dir.display());
+                None
+            }
+        };
+        Live::Crossing {
+            analysis: due.pending.analysis,
+            latency_ns: due.pending.latency_ns,
+            start_s: due.pending.start_s,
+            saved: path,
+        }
+    }
+
+    /// The analyses' texts, as sessions list them.
+    pub(crate) fn rules(&self) -> &[String] {
+        &self.rules
+    }
+}
+
+/// A crossing whose window is complete: where it is saved, and the window (raw ns).
+#[derive(Debug)]
+pub(crate) struct Due {
+    pub pending: Pending,
+    pub dir: PathBuf,
+    pub window: (u64, u64),
 }
 
 fn file_safe(name: &str) -> String {
@@ -245,6 +280,24 @@ fn save_window(
 /// `rules`, and the cursors on a pair when given (common-timeline picoseconds).
 pub fn session_json(rules: &[String], cursors: Option<(f64, f64)>) -> String {
     session_json_with(rules, cursors, None)
+}
+
+/// A session opening a logic capture alone (`logic.sr` beside it) with its decoder stacks
+/// (decoded again on open), `rules`, and the cursors on a pair when given (picoseconds from
+/// the capture's first sample).
+pub fn logic_session_json(decoders: &[String], rules: &[String], cursors: Option<(f64, f64)>) -> String {
+    let mut file = serde_json::json!({ "path": "logic.sr" });
+    if !decoders.is_empty() {
+        file["decoders"] = serde_json::json!(decoders);
+    }
+    let mut v = serde_json::json!({ "latscope_session": 1, "files": [file], "rules": rules });
+    if let Some((a, b)) = cursors {
+        v["cursor_a"] = serde_json::json!(a);
+        v["cursor_b"] = serde_json::json!(b);
+    }
+    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// [`session_json`], with `logic.sr` beside `kernel.dat` when `logic` is given: its offset

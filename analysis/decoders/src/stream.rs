@@ -171,6 +171,18 @@ impl Stack {
 
     /// The annotations and errors put so far (a copy), sorted by start, as if the capture
     /// ended here but without ending the frames still open.
+    /// Drops the annotations put so far that end before `t` (picoseconds).
+    fn forget_before(&mut self, t: latscope_model::Ps) {
+        let keep = |sink: &mut Sink| sink.anns.retain(|a| a.end >= t);
+        keep(&mut self.first_sink);
+        if let First::Uart(m) = &mut self.first {
+            m.line_sinks_mut().for_each(keep);
+        }
+        if let Some((_, sink)) = self.stacked.as_mut() {
+            keep(sink);
+        }
+    }
+
     fn so_far(&self) -> Decoded {
         // UART keeps each line's annotations apart until the end.
         let own: Vec<&Sink> = match &self.first {
@@ -312,6 +324,13 @@ impl StreamDecoder {
     /// (it measures the rate over the whole capture first).
     pub fn so_far(&self) -> Decoded {
         self.stack.so_far()
+    }
+
+    /// Drops the annotations put so far that end before `t` (picoseconds on the decoder's
+    /// clock), so a recording that keeps only recent data (a flight recorder's ring) holds
+    /// only recent annotations too. Errors stay counted.
+    pub fn forget_before(&mut self, t: latscope_model::Ps) {
+        self.stack.forget_before(t);
     }
 
     /// The capture ended at tick `end` (its last sample): annotations cut off there are

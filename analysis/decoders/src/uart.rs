@@ -127,6 +127,10 @@ impl Uart {
     pub(crate) fn line_sinks(&self) -> impl Iterator<Item = &Sink> {
         self.lines.iter().map(|(_, sink)| sink)
     }
+
+    pub(crate) fn line_sinks_mut(&mut self) -> impl Iterator<Item = &mut Sink> {
+        self.lines.iter_mut().map(|(_, sink)| sink)
+    }
 }
 
 impl Machine for Uart {

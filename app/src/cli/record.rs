@@ -8,10 +8,9 @@ use latscope_engine::analyse::Which;
 use latscope_engine::report::ThresholdsCrossed;
 use latscope_engine::{Capture, Registry};
 use latscope_record::stats::human_ns;
-use latscope_record::{Live, Options, Request, Stopped};
+use latscope_record::{Live, Request, Stopped};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct RecordArgs {
@@ -224,39 +223,32 @@ fn check_decoders(args: &RecordArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--sigrok` alone: a logic capture saved as `-o X.sr`, with `--decoder` stacks run on it
-/// as it streams and `--preset`/`--rule` statistics over them in the live lines. (Beside the
+/// `--sigrok` alone: a logic capture saved as `-o X.sr` (or a folder with a session), with
+/// `--decoder` stacks run on it as it streams, `--preset`/`--rule` statistics over them in
+/// the live lines, and `--trigger` windows saved from a ring of recent samples. (Beside the
 /// kernel it is `latscope_record::record`'s, placed by host clocks.)
 fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()> {
-    if !args.triggers.is_empty() {
-        bail!("--trigger on a logic analyzer alone is not built yet: record it beside the kernel");
-    }
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
     let specs = super::report::specs(registry, &args.presets, &args.rules)?;
     if args.decoders.is_empty() && !args.fail_if.is_empty() {
         bail!("--fail-if on a logic capture needs the analyses of its --decoder stacks");
     }
-    let output = args.output.as_deref();
-    if let Some(o) = output {
-        if o.extension().is_none_or(|e| e != "sr") {
-            bail!("--sigrok alone saves a logic capture: -o X.sr");
-        }
-        if o.exists() {
-            bail!("{} exists: -o names a new capture", o.display());
-        }
-    }
-    let spec = latscope_record::sigrok::SigrokSpec::parse(text)?.with_decoders(args.decoders.clone());
-    let opts = Options {
+    let spec_texts: Vec<String> = args.presets.iter().chain(&args.rules).cloned().collect();
+    let opts = latscope_record::plan::plan_logic(&Request {
         specs: specs.clone(),
-        duration: args
-            .duration
-            .as_deref()
-            .map(|d| latscope_record::plan::duration_ns(d, "--duration").map(Duration::from_nanos))
-            .transpose()?,
+        spec_texts: spec_texts.clone(),
+        duration: args.duration.clone(),
+        triggers: args.triggers.clone(),
+        keep: args.keep.clone(),
+        ring: args.ring.clone(),
+        max_saves: args.max_saves,
+        output: args.output.clone(),
         command: args.command.clone(),
-        ..Options::default()
-    };
+        ..Request::default()
+    })?;
+    let output = args.output.as_deref();
+    let spec = latscope_record::sigrok::SigrokSpec::parse(text)?.with_decoders(args.decoders.clone());
     let json = args.format == LiveFormat::Json;
     let mut out = std::io::stdout();
     let mut say = |live: &Live| {
@@ -264,15 +256,26 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
     };
-    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts, &mut say)?;
+    let (logic, end) = latscope_record::sigrok::record_logic(spec, &opts, &mut say)?;
     eprintln!(
         "latscope: recorded {} samples of {} logic channels ({})",
-        logic.samples(),
+        logic.first_sample + logic.samples() as u64,
         logic.channels.len(),
-        stopped.describe()
+        end.stopped.describe()
     );
-    if let Some(o) = output {
-        logic.save(o)?;
+    if opts.windows_dir.is_some() {
+        eprintln!(
+            "latscope: {} crossing(s), {} window(s) saved{}",
+            end.crossings,
+            end.saved.len(),
+            end.saved.iter().map(|s| format!("\n  {}", s.dir.display())).collect::<String>()
+        );
+    } else if let Some(o) = output {
+        if o.extension().is_some_and(|e| e == "sr") {
+            logic.save(o)?;
+        } else {
+            logic.save_folder(o, &args.decoders, &spec_texts, None)?;
+        }
         eprintln!("latscope: saved {}", o.display());
     }
     let crossed = if thresholds.is_empty() {
@@ -285,8 +288,7 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
         if let Some(failure) = analysed.failures.into_iter().next() {
             return Err(failure.into());
         }
-        let texts: Vec<String> = args.presets.iter().chain(&args.rules).cloned().collect();
-        let request = latscope_engine::report::Request::of_analyses(registry, &texts);
+        let request = latscope_engine::report::Request::of_analyses(registry, &spec_texts);
         let report = capture.report(&analysed.outcomes, Some(Format::Json), &request)?;
         let crossed = latscope_engine::report::gate(&report, &thresholds)?;
         for line in latscope_engine::report::passed(&report, &thresholds) {
@@ -294,7 +296,7 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
         }
         crossed
     };
-    if let Stopped::Failed(why) = &stopped {
+    if let Stopped::Failed(why) = &end.stopped {
         bail!("the recording stopped early: {why} (what arrived before was kept)");
     }
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }

@@ -71,6 +71,8 @@ pub(super) struct Pending {
     pub derived: Vec<(SourceStamp, DerivedLane)>,
     /// A session whose files are loading.
     pub session: Option<PendingSession>,
+    /// A restored session's rules, waiting for its decoders: they read the decoded events.
+    pub session_rules: bool,
     /// The command line's steps, once the files are loaded.
     pub startup: Option<Startup>,
     /// A fleet worst pair to show once its capture has loaded.

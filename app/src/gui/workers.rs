@@ -381,37 +381,50 @@ fn record_logic_work(
     stop: Arc<AtomicBool>,
 ) -> JobResult<RecordEnd> {
     let ticket = cx.ticket;
-    let duration = request
-        .duration
-        .as_deref()
-        .map(|d| latscope_record::plan::duration_ns(d, "duration").map(Duration::from_nanos))
-        .transpose()?;
-    let out = match &request.output {
-        Some(o) if o.extension().is_none_or(|e| e != "sr") => {
-            anyhow::bail!("a logic capture is saved as a sigrok session: name it X.sr")
-        }
-        Some(o) if o.exists() => anyhow::bail!("{} exists: name a new file", o.display()),
-        Some(o) => o.clone(),
-        None => std::env::temp_dir().join(format!("latscope-logic-{}-{}.sr", std::process::id(), ticket.id)),
-    };
-    // Alone, the presets and rules read what the decoders find on the stream.
-    let opts = latscope_record::Options {
-        duration,
-        stop: Some(stop),
-        specs: request.specs.clone(),
-        ..latscope_record::Options::default()
-    };
+    // Alone, the presets and rules read what the decoders find on the stream; the flight
+    // recorder saves windows of samples. Checked as `latscope record` checks them.
+    let mut opts = latscope_record::plan::plan_logic(request)?;
+    opts.stop = Some(stop);
+    let windows = opts.windows_dir.is_some();
     let decoders = spec.decoders.clone();
     let mut live = |l: &Live| cx.send(RecordMsg::Live { ticket, live: l.clone() });
-    let (logic, stopped) = latscope_record::sigrok::record_logic(spec, &opts, &mut live)?;
-    logic.save(&out)?;
+    let (logic, end) = latscope_record::sigrok::record_logic(spec, &opts, &mut live)?;
+    let stopped = end.stopped;
+    // What is opened: the capture saved, or the samples kept (in the temporary directory).
+    let (out, mut saved) = match &request.output {
+        Some(o) if !windows && o.extension().is_some_and(|e| e == "sr") => {
+            logic.save(o)?;
+            (o.clone(), vec![o.clone()])
+        }
+        Some(o) if !windows => {
+            logic.save_folder(o, &decoders, &request.spec_texts, None)?;
+            (o.join("logic.sr"), vec![o.clone()])
+        }
+        _ => {
+            let tmp =
+                std::env::temp_dir().join(format!("latscope-logic-{}-{}.sr", std::process::id(), ticket.id));
+            logic.save(&tmp)?;
+            (tmp, Vec::new())
+        }
+    };
+    saved.extend(end.saved.iter().map(|s| s.dir.clone()));
     let mut source = latscope_engine::open(&out, &cx.control)?;
     source.name = out.file_name().map_or_else(|| "logic".to_owned(), |n| n.to_string_lossy().into_owned());
     source.path = Some(out.clone());
-    if !logic.decoded.is_empty() {
-        // The stream's own decode, made as it arrived: the file is not decoded again.
-        let decoded = latscope_engine::decode::merged(logic.decoded.iter().map(|(_, d)| d.clone()).collect());
-        latscope_engine::decode::attach(&mut source, &decoded, &decoders)?;
+    if !decoders.is_empty() {
+        if logic.first_sample == 0 {
+            // The stream's own decode, made as it arrived: the file is not decoded again.
+            let decoded =
+                latscope_engine::decode::merged(logic.decoded.iter().map(|(_, d)| d.clone()).collect());
+            latscope_engine::decode::attach(&mut source, &decoded, &decoders)?;
+        } else {
+            // A ring kept the end only: its annotations count from the recording's start.
+            latscope_engine::decode::decode_into(
+                &latscope_engine::Registry::native(),
+                &mut source,
+                &decoders,
+            )?;
+        }
     }
     cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
     if let latscope_record::Stopped::Failed(why) = &stopped {
@@ -422,10 +435,10 @@ fn record_logic_work(
     }
     Ok(RecordEnd {
         how: stopped.describe(),
-        events: logic.samples() as u64,
+        events: logic.first_sample + logic.samples() as u64,
         lost: 0,
-        saved: if request.output.is_some() { vec![out] } else { Vec::new() },
-        crossings: 0,
+        saved,
+        crossings: end.crossings,
         unrestored: None,
         logic_placed: None,
     })

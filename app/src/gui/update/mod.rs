@@ -65,6 +65,7 @@ impl Workbench {
         for _ in 0..SETTLE_ROUNDS {
             let acted = self.add_pending_derived()
                 | self.finish_session()
+                | self.session_rules_step()
                 | self.startup_step()
                 | self.presets_step()
                 | self.fleet_jump_step();

@@ -104,10 +104,19 @@ impl Workbench {
         for (source, stacks) in decoders {
             self.update(DecoderMsg::Add { source, stacks }.into());
         }
-        // The results are part of what the session showed: compute them again.
-        if !self.analysis.rules.specs.is_empty() && !self.doc.sources.is_empty() {
-            self.update(AnalysisMsg::Run.into());
+        // The results are part of what the session showed: compute them again, once the
+        // decoders are done (rules over decoded events read them; [`Self::session_rules_step`]).
+        self.pending.session_rules = !self.analysis.rules.specs.is_empty() && !self.doc.sources.is_empty();
+        true
+    }
+
+    /// Runs a restored session's rules once no decode runs. Whether it did.
+    pub(super) fn session_rules_step(&mut self) -> bool {
+        if !self.pending.session_rules || self.jobs.busy(JobKind::Decode) {
+            return false;
         }
+        self.pending.session_rules = false;
+        self.update(AnalysisMsg::Run.into());
         true
     }
 }
