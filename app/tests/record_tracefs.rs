@@ -433,3 +433,66 @@ fn kernel_and_logic_recorded_together_are_placed_by_host_clocks_within_the_uncer
         .output(Command::new("sigrok-cli").arg("-i").arg(both.join("logic.sr")).args(["-O", "binary"]));
     assert_eq!(binary.stdout.len() as u64, samples);
 }
+
+/// A trigger on the kernel beside a logic analyzer saves the window from both: the
+/// window's `logic.sr` holds the samples of the same span (its length at the rate, read by
+/// sigrok-cli), placed in the session where the window starts on the kernel's timeline.
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sigrok_cli)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sigrok-cli: apt-get install sigrok-cli"
+)]
+fn a_kernel_trigger_beside_a_logic_analyzer_saves_both_in_the_window() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
+    let dir = Scratch::new("record-trigger-logic");
+    let script = "M=/sys/kernel/tracing/trace_marker\n\
+                  sleep 0.5\n\
+                  for i in $(seq 1 100); do\n\
+                    printf 'req_start id=%d\\n' $i > $M\n\
+                    if [ $i = 50 ]; then sleep 0.03; fi\n\
+                    printf 'req_done id=%d\\n' $i > $M\n\
+                  done\n";
+    std::fs::write(dir.join("work.sh"), script).unwrap();
+    let rule = "req=print[text~req_start] -> print[text~req_done] by id";
+    let out = latscope_in(
+        &dir,
+        &[
+            "record",
+            "--rule",
+            rule,
+            "--sigrok",
+            "demo:analog_channels=0:samplerate=100k",
+            "--trigger",
+            "req>10ms",
+            "--keep",
+            "2ms",
+            "-o",
+            "win",
+            "--",
+            "bash",
+            "work.sh",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 crossing(s), 1 window(s) saved"), "{}", stderr(&out));
+    assert_eq!(latscope_testkit::tracefs_state(), before);
+    let windows: Vec<_> = std::fs::read_dir(dir.join("win")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(windows[0].join("session.latscope.json")).unwrap()).unwrap();
+    assert_eq!(session["files"][1]["path"], "logic.sr", "{session}");
+    assert!(session["files"][1]["placed_by"].as_str().unwrap().starts_with("host clocks"), "{session}");
+    let (a, b) = (session["cursor_a"].as_f64().unwrap(), session["cursor_b"].as_f64().unwrap());
+    // The window is the pair and 2 ms each side: at 100 kHz one sample is 10 us.
+    let samples = latscope_testkit::Need::SigrokCli
+        .output(Command::new("sigrok-cli").arg("-i").arg(windows[0].join("logic.sr")).args(["-O", "binary"]))
+        .stdout
+        .len() as f64;
+    let span_us = (b - a) / 1e6 + 4000.0;
+    assert!((samples - span_us / 10.0).abs() <= 2.0, "{samples} samples for a {span_us} us window");
+    // Its first sample is where the window starts on the kernel file's timeline.
+    let offset = session["files"][1]["offset_ps"].as_f64().unwrap();
+    assert!((offset - (a - 2e9)).abs() <= 1e7, "logic starts at {offset} ps, the window at {} ps", a - 2e9);
+}

@@ -68,11 +68,11 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
     let triggers = triggers(req)?;
     let keep_ns = keep_ns(req.keep.as_deref())?;
     let output = req.output.as_deref();
-    if req.sigrok.is_some() {
-        if !triggers.is_empty() || req.ring.as_deref().is_some_and(|r| !r.trim().is_empty()) {
+    if let Some(sigrok) = &req.sigrok {
+        if !triggers.is_empty() && sigrok.samplerate_hz().is_none() {
             return Err(RecordError::Usage(
-                "--trigger and --ring with the kernel and a logic analyzer together are not built yet: the \
-                 flight recorder keeps the kernel alone, or the logic analyzer alone"
+                "--trigger beside a logic analyzer cuts its samples by time, which needs its rate: \
+                 --sigrok DRIVER:samplerate=…"
                     .into(),
             ));
         }

@@ -288,7 +288,12 @@ impl Recording {
         let Some(placed) = self.logic.as_ref().and_then(|l| l.placement) else { return Ok(None) };
         let kernel = self.source()?;
         let origin_ps = i128::from(kernel.origin.secs) * 1_000_000_000_000 + i128::from(kernel.origin.ps);
-        let at_ps = i128::from(placed.at_ns) * 1000;
+        // A ring may have dropped the first samples: the kept ones start later.
+        let logic = self.logic.as_ref();
+        let dropped_ns = logic
+            .and_then(|l| Some((l.first_sample, crate::sigrok::rate_hz(l.samplerate.as_deref()?)?)))
+            .map_or(0, |(n, hz)| (u128::from(n) * 1_000_000_000 / u128::from(hz)) as i128);
+        let at_ps = (i128::from(placed.at_ns) + dropped_ns) * 1000;
         let offset = i64::try_from(at_ps - origin_ps).unwrap_or(0);
         Ok(Some((offset, placed_by(placed.uncertainty_ns))))
     }
@@ -296,6 +301,22 @@ impl Recording {
     /// The recorded events as `latscope report` reads the saved file.
     pub fn source(&self) -> Result<Source, RecordError> {
         decode_all(&self.meta, &self.pages)
+    }
+}
+
+/// The ring of a logic analyzer beside the kernel: with triggers, as long as the kernel's
+/// (in time, at its rate) or as large.
+fn logic_ring(opts: &Options) -> Option<crate::sigrok::LogicRing> {
+    opts.windows_dir.as_ref()?;
+    match opts.ring {
+        Ring::All => None,
+        Ring::Bytes(b) => Some(crate::sigrok::LogicRing::Bytes(b)),
+        Ring::Nanos(ns) => {
+            let rate = opts.sigrok.as_ref()?.samplerate_hz()?;
+            Some(crate::sigrok::LogicRing::Samples(
+                (u128::from(ns) * u128::from(rate) / 1_000_000_000) as u64,
+            ))
+        }
     }
 }
 
@@ -640,18 +661,22 @@ fn run(
     // The logic analyzer once tracing is on (the kernel sees sigrok-cli start). Its samples
     // are placed by this machine's monotonic clock, the kernel's; a device that is missing
     // ends the recording before anything was recorded.
-    let mut logic =
-        match opts.sigrok.clone().map(|spec| crate::sigrok::LogicCapture::start(spec, None)).transpose() {
-            Ok(l) => l,
-            Err(e) => {
-                let _ = fs.write("tracing_on", "0");
-                stop.store(true, Ordering::Release);
-                for h in readers {
-                    let _ = h.join();
-                }
-                return Err(e);
+    let mut logic = match opts
+        .sigrok
+        .clone()
+        .map(|spec| crate::sigrok::LogicCapture::start(spec, logic_ring(opts)))
+        .transpose()
+    {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = fs.write("tracing_on", "0");
+            stop.store(true, Ordering::Release);
+            for h in readers {
+                let _ = h.join();
             }
-        };
+            return Err(e);
+        }
+    };
     let started = Instant::now();
     let mut child: Option<Child> = None;
     let mut stopped: Option<Stopped> = None;
@@ -727,7 +752,8 @@ fn run(
             meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
             let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
             let logic_line = logic.as_ref().map(LogicLive::of);
-            let at = Moment { started, lost, first_raw, last: false, logic: logic_line };
+            let at =
+                Moment { started, lost, first_raw, last: false, logic: logic_line, capture: logic.as_ref() };
             tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
             // A tick decodes everything kept: when that grows slow, tick less often, so the
             // live lines never take more than a quarter of a core.
@@ -736,13 +762,11 @@ fn run(
     }
     let elapsed = started.elapsed();
     let logic_line = logic.as_ref().map(LogicLive::of);
-    let logic = match logic.map(crate::sigrok::LogicCapture::stop).transpose() {
-        Ok(l) => l,
-        Err(e) => {
-            stopped = Some(Stopped::Failed(format!("the logic analyzer: {e}")));
-            None
-        }
-    };
+    // sigrok-cli stops now; its samples stay with the capture until the last windows are cut.
+    if let Some(Err(e)) = logic.as_mut().map(crate::sigrok::LogicCapture::halt) {
+        stopped = Some(Stopped::Failed(format!("the logic analyzer: {e}")));
+        logic = None;
+    }
     // Tracing off first, so the readers' last pass empties a buffer that no longer grows.
     let off = fs.write("tracing_on", "0");
     stop.store(true, Ordering::Release);
@@ -809,9 +833,16 @@ fn run(
         guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
     let sinks = Sinks { live, snapshot };
     let logic_line = logic_line
-        .map(|l| LogicLive { samples: logic.as_ref().map_or(l.samples, |x| x.samples() as u64), ..l });
-    let at = Moment { started, lost, first_raw, last: true, logic: logic_line };
+        .map(|l| LogicLive { samples: logic.as_ref().map_or(l.samples, |x| x.samples_so_far()), ..l });
+    let at = Moment { started, lost, first_raw, last: true, logic: logic_line, capture: logic.as_ref() };
     let (events_seen, stats) = tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
+    let logic = match logic.map(crate::sigrok::LogicCapture::stop).transpose() {
+        Ok(l) => l,
+        Err(e) => {
+            stopped = Stopped::Failed(format!("the logic analyzer: {e}"));
+            None
+        }
+    };
     let (crossings, saved) = match flight {
         Some(f) => (f.crossings, f.saved),
         None => (0, Vec::new()),
@@ -833,12 +864,14 @@ fn run(
 
 /// When a tick happens: the recording's start, the events lost so far, the first raw time,
 /// whether it is the last, and the logic analyzer's line.
-struct Moment {
+struct Moment<'a> {
     started: Instant,
     lost: u64,
     first_raw: Option<u64>,
     last: bool,
     logic: Option<LogicLive>,
+    /// The logic analyzer beside the kernel, whose samples the windows cut too.
+    capture: Option<&'a crate::sigrok::LogicCapture>,
 }
 
 /// Where a tick's answers go: the live lines, and the events they were computed on.
@@ -857,11 +890,11 @@ fn tick(
     store: &mut Store,
     opts: &Options,
     mut flight: Option<&mut Flight>,
-    at: Moment,
+    at: Moment<'_>,
     sinks: Sinks<'_>,
 ) -> (u64, Vec<LiveStat>) {
     let Sinks { live, snapshot } = sinks;
-    let Moment { started, lost, first_raw, last, logic } = at;
+    let Moment { started, lost, first_raw, last, logic, capture } = at;
     let (source, outcomes, lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
         match decode_all(meta, &store.joined()) {
             Ok(src) => {
@@ -886,7 +919,15 @@ fn tick(
         let origin_ns =
             (src.origin.secs as i128 * 1_000_000_000 + i128::from(src.origin.ps / PS_PER_NS)) as u64;
         f.observe(&outcomes, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
-        said = f.save_due(meta, decoder, store, last);
+        said = f.save_due(meta, decoder, store, capture, last);
+        // The logic analyzer's ring keeps what a window waits for and what the triggers
+        // have not looked at yet, on its own clock.
+        if let Some(c) = capture
+            && let (Some(rate), Some(placed)) = (c.spec.samplerate_hz(), c.placement())
+        {
+            let needed = f.needed_from(store.newest).saturating_sub(placed.at_ns);
+            c.keep_from(Some((u128::from(needed) * u128::from(rate) / 1_000_000_000) as u64));
+        }
     }
     store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));
     live(&Live::Stats {

@@ -582,7 +582,7 @@ impl Logic {
 }
 
 /// `100k`, `1M`, `1 MHz`, `200 Hz` or `200` in hertz.
-fn rate_hz(text: &str) -> Option<u64> {
+pub(crate) fn rate_hz(text: &str) -> Option<u64> {
     let t = text.trim();
     let t = t.strip_suffix("Hz").or_else(|| t.strip_suffix("hz")).unwrap_or(t).trim_end();
     let (num, mult) = match t.chars().last() {

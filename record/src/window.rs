@@ -154,16 +154,19 @@ impl Flight {
     }
 
     /// Saves the windows whose POST has been recorded (all of them when `last`).
+    /// With a logic analyzer beside the kernel, each window holds its samples too.
     pub(crate) fn save_due(
         &mut self,
         meta: &KernelMeta,
         decoder: &PageDecoder,
         store: &Store,
+        logic: Option<&crate::sigrok::LogicCapture>,
         last: bool,
     ) -> Vec<Live> {
         let mut said = Vec::new();
         for due in self.take_due(store.newest, last) {
-            let saved = save_window(meta, decoder, store, &due.dir, due.window, &due.pending, &self.rules);
+            let kernel = KernelWindow { meta, decoder, store };
+            let saved = save_window(kernel, logic, &due.dir, due.window, &due.pending, &self.rules);
             said.push(self.note_saved(due, saved));
         }
         said
@@ -227,15 +230,22 @@ fn file_safe(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
 }
 
+/// Where a window's kernel records come from.
+struct KernelWindow<'a> {
+    meta: &'a KernelMeta,
+    decoder: &'a PageDecoder,
+    store: &'a Store,
+}
+
 fn save_window(
-    meta: &KernelMeta,
-    decoder: &PageDecoder,
-    store: &Store,
+    kernel: KernelWindow<'_>,
+    logic: Option<&crate::sigrok::LogicCapture>,
     dir: &Path,
     (from, to): (u64, u64),
     p: &Pending,
     rules: &[String],
 ) -> Result<Saved, RecordError> {
+    let KernelWindow { meta, decoder, store } = kernel;
     let mut records = 0;
     let mut origin: Option<u64> = None;
     let cut: Vec<Vec<u8>> = store
@@ -254,8 +264,28 @@ fn save_window(
     // opening it will), which is where the session's cursors are measured from.
     let origin_ns = origin.unwrap_or(from) / 1_000_000_000 * 1_000_000_000;
     let cursor = |raw: u64| (raw as f64 - origin_ns as f64) * PS_PER_NS as f64;
-    let session = session_json(rules, Some((cursor(p.start_raw), cursor(p.end_raw))));
+    // The logic analyzer's samples in the same window, placed by the host's clock as the
+    // whole recording's are: its first sample's time on the kernel file's timeline.
+    let logic_cut = logic.and_then(|l| {
+        let (rate, placed) = (l.spec.samplerate_hz()?, l.placement()?);
+        let sample_at = |raw: u64| {
+            (u128::from(raw.saturating_sub(placed.at_ns)) * u128::from(rate) / 1_000_000_000) as u64
+        };
+        let cut = l.window(sample_at(from), sample_at(to))?;
+        let first_ns =
+            placed.at_ns + (u128::from(cut.first_sample) * 1_000_000_000 / u128::from(rate)) as u64;
+        let offset_ps = (i128::from(first_ns) - i128::from(origin_ns)) * i128::from(PS_PER_NS);
+        Some((cut, i64::try_from(offset_ps).unwrap_or(0), crate::placed_by(placed.uncertainty_ns)))
+    });
+    let session = session_json_with(
+        rules,
+        Some((cursor(p.start_raw), cursor(p.end_raw))),
+        logic_cut.as_ref().map(|(_, offset, how)| (*offset, how.clone())),
+    );
     save::folder(dir, |tmp| {
+        if let Some((cut, _, _)) = &logic_cut {
+            cut.save(&tmp.join("logic.sr"))?;
+        }
         save::file(&tmp.join("kernel.dat"), |w| {
             let mut readers: Vec<&[u8]> = cut.iter().map(Vec::as_slice).collect();
             let mut cpus: Vec<CpuPages<'_>> = readers
