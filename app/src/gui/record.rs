@@ -236,7 +236,10 @@ pub struct LiveLine {
 pub struct RecordEnd {
     /// How it stopped (`stopped`, `--duration elapsed`, an error).
     pub how: String,
+    /// Events recorded (the kernel's), else samples (a logic analyzer alone).
     pub events: u64,
+    /// What `events` counts: `events` or `samples`.
+    pub counted: &'static str,
     pub lost: u64,
     /// What was saved: the capture, or the flight recorder's windows.
     pub saved: Vec<PathBuf>,

@@ -364,6 +364,7 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
     Ok(RecordEnd {
         how: rec.stopped.describe(),
         events: rec.events,
+        counted: "events",
         lost: rec.lost,
         saved,
         crossings: rec.crossings,
@@ -436,6 +437,7 @@ fn record_logic_work(
     Ok(RecordEnd {
         how: stopped.describe(),
         events: logic.first_sample + logic.samples() as u64,
+        counted: "samples",
         lost: 0,
         saved,
         crossings: end.crossings,

@@ -136,7 +136,7 @@ impl Workbench {
     fn record_logic(&mut self, prepared: Arc<Prepared>, offset_ps: i64, placed_by: String) {
         let kernel = self.record.source.and_then(|id| self.doc.get(id)).map_or(0, |s| s.placement.offset);
         let id = self.doc.reserve_id();
-        self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+        self.view.lanes.insert(id, recorded_lanes(&prepared, self.theme));
         self.doc.add(id, prepared, false);
         self.doc.place_by(id, Placement::new(kernel.saturating_add(offset_ps), 0.0), placed_by.clone());
         self.record.logic_source = Some(id);
@@ -155,7 +155,7 @@ impl Workbench {
             }
             None => {
                 let id = self.doc.reserve_id();
-                self.view.lanes.insert(id, default_lanes(&prepared, self.theme));
+                self.view.lanes.insert(id, recorded_lanes(&prepared, self.theme));
                 self.doc.add(id, prepared, true);
                 self.record.source = Some(id);
                 id
@@ -177,4 +177,19 @@ impl Workbench {
             self.refresh_table();
         }
     }
+}
+
+/// A recorded source's lanes: as any source's, with the event lanes of a decode made on the
+/// stream hidden at first, as a decode in the workbench leaves them (the annotation rows
+/// show them; the table and search list the events).
+fn recorded_lanes(
+    prepared: &Prepared,
+    theme: crate::gui::theme::ThemeKind,
+) -> Vec<crate::gui::view::LaneView> {
+    let hidden = crate::gui::decoder_dialog::decoded_event_lanes(prepared);
+    let mut lanes = default_lanes(prepared, theme);
+    for v in lanes.iter_mut().filter(|v| hidden.contains(&v.name)) {
+        v.visible = false;
+    }
+    lanes
 }

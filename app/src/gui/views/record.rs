@@ -64,6 +64,8 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
         });
     }
     let kernel = form.machine != Machine::None;
+    // With no kernel, the rules read what the logic analyzer's decoders find.
+    let decoding = !kernel && !form.decoders.trim().is_empty();
     ui.add_enabled_ui(kernel, |ui| {
         ui.strong("Presets");
         ui.horizontal_wrapped(|ui| {
@@ -78,25 +80,39 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
                 }
             }
         });
-        egui::Grid::new("record-kernel").num_columns(2).spacing([8.0, 4.0]).show(ui, |ui| {
-            ui.label("Rules").on_hover_text("Rule specs, one a line, as --rule takes them");
-            ui.add(
-                egui::TextEdit::multiline(&mut form.rules)
-                    .hint_text("req=print[text~start] -> print[text~done]")
-                    .desired_rows(2)
-                    .desired_width(f32::INFINITY)
-                    .code_editor(),
-            );
-            ui.end_row();
-            field(
-                ui,
-                "More events",
-                &mut form.events,
-                "sched_switch, irq:irq_handler_entry",
-                "Comma-separated",
-            );
-        });
-        let events = form.events_enabled(registry);
+    });
+    egui::Grid::new("record-kernel").num_columns(2).spacing([8.0, 4.0]).show(ui, |ui| {
+        let (hint, help) = if decoding {
+            (
+                "word=spi_mosi -> spi_mosi_end",
+                "Rule specs over the decoded events, one a line, as --rule takes them",
+            )
+        } else {
+            ("req=print[text~start] -> print[text~done]", "Rule specs, one a line, as --rule takes them")
+        };
+        ui.add_enabled(kernel || decoding, egui::Label::new("Rules")).on_hover_text(help);
+        ui.add_enabled(
+            kernel || decoding,
+            egui::TextEdit::multiline(&mut form.rules)
+                .hint_text(hint)
+                .desired_rows(2)
+                .desired_width(f32::INFINITY)
+                .code_editor(),
+        )
+        .on_disabled_hover_text("With no kernel, rules read the decoded logic: add a decoder below");
+        ui.end_row();
+        ui.add_enabled(kernel, egui::Label::new("More events")).on_hover_text("Comma-separated");
+        ui.add_enabled(
+            kernel,
+            egui::TextEdit::singleline(&mut form.events)
+                .hint_text("sched_switch, irq:irq_handler_entry")
+                .desired_width(f32::INFINITY),
+        );
+        ui.end_row();
+    });
+    // The kernel events a recording enables; with no kernel, none.
+    ui.add_enabled_ui(kernel, |ui| {
+        let events = if kernel { form.events_enabled(registry) } else { Vec::new() };
         let said = if events.is_empty() {
             "Events enabled: none (trace_marker writes are recorded always)".to_owned()
         } else {
@@ -174,8 +190,9 @@ fn controls(ui: &mut egui::Ui, st: &RecordState) -> Vec<Message> {
             }
             if let Some(end) = &st.ended {
                 ui.weak(format!(
-                    "Recorded {} events, {} lost ({}){}",
+                    "Recorded {} {}, {} lost ({}){}",
                     end.events,
+                    end.counted,
                     end.lost,
                     end.how,
                     if end.crossings > 0 { format!(", {} crossings", end.crossings) } else { String::new() }
@@ -239,16 +256,19 @@ fn live_ui(ui: &mut egui::Ui, st: &RecordState) {
         }
     });
     if let Some(l) = &line.logic {
-        let placed = match (l.start_s, l.uncertainty_ns) {
-            (Some(_), Some(u)) => format!(
-                "placed on the kernel's timeline by host clocks, ± {} (align on a shared marker to fit it)",
+        // Beside a kernel, where the host's clock places it; alone, there is nothing to place.
+        let placed = match (l.start_s, l.uncertainty_ns, st.form.machine) {
+            (Some(_), Some(u), _) => format!(
+                ", placed on the kernel's timeline by host clocks, ± {} (align on a shared marker to fit it)",
                 human_ns(Some(u as f64))
             ),
-            _ => "no data yet".to_owned(),
+            (_, _, Machine::None) => String::new(),
+            _ => ", no data yet".to_owned(),
         };
-        ui.add(egui::Label::new(format!("Logic analyzer: {} samples, {placed}", l.samples)).wrap());
+        ui.add(egui::Label::new(format!("Logic analyzer: {} samples{placed}", l.samples)).wrap());
         for d in &l.decoders {
-            let text = format!("{}: {} annotations, {} errors", d.decoder, d.annotations, d.errors);
+            let errors = if d.errors == 1 { "1 error".to_owned() } else { format!("{} errors", d.errors) };
+            let text = format!("{}: {} annotations, {errors}", d.decoder, d.annotations);
             if d.errors > 0 {
                 let kinds: Vec<String> = d.error_kinds.iter().map(|(k, n)| format!("{k}: {n}")).collect();
                 ui.colored_label(ui.visuals().warn_fg_color, text).on_hover_text(kinds.join("\n"));
