@@ -223,13 +223,13 @@ fn a_trigger_on_decoded_logic_saves_the_window_around_the_pair_from_a_bounded_ri
     let last = stats.last().unwrap();
     let samples = last["logic"]["samples"].as_u64().unwrap();
     assert!(samples > 200_000, "{last}");
-    // The ring holds 64 KiB (trimmed at a quarter more) and what the flight recorder has
-    // not looked at yet: 0.3 s at most, at the 140 k samples/s the demo device hands over.
-    // The last line also holds what came while sigrok-cli was stopping (up to a second).
+    // The ring holds 64 KiB (trimmed at a quarter more), and what the flight recorder has
+    // not looked at yet up to twice that; past it, memory wins (and the samples dropped
+    // unseen are the line's lost count). One read of sigrok-cli's output (64 KiB) may sit
+    // on top until the next trim.
     for l in &stats {
         let kept = l["kept_bytes"].as_u64().unwrap();
-        let bound = if l["final"] == true { 320 << 10 } else { 136 << 10 };
-        assert!(kept <= bound, "the ring holds about 64 KiB, not {kept} bytes: {l}");
+        assert!(kept <= (128 + 64) << 10, "the ring holds about 64 KiB, not {kept} bytes: {l}");
     }
     // Every word takes 67 samples (670 us): each one crossed, saved or not. The ring's
     // last line counts only those it kept.

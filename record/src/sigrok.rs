@@ -237,21 +237,27 @@ struct Kept {
     dropped: u64,
     /// At most this many bytes are kept (a little more between trims).
     ring_bytes: Option<usize>,
+    /// Samples dropped before their owner was done with them: the ring held twice its size
+    /// and the triggers had not caught up (a machine too slow for the rate).
+    overrun: u64,
 }
 
 impl Kept {
-    /// Drops the oldest samples beyond the ring, never `keep_from` or later. Trimmed once a
-    /// quarter of the ring more has come, so each byte is moved a few times at most.
+    /// Drops the oldest samples beyond the ring, not `keep_from` or later while the ring
+    /// holds less than twice its size: past that, memory wins, and the samples dropped
+    /// before they were done with are counted (`overrun`). Trimmed once a quarter of the
+    /// ring more has come, so each byte is moved a few times at most.
     fn trim(&mut self, unitsize: usize, keep_from: u64) {
         let Some(cap) = self.ring_bytes else { return };
         if self.data.len() <= cap + cap / 4 {
             return;
         }
-        let over = (self.data.len() - cap) / unitsize;
+        let over = ((self.data.len() - cap) / unitsize) as u64;
         let may = keep_from.saturating_sub(self.dropped);
-        let drop = (over as u64).min(may) as usize;
-        self.data.drain(..drop * unitsize);
-        self.dropped += drop as u64;
+        let drop = if self.data.len() > 2 * cap { over } else { over.min(may) };
+        self.overrun += drop.saturating_sub(may);
+        self.data.drain(..drop as usize * unitsize);
+        self.dropped += drop;
     }
 }
 
@@ -437,8 +443,8 @@ impl LogicCapture {
 
     fn into_logic(mut self) -> Result<Logic, RecordError> {
         let unitsize = self.unitsize();
-        let (data, first_sample) = match self.arrival.kept.lock() {
-            Ok(mut k) => (std::mem::take(&mut k.data), k.dropped),
+        let (data, first_sample, overrun) = match self.arrival.kept.lock() {
+            Ok(mut k) => (std::mem::take(&mut k.data), k.dropped, k.overrun),
             Err(_) => return Err(RecordError::Usage("the sigrok reader failed".into())),
         };
         let placement = self.placement();
@@ -449,6 +455,7 @@ impl LogicCapture {
             unitsize,
             data,
             first_sample,
+            overrun,
             placement,
             decoded,
         })
@@ -497,6 +504,7 @@ impl LogicCapture {
             unitsize,
             data: kept.data[range].to_vec(),
             first_sample: first,
+            overrun: 0,
             placement: None,
             decoded: Vec::new(),
         })
@@ -515,6 +523,8 @@ pub struct Logic {
     /// The number of `data`'s first sample in the recording (not 0 when a ring dropped the
     /// oldest).
     pub first_sample: u64,
+    /// Samples a ring dropped before the flight recorder had looked at them.
+    pub overrun: u64,
     /// Where its first sample lies on this machine's monotonic clock, if any data came.
     pub placement: Option<HostPlacement>,
     /// Each `--decoder` stack's decode of the whole capture, made as it streamed, with its
@@ -800,6 +810,8 @@ fn save_logic_window(
 trait Counted {
     fn samples(&self) -> u64;
     fn kept_bytes(&self) -> u64;
+    /// Samples the ring dropped before the triggers looked at them.
+    fn overrun(&self) -> u64;
 }
 
 impl Counted for LogicCapture {
@@ -809,6 +821,9 @@ impl Counted for LogicCapture {
     fn kept_bytes(&self) -> u64 {
         self.arrival.kept.lock().map_or(0, |k| k.data.len() as u64)
     }
+    fn overrun(&self) -> u64 {
+        self.arrival.kept.lock().map_or(0, |k| k.overrun)
+    }
 }
 
 impl Counted for Logic {
@@ -817,6 +832,9 @@ impl Counted for Logic {
     }
     fn kept_bytes(&self) -> u64 {
         self.data.len() as u64
+    }
+    fn overrun(&self) -> u64 {
+        self.overrun
     }
 }
 
@@ -863,7 +881,7 @@ fn logic_line(
     let line = crate::Live::Stats {
         elapsed_s: elapsed.as_secs_f64(),
         events: decoded.iter().map(|(_, d)| d.annotations.len() as u64).sum(),
-        lost: 0,
+        lost: capture.overrun(),
         kept_bytes: capture.kept_bytes(),
         analyses,
         logic: Some(crate::LogicLive {
@@ -916,6 +934,26 @@ mod tests {
         }
         assert_eq!(rate_hz("fast"), None);
         assert_eq!(rate_hz("0.5"), None);
+    }
+
+    #[test]
+    fn the_ring_keeps_what_is_still_needed_up_to_twice_its_size_and_counts_what_it_drops() {
+        let mut k = Kept { ring_bytes: Some(100), ..Kept::default() };
+        k.data = vec![0; 126];
+        // Everything from sample 10 on is still needed: only 10 go.
+        k.trim(1, 10);
+        assert_eq!((k.dropped, k.data.len(), k.overrun), (10, 116, 0));
+        // Below a quarter over the ring, nothing is trimmed.
+        k.trim(1, u64::MAX);
+        assert_eq!((k.dropped, k.data.len()), (10, 116));
+        // Nothing needed any more: down to the ring.
+        k.data.extend(vec![0; 10]);
+        k.trim(1, u64::MAX);
+        assert_eq!((k.dropped, k.data.len(), k.overrun), (36, 100, 0));
+        // Past twice the ring, memory wins over what is still needed, and that is counted.
+        k.data.extend(vec![0; 110]);
+        k.trim(1, 36);
+        assert_eq!((k.dropped, k.data.len(), k.overrun), (146, 100, 110));
     }
 
     #[test]

@@ -166,6 +166,12 @@ pub fn run(args: &RecordArgs) -> Result<()> {
             l.samples(),
             l.channels.len()
         );
+        if l.overrun > 0 {
+            eprintln!(
+                "latscope: the logic ring dropped {} samples before the triggers looked at them (a larger --ring keeps them)",
+                l.overrun
+            );
+        }
     }
     if opts.windows_dir.is_some() {
         eprintln!(
@@ -263,6 +269,12 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
         logic.channels.len(),
         end.stopped.describe()
     );
+    if logic.overrun > 0 {
+        eprintln!(
+            "latscope: the ring dropped {} samples before the triggers looked at them (a larger --ring keeps them)",
+            logic.overrun
+        );
+    }
     if opts.windows_dir.is_some() {
         eprintln!(
             "latscope: {} crossing(s), {} window(s) saved{}",
