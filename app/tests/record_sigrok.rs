@@ -270,3 +270,68 @@ fn a_trigger_on_decoded_logic_saves_the_window_around_the_pair_from_a_bounded_ri
         assert!(binary.stdout.len() <= 268 && binary.stdout.len() as u64 > b, "{}", binary.stdout.len());
     }
 }
+
+/// Real bus traffic recorded live: the corpus's i.MX6 SD capture played as a logic analyzer
+/// (`latscope_testkit::sigrok_player`) and decoded as it streams. The saved capture holds
+/// the same samples as the original, and the live statistics of `sd-cmd-resp` are
+/// `latscope report`'s on the original file.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn real_sd_traffic_decoded_live_gives_the_reports_command_to_response_latencies() {
+    let dir = Scratch::new("record-sigrok-sd");
+    let original = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../samples/corpus/sigrok/sd_imx6_working_snippet.sr");
+    let player = latscope_testkit::sigrok_player(&dir, &original);
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .env("PATH", latscope_testkit::path_with(&player))
+        .args([
+            "record",
+            "--sigrok",
+            "player:samplerate=40M",
+            "--decoder",
+            "sd:clk=CLK,cmd=CMD",
+            "--preset",
+            "sd-cmd-resp",
+            "--duration",
+            "1500ms",
+            "--format",
+            "json",
+            "-o",
+            "card.sr",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let last: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["final"], true, "{last}");
+    let live = &last["analyses"][0];
+    assert_eq!(live["analysis"], "sd-cmd-resp", "{last}");
+
+    // The samples saved are the original's, byte for byte, as sigrok-cli reads both.
+    let binary = |f: &std::path::Path| {
+        latscope_testkit::Need::SigrokCli
+            .output(Command::new("sigrok-cli").arg("-i").arg(f).args(["-O", "binary"]))
+            .stdout
+    };
+    assert!(
+        binary(&dir.join("card.sr")) == binary(&original),
+        "the saved capture differs from the played one"
+    );
+
+    let report = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("report")
+        .arg(&original)
+        .args(["--decoder", "sd:clk=CLK,cmd=CMD", "--preset", "sd-cmd-resp", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let a = &report["analyses"][0];
+    assert!(a["count"].as_u64().unwrap() > 0, "{a}");
+    assert_eq!(live["count"], a["count"], "{live} against {a}");
+    for (l, r) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
+        assert_eq!(live[l].as_f64(), a["stats_ns"][r].as_f64(), "{l}: {live} against {a}");
+    }
+}

@@ -496,3 +496,67 @@ fn a_kernel_trigger_beside_a_logic_analyzer_saves_both_in_the_window() {
     let offset = session["files"][1]["offset_ps"].as_f64().unwrap();
     assert!((offset - (a - 2e9)).abs() <= 1e7, "logic starts at {offset} ps, the window at {} ps", a - 2e9);
 }
+
+/// Beside the kernel, the decoders' presets read the logic analyzer's decoded stream: real
+/// SD traffic (the corpus's i.MX6 capture, played as a device) gives the command-to-response
+/// latencies `latscope report` finds in the original file, in the same live lines as the
+/// kernel's analyses.
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sigrok_cli)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sigrok-cli: apt-get install sigrok-cli"
+)]
+fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
+    let dir = Scratch::new("record-kernel-sd");
+    let original =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/corpus/sigrok/sd_imx6_working_snippet.sr");
+    let player = latscope_testkit::sigrok_player(&dir, &original);
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .env("PATH", latscope_testkit::path_with(&player))
+        .args([
+            "record",
+            "--preset",
+            "wakeup",
+            "--sigrok",
+            "player:samplerate=40M",
+            "--decoder",
+            "sd:clk=CLK,cmd=CMD",
+            "--preset",
+            "sd-cmd-resp",
+            "--duration",
+            "1500ms",
+            "--format",
+            "json",
+            "-o",
+            "run",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(latscope_testkit::tracefs_state(), before);
+    let last: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    let names: Vec<&str> =
+        last["analyses"].as_array().unwrap().iter().filter_map(|a| a["analysis"].as_str()).collect();
+    assert_eq!(names, ["wakeup", "sd-cmd-resp"], "{last}");
+    let live = &last["analyses"][1];
+    let a = &report_json(
+        &dir,
+        original.to_str().unwrap(),
+        &["--decoder", "sd:clk=CLK,cmd=CMD", "--preset", "sd-cmd-resp"],
+    );
+    assert!(a["count"].as_u64().unwrap() > 0, "{a}");
+    assert_eq!(live["count"], a["count"], "{live} against {a}");
+    assert_eq!(live["max_ns"].as_f64(), a["stats_ns"]["max"].as_f64(), "{live} against {a}");
+    // The session lists both, and the folder holds the logic capture beside the kernel's.
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("run/session.latscope.json")).unwrap()).unwrap();
+    assert_eq!(session["rules"], serde_json::json!(["wakeup", "sd-cmd-resp"]), "{session}");
+    // Reopened, the logic capture is decoded again, so the decoders' presets find their events.
+    assert_eq!(session["files"][1]["decoders"], serde_json::json!(["sd:clk=CLK,cmd=CMD"]), "{session}");
+    assert!(dir.join("run/logic.sr").exists());
+}

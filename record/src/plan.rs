@@ -16,6 +16,9 @@ use std::time::Duration;
 pub struct Request {
     /// The analyses (presets and rules, resolved by the caller's registry) and their texts.
     pub specs: Vec<Spec>,
+    /// Beside the kernel, the analyses over the logic analyzer's decoded events (the
+    /// decoders' presets); their texts are in `spec_texts` too.
+    pub logic_specs: Vec<Spec>,
     pub spec_texts: Vec<String>,
     /// `--events`: more events to enable.
     pub events: Vec<String>,
@@ -100,6 +103,7 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
         events,
         ssh: req.ssh.clone(),
         specs: specs.clone(),
+        logic_specs: req.logic_specs.clone(),
         spec_texts: req.spec_texts.clone(),
         duration,
         command: req.command.clone(),
@@ -147,8 +151,8 @@ fn triggers(req: &Request) -> Result<Vec<Trigger>, RecordError> {
     let specs = &req.specs;
     let triggers = req.triggers.iter().map(|t| Trigger::parse(t)).collect::<Result<Vec<_>, _>>()?;
     for t in &triggers {
-        if !specs.iter().any(|s| s.name() == t.analysis) {
-            let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
+        if !specs.iter().chain(&req.logic_specs).any(|s| s.name() == t.analysis) {
+            let names: Vec<&str> = specs.iter().chain(&req.logic_specs).map(|s| s.name()).collect();
             return Err(RecordError::Usage(format!(
                 "--trigger {:?}: no analysis of that name (the --preset and --rule names: {})",
                 t.analysis,

@@ -73,6 +73,8 @@ pub struct Options {
     pub ssh: Option<String>,
     /// The analyses of the live lines and the triggers, and their texts (for sessions).
     pub specs: Vec<Spec>,
+    /// Beside the kernel, the analyses over the logic analyzer's decoded events.
+    pub logic_specs: Vec<Spec>,
     pub spec_texts: Vec<String>,
     pub duration: Option<Duration>,
     /// A command to run once tracing is on; the recording stops when it exits.
@@ -101,6 +103,7 @@ impl Default for Options {
             events: Vec::new(),
             ssh: None,
             specs: Vec::new(),
+            logic_specs: Vec::new(),
             spec_texts: Vec::new(),
             duration: None,
             command: Vec::new(),
@@ -271,11 +274,17 @@ impl Recording {
         save::folder(path, |dir| {
             save::file(&dir.join("kernel.dat"), |w| self.write_dat(w).map(|_| ()))?;
             let mut placed = None;
+            let mut decoders: Vec<String> = Vec::new();
             if let Some((l, offset)) = &logic {
                 l.save(&dir.join("logic.sr"))?;
                 placed = offset.clone();
+                decoders = l.decoded.iter().map(|(spec, _)| spec.clone()).collect();
             }
-            let session = crate::window::session_json_with(rules, None, placed);
+            let session = crate::window::session_json_with(
+                rules,
+                None,
+                placed.map(|(o, how)| (o, how, decoders.as_slice())),
+            );
             save::file(&dir.join("session.latscope.json"), |w| w.write_all(session.as_bytes()))
         })
     }
@@ -895,7 +904,7 @@ fn tick(
 ) -> (u64, Vec<LiveStat>) {
     let Sinks { live, snapshot } = sinks;
     let Moment { started, lost, first_raw, last, logic, capture } = at;
-    let (source, outcomes, lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
+    let (source, outcomes, mut lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
         match decode_all(meta, &store.joined()) {
             Ok(src) => {
                 let (o, l) = stats::run(&opts.specs, &src);
@@ -913,12 +922,37 @@ fn tick(
                 (None, Vec::new(), vec![line])
             }
         };
+    // The decoders' analyses over what the logic analyzer decoded so far; their times count
+    // from its first sample, which the host's clock places at `at_ns` on the kernel's.
+    let mut logic_outcomes = Vec::new();
+    if let Some(c) = capture
+        && !opts.logic_specs.is_empty()
+    {
+        match crate::sigrok::decoded_source(&c.decoded_so_far()) {
+            Ok(src) => {
+                let (o, l) = stats::run(&opts.logic_specs, &src);
+                logic_outcomes = o;
+                lines.extend(l);
+            }
+            Err(e) => lines.push(LiveStat {
+                analysis: "(logic decode)".into(),
+                count: 0,
+                p50_ns: None,
+                p99_ns: None,
+                max_ns: None,
+                note: Some(e.to_string()),
+            }),
+        }
+    }
     let events = source.as_ref().map_or(0, |s| s.events.len() as u64);
     let mut said = Vec::new();
     if let (Some(f), Some(src)) = (flight.as_deref_mut(), source.as_ref()) {
         let origin_ns =
             (src.origin.secs as i128 * 1_000_000_000 + i128::from(src.origin.ps / PS_PER_NS)) as u64;
         f.observe(&outcomes, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+        if let Some(placed) = capture.and_then(crate::sigrok::LogicCapture::placement) {
+            f.observe(&logic_outcomes, placed.at_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+        }
         said = f.save_due(meta, decoder, store, capture, last);
         // The logic analyzer's ring keeps what a window waits for and what the triggers
         // have not looked at yet, on its own clock.

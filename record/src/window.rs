@@ -280,7 +280,10 @@ fn save_window(
     let session = session_json_with(
         rules,
         Some((cursor(p.start_raw), cursor(p.end_raw))),
-        logic_cut.as_ref().map(|(_, offset, how)| (*offset, how.clone())),
+        logic_cut
+            .as_ref()
+            .zip(logic)
+            .map(|((_, offset, how), l)| (*offset, how.clone(), l.spec.decoders.as_slice())),
     );
     save::folder(dir, |tmp| {
         if let Some((cut, _, _)) = &logic_cut {
@@ -331,15 +334,21 @@ pub fn logic_session_json(decoders: &[String], rules: &[String], cursors: Option
 }
 
 /// [`session_json`], with `logic.sr` beside `kernel.dat` when `logic` is given: its offset
-/// onto the kernel's timeline (picoseconds) and how it was placed, with the uncertainty.
+/// onto the kernel's timeline (picoseconds), how it was placed (with the uncertainty), and
+/// the decoder stacks it was decoded with (decoded again on open).
 pub fn session_json_with(
     rules: &[String],
     cursors: Option<(f64, f64)>,
-    logic: Option<(i64, String)>,
+    logic: Option<(i64, String, &[String])>,
 ) -> String {
     let mut files = vec![serde_json::json!({ "path": "kernel.dat" })];
-    if let Some((offset_ps, placed_by)) = logic {
-        files.push(serde_json::json!({ "path": "logic.sr", "offset_ps": offset_ps, "placed_by": placed_by }));
+    if let Some((offset_ps, placed_by, decoders)) = logic {
+        let mut file =
+            serde_json::json!({ "path": "logic.sr", "offset_ps": offset_ps, "placed_by": placed_by });
+        if !decoders.is_empty() {
+            file["decoders"] = serde_json::json!(decoders);
+        }
+        files.push(file);
     }
     let mut v = serde_json::json!({
         "latscope_session": 1,

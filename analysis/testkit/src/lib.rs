@@ -445,6 +445,50 @@ pub fn files_under(dir: &Path, ext: Option<&str>) -> Vec<PathBuf> {
     out
 }
 
+/// A logic analyzer that plays a recorded capture, for the recorder's tests: a directory
+/// holding a `sigrok-cli` that answers `--show` with the capture's logic channels and, when
+/// asked to capture, streams the capture's samples as `-O binary` (through the real
+/// sigrok-cli) and then waits for its standard input to close, as `--continuous` does. Put
+/// the directory first on the `PATH` of the latscope under test; any driver name works.
+/// Real bus traffic (the corpus's SD captures) can then be recorded live.
+pub fn sigrok_player(dir: &std::path::Path, capture: &std::path::Path) -> std::path::PathBuf {
+    let real = Need::SigrokCli.output(Command::new("sh").args(["-c", "command -v sigrok-cli"]));
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_owned();
+    assert!(!real.is_empty(), "{}", Need::SigrokCli.reason());
+    let shown = Need::SigrokCli.output(Command::new(&real).arg("-i").arg(capture).arg("--show"));
+    // `- CLK: logic` lines.
+    let channels: Vec<String> = String::from_utf8_lossy(&shown.stdout)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- ")?.strip_suffix(": logic").map(str::to_owned))
+        .collect();
+    assert!(!channels.is_empty(), "no logic channels in {}", capture.display());
+    let bin = dir.join("player-bin");
+    std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{}: {e}", bin.display()));
+    let script = format!(
+        "#!/bin/sh\n\
+         case \" $* \" in\n\
+           *\" --show \"*) printf 'Channel groups:\\n    Logic: channels {}\\n'; exit 0;;\n\
+         esac\n\
+         '{real}' -i '{}' -O binary\n\
+         exec cat > /dev/null\n",
+        channels.join(" "),
+        capture.display()
+    );
+    let path = bin.join("sigrok-cli");
+    std::fs::write(&path, script).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    bin
+}
+
+/// `PATH` with `first` before the rest.
+pub fn path_with(first: &std::path::Path) -> std::ffi::OsString {
+    let mut paths = vec![first.to_path_buf()];
+    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    std::env::join_paths(paths).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

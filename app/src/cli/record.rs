@@ -102,12 +102,9 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     {
         return record_logic(args, &registry, text);
     }
-    if let Some(p) = args.presets.iter().find(|p| logic_reads(p)) {
-        bail!(
-            "--preset {p} reads the decoded logic, and live analyses of logic beside the kernel are not \
-             built yet: record into a folder (-o DIR) and run `latscope report DIR --decoder … --preset {p}`"
-        );
-    }
+    // Beside the kernel, the decoders' presets read the decoded logic; the rest the kernel.
+    let (logic_presets, kernel_presets): (Vec<String>, Vec<String>) =
+        args.presets.iter().cloned().partition(|p| logic_reads(p));
     let sigrok = args
         .sigrok
         .as_deref()
@@ -117,10 +114,13 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         .transpose()?;
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
-    let specs = super::report::specs(&registry, &args.presets, &args.rules)?;
-    let spec_texts: Vec<String> = args.presets.iter().chain(&args.rules).cloned().collect();
+    let specs = super::report::specs(&registry, &kernel_presets, &args.rules)?;
+    let logic_specs = super::report::specs(&registry, &logic_presets, &[])?;
+    let kernel_texts: Vec<String> = kernel_presets.iter().chain(&args.rules).cloned().collect();
+    let spec_texts: Vec<String> = kernel_texts.iter().chain(&logic_presets).cloned().collect();
     let opts = latscope_record::plan(&Request {
         specs: specs.clone(),
+        logic_specs: logic_specs.clone(),
         spec_texts: spec_texts.clone(),
         events: args.events.clone(),
         ssh: args.ssh.clone(),
@@ -184,24 +184,20 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         rec.save(o, &spec_texts)?;
         eprintln!("latscope: saved {}", o.display());
     }
-    let crossed = if thresholds.is_empty() {
-        Vec::new()
-    } else {
-        let source = rec.source()?;
+    // Each threshold is judged on what its analysis read: the kernel, or the decoded logic.
+    let (logic_thresholds, kernel_thresholds): (Vec<_>, Vec<_>) =
+        thresholds.into_iter().partition(|t| logic_presets.contains(&t.analysis));
+    let mut crossed = Vec::new();
+    if !kernel_thresholds.is_empty() {
         let path = output.map_or_else(|| PathBuf::from("kernel"), Path::to_path_buf);
-        let capture = Capture::of(vec![path], vec![source]);
-        let analysed = capture.analyse(&registry, &Which::Specs(specs), Default::default());
-        if let Some(failure) = analysed.failures.into_iter().next() {
-            return Err(failure.into());
-        }
-        let request = latscope_engine::report::Request::of_analyses(&registry, &spec_texts);
-        let report = capture.report(&analysed.outcomes, Some(Format::Json), &request)?;
-        let crossed = latscope_engine::report::gate(&report, &thresholds)?;
-        for line in latscope_engine::report::passed(&report, &thresholds) {
-            eprintln!("latscope: {line}");
-        }
-        crossed
-    };
+        crossed.extend(gate(&registry, rec.source()?, path, specs, &kernel_texts, &kernel_thresholds)?);
+    }
+    if !logic_thresholds.is_empty() {
+        let decoded = rec.logic.as_ref().map(|l| l.decoded.as_slice()).unwrap_or_default();
+        let source = latscope_record::sigrok::decoded_source(decoded)?;
+        let path = output.map_or_else(|| PathBuf::from("logic"), |o| o.join("logic.sr"));
+        crossed.extend(gate(&registry, source, path, logic_specs, &logic_presets, &logic_thresholds)?);
+    }
     if let Some(why) = &rec.unrestored {
         bail!("{why}");
     }
@@ -295,23 +291,36 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
     } else {
         let source = latscope_record::sigrok::decoded_source(&logic.decoded)?;
         let path = output.map_or_else(|| PathBuf::from("logic"), Path::to_path_buf);
-        let capture = Capture::of(vec![path], vec![source]);
-        let analysed = capture.analyse(registry, &Which::Specs(specs), Default::default());
-        if let Some(failure) = analysed.failures.into_iter().next() {
-            return Err(failure.into());
-        }
-        let request = latscope_engine::report::Request::of_analyses(registry, &spec_texts);
-        let report = capture.report(&analysed.outcomes, Some(Format::Json), &request)?;
-        let crossed = latscope_engine::report::gate(&report, &thresholds)?;
-        for line in latscope_engine::report::passed(&report, &thresholds) {
-            eprintln!("latscope: {line}");
-        }
-        crossed
+        gate(registry, source, path, specs, &spec_texts, &thresholds)?
     };
     if let Stopped::Failed(why) = &end.stopped {
         bail!("the recording stopped early: {why} (what arrived before was kept)");
     }
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
+}
+
+/// `--fail-if`, as `report` judges it, on the statistics of `specs` over `source` (what was
+/// recorded, read as the saved file is); the thresholds that pass are said.
+fn gate(
+    registry: &Registry,
+    source: latscope_model::Source,
+    path: PathBuf,
+    specs: Vec<latscope_analysis::spec::Spec>,
+    texts: &[String],
+    thresholds: &[latscope_analysis::report::threshold::Threshold],
+) -> Result<Vec<latscope_analysis::report::threshold::Crossing>> {
+    let capture = Capture::of(vec![path], vec![source]);
+    let analysed = capture.analyse(registry, &Which::Specs(specs), Default::default());
+    if let Some(failure) = analysed.failures.into_iter().next() {
+        return Err(failure.into());
+    }
+    let request = latscope_engine::report::Request::of_analyses(registry, texts);
+    let report = capture.report(&analysed.outcomes, Some(Format::Json), &request)?;
+    let crossed = latscope_engine::report::gate(&report, thresholds)?;
+    for line in latscope_engine::report::passed(&report, thresholds) {
+        eprintln!("latscope: {line}");
+    }
+    Ok(crossed)
 }
 
 /// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.

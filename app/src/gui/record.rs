@@ -131,6 +131,8 @@ impl RecordForm {
             .transpose()?;
         let request = Request {
             specs,
+            // The window's presets are the kernel's.
+            logic_specs: Vec::new(),
             spec_texts: self.presets.iter().cloned().chain(rules).collect(),
             events: words(&self.events, ','),
             ssh,
