@@ -527,6 +527,9 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
             "sd:clk=CLK,cmd=CMD",
             "--preset",
             "sd-cmd-resp",
+            // Every event it names is one the sd decoder adds: it reads the logic too.
+            "--rule",
+            "cr=sd_cmd -> sd_resp by seq",
             "--duration",
             "1500ms",
             "--format",
@@ -542,7 +545,7 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
     let names: Vec<&str> =
         last["analyses"].as_array().unwrap().iter().filter_map(|a| a["analysis"].as_str()).collect();
-    assert_eq!(names, ["wakeup", "sd-cmd-resp"], "{last}");
+    assert_eq!(names, ["wakeup", "sd-cmd-resp", "cr"], "{last}");
     let live = &last["analyses"][1];
     let a = &report_json(
         &dir,
@@ -552,10 +555,17 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
     assert!(a["count"].as_u64().unwrap() > 0, "{a}");
     assert_eq!(live["count"], a["count"], "{live} against {a}");
     assert_eq!(live["max_ns"].as_f64(), a["stats_ns"]["max"].as_f64(), "{live} against {a}");
+    // The rule is the preset's own: the same pairs.
+    let rule = &last["analyses"][2];
+    assert_eq!((&rule["count"], &rule["max_ns"]), (&live["count"], &live["max_ns"]), "{last}");
     // The session lists both, and the folder holds the logic capture beside the kernel's.
     let session: Value =
         serde_json::from_slice(&std::fs::read(dir.join("run/session.latscope.json")).unwrap()).unwrap();
-    assert_eq!(session["rules"], serde_json::json!(["wakeup", "sd-cmd-resp"]), "{session}");
+    assert_eq!(
+        session["rules"],
+        serde_json::json!(["wakeup", "sd-cmd-resp", "cr=sd_cmd -> sd_resp by seq"]),
+        "{session}"
+    );
     // Reopened, the logic capture is decoded again, so the decoders' presets find their events.
     assert_eq!(session["files"][1]["decoders"], serde_json::json!(["sd:clk=CLK,cmd=CMD"]), "{session}");
     assert!(dir.join("run/logic.sr").exists());

@@ -237,6 +237,13 @@ impl Sink {
         text: impl Into<Cow<'static, str>>,
         fields: Vec<(&'static str, Value)>,
     ) {
+        // The registry lists each decoder's rows (their events are known before a decode:
+        // the recorder tells a rule over decoded logic from one over the kernel by them).
+        debug_assert!(
+            registry::native(self.decoder).is_none_or(|d| d.rows.contains(&row)),
+            "{}: row {row:?} is not in its registry entry's rows",
+            self.decoder
+        );
         let (start, start_sample) = self.time(ss);
         let (end, end_sample) = self.time(es);
         self.in_order &= self.last_start().is_none_or(|s| s <= start);

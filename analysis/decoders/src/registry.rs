@@ -45,6 +45,9 @@ pub struct Descriptor {
     /// What the channel table cannot say (UART needs `tx` or `rx`).
     pub needs: Option<&'static str>,
     pub presets: &'static [PresetSpec],
+    /// The rows its annotations are put on (PulseView's rows), each an event pair
+    /// ([`crate::event_name`], and `_end`) once attached.
+    pub rows: &'static [&'static str],
 }
 
 impl Descriptor {
@@ -72,6 +75,17 @@ impl Descriptor {
 
     pub fn channel(&self, key: &str) -> Option<&ChannelSpec> {
         self.channels.iter().find(|c| c.key == key)
+    }
+
+    /// The events its annotations become: each row's start and `_end` event.
+    pub fn events(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .flat_map(|row| {
+                let start = crate::event_name(self.name, row);
+                [format!("{start}_end"), start]
+            })
+            .collect()
     }
 
     pub fn option(&self, key: &str) -> Option<&OptionSpec> {
@@ -106,6 +120,7 @@ pub const UART: Descriptor = Descriptor {
     stacks_on: None,
     needs: Some("tx=CH or rx=CH (or both)"),
     presets: &[],
+    rows: &["data", "warnings"],
 };
 
 pub const SPI: Descriptor = Descriptor {
@@ -127,6 +142,7 @@ pub const SPI: Descriptor = Descriptor {
     stacks_on: None,
     needs: Some("mosi=CH or miso=CH (or both)"),
     presets: &[],
+    rows: &["mosi", "miso", "transfer", "warnings"],
 };
 
 pub const I2C: Descriptor = Descriptor {
@@ -140,6 +156,7 @@ pub const I2C: Descriptor = Descriptor {
     stacks_on: None,
     needs: None,
     presets: &[],
+    rows: &["start", "stop", "address", "address10", "rw", "data", "ack", "warnings"],
 };
 
 pub const SD: Descriptor = Descriptor {
@@ -161,6 +178,7 @@ pub const SD: Descriptor = Descriptor {
     stacks_on: None,
     needs: None,
     presets: crate::presets::PRESETS,
+    rows: &["cmd", "response", "data", "busy", "crc-status", "warnings"],
 };
 
 pub const SD_SPI: Descriptor = Descriptor {
@@ -171,6 +189,7 @@ pub const SD_SPI: Descriptor = Descriptor {
     stacks_on: Some("spi"),
     needs: None,
     presets: &[],
+    rows: &["cmd", "response", "token", "data", "data-response", "busy", "warnings"],
 };
 
 /// Every native decoder, in the order menus list them.

@@ -193,6 +193,25 @@ impl Registry {
         self.decoders.iter().find(|d| d.name == name)
     }
 
+    /// The events the native decoder stacks `specs` add (each row's start and `_end`
+    /// events), known before any decode; a spec that does not parse, or a stage found at
+    /// run time (sigrok's), adds none here.
+    pub fn decoded_events(&self, specs: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for spec in specs {
+            for stage in latscope_decoders::spec::parse(spec).unwrap_or_default() {
+                for e in
+                    latscope_decoders::registry::native(&stage.name).map(|d| d.events()).unwrap_or_default()
+                {
+                    if !out.contains(&e) {
+                        out.push(e);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Every preset name, comma-separated, for errors.
     pub fn preset_names(&self) -> String {
         self.presets.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
@@ -325,6 +344,22 @@ mod tests {
         let Err(EngineError::UnknownPreset { known, .. }) = r.preset("nope") else { panic!() };
         assert!(known.contains("sd-read-last") && known.contains("chain"), "{known}");
         assert!(r.preset("chain:irq=5").is_ok(), "an analysis preset takes its options");
+    }
+
+    #[test]
+    fn the_events_a_native_stack_adds_are_known_before_it_decodes() {
+        let r = Registry::native();
+        let sd = r.decoded_events(&["sd:clk=CLK,cmd=CMD".into()]);
+        for e in ["sd_cmd", "sd_cmd_end", "sd_resp", "sd_resp_end", "sd_warnings"] {
+            assert!(sd.iter().any(|x| x == e), "{e} in {sd:?}");
+        }
+        // A stacked decoder adds its own; one found at run time adds none here.
+        let stacked = r.decoded_events(&["spi:clk=C,mosi=M,miso=I,cs=S | sd-spi".into()]);
+        assert!(
+            stacked.iter().any(|x| x == "spi_mosi") && stacked.iter().any(|x| x == "sd_spi_cmd"),
+            "{stacked:?}"
+        );
+        assert!(r.decoded_events(&["sigrok:can:can_rx=RX".into()]).is_empty());
     }
 
     #[test]

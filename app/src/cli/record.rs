@@ -86,16 +86,30 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     let registry = Registry::native();
     check_decoders(args)?;
     // With decoders on a logic analyzer, the presets over decoded events (sd-cmd-resp) and
-    // the rules read the logic; any other preset, or --events, records the kernel too.
+    // the rules over them read the logic; any other preset or rule, or --events, records
+    // the kernel too.
     let logic_reads = |p: &String| {
         !args.decoders.is_empty()
             && registry.presets().iter().any(|i| {
                 &i.name == p && matches!(i.origin, latscope_engine::registry::PresetOrigin::Decoder { .. })
             })
     };
-    let kernel = !args.events.is_empty()
-        || args.presets.iter().any(|p| !logic_reads(p))
-        || (!args.rules.is_empty() && args.decoders.is_empty());
+    // A rule reads the decoded logic when every event it names is one the decoders add.
+    let decoded = registry.decoded_events(&args.decoders);
+    let rule_reads_logic = |text: &String| -> Result<bool> {
+        let spec = registry.rule(text)?;
+        Ok(!decoded.is_empty()
+            && spec
+                .named_tracks()
+                .is_some_and(|t| !t.is_empty() && t.iter().all(|n| decoded.iter().any(|e| e == n))))
+    };
+    let mut logic_rules = Vec::new();
+    let mut kernel_rules = Vec::new();
+    for r in &args.rules {
+        if rule_reads_logic(r)? { logic_rules.push(r.clone()) } else { kernel_rules.push(r.clone()) }
+    }
+    let kernel =
+        !args.events.is_empty() || args.presets.iter().any(|p| !logic_reads(p)) || !kernel_rules.is_empty();
     if let Some(text) = &args.sigrok
         && !kernel
         && args.ssh.is_none()
@@ -114,10 +128,11 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         .transpose()?;
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
-    let specs = super::report::specs(&registry, &kernel_presets, &args.rules)?;
-    let logic_specs = super::report::specs(&registry, &logic_presets, &[])?;
-    let kernel_texts: Vec<String> = kernel_presets.iter().chain(&args.rules).cloned().collect();
-    let spec_texts: Vec<String> = kernel_texts.iter().chain(&logic_presets).cloned().collect();
+    let specs = super::report::specs(&registry, &kernel_presets, &kernel_rules)?;
+    let logic_specs = super::report::specs(&registry, &logic_presets, &logic_rules)?;
+    let kernel_texts: Vec<String> = kernel_presets.iter().chain(&kernel_rules).cloned().collect();
+    let logic_texts: Vec<String> = logic_presets.iter().chain(&logic_rules).cloned().collect();
+    let spec_texts: Vec<String> = kernel_texts.iter().chain(&logic_texts).cloned().collect();
     let opts = latscope_record::plan(&Request {
         specs: specs.clone(),
         logic_specs: logic_specs.clone(),
@@ -186,7 +201,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     }
     // Each threshold is judged on what its analysis read: the kernel, or the decoded logic.
     let (logic_thresholds, kernel_thresholds): (Vec<_>, Vec<_>) =
-        thresholds.into_iter().partition(|t| logic_presets.contains(&t.analysis));
+        thresholds.into_iter().partition(|t| logic_specs.iter().any(|s| s.name() == t.analysis));
     let mut crossed = Vec::new();
     if !kernel_thresholds.is_empty() {
         let path = output.map_or_else(|| PathBuf::from("kernel"), Path::to_path_buf);
@@ -196,7 +211,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         let decoded = rec.logic.as_ref().map(|l| l.decoded.as_slice()).unwrap_or_default();
         let source = latscope_record::sigrok::decoded_source(decoded)?;
         let path = output.map_or_else(|| PathBuf::from("logic"), |o| o.join("logic.sr"));
-        crossed.extend(gate(&registry, source, path, logic_specs, &logic_presets, &logic_thresholds)?);
+        crossed.extend(gate(&registry, source, path, logic_specs, &logic_texts, &logic_thresholds)?);
     }
     if let Some(why) = &rec.unrestored {
         bail!("{why}");
