@@ -45,7 +45,48 @@ struct Known {
     applies: fn(file: &str, ours: &str, theirs: &str) -> bool,
 }
 
-const KNOWN: &[Known] = &[];
+const KNOWN: &[Known] = &[Known {
+    reason: "trace-cmd now and then prints raw nanoseconds for trappy_raw_trace.dat, as it does \
+             for a clock it does not take for nanoseconds (seen once in a full run on 2026-12-05, \
+             not in 40 runs of it alone): the same instant, rounded to microseconds, is what we print",
+    applies: same_instant_in_raw_nanoseconds,
+}];
+
+/// `[002] 106439.675571: rest` against `[002]106439675570920: rest`: the same line but for
+/// the time, which is the same instant in nanoseconds.
+fn same_instant_in_raw_nanoseconds(file: &str, ours: &str, theirs: &str) -> bool {
+    if file != "trappy_raw_trace.dat" {
+        return false;
+    }
+    // Up to the CPU's `]`, the time, and the rest after the time's `:`.
+    let split = |line: &str| -> Option<(String, String, String)> {
+        let (head, rest) = line.split_once(']')?;
+        let (time, tail) = rest.trim_start().split_once(':')?;
+        Some((head.to_owned(), time.to_owned(), tail.to_owned()))
+    };
+    let (Some((h1, t1, r1)), Some((h2, t2, r2))) = (split(ours), split(theirs)) else { return false };
+    if h1 != h2 || r1 != r2 {
+        return false;
+    }
+    let (Some((secs, micros)), Ok(ns)) = (t1.split_once('.'), t2.parse::<u64>()) else { return false };
+    let (Ok(secs), Ok(micros)) = (secs.parse::<u64>(), micros.parse::<u64>()) else { return false };
+    (ns + 500) / 1000 == secs * 1_000_000 + micros
+}
+
+const TRAPPY: &str = "trappy_raw_trace.dat";
+
+#[test]
+fn raw_nanoseconds_match_only_the_same_instant_on_the_same_line() {
+    let ours = "              ls-4734  [002] 106439.675591: sched_switch:         trace-cmd:4734 [120] R ==> migration/2:18 [0]";
+    let theirs = "              ls-4734  [002]106439675591340: sched_switch:         trace-cmd:4734 [120] R ==> migration/2:18 [0]";
+    assert!(same_instant_in_raw_nanoseconds(TRAPPY, ours, theirs));
+    // Another instant, or another payload, is a real difference.
+    assert!(!same_instant_in_raw_nanoseconds(TRAPPY, ours, &theirs.replace("591340", "592340")));
+    assert!(!same_instant_in_raw_nanoseconds(TRAPPY, ours, &theirs.replace("R ==>", "S ==>")));
+    assert!(!same_instant_in_raw_nanoseconds(TRAPPY, ours, ours.replace("[002]", "[001]").as_str()));
+    // Only for that file.
+    assert!(!same_instant_in_raw_nanoseconds("other.dat", ours, theirs));
+}
 
 #[test]
 #[cfg_attr(not(have_trace_cmd), ignore = "needs trace-cmd: apt-get install trace-cmd")]
