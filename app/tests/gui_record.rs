@@ -228,6 +228,34 @@ fn a_form_that_cannot_record_says_why_and_starts_nothing() {
     assert!(h.state().record.error.is_none());
 }
 
+/// The window splits the analyses as `latscope record` does: beside a kernel, the decoders'
+/// presets and the rules over their events read the logic analyzer's decode, the rest the
+/// kernel (whose events are the ones enabled); alone, everything reads the decode.
+#[test]
+fn the_window_splits_kernel_and_decoded_logic_analyses_as_the_command_line() {
+    let registry = latscope_engine::Registry::native();
+    let mut form = RecordForm {
+        machine: Machine::Local,
+        sigrok: "demo:samplerate=1M".into(),
+        decoders: "sd:clk=D0,cmd=D1".into(),
+        presets: vec!["wakeup".into(), "sd-cmd-resp".into()],
+        rules: "cr=sd_cmd -> sd_resp by seq\nio=block_rq_issue -> block_rq_complete".into(),
+        ..RecordForm::default()
+    };
+    let names = |specs: &[latscope_analysis::spec::Spec]| {
+        specs.iter().map(|s| s.name().to_owned()).collect::<Vec<_>>()
+    };
+    let asked = form.request(&registry).unwrap();
+    assert_eq!(names(&asked.request.specs), ["wakeup", "io"]);
+    assert_eq!(names(&asked.request.logic_specs), ["sd-cmd-resp", "cr"]);
+    let enabled = form.events_enabled(&registry);
+    assert!(enabled.iter().all(|e| !e.starts_with("sd_")), "{enabled:?}");
+    form.machine = Machine::None;
+    let asked = form.request(&registry).unwrap();
+    assert_eq!(names(&asked.request.specs), ["wakeup", "sd-cmd-resp", "cr", "io"]);
+    assert!(asked.request.logic_specs.is_empty());
+}
+
 #[test]
 #[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_it() {

@@ -193,6 +193,39 @@ impl Registry {
         self.decoders.iter().find(|d| d.name == name)
     }
 
+    /// Whether the analysis `text` (a preset name or a rule) reads what the decoder stacks
+    /// `decoders` add rather than a kernel trace: a decoder's preset (`sd-cmd-resp`), or a
+    /// rule whose every event is one of theirs ([`Self::decoded_events`]). A recording beside
+    /// the kernel runs it over the logic analyzer's decode.
+    pub fn reads_decoded(&self, text: &str, decoders: &[String]) -> bool {
+        if decoders.is_empty() {
+            return false;
+        }
+        if let Some(p) = self.presets.iter().find(|p| p.name == text) {
+            return matches!(p.origin, PresetOrigin::Decoder { .. });
+        }
+        let decoded = self.decoded_events(decoders);
+        self.rule(text).ok().and_then(|spec| {
+            spec.named_tracks().map(|t| !t.is_empty() && t.iter().all(|n| decoded.iter().any(|e| e == n)))
+        }) == Some(true)
+    }
+
+    /// The presets of the decoders `decoders` name (`sd-cmd-resp` for `sd:…`).
+    pub fn decoder_presets(&self, decoders: &[String]) -> Vec<&str> {
+        let stages: Vec<String> = decoders
+            .iter()
+            .flat_map(|d| latscope_decoders::spec::parse(d).unwrap_or_default())
+            .map(|s| s.name)
+            .collect();
+        self.presets
+            .iter()
+            .filter_map(|p| match &p.origin {
+                PresetOrigin::Decoder { decoder, .. } if stages.contains(decoder) => Some(p.name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The events the native decoder stacks `specs` add (each row's start and `_end`
     /// events), known before any decode; a spec that does not parse, or a stage found at
     /// run time (sigrok's), adds none here.
@@ -360,6 +393,21 @@ mod tests {
             "{stacked:?}"
         );
         assert!(r.decoded_events(&["sigrok:can:can_rx=RX".into()]).is_empty());
+    }
+
+    #[test]
+    fn an_analysis_reads_the_decoded_logic_when_its_events_are_the_decoders() {
+        let r = Registry::native();
+        let sd = ["sd:clk=CLK,cmd=CMD".to_owned()];
+        assert!(r.reads_decoded("sd-cmd-resp", &sd));
+        assert!(r.reads_decoded("cr=sd_cmd -> sd_resp by seq", &sd));
+        // A kernel preset, a rule over kernel events, a mixed rule, or no decoders: the kernel.
+        assert!(!r.reads_decoded("block", &sd));
+        assert!(!r.reads_decoded("x=block_rq_issue -> block_rq_complete", &sd));
+        assert!(!r.reads_decoded("m=print -> sd_resp", &sd));
+        assert!(!r.reads_decoded("sd-cmd-resp", &[]));
+        assert_eq!(r.decoder_presets(&sd), ["sd-cmd-resp", "sd-read", "sd-read-last", "sd-write-busy"]);
+        assert!(r.decoder_presets(&["spi:clk=C,mosi=M".to_owned()]).is_empty());
     }
 
     #[test]

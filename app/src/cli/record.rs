@@ -88,26 +88,9 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     // With decoders on a logic analyzer, the presets over decoded events (sd-cmd-resp) and
     // the rules over them read the logic; any other preset or rule, or --events, records
     // the kernel too.
-    let logic_reads = |p: &String| {
-        !args.decoders.is_empty()
-            && registry.presets().iter().any(|i| {
-                &i.name == p && matches!(i.origin, latscope_engine::registry::PresetOrigin::Decoder { .. })
-            })
-    };
-    // A rule reads the decoded logic when every event it names is one the decoders add.
-    let decoded = registry.decoded_events(&args.decoders);
-    let rule_reads_logic = |text: &String| -> Result<bool> {
-        let spec = registry.rule(text)?;
-        Ok(!decoded.is_empty()
-            && spec
-                .named_tracks()
-                .is_some_and(|t| !t.is_empty() && t.iter().all(|n| decoded.iter().any(|e| e == n))))
-    };
-    let mut logic_rules = Vec::new();
-    let mut kernel_rules = Vec::new();
-    for r in &args.rules {
-        if rule_reads_logic(r)? { logic_rules.push(r.clone()) } else { kernel_rules.push(r.clone()) }
-    }
+    let logic_reads = |text: &String| registry.reads_decoded(text, &args.decoders);
+    let (logic_rules, kernel_rules): (Vec<String>, Vec<String>) =
+        args.rules.iter().cloned().partition(|r| logic_reads(r));
     let kernel =
         !args.events.is_empty() || args.presets.iter().any(|p| !logic_reads(p)) || !kernel_rules.is_empty();
     if let Some(text) = &args.sigrok

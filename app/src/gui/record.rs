@@ -92,15 +92,23 @@ impl RecordForm {
     /// `--preset` and `--rule` are); what the recorder checks (triggers against the
     /// analyses, keep, ring, `-o`) is checked by [`latscope_record::plan`] on Start.
     pub fn request(&self, registry: &Registry) -> anyhow::Result<Asked> {
-        let mut specs = Vec::new();
-        for p in &self.presets {
-            specs.push(registry.preset(p)?);
-        }
-        let rules = self.rule_lines();
-        for r in &rules {
-            specs.push(registry.rule(r)?);
-        }
         let decoders = words(&self.decoders, '\n');
+        let kernel = self.machine != Machine::None;
+        // Beside a kernel, what reads the decoded logic (the decoders' presets, rules over
+        // their events) is the logic analyzer's, as `latscope record` splits them; alone,
+        // everything reads the logic.
+        let mut specs = Vec::new();
+        let mut logic_specs = Vec::new();
+        let rules = self.rule_lines();
+        for (text, is_rule) in self.presets.iter().map(|p| (p, false)).chain(rules.iter().map(|r| (r, true)))
+        {
+            let spec = if is_rule { registry.rule(text)? } else { registry.preset(text)? };
+            if kernel && registry.reads_decoded(text, &decoders) {
+                logic_specs.push(spec);
+            } else {
+                specs.push(spec);
+            }
+        }
         let sigrok = some(&self.sigrok)
             .map(|s| SigrokSpec::parse(&s).map(|s| s.with_decoders(decoders.clone())))
             .transpose()?;
@@ -110,7 +118,6 @@ impl RecordForm {
         if let Some(d) = decoders.iter().find(|d| d.starts_with("sigrok:")) {
             anyhow::bail!("{d}: sigrok's decoders run on a saved capture, not live (use latscope's own)");
         }
-        let kernel = self.machine != Machine::None;
         if !kernel && sigrok.is_none() {
             anyhow::bail!("nothing to record: choose a kernel (this machine or a board) or a sigrok device");
         }
@@ -131,8 +138,7 @@ impl RecordForm {
             .transpose()?;
         let request = Request {
             specs,
-            // The window's presets are the kernel's.
-            logic_specs: Vec::new(),
+            logic_specs,
             spec_texts: self.presets.iter().cloned().chain(rules).collect(),
             events: words(&self.events, ','),
             ssh,
@@ -149,14 +155,23 @@ impl RecordForm {
         Ok(Asked { request, sigrok, kernel })
     }
 
+    /// The decoder stacks typed, one a line.
+    pub fn decoder_lines(&self) -> Vec<String> {
+        words(&self.decoders, '\n')
+    }
+
     /// The kernel events the form's presets and rules read, and the extra ones: what the
     /// recording enables (shown in the window as it is edited).
     pub fn events_enabled(&self, registry: &Registry) -> Vec<String> {
+        let decoders = words(&self.decoders, '\n');
+        let rules = self.rule_lines();
+        let kernel_reads = |t: &&String| !registry.reads_decoded(t, &decoders);
         let specs: Vec<_> = self
             .presets
             .iter()
+            .filter(kernel_reads)
             .filter_map(|p| registry.preset(p).ok())
-            .chain(self.rule_lines().iter().filter_map(|r| registry.rule(r).ok()))
+            .chain(rules.iter().filter(kernel_reads).filter_map(|r| registry.rule(r).ok()))
             .collect();
         let mut out = latscope_record::stats::events_for(&specs);
         for e in words(&self.events, ',') {

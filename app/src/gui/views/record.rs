@@ -66,20 +66,24 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
     let kernel = form.machine != Machine::None;
     // With no kernel, the rules read what the logic analyzer's decoders find.
     let decoding = !kernel && !form.decoders.trim().is_empty();
-    ui.add_enabled_ui(kernel, |ui| {
-        ui.strong("Presets");
-        ui.horizontal_wrapped(|ui| {
-            for p in kernel_presets() {
-                let mut on = form.presets.iter().any(|x| x == p);
-                if ui.checkbox(&mut on, p).changed() {
-                    if on {
-                        form.presets.push(p.to_owned());
-                    } else {
-                        form.presets.retain(|x| x != p);
-                    }
+    // The kernel's presets with a kernel; the decoders' (sd-cmd-resp, …) once a decoder is
+    // typed, beside a kernel or alone.
+    let decoders = form.decoder_lines();
+    let of_decoders: Vec<String> =
+        registry.decoder_presets(&decoders).into_iter().map(str::to_owned).collect();
+    ui.strong("Presets");
+    ui.horizontal_wrapped(|ui| {
+        let kernel_ones = kernel_presets().into_iter().map(|p| (p.to_owned(), kernel));
+        for (p, enabled) in kernel_ones.chain(of_decoders.iter().map(|p| (p.clone(), true))) {
+            let mut on = form.presets.contains(&p);
+            if ui.add_enabled(enabled, egui::Checkbox::new(&mut on, p.as_str())).changed() {
+                if on {
+                    form.presets.push(p.clone());
+                } else {
+                    form.presets.retain(|x| *x != p);
                 }
             }
-        });
+        }
     });
     egui::Grid::new("record-kernel").num_columns(2).spacing([8.0, 4.0]).show(ui, |ui| {
         let (hint, help) = if decoding {
