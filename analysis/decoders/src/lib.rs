@@ -397,6 +397,34 @@ pub fn event_name(decoder: &str, row: &str) -> String {
 }
 
 impl Decoded {
+    /// Adds `d`'s annotations (after this one's) and error counts to this one.
+    pub fn absorb(&mut self, d: Decoded) {
+        if self.annotations.is_empty() {
+            self.annotations = d.annotations;
+        } else {
+            self.annotations.extend(d.annotations);
+        }
+        for (k, n) in d.errors {
+            *self.errors.entry(k).or_default() += n;
+        }
+        self.clock = d.clock;
+    }
+
+    /// Several decodes as one: annotations sorted by start (one decode's come sorted),
+    /// errors added up.
+    pub fn merged(parts: impl IntoIterator<Item = Decoded>) -> Decoded {
+        let mut all = Decoded::default();
+        let mut several = false;
+        for (i, d) in parts.into_iter().enumerate() {
+            several |= i > 0;
+            all.absorb(d);
+        }
+        if several {
+            sort_by_start(&mut all.annotations);
+        }
+        all
+    }
+
     /// Adds the annotations to `source` (the capture they were decoded from) in the trace
     /// model: one span track per decoder row (`sd.cmd`, `uart.data`, …), labelled with the
     /// annotation text, and events with fields — `DECODER_ROW` at each annotation's start and

@@ -39,29 +39,8 @@ fn decode_inputs(
     source: Option<&Source>,
     specs: &[String],
 ) -> Result<Decoded> {
-    let mut all = Decoded::default();
-    for spec in specs {
-        let d = registry.decode(spec, inputs, source)?;
-        merge(&mut all, d);
-    }
-    // One spec's annotations come sorted from the decoder.
-    if specs.len() > 1 {
-        latscope_decoders::sort_by_start(&mut all.annotations);
-    }
-    Ok(all)
-}
-
-/// Adds `d`'s annotations and error counts to `all`.
-fn merge(all: &mut Decoded, d: Decoded) {
-    if all.annotations.is_empty() {
-        all.annotations = d.annotations;
-    } else {
-        all.annotations.extend(d.annotations);
-    }
-    for (k, n) in d.errors {
-        *all.errors.entry(k).or_default() += n;
-    }
-    all.clock = d.clock;
+    let parts = specs.iter().map(|spec| registry.decode(spec, inputs, source)).collect::<Result<Vec<_>>>()?;
+    Ok(Decoded::merged(parts))
 }
 
 /// Runs every spec on `source`; one result with all annotations, sorted by start.
@@ -202,15 +181,12 @@ pub fn decode_file_to(
     }
     let Some((mut streamed, end, layout)) = read else { return Ok(None) };
     let last = i64::try_from(end.samples.saturating_sub(1)).unwrap_or(i64::MAX);
-    let mut decoded = Decoded::default();
-    for (spec, d) in specs.iter().zip(std::mem::take(&mut streamed.decoders)) {
-        let d = d.finish(last).map_err(|error| EngineError::Decoder { spec: spec.clone(), error })?;
-        merge(&mut decoded, d);
-    }
-    // One spec's annotations come sorted from the decoder.
-    if specs.len() > 1 {
-        latscope_decoders::sort_by_start(&mut decoded.annotations);
-    }
+    let parts = specs
+        .iter()
+        .zip(std::mem::take(&mut streamed.decoders))
+        .map(|(spec, d)| d.finish(last).map_err(|error| EngineError::Decoder { spec: spec.clone(), error }))
+        .collect::<Result<Vec<_>>>()?;
+    let mut decoded = Decoded::merged(parts);
     streamed.batch.append(&mut decoded.annotations);
     streamed.flush();
     let changes = streamed.changes;
@@ -331,15 +307,7 @@ pub fn decode_each(registry: &Registry, source: &Source, specs: &[String]) -> Re
 
 /// Several decodes as one, annotations sorted by start.
 pub fn merged(parts: Vec<Decoded>) -> Decoded {
-    let several = parts.len() > 1;
-    let mut all = Decoded::default();
-    for d in parts {
-        merge(&mut all, d);
-    }
-    if several {
-        latscope_decoders::sort_by_start(&mut all.annotations);
-    }
-    all
+    Decoded::merged(parts)
 }
 
 /// Decodes `specs` on `source` and adds the result to it.
