@@ -190,13 +190,17 @@ impl DecoderLive {
 }
 
 impl LogicLive {
-    fn of(capture: &crate::sigrok::LogicCapture) -> LogicLive {
+    /// The capture's line, with `decoded`, its decoders' work so far.
+    fn of(
+        capture: &crate::sigrok::LogicCapture,
+        decoded: &[(String, latscope_decoders::Decoded)],
+    ) -> LogicLive {
         let placed = capture.placement();
         LogicLive {
             samples: capture.samples_so_far(),
             start_s: placed.map(|p| p.at_ns as f64 / 1e9),
             uncertainty_ns: placed.map(|p| p.uncertainty_ns),
-            decoders: capture.decoded_so_far().iter().map(|(spec, d)| DecoderLive::of(spec, d)).collect(),
+            decoders: decoded.iter().map(|(spec, d)| DecoderLive::of(spec, d)).collect(),
         }
     }
 }
@@ -301,7 +305,7 @@ impl Recording {
         let logic = self.logic.as_ref();
         let dropped_ns = logic
             .and_then(|l| Some((l.first_sample, crate::sigrok::rate_hz(l.samplerate.as_deref()?)?)))
-            .map_or(0, |(n, hz)| (u128::from(n) * 1_000_000_000 / u128::from(hz)) as i128);
+            .map_or(0, |(n, hz)| i128::from(crate::sigrok::ns_of_sample(n, hz)));
         let at_ps = (i128::from(placed.at_ns) + dropped_ns) * 1000;
         let offset = i64::try_from(at_ps - origin_ps).unwrap_or(0);
         Ok(Some((offset, placed_by(placed.uncertainty_ns))))
@@ -322,9 +326,7 @@ fn logic_ring(opts: &Options) -> Option<crate::sigrok::LogicRing> {
         Ring::Bytes(b) => Some(crate::sigrok::LogicRing::Bytes(b)),
         Ring::Nanos(ns) => {
             let rate = opts.sigrok.as_ref()?.samplerate_hz()?;
-            Some(crate::sigrok::LogicRing::Samples(
-                (u128::from(ns) * u128::from(rate) / 1_000_000_000) as u64,
-            ))
+            Some(crate::sigrok::LogicRing::Samples(crate::sigrok::samples_in(ns, rate)))
         }
     }
 }
@@ -760,9 +762,7 @@ fn run(
             let began = Instant::now();
             meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
             let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
-            let logic_line = logic.as_ref().map(LogicLive::of);
-            let at =
-                Moment { started, lost, first_raw, last: false, logic: logic_line, capture: logic.as_ref() };
+            let at = Moment { started, lost, first_raw, last: false, capture: logic.as_ref() };
             tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
             // A tick decodes everything kept: when that grows slow, tick less often, so the
             // live lines never take more than a quarter of a core.
@@ -770,7 +770,6 @@ fn run(
         }
     }
     let elapsed = started.elapsed();
-    let logic_line = logic.as_ref().map(LogicLive::of);
     // sigrok-cli stops now; its samples stay with the capture until the last windows are cut.
     if let Some(Err(e)) = logic.as_mut().map(crate::sigrok::LogicCapture::halt) {
         stopped = Some(Stopped::Failed(format!("the logic analyzer: {e}")));
@@ -841,9 +840,7 @@ fn run(
     let unrestored =
         guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
     let sinks = Sinks { live, snapshot };
-    let logic_line = logic_line
-        .map(|l| LogicLive { samples: logic.as_ref().map_or(l.samples, |x| x.samples_so_far()), ..l });
-    let at = Moment { started, lost, first_raw, last: true, logic: logic_line, capture: logic.as_ref() };
+    let at = Moment { started, lost, first_raw, last: true, capture: logic.as_ref() };
     let (events_seen, stats) = tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
     let logic = match logic.map(crate::sigrok::LogicCapture::stop).transpose() {
         Ok(l) => l,
@@ -878,8 +875,8 @@ struct Moment<'a> {
     lost: u64,
     first_raw: Option<u64>,
     last: bool,
-    logic: Option<LogicLive>,
-    /// The logic analyzer beside the kernel, whose samples the windows cut too.
+    /// The logic analyzer beside the kernel: its line, its decoders' analyses, and the
+    /// samples the windows cut too.
     capture: Option<&'a crate::sigrok::LogicCapture>,
 }
 
@@ -903,7 +900,7 @@ fn tick(
     sinks: Sinks<'_>,
 ) -> (u64, Vec<LiveStat>) {
     let Sinks { live, snapshot } = sinks;
-    let Moment { started, lost, first_raw, last, logic, capture } = at;
+    let Moment { started, lost, first_raw, last, capture } = at;
     let (source, outcomes, mut lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
         match decode_all(meta, &store.joined()) {
             Ok(src) => {
@@ -924,11 +921,12 @@ fn tick(
         };
     // The decoders' analyses over what the logic analyzer decoded so far; their times count
     // from its first sample, which the host's clock places at `at_ns` on the kernel's.
+    // One copy of the decode a tick serves the line's counts and the analyses.
+    let decoded = capture.map(crate::sigrok::LogicCapture::decoded_so_far).unwrap_or_default();
+    let logic = capture.map(|c| LogicLive::of(c, &decoded));
     let mut logic_outcomes = Vec::new();
-    if let Some(c) = capture
-        && !opts.logic_specs.is_empty()
-    {
-        match crate::sigrok::decoded_source(&c.decoded_so_far()) {
+    if capture.is_some() && !opts.logic_specs.is_empty() {
+        match crate::sigrok::decoded_source(&decoded) {
             Ok(src) => {
                 let (o, l) = stats::run(&opts.logic_specs, &src);
                 logic_outcomes = o;
@@ -960,7 +958,7 @@ fn tick(
             && let (Some(rate), Some(placed)) = (c.spec.samplerate_hz(), c.placement())
         {
             let needed = f.needed_from(store.newest).saturating_sub(placed.at_ns);
-            c.keep_from(Some((u128::from(needed) * u128::from(rate) / 1_000_000_000) as u64));
+            c.keep_from(Some(crate::sigrok::samples_in(needed, rate)));
         }
     }
     store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));

@@ -397,6 +397,16 @@ impl LogicCapture {
             .unwrap_or_default()
     }
 
+    /// The bytes of samples kept (a ring keeps the most recent).
+    pub fn kept_bytes(&self) -> u64 {
+        self.arrival.kept.lock().map_or(0, |k| k.data.len() as u64)
+    }
+
+    /// Samples the ring dropped before the triggers looked at them.
+    pub fn overrun(&self) -> u64 {
+        self.arrival.kept.lock().map_or(0, |k| k.overrun)
+    }
+
     /// Whether sigrok-cli ended by itself (a device that went away).
     pub fn ended(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(Some(_)))
@@ -591,18 +601,34 @@ impl Logic {
     }
 }
 
+/// The samples taken in `ns` nanoseconds at `hz` (the sample number at that time after the
+/// first).
+pub(crate) fn samples_in(ns: u64, hz: u64) -> u64 {
+    (u128::from(ns) * u128::from(hz) / 1_000_000_000) as u64
+}
+
+/// When sample `n` was taken at `hz`, in nanoseconds after the first.
+pub(crate) fn ns_of_sample(n: u64, hz: u64) -> u64 {
+    (u128::from(n) * 1_000_000_000 / u128::from(hz.max(1))) as u64
+}
+
 /// `100k`, `1M`, `1 MHz`, `200 Hz` or `200` in hertz.
 pub(crate) fn rate_hz(text: &str) -> Option<u64> {
     let t = text.trim();
     let t = t.strip_suffix("Hz").or_else(|| t.strip_suffix("hz")).unwrap_or(t).trim_end();
+    let hz = scaled(t)?;
+    (hz >= 1.0 && hz.fract() == 0.0 && hz < 1e15).then_some(hz as u64)
+}
+
+/// `100k`, `2.5M`, `1G` or `200` as a number: an SI letter scales it.
+fn scaled(t: &str) -> Option<f64> {
     let (num, mult) = match t.chars().last() {
         Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
         Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
         Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
         _ => (t, 1.0),
     };
-    let hz = num.trim().parse::<f64>().ok()? * mult;
-    (hz >= 1.0 && hz.fract() == 0.0 && hz < 1e15).then_some(hz as u64)
+    Some(num.trim().parse::<f64>().ok()? * mult)
 }
 
 /// `100k` → `100 kHz`, as sigrok writes rates (`1 MHz`, `200 Hz`); text already with a unit
@@ -612,13 +638,7 @@ fn human_rate(text: &str) -> String {
     if t.to_ascii_lowercase().ends_with("hz") {
         return t.to_owned();
     }
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        _ => (t, 1.0),
-    };
-    let hz = num.trim().parse::<f64>().unwrap_or(0.0) * mult;
+    let hz = scaled(t).unwrap_or(0.0);
     for (div, unit) in [(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")] {
         if hz >= div && (hz / div).fract() == 0.0 {
             return format!("{} {unit}", hz / div);
@@ -651,9 +671,7 @@ pub fn record_logic(
     let ring_samples = match (opts.ring, rate) {
         (crate::Ring::All, _) => None,
         (crate::Ring::Bytes(b), _) => Some(LogicRing::Bytes(b)),
-        (crate::Ring::Nanos(ns), Some(hz)) => {
-            Some(LogicRing::Samples((u128::from(ns) * u128::from(hz) / 1_000_000_000) as u64))
-        }
+        (crate::Ring::Nanos(ns), Some(hz)) => Some(LogicRing::Samples(samples_in(ns, hz))),
         (crate::Ring::Nanos(_), None) => {
             return Err(RecordError::Usage(
                 "--ring in time needs the logic analyzer's rate (--sigrok DRIVER:samplerate=…), or give it in MiB".into(),
@@ -681,9 +699,8 @@ pub fn record_logic(
     let decoding = !capture.spec.decoders.is_empty();
     let mut next_tick = started + opts.tick;
     let mut next_look = started + LOOK_EVERY;
-    let ns_of =
-        |sample: u64| rate.map_or(0, |hz| (u128::from(sample) * 1_000_000_000 / u128::from(hz)) as u64);
-    let sample_of = |ns: u64| rate.map_or(0, |hz| (u128::from(ns) * u128::from(hz) / 1_000_000_000) as u64);
+    let ns_of = |sample: u64| rate.map_or(0, |hz| ns_of_sample(sample, hz));
+    let sample_of = |ns: u64| rate.map_or(0, |hz| samples_in(ns, hz));
     let stopped = loop {
         if signals.raised() {
             break Stopped::Interrupted;
@@ -737,8 +754,10 @@ pub fn record_logic(
     capture.halt()?;
     let newest = ns_of(capture.samples_so_far());
     let mut end = LogicEnd { stopped, crossings: 0, saved: Vec::new() };
+    // The last line, over the whole decode: said after the last windows' crossings.
+    let mut last_line = None;
     if decoding {
-        let (outcomes, _) = logic_line(&capture.decoded_so_far(), &opts.specs, elapsed, &capture, true);
+        let (outcomes, line) = logic_line(&capture.decoded_so_far(), &opts.specs, elapsed, &capture, true);
         if let Some(f) = flight.as_mut() {
             f.observe(&outcomes, 0, newest, 0, true);
             for due in f.take_due(newest, true) {
@@ -746,10 +765,11 @@ pub fn record_logic(
                 live(&f.note_saved(due, saved));
             }
         }
+        last_line = Some(line);
     }
     let logic = capture.stop()?;
-    if decoding {
-        live(&logic_line(&logic.decoded, &opts.specs, elapsed, &logic, true).1);
+    if let Some(line) = &last_line {
+        live(line);
     }
     if let Some(f) = flight {
         end.crossings = f.crossings;
@@ -806,51 +826,11 @@ fn save_logic_window(
     })
 }
 
-/// Where a live line's sample counts come from: a capture still running, or one that ended.
-trait Counted {
-    fn samples(&self) -> u64;
-    fn kept_bytes(&self) -> u64;
-    /// Samples the ring dropped before the triggers looked at them.
-    fn overrun(&self) -> u64;
-}
-
-impl Counted for LogicCapture {
-    fn samples(&self) -> u64 {
-        self.samples_so_far()
-    }
-    fn kept_bytes(&self) -> u64 {
-        self.arrival.kept.lock().map_or(0, |k| k.data.len() as u64)
-    }
-    fn overrun(&self) -> u64 {
-        self.arrival.kept.lock().map_or(0, |k| k.overrun)
-    }
-}
-
-impl Counted for Logic {
-    fn samples(&self) -> u64 {
-        self.first_sample + Logic::samples(self) as u64
-    }
-    fn kept_bytes(&self) -> u64 {
-        self.data.len() as u64
-    }
-    fn overrun(&self) -> u64 {
-        self.overrun
-    }
-}
-
 /// The decodes so far as a source: the annotations as events, as `latscope report` sees
 /// a decoded capture.
 pub fn decoded_source(decoded: &[(String, Decoded)]) -> Result<latscope_model::Source, RecordError> {
     let mut source = latscope_model::Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File);
-    let mut all = Decoded::default();
-    for (_, d) in decoded {
-        all.clock = all.clock.or(d.clock);
-        all.annotations.extend(d.annotations.iter().cloned());
-        for (k, n) in &d.errors {
-            *all.errors.entry(k.clone()).or_default() += n;
-        }
-    }
-    latscope_decoders::sort_by_start(&mut all.annotations);
+    let all = Decoded::merged(decoded.iter().map(|(_, d)| d.clone()));
     all.attach(&mut source).map_err(|e| RecordError::Decode(format!("the live decode: {e}")))?;
     Ok(source)
 }
@@ -861,7 +841,7 @@ fn logic_line(
     decoded: &[(String, Decoded)],
     specs: &[latscope_analysis::spec::Spec],
     elapsed: std::time::Duration,
-    capture: &dyn Counted,
+    capture: &LogicCapture,
     last: bool,
 ) -> (Vec<latscope_analysis::outcome::Outcome>, crate::Live) {
     let (outcomes, analyses) = match decoded_source(decoded) {
@@ -885,7 +865,7 @@ fn logic_line(
         kept_bytes: capture.kept_bytes(),
         analyses,
         logic: Some(crate::LogicLive {
-            samples: capture.samples(),
+            samples: capture.samples_so_far(),
             // Alone, there is no kernel timeline to place it on.
             start_s: None,
             uncertainty_ns: None,

@@ -268,12 +268,9 @@ fn save_window(
     // whole recording's are: its first sample's time on the kernel file's timeline.
     let logic_cut = logic.and_then(|l| {
         let (rate, placed) = (l.spec.samplerate_hz()?, l.placement()?);
-        let sample_at = |raw: u64| {
-            (u128::from(raw.saturating_sub(placed.at_ns)) * u128::from(rate) / 1_000_000_000) as u64
-        };
+        let sample_at = |raw: u64| crate::sigrok::samples_in(raw.saturating_sub(placed.at_ns), rate);
         let cut = l.window(sample_at(from), sample_at(to))?;
-        let first_ns =
-            placed.at_ns + (u128::from(cut.first_sample) * 1_000_000_000 / u128::from(rate)) as u64;
+        let first_ns = placed.at_ns + crate::sigrok::ns_of_sample(cut.first_sample, rate);
         let offset_ps = (i128::from(first_ns) - i128::from(origin_ns)) * i128::from(PS_PER_NS);
         Some((cut, i64::try_from(offset_ps).unwrap_or(0), crate::placed_by(placed.uncertainty_ns)))
     });
@@ -319,18 +316,7 @@ pub fn session_json(rules: &[String], cursors: Option<(f64, f64)>) -> String {
 /// (decoded again on open), `rules`, and the cursors on a pair when given (picoseconds from
 /// the capture's first sample).
 pub fn logic_session_json(decoders: &[String], rules: &[String], cursors: Option<(f64, f64)>) -> String {
-    let mut file = serde_json::json!({ "path": "logic.sr" });
-    if !decoders.is_empty() {
-        file["decoders"] = serde_json::json!(decoders);
-    }
-    let mut v = serde_json::json!({ "latscope_session": 1, "files": [file], "rules": rules });
-    if let Some((a, b)) = cursors {
-        v["cursor_a"] = serde_json::json!(a);
-        v["cursor_b"] = serde_json::json!(b);
-    }
-    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
-    text.push('\n');
-    text
+    session_text(vec![logic_file(serde_json::json!({ "path": "logic.sr" }), decoders)], rules, cursors)
 }
 
 /// [`session_json`], with `logic.sr` beside `kernel.dat` when `logic` is given: its offset
@@ -343,18 +329,24 @@ pub fn session_json_with(
 ) -> String {
     let mut files = vec![serde_json::json!({ "path": "kernel.dat" })];
     if let Some((offset_ps, placed_by, decoders)) = logic {
-        let mut file =
-            serde_json::json!({ "path": "logic.sr", "offset_ps": offset_ps, "placed_by": placed_by });
-        if !decoders.is_empty() {
-            file["decoders"] = serde_json::json!(decoders);
-        }
-        files.push(file);
+        let file = serde_json::json!({ "path": "logic.sr", "offset_ps": offset_ps, "placed_by": placed_by });
+        files.push(logic_file(file, decoders));
     }
-    let mut v = serde_json::json!({
-        "latscope_session": 1,
-        "files": files,
-        "rules": rules,
-    });
+    session_text(files, rules, cursors)
+}
+
+/// A session's `files` entry of a logic capture, with its decoders when it has any.
+fn logic_file(mut file: serde_json::Value, decoders: &[String]) -> serde_json::Value {
+    if !decoders.is_empty() {
+        file["decoders"] = serde_json::json!(decoders);
+    }
+    file
+}
+
+/// A session file's text (docs/ARCHITECTURE.md "Session files"): `files`, `rules`, and both
+/// cursors when given.
+fn session_text(files: Vec<serde_json::Value>, rules: &[String], cursors: Option<(f64, f64)>) -> String {
+    let mut v = serde_json::json!({ "latscope_session": 1, "files": files, "rules": rules });
     if let Some((a, b)) = cursors {
         v["cursor_a"] = serde_json::json!(a);
         v["cursor_b"] = serde_json::json!(b);

@@ -133,15 +133,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         sigrok,
     })?;
     let output = args.output.as_deref();
-    let json = args.format == LiveFormat::Json;
-    let mut out = std::io::stdout();
-    let mut say = |live: &Live| {
-        let text = if json { serde_json::to_string(live).unwrap_or_default() } else { live_text(live) };
-        // A reader that went away (`| head`) does not stop the recording.
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
-    };
-    let rec = latscope_record::record(&opts, &mut say)?;
+    let rec = latscope_record::record(&opts, &mut live_printer(args.format))?;
     let how = rec.stopped.describe();
     eprintln!(
         "latscope: recorded {:.3} s ({how}): {} events, {} lost{}",
@@ -172,12 +164,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         }
     }
     if opts.windows_dir.is_some() {
-        eprintln!(
-            "latscope: {} crossing(s), {} window(s) saved{}",
-            rec.crossings,
-            rec.saved.len(),
-            rec.saved.iter().map(|s| format!("\n  {}", s.dir.display())).collect::<String>()
-        );
+        say_windows(rec.crossings, &rec.saved);
     } else if let Some(o) = output {
         rec.save(o, &spec_texts)?;
         eprintln!("latscope: saved {}", o.display());
@@ -249,14 +236,7 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
     })?;
     let output = args.output.as_deref();
     let spec = latscope_record::sigrok::SigrokSpec::parse(text)?.with_decoders(args.decoders.clone());
-    let json = args.format == LiveFormat::Json;
-    let mut out = std::io::stdout();
-    let mut say = |live: &Live| {
-        let text = if json { serde_json::to_string(live).unwrap_or_default() } else { live_text(live) };
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
-    };
-    let (logic, end) = latscope_record::sigrok::record_logic(spec, &opts, &mut say)?;
+    let (logic, end) = latscope_record::sigrok::record_logic(spec, &opts, &mut live_printer(args.format))?;
     eprintln!(
         "latscope: recorded {} samples of {} logic channels ({})",
         logic.first_sample + logic.samples() as u64,
@@ -270,12 +250,7 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
         );
     }
     if opts.windows_dir.is_some() {
-        eprintln!(
-            "latscope: {} crossing(s), {} window(s) saved{}",
-            end.crossings,
-            end.saved.len(),
-            end.saved.iter().map(|s| format!("\n  {}", s.dir.display())).collect::<String>()
-        );
+        say_windows(end.crossings, &end.saved);
     } else if let Some(o) = output {
         if o.extension().is_some_and(|e| e == "sr") {
             logic.save(o)?;
@@ -319,6 +294,29 @@ fn gate(
         eprintln!("latscope: {line}");
     }
     Ok(crossed)
+}
+
+/// Prints each live line on stdout as it comes, as text or one JSON object a line.
+fn live_printer(format: LiveFormat) -> impl FnMut(&Live) {
+    let mut out = std::io::stdout();
+    move |live: &Live| {
+        let text = match format {
+            LiveFormat::Json => serde_json::to_string(live).unwrap_or_default(),
+            LiveFormat::Text => live_text(live),
+        };
+        // A reader that went away (`| head`) does not stop the recording.
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+/// The flight recorder's end: every crossing counted, and the windows saved.
+fn say_windows(crossings: u64, saved: &[latscope_record::Saved]) {
+    eprintln!(
+        "latscope: {crossings} crossing(s), {} window(s) saved{}",
+        saved.len(),
+        saved.iter().map(|s| format!("\n  {}", s.dir.display())).collect::<String>()
+    );
 }
 
 /// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.
