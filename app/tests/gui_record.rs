@@ -293,6 +293,19 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     assert_eq!(d0.times.len(), flips, "D0 changes level as often in both");
 }
 
+/// sigrok's demo device alone, its pattern decoded as SPI (D0 clocks D1), a rule over the
+/// words, saved at `output`.
+fn demo_spi_form(output: &std::path::Path) -> RecordForm {
+    RecordForm {
+        machine: Machine::None,
+        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
+        decoders: "spi:clk=D0,mosi=D1".into(),
+        rules: "word=spi_mosi -> spi_mosi_end".into(),
+        output: output.display().to_string(),
+        ..RecordForm::default()
+    }
+}
+
 /// The window's flight recorder on a logic analyzer alone: triggers on a rule over the
 /// decoded words save windows into the folder, as `latscope record` does, and every crossing
 /// is counted.
@@ -303,16 +316,11 @@ fn the_record_windows_flight_recorder_saves_windows_of_decoded_logic() {
     let windows = dir.join("windows");
     let mut h = harness(Options::default());
     let form = RecordForm {
-        machine: Machine::None,
-        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
-        decoders: "spi:clk=D0,mosi=D1".into(),
-        rules: "word=spi_mosi -> spi_mosi_end".into(),
         triggers: "word>600us".into(),
         keep: "1ms".into(),
         max_saves: "1".into(),
         duration: "1500ms".into(),
-        output: windows.display().to_string(),
-        ..RecordForm::default()
+        ..demo_spi_form(&windows)
     };
     send(&mut h, RecordMsg::Edit(form));
     send(&mut h, RecordMsg::Start);
@@ -337,14 +345,7 @@ fn decoders_typed_in_the_record_window_run_live_and_open_with_the_capture() {
     let dir = Scratch::new("gui-record-sigrok-decode");
     let saved = dir.join("cap.sr");
     let mut h = harness(Options::default());
-    let form = RecordForm {
-        machine: Machine::None,
-        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
-        decoders: "spi:clk=D0,mosi=D1".into(),
-        rules: "word=spi_mosi -> spi_mosi_end".into(),
-        output: saved.display().to_string(),
-        ..RecordForm::default()
-    };
+    let form = demo_spi_form(&saved);
     send(&mut h, RecordMsg::Edit(form));
     send(&mut h, RecordMsg::Start);
     assert!(h.state().record.running(), "{:?}", h.state().record.error);

@@ -344,12 +344,7 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         let mut source = latscope_engine::open(&path, &cx.control)?;
         source.name = "logic (recording)".to_owned();
         source.path = Some(path);
-        if !logic.decoded.is_empty() {
-            let specs: Vec<String> = logic.decoded.iter().map(|(s, _)| s.clone()).collect();
-            let decoded =
-                latscope_engine::decode::merged(logic.decoded.iter().map(|(_, d)| d.clone()).collect());
-            latscope_engine::decode::attach(&mut source, &decoded, &specs)?;
-        }
+        attach_stream_decode(&mut source, logic)?;
         cx.send(RecordMsg::Logic {
             ticket,
             prepared: Arc::new(prepare(source)),
@@ -371,6 +366,24 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         unrestored: rec.unrestored,
         logic_placed,
     })
+}
+
+/// Adds the decode a recording made of its logic analyzer's stream to `source`, the saved
+/// capture opened: as it was made, so the file is not decoded again, unless a ring kept the
+/// end only (the stream's annotations count from the recording's start, the file's from its
+/// first sample kept): then the file is decoded.
+fn attach_stream_decode(source: &mut Source, logic: &latscope_record::sigrok::Logic) -> anyhow::Result<()> {
+    if logic.decoded.is_empty() {
+        return Ok(());
+    }
+    let specs: Vec<String> = logic.decoded.iter().map(|(s, _)| s.clone()).collect();
+    if logic.first_sample == 0 {
+        let decoded = latscope_engine::decode::merged(logic.decoded.iter().map(|(_, d)| d.clone()).collect());
+        latscope_engine::decode::attach(source, &decoded, &specs)?;
+    } else {
+        latscope_engine::decode::decode_into(&latscope_engine::Registry::native(), source, &specs)?;
+    }
+    Ok(())
 }
 
 /// A logic analyzer alone: recorded until Stop or the duration, saved as a sigrok session
@@ -412,21 +425,7 @@ fn record_logic_work(
     let mut source = latscope_engine::open(&out, &cx.control)?;
     source.name = out.file_name().map_or_else(|| "logic".to_owned(), |n| n.to_string_lossy().into_owned());
     source.path = Some(out.clone());
-    if !decoders.is_empty() {
-        if logic.first_sample == 0 {
-            // The stream's own decode, made as it arrived: the file is not decoded again.
-            let decoded =
-                latscope_engine::decode::merged(logic.decoded.iter().map(|(_, d)| d.clone()).collect());
-            latscope_engine::decode::attach(&mut source, &decoded, &decoders)?;
-        } else {
-            // A ring kept the end only: its annotations count from the recording's start.
-            latscope_engine::decode::decode_into(
-                &latscope_engine::Registry::native(),
-                &mut source,
-                &decoders,
-            )?;
-        }
-    }
+    attach_stream_decode(&mut source, &logic)?;
     cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
     if let latscope_record::Stopped::Failed(why) = &stopped {
         anyhow::bail!(
