@@ -309,7 +309,7 @@ pub(crate) fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool
 pub fn edge_times(track: &DigitalTrack, edge: Edge) -> Vec<Ps> {
     let mut prev = track.initial;
     let mut out = Vec::new();
-    for (&t, &l) in track.times.iter().zip(&track.levels) {
+    for (t, l) in track.changes() {
         let hit = match edge {
             Edge::Rise => prev == 0 && l == 1,
             Edge::Fall => prev == 1 && l == 0,

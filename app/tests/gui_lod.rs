@@ -36,15 +36,15 @@ fn digital_columns_match_a_scan_of_every_sigrok_sample_channel() {
         let src = load(file);
         assert!(!src.digital.is_empty(), "{file}");
         for d in &src.digital {
-            let pyramid = MinMaxPyramid::new(&d.levels);
+            let pyramid = MinMaxPyramid::new(d.levels());
             for grid in grids(0, d.end) {
                 let cols = lod::digital_columns(d, &pyramid, &grid);
                 for (c, col) in cols.iter().enumerate() {
                     let (a, b) = (grid.edge(c), grid.edge(c + 1));
                     let inside: Vec<usize> =
-                        (0..d.times.len()).filter(|&i| d.times[i] >= a && d.times[i] < b).collect();
-                    let level_in = d.times.iter().rposition(|&t| t < a).map_or(d.initial, |i| d.levels[i]);
-                    let levels = std::iter::once(level_in).chain(inside.iter().map(|&i| d.levels[i]));
+                        (0..d.transitions()).filter(|&i| d.time(i) >= a && d.time(i) < b).collect();
+                    let level_in = d.times().rposition(|t| t < a).map_or(d.initial, |i| d.level(i));
+                    let levels = std::iter::once(level_in).chain(inside.iter().map(|&i| d.level(i)));
                     let (mn, mx) = levels.fold((u8::MAX, 0), |(l, h), v| (l.min(v), h.max(v)));
                     assert_eq!(col.level_in, level_in, "{file} {} col {c}", d.name);
                     assert_eq!(col.transitions as usize, inside.len(), "{file} {} col {c}", d.name);

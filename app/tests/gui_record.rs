@@ -290,7 +290,7 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     assert_eq!(src.digital.len(), 8);
     let d0 = src.digital.iter().find(|d| d.name == "D0").unwrap();
     let flips = binary.stdout.windows(2).filter(|w| (w[0] ^ w[1]) & 1 != 0).count();
-    assert_eq!(d0.times.len(), flips, "D0 changes level as often in both");
+    assert_eq!(d0.transitions(), flips, "D0 changes level as often in both");
 }
 
 /// sigrok's demo device alone, its pattern decoded as SPI (D0 clocks D1), a rule over the

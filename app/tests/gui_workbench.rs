@@ -727,9 +727,9 @@ fn an_analog_lane_derives_a_digital_lane_from_its_threshold() {
         // It is a lane of that source, and the analog lane is still there.
         assert!(wb.view.shown(&wb.doc)[0].lanes.iter().any(|l| l.name == derived.name));
         // Rules see it: its high pulses, each a rising edge closed by the next falling one.
-        let rises = (0..derived.times.len()).filter(|&i| derived.levels[i] == 1).count();
-        let closed = (0..derived.times.len())
-            .filter(|&i| derived.levels[i] == 1 && derived.levels.get(i + 1) == Some(&0))
+        let rises = (0..derived.transitions()).filter(|&i| derived.level(i) == 1).count();
+        let closed = (0..derived.transitions())
+            .filter(|&i| derived.level(i) == 1 && derived.levels().get(i + 1) == Some(&0))
             .count();
         let expect = (closed, rises - closed);
         assert!(
@@ -1001,7 +1001,7 @@ fn source_addresses(wb: &Workbench) -> (usize, usize, usize) {
     (
         std::sync::Arc::as_ptr(sv.prepared) as usize,
         src.analog[0].samples.as_ptr() as usize,
-        src.digital[0].times.as_ptr() as usize,
+        src.digital[0].levels().as_ptr() as usize,
     )
 }
 
@@ -2053,8 +2053,9 @@ fn a_capture_previewed_while_it_loads_ends_as_its_loaded_source_alone() {
     assert_eq!(wb.previews_shown(), 0);
     assert_eq!(shown.digital.len(), loaded.digital.len());
     for (a, b) in shown.digital.iter().zip(loaded.digital.iter()) {
-        assert!(!a.levels.contains(&2), "{}: no unknown stretch of a preview is left", a.name);
-        assert_eq!((&a.name, a.initial, &a.times, &a.levels), (&b.name, b.initial, &b.times, &b.levels));
+        assert!(!a.levels().contains(&2), "{}: no unknown stretch of a preview is left", a.name);
+        assert_eq!((&a.name, a.initial, a.levels()), (&b.name, b.initial, b.levels()));
+        assert!(a.times().eq(b.times()), "{}", a.name);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
         for (track, ch) in src.digital.iter().zip(&ticks.channels) {
             assert_eq!(track.name, ch.name);
             assert_eq!(track.initial, ch.initial);
-            assert_eq!(track.times.len(), ch.ticks.len(), "{}", ch.name);
+            assert_eq!(track.transitions(), ch.ticks.len(), "{}", ch.name);
         }
     }
 });

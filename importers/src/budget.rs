@@ -22,8 +22,9 @@ pub(crate) fn room_for_one<T>(v: &mut Vec<T>, remaining: usize) {
 
 /// [`room_for_one`] for a digital track's two parallel vectors.
 pub(crate) fn room_for_transition(track: &mut DigitalTrack, remaining: usize) {
-    room_for_one(&mut track.times, remaining);
-    room_for_one(&mut track.levels, remaining);
+    if track.transitions() == track.capacity() {
+        track.reserve_exact(track.transitions().max(MIN_GROWTH).min(remaining).max(1));
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! notes, never from the parser.
 
 use latscope_importers::{Format, ImportError, LoadControl, detect, import_bytes, open};
-use latscope_model::{ClockOrigin, PS_PER_S, Source};
+use latscope_model::{ClockOrigin, DigitalTrack, PS_PER_S, Source};
 use latscope_testkit::{Need, corpus, in_repo};
 use std::path::{Path, PathBuf};
 
@@ -95,9 +95,9 @@ fn saleae_x_values_are_unknown_level() {
     // NOTES.md: the last two rows of the mlx export hold X for Channel 2.
     let (s, lines) = open_corpus("saleae_csv/logic2_digital_8ch_sent_mlx.csv");
     let ch2 = &s.digital[2];
-    assert_eq!(ch2.levels.last(), Some(&2));
+    assert_eq!(ch2.levels().last(), Some(&2));
     let t_first_x = secs(&cell(&lines[lines.len() - 2], ',', 0)) - secs(&cell(&lines[1], ',', 0));
-    let t = *ch2.times.last().unwrap_or(&0);
+    let t = ch2.last_time().unwrap_or(0);
     assert!((t as f64 / PS_PER_S as f64 - t_first_x).abs() < 1e-12);
 }
 
@@ -251,7 +251,7 @@ fn scope_square_wave_to_digital() {
         let d = a.to_digital(latscope_model::Threshold::Auto);
         assert_eq!(d.initial, u8::from(high[0]), "{}", a.name);
         let expect: Vec<i64> = edges.iter().map(|&i| a.time_of(i)).collect();
-        assert_eq!(d.times, expect, "{}", a.name);
+        assert_eq!(d.times().collect::<Vec<_>>(), expect, "{}", a.name);
     }
 }
 
@@ -315,12 +315,12 @@ fn case_5_5_1_saleae_doc_example_with_x_and_smileys() {
     assert_eq!(names(&s), ["Channel 0 :)", "Channel 1 :)", "Ch2"]);
     let c0 = &s.digital[0];
     assert_eq!(
-        (c0.initial, c0.times.clone(), c0.levels.clone()),
+        (c0.initial, c0.times().collect::<Vec<_>>(), c0.levels().to_vec()),
         (0, vec![250_000_000_000, PS_PER_S], vec![1, 2])
     );
     let c1 = &s.digital[1];
     assert_eq!(
-        (c1.initial, c1.times.clone(), c1.levels.clone()),
+        (c1.initial, c1.times().collect::<Vec<_>>(), c1.levels().to_vec()),
         (1, vec![125_000_000_000, 250_000_000_000, PS_PER_S], vec![0, 1, 2])
     );
     assert_eq!((s.digital[2].initial, s.digital[2].transitions()), (2, 0));
@@ -332,7 +332,7 @@ fn case_5_5_2_logic1_layout() {
     let s = load_str("Time[s], Channel 0, Channel 1\n0.000000000000000, 1, 1\n7.642110550000000, 1, 0\n");
     assert_eq!(s.format, "saleae-logic1-csv");
     assert_eq!(names(&s), ["Channel 0", "Channel 1"]);
-    assert_eq!(s.digital[1].times, [7_642_110_550_000]);
+    assert_eq!(s.digital[1].times().collect::<Vec<_>>(), [7_642_110_550_000]);
     assert_eq!(s.digital[0].transitions(), 0);
     // Analog export with the same layout.
     let s = load_str("Time[s], Channel 0\n0.000000000000000, 1.25\n0.001000000000000, 3.30\n");
@@ -342,15 +342,18 @@ fn case_5_5_2_logic1_layout() {
     );
     // Tab option of Logic 1.x.
     let s = load_str("Time[s]\tChannel 0\n0.0\t1\n0.5\t0\n");
-    assert_eq!((s.format.as_str(), s.digital[0].times.clone()), ("saleae-logic1-csv", vec![PS_PER_S / 2]));
+    assert_eq!(
+        (s.format.as_str(), s.digital[0].times().collect::<Vec<_>>()),
+        ("saleae-logic1-csv", vec![PS_PER_S / 2])
+    );
 }
 
 #[test]
 fn case_5_5_3_negative_first_time() {
     let s = load_str("Time [s],A,B\n-0.000002000,1,0\n0.000000000,0,0\n0.000001000,0,1\n");
     assert_eq!(s.origin, ClockOrigin::from_secs_ps(0, -2_000_000));
-    assert_eq!(s.digital[0].times, [2_000_000]);
-    assert_eq!(s.digital[1].times, [3_000_000]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [2_000_000]);
+    assert_eq!(s.digital[1].times().collect::<Vec<_>>(), [3_000_000]);
     assert_span(&s, -2e-6, 1e-6);
 }
 
@@ -387,8 +390,8 @@ fn case_5_5_5_sigrok_outputs() {
     let s = load_str(&format!("{SIGROK_HEADER}logic,logic,logic,logic\n1,1,1,1\n1,0,1,1\n0,0,1,1\n"));
     assert_eq!(s.format, "sigrok-csv");
     assert_eq!(names(&s), ["MOSI", "RST", "SCK", "MISO"]);
-    assert_eq!(s.digital[0].times, [500_000]);
-    assert_eq!(s.digital[1].times, [250_000]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [500_000]);
+    assert_eq!(s.digital[1].times().collect::<Vec<_>>(), [250_000]);
     assert_eq!(s.digital[0].end, 500_000);
     assert!(s.metadata.contains(&("instrument".to_string(), "Session-emulating driver".to_string())));
     // time=true:dedup=true with a nanoseconds column starting at 250 ns.
@@ -396,20 +399,20 @@ fn case_5_5_5_sigrok_outputs() {
         "{SIGROK_HEADER}nanoseconds,logic,logic,logic,logic\n250,1,1,1,1\n1048576000,1,1,1,1\n1048576250,1,1,1,1\n1223121500,0,0,0,1\n"
     ));
     assert_eq!(s.origin, ClockOrigin::from_secs_ps(0, 250_000));
-    assert_eq!(s.digital[0].times, [(1_223_121_500 - 250) * 1000]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [(1_223_121_500 - 250) * 1000]);
     assert_eq!(s.digital[3].transitions(), 0);
     // label=channel.
     let s = load_str(&format!("{SIGROK_HEADER}Time,MOSI,RST,SCK,MISO\n0,1,1,1,1\n1,0,1,1,1\n"));
     assert_eq!(names(&s), ["MOSI", "RST", "SCK", "MISO"]);
-    assert_eq!(s.digital[0].times, [1_000], "4 MHz → nanoseconds");
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [1_000], "4 MHz → nanoseconds");
     // label=off: no label row.
     let s = load_str(&format!("{SIGROK_HEADER}1,1,1,1\n0,1,1,1\n"));
-    assert_eq!((names(&s).len(), s.digital[0].times.clone()), (4, vec![250_000]));
+    assert_eq!((names(&s).len(), s.digital[0].times().collect::<Vec<_>>()), (4, vec![250_000]));
     // header=false (and label=off): names D0…, no samplerate → 1 s per sample, warned.
     let s = load_str("1,0\n0,1\n0,1\n");
     assert_eq!(s.format, "sigrok-csv");
     assert_eq!(names(&s), ["D0", "D1"]);
-    assert_eq!(s.digital[0].times, [PS_PER_S]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [PS_PER_S]);
     assert!(s.diagnostics.warnings.iter().any(|w| w.contains("no samplerate")));
     // Mixed logic + analog, with the sigrok-cli 0.7 echo lines.
     let s = load_str(
@@ -428,7 +431,7 @@ fn case_5_5_5_sigrok_outputs() {
 fn case_5_5_6_crlf_and_bom() {
     let s = load(b"\xEF\xBB\xBFTime [s],Channel 0\r\n0.000000000,0\r\n0.5,1\r\n1.0,1\r\n");
     assert_eq!(names(&s), ["Channel 0"]);
-    assert_eq!((s.digital[0].times.clone(), s.digital[0].end), (vec![PS_PER_S / 2], PS_PER_S));
+    assert_eq!((s.digital[0].times().collect::<Vec<_>>(), s.digital[0].end), (vec![PS_PER_S / 2], PS_PER_S));
 }
 
 #[test]
@@ -455,7 +458,7 @@ fn saleae_iso8601_times_set_an_epoch_origin() {
     assert_eq!(s.format, "saleae-logic2-csv");
     // `date -u -d 2024-03-05T12:34:56Z +%s` = 1709642096.
     assert_eq!((s.origin.secs, s.origin.ps), (1_709_642_096, 0));
-    assert_eq!(s.digital[0].times, [250_000_000_000]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [250_000_000_000]);
     assert_eq!(s.digital[0].end, PS_PER_S);
     let s =
         load_str("Time [s],ADC\n2024-03-05T12:34:56.000000000Z,0.5\n2024-03-05T12:34:56.020000000Z,0.7\n");
@@ -724,7 +727,13 @@ fn sigrok_cli_csv_matches_its_own_vcd() {
         if opts.contains("header=false") {
             // No samplerate: 1 s per sample. Rescale to the 200 kHz the demo uses.
             for d in &mut s.digital {
-                d.times.iter_mut().for_each(|t| *t /= 200_000);
+                *d = DigitalTrack::with_changes(
+                    d.name.clone(),
+                    d.initial,
+                    d.times().map(|t| t / 200_000).collect(),
+                    d.levels().to_vec(),
+                    d.end,
+                );
             }
         }
         for (k, (name, changes)) in signals.iter().enumerate() {
@@ -735,7 +744,7 @@ fn sigrok_cli_csv_matches_its_own_vcd() {
             assert_eq!(d.initial, changes[0].1, "{opts} {name}");
             // VCD lists the initial value at #0 then every change.
             let expect: Vec<i64> = changes[1..].iter().map(|(t, _)| t * scale as i64).collect();
-            assert_eq!(d.times, expect, "{opts} {name}");
+            assert_eq!(d.times().collect::<Vec<_>>(), expect, "{opts} {name}");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -772,7 +781,7 @@ fn garbage_rows_and_wrong_column_counts_are_counted_with_line_numbers() {
     assert_eq!(s.diagnostics.malformed, 4);
     let lines: Vec<u64> = s.diagnostics.first_malformed.iter().filter_map(|d| d.line).collect();
     assert_eq!(lines, [3, 4, 6, 7]);
-    assert_eq!(s.digital[0].times, [200_000_000_000, 400_000_000_000]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [200_000_000_000, 400_000_000_000]);
     let s = load_str("x-axis,1,2\nsecond,Volt,Volt\n0,1,2\n1e-6,oops,3\n2e-6\n3e-6,1,2\n");
     assert_eq!(s.diagnostics.malformed, 2);
     assert_eq!(s.diagnostics.first_malformed[0].line, Some(4));
@@ -785,7 +794,7 @@ fn absurd_times_are_malformed_not_overflows() {
     // 9.3e6 s from the first row is past the ±46-day window that keeps ps arithmetic exact.
     let s = load_str("Time [s],A\n0.0,0\n9300000.0,1\n1e30,1\n0.5,1\n");
     assert_eq!(s.diagnostics.malformed, 2);
-    assert_eq!(s.digital[0].times, [PS_PER_S / 2]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [PS_PER_S / 2]);
     let s = load_str("X,CH1,Start,Increment,\nSequence,Volt,-1e-6,1e300,\n0,1,\n5,2,\n");
     assert_eq!(s.diagnostics.malformed, 2, "{:?}", s.diagnostics.summary());
 }
@@ -799,7 +808,7 @@ fn an_endless_line_is_skipped_and_the_rest_loads() {
     assert_eq!(s.diagnostics.malformed, 1);
     assert_eq!(s.diagnostics.first_malformed[0].line, Some(3));
     assert!(s.diagnostics.first_malformed[0].message.contains("1 MiB"));
-    assert_eq!(s.digital[0].times, [PS_PER_S / 2, PS_PER_S]);
+    assert_eq!(s.digital[0].times().collect::<Vec<_>>(), [PS_PER_S / 2, PS_PER_S]);
 }
 
 #[test]

@@ -116,7 +116,7 @@ fn match_wellen(files: Vec<PathBuf>) -> usize {
             if let Some(&(t0, _)) = w.first() {
                 mine.push((tick.apply(t0), level_char(d.initial)));
             }
-            mine.extend(d.times.iter().zip(&d.levels).map(|(&t, &l)| (t, level_char(l))));
+            mine.extend(d.changes().map(|(t, l)| (t, level_char(l))));
             let expected: Vec<(i64, char)> = w.iter().map(|&(t, c)| (tick.apply(t), c)).collect();
             assert_eq!(mine, expected, "{}: {}", path.display(), d.name);
             compared += 1;
@@ -180,7 +180,7 @@ fn changes(s: &Source) -> Vec<(String, Vec<(i64, u32)>)> {
     let mut out: Vec<(String, Vec<(i64, u32)>)> = s
         .digital
         .iter()
-        .map(|d| (d.name.clone(), d.times.iter().zip(&d.levels).map(|(&t, &l)| (t, u32::from(l))).collect()))
+        .map(|d| (d.name.clone(), d.changes().map(|(t, l)| (t, u32::from(l))).collect()))
         .collect();
     out.extend(
         s.analog.iter().map(|a| {

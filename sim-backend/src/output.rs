@@ -90,9 +90,7 @@ pub fn write_vcd(src: &Source, w: &mut impl Write) -> io::Result<()> {
         .digital
         .iter()
         .enumerate()
-        .flat_map(|(i, d)| {
-            d.times.iter().zip(&d.levels).filter(|(t, _)| **t > 0).map(move |(&t, &l)| (t, i, l))
-        })
+        .flat_map(|(i, d)| d.changes().filter(|(t, _)| *t > 0).map(move |(t, l)| (t, i, l)))
         .collect();
     changes.sort_by_key(|c| (c.0, c.1));
     let mut last = 0;

@@ -125,12 +125,12 @@ impl Line {
         let mut line = Line {
             name: track.name.clone(),
             initial: binary(track.initial),
-            ticks: Vec::with_capacity(track.times.len()),
-            end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
+            ticks: Vec::with_capacity(track.transitions()),
+            end: clock.tick_of(track.end.max(track.last_time().unwrap_or(0))),
         };
         // The period is found once, not per edge.
         let period = clock.even_period();
-        for (&t, &l) in track.times.iter().zip(&track.levels) {
+        for (t, l) in track.changes() {
             line.push(clock.tick_fast(t, period), binary(l));
         }
         line

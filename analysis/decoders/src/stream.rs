@@ -478,7 +478,7 @@ impl<'a> Ticks<'a> {
 /// The ticks [`Line::from_track`] would store for a track, one at a time: a tick is given
 /// once the next change is on a later tick (a change on the same tick may still undo it).
 struct TrackTicks<'a> {
-    times: std::slice::Iter<'a, i64>,
+    times: latscope_model::TimesIter<'a>,
     levels: std::slice::Iter<'a, u8>,
     clock: Clock,
     period: Option<i64>,
@@ -492,13 +492,13 @@ struct TrackTicks<'a> {
 impl<'a> TrackTicks<'a> {
     fn new(track: &'a DigitalTrack, clock: Clock) -> Self {
         TrackTicks {
-            times: track.times.iter(),
-            levels: track.levels.iter(),
+            times: track.times(),
+            levels: track.levels().iter(),
             clock,
             period: clock.even_period(),
             level: binary(track.initial),
             pending: None,
-            end: clock.tick_of(track.end.max(track.times.last().copied().unwrap_or(0))),
+            end: clock.tick_of(track.end.max(track.last_time().unwrap_or(0))),
         }
     }
 }
@@ -508,7 +508,7 @@ impl Iterator for TrackTicks<'_> {
 
     fn next(&mut self) -> Option<i64> {
         loop {
-            let (Some(&t), Some(&l)) = (self.times.next(), self.levels.next()) else {
+            let (Some(t), Some(&l)) = (self.times.next(), self.levels.next()) else {
                 let (tick, level) = self.pending.take()?;
                 self.level = level;
                 return Some(tick);
@@ -564,8 +564,7 @@ mod tests {
     #[test]
     fn track_ticks_are_the_ticks_of_the_line_built_from_the_track() {
         // Same-tick changes, changes that cancel, X and Z levels, and a change at time 0.
-        let mut d = DigitalTrack::new("D", 0);
-        for (t, l) in [
+        let changes = [
             (0, 1),
             (3, 0),
             (1_000_000, 1),
@@ -576,11 +575,14 @@ mod tests {
             (3_000_100, 1),
             (3_000_200, 0),
             (5_000_000, 1),
-        ] {
-            d.times.push(t);
-            d.levels.push(l);
-        }
-        d.end = 9 * PS_PER_US;
+        ];
+        let d = DigitalTrack::with_changes(
+            "D",
+            0,
+            changes.iter().map(|c| c.0).collect(),
+            changes.iter().map(|c| c.1).collect(),
+            9 * PS_PER_US,
+        );
         for clock in [Clock::Samples(1_000_000), Clock::Samples(3_000_000), Clock::Picoseconds] {
             let line = Line::from_track(&d, clock);
             let t = TrackTicks::new(&d, clock);

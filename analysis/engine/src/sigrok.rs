@@ -186,8 +186,8 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// divisor), and that sample rate.
 pub fn sr_bytes(tracks: &[&latscope_model::DigitalTrack]) -> std::result::Result<(Vec<u8>, u64), String> {
     use std::io::Write;
-    let period = tracks.iter().flat_map(|t| t.times.iter().copied()).filter(|&t| t > 0).fold(0, gcd).max(1);
-    let end = tracks.iter().map(|t| t.end.max(t.times.last().copied().unwrap_or(0))).max().unwrap_or(0);
+    let period = tracks.iter().flat_map(|t| t.times()).filter(|&t| t > 0).fold(0, gcd).max(1);
+    let end = tracks.iter().map(|t| t.end.max(t.last_time().unwrap_or(0))).max().unwrap_or(0);
     let samples = u64::try_from(end / period + 1).unwrap_or(1);
     let unit = tracks.len().div_ceil(8);
     let size = samples.saturating_mul(unit as u64);
@@ -203,7 +203,7 @@ pub fn sr_bytes(tracks: &[&latscope_model::DigitalTrack]) -> std::result::Result
         let (byte, bit) = (k / 8, 1u8 << (k % 8));
         let mut level = t.initial;
         let mut from = 0usize;
-        for (i, &at) in t.times.iter().chain(std::iter::once(&(end + period))).enumerate() {
+        for (i, at) in t.times().chain(std::iter::once(end + period)).enumerate() {
             let to = usize::try_from(at / period).unwrap_or(0).min(n);
             if level != 0 {
                 for s in from..to {
@@ -211,7 +211,7 @@ pub fn sr_bytes(tracks: &[&latscope_model::DigitalTrack]) -> std::result::Result
                 }
             }
             from = to;
-            level = t.levels.get(i).copied().unwrap_or(level);
+            level = t.levels().get(i).copied().unwrap_or(level);
         }
     }
     let rate = u64::try_from(PS_PER_S / period).unwrap_or(1).max(1);

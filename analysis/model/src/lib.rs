@@ -34,7 +34,7 @@ mod tracks;
 pub use analog::AnalogTrack;
 pub use builder::{BuilderParts, EventRow, EventSink, EventTableBuilder, InTable};
 pub use diagnostics::{Diagnostic, Diagnostics, Finding, Gap, MAX_KEPT_DIAGNOSTICS, Severity};
-pub use digital::DigitalTrack;
+pub use digital::{DigitalTrack, SampleClock, TimesIter};
 pub use display::value_text;
 pub use events::{BuildError, EventRef, EventTable, EventTableParts};
 pub use fields::{FieldKind, FieldValue, Layout, LayoutId};

@@ -189,7 +189,7 @@ impl Source {
             take(a, b);
         }
         for d in &self.digital {
-            take(0, d.end.max(d.times.last().copied().unwrap_or(0)));
+            take(0, d.end.max(d.last_time().unwrap_or(0)));
         }
         for a in &self.analog {
             if !a.samples.is_empty() {

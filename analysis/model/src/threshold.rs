@@ -124,12 +124,12 @@ mod tests {
         let samples = [0.0, 1.9, 1.2, 2.0, 1.1, 1.0, 0.99, 1.99, 3.0];
         let d = track(&samples).to_digital(Threshold::Fixed { level: 1.5, hysteresis: 1.0 });
         assert_eq!(d.initial, 0);
-        assert_eq!(d.times, [1_030, 1_060, 1_080]);
-        assert_eq!(d.levels, [1, 0, 1]);
+        assert_eq!(d.times().collect::<Vec<_>>(), [1_030, 1_060, 1_080]);
+        assert_eq!(d.levels(), [1, 0, 1]);
         assert_eq!(d.end, 1_080);
         // Without hysteresis every crossing of the level is an edge.
         let d = track(&samples).to_digital(Threshold::Fixed { level: 1.5, hysteresis: 0.0 });
-        assert_eq!(d.times, [1_010, 1_020, 1_030, 1_040, 1_070]);
+        assert_eq!(d.times().collect::<Vec<_>>(), [1_010, 1_020, 1_030, 1_040, 1_070]);
     }
 
     #[test]
@@ -137,7 +137,7 @@ mod tests {
         let samples: Vec<f32> = (0..40).map(|i| if (i / 10) % 2 == 0 { 0.05 } else { 3.25 }).collect();
         let d = track(&samples).to_digital(Threshold::Auto);
         assert_eq!(
-            (d.initial, d.times.clone(), d.levels.clone()),
+            (d.initial, d.times().collect::<Vec<_>>(), d.levels().to_vec()),
             (0, vec![1_100, 1_200, 1_300], vec![1, 0, 1])
         );
     }
@@ -147,11 +147,11 @@ mod tests {
         let d =
             track(&[3.0, f32::NAN, 1.6, 0.0]).to_digital(Threshold::Fixed { level: 1.5, hysteresis: 1.0 });
         assert_eq!(
-            (d.initial, d.times.clone(), d.levels.clone()),
+            (d.initial, d.times().collect::<Vec<_>>(), d.levels().to_vec()),
             (1, vec![1_010, 1_020, 1_030], vec![2, 1, 0])
         );
         let d = track(&[f32::NAN, 0.0]).to_digital(Threshold::Auto);
-        assert_eq!((d.initial, d.levels.clone()), (2, vec![1]));
+        assert_eq!((d.initial, d.levels().to_vec()), (2, vec![1]));
         let d = track(&[]).to_digital(Threshold::Auto);
         assert_eq!((d.initial, d.transitions()), (2, 0));
     }

@@ -114,7 +114,7 @@ pub fn write_trace_events(
         for d in &src.digital {
             let name = format!("{} (level)", d.name);
             w.counter(&name, pid, at(0), f64::from(d.initial))?;
-            for (&t, &l) in d.times.iter().zip(&d.levels) {
+            for (t, l) in d.changes() {
                 w.counter(&name, pid, at(t), f64::from(l))?;
             }
         }

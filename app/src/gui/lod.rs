@@ -258,14 +258,13 @@ pub struct DigitalColumn {
 }
 
 pub fn digital_columns(track: &DigitalTrack, pyramid: &MinMaxPyramid, grid: &Grid) -> Vec<DigitalColumn> {
-    let n = track.times.len();
-    let level_before = |i: usize| if i == 0 { track.initial } else { track.levels[i - 1] };
-    let mut prev = lower_bound(n, |i| track.times[i] < grid.edge(0));
+    let level_before = |i: usize| if i == 0 { track.initial } else { track.level(i - 1) };
+    let mut prev = track.changes_before(grid.edge(0));
     (0..grid.columns)
         .map(|c| {
-            let next = lower_bound(n, |i| track.times[i] < grid.edge(c + 1));
+            let next = track.changes_before(grid.edge(c + 1));
             let level_in = level_before(prev);
-            let (lo, hi) = pyramid.min_max(&track.levels, prev, next).unwrap_or((level_in, level_in));
+            let (lo, hi) = pyramid.min_max(track.levels(), prev, next).unwrap_or((level_in, level_in));
             let col = DigitalColumn {
                 level_in,
                 transitions: u32::try_from(next - prev).unwrap_or(u32::MAX),

@@ -21,7 +21,7 @@ pub struct Prepared {
 pub fn digital_lane(track: usize, d: &DigitalTrack) -> Lane {
     Lane {
         name: d.name.clone(),
-        kind: LaneKind::Digital { track, pyramid: MinMaxPyramid::new(&d.levels) },
+        kind: LaneKind::Digital { track, pyramid: MinMaxPyramid::new(d.levels()) },
         color: theme::DIGITAL,
     }
 }
@@ -377,7 +377,12 @@ pub fn step_edge(lane: &Lane, src: &Source, t: Ps, forward: bool) -> Option<(Ps,
         LaneKind::Events(e) => events(&e.events),
         LaneKind::Digital { track, .. } => {
             let d = src.digital.get(*track)?;
-            pick(&d.times).map(|i| (d.times[i], None))
+            let i = if forward {
+                Some(d.changes_until(t)).filter(|&i| i < d.transitions())
+            } else {
+                d.changes_before(t).checked_sub(1)
+            };
+            i.map(|i| (d.time(i), None))
         }
         LaneKind::Spans { rows, .. } => {
             let mut best: Option<Ps> = None;

@@ -21,7 +21,7 @@ pub use logic::{FAST_MEMBER_BYTES, LogicEnd, LogicVisitor, Masks};
 pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
 
 use crate::{LoadControl, ParseFailure, Position, budget};
-use latscope_model::{AnalogTrack, DigitalTrack, PS_PER_S, Ps, Source, SourceKind};
+use latscope_model::{AnalogTrack, DigitalTrack, SampleClock, Source, SourceKind};
 use std::io::{Cursor, Read};
 use zip::ZipArchive;
 
@@ -139,7 +139,7 @@ pub struct ChannelTicks {
 pub fn parse_logic_ticks(data: &[u8], ctl: &LoadControl) -> Result<LogicTicks, ParseFailure> {
     let (mut ticks, note) = with_archive(data, |mut zip, bytes| {
         let header = read_header(&mut zip)?;
-        let samplerate = (!header.no_rate).then_some(header.clock.rate);
+        let samplerate = (!header.no_rate).then_some(header.clock.rate());
         let mut out = LogicTicks { samplerate, ..LogicTicks::default() };
         if header.no_rate {
             out.warnings.push(NO_RATE.into());
@@ -197,7 +197,7 @@ pub fn read_logic<V: LogicVisitor>(
         let header = read_header(&mut zip)?;
         let names = member_names(&zip);
         let mut layout = LogicLayout {
-            samplerate: (!header.no_rate).then_some(header.clock.rate),
+            samplerate: (!header.no_rate).then_some(header.clock.rate()),
             analog: analog_keys(&header.meta).into_iter().map(|(_, name)| name).collect(),
             ..LogicLayout::default()
         };
@@ -274,38 +274,6 @@ fn parse_archive(
         source.records = Some(source.records() + n);
     }
     Ok(source)
-}
-
-#[derive(Debug, Clone, Copy)]
-struct SampleClock {
-    rate: u64,
-    /// The period in whole picoseconds when the rate divides 1 THz (every common rate
-    /// does): times are then a multiplication, exactly what the rounded division gives.
-    step: Option<u64>,
-}
-
-impl SampleClock {
-    fn new(rate: u64) -> Self {
-        let ps = PS_PER_S as u64;
-        Self { rate, step: (rate != 0 && ps.is_multiple_of(rate)).then(|| ps / rate) }
-    }
-
-    /// Sample `i` is at `i / rate` seconds, rounded to the nearest picosecond.
-    fn time(self, i: u64) -> Ps {
-        // `i * step + rate / 2` divided by `rate` is `i * step`: `rate / 2 < rate`.
-        if let Some(step) = self.step {
-            return (i128::from(i) * i128::from(step)) as Ps;
-        }
-        // The 64-bit division when the product fits (an i128 division costs several times more).
-        if let Some(n) = i.checked_mul(PS_PER_S as u64).and_then(|n| n.checked_add(self.rate / 2)) {
-            return (n / self.rate) as Ps;
-        }
-        let rate = i128::from(self.rate);
-        ((i128::from(i) * i128::from(PS_PER_S) + rate / 2) / rate) as Ps
-    }
-    fn period_ps(self) -> f64 {
-        PS_PER_S as f64 / self.rate as f64
-    }
 }
 
 fn read_small(zip: &mut ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Option<String>, ParseFailure> {
@@ -436,7 +404,7 @@ impl Transitions for DigitalTrack {
     }
     fn push(&mut self, sample: u64, clock: SampleClock, level: u8, remaining: usize) {
         budget::room_for_transition(self, remaining);
-        DigitalTrack::push(self, clock.time(sample), level);
+        self.push_sample(clock, sample, level);
     }
 }
 
@@ -483,8 +451,9 @@ fn read_logic_tracks(
     ctl: &LoadControl,
     source: &mut Source,
 ) -> Result<Option<u64>, ParseFailure> {
-    let read =
-        read_logic_channels(zip, bytes, names, capture, meta, clock, ctl, |name| DigitalTrack::new(name, 0))?;
+    let read = read_logic_channels(zip, bytes, names, capture, meta, clock, ctl, |name| {
+        DigitalTrack::sampled(name, 0, clock)
+    })?;
     for w in read.warnings {
         source.diagnostics.warn(w);
     }
@@ -1041,6 +1010,7 @@ fn read_analog(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use latscope_model::{PS_PER_S, Ps};
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
@@ -1065,7 +1035,10 @@ mod tests {
     type Tracks = Vec<(u8, Vec<i64>, Vec<u8>)>;
 
     fn tracks(channels: Vec<LogicChannel<DigitalTrack>>) -> Tracks {
-        channels.into_iter().map(|c| (c.track.initial, c.track.times, c.track.levels)).collect()
+        channels
+            .into_iter()
+            .map(|c| (c.track.initial, c.track.times().collect(), c.track.levels().to_vec()))
+            .collect()
     }
 
     /// The sample-at-a-time decoder on `data`.
@@ -1114,9 +1087,9 @@ mod tests {
         .unwrap();
         assert_eq!((end.samples, end.partial_len), (4, 1));
         assert_eq!(v.channels[0].track.initial, 1);
-        assert_eq!(v.channels[0].track.times, [2_000_000]);
-        assert_eq!(v.channels[1].track.times, [1_000_000, 3_000_000]);
-        assert_eq!(v.channels[1].track.levels, [1, 0]);
+        assert_eq!(v.channels[0].track.times().collect::<Vec<_>>(), [2_000_000]);
+        assert_eq!(v.channels[1].track.times().collect::<Vec<_>>(), [1_000_000, 3_000_000]);
+        assert_eq!(v.channels[1].track.levels(), [1, 0]);
         let mut d = LogicDecoder::new(2, channels(2, &[0, 9]), clock);
         d.feed(&[0x01, 0x00, 0x01]).unwrap();
         d.feed(&[0x02, 0x00, 0x02, 0x00]).unwrap();

@@ -539,9 +539,9 @@ fn record(var: &mut Var, time: Ps, bits: &[u8], at_start: bool, room: usize) -> 
                 }
                 Some(d) => {
                     budget::room_for_transition(d, room);
-                    let before = d.times.len();
+                    let before = d.transitions();
                     d.push(time, l);
-                    d.times.len() - before
+                    d.transitions() - before
                 }
             }
         }

@@ -217,11 +217,10 @@ fn load(data: &[u8], ctl: &LoadControl) -> Result<Source, ParseFailure> {
                     }
                     // GHW records delta cycles, several values at one time; only the last
                     // one holds (VCD and FST keep only that one).
-                    Some(d) if d.times.is_empty() && t <= start => d.initial = level,
+                    Some(d) if d.is_empty() && t <= start => d.initial = level,
                     Some(d) => {
-                        if d.times.last() == Some(&t) {
-                            d.times.pop();
-                            d.levels.pop();
+                        if d.last_time() == Some(t) {
+                            d.pop();
                         }
                         d.push(t, level);
                     }

@@ -142,11 +142,11 @@ fn the_bus_follows_the_model_and_its_clock_stops_in_long_waits() {
     let (src, log) = run_with_bus(&["mode=cmd-irq"]);
     let clk = src.digital.iter().find(|d| d.name == "SD_CLK").unwrap();
     // 40 ns at 25 MHz.
-    let period = clk.times[1] - clk.times[0];
+    let period = clk.time(1) - clk.time(0);
     assert_eq!(period * 2, 40_000, "a half period");
     // Far fewer clocks than the run is long: gated in the read access and write busy.
-    let run_clocks = (clk.end - clk.times[0]) / 40_000;
-    let clocks = clk.times.len() as i64 / 2;
+    let run_clocks = (clk.end - clk.time(0)) / 40_000;
+    let clocks = clk.transitions() as i64 / 2;
     assert!(clocks * 5 < run_clocks, "{clocks} clocks over {run_clocks}");
     // Every item's span is a whole number of clocks, items never overlap on the bus.
     for w in log.windows(2) {
@@ -156,7 +156,7 @@ fn the_bus_follows_the_model_and_its_clock_stops_in_long_waits() {
     // The model's command-phase line (CMD) rises at each issue: the command token starts
     // on the bus within the next clocks.
     let phase = src.digital.iter().find(|d| d.name == "CMD").unwrap();
-    let rises: Vec<i64> = phase.times.iter().zip(&phase.levels).filter(|p| *p.1 == 1).map(|p| *p.0).collect();
+    let rises: Vec<i64> = phase.changes().filter(|p| p.1 == 1).map(|p| p.0).collect();
     let commands: Vec<&Logged> = log.iter().filter(|l| matches!(l.item, BusItem::Command { .. })).collect();
     assert_eq!(rises.len(), commands.len());
     for (r, c) in rises.iter().zip(&commands) {
@@ -206,7 +206,7 @@ fn the_chain_runs_through_the_bus_at_the_times_the_model_drove_it() {
         (0..log.len()).filter(|&i| matches!(log[i].item, BusItem::Command { index: 18 | 25, .. })).collect();
     assert_eq!(data_cmds.len(), 6);
     let irq = src.digital.iter().find(|d| d.name == "IRQ").unwrap();
-    let rises: Vec<Ps> = irq.times.iter().zip(&irq.levels).filter(|p| *p.1 == 1).map(|p| *p.0).collect();
+    let rises: Vec<Ps> = irq.changes().filter(|p| p.1 == 1).map(|p| p.0).collect();
     let start = src.strings.lookup(b"mmc_request_start").unwrap();
     let op = latscope_analysis::endpoint::FieldSel::new(&src, "cmd_opcode");
     let requests: Vec<Ps> = src
@@ -270,7 +270,7 @@ fn the_chain_joins_a_bus_captured_on_another_clock_once_aligned() {
     let mut capture = Source::new("bus", "vcd", latscope_model::SourceKind::File);
     for d in src.digital.iter().filter(|d| d.name.starts_with("SD_")) {
         let mut d = d.clone();
-        d.times.iter_mut().for_each(|t| *t += skew);
+        d.shift(skew);
         d.end += skew;
         capture.digital.push(d);
     }

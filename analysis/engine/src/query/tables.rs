@@ -280,7 +280,7 @@ impl<'a> Tables<'a> {
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (i, p) in self.placed.iter().enumerate() {
             for d in &p.source.digital {
-                for (&t, &l) in d.times.iter().zip(&d.levels) {
+                for (t, l) in d.changes() {
                     source.push(self.names[i].as_str());
                     track.push(d.name.as_str());
                     time_s.push(p.source.origin.to_source_seconds(t));
@@ -325,7 +325,7 @@ impl<'a> Tables<'a> {
                     name,
                     d.name.clone(),
                     "digital",
-                    d.times.len() as u64,
+                    d.transitions() as u64,
                     secs(Some(0)),
                     secs(Some(d.end)),
                 ));

@@ -168,7 +168,7 @@ pub(super) fn arrow_end_y(
     }
     let edge = rows().find(|(id, _)| match lane_of(id).map(|l| &l.kind) {
         Some(LaneKind::Digital { track, .. }) => {
-            src.digital.get(*track).is_some_and(|d| d.times.binary_search(&end.t).is_ok())
+            src.digital.get(*track).is_some_and(|d| d.changes_until(end.t) > d.changes_before(end.t))
         }
         _ => false,
     });
