@@ -232,9 +232,56 @@ struct MemberScan {
     first: u64,
     last: u64,
     at: Vec<u32>,
-    words: Vec<u64>,
+    words: FlipWords,
     /// Flips of the counted channels inside the chunk.
     counted: u64,
+}
+
+/// Each flip's sample word, only the bits of the channels that matter: 2 bytes when those
+/// all lie in the low 16 bits (a 16-channel analyzer), else 8. A busy chunk lists hundreds
+/// of thousands of flips, and what the list weighs is written and faulted in once more.
+#[derive(Debug)]
+enum FlipWords {
+    Narrow(Vec<u16>),
+    Wide(Vec<u64>),
+}
+
+impl Default for FlipWords {
+    fn default() -> Self {
+        FlipWords::Wide(Vec::new())
+    }
+}
+
+impl FlipWords {
+    fn with_capacity(all: u64, n: usize) -> Self {
+        if all <= u64::from(u16::MAX) {
+            FlipWords::Narrow(Vec::with_capacity(n))
+        } else {
+            FlipWords::Wide(Vec::with_capacity(n))
+        }
+    }
+    #[inline]
+    fn push(&mut self, w: u64) {
+        match self {
+            // Only bits of `all` are pushed, which fit here.
+            FlipWords::Narrow(v) => v.push(w as u16),
+            FlipWords::Wide(v) => v.push(w),
+        }
+    }
+    fn shrink_to_fit(&mut self) {
+        match self {
+            FlipWords::Narrow(v) => v.shrink_to_fit(),
+            FlipWords::Wide(v) => v.shrink_to_fit(),
+        }
+    }
+}
+
+impl MemberScan {
+    /// Keeps no room beyond its flips: done only to a scan kept for a chunk's later copies.
+    fn shrink_to_fit(&mut self) {
+        self.at.shrink_to_fit();
+        self.words.shrink_to_fit();
+    }
 }
 
 /// A chunk after the parallel phase.
@@ -253,6 +300,9 @@ thread_local! {
     /// Each inflating thread's buffer and inflater, reused chunk after chunk: a fresh buffer
     /// per chunk would fault in its pages every time.
     static INFLATER: RefCell<(Vec<u8>, Option<libdeflater::Decompressor>)> = const { RefCell::new((Vec::new(), None)) };
+    /// Flips the thread's last chunk listed: the next is sized for as many, since a busy bus
+    /// stays busy, instead of growing (and copying) its lists from a few thousand.
+    static LAST_FLIPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Inflates (or copies) and scans a fast chunk; [`Ready::Stream`] when that fails.
@@ -286,12 +336,14 @@ fn scanned(samples: &[u8], unitsize: usize, masks: Masks) -> Ready {
         samples: (samples.len() / unitsize) as u64,
         first: first & masks.all(),
         last: last & masks.all(),
-        // Room for a busy chunk's flips without regrowing from nothing.
-        at: Vec::with_capacity(4096),
-        words: Vec::with_capacity(4096),
+        at: Vec::new(),
+        words: FlipWords::default(),
         ..MemberScan::default()
     };
     let all = masks.all();
+    let hint = LAST_FLIPS.get().clamp(4096, MAX_LISTED_FLIPS);
+    scan.at.reserve_exact(hint);
+    scan.words = FlipWords::with_capacity(all, hint);
     let n = samples.len() / unitsize;
     let counted = scan_samples(samples, unitsize, first, masks, &mut |i, s| {
         // Over the limit, or on course to pass it (a sixteenth of it in the first sixteenth of
@@ -307,12 +359,13 @@ fn scanned(samples: &[u8], unitsize: usize, masks: Masks) -> Ready {
     match counted {
         Ok(c) => {
             scan.counted = c;
-            // A scan may be kept for the chunk's copies: no room beyond its flips.
-            scan.at.shrink_to_fit();
-            scan.words.shrink_to_fit();
+            LAST_FLIPS.set(scan.at.len());
             Ready::Scanned(Arc::new(scan))
         }
-        Err(()) => Ready::Heavy(samples.to_vec()),
+        Err(()) => {
+            LAST_FLIPS.set(MAX_LISTED_FLIPS);
+            Ready::Heavy(samples.to_vec())
+        }
     }
 }
 
@@ -456,9 +509,22 @@ impl State {
         self.boundary(scan.first, visitor)?;
         let wanted = self.masks.wanted;
         let mut last = scan.first;
-        for (&at, &w) in scan.at.iter().zip(&scan.words) {
-            visitor.change(self.samples + u64::from(at), (w ^ last) & wanted, w)?;
+        let mut each = |at: u32, w: u64| {
+            let r = visitor.change(self.samples + u64::from(at), (w ^ last) & wanted, w);
             last = w;
+            r
+        };
+        match &scan.words {
+            FlipWords::Narrow(words) => {
+                for (&at, &w) in scan.at.iter().zip(words) {
+                    each(at, u64::from(w))?;
+                }
+            }
+            FlipWords::Wide(words) => {
+                for (&at, &w) in scan.at.iter().zip(words) {
+                    each(at, w)?;
+                }
+            }
         }
         self.counted += scan.counted;
         self.samples += scan.samples;
@@ -589,7 +655,7 @@ pub(super) fn read(
                 }
             }
             match ready {
-                Ready::Scanned(scan) => {
+                Ready::Scanned(mut scan) => {
                     state.apply(&scan, visitor).map_err(|e| at_member(e, m))?;
                     let flips = scan.at.len();
                     if copies_left[i] > 0
@@ -597,6 +663,9 @@ pub(super) fn read(
                         && kept_flips + flips <= MAX_KEPT_FLIPS
                     {
                         kept_flips += flips;
+                        if let Some(s) = Arc::get_mut(&mut scan) {
+                            s.shrink_to_fit();
+                        }
                         kept.insert(i, scan);
                     }
                     ctl.advance(m.compressed as u64);
