@@ -104,7 +104,11 @@ fn the_record_window_records_dd_live_grows_its_source_and_stops_on_a_message() {
     let ours = src.source().events.len();
     assert_eq!(records.len(), ours, "trace-cmd's block events and the workbench's source");
     assert_eq!(line.events as usize, ours);
-    assert!(records.iter().filter(|l| l.contains(" block_rq_issue: ") && l.contains("dd")).count() >= 2000);
+    // dd's 2000 requests; under load the block layer hands some to kblockd, whose worker
+    // then issues them, so not every issue line names dd.
+    let issues: Vec<&&str> = records.iter().filter(|l| l.contains(" block_rq_issue: ")).collect();
+    let by_dd = issues.iter().filter(|l| l.contains("dd-")).count();
+    assert!(issues.len() >= 2000 && by_dd >= 1000, "{} issues, {by_dd} by dd", issues.len());
     // The final live line is `latscope report`'s on the saved file.
     let report = common::ok(&["report", saved.to_str().unwrap(), "--preset", "block", "--format", "json"]);
     let report: Value = serde_json::from_slice(&report.stdout).unwrap();
