@@ -434,6 +434,80 @@ fn kernel_and_logic_recorded_together_are_placed_by_host_clocks_within_the_uncer
     assert_eq!(binary.stdout.len() as u64, samples);
 }
 
+/// A one-channel `.sr` (`GPIO`, 10 kHz) high for 100 samples from each of `rises`.
+fn write_gpio_sr(path: &Path, samples: usize, rises: &[usize]) {
+    use std::io::Write;
+    let mut levels = vec![0u8; samples];
+    for &r in rises {
+        levels[r..r + 100].fill(1);
+    }
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("version", opts).unwrap();
+    zip.write_all(b"2").unwrap();
+    zip.start_file("metadata", opts).unwrap();
+    let meta = "[global]\nsigrok version=0.5.2\n[device 1]\ncapturefile=logic-1\ntotal probes=1\n\
+                samplerate=10 kHz\ntotal analog=0\nprobe1=GPIO\nunitsize=1\n";
+    zip.write_all(meta.as_bytes()).unwrap();
+    zip.start_file("logic-1-1", opts).unwrap();
+    zip.write_all(&levels).unwrap();
+    zip.finish().unwrap();
+}
+
+/// `--align` fits the logic capture on shared markers instead of the host's clocks: a GPIO
+/// raised beside each of four `trace_marker` writes (a logic analyzer playing a capture whose
+/// rises are as far apart as the writes). The session's offset is the least-squares one that
+/// `trace-cmd report`'s marker times and the capture's rise times give.
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_trace_cmd, have_sigrok_cli)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs trace-cmd: apt-get install trace-cmd; needs sigrok-cli: apt-get install sigrok-cli"
+)]
+fn align_fits_the_logic_capture_on_shared_markers_as_trace_cmds_times_give_it() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
+    let dir = Scratch::new("record-align");
+    // Rises 0.2 s, 0.4 s and 0.1 s apart, as the writes below are.
+    let rises = [1_000, 3_000, 7_000, 8_000];
+    write_gpio_sr(&dir.join("gpio.sr"), 10_000, &rises);
+    let player = latscope_testkit::sigrok_player(&dir, &dir.join("gpio.sr"));
+    let script = "M=/sys/kernel/tracing/trace_marker\n\
+                  for d in 0 0.2 0.4 0.1; do sleep $d; echo sync > $M; done\n";
+    std::fs::write(dir.join("markers.sh"), script).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .env("PATH", latscope_testkit::path_with(&player))
+        .args(["record", "--events", "sched:sched_process_exec", "--sigrok", "demo:samplerate=10k"])
+        .args(["--align", "print[text~sync] -> GPIO:rise", "-o", "both", "--", "sh", "markers.sh"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
+    assert!(
+        stderr(&out).contains("logic.sr placed on the kernel's timeline by 4 shared markers (rms "),
+        "{}",
+        stderr(&out)
+    );
+    let both = dir.join("both");
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(both.join("session.latscope.json")).unwrap()).unwrap();
+    let logic = &session["files"][1];
+    assert_eq!(logic["path"], "logic.sr");
+    assert!(logic["placed_by"].as_str().unwrap().starts_with("4 shared markers (rms "), "{logic}");
+    assert!(logic.get("drift_ppm").is_none(), "no drift fitted unless asked: {logic}");
+    let offset_s = logic["offset_ps"].as_i64().unwrap() as f64 / 1e12;
+    // The oracle: trace-cmd's marker times less the rises' times, averaged; the session's
+    // offset counts from the kernel file's whole second.
+    let tc = trace_cmd_report(&both.join("kernel.dat"));
+    let markers: Vec<f64> =
+        tc.iter().filter(|l| l.contains("tracing_mark_write: sync")).filter_map(|l| report_secs(l)).collect();
+    assert_eq!(markers.len(), rises.len(), "{tc:?}");
+    let want = markers.iter().zip(rises).map(|(m, r)| m - r as f64 / 1e4).sum::<f64>() / rises.len() as f64;
+    let first = tc.iter().filter_map(|l| report_secs(l)).fold(f64::MAX, f64::min);
+    assert!((first.floor() + offset_s - want).abs() < 2e-6, "{} + {offset_s} vs {want}", first.floor());
+}
+
 /// A trigger on the kernel beside a logic analyzer saves the window from both: the
 /// window's `logic.sr` holds the samples of the same span (its length at the rate, read by
 /// sigrok-cli), placed in the session where the window starts on the kernel's timeline.

@@ -7,7 +7,7 @@ use crate::recorder::{Options, Ring};
 use crate::window::Trigger;
 use crate::{RecordError, stats};
 use latscope_analysis::report::threshold::parse_duration_ns;
-use latscope_analysis::spec::Spec;
+use latscope_analysis::spec::{AlignSpec, Spec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -38,6 +38,30 @@ pub struct Request {
     pub command: Vec<String>,
     /// `--sigrok` beside the kernel: a logic analyzer placed by this machine's clock.
     pub sigrok: Option<crate::sigrok::SigrokSpec>,
+    /// `--align`, as typed: the shared markers that fit the logic analyzer's placement.
+    pub align: Option<String>,
+}
+
+/// `--align REF_ENDPOINT -> ENDPOINT [drift]` (or the same after `1:match`, as `report`
+/// takes it): the shared markers of the kernel and the logic analyzer beside it.
+pub fn align(text: Option<&str>, beside_kernel: bool) -> Result<Option<AlignSpec>, RecordError> {
+    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else { return Ok(None) };
+    if !beside_kernel {
+        return Err(RecordError::Usage(
+            "--align fits a logic analyzer onto the kernel recorded beside it: it needs --sigrok with \
+             --preset, --rule or --events"
+                .into(),
+        ));
+    }
+    let full = if text.starts_with("1:") { text.to_owned() } else { format!("1:match {text}") };
+    match latscope_analysis::align::parse_align(&full) {
+        Ok(spec @ AlignSpec::Match { .. }) => Ok(Some(spec)),
+        Ok(AlignSpec::Manual { .. }) => Err(RecordError::Usage(format!(
+            "--align {text:?}: the recorder fits on shared markers, REF_ENDPOINT -> ENDPOINT [drift] \
+             (tracing_mark_write[buf~sync] -> D0:rise); to move a capture by hand, open its session"
+        ))),
+        Err(e) => Err(RecordError::Usage(format!("--align {text:?}: {e}"))),
+    }
 }
 
 /// A duration as `--duration` and `--keep` take it (`10s`, `500ms`, `20us`).
@@ -99,7 +123,9 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
         }
     }
     let duration = duration(req)?;
+    let align = align(req.align.as_deref(), req.sigrok.is_some() && req.ssh.is_none())?;
     Ok(Options {
+        align,
         events,
         ssh: req.ssh.clone(),
         specs: specs.clone(),
@@ -132,6 +158,7 @@ pub fn plan_logic(req: &Request) -> Result<Options, RecordError> {
     }
     let ring = ring(req, &triggers, output)?;
     let windows_dir = windows_dir(&triggers, output)?;
+    align(req.align.as_deref(), false)?;
     Ok(Options {
         specs: req.specs.clone(),
         spec_texts: req.spec_texts.clone(),

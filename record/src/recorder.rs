@@ -95,6 +95,8 @@ pub struct Options {
     /// A logic analyzer recorded beside the kernel (this machine's only), placed by the
     /// host's monotonic clock.
     pub sigrok: Option<crate::sigrok::SigrokSpec>,
+    /// The shared markers that fit the logic analyzer's placement in what is saved.
+    pub align: Option<latscope_analysis::spec::AlignSpec>,
 }
 
 impl Default for Options {
@@ -116,6 +118,7 @@ impl Default for Options {
             tick: Duration::from_secs(1),
             stop: None,
             sigrok: None,
+            align: None,
         }
     }
 }
@@ -248,6 +251,8 @@ pub struct Recording {
     pub unrestored: Option<String>,
     /// The logic analyzer recorded beside the kernel, with its placement.
     pub logic: Option<crate::sigrok::Logic>,
+    /// `--align`: the shared markers that fit the logic capture's placement when saved.
+    pub align: Option<latscope_analysis::spec::AlignSpec>,
 }
 
 impl Recording {
@@ -261,36 +266,41 @@ impl Recording {
     ///
     /// With a logic analyzer beside the kernel, only a folder: `logic.sr` goes beside
     /// `kernel.dat`, and the session places it on the kernel's timeline by the host's clocks
-    /// ([`Recording::logic_offset`]).
-    pub fn save(&self, path: &Path, rules: &[String]) -> Result<(), RecordError> {
+    /// ([`Recording::logic_offset`]), or with `--align` on the shared markers of the saved
+    /// files. Returns how the logic capture was placed, when there is one.
+    pub fn save(&self, path: &Path, rules: &[String]) -> Result<Option<String>, RecordError> {
         if path.extension().is_some_and(|e| e == "dat") {
             if self.logic.is_some() {
                 return Err(RecordError::Usage(
                     "-o X.dat writes the kernel alone: with --sigrok, -o names a new folder".into(),
                 ));
             }
-            return save::file(path, |w| self.write_dat(w).map(|_| ()));
+            return save::file(path, |w| self.write_dat(w).map(|_| ())).map(|()| None);
         }
         let logic = match &self.logic {
             Some(l) => Some((l, self.logic_offset()?)),
             None => None,
         };
+        let mut said = None;
         save::folder(path, |dir| {
             save::file(&dir.join("kernel.dat"), |w| self.write_dat(w).map(|_| ()))?;
             let mut placed = None;
             let mut decoders: Vec<String> = Vec::new();
             if let Some((l, offset)) = &logic {
                 l.save(&dir.join("logic.sr"))?;
-                placed = offset.clone();
+                placed =
+                    offset.clone().map(|(o, how)| crate::window::fit_logic(dir, self.align.as_ref(), o, how));
                 decoders = l.decoded.iter().map(|(spec, _)| spec.clone()).collect();
             }
+            said = placed.as_ref().map(|(_, how)| how.clone());
             let session = crate::window::session_json_with(
                 rules,
                 None,
-                placed.map(|(o, how)| (o, how, decoders.as_slice())),
+                placed.map(|(p, how)| (p, how, decoders.as_slice())),
             );
             save::file(&dir.join("session.latscope.json"), |w| w.write_all(session.as_bytes()))
-        })
+        })?;
+        Ok(said)
     }
 
     /// Where the logic capture's first sample sits on the saved kernel trace's timeline
@@ -865,6 +875,7 @@ fn run(
         saved,
         unrestored,
         logic,
+        align: opts.align.clone(),
     })
 }
 

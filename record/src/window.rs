@@ -8,8 +8,9 @@ use crate::recorder::{Live, Options, Store};
 use crate::{RecordError, save};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::report::threshold::parse_duration_ns;
+use latscope_analysis::spec::AlignSpec;
 use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
-use latscope_model::PS_PER_NS;
+use latscope_model::{PS_PER_NS, Placement};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -71,6 +72,7 @@ pub struct Flight {
     max_saves: Option<u64>,
     dir: PathBuf,
     rules: Vec<String>,
+    align: Option<AlignSpec>,
     /// Per analysis: the latest pair end already looked at (raw ns).
     seen_end: BTreeMap<String, u64>,
     pending: Vec<Pending>,
@@ -88,6 +90,7 @@ impl Flight {
     pub(crate) fn new(opts: &Options, dir: PathBuf) -> Flight {
         Flight {
             triggers: opts.triggers.clone(),
+            align: opts.align.clone(),
             pre_ns: opts.keep_ns.0,
             post_ns: opts.keep_ns.1,
             max_saves: opts.max_saves,
@@ -166,7 +169,14 @@ impl Flight {
         let mut said = Vec::new();
         for due in self.take_due(store.newest, last) {
             let kernel = KernelWindow { meta, decoder, store };
-            let saved = save_window(kernel, logic, &due.dir, due.window, &due.pending, &self.rules);
+            let saved = save_window(
+                kernel,
+                logic,
+                &due.dir,
+                due.window,
+                &due.pending,
+                (&self.rules, self.align.as_ref()),
+            );
             said.push(self.note_saved(due, saved));
         }
         said
@@ -243,7 +253,7 @@ fn save_window(
     dir: &Path,
     (from, to): (u64, u64),
     p: &Pending,
-    rules: &[String],
+    (rules, align): (&[String], Option<&AlignSpec>),
 ) -> Result<Saved, RecordError> {
     let KernelWindow { meta, decoder, store } = kernel;
     let mut records = 0;
@@ -274,14 +284,6 @@ fn save_window(
         let offset_ps = (i128::from(first_ns) - i128::from(origin_ns)) * i128::from(PS_PER_NS);
         Some((cut, i64::try_from(offset_ps).unwrap_or(0), crate::placed_by(placed.uncertainty_ns)))
     });
-    let session = session_json_with(
-        rules,
-        Some((cursor(p.start_raw), cursor(p.end_raw))),
-        logic_cut
-            .as_ref()
-            .zip(logic)
-            .map(|((_, offset, how), l)| (*offset, how.clone(), l.spec.decoders.as_slice())),
-    );
     save::folder(dir, |tmp| {
         if let Some((cut, _, _)) = &logic_cut {
             cut.save(&tmp.join("logic.sr"))?;
@@ -294,6 +296,12 @@ fn save_window(
                 .collect();
             write_v6(meta, &mut cpus, w).map(|_| ())
         })?;
+        // Fitted on the markers inside this window, when asked to, as the files are saved.
+        let placed = logic_cut.as_ref().zip(logic).map(|((_, offset, how), l)| {
+            let (p, how) = fit_logic(tmp, align, *offset, how.clone());
+            (p, how, l.spec.decoders.as_slice())
+        });
+        let session = session_json_with(rules, Some((cursor(p.start_raw), cursor(p.end_raw))), placed);
         save::file(&tmp.join("session.latscope.json"), |w| w.write_all(session.as_bytes()))
     })?;
     Ok(Saved {
@@ -319,20 +327,63 @@ pub fn logic_session_json(decoders: &[String], rules: &[String], cursors: Option
     session_text(vec![logic_file(serde_json::json!({ "path": "logic.sr" }), decoders)], rules, cursors)
 }
 
-/// [`session_json`], with `logic.sr` beside `kernel.dat` when `logic` is given: its offset
-/// onto the kernel's timeline (picoseconds), how it was placed (with the uncertainty), and
-/// the decoder stacks it was decoded with (decoded again on open).
+/// [`session_json`], with `logic.sr` beside `kernel.dat` when `logic` is given: its
+/// placement onto the kernel's timeline, how it was placed (with the uncertainty), and the
+/// decoder stacks it was decoded with (decoded again on open).
 pub fn session_json_with(
     rules: &[String],
     cursors: Option<(f64, f64)>,
-    logic: Option<(i64, String, &[String])>,
+    logic: Option<(Placement, String, &[String])>,
 ) -> String {
     let mut files = vec![serde_json::json!({ "path": "kernel.dat" })];
-    if let Some((offset_ps, placed_by, decoders)) = logic {
-        let file = serde_json::json!({ "path": "logic.sr", "offset_ps": offset_ps, "placed_by": placed_by });
+    if let Some((placement, placed_by, decoders)) = logic {
+        let mut file =
+            serde_json::json!({ "path": "logic.sr", "offset_ps": placement.offset, "placed_by": placed_by });
+        if placement.drift_ppm != 0.0 {
+            file["drift_ppm"] = serde_json::json!(placement.drift_ppm);
+        }
         files.push(logic_file(file, decoders));
     }
     session_text(files, rules, cursors)
+}
+
+/// Where a logic capture saved in `dir` beside its `kernel.dat` sits on the kernel's
+/// timeline, and how that was found: `offset_ps` by the host's clocks (`how`), or with
+/// `--align` fitted on the shared markers of the two saved files, read back as the session
+/// will open them. When the markers do not fit, the host's clocks stay, and `how` says why.
+pub(crate) fn fit_logic(
+    dir: &Path,
+    align: Option<&AlignSpec>,
+    offset_ps: i64,
+    how: String,
+) -> (Placement, String) {
+    let by_host = Placement::new(offset_ps, 0.0);
+    let Some(spec) = align else { return (by_host, how) };
+    let open = |name: &str| {
+        latscope_importers::open(&dir.join(name), &latscope_importers::LoadControl::new())
+            .map_err(|e| e.to_string())
+    };
+    let fitted = open("kernel.dat").and_then(|kernel| {
+        let logic = open("logic.sr")?;
+        let mut placements = [Placement::default(), by_host];
+        latscope_analysis::align::apply_align(spec, &[&kernel, &logic], &mut placements)
+            .map_err(|e| e.to_string())
+    });
+    match fitted {
+        Ok(a) => {
+            let rms = latscope_analysis::units::human_ns(a.residual_rms_ps / 1e3);
+            let drift = if a.placement.drift_ppm != 0.0 {
+                format!(", drift {:+.3} ppm", a.placement.drift_ppm)
+            } else {
+                String::new()
+            };
+            (a.placement, format!("{} shared markers (rms {rms}{drift})", a.matched))
+        }
+        Err(why) => {
+            let host = how.split_once(": align on").map_or(how.as_str(), |(host, _)| host);
+            (by_host, format!("{host}; the shared markers did not fit ({why})"))
+        }
+    }
 }
 
 /// A session's `files` entry of a logic capture, with its decoders when it has any.

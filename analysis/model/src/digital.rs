@@ -88,7 +88,7 @@ impl Times {
         }
     }
     /// Turns sample numbers into picoseconds, for a change the samples cannot hold.
-    fn to_ps(&mut self) -> &mut Vec<Ps> {
+    fn as_ps_mut(&mut self) -> &mut Vec<Ps> {
         if let Times::Samples { clock, at } = self {
             let ps = at.iter().map(|&s| clock.time(u64::from(s))).collect();
             *self = Times::Ps(ps);
@@ -176,7 +176,7 @@ impl DigitalTrack {
     pub fn push(&mut self, t: Ps, level: u8) {
         let current = self.levels.last().copied().unwrap_or(self.initial);
         if level != current {
-            self.times.to_ps().push(t);
+            self.times.as_ps_mut().push(t);
             self.levels.push(level);
         }
         self.end = self.end.max(t);
@@ -191,7 +191,7 @@ impl DigitalTrack {
                 Times::Samples { clock: c, at } if *c == clock && u32::try_from(sample).is_ok() => {
                     at.push(sample as u32);
                 }
-                times => times.to_ps().push(t),
+                times => times.as_ps_mut().push(t),
             }
             self.levels.push(level);
         }
@@ -283,7 +283,7 @@ impl DigitalTrack {
 
     /// Moves every change by `by` picoseconds.
     pub fn shift(&mut self, by: Ps) {
-        self.times.to_ps().iter_mut().for_each(|t| *t += by);
+        self.times.as_ps_mut().iter_mut().for_each(|t| *t += by);
     }
 
     /// The sample clock the times are kept in, when they are sample numbers.

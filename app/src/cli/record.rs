@@ -39,6 +39,11 @@ pub struct RecordArgs {
     /// over what it decodes.
     #[arg(long = "decoder", value_name = "SPEC")]
     pub decoders: Vec<String>,
+    /// Beside the kernel (--sigrok with --preset, --rule or --events): fit the logic
+    /// capture's placement on shared markers, REF_ENDPOINT -> ENDPOINT [drift]
+    /// ('tracing_mark_write[buf~sync] -> D0:rise'), in what is saved, instead of the host's clocks.
+    #[arg(long, value_name = "MARKERS")]
+    pub align: Option<String>,
     /// Stop after this long (`10s`, `500ms`).
     #[arg(long, value_name = "D")]
     pub duration: Option<String>,
@@ -131,6 +136,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         force: args.force,
         command: args.command.clone(),
         sigrok,
+        align: args.align.clone(),
     })?;
     let output = args.output.as_deref();
     let rec = latscope_record::record(&opts, &mut live_printer(args.format))?;
@@ -166,8 +172,11 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     if opts.windows_dir.is_some() {
         say_windows(rec.crossings, &rec.saved);
     } else if let Some(o) = output {
-        rec.save(o, &spec_texts)?;
+        let placed = rec.save(o, &spec_texts)?;
         eprintln!("latscope: saved {}", o.display());
+        if let Some(how) = placed {
+            eprintln!("latscope: logic.sr placed on the kernel's timeline by {how}");
+        }
     }
     // Each threshold is judged on what its analysis read: the kernel, or the decoded logic.
     let (logic_thresholds, kernel_thresholds): (Vec<_>, Vec<_>) =
@@ -232,6 +241,7 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
         max_saves: args.max_saves,
         output: args.output.clone(),
         command: args.command.clone(),
+        align: args.align.clone(),
         ..Request::default()
     })?;
     let output = args.output.as_deref();

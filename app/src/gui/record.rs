@@ -51,6 +51,9 @@ pub struct RecordForm {
     pub sigrok: String,
     /// Native decoder stacks run on the logic stream, one a line (`--decoder`).
     pub decoders: String,
+    /// Beside the kernel: the shared markers that fit the logic capture's placement
+    /// (`--align`, `REF_ENDPOINT -> ENDPOINT [drift]`; empty: host clocks).
+    pub align: String,
     /// Stop after this long (empty: at Stop).
     pub duration: String,
     /// `ANALYSIS>DURATION`, comma-separated.
@@ -151,6 +154,7 @@ impl RecordForm {
             force: self.force,
             command: Vec::new(),
             sigrok: sigrok.clone().filter(|_| kernel),
+            align: some(&self.align).filter(|_| kernel && sigrok.is_some()),
         };
         Ok(Asked { request, sigrok, kernel })
     }

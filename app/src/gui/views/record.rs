@@ -145,6 +145,20 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
              device's options (samplerate=…). With no kernel, the presets and rules read what they decode.",
         );
         ui.end_row();
+        let beside = kernel && !form.sigrok.trim().is_empty();
+        ui.add_enabled(beside, egui::Label::new("Align on"));
+        ui.add_enabled(
+            beside,
+            egui::TextEdit::singleline(&mut form.align)
+                .hint_text("tracing_mark_write[buf~sync] -> D0:rise  (empty: host clocks)")
+                .desired_width(f32::INFINITY),
+        )
+        .on_hover_text(
+            "Shared markers: a GPIO toggled beside a trace_marker write. What is saved places the logic \
+             capture by fitting them (add `drift` to fit the clocks' drift too) instead of by the host's clocks.",
+        )
+        .on_disabled_hover_text("Fits a logic analyzer onto the kernel recorded beside it");
+        ui.end_row();
         field(ui, "Duration", &mut form.duration, "until Stop", "Stop after this long: 10s, 500ms");
         field(
             ui,
