@@ -58,7 +58,7 @@ pub fn align(text: Option<&str>, beside_kernel: bool) -> Result<Option<AlignSpec
         Ok(spec @ AlignSpec::Match { .. }) => Ok(Some(spec)),
         Ok(AlignSpec::Manual { .. }) => Err(RecordError::Usage(format!(
             "--align {text:?}: the recorder fits on shared markers, REF_ENDPOINT -> ENDPOINT [drift] \
-             (tracing_mark_write[buf~sync] -> D0:rise); to move a capture by hand, open its session"
+             (print[text~sync] -> D0:rise); to move a capture by hand, open its session"
         ))),
         Err(e) => Err(RecordError::Usage(format!("--align {text:?}: {e}"))),
     }

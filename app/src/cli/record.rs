@@ -39,9 +39,10 @@ pub struct RecordArgs {
     /// over what it decodes.
     #[arg(long = "decoder", value_name = "SPEC")]
     pub decoders: Vec<String>,
-    /// Beside the kernel (--sigrok with --preset, --rule or --events): fit the logic
-    /// capture's placement on shared markers, REF_ENDPOINT -> ENDPOINT [drift]
-    /// ('tracing_mark_write[buf~sync] -> D0:rise'), in what is saved, instead of the host's clocks.
+    /// Beside the kernel (--sigrok with --preset, --rule or --events): place the logic
+    /// capture in what is saved by fitting shared markers, a trace_marker write (a `print`
+    /// event) beside each GPIO edge, instead of by the host's clocks: REF_ENDPOINT ->
+    /// ENDPOINT [drift], e.g. 'print[text~sync] -> D0:rise'.
     #[arg(long, value_name = "MARKERS")]
     pub align: Option<String>,
     /// Stop after this long (`10s`, `500ms`).

@@ -150,7 +150,7 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
         ui.add_enabled(
             beside,
             egui::TextEdit::singleline(&mut form.align)
-                .hint_text("tracing_mark_write[buf~sync] -> D0:rise  (empty: host clocks)")
+                .hint_text("print[text~sync] -> D0:rise  (empty: host clocks)")
                 .desired_width(f32::INFINITY),
         )
         .on_hover_text(
