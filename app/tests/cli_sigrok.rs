@@ -138,22 +138,6 @@ fn can_levels(frames: &[(u16, &[u8])]) -> Vec<u8> {
     bits.iter().flat_map(|&b| [b; 8]).collect()
 }
 
-/// A one-channel `.sr` of `levels` at 1 MHz, channel `CAN_RX`.
-fn write_sr(path: &Path, levels: &[u8]) {
-    use std::io::Write;
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
-    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    zip.start_file("version", opts).unwrap();
-    zip.write_all(b"2").unwrap();
-    zip.start_file("metadata", opts).unwrap();
-    let meta = "[global]\nsigrok version=0.5.2\n[device 1]\ncapturefile=logic-1\ntotal probes=1\n\
-                samplerate=1 MHz\ntotal analog=0\nprobe1=CAN_RX\nunitsize=1\n";
-    zip.write_all(meta.as_bytes()).unwrap();
-    zip.start_file("logic-1-1", opts).unwrap();
-    zip.write_all(levels).unwrap();
-    zip.finish().unwrap();
-}
-
 #[test]
 #[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn a_can_capture_written_here_decodes_as_encoded_and_as_sigrok_cli_prints_it() {
@@ -161,7 +145,7 @@ fn a_can_capture_written_here_decodes_as_encoded_and_as_sigrok_cli_prints_it() {
     let sr = d.join("can.sr");
     let frames: [(u16, &[u8]); 3] =
         [(0x123, &[0xde, 0xad]), (0x6ff, &[]), (0x0a5, &[1, 2, 3, 4, 5, 6, 7, 8])];
-    write_sr(&sr, &can_levels(&frames));
+    common::write_one_channel_sr(&sr, "CAN_RX", "1 MHz", &can_levels(&frames));
     let theirs = sigrok_cli(&["-i", s(&sr), "-P", "can:can_rx=CAN_RX:nominal_bitrate=125000", "-A", "can"]);
     // sigrok-cli finds the frames encoded: each identifier, and no CRC complaint.
     for (id, data) in frames {

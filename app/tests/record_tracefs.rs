@@ -434,26 +434,6 @@ fn kernel_and_logic_recorded_together_are_placed_by_host_clocks_within_the_uncer
     assert_eq!(binary.stdout.len() as u64, samples);
 }
 
-/// A one-channel `.sr` (`GPIO`, 10 kHz) high for 100 samples from each of `rises`.
-fn write_gpio_sr(path: &Path, samples: usize, rises: &[usize]) {
-    use std::io::Write;
-    let mut levels = vec![0u8; samples];
-    for &r in rises {
-        levels[r..r + 100].fill(1);
-    }
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
-    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    zip.start_file("version", opts).unwrap();
-    zip.write_all(b"2").unwrap();
-    zip.start_file("metadata", opts).unwrap();
-    let meta = "[global]\nsigrok version=0.5.2\n[device 1]\ncapturefile=logic-1\ntotal probes=1\n\
-                samplerate=10 kHz\ntotal analog=0\nprobe1=GPIO\nunitsize=1\n";
-    zip.write_all(meta.as_bytes()).unwrap();
-    zip.start_file("logic-1-1", opts).unwrap();
-    zip.write_all(&levels).unwrap();
-    zip.finish().unwrap();
-}
-
 /// `--align` fits the logic capture on shared markers instead of the host's clocks: a GPIO
 /// raised beside each of four `trace_marker` writes (a logic analyzer playing a capture whose
 /// rises are as far apart as the writes). The session's offset is the least-squares one that
@@ -470,7 +450,12 @@ fn align_fits_the_logic_capture_on_shared_markers_as_trace_cmds_times_give_it() 
     let dir = Scratch::new("record-align");
     // Rises 0.2 s, 0.4 s and 0.1 s apart, as the writes below are.
     let rises = [1_000, 3_000, 7_000, 8_000];
-    write_gpio_sr(&dir.join("gpio.sr"), 10_000, &rises);
+    // 1 s at 10 kHz, high for 100 samples from each rise.
+    let mut levels = vec![0u8; 10_000];
+    for r in rises {
+        levels[r..r + 100].fill(1);
+    }
+    common::write_one_channel_sr(&dir.join("gpio.sr"), "GPIO", "10 kHz", &levels);
     let player = latscope_testkit::sigrok_player(&dir, &dir.join("gpio.sr"));
     let script = "M=/sys/kernel/tracing/trace_marker\n\
                   for d in 0 0.2 0.4 0.1; do sleep $d; echo sync > $M; done\n";

@@ -16,14 +16,19 @@ const MIN_GROWTH: usize = 1024;
 /// since the caller refuses the file once the limit is passed).
 pub(crate) fn room_for_one<T>(v: &mut Vec<T>, remaining: usize) {
     if v.len() == v.capacity() {
-        v.reserve_exact(v.len().max(MIN_GROWTH).min(remaining).max(1));
+        v.reserve_exact(growth(v.len(), remaining));
     }
+}
+
+/// How many entries a full vector of `len` grows by.
+fn growth(len: usize, remaining: usize) -> usize {
+    len.max(MIN_GROWTH).min(remaining).max(1)
 }
 
 /// [`room_for_one`] for a digital track's two parallel vectors.
 pub(crate) fn room_for_transition(track: &mut DigitalTrack, remaining: usize) {
     if track.transitions() == track.capacity() {
-        track.reserve_exact(track.transitions().max(MIN_GROWTH).min(remaining).max(1));
+        track.reserve_exact(growth(track.transitions(), remaining));
     }
 }
 

@@ -63,3 +63,22 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A one-channel `.sr` (a zip: `version`, `metadata`, one `logic-1-1` chunk) of `levels`
+/// (a byte a sample), channel `name`, at `rate` as sigrok writes it (`1 MHz`, `10 kHz`).
+pub fn write_one_channel_sr(path: &Path, name: &str, rate: &str, levels: &[u8]) {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("version", opts).unwrap();
+    zip.write_all(b"2").unwrap();
+    zip.start_file("metadata", opts).unwrap();
+    let meta = format!(
+        "[global]\nsigrok version=0.5.2\n[device 1]\ncapturefile=logic-1\ntotal probes=1\n\
+         samplerate={rate}\ntotal analog=0\nprobe1={name}\nunitsize=1\n"
+    );
+    zip.write_all(meta.as_bytes()).unwrap();
+    zip.start_file("logic-1-1", opts).unwrap();
+    zip.write_all(levels).unwrap();
+    zip.finish().unwrap();
+}

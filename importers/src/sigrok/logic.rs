@@ -332,18 +332,16 @@ fn prepare(m: &Member, bytes: &[u8], unitsize: usize, masks: Masks) -> Ready {
 fn scanned(samples: &[u8], unitsize: usize, masks: Masks) -> Ready {
     let (first, last) =
         (read_sample(samples, 0, unitsize), read_sample(samples, samples.len() - unitsize, unitsize));
-    let mut scan = MemberScan {
-        samples: (samples.len() / unitsize) as u64,
-        first: first & masks.all(),
-        last: last & masks.all(),
-        at: Vec::new(),
-        words: FlipWords::default(),
-        ..MemberScan::default()
-    };
     let all = masks.all();
     let hint = LAST_FLIPS.get().clamp(4096, MAX_LISTED_FLIPS);
-    scan.at.reserve_exact(hint);
-    scan.words = FlipWords::with_capacity(all, hint);
+    let mut scan = MemberScan {
+        samples: (samples.len() / unitsize) as u64,
+        first: first & all,
+        last: last & all,
+        at: Vec::with_capacity(hint),
+        words: FlipWords::with_capacity(all, hint),
+        ..MemberScan::default()
+    };
     let n = samples.len() / unitsize;
     let counted = scan_samples(samples, unitsize, first, masks, &mut |i, s| {
         // Over the limit, or on course to pass it (a sixteenth of it in the first sixteenth of
