@@ -6,6 +6,10 @@
 //!   all cores, each in one call into a buffer of exactly its declared size: libdeflate
 //!   refuses a stream that would write past it, so a chunk that inflates to more than it
 //!   declares is never inflated further. Its CRC32 is checked as the zip reader checks it.
+//!   The threads take chunks in order, a few ahead of the reader at most, and hand each on
+//!   in pieces of [`PIECE_BYTES`] as they are scanned, so the reader starts on a chunk's
+//!   first flips while the rest of it is still scanned; a piece's flips reach the visitor
+//!   as one run ([`LogicVisitor::flips`]).
 //! - **Repeated chunks once.** A real capture repeats itself (a bus idle for seconds is the
 //!   same bytes chunk after chunk): chunks whose compressed bytes, size and CRC32 are equal
 //!   are inflated and scanned once, and the flips found inside are replayed at each copy's
@@ -28,14 +32,16 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Cursor;
 use std::sync::Arc;
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Condvar, Mutex};
 use zip::ZipArchive;
 
 /// Largest chunk inflated in one call: larger ones (libsigrok writes at most 10 MiB) are
 /// streamed, so a hostile declared size never becomes an allocation.
 pub const FAST_MEMBER_BYTES: u64 = 16 << 20;
-/// Flips listed per chunk in the parallel phase; a chunk with more keeps its samples and is
-/// scanned again as its flips are handed on (its list would outweigh its samples).
+/// Flips listed per chunk in the parallel phase; the pieces of a chunk with more keep their
+/// samples and are scanned again as their flips are handed on (its list would outweigh its
+/// samples).
 const MAX_LISTED_FLIPS: usize = 1 << 20;
 /// Flips kept per repeated chunk for its later copies, and for all of them at once; a chunk
 /// over either is inflated again at each copy.
@@ -44,6 +50,9 @@ const MAX_KEPT_FLIPS: usize = 1 << 22;
 /// Earlier chunks a chunk's bytes are compared with when their sizes and CRC32 are equal: a
 /// file crafted with many equal CRCs costs this many comparisons per chunk, no more.
 const MAX_CANDIDATES: usize = 8;
+/// Bytes of samples scanned and handed on at a time. A chunk (4 MiB and more) takes several
+/// milliseconds to scan; pieces let its first flips be decoded while the rest is scanned.
+const PIECE_BYTES: usize = 512 << 10;
 
 /// What a logic capture's reader hands on, in sample order.
 pub trait LogicVisitor {
@@ -52,8 +61,49 @@ pub trait LogicVisitor {
     /// At `sample`, the wanted channels in `changed` flipped; `levels` is that sample (only
     /// the bits of wanted and counted channels are kept).
     fn change(&mut self, sample: u64, changed: u64, levels: u64) -> Result<(), ParseFailure>;
+    /// A run of flips, in sample order: at sample `base + at[k]` the sample became
+    /// `levels[k]` (the bits of wanted and counted channels), and `before` is the sample
+    /// before the first; each differs from the one before it in a wanted channel. The
+    /// default hands each to [`Self::change`]; a visitor that can take a run whole saves a
+    /// call per flip.
+    fn flips(
+        &mut self,
+        base: u64,
+        at: &[u32],
+        levels: FlipLevels<'_>,
+        before: u64,
+        wanted: u64,
+    ) -> Result<(), ParseFailure> {
+        fn each<W: Copy + Into<u64>>(
+            v: &mut (impl LogicVisitor + ?Sized),
+            base: u64,
+            at: &[u32],
+            levels: &[W],
+            mut last: u64,
+            wanted: u64,
+        ) -> Result<(), ParseFailure> {
+            for (&a, &w) in at.iter().zip(levels) {
+                let w: u64 = w.into();
+                v.change(base + u64::from(a), (w ^ last) & wanted, w)?;
+                last = w;
+            }
+            Ok(())
+        }
+        match levels {
+            FlipLevels::Narrow(l) => each(self, base, at, l, before, wanted),
+            FlipLevels::Wide(l) => each(self, base, at, l, before, wanted),
+        }
+    }
     /// A chunk was read: `samples` so far. (A preview is sent from here.)
     fn chunk_read(&mut self, _samples: u64) {}
+}
+
+/// The levels of a run of flips ([`LogicVisitor::flips`]): 16-bit words when every channel
+/// that matters lies in the low 16 bits, else 64-bit ones.
+#[derive(Debug, Clone, Copy)]
+pub enum FlipLevels<'a> {
+    Narrow(&'a [u16]),
+    Wide(&'a [u64]),
 }
 
 /// Which bits of the sample word matter: changes of `wanted` channels are handed on;
@@ -260,18 +310,16 @@ impl FlipWords {
             FlipWords::Wide(Vec::with_capacity(n))
         }
     }
-    #[inline]
-    fn push(&mut self, w: u64) {
-        match self {
-            // Only bits of `all` are pushed, which fit here.
-            FlipWords::Narrow(v) => v.push(w as u16),
-            FlipWords::Wide(v) => v.push(w),
-        }
-    }
     fn shrink_to_fit(&mut self) {
         match self {
             FlipWords::Narrow(v) => v.shrink_to_fit(),
             FlipWords::Wide(v) => v.shrink_to_fit(),
+        }
+    }
+    fn clear(&mut self) {
+        match self {
+            FlipWords::Narrow(v) => v.clear(),
+            FlipWords::Wide(v) => v.clear(),
         }
     }
 }
@@ -305,66 +353,157 @@ thread_local! {
     static LAST_FLIPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Inflates (or copies) and scans a fast chunk; [`Ready::Stream`] when that fails.
-fn prepare(m: &Member, bytes: &[u8], unitsize: usize, masks: Masks) -> Ready {
-    let raw = &bytes[m.data..m.data + m.compressed];
-    if m.stored {
-        if raw.len() as u64 != m.size || crc32fast::hash(raw) != m.crc {
-            return Ready::Stream;
-        }
-        return scanned(raw, unitsize, masks);
-    }
-    INFLATER.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        let (buf, inflater) = &mut *cell;
-        let size = m.size as usize;
-        buf.resize(size, 0);
-        let inflater = inflater.get_or_insert_with(libdeflater::Decompressor::new);
-        match inflater.deflate_decompress(raw, &mut buf[..size]) {
-            Ok(n) if n == size && crc32fast::hash(&buf[..size]) == m.crc => {
-                scanned(&buf[..size], unitsize, masks)
-            }
-            _ => Ready::Stream,
-        }
-    })
+/// How a read's chunks are scanned: the sample size, the channels that matter, and the
+/// flip lists of pieces already handed on, for the next pieces.
+#[derive(Debug)]
+struct Scanner {
+    unitsize: usize,
+    masks: Masks,
+    piece_bytes: usize,
+    /// Emptied lists handed back by the reader: a fresh list per piece would fault in its
+    /// pages every time (a busy piece lists half a megabyte).
+    spare: Mutex<Vec<(Vec<u32>, FlipWords)>>,
 }
 
-fn scanned(samples: &[u8], unitsize: usize, masks: Masks) -> Ready {
-    let (first, last) =
-        (read_sample(samples, 0, unitsize), read_sample(samples, samples.len() - unitsize, unitsize));
-    let all = masks.all();
-    let hint = LAST_FLIPS.get().clamp(4096, MAX_LISTED_FLIPS);
-    let mut scan = MemberScan {
-        samples: (samples.len() / unitsize) as u64,
-        first: first & all,
-        last: last & all,
-        at: Vec::with_capacity(hint),
-        words: FlipWords::with_capacity(all, hint),
-        ..MemberScan::default()
-    };
-    let n = samples.len() / unitsize;
-    let counted = scan_samples(samples, unitsize, first, masks, &mut |i, s| {
-        // Over the limit, or on course to pass it (a sixteenth of it in the first sixteenth of
-        // the chunk): listing would be wasted, the chunk is scanned again as it is handed on.
-        let listed = scan.at.len();
-        if listed >= MAX_LISTED_FLIPS || (listed >= MAX_LISTED_FLIPS / 16 && i < n / 16) {
-            return Err(());
+/// Lists kept for reuse: as many as pieces can be in flight at once, about.
+const SPARE_LISTS: usize = 16;
+
+impl Scanner {
+    fn new(unitsize: usize, masks: Masks, piece_bytes: usize) -> Self {
+        Scanner { unitsize, masks, piece_bytes, spare: Mutex::new(Vec::new()) }
+    }
+
+    /// Inflates (or copies) and scans a fast chunk, handing on its pieces in order; one
+    /// [`Ready::Stream`] when that fails (the chunk is checked whole before any piece is
+    /// handed on).
+    fn prepare(&self, m: &Member, bytes: &[u8], emit: &mut dyn FnMut(Ready)) {
+        let raw = &bytes[m.data..m.data + m.compressed];
+        if m.stored {
+            if raw.len() as u64 != m.size || crc32fast::hash(raw) != m.crc {
+                return emit(Ready::Stream);
+            }
+            return self.pieces(raw, emit);
         }
-        scan.at.push(i as u32);
-        scan.words.push(s & all);
-        Ok(())
-    });
-    match counted {
-        Ok(c) => {
-            scan.counted = c;
-            LAST_FLIPS.set(scan.at.len());
-            Ready::Scanned(Arc::new(scan))
-        }
-        Err(()) => {
-            LAST_FLIPS.set(MAX_LISTED_FLIPS);
-            Ready::Heavy(samples.to_vec())
+        INFLATER.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            let (buf, inflater) = &mut *cell;
+            let size = m.size as usize;
+            buf.resize(size, 0);
+            let inflater = inflater.get_or_insert_with(libdeflater::Decompressor::new);
+            match inflater.deflate_decompress(raw, &mut buf[..size]) {
+                Ok(n) if n == size && crc32fast::hash(&buf[..size]) == m.crc => {
+                    self.pieces(&buf[..size], emit)
+                }
+                _ => emit(Ready::Stream),
+            }
+        })
+    }
+
+    /// Scans a chunk's samples a piece at a time, handing each on as soon as it is scanned:
+    /// the reader starts on a chunk's first flips while the rest of it is still scanned. A
+    /// chunk lists at most [`MAX_LISTED_FLIPS`]; its pieces past that keep their samples.
+    fn pieces(&self, samples: &[u8], emit: &mut dyn FnMut(Ready)) {
+        let piece = (self.piece_bytes / self.unitsize).max(1) * self.unitsize;
+        let mut listed = 0;
+        for p in samples.chunks(piece) {
+            let ready = self.scanned(p, MAX_LISTED_FLIPS - listed);
+            if let Ready::Scanned(scan) = &ready {
+                listed += scan.at.len();
+            }
+            emit(ready);
         }
     }
+
+    /// One piece's flips, or its samples when it has `room` flips or more (listing would be
+    /// wasted: the piece is scanned again as it is handed on).
+    fn scanned(&self, samples: &[u8], room: usize) -> Ready {
+        let unitsize = self.unitsize;
+        if room == 0 {
+            return Ready::Heavy(samples.to_vec());
+        }
+        let (first, last) =
+            (read_sample(samples, 0, unitsize), read_sample(samples, samples.len() - unitsize, unitsize));
+        let all = self.masks.all();
+        let (at, words) = self.spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_else(|| {
+            let hint = LAST_FLIPS.get().clamp(4096, MAX_LISTED_FLIPS);
+            (Vec::with_capacity(hint), FlipWords::with_capacity(all, hint))
+        });
+        let mut scan = MemberScan {
+            samples: (samples.len() / unitsize) as u64,
+            first: first & all,
+            last: last & all,
+            at,
+            words,
+            ..MemberScan::default()
+        };
+        let counted = match &mut scan.words {
+            FlipWords::Narrow(words) => list(samples, unitsize, first, self.masks, room, &mut scan.at, words),
+            FlipWords::Wide(words) => list(samples, unitsize, first, self.masks, room, &mut scan.at, words),
+        };
+        match counted {
+            Ok(c) => {
+                scan.counted = c;
+                LAST_FLIPS.set(scan.at.len());
+                Ready::Scanned(Arc::new(scan))
+            }
+            Err(()) => {
+                LAST_FLIPS.set(MAX_LISTED_FLIPS);
+                self.give_back(Arc::new(scan));
+                Ready::Heavy(samples.to_vec())
+            }
+        }
+    }
+
+    /// A piece's lists, once it is handed on and not kept, for the next piece.
+    fn give_back(&self, scan: Arc<MemberScan>) {
+        if let Ok(MemberScan { mut at, mut words, .. }) = Arc::try_unwrap(scan)
+            && let Ok(mut spare) = self.spare.lock()
+            && spare.len() < SPARE_LISTS
+        {
+            at.clear();
+            words.clear();
+            spare.push((at, words));
+        }
+    }
+}
+
+/// A flip's word as a list keeps it: only the bits of the channels that matter, which fit.
+trait FlipWord: Copy {
+    fn of(w: u64) -> Self;
+}
+impl FlipWord for u16 {
+    #[inline]
+    fn of(w: u64) -> Self {
+        w as u16
+    }
+}
+impl FlipWord for u64 {
+    #[inline]
+    fn of(w: u64) -> Self {
+        w
+    }
+}
+
+/// Lists the flips of `samples` (see [`scan_samples`]) into `at` and `words`; `Err` once
+/// `room` are listed. One copy per word size, so no flip chooses between them.
+fn list<W: FlipWord>(
+    samples: &[u8],
+    unitsize: usize,
+    first: u64,
+    masks: Masks,
+    room: usize,
+    at: &mut Vec<u32>,
+    words: &mut Vec<W>,
+) -> Result<u64, ()> {
+    let all = masks.all();
+    scan_samples(samples, unitsize, first, masks, &mut |i, s| {
+        if at.len() >= room {
+            return Err(());
+        }
+        at.push(i as u32);
+        words.push(W::of(s & all));
+        Ok(())
+    })
 }
 
 /// Sample `i` (a byte offset) of `u`-byte samples, little-endian.
@@ -505,29 +644,46 @@ impl State {
     /// A scanned chunk, at the current position.
     fn apply(&mut self, scan: &MemberScan, visitor: &mut dyn LogicVisitor) -> Result<(), ParseFailure> {
         self.boundary(scan.first, visitor)?;
-        let wanted = self.masks.wanted;
-        let mut last = scan.first;
-        let mut each = |at: u32, w: u64| {
-            let r = visitor.change(self.samples + u64::from(at), (w ^ last) & wanted, w);
-            last = w;
-            r
+        let levels = match &scan.words {
+            FlipWords::Narrow(words) => FlipLevels::Narrow(words),
+            FlipWords::Wide(words) => FlipLevels::Wide(words),
         };
-        match &scan.words {
-            FlipWords::Narrow(words) => {
-                for (&at, &w) in scan.at.iter().zip(words) {
-                    each(at, u64::from(w))?;
-                }
-            }
-            FlipWords::Wide(words) => {
-                for (&at, &w) in scan.at.iter().zip(words) {
-                    each(at, w)?;
-                }
-            }
-        }
+        visitor.flips(self.samples, &scan.at, levels, scan.first, self.masks.wanted)?;
         self.counted += scan.counted;
         self.samples += scan.samples;
         self.prev = Some(scan.last);
         Ok(())
+    }
+
+    /// Hands on one piece of chunk `m`: a scanned piece is kept in `keeping` (while there is
+    /// one), else its lists go back to `scanner`, and its flips are added to `flips`. True
+    /// when the chunk is to be read through the zip reader instead.
+    fn hand_on(
+        &mut self,
+        ready: Ready,
+        m: &Member,
+        visitor: &mut dyn LogicVisitor,
+        scanner: &Scanner,
+        keeping: &mut Option<Vec<Arc<MemberScan>>>,
+        flips: &mut usize,
+    ) -> Result<bool, ParseFailure> {
+        match ready {
+            Ready::Scanned(scan) => {
+                self.apply(&scan, visitor).map_err(|e| at_member(e, m))?;
+                *flips += scan.at.len();
+                match keeping {
+                    Some(k) => k.push(scan),
+                    None => scanner.give_back(scan),
+                }
+            }
+            Ready::Heavy(samples) => {
+                self.feed(&samples, visitor).map_err(|e| at_member(e, m))?;
+                *keeping = None;
+            }
+            // A copy's pieces are handed on by the reader; a copy is never a copy's piece.
+            Ready::Stream | Ready::Copy(_) => return Ok(true),
+        }
+        Ok(false)
     }
 
     /// Bytes of samples in file order (any split), scanned as they are handed on.
@@ -577,6 +733,58 @@ impl State {
     }
 }
 
+/// Which chunk an inflating thread takes next: in order, and no more than `window` ahead of
+/// the reader, so the chunks waiting to be handed on stay few while the reader is slower.
+struct Claims {
+    window: usize,
+    /// The next chunk to take, the chunks handed on, and whether the reader stopped.
+    at: Mutex<(usize, usize, bool)>,
+    turn: Condvar,
+}
+
+impl Claims {
+    fn new(window: usize) -> Self {
+        Claims { window, at: Mutex::new((0, 0, false)), turn: Condvar::new() }
+    }
+
+    /// The chunk to inflate next, waiting while the reader is `window` behind; `None` when
+    /// all are taken or the reader stopped.
+    fn next(&self, chunks: usize) -> Option<usize> {
+        let mut at = self.at.lock().ok()?;
+        loop {
+            let (next, done, stopped) = *at;
+            if stopped || next >= chunks {
+                return None;
+            }
+            if next < done + self.window {
+                at.0 += 1;
+                return Some(next);
+            }
+            at = self.turn.wait(at).ok()?;
+        }
+    }
+
+    /// The reader handed a chunk on.
+    fn done(&self) {
+        if let Ok(mut at) = self.at.lock() {
+            at.1 += 1;
+        }
+        self.turn.notify_all();
+    }
+}
+
+/// Stops the inflating threads when the reader ends, however it ends.
+struct StopOnDrop<'a>(&'a Claims);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut at) = self.0.at.lock() {
+            at.2 = true;
+        }
+        self.0.turn.notify_all();
+    }
+}
+
 /// A limit hit while handing on chunk `m` is placed at that chunk, as [`stream_member`] does.
 fn at_member(e: ParseFailure, m: &Member) -> ParseFailure {
     match e {
@@ -608,85 +816,100 @@ pub(super) fn read(
         }
     }
     let mut state = State::new(unitsize, masks);
+    let scanner = Scanner::new(unitsize, masks, PIECE_BYTES);
     let mut warnings = Vec::new();
     // A few chunks per thread at a time: the next ones inflate while these are handed on.
-    let window = rayon::current_num_threads().max(1) * 2;
+    // (As many threads as rayon's pool has, without starting the pool for it.)
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let window = threads * 2;
+    let claims = Claims::new(window);
+    // Each chunk's pieces arrive on its own channel, so chunks are inflated in parallel and
+    // still handed on in order.
+    let (txs, rxs): (Vec<_>, Vec<_>) = members.iter().map(|_| channel::<Ready>()).unzip();
+    let txs: Vec<Mutex<Option<Sender<Ready>>>> = txs.into_iter().map(|t| Mutex::new(Some(t))).collect();
     std::thread::scope(|s| -> Result<(), ParseFailure> {
-        let (tx, rx) = sync_channel::<Ready>(window);
         let rep = &rep;
-        s.spawn(move || {
-            for start in (0..members.len()).step_by(window) {
-                let end = (start + window).min(members.len());
-                let ready: Vec<Ready> = (start..end)
-                    .into_par_iter()
-                    .map(|i| match &members[i] {
-                        m if !m.fast => Ready::Stream,
-                        _ if rep[i] != i => Ready::Copy(rep[i]),
-                        m => prepare(m, bytes, unitsize, masks),
-                    })
-                    .collect();
-                for r in ready {
-                    // The reader stopped (damage, a limit, cancelled): so does this.
-                    if tx.send(r).is_err() {
-                        return;
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(i) = claims.next(members.len()) {
+                    // Taken once: dropping it when the chunk is done tells the reader so.
+                    let Some(tx) = txs[i].lock().ok().and_then(|mut t| t.take()) else { continue };
+                    let mut send = |r: Ready| {
+                        // The reader stopped (damage, a limit, cancelled): the pieces are dropped.
+                        let _ = tx.send(r);
+                    };
+                    match &members[i] {
+                        m if !m.fast => send(Ready::Stream),
+                        _ if rep[i] != i => send(Ready::Copy(rep[i])),
+                        m => scanner.prepare(m, bytes, &mut send),
                     }
                 }
-            }
-        });
-        let mut kept: HashMap<usize, Arc<MemberScan>> = HashMap::new();
+            });
+        }
+        let _stop = StopOnDrop(&claims);
+        let mut kept: HashMap<usize, Vec<Arc<MemberScan>>> = HashMap::new();
         let mut kept_flips = 0usize;
-        for (i, m) in members.iter().enumerate() {
+        for ((i, m), rx) in members.iter().enumerate().zip(rxs) {
             if ctl.is_cancelled() {
                 return Err(ParseFailure::Cancelled);
             }
-            let Ok(mut ready) = rx.recv() else { break };
-            if let Ready::Copy(r) = ready {
-                ready = match kept.get(&r) {
-                    Some(scan) => Ready::Scanned(Arc::clone(scan)),
-                    None => prepare(m, bytes, unitsize, masks),
+            // The chunk's scanned pieces, kept for its later copies while they may be.
+            let mut keeping = (copies_left[i] > 0).then(Vec::new);
+            let mut flips = 0usize;
+            let mut streamed = false;
+            for ready in rx.iter() {
+                let Ready::Copy(r) = ready else {
+                    streamed |= state.hand_on(ready, m, visitor, &scanner, &mut keeping, &mut flips)?;
+                    continue;
                 };
                 copies_left[r] -= 1;
+                let pieces = match kept.get(&r) {
+                    Some(pieces) => pieces.iter().cloned().map(Ready::Scanned).collect(),
+                    None => {
+                        let mut pieces = Vec::new();
+                        scanner.prepare(m, bytes, &mut |r| pieces.push(r));
+                        pieces
+                    }
+                };
                 if copies_left[r] == 0
-                    && let Some(scan) = kept.remove(&r)
+                    && let Some(pieces) = kept.remove(&r)
                 {
-                    kept_flips -= scan.at.len();
+                    kept_flips -= pieces.iter().map(|p| p.at.len()).sum::<usize>();
+                }
+                for piece in pieces {
+                    streamed |= state.hand_on(piece, m, visitor, &scanner, &mut None, &mut flips)?;
                 }
             }
-            match ready {
-                Ready::Scanned(mut scan) => {
-                    state.apply(&scan, visitor).map_err(|e| at_member(e, m))?;
-                    let flips = scan.at.len();
-                    if copies_left[i] > 0
-                        && flips <= MAX_REPLAYED_FLIPS
-                        && kept_flips + flips <= MAX_KEPT_FLIPS
-                    {
-                        kept_flips += flips;
-                        if let Some(s) = Arc::get_mut(&mut scan) {
-                            s.shrink_to_fit();
-                        }
-                        kept.insert(i, scan);
+            if streamed {
+                keeping = None;
+                match stream_member(zip, &m.name, ctl, |b| state.feed(b, visitor)) {
+                    Ok(()) => {}
+                    // A damaged chunk: what decoded before the damage is kept, in sample order.
+                    Err(ParseFailure::Invalid { at, message }) => {
+                        warnings.push(format!(
+                            "{at}: {message}; logic samples after sample {} ({} later chunk(s)) were not loaded",
+                            state.samples,
+                            members.len() - i - 1
+                        ));
+                        break;
                     }
-                    ctl.advance(m.compressed as u64);
+                    Err(e) => return Err(e),
                 }
-                Ready::Heavy(samples) => {
-                    state.feed(&samples, visitor).map_err(|e| at_member(e, m))?;
-                    ctl.advance(m.compressed as u64);
-                }
-                Ready::Stream | Ready::Copy(_) => {
-                    match stream_member(zip, &m.name, ctl, |b| state.feed(b, visitor)) {
-                        Ok(()) => {}
-                        // A damaged chunk: what decoded before the damage is kept, in sample order.
-                        Err(ParseFailure::Invalid { at, message }) => {
-                            warnings.push(format!(
-                                "{at}: {message}; logic samples after sample {} ({} later chunk(s)) were not loaded",
-                                state.samples,
-                                members.len() - i - 1
-                            ));
-                            break;
-                        }
-                        Err(e) => return Err(e),
+            } else {
+                ctl.advance(m.compressed as u64);
+            }
+            claims.done();
+            if let Some(mut pieces) = keeping
+                && flips <= MAX_REPLAYED_FLIPS
+                && kept_flips + flips <= MAX_KEPT_FLIPS
+            {
+                kept_flips += flips;
+                for p in &mut pieces {
+                    if let Some(s) = Arc::get_mut(p) {
+                        s.shrink_to_fit();
                     }
                 }
+                kept.insert(i, pieces);
             }
             visitor.chunk_read(state.samples);
         }
@@ -711,20 +934,26 @@ pub(super) fn feed_pieces(
 }
 
 /// Hands `chunks` on as scanned chunks (each a whole number of samples), as the parallel
-/// phase does.
+/// phase does, each scanned in pieces of `piece` samples.
 #[cfg(test)]
 pub(super) fn apply_chunks(
     chunks: &[&[u8]],
     unitsize: usize,
     masks: Masks,
+    piece: usize,
     visitor: &mut dyn LogicVisitor,
 ) -> Result<LogicEnd, ParseFailure> {
     let mut state = State::new(unitsize, masks);
+    let scanner = Scanner::new(unitsize, masks, piece * unitsize);
     for c in chunks {
-        match scanned(c, unitsize, masks) {
-            Ready::Scanned(scan) => state.apply(&scan, visitor)?,
-            Ready::Heavy(samples) => state.feed(&samples, visitor)?,
-            r => panic!("{r:?}"),
+        let mut pieces = Vec::new();
+        scanner.pieces(c, &mut |r| pieces.push(r));
+        for r in pieces {
+            match r {
+                Ready::Scanned(scan) => state.apply(&scan, visitor)?,
+                Ready::Heavy(samples) => state.feed(&samples, visitor)?,
+                r => panic!("{r:?}"),
+            }
         }
     }
     Ok(state.end(Vec::new()))

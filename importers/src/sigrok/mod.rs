@@ -17,7 +17,7 @@ mod logic;
 mod metadata;
 mod recover;
 
-pub use logic::{FAST_MEMBER_BYTES, LogicEnd, LogicVisitor, Masks};
+pub use logic::{FAST_MEMBER_BYTES, FlipLevels, LogicEnd, LogicVisitor, Masks};
 pub use metadata::{DeviceMetadata, parse_metadata, parse_samplerate};
 
 use crate::{LoadControl, ParseFailure, Position, budget};
@@ -1051,7 +1051,7 @@ mod tests {
     }
 
     /// The word-scanning reader on `data` fed in pieces of `split` bytes, and handed on as
-    /// chunks of `chunk` samples.
+    /// chunks of `chunk` samples scanned in pieces of a third of that (and at least 1).
     fn by_words(
         data: &[u8],
         unitsize: usize,
@@ -1068,7 +1068,7 @@ mod tests {
         let whole = &data[..data.len() / unitsize * unitsize];
         let chunks: Vec<&[u8]> = whole.chunks(chunk * unitsize).collect();
         let mut v = TrackVisitor::new(channels(unitsize, bits), clock);
-        let end = logic::apply_chunks(&chunks, unitsize, masks, &mut v).unwrap();
+        let end = logic::apply_chunks(&chunks, unitsize, masks, (chunk / 3).max(1), &mut v).unwrap();
         [fed, (tracks(v.channels), end.samples)]
     }
 
