@@ -305,6 +305,54 @@ impl StreamDecoder {
         }
     }
 
+    /// [`Self::change`] for each of a run of changes in tick order: at tick `base + at[k]` the
+    /// levels became `levels[k]`, and `before` are the levels before the first. A change is
+    /// passed with the channels of `wanted` that flipped, when one of them is this stack's.
+    /// One call for a run keeps the common decoders' machines in one loop, without a call
+    /// and a dispatch per change.
+    pub fn changes<W: Copy + Into<u64>>(
+        &mut self,
+        base: i64,
+        at: &[u32],
+        levels: &[W],
+        before: u64,
+        wanted: u64,
+    ) {
+        fn run<W: Copy + Into<u64>>(
+            base: i64,
+            at: &[u32],
+            levels: &[W],
+            mut last: u64,
+            (wanted, own): (u64, u64),
+            mut each: impl FnMut(i64, u64, u64),
+        ) {
+            for (&a, &w) in at.iter().zip(levels) {
+                let w: u64 = w.into();
+                let changed = (w ^ last) & wanted;
+                last = w;
+                if changed & own != 0 {
+                    each(base + i64::from(a), changed, w);
+                }
+            }
+        }
+        let masks = (wanted, self.wanted);
+        let stack = &mut self.stack;
+        match &mut stack.first {
+            First::I2c(m) => {
+                return run(base, at, levels, before, masks, |t, c, l| {
+                    m.change(t, c, l, &mut stack.first_sink)
+                });
+            }
+            First::Sd(m) => {
+                return run(base, at, levels, before, masks, |t, c, l| {
+                    m.change(t, c, l, &mut stack.first_sink)
+                });
+            }
+            First::Spi(_) | First::Uart(_) => {}
+        }
+        run(base, at, levels, before, masks, |t, c, l| stack.change(t, c, l));
+    }
+
     /// How many annotations the stack holds.
     pub fn held(&self) -> usize {
         self.stack.first_sink.anns.len() + self.stack.stacked.as_ref().map_or(0, |s| s.1.anns.len())

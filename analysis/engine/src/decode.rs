@@ -259,6 +259,51 @@ impl latscope_importers::sigrok::LogicVisitor for Streamed<'_, '_> {
         // Sample numbers stay far below 2^63 (a chunk inflates to at most 4 GiB).
         let tick = sample as i64;
         self.decoders.iter_mut().for_each(|d| d.change(tick, changed, levels));
+        self.take_settled()
+    }
+
+    fn flips(
+        &mut self,
+        base: u64,
+        at: &[u32],
+        levels: latscope_importers::sigrok::FlipLevels<'_>,
+        before: u64,
+        wanted: u64,
+    ) -> std::result::Result<(), latscope_importers::ParseFailure> {
+        use latscope_importers::sigrok::FlipLevels;
+        match levels {
+            FlipLevels::Narrow(levels) => self.run(base as i64, at, levels, before, wanted),
+            FlipLevels::Wide(levels) => self.run(base as i64, at, levels, before, wanted),
+        }
+    }
+}
+
+/// Changes handed on at a time between looks for settled annotations.
+const RUN: usize = 1024;
+
+impl Streamed<'_, '_> {
+    /// A run of flips (see [`latscope_importers::sigrok::LogicVisitor::flips`]), handed to the
+    /// decoders [`RUN`] at a time.
+    fn run<W: Copy + Into<u64>>(
+        &mut self,
+        base: i64,
+        at: &[u32],
+        levels: &[W],
+        before: u64,
+        wanted: u64,
+    ) -> std::result::Result<(), latscope_importers::ParseFailure> {
+        count_flips(&mut self.changes, levels, before, wanted);
+        let mut before = before;
+        for (at, levels) in at.chunks(RUN).zip(levels.chunks(RUN)) {
+            self.decoders.iter_mut().for_each(|d| d.changes(base, at, levels, before, wanted));
+            before = levels.last().map_or(before, |&w| w.into());
+            self.take_settled()?;
+        }
+        Ok(())
+    }
+
+    /// Hands on the streaming decoder's settled annotations once it holds enough of them.
+    fn take_settled(&mut self) -> std::result::Result<(), latscope_importers::ParseFailure> {
         // Tried again only once 1,024 more are held: a decoder that keeps its annotations
         // (SD: 20 M changes a capture) is asked rarely.
         if self.streaming && self.decoders[0].held() >= self.next_try {
@@ -273,6 +318,24 @@ impl latscope_importers::sigrok::LogicVisitor for Streamed<'_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Adds to `counts[b]` the flips of each channel `b` of `wanted` in a run of levels that
+/// follows `before`.
+fn count_flips<W: Copy + Into<u64>>(counts: &mut [u64; 64], levels: &[W], before: u64, wanted: u64) {
+    let mut bits = wanted;
+    while bits != 0 {
+        let b = bits.trailing_zeros();
+        let mut last = (before >> b) & 1;
+        let mut n = 0;
+        for &w in levels {
+            let level = (w.into() >> b) & 1;
+            n += level ^ last;
+            last = level;
+        }
+        counts[b as usize] += n;
+        bits &= bits - 1;
     }
 }
 
