@@ -120,26 +120,45 @@ fn push_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
         4041424344454647484950515253545556575859\
         6061626364656667686970717273747576777879\
         8081828384858687888990919293949596979899";
-    // Written in place from the last digit back: a copy of a small buffer per number was
-    // a library call each.
-    let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
+    // u64::MAX has 20 digits.
+    const MOST: usize = 20;
+    let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1).max(width);
+    if digits > MOST {
+        out.resize(out.len() + digits - MOST, b'0');
+        return push_digits(out, v, MOST);
+    }
+    // Zeros appended whole (a copy of known size from a constant, inlined), the digits
+    // written over them from the last back, and cut to the number's length: a fill or a copy
+    // of the number's own length was a library call per number, and digits written to a
+    // buffer on the stack and copied at once were read back before their stores completed.
+    const ZEROS: [u8; MOST] = [b'0'; MOST];
     let start = out.len();
-    out.resize(start + digits.max(width), b'0');
-    let mut i = out.len();
-    while v >= 100 {
-        let pair = (v % 100) as usize * 2;
-        v /= 100;
-        out[i - 2] = PAIRS[pair];
-        out[i - 1] = PAIRS[pair + 1];
-        i -= 2;
+    out.extend_from_slice(&ZEROS);
+    if let Some(buf) = out.get_mut(start..start + MOST).and_then(|b| <&mut [u8; MOST]>::try_from(b).ok()) {
+        // Four digits a step: the two pairs of a step do not wait for each other.
+        let mut i = digits;
+        while v >= 10_000 {
+            let rem = (v % 10_000) as usize;
+            v /= 10_000;
+            let (hi, lo) = (rem / 100 * 2, rem % 100 * 2);
+            buf[i - 4..i - 2].copy_from_slice(&PAIRS[hi..hi + 2]);
+            buf[i - 2..i].copy_from_slice(&PAIRS[lo..lo + 2]);
+            i -= 4;
+        }
+        let mut v = v as usize;
+        if v >= 100 {
+            let lo = v % 100 * 2;
+            v /= 100;
+            buf[i - 2..i].copy_from_slice(&PAIRS[lo..lo + 2]);
+            i -= 2;
+        }
+        if v >= 10 {
+            buf[i - 2..i].copy_from_slice(&PAIRS[v * 2..v * 2 + 2]);
+        } else {
+            buf[i - 1] = b'0' + v as u8;
+        }
     }
-    if v >= 10 {
-        let pair = v as usize * 2;
-        out[i - 2] = PAIRS[pair];
-        out[i - 1] = PAIRS[pair + 1];
-    } else {
-        out[i - 1] = b'0' + v as u8;
-    }
+    out.truncate(start + digits);
 }
 
 /// Appends a signed integer in decimal.
@@ -164,26 +183,34 @@ fn field_text(v: &Value) -> String {
     }
 }
 
-/// Formats one line per annotation with `line`, in blocks formatted on all cores and
-/// written in order: a decode of a large capture prints hundreds of thousands of lines, and
-/// their formatting is as long as the decode. At most a few blocks are held at once.
+/// Formats one line per annotation with `line`, in blocks formatted on all cores (unless not
+/// `parallel`) and written in order: a decode of a large capture prints hundreds of thousands
+/// of lines, and their formatting is as long as the decode. At most a few blocks are held at
+/// once, in `buffers`.
 fn write_lines_in_parallel(
     w: &mut dyn Write,
+    buffers: &mut Vec<Vec<u8>>,
+    parallel: bool,
     annotations: &[Annotation],
     line: impl Fn(&mut Vec<u8>, &Annotation) + Sync,
 ) -> std::io::Result<()> {
     use rayon::prelude::*;
     const BLOCK: usize = 8192;
-    let blocks = rayon::current_num_threads().max(1) * 2;
+    let blocks = if parallel { rayon::current_num_threads().max(1) * 2 } else { 1 };
     // Reused from group to group: fresh buffers would fault in their pages every time.
-    let mut buffers: Vec<Vec<u8>> = vec![Vec::new(); blocks];
+    buffers.resize_with(blocks, Vec::new);
+    let format = |(block, out): (&[Annotation], &mut Vec<u8>)| {
+        out.clear();
+        for a in block {
+            line(out, a);
+        }
+    };
     for group in annotations.chunks(BLOCK * blocks) {
-        group.par_chunks(BLOCK).zip(buffers.par_iter_mut()).for_each(|(block, out)| {
-            out.clear();
-            for a in block {
-                line(out, a);
-            }
-        });
+        if parallel {
+            group.par_chunks(BLOCK).zip(buffers.par_iter_mut()).for_each(format);
+        } else {
+            group.chunks(BLOCK).zip(buffers.iter_mut()).for_each(format);
+        }
         for b in buffers.iter().take(group.len().div_ceil(BLOCK)) {
             w.write_all(b)?;
         }
@@ -216,11 +243,24 @@ pub struct AnnotationWriter {
     begun: bool,
     /// Annotations written so far.
     written: usize,
+    /// Each block's lines, kept from batch to batch: fresh buffers would fault in their pages
+    /// for every batch a stream decode hands on.
+    buffers: Vec<Vec<u8>>,
+    /// Lines formatted on all cores (else on the calling thread alone).
+    parallel: bool,
 }
 
 impl AnnotationWriter {
     pub fn new(format: AnnotationFormat) -> Self {
-        AnnotationWriter { format, begun: false, written: 0 }
+        AnnotationWriter { format, begun: false, written: 0, buffers: Vec::new(), parallel: true }
+    }
+
+    /// Formats on the calling thread alone: for a writer that runs beside the decode, where
+    /// the other cores are busy decoding and reading (formatting on all of them then only
+    /// takes turns with that work, and costs their threads' hand-offs).
+    pub fn on_this_thread(mut self) -> Self {
+        self.parallel = false;
+        self
     }
 
     fn begin(&mut self, w: &mut dyn Write) -> std::io::Result<()> {
@@ -261,7 +301,7 @@ impl AnnotationWriter {
                 }
             }
             AnnotationFormat::Csv => {
-                write_lines_in_parallel(w, annotations, |out, a| {
+                write_lines_in_parallel(w, &mut self.buffers, self.parallel, annotations, |out, a| {
                     let fields: Vec<String> =
                         a.fields.iter().map(|(k, v)| format!("{k}={}", field_text(v))).collect();
                     let _ = write!(out, "{},{},", a.decoder, a.row);
@@ -280,7 +320,7 @@ impl AnnotationWriter {
                 self.written += annotations.len();
             }
             AnnotationFormat::Text => {
-                write_lines_in_parallel(w, annotations, |out, a| {
+                write_lines_in_parallel(w, &mut self.buffers, self.parallel, annotations, |out, a| {
                     push_seconds(out, source.origin, a.start, 9);
                     out.push(b' ');
                     push_seconds(out, source.origin, a.end, 9);
@@ -384,7 +424,7 @@ mod tests {
     #[test]
     fn digits_are_what_the_formatter_prints() {
         for v in [0u64, 5, 9, 10, 42, 99, 100, 101, 999, 1000, 123_456_789, 999_999_999_999, u64::MAX] {
-            for width in [1usize, 2, 9, 12, 20] {
+            for width in [1usize, 2, 9, 12, 20, 23] {
                 let mut out = Vec::new();
                 push_digits(&mut out, v, width);
                 assert_eq!(String::from_utf8(out).unwrap(), format!("{v:0width$}"), "{v} {width}");
