@@ -49,12 +49,11 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     output.check(inputs)?;
     let (source, decoded, names) = if decode::decodes_file(&registry, &args.file, &args.decoders)? {
         // Straight from the file: annotations are written as the decoders hand them on.
-        let mut writer = AnnotationWriter::new(args.format.into());
+        let mut writer = AnnotationWriter::new(args.format.into()).on_this_thread();
         let mut result = None;
         let written = output.write("the annotations", inputs, |w| {
-            let d = decode::decode_file_to(&registry, &args.file, &args.decoders, &mut |source, batch| {
-                writer.write(w, source, batch)
-            });
+            let d =
+                decode_beside_writing(&registry, args, &mut |source, batch| writer.write(w, source, batch));
             match d {
                 Ok(Some(d)) => {
                     writer.finish(w, &args.file, &d.decoded.errors)?;
@@ -102,4 +101,58 @@ pub fn run(args: &DecodeArgs) -> Result<()> {
     std::mem::forget(decoded);
     std::mem::forget(source);
     Ok(())
+}
+
+/// [`decode::decode_file_to`] on a thread of its own, while this one hands its batches to
+/// `write` as they come: the decode goes on while a batch is formatted and written, instead
+/// of waiting for it (formatting a large decode takes as long as decoding it). A failed write
+/// stops the decode, whose error then says so.
+fn decode_beside_writing(
+    registry: &Registry,
+    args: &DecodeArgs,
+    write: &mut dyn FnMut(&latscope_model::Source, &[latscope_decoders::Annotation]) -> std::io::Result<()>,
+) -> latscope_engine::Result<Option<decode::FileDecode>> {
+    use latscope_decoders::Annotation;
+    use std::sync::mpsc::{channel, sync_channel};
+    // Two batches queued at most: the decode runs ahead of the writer by no more.
+    let (full_tx, full_rx) = sync_channel::<(Option<latscope_model::Source>, Vec<Annotation>)>(2);
+    // Written batches come back empty, so their memory is not faulted in again.
+    let (empty_tx, empty_rx) = channel::<Vec<Annotation>>();
+    std::thread::scope(|s| {
+        let decoding = s.spawn(move || {
+            let mut source_sent = false;
+            decode::decode_file_to(registry, &args.file, &args.decoders, &mut |source, batch| {
+                let empty = empty_rx.try_recv().unwrap_or_default();
+                let full = std::mem::replace(batch, empty);
+                let source = (!source_sent).then(|| source.clone());
+                source_sent = true;
+                full_tx
+                    .send((source, full))
+                    .map_err(|_| std::io::Error::other("the annotations' writer stopped"))
+            })
+        });
+        let mut source = None;
+        let mut failed = None;
+        for (first, mut batch) in full_rx.iter() {
+            source = source.or(first);
+            if let Some(source) = &source
+                && let Err(e) = write(source, &batch)
+            {
+                failed = Some(e);
+                // Dropping the receiver stops the decode at its next batch.
+                break;
+            }
+            batch.clear();
+            let _ = empty_tx.send(batch);
+        }
+        drop(full_rx);
+        let decoded = decoding.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match failed {
+            // The write's own error, not the decode's "the writer stopped".
+            Some(e) => {
+                Err(latscope_engine::EngineError::Output { what: "the annotations".into(), source: e })
+            }
+            None => decoded,
+        }
+    })
 }
