@@ -458,6 +458,13 @@ fn a_long_i2c_decode_is_written_as_it_is_read_with_what_the_model_road_decodes()
     assert_eq!(streamed.len(), model.annotations.len());
     assert!(streamed == model.annotations, "the streamed annotations differ from the model road's");
     assert_eq!(d.decoded.errors, model.errors);
+    // Each channel's flips, counted over the runs of flips the reader hands on, are the
+    // level changes of the model's track.
+    for name in ["SCL", "SDA"] {
+        let counted = d.channels.iter().find(|c| c.name == name).map(|c| c.changes);
+        let track = source.digital.iter().find(|t| t.name == name).map(|t| t.changes().len() as u64);
+        assert!(counted.is_some() && counted == track, "{name}: counted {counted:?}, track {track:?}");
+    }
     let count = |row: &str| streamed.iter().filter(|a| a.row == row).count();
     assert!(count("address") == transactions || count("address") == transactions - 1, "{said}");
     assert_eq!(count("data"), 2 * count("address"));
