@@ -170,32 +170,32 @@ pub(super) fn inflate_f32(bytes: &[u8], members: &[Member], out: &mut [f32]) -> 
         rest = tail;
     }
     windows.into_par_iter().all(|(m, window)| {
-        let raw = &bytes[m.data..m.data + m.compressed];
-        let fill = |samples: &[u8], window: &mut [f32]| {
+        with_samples(m, bytes, |samples| {
             for (v, b) in window.iter_mut().zip(samples.as_chunks::<4>().0) {
                 *v = f32::from_le_bytes(*b);
             }
-        };
-        if m.stored {
-            let ok = raw.len() as u64 == m.size && crc32fast::hash(raw) == m.crc;
-            if ok {
-                fill(raw, window);
-            }
-            return ok;
-        }
-        INFLATER.with(|cell| {
-            let mut cell = cell.borrow_mut();
-            let (buf, inflater) = &mut *cell;
-            let size = m.size as usize;
-            buf.resize(size, 0);
-            let inflater = inflater.get_or_insert_with(libdeflater::Decompressor::new);
-            let ok = matches!(inflater.deflate_decompress(raw, &mut buf[..size]), Ok(n) if n == size)
-                && crc32fast::hash(&buf[..size]) == m.crc;
-            if ok {
-                fill(&buf[..size], window);
-            }
-            ok
         })
+        .is_some()
+    })
+}
+
+/// Calls `f` with a fast chunk's samples: its stored bytes, or its bytes inflated in one call
+/// into this thread's buffer. `None` when they are not exactly its declared size or fail its
+/// CRC32 (then the chunk is read through the zip reader instead).
+fn with_samples<R>(m: &Member, bytes: &[u8], f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    let raw = &bytes[m.data..m.data + m.compressed];
+    if m.stored {
+        return (raw.len() as u64 == m.size && crc32fast::hash(raw) == m.crc).then(|| f(raw));
+    }
+    INFLATER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let (buf, inflater) = &mut *cell;
+        let size = m.size as usize;
+        buf.resize(size, 0);
+        let inflater = inflater.get_or_insert_with(libdeflater::Decompressor::new);
+        let ok = matches!(inflater.deflate_decompress(raw, &mut buf[..size]), Ok(n) if n == size)
+            && crc32fast::hash(&buf[..size]) == m.crc;
+        ok.then(|| f(&buf[..size]))
     })
 }
 
@@ -377,26 +377,9 @@ impl Scanner {
     /// [`Ready::Stream`] when that fails (the chunk is checked whole before any piece is
     /// handed on).
     fn prepare(&self, m: &Member, bytes: &[u8], emit: &mut dyn FnMut(Ready)) {
-        let raw = &bytes[m.data..m.data + m.compressed];
-        if m.stored {
-            if raw.len() as u64 != m.size || crc32fast::hash(raw) != m.crc {
-                return emit(Ready::Stream);
-            }
-            return self.pieces(raw, emit);
+        if with_samples(m, bytes, |samples| self.pieces(samples, emit)).is_none() {
+            emit(Ready::Stream);
         }
-        INFLATER.with(|cell| {
-            let mut cell = cell.borrow_mut();
-            let (buf, inflater) = &mut *cell;
-            let size = m.size as usize;
-            buf.resize(size, 0);
-            let inflater = inflater.get_or_insert_with(libdeflater::Decompressor::new);
-            match inflater.deflate_decompress(raw, &mut buf[..size]) {
-                Ok(n) if n == size && crc32fast::hash(&buf[..size]) == m.crc => {
-                    self.pieces(&buf[..size], emit)
-                }
-                _ => emit(Ready::Stream),
-            }
-        })
     }
 
     /// Scans a chunk's samples a piece at a time, handing each on as soon as it is scanned:
