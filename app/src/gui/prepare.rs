@@ -7,7 +7,7 @@ use super::lod::{self, MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
 use latscope_model::kernel;
-use latscope_model::{DigitalTrack, FieldValue, Ps, Source, Sym};
+use latscope_model::{DigitalTrack, EventTable, FieldValue, Ps, Source, Sym};
 use rustc_hash::FxHashMap;
 
 /// A source and the lanes built from it.
@@ -225,6 +225,42 @@ struct CpuState {
     labels: Labels,
 }
 
+impl CpuState {
+    /// The lane as it stands at `end`: the running task and open handlers drawn to `end`.
+    fn into_lane(mut self, end: Ps, ev: &EventTable) -> Lane {
+        if let Some((since, label, at)) = self.task.take() {
+            self.lane.tasks.push(since, end, label, at);
+        }
+        for (since, label, at) in self.irq_stack.drain(..) {
+            self.lane.irqs.push(since, end, label, at);
+        }
+        self.lane.tasks.finish();
+        self.lane.irqs.finish();
+        self.lane.labels = self.labels.list;
+        let events = &self.lane.events;
+        self.lane.index = TimeIndex::new(events.len(), |i| ev.ts[events[i] as usize]);
+        let cpu = self.lane.cpu;
+        Lane { name: format!("CPU {cpu}"), kind: LaneKind::Cpu(self.lane), color: theme::CPU }
+    }
+
+    /// What [`CpuState::into_lane`] needs, copied: the lists, not the label lookup.
+    fn copy(&self) -> CpuState {
+        CpuState {
+            lane: CpuLane {
+                cpu: self.lane.cpu,
+                events: self.lane.events.clone(),
+                index: TimeIndex::default(),
+                tasks: self.lane.tasks.clone(),
+                irqs: self.lane.irqs.clone(),
+                labels: Vec::new(),
+            },
+            task: self.task,
+            irq_stack: self.irq_stack.clone(),
+            labels: Labels { index: FxHashMap::default(), list: self.labels.list.clone() },
+        }
+    }
+}
+
 fn value_text(src: &Source, v: Option<FieldValue>) -> Option<String> {
     match v? {
         FieldValue::Int(i) => Some(i.to_string()),
@@ -233,92 +269,134 @@ fn value_text(src: &Source, v: Option<FieldValue>) -> Option<String> {
     }
 }
 
+/// The event lanes (per CPU, then per event name) of a source whose events only ever grow at
+/// the end, in time order: each [`EventLanes::feed`] walks only the events added since the
+/// last, so a live source's lanes cost what is new. [`prepare`] feeds a loaded source once.
+#[derive(Default)]
+pub struct EventLanes {
+    cpus: FxHashMap<u16, CpuState>,
+    by_name: FxHashMap<Sym, Vec<u32>>,
+    name_order: Vec<Sym>,
+    /// Events walked so far.
+    fed: usize,
+}
+
+impl EventLanes {
+    /// Events walked so far.
+    pub fn fed(&self) -> usize {
+        self.fed
+    }
+
+    /// Walks `source`'s events from the first not yet walked to its last. The events
+    /// already walked must be unchanged and the new ones at or after them in time.
+    pub fn feed(&mut self, source: &Source) {
+        let ev = &source.events;
+        if self.fed >= ev.len() {
+            return;
+        }
+        // Looked up again each time: a growing source may intern `sched_switch` late.
+        let names = Names::of(source);
+        let sym_of = |n: Option<Sym>| n.unwrap_or(Sym(u32::MAX));
+        for idx in self.fed..ev.len() {
+            let Some(e) = ev.get(idx) else { break };
+            let idx = idx as u32;
+            let t = e.ts();
+            let name = e.name();
+            let name_order = &mut self.name_order;
+            self.by_name
+                .entry(name)
+                .or_insert_with(|| {
+                    name_order.push(name);
+                    Vec::new()
+                })
+                .push(idx);
+            let st = self.cpus.entry(e.cpu()).or_insert_with(|| CpuState {
+                lane: CpuLane { cpu: e.cpu(), ..CpuLane::default() },
+                ..CpuState::default()
+            });
+            st.lane.events.push(idx);
+            if Some(name) == names.switch {
+                let pid = e.field(sym_of(names.next_pid)).and_then(FieldValue::as_i64).unwrap_or(0);
+                let comm = value_text(source, e.field(sym_of(names.next_comm))).unwrap_or_default();
+                if let Some((since, label, at)) = st.task.take() {
+                    st.lane.tasks.push(since, t, label, at);
+                }
+                if pid != 0 {
+                    let label = st.labels.get(format!("{comm}-{pid}"));
+                    st.task = Some((t, label, idx));
+                }
+            } else if Some(name) == names.irq_entry {
+                let irq = value_text(source, e.field(sym_of(names.irq))).unwrap_or_default();
+                let text = match value_text(source, e.field(sym_of(names.name))) {
+                    Some(n) => format!("irq {irq} {n}"),
+                    None => format!("irq {irq}"),
+                };
+                let label = st.labels.get(text);
+                st.irq_stack.push((t, label, idx));
+            } else if Some(name) == names.soft_entry {
+                let vec = e.field(sym_of(names.vec)).and_then(FieldValue::as_i64).unwrap_or(-1);
+                let text = match latscope_model::kernel::softirq_name(vec as u64) {
+                    Some(n) => format!("softirq {n}"),
+                    None => format!("softirq {vec}"),
+                };
+                let label = st.labels.get(text);
+                st.irq_stack.push((t, label, idx));
+            } else if (Some(name) == names.irq_exit || Some(name) == names.soft_exit)
+                && let Some((since, label, at)) = st.irq_stack.pop()
+            {
+                st.lane.irqs.push(since, t, label, at);
+            }
+        }
+        self.fed = ev.len();
+    }
+
+    /// The lanes of the events walked so far, copied (the walk goes on): a live snapshot's.
+    pub fn lanes(&self, source: &Source) -> Vec<Lane> {
+        let mut cpus: Vec<&CpuState> = self.cpus.values().collect();
+        cpus.sort_by_key(|s| s.lane.cpu);
+        let cpus = cpus.into_iter().map(CpuState::copy).collect();
+        let by_name = self.name_order.iter().map(|n| (*n, self.by_name.get(n).cloned().unwrap_or_default()));
+        Self::finish(cpus, by_name.collect(), self.fed, source)
+    }
+
+    /// The lanes of the events walked, moved out.
+    pub fn into_lanes(mut self, source: &Source) -> Vec<Lane> {
+        let mut cpus: Vec<CpuState> = self.cpus.into_values().collect();
+        cpus.sort_by_key(|s| s.lane.cpu);
+        let by_name = self.name_order.iter().map(|n| (*n, self.by_name.remove(n).unwrap_or_default()));
+        Self::finish(cpus, by_name.collect(), self.fed, source)
+    }
+
+    fn finish(cpus: Vec<CpuState>, by_name: Vec<(Sym, Vec<u32>)>, fed: usize, source: &Source) -> Vec<Lane> {
+        let ev = &source.events;
+        // Still running at the last event walked: drawn to it.
+        let end = fed.checked_sub(1).and_then(|i| ev.ts.get(i)).copied().unwrap_or(0);
+        let mut lanes: Vec<Lane> = cpus.into_iter().map(|st| st.into_lane(end, ev)).collect();
+        for (name, events) in by_name {
+            let text = source.strings.resolve(name).into_owned();
+            let index = TimeIndex::new(events.len(), |i| ev.ts[events[i] as usize]);
+            lanes.push(Lane {
+                color: theme::color_for(&text),
+                name: text,
+                kind: LaneKind::Events(EventLane { events, index }),
+            });
+        }
+        lanes
+    }
+}
+
 /// Builds every lane of `source`. Event lanes come first (per CPU, then per event name), then
 /// digital, analog and span tracks, in the source's order.
 pub fn prepare(source: Source) -> Prepared {
-    let mut lanes = Vec::new();
-    let ev = &source.events;
-    let names = Names::of(&source);
-    let mut cpus: FxHashMap<u16, CpuState> = FxHashMap::default();
-    let mut by_name: FxHashMap<Sym, Vec<u32>> = FxHashMap::default();
-    let mut name_order: Vec<Sym> = Vec::new();
-    let sym_of = |n: Option<Sym>| n.unwrap_or(Sym(u32::MAX));
-    for e in ev.iter() {
-        let idx = e.index as u32;
-        let t = e.ts();
-        let name = e.name();
-        by_name
-            .entry(name)
-            .or_insert_with(|| {
-                name_order.push(name);
-                Vec::new()
-            })
-            .push(idx);
-        let st = cpus.entry(e.cpu()).or_insert_with(|| CpuState {
-            lane: CpuLane { cpu: e.cpu(), ..CpuLane::default() },
-            ..CpuState::default()
-        });
-        st.lane.events.push(idx);
-        if Some(name) == names.switch {
-            let pid = e.field(sym_of(names.next_pid)).and_then(FieldValue::as_i64).unwrap_or(0);
-            let comm = value_text(&source, e.field(sym_of(names.next_comm))).unwrap_or_default();
-            if let Some((since, label, at)) = st.task.take() {
-                st.lane.tasks.push(since, t, label, at);
-            }
-            if pid != 0 {
-                let label = st.labels.get(format!("{comm}-{pid}"));
-                st.task = Some((t, label, idx));
-            }
-        } else if Some(name) == names.irq_entry {
-            let irq = value_text(&source, e.field(sym_of(names.irq))).unwrap_or_default();
-            let text = match value_text(&source, e.field(sym_of(names.name))) {
-                Some(n) => format!("irq {irq} {n}"),
-                None => format!("irq {irq}"),
-            };
-            let label = st.labels.get(text);
-            st.irq_stack.push((t, label, idx));
-        } else if Some(name) == names.soft_entry {
-            let vec = e.field(sym_of(names.vec)).and_then(FieldValue::as_i64).unwrap_or(-1);
-            let text = match latscope_model::kernel::softirq_name(vec as u64) {
-                Some(n) => format!("softirq {n}"),
-                None => format!("softirq {vec}"),
-            };
-            let label = st.labels.get(text);
-            st.irq_stack.push((t, label, idx));
-        } else if (Some(name) == names.irq_exit || Some(name) == names.soft_exit)
-            && let Some((since, label, at)) = st.irq_stack.pop()
-        {
-            st.lane.irqs.push(since, t, label, at);
-        }
-    }
-    let end = ev.ts.last().copied().unwrap_or(0);
-    let mut cpu_list: Vec<CpuState> = cpus.into_values().collect();
-    cpu_list.sort_by_key(|s| s.lane.cpu);
-    for mut st in cpu_list {
-        // Still running at the end of the trace: draw to the end.
-        if let Some((since, label, at)) = st.task.take() {
-            st.lane.tasks.push(since, end, label, at);
-        }
-        for (since, label, at) in st.irq_stack.drain(..) {
-            st.lane.irqs.push(since, end, label, at);
-        }
-        st.lane.tasks.finish();
-        st.lane.irqs.finish();
-        st.lane.labels = st.labels.list;
-        st.lane.index = TimeIndex::new(st.lane.events.len(), |i| ev.ts[st.lane.events[i] as usize]);
-        let cpu = st.lane.cpu;
-        lanes.push(Lane { name: format!("CPU {cpu}"), kind: LaneKind::Cpu(st.lane), color: theme::CPU });
-    }
-    for name in name_order {
-        let text = source.strings.resolve(name).into_owned();
-        let events = by_name.remove(&name).unwrap_or_default();
-        let index = TimeIndex::new(events.len(), |i| ev.ts[events[i] as usize]);
-        lanes.push(Lane {
-            color: theme::color_for(&text),
-            name: text,
-            kind: LaneKind::Events(EventLane { events, index }),
-        });
-    }
+    let mut events = EventLanes::default();
+    events.feed(&source);
+    let lanes = events.into_lanes(&source);
+    with_track_lanes(source, lanes)
+}
+
+/// `source` with `lanes` (its event lanes, from [`EventLanes`]) and the lanes of its digital,
+/// analog and span tracks after them.
+pub fn with_track_lanes(source: Source, mut lanes: Vec<Lane>) -> Prepared {
     for (i, d) in source.digital.iter().enumerate() {
         lanes.push(digital_lane(i, d));
     }

@@ -5,7 +5,7 @@
 use super::document::SourceId;
 use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
 use super::message::{FileMsg, JobResult, Message, RecordMsg, SimMsg};
-use super::prepare::{Prepared, prepare};
+use super::prepare::{EventLanes, Prepared, prepare, with_track_lanes};
 use super::record::{Asked, RecordEnd};
 use super::sim::{SimCommand, SimHandle};
 use super::table::{Row, TableSort};
@@ -15,6 +15,7 @@ use latscope_model::{
     SourceKind, Sym,
 };
 use latscope_record::Live;
+use latscope_sim::simulation::BatchEvent;
 use latscope_sim::{Batch, Simulation, Speed};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -111,23 +112,41 @@ pub fn table_rows(
     Some(rows)
 }
 
-/// Rebuilds a growing source from the simulator's batches. Each [`Accumulator::snapshot`]
-/// clones, sorts and prepares everything received so far: its cost grows with the run
-/// (measured by `examples/live_snapshot.rs`; the growing model of issue 30 is to end that).
-#[derive(Debug, Default)]
+/// Keeps a growing source from the simulator's batches, in time order, and its event lanes.
+///
+/// Events arrive in emission order, and a model may emit a little ahead of its clock, so an
+/// event becomes final only once the clock has passed it: it is then appended in time order
+/// and walked into the lanes ([`EventLanes`]) once. A snapshot copies the table and the lane
+/// lists but no longer sorts or walks what came before (measured by
+/// `examples/live_snapshot.rs`). An event that arrives behind one already final is placed by
+/// sorting the table again and walking it anew, and counted in [`Accumulator::reorders`].
+#[derive(Default)]
 pub struct Accumulator {
+    /// Final events, in time order (stable: equal times keep their arrival order).
     b: EventTableBuilder,
     /// Simulator symbol -> ours (the same string table, rebuilt on this side).
     syms: Vec<Sym>,
+    /// Events not final yet (at or after the clock), symbols mapped, in arrival order.
+    pending: Vec<BatchEvent>,
+    lanes: EventLanes,
+    /// Final edges, sorted by (time, line), and the not-yet-final ones.
     edges: Vec<(Ps, u16, u8)>,
+    pending_edges: Vec<(Ps, u16, u8)>,
+    /// The simulator's clock: what is before it is final.
     now: Ps,
     events: usize,
+    reorders: usize,
 }
 
 impl Accumulator {
     /// Events received so far.
     pub fn events(&self) -> usize {
         self.events
+    }
+
+    /// Events that arrived behind a final one, so the table was sorted and walked again.
+    pub fn reorders(&self) -> usize {
+        self.reorders
     }
 
     pub fn add(&mut self, batch: Batch) {
@@ -140,46 +159,80 @@ impl Accumulator {
             let sym = self.b.intern(s.as_bytes());
             self.syms.push(sym);
         }
-        let map = |s: Sym, syms: &[Sym]| syms.get(s.0 as usize).copied().unwrap_or(s);
+        let syms = &self.syms;
+        let map = |s: Sym| syms.get(s.0 as usize).copied().unwrap_or(s);
+        self.events += batch.events.len();
+        self.pending.extend(batch.events.into_iter().map(|mut e| {
+            e.name = map(e.name);
+            e.comm = map(e.comm);
+            for (n, v) in &mut e.fields {
+                *n = map(*n);
+                if let FieldValue::Str(s) = v {
+                    *s = map(*s);
+                }
+            }
+            e
+        }));
+        self.pending_edges.extend(batch.edges);
+        self.now = self.now.max(batch.now);
+        self.place(Some(self.now));
+    }
+
+    /// Appends the pending events and edges before `upto` (all with `None`) in time order.
+    fn place(&mut self, upto: Option<Ps>) {
+        let before = |t: Ps| upto.is_none_or(|u| t < u);
+        // Stable, and nearly sorted already: one merge pass.
+        self.pending.sort_by_key(|e| e.ts);
+        let ready = self.pending.partition_point(|e| before(e.ts));
+        let last = self.b.table().ts.last().copied();
+        let late = self.pending.first().is_some_and(|e| last.is_some_and(|l| e.ts < l));
         let mut kinds: Vec<(Sym, FieldKind)> = Vec::new();
         let mut values: Vec<FieldValue> = Vec::new();
-        for e in batch.events {
+        for e in self.pending.drain(..ready) {
             kinds.clear();
             values.clear();
             for (n, v) in e.fields {
-                let v = match v {
-                    FieldValue::Str(s) => FieldValue::Str(map(s, &self.syms)),
-                    other => other,
-                };
-                kinds.push((map(n, &self.syms), v.kind()));
+                kinds.push((n, v.kind()));
                 values.push(v);
             }
-            let layout = self.b.layout(map(e.name, &self.syms), &kinds);
-            self.b.push(e.ts, e.cpu, e.pid, map(e.comm, &self.syms), e.flags, layout, &values);
-            self.events += 1;
+            let layout = self.b.layout(e.name, &kinds);
+            self.b.push(e.ts, e.cpu, e.pid, e.comm, e.flags, layout, &values);
         }
-        self.edges.extend(batch.edges);
-        self.now = self.now.max(batch.now);
+        if late && ready > 0 {
+            self.reorders += 1;
+            let mut table = self.b.table().clone();
+            table.sort_by_time();
+            self.b = EventTableBuilder::from_table(table, self.b.interner.clone());
+            self.lanes = EventLanes::default();
+        }
+        self.pending_edges.sort_by_key(|e| (e.0, e.1));
+        let ready = self.pending_edges.partition_point(|e| before(e.0));
+        let late =
+            self.pending_edges.first().zip(self.edges.last()).is_some_and(|(p, l)| (p.0, p.1) < (l.0, l.1));
+        self.edges.extend(self.pending_edges.drain(..ready));
+        if late && ready > 0 {
+            self.edges.sort_by_key(|e| (e.0, e.1));
+        }
     }
 
-    /// At the end of a run: the trace ends where its last record does. A pulse begun before
-    /// the simulator's clock stopped ends after it (a command issued at 38.9 ms completes at
-    /// 42.3 ms), and the panel's time and the analysed range must name the same end.
+    /// At the end of a run: every event is final, and the trace ends where its last record
+    /// does. A pulse begun before the simulator's clock stopped ends after it (a command
+    /// issued at 38.9 ms completes at 42.3 ms), and the panel's time and the analysed range
+    /// must name the same end.
     fn settle(&mut self) {
-        let last_edge = self.edges.iter().map(|e| e.0).max();
-        let last_event = self.b.table().ts.iter().copied().max();
+        self.place(None);
+        let last_edge = self.edges.last().map(|e| e.0);
+        let last_event = self.b.table().ts.last().copied();
         self.now = self.now.max(last_edge.unwrap_or(Ps::MIN)).max(last_event.unwrap_or(Ps::MIN));
     }
 
+    /// The source so far, with its lanes: the final events and edges (before the clock).
     pub fn snapshot(&mut self, name: &str, lines: &[String]) -> Prepared {
         let mut src = Source::new(name, "simulator", SourceKind::Simulator);
         // Same clock as `latscope sim` writes: the trace starts at 100 s.
         src.origin = ClockOrigin::from_secs_ps(100, 0);
-        let mut events = self.b.table().clone();
-        events.sort_by_time();
-        src.events = events;
+        src.events = self.b.table().clone();
         src.strings = self.b.interner.clone();
-        self.edges.sort_by_key(|e| (e.0, e.1));
         let mut tracks: Vec<DigitalTrack> = lines.iter().map(|n| DigitalTrack::new(n.clone(), 0)).collect();
         for &(t, line, level) in &self.edges {
             if let Some(d) = tracks.get_mut(usize::from(line)) {
@@ -190,7 +243,9 @@ impl Accumulator {
             d.end = d.end.max(self.now);
         }
         src.digital = tracks.into();
-        prepare(src)
+        self.lanes.feed(&src);
+        let lanes = self.lanes.lanes(&src);
+        with_track_lanes(src, lanes)
     }
 }
 
@@ -443,4 +498,86 @@ fn record_logic_work(
         unrestored: None,
         logic_placed: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use latscope_sim::Simulation;
+
+    /// Each event as text, its symbols resolved: two tables with their own interners compare.
+    fn rows(src: &Source) -> Vec<String> {
+        let text = |s: Sym| src.strings.resolve(s).into_owned();
+        src.events
+            .iter()
+            .map(|e| {
+                let fields: Vec<String> = e
+                    .fields()
+                    .map(|(n, v)| match v {
+                        FieldValue::Str(s) => format!("{}={}", text(n), text(s)),
+                        other => format!("{}={other:?}", text(n)),
+                    })
+                    .collect();
+                format!("{} {} {} {} {} {fields:?}", e.ts(), e.cpu(), e.pid(), text(e.comm()), text(e.name()))
+            })
+            .collect()
+    }
+
+    /// A run fed to the accumulator batch by batch, as the window's job feeds it: every
+    /// snapshot holds exactly the finished run's events before the clock, in its order, and
+    /// its lanes are what a whole `prepare` of those events builds; the settled snapshot holds
+    /// all of them. Nothing arrived behind a final event, so nothing was sorted again.
+    #[test]
+    fn snapshots_grow_in_order_and_equal_a_whole_prepare() {
+        for scenario in ["litesdcard", "axienet-napi"] {
+            let sc = latscope_sim::prepare(scenario, &[], None, Some("1s")).expect("a built-in scenario");
+            let whole = latscope_sim::run(sc.clone()).expect("the run").source;
+            let whole_rows = rows(&whole);
+            let mut sim = Simulation::new(sc).expect("the simulation");
+            let (tx, rx) = channel::<Batch>();
+            sim.attach(tx);
+            sim.set_speed(Speed::Max);
+            let lines = sim.line_names();
+            let mut acc = Accumulator::default();
+            let mut snapshots = 0;
+            let mut check = |acc: &mut Accumulator, settled: bool| {
+                let snap = acc.snapshot(scenario, &lines);
+                let got = rows(&snap.source);
+                let expect: Vec<&String> = if settled {
+                    whole_rows.iter().collect()
+                } else {
+                    let before = whole.events.lower_bound(acc.now);
+                    whole_rows[..before].iter().collect()
+                };
+                assert_eq!(got.iter().collect::<Vec<_>>(), expect, "{scenario} at {} ps", acc.now);
+                let again = prepare(snap.source.clone());
+                assert_eq!(
+                    format!("{:?}", snap.lanes),
+                    format!("{:?}", again.lanes),
+                    "{scenario} at {} ps",
+                    acc.now
+                );
+                got.len()
+            };
+            let mut shown = Vec::new();
+            while !sim.is_finished() {
+                sim.tick(40);
+                while let Ok(b) = rx.try_recv() {
+                    acc.add(b);
+                }
+                snapshots += 1;
+                if snapshots % 4 == 1 {
+                    shown.push(check(&mut acc, false));
+                }
+            }
+            while let Ok(b) = rx.try_recv() {
+                acc.add(b);
+            }
+            acc.settle();
+            shown.push(check(&mut acc, true));
+            assert_eq!(acc.reorders(), 0, "{scenario}");
+            assert!(shown.len() > 3 && shown.windows(2).all(|w| w[0] <= w[1]), "{scenario}: {shown:?}");
+            assert_eq!(shown.last(), Some(&whole_rows.len()), "{scenario}");
+        }
+    }
 }
