@@ -2,4 +2,5 @@
 //! two front ends over one engine ([`latscope_engine`]).
 
 pub mod cli;
+pub mod errors;
 pub mod gui;

@@ -665,3 +665,23 @@ fn info_never_modifies_its_input() {
         assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), modified, "{}", path.display());
     }
 }
+
+/// A full disk (`/dev/full`): the write's error names what was being written and why, the
+/// cause once, and the exit code is 1.
+#[test]
+fn a_full_disk_is_reported_once_with_its_cause() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let capture = root().join("samples/sigrok/sd_mode_imx6_snippet.sr");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("decode")
+        .arg(&capture)
+        .args(["--decoder", "sd:clk=CLK,cmd=CMD"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let why = std::io::Error::from_raw_os_error(28).to_string();
+    assert_eq!(err.matches(&why).count(), 1, "{err}");
+    assert!(err.starts_with("latscope: ") && err.contains("the annotations"), "{err}");
+}

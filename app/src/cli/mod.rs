@@ -157,7 +157,7 @@ pub fn main() -> ExitCode {
             ExitCode::from(3)
         }
         Err(e) => {
-            eprintln!("latscope: {e:#}");
+            eprintln!("latscope: {}", crate::errors::error_text(&e));
             ExitCode::from(1)
         }
     }

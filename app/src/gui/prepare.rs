@@ -196,7 +196,7 @@ impl Names {
 }
 
 /// Builds labels once: one index per distinct text.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Labels {
     index: FxHashMap<String, u32>,
     list: Vec<String>,
@@ -215,7 +215,7 @@ impl Labels {
 }
 
 /// Per-CPU state while walking the events.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct CpuState {
     lane: CpuLane,
     /// The running task: (since, label, event).
@@ -272,7 +272,7 @@ fn value_text(src: &Source, v: Option<FieldValue>) -> Option<String> {
 /// The event lanes (per CPU, then per event name) of a source whose events only ever grow at
 /// the end, in time order: each [`EventLanes::feed`] walks only the events added since the
 /// last, so a live source's lanes cost what is new. [`prepare`] feeds a loaded source once.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct EventLanes {
     cpus: FxHashMap<u16, CpuState>,
     by_name: FxHashMap<Sym, Vec<u32>>,

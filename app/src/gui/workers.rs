@@ -120,7 +120,7 @@ pub fn table_rows(
 /// lists but no longer sorts or walks what came before (measured by
 /// `examples/live_snapshot.rs`). An event that arrives behind one already final is placed by
 /// sorting the table again and walking it anew, and counted in [`Accumulator::reorders`].
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Accumulator {
     /// Final events, in time order (stable: equal times keep their arrival order).
     b: EventTableBuilder,
@@ -540,7 +540,7 @@ mod tests {
             let lines = sim.line_names();
             let mut acc = Accumulator::default();
             let mut snapshots = 0;
-            let mut check = |acc: &mut Accumulator, settled: bool| {
+            let check = |acc: &mut Accumulator, settled: bool| {
                 let snap = acc.snapshot(scenario, &lines);
                 let got = rows(&snap.source);
                 let expect: Vec<&String> = if settled {

@@ -27,7 +27,10 @@ impl Workbench {
                     }
                     // Without sigrok-cli the native decoders are all there is; a `sigrok:`
                     // stack typed by hand still says how to install it.
-                    Err(e) => self.notice = Some(format!("sigrok decoders not listed: {e:#}")),
+                    Err(e) => {
+                        self.notice =
+                            Some(format!("sigrok decoders not listed: {}", crate::errors::error_text(&e)))
+                    }
                 }
             }
             DecoderMsg::Decoded { ticket, source, result } => {

@@ -55,7 +55,7 @@ impl Workbench {
                         let first = self.fleet.shown_groups().first().map(|(i, _)| *i);
                         self.fleet.selected = first;
                     }
-                    Err(e) => self.fleet.error = Some(format!("{e:#}")),
+                    Err(e) => self.fleet.error = Some(crate::errors::error_text(&e)),
                 }
             }
             FleetMsg::SelectAnalysis(a) => {

@@ -28,7 +28,7 @@ impl Workbench {
                         self.query.error = None;
                         self.query.result = Some(r);
                     }
-                    Err(e) => self.query.error = Some(format!("{e:#}")),
+                    Err(e) => self.query.error = Some(crate::errors::error_text(&e)),
                 }
             }
             QueryMsg::Row(n) => {

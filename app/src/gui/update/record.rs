@@ -79,7 +79,7 @@ impl Workbench {
                             self.update(AnalysisMsg::RunPresets.into());
                         }
                     }
-                    Err(e) => self.record.error = Some(format!("{e:#}")),
+                    Err(e) => self.record.error = Some(crate::errors::error_text(&e)),
                 }
             }
         }
@@ -93,7 +93,7 @@ impl Workbench {
         let asked = match self.record.form.request(&self.registry) {
             Ok(a) => a,
             Err(e) => {
-                self.record.error = Some(format!("{e:#}"));
+                self.record.error = Some(crate::errors::error_text(&e));
                 return;
             }
         };

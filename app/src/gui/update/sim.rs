@@ -28,12 +28,12 @@ impl Workbench {
                     self.sim_snapshot(prepared, now, events, finished);
                 }
             }
-            SimMsg::Failed(e) => self.sim.error = Some(format!("{e:#}")),
+            SimMsg::Failed(e) => self.sim.error = Some(crate::errors::error_text(&e)),
             SimMsg::Metrics { ticket, metrics } => {
                 if self.jobs.accept(ticket, |_| true) {
                     match metrics {
                         Ok(m) => self.sim.metrics = m,
-                        Err(e) => self.sim.error = Some(format!("{e:#}")),
+                        Err(e) => self.sim.error = Some(crate::errors::error_text(&e)),
                     }
                 }
             }
@@ -85,7 +85,7 @@ impl Workbench {
                 self.sim.snapshots = 0;
                 self.sim.metrics.clear();
             }
-            Err(e) => self.sim.error = Some(format!("{e:#}")),
+            Err(e) => self.sim.error = Some(crate::errors::error_text(&anyhow::Error::from(e))),
         }
     }
 
