@@ -35,7 +35,7 @@ fn main() -> anyhow::Result<()> {
     let mut acc = Accumulator::default();
     let mut next = every;
     let started = Instant::now();
-    println!("events\tsnapshot_ms\trss_mib\trss_bytes_per_event\tsim_s");
+    println!("events\tsnapshot_ms\trss_mib\trss_bytes_per_event\tsim_s\tdrop_ms");
     while acc.events() < total && !sim.is_finished() {
         sim.tick(50_000);
         while let Ok(b) = rx.try_recv() {
@@ -46,13 +46,16 @@ fn main() -> anyhow::Result<()> {
             let snap = acc.snapshot(scenario, &lines);
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let rss = rss_mib();
+            // What the window pays when it lets the previous snapshot go.
+            let t = Instant::now();
+            drop(snap);
+            let drop_ms = t.elapsed().as_secs_f64() * 1e3;
             println!(
-                "{}\t{ms:.1}\t{rss:.0}\t{:.0}\t{:.3}",
+                "{}\t{ms:.1}\t{rss:.0}\t{:.0}\t{:.3}\t{drop_ms:.1}",
                 acc.events(),
                 rss * f64::from(1u32 << 20) / acc.events() as f64,
                 sim.now() as f64 / 1e12
             );
-            drop(snap);
             next += every;
         }
     }
