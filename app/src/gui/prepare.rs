@@ -7,7 +7,7 @@ use super::lod::{self, MinMaxPyramid, SliceRow, TimeIndex};
 use super::theme;
 use egui::Color32;
 use latscope_model::kernel;
-use latscope_model::{DigitalTrack, EventTable, FieldValue, Ps, Source, Sym};
+use latscope_model::{DigitalTrack, EventTable, FieldValue, Ps, Source, SourceKind, Sym};
 use rustc_hash::FxHashMap;
 
 /// A source and the lanes built from it.
@@ -15,6 +15,28 @@ use rustc_hash::FxHashMap;
 pub struct Prepared {
     pub source: Source,
     pub lanes: Vec<Lane>,
+}
+
+/// Records (events, edges, samples) from which a source is freed on a thread of its own.
+const FREE_ELSEWHERE_FROM: usize = 1 << 20;
+
+/// A large source is freed on a thread of its own, wherever its last holder lets it go:
+/// unmapping the pages of a live snapshot of 10 M events took 19 ms (docs/PERFORMANCE.md),
+/// more than a frame, and the window lets a live source's previous snapshot go five times
+/// a second, on its UI thread.
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        let src = &self.source;
+        let digital: usize = src.digital.iter().map(|d| d.changes().len()).sum();
+        let analog: usize = src.analog.iter().map(|a| a.samples.len()).sum();
+        if src.events.len() + digital + analog < FREE_ELSEWHERE_FROM {
+            return;
+        }
+        let source = std::mem::replace(&mut self.source, Source::new("", "", SourceKind::File));
+        let lanes = std::mem::take(&mut self.lanes);
+        // Should no thread start, the closure and what it holds are freed here instead.
+        let _ = std::thread::Builder::new().name("free source".into()).spawn(move || drop((source, lanes)));
+    }
 }
 
 /// The lane of digital track `track`, `d`.
