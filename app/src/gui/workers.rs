@@ -306,11 +306,14 @@ pub fn simulate(
                     acc.settle();
                 }
                 let prepared = acc.snapshot(&name, &sim.line_names());
+                // The snapshot's count, as its table lists them: events ahead of the clock
+                // are not in it yet.
+                let events = prepared.source.events.len();
                 cx.send(Message::Sim(SimMsg::Snapshot {
                     ticket: run,
                     prepared: Arc::new(prepared),
                     now: acc.now,
-                    events: acc.events,
+                    events,
                     finished,
                 }));
                 last = Instant::now();
