@@ -123,12 +123,24 @@ fn found<T>(r: Result<T, NameError>) -> Result<Option<T>, NameError> {
     }
 }
 
+/// The two names of the event a `trace_marker` write makes: trace.dat keeps the kernel's
+/// own, `print`, and `trace-cmd report` and the text format print `tracing_mark_write`. A
+/// capture read either way answers a rule that names either.
+const MARKER_NAMES: [&str; 2] = ["tracing_mark_write", "print"];
+
 /// The event name `typed` means in `src`: the name itself when an event has it, else the
-/// one event name ending with it after a separator; `None` when no event answers.
+/// marker event's other name ([`MARKER_NAMES`]), else the one event name ending with it
+/// after a separator; `None` when no event answers.
 pub fn event_sym(src: &Source, typed: &str) -> Result<Option<Sym>, NameError> {
     let layouts = src.events.layouts();
-    if let Some(sym) = src.strings.lookup(typed.as_bytes())
-        && layouts.iter().any(|l| l.event == sym)
+    let exact = |name: &str| {
+        src.strings.lookup(name.as_bytes()).filter(|&sym| layouts.iter().any(|l| l.event == sym))
+    };
+    if let Some(sym) = exact(typed) {
+        return Ok(Some(sym));
+    }
+    if MARKER_NAMES.contains(&typed)
+        && let Some(sym) = MARKER_NAMES.iter().filter(|&&n| n != typed).find_map(|n| exact(n))
     {
         return Ok(Some(sym));
     }

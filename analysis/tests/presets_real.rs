@@ -518,18 +518,28 @@ fn marker_rules_pair_by_their_key_value_tokens() {
         assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue));
         assert_eq!(o.samples[0].key, "id=1");
     }
-    // trace.dat stores the same markers as `print` events with the same fields.
+    // trace.dat stores the same markers as `print` events with the same fields; the text
+    // prints them as `tracing_mark_write`. Either name answers in either file.
     let dat = vec![sample("ftrace/markers_around_requests.dat")];
-    let name = dat[0]
-        .tracks()
-        .iter()
-        .find(|t| t.name == "print" || t.name == "tracing_mark_write")
-        .unwrap()
-        .name
-        .clone();
-    let spec = format!("req={name}[text~req_start] -> {name}[text~req_done] by id");
-    let o = &run_spec(&latscope_analysis::spec::parse_spec(&spec).unwrap(), &Placed::all(&dat)).unwrap()[0];
-    assert_eq!(o.samples.len(), 300);
+    assert!(dat[0].tracks().iter().any(|t| t.name == "print"));
+    assert!(!dat[0].tracks().iter().any(|t| t.name == "tracing_mark_write"));
+    let txt = vec![open(&path)];
+    let mut answers = Vec::new();
+    for name in ["tracing_mark_write", "print"] {
+        let spec = format!("req={name}[text~req_start] -> {name}[text~req_done] by id");
+        let rule = latscope_analysis::spec::parse_spec(&spec).unwrap();
+        let o = &run_spec(&rule, &Placed::all(&txt)).unwrap()[0];
+        assert_eq!(spans(&txt[0], o), want, "{spec} on the text");
+        let o = &run_spec(&rule, &Placed::all(&dat)).unwrap()[0];
+        assert_eq!(o.samples.len(), 300, "{spec} on trace.dat");
+        assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue));
+        answers.push(spans(&dat[0], o));
+    }
+    assert_eq!(answers[0], answers[1], "both names, one answer");
+    // The text shows trace.dat's nanoseconds rounded to the microsecond: the same pairs.
+    let to_us = |t: Ps| (t + PS_PER_US / 2) / PS_PER_US * PS_PER_US;
+    let rounded: Vec<(Ps, Ps)> = answers[0].iter().map(|&(a, b)| (to_us(a), to_us(b))).collect();
+    assert_eq!(rounded, want);
 }
 
 #[test]
