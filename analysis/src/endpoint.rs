@@ -10,6 +10,7 @@
 //! `litesdcard.CMD`); a name several end with is an error listing them
 //! ([`Endpoint::check_names`], which the runner asks before an analysis runs).
 
+use latscope_model::kernel::MARKER_NAMES;
 use latscope_model::{
     AnalogTrack, DigitalTrack, EventRef, FieldValue, NameError, Ps, Source, Sym, Threshold, resolve_name,
 };
@@ -123,14 +124,10 @@ fn found<T>(r: Result<T, NameError>) -> Result<Option<T>, NameError> {
     }
 }
 
-/// The two names of the event a `trace_marker` write makes: trace.dat keeps the kernel's
-/// own, `print`, and `trace-cmd report` and the text format print `tracing_mark_write`. A
-/// capture read either way answers a rule that names either.
-const MARKER_NAMES: [&str; 2] = ["tracing_mark_write", "print"];
-
 /// The event name `typed` means in `src`: the name itself when an event has it, else the
-/// marker event's other name ([`MARKER_NAMES`]), else the one event name ending with it
-/// after a separator; `None` when no event answers.
+/// marker event's other name ([`MARKER_NAMES`]: a capture read from trace.dat or from its
+/// text answers a rule that names either), else the one event name ending with it after a
+/// separator; `None` when no event answers.
 pub fn event_sym(src: &Source, typed: &str) -> Result<Option<Sym>, NameError> {
     let layouts = src.events.layouts();
     let exact = |name: &str| {

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 const MOUNTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 /// Marker events: ftrace's own, recorded whenever tracing is on (no `enable` file).
-pub const MARKER_EVENTS: [&str; 2] = ["tracing_mark_write", "print"];
+const MARKER_EVENTS: [&str; 2] = latscope_model::kernel::MARKER_NAMES;
 
 /// A mounted tracefs (the top-level buffer), here or on a board over SSH.
 #[derive(Debug, Clone)]

@@ -53,6 +53,9 @@ pub const IRQ_ENABLE: KernelEvent = KernelEvent::new("preemptirq", "irq_enable")
 pub const PRINT: KernelEvent = KernelEvent::new("ftrace", "print");
 /// `trace_marker` writes as the kernel's text output and Perfetto's atrace name them.
 pub const TRACING_MARK_WRITE: KernelEvent = KernelEvent::new("ftrace", "tracing_mark_write");
+/// The two names of the event a `trace_marker` write makes: trace.dat keeps the kernel's
+/// own, `print`, while `trace-cmd report` and the text format print `tracing_mark_write`.
+pub const MARKER_NAMES: [&str; 2] = [TRACING_MARK_WRITE.name, PRINT.name];
 
 /// Every kernel event an analysis reads by name.
 pub const EVENTS: &[KernelEvent] = &[

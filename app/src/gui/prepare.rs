@@ -304,11 +304,6 @@ pub struct EventLanes {
 }
 
 impl EventLanes {
-    /// Events walked so far.
-    pub fn fed(&self) -> usize {
-        self.fed
-    }
-
     /// Walks `source`'s events from the first not yet walked to its last. The events
     /// already walked must be unchanged and the new ones at or after them in time.
     pub fn feed(&mut self, source: &Source) {

@@ -181,14 +181,11 @@ impl Accumulator {
     /// Appends the pending events and edges before `upto` (all with `None`) in time order.
     fn place(&mut self, upto: Option<Ps>) {
         let before = |t: Ps| upto.is_none_or(|u| t < u);
-        // Stable, and nearly sorted already: one merge pass.
-        self.pending.sort_by_key(|e| e.ts);
-        let ready = self.pending.partition_point(|e| before(e.ts));
         let last = self.b.table().ts.last().copied();
-        let late = self.pending.first().is_some_and(|e| last.is_some_and(|l| e.ts < l));
+        let (ready, late) = take_final(&mut self.pending, |e| e.ts, |e| before(e.ts), last);
         let mut kinds: Vec<(Sym, FieldKind)> = Vec::new();
         let mut values: Vec<FieldValue> = Vec::new();
-        for e in self.pending.drain(..ready) {
+        for e in ready {
             kinds.clear();
             values.clear();
             for (n, v) in e.fields {
@@ -198,19 +195,17 @@ impl Accumulator {
             let layout = self.b.layout(e.name, &kinds);
             self.b.push(e.ts, e.cpu, e.pid, e.comm, e.flags, layout, &values);
         }
-        if late && ready > 0 {
+        if late {
             self.reorders += 1;
             let mut table = self.b.table().clone();
             table.sort_by_time();
             self.b = EventTableBuilder::from_table(table, self.b.interner.clone());
             self.lanes = EventLanes::default();
         }
-        self.pending_edges.sort_by_key(|e| (e.0, e.1));
-        let ready = self.pending_edges.partition_point(|e| before(e.0));
-        let late =
-            self.pending_edges.first().zip(self.edges.last()).is_some_and(|(p, l)| (p.0, p.1) < (l.0, l.1));
-        self.edges.extend(self.pending_edges.drain(..ready));
-        if late && ready > 0 {
+        let last = self.edges.last().map(|e| (e.0, e.1));
+        let (ready, late) = take_final(&mut self.pending_edges, |e| (e.0, e.1), |e| before(e.0), last);
+        self.edges.extend(ready);
+        if late {
             self.edges.sort_by_key(|e| (e.0, e.1));
         }
     }
@@ -247,6 +242,22 @@ impl Accumulator {
         let lanes = self.lanes.lanes(&src);
         with_track_lanes(src, lanes)
     }
+}
+
+/// Sorts `pending` stably by `key` (nearly sorted already: one merge pass) and takes out
+/// its items that are final (`is_final`: a prefix, once sorted), with whether the first of
+/// them sorts before `last`, the last item already final: the final list must then be
+/// sorted again.
+fn take_final<T, K: Ord>(
+    pending: &mut Vec<T>,
+    key: impl Fn(&T) -> K,
+    is_final: impl Fn(&T) -> bool,
+    last: Option<K>,
+) -> (std::vec::Drain<'_, T>, bool) {
+    pending.sort_by_key(&key);
+    let ready = pending.partition_point(is_final);
+    let late = ready > 0 && last.is_some_and(|l| key(&pending[0]) < l);
+    (pending.drain(..ready), late)
 }
 
 /// How often the live view gets a new snapshot of the growing trace.
