@@ -32,7 +32,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Cursor;
 use std::sync::Arc;
-use std::sync::mpsc::{Sender, channel};
+use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Condvar, Mutex};
 use zip::ZipArchive;
 
@@ -367,6 +367,12 @@ struct Scanner {
 
 /// Lists kept for reuse: as many as pieces can be in flight at once, about.
 const SPARE_LISTS: usize = 16;
+
+/// Scanned pieces a chunk may hold before the reader takes them: a thread that scans a chunk
+/// ahead of the reader then waits, once that chunk is inflated, rather than list all its flips
+/// (half a megabyte a busy piece, faulted in once each) while the lists of pieces handed on
+/// wait to be reused. The next chunk is still inflated while the reader works.
+const PIECES_AHEAD: usize = 4;
 
 impl Scanner {
     fn new(unitsize: usize, masks: Masks, piece_bytes: usize) -> Self {
@@ -808,8 +814,8 @@ pub(super) fn read(
     let claims = Claims::new(window);
     // Each chunk's pieces arrive on its own channel, so chunks are inflated in parallel and
     // still handed on in order.
-    let (txs, rxs): (Vec<_>, Vec<_>) = members.iter().map(|_| channel::<Ready>()).unzip();
-    let txs: Vec<Mutex<Option<Sender<Ready>>>> = txs.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    let (txs, rxs): (Vec<_>, Vec<_>) = members.iter().map(|_| sync_channel::<Ready>(PIECES_AHEAD)).unzip();
+    let txs: Vec<Mutex<Option<SyncSender<Ready>>>> = txs.into_iter().map(|t| Mutex::new(Some(t))).collect();
     std::thread::scope(|s| -> Result<(), ParseFailure> {
         let rep = &rep;
         for _ in 0..threads {
