@@ -169,6 +169,8 @@ pub(crate) struct Sink {
     pub errors: BTreeMap<&'static str, u64>,
     decoder: &'static str,
     clock: Option<Clock>,
+    /// The clock's sample period when it is a whole number of ps ([`Clock::exact_sample_period`]).
+    period: Option<i64>,
     /// Whether the annotations were put in start order so far.
     pub in_order: bool,
     /// The start of the last annotation taken out ([`Sink::take_all`]): later ones are
@@ -178,12 +180,24 @@ pub(crate) struct Sink {
 
 impl Sink {
     pub(crate) fn new(decoder: &'static str, clock: Clock) -> Self {
-        Sink { decoder, clock: Some(clock), in_order: true, ..Sink::default() }
+        Sink {
+            decoder,
+            clock: Some(clock),
+            period: clock.exact_sample_period(),
+            in_order: true,
+            ..Sink::default()
+        }
     }
 
     /// An empty sink of the same decoder and clock.
     pub(crate) fn empty_like(&self) -> Self {
-        Sink { decoder: self.decoder, clock: self.clock, in_order: true, ..Sink::default() }
+        Sink {
+            decoder: self.decoder,
+            clock: self.clock,
+            period: self.period,
+            in_order: true,
+            ..Sink::default()
+        }
     }
 
     pub(crate) fn decoder_name(&self) -> &'static str {
@@ -201,12 +215,17 @@ impl Sink {
     }
 
     /// Moves every annotation into `out` (a stream decode hands on those its decoder says
-    /// are final); the order is still checked against them.
+    /// are final); the order is still checked against them. An empty `out` trades lists with
+    /// this sink instead: a batch of a large decode is megabytes, copied for nothing.
     pub(crate) fn take_all(&mut self, out: &mut Vec<Annotation>) {
         if let Some(a) = self.anns.last() {
             self.taken_last = Some(a.start);
         }
-        out.append(&mut self.anns);
+        if out.is_empty() {
+            std::mem::swap(out, &mut self.anns);
+        } else {
+            out.append(&mut self.anns);
+        }
     }
 
     /// Adds `other`'s annotations after these, and its error counts to these.
@@ -223,9 +242,11 @@ impl Sink {
     }
 
     fn time(&self, tick: i64) -> (Ps, Option<i64>) {
-        match self.clock {
-            Some(c) => (c.time_of(tick), c.sample_numbers().then_some(tick)),
-            None => (tick, None),
+        match (self.period, self.clock) {
+            // What `time_of` gives for such a clock, without its divisions.
+            (Some(p), _) => (tick.saturating_mul(p), Some(tick)),
+            (None, Some(c)) => (c.time_of(tick), c.sample_numbers().then_some(tick)),
+            (None, None) => (tick, None),
         }
     }
 

@@ -54,6 +54,15 @@ impl Clock {
         matches!(self, Clock::Samples(_))
     }
 
+    /// The sample period when it is a whole number of ps, with which [`Self::time_of`] is
+    /// one multiplication: found once per sink rather than per annotation (two divisions).
+    pub(crate) fn exact_sample_period(self) -> Option<i64> {
+        match self {
+            Clock::Samples(rate) => exact_period(rate),
+            Clock::Picoseconds => None,
+        }
+    }
+
     /// The period for [`Self::tick_fast`], found once per track rather than per edge.
     pub(crate) fn even_period(self) -> Option<i64> {
         match self {
