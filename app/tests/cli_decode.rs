@@ -420,7 +420,7 @@ fn the_chain_runs_through_a_decoded_bus_in_sim_and_across_aligned_files() {
 }
 
 /// An I2C decode long enough to be handed on in batches while the capture is read
-/// (`decode::decode_file_to`: ~100 K annotations, batches of 32 K) gives what the model
+/// (`decode::decode_file_to`: ~100 K annotations, batches of 4 K) gives what the model
 /// road gives (the capture loaded, then decoded from its stored tracks), and what the
 /// generator wrote: an address and two data bytes per whole transaction, each ACKed; and
 /// `latscope decode` writes the same bytes as the annotations written at once.

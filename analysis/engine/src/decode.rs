@@ -104,9 +104,10 @@ fn all_native(registry: &Registry, specs: &[String]) -> bool {
     })
 }
 
-/// How many annotations a stream decode collects before handing them on: enough to format
-/// them on every core, few enough that their memory is reused rather than grown.
-const BATCH: usize = 1 << 15;
+/// How many annotations a stream decode collects before handing them on: few enough that the
+/// batches in flight (half a megabyte each) stay in cache and their memory is reused, rather
+/// than faulted in batch after batch (32 K: 8 MiB of them in flight).
+const BATCH: usize = 1 << 12;
 
 /// A function given the annotations of a decode in batches, in start order, with the source
 /// they belong to (its name and clock; no tracks). It may take them out of the batch.
@@ -163,7 +164,7 @@ pub fn decode_file_to(
                 out,
                 failed: &failed,
                 stopped: false,
-                next_try: 1024,
+                next_try: BATCH,
             },
             wanted,
         ))
@@ -302,13 +303,14 @@ impl Streamed<'_, '_> {
         Ok(())
     }
 
-    /// Hands on the streaming decoder's settled annotations once it holds enough of them.
+    /// Hands on the streaming decoder's settled annotations once it holds a batch of them.
     fn take_settled(&mut self) -> std::result::Result<(), latscope_importers::ParseFailure> {
-        // Tried again only once 1,024 more are held: a decoder that keeps its annotations
-        // (SD: 20 M changes a capture) is asked rarely.
+        // Asked once it holds a whole batch, which then changes hands without a copy (the
+        // empty batch becomes the decoder's list); tried again only once 1,024 more are held:
+        // a decoder that keeps its annotations (SD: 20 M changes a capture) is asked rarely.
         if self.streaming && self.decoders[0].held() >= self.next_try {
             self.decoders[0].take_settled(&mut self.batch);
-            self.next_try = self.decoders[0].held() + 1024;
+            self.next_try = (self.decoders[0].held() + 1024).max(BATCH);
             if self.batch.len() >= BATCH {
                 self.flush();
                 if self.stopped {

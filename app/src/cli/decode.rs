@@ -114,15 +114,18 @@ fn decode_beside_writing(
 ) -> latscope_engine::Result<Option<decode::FileDecode>> {
     use latscope_decoders::Annotation;
     use std::sync::mpsc::{channel, sync_channel};
-    // Two batches queued at most: the decode runs ahead of the writer by no more.
-    let (full_tx, full_rx) = sync_channel::<(Option<latscope_model::Source>, Vec<Annotation>)>(2);
-    // Written batches come back empty, so their memory is not faulted in again.
+    // One batch queued at most: the decode runs ahead of the writer by no more.
+    let (full_tx, full_rx) = sync_channel::<(Option<latscope_model::Source>, Vec<Annotation>)>(1);
+    // Written batches come back, so their memory is not faulted in again. They are emptied
+    // on the decoding thread: the fields it allocated are then freed to its own allocator
+    // cache, which its next annotations reuse, rather than to the writer's.
     let (empty_tx, empty_rx) = channel::<Vec<Annotation>>();
     std::thread::scope(|s| {
         let decoding = s.spawn(move || {
             let mut source_sent = false;
             decode::decode_file_to(registry, &args.file, &args.decoders, &mut |source, batch| {
-                let empty = empty_rx.try_recv().unwrap_or_default();
+                let mut empty = empty_rx.try_recv().unwrap_or_default();
+                empty.clear();
                 let full = std::mem::replace(batch, empty);
                 let source = (!source_sent).then(|| source.clone());
                 source_sent = true;
@@ -133,7 +136,7 @@ fn decode_beside_writing(
         });
         let mut source = None;
         let mut failed = None;
-        for (first, mut batch) in full_rx.iter() {
+        for (first, batch) in full_rx.iter() {
             source = source.or(first);
             if let Some(source) = &source
                 && let Err(e) = write(source, &batch)
@@ -142,7 +145,6 @@ fn decode_beside_writing(
                 // Dropping the receiver stops the decode at its next batch.
                 break;
             }
-            batch.clear();
             let _ = empty_tx.send(batch);
         }
         drop(full_rx);
