@@ -420,7 +420,9 @@ fn the_chain_runs_through_a_decoded_bus_in_sim_and_across_aligned_files() {
 }
 
 /// An I2C decode long enough to be handed on in batches while the capture is read
-/// (`decode::decode_file_to`: ~100 K annotations, batches of 4 K) gives what the model
+/// (`decode::decode_file_to`: ~220 K annotations, batches of 4 K), and whose chunks (4 MiB,
+/// 4 MiB, 0.6 MiB) are each cut into more pieces than the reader lets a chunk hold ahead of
+/// it, so that the inflating threads wait for it, gives what the model
 /// road gives (the capture loaded, then decoded from its stored tracks), and what the
 /// generator wrote: an address and two data bytes per whole transaction, each ACKed; and
 /// `latscope decode` writes the same bytes as the annotations written at once.
@@ -429,10 +431,10 @@ fn the_chain_runs_through_a_decoded_bus_in_sim_and_across_aligned_files() {
 fn a_long_i2c_decode_is_written_as_it_is_read_with_what_the_model_road_decodes() {
     use latscope_engine::annotations::{AnnotationFormat, write_annotations};
     let dir = common::Scratch::new("decode-i2c-stream");
-    let file = dir.join("i2c_4M.sr");
+    let file = dir.join("i2c_9M.sr");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/make_i2c_sr.py");
     let out = latscope_testkit::Need::Python3
-        .output(Command::new("python3").arg(&script).arg(&file).arg("4000000"));
+        .output(Command::new("python3").arg(&script).arg(&file).arg("9000000"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     let transactions: usize = said
