@@ -468,9 +468,14 @@ fn a_long_i2c_decode_is_written_as_it_is_read_with_what_the_model_road_decodes()
         assert!(counted.is_some() && counted == track, "{name}: counted {counted:?}, track {track:?}");
     }
     let count = |row: &str| streamed.iter().filter(|a| a.row == row).count();
-    assert!(count("address") == transactions || count("address") == transactions - 1, "{said}");
-    assert_eq!(count("data"), 2 * count("address"));
-    assert_eq!(count("ack"), 3 * count("address"));
+    let addresses = count("address");
+    assert!(addresses == transactions || addresses == transactions - 1, "{said}");
+    // Every transaction before the last is whole; the capture may end inside the last.
+    let last = streamed.iter().rev().find(|a| a.row == "address").map_or(0, |a| a.start);
+    let whole = |row: &str| streamed.iter().filter(|a| a.row == row && a.start < last).count();
+    assert_eq!(whole("data"), 2 * (addresses - 1));
+    assert_eq!(whole("ack"), 3 * (addresses - 1));
+    assert!((2 * addresses - 2..=2 * addresses).contains(&count("data")), "{} data", count("data"));
     assert!(
         streamed
             .iter()
