@@ -83,13 +83,20 @@ fn push_seconds(
     push_seconds_exact(out, origin, t, decimals);
 }
 
-/// Two decimal digits as the two bytes of a `u16` in memory order: `PAIR_BYTES[n]` for
+/// The digits of 00 to 99, two bytes each.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// [`PAIRS`] as `u16`s whose bytes in memory order are the two digits: `PAIR_BYTES[n]` for
 /// `n` below 100.
 const PAIR_BYTES: [u16; 100] = {
     let mut t = [0u16; 100];
     let mut n = 0;
     while n < 100 {
-        t[n] = u16::from_le_bytes([b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
+        t[n] = u16::from_le_bytes([PAIRS[2 * n], PAIRS[2 * n + 1]]);
         n += 1;
     }
     t
@@ -101,8 +108,9 @@ const PAIR_BYTES: [u16; 100] = {
 fn push_nine_digits(out: &mut Vec<u8>, v: u64) {
     let (first, rest) = ((v / 100_000_000) % 10, (v % 100_000_000) as usize);
     let (hi, lo) = (rest / 10_000, rest % 10_000);
+    // `% 100` again inside: no bounds check.
     let pair = |n: usize| u64::from(PAIR_BYTES[n % 100]);
-    let eight = pair(hi / 100) | pair(hi) << 16 | pair(lo / 100) << 32 | pair(lo) << 48;
+    let eight = pair(hi / 100) | pair(hi % 100) << 16 | pair(lo / 100) << 32 | pair(lo % 100) << 48;
     out.push(b'0' + first as u8);
     out.extend_from_slice(&eight.to_le_bytes());
 }
@@ -142,12 +150,7 @@ fn push_seconds_exact(
 
 /// Appends `v` in decimal, zero-padded to `width` digits.
 fn push_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
-    // Two digits per step from a table: each line of a large decode prints four numbers.
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
+    // Two digits per step from [`PAIRS`]: each line of a large decode prints four numbers.
     // u64::MAX has 20 digits.
     const MOST: usize = 20;
     let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1).max(width);
