@@ -50,7 +50,7 @@ fn ftrace_sample_loads_with_its_tracks_in_the_track_list() {
     for t in src.tracks() {
         assert!(names.contains(&t.name.as_str()), "track {} missing from {names:?}", t.name);
     }
-    let mut cpus: Vec<u16> = src.events.cpu.clone();
+    let mut cpus: Vec<u16> = src.events.cpu.to_vec();
     cpus.sort_unstable();
     cpus.dedup();
     for c in &cpus {

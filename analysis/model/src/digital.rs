@@ -7,6 +7,7 @@
 //! picoseconds either way.
 
 use super::time::{PS_PER_S, Ps};
+use latscope_shared::SharedVec;
 
 /// Levels: 0 and 1, plus 2 for X (unknown) and 3 for Z (high impedance) from VCD.
 #[derive(Debug, Clone, Default)]
@@ -15,7 +16,7 @@ pub struct DigitalTrack {
     pub initial: u8,
     times: Times,
     /// Level after each change; `levels[i] != level before change i`.
-    levels: Vec<u8>,
+    levels: SharedVec<u8>,
     /// Time the capture of this channel ends (its last sample).
     pub end: Ps,
 }
@@ -66,17 +67,17 @@ impl SampleClock {
 /// Where a track's change times are kept.
 #[derive(Debug, Clone)]
 enum Times {
-    Ps(Vec<Ps>),
+    Ps(SharedVec<Ps>),
     /// Sample numbers below 2^32 of a sampled capture.
     Samples {
         clock: SampleClock,
-        at: Vec<u32>,
+        at: SharedVec<u32>,
     },
 }
 
 impl Default for Times {
     fn default() -> Self {
-        Times::Ps(Vec::new())
+        Times::Ps(SharedVec::new())
     }
 }
 
@@ -88,7 +89,7 @@ impl Times {
         }
     }
     /// Turns sample numbers into picoseconds, for a change the samples cannot hold.
-    fn as_ps_mut(&mut self) -> &mut Vec<Ps> {
+    fn as_ps_mut(&mut self) -> &mut SharedVec<Ps> {
         if let Times::Samples { clock, at } = self {
             let ps = at.iter().map(|&s| clock.time(u64::from(s))).collect();
             *self = Times::Ps(ps);
@@ -157,7 +158,7 @@ impl DigitalTrack {
     /// A track of a sampled capture: its changes are kept as sample numbers of `clock`
     /// (4 bytes each) while they fit 32 bits, and in picoseconds after.
     pub fn sampled(name: impl Into<String>, initial: u8, clock: SampleClock) -> Self {
-        Self { times: Times::Samples { clock, at: Vec::new() }, ..Self::new(name, initial) }
+        Self { times: Times::Samples { clock, at: SharedVec::new() }, ..Self::new(name, initial) }
     }
 
     /// A track from its changes' times and levels (`times` sorted, each level a change).
@@ -169,7 +170,7 @@ impl DigitalTrack {
         end: Ps,
     ) -> Self {
         debug_assert_eq!(times.len(), levels.len());
-        Self { name: name.into(), initial, times: Times::Ps(times), levels, end }
+        Self { name: name.into(), initial, times: Times::Ps(times.into()), levels: levels.into(), end }
     }
 
     /// Records the level at `t`; only changes are stored. Times must not decrease.

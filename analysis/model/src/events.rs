@@ -10,10 +10,11 @@ use crate::fields::{FieldValue, Layout, LayoutId};
 use crate::flags::IrqFlags;
 use crate::intern::Sym;
 use crate::time::Ps;
+use latscope_shared::SharedVec;
 use rustc_hash::FxHashMap;
 
 /// Runs `$body` once for each per-event column of `$table` (an `&mut EventTable`), with `$c`
-/// bound to that column (`&mut Vec<_>`). The columns have different types, so no loop can
+/// bound to that column (`&mut SharedVec<_>`). The columns have different types, so no loop can
 /// visit them; the fields are borrowed one by one, so a body may keep its column.
 macro_rules! each_column {
     ($table:expr, |$c:ident| $body:expr) => {{
@@ -32,14 +33,14 @@ macro_rules! each_column {
 /// Columnar events with their own string and layout tables.
 #[derive(Debug, Clone, Default)]
 pub struct EventTable {
-    pub ts: Vec<Ps>,
-    pub cpu: Vec<u16>,
-    pub pid: Vec<i32>,
-    pub comm: Vec<Sym>,
-    pub layout: Vec<LayoutId>,
-    pub flags: Vec<IrqFlags>,
-    pub(crate) field_off: Vec<u32>,
-    pub(crate) field_data: Vec<u8>,
+    pub ts: SharedVec<Ps>,
+    pub cpu: SharedVec<u16>,
+    pub pid: SharedVec<i32>,
+    pub comm: SharedVec<Sym>,
+    pub layout: SharedVec<LayoutId>,
+    pub flags: SharedVec<IrqFlags>,
+    pub(crate) field_off: SharedVec<u32>,
+    pub(crate) field_data: SharedVec<u8>,
     pub(crate) layouts: Vec<Layout>,
     /// Stack traces attached to events: (event index, interned frames joined by '\n').
     pub(crate) stacks: Vec<(u32, Sym)>,
@@ -127,6 +128,19 @@ impl EventTable {
         self.lower_bound(from)..self.lower_bound(to).max(self.lower_bound(from))
     }
 
+    /// Whether every column reads the same memory as `other`'s: a clone of a growing table
+    /// shares it (it costs no copy), and reads the rows that were there when it was made.
+    pub fn shares_memory_with(&self, other: &EventTable) -> bool {
+        self.ts.shares_memory_with(&other.ts)
+            && self.cpu.shares_memory_with(&other.cpu)
+            && self.pid.shares_memory_with(&other.pid)
+            && self.comm.shares_memory_with(&other.comm)
+            && self.layout.shares_memory_with(&other.layout)
+            && self.flags.shares_memory_with(&other.flags)
+            && self.field_off.shares_memory_with(&other.field_off)
+            && self.field_data.shares_memory_with(&other.field_data)
+    }
+
     /// Heap bytes held by the columns and the field arena (not the interner).
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
@@ -189,7 +203,7 @@ impl EventTable {
         }
         let mut order: Vec<u32> = (0..self.len() as u32).collect();
         order.sort_by_key(|&i| self.ts[i as usize]);
-        fn permute<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
+        fn permute<T: Copy>(v: &mut SharedVec<T>, order: &[u32]) {
             *v = order.iter().map(|&i| v[i as usize]).collect();
         }
         each_column!(self, |c| permute(c, &order));
@@ -261,13 +275,35 @@ impl EventTable {
                 "stacks must name rows below {rows} in ascending order, once each"
             )));
         }
-        Ok(EventTable { ts, cpu, pid, comm, layout, flags, field_off, field_data, layouts, stacks })
+        Ok(EventTable {
+            ts: ts.into(),
+            cpu: cpu.into(),
+            pid: pid.into(),
+            comm: comm.into(),
+            layout: layout.into(),
+            flags: flags.into(),
+            field_off: field_off.into(),
+            field_data: field_data.into(),
+            layouts,
+            stacks,
+        })
     }
 
     /// The table's vectors, moved out (see [`EventTableParts`]).
     pub fn into_parts(self) -> EventTableParts {
         let EventTable { ts, cpu, pid, comm, layout, flags, field_off, field_data, layouts, stacks } = self;
-        EventTableParts { ts, cpu, pid, comm, layout, flags, field_off, field_data, layouts, stacks }
+        EventTableParts {
+            ts: ts.into_vec(),
+            cpu: cpu.into_vec(),
+            pid: pid.into_vec(),
+            comm: comm.into_vec(),
+            layout: layout.into_vec(),
+            flags: flags.into_vec(),
+            field_off: field_off.into_vec(),
+            field_data: field_data.into_vec(),
+            layouts,
+            stacks,
+        }
     }
 }
 

@@ -77,7 +77,7 @@ pub fn write_varint_exact(out: &mut [u8], mut v: u64) -> bool {
 /// Appends `v`: integers as zigzag varints, unsigned integers as varints, strings as the
 /// varint of their symbol padded to [`str_len`] bytes.
 #[inline]
-pub fn encode_value(out: &mut Vec<u8>, v: FieldValue) {
+pub fn encode_value(out: &mut impl PushByte, v: FieldValue) {
     let (mut raw, min_len) = match v {
         FieldValue::Int(i) => (((i << 1) ^ (i >> 63)) as u64, 1),
         FieldValue::UInt(u) => (u, 1),
@@ -87,11 +87,30 @@ pub fn encode_value(out: &mut Vec<u8>, v: FieldValue) {
     // symbol is `low | 0x80, 0`).
     let mut len = 1;
     while raw >= 0x80 || len < min_len {
-        out.push((raw as u8) | 0x80);
+        out.push_byte((raw as u8) | 0x80);
         raw >>= 7;
         len += 1;
     }
-    out.push(raw as u8);
+    out.push_byte(raw as u8);
+}
+
+/// Where [`encode_value`] appends: an importer's own arena or an event table's.
+pub trait PushByte {
+    fn push_byte(&mut self, b: u8);
+}
+
+impl PushByte for Vec<u8> {
+    #[inline]
+    fn push_byte(&mut self, b: u8) {
+        self.push(b);
+    }
+}
+
+impl PushByte for latscope_shared::SharedVec<u8> {
+    #[inline]
+    fn push_byte(&mut self, b: u8) {
+        self.push(b);
+    }
 }
 
 /// Reads the value of kind `kind` at `*pos` (as [`encode_value`] wrote it) and moves past it.

@@ -61,7 +61,7 @@ pub fn write_trace_events(
         w.meta("process_name", pid, 0, s.name)?;
         w.meta_sort("process_sort_index", pid, 0, si as i64)?;
         // Events: one thread per CPU.
-        let mut cpus: Vec<u16> = src.events.cpu.clone();
+        let mut cpus: Vec<u16> = src.events.cpu.to_vec();
         cpus.sort_unstable();
         cpus.dedup();
         for &cpu in &cpus {
