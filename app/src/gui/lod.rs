@@ -7,6 +7,7 @@
 //! digital levels and analog samples use min/max pyramids (the analog one lives in the model).
 
 use latscope_model::{AnalogTrack, DigitalTrack, Ps};
+use latscope_shared::SharedVec;
 
 /// Pixel columns over source-relative time: column `c` covers `[edge(c), edge(c + 1))`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,13 +56,27 @@ pub fn count_columns(n: usize, time: impl Fn(usize) -> Ps, grid: &Grid) -> Vec<u
 /// then searches one bucket instead of the whole lane. At the full view of a 10M-event trace
 /// a whole-lane binary search per column misses the cache on almost every probe; inside a
 /// bucket the probes stay close together.
-#[derive(Debug, Clone, Default)]
+///
+/// The index grows with its lane ([`TimeIndex::extend`]) and only ever appends: it lists a
+/// bucket's start once an item at or after it exists, which no later item can change. A
+/// clone (a live snapshot's) shares the list and reads it as it was.
+#[derive(Clone, Default)]
 pub struct TimeIndex {
     t0: Ps,
     width: Ps,
-    /// `first[k]`: the first index whose time is at or after `t0 + k * width`
-    /// (`k` in `0..=buckets`).
-    first: Vec<u32>,
+    /// `first[k]`: the first index whose time is at or after `t0 + k * width`, for the
+    /// buckets that some item indexed reaches; the buckets after them start at the end.
+    first: SharedVec<u32>,
+    /// Items indexed when `width` was chosen.
+    sized_for: usize,
+}
+
+/// The buckets and widths are how the index was grown, not what it answers: two indexes of
+/// the same items answer alike (the lanes of a live run and of a whole prepare compare equal).
+impl std::fmt::Debug for TimeIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TimeIndex")
+    }
 }
 
 /// Items per bucket the index aims at: 4 keeps a search to about two probes (each a cache
@@ -72,40 +87,85 @@ const MAX_BUCKETS: usize = 1 << 24;
 impl TimeIndex {
     /// Indexes `time` over `0..n` (sorted, as for [`count_columns`]).
     pub fn new(n: usize, time: impl Fn(usize) -> Ps) -> Self {
+        let mut index = Self::default();
+        index.extend(n, time);
+        index
+    }
+
+    /// Buckets aimed at for `n` items.
+    fn buckets_for(n: usize) -> usize {
+        (n / ITEMS_PER_BUCKET).clamp(1, MAX_BUCKETS)
+    }
+
+    /// Indexes the items `0..n`, of which those indexed before are unchanged and the new
+    /// ones at or after them in time: it costs what is new, but for the rare resizing of the
+    /// buckets (when items came much denser or sparser than the width was chosen for), which
+    /// halves or rebuilds the list and happens once per doubling.
+    pub fn extend(&mut self, n: usize, time: impl Fn(usize) -> Ps) {
         if n == 0 || u32::try_from(n).is_err() {
-            return Self::default();
+            return;
         }
-        let (t0, t1) = (time(0), time(n - 1));
-        let buckets = (n / ITEMS_PER_BUCKET).clamp(1, MAX_BUCKETS) as Ps;
-        let span = t1.saturating_sub(t0);
-        let width = (span / buckets).max(1) + 1;
-        let buckets = (span / width + 1) as usize;
-        let mut first = Vec::with_capacity(buckets + 1);
-        let mut i = 0;
-        for k in 0..=buckets as Ps {
-            let edge = t0.saturating_add(k.saturating_mul(width));
+        let t1 = time(n - 1);
+        // Much denser than the width was chosen for: choose again, from all items.
+        let dense = n >= 2 * self.sized_for && n / self.first.len().max(1) > 4 * ITEMS_PER_BUCKET;
+        if self.first.is_empty() || dense {
+            let t0 = time(0);
+            let width = (t1.saturating_sub(t0) / Self::buckets_for(n) as Ps).max(1) + 1;
+            *self = Self { t0, width, first: SharedVec::new(), sized_for: n };
+            self.first.push(0);
+        }
+        // Much sparser: merge pairs of buckets (every other start is the start of a bucket
+        // twice as wide) until the items span about as many buckets as aimed at.
+        let spans = |width: Ps| (t1.saturating_sub(self.t0) / width) as usize + 1;
+        let limit = 2 * Self::buckets_for(n) + 64;
+        if spans(self.width) > limit {
+            let mut width = self.width;
+            let mut step = 1;
+            while spans(width) > limit {
+                width = width.saturating_mul(2);
+                step *= 2;
+            }
+            self.first = self.first.iter().copied().step_by(step).collect();
+            self.width = width;
+        }
+        // The buckets the new items reach, from the start of the last one listed.
+        let mut i = self.first.last().map_or(0, |&f| f as usize);
+        loop {
+            let k = self.first.len() as Ps;
+            let edge = self.t0.saturating_add(k.saturating_mul(self.width));
             while i < n && time(i) < edge {
                 i += 1;
             }
-            first.push(i as u32);
+            if i == n {
+                break;
+            }
+            self.first.push(i as u32);
         }
-        Self { t0, width, first }
+    }
+
+    /// The index range in which the lower bound of `t` lies, over `0..n`.
+    fn range_of(&self, n: usize, t: Ps) -> (usize, usize) {
+        let listed = self.first.len();
+        if listed == 0 {
+            return (0, n);
+        }
+        if t <= self.t0 {
+            return (0, 0);
+        }
+        let k = usize::try_from((i128::from(t) - i128::from(self.t0)) / i128::from(self.width))
+            .unwrap_or(usize::MAX);
+        if k + 1 < listed {
+            (self.first[k] as usize, self.first[k + 1] as usize)
+        } else {
+            // In or past the last bucket listed: no item indexed reaches the next one.
+            (self.first[listed - 1] as usize, n)
+        }
     }
 
     /// The first index in `0..n` whose time is at or after `t` (as [`lower_bound`]).
     pub fn lower_bound(&self, n: usize, time: impl Fn(usize) -> Ps, t: Ps) -> usize {
-        let buckets = self.first.len().saturating_sub(1);
-        if buckets == 0 || t <= self.t0 {
-            return if buckets == 0 { lower_bound(n, |i| time(i) < t) } else { 0 };
-        }
-        let k = usize::try_from((i128::from(t) - i128::from(self.t0)) / i128::from(self.width))
-            .unwrap_or(usize::MAX);
-        if k >= buckets {
-            // Past the last bucket: only its tail can remain before `t`.
-            let lo = self.first[buckets] as usize;
-            return lo + lower_bound(n - lo, |i| time(lo + i) < t);
-        }
-        let (lo, hi) = (self.first[k] as usize, self.first[k + 1] as usize);
+        let (lo, hi) = self.range_of(n, t);
+        let hi = hi.clamp(lo, n.max(lo));
         lo + lower_bound(hi - lo, |i| time(lo + i) < t)
     }
 }
@@ -127,24 +187,11 @@ impl TimeIndex {
         time: impl Fn(usize) -> Ps,
         targets: impl Iterator<Item = Ps>,
     ) -> Vec<usize> {
-        let buckets = self.first.len().saturating_sub(1);
-        if buckets == 0 {
-            return targets.map(|t| lower_bound(n, |i| time(i) < t)).collect();
-        }
         // Pass 1: the index range `lo..hi` each target's lower bound lies in.
         let ranges: Vec<(usize, usize, Ps)> = targets
             .map(|t| {
-                if t <= self.t0 {
-                    return (0, 0, t);
-                }
-                let k = usize::try_from((i128::from(t) - i128::from(self.t0)) / i128::from(self.width))
-                    .unwrap_or(usize::MAX);
-                if k >= buckets {
-                    // Past the last bucket: only its tail can remain before `t`.
-                    (self.first[buckets] as usize, n, t)
-                } else {
-                    (self.first[k] as usize, self.first[k + 1] as usize, t)
-                }
+                let (lo, hi) = self.range_of(n, t);
+                (lo, hi, t)
             })
             .collect();
         // Pass 2: the lower bound inside each range.
@@ -184,29 +231,49 @@ pub fn count_columns_indexed(
 
 /// Min/max over fixed blocks of a slice, level by level (fan-out 16), answering the min/max
 /// of any index range in O(log n) block visits.
+///
+/// Level `k` holds the (min, max) of each whole block of `FANOUT^(k+1)` values, in order: a
+/// block is listed once all its values exist, so a growing track's pyramid only appends
+/// ([`MinMaxPyramid::extend`]) and a clone (a live snapshot's) shares its levels. A query
+/// never asks for a block that is not whole.
 #[derive(Debug, Clone, Default)]
 pub struct MinMaxPyramid {
-    levels: Vec<Vec<(u8, u8)>>,
+    levels: Vec<SharedVec<(u8, u8)>>,
 }
 
 const FANOUT: usize = 16;
 
 impl MinMaxPyramid {
     pub fn new(values: &[u8]) -> Self {
-        let mut levels = Vec::new();
-        let mut level: Vec<(u8, u8)> = values
-            .chunks(FANOUT)
-            .map(|c| c.iter().fold((u8::MAX, u8::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v))))
-            .collect();
-        while level.len() > 1 {
-            let next = level
-                .chunks(FANOUT)
-                .map(|c| c.iter().fold((u8::MAX, u8::MIN), |(lo, hi), &(a, b)| (lo.min(a), hi.max(b))))
-                .collect();
-            levels.push(std::mem::replace(&mut level, next));
+        let mut pyramid = Self::default();
+        pyramid.extend(values);
+        pyramid
+    }
+
+    /// Adds the blocks that `values` completes: the values the pyramid was built on, and
+    /// more after them. It costs what is new.
+    pub fn extend(&mut self, values: &[u8]) {
+        let fold = |lo_hi: (u8, u8), (a, b): (u8, u8)| (lo_hi.0.min(a), lo_hi.1.max(b));
+        for k in 0.. {
+            let below = if k == 0 { values.len() } else { self.levels[k - 1].len() };
+            let whole = below / FANOUT;
+            if whole == 0 {
+                break;
+            }
+            if self.levels.len() == k {
+                self.levels.push(SharedVec::new());
+            }
+            let (lower, upper) = self.levels.split_at_mut(k);
+            let level = &mut upper[0];
+            for j in level.len()..whole {
+                let block = j * FANOUT..(j + 1) * FANOUT;
+                let min_max = match lower.last() {
+                    None => values[block].iter().fold((u8::MAX, u8::MIN), |m, &v| fold(m, (v, v))),
+                    Some(below) => below[block].iter().fold((u8::MAX, u8::MIN), |m, &ab| fold(m, ab)),
+                };
+                level.push(min_max);
+            }
         }
-        levels.push(level);
-        Self { levels }
     }
 
     /// (min, max) of `values[from..to]`; `values` must be the slice the pyramid was built on.
@@ -311,15 +378,18 @@ pub fn analog_columns(track: &AnalogTrack, grid: &Grid) -> Vec<Option<(f32, f32)
 
 /// Intervals of one row (non-nesting in practice; nesting is tolerated), sorted by start,
 /// with a running maximum of the ends so "first interval still open at t" is a binary search.
+///
+/// A live lane's rows only grow: [`SliceRow::finish`] sorts and indexes what was pushed
+/// since the last call, and clones (a snapshot's) share the lists.
 #[derive(Debug, Clone, Default)]
 pub struct SliceRow {
-    pub start: Vec<Ps>,
-    pub end: Vec<Ps>,
+    pub start: SharedVec<Ps>,
+    pub end: SharedVec<Ps>,
     /// Index into the lane's label table.
-    pub label: Vec<u32>,
+    pub label: SharedVec<u32>,
     /// The event that opened the slice (for the inspector), `u32::MAX` if none.
-    pub event: Vec<u32>,
-    max_end: Vec<Ps>,
+    pub event: SharedVec<u32>,
+    max_end: SharedVec<Ps>,
     /// Bucket starts over `max_end`, so each column's search stays in one bucket.
     max_end_index: TimeIndex,
 }
@@ -332,26 +402,29 @@ impl SliceRow {
         self.event.push(event);
     }
 
-    /// Sorts by start and builds the running maximum; call once after the last push.
+    /// Sorts by start and extends the running maximum and its index over the slices pushed
+    /// since the last call. Slices pushed in order of start (as a lane's walk pushes them)
+    /// cost only themselves; one pushed before an earlier start sorts the row again.
     pub fn finish(&mut self) {
-        if !self.start.windows(2).all(|w| w[0] <= w[1]) {
+        let done = self.max_end.len();
+        let sorted = self.start[done.saturating_sub(1)..].windows(2).all(|w| w[0] <= w[1]);
+        if !sorted {
             let mut order: Vec<usize> = (0..self.start.len()).collect();
             order.sort_by_key(|&i| self.start[i]);
             self.start = order.iter().map(|&i| self.start[i]).collect();
             self.end = order.iter().map(|&i| self.end[i]).collect();
             self.label = order.iter().map(|&i| self.label[i]).collect();
             self.event = order.iter().map(|&i| self.event[i]).collect();
+            self.max_end = SharedVec::new();
+            self.max_end_index = TimeIndex::default();
         }
-        let mut m = Ps::MIN;
-        self.max_end = self
-            .end
-            .iter()
-            .map(|&e| {
-                m = m.max(e);
-                m
-            })
-            .collect();
-        self.max_end_index = TimeIndex::new(self.max_end.len(), |i| self.max_end[i]);
+        let mut m = self.max_end.last().copied().unwrap_or(Ps::MIN);
+        for i in self.max_end.len()..self.end.len() {
+            m = m.max(self.end[i]);
+            self.max_end.push(m);
+        }
+        let max_end = &self.max_end;
+        self.max_end_index.extend(max_end.len(), |i| max_end[i]);
     }
 
     pub fn len(&self) -> usize {
@@ -431,6 +504,18 @@ mod tests {
             assert_eq!(p.min_max(&values, a, b), Some(scan), "{a}..{b}");
         }
         assert_eq!(p.min_max(&values, 9, 9), None);
+        // Grown a few values at a time (a live track), it is the same pyramid, and a clone
+        // keeps answering for the values it was made on.
+        let mut grown = MinMaxPyramid::default();
+        let mut kept = Vec::new();
+        for n in (0..values.len()).step_by(37).chain([values.len()]) {
+            grown.extend(&values[..n]);
+            kept.push((grown.clone(), n));
+        }
+        assert_eq!(format!("{grown:?}"), format!("{p:?}"));
+        for (pyramid, n) in kept {
+            assert_eq!(format!("{pyramid:?}"), format!("{:?}", MinMaxPyramid::new(&values[..n])));
+        }
     }
 
     #[test]
@@ -472,6 +557,86 @@ mod tests {
         }
         let empty = TimeIndex::new(0, time);
         assert_eq!(empty.lower_bound(0, time, 5), 0);
+    }
+
+    /// An index grown a few items at a time, as a live lane's is, through a dense start, a
+    /// long silence and a dense burst again (each forces the buckets to be resized): at
+    /// every size it answers as a binary search does, and a clone taken at one size goes on
+    /// answering for that size while the original grows.
+    #[test]
+    fn an_index_grown_piece_by_piece_answers_as_a_binary_search() {
+        let mut times: Vec<Ps> = Vec::new();
+        let mut t: Ps = 7;
+        for i in 0..60_000u64 {
+            t += match i {
+                0..=999 => (i % 3) as Ps,
+                1000 => 5_000_000_000,
+                1001..=29_999 => 1_000 + (i * 7919 % 5000) as Ps,
+                30_000 => 1,
+                _ => (i % 2) as Ps,
+            };
+            times.push(t);
+        }
+        let time = |i: usize| times[i];
+        let check = |index: &TimeIndex, n: usize| {
+            let probes = times[..n].iter().step_by((n / 200).max(1)).chain(&[Ps::MIN, Ps::MAX]);
+            for &t in probes.chain(times[..n].last()) {
+                for d in [-1, 0, 1] {
+                    let t = t.saturating_add(d);
+                    let plain = lower_bound(n, |i| times[i] < t);
+                    assert_eq!(index.lower_bound(n, time, t), plain, "{n} items, t = {t}");
+                    assert_eq!(index.lower_bounds(n, time, [t].into_iter()), [plain], "{n} items, t = {t}");
+                }
+            }
+        };
+        let mut index = TimeIndex::default();
+        let mut kept: Vec<(TimeIndex, usize)> = Vec::new();
+        let mut n = 0;
+        let mut step = 1;
+        while n < times.len() {
+            n = (n + step).min(times.len());
+            step = step % 700 + 13;
+            index.extend(n, time);
+            check(&index, n);
+            if n % 5 == 0 {
+                kept.push((index.clone(), n));
+            }
+            // Buckets stay near the aim: about four items each, never a bucket per picosecond.
+            assert!(index.first.len() <= 2 * TimeIndex::buckets_for(n) + 65, "{n}: {}", index.first.len());
+        }
+        assert!(kept.len() > 10);
+        for (index, n) in &kept {
+            check(index, *n);
+        }
+    }
+
+    /// A row pushed and finished a few slices at a time (a live lane) is the row pushed and
+    /// finished once, and its clones keep reading what they read.
+    #[test]
+    fn a_row_finished_piece_by_piece_is_the_row_finished_once() {
+        let mut whole = SliceRow::default();
+        let mut grown = SliceRow::default();
+        let mut kept = Vec::new();
+        let mut t: Ps = 0;
+        for i in 0..5_000u32 {
+            let len = if i % 50 == 0 { 40_000 } else { (i % 7) as Ps * 100 };
+            whole.push(t, t + len, i % 4, i);
+            grown.push(t, t + len, i % 4, i);
+            t += 150 + (i % 11) as Ps;
+            if i % 37 == 0 {
+                grown.finish();
+                kept.push((grown.clone(), format!("{grown:?}")));
+            }
+        }
+        whole.finish();
+        grown.finish();
+        assert_eq!(format!("{grown:?}"), format!("{whole:?}"));
+        for from in (0..t).step_by(997) {
+            assert_eq!(grown.first_overlapping(from, from + 500), whole.first_overlapping(from, from + 500));
+        }
+        for (row, seen) in kept {
+            assert_eq!(format!("{row:?}"), seen);
+        }
     }
 
     #[test]

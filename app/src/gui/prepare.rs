@@ -8,6 +8,7 @@ use super::theme;
 use egui::Color32;
 use latscope_model::kernel;
 use latscope_model::{DigitalTrack, EventTable, FieldValue, Ps, Source, SourceKind, Sym};
+use latscope_shared::SharedVec;
 use rustc_hash::FxHashMap;
 
 /// A source and the lanes built from it.
@@ -163,25 +164,44 @@ impl LaneKind {
     }
 }
 
-#[derive(Debug, Default)]
+/// A lane's lists are shared with the lanes of a live source's later snapshots, which only
+/// append to them (`SharedVec`): a clone costs nothing.
+#[derive(Debug, Default, Clone)]
 pub struct EventLane {
     /// Indices into the source's event table, in time order.
-    pub events: Vec<u32>,
+    pub events: SharedVec<u32>,
     /// Bucket starts over `events`' times, for per-column counts.
     pub index: TimeIndex,
 }
 
-#[derive(Debug, Default)]
+impl EventLane {
+    fn push(&mut self, event: u32) {
+        self.events.push(event);
+    }
+
+    /// Indexes the events pushed since the last call.
+    fn index_new(&mut self, ev: &EventTable) {
+        let events = &self.events;
+        self.index.extend(events.len(), |i| ev.ts[events[i] as usize]);
+    }
+}
+
+#[derive(Debug, Default, Clone)]
 pub struct CpuLane {
     pub cpu: u16,
-    pub events: Vec<u32>,
+    pub events: SharedVec<u32>,
     /// Bucket starts over `events`' times, for per-column counts.
     pub index: TimeIndex,
     /// Tasks running on the CPU between `sched_switch`es (idle left empty).
     pub tasks: SliceRow,
     /// Hard IRQ handlers and softirqs, one row.
     pub irqs: SliceRow,
-    /// Labels of `tasks` and `irqs` slices; also keys their colours.
+    /// What is not final at the lane's last event, drawn in the rows above: the task still
+    /// running and the handlers still open (drawn to that event), and handlers that closed
+    /// inside one still open. Kept apart because `tasks` and `irqs` only ever append.
+    pub open_tasks: SliceRow,
+    pub open_irqs: SliceRow,
+    /// Labels of the slices; also keys their colours.
     pub labels: Vec<String>,
 }
 
@@ -239,46 +259,48 @@ impl Labels {
 /// Per-CPU state while walking the events.
 #[derive(Debug, Default)]
 struct CpuState {
+    /// The lane's final part: its events and the slices that are closed for good.
     lane: CpuLane,
     /// The running task: (since, label, event).
     task: Option<(Ps, u32, u32)>,
     /// Open IRQ / softirq handlers: (since, label, event).
     irq_stack: Vec<(Ps, u32, u32)>,
+    /// Handlers closed inside one still open: (since, until, label, event). They become
+    /// final, in order of start, when the outermost one closes (it started before them).
+    irq_nested: Vec<(Ps, Ps, u32, u32)>,
     labels: Labels,
 }
 
 impl CpuState {
-    /// The lane as it stands at `end`: the running task and open handlers drawn to `end`.
-    fn into_lane(mut self, end: Ps, ev: &EventTable) -> Lane {
-        if let Some((since, label, at)) = self.task.take() {
-            self.lane.tasks.push(since, end, label, at);
+    /// The lane as it stands at `end`: its final part shared, and what is still open drawn
+    /// to `end`.
+    fn lane(&self, end: Ps) -> Lane {
+        let mut lane = self.lane.clone();
+        if let Some((since, label, at)) = self.task {
+            lane.open_tasks.push(since, end, label, at);
         }
-        for (since, label, at) in self.irq_stack.drain(..) {
-            self.lane.irqs.push(since, end, label, at);
+        for &(since, until, label, at) in &self.irq_nested {
+            lane.open_irqs.push(since, until, label, at);
         }
-        self.lane.tasks.finish();
-        self.lane.irqs.finish();
-        self.lane.labels = self.labels.list;
-        let events = &self.lane.events;
-        self.lane.index = TimeIndex::new(events.len(), |i| ev.ts[events[i] as usize]);
-        let cpu = self.lane.cpu;
-        Lane { name: format!("CPU {cpu}"), kind: LaneKind::Cpu(self.lane), color: theme::CPU }
+        for &(since, label, at) in &self.irq_stack {
+            lane.open_irqs.push(since, end, label, at);
+        }
+        lane.open_tasks.finish();
+        lane.open_irqs.finish();
+        lane.labels = self.labels.list.clone();
+        let cpu = lane.cpu;
+        Lane { name: format!("CPU {cpu}"), kind: LaneKind::Cpu(lane), color: theme::CPU }
     }
 
-    /// What [`CpuState::into_lane`] needs, copied: the lists, not the label lookup.
-    fn copy(&self) -> CpuState {
-        CpuState {
-            lane: CpuLane {
-                cpu: self.lane.cpu,
-                events: self.lane.events.clone(),
-                index: TimeIndex::default(),
-                tasks: self.lane.tasks.clone(),
-                irqs: self.lane.irqs.clone(),
-                labels: Vec::new(),
-            },
-            task: self.task,
-            irq_stack: self.irq_stack.clone(),
-            labels: Labels { index: FxHashMap::default(), list: self.labels.list.clone() },
+    /// An IRQ or softirq handler ended at `t`.
+    fn irq_exit(&mut self, t: Ps) {
+        let Some((since, label, at)) = self.irq_stack.pop() else { return };
+        self.irq_nested.push((since, t, label, at));
+        if self.irq_stack.is_empty() {
+            self.irq_nested.sort_by_key(|s| s.0);
+            for (since, until, label, at) in self.irq_nested.drain(..) {
+                self.lane.irqs.push(since, until, label, at);
+            }
         }
     }
 }
@@ -293,11 +315,12 @@ fn value_text(src: &Source, v: Option<FieldValue>) -> Option<String> {
 
 /// The event lanes (per CPU, then per event name) of a source whose events only ever grow at
 /// the end, in time order: each [`EventLanes::feed`] walks only the events added since the
-/// last, so a live source's lanes cost what is new. [`prepare`] feeds a loaded source once.
+/// last and indexes only what it appended, and [`EventLanes::lanes`] shares the lists, so a
+/// live source's lanes cost what is new. [`prepare`] feeds a loaded source once.
 #[derive(Debug, Default)]
 pub struct EventLanes {
     cpus: FxHashMap<u16, CpuState>,
-    by_name: FxHashMap<Sym, Vec<u32>>,
+    by_name: FxHashMap<Sym, EventLane>,
     name_order: Vec<Sym>,
     /// Events walked so far.
     fed: usize,
@@ -324,7 +347,7 @@ impl EventLanes {
                 .entry(name)
                 .or_insert_with(|| {
                     name_order.push(name);
-                    Vec::new()
+                    EventLane::default()
                 })
                 .push(idx);
             let st = self.cpus.entry(e.cpu()).or_insert_with(|| CpuState {
@@ -358,44 +381,38 @@ impl EventLanes {
                 };
                 let label = st.labels.get(text);
                 st.irq_stack.push((t, label, idx));
-            } else if (Some(name) == names.irq_exit || Some(name) == names.soft_exit)
-                && let Some((since, label, at)) = st.irq_stack.pop()
-            {
-                st.lane.irqs.push(since, t, label, at);
+            } else if Some(name) == names.irq_exit || Some(name) == names.soft_exit {
+                st.irq_exit(t);
             }
         }
         self.fed = ev.len();
+        for st in self.cpus.values_mut() {
+            st.lane.tasks.finish();
+            st.lane.irqs.finish();
+            let events = &st.lane.events;
+            st.lane.index.extend(events.len(), |i| ev.ts[events[i] as usize]);
+        }
+        for lane in self.by_name.values_mut() {
+            lane.index_new(ev);
+        }
     }
 
-    /// The lanes of the events walked so far, copied (the walk goes on): a live snapshot's.
+    /// The lanes of the events walked so far: per CPU, then per event name. Their lists are
+    /// shared with this walk, which goes on appending past them.
     pub fn lanes(&self, source: &Source) -> Vec<Lane> {
-        let mut cpus: Vec<&CpuState> = self.cpus.values().collect();
-        cpus.sort_by_key(|s| s.lane.cpu);
-        let cpus = cpus.into_iter().map(CpuState::copy).collect();
-        let by_name = self.name_order.iter().map(|n| (*n, self.by_name.get(n).cloned().unwrap_or_default()));
-        Self::finish(cpus, by_name.collect(), self.fed, source)
-    }
-
-    /// The lanes of the events walked, moved out.
-    pub fn into_lanes(mut self, source: &Source) -> Vec<Lane> {
-        let mut cpus: Vec<CpuState> = self.cpus.into_values().collect();
-        cpus.sort_by_key(|s| s.lane.cpu);
-        let by_name = self.name_order.iter().map(|n| (*n, self.by_name.remove(n).unwrap_or_default()));
-        Self::finish(cpus, by_name.collect(), self.fed, source)
-    }
-
-    fn finish(cpus: Vec<CpuState>, by_name: Vec<(Sym, Vec<u32>)>, fed: usize, source: &Source) -> Vec<Lane> {
         let ev = &source.events;
         // Still running at the last event walked: drawn to it.
-        let end = fed.checked_sub(1).and_then(|i| ev.ts.get(i)).copied().unwrap_or(0);
-        let mut lanes: Vec<Lane> = cpus.into_iter().map(|st| st.into_lane(end, ev)).collect();
-        for (name, events) in by_name {
-            let text = source.strings.resolve(name).into_owned();
-            let index = TimeIndex::new(events.len(), |i| ev.ts[events[i] as usize]);
+        let end = self.fed.checked_sub(1).and_then(|i| ev.ts.get(i)).copied().unwrap_or(0);
+        let mut cpus: Vec<&CpuState> = self.cpus.values().collect();
+        cpus.sort_by_key(|s| s.lane.cpu);
+        let mut lanes: Vec<Lane> = cpus.into_iter().map(|st| st.lane(end)).collect();
+        for name in &self.name_order {
+            let Some(lane) = self.by_name.get(name) else { continue };
+            let text = source.strings.resolve(*name).into_owned();
             lanes.push(Lane {
                 color: theme::color_for(&text),
                 name: text,
-                kind: LaneKind::Events(EventLane { events, index }),
+                kind: LaneKind::Events(lane.clone()),
             });
         }
         lanes
@@ -407,15 +424,22 @@ impl EventLanes {
 pub fn prepare(source: Source) -> Prepared {
     let mut events = EventLanes::default();
     events.feed(&source);
-    let lanes = events.into_lanes(&source);
+    let lanes = events.lanes(&source);
     with_track_lanes(source, lanes)
 }
 
 /// `source` with `lanes` (its event lanes, from [`EventLanes`]) and the lanes of its digital,
 /// analog and span tracks after them.
-pub fn with_track_lanes(source: Source, mut lanes: Vec<Lane>) -> Prepared {
-    for (i, d) in source.digital.iter().enumerate() {
-        lanes.push(digital_lane(i, d));
+pub fn with_track_lanes(source: Source, lanes: Vec<Lane>) -> Prepared {
+    let pyramids = source.digital.iter().map(|d| MinMaxPyramid::new(d.levels())).collect();
+    with_pyramids(source, lanes, pyramids)
+}
+
+/// [`with_track_lanes`], given the level pyramid of each digital track (a live source grows
+/// them as its tracks grow).
+pub fn with_pyramids(source: Source, mut lanes: Vec<Lane>, pyramids: Vec<MinMaxPyramid>) -> Prepared {
+    for (track, (d, pyramid)) in source.digital.iter().zip(pyramids).enumerate() {
+        lanes.push(Lane { name: d.name.clone(), kind: LaneKind::Digital { track, pyramid }, color: theme::DIGITAL });
     }
     for (i, a) in source.analog.iter().enumerate() {
         let (lo, hi) = a.min_max(0, a.samples.len()).unwrap_or((0.0, 1.0));

@@ -5,7 +5,8 @@
 use super::document::SourceId;
 use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
 use super::message::{FileMsg, JobResult, Message, RecordMsg, SimMsg};
-use super::prepare::{EventLanes, Prepared, prepare, with_track_lanes};
+use super::lod::MinMaxPyramid;
+use super::prepare::{EventLanes, Prepared, prepare, with_pyramids};
 use super::record::{Asked, RecordEnd};
 use super::sim::{SimCommand, SimHandle};
 use super::table::{Row, TableSort};
@@ -116,9 +117,9 @@ pub fn table_rows(
 ///
 /// Events arrive in emission order, and a model may emit a little ahead of its clock, so an
 /// event becomes final only once the clock has passed it: it is then appended in time order
-/// and walked into the lanes ([`EventLanes`]) once. A snapshot copies the table and the lane
-/// lists but no longer sorts or walks what came before (measured by
-/// `examples/live_snapshot.rs`). An event that arrives behind one already final is placed by
+/// and walked into the lanes ([`EventLanes`]) once. A snapshot shares the table's columns,
+/// the lane lists, the digital tracks and their indexes, which only ever append past what
+/// it reads (`SharedVec`): it costs what is new (measured by `examples/live_snapshot.rs`). An event that arrives behind one already final is placed by
 /// sorting the table again and walking it anew, and counted in [`Accumulator::reorders`].
 #[derive(Debug, Default)]
 pub struct Accumulator {
@@ -132,6 +133,10 @@ pub struct Accumulator {
     /// Final edges, sorted by (time, line), and the not-yet-final ones.
     edges: Vec<(Ps, u16, u8)>,
     pending_edges: Vec<(Ps, u16, u8)>,
+    /// The digital tracks of the final edges (the first `edges_in_tracks`), with their
+    /// level pyramids: snapshots share them.
+    tracks: Vec<(DigitalTrack, MinMaxPyramid)>,
+    edges_in_tracks: usize,
     /// The simulator's clock: what is before it is final.
     now: Ps,
     events: usize,
@@ -207,6 +212,8 @@ impl Accumulator {
         self.edges.extend(ready);
         if late {
             self.edges.sort_by_key(|e| (e.0, e.1));
+            self.tracks.clear();
+            self.edges_in_tracks = 0;
         }
     }
 
@@ -226,21 +233,32 @@ impl Accumulator {
         let mut src = Source::new(name, "simulator", SourceKind::Simulator);
         // Same clock as `latscope sim` writes: the trace starts at 100 s.
         src.origin = ClockOrigin::from_secs_ps(100, 0);
+        // Shared, not copied: the builder appends past what the snapshot reads.
         src.events = self.b.table().clone();
         src.strings = self.b.interner.clone();
-        let mut tracks: Vec<DigitalTrack> = lines.iter().map(|n| DigitalTrack::new(n.clone(), 0)).collect();
-        for &(t, line, level) in &self.edges {
-            if let Some(d) = tracks.get_mut(usize::from(line)) {
+        if self.tracks.len() != lines.len() {
+            self.tracks = lines.iter().map(|n| (DigitalTrack::new(n.clone(), 0), MinMaxPyramid::default())).collect();
+            self.edges_in_tracks = 0;
+        }
+        for &(t, line, level) in &self.edges[self.edges_in_tracks..] {
+            if let Some((d, _)) = self.tracks.get_mut(usize::from(line)) {
                 d.push(t, level);
             }
         }
-        for d in &mut tracks {
+        self.edges_in_tracks = self.edges.len();
+        let mut pyramids = Vec::with_capacity(self.tracks.len());
+        let mut tracks = Vec::with_capacity(self.tracks.len());
+        for (d, pyramid) in &mut self.tracks {
+            pyramid.extend(d.levels());
+            pyramids.push(pyramid.clone());
+            let mut d = d.clone();
             d.end = d.end.max(self.now);
+            tracks.push(d);
         }
         src.digital = tracks.into();
         self.lanes.feed(&src);
         let lanes = self.lanes.lanes(&src);
-        with_track_lanes(src, lanes)
+        with_pyramids(src, lanes, pyramids)
     }
 }
 
@@ -517,6 +535,7 @@ fn record_logic_work(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gui::prepare::LaneKind;
     use latscope_sim::Simulation;
 
     /// Each event as text, its symbols resolved: two tables with their own interners compare.
@@ -535,6 +554,26 @@ mod tests {
                 format!("{} {} {} {} {} {fields:?}", e.ts(), e.cpu(), e.pid(), text(e.comm()), text(e.name()))
             })
             .collect()
+    }
+
+    /// Every event lane's time index answers as a binary search over the lane's times.
+    fn assert_lane_indexes_answer(p: &Prepared) {
+        let ts = &p.source.events.ts;
+        for lane in &p.lanes {
+            let (events, index) = match &lane.kind {
+                LaneKind::Cpu(c) => (&c.events, &c.index),
+                LaneKind::Events(e) => (&e.events, &e.index),
+                _ => continue,
+            };
+            let time = |i: usize| ts[events[i] as usize];
+            let n = events.len();
+            for i in (0..n).step_by((n / 100).max(1)) {
+                for t in [time(i) - 1, time(i), time(i) + 1] {
+                    let plain = crate::gui::lod::lower_bound(n, |k| time(k) < t);
+                    assert_eq!(index.lower_bound(n, time, t), plain, "lane {} at {t}", lane.name);
+                }
+            }
+        }
     }
 
     /// A run fed to the accumulator batch by batch, as the window's job feeds it: every
@@ -571,9 +610,15 @@ mod tests {
                     "{scenario} at {} ps",
                     acc.now
                 );
-                got.len()
+                assert_lane_indexes_answer(&snap);
+                // Nothing was copied: the snapshot reads the accumulator's own columns.
+                assert!(snap.source.events.shares_memory_with(acc.b.table()));
+                (got, snap)
             };
             let mut shown = Vec::new();
+            // Earlier snapshots, still held (as the window and its jobs hold them) while the
+            // accumulator appends to the memory they share.
+            let mut held = Vec::new();
             while !sim.is_finished() {
                 sim.tick(40);
                 while let Ok(b) = rx.try_recv() {
@@ -581,14 +626,21 @@ mod tests {
                 }
                 snapshots += 1;
                 if snapshots % 4 == 1 {
-                    shown.push(check(&mut acc, false));
+                    let (got, snap) = check(&mut acc, false);
+                    shown.push(got.len());
+                    held.push((got, format!("{:?}", snap.lanes), snap));
                 }
             }
             while let Ok(b) = rx.try_recv() {
                 acc.add(b);
             }
             acc.settle();
-            shown.push(check(&mut acc, true));
+            shown.push(check(&mut acc, true).0.len());
+            for (got, lanes, snap) in &held {
+                assert_eq!(&rows(&snap.source), got, "{scenario}: a held snapshot changed");
+                assert_eq!(&format!("{:?}", snap.lanes), lanes, "{scenario}: a held snapshot's lanes changed");
+                assert_lane_indexes_answer(snap);
+            }
             assert_eq!(acc.reorders(), 0, "{scenario}");
             assert!(shown.len() > 3 && shown.windows(2).all(|w| w[0] <= w[1]), "{scenario}: {shown:?}");
             assert_eq!(shown.last(), Some(&whole_rows.len()), "{scenario}");

@@ -65,9 +65,9 @@ pub(super) fn hit_test(
         LaneKind::Cpu(cpu) => {
             let y = pos.y - rect.top();
             if y < 20.0 {
-                slice_hit(&cpu.tasks, &cpu.labels)
+                slice_hit(&cpu.tasks, &cpu.labels).or_else(|| slice_hit(&cpu.open_tasks, &cpu.labels))
             } else if y < 33.0 {
-                slice_hit(&cpu.irqs, &cpu.labels)
+                slice_hit(&cpu.irqs, &cpu.labels).or_else(|| slice_hit(&cpu.open_irqs, &cpu.labels))
             } else {
                 nearest_event(&cpu.events, src, t_src, tol)
                     .map(|index| Hit::Event(EventSel { source, index }))

@@ -220,30 +220,25 @@ pub fn build_lane(
     match &lane.kind {
         LaneKind::Cpu(cpu) => {
             let t = rect.top();
-            draw_slices(
-                &mut mesh,
-                &cpu.tasks,
-                &grid,
-                left,
-                (t + 2.0, t + 19.0),
-                |label| theme::task_color(cpu.labels.get(label as usize).map_or("", String::as_str)),
-                &cpu.labels,
-                &mut texts,
-            );
+            for tasks in [&cpu.tasks, &cpu.open_tasks] {
+                draw_slices(
+                    &mut mesh,
+                    tasks,
+                    &grid,
+                    left,
+                    (t + 2.0, t + 19.0),
+                    |label| theme::task_color(cpu.labels.get(label as usize).map_or("", String::as_str)),
+                    &cpu.labels,
+                    &mut texts,
+                );
+            }
             let irq_color = |label: u32| {
                 let soft = cpu.labels.get(label as usize).is_some_and(|l| l.starts_with("softirq"));
                 if soft { theme::SOFTIRQ } else { theme::IRQ }
             };
-            draw_slices(
-                &mut mesh,
-                &cpu.irqs,
-                &grid,
-                left,
-                (t + 21.0, t + 32.0),
-                irq_color,
-                &cpu.labels,
-                &mut texts,
-            );
+            for irqs in [&cpu.irqs, &cpu.open_irqs] {
+                draw_slices(&mut mesh, irqs, &grid, left, (t + 21.0, t + 32.0), irq_color, &cpu.labels, &mut texts);
+            }
             draw_ticks(
                 &mut mesh,
                 (&cpu.events, &cpu.index),
