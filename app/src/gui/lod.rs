@@ -468,18 +468,19 @@ pub struct SliceRun {
 }
 
 /// Which slice covers each column, merged into runs of equal slices.
-pub fn slice_runs(row: &SliceRow, grid: &Grid) -> Vec<SliceRun> {
+pub fn slice_runs(row: Slices<'_>, grid: &Grid) -> Vec<SliceRun> {
     let mut runs: Vec<SliceRun> = Vec::new();
+    let done = row.done;
     // Every column's search start at once (see `TimeIndex::lower_bounds`).
-    let firsts = row.max_end_index.lower_bounds(
-        row.max_end.len(),
-        |i| row.max_end[i],
+    let firsts = done.max_end_index.lower_bounds(
+        done.max_end.len(),
+        |i| done.max_end[i],
         (0..grid.columns).map(|c| grid.edge(c).saturating_add(1)),
     );
     for (c, &first) in firsts.iter().enumerate() {
         let (from, to) = (grid.edge(c), grid.edge(c + 1));
-        let Some(i) = row.first_open_from(first, from, to) else { continue };
-        let crowded = row.start.get(i + 1).is_some_and(|&s| s < to);
+        let Some(i) = row.first_open_from(row.past_done(first, from), from, to) else { continue };
+        let crowded = row.start(i + 1).is_some_and(|s| s < to);
         match runs.last_mut() {
             Some(r) if r.slice == i && r.last + 1 == c => {
                 r.last = c;
@@ -489,6 +490,77 @@ pub fn slice_runs(row: &SliceRow, grid: &Grid) -> Vec<SliceRun> {
         }
     }
     runs
+}
+
+/// One row as it is drawn and hit: its final slices (`done`) and after them those not final
+/// yet (`open`: a live lane keeps them apart so that `done` only appends). Every slice of
+/// `open` starts at or after every slice of `done`, so together they are one row sorted by
+/// start, indexed `done` first: what one `SliceRow` holding both would be.
+#[derive(Debug, Clone, Copy)]
+pub struct Slices<'a> {
+    pub done: &'a SliceRow,
+    pub open: Option<&'a SliceRow>,
+}
+
+impl<'a> Slices<'a> {
+    pub fn of(done: &'a SliceRow) -> Self {
+        Self { done, open: None }
+    }
+
+    /// The row that holds slice `i`, and its index there.
+    fn part(&self, i: usize) -> Option<(&'a SliceRow, usize)> {
+        match i.checked_sub(self.done.len()) {
+            None => Some((self.done, i)),
+            Some(k) => self.open.map(|o| (o, k)),
+        }
+    }
+
+    pub fn start(&self, i: usize) -> Option<Ps> {
+        self.part(i).and_then(|(r, k)| r.start.get(k).copied())
+    }
+    pub fn end(&self, i: usize) -> Option<Ps> {
+        self.part(i).and_then(|(r, k)| r.end.get(k).copied())
+    }
+    pub fn label(&self, i: usize) -> Option<u32> {
+        self.part(i).and_then(|(r, k)| r.label.get(k).copied())
+    }
+    pub fn event(&self, i: usize) -> Option<u32> {
+        self.part(i).and_then(|(r, k)| r.event.get(k).copied())
+    }
+
+    /// The first slice (by start) that overlaps `[from, to)`.
+    pub fn first_overlapping(&self, from: Ps, to: Ps) -> Option<usize> {
+        let done = self.done;
+        let n = done.max_end.len();
+        let i = done.max_end_index.lower_bound(n, |i| done.max_end[i], from.saturating_add(1));
+        self.first_open_from(self.past_done(i, from), from, to)
+    }
+
+    /// `i`, the first slice of `done` whose running maximum end is after `from`, or if there
+    /// is none, the first such slice of `open` (whose running maximum is its own then).
+    fn past_done(&self, i: usize, from: Ps) -> usize {
+        match self.open {
+            Some(open) if i >= self.done.len() => {
+                let n = open.max_end.len();
+                self.done.len() + lower_bound(n, |k| open.max_end[k] <= from)
+            }
+            _ => i,
+        }
+    }
+
+    /// As [`SliceRow::first_open_from`], over both rows.
+    fn first_open_from(&self, mut i: usize, from: Ps, to: Ps) -> Option<usize> {
+        while let (Some(s), Some(e)) = (self.start(i), self.end(i)) {
+            if s >= to {
+                break;
+            }
+            if e > from || (e == s && s >= from) {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
 }
 
 #[cfg(test)]
@@ -610,6 +682,45 @@ mod tests {
         }
     }
 
+    /// A row kept as final slices and open ones is drawn and hit as the one row holding both.
+    #[test]
+    fn final_and_open_slices_answer_as_one_row() {
+        let mut one = SliceRow::default();
+        let mut done = SliceRow::default();
+        let mut open = SliceRow::default();
+        let mut t: Ps = 0;
+        for i in 0..3_000u32 {
+            let len = if i % 40 == 0 { 9_000 } else { (i % 5) as Ps * 70 };
+            let row = if i < 2_990 { &mut done } else { &mut open };
+            row.push(t, t + len, i % 3, i);
+            one.push(t, t + len, i % 3, i);
+            t += 100 + (i % 7) as Ps;
+        }
+        // An open handler with one closed inside it, both reaching past the last start.
+        for (s, e) in [(t, t + 5_000), (t + 10, t + 20)] {
+            open.push(s, e, 1, 0);
+            one.push(s, e, 1, 0);
+        }
+        for r in [&mut one, &mut done, &mut open] {
+            r.finish();
+        }
+        let both = Slices { done: &done, open: Some(&open) };
+        let alone = Slices::of(&one);
+        for from in (0..t + 6_000).step_by(61) {
+            for width in [1, 30, 400] {
+                let (a, b) = (both.first_overlapping(from, from + width), alone.first_overlapping(from, from + width));
+                assert_eq!(a, b, "[{from}, +{width})");
+                if let Some(i) = a {
+                    assert_eq!((both.start(i), both.end(i), both.label(i)), (one.start.get(i).copied(), one.end.get(i).copied(), one.label.get(i).copied()));
+                }
+            }
+        }
+        for (t0, px) in [(0.0, t as f64 / 1500.0), (t as f64 - 900.0, 3.0), (t as f64 - 50.0, 0.5)] {
+            let grid = Grid { t0, ps_per_px: px, columns: 1600 };
+            assert_eq!(format!("{:?}", slice_runs(both, &grid)), format!("{:?}", slice_runs(alone, &grid)));
+        }
+    }
+
     /// A row pushed and finished a few slices at a time (a live lane) is the row pushed and
     /// finished once, and its clones keep reading what they read.
     #[test]
@@ -715,7 +826,7 @@ mod tests {
             let expected: Vec<Option<usize>> =
                 (0..columns).map(|c| row.first_overlapping(grid.edge(c), grid.edge(c + 1))).collect();
             let mut from_runs = vec![None; columns];
-            for r in slice_runs(&row, &grid) {
+            for r in slice_runs(Slices::of(&row), &grid) {
                 for slot in &mut from_runs[r.first..=r.last] {
                     *slot = Some(r.slice);
                 }
@@ -732,7 +843,7 @@ mod tests {
         row.push(41, 42, 2, 2);
         row.finish();
         let grid = Grid { t0: 0.0, ps_per_px: 10.0, columns: 12 };
-        let runs = slice_runs(&row, &grid);
+        let runs = slice_runs(Slices::of(&row), &grid);
         assert_eq!(runs[0], SliceRun { first: 1, last: 1, slice: 0, crowded: false });
         assert_eq!((runs[1].first, runs[1].last, runs[1].slice, runs[1].crowded), (4, 9, 1, true));
         assert_eq!(row.first_overlapping(20, 40), None);

@@ -3,7 +3,7 @@
 //! `sched_switch`, `irq_handler_*` and `softirq_*`, digital level pyramids and span rows.
 //! Drawing then only reads these.
 
-use super::lod::{self, MinMaxPyramid, SliceRow, TimeIndex};
+use super::lod::{self, MinMaxPyramid, SliceRow, Slices, TimeIndex};
 use super::theme;
 use egui::Color32;
 use latscope_model::kernel;
@@ -203,6 +203,18 @@ pub struct CpuLane {
     pub open_irqs: SliceRow,
     /// Labels of the slices; also keys their colours.
     pub labels: Vec<String>,
+}
+
+impl CpuLane {
+    /// The tasks row as drawn: the final slices, then the task still running.
+    pub fn task_slices(&self) -> Slices<'_> {
+        Slices { done: &self.tasks, open: Some(&self.open_tasks) }
+    }
+
+    /// The IRQ row as drawn: the final slices, then those still open or closed inside one.
+    pub fn irq_slices(&self) -> Slices<'_> {
+        Slices { done: &self.irqs, open: Some(&self.open_irqs) }
+    }
 }
 
 /// Symbols of the event and field names the slice reconstruction reads.

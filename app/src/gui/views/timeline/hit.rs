@@ -3,7 +3,7 @@
 
 use super::PICK_PX;
 use crate::gui::document::SourceId;
-use crate::gui::lod::{self, SliceRow};
+use crate::gui::lod::{self, Slices};
 use crate::gui::prepare::{Lane, LaneKind};
 use crate::gui::view::find;
 use crate::gui::view::{EventSel, SourceView, Viewport};
@@ -36,7 +36,7 @@ pub(super) fn nearest_event(events: &[u32], src: &Source, t: f64, tol: f64) -> O
     best.map(|b| b.1)
 }
 
-pub(super) fn slice_at(row: &SliceRow, t: Ps, tol: Ps) -> Option<usize> {
+pub(super) fn slice_at(row: Slices<'_>, t: Ps, tol: Ps) -> Option<usize> {
     row.first_overlapping(t - tol, t + tol + 1)
 }
 
@@ -52,22 +52,23 @@ pub(super) fn hit_test(
     let src = sv.source();
     let t = t_src.round() as Ps;
     let tol_ps = tol.round() as Ps;
-    let slice_hit = |row: &SliceRow, labels: &[String]| {
-        slice_at(row, t, tol_ps).map(|i| Hit::Slice {
-            text: row.label.get(i).and_then(|&l| labels.get(l as usize)).cloned().unwrap_or_default(),
-            start: row.start[i],
-            end: row.end[i],
+    let slice_hit = |row: Slices<'_>, labels: &[String]| {
+        let i = slice_at(row, t, tol_ps)?;
+        Some(Hit::Slice {
+            text: row.label(i).and_then(|l| labels.get(l as usize)).cloned().unwrap_or_default(),
+            start: row.start(i)?,
+            end: row.end(i)?,
             source,
-            event: row.event.get(i).filter(|&&e| e != u32::MAX).map(|&e| e as usize),
+            event: row.event(i).filter(|&e| e != u32::MAX).map(|e| e as usize),
         })
     };
     match &lane.kind {
         LaneKind::Cpu(cpu) => {
             let y = pos.y - rect.top();
             if y < 20.0 {
-                slice_hit(&cpu.tasks, &cpu.labels).or_else(|| slice_hit(&cpu.open_tasks, &cpu.labels))
+                slice_hit(cpu.task_slices(), &cpu.labels)
             } else if y < 33.0 {
-                slice_hit(&cpu.irqs, &cpu.labels).or_else(|| slice_hit(&cpu.open_irqs, &cpu.labels))
+                slice_hit(cpu.irq_slices(), &cpu.labels)
             } else {
                 nearest_event(&cpu.events, src, t_src, tol)
                     .map(|index| Hit::Event(EventSel { source, index }))
@@ -95,7 +96,7 @@ pub(super) fn hit_test(
         }),
         LaneKind::Spans { rows, labels, .. } => {
             let depth = ((pos.y - rect.top() - 2.0) / 18.0).max(0.0) as usize;
-            rows.get(depth).and_then(|r| slice_hit(r, labels))
+            rows.get(depth).and_then(|r| slice_hit(Slices::of(r), labels))
         }
     }
 }

@@ -2,7 +2,7 @@
 //! viewport or the data changes; and the detector windows shaded over a source's rows.
 
 use crate::gui::document::SourceId;
-use crate::gui::lod::{self, Grid, SliceRow};
+use crate::gui::lod::{self, Grid, Slices};
 use crate::gui::prepare::{Lane, LaneKind};
 use crate::gui::theme;
 use crate::gui::view::{Band, LaneId, SourceView, Viewport};
@@ -133,7 +133,7 @@ pub(super) fn segment(mesh: &mut Mesh, a: Pos2, b: Pos2, width: f32, color: Colo
 #[allow(clippy::too_many_arguments)]
 pub(super) fn draw_slices(
     mesh: &mut Mesh,
-    row: &SliceRow,
+    row: Slices<'_>,
     grid: &Grid,
     left: f32,
     y: (f32, f32),
@@ -143,8 +143,7 @@ pub(super) fn draw_slices(
 ) {
     let x_of = |t: Ps| left + ((t as f64 - grid.t0) / grid.ps_per_px) as f32;
     for run in lod::slice_runs(row, grid) {
-        let (Some(&s), Some(&e), Some(&label)) =
-            (row.start.get(run.slice), row.end.get(run.slice), row.label.get(run.slice))
+        let (Some(s), Some(e), Some(label)) = (row.start(run.slice), row.end(run.slice), row.label(run.slice))
         else {
             continue;
         };
@@ -220,25 +219,30 @@ pub fn build_lane(
     match &lane.kind {
         LaneKind::Cpu(cpu) => {
             let t = rect.top();
-            for tasks in [&cpu.tasks, &cpu.open_tasks] {
-                draw_slices(
-                    &mut mesh,
-                    tasks,
-                    &grid,
-                    left,
-                    (t + 2.0, t + 19.0),
-                    |label| theme::task_color(cpu.labels.get(label as usize).map_or("", String::as_str)),
-                    &cpu.labels,
-                    &mut texts,
-                );
-            }
+            draw_slices(
+                &mut mesh,
+                cpu.task_slices(),
+                &grid,
+                left,
+                (t + 2.0, t + 19.0),
+                |label| theme::task_color(cpu.labels.get(label as usize).map_or("", String::as_str)),
+                &cpu.labels,
+                &mut texts,
+            );
             let irq_color = |label: u32| {
                 let soft = cpu.labels.get(label as usize).is_some_and(|l| l.starts_with("softirq"));
                 if soft { theme::SOFTIRQ } else { theme::IRQ }
             };
-            for irqs in [&cpu.irqs, &cpu.open_irqs] {
-                draw_slices(&mut mesh, irqs, &grid, left, (t + 21.0, t + 32.0), irq_color, &cpu.labels, &mut texts);
-            }
+            draw_slices(
+                &mut mesh,
+                cpu.irq_slices(),
+                &grid,
+                left,
+                (t + 21.0, t + 32.0),
+                irq_color,
+                &cpu.labels,
+                &mut texts,
+            );
             draw_ticks(
                 &mut mesh,
                 (&cpu.events, &cpu.index),
@@ -346,7 +350,7 @@ pub fn build_lane(
                 let c = |label: u32| {
                     labels.get(label as usize).map_or(color, |l| theme::color_for(l)).gamma_multiply(0.7)
                 };
-                draw_slices(&mut mesh, row, &grid, left, (y, y + 16.0), c, labels, &mut texts);
+                draw_slices(&mut mesh, Slices::of(row), &grid, left, (y, y + 16.0), c, labels, &mut texts);
             }
         }
     }
