@@ -708,10 +708,14 @@ mod tests {
         let alone = Slices::of(&one);
         for from in (0..t + 6_000).step_by(61) {
             for width in [1, 30, 400] {
-                let (a, b) = (both.first_overlapping(from, from + width), alone.first_overlapping(from, from + width));
+                let (a, b) =
+                    (both.first_overlapping(from, from + width), alone.first_overlapping(from, from + width));
                 assert_eq!(a, b, "[{from}, +{width})");
                 if let Some(i) = a {
-                    assert_eq!((both.start(i), both.end(i), both.label(i)), (one.start.get(i).copied(), one.end.get(i).copied(), one.label.get(i).copied()));
+                    assert_eq!(
+                        (both.start(i), both.end(i), both.label(i)),
+                        (one.start.get(i).copied(), one.end.get(i).copied(), one.label.get(i).copied())
+                    );
                 }
             }
         }

@@ -451,7 +451,11 @@ pub fn with_track_lanes(source: Source, lanes: Vec<Lane>) -> Prepared {
 /// them as its tracks grow).
 pub fn with_pyramids(source: Source, mut lanes: Vec<Lane>, pyramids: Vec<MinMaxPyramid>) -> Prepared {
     for (track, (d, pyramid)) in source.digital.iter().zip(pyramids).enumerate() {
-        lanes.push(Lane { name: d.name.clone(), kind: LaneKind::Digital { track, pyramid }, color: theme::DIGITAL });
+        lanes.push(Lane {
+            name: d.name.clone(),
+            kind: LaneKind::Digital { track, pyramid },
+            color: theme::DIGITAL,
+        });
     }
     for (i, a) in source.analog.iter().enumerate() {
         let (lo, hi) = a.min_max(0, a.samples.len()).unwrap_or((0.0, 1.0));

@@ -4,8 +4,8 @@
 
 use super::document::SourceId;
 use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
-use super::message::{FileMsg, JobResult, Message, RecordMsg, SimMsg};
 use super::lod::MinMaxPyramid;
+use super::message::{FileMsg, JobResult, Message, RecordMsg, SimMsg};
 use super::prepare::{EventLanes, Prepared, prepare, with_pyramids};
 use super::record::{Asked, RecordEnd};
 use super::sim::{SimCommand, SimHandle};
@@ -237,7 +237,8 @@ impl Accumulator {
         src.events = self.b.table().clone();
         src.strings = self.b.interner.clone();
         if self.tracks.len() != lines.len() {
-            self.tracks = lines.iter().map(|n| (DigitalTrack::new(n.clone(), 0), MinMaxPyramid::default())).collect();
+            self.tracks =
+                lines.iter().map(|n| (DigitalTrack::new(n.clone(), 0), MinMaxPyramid::default())).collect();
             self.edges_in_tracks = 0;
         }
         for &(t, line, level) in &self.edges[self.edges_in_tracks..] {
@@ -638,7 +639,11 @@ mod tests {
             shown.push(check(&mut acc, true).0.len());
             for (got, lanes, snap) in &held {
                 assert_eq!(&rows(&snap.source), got, "{scenario}: a held snapshot changed");
-                assert_eq!(&format!("{:?}", snap.lanes), lanes, "{scenario}: a held snapshot's lanes changed");
+                assert_eq!(
+                    &format!("{:?}", snap.lanes),
+                    lanes,
+                    "{scenario}: a held snapshot's lanes changed"
+                );
                 assert_lane_indexes_answer(snap);
             }
             assert_eq!(acc.reorders(), 0, "{scenario}");

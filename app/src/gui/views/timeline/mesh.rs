@@ -143,7 +143,8 @@ pub(super) fn draw_slices(
 ) {
     let x_of = |t: Ps| left + ((t as f64 - grid.t0) / grid.ps_per_px) as f32;
     for run in lod::slice_runs(row, grid) {
-        let (Some(s), Some(e), Some(label)) = (row.start(run.slice), row.end(run.slice), row.label(run.slice))
+        let (Some(s), Some(e), Some(label)) =
+            (row.start(run.slice), row.end(run.slice), row.label(run.slice))
         else {
             continue;
         };
