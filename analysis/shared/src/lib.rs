@@ -159,7 +159,7 @@ impl<T: Copy> SharedVec<T> {
             }
             return;
         }
-        let needed = self.len.checked_add(additional).unwrap_or(usize::MAX);
+        let needed = self.len.saturating_add(additional);
         let grown = self.cap.saturating_mul(2).max(needed).max(4);
         self.copy_into(grown);
     }
