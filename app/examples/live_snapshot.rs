@@ -1,17 +1,60 @@
-//! What one live snapshot of the simulator costs as its run grows: the workbench's
-//! simulator job (`gui::workers::Accumulator`) fed the simulator's batches as fast as it
-//! runs, with one snapshot timed (and the process's resident memory read) every CHECKPOINT
-//! events. Today a snapshot clones, sorts and prepares everything so far, so its cost grows
-//! with the run; issue 30's growing model is to make it flat.
+//! What the live snapshots of the simulator cost as its run grows: the workbench's simulator
+//! job (`gui::workers::Accumulator`) fed the simulator's batches as fast as it runs, with a
+//! snapshot taken every SNAPSHOT_EVERY events (10,000: the window's 200 ms at 50,000
+//! events/s) and the last one held while the next is taken, as the window holds it. Every
+//! CHECKPOINT events it prints the snapshots' mean and largest time since the last line, the
+//! process's resident memory, and what letting a snapshot go cost. Issue 30's growing model
+//! makes these flat: a snapshot shares what is old (`SharedVec`).
 //!
 //! `cargo run --example live_snapshot -p latscope [--release] -- [EVENTS] [CHECKPOINT] [SCENARIO [KEY=VALUE...]]`
 //! (defaults 2000000, 250000, litesdcard; `axienet-napi run_ms=3600000` runs long enough
-//! for any count). Prints one line per checkpoint.
+//! for any count; `SNAPSHOT_EVERY` in the environment changes the spacing). Prints one line
+//! per checkpoint.
 
+use egui::{Rect, pos2};
+use latscope::gui::document::{DocSource, SourceId};
+use latscope::gui::prepare::Prepared;
+use latscope::gui::theme::ThemeKind;
+use latscope::gui::view::{SourceView, Viewport, default_lanes};
+use latscope::gui::views::timeline::build_lane;
 use latscope::gui::workers::Accumulator;
+use latscope_model::Placement;
 use latscope_sim::{Batch, Simulation, Speed};
+use std::sync::Arc;
 use std::sync::mpsc::channel;
 use std::time::Instant;
+
+const WIDTH: f32 = 1600.0;
+/// What the window shows while it follows a live run: about 20 ms, ending at the head.
+const SHOWN_PS: f64 = 20e9;
+
+/// The geometry of every lane of `prepared` at its head, as a frame of the following window
+/// builds it; returns the vertices and labels, so nothing is optimised away.
+fn frame_at_head(prepared: &Arc<Prepared>) -> usize {
+    let doc = DocSource {
+        id: SourceId(1),
+        prepared: prepared.clone(),
+        placement: Placement::IDENTITY,
+        data_generation: 1,
+        growing: true,
+        placed_by: None,
+    };
+    let lanes = default_lanes(prepared, ThemeKind::Dark);
+    let view = SourceView::of(&doc, &lanes);
+    let head = prepared.source.events.ts.last().copied().unwrap_or(0) as f64;
+    let vp = Viewport { start: head - SHOWN_PS, ps_per_px: SHOWN_PS / f64::from(WIDTH) };
+    let mut top = 0.0;
+    let mut total = 0;
+    for v in view.lanes {
+        let Some(lane) = prepared.lanes.get(v.lane) else { continue };
+        let h = lane.height();
+        let rect = Rect::from_min_max(pos2(0.0, top), pos2(WIDTH, top + h));
+        let (mesh, texts) = build_lane(lane, v.color, &view, &vp, rect);
+        total += mesh.vertices.len() + texts.len();
+        top += h;
+    }
+    total
+}
 
 fn rss_mib() -> f64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -33,30 +76,50 @@ fn main() -> anyhow::Result<()> {
     sim.set_speed(Speed::Max);
     let lines = sim.line_names();
     let mut acc = Accumulator::default();
-    let mut next = every;
+    let spacing: usize = std::env::var("SNAPSHOT_EVERY").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    let mut next_line = every;
+    let mut next_snapshot = spacing;
+    let mut held = None;
+    let (mut count, mut sum_ms, mut max_ms, mut max_drop_ms) = (0usize, 0.0f64, 0.0f64, 0.0f64);
+    let (mut frame_ms, mut drawn) = (0.0f64, 0usize);
     let started = Instant::now();
-    println!("events\tsnapshot_ms\trss_mib\trss_bytes_per_event\tsim_s\tdrop_ms");
+    println!(
+        "events\tsnapshots\tmean_ms\tmax_ms\trss_mib\trss_bytes_per_event\tsim_s\tmax_drop_ms\tframe_ms\tdrawn"
+    );
     while acc.events() < total && !sim.is_finished() {
         sim.tick(50_000);
         while let Ok(b) = rx.try_recv() {
             acc.add(b);
         }
-        if acc.events() >= next {
+        if acc.events() >= next_snapshot {
             let t = Instant::now();
-            let snap = acc.snapshot(scenario, &lines);
+            let snap = Arc::new(acc.snapshot(scenario, &lines));
             let ms = t.elapsed().as_secs_f64() * 1e3;
-            let rss = rss_mib();
             // What the window pays when it lets the previous snapshot go.
             let t = Instant::now();
-            drop(snap);
-            let drop_ms = t.elapsed().as_secs_f64() * 1e3;
+            drop(held.replace(snap));
+            max_drop_ms = max_drop_ms.max(t.elapsed().as_secs_f64() * 1e3);
+            count += 1;
+            sum_ms += ms;
+            max_ms = max_ms.max(ms);
+            next_snapshot = acc.events() + spacing;
+        }
+        if acc.events() >= next_line {
+            let rss = rss_mib();
+            if let Some(snap) = &held {
+                let t = Instant::now();
+                drawn = frame_at_head(snap);
+                frame_ms = t.elapsed().as_secs_f64() * 1e3;
+            }
             println!(
-                "{}\t{ms:.1}\t{rss:.0}\t{:.0}\t{:.3}\t{drop_ms:.1}",
+                "{}\t{count}\t{:.2}\t{max_ms:.1}\t{rss:.0}\t{:.0}\t{:.3}\t{max_drop_ms:.1}\t{frame_ms:.2}\t{drawn}",
                 acc.events(),
+                sum_ms / count.max(1) as f64,
                 rss * f64::from(1u32 << 20) / acc.events() as f64,
                 sim.now() as f64 / 1e12
             );
-            next += every;
+            (count, sum_ms, max_ms, max_drop_ms) = (0, 0.0, 0.0, 0.0);
+            next_line += every;
         }
     }
     eprintln!("{} events in {:.1} s of wall time", acc.events(), started.elapsed().as_secs_f64());

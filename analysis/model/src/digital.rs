@@ -4,7 +4,8 @@
 //! simulator) or, for a sampled capture, as 32-bit sample numbers of its [`SampleClock`]
 //! (4 bytes each). Logic analyzers' captures hold tens of millions of changes, so the
 //! second halves what they cost; every reader goes through the methods below and sees
-//! picoseconds either way.
+//! picoseconds either way. The changes are `SharedVec`s, so a clone of a growing track (a
+//! live snapshot's) shares them.
 
 use super::time::{PS_PER_S, Ps};
 use latscope_shared::SharedVec;

@@ -3,6 +3,10 @@
 //! Per event: time (8 bytes), cpu (2), pid (4), comm (4), layout (4), irq flags (4) and an
 //! offset into the field arena (4) — 30 bytes — plus its varint-encoded field values,
 //! typically 1–3 bytes each. Events are sorted by time (stable: equal times keep file order).
+//!
+//! The columns are `SharedVec`s: a clone of a table shares their memory and reads the rows
+//! that were there when it was made, while the table it came from goes on appending (a live
+//! source's snapshots cost what is new); a clone that is changed copies first.
 
 use crate::builder::EventRow;
 use crate::field_encoding::decode_value;
