@@ -84,9 +84,14 @@ impl LiveStats {
         *self = Self { scenario: Some(scenario), ..Self::default() };
     }
 
-    /// Whether a snapshot should be analysed now: the last one of a run always is.
-    pub fn due(&self, finished: bool) -> bool {
-        self.scenario.is_some() && (finished || self.last_start.is_none_or(|t| t.elapsed() >= LIVE_EVERY))
+    /// Whether a snapshot should be analysed now: the last one of a run always is; others
+    /// only when no analysis is `running`. The analyses of a long run take longer than
+    /// [`LIVE_EVERY`] (they read the whole snapshot), and a cancelled one still runs to its
+    /// end, so starting the next meanwhile would pile them up on the cores the simulator
+    /// and the window need. The statistics then update as fast as they are computed.
+    pub fn due(&self, finished: bool, running: bool) -> bool {
+        self.scenario.is_some()
+            && (finished || (!running && self.last_start.is_none_or(|t| t.elapsed() >= LIVE_EVERY)))
     }
 
     /// Notes that `snapshot` (taken at simulated time `now`) is being analysed.
@@ -193,5 +198,29 @@ impl SimState {
 
     pub fn start_command(&self) -> SimCommand {
         SimCommand::Start { scenario: self.scenario.clone(), sets: self.sets(), duration: self.duration }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One live analysis at a time: while one runs the next waits, however long ago the last
+    /// started, but the run's last snapshot is always analysed.
+    #[test]
+    fn live_analyses_wait_for_the_one_running_but_never_the_last() {
+        let mut live = LiveStats::default();
+        assert!(!live.due(true, false), "no scenario, nothing to analyse");
+        let scenario =
+            latscope_sim::prepare("litesdcard", &[], None, Some("1s")).expect("a built-in scenario");
+        live.restart(scenario);
+        assert!(live.due(false, false));
+        assert!(!live.due(false, true));
+        assert!(live.due(true, true));
+        live.last_start = Some(Instant::now() - 2 * LIVE_EVERY);
+        assert!(live.due(false, false));
+        assert!(!live.due(false, true));
+        live.last_start = Some(Instant::now());
+        assert!(!live.due(false, false), "asked again within {LIVE_EVERY:?}");
     }
 }

@@ -127,7 +127,7 @@ impl Workbench {
         if self.table_sources().contains(&id) {
             self.refresh_table();
         }
-        if self.sim.live.due(finished) {
+        if self.sim.live.due(finished, self.jobs.busy(JobKind::LiveStats)) {
             self.start_live_stats(snapshot, now);
         }
     }
