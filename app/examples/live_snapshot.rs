@@ -3,8 +3,9 @@
 //! snapshot taken every SNAPSHOT_EVERY events (10,000: the window's 200 ms at 50,000
 //! events/s) and the last one held while the next is taken, as the window holds it. Every
 //! CHECKPOINT events it prints the snapshots' mean and largest time since the last line, the
-//! process's resident memory, and what letting a snapshot go cost. Issue 30's growing model
-//! makes these flat: a snapshot shares what is old (`SharedVec`).
+//! process's resident memory, what letting a snapshot go cost, and what the live statistics
+//! job's analyses of the held snapshot cost. Snapshots are flat since the growing model
+//! shares what is old (`SharedVec`); the analyses still read all of it.
 //!
 //! `cargo run --example live_snapshot -p latscope [--release] -- [EVENTS] [CHECKPOINT] [SCENARIO [KEY=VALUE...]]`
 //! (defaults 2000000, 250000, litesdcard; `axienet-napi run_ms=3600000` runs long enough
@@ -70,6 +71,7 @@ fn main() -> anyhow::Result<()> {
     // Long enough a run never to end before `total` events.
     let sets: Vec<String> = args.iter().skip(3).cloned().collect();
     let sc = latscope_sim::prepare(scenario, &sets, None, Some("3600s"))?;
+    let analysed = sc.clone();
     let mut sim = Simulation::new(sc)?;
     let (tx, rx) = channel::<Batch>();
     sim.attach(tx);
@@ -82,9 +84,10 @@ fn main() -> anyhow::Result<()> {
     let mut held = None;
     let (mut count, mut sum_ms, mut max_ms, mut max_drop_ms) = (0usize, 0.0f64, 0.0f64, 0.0f64);
     let (mut frame_ms, mut drawn) = (0.0f64, 0usize);
+    let (mut stats_ms, mut stats) = (0.0f64, 0usize);
     let started = Instant::now();
     println!(
-        "events\tsnapshots\tmean_ms\tmax_ms\trss_mib\trss_bytes_per_event\tsim_s\tmax_drop_ms\tframe_ms\tdrawn"
+        "events\tsnapshots\tmean_ms\tmax_ms\trss_mib\trss_bytes_per_event\tsim_s\tmax_drop_ms\tframe_ms\tdrawn\tstats_ms\tanalyses"
     );
     while acc.events() < total && !sim.is_finished() {
         sim.tick(50_000);
@@ -110,9 +113,14 @@ fn main() -> anyhow::Result<()> {
                 let t = Instant::now();
                 drawn = frame_at_head(snap);
                 frame_ms = t.elapsed().as_secs_f64() * 1e3;
+                // The live statistics job's work: the scenario's analyses of the snapshot.
+                let t = Instant::now();
+                let report = latscope_sim::scenarios::report(&analysed, &snap.source);
+                stats_ms = t.elapsed().as_secs_f64() * 1e3;
+                stats = report.map_or(0, |r| r.outcomes.len());
             }
             println!(
-                "{}\t{count}\t{:.2}\t{max_ms:.1}\t{rss:.0}\t{:.0}\t{:.3}\t{max_drop_ms:.1}\t{frame_ms:.2}\t{drawn}",
+                "{}\t{count}\t{:.2}\t{max_ms:.1}\t{rss:.0}\t{:.0}\t{:.3}\t{max_drop_ms:.1}\t{frame_ms:.2}\t{drawn}\t{stats_ms:.0}\t{stats}",
                 acc.events(),
                 sum_ms / count.max(1) as f64,
                 rss * f64::from(1u32 << 20) / acc.events() as f64,
