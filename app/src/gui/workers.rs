@@ -119,8 +119,9 @@ pub fn table_rows(
 /// event becomes final only once the clock has passed it: it is then appended in time order
 /// and walked into the lanes ([`EventLanes`]) once. A snapshot shares the table's columns,
 /// the lane lists, the digital tracks and their indexes, which only ever append past what
-/// it reads (`SharedVec`): it costs what is new (measured by `examples/live_snapshot.rs`). An event that arrives behind one already final is placed by
-/// sorting the table again and walking it anew, and counted in [`Accumulator::reorders`].
+/// it reads (`SharedVec`): it costs what is new (measured by `examples/live_snapshot.rs`).
+/// An event that arrives behind one already final is placed by sorting the table again and
+/// walking it anew, and counted in [`Accumulator::reorders`].
 #[derive(Debug, Default)]
 pub struct Accumulator {
     /// Final events, in time order (stable: equal times keep their arrival order).
