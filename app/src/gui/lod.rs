@@ -437,23 +437,7 @@ impl SliceRow {
 
     /// The first slice (by start) that overlaps `[from, to)`.
     pub fn first_overlapping(&self, from: Ps, to: Ps) -> Option<usize> {
-        let n = self.max_end.len();
-        // The first slice whose running maximum end is after `from`.
-        let i = self.max_end_index.lower_bound(n, |i| self.max_end[i], from.saturating_add(1));
-        self.first_open_from(i, from, to)
-    }
-
-    /// The first slice at or after `i` that overlaps `[from, to)`, where `i` is the first
-    /// slice whose running maximum end is after `from`.
-    fn first_open_from(&self, mut i: usize, from: Ps, to: Ps) -> Option<usize> {
-        // The running maximum may come from an earlier, longer slice: step to one that is open.
-        while i < self.start.len() && self.start[i] < to {
-            if self.end[i] > from || (self.end[i] == self.start[i] && self.start[i] >= from) {
-                return Some(i);
-            }
-            i += 1;
-        }
-        None
+        Slices::of(self).first_overlapping(from, to)
     }
 }
 
@@ -548,8 +532,10 @@ impl<'a> Slices<'a> {
         }
     }
 
-    /// As [`SliceRow::first_open_from`], over both rows.
+    /// The first slice at or after `i` that overlaps `[from, to)`, where `i` is the first
+    /// slice whose running maximum end is after `from`.
     fn first_open_from(&self, mut i: usize, from: Ps, to: Ps) -> Option<usize> {
+        // The running maximum may come from an earlier, longer slice: step to one that is open.
         while let (Some(s), Some(e)) = (self.start(i), self.end(i)) {
             if s >= to {
                 break;
