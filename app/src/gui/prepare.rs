@@ -42,11 +42,12 @@ impl Drop for Prepared {
 
 /// The lane of digital track `track`, `d`.
 pub fn digital_lane(track: usize, d: &DigitalTrack) -> Lane {
-    Lane {
-        name: d.name.clone(),
-        kind: LaneKind::Digital { track, pyramid: MinMaxPyramid::new(d.levels()) },
-        color: theme::DIGITAL,
-    }
+    digital_lane_with(track, d, MinMaxPyramid::new(d.levels()))
+}
+
+/// The lane of digital track `track`, `d`, whose level pyramid is built already.
+fn digital_lane_with(track: usize, d: &DigitalTrack, pyramid: MinMaxPyramid) -> Lane {
+    Lane { name: d.name.clone(), kind: LaneKind::Digital { track, pyramid }, color: theme::DIGITAL }
 }
 
 impl Prepared {
@@ -174,16 +175,9 @@ pub struct EventLane {
     pub index: TimeIndex,
 }
 
-impl EventLane {
-    fn push(&mut self, event: u32) {
-        self.events.push(event);
-    }
-
-    /// Indexes the events pushed since the last call.
-    fn index_new(&mut self, ev: &EventTable) {
-        let events = &self.events;
-        self.index.extend(events.len(), |i| ev.ts[events[i] as usize]);
-    }
+/// Extends `index` over a lane's `events` (indices into `ev`) pushed since the last call.
+fn index_new(index: &mut TimeIndex, events: &[u32], ev: &EventTable) {
+    index.extend(events.len(), |i| ev.ts[events[i] as usize]);
 }
 
 #[derive(Debug, Default, Clone)]
@@ -361,6 +355,7 @@ impl EventLanes {
                     name_order.push(name);
                     EventLane::default()
                 })
+                .events
                 .push(idx);
             let st = self.cpus.entry(e.cpu()).or_insert_with(|| CpuState {
                 lane: CpuLane { cpu: e.cpu(), ..CpuLane::default() },
@@ -401,11 +396,10 @@ impl EventLanes {
         for st in self.cpus.values_mut() {
             st.lane.tasks.finish();
             st.lane.irqs.finish();
-            let events = &st.lane.events;
-            st.lane.index.extend(events.len(), |i| ev.ts[events[i] as usize]);
+            index_new(&mut st.lane.index, &st.lane.events, ev);
         }
         for lane in self.by_name.values_mut() {
-            lane.index_new(ev);
+            index_new(&mut lane.index, &lane.events, ev);
         }
     }
 
@@ -451,11 +445,7 @@ pub fn with_track_lanes(source: Source, lanes: Vec<Lane>) -> Prepared {
 /// them as its tracks grow).
 pub fn with_pyramids(source: Source, mut lanes: Vec<Lane>, pyramids: Vec<MinMaxPyramid>) -> Prepared {
     for (track, (d, pyramid)) in source.digital.iter().zip(pyramids).enumerate() {
-        lanes.push(Lane {
-            name: d.name.clone(),
-            kind: LaneKind::Digital { track, pyramid },
-            color: theme::DIGITAL,
-        });
+        lanes.push(digital_lane_with(track, d, pyramid));
     }
     for (i, a) in source.analog.iter().enumerate() {
         let (lo, hi) = a.min_max(0, a.samples.len()).unwrap_or((0.0, 1.0));
