@@ -1,6 +1,6 @@
 //! Timeline geometry per frame at 10M events, headless (no GPU, no window): what a frame
 //! costs when the viewport changed and every visible lane's mesh is rebuilt
-//! (`timeline::build_lane` over each lane of a `prepare`d source).
+//! (`timeline::build_lanes`: `build_lane` over each lane of a `prepare`d source).
 //!
 //! The input is the recorded `samples/ftrace/virtio_blk_direct_read.txt` (irq, block,
 //! sched events on 2 CPUs), its events replicated back to back with shifted times to 10M,
@@ -10,13 +10,12 @@
 //! `cargo bench -p latscope --bench geometry`
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use egui::{Rect, pos2};
 use latscope::gui::document::{DocSource, SourceId};
 use latscope::gui::lod::{Grid, TimeIndex, count_columns, count_columns_indexed};
-use latscope::gui::prepare::{LaneKind, Prepared, prepare};
+use latscope::gui::prepare::{LaneKind, prepare};
 use latscope::gui::theme::ThemeKind;
 use latscope::gui::view::{SourceView, Viewport, default_lanes};
-use latscope::gui::views::timeline::build_lane;
+use latscope::gui::views::timeline::build_lanes;
 use latscope_model::{Placement, Source};
 use std::hint::black_box;
 use std::path::Path;
@@ -38,21 +37,6 @@ fn load_sample() -> Source {
 
 fn replicate(real: &Source, events: usize) -> Source {
     real.replicated(events).unwrap_or_else(|e| panic!("replicating {}: {e}", real.name))
-}
-
-/// Every lane's geometry for one viewport: vertices plus label boxes, so nothing is dropped.
-fn frame(view: &SourceView<'_>, prepared: &Prepared, vp: &Viewport) -> usize {
-    let mut top = 0.0;
-    let mut total = 0;
-    for v in view.lanes {
-        let Some(lane) = prepared.lanes.get(v.lane) else { continue };
-        let h = lane.height();
-        let rect = Rect::from_min_max(pos2(0.0, top), pos2(WIDTH, top + h));
-        let (mesh, texts) = build_lane(lane, v.color, view, vp, rect);
-        total += mesh.vertices.len() + texts.len();
-        top += h;
-    }
-    total
 }
 
 fn bench(c: &mut Criterion) {
@@ -80,9 +64,9 @@ fn bench(c: &mut Criterion) {
     for &(fraction, label) in ZOOMS {
         let shown = span * fraction;
         let vp = Viewport { start: first as f64 + (span - shown) / 2.0, ps_per_px: shown / f64::from(WIDTH) };
-        eprintln!("geometry {label}: {} vertices and labels", frame(&view, &prepared, &vp));
+        eprintln!("geometry {label}: {} vertices and labels", build_lanes(&view, &vp, WIDTH));
         g.bench_with_input(BenchmarkId::new("frame 10M", label), &vp, |b, vp| {
-            b.iter(|| frame(&view, &prepared, black_box(vp)))
+            b.iter(|| build_lanes(&view, black_box(vp), WIDTH))
         });
     }
     // The per-column event counts alone, through each lane's bucket index (what frames

@@ -12,12 +12,11 @@
 //! for any count; `SNAPSHOT_EVERY` in the environment changes the spacing). Prints one line
 //! per checkpoint.
 
-use egui::{Rect, pos2};
 use latscope::gui::document::{DocSource, SourceId};
 use latscope::gui::prepare::Prepared;
 use latscope::gui::theme::ThemeKind;
 use latscope::gui::view::{SourceView, Viewport, default_lanes};
-use latscope::gui::views::timeline::build_lane;
+use latscope::gui::views::timeline::build_lanes;
 use latscope::gui::workers::Accumulator;
 use latscope_model::Placement;
 use latscope_sim::{Batch, Simulation, Speed};
@@ -44,17 +43,7 @@ fn frame_at_head(prepared: &Arc<Prepared>) -> usize {
     let view = SourceView::of(&doc, &lanes);
     let head = prepared.source.events.ts.last().copied().unwrap_or(0) as f64;
     let vp = Viewport { start: head - SHOWN_PS, ps_per_px: SHOWN_PS / f64::from(WIDTH) };
-    let mut top = 0.0;
-    let mut total = 0;
-    for v in view.lanes {
-        let Some(lane) = prepared.lanes.get(v.lane) else { continue };
-        let h = lane.height();
-        let rect = Rect::from_min_max(pos2(0.0, top), pos2(WIDTH, top + h));
-        let (mesh, texts) = build_lane(lane, v.color, &view, &vp, rect);
-        total += mesh.vertices.len() + texts.len();
-        top += h;
-    }
-    total
+    build_lanes(&view, &vp, WIDTH)
 }
 
 fn rss_mib() -> f64 {

@@ -203,6 +203,23 @@ pub(super) fn draw_ticks(
     }
 }
 
+/// Every shown lane of `view`, stacked from the top, `width` pixels wide: a whole frame's
+/// lane geometry, headless, as the geometry bench and the live snapshot bench time it.
+/// Returns the vertices and label boxes built, so nothing is optimised away.
+pub fn build_lanes(view: &SourceView<'_>, vp: &Viewport, width: f32) -> usize {
+    let mut top = 0.0;
+    let mut total = 0;
+    for v in view.lanes {
+        let Some(lane) = view.prepared.lanes.get(v.lane) else { continue };
+        let h = lane.height();
+        let rect = Rect::from_min_max(pos2(0.0, top), pos2(width, top + h));
+        let (mesh, texts) = build_lane(lane, v.color, view, vp, rect);
+        total += mesh.vertices.len() + texts.len();
+        top += h;
+    }
+    total
+}
+
 /// Builds the mesh of one lane (and its label boxes) for the viewport: the per-frame
 /// geometry cost, public for `app/benches/geometry.rs`.
 pub fn build_lane(

@@ -17,7 +17,7 @@ mod ruler;
 mod text;
 
 pub use layout::Layout;
-pub use mesh::{MeshCache, build_lane};
+pub use mesh::{MeshCache, build_lane, build_lanes};
 pub use overview::{Matches, OverviewCache};
 pub use ruler::{RulerUnits, analog_range_label, nice_step};
 pub use text::{clock_text, common_seconds, common_text, event_fields, fields_read, placement_text};
