@@ -302,12 +302,23 @@ pub(crate) fn layout_mask(src: &Source, name: Option<Sym>) -> Vec<bool> {
 
 /// The events whose layout `mask` selects, in table order.
 pub(crate) fn candidates<'a>(src: &'a Source, mask: &'a [bool]) -> impl Iterator<Item = EventRef<'a>> + 'a {
+    candidates_from(src, mask, 0)
+}
+
+/// [`candidates`] from the event at index `from` on.
+pub(crate) fn candidates_from<'a>(
+    src: &'a Source,
+    mask: &'a [bool],
+    from: usize,
+) -> impl Iterator<Item = EventRef<'a>> + 'a {
     src.events
         .layout
+        .get(from..)
+        .unwrap_or_default()
         .iter()
         .enumerate()
         .filter(|&(_, l)| mask.get(l.0 as usize).copied().unwrap_or(false))
-        .filter_map(|(i, _)| src.events.get(i))
+        .filter_map(move |(i, _)| src.events.get(from + i))
 }
 
 pub(crate) fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool {
@@ -316,9 +327,21 @@ pub(crate) fn matches(src: &Source, ev: &EventRef<'_>, r: &Resolved<'_>) -> bool
 
 /// Times of the selected transitions of a digital track.
 pub fn edge_times(track: &DigitalTrack, edge: Edge) -> Vec<Ps> {
-    let mut prev = track.initial;
+    selected(track.initial, track.changes(), edge)
+}
+
+/// [`edge_times`] among the track's changes from index `from` on (a live source's new
+/// ones): the level before is the change before's, or the initial level.
+pub(crate) fn edge_times_from(track: &DigitalTrack, edge: Edge, from: usize) -> Vec<Ps> {
+    let Some(before) = from.checked_sub(1) else { return edge_times(track, edge) };
+    let levels = track.levels();
+    let Some(&prev) = levels.get(before) else { return Vec::new() };
+    selected(prev, (from..levels.len()).map(|i| (track.time(i), levels[i])), edge)
+}
+
+fn selected(mut prev: u8, changes: impl Iterator<Item = (Ps, u8)>, edge: Edge) -> Vec<Ps> {
     let mut out = Vec::new();
-    for (t, l) in track.changes() {
+    for (t, l) in changes {
         let hit = match edge {
             Edge::Rise => prev == 0 && l == 1,
             Edge::Fall => prev == 1 && l == 0,

@@ -4,13 +4,14 @@
 //!
 //! Modules in layers, each using only those above it (docs/ARCHITECTURE.md has the map):
 //! `units`, `outcome`; `endpoint`; `pairing`, `stall`; `spec` (types and grammar);
-//! `measure`; `presets`, `chain`, `detect`, `align`; `runner`; `stats`; `inference`; `report`.
+//! `measure`; `presets`, `chain`, `detect`, `align`; `runner`; `live`; `stats`; `inference`; `report`.
 
 pub mod align;
 pub mod chain;
 pub mod detect;
 pub mod endpoint;
 pub mod inference;
+pub mod live;
 pub mod measure;
 pub mod outcome;
 pub mod pairing;

@@ -38,19 +38,24 @@ impl TaskNames {
 
     /// `1234 (dd)`, or the number alone for a task the source never saw run.
     pub(crate) fn label(&self, src: &Source, pid: i64) -> String {
-        match i32::try_from(pid).ok().and_then(|p| self.0.get(&p)) {
-            Some(&comm) => format!("{pid} ({})", src.strings.resolve(comm)),
-            None => pid.to_string(),
-        }
+        task_label(src, &self.0, pid)
+    }
+}
+
+/// `1234 (dd)` from `names` (task id -> name), or the number alone.
+fn task_label(src: &Source, names: &FxHashMap<i32, Sym>, pid: i64) -> String {
+    match i32::try_from(pid).ok().and_then(|p| names.get(&p)) {
+        Some(&comm) => format!("{pid} ({})", src.strings.resolve(comm)),
+        None => pid.to_string(),
     }
 }
 
 /// A key value as people read it: a device `MAJ,MIN`, a task id with its name.
-fn readable(src: &Source, tasks: &TaskNames, name: &str, v: i64) -> Option<String> {
+fn readable(src: &Source, tasks: &FxHashMap<i32, Sym>, name: &str, v: i64) -> Option<String> {
     if latscope_model::display::is_device(name) {
         return Some(latscope_model::kernel::dev_text(v as u64));
     }
-    is_task(name).then(|| tasks.label(src, v))
+    is_task(name).then(|| task_label(src, tasks, v))
 }
 
 /// A spec that parsed but cannot run on the sources given.
@@ -115,7 +120,7 @@ pub(crate) fn outcome_keyed(
             rendered
                 .entry(&p.key[..])
                 .or_insert_with(|| {
-                    let shown = render_key_with(rule, &p.key, strings, |n, v| readable(src, &tasks, n, v));
+                    let shown = render_key_with(rule, &p.key, strings, |n, v| readable(src, &tasks.0, n, v));
                     let raw = render_key(rule, &p.key, strings);
                     if raw != shown {
                         o.raw_keys.insert(shown.clone(), raw);
@@ -137,6 +142,164 @@ pub(crate) fn outcome_keyed(
     o.unmatched_end = res.unmatched_end;
     note_lost_events(&mut o, src);
     o
+}
+
+/// A pair rule's outcome built as its pairs arrive from a [`crate::pairing::LivePairer`]:
+/// after each [`GrowingOutcome::extend`], [`GrowingOutcome::outcome`] equals
+/// [`outcome_of`] over every pair so far on the source read so far. New pairs are
+/// rendered and merged into the samples by start; only a task that gets its name late
+/// (its key was shown as a bare number, and its first event arrived since) re-renders
+/// the samples already made.
+#[derive(Debug)]
+pub(crate) struct GrowingOutcome {
+    outcome: Outcome,
+    /// Each key seen, as people read it.
+    rendered: FxHashMap<Vec<KeyVal>, String>,
+    /// Each task's name on the first event it ran, over the events read (`read`).
+    first_comm: FxHashMap<i32, Sym>,
+    read: usize,
+    /// Tasks in keys that had no event yet, so their keys show the bare number.
+    unnamed: FxHashSet<i32>,
+}
+
+impl GrowingOutcome {
+    pub(crate) fn new(name: &str, kind: AnalysisKind, source: usize) -> Self {
+        Self {
+            outcome: Outcome::new(name, kind, source),
+            rendered: FxHashMap::default(),
+            first_comm: FxHashMap::default(),
+            read: 0,
+            unnamed: FxHashSet::default(),
+        }
+    }
+
+    /// Adds `pairs` (the ones that closed since the last call) over `src`, which extends
+    /// the source of the earlier calls.
+    pub(crate) fn extend(&mut self, rule: &PairRule, pairs: Vec<crate::pairing::Pair>, src: &Source) {
+        let task_fields: Vec<usize> = (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect();
+        if !task_fields.is_empty() {
+            self.read_tasks(rule, src);
+        }
+        let (mut samples, mut excluded) = (Vec::new(), Vec::new());
+        for p in pairs {
+            let key = match self.rendered.get(&p.key) {
+                Some(k) => k.clone(),
+                None => {
+                    for &k in &task_fields {
+                        if let Some(KeyVal::Int(v)) = p.key.get(k)
+                            && let Ok(pid) = i32::try_from(*v)
+                            && !self.first_comm.contains_key(&pid)
+                        {
+                            self.unnamed.insert(pid);
+                        }
+                    }
+                    let shown =
+                        render_noting(&mut self.outcome.raw_keys, &self.first_comm, rule, &p.key, src);
+                    self.rendered.insert(p.key.clone(), shown.clone());
+                    shown
+                }
+            };
+            let sample = Sample {
+                start: p.start,
+                end: p.end,
+                key,
+                start_event: p.start_event,
+                end_event: p.end_event,
+            };
+            if p.flagged { excluded.push(sample) } else { samples.push(sample) }
+        }
+        merge_by_start(&mut self.outcome.samples, samples);
+        merge_by_start(&mut self.outcome.excluded, excluded);
+    }
+
+    /// Reads the tasks of the events new in `src`; keys of tasks named only now are
+    /// rendered again, in the samples already made too.
+    fn read_tasks(&mut self, rule: &PairRule, src: &Source) {
+        let start = self.read.min(src.events.len());
+        for (i, &pid) in src.events.pid.iter().enumerate().skip(start) {
+            self.first_comm.entry(pid).or_insert(src.events.comm[i]);
+        }
+        self.read = src.events.len();
+        let named: Vec<i32> =
+            self.unnamed.iter().copied().filter(|p| self.first_comm.contains_key(p)).collect();
+        if named.is_empty() {
+            return;
+        }
+        for p in &named {
+            self.unnamed.remove(p);
+        }
+        let task_fields: Vec<usize> = (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect();
+        let stale: Vec<Vec<KeyVal>> = self
+            .rendered
+            .keys()
+            .filter(|key| {
+                task_fields.iter().any(|&k| {
+                    matches!(key.get(k), Some(KeyVal::Int(v)) if i32::try_from(*v).is_ok_and(|p| named.contains(&p)))
+                })
+            })
+            .cloned()
+            .collect();
+        let mut renamed: FxHashMap<String, String> = FxHashMap::default();
+        for key in stale {
+            let Some(old) = self.rendered.remove(&key) else { continue };
+            self.outcome.raw_keys.remove(&old);
+            let new = render_noting(&mut self.outcome.raw_keys, &self.first_comm, rule, &key, src);
+            self.rendered.insert(key, new.clone());
+            renamed.insert(old, new);
+        }
+        for s in self.outcome.samples.iter_mut().chain(self.outcome.excluded.iter_mut()) {
+            if let Some(new) = renamed.get(&s.key) {
+                s.key.clone_from(new);
+            }
+        }
+    }
+
+    /// The outcome so far, with `counts` (unmatched and repeated ends) and the notes
+    /// [`outcome_of`] and the pair-rule step add.
+    pub(crate) fn outcome(&self, counts: &PairResult, src: &Source, repeat_note: &str) -> Outcome {
+        let mut o = self.outcome.clone();
+        if !o.excluded.is_empty() {
+            o.notes.push(Note { what: crate::outcome::EXCLUDED_NOTE.into(), count: o.excluded.len() as u64 });
+        }
+        o.unmatched_start = counts.unmatched_start;
+        o.unmatched_end = counts.unmatched_end;
+        note_lost_events(&mut o, src);
+        add_repeat_note(&mut o, counts, repeat_note);
+        o
+    }
+}
+
+/// `key` as people read it, noting in `raw_keys` the stored text where it differs.
+fn render_noting(
+    raw_keys: &mut std::collections::BTreeMap<String, String>,
+    tasks: &FxHashMap<i32, Sym>,
+    rule: &PairRule,
+    key: &[KeyVal],
+    src: &Source,
+) -> String {
+    if key.is_empty() {
+        return render_key(rule, &[], &src.strings);
+    }
+    let shown = render_key_with(rule, key, &src.strings, |n, v| readable(src, tasks, n, v));
+    let raw = render_key(rule, key, &src.strings);
+    if raw != shown {
+        raw_keys.insert(shown.clone(), raw);
+    }
+    shown
+}
+
+/// Merges `new` (in the order the pairs closed) into `samples` (sorted by start, then end)
+/// as a stable sort of both would: only the tail of `samples` that sorts after the first
+/// new sample is sorted again.
+fn merge_by_start(samples: &mut Vec<Sample>, mut new: Vec<Sample>) {
+    if new.is_empty() {
+        return;
+    }
+    new.sort_by_key(|s| (s.start, s.end));
+    let first = (new[0].start, new[0].end);
+    let from = samples.partition_point(|s| (s.start, s.end) <= first);
+    samples.extend(new);
+    samples[from..].sort_by_key(|s| (s.start, s.end));
 }
 
 /// Notes the samples that span a lost-event gap of the tracer: an end or a start inside

@@ -8,8 +8,8 @@
 //! Matching compares interned symbols; a key is rendered to text only for matched pairs.
 
 use crate::endpoint::{
-    Endpoint, PairError, Resolved, alias_sym, candidates, digital_of, edge_times, field_of, layout_mask,
-    matches, resolved,
+    Endpoint, PairError, Resolved, alias_sym, candidates_from, digital_of, edge_times_from, field_of,
+    layout_mask, matches, resolved,
 };
 use crate::outcome::EventAt;
 use latscope_model::{EventRef, FieldValue, Interner, Placed, Ps, Source, Sym};
@@ -184,6 +184,7 @@ fn event_occurrences(
     src: &Source,
     rule: &PairRule,
     source_rank: u64,
+    from: usize,
     emit: &mut dyn FnMut(Occ),
 ) -> Result<(), PairError> {
     let fields = |pick: fn(&(String, String)) -> &String| -> Vec<(Option<Sym>, Option<Sym>, &str)> {
@@ -215,7 +216,7 @@ fn event_occurrences(
         let names = |r: &Option<Resolved<'_>>| layout_mask(src, r.as_ref().and_then(|r| r.name));
         let (start_mask, end_mask) = (names(&start_ev), names(&end_ev));
         let mask: Vec<bool> = start_mask.iter().zip(&end_mask).map(|(&a, &b)| a || b).collect();
-        for ev in candidates(src, &mask) {
+        for ev in candidates_from(src, &mask, from) {
             let s = start_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             let e = end_ev.as_ref().is_some_and(|r| matches(src, &ev, r));
             if s || e {
@@ -234,24 +235,28 @@ fn event_occurrences(
     Ok(())
 }
 
-/// Edge and crossing occurrences of `rule`'s endpoints in `src`, unsorted.
+/// Edge and crossing occurrences of `rule`'s endpoints in `src`, unsorted. With `seen`
+/// (a live source's changes already read, per endpoint), only the changes past it, and
+/// `seen` moves to the tracks' ends.
 fn edge_occurrences(
     src: &Source,
     rule: &PairRule,
     source_rank: u64,
     across: bool,
+    mut seen: Option<&mut [usize; 2]>,
 ) -> Result<Vec<Occ>, PairError> {
     let mut occ = Vec::new();
     let base = source_rank << 48;
     // Edges carry no fields: their key is all `Missing`, so a keyed rule only pairs them by time.
-    for (ep, is_start) in [(&rule.start, true), (&rule.end, false)] {
+    for (k, (ep, is_start)) in [(&rule.start, true), (&rule.end, false)].into_iter().enumerate() {
         if let Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } = ep {
             // Across sources, each source gives the endpoints it has.
             if across && !ep.present_in(src) {
                 continue;
             }
             let (index, d) = digital_of(src, &rule.name, ep)?;
-            for t in edge_times(&d, *edge) {
+            let from = seen.as_deref().map_or(0, |s| s[k]);
+            for t in edge_times_from(&d, *edge, from) {
                 occ.push(Occ {
                     t,
                     // After every event at this instant. A track has one transition per
@@ -263,6 +268,9 @@ fn edge_occurrences(
                     end_key: NO_KEY,
                     flagged: false,
                 });
+            }
+            if let Some(s) = seen.as_deref_mut() {
+                s[k] = d.transitions();
             }
         }
     }
@@ -306,10 +314,10 @@ fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
 pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
     // Event occurrences stream straight into the engine (they come in time order); the
     // edges, usually few, are sorted apart and merged into the stream.
-    let edges = sort_merge(edge_occurrences(src, rule, 0, false)?);
+    let edges = sort_merge(edge_occurrences(src, rule, 0, false, None)?);
     let mut edges = edges.into_iter().peekable();
     let mut engine = Engine::new(rule);
-    event_occurrences(src, rule, 0, &mut |o| {
+    event_occurrences(src, rule, 0, 0, &mut |o| {
         while let Some(e) = edges.next_if(|e| (e.t, e.order) < (o.t, o.order)) {
             engine.feed(e);
         }
@@ -317,6 +325,86 @@ pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
     })?;
     edges.for_each(|e| engine.feed(e));
     Ok(engine.finish())
+}
+
+/// Pairing kept up to date over a source that only grows (a live capture's snapshots).
+/// Each snapshot holds everything recorded before some time T; the next one adds only
+/// what is at or after T, appended to the event table and to the digital tracks. Each
+/// [`LivePairer::advance`] reads only what is new, and the starts still open wait in the
+/// engine: after it, the pairs it returned so far with [`LivePairer::counts`] are what
+/// [`pair`] gives on that snapshot.
+#[derive(Debug)]
+pub struct LivePairer {
+    rule: PairRule,
+    engine: Engine,
+    /// Events read, and each edge endpoint's track changes read (start, end).
+    events: usize,
+    changes: [usize; 2],
+}
+
+impl LivePairer {
+    pub fn new(rule: PairRule) -> Self {
+        let engine = Engine::new(&rule);
+        Self { rule, engine, events: 0, changes: [0; 2] }
+    }
+
+    pub fn rule(&self) -> &PairRule {
+        &self.rule
+    }
+
+    /// Whether `rule` can be paired this way over `src`: an edge endpoint must be a digital
+    /// track's (an analog track's edges come from a threshold chosen over the whole track,
+    /// which moves as it grows), and a crossing is an analog track's.
+    pub fn applies(rule: &PairRule, src: &Source) -> bool {
+        [&rule.start, &rule.end].into_iter().all(|ep| match ep {
+            Endpoint::Event { .. } => true,
+            Endpoint::Edge { .. } => {
+                matches!(digital_of(src, &rule.name, ep), Ok((_, std::borrow::Cow::Borrowed(_))))
+            }
+            Endpoint::Crossing { .. } => false,
+        })
+    }
+
+    /// Whether `src` is shorter than what was read: it does not extend the source this
+    /// pairer follows.
+    pub fn behind(&self, src: &Source) -> bool {
+        if src.events.len() < self.events {
+            return true;
+        }
+        [&self.rule.start, &self.rule.end].into_iter().zip(self.changes).any(|(ep, seen)| {
+            seen > 0 && digital_of(src, &self.rule.name, ep).map_or(true, |(_, d)| d.transitions() < seen)
+        })
+    }
+
+    /// Pairs what `src` holds past what earlier calls read; returns the pairs that closed,
+    /// sorted by end. Nothing is read when it fails.
+    pub fn advance(&mut self, src: &Source) -> Result<Vec<Pair>, PairError> {
+        let mut changes = self.changes;
+        let edges = sort_merge(edge_occurrences(src, &self.rule, 0, false, Some(&mut changes))?);
+        let mut edges = edges.into_iter().peekable();
+        let engine = &mut self.engine;
+        event_occurrences(src, &self.rule, 0, self.events, &mut |o| {
+            while let Some(e) = edges.next_if(|e| (e.t, e.order) < (o.t, o.order)) {
+                engine.feed(e);
+            }
+            engine.feed(o);
+        })?;
+        edges.for_each(|e| engine.feed(e));
+        self.events = src.events.len();
+        self.changes = changes;
+        Ok(std::mem::take(&mut engine.res.pairs))
+    }
+
+    /// What [`pair`] would count on the source read so far (no pairs): the starts still
+    /// open count as unmatched, as they do at the end of a file.
+    pub fn counts(&self) -> PairResult {
+        PairResult {
+            pairs: Vec::new(),
+            unmatched_start: self.engine.res.unmatched_start + self.engine.open_starts(),
+            unmatched_end: self.engine.res.unmatched_end,
+            repeated_end: self.engine.res.repeated_end,
+        }
+    }
 }
 
 /// Pairs `rule` over several sources at once, on the common timeline (each source's
@@ -336,8 +424,8 @@ pub fn pair_across_keyed(
     let mut all = Vec::new();
     let mut shared = Interner::new();
     for (rank, src) in sources.iter().enumerate() {
-        let mut occ = edge_occurrences(src, rule, rank as u64, true)?;
-        event_occurrences(src, rule, rank as u64, &mut |o| occ.push(o))?;
+        let mut occ = edge_occurrences(src, rule, rank as u64, true, None)?;
+        event_occurrences(src, rule, rank as u64, 0, &mut |o| occ.push(o))?;
         for o in &mut occ {
             o.t = src.to_common(o.t);
             for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
@@ -358,8 +446,10 @@ fn run(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
 }
 
 /// The pairing state machine: open starts per key, fed occurrences in time order.
-struct Engine<'r> {
-    rule: &'r PairRule,
+#[derive(Debug)]
+struct Engine {
+    policy: Policy,
+    within: Option<Ps>,
     /// Open starts per key: time, whether the start was a failed decode, and its order
     /// (which names its event).
     open: FxHashMap<Key, VecDeque<(Ps, bool, u64)>>,
@@ -367,34 +457,40 @@ struct Engine<'r> {
     width: usize,
 }
 
-impl<'r> Engine<'r> {
-    fn new(rule: &'r PairRule) -> Self {
+impl Engine {
+    fn new(rule: &PairRule) -> Self {
         Self {
-            rule,
+            policy: rule.policy,
+            within: rule.within,
             open: FxHashMap::default(),
             res: PairResult::default(),
             width: rule.by.len().min(MAX_KEYS),
         }
     }
 
+    /// Starts still open: unmatched if nothing more arrives.
+    fn open_starts(&self) -> u64 {
+        self.open.values().map(|q| q.len() as u64).sum::<u64>()
+    }
+
     fn finish(mut self) -> PairResult {
-        self.res.unmatched_start += self.open.values().map(|q| q.len() as u64).sum::<u64>();
+        self.res.unmatched_start += self.open_starts();
         self.res
     }
 
     fn feed(&mut self, o: Occ) {
-        let rule = self.rule;
+        let (policy, within) = (self.policy, self.within);
         let width = self.width;
         let open = &mut self.open;
         let res = &mut self.res;
-        let expired = |start: Ps, now: Ps| rule.within.is_some_and(|w| now - start > w);
+        let expired = |start: Ps, now: Ps| within.is_some_and(|w| now - start > w);
         {
             if o.is_end {
                 let mut closed = None;
                 let mut seen_key = false;
                 if let Some(q) = open.get_mut(&o.end_key) {
                     seen_key = true;
-                    match rule.policy {
+                    match policy {
                         Policy::Fifo | Policy::Next | Policy::First => {
                             while let Some(s) = q.pop_front() {
                                 if expired(s.0, o.t) {
@@ -404,7 +500,7 @@ impl<'r> Engine<'r> {
                                     break;
                                 }
                             }
-                            if rule.policy == Policy::First {
+                            if policy == Policy::First {
                                 res.unmatched_start += q.len() as u64;
                                 q.clear();
                             }
@@ -443,7 +539,7 @@ impl<'r> Engine<'r> {
             }
             if o.is_start {
                 let q = open.entry(o.start_key).or_default();
-                if rule.policy == Policy::Next && !q.is_empty() {
+                if policy == Policy::Next && !q.is_empty() {
                     res.unmatched_start += q.len() as u64;
                     q.clear();
                 }
@@ -473,10 +569,10 @@ pub(crate) fn pair_occurrences(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
 /// Pairs occurrences fed one at a time, already in time order with distinct `(t, order)`
 /// (events of one table in table order): what [`pair_occurrences`] computes, without
 /// collecting and sorting the occurrences first (at 10M events they were ~150 bytes each).
-pub(crate) struct StreamPairer<'r>(Engine<'r>);
+pub(crate) struct StreamPairer(Engine);
 
-impl<'r> StreamPairer<'r> {
-    pub(crate) fn new(rule: &'r PairRule) -> Self {
+impl StreamPairer {
+    pub(crate) fn new(rule: &PairRule) -> Self {
         Self(Engine::new(rule))
     }
     pub(crate) fn feed(&mut self, o: Occ) {

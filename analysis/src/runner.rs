@@ -205,7 +205,7 @@ pub fn run_pair_rule(rule: &PairRule, sources: &[Placed<'_>]) -> Result<Vec<Outc
         for i in both {
             let res = pairing::pair(&sources[i], rule)?;
             let mut o = outcome_of(&rule.name, AnalysisKind::Pair, i, rule, &res, &sources[i]);
-            add_repeat_note(&mut o, &res, "end with no new start after its key closed a pair");
+            add_repeat_note(&mut o, &res, crate::live::REPEAT_NOTE);
             out.push(o);
         }
         return Ok(out);

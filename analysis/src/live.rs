@@ -1,0 +1,179 @@
+//! Analyses kept up to date over a source that grows while it is analysed: the
+//! simulator's live trace, a recording. [`LiveAnalyses::update`] gives, for each spec, what
+//! [`runner::run_spec`] gives on the source as it is now, but a pair rule over one source
+//! reads only what arrived since the last update: its open starts wait in a
+//! [`LivePairer`] and its samples grow in place. Presets, detectors and rules whose
+//! edges need the whole track (an analog threshold) run whole at each update.
+//!
+//! The source given to each update must extend the one before: everything recorded
+//! before some time T, and then only what is at or after T appended (the accumulator's
+//! snapshots, the recorder's watermark). A source that does not ([`LiveAnalyses::reset`],
+//! or a shorter one) starts the pairing again from its beginning.
+
+use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
+use crate::outcome::{AnalysisKind, Outcome};
+use crate::pairing::LivePairer;
+use crate::runner::{self, check_names};
+use crate::spec::Spec;
+use latscope_model::{Placed, Source};
+
+/// The repeated-ends note of a pair rule's outcome, as [`runner::run_pair_rule`] words it.
+pub(crate) const REPEAT_NOTE: &str = "end with no new start after its key closed a pair";
+
+/// Specs analysed over a growing source (module doc).
+#[derive(Debug)]
+pub struct LiveAnalyses {
+    items: Vec<Item>,
+}
+
+#[derive(Debug)]
+struct Item {
+    spec: Spec,
+    /// A pair rule's running state; `None` for a spec that runs whole.
+    pair: Option<(LivePairer, GrowingOutcome)>,
+}
+
+impl LiveAnalyses {
+    pub fn new(specs: Vec<Spec>) -> Self {
+        let items = specs
+            .into_iter()
+            .map(|spec| {
+                let pair = match &spec {
+                    Spec::Pair(rule) => Some(fresh(rule)),
+                    _ => None,
+                };
+                Item { spec, pair }
+            })
+            .collect();
+        Self { items }
+    }
+
+    pub fn specs(&self) -> impl Iterator<Item = &Spec> {
+        self.items.iter().map(|i| &i.spec)
+    }
+
+    /// Which specs update from what is new (pair rules), by name.
+    pub fn incremental(&self) -> Vec<(&str, bool)> {
+        self.items.iter().map(|i| (i.spec.name(), i.pair.is_some())).collect()
+    }
+
+    /// Forgets what was read: the next update reads its source from the beginning (the
+    /// live source was reordered, or restarted).
+    pub fn reset(&mut self) {
+        for item in &mut self.items {
+            if let (Spec::Pair(rule), Some(_)) = (&item.spec, &item.pair) {
+                item.pair = Some(fresh(rule));
+            }
+        }
+    }
+
+    /// Each spec's outcomes over `src`, as [`runner::run_spec`] gives them on it alone.
+    pub fn update(&mut self, src: &Source) -> Vec<Result<Vec<Outcome>, AnalysisError>> {
+        self.items.iter_mut().map(|item| item.update(src)).collect()
+    }
+}
+
+fn fresh(rule: &crate::pairing::PairRule) -> (LivePairer, GrowingOutcome) {
+    (LivePairer::new(rule.clone()), GrowingOutcome::new(&rule.name, AnalysisKind::Pair, 0))
+}
+
+impl Item {
+    fn update(&mut self, src: &Source) -> Result<Vec<Outcome>, AnalysisError> {
+        let whole = |spec: &Spec| runner::run_spec(spec, &[Placed::unaligned(src)]);
+        let (Spec::Pair(rule), Some((pairer, _))) = (&self.spec, &self.pair) else {
+            return whole(&self.spec);
+        };
+        check_names(&self.spec, src)?;
+        // One source: the rule runs on it only if it holds both endpoints.
+        if !rule.start.present_in(src) {
+            return Err(missing_error(&rule.name, &rule.start));
+        }
+        if !rule.end.present_in(src) {
+            return Err(missing_error(&rule.name, &rule.end));
+        }
+        if !LivePairer::applies(rule, src) {
+            return whole(&self.spec);
+        }
+        if pairer.behind(src) {
+            self.pair = Some(fresh(rule));
+        }
+        let Some((pairer, grown)) = &mut self.pair else { return whole(&self.spec) };
+        let pairs = pairer.advance(src)?;
+        grown.extend(pairer.rule(), pairs, src);
+        Ok(vec![grown.outcome(&pairer.counts(), src, REPEAT_NOTE)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::parse_spec;
+    use latscope_model::{EventTableBuilder, FieldKind, FieldValue, IrqFlags, SourceKind};
+
+    /// An event: time, task, its name, the event's name and its fields.
+    type Ev<'a> = (i64, i32, &'a str, &'a str, &'a [(&'a str, i64)]);
+
+    /// The first `n` of: task 1 wakes task 7 (10 ps), switches to it (20 ps), and task 7
+    /// runs its first event (30 ps), as a live source holds them.
+    fn wakeup_then_first_run(n: usize) -> Source {
+        let mut b = EventTableBuilder::new();
+        let events: [Ev<'_>; 3] = [
+            (10, 1, "sh", "sched_wakeup", &[("pid", 7)]),
+            (20, 1, "sh", "sched_switch", &[("prev_pid", 1), ("next_pid", 7)]),
+            (30, 7, "worker", "sys_enter", &[("id", 0)]),
+        ];
+        for &(ts, pid, comm, name, fields) in &events[..n] {
+            let (comm, name) = (b.intern(comm.as_bytes()), b.intern(name.as_bytes()));
+            let kinds: Vec<_> =
+                fields.iter().map(|(k, _)| (b.intern(k.as_bytes()), FieldKind::Int)).collect();
+            let values: Vec<_> = fields.iter().map(|&(_, v)| FieldValue::Int(v)).collect();
+            let layout = b.layout(name, &kinds);
+            b.push(ts, 0, pid, comm, IrqFlags::NONE, layout, &values);
+        }
+        let mut s = Source::new("live", "test", SourceKind::Simulator);
+        s.events = b.table().clone();
+        s.strings = b.interner.clone();
+        s
+    }
+
+    /// A task's key is shown as a bare number until the task's first event arrives; then
+    /// the samples already made show its name, as the whole runner shows it.
+    #[test]
+    fn a_task_named_late_renames_the_samples_already_made() {
+        let spec = parse_spec("wake=sched_wakeup -> sched_switch by pid:next_pid").expect("spec");
+        let mut live = LiveAnalyses::new(vec![spec.clone()]);
+        // One event: the rule's end is not in the source yet, as the whole runner says.
+        let first = live.update(&wakeup_then_first_run(1)).remove(0);
+        assert!(matches!(first, Err(AnalysisError::Missing { .. })), "{first:?}");
+        let mut keys = Vec::new();
+        for n in [2, 3] {
+            let src = wakeup_then_first_run(n);
+            let got = live.update(&src).remove(0);
+            assert_eq!(got, runner::run_spec(&spec, &[Placed::unaligned(&src)]), "{n} events");
+            let o = got.expect("runs").remove(0);
+            keys.extend(o.samples.iter().map(|s| s.key.clone()));
+            if n == 3 {
+                assert_eq!(o.raw_key("pid=7 (worker)"), "pid=7");
+            }
+        }
+        assert_eq!(keys, ["pid=7", "pid=7 (worker)"]);
+    }
+
+    /// A source that is not a continuation (shorter) is read anew, and `reset` reads the
+    /// next from its beginning: neither mixes in what was read before.
+    #[test]
+    fn a_shorter_source_or_a_reset_reads_anew() {
+        let spec = parse_spec("wake=sched_wakeup -> sched_switch by pid:next_pid").expect("spec");
+        let mut live = LiveAnalyses::new(vec![spec]);
+        let keys = |live: &mut LiveAnalyses, n| -> Vec<String> {
+            let o = live.update(&wakeup_then_first_run(n)).remove(0).expect("runs").remove(0);
+            o.samples.into_iter().map(|s| s.key).collect()
+        };
+        assert_eq!(keys(&mut live, 3), ["pid=7 (worker)"]);
+        assert_eq!(keys(&mut live, 2), ["pid=7"], "shorter: read anew");
+        assert_eq!(keys(&mut live, 3), ["pid=7 (worker)"]);
+        live.reset();
+        assert_eq!(keys(&mut live, 3), ["pid=7 (worker)"], "after a reset the same source is read once");
+        assert_eq!(live.incremental(), [("wake", true)]);
+    }
+}

@@ -1,0 +1,188 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Live analyses on real captures replayed as they would arrive: the events of a file fed
+//! to a builder one at a time, and its digital tracks' changes likewise, cut into
+//! snapshots at times that fall inside bursts and pairs. At every snapshot, what
+//! [`LiveAnalyses::update`] gives (reading only what is new) must equal what the whole
+//! runner gives on that snapshot, and at the end what it gives on the file as opened.
+
+mod common;
+
+use common::{corpus, sample};
+use latscope_analysis::live::LiveAnalyses;
+use latscope_analysis::runner::run_spec;
+use latscope_analysis::spec::{Spec, parse_spec};
+use latscope_model::{
+    DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Placed, Ps, Source, SourceKind, Sym,
+};
+
+/// Replays `src` in time order: each call to `upto` appends the events and changes
+/// before `t`, as the simulator's accumulator does, and returns the snapshot.
+struct Replay<'a> {
+    src: &'a Source,
+    b: EventTableBuilder,
+    /// Symbols of `src` -> the replay's, interned as they first arrive.
+    syms: Vec<Option<Sym>>,
+    events: usize,
+    tracks: Vec<DigitalTrack>,
+    changes: Vec<usize>,
+}
+
+impl<'a> Replay<'a> {
+    fn new(src: &'a Source) -> Self {
+        let tracks = src.digital.iter().map(|d| DigitalTrack::new(d.name.clone(), d.initial)).collect();
+        Replay {
+            src,
+            b: EventTableBuilder::new(),
+            syms: vec![None; src.strings.len()],
+            events: 0,
+            tracks,
+            changes: vec![0; src.digital.len()],
+        }
+    }
+
+    fn sym(&mut self, s: Sym) -> Sym {
+        if let Some(mine) = self.syms[s.0 as usize] {
+            return mine;
+        }
+        let mine = self.b.intern(self.src.strings.bytes_of(s));
+        self.syms[s.0 as usize] = Some(mine);
+        mine
+    }
+
+    fn upto(&mut self, t: Ps) -> Source {
+        let src = self.src;
+        while self.events < src.events.len() && src.events.ts[self.events] < t {
+            let ev = src.events.get(self.events).unwrap();
+            let name = self.sym(ev.name());
+            let comm = self.sym(ev.comm());
+            let mut kinds: Vec<(Sym, FieldKind)> = Vec::new();
+            let mut values: Vec<FieldValue> = Vec::new();
+            for (n, v) in ev.fields() {
+                let v = match v {
+                    FieldValue::Str(s) => FieldValue::Str(self.sym(s)),
+                    other => other,
+                };
+                kinds.push((self.sym(n), v.kind()));
+                values.push(v);
+            }
+            let layout = self.b.layout(name, &kinds);
+            self.b.push(ev.ts(), ev.cpu(), ev.pid(), comm, ev.flags(), layout, &values);
+            self.events += 1;
+        }
+        for (k, d) in src.digital.iter().enumerate() {
+            while self.changes[k] < d.transitions() && d.time(self.changes[k]) < t {
+                self.tracks[k].push(d.time(self.changes[k]), d.level(self.changes[k]));
+                self.changes[k] += 1;
+            }
+            self.tracks[k].end = t.min(d.end);
+        }
+        let mut snap = Source::new(&src.name, &src.format, SourceKind::File);
+        snap.origin = src.origin;
+        snap.events = self.b.table().clone();
+        snap.strings = self.b.interner.clone();
+        snap.digital = self.tracks.clone().into();
+        snap
+    }
+}
+
+/// `cuts` snapshot times over the source's span: evenly spread, each moved to fall just
+/// after an event or a change so that bursts are split.
+fn cut_times(src: &Source, cuts: usize) -> Vec<Ps> {
+    let mut times: Vec<Ps> = src.events.ts.to_vec();
+    for d in src.digital.iter() {
+        times.extend(d.times());
+    }
+    times.sort_unstable();
+    let Some(&last) = times.last() else { return Vec::new() };
+    let mut out: Vec<Ps> = (1..cuts).map(|k| times[k * (times.len() - 1) / cuts] + 1).collect();
+    out.push(last + 1);
+    out.dedup();
+    out
+}
+
+/// Replays `src` in `cuts` snapshots and checks every spec at each (module doc).
+fn live_equals_whole(src: &Source, specs: &[&str], cuts: usize) {
+    let specs: Vec<Spec> = specs.iter().map(|s| parse_spec(s).unwrap()).collect();
+    let mut live = LiveAnalyses::new(specs.clone());
+    let mut replay = Replay::new(src);
+    let mut pairs_seen = vec![0usize; specs.len()];
+    for (k, t) in cut_times(src, cuts).into_iter().enumerate() {
+        let snap = replay.upto(t);
+        let got = live.update(&snap);
+        for ((spec, got), seen) in specs.iter().zip(got).zip(&mut pairs_seen) {
+            let want = run_spec(spec, &[Placed::unaligned(&snap)]);
+            assert_eq!(
+                got,
+                want,
+                "{} at snapshot {k} (t = {t} ps, {} events)",
+                spec.name(),
+                snap.events.len()
+            );
+            *seen = got.map_or(0, |o| o.iter().map(|o| o.samples.len()).sum());
+        }
+    }
+    // The last snapshot holds the whole file: the answer on the file as opened.
+    let got = live.update(&replay.upto(Ps::MAX));
+    for ((spec, got), seen) in specs.iter().zip(got).zip(&pairs_seen) {
+        assert_eq!(got, run_spec(spec, &[Placed::unaligned(src)]), "{} on the whole file", spec.name());
+        assert!(*seen > 0, "{} found nothing in {}: the check would prove nothing", spec.name(), src.name);
+    }
+    // A shorter source does not extend what was read: it is read anew, not mixed in.
+    let early = Replay::new(src).upto(cut_times(src, cuts)[cuts / 3]);
+    for (spec, got) in specs.iter().zip(live.update(&early)) {
+        assert_eq!(got, run_spec(spec, &[Placed::unaligned(&early)]), "{} read anew", spec.name());
+    }
+}
+
+#[test]
+fn kernel_rules_on_a_real_trace_equal_the_whole_runner_at_every_snapshot() {
+    let src = sample("ftrace/timer_wakeups_under_load.txt");
+    live_equals_whole(
+        &src,
+        &[
+            // Task ids in keys are shown with their names, which a live trace learns late.
+            "wake=sched_wakeup -> sched_switch by pid:next_pid policy first",
+            "wake-within=sched_wakeup -> sched_switch by pid:next_pid within 200us",
+            "oncpu=sched_switch -> sched_switch by cpu",
+            "switch-out=sched_switch[prev_state=S] -> sched_switch by prev_pid:next_pid policy lifo",
+            "timer=hrtimer_expire_entry -> hrtimer_expire_exit by cpu policy lifo",
+            // Not a pair rule: runs whole at each update.
+            "wakeup",
+        ],
+        37,
+    );
+}
+
+#[test]
+fn block_and_marker_rules_on_a_real_trace_equal_the_whole_runner_at_every_snapshot() {
+    let src = sample("ftrace/markers_around_requests.txt");
+    live_equals_whole(
+        &src,
+        &[
+            // Devices are shown as MAJ,MIN and stored as numbers (raw keys).
+            "req=block_rq_issue -> block_rq_complete by dev,sector",
+            "marker=tracing_mark_write -> block_rq_issue policy next",
+            "block",
+        ],
+        53,
+    );
+}
+
+#[test]
+fn edge_rules_on_a_real_logic_capture_equal_the_whole_runner_at_every_snapshot() {
+    let src = common::open(&corpus("sigrok/lazysig_spi_24mhz.sr"));
+    // The two busiest channels (the clock and chip select of an SPI bus).
+    let mut busiest: Vec<&latscope_model::DigitalTrack> = src.digital.iter().collect();
+    busiest.sort_by_key(|d| std::cmp::Reverse(d.transitions()));
+    assert!(busiest.len() >= 2 && busiest[1].transitions() > 10, "{}", src.name);
+    let (a, b) = (busiest[0].name.as_str(), busiest[1].name.as_str());
+    let specs = [
+        format!("a-high={a}:rise -> {a}:fall"),
+        format!("a-period={a}:rise -> {a}:rise"),
+        format!("a-to-b={a}:fall -> {b}:any policy next"),
+        format!("b-any={b}:any -> {b}:any within 1us"),
+        format!("stall:{a}:rise factor 3"),
+    ];
+    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    live_equals_whole(&src, &specs, 29);
+}
