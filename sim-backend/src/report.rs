@@ -61,13 +61,58 @@ pub fn measure(src: &Source, rules: &[String]) -> Result<Vec<Outcome>, MeasureEr
     let mut out = Vec::new();
     for rule in rules {
         let spec = parse_spec(rule).map_err(|error| MeasureError::Spec { rule: rule.clone(), error })?;
-        match runner::run(&spec, &placed, Scope::Each) {
-            Ok(ran) => out.extend(ran.outcomes),
-            Err(AnalysisError::Missing { .. }) => out.push(Outcome::new(spec.name(), kind_of(&spec), 0)),
-            Err(error) => return Err(MeasureError::Run { rule: rule.clone(), error }),
-        }
+        collect(&mut out, rule, &spec, runner::run(&spec, &placed, Scope::Each).map(|r| r.outcomes))?;
     }
     Ok(out)
+}
+
+/// One rule's outcomes into `out`; what the trace lacks is an empty outcome ([`measure`]).
+fn collect(
+    out: &mut Vec<Outcome>,
+    rule: &str,
+    spec: &Spec,
+    ran: Result<Vec<Outcome>, AnalysisError>,
+) -> Result<(), MeasureError> {
+    match ran {
+        Ok(outcomes) => out.extend(outcomes),
+        Err(AnalysisError::Missing { .. }) => out.push(Outcome::new(spec.name(), kind_of(spec), 0)),
+        Err(error) => return Err(MeasureError::Run { rule: rule.to_owned(), error }),
+    }
+    Ok(())
+}
+
+/// [`measure`] over a trace that grows while it runs (the workbench's live run): each
+/// [`LiveMeasure::update`] gives what `measure` gives on the snapshot, and its pair rules
+/// read only what is new since the last ([`latscope_analysis::live`]).
+#[derive(Debug)]
+pub struct LiveMeasure {
+    rules: Vec<String>,
+    live: latscope_analysis::live::LiveAnalyses,
+}
+
+impl LiveMeasure {
+    pub fn new(rules: Vec<String>) -> Result<Self, MeasureError> {
+        let specs = rules
+            .iter()
+            .map(|rule| parse_spec(rule).map_err(|error| MeasureError::Spec { rule: rule.clone(), error }))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { rules, live: latscope_analysis::live::LiveAnalyses::new(specs) })
+    }
+
+    /// The outcomes on `src`, which extends the snapshot of the last update.
+    pub fn update(&mut self, src: &Source) -> Result<Vec<Outcome>, MeasureError> {
+        let ran = self.live.update(src);
+        let mut out = Vec::new();
+        for ((rule, spec), ran) in self.rules.iter().zip(self.live.specs()).zip(ran) {
+            collect(&mut out, rule, spec, ran)?;
+        }
+        Ok(out)
+    }
+
+    /// Reads the next snapshot from its beginning (the trace was reordered).
+    pub fn reset(&mut self) {
+        self.live.reset();
+    }
 }
 
 /// The kind of outcome a spec gives.

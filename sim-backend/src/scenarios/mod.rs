@@ -7,7 +7,7 @@ pub mod e1000e;
 pub mod imx8mq;
 pub mod litesdcard;
 
-use crate::report::{Found, Metrics, Report, key_int, measure};
+use crate::report::{Found, LiveMeasure, Metrics, Report, key_int, measure};
 use crate::scenario::{Kind, Scenario, ScenarioError};
 use crate::simulation::Model;
 use latscope_analysis::outcome::Sample;
@@ -52,6 +52,42 @@ pub fn rules(s: &Scenario) -> Result<Vec<String>, ScenarioError> {
 /// Runs the scenario's rules on the emitted trace and computes its metrics from them.
 pub fn report(s: &Scenario, src: &Source) -> Result<Report, ScenarioError> {
     let outcomes = measure(src, &rules(s)?).map_err(|e| s.bad_value("analysis", e.to_string()))?;
+    report_of(s, outcomes)
+}
+
+/// The scenario's report over a trace that grows while it runs: each
+/// [`LiveReport::update`] equals [`report`] on that snapshot, and its pair rules read only
+/// what is new ([`LiveMeasure`]).
+#[derive(Debug)]
+pub struct LiveReport {
+    scenario: Scenario,
+    measure: LiveMeasure,
+}
+
+impl LiveReport {
+    pub fn new(s: &Scenario) -> Result<Self, ScenarioError> {
+        let measure = LiveMeasure::new(rules(s)?).map_err(|e| s.bad_value("analysis", e.to_string()))?;
+        Ok(Self { scenario: s.clone(), measure })
+    }
+
+    /// The report on `src`, a snapshot that extends the last one.
+    pub fn update(&mut self, src: &Source) -> Result<Report, ScenarioError> {
+        let s = &self.scenario;
+        let outcomes = self.measure.update(src).map_err(|e| s.bad_value("analysis", e.to_string()))?;
+        report_of(s, outcomes)
+    }
+
+    /// Reads the next snapshot from its beginning (the trace was reordered).
+    pub fn reset(&mut self) {
+        self.measure.reset();
+    }
+}
+
+/// The scenario's metrics over `outcomes`, its rules' outcomes in order.
+fn report_of(
+    s: &Scenario,
+    outcomes: Vec<latscope_analysis::outcome::Outcome>,
+) -> Result<Report, ScenarioError> {
     let found = Found(&outcomes);
     let metrics = match s.kind {
         Kind::E1000eMta => e1000e::metrics(&found),
