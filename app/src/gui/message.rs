@@ -274,6 +274,9 @@ pub enum SimMsg {
         now: Ps,
         events: usize,
         finished: bool,
+        /// Late events the accumulator placed by sorting again so far: a snapshot after
+        /// one does not extend the snapshots before.
+        reorders: usize,
     },
     Failed(anyhow::Error),
     /// The finished run's scenario metrics, measured on its trace by the same analyses

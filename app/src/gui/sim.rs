@@ -6,8 +6,8 @@ use super::document::SourceId;
 use super::jobs::Ticket;
 use super::prepare::Prepared;
 use latscope_model::Ps;
-use std::sync::Arc;
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Simulator controls.
@@ -62,8 +62,6 @@ pub const LIVE_EVERY: Duration = Duration::from_millis(500);
 /// [`LIVE_EVERY`]; a newer job makes an older one's answer stale (the job runner drops it).
 #[derive(Debug, Default)]
 pub struct LiveStats {
-    /// The running scenario, whose `measure` step gives the analyses.
-    pub scenario: Option<latscope_sim::Scenario>,
     last_start: Option<Instant>,
     /// The snapshot of the latest job asked for.
     pub asked: Option<Arc<Prepared>>,
@@ -76,12 +74,21 @@ pub struct LiveStats {
     pub shown_now: Ps,
     /// Statistics updates received.
     pub updates: u64,
+    /// The accumulator's reorders when the last analysis was asked for: more since means
+    /// the next snapshot does not extend the last, and the analyses read it anew.
+    pub reorders: usize,
+    /// The running scenario's analyses kept up to date across snapshots: each job reads only what
+    /// is new since the last. One job holds it at a time ([`LiveStats::due`]); the lock
+    /// only orders the run's last job behind a running one.
+    pub report: Option<Arc<Mutex<latscope_sim::scenarios::LiveReport>>>,
 }
 
 impl LiveStats {
     /// Follows a new run of `scenario` (the caller stops the previous run's jobs).
-    pub fn restart(&mut self, scenario: latscope_sim::Scenario) {
-        *self = Self { scenario: Some(scenario), ..Self::default() };
+    pub fn restart(&mut self, scenario: &latscope_sim::Scenario) {
+        // A scenario whose rules do not parse has no live statistics (its run reports why).
+        let report = latscope_sim::scenarios::LiveReport::new(scenario).ok().map(|r| Arc::new(Mutex::new(r)));
+        *self = Self { report, ..Self::default() };
     }
 
     /// Whether a snapshot should be analysed now: the last one of a run always is; others
@@ -90,7 +97,7 @@ impl LiveStats {
     /// end, so starting the next meanwhile would pile them up on the cores the simulator
     /// and the window need. The statistics then update as fast as they are computed.
     pub fn due(&self, finished: bool, running: bool) -> bool {
-        self.scenario.is_some()
+        self.report.is_some()
             && (finished || (!running && self.last_start.is_none_or(|t| t.elapsed() >= LIVE_EVERY)))
     }
 
@@ -213,7 +220,7 @@ mod tests {
         assert!(!live.due(true, false), "no scenario, nothing to analyse");
         let scenario =
             latscope_sim::prepare("litesdcard", &[], None, Some("1s")).expect("a built-in scenario");
-        live.restart(scenario);
+        live.restart(&scenario);
         assert!(live.due(false, false));
         assert!(!live.due(false, true));
         assert!(live.due(true, true));

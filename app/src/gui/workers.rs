@@ -346,6 +346,7 @@ pub fn simulate(
                     now: acc.now,
                     events,
                     finished,
+                    reorders: acc.reorders(),
                 }));
                 last = Instant::now();
                 dirty = false;
@@ -650,6 +651,56 @@ mod tests {
             assert_eq!(acc.reorders(), 0, "{scenario}");
             assert!(shown.len() > 3 && shown.windows(2).all(|w| w[0] <= w[1]), "{scenario}: {shown:?}");
             assert_eq!(shown.last(), Some(&whole_rows.len()), "{scenario}");
+        }
+    }
+
+    /// The live statistics as the window computes them: one `LiveReport` follows the run's
+    /// snapshots and reads only what each adds. At every snapshot its report (outcomes and
+    /// metrics) equals the scenario's whole report on that snapshot, for every built-in
+    /// scenario, and the settled one equals the finished run's.
+    #[test]
+    fn live_reports_read_what_is_new_and_equal_the_whole_report() {
+        for scenario in ["e1000e-mta", "litesdcard", "imx8mq-cpuidle", "axienet-napi"] {
+            let sc = latscope_sim::prepare(scenario, &[], None, Some("1s")).expect("a built-in scenario");
+            let whole = latscope_sim::run(sc.clone()).expect("the run");
+            let mut live = latscope_sim::scenarios::LiveReport::new(&sc).expect("the scenario's rules");
+            let mut sim = Simulation::new(sc.clone()).expect("the simulation");
+            let (tx, rx) = channel::<Batch>();
+            sim.attach(tx);
+            sim.set_speed(Speed::Max);
+            let lines = sim.line_names();
+            let mut acc = Accumulator::default();
+            let (mut ticks, mut compared, mut samples) = (0, 0, 0);
+            let report = |r: Result<latscope_sim::report::Report, latscope_sim::ScenarioError>| {
+                r.map(|r| (r.outcomes, r.metrics)).map_err(|e| e.to_string())
+            };
+            loop {
+                let finished = sim.is_finished();
+                if !finished {
+                    sim.tick(40);
+                }
+                while let Ok(b) = rx.try_recv() {
+                    acc.add(b);
+                }
+                if finished {
+                    acc.settle();
+                }
+                ticks += 1;
+                if ticks % 3 == 1 || finished {
+                    let snap = acc.snapshot(scenario, &lines);
+                    let got = report(live.update(&snap.source));
+                    let want = report(latscope_sim::scenarios::report(&sc, &snap.source));
+                    assert_eq!(got, want, "{scenario} at {} ps", acc.now);
+                    compared += 1;
+                    samples = got.map_or(0, |(o, _)| o.iter().map(|o| o.samples.len()).sum());
+                }
+                if finished {
+                    break;
+                }
+            }
+            let settled = report(live.update(&acc.snapshot(scenario, &lines).source));
+            assert_eq!(settled, Ok((whole.report.outcomes, whole.report.metrics)), "{scenario}: settled");
+            assert!(compared > 3 && samples > 0, "{scenario}: {compared} snapshots, {samples} samples");
         }
     }
 }

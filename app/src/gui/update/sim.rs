@@ -23,9 +23,9 @@ impl Workbench {
                     h.send(cmd);
                 }
             }
-            SimMsg::Snapshot { ticket, prepared, now, events, finished } => {
+            SimMsg::Snapshot { ticket, prepared, now, events, finished, reorders } => {
                 if self.jobs.is_current(ticket) {
-                    self.sim_snapshot(prepared, now, events, finished);
+                    self.sim_snapshot(prepared, now, events, finished, reorders);
                 }
             }
             SimMsg::Failed(e) => self.sim.error = Some(crate::errors::error_text(&e)),
@@ -76,7 +76,7 @@ impl Workbench {
             Ok(sc) => {
                 // A late statistics answer about the previous run must not pass for this one.
                 self.jobs.cancel_kind(JobKind::LiveStats);
-                self.sim.live.restart(sc.clone());
+                self.sim.live.restart(&sc);
                 self.sim.ran_with = Some((scenario.to_owned(), sc.settings()));
                 self.sim.handle = workers::simulate(&mut self.jobs, sc, self.sim.speed_arg());
                 self.sim.playing = true;
@@ -90,7 +90,14 @@ impl Workbench {
     }
 
     /// A snapshot of the run: its source in the document grows (the first one adds it).
-    fn sim_snapshot(&mut self, prepared: Arc<Prepared>, now: Ps, events: usize, finished: bool) {
+    fn sim_snapshot(
+        &mut self,
+        prepared: Arc<Prepared>,
+        now: Ps,
+        events: usize,
+        finished: bool,
+        reorders: usize,
+    ) {
         self.sim.now = now;
         self.sim.events = events;
         self.sim.finished = finished;
@@ -128,18 +135,31 @@ impl Workbench {
             self.refresh_table();
         }
         if self.sim.live.due(finished, self.jobs.busy(JobKind::LiveStats)) {
-            self.start_live_stats(snapshot, now);
+            self.start_live_stats(snapshot, now, reorders);
         }
     }
 
     /// The scenario's analyses over `snapshot` (taken at simulated time `now`), on a job;
-    /// a newer one makes this one's answer stale.
-    fn start_live_stats(&mut self, snapshot: Arc<Prepared>, now: Ps) {
-        let Some(scenario) = self.sim.live.scenario.clone() else { return };
+    /// a newer one makes this one's answer stale. They read only what is new since the
+    /// last snapshot analysed, unless the accumulator placed a late event since
+    /// (`reorders`).
+    fn start_live_stats(&mut self, snapshot: Arc<Prepared>, now: Ps, reorders: usize) {
+        let Some(live) = self.sim.live.report.clone() else { return };
+        let reordered = std::mem::replace(&mut self.sim.live.reorders, reorders) != reorders;
         self.sim.live.asked_for(snapshot.clone(), now);
         self.jobs.spawn(JobKind::LiveStats, None, move |cx| {
+            // A job that panicked left the analyses half-read: read the next anew.
+            let mut live = live.lock().unwrap_or_else(|poisoned| {
+                let mut live = poisoned.into_inner();
+                live.reset();
+                live
+            });
+            if reordered {
+                live.reset();
+            }
             // A snapshot too early for an analysis (a track not there yet) shows nothing new.
-            let Ok(report) = latscope_sim::scenarios::report(&scenario, &snapshot.source) else { return };
+            let Ok(report) = live.update(&snapshot.source) else { return };
+            drop(live);
             let mut results = Vec::with_capacity(report.outcomes.len());
             for mut o in report.outcomes {
                 if cx.cancelled() {
