@@ -688,7 +688,7 @@ mod tests {
                 ticks += 1;
                 if ticks % 3 == 1 || finished {
                     let snap = acc.snapshot(scenario, &lines);
-                    let got = report(live.update(&snap.source));
+                    let got = report(live.update(&snap.source).and_then(|o| live.report(o)));
                     let want = report(latscope_sim::scenarios::report(&sc, &snap.source));
                     assert_eq!(got, want, "{scenario} at {} ps", acc.now);
                     compared += 1;
@@ -698,7 +698,8 @@ mod tests {
                     break;
                 }
             }
-            let settled = report(live.update(&acc.snapshot(scenario, &lines).source));
+            let settled =
+                report(live.update(&acc.snapshot(scenario, &lines).source).and_then(|o| live.report(o)));
             assert_eq!(settled, Ok((whole.report.outcomes, whole.report.metrics)), "{scenario}: settled");
             assert!(compared > 3 && samples > 0, "{scenario}: {compared} snapshots, {samples} samples");
         }

@@ -56,8 +56,9 @@ pub fn report(s: &Scenario, src: &Source) -> Result<Report, ScenarioError> {
 }
 
 /// The scenario's report over a trace that grows while it runs: each
-/// [`LiveReport::update`] equals [`report`] on that snapshot, and its pair rules read only
-/// what is new ([`LiveMeasure`]).
+/// [`LiveReport::update`] gives the outcomes [`report`] gives on that snapshot (and
+/// [`LiveReport::report`] its metrics), and its pair rules read only what is new
+/// ([`LiveMeasure`]).
 #[derive(Debug)]
 pub struct LiveReport {
     scenario: Scenario,
@@ -70,11 +71,22 @@ impl LiveReport {
         Ok(Self { scenario: s.clone(), measure })
     }
 
-    /// The report on `src`, a snapshot that extends the last one.
-    pub fn update(&mut self, src: &Source) -> Result<Report, ScenarioError> {
-        let s = &self.scenario;
-        let outcomes = self.measure.update(src).map_err(|e| s.bad_value("analysis", e.to_string()))?;
-        report_of(s, outcomes)
+    /// The analyses on `src`, a snapshot that extends the last one.
+    pub fn update(
+        &mut self,
+        src: &Source,
+    ) -> Result<Vec<latscope_analysis::outcome::Outcome>, ScenarioError> {
+        self.measure.update(src).map_err(|e| self.scenario.bad_value("analysis", e.to_string()))
+    }
+
+    /// The report of `outcomes` (an update's): the scenario's metrics over them. Apart from
+    /// [`LiveReport::update`] since the metrics read every sample, and a live view that
+    /// shows only the analyses need not pay for them.
+    pub fn report(
+        &self,
+        outcomes: Vec<latscope_analysis::outcome::Outcome>,
+    ) -> Result<Report, ScenarioError> {
+        report_of(&self.scenario, outcomes)
     }
 
     /// Reads the next snapshot from its beginning (the trace was reordered).

@@ -158,10 +158,10 @@ impl Workbench {
                 live.reset();
             }
             // A snapshot too early for an analysis (a track not there yet) shows nothing new.
-            let Ok(report) = live.update(&snapshot.source) else { return };
+            let Ok(outcomes) = live.update(&snapshot.source) else { return };
             drop(live);
-            let mut results = Vec::with_capacity(report.outcomes.len());
-            for mut o in report.outcomes {
+            let mut results = Vec::with_capacity(outcomes.len());
+            for mut o in outcomes {
                 if cx.cancelled() {
                     return;
                 }
