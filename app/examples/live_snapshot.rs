@@ -4,8 +4,12 @@
 //! events/s) and the last one held while the next is taken, as the window holds it. Every
 //! CHECKPOINT events it prints the snapshots' mean and largest time since the last line, the
 //! process's resident memory, what letting a snapshot go cost, and what the live statistics
-//! job's analyses of the held snapshot cost. Snapshots are flat since the growing model
-//! shares what is old (`SharedVec`); the analyses still read all of it.
+//! job costs on the held snapshot: its analyses (a `LiveReport` that read the snapshot at
+//! the last checkpoint, so it reads what is new since; then again, reading nothing new, which
+//! is what every update pays beside the new events) and the statistics of their samples,
+//! which read them all. With `WHOLE=1` in the environment it also times the whole report
+//! the job ran before. Snapshots are flat since the growing model shares what is old
+//! (`SharedVec`).
 //!
 //! `cargo run --example live_snapshot -p latscope [--release] -- [EVENTS] [CHECKPOINT] [SCENARIO [KEY=VALUE...]]`
 //! (defaults 2000000, 250000, litesdcard; `axienet-napi run_ms=3600000` runs long enough
@@ -73,10 +77,13 @@ fn main() -> anyhow::Result<()> {
     let mut held = None;
     let (mut count, mut sum_ms, mut max_ms, mut max_drop_ms) = (0usize, 0.0f64, 0.0f64, 0.0f64);
     let (mut frame_ms, mut drawn) = (0.0f64, 0usize);
-    let (mut stats_ms, mut stats) = (0.0f64, 0usize);
+    let mut live = latscope_sim::scenarios::LiveReport::new(&analysed)?;
+    let whole = std::env::var_os("WHOLE").is_some();
+    let (mut live_ms, mut summary_ms, mut whole_ms, mut samples) = (0.0f64, 0.0f64, None, 0usize);
+    let mut again_ms = 0.0f64;
     let started = Instant::now();
     println!(
-        "events\tsnapshots\tmean_ms\tmax_ms\trss_mib\trss_bytes_per_event\tsim_s\tmax_drop_ms\tframe_ms\tdrawn\tstats_ms\tanalyses"
+        "events\tsnapshots\tmean_ms\tmax_ms\trss_mib\trss_bytes_per_event\tsim_s\tmax_drop_ms\tframe_ms\tdrawn\tlive_ms\tagain_ms\tsummary_ms\tsamples\twhole_ms"
     );
     while acc.events() < total && !sim.is_finished() {
         sim.tick(50_000);
@@ -102,18 +109,35 @@ fn main() -> anyhow::Result<()> {
                 let t = Instant::now();
                 drawn = frame_at_head(snap);
                 frame_ms = t.elapsed().as_secs_f64() * 1e3;
-                // The live statistics job's work: the scenario's analyses of the snapshot.
+                // The live statistics job's work: the scenario's analyses of the snapshot,
+                // then the statistics the panel shows.
                 let t = Instant::now();
-                let report = latscope_sim::scenarios::report(&analysed, &snap.source);
-                stats_ms = t.elapsed().as_secs_f64() * 1e3;
-                stats = report.map_or(0, |r| r.outcomes.len());
+                let report = live.update(&snap.source);
+                live_ms = t.elapsed().as_secs_f64() * 1e3;
+                let t = Instant::now();
+                drop(live.update(&snap.source));
+                again_ms = t.elapsed().as_secs_f64() * 1e3;
+                let t = Instant::now();
+                let outcomes = report.unwrap_or_default();
+                samples = outcomes.iter().map(|o| o.samples.len()).sum();
+                let summaries: Vec<_> =
+                    outcomes.into_iter().map(latscope::gui::analysis::summarize).collect();
+                summary_ms = t.elapsed().as_secs_f64() * 1e3;
+                drop(summaries);
+                if whole {
+                    let t = Instant::now();
+                    let report = latscope_sim::scenarios::report(&analysed, &snap.source);
+                    whole_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+                    drop(report);
+                }
             }
             println!(
-                "{}\t{count}\t{:.2}\t{max_ms:.1}\t{rss:.0}\t{:.0}\t{:.3}\t{max_drop_ms:.1}\t{frame_ms:.2}\t{drawn}\t{stats_ms:.0}\t{stats}",
+                "{}\t{count}\t{:.2}\t{max_ms:.1}\t{rss:.0}\t{:.0}\t{:.3}\t{max_drop_ms:.1}\t{frame_ms:.2}\t{drawn}\t{live_ms:.1}\t{again_ms:.1}\t{summary_ms:.0}\t{samples}\t{}",
                 acc.events(),
                 sum_ms / count.max(1) as f64,
                 rss * f64::from(1u32 << 20) / acc.events() as f64,
-                sim.now() as f64 / 1e12
+                sim.now() as f64 / 1e12,
+                whole_ms.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.0}"))
             );
             (count, sum_ms, max_ms, max_drop_ms) = (0, 0.0, 0.0, 0.0);
             next_line += every;
