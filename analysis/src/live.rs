@@ -176,4 +176,33 @@ mod tests {
         assert_eq!(keys(&mut live, 3), ["pid=7 (worker)"], "after a reset the same source is read once");
         assert_eq!(live.incremental(), [("wake", true)]);
     }
+
+    /// A key unique to each pair (a block request's sector) overflows the rendered keys'
+    /// cache, which is emptied: the answers stay the whole runner's.
+    #[test]
+    fn keys_unique_to_each_pair_overflow_the_cache_without_changing_the_answer() {
+        let pairs = crate::measure::RENDERED_CACHE as i64 + 5_000;
+        let mut b = EventTableBuilder::new();
+        let comm = b.intern(b"dd");
+        let (issue, done, sector) = (b.intern(b"issue"), b.intern(b"done"), b.intern(b"sector"));
+        let (issue, done) =
+            (b.layout(issue, &[(sector, FieldKind::Int)]), b.layout(done, &[(sector, FieldKind::Int)]));
+        let spec = parse_spec("req=issue -> done by sector").expect("spec");
+        let mut live = LiveAnalyses::new(vec![spec.clone()]);
+        for k in 0..pairs {
+            // Two requests in flight, completed out of order.
+            b.push(10 * k, 0, 1, comm, IrqFlags::NONE, issue, &[FieldValue::Int(k)]);
+            if k % 2 == 1 {
+                b.push(10 * k + 1, 0, 1, comm, IrqFlags::NONE, done, &[FieldValue::Int(k)]);
+                b.push(10 * k + 2, 0, 1, comm, IrqFlags::NONE, done, &[FieldValue::Int(k - 1)]);
+            }
+            if k % 30_000 == 29_999 || k == pairs - 1 {
+                let mut src = Source::new("live", "test", SourceKind::Simulator);
+                src.events = b.table().clone();
+                src.strings = b.interner.clone();
+                let got = live.update(&src).remove(0);
+                assert_eq!(got, runner::run_spec(&spec, &[Placed::unaligned(&src)]), "{k}");
+            }
+        }
+    }
 }

@@ -144,6 +144,9 @@ pub(crate) fn outcome_keyed(
     o
 }
 
+/// Most keys a [`GrowingOutcome`] keeps rendered between updates.
+pub(crate) const RENDERED_CACHE: usize = 1 << 16;
+
 /// A pair rule's outcome built as its pairs arrive from a [`crate::pairing::LivePairer`]:
 /// after each [`GrowingOutcome::extend`], [`GrowingOutcome::outcome`] equals
 /// [`outcome_of`] over every pair so far on the source read so far. New pairs are
@@ -153,8 +156,12 @@ pub(crate) fn outcome_keyed(
 #[derive(Debug)]
 pub(crate) struct GrowingOutcome {
     outcome: Outcome,
-    /// Each key seen, as people read it.
+    /// Keys as people read them, a cache: a key unique to each pair (`dev,sector`) would
+    /// otherwise keep a copy per sample for as long as the run goes, so it is emptied
+    /// past [`RENDERED_CACHE`] keys.
     rendered: FxHashMap<Vec<KeyVal>, String>,
+    /// Keys shown with a task as a bare number, kept until the task is named.
+    pending: FxHashMap<Vec<KeyVal>, String>,
     /// Each task's name on the first event it ran, over the events read (`read`).
     first_comm: FxHashMap<i32, Sym>,
     read: usize,
@@ -167,6 +174,7 @@ impl GrowingOutcome {
         Self {
             outcome: Outcome::new(name, kind, source),
             rendered: FxHashMap::default(),
+            pending: FxHashMap::default(),
             first_comm: FxHashMap::default(),
             read: 0,
             unnamed: FxHashSet::default(),
@@ -182,20 +190,22 @@ impl GrowingOutcome {
         }
         let (mut samples, mut excluded) = (Vec::new(), Vec::new());
         for p in pairs {
-            let key = match self.rendered.get(&p.key) {
+            let key = match self.rendered.get(&p.key).or_else(|| self.pending.get(&p.key)) {
                 Some(k) => k.clone(),
                 None => {
+                    let mut waits = false;
                     for &k in &task_fields {
                         if let Some(KeyVal::Int(v)) = p.key.get(k)
                             && let Ok(pid) = i32::try_from(*v)
                             && !self.first_comm.contains_key(&pid)
                         {
                             self.unnamed.insert(pid);
+                            waits = true;
                         }
                     }
                     let shown =
                         render_noting(&mut self.outcome.raw_keys, &self.first_comm, rule, &p.key, src);
-                    self.rendered.insert(p.key.clone(), shown.clone());
+                    self.remember(p.key.clone(), shown.clone(), waits);
                     shown
                 }
             };
@@ -230,7 +240,7 @@ impl GrowingOutcome {
         }
         let task_fields: Vec<usize> = (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect();
         let stale: Vec<Vec<KeyVal>> = self
-            .rendered
+            .pending
             .keys()
             .filter(|key| {
                 task_fields.iter().any(|&k| {
@@ -241,10 +251,13 @@ impl GrowingOutcome {
             .collect();
         let mut renamed: FxHashMap<String, String> = FxHashMap::default();
         for key in stale {
-            let Some(old) = self.rendered.remove(&key) else { continue };
+            let Some(old) = self.pending.remove(&key) else { continue };
             self.outcome.raw_keys.remove(&old);
             let new = render_noting(&mut self.outcome.raw_keys, &self.first_comm, rule, &key, src);
-            self.rendered.insert(key, new.clone());
+            let waits = task_fields.iter().any(|&k| {
+                matches!(key.get(k), Some(KeyVal::Int(v)) if i32::try_from(*v).is_ok_and(|p| self.unnamed.contains(&p)))
+            });
+            self.remember(key, new.clone(), waits);
             renamed.insert(old, new);
         }
         for s in self.outcome.samples.iter_mut().chain(self.outcome.excluded.iter_mut()) {
@@ -252,6 +265,19 @@ impl GrowingOutcome {
                 s.key.clone_from(new);
             }
         }
+    }
+
+    /// Keeps `key`'s rendering: until its task is named when it `waits` for one, else in
+    /// the cache.
+    fn remember(&mut self, key: Vec<KeyVal>, shown: String, waits: bool) {
+        if waits {
+            self.pending.insert(key, shown);
+            return;
+        }
+        if self.rendered.len() >= RENDERED_CACHE {
+            self.rendered.clear();
+        }
+        self.rendered.insert(key, shown);
     }
 
     /// The outcome so far, with `counts` (unmatched and repeated ends) and the notes
