@@ -1,7 +1,8 @@
 //! Live ingest bench: records this kernel with the given events and analyses while a
 //! command runs, then prints events, events/s and the recorder's CPU time per event
 //! (user + system of the whole process, readers and live statistics included), and the
-//! CPU of the ssh clients it ran (`SSH=USER@HOST:PORT` records over SSH).
+//! CPU of the child processes it waited for: the command, and the ssh clients
+//! (`SSH=USER@HOST:PORT` records over SSH).
 //!
 //! `ingest SECONDS EVENTS PRESETS -- COMMAND…` (EVENTS and PRESETS comma-separated, `-`
 //! for none), as root: docs/PERFORMANCE.md "Recording".
@@ -50,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
     println!(
-        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), ssh clients {children:.2} s",
+        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s",
         rec.events,
         rec.lost,
         rec.events as f64 / wall,
