@@ -94,19 +94,12 @@ pub(crate) fn outcome_keyed(
 ) -> Outcome {
     let mut o = Outcome::new(name, kind, source);
     // The task ids in keys, named once.
-    let task_fields: Vec<usize> = (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect();
-    let mut pids: FxHashSet<i32> = FxHashSet::default();
-    if !task_fields.is_empty() {
-        for p in &res.pairs {
-            for &k in &task_fields {
-                if let Some(KeyVal::Int(v)) = p.key.get(k)
-                    && let Ok(pid) = i32::try_from(*v)
-                {
-                    pids.insert(pid);
-                }
-            }
-        }
-    }
+    let task_fields = task_fields(rule);
+    let pids: FxHashSet<i32> = if task_fields.is_empty() {
+        FxHashSet::default()
+    } else {
+        res.pairs.iter().flat_map(|p| task_ids(&p.key, &task_fields)).collect()
+    };
     let tasks = TaskNames::of(src, pids);
     // Few distinct keys, many pairs: render each key once, as people read it, and keep the
     // stored text where it differs. Pairs of a rule without keys (pulses, edges) all share
@@ -119,14 +112,7 @@ pub(crate) fn outcome_keyed(
         } else {
             rendered
                 .entry(&p.key[..])
-                .or_insert_with(|| {
-                    let shown = render_key_with(rule, &p.key, strings, |n, v| readable(src, &tasks.0, n, v));
-                    let raw = render_key(rule, &p.key, strings);
-                    if raw != shown {
-                        o.raw_keys.insert(shown.clone(), raw);
-                    }
-                    shown
-                })
+                .or_insert_with(|| render_noting(&mut o.raw_keys, &tasks.0, rule, &p.key, src, strings))
                 .clone()
         };
         let sample =
@@ -160,13 +146,12 @@ pub(crate) struct GrowingOutcome {
     /// otherwise keep a copy per sample for as long as the run goes, so it is emptied
     /// past [`RENDERED_CACHE`] keys.
     rendered: FxHashMap<Vec<KeyVal>, String>,
-    /// Keys shown with a task as a bare number, kept until the task is named.
-    pending: FxHashMap<Vec<KeyVal>, String>,
+    /// Keys shown with a task as a bare number, kept until the task is named: the
+    /// rendering, and how many of the key's tasks had no name when it was made.
+    pending: FxHashMap<Vec<KeyVal>, (String, usize)>,
     /// Each task's name on the first event it ran, over the events read (`read`).
     first_comm: FxHashMap<i32, Sym>,
     read: usize,
-    /// Tasks in keys that had no event yet, so their keys show the bare number.
-    unnamed: FxHashSet<i32>,
 }
 
 impl GrowingOutcome {
@@ -177,35 +162,32 @@ impl GrowingOutcome {
             pending: FxHashMap::default(),
             first_comm: FxHashMap::default(),
             read: 0,
-            unnamed: FxHashSet::default(),
         }
     }
 
     /// Adds `pairs` (the ones that closed since the last call) over `src`, which extends
     /// the source of the earlier calls.
     pub(crate) fn extend(&mut self, rule: &PairRule, pairs: Vec<crate::pairing::Pair>, src: &Source) {
-        let task_fields: Vec<usize> = (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect();
+        let task_fields = task_fields(rule);
         if !task_fields.is_empty() {
-            self.read_tasks(rule, src);
+            self.read_tasks(rule, &task_fields, src);
         }
         let (mut samples, mut excluded) = (Vec::new(), Vec::new());
         for p in pairs {
-            let key = match self.rendered.get(&p.key).or_else(|| self.pending.get(&p.key)) {
+            let known = self.rendered.get(&p.key).or_else(|| self.pending.get(&p.key).map(|(k, _)| k));
+            let key = match known {
                 Some(k) => k.clone(),
                 None => {
-                    let mut waits = false;
-                    for &k in &task_fields {
-                        if let Some(KeyVal::Int(v)) = p.key.get(k)
-                            && let Ok(pid) = i32::try_from(*v)
-                            && !self.first_comm.contains_key(&pid)
-                        {
-                            self.unnamed.insert(pid);
-                            waits = true;
-                        }
-                    }
-                    let shown =
-                        render_noting(&mut self.outcome.raw_keys, &self.first_comm, rule, &p.key, src);
-                    self.remember(p.key.clone(), shown.clone(), waits);
+                    let shown = render_noting(
+                        &mut self.outcome.raw_keys,
+                        &self.first_comm,
+                        rule,
+                        &p.key,
+                        src,
+                        &src.strings,
+                    );
+                    let unnamed = self.unnamed(&p.key, &task_fields);
+                    self.remember(p.key.clone(), shown.clone(), unnamed);
                     shown
                 }
             };
@@ -224,40 +206,29 @@ impl GrowingOutcome {
 
     /// Reads the tasks of the events new in `src`; keys of tasks named only now are
     /// rendered again, in the samples already made too.
-    fn read_tasks(&mut self, rule: &PairRule, src: &Source) {
+    fn read_tasks(&mut self, rule: &PairRule, task_fields: &[usize], src: &Source) {
         let start = self.read.min(src.events.len());
         for (i, &pid) in src.events.pid.iter().enumerate().skip(start) {
             self.first_comm.entry(pid).or_insert(src.events.comm[i]);
         }
         self.read = src.events.len();
-        let named: Vec<i32> =
-            self.unnamed.iter().copied().filter(|p| self.first_comm.contains_key(p)).collect();
-        if named.is_empty() {
-            return;
-        }
-        for p in &named {
-            self.unnamed.remove(p);
-        }
-        let task_fields: Vec<usize> = (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect();
         let stale: Vec<Vec<KeyVal>> = self
             .pending
-            .keys()
-            .filter(|key| {
-                task_fields.iter().any(|&k| {
-                    matches!(key.get(k), Some(KeyVal::Int(v)) if i32::try_from(*v).is_ok_and(|p| named.contains(&p)))
-                })
-            })
-            .cloned()
+            .iter()
+            .filter(|(key, (_, unnamed))| self.unnamed(key, task_fields) < *unnamed)
+            .map(|(key, _)| key.clone())
             .collect();
+        if stale.is_empty() {
+            return;
+        }
         let mut renamed: FxHashMap<String, String> = FxHashMap::default();
         for key in stale {
-            let Some(old) = self.pending.remove(&key) else { continue };
+            let Some((old, _)) = self.pending.remove(&key) else { continue };
             self.outcome.raw_keys.remove(&old);
-            let new = render_noting(&mut self.outcome.raw_keys, &self.first_comm, rule, &key, src);
-            let waits = task_fields.iter().any(|&k| {
-                matches!(key.get(k), Some(KeyVal::Int(v)) if i32::try_from(*v).is_ok_and(|p| self.unnamed.contains(&p)))
-            });
-            self.remember(key, new.clone(), waits);
+            let new =
+                render_noting(&mut self.outcome.raw_keys, &self.first_comm, rule, &key, src, &src.strings);
+            let unnamed = self.unnamed(&key, task_fields);
+            self.remember(key, new.clone(), unnamed);
             renamed.insert(old, new);
         }
         for s in self.outcome.samples.iter_mut().chain(self.outcome.excluded.iter_mut()) {
@@ -267,11 +238,16 @@ impl GrowingOutcome {
         }
     }
 
-    /// Keeps `key`'s rendering: until its task is named when it `waits` for one, else in
-    /// the cache.
-    fn remember(&mut self, key: Vec<KeyVal>, shown: String, waits: bool) {
-        if waits {
-            self.pending.insert(key, shown);
+    /// How many of `key`'s tasks have no name yet.
+    fn unnamed(&self, key: &[KeyVal], task_fields: &[usize]) -> usize {
+        task_ids(key, task_fields).filter(|pid| !self.first_comm.contains_key(pid)).count()
+    }
+
+    /// Keeps `key`'s rendering: until its tasks are named when `unnamed` of them are not
+    /// yet, else in the cache.
+    fn remember(&mut self, key: Vec<KeyVal>, shown: String, unnamed: usize) {
+        if unnamed > 0 {
+            self.pending.insert(key, (shown, unnamed));
             return;
         }
         if self.rendered.len() >= RENDERED_CACHE {
@@ -295,19 +271,34 @@ impl GrowingOutcome {
     }
 }
 
-/// `key` as people read it, noting in `raw_keys` the stored text where it differs.
+/// The key fields of `rule` that hold task ids.
+fn task_fields(rule: &PairRule) -> Vec<usize> {
+    (0..rule.by.len()).filter(|&k| is_task(&rule.by[k].0)).collect()
+}
+
+/// The task ids `key` holds in `fields`.
+fn task_ids<'a>(key: &'a [KeyVal], fields: &'a [usize]) -> impl Iterator<Item = i32> + 'a {
+    fields.iter().filter_map(|&k| match key.get(k) {
+        Some(KeyVal::Int(v)) => i32::try_from(*v).ok(),
+        _ => None,
+    })
+}
+
+/// `key` as people read it (its strings in `strings`, its tasks named by `tasks`), noting
+/// in `raw_keys` the stored text where it differs.
 fn render_noting(
     raw_keys: &mut std::collections::BTreeMap<String, String>,
     tasks: &FxHashMap<i32, Sym>,
     rule: &PairRule,
     key: &[KeyVal],
     src: &Source,
+    strings: &Interner,
 ) -> String {
     if key.is_empty() {
-        return render_key(rule, &[], &src.strings);
+        return render_key(rule, &[], strings);
     }
-    let shown = render_key_with(rule, key, &src.strings, |n, v| readable(src, tasks, n, v));
-    let raw = render_key(rule, key, &src.strings);
+    let shown = render_key_with(rule, key, strings, |n, v| readable(src, tasks, n, v));
+    let raw = render_key(rule, key, strings);
     if raw != shown {
         raw_keys.insert(shown.clone(), raw);
     }

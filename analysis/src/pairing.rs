@@ -8,8 +8,8 @@
 //! Matching compares interned symbols; a key is rendered to text only for matched pairs.
 
 use crate::endpoint::{
-    Endpoint, PairError, Resolved, alias_sym, candidates_from, digital_of, edge_times_from, field_of,
-    layout_mask, matches, resolved,
+    Endpoint, PairError, Resolved, TrackRef, alias_sym, candidates_from, digital_of, edge_times_from,
+    field_of, layout_mask, matches, resolved, track_named,
 };
 use crate::outcome::EventAt;
 use latscope_model::{EventRef, FieldValue, Interner, Placed, Ps, Source, Sym};
@@ -312,19 +312,32 @@ fn sort_merge(mut occ: Vec<Occ>) -> Vec<Occ> {
 /// Pairs `rule` over `src`. An occurrence that is both a start and an end
 /// first closes, then opens, so `X -> X` yields consecutive intervals.
 pub fn pair(src: &Source, rule: &PairRule) -> Result<PairResult, PairError> {
-    // Event occurrences stream straight into the engine (they come in time order); the
-    // edges, usually few, are sorted apart and merged into the stream.
-    let edges = sort_merge(edge_occurrences(src, rule, 0, false, None)?);
-    let mut edges = edges.into_iter().peekable();
     let mut engine = Engine::new(rule);
-    event_occurrences(src, rule, 0, 0, &mut |o| {
+    feed_source(&mut engine, src, rule, 0, None)?;
+    Ok(engine.finish())
+}
+
+/// Feeds `engine` the occurrences of `rule` in `src` in time order, from event `from` on
+/// and, with `seen`, from each edge endpoint's change `seen[k]` on (moved to the tracks'
+/// ends). Event occurrences stream straight in (they come in time order); the edges,
+/// usually few, are sorted apart and merged into the stream. Nothing is fed on an error.
+fn feed_source(
+    engine: &mut Engine,
+    src: &Source,
+    rule: &PairRule,
+    from: usize,
+    seen: Option<&mut [usize; 2]>,
+) -> Result<(), PairError> {
+    let edges = sort_merge(edge_occurrences(src, rule, 0, false, seen)?);
+    let mut edges = edges.into_iter().peekable();
+    event_occurrences(src, rule, 0, from, &mut |o| {
         while let Some(e) = edges.next_if(|e| (e.t, e.order) < (o.t, o.order)) {
             engine.feed(e);
         }
         engine.feed(o);
     })?;
     edges.for_each(|e| engine.feed(e));
-    Ok(engine.finish())
+    Ok(())
 }
 
 /// Pairing kept up to date over a source that only grows (a live capture's snapshots).
@@ -358,8 +371,8 @@ impl LivePairer {
     pub fn applies(rule: &PairRule, src: &Source) -> bool {
         [&rule.start, &rule.end].into_iter().all(|ep| match ep {
             Endpoint::Event { .. } => true,
-            Endpoint::Edge { .. } => {
-                matches!(digital_of(src, &rule.name, ep), Ok((_, std::borrow::Cow::Borrowed(_))))
+            Endpoint::Edge { track, .. } => {
+                matches!(track_named(src, track), Ok(Some(TrackRef::Digital(..))))
             }
             Endpoint::Crossing { .. } => false,
         })
@@ -380,19 +393,10 @@ impl LivePairer {
     /// sorted by end. Nothing is read when it fails.
     pub fn advance(&mut self, src: &Source) -> Result<Vec<Pair>, PairError> {
         let mut changes = self.changes;
-        let edges = sort_merge(edge_occurrences(src, &self.rule, 0, false, Some(&mut changes))?);
-        let mut edges = edges.into_iter().peekable();
-        let engine = &mut self.engine;
-        event_occurrences(src, &self.rule, 0, self.events, &mut |o| {
-            while let Some(e) = edges.next_if(|e| (e.t, e.order) < (o.t, o.order)) {
-                engine.feed(e);
-            }
-            engine.feed(o);
-        })?;
-        edges.for_each(|e| engine.feed(e));
+        feed_source(&mut self.engine, src, &self.rule, self.events, Some(&mut changes))?;
         self.events = src.events.len();
         self.changes = changes;
-        Ok(std::mem::take(&mut engine.res.pairs))
+        Ok(std::mem::take(&mut self.engine.res.pairs))
     }
 
     /// What [`pair`] would count on the source read so far (no pairs): the starts still

@@ -93,9 +93,9 @@ impl LiveStats {
 
     /// Whether a snapshot should be analysed now: the last one of a run always is; others
     /// only when no analysis is `running`. The analyses of a long run take longer than
-    /// [`LIVE_EVERY`] (they read the whole snapshot), and a cancelled one still runs to its
-    /// end, so starting the next meanwhile would pile them up on the cores the simulator
-    /// and the window need. The statistics then update as fast as they are computed.
+    /// [`LIVE_EVERY`] (each answer copies and summarises every sample), and a cancelled
+    /// one still runs to its end, so starting the next meanwhile would pile them up on the
+    /// cores the simulator and the window need. The statistics then update as fast as they are computed.
     pub fn due(&self, finished: bool, running: bool) -> bool {
         self.report.is_some()
             && (finished || (!running && self.last_start.is_none_or(|t| t.elapsed() >= LIVE_EVERY)))
