@@ -4,10 +4,12 @@
 //! the flight recorder and stops at the command's exit, `--duration`, Ctrl-C (SIGINT or
 //! SIGTERM) or an error. tracefs is put back however it ends ([`crate::tracefs::Guard`]).
 
+use crate::growing::Growing;
 use crate::stats::{self, LiveStat};
 use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
 use crate::window::{Flight, Saved, Trigger};
 use crate::{RecordError, save};
+use latscope_analysis::live::LiveAnalyses;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::spec::Spec;
 use latscope_importers::LoadControl;
@@ -253,6 +255,9 @@ pub struct Recording {
     pub logic: Option<crate::sigrok::Logic>,
     /// `--align`: the shared markers that fit the logic capture's placement when saved.
     pub align: Option<latscope_analysis::spec::AlignSpec>,
+    /// How often the live lines' growing source started again from the kept pages: a
+    /// ring dropped half of what it keeps, or a record arrived behind the watermark.
+    pub live_restarts: u64,
 }
 
 impl Recording {
@@ -380,6 +385,8 @@ pub(crate) struct Store {
     pub page_size: usize,
     pub bytes: u64,
     pub newest: u64,
+    /// Bytes the ring has dropped since the recording began.
+    pub dropped: u64,
 }
 
 impl Store {
@@ -420,6 +427,7 @@ impl Store {
             }
             if let Some(p) = self.cpus[cpu].pop_front() {
                 self.bytes -= p.data.len() as u64;
+                self.dropped += p.data.len() as u64;
             }
         }
     }
@@ -445,8 +453,13 @@ impl Store {
     }
 }
 
-/// A page from a CPU's reader.
-type Delivery = (usize, Vec<u8>);
+/// What a CPU's reader hands over.
+enum Delivery {
+    /// A page, as read.
+    Page(usize, Vec<u8>),
+    /// The reader found the CPU's buffer empty when it read at this raw `mono` time.
+    Drained(usize, u64),
+}
 
 fn spawn_reader(
     fs: &Tracefs,
@@ -488,7 +501,8 @@ fn spawn_reader(
 }
 
 /// Reads a local `trace_pipe_raw` without blocking, every 20 ms, until `stop`; after it,
-/// one more pass empties what is left.
+/// one more pass empties what is left. Each time it finds the buffer empty, it says when
+/// it asked, on this machine's monotonic clock: the recording's trace clock (`mono`).
 fn read_local(
     mut f: fs::File,
     path: &Path,
@@ -500,15 +514,20 @@ fn read_local(
     let mut last_pass = false;
     loop {
         let mut buf = vec![0u8; page_size];
+        let asked_at = crate::sigrok::mono_ns();
         match f.read(&mut buf) {
             Ok(n) if n > 0 => {
-                if tx.send((cpu, buf)).is_err() {
+                if tx.send(Delivery::Page(cpu, buf)).is_err() {
                     return Ok(());
                 }
                 continue;
             }
-            Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Ok(_) => {
+                let _ = tx.send(Delivery::Drained(cpu, asked_at));
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                let _ = tx.send(Delivery::Drained(cpu, asked_at));
+            }
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(e) => return Err(RecordError::io(path, e)),
         }
@@ -539,7 +558,7 @@ fn read_remote(
         match stream.read_exact(&mut buf) {
             Ok(()) => {
                 pages += 1;
-                if tx.send((cpu, buf)).is_err() {
+                if tx.send(Delivery::Page(cpu, buf)).is_err() {
                     return Ok(());
                 }
             }
@@ -610,15 +629,18 @@ pub fn resolve_events(fs: &Tracefs, typed: &[String]) -> Result<Vec<EventName>, 
 /// Records this machine's kernel (the tracefs found) as `opts` says, telling `live` what
 /// it sees; tracefs is put back as found before this returns.
 pub fn record(opts: &Options, live: &mut dyn FnMut(&Live)) -> Result<Recording, RecordError> {
-    record_with(opts, live, &mut |_| {})
+    record_with(opts, live, &mut |_, _| {})
 }
 
-/// [`record`], also handing `snapshot` each tick's decoded events (what the live lines were
-/// computed on: everything kept so far, or the ring's), for a window that shows them.
+/// [`record`], also handing `snapshot` each tick's decoded events, for a window that shows
+/// them: what the live lines were computed on (the events final so far, from the growing
+/// source; the last tick's are every page kept, as saved). With them comes whether they
+/// continue the previous tick's: the same rows at the same places with the same strings,
+/// and more after them, so a view may walk only what was added.
 pub fn record_with(
     opts: &Options,
     live: &mut dyn FnMut(&Live),
-    snapshot: &mut dyn FnMut(Source),
+    snapshot: &mut dyn FnMut(Source, bool),
 ) -> Result<Recording, RecordError> {
     let fs = match &opts.ssh {
         Some(target) => Tracefs::remote(crate::ssh::Ssh::connect(target)?)?,
@@ -632,7 +654,7 @@ pub fn record_on(
     fs: &Tracefs,
     opts: &Options,
     live: &mut dyn FnMut(&Live),
-    snapshot: &mut dyn FnMut(Source),
+    snapshot: &mut dyn FnMut(Source, bool),
 ) -> Result<Recording, RecordError> {
     if !opts.triggers.is_empty() && opts.windows_dir.is_none() {
         return Err(RecordError::Usage("--trigger needs -o OUT, the folder its windows are saved in".into()));
@@ -658,7 +680,7 @@ fn run(
     events: &[EventName],
     opts: &Options,
     live: &mut dyn FnMut(&Live),
-    snapshot: &mut dyn FnMut(Source),
+    snapshot: &mut dyn FnMut(Source, bool),
     guard: &mut Guard,
 ) -> Result<Recording, RecordError> {
     tracefs::prepare(fs, events)?;
@@ -675,8 +697,13 @@ fn run(
         readers.push(spawn_reader(fs, cpu, page_size, tx.clone(), Arc::clone(&stop), &mut remote_children)?);
     }
     drop(tx);
-    let mut store =
-        Store { cpus: (0..cpus).map(|_| VecDeque::new()).collect(), page_size, bytes: 0, newest: 0 };
+    let mut store = Store {
+        cpus: (0..cpus).map(|_| VecDeque::new()).collect(),
+        page_size,
+        bytes: 0,
+        newest: 0,
+        dropped: 0,
+    };
     let mut flight = opts.windows_dir.as_ref().map(|dir| Flight::new(opts, dir.clone()));
     fs.write("tracing_on", "1")?;
     // The logic analyzer once tracing is on (the kernel sees sigrok-cli start). Its samples
@@ -722,7 +749,16 @@ fn run(
     let mut next_tick = started + opts.tick;
     let mut lost = 0u64;
     let mut first_raw: Option<u64> = None;
-    let take = |store: &mut Store, (cpu, data): Delivery, lost: &mut u64, first_raw: &mut Option<u64>| {
+    let mut following = Following::new(cpus, page_size, &opts.specs);
+    let take = |store: &mut Store,
+                following: &mut Following,
+                delivery: Delivery,
+                lost: &mut u64,
+                first_raw: &mut Option<u64>| {
+        let (cpu, data) = match delivery {
+            Delivery::Page(cpu, data) => (cpu, data),
+            Delivery::Drained(cpu, at) => return following.growing.drained(cpu, at),
+        };
         let Some(&(first, last, _)) = decoder.page_spans(&data).first() else { return };
         if let Some(n) = decoder.lost_before(&data) {
             // A page that says only "some were lost" counts one.
@@ -733,14 +769,15 @@ fn run(
         }
         let mut data = data;
         data.truncate(decoder.used_len(&data));
+        following.growing.push(cpu, &data, first, last);
         store.push(cpu, Page { data, first, last });
     };
     while stopped.is_none() {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(d) => {
-                take(&mut store, d, &mut lost, &mut first_raw);
+                take(&mut store, &mut following, d, &mut lost, &mut first_raw);
                 while let Ok(d) = rx.try_recv() {
-                    take(&mut store, d, &mut lost, &mut first_raw);
+                    take(&mut store, &mut following, d, &mut lost, &mut first_raw);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -773,9 +810,10 @@ fn run(
             meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
             let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
             let at = Moment { started, lost, first_raw, last: false, capture: logic.as_ref() };
-            tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
-            // A tick decodes everything kept: when that grows slow, tick less often, so the
-            // live lines never take more than a quarter of a core.
+            tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
+            // A tick reads what is new, but its statistics read every sample, and a ring
+            // starts the growing source again: when a tick grows slow, tick less often, so
+            // the live lines never take more than a quarter of a core.
             next_tick = began + opts.tick.max(began.elapsed() * 4);
         }
     }
@@ -819,7 +857,7 @@ fn run(
         }
     }
     while let Ok(d) = rx.try_recv() {
-        take(&mut store, d, &mut lost, &mut first_raw);
+        take(&mut store, &mut following, d, &mut lost, &mut first_raw);
     }
     let mut stopped = stopped.unwrap_or(Stopped::Interrupted);
     if let (Some(f), Stopped::Interrupted | Stopped::Duration | Stopped::Asked) = (&failure, &stopped) {
@@ -851,7 +889,8 @@ fn run(
         guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
     let sinks = Sinks { live, snapshot };
     let at = Moment { started, lost, first_raw, last: true, capture: logic.as_ref() };
-    let (events_seen, stats) = tick(&meta, &decoder, &mut store, opts, flight.as_mut(), at, sinks);
+    let (events_seen, stats) =
+        tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
     let logic = match logic.map(crate::sigrok::LogicCapture::stop).transpose() {
         Ok(l) => l,
         Err(e) => {
@@ -876,7 +915,56 @@ fn run(
         unrestored,
         logic,
         align: opts.align.clone(),
+        live_restarts: following.restarts,
     })
+}
+
+/// What the live lines follow between ticks: the recorded events as a growing source, and
+/// the analyses reading what it appends.
+struct Following {
+    growing: Growing,
+    analyses: LiveAnalyses,
+    /// The store's dropped bytes when the growing source started.
+    dropped_at_start: u64,
+    restarts: u64,
+    /// The restart count when a tick last handed the growing source on.
+    handed: Option<u64>,
+}
+
+impl Following {
+    fn new(cpus: usize, page_size: usize, specs: &[Spec]) -> Following {
+        Following {
+            growing: Growing::new(cpus, page_size),
+            analyses: LiveAnalyses::new(specs.to_vec()),
+            dropped_at_start: 0,
+            restarts: 0,
+            handed: None,
+        }
+    }
+
+    /// The events final so far. The growing source starts again from the pages `store`
+    /// keeps when a record arrived behind it, or when the ring has dropped more than half
+    /// of what it keeps since the source started: the live lines then cover what is kept
+    /// and at most half as much again before it, and starting again costs, spread over
+    /// the pages taken since, at most twice what they cost.
+    fn source(&mut self, meta: &KernelMeta, decoder: &PageDecoder, store: &Store) -> Source {
+        self.growing.advance(meta, false);
+        let dropped = store.dropped - self.dropped_at_start;
+        if self.growing.late() > 0 || dropped > 0 && dropped >= store.bytes / 2 {
+            let mut growing = self.growing.renew();
+            for (cpu, pages) in store.cpus.iter().enumerate() {
+                for p in pages {
+                    growing.push(cpu, &p.data, p.first, p.last);
+                }
+            }
+            growing.advance(meta, false);
+            self.growing = growing;
+            self.analyses.reset();
+            self.dropped_at_start = store.dropped;
+            self.restarts += 1;
+        }
+        self.growing.snapshot().unwrap_or_else(|| decoder.empty_source())
+    }
 }
 
 /// When a tick happens: the recording's start, the events lost so far, the first raw time,
@@ -894,17 +982,19 @@ struct Moment<'a> {
 /// Where a tick's answers go: the live lines, and the events they were computed on.
 struct Sinks<'a> {
     live: &'a mut dyn FnMut(&Live),
-    snapshot: &'a mut dyn FnMut(Source),
+    snapshot: &'a mut dyn FnMut(Source, bool),
 }
 
 /// One tick: decode what is kept, run the analyses, feed the flight recorder (which saves
 /// the windows that are complete), let the ring drop what it no longer holds, and say the
 /// statistics. Between ticks the ring may hold one tick's data beyond its size, so that
 /// every pair is seen by the triggers.
+#[allow(clippy::too_many_arguments)]
 fn tick(
     meta: &KernelMeta,
     decoder: &PageDecoder,
     store: &mut Store,
+    following: &mut Following,
     opts: &Options,
     mut flight: Option<&mut Flight>,
     at: Moment<'_>,
@@ -912,24 +1002,29 @@ fn tick(
 ) -> (u64, Vec<LiveStat>) {
     let Sinks { live, snapshot } = sinks;
     let Moment { started, lost, first_raw, last, capture } = at;
-    let (source, outcomes, mut lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) =
-        match decode_all(meta, &store.joined()) {
-            Ok(src) => {
-                let (o, l) = stats::run(&opts.specs, &src);
-                (Some(src), o, l)
-            }
-            Err(e) => {
-                let line = LiveStat {
-                    analysis: "(decode)".into(),
-                    count: 0,
-                    p50_ns: None,
-                    p99_ns: None,
-                    max_ns: None,
-                    note: Some(e.to_string()),
-                };
-                (None, Vec::new(), vec![line])
-            }
-        };
+    let whole =
+        if last { decode_all(meta, &store.joined()) } else { Ok(following.source(meta, decoder, store)) };
+    let (source, outcomes, mut lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) = match whole {
+        Ok(src) if last => {
+            let (o, l) = stats::run(&opts.specs, &src);
+            (Some(src), o, l)
+        }
+        Ok(src) => {
+            let (o, l) = stats::lines_of(&opts.specs, following.analyses.update(&src));
+            (Some(src), o, l)
+        }
+        Err(e) => {
+            let line = LiveStat {
+                analysis: "(decode)".into(),
+                count: 0,
+                p50_ns: None,
+                p99_ns: None,
+                max_ns: None,
+                note: Some(e.to_string()),
+            };
+            (None, Vec::new(), vec![line])
+        }
+    };
     // The decoders' analyses over what the logic analyzer decoded so far; their times count
     // from its first sample, which the host's clock places at `at_ns` on the kernel's.
     // One copy of the decode a tick serves the line's counts and the analyses.
@@ -986,7 +1081,9 @@ fn tick(
         live(s);
     }
     if let Some(src) = source {
-        snapshot(src);
+        let continues = !last && following.handed == Some(following.restarts);
+        following.handed = (!last).then_some(following.restarts);
+        snapshot(src, continues);
     }
     (events, lines)
 }
@@ -1013,8 +1110,13 @@ mod tests {
 
     #[test]
     fn a_ring_drops_the_oldest_pages_but_never_those_a_pending_window_needs() {
-        let mut s =
-            Store { cpus: vec![VecDeque::new(), VecDeque::new()], page_size: 128, bytes: 0, newest: 0 };
+        let mut s = Store {
+            cpus: vec![VecDeque::new(), VecDeque::new()],
+            page_size: 128,
+            bytes: 0,
+            newest: 0,
+            dropped: 0,
+        };
         for i in 0..10u64 {
             s.push((i % 2) as usize, page(i * 10, i * 10 + 9));
         }

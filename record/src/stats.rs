@@ -2,10 +2,12 @@
 //! runner and the same statistics as `latscope report`, so the last line equals the report
 //! of the saved file.
 //!
-//! Each tick decodes the recorded pages again (as a trace.dat held in memory, through the
-//! same reader `report` opens files with). That costs what is kept, not what is new: the
-//! ring (`--ring`) bounds it; an incremental model is issue 30's first item, not done yet.
+//! While recording, a tick reads what is new: the events the growing source appended
+//! (`growing`), through live analyses that keep their pairing state between ticks. The
+//! last line decodes every kept page as the saved trace.dat is read, so it is the report
+//! of the saved file.
 
+use latscope_analysis::measure::AnalysisError;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::runner::{self, Scope};
 use latscope_analysis::spec::Spec;
@@ -28,12 +30,22 @@ pub struct LiveStat {
 /// Runs `specs` on `source` alone: the outcomes (for triggers) and a line each.
 pub fn run(specs: &[Spec], source: &Source) -> (Vec<Outcome>, Vec<LiveStat>) {
     let placed = [Placed::new(source, Placement::default())];
+    let answers = specs.iter().map(|spec| runner::run(spec, &placed, Scope::Each).map(|ran| ran.outcomes));
+    lines_of(specs, answers.collect())
+}
+
+/// The outcomes and a line each of `answers`, one per spec of `specs` (as
+/// `runner::run_spec` or a live analysis gives them).
+pub fn lines_of(
+    specs: &[Spec],
+    answers: Vec<Result<Vec<Outcome>, AnalysisError>>,
+) -> (Vec<Outcome>, Vec<LiveStat>) {
     let mut outcomes = Vec::new();
     let mut lines = Vec::new();
-    for spec in specs {
-        match runner::run(spec, &placed, Scope::Each) {
-            Ok(ran) => {
-                for o in ran.outcomes {
+    for (spec, answer) in specs.iter().zip(answers) {
+        match answer {
+            Ok(found) => {
+                for o in found {
                     lines.push(line_of(&o));
                     outcomes.push(o);
                 }

@@ -6,7 +6,7 @@ use super::document::SourceId;
 use super::jobs::{JobContext, JobKind, JobRunner, Ticket};
 use super::lod::MinMaxPyramid;
 use super::message::{FileMsg, JobResult, Message, RecordMsg, SimMsg};
-use super::prepare::{EventLanes, Prepared, prepare, with_pyramids};
+use super::prepare::{EventLanes, Prepared, prepare, with_pyramids, with_track_lanes};
 use super::record::{Asked, RecordEnd};
 use super::sim::{SimCommand, SimHandle};
 use super::table::{Row, TableSort};
@@ -368,7 +368,8 @@ pub fn simulate(
 
 /// Starts a recording (`asked`, checked by the recorder's plan) as a job: its live lines
 /// and crossings arrive as `RecordMsg::Live`, what it has recorded as `RecordMsg::Snapshot`
-/// once a tick (the kernel's events decoded, prepared here, off the UI thread), and its
+/// once a tick (the kernel's events final so far, their lanes walked here where the last
+/// walk stopped, off the UI thread), and its
 /// end as `RecordMsg::Ended`. `stop` ends it as Ctrl-C ends `latscope record`.
 ///
 /// The receiver hangs up once the work has returned (tracefs put back), so a window that
@@ -401,9 +402,17 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         None => "kernel (recording)".to_owned(),
     };
     let mut live = |l: &Live| cx.send(RecordMsg::Live { ticket, live: l.clone() });
-    let mut snapshot = |mut source: Source| {
+    // The recorder's growing source appends: its lanes walk only what each tick adds,
+    // and are walked anew when the source starts again (a ring) or at the end.
+    let mut lanes = EventLanes::default();
+    let mut snapshot = |mut source: Source, continues: bool| {
         source.name = name.clone();
-        cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(prepare(source)) });
+        if !continues {
+            lanes = EventLanes::default();
+        }
+        lanes.feed(&source);
+        let walked = lanes.lanes(&source);
+        cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(with_track_lanes(source, walked)) });
     };
     let rec = latscope_record::record_with(&opts, &mut live, &mut snapshot)?;
     let mut saved: Vec<PathBuf> = rec.saved.iter().map(|s| s.dir.clone()).collect();

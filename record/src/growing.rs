@@ -1,0 +1,269 @@
+//! The kernel's events as a source that grows while the recording runs, so that a tick
+//! decodes and analyses what arrived since the last one, not everything kept.
+//!
+//! Each CPU's buffer hands its pages over in time order, but the CPUs do not wait for each
+//! other: a page from an idle CPU may arrive after a busy CPU's later ones. An event is
+//! **final** once no CPU can still deliver an earlier one, which is at or before the
+//! **watermark**, the oldest of the CPUs' "complete through" times:
+//! - a CPU is complete through the moment before its newest record, since its own records
+//!   come in order (the next may share the newest's time);
+//! - a local CPU whose reader found its buffer empty is complete through the moment before
+//!   that read (this machine's monotonic clock is the recording's `mono` trace clock),
+//!   less [`IN_FLIGHT_NS`] for a record reserved before the read and committed after it;
+//! - a board's streams say nothing when a CPU is idle (`cat` waits for a page), so the
+//!   watermark never trails the newest record by more than [`IDLE_LAG_NS`].
+//!
+//! Final events are cut from the pages (`PageDecoder::cut`), decoded per CPU and merged
+//! in time order, equal times taking the lower CPU first as a trace.dat file's reader
+//! does, then appended to one table that snapshots share. A record that arrives at or
+//! before the watermark already passed (an idle board CPU beyond the lag, a clock that
+//! stepped back) cannot be appended in order: it is counted in [`Growing::late`], and the
+//! recorder starts a new growing source from the pages it keeps.
+
+use latscope_importers::tracedat::live::{KernelMeta, PageDecoder};
+use latscope_model::{Diagnostics, EventTableBuilder, FieldValue, LayoutId, Source, Sym};
+
+/// How long a record may sit reserved but not yet committed, as the kernel writes it. The
+/// kernel commits with preemption off, so it is microseconds; this is generous.
+pub const IN_FLIGHT_NS: u64 = 5_000_000;
+
+/// How far the watermark may trail the newest record when a CPU says nothing.
+pub const IDLE_LAG_NS: u64 = 2_000_000_000;
+
+/// One CPU's pages not yet wholly appended, and what is known of its stream.
+#[derive(Debug, Default)]
+struct CpuFeed {
+    /// Whole pages (padded to the page size), in the order read, with each one's first
+    /// and last record time (the header's time for a page without records).
+    pages: Vec<u8>,
+    spans: Vec<(u64, u64)>,
+    /// The newest record time read.
+    newest: Option<u64>,
+    /// When the reader last found the buffer empty (raw ns of the trace clock).
+    drained: Option<u64>,
+}
+
+impl CpuFeed {
+    fn complete_through(&self) -> Option<u64> {
+        // The next page may begin with a record as old as the newest read: a page can end
+        // between records that share a time.
+        let read = self.newest.map(|n| n.saturating_sub(1));
+        let drained = self.drained.map(|d| d.saturating_sub(IN_FLIGHT_NS));
+        match (read, drained) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The recorded kernel events, final ones appended in time order.
+#[derive(Debug)]
+pub struct Growing {
+    cpus: Vec<CpuFeed>,
+    page_size: usize,
+    /// Decodes pages on the growing source's timeline: made with the first final event,
+    /// whose whole second is the origin (as a trace.dat file's reader chooses it).
+    decoder: Option<PageDecoder>,
+    table: EventTableBuilder,
+    diagnostics: Diagnostics,
+    /// Every record at or before this raw time has been appended.
+    through: Option<u64>,
+    late: u64,
+    /// Bytes of pages taken, to decide when a ring has dropped enough to start again.
+    taken_bytes: u64,
+}
+
+impl Growing {
+    pub fn new(cpus: usize, page_size: usize) -> Growing {
+        Growing {
+            cpus: (0..cpus).map(|_| CpuFeed::default()).collect(),
+            page_size,
+            decoder: None,
+            table: EventTableBuilder::new(),
+            diagnostics: Diagnostics::default(),
+            through: None,
+            late: 0,
+            taken_bytes: 0,
+        }
+    }
+
+    /// An empty source for the same CPUs that knows when each reader last found its buffer
+    /// empty (a source started again from the pages kept).
+    pub fn renew(&self) -> Growing {
+        let mut g = Growing::new(self.cpus.len(), self.page_size);
+        for (new, old) in g.cpus.iter_mut().zip(&self.cpus) {
+            new.drained = old.drained;
+        }
+        g
+    }
+
+    /// Takes one page of `cpu` (its used bytes), whose record times are `first..=last`.
+    pub fn push(&mut self, cpu: usize, page: &[u8], first: u64, last: u64) {
+        let Some(feed) = self.cpus.get_mut(cpu) else { return };
+        if self.through.is_some_and(|t| first <= t) {
+            self.late += 1;
+        }
+        feed.pages.extend_from_slice(page);
+        feed.pages.resize(feed.pages.len().div_ceil(self.page_size) * self.page_size, 0);
+        feed.spans.push((first, last));
+        feed.newest = Some(feed.newest.map_or(last, |n| n.max(last)));
+        self.taken_bytes += page.len() as u64;
+    }
+
+    /// Says that `cpu`'s reader found its buffer empty at raw time `at`.
+    pub fn drained(&mut self, cpu: usize, at: u64) {
+        if let Some(feed) = self.cpus.get_mut(cpu) {
+            feed.drained = Some(feed.drained.map_or(at, |d| d.max(at)));
+        }
+    }
+
+    /// Records that arrived behind what was already appended (so they are not in it).
+    pub fn late(&self) -> u64 {
+        self.late
+    }
+
+    /// Bytes of pages taken since this source started.
+    pub fn taken_bytes(&self) -> u64 {
+        self.taken_bytes
+    }
+
+    /// Events appended so far.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// The time every event at or before which has arrived, if known.
+    pub fn watermark(&self) -> Option<u64> {
+        let mut oldest: Option<u64> = None;
+        let mut newest: Option<u64> = None;
+        for feed in &self.cpus {
+            let c = feed.complete_through()?;
+            oldest = Some(oldest.map_or(c, |o| o.min(c)));
+            if let Some(n) = feed.newest {
+                newest = Some(newest.map_or(n, |m| m.max(n)));
+            }
+        }
+        let lagged = newest.map(|n| n.saturating_sub(IDLE_LAG_NS));
+        match (oldest, lagged) {
+            (Some(o), Some(l)) => Some(o.max(l)),
+            (o, l) => o.or(l),
+        }
+    }
+
+    /// The watermark, or, with some CPU silent so far, the newest record less the idle lag.
+    fn final_through(&self) -> Option<u64> {
+        self.watermark().or_else(|| {
+            let newest = self.cpus.iter().filter_map(|f| f.newest).max()?;
+            Some(newest.saturating_sub(IDLE_LAG_NS))
+        })
+    }
+
+    /// Appends every event up to the watermark (all of them with `all`, at the end of a
+    /// recording), with `meta`'s task names. Returns how many were appended.
+    pub fn advance(&mut self, meta: &KernelMeta, all: bool) -> usize {
+        let to = if all { Some(u64::MAX) } else { self.final_through() };
+        let Some(to) = to else { return 0 };
+        let from = self.through.map_or(0, |t| t.saturating_add(1));
+        if to < from {
+            return 0;
+        }
+        if self.decoder.is_none() {
+            // The origin is the whole second of the first final record.
+            let first = self
+                .cpus
+                .iter()
+                .flat_map(|f| f.spans.iter().map(|s| s.0))
+                .filter(|&t| t > 0 && t <= to)
+                .min();
+            let Some(first) = first else { return 0 };
+            match PageDecoder::new(meta, first / 1_000_000_000 * 1_000_000_000) {
+                Ok(d) => self.decoder = Some(d),
+                Err(e) => {
+                    self.diagnostics.warn(format!("decoding the recorded pages: {e}"));
+                    return 0;
+                }
+            }
+        }
+        let Some(decoder) = self.decoder.as_mut() else { return 0 };
+        decoder.set_cmdlines(&meta.cmdlines);
+        let mut parts: Vec<(u16, Source)> = Vec::new();
+        for (cpu, feed) in self.cpus.iter_mut().enumerate() {
+            if feed.spans.is_empty() {
+                continue;
+            }
+            let (cut, kept) = decoder.cut(&feed.pages, from, to);
+            if kept > 0 {
+                let (src, _) = decoder.decode(cpu as u16, &cut);
+                parts.push((cpu as u16, src));
+            }
+            // The pages read to their end go; one that holds later records stays.
+            let done = feed.spans.iter().take_while(|s| s.1 <= to).count();
+            feed.spans.drain(..done);
+            feed.pages.drain(..done * self.page_size);
+        }
+        self.through = Some(to);
+        let before = self.table.len();
+        append_merged(&mut self.table, &mut self.diagnostics, parts);
+        self.table.len() - before
+    }
+
+    /// The events appended so far, sharing this source's memory.
+    pub fn snapshot(&self) -> Option<Source> {
+        let decoder = self.decoder.as_ref()?;
+        let mut src = decoder.empty_source();
+        src.name = "trace.dat".into();
+        src.events = self.table.table().clone();
+        src.strings = self.table.interner.clone();
+        src.diagnostics = self.diagnostics.clone();
+        src.renderer = Some(decoder.renderer(&src));
+        Some(src)
+    }
+}
+
+/// Appends the events of `parts` (each one CPU's, sorted by time) to `table` in time
+/// order, equal times taking the lower CPU first, with their strings and layouts in the
+/// table's numbering; their diagnostics join `diagnostics`.
+fn append_merged(table: &mut EventTableBuilder, diagnostics: &mut Diagnostics, parts: Vec<(u16, Source)>) {
+    let mut order: Vec<(i64, u16, u32)> = Vec::with_capacity(parts.iter().map(|p| p.1.events.len()).sum());
+    let mut maps: Vec<(Vec<Sym>, Vec<LayoutId>)> = Vec::with_capacity(parts.len());
+    for (n, (_, src)) in parts.iter().enumerate() {
+        let syms = table.interner.absorb(&src.strings);
+        let layouts = src
+            .events
+            .layouts()
+            .iter()
+            .map(|l| {
+                let fields: Vec<_> =
+                    l.fields.iter().map(|&(name, kind)| (syms[name.0 as usize], kind)).collect();
+                table.layout(syms[l.event.0 as usize], &fields)
+            })
+            .collect();
+        maps.push((syms, layouts));
+        order.extend(src.events.ts.iter().enumerate().map(|(i, &t)| (t, n as u16, i as u32)));
+    }
+    // Parts are in CPU order, so (time, part) orders equal times by CPU.
+    order.sort_unstable();
+    let mut values: Vec<FieldValue> = Vec::new();
+    for (_, n, i) in order {
+        let (_, src) = &parts[n as usize];
+        let (syms, layouts) = &maps[n as usize];
+        let Some(ev) = src.events.get(i as usize) else { continue };
+        values.clear();
+        values.extend(ev.fields().map(|(_, v)| match v {
+            FieldValue::Str(s) => FieldValue::Str(syms[s.0 as usize]),
+            other => other,
+        }));
+        let layout = layouts[src.events.layout[i as usize].0 as usize];
+        table.push(ev.ts(), ev.cpu(), ev.pid(), syms[ev.comm().0 as usize], ev.flags(), layout, &values);
+        if let Some(stack) = ev.stack() {
+            table.attach_stack_to_last(syms[stack.0 as usize]);
+        }
+    }
+    for (_, src) in parts {
+        diagnostics.extend(src.diagnostics);
+    }
+}

@@ -1,0 +1,196 @@
+//! The live lines' growing source on this machine's kernel: at every tick it holds exactly
+//! the saved file's events up to its newest, in the saved file's order, although the CPUs'
+//! pages arrive out of order, and each tick's lines are what the whole runner gives on it.
+//! With a small ring the source starts again from the kept pages and the same holds.
+//! The tests hold the tracefs lock: tests run in parallel and share one kernel buffer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use latscope_analysis::spec::{Spec, parse_spec, preset_spec};
+use latscope_model::{FieldValue, Source};
+use latscope_record::{Live, LiveStat, Options, Ring, record_with};
+use std::time::Duration;
+
+/// One event as both sources can state it: its absolute time (ps of the trace clock), CPU,
+/// task, name and fields.
+type Row = (i128, u16, i32, String, Vec<(String, String)>);
+
+fn rows(src: &Source) -> Vec<Row> {
+    let origin = i128::from(src.origin.secs) * 1_000_000_000_000 + i128::from(src.origin.ps);
+    src.events
+        .iter()
+        .map(|e| {
+            let fields = e
+                .fields()
+                .map(|(n, v)| {
+                    let v = match v {
+                        FieldValue::Str(s) => src.strings.resolve(s).into_owned(),
+                        FieldValue::Int(i) => i.to_string(),
+                        FieldValue::UInt(u) => u.to_string(),
+                    };
+                    (src.strings.resolve(n).into_owned(), v)
+                })
+                .collect();
+            (
+                origin + i128::from(e.ts()),
+                e.cpu(),
+                e.pid(),
+                src.strings.resolve(e.name()).into_owned(),
+                fields,
+            )
+        })
+        .collect()
+}
+
+/// Markers from a shell on each CPU, pausing every 200 requests, with the scheduler's
+/// events around them: CPUs busy at different moments, so their pages arrive out of step.
+fn workload(requests: u32) -> Vec<String> {
+    let marker = "/sys/kernel/tracing/trace_marker";
+    let one = |c: usize| {
+        format!(
+            "i=0; while [ $i -lt {requests} ]; do echo \"start id={c}x$i\" > {marker}; \
+             echo \"done id={c}x$i\" > {marker}; i=$((i+1)); \
+             [ $((i % 200)) -eq 0 ] && sleep 0.05; done"
+        )
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let all: Vec<String> = (0..cpus).map(|c| format!("taskset -c {c} sh -c '{}' &", one(c))).collect();
+    vec!["sh".into(), "-c".into(), format!("{} wait", all.join(" "))]
+}
+
+fn specs() -> Vec<Spec> {
+    vec![
+        parse_spec("req=print[text~start] -> print[text~done] by id").unwrap(),
+        preset_spec("wakeup").unwrap(),
+        parse_spec("switch=sched_switch -> sched_switch by cpu").unwrap(),
+    ]
+}
+
+/// What a tick said and handed on: its lines, its events, and whether they continue the
+/// previous tick's.
+struct Tick {
+    lines: Vec<LiveStat>,
+    src: Source,
+    continues: bool,
+}
+
+struct Recorded {
+    rec: latscope_record::Recording,
+    ticks: Vec<Tick>,
+}
+
+fn record(ring: Ring, requests: u32) -> Recorded {
+    let specs = specs();
+    let mut opts = Options {
+        events: latscope_record::stats::events_for(&specs),
+        specs: specs.clone(),
+        command: workload(requests),
+        duration: Some(Duration::from_secs(20)),
+        tick: Duration::from_millis(100),
+        ring,
+        ..Options::default()
+    };
+    opts.events.push("sched:sched_switch".into());
+    let mut lines = Vec::new();
+    let mut snaps = Vec::new();
+    let rec = record_with(
+        &opts,
+        &mut |l| {
+            if let Live::Stats { analyses, .. } = l {
+                lines.push(analyses.clone());
+            }
+        },
+        &mut |s, continues| snaps.push((s, continues)),
+    )
+    .expect("the recording");
+    assert_eq!(lines.len(), snaps.len(), "a line and a snapshot each tick");
+    let ticks = lines
+        .into_iter()
+        .zip(snaps)
+        .map(|(lines, (src, continues))| Tick { lines, src, continues })
+        .collect();
+    Recorded { rec, ticks }
+}
+
+/// Each tick's lines are the whole runner's on the events the tick held.
+fn lines_are_the_whole_runners(ticks: &[Tick]) {
+    for (n, t) in ticks.iter().enumerate() {
+        assert!(t.src.events.ts.is_sorted(), "tick {n}: events in time order");
+        let (_, whole) = latscope_record::stats::run(&specs(), &t.src);
+        assert_eq!(t.lines, whole, "tick {n} ({} events)", t.src.events.len());
+    }
+}
+
+/// Whether each tick continuing the previous one holds its rows first.
+fn continued_ticks_hold_the_previous_rows(ticks: &[Tick]) {
+    for (n, w) in ticks.windows(2).enumerate() {
+        if w[1].continues {
+            let (before, after) = (rows(&w[0].src), rows(&w[1].src));
+            assert!(after.len() >= before.len() && after[..before.len()] == before[..], "tick {}", n + 1);
+            assert!(w[1].src.events.len() >= w[0].src.events.len());
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(have_tracefs),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted"
+)]
+fn every_tick_holds_the_saved_files_events_up_to_its_newest_and_the_whole_runners_lines() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
+    let requests = 3000;
+    let Recorded { rec, ticks } = record(Ring::All, requests);
+    assert!(matches!(rec.stopped, latscope_record::Stopped::Exited(_)), "{:?}", rec.stopped);
+    assert_eq!(rec.live_restarts, 0, "no record arrived behind the watermark");
+    let whole = rows(&rec.source().unwrap());
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from) as u32;
+    let markers = whole.iter().filter(|r| r.3 == "print").count() as u32;
+    assert_eq!(rec.lost, 0, "nothing lost");
+    assert_eq!(markers, 2 * requests * cpus, "every marker recorded");
+    // The last tick decodes every kept page, as the saved file reads; those before it
+    // are the growing source.
+    let (live, last) = ticks.split_at(ticks.len() - 1);
+    assert_eq!(rows(&last[0].src), whole, "the last tick is the saved file");
+    assert!(!last[0].continues, "the saved file's events are decoded anew");
+    assert!(live.iter().skip(1).all(|t| t.continues), "without a ring every tick continues the first");
+    continued_ticks_hold_the_previous_rows(&ticks);
+    let grown: Vec<&Tick> = live.iter().filter(|t| !t.src.events.is_empty()).collect();
+    assert!(grown.len() >= 3, "the source grew over several ticks ({} of {})", grown.len(), live.len());
+    let mut before = 0;
+    for (n, t) in grown.iter().enumerate() {
+        let got = rows(&t.src);
+        let newest = got.last().map(|r| r.0).unwrap();
+        let expect: Vec<Row> = whole.iter().filter(|r| r.0 <= newest).cloned().collect();
+        assert_eq!(got.len(), expect.len(), "tick {n}: the saved file's events up to the newest");
+        assert!(got == expect, "tick {n}: the same events in the same order");
+        assert!(got.len() >= before, "tick {n}: the source only grows");
+        before = got.len();
+    }
+    lines_are_the_whole_runners(&ticks);
+    // The marker rule's count grew with the source and ended at every request.
+    let counts: Vec<u64> =
+        ticks.iter().filter_map(|t| t.lines.iter().find(|l| l.analysis == "req")).map(|l| l.count).collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    assert_eq!(counts.last().copied(), Some(u64::from(requests * cpus)));
+}
+
+#[test]
+#[cfg_attr(
+    not(have_tracefs),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted"
+)]
+fn with_a_small_ring_the_growing_source_starts_again_from_the_kept_pages() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
+    let Recorded { rec, ticks } = record(Ring::Bytes(64 << 10), 10_000);
+    assert!(rec.live_restarts > 0, "the ring dropped pages the source had read");
+    lines_are_the_whole_runners(&ticks);
+    // The last tick decodes the ring as saved; those before it are the growing source.
+    let live = &ticks[..ticks.len() - 1];
+    let sizes: Vec<usize> = live.iter().map(|t| t.src.events.len()).collect();
+    assert!(sizes.windows(2).any(|w| w[1] < w[0]), "a restarted source holds less: {sizes:?}");
+    let anew = live.iter().skip(1).filter(|t| !t.continues).count() as u64;
+    assert_eq!(anew, rec.live_restarts, "a tick after a restart does not continue the one before");
+    continued_ticks_hold_the_previous_rows(&ticks);
+}
