@@ -2,7 +2,8 @@
 //! command runs, then prints events, events/s and the recorder's CPU time per event
 //! (user + system of the whole process, readers and live statistics included), and the
 //! CPU of the child processes it waited for: the command, and the ssh clients
-//! (`SSH=USER@HOST:PORT` records over SSH).
+//! (`SSH=USER@HOST:PORT` records over SSH), the growing source's restarts, and how far
+//! apart the live lines came.
 //!
 //! `ingest SECONDS EVENTS PRESETS -- COMMAND…` (EVENTS and PRESETS comma-separated, `-`
 //! for none), as root: docs/PERFORMANCE.md "Recording".
@@ -47,16 +48,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     opts.specs = specs;
     // `SSH=root@host:port`: the same over SSH.
     opts.ssh = std::env::var("SSH").ok();
-    let rec = record(&opts, &mut |_| {})?;
+    // When each live line came (the last, over everything kept, aside): how fresh the
+    // live statistics stay as the recording grows.
+    let mut lines: Vec<f64> = Vec::new();
+    let rec = record(&opts, &mut |l| {
+        if let latscope_record::Live::Stats { elapsed_s, last: false, .. } = l {
+            lines.push(*elapsed_s);
+        }
+    })?;
+    let longest_gap = lines.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
     let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
     println!(
-        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s",
+        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s, live restarts {}; {} live lines, the longest {longest_gap:.2} s apart",
         rec.events,
         rec.lost,
         rec.events as f64 / wall,
         cpu * 1e6 / rec.events.max(1) as f64,
-        100.0 * cpu / wall
+        100.0 * cpu / wall,
+        rec.live_restarts,
+        lines.len()
     );
     Ok(())
 }

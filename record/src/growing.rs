@@ -13,15 +13,15 @@
 //! - a board's streams say nothing when a CPU is idle (`cat` waits for a page), so the
 //!   watermark never trails the newest record by more than [`IDLE_LAG_NS`].
 //!
-//! Final events are cut from the pages (`PageDecoder::cut`), decoded per CPU and merged
-//! in time order, equal times taking the lower CPU first as a trace.dat file's reader
-//! does, then appended to one table that snapshots share. A record that arrives at or
+//! Final records are decoded from the pages straight into one table that snapshots share
+//! (`PageDecoder::decode_merged`), in time order across CPUs, equal times taking the lower
+//! CPU first as a trace.dat file's reader does. A record that arrives at or
 //! before the watermark already passed (an idle board CPU beyond the lag, a clock that
 //! stepped back) cannot be appended in order: it is counted in [`Growing::late`], and the
 //! recorder starts a new growing source from the pages it keeps.
 
 use latscope_importers::tracedat::live::{KernelMeta, PageDecoder};
-use latscope_model::{Diagnostics, EventTableBuilder, FieldValue, LayoutId, Source, Sym};
+use latscope_model::{Diagnostics, EventTableBuilder, Source};
 
 /// How long a record may sit reserved but not yet committed, as the kernel writes it. The
 /// kernel commits with preemption off, so it is microseconds; this is generous.
@@ -190,25 +190,17 @@ impl Growing {
         }
         let Some(decoder) = self.decoder.as_mut() else { return 0 };
         decoder.set_cmdlines(&meta.cmdlines);
-        let mut parts: Vec<(u16, Source)> = Vec::new();
-        for (cpu, feed) in self.cpus.iter_mut().enumerate() {
-            if feed.spans.is_empty() {
-                continue;
-            }
-            let (cut, kept) = decoder.cut(&feed.pages, from, to);
-            if kept > 0 {
-                let (src, _) = decoder.decode(cpu as u16, &cut);
-                parts.push((cpu as u16, src));
-            }
-            // The pages read to their end go; one that holds later records stays.
+        let pages: Vec<(u16, &[u8])> =
+            self.cpus.iter().enumerate().map(|(cpu, feed)| (cpu as u16, feed.pages.as_slice())).collect();
+        let added = decoder.decode_merged(&mut self.table, &mut self.diagnostics, &pages, from, to);
+        // The pages read to their end go; one that holds later records stays.
+        for feed in &mut self.cpus {
             let done = feed.spans.iter().take_while(|s| s.1 <= to).count();
             feed.spans.drain(..done);
             feed.pages.drain(..done * self.page_size);
         }
         self.through = Some(to);
-        let before = self.table.len();
-        append_merged(&mut self.table, &mut self.diagnostics, parts);
-        self.table.len() - before
+        added as usize
     }
 
     /// The events appended so far, sharing this source's memory.
@@ -221,49 +213,5 @@ impl Growing {
         src.diagnostics = self.diagnostics.clone();
         src.renderer = Some(decoder.renderer(&src));
         Some(src)
-    }
-}
-
-/// Appends the events of `parts` (each one CPU's, sorted by time) to `table` in time
-/// order, equal times taking the lower CPU first, with their strings and layouts in the
-/// table's numbering; their diagnostics join `diagnostics`.
-fn append_merged(table: &mut EventTableBuilder, diagnostics: &mut Diagnostics, parts: Vec<(u16, Source)>) {
-    let mut order: Vec<(i64, u16, u32)> = Vec::with_capacity(parts.iter().map(|p| p.1.events.len()).sum());
-    let mut maps: Vec<(Vec<Sym>, Vec<LayoutId>)> = Vec::with_capacity(parts.len());
-    for (n, (_, src)) in parts.iter().enumerate() {
-        let syms = table.interner.absorb(&src.strings);
-        let layouts = src
-            .events
-            .layouts()
-            .iter()
-            .map(|l| {
-                let fields: Vec<_> =
-                    l.fields.iter().map(|&(name, kind)| (syms[name.0 as usize], kind)).collect();
-                table.layout(syms[l.event.0 as usize], &fields)
-            })
-            .collect();
-        maps.push((syms, layouts));
-        order.extend(src.events.ts.iter().enumerate().map(|(i, &t)| (t, n as u16, i as u32)));
-    }
-    // Parts are in CPU order, so (time, part) orders equal times by CPU.
-    order.sort_unstable();
-    let mut values: Vec<FieldValue> = Vec::new();
-    for (_, n, i) in order {
-        let (_, src) = &parts[n as usize];
-        let (syms, layouts) = &maps[n as usize];
-        let Some(ev) = src.events.get(i as usize) else { continue };
-        values.clear();
-        values.extend(ev.fields().map(|(_, v)| match v {
-            FieldValue::Str(s) => FieldValue::Str(syms[s.0 as usize]),
-            other => other,
-        }));
-        let layout = layouts[src.events.layout[i as usize].0 as usize];
-        table.push(ev.ts(), ev.cpu(), ev.pid(), syms[ev.comm().0 as usize], ev.flags(), layout, &values);
-        if let Some(stack) = ev.stack() {
-            table.attach_stack_to_last(syms[stack.0 as usize]);
-        }
-    }
-    for (_, src) in parts {
-        diagnostics.extend(src.diagnostics);
     }
 }

@@ -385,7 +385,7 @@ impl<'s> Worker<'s> {
         }
     }
 
-    fn record(&mut self, cpu: u16, ts: u64, p: &[u8], file_off: u64) {
+    pub(crate) fn record(&mut self, cpu: u16, ts: u64, p: &[u8], file_off: u64) {
         let sh = self.shared;
         let e = sh.endian;
         let c = sh.common;

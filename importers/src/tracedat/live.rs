@@ -17,7 +17,8 @@ use super::render::{Kallsyms, TraceDatRenderer};
 use super::sections::{parse_cmdlines, parse_printk_formats};
 use crate::{ParseFailure, Position};
 use latscope_model::{
-    ClockDomain, ClockOrigin, Diagnostics, EventRenderer, KernelClock, PS_PER_NS, Ps, Source, SourceKind,
+    ClockDomain, ClockOrigin, Diagnostics, EventRenderer, EventTableBuilder, Gap, KernelClock, PS_PER_NS, Ps,
+    Source, SourceKind,
 };
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -250,6 +251,83 @@ impl PageDecoder {
         }
         src.diagnostics = diags;
         (src, span.unwrap_or_default())
+    }
+
+    /// Decodes the records of several CPUs' pages (`cpus`: each CPU's whole pages, in the
+    /// order its buffer gave them) whose raw time is in `[from, to]`, appending them to
+    /// `builder` in time order across CPUs: equal times take the lower CPU first, then each
+    /// CPU's own order, as a trace.dat file's reader orders them. A page whose lost-events
+    /// flag is set adds its gap when its first record (or, without records, its time) is
+    /// in range; a later call sees the rest of a page without counting it again. Returns
+    /// the records decoded.
+    ///
+    /// This is how a growing source appends (`latscope-record`): decoded once, straight
+    /// into its table, with no second copy of the strings.
+    pub fn decode_merged(
+        &self,
+        builder: &mut EventTableBuilder,
+        diags: &mut Diagnostics,
+        cpus: &[(u16, &[u8])],
+        from: u64,
+        to: u64,
+    ) -> u64 {
+        /// One record in range: its time, CPU, which input and where its payload lies.
+        struct At {
+            ts: u64,
+            cpu: u16,
+            input: usize,
+            start: usize,
+            len: usize,
+        }
+        let pf = self.shared.page;
+        let size = self.page_size();
+        let in_range = |t: u64| t >= from && t <= to;
+        let mut records: Vec<At> = Vec::new();
+        for (input, &(cpu, pages)) in cpus.iter().enumerate() {
+            for (i, page) in pages.chunks_exact(size).enumerate() {
+                let page_at = i * size;
+                let Some(h) = pf.header(page) else {
+                    diags.malformed(None, page_at as u64, format!("CPU {cpu}: page header is cut short"));
+                    continue;
+                };
+                let mut first = true;
+                let res = pf.for_each_record(page, &h, |ts, payload, _| {
+                    if first && h.missed && in_range(ts) {
+                        diags.gaps.push(Gap { cpu, ts: self.shared.time.ps(ts), lost: h.lost });
+                    }
+                    first = false;
+                    if in_range(ts) {
+                        // Where the payload lies in this CPU's pages (a slice of `page`).
+                        let start = page_at + (payload.as_ptr() as usize - page.as_ptr() as usize);
+                        records.push(At { ts, cpu, input, start, len: payload.len() });
+                    }
+                });
+                if first && h.missed && in_range(h.ts) {
+                    diags.gaps.push(Gap { cpu, ts: self.shared.time.ps(h.ts), lost: h.lost });
+                }
+                if let Err(e) = res {
+                    diags.malformed(
+                        None,
+                        (page_at + e.at) as u64,
+                        format!("CPU {cpu}: {}; rest of the page skipped", e.message),
+                    );
+                }
+            }
+        }
+        // Each CPU's records are in order already: a stable sort of the runs, CPU by CPU,
+        // merges them.
+        records.sort_by_key(|r| (r.ts, r.cpu));
+        let mut w = Worker::new(&self.shared);
+        std::mem::swap(&mut w.builder, builder);
+        for r in &records {
+            let Some(payload) = cpus.get(r.input).and_then(|c| c.1.get(r.start..r.start + r.len)) else {
+                continue;
+            };
+            w.record(r.cpu, r.ts, payload, r.start as u64);
+        }
+        std::mem::swap(&mut w.builder, builder);
+        diags.extend(std::mem::take(&mut w.diags));
+        records.len() as u64
     }
 
     /// How `src`'s events read (their formats' print fmt, trace-cmd's plugin forms), for a
