@@ -60,13 +60,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
     println!(
-        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s, live restarts {}; {} live lines, the longest {longest_gap:.2} s apart",
+        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s, live restarts {} (late by up to {} ns); {} live lines, the longest {longest_gap:.2} s apart",
         rec.events,
         rec.lost,
         rec.events as f64 / wall,
         cpu * 1e6 / rec.events.max(1) as f64,
         100.0 * cpu / wall,
         rec.live_restarts,
+        rec.late_by_ns,
         lines.len()
     );
     Ok(())

@@ -34,9 +34,10 @@ pub const IDLE_LAG_NS: u64 = 2_000_000_000;
 #[derive(Debug, Default)]
 struct CpuFeed {
     /// Whole pages (padded to the page size), in the order read, with each one's first
-    /// and last record time (the header's time for a page without records).
+    /// and last record time (the header's time for a page without records) and whether it
+    /// holds records.
     pages: Vec<u8>,
-    spans: Vec<(u64, u64)>,
+    spans: Vec<(u64, u64, bool)>,
     /// The newest record time read.
     newest: Option<u64>,
     /// When the reader last found the buffer empty (raw ns of the trace clock).
@@ -69,6 +70,8 @@ pub struct Growing {
     /// Every record at or before this raw time has been appended.
     through: Option<u64>,
     late: u64,
+    /// How far behind the watermark the latest of them was (ns).
+    late_by: u64,
     /// Bytes of pages taken, to decide when a ring has dropped enough to start again.
     taken_bytes: u64,
 }
@@ -83,6 +86,7 @@ impl Growing {
             diagnostics: Diagnostics::default(),
             through: None,
             late: 0,
+            late_by: 0,
             taken_bytes: 0,
         }
     }
@@ -97,16 +101,24 @@ impl Growing {
         g
     }
 
-    /// Takes one page of `cpu` (its used bytes), whose record times are `first..=last`.
-    pub fn push(&mut self, cpu: usize, page: &[u8], first: u64, last: u64) {
+    /// Takes one page of `cpu` (its used bytes), whose record times are `first..=last`
+    /// (`records`: whether it holds any; a page without records carries only a time and
+    /// perhaps a lost-events count, and says nothing of order).
+    pub fn push(&mut self, cpu: usize, page: &[u8], first: u64, last: u64, records: bool) {
         let Some(feed) = self.cpus.get_mut(cpu) else { return };
-        if self.through.is_some_and(|t| first <= t) {
+        if records
+            && let Some(t) = self.through
+            && first <= t
+        {
             self.late += 1;
+            self.late_by = self.late_by.max(t - first);
         }
         feed.pages.extend_from_slice(page);
         feed.pages.resize(feed.pages.len().div_ceil(self.page_size) * self.page_size, 0);
-        feed.spans.push((first, last));
-        feed.newest = Some(feed.newest.map_or(last, |n| n.max(last)));
+        feed.spans.push((first, last, records));
+        if records {
+            feed.newest = Some(feed.newest.map_or(last, |n| n.max(last)));
+        }
         self.taken_bytes += page.len() as u64;
     }
 
@@ -120,6 +132,11 @@ impl Growing {
     /// Records that arrived behind what was already appended (so they are not in it).
     pub fn late(&self) -> u64 {
         self.late
+    }
+
+    /// How far behind the watermark the latest late record was, in nanoseconds.
+    pub fn late_by_ns(&self) -> u64 {
+        self.late_by
     }
 
     /// Bytes of pages taken since this source started.
@@ -176,7 +193,7 @@ impl Growing {
             let first = self
                 .cpus
                 .iter()
-                .flat_map(|f| f.spans.iter().map(|s| s.0))
+                .flat_map(|f| f.spans.iter().filter(|s| s.2).map(|s| s.0))
                 .filter(|&t| t > 0 && t <= to)
                 .min();
             let Some(first) = first else { return 0 };
@@ -213,5 +230,42 @@ impl Growing {
         src.diagnostics = self.diagnostics.clone();
         src.renderer = Some(decoder.renderer(&src));
         Some(src)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watermark_is_the_oldest_cpus_complete_time() {
+        let mut g = Growing::new(2, 64);
+        let page = [0u8; 64];
+        assert_eq!(g.watermark(), None, "nothing known of either CPU");
+        g.push(0, &page, 1_000, 2_000, true);
+        assert_eq!(g.watermark(), None, "CPU 1 may still hold anything");
+        g.drained(1, 50_000_000);
+        assert_eq!(g.watermark(), Some(1_999), "CPU 0's next page may share its newest time");
+        g.push(0, &page, 2_000, 90_000_000, true);
+        assert_eq!(g.watermark(), Some(50_000_000 - IN_FLIGHT_NS), "CPU 1 drained, less what is in flight");
+        g.push(1, &page, 3_000_000_000, 3_000_000_000, true);
+        assert_eq!(
+            g.watermark(),
+            Some(3_000_000_000 - IDLE_LAG_NS),
+            "a silent CPU 0 trails by the lag at most"
+        );
+    }
+
+    #[test]
+    fn a_page_without_records_is_never_late_and_moves_no_time() {
+        let mut g = Growing::new(1, 64);
+        let page = [0u8; 64];
+        g.push(0, &page, 5_000, 6_000, true);
+        g.through = Some(10_000);
+        g.push(0, &page, 4_000, 4_000, false);
+        assert_eq!(g.late(), 0);
+        assert_eq!(g.cpus[0].newest, Some(6_000));
+        g.push(0, &page, 9_000, 12_000, true);
+        assert_eq!((g.late(), g.late_by_ns()), (1, 1_000), "a record at 9 µs, 1 µs behind");
     }
 }

@@ -258,6 +258,8 @@ pub struct Recording {
     /// How often the live lines' growing source started again from the kept pages: a
     /// ring dropped half of what it keeps, or a record arrived behind the watermark.
     pub live_restarts: u64,
+    /// Of those, how far behind the watermark the latest late record was (ns, 0 if none).
+    pub late_by_ns: u64,
 }
 
 impl Recording {
@@ -376,6 +378,8 @@ pub(crate) struct Page {
     pub data: Vec<u8>,
     pub first: u64,
     pub last: u64,
+    /// Whether it holds records (else `first` and `last` are its header's time).
+    pub records: bool,
 }
 
 /// The pages kept, per CPU.
@@ -759,7 +763,8 @@ fn run(
             Delivery::Page(cpu, data) => (cpu, data),
             Delivery::Drained(cpu, at) => return following.growing.drained(cpu, at),
         };
-        let Some(&(first, last, _)) = decoder.page_spans(&data).first() else { return };
+        let Some(span) = decoder.page_span(&data) else { return };
+        let (first, last) = (span.first, span.last);
         if let Some(n) = decoder.lost_before(&data) {
             // A page that says only "some were lost" counts one.
             *lost += n.unwrap_or(1);
@@ -769,8 +774,8 @@ fn run(
         }
         let mut data = data;
         data.truncate(decoder.used_len(&data));
-        following.growing.push(cpu, &data, first, last);
-        store.push(cpu, Page { data, first, last });
+        following.growing.push(cpu, &data, first, last, span.records > 0);
+        store.push(cpu, Page { data, first, last, records: span.records > 0 });
     };
     while stopped.is_none() {
         match rx.recv_timeout(Duration::from_millis(50)) {
@@ -916,6 +921,7 @@ fn run(
         logic,
         align: opts.align.clone(),
         live_restarts: following.restarts,
+        late_by_ns: following.late_by_ns,
     })
 }
 
@@ -927,6 +933,7 @@ struct Following {
     /// The store's dropped bytes when the growing source started.
     dropped_at_start: u64,
     restarts: u64,
+    late_by_ns: u64,
     /// The restart count when a tick last handed the growing source on.
     handed: Option<u64>,
 }
@@ -938,6 +945,7 @@ impl Following {
             analyses: LiveAnalyses::new(specs.to_vec()),
             dropped_at_start: 0,
             restarts: 0,
+            late_by_ns: 0,
             handed: None,
         }
     }
@@ -954,10 +962,11 @@ impl Following {
             let mut growing = self.growing.renew();
             for (cpu, pages) in store.cpus.iter().enumerate() {
                 for p in pages {
-                    growing.push(cpu, &p.data, p.first, p.last);
+                    growing.push(cpu, &p.data, p.first, p.last, p.records);
                 }
             }
             growing.advance(meta, false);
+            self.late_by_ns = self.late_by_ns.max(self.growing.late_by_ns());
             self.growing = growing;
             self.analyses.reset();
             self.dropped_at_start = store.dropped;
@@ -1105,7 +1114,7 @@ mod tests {
     }
 
     fn page(first: u64, last: u64) -> Page {
-        Page { data: vec![0; 100], first, last }
+        Page { data: vec![0; 100], first, last, records: true }
     }
 
     #[test]

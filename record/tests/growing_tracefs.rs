@@ -142,7 +142,11 @@ fn every_tick_holds_the_saved_files_events_up_to_its_newest_and_the_whole_runner
     let requests = 3000;
     let Recorded { rec, ticks } = record(Ring::All, requests);
     assert!(matches!(rec.stopped, latscope_record::Stopped::Exited(_)), "{:?}", rec.stopped);
-    assert_eq!(rec.live_restarts, 0, "no record arrived behind the watermark");
+    assert_eq!(
+        rec.live_restarts, 0,
+        "no record arrived behind the watermark (late by {} ns)",
+        rec.late_by_ns
+    );
     let whole = rows(&rec.source().unwrap());
     let cpus = std::thread::available_parallelism().map_or(1, usize::from) as u32;
     let markers = whole.iter().filter(|r| r.3 == "print").count() as u32;

@@ -345,6 +345,22 @@ impl PageDecoder {
         Arc::new(r)
     }
 
+    /// The first page of `pages`: its first and last record's raw times (the header's time
+    /// for a page without records) and how many records it holds; `None` without a whole
+    /// page header.
+    pub fn page_span(&self, pages: &[u8]) -> Option<PageSpan> {
+        let pf = self.shared.page;
+        let page = pages.get(..self.page_size().min(pages.len()))?;
+        let h = pf.header(page)?;
+        let (mut first, mut last, mut records) = (None, h.ts, 0);
+        let _ = pf.for_each_record(page, &h, |ts, _, _| {
+            first.get_or_insert(ts);
+            last = ts;
+            records += 1;
+        });
+        Some(PageSpan { first: first.unwrap_or(h.ts), last, records })
+    }
+
     /// Raw timestamps of every page's first and last record, in order (the page header's
     /// time for an empty page), and whether lost events precede it.
     pub fn page_spans(&self, pages: &[u8]) -> Vec<(u64, u64, bool)> {
