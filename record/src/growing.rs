@@ -72,8 +72,6 @@ pub struct Growing {
     late: u64,
     /// How far behind the watermark the latest of them was (ns).
     late_by: u64,
-    /// Bytes of pages taken, to decide when a ring has dropped enough to start again.
-    taken_bytes: u64,
 }
 
 impl Growing {
@@ -87,7 +85,6 @@ impl Growing {
             through: None,
             late: 0,
             late_by: 0,
-            taken_bytes: 0,
         }
     }
 
@@ -119,7 +116,6 @@ impl Growing {
         if records {
             feed.newest = Some(feed.newest.map_or(last, |n| n.max(last)));
         }
-        self.taken_bytes += page.len() as u64;
     }
 
     /// Says that `cpu`'s reader found its buffer empty at raw time `at`.
@@ -137,20 +133,6 @@ impl Growing {
     /// How far behind the watermark the latest late record was, in nanoseconds.
     pub fn late_by_ns(&self) -> u64 {
         self.late_by
-    }
-
-    /// Bytes of pages taken since this source started.
-    pub fn taken_bytes(&self) -> u64 {
-        self.taken_bytes
-    }
-
-    /// Events appended so far.
-    pub fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
     }
 
     /// The time every event at or before which has arrived, if known.
@@ -179,11 +161,10 @@ impl Growing {
         })
     }
 
-    /// Appends every event up to the watermark (all of them with `all`, at the end of a
-    /// recording), with `meta`'s task names. Returns how many were appended.
-    pub fn advance(&mut self, meta: &KernelMeta, all: bool) -> usize {
-        let to = if all { Some(u64::MAX) } else { self.final_through() };
-        let Some(to) = to else { return 0 };
+    /// Appends every event up to the watermark, with `meta`'s task names. Returns how many
+    /// were appended.
+    pub fn advance(&mut self, meta: &KernelMeta) -> usize {
+        let Some(to) = self.final_through() else { return 0 };
         let from = self.through.map_or(0, |t| t.saturating_add(1));
         if to < from {
             return 0;

@@ -956,7 +956,7 @@ impl Following {
     /// and at most half as much again before it, and starting again costs, spread over
     /// the pages taken since, at most twice what they cost.
     fn source(&mut self, meta: &KernelMeta, decoder: &PageDecoder, store: &Store) -> Source {
-        self.growing.advance(meta, false);
+        // Both reasons are known before decoding: a late record when its page was taken.
         let dropped = store.dropped - self.dropped_at_start;
         if self.growing.late() > 0 || dropped > 0 && dropped >= store.bytes / 2 {
             let mut growing = self.growing.renew();
@@ -965,13 +965,13 @@ impl Following {
                     growing.push(cpu, &p.data, p.first, p.last, p.records);
                 }
             }
-            growing.advance(meta, false);
             self.late_by_ns = self.late_by_ns.max(self.growing.late_by_ns());
             self.growing = growing;
             self.analyses.reset();
             self.dropped_at_start = store.dropped;
             self.restarts += 1;
         }
+        self.growing.advance(meta);
         self.growing.snapshot().unwrap_or_else(|| decoder.empty_source())
     }
 }

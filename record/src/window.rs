@@ -264,7 +264,7 @@ fn save_window(
         .map(|pages| {
             let (out, kept) = decoder.cut(pages, from, to);
             records += kept;
-            if let Some(&(first, _, _)) = decoder.page_spans(&out).first() {
+            if let Some(first) = decoder.page_span(&out).map(|s| s.first) {
                 origin = Some(origin.map_or(first, |o| o.min(first)));
             }
             out

@@ -214,23 +214,15 @@ impl PageDecoder {
         let mut w = Worker::new(&self.shared);
         let size = self.page_size();
         let mut span: Option<PageSpan> = None;
-        let pf = self.shared.page;
         for (i, page) in pages.chunks_exact(size).enumerate() {
-            if let Some(h) = pf.header(page) {
-                let mut first = None;
-                let mut last = h.ts;
-                let mut n = 0;
-                let _ = pf.for_each_record(page, &h, |ts, _, _| {
-                    first.get_or_insert(ts);
-                    last = ts;
-                    n += 1;
-                });
-                let (f, l) = (first.unwrap_or(h.ts), last);
+            if let Some(p) = self.page_span(page) {
                 span = Some(match span {
-                    None => PageSpan { first: f, last: l, records: n },
-                    Some(s) => {
-                        PageSpan { first: s.first.min(f), last: s.last.max(l), records: s.records + n }
-                    }
+                    None => p,
+                    Some(s) => PageSpan {
+                        first: s.first.min(p.first),
+                        last: s.last.max(p.last),
+                        records: s.records + p.records,
+                    },
                 });
             }
             w.page(cpu, page, (i * size) as u64);
@@ -359,27 +351,6 @@ impl PageDecoder {
             records += 1;
         });
         Some(PageSpan { first: first.unwrap_or(h.ts), last, records })
-    }
-
-    /// Raw timestamps of every page's first and last record, in order (the page header's
-    /// time for an empty page), and whether lost events precede it.
-    pub fn page_spans(&self, pages: &[u8]) -> Vec<(u64, u64, bool)> {
-        let pf = self.shared.page;
-        pages
-            .chunks_exact(self.page_size())
-            .map(|page| match pf.header(page) {
-                Some(h) => {
-                    let mut first = None;
-                    let mut last = h.ts;
-                    let _ = pf.for_each_record(page, &h, |ts, _, _| {
-                        first.get_or_insert(ts);
-                        last = ts;
-                    });
-                    (first.unwrap_or(h.ts), last, h.missed)
-                }
-                None => (0, 0, false),
-            })
-            .collect()
     }
 
     /// The bytes of `page` that hold anything: its header, its records and the lost count
