@@ -11,10 +11,11 @@
 //! or a shorter one) starts the pairing again from its beginning.
 
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
-use crate::outcome::{AnalysisKind, Outcome};
+use crate::outcome::{AnalysisKind, Outcome, Sample};
 use crate::pairing::LivePairer;
 use crate::runner::{self, check_names};
 use crate::spec::Spec;
+use crate::stats::RunningLatencies;
 use latscope_model::{Placed, Source};
 
 /// The repeated-ends note of a pair rule's outcome, as [`runner::run_pair_rule`] words it.
@@ -31,6 +32,48 @@ struct Item {
     spec: Spec,
     /// A pair rule's running state; `None` for a spec that runs whole.
     pair: Option<(LivePairer, GrowingOutcome)>,
+    /// The pair rule's state is new: the next update reads the source from its beginning.
+    fresh: bool,
+}
+
+/// One analysis after an update, as a live line and a trigger read it: the samples the
+/// update added and the statistics of all of them, without copying or sorting the earlier
+/// samples of an analysis that grows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    pub name: String,
+    /// The samples this update added, in the order they closed; all of them when `anew`.
+    pub added: Vec<Sample>,
+    /// The samples start again here (the first update, a reset, an analysis that runs
+    /// whole): earlier updates' samples are void.
+    pub anew: bool,
+    pub count: u64,
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+}
+
+impl Standing {
+    /// The standing of a whole outcome (a spec that runs whole, a report's).
+    pub fn of_outcome(o: Outcome) -> Standing {
+        let mut running = RunningLatencies::default();
+        for s in &o.samples {
+            running.push(s.latency());
+        }
+        Standing::of(o.name, o.samples, true, &mut running)
+    }
+
+    fn of(name: String, added: Vec<Sample>, anew: bool, running: &mut RunningLatencies) -> Standing {
+        Standing {
+            name,
+            added,
+            anew,
+            count: running.count(),
+            p50_ns: running.quantile_ns(0.5),
+            p99_ns: running.quantile_ns(0.99),
+            max_ns: running.max_ns(),
+        }
+    }
 }
 
 impl LiveAnalyses {
@@ -42,7 +85,7 @@ impl LiveAnalyses {
                     Spec::Pair(rule) => Some(fresh(rule)),
                     _ => None,
                 };
-                Item { spec, pair }
+                Item { spec, pair, fresh: true }
             })
             .collect();
         Self { items }
@@ -63,14 +106,48 @@ impl LiveAnalyses {
         for item in &mut self.items {
             if let (Spec::Pair(rule), Some(_)) = (&item.spec, &item.pair) {
                 item.pair = Some(fresh(rule));
+                item.fresh = true;
             }
         }
     }
 
     /// Each spec's outcomes over `src`, as [`runner::run_spec`] gives them on it alone.
+    /// A pair rule's outcome is a copy of all its samples.
     pub fn update(&mut self, src: &Source) -> Vec<Result<Vec<Outcome>, AnalysisError>> {
-        self.items.iter_mut().map(|item| item.update(src)).collect()
+        self.items
+            .iter_mut()
+            .map(|item| match item.advance(src)? {
+                Advanced::Whole(outcomes) => Ok(outcomes),
+                Advanced::Grown(..) => Ok(item.grown_outcome(src).into_iter().collect()),
+            })
+            .collect()
     }
+
+    /// Each spec's standing over `src`: its outcomes' counts and statistics as
+    /// [`runner::run_spec`] and [`crate::stats::summarize`] give them on `src` alone, and
+    /// the samples added since the last update. A pair rule's costs what is new.
+    pub fn stand(&mut self, src: &Source) -> Vec<Result<Vec<Standing>, AnalysisError>> {
+        self.items
+            .iter_mut()
+            .map(|item| match item.advance(src)? {
+                Advanced::Whole(outcomes) => Ok(outcomes.into_iter().map(Standing::of_outcome).collect()),
+                Advanced::Grown(added, anew) => {
+                    let Some((pairer, grown)) = &mut item.pair else { return Ok(Vec::new()) };
+                    let name = pairer.rule().name.clone();
+                    Ok(vec![Standing::of(name, added, anew, grown.running())])
+                }
+            })
+            .collect()
+    }
+}
+
+/// What one update of an item did.
+enum Advanced {
+    /// The spec ran whole: its outcomes.
+    Whole(Vec<Outcome>),
+    /// The pair rule read what is new: the samples it added, and whether it read the
+    /// source from its beginning.
+    Grown(Vec<Sample>, bool),
 }
 
 fn fresh(rule: &crate::pairing::PairRule) -> (LivePairer, GrowingOutcome) {
@@ -78,8 +155,8 @@ fn fresh(rule: &crate::pairing::PairRule) -> (LivePairer, GrowingOutcome) {
 }
 
 impl Item {
-    fn update(&mut self, src: &Source) -> Result<Vec<Outcome>, AnalysisError> {
-        let whole = |spec: &Spec| runner::run_spec(spec, &[Placed::unaligned(src)]);
+    fn advance(&mut self, src: &Source) -> Result<Advanced, AnalysisError> {
+        let whole = |spec: &Spec| runner::run_spec(spec, &[Placed::unaligned(src)]).map(Advanced::Whole);
         let (Spec::Pair(rule), Some((pairer, _))) = (&self.spec, &self.pair) else {
             return whole(&self.spec);
         };
@@ -96,11 +173,18 @@ impl Item {
         }
         if pairer.behind(src) {
             self.pair = Some(fresh(rule));
+            self.fresh = true;
         }
         let Some((pairer, grown)) = &mut self.pair else { return whole(&self.spec) };
         let pairs = pairer.advance(src)?;
-        grown.extend(pairer.rule(), pairs, src);
-        Ok(vec![grown.outcome(&pairer.counts(), src, REPEAT_NOTE)])
+        let anew = std::mem::replace(&mut self.fresh, false);
+        Ok(Advanced::Grown(grown.extend(pairer.rule(), pairs, src), anew))
+    }
+
+    /// A pair rule's outcome so far, a copy.
+    fn grown_outcome(&self, src: &Source) -> Option<Outcome> {
+        let (pairer, grown) = self.pair.as_ref()?;
+        Some(grown.outcome(&pairer.counts(), src, REPEAT_NOTE))
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::endpoint::{Endpoint, PairError};
 use crate::outcome::{AnalysisKind, Note, Outcome, Sample};
 use crate::pairing::{KeyVal, PairResult, PairRule, render_key, render_key_with};
+use crate::stats::RunningLatencies;
 use latscope_model::{Interner, Ps, Source, Sym};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -152,6 +153,8 @@ pub(crate) struct GrowingOutcome {
     /// Each task's name on the first event it ran, over the events read (`read`).
     first_comm: FxHashMap<i32, Sym>,
     read: usize,
+    /// The latencies of `outcome.samples`, for statistics that do not sort them all.
+    running: RunningLatencies,
 }
 
 impl GrowingOutcome {
@@ -162,12 +165,24 @@ impl GrowingOutcome {
             pending: FxHashMap::default(),
             first_comm: FxHashMap::default(),
             read: 0,
+            running: RunningLatencies::default(),
         }
     }
 
+    /// The latencies of the samples so far.
+    pub(crate) fn running(&mut self) -> &mut RunningLatencies {
+        &mut self.running
+    }
+
     /// Adds `pairs` (the ones that closed since the last call) over `src`, which extends
-    /// the source of the earlier calls.
-    pub(crate) fn extend(&mut self, rule: &PairRule, pairs: Vec<crate::pairing::Pair>, src: &Source) {
+    /// the source of the earlier calls; returns the samples added (not the excluded ones),
+    /// in the order they closed.
+    pub(crate) fn extend(
+        &mut self,
+        rule: &PairRule,
+        pairs: Vec<crate::pairing::Pair>,
+        src: &Source,
+    ) -> Vec<Sample> {
         let task_fields = task_fields(rule);
         if !task_fields.is_empty() {
             self.read_tasks(rule, &task_fields, src);
@@ -198,10 +213,17 @@ impl GrowingOutcome {
                 start_event: p.start_event,
                 end_event: p.end_event,
             };
-            if p.flagged { excluded.push(sample) } else { samples.push(sample) }
+            if p.flagged {
+                excluded.push(sample);
+            } else {
+                self.running.push(sample.latency());
+                samples.push(sample);
+            }
         }
+        let added = samples.clone();
         merge_by_start(&mut self.outcome.samples, samples);
         merge_by_start(&mut self.outcome.excluded, excluded);
+        added
     }
 
     /// Reads the tasks of the events new in `src`; keys of tasks named only now are

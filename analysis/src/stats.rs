@@ -220,6 +220,78 @@ fn sorted_stats(sorted: &[f64], (mean, stddev): (Option<f64>, Option<f64>)) -> S
     StatsNs { min: sorted.first().copied(), mean, stddev, p50, p90, p99, p999, max: sorted.last().copied() }
 }
 
+/// Latencies that grow (a live analysis's samples), with the count, quantiles and maximum
+/// [`summarize`] gives on all of them, at a cost that does not grow with the history:
+/// a push files the value in a log-linear bucket (256 per octave, about 0.4 % wide), and a
+/// quantile selects its rank inside the one bucket that holds it. The values are exact,
+/// the same ranks of the same picoseconds as sorting everything.
+#[derive(Debug, Clone, Default)]
+pub struct RunningLatencies {
+    /// Bucket `i` holds the values `bucket_of` maps to `i`, unordered.
+    buckets: Vec<Vec<Ps>>,
+    count: u64,
+    max: Option<Ps>,
+}
+
+/// Sub-buckets per octave, as a power of two.
+const SUB_BITS: u32 = 8;
+
+/// The bucket of `v`, in the values' order: negatives (a latency across placed sources)
+/// share bucket 0, values below 2^SUB_BITS ps have one each, and each octave above has
+/// 2^SUB_BITS.
+fn bucket_of(v: Ps) -> usize {
+    let Ok(u) = u64::try_from(v) else { return 0 };
+    let linear = 1u64 << SUB_BITS;
+    if u < linear {
+        return 1 + u as usize;
+    }
+    let octave = 63 - u.leading_zeros();
+    let mantissa = (u >> (octave - SUB_BITS)) & (linear - 1);
+    1 + ((octave - SUB_BITS + 1) as usize) * linear as usize + mantissa as usize
+}
+
+impl RunningLatencies {
+    pub fn push(&mut self, latency: Ps) {
+        let b = bucket_of(latency);
+        if b >= self.buckets.len() {
+            self.buckets.resize_with(b + 1, Vec::new);
+        }
+        self.buckets[b].push(latency);
+        self.count += 1;
+        self.max = Some(self.max.map_or(latency, |m| m.max(latency)));
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn max_ns(&self) -> Option<f64> {
+        self.max.map(ps_to_ns)
+    }
+
+    /// The linear quantile `p` in nanoseconds, as [`summarize`] computes it.
+    pub fn quantile_ns(&mut self, p: f64) -> Option<f64> {
+        let (idx, next) = quantile_ranks(self.count, p)?;
+        let lower = self.at(idx);
+        let upper = next.map_or(lower, |n| self.at(n));
+        linear_quantile(self.count, p, |rank| if rank == idx { lower } else { upper })
+    }
+
+    /// The value of 0-based `rank` in ascending order, in nanoseconds.
+    fn at(&mut self, rank: u64) -> f64 {
+        let mut before = 0u64;
+        for bucket in &mut self.buckets {
+            let len = bucket.len() as u64;
+            if rank < before + len {
+                let (_, v, _) = bucket.select_nth_unstable((rank - before) as usize);
+                return ps_to_ns(*v);
+            }
+            before += len;
+        }
+        f64::NAN
+    }
+}
+
 /// Statistics per key, largest group first (then by key). Computed here rather than with
 /// polars' group-by, which hashed the keys once per aggregation's column copy and selected
 /// each quantile apart; the arithmetic is polars' own, so the numbers are identical: a
@@ -515,6 +587,37 @@ mod tests {
         assert_eq!(stats_of(&[]).unwrap(), StatsNs::default());
         let one = stats_of(&[1500]).unwrap();
         assert_eq!((one.p50, one.p999, one.stddev), (Some(1.5), Some(1.5), Some(0.0)));
+    }
+
+    #[test]
+    fn running_latencies_give_the_sorted_quantiles_as_they_grow() {
+        use rand_core::Rng;
+        let mut rng = rand_pcg::Pcg64Mcg::new(7);
+        let mut running = RunningLatencies::default();
+        let mut all: Vec<Ps> = Vec::new();
+        // Mostly around 800 ns with a long tail, a few exact repeats, zero and negatives.
+        for batch in 0..60 {
+            for _ in 0..(batch * 37 % 500) {
+                let r = rng.next_u64();
+                let v = match r % 100 {
+                    0 => -(((r >> 8) % 5_000) as Ps),
+                    1 => 0,
+                    2..=4 => ((r >> 8) % 2_000_000_000) as Ps,
+                    5..=9 => 791_000,
+                    _ => 700_000 + ((r >> 8) % 200_000) as Ps,
+                };
+                running.push(v);
+                all.push(v);
+            }
+            let whole = stats_of(&all).unwrap();
+            assert_eq!(running.count(), all.len() as u64);
+            assert_eq!(running.max_ns(), whole.max, "batch {batch}");
+            for (p, want) in [(0.5, whole.p50), (0.9, whole.p90), (0.99, whole.p99), (0.999, whole.p999)] {
+                let got = running.quantile_ns(p);
+                assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "batch {batch}, p{p}");
+            }
+        }
+        assert!(all.len() > 10_000);
     }
 
     /// The first 15 block request latencies (ns; issue -> complete by dev,sector, fifo) of

@@ -11,6 +11,7 @@ use common::{corpus, sample};
 use latscope_analysis::live::LiveAnalyses;
 use latscope_analysis::runner::run_spec;
 use latscope_analysis::spec::{Spec, parse_spec};
+use latscope_analysis::stats::{StatsOptions, summarize};
 use latscope_model::{
     DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Placed, Ps, Source, SourceKind, Sym,
 };
@@ -104,10 +105,12 @@ fn cut_times(src: &Source, cuts: usize) -> Vec<Ps> {
 fn live_equals_whole(src: &Source, specs: &[&str], cuts: usize) {
     let specs: Vec<Spec> = specs.iter().map(|s| parse_spec(s).unwrap()).collect();
     let mut live = LiveAnalyses::new(specs.clone());
+    let mut standing = Standings::new(&specs);
     let mut replay = Replay::new(src);
     let mut pairs_seen = vec![0usize; specs.len()];
     for (k, t) in cut_times(src, cuts).into_iter().enumerate() {
         let snap = replay.upto(t);
+        standing.check(&snap, &format!("snapshot {k}"));
         let got = live.update(&snap);
         for ((spec, got), seen) in specs.iter().zip(got).zip(&mut pairs_seen) {
             let want = run_spec(spec, &[Placed::unaligned(&snap)]);
@@ -122,7 +125,9 @@ fn live_equals_whole(src: &Source, specs: &[&str], cuts: usize) {
         }
     }
     // The last snapshot holds the whole file: the answer on the file as opened.
-    let got = live.update(&replay.upto(Ps::MAX));
+    let whole = replay.upto(Ps::MAX);
+    standing.check(&whole, "the whole file");
+    let got = live.update(&whole);
     for ((spec, got), seen) in specs.iter().zip(got).zip(&pairs_seen) {
         assert_eq!(got, run_spec(spec, &[Placed::unaligned(src)]), "{} on the whole file", spec.name());
         assert!(*seen > 0, "{} found nothing in {}: the check would prove nothing", spec.name(), src.name);
@@ -131,6 +136,65 @@ fn live_equals_whole(src: &Source, specs: &[&str], cuts: usize) {
     let early = Replay::new(src).upto(cut_times(src, cuts)[cuts / 3]);
     for (spec, got) in specs.iter().zip(live.update(&early)) {
         assert_eq!(got, run_spec(spec, &[Placed::unaligned(&early)]), "{} read anew", spec.name());
+    }
+    standing.check(&early, "a shorter source");
+}
+
+/// [`LiveAnalyses::stand`] followed over the same snapshots: at each, every outcome's
+/// count and statistics are what sorting all its samples gives (`summarize` of the whole
+/// runner's outcome), and the samples added since the last start again add up to the
+/// whole runner's, by their times.
+struct Standings {
+    specs: Vec<Spec>,
+    live: LiveAnalyses,
+    /// Per spec and outcome: (start, end) of the samples added so far.
+    added: Vec<Vec<Vec<(Ps, Ps)>>>,
+}
+
+impl Standings {
+    fn new(specs: &[Spec]) -> Self {
+        Standings {
+            specs: specs.to_vec(),
+            live: LiveAnalyses::new(specs.to_vec()),
+            added: vec![Vec::new(); specs.len()],
+        }
+    }
+
+    fn check(&mut self, snap: &Source, at: &str) {
+        let opts = StatsOptions { worst: 1, linear_buckets: 1, max_groups: 0 };
+        for ((spec, got), added) in self.specs.iter().zip(self.live.stand(snap)).zip(&mut self.added) {
+            let want = run_spec(spec, &[Placed::unaligned(snap)]);
+            let (got, want) = match (got, want) {
+                (Ok(g), Ok(w)) => (g, w),
+                (Err(g), Err(w)) => {
+                    assert_eq!(g, w, "{} at {at}", spec.name());
+                    continue;
+                }
+                (g, w) => panic!("{} at {at}: stood {g:?}, the whole runner {w:?}", spec.name()),
+            };
+            assert_eq!(got.len(), want.len(), "{} at {at}", spec.name());
+            added.resize(got.len(), Vec::new());
+            for ((g, w), so_far) in got.iter().zip(&want).zip(added.iter_mut()) {
+                let s = summarize(w, &opts).unwrap();
+                let name = &w.name;
+                assert_eq!(g.name, *name);
+                assert_eq!(g.count, s.count, "{name} at {at}");
+                assert_eq!(
+                    (g.p50_ns, g.p99_ns, g.max_ns),
+                    (s.stats_ns.p50, s.stats_ns.p99, s.stats_ns.max),
+                    "{name} at {at}"
+                );
+                if g.anew {
+                    so_far.clear();
+                }
+                so_far.extend(g.added.iter().map(|s| (s.start, s.end)));
+                let mut mine = so_far.clone();
+                mine.sort_unstable();
+                let mut theirs: Vec<(Ps, Ps)> = w.samples.iter().map(|s| (s.start, s.end)).collect();
+                theirs.sort_unstable();
+                assert_eq!(mine, theirs, "{name} at {at}: the samples added");
+            }
+        }
     }
 }
 

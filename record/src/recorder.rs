@@ -9,8 +9,7 @@ use crate::stats::{self, LiveStat};
 use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
 use crate::window::{Flight, Saved, Trigger};
 use crate::{RecordError, save};
-use latscope_analysis::live::LiveAnalyses;
-use latscope_analysis::outcome::Outcome;
+use latscope_analysis::live::{LiveAnalyses, Standing};
 use latscope_analysis::spec::Spec;
 use latscope_importers::LoadControl;
 use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
@@ -1013,13 +1012,13 @@ fn tick(
     let Moment { started, lost, first_raw, last, capture } = at;
     let whole =
         if last { decode_all(meta, &store.joined()) } else { Ok(following.source(meta, decoder, store)) };
-    let (source, outcomes, mut lines): (Option<Source>, Vec<Outcome>, Vec<LiveStat>) = match whole {
+    let (source, standings, mut lines): (Option<Source>, Vec<Standing>, Vec<LiveStat>) = match whole {
         Ok(src) if last => {
             let (o, l) = stats::run(&opts.specs, &src);
             (Some(src), o, l)
         }
         Ok(src) => {
-            let (o, l) = stats::lines_of(&opts.specs, following.analyses.update(&src));
+            let (o, l) = stats::lines_of(&opts.specs, following.analyses.stand(&src));
             (Some(src), o, l)
         }
         Err(e) => {
@@ -1039,12 +1038,12 @@ fn tick(
     // One copy of the decode a tick serves the line's counts and the analyses.
     let decoded = capture.map(crate::sigrok::LogicCapture::decoded_so_far).unwrap_or_default();
     let logic = capture.map(|c| LogicLive::of(c, &decoded));
-    let mut logic_outcomes = Vec::new();
+    let mut logic_standings = Vec::new();
     if capture.is_some() && !opts.logic_specs.is_empty() {
         match crate::sigrok::decoded_source(&decoded) {
             Ok(src) => {
                 let (o, l) = stats::run(&opts.logic_specs, &src);
-                logic_outcomes = o;
+                logic_standings = o;
                 lines.extend(l);
             }
             Err(e) => lines.push(LiveStat {
@@ -1062,9 +1061,9 @@ fn tick(
     if let (Some(f), Some(src)) = (flight.as_deref_mut(), source.as_ref()) {
         let origin_ns =
             (src.origin.secs as i128 * 1_000_000_000 + i128::from(src.origin.ps / PS_PER_NS)) as u64;
-        f.observe(&outcomes, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+        f.observe(&standings, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
         if let Some(placed) = capture.and_then(crate::sigrok::LogicCapture::placement) {
-            f.observe(&logic_outcomes, placed.at_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+            f.observe(&logic_standings, placed.at_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
         }
         said = f.save_due(meta, decoder, store, capture, last);
         // The logic analyzer's ring keeps what a window waits for and what the triggers

@@ -843,7 +843,7 @@ fn logic_line(
     elapsed: std::time::Duration,
     capture: &LogicCapture,
     last: bool,
-) -> (Vec<latscope_analysis::outcome::Outcome>, crate::Live) {
+) -> (Vec<latscope_analysis::live::Standing>, crate::Live) {
     let (outcomes, analyses) = match decoded_source(decoded) {
         Ok(source) => crate::stats::run(specs, &source),
         Err(e) => (

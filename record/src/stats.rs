@@ -7,6 +7,7 @@
 //! last line decodes every kept page as the saved trace.dat is read, so it is the report
 //! of the saved file.
 
+use latscope_analysis::live::Standing;
 use latscope_analysis::measure::AnalysisError;
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::runner::{self, Scope};
@@ -27,40 +28,74 @@ pub struct LiveStat {
     pub note: Option<String>,
 }
 
-/// Runs `specs` on `source` alone: the outcomes (for triggers) and a line each.
-pub fn run(specs: &[Spec], source: &Source) -> (Vec<Outcome>, Vec<LiveStat>) {
+/// Runs `specs` on `source` alone, whole: each outcome's standing (for triggers) and a
+/// line each, with the statistics `latscope report` gives.
+pub fn run(specs: &[Spec], source: &Source) -> (Vec<Standing>, Vec<LiveStat>) {
     let placed = [Placed::new(source, Placement::default())];
-    let answers = specs.iter().map(|spec| runner::run(spec, &placed, Scope::Each).map(|ran| ran.outcomes));
-    lines_of(specs, answers.collect())
+    let mut standings = Vec::new();
+    let mut lines = Vec::new();
+    for spec in specs {
+        match runner::run(spec, &placed, Scope::Each) {
+            Ok(ran) => {
+                for o in ran.outcomes {
+                    let line = line_of(&o);
+                    standings.push(Standing {
+                        name: o.name,
+                        added: o.samples,
+                        anew: true,
+                        count: line.count,
+                        p50_ns: line.p50_ns,
+                        p99_ns: line.p99_ns,
+                        max_ns: line.max_ns,
+                    });
+                    lines.push(line);
+                }
+            }
+            Err(e) => lines.push(not_run(spec, &e)),
+        }
+    }
+    (standings, lines)
 }
 
-/// The outcomes and a line each of `answers`, one per spec of `specs` (as
-/// `runner::run_spec` or a live analysis gives them).
+/// The standings and a line each of `answers`, one per spec of `specs` (as a live
+/// analysis gives them).
 pub fn lines_of(
     specs: &[Spec],
-    answers: Vec<Result<Vec<Outcome>, AnalysisError>>,
-) -> (Vec<Outcome>, Vec<LiveStat>) {
-    let mut outcomes = Vec::new();
+    answers: Vec<Result<Vec<Standing>, AnalysisError>>,
+) -> (Vec<Standing>, Vec<LiveStat>) {
+    let mut standings = Vec::new();
     let mut lines = Vec::new();
     for (spec, answer) in specs.iter().zip(answers) {
         match answer {
             Ok(found) => {
-                for o in found {
-                    lines.push(line_of(&o));
-                    outcomes.push(o);
+                for s in found {
+                    lines.push(LiveStat {
+                        analysis: s.name.clone(),
+                        count: s.count,
+                        p50_ns: s.p50_ns,
+                        p99_ns: s.p99_ns,
+                        max_ns: s.max_ns,
+                        note: None,
+                    });
+                    standings.push(s);
                 }
             }
-            Err(e) => lines.push(LiveStat {
-                analysis: spec.name().to_owned(),
-                count: 0,
-                p50_ns: None,
-                p99_ns: None,
-                max_ns: None,
-                note: Some(e.to_string()),
-            }),
+            Err(e) => lines.push(not_run(spec, &e)),
         }
     }
-    (outcomes, lines)
+    (standings, lines)
+}
+
+/// The line of an analysis that could not run (its events not seen yet).
+fn not_run(spec: &Spec, e: &AnalysisError) -> LiveStat {
+    LiveStat {
+        analysis: spec.name().to_owned(),
+        count: 0,
+        p50_ns: None,
+        p99_ns: None,
+        max_ns: None,
+        note: Some(e.to_string()),
+    }
 }
 
 fn line_of(o: &Outcome) -> LiveStat {

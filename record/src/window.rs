@@ -6,7 +6,7 @@
 
 use crate::recorder::{Live, Options, Store};
 use crate::{RecordError, save};
-use latscope_analysis::outcome::Outcome;
+use latscope_analysis::live::Standing;
 use latscope_analysis::report::threshold::parse_duration_ns;
 use latscope_analysis::spec::AlignSpec;
 use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
@@ -75,11 +75,21 @@ pub struct Flight {
     align: Option<AlignSpec>,
     /// Per analysis: the latest pair end already looked at (raw ns).
     seen_end: BTreeMap<String, u64>,
+    /// Per analysis: pairs added that ended too close to the newest data to look at yet.
+    waiting: BTreeMap<String, Vec<Seen>>,
     pending: Vec<Pending>,
     pub crossings: u64,
     pub saved: Vec<Saved>,
     /// Crossings not saved (over --max-saves).
     pub unsaved: u64,
+}
+
+/// A pair as the flight recorder looks at it, on the raw clock.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    start_raw: u64,
+    end_raw: u64,
+    latency_ns: f64,
 }
 
 /// Pairs ending this close to the newest data wait a tick: another CPU's pages may still
@@ -97,6 +107,7 @@ impl Flight {
             dir,
             rules: opts.spec_texts.clone(),
             seen_end: BTreeMap::new(),
+            waiting: BTreeMap::new(),
             pending: Vec::new(),
             crossings: 0,
             saved: Vec::new(),
@@ -117,24 +128,43 @@ impl Flight {
         self.keep_from().map_or(unseen, |k| k.min(unseen))
     }
 
-    /// Looks at the pairs of `outcomes` not seen before (their times are picoseconds after
-    /// `origin_ns`); each crossing is counted and, within --max-saves, waits for its window.
-    pub fn observe(&mut self, outcomes: &[Outcome], origin_ns: u64, newest: u64, first_raw: u64, last: bool) {
+    /// Looks at the pairs the analyses added (`Standing::added`; their times are
+    /// picoseconds after `origin_ns`) that were not seen before; each crossing is counted
+    /// and, within --max-saves, waits for its window.
+    pub fn observe(
+        &mut self,
+        standings: &[Standing],
+        origin_ns: u64,
+        newest: u64,
+        first_raw: u64,
+        last: bool,
+    ) {
         let horizon = if last { u64::MAX } else { newest.saturating_sub(SETTLE_NS) };
-        for o in outcomes {
+        for o in standings {
             let Some(t) = self.triggers.iter().find(|t| t.analysis == o.name) else { continue };
             let over = t.over_ns;
             let seen = self.seen_end.get(&o.name).copied();
             let mut latest = seen;
-            for s in &o.samples {
-                let to_raw = |ps: i64| origin_ns.saturating_add_signed(ps.div_euclid(PS_PER_NS));
-                let (start_raw, end_raw) = (to_raw(s.start), to_raw(s.end));
-                if end_raw > horizon || seen.is_some_and(|seen| end_raw <= seen) {
+            // Pairs that ended too recently wait for the next look, unless the analysis
+            // gives all its pairs again.
+            let waiting = self.waiting.remove(&o.name).filter(|_| !o.anew).unwrap_or_default();
+            let to_raw = |ps: i64| origin_ns.saturating_add_signed(ps.div_euclid(PS_PER_NS));
+            let added = o.added.iter().map(|s| Seen {
+                start_raw: to_raw(s.start),
+                end_raw: to_raw(s.end),
+                latency_ns: s.latency() as f64 / PS_PER_NS as f64,
+            });
+            let mut still = Vec::new();
+            for s in waiting.into_iter().chain(added) {
+                if s.end_raw > horizon {
+                    still.push(s);
                     continue;
                 }
-                latest = Some(latest.map_or(end_raw, |l| l.max(end_raw)));
-                let latency_ns = s.latency() as f64 / PS_PER_NS as f64;
-                if latency_ns <= over {
+                if seen.is_some_and(|seen| s.end_raw <= seen) {
+                    continue;
+                }
+                latest = Some(latest.map_or(s.end_raw, |l| l.max(s.end_raw)));
+                if s.latency_ns <= over {
                     continue;
                 }
                 self.crossings += 1;
@@ -144,11 +174,14 @@ impl Flight {
                 }
                 self.pending.push(Pending {
                     analysis: o.name.clone(),
-                    latency_ns,
-                    start_raw,
-                    end_raw,
-                    start_s: start_raw.saturating_sub(first_raw) as f64 / 1e9,
+                    latency_ns: s.latency_ns,
+                    start_raw: s.start_raw,
+                    end_raw: s.end_raw,
+                    start_s: s.start_raw.saturating_sub(first_raw) as f64 / 1e9,
                 });
+            }
+            if !still.is_empty() {
+                self.waiting.insert(o.name.clone(), still);
             }
             if let Some(l) = latest {
                 self.seen_end.insert(o.name.clone(), l);
