@@ -1,9 +1,11 @@
 //! Analyses kept up to date over a source that grows while it is analysed: the
 //! simulator's live trace, a recording. [`LiveAnalyses::update`] gives, for each spec, what
-//! [`runner::run_spec`] gives on the source as it is now, but a pair rule over one source
-//! reads only what arrived since the last update: its open starts wait in a
-//! [`LivePairer`] and its samples grow in place. Presets, detectors and rules whose
-//! edges need the whole track (an analog threshold) run whole at each update.
+//! [`runner::run_spec`] gives on the source as it is now, but a pair rule over one source,
+//! and the `block` and `wakeup` presets, read only what arrived since the last update:
+//! their open starts wait in the pairer and their samples grow in place.
+//! [`LiveAnalyses::stand`] gives the samples each update added and the statistics of all,
+//! without copying or sorting the earlier ones. The other presets, the detectors and rules
+//! whose edges need the whole track (an analog threshold) run whole at each update.
 //!
 //! The source given to each update must extend the one before: everything recorded
 //! before some time T, and then only what is at or after T appended (the accumulator's
@@ -12,9 +14,10 @@
 
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
 use crate::outcome::{AnalysisKind, Outcome, Sample};
-use crate::pairing::LivePairer;
+use crate::pairing::{LivePairer, PairResult, PairRule};
+use crate::presets::{BlockPairer, WakeupPairer, block_names, wakeup_start};
 use crate::runner::{self, check_names};
-use crate::spec::Spec;
+use crate::spec::{Preset, Spec};
 use crate::stats::RunningLatencies;
 use latscope_model::{Placed, Source};
 
@@ -30,10 +33,58 @@ pub struct LiveAnalyses {
 #[derive(Debug)]
 struct Item {
     spec: Spec,
-    /// A pair rule's running state; `None` for a spec that runs whole.
-    pair: Option<(LivePairer, GrowingOutcome)>,
-    /// The pair rule's state is new: the next update reads the source from its beginning.
+    /// The running state of a spec that grows; `None` for one that runs whole.
+    grow: Option<(Grower, GrowingOutcome)>,
+    /// The running state is new: the next update reads the source from its beginning.
     fresh: bool,
+}
+
+/// What pairs a spec that grows.
+#[derive(Debug)]
+enum Grower {
+    Rule(LivePairer),
+    Block(BlockPairer),
+    Wakeup(WakeupPairer),
+}
+
+impl Grower {
+    /// The state of `spec` before anything is read, when it grows.
+    fn of(spec: &Spec) -> Option<(Grower, GrowingOutcome)> {
+        let grower = match spec {
+            Spec::Pair(rule) => Grower::Rule(LivePairer::new(rule.clone())),
+            Spec::Preset(Preset::Block) => Grower::Block(BlockPairer::new()),
+            Spec::Preset(Preset::Wakeup) => Grower::Wakeup(WakeupPairer::new(false)),
+            _ => return None,
+        };
+        Some((grower, GrowingOutcome::new(spec.name(), AnalysisKind::Pair, 0)))
+    }
+
+    fn rule(&self) -> PairRule {
+        match self {
+            Grower::Rule(p) => p.rule().clone(),
+            Grower::Block(p) => p.rule().clone(),
+            Grower::Wakeup(p) => p.rule(),
+        }
+    }
+
+    /// The outcome of the pairs so far in `grown`, with the counts and notes the whole
+    /// runner gives.
+    fn outcome(&self, grown: &GrowingOutcome, src: &Source) -> Outcome {
+        match self {
+            Grower::Rule(p) => grown.outcome(&p.counts(), src, REPEAT_NOTE),
+            Grower::Block(p) => {
+                let counts = p.counts();
+                let mut o = grown.outcome(&PairResult { repeated_end: 0, ..counts.clone() }, src, "");
+                p.add_notes(&mut o, &counts);
+                o
+            }
+            Grower::Wakeup(p) => {
+                let mut o = grown.outcome(&p.counts_with(Vec::new()), src, REPEAT_NOTE);
+                p.add_notes(&mut o);
+                o
+            }
+        }
+    }
 }
 
 /// One analysis after an update, as a live line and a trigger read it: the samples the
@@ -78,16 +129,8 @@ impl Standing {
 
 impl LiveAnalyses {
     pub fn new(specs: Vec<Spec>) -> Self {
-        let items = specs
-            .into_iter()
-            .map(|spec| {
-                let pair = match &spec {
-                    Spec::Pair(rule) => Some(fresh(rule)),
-                    _ => None,
-                };
-                Item { spec, pair, fresh: true }
-            })
-            .collect();
+        let items =
+            specs.into_iter().map(|spec| Item { grow: Grower::of(&spec), spec, fresh: true }).collect();
         Self { items }
     }
 
@@ -95,19 +138,17 @@ impl LiveAnalyses {
         self.items.iter().map(|i| &i.spec)
     }
 
-    /// Which specs update from what is new (pair rules), by name.
+    /// Which specs update from what is new, by name.
     pub fn incremental(&self) -> Vec<(&str, bool)> {
-        self.items.iter().map(|i| (i.spec.name(), i.pair.is_some())).collect()
+        self.items.iter().map(|i| (i.spec.name(), i.grow.is_some())).collect()
     }
 
     /// Forgets what was read: the next update reads its source from the beginning (the
     /// live source was reordered, or restarted).
     pub fn reset(&mut self) {
         for item in &mut self.items {
-            if let (Spec::Pair(rule), Some(_)) = (&item.spec, &item.pair) {
-                item.pair = Some(fresh(rule));
-                item.fresh = true;
-            }
+            item.grow = Grower::of(&item.spec);
+            item.fresh = true;
         }
     }
 
@@ -132,9 +173,8 @@ impl LiveAnalyses {
             .map(|item| match item.advance(src)? {
                 Advanced::Whole(outcomes) => Ok(outcomes.into_iter().map(Standing::of_outcome).collect()),
                 Advanced::Grown(added, anew) => {
-                    let Some((pairer, grown)) = &mut item.pair else { return Ok(Vec::new()) };
-                    let name = pairer.rule().name.clone();
-                    Ok(vec![Standing::of(name, added, anew, grown.running())])
+                    let Some((_, grown)) = &mut item.grow else { return Ok(Vec::new()) };
+                    Ok(vec![Standing::of(item.spec.name().to_owned(), added, anew, grown.running())])
                 }
             })
             .collect()
@@ -150,41 +190,67 @@ enum Advanced {
     Grown(Vec<Sample>, bool),
 }
 
-fn fresh(rule: &crate::pairing::PairRule) -> (LivePairer, GrowingOutcome) {
-    (LivePairer::new(rule.clone()), GrowingOutcome::new(&rule.name, AnalysisKind::Pair, 0))
-}
-
 impl Item {
     fn advance(&mut self, src: &Source) -> Result<Advanced, AnalysisError> {
         let whole = |spec: &Spec| runner::run_spec(spec, &[Placed::unaligned(src)]).map(Advanced::Whole);
-        let (Spec::Pair(rule), Some((pairer, _))) = (&self.spec, &self.pair) else {
-            return whole(&self.spec);
+        let Some((grower, _)) = &self.grow else { return whole(&self.spec) };
+        // Whether what was read no longer leads to `src`.
+        let behind = match (&self.spec, grower) {
+            (Spec::Pair(rule), Grower::Rule(pairer)) => {
+                check_names(&self.spec, src)?;
+                // One source: the rule runs on it only if it holds both endpoints.
+                if !rule.start.present_in(src) {
+                    return Err(missing_error(&rule.name, &rule.start));
+                }
+                if !rule.end.present_in(src) {
+                    return Err(missing_error(&rule.name, &rule.end));
+                }
+                if !LivePairer::applies(rule, src) {
+                    return whole(&self.spec);
+                }
+                pairer.behind(src)
+            }
+            (_, Grower::Block(pairer)) => {
+                if block_names(src).is_none() {
+                    return whole(&self.spec);
+                }
+                src.events.len() < pairer.read()
+            }
+            (_, Grower::Wakeup(pairer)) => match wakeup_start(src) {
+                None => return whole(&self.spec),
+                // The trace gained `sched_wakeup` after pairing from `sched_waking`.
+                Some(from_waking) => from_waking != pairer.pairs_waking() || src.events.len() < pairer.read(),
+            },
+            _ => return whole(&self.spec),
         };
-        check_names(&self.spec, src)?;
-        // One source: the rule runs on it only if it holds both endpoints.
-        if !rule.start.present_in(src) {
-            return Err(missing_error(&rule.name, &rule.start));
-        }
-        if !rule.end.present_in(src) {
-            return Err(missing_error(&rule.name, &rule.end));
-        }
-        if !LivePairer::applies(rule, src) {
-            return whole(&self.spec);
-        }
-        if pairer.behind(src) {
-            self.pair = Some(fresh(rule));
+        if behind || self.fresh {
+            self.grow = Grower::of(&self.spec);
             self.fresh = true;
         }
-        let Some((pairer, grown)) = &mut self.pair else { return whole(&self.spec) };
-        let pairs = pairer.advance(src)?;
+        let Some((grower, grown)) = &mut self.grow else { return whole(&self.spec) };
+        let pairs = match grower {
+            Grower::Rule(pairer) => pairer.advance(src)?,
+            Grower::Block(pairer) => {
+                let Some(names) = block_names(src) else { return whole(&self.spec) };
+                pairer.feed(src, names);
+                pairer.take_pairs()
+            }
+            Grower::Wakeup(pairer) => {
+                if self.fresh && wakeup_start(src) == Some(true) {
+                    *pairer = WakeupPairer::new(true);
+                }
+                pairer.feed(src);
+                pairer.take_pairs()
+            }
+        };
         let anew = std::mem::replace(&mut self.fresh, false);
-        Ok(Advanced::Grown(grown.extend(pairer.rule(), pairs, src), anew))
+        Ok(Advanced::Grown(grown.extend(&grower.rule(), pairs, src), anew))
     }
 
-    /// A pair rule's outcome so far, a copy.
+    /// The outcome so far of a spec that grows, a copy.
     fn grown_outcome(&self, src: &Source) -> Option<Outcome> {
-        let (pairer, grown) = self.pair.as_ref()?;
-        Some(grown.outcome(&pairer.counts(), src, REPEAT_NOTE))
+        let (grower, grown) = self.grow.as_ref()?;
+        Some(grower.outcome(grown, src))
     }
 }
 

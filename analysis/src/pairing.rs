@@ -402,12 +402,7 @@ impl LivePairer {
     /// What [`pair`] would count on the source read so far (no pairs): the starts still
     /// open count as unmatched, as they do at the end of a file.
     pub fn counts(&self) -> PairResult {
-        PairResult {
-            pairs: Vec::new(),
-            unmatched_start: self.engine.res.unmatched_start + self.engine.open_starts(),
-            unmatched_end: self.engine.res.unmatched_end,
-            repeated_end: self.engine.res.repeated_end,
-        }
+        self.engine.counts()
     }
 }
 
@@ -475,6 +470,16 @@ impl Engine {
     /// Starts still open: unmatched if nothing more arrives.
     fn open_starts(&self) -> u64 {
         self.open.values().map(|q| q.len() as u64).sum::<u64>()
+    }
+
+    /// The counts so far, with the starts still open as unmatched (no pairs).
+    fn counts(&self) -> PairResult {
+        PairResult {
+            pairs: Vec::new(),
+            unmatched_start: self.res.unmatched_start + self.open_starts(),
+            unmatched_end: self.res.unmatched_end,
+            repeated_end: self.res.repeated_end,
+        }
     }
 
     fn finish(mut self) -> PairResult {
@@ -573,6 +578,7 @@ pub(crate) fn pair_occurrences(occ: Vec<Occ>, rule: &PairRule) -> PairResult {
 /// Pairs occurrences fed one at a time, already in time order with distinct `(t, order)`
 /// (events of one table in table order): what [`pair_occurrences`] computes, without
 /// collecting and sorting the occurrences first (at 10M events they were ~150 bytes each).
+#[derive(Debug)]
 pub(crate) struct StreamPairer(Engine);
 
 impl StreamPairer {
@@ -582,8 +588,13 @@ impl StreamPairer {
     pub(crate) fn feed(&mut self, o: Occ) {
         self.0.feed(o);
     }
-    pub(crate) fn finish(self) -> PairResult {
-        self.0.finish()
+    /// The pairs closed since the last call.
+    pub(crate) fn take_pairs(&mut self) -> Vec<Pair> {
+        std::mem::take(&mut self.0.res.pairs)
+    }
+    /// What the pairing counts so far, the starts still open as unmatched (no pairs).
+    pub(crate) fn counts(&self) -> PairResult {
+        self.0.counts()
     }
 }
 

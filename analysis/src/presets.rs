@@ -25,7 +25,7 @@ use crate::pairing::{
 };
 use crate::spec::{CmdIrq, IrqSel};
 use latscope_model::kernel::{self, KernelEvent};
-use latscope_model::{FieldValue, Placed, Ps, Source};
+use latscope_model::{FieldValue, Placed, Ps, Source, Sym};
 
 /// The `wakeup` rule.
 pub fn wakeup_rule() -> PairRule {
@@ -45,93 +45,162 @@ fn wakeup_rule_from(start: &str) -> PairRule {
 }
 
 pub(crate) fn run_wakeup(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
-    let wakeup = wakeup_rule();
-    let waking = wakeup_rule_from(WAKING);
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
-        if !wakeup.end.present_in(src) {
-            continue;
-        }
-        // Recorders that trace only `sched_waking` (systing, Android's default config)
-        // would otherwise get no wakeup latency at all. `sched_waking` fires when the
-        // wakeup starts, on the waker's CPU, a little before `sched_wakeup` would: the
-        // latencies include that part, so the outcome says which event it paired.
-        let (rule, from_waking) = if wakeup.start.present_in(src) {
-            (&wakeup, false)
-        } else if waking.start.present_in(src) {
-            (&waking, true)
-        } else {
-            continue;
-        };
-        let start = if from_waking { WAKING } else { WAKEUP };
-        let (res, ran, wakes) = pair_wakeups(src, start.as_bytes());
-        let mut o = outcome_of("wakeup", AnalysisKind::Pair, i, rule, &res, src);
-        if from_waking {
-            o.notes.push(Note { what: WAKING_NOTE.into(), count: wakes });
-        }
-        if ran > 0 {
-            o.notes
-                .push(Note { what: "wakeups whose task ran with no recorded switch-in".into(), count: ran });
-        }
+        let Some(from_waking) = wakeup_start(src) else { continue };
+        let mut pairer = WakeupPairer::new(from_waking);
+        pairer.feed(src);
+        let pairs = pairer.take_pairs();
+        let res = pairer.counts_with(pairs);
+        let mut o = outcome_of("wakeup", AnalysisKind::Pair, i, &pairer.rule(), &res, src);
+        pairer.add_notes(&mut o);
         out.push(o);
     }
     if out.is_empty() {
-        return Err(missing_error("wakeup", &wakeup.start));
+        return Err(missing_error("wakeup", &wakeup_rule().start));
     }
     Ok(out)
 }
 
-/// `wakeup` pairing from the events named `start`: a switch-in of task P closes P's oldest
-/// open wakeup and drops the others (policy first). A task seen running — any event
-/// executed by P — before a switch-in drops its open wakeups too: the kernel did not record
-/// that switch-in (often out of idle), and a later switch-in would be another scheduling.
-/// Returns the pairs, that count and the number of `start` events.
-fn pair_wakeups(src: &Source, start: &[u8]) -> (PairResult, u64, u64) {
-    let mut res = PairResult::default();
-    let (mut ran, mut wakes) = (0u64, 0u64);
-    let (Some(wake), Some(switch)) =
-        (src.strings.lookup(start), src.strings.lookup(kernel::SCHED_SWITCH.name.as_bytes()))
-    else {
-        return (res, ran, wakes);
-    };
-    let pid = FieldSel::new(src, "pid");
-    let next_pid = FieldSel::new(src, "next_pid");
-    // Per woken pid: each wakeup's time and event.
-    let mut open: rustc_hash::FxHashMap<i64, Vec<(Ps, u32)>> = Default::default();
-    for ev in src.events.iter() {
-        if !open.is_empty()
-            && let Some(v) = open.remove(&i64::from(ev.pid()))
-        {
-            res.unmatched_start += v.len() as u64;
-            ran += v.len() as u64;
-        }
-        let n = ev.name();
-        if n == switch {
-            let Some(p) = next_pid.get(&ev).and_then(|v| v.as_i64()) else { continue };
-            match open.remove(&p).filter(|v| !v.is_empty()) {
-                Some(v) => {
-                    res.pairs.push(pairing::Pair {
-                        start: v[0].0,
-                        end: ev.ts(),
-                        key: vec![KeyVal::Int(p)],
-                        flagged: false,
-                        start_event: Some(EventAt { source: 0, index: v[0].1 }),
-                        end_event: Some(EventAt { source: 0, index: ev.index as u32 }),
-                    });
-                    res.unmatched_start += v.len() as u64 - 1;
-                }
-                // A task switched in after a preemption: no wakeup precedes it.
-                None => res.unmatched_end += 1,
-            }
-        } else if n == wake
-            && let Some(p) = pid.get(&ev).and_then(|v| v.as_i64())
-        {
-            wakes += 1;
-            open.entry(p).or_default().push((ev.ts(), ev.index as u32));
+/// Which event `wakeup` pairs from in `src`: `Some(false)` for `sched_wakeup`,
+/// `Some(true)` for `sched_waking` in its place; `None` when `src` holds no switch-in or
+/// neither. Recorders that trace only `sched_waking` (systing, Android's default config)
+/// would otherwise get no wakeup latency at all. `sched_waking` fires when the wakeup
+/// starts, on the waker's CPU, a little before `sched_wakeup` would: the latencies include
+/// that part, so the outcome says which event it paired.
+pub(crate) fn wakeup_start(src: &Source) -> Option<bool> {
+    let wakeup = wakeup_rule();
+    if !wakeup.end.present_in(src) {
+        return None;
+    }
+    if wakeup.start.present_in(src) {
+        Some(false)
+    } else if wakeup_rule_from(WAKING).start.present_in(src) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// `wakeup` pairing: a switch-in of task P closes P's oldest open wakeup and drops the
+/// others (policy first). A task seen running — any event executed by P — before a
+/// switch-in drops its open wakeups too: the kernel did not record that switch-in (often
+/// out of idle), and a later switch-in would be another scheduling. Fed a source that
+/// grows, it reads only the events past the last feed.
+#[derive(Debug)]
+pub(crate) struct WakeupPairer {
+    from_waking: bool,
+    /// Per woken pid: each open wakeup's time and event.
+    open: rustc_hash::FxHashMap<i64, Vec<(Ps, u32)>>,
+    res: PairResult,
+    /// Wakeups dropped because their task ran with no recorded switch-in.
+    ran: u64,
+    /// Start events read.
+    wakes: u64,
+    read: usize,
+}
+
+impl WakeupPairer {
+    pub(crate) fn new(from_waking: bool) -> Self {
+        WakeupPairer {
+            from_waking,
+            open: Default::default(),
+            res: PairResult::default(),
+            ran: 0,
+            wakes: 0,
+            read: 0,
         }
     }
-    res.unmatched_start += open.values().map(|v| v.len() as u64).sum::<u64>();
-    (res, ran, wakes)
+
+    pub(crate) fn pairs_waking(&self) -> bool {
+        self.from_waking
+    }
+
+    /// The events read so far.
+    pub(crate) fn read(&self) -> usize {
+        self.read
+    }
+
+    pub(crate) fn rule(&self) -> PairRule {
+        wakeup_rule_from(if self.from_waking { WAKING } else { WAKEUP })
+    }
+
+    /// Pairs the events of `src` past those read (`src` extends what was fed before).
+    pub(crate) fn feed(&mut self, src: &Source) {
+        let start: &[u8] = if self.from_waking { WAKING.as_bytes() } else { WAKEUP.as_bytes() };
+        let from = self.read.min(src.events.len());
+        self.read = src.events.len();
+        let (Some(wake), Some(switch)) =
+            (src.strings.lookup(start), src.strings.lookup(kernel::SCHED_SWITCH.name.as_bytes()))
+        else {
+            return;
+        };
+        let pid = FieldSel::new(src, "pid");
+        let next_pid = FieldSel::new(src, "next_pid");
+        let (open, res) = (&mut self.open, &mut self.res);
+        for ev in (from..src.events.len()).filter_map(|i| src.events.get(i)) {
+            if !open.is_empty()
+                && let Some(v) = open.remove(&i64::from(ev.pid()))
+            {
+                res.unmatched_start += v.len() as u64;
+                self.ran += v.len() as u64;
+            }
+            let n = ev.name();
+            if n == switch {
+                let Some(p) = next_pid.get(&ev).and_then(|v| v.as_i64()) else { continue };
+                match open.remove(&p).filter(|v| !v.is_empty()) {
+                    Some(v) => {
+                        res.pairs.push(pairing::Pair {
+                            start: v[0].0,
+                            end: ev.ts(),
+                            key: vec![KeyVal::Int(p)],
+                            flagged: false,
+                            start_event: Some(EventAt { source: 0, index: v[0].1 }),
+                            end_event: Some(EventAt { source: 0, index: ev.index as u32 }),
+                        });
+                        res.unmatched_start += v.len() as u64 - 1;
+                    }
+                    // A task switched in after a preemption: no wakeup precedes it.
+                    None => res.unmatched_end += 1,
+                }
+            } else if n == wake
+                && let Some(p) = pid.get(&ev).and_then(|v| v.as_i64())
+            {
+                self.wakes += 1;
+                open.entry(p).or_default().push((ev.ts(), ev.index as u32));
+            }
+        }
+    }
+
+    /// The pairs closed since the last call.
+    pub(crate) fn take_pairs(&mut self) -> Vec<pairing::Pair> {
+        std::mem::take(&mut self.res.pairs)
+    }
+
+    /// `pairs` with the counts so far: the wakeups still open count as unmatched, as at
+    /// the end of a file.
+    pub(crate) fn counts_with(&self, pairs: Vec<pairing::Pair>) -> PairResult {
+        PairResult {
+            pairs,
+            unmatched_start: self.res.unmatched_start
+                + self.open.values().map(|v| v.len() as u64).sum::<u64>(),
+            unmatched_end: self.res.unmatched_end,
+            repeated_end: self.res.repeated_end,
+        }
+    }
+
+    /// The notes `wakeup` adds to its outcome.
+    pub(crate) fn add_notes(&self, o: &mut Outcome) {
+        if self.from_waking {
+            o.notes.push(Note { what: WAKING_NOTE.into(), count: self.wakes });
+        }
+        if self.ran > 0 {
+            o.notes.push(Note {
+                what: "wakeups whose task ran with no recorded switch-in".into(),
+                count: self.ran,
+            });
+        }
+    }
 }
 
 /// Whether a block event is a flush-like request (keyed by `dev` only).
@@ -156,20 +225,66 @@ fn is_flush(
 }
 
 pub(crate) fn run_block(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, AnalysisError> {
-    let issue = Endpoint::event(kernel::BLOCK_RQ_ISSUE.name);
-    let complete = Endpoint::event(kernel::BLOCK_RQ_COMPLETE.name);
-    let rule = PairRule::new("block", issue.clone(), complete.clone(), Policy::Fifo).by("dev").by("sector");
     let mut out = Vec::new();
     for (i, src) in sources.iter().enumerate() {
-        if !issue.present_in(src) && !complete.present_in(src) {
-            continue;
-        }
-        let (Some(iss), comp) = (
-            src.strings.lookup(kernel::BLOCK_RQ_ISSUE.name.as_bytes()),
-            src.strings.lookup(kernel::BLOCK_RQ_COMPLETE.name.as_bytes()),
-        ) else {
-            continue;
-        };
+        let Some(names) = block_names(src) else { continue };
+        let mut pairer = BlockPairer::new();
+        pairer.feed(src, names);
+        let res = PairResult { pairs: pairer.take_pairs(), ..pairer.counts() };
+        let mut o = outcome_of("block", AnalysisKind::Pair, i, &pairer.rule, &res, src);
+        pairer.add_notes(&mut o, &res);
+        out.push(o);
+    }
+    if out.is_empty() {
+        return Err(missing_error("block", &Endpoint::event(kernel::BLOCK_RQ_ISSUE.name)));
+    }
+    Ok(out)
+}
+
+/// The symbols of `block_rq_issue` and `block_rq_complete` in `src`, when it holds block
+/// requests to pair.
+pub(crate) fn block_names(src: &Source) -> Option<(Sym, Option<Sym>)> {
+    let issue = Endpoint::event(kernel::BLOCK_RQ_ISSUE.name);
+    let complete = Endpoint::event(kernel::BLOCK_RQ_COMPLETE.name);
+    if !issue.present_in(src) && !complete.present_in(src) {
+        return None;
+    }
+    let iss = src.strings.lookup(kernel::BLOCK_RQ_ISSUE.name.as_bytes())?;
+    Some((iss, src.strings.lookup(kernel::BLOCK_RQ_COMPLETE.name.as_bytes())))
+}
+
+/// `block` pairing, fed a source that grows: each feed reads only the events past the
+/// last one.
+#[derive(Debug)]
+pub(crate) struct BlockPairer {
+    rule: PairRule,
+    pairer: StreamPairer,
+    flushes: u64,
+    read: usize,
+}
+
+impl BlockPairer {
+    pub(crate) fn new() -> Self {
+        let issue = Endpoint::event(kernel::BLOCK_RQ_ISSUE.name);
+        let complete = Endpoint::event(kernel::BLOCK_RQ_COMPLETE.name);
+        let rule = PairRule::new("block", issue, complete, Policy::Fifo).by("dev").by("sector");
+        let pairer = StreamPairer::new(&rule);
+        BlockPairer { rule, pairer, flushes: 0, read: 0 }
+    }
+
+    pub(crate) fn rule(&self) -> &PairRule {
+        &self.rule
+    }
+
+    /// The events read so far.
+    pub(crate) fn read(&self) -> usize {
+        self.read
+    }
+
+    /// Pairs the block events of `src` past those read; `names` are [`block_names`]'s.
+    pub(crate) fn feed(&mut self, src: &Source, (iss, comp): (Sym, Option<Sym>)) {
+        let from = self.read.min(src.events.len());
+        self.read = src.events.len();
         let dev = FieldSel::new(src, "dev");
         let rwbs = FieldSel::new(src, "rwbs");
         let sector = FieldSel::new(src, "sector");
@@ -177,14 +292,12 @@ pub(crate) fn run_block(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Analysis
         // The four fields by symbol, decoded in one pass over each block event's fields
         // (each `FieldSel::get` decodes the fields before its own).
         let plain = [&dev, &rwbs, &sector, &nr].map(FieldSel::plain_sym);
-        let mut pairer = StreamPairer::new(&rule);
-        let mut flushes = 0u64;
         let mask: Vec<bool> = endpoint::layout_mask(src, Some(iss))
             .iter()
             .zip(endpoint::layout_mask(src, comp))
             .map(|(&a, b)| a || b)
             .collect();
-        for ev in endpoint::candidates(src, &mask) {
+        for ev in endpoint::candidates_from(src, &mask, from) {
             let is_start = ev.name() == iss;
             let [d, r, s, n] = match plain {
                 [Some(a), Some(b), Some(c), Some(d)] => {
@@ -201,22 +314,29 @@ pub(crate) fn run_block(sources: &[Placed<'_>]) -> Result<Vec<Outcome>, Analysis
                 _ => [dev.get(&ev), rwbs.get(&ev), sector.get(&ev), nr.get(&ev)],
             };
             let flush = is_flush(r, s, n, src);
-            flushes += u64::from(flush && is_start);
+            self.flushes += u64::from(flush && is_start);
             let key = [key_of_value(d), if flush { KeyVal::Missing } else { key_of_value(s) }];
-            pairer.feed(custom_occurrence(ev.ts(), ev.index as u64, is_start, !is_start, &key));
+            self.pairer.feed(custom_occurrence(ev.ts(), ev.index as u64, is_start, !is_start, &key));
         }
-        let res = pairer.finish();
-        let mut o = outcome_of("block", AnalysisKind::Pair, i, &rule, &res, src);
-        add_repeat_note(&mut o, &res, "double completion");
-        if flushes > 0 {
-            o.notes.push(Note { what: "flush requests (paired by dev)".into(), count: flushes });
+    }
+
+    /// The pairs closed since the last call.
+    pub(crate) fn take_pairs(&mut self) -> Vec<pairing::Pair> {
+        self.pairer.take_pairs()
+    }
+
+    /// What the pairing counts so far (no pairs).
+    pub(crate) fn counts(&self) -> PairResult {
+        self.pairer.counts()
+    }
+
+    /// The notes `block` adds to its outcome.
+    pub(crate) fn add_notes(&self, o: &mut Outcome, res: &PairResult) {
+        add_repeat_note(o, res, "double completion");
+        if self.flushes > 0 {
+            o.notes.push(Note { what: "flush requests (paired by dev)".into(), count: self.flushes });
         }
-        out.push(o);
     }
-    if out.is_empty() {
-        return Err(missing_error("block", &issue));
-    }
-    Ok(out)
 }
 
 /// Command times and the `irq_handler_entry` IRQ chosen for them in one source.

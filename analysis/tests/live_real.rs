@@ -210,7 +210,7 @@ fn kernel_rules_on_a_real_trace_equal_the_whole_runner_at_every_snapshot() {
             "oncpu=sched_switch -> sched_switch by cpu",
             "switch-out=sched_switch[prev_state=S] -> sched_switch by prev_pid:next_pid policy lifo",
             "timer=hrtimer_expire_entry -> hrtimer_expire_exit by cpu policy lifo",
-            // Not a pair rule: runs whole at each update.
+            // A preset that grows as pair rules do.
             "wakeup",
         ],
         37,
@@ -230,6 +230,16 @@ fn block_and_marker_rules_on_a_real_trace_equal_the_whole_runner_at_every_snapsh
         ],
         53,
     );
+}
+
+/// systing records `sched_waking` but no `sched_wakeup`: `wakeup` pairs from it, noted.
+#[test]
+fn presets_on_a_real_perfetto_trace_equal_the_whole_runner_at_every_snapshot() {
+    let src = common::open(&corpus("perfetto/systing_compact_sched_irq.pb"));
+    let specs = ["wakeup", "irq-handler", "softirq", "block"];
+    let live = LiveAnalyses::new(specs.iter().map(|s| parse_spec(s).unwrap()).collect());
+    assert_eq!(live.incremental(), specs.map(|s| (s, true)), "each reads only what is new");
+    live_equals_whole(&src, &specs[..3], 31);
 }
 
 #[test]
