@@ -5,8 +5,11 @@
 //! (`SSH=USER@HOST:PORT` records over SSH), the growing source's restarts, and how far
 //! apart the live lines came.
 //!
-//! `ingest SECONDS EVENTS PRESETS -- COMMAND…` (EVENTS and PRESETS comma-separated, `-`
-//! for none), as root: docs/PERFORMANCE.md "Recording".
+//! `ingest SECONDS EVENTS SPECS -- COMMAND…` (EVENTS comma-separated, SPECS presets or
+//! rules separated by `;`, `-` for none), as root: docs/PERFORMANCE.md "Recording".
+//! `RING=SIZE` keeps a ring. Each quarter of the run is also measured apart (events,
+//! CPU per event, resident memory, the longest gap between lines), to show whether a
+//! tick's cost and the memory per event stay flat as the recording grows.
 
 use latscope_record::{Options, record};
 use std::time::Duration;
@@ -21,8 +24,24 @@ fn cpu_seconds() -> (f64, f64) {
     (at(11) + at(12), at(13) + at(14))
 }
 
-fn list(s: &str) -> Vec<String> {
-    s.split(',').filter(|x| !x.is_empty() && *x != "-").map(str::to_owned).collect()
+fn list(s: &str, sep: char) -> Vec<String> {
+    s.split(sep).map(str::trim).filter(|x| !x.is_empty() && *x != "-").map(str::to_owned).collect()
+}
+
+/// This process's resident memory in MiB, from /proc/self/statm (pages of 4 KiB).
+fn rss_mib() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|x| x.parse().ok()).unwrap_or(0);
+    pages as f64 * 4096.0 / (1 << 20) as f64
+}
+
+/// At one live line: elapsed seconds, events so far, CPU seconds of this process, MiB resident.
+#[derive(Clone, Copy)]
+struct Point {
+    at: f64,
+    events: u64,
+    cpu: f64,
+    rss: f64,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,13 +52,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if dashdash != "--" {
         return Err("usage: ingest SECONDS EVENTS PRESETS -- COMMAND...".into());
     }
-    let specs = list(presets)
+    let specs = list(presets, ';')
         .iter()
-        .map(|p| latscope_analysis::spec::preset_spec(p))
+        .map(|p| latscope_analysis::spec::parse_spec(p))
         .collect::<Result<Vec<_>, _>>()?;
     let mut opts = Options {
-        events: list(events),
-        spec_texts: list(presets),
+        events: list(events, ','),
+        spec_texts: list(presets, ';'),
         duration: Some(Duration::from_secs_f64(secs.parse()?)),
         command: command.to_vec(),
         ..Options::default()
@@ -48,12 +67,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     opts.specs = specs;
     // `SSH=root@host:port`: the same over SSH.
     opts.ssh = std::env::var("SSH").ok();
+    if let Ok(ring) = std::env::var("RING") {
+        opts.ring = latscope_record::Ring::parse(&ring)?;
+    }
     // When each live line came (the last, over everything kept, aside): how fresh the
     // live statistics stay as the recording grows.
     let mut lines: Vec<f64> = Vec::new();
+    let mut points: Vec<Point> = Vec::new();
     let rec = record(&opts, &mut |l| {
-        if let latscope_record::Live::Stats { elapsed_s, last: false, .. } = l {
+        if let latscope_record::Live::Stats { elapsed_s, last: false, events, .. } = l {
             lines.push(*elapsed_s);
+            points.push(Point { at: *elapsed_s, events: *events, cpu: cpu_seconds().0, rss: rss_mib() });
         }
     })?;
     let longest_gap = lines.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
@@ -70,5 +94,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rec.late_by_ns,
         lines.len()
     );
+    // Quarters of the run, by the lines' times.
+    let span = points.last().map_or(0.0, |p| p.at);
+    let mut from = Point { at: 0.0, events: 0, cpu: 0.0, rss: 0.0 };
+    for q in 1..=4 {
+        let upto: Vec<&Point> =
+            points.iter().filter(|p| p.at > from.at && p.at <= span * q as f64 / 4.0).collect();
+        let Some(&&to) = upto.last() else { continue };
+        let gaps = upto.windows(2).map(|w| w[1].at - w[0].at).fold(0.0, f64::max);
+        let n = to.events.saturating_sub(from.events).max(1) as f64;
+        println!(
+            "quarter {q}: {:.0}-{:.0} s, {} events, {:.2} us CPU/event, longest gap {gaps:.2} s, {:.0} MiB resident = {:.0} B/event",
+            from.at,
+            to.at,
+            to.events - from.events,
+            (to.cpu - from.cpu) * 1e6 / n,
+            to.rss,
+            to.rss * (1 << 20) as f64 / to.events.max(1) as f64
+        );
+        from = to;
+    }
     Ok(())
 }
