@@ -165,6 +165,20 @@ impl Growing {
     /// were appended.
     pub fn advance(&mut self, meta: &KernelMeta) -> usize {
         let Some(to) = self.final_through() else { return 0 };
+        self.advance_to(meta, to)
+    }
+
+    /// Appends every record still pending, once the readers have stopped (nothing earlier
+    /// can come), and names every event's task by `meta`'s last `saved_cmdlines`, as a
+    /// trace.dat of the same pages names them. Returns how many events' task names changed
+    /// (a task named after its first events were appended).
+    pub fn finish(&mut self, meta: &KernelMeta) -> usize {
+        self.advance_to(meta, u64::MAX);
+        let Some(decoder) = self.decoder.as_ref() else { return 0 };
+        self.table.rename_tasks(|pid| decoder.task_name(pid))
+    }
+
+    fn advance_to(&mut self, meta: &KernelMeta, to: u64) -> usize {
         let from = self.through.map_or(0, |t| t.saturating_add(1));
         if to < from {
             return 0;

@@ -259,6 +259,9 @@ pub struct Recording {
     pub live_restarts: u64,
     /// Of those, how far behind the watermark the latest late record was (ns, 0 if none).
     pub late_by_ns: u64,
+    /// Whether the last line decoded the kept pages again, because the growing source
+    /// did not hold exactly them (a ring dropped pages since it started, a late record).
+    pub last_decoded_again: bool,
 }
 
 impl Recording {
@@ -921,6 +924,7 @@ fn run(
         align: opts.align.clone(),
         live_restarts: following.restarts,
         late_by_ns: following.late_by_ns,
+        last_decoded_again: following.decoded_again,
     })
 }
 
@@ -935,6 +939,8 @@ struct Following {
     late_by_ns: u64,
     /// The restart count when a tick last handed the growing source on.
     handed: Option<u64>,
+    /// The last tick decoded the kept pages again.
+    decoded_again: bool,
 }
 
 impl Following {
@@ -946,6 +952,7 @@ impl Following {
             restarts: 0,
             late_by_ns: 0,
             handed: None,
+            decoded_again: false,
         }
     }
 
@@ -972,6 +979,21 @@ impl Following {
         }
         self.growing.advance(meta);
         self.growing.snapshot().unwrap_or_else(|| decoder.empty_source())
+    }
+
+    /// Every kept page's events, as the saved trace.dat holds them, from the growing
+    /// source when it holds exactly those pages (none dropped since it started, none
+    /// late): the rest appended and the task names the last `saved_cmdlines` gives. The
+    /// analyses read it anew if a task name changed. `None` when the pages must be
+    /// decoded again.
+    fn finish(&mut self, meta: &KernelMeta, store: &Store) -> Option<Source> {
+        if store.dropped != self.dropped_at_start || self.growing.late() > 0 {
+            return None;
+        }
+        if self.growing.finish(meta) > 0 {
+            self.analyses.reset();
+        }
+        self.growing.snapshot()
     }
 }
 
@@ -1010,10 +1032,20 @@ fn tick(
 ) -> (u64, Vec<LiveStat>) {
     let Sinks { live, snapshot } = sinks;
     let Moment { started, lost, first_raw, last, capture } = at;
-    let whole =
-        if last { decode_all(meta, &store.joined()) } else { Ok(following.source(meta, decoder, store)) };
+    // The last tick reads the growing source to its end when it holds what the saved
+    // file holds, and decodes the kept pages again only when it does not.
+    let (whole, grown) = match last {
+        false => (Ok(following.source(meta, decoder, store)), true),
+        true => match following.finish(meta, store) {
+            Some(src) => (Ok(src), true),
+            None => {
+                following.decoded_again = true;
+                (decode_all(meta, &store.joined()), false)
+            }
+        },
+    };
     let (source, standings, mut lines): (Option<Source>, Vec<Standing>, Vec<LiveStat>) = match whole {
-        Ok(src) if last => {
+        Ok(src) if !grown => {
             let (o, l) = stats::run(&opts.specs, &src);
             (Some(src), o, l)
         }

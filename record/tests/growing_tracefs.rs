@@ -152,11 +152,18 @@ fn every_tick_holds_the_saved_files_events_up_to_its_newest_and_the_whole_runner
     let markers = whole.iter().filter(|r| r.3 == "print").count() as u32;
     assert_eq!(rec.lost, 0, "nothing lost");
     assert_eq!(markers, 2 * requests * cpus, "every marker recorded");
-    // The last tick decodes every kept page, as the saved file reads; those before it
-    // are the growing source.
+    // The last tick reads the growing source to its end, with the task names of the
+    // last saved_cmdlines: the saved file's events, named as it names them, without
+    // decoding the pages again.
     let (live, last) = ticks.split_at(ticks.len() - 1);
+    assert!(!rec.last_decoded_again, "the growing source held every kept page");
     assert_eq!(rows(&last[0].src), whole, "the last tick is the saved file");
-    assert!(!last[0].continues, "the saved file's events are decoded anew");
+    let saved = rec.source().unwrap();
+    let tasks = |src: &latscope_model::Source| -> Vec<String> {
+        src.events.comm.iter().map(|&c| src.strings.resolve(c).into_owned()).collect()
+    };
+    assert_eq!(tasks(&last[0].src), tasks(&saved), "the last tick names tasks as the saved file does");
+    assert!(!last[0].continues, "the last tick is handed on whole");
     assert!(live.iter().skip(1).all(|t| t.continues), "without a ring every tick continues the first");
     continued_ticks_hold_the_previous_rows(&ticks);
     let grown: Vec<&Tick> = live.iter().filter(|t| !t.src.events.is_empty()).collect();
@@ -190,7 +197,8 @@ fn with_a_small_ring_the_growing_source_starts_again_from_the_kept_pages() {
     let Recorded { rec, ticks } = record(Ring::Bytes(64 << 10), 10_000);
     assert!(rec.live_restarts > 0, "the ring dropped pages the source had read");
     lines_are_the_whole_runners(&ticks);
-    // The last tick decodes the ring as saved; those before it are the growing source.
+    // The last tick holds the ring as saved (lines above); those before it are the
+    // growing source.
     let live = &ticks[..ticks.len() - 1];
     let sizes: Vec<usize> = live.iter().map(|t| t.src.events.len()).collect();
     assert!(sizes.windows(2).any(|w| w[1] < w[0]), "a restarted source holds less: {sizes:?}");

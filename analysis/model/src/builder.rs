@@ -112,6 +112,27 @@ impl EventTableBuilder {
         &self.table
     }
 
+    /// Names every row's task again: `name_of(pid)` is the name its rows get (a recording's
+    /// task names as the last `saved_cmdlines` gives them). Returns how many rows changed;
+    /// the column is copied first if a clone shares it, and only then.
+    pub fn rename_tasks<'n>(&mut self, mut name_of: impl FnMut(i32) -> &'n [u8]) -> usize {
+        let mut sym_of: FxHashMap<i32, Sym> = FxHashMap::default();
+        let mut changed = Vec::new();
+        for (i, (&pid, &comm)) in self.table.pid.iter().zip(self.table.comm.iter()).enumerate() {
+            let sym = *sym_of.entry(pid).or_insert_with(|| self.interner.intern(name_of(pid)));
+            if sym != comm {
+                changed.push((i, sym));
+            }
+        }
+        if !changed.is_empty() {
+            let comms = self.table.comm.as_mut_slice();
+            for &(i, sym) in &changed {
+                comms[i] = sym;
+            }
+        }
+        changed.len()
+    }
+
     /// The finished table (sorted by time) and its strings.
     pub fn finish(self) -> Result<(EventTable, Interner), BuildError> {
         self.check()?;
@@ -317,6 +338,37 @@ mod tests {
                 assert!(b.attach_stack_to_last(name));
             }
         }
+    }
+
+    /// Rows named before their task's name was known are named again; a clone made
+    /// before keeps the names it saw.
+    #[test]
+    fn renaming_tasks_changes_only_the_rows_whose_name_differs() {
+        let mut b = EventTableBuilder::new();
+        let (ev, unknown, sh) = (b.intern(b"ev"), b.intern(b"<...>"), b.intern(b"sh"));
+        let l = b.layout(ev, &[]);
+        for (pid, comm) in [(7, unknown), (8, sh), (7, unknown), (0, unknown)] {
+            b.push(pid.into(), 0, pid, comm, IrqFlags::NONE, l, &[]);
+        }
+        let held = b.table().clone();
+        let names = |pid: i32| -> &'static [u8] {
+            match pid {
+                7 => b"dd",
+                8 => b"sh",
+                _ => b"<idle>",
+            }
+        };
+        assert_eq!(b.rename_tasks(names), 3, "pid 7 twice and pid 0; pid 8 was already sh");
+        let shown = |t: &EventTable, i: &Interner| -> Vec<String> {
+            t.comm.iter().map(|&c| i.resolve(c).into_owned()).collect()
+        };
+        assert_eq!(shown(b.table(), &b.interner), ["dd", "sh", "dd", "<idle>"]);
+        assert_eq!(
+            shown(&held, &b.interner),
+            ["<...>", "sh", "<...>", "<...>"],
+            "the clone's column is its own"
+        );
+        assert_eq!(b.rename_tasks(names), 0, "nothing left to rename");
     }
 
     #[test]

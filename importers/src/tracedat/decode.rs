@@ -218,6 +218,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The name of task `pid` as `saved_cmdlines` gives it (`<idle>` for pid 0 and `<...>`
+    /// for a task it does not list, as trace-cmd shows them).
+    pub(crate) fn task_name(&self, pid: i32) -> &[u8] {
+        match self.cmdlines.get(&pid) {
+            Some(c) => c,
+            None if pid == 0 => b"<idle>",
+            None => b"<...>",
+        }
+    }
+
     pub(crate) fn new(
         formats: &[EventFormat],
         endian: Endian,
@@ -338,12 +348,7 @@ impl<'s> Worker<'s> {
         if let Some(&s) = self.comms.get(&pid) {
             return s;
         }
-        let name: &[u8] = match self.shared.cmdlines.get(&pid) {
-            Some(c) => c,
-            None if pid == 0 => b"<idle>",
-            None => b"<...>",
-        };
-        let s = self.builder.intern(name);
+        let s = self.builder.intern(self.shared.task_name(pid));
         self.comms.insert(pid, s);
         s
     }

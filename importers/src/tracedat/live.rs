@@ -177,6 +177,11 @@ impl PageDecoder {
         self.shared.cmdlines = parse_cmdlines(text);
     }
 
+    /// The name the decoder gives the events of task `pid`, by its `saved_cmdlines`.
+    pub fn task_name(&self, pid: i32) -> &[u8] {
+        self.shared.task_name(pid)
+    }
+
     pub fn page_size(&self) -> usize {
         self.shared.page.page_size
     }
