@@ -102,13 +102,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             points.iter().filter(|p| p.at > from.at && p.at <= span * q as f64 / 4.0).collect();
         let Some(&&to) = upto.last() else { continue };
         let gaps = upto.windows(2).map(|w| w[1].at - w[0].at).fold(0.0, f64::max);
-        let n = to.events.saturating_sub(from.events).max(1) as f64;
+        // A ring's restarts shrink the live source: its event count then says nothing of
+        // what was read in the quarter.
+        let grew = upto.windows(2).all(|w| w[1].events >= w[0].events) && to.events >= from.events;
+        let per_event = if grew {
+            let n = (to.events - from.events).max(1) as f64;
+            format!("{} events, {:.2} us CPU/event, ", to.events - from.events, (to.cpu - from.cpu) * 1e6 / n)
+        } else {
+            format!("{:.1} s CPU (the live source restarted), ", to.cpu - from.cpu)
+        };
         println!(
-            "quarter {q}: {:.0}-{:.0} s, {} events, {:.2} us CPU/event, longest gap {gaps:.2} s, {:.0} MiB resident = {:.0} B/event",
+            "quarter {q}: {:.0}-{:.0} s, {per_event}longest gap {gaps:.2} s, {:.0} MiB resident ({:.0} B per live event)",
             from.at,
             to.at,
-            to.events - from.events,
-            (to.cpu - from.cpu) * 1e6 / n,
             to.rss,
             to.rss * (1 << 20) as f64 / to.events.max(1) as f64
         );
