@@ -818,9 +818,9 @@ fn run(
             let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
             let at = Moment { started, lost, first_raw, last: false, capture: logic.as_ref() };
             tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
-            // A tick reads what is new, but its statistics read every sample, and a ring
-            // starts the growing source again: when a tick grows slow, tick less often, so
-            // the live lines never take more than a quarter of a core.
+            // A tick reads what is new, but a ring starts the growing source again, and
+            // analyses that run whole read everything: when a tick grows slow, tick less
+            // often, so the live lines never take more than a quarter of a core.
             next_tick = began + opts.tick.max(began.elapsed() * 4);
         }
     }
@@ -1015,7 +1015,7 @@ struct Sinks<'a> {
     snapshot: &'a mut dyn FnMut(Source, bool),
 }
 
-/// One tick: decode what is kept, run the analyses, feed the flight recorder (which saves
+/// One tick: append what is final, run the analyses on it, feed the flight recorder (which saves
 /// the windows that are complete), let the ring drop what it no longer holds, and say the
 /// statistics. Between ticks the ring may hold one tick's data beyond its size, so that
 /// every pair is seen by the triggers.

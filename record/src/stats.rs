@@ -1,11 +1,11 @@
-//! The live statistics: the analyses run over what has been recorded, with the same
-//! runner and the same statistics as `latscope report`, so the last line equals the report
-//! of the saved file.
+//! The live statistics: the analyses run over what has been recorded, with the numbers
+//! `latscope report` gives, so the last line equals the report of the saved file.
 //!
 //! While recording, a tick reads what is new: the events the growing source appended
-//! (`growing`), through live analyses that keep their pairing state between ticks. The
-//! last line decodes every kept page as the saved trace.dat is read, so it is the report
-//! of the saved file.
+//! (`growing`), through live analyses that keep their pairing state and their running
+//! quantiles between ticks ([`lines_of`]). The last line reads the growing source to its
+//! end, or, when it does not hold exactly the kept pages, the pages decoded again, run
+//! whole ([`run`]).
 
 use latscope_analysis::live::Standing;
 use latscope_analysis::measure::AnalysisError;
