@@ -37,6 +37,9 @@ struct Item {
     grow: Option<(Grower, GrowingOutcome)>,
     /// The running state is new: the next update reads the source from its beginning.
     fresh: bool,
+    /// Read along by [`LiveAnalyses::follow`] without answering: the next standing starts
+    /// anew, with every sample so far.
+    unanswered: bool,
 }
 
 /// What pairs a spec that grows.
@@ -129,8 +132,10 @@ impl Standing {
 
 impl LiveAnalyses {
     pub fn new(specs: Vec<Spec>) -> Self {
-        let items =
-            specs.into_iter().map(|spec| Item { grow: Grower::of(&spec), spec, fresh: true }).collect();
+        let items = specs
+            .into_iter()
+            .map(|spec| Item { grow: Grower::of(&spec), spec, fresh: true, unanswered: false })
+            .collect();
         Self { items }
     }
 
@@ -159,9 +164,23 @@ impl LiveAnalyses {
             .iter_mut()
             .map(|item| match item.advance(src)? {
                 Advanced::Whole(outcomes) => Ok(outcomes),
-                Advanced::Grown(..) => Ok(item.grown_outcome(src).into_iter().collect()),
+                Advanced::Grown(..) => {
+                    item.unanswered = false;
+                    Ok(item.grown_outcome(src).into_iter().collect())
+                }
             })
             .collect()
+    }
+
+    /// Reads what is new in `src` without answering: a successor's analyses, reading
+    /// along until they take over. Specs that run whole are left until they answer, since
+    /// each answer reads everything anyway.
+    pub fn follow(&mut self, src: &Source) {
+        for item in self.items.iter_mut().filter(|i| i.grow.is_some()) {
+            // An error here (an endpoint not recorded yet) is the answer's, when asked.
+            let _ = item.advance(src);
+            item.unanswered = true;
+        }
     }
 
     /// Each spec's standing over `src`: its outcomes' counts and statistics as
@@ -174,6 +193,10 @@ impl LiveAnalyses {
                 Advanced::Whole(outcomes) => Ok(outcomes.into_iter().map(Standing::of_outcome).collect()),
                 Advanced::Grown(added, anew) => {
                     let Some((_, grown)) = &mut item.grow else { return Ok(Vec::new()) };
+                    let (added, anew) = match std::mem::take(&mut item.unanswered) {
+                        true => (grown.samples().to_vec(), true),
+                        false => (added, anew),
+                    };
                     Ok(vec![Standing::of(item.spec.name().to_owned(), added, anew, grown.running())])
                 }
             })
@@ -325,6 +348,23 @@ mod tests {
         live.reset();
         assert_eq!(keys(&mut live, 3), ["pid=7 (worker)"], "after a reset the same source is read once");
         assert_eq!(live.incremental(), [("wake", true)]);
+    }
+
+    /// Analyses that read along with `follow` answer with every sample so far, starting
+    /// anew, as the whole runner gives them; then they go on with what is new.
+    #[test]
+    fn analyses_that_followed_answer_anew_with_every_sample() {
+        let spec = parse_spec("wake=sched_wakeup -> sched_switch by pid:next_pid").expect("spec");
+        let mut live = LiveAnalyses::new(vec![spec.clone()]);
+        live.follow(&wakeup_then_first_run(2));
+        let src = wakeup_then_first_run(3);
+        let whole = runner::run_spec(&spec, &[Placed::unaligned(&src)]).expect("runs").remove(0);
+        let first = live.stand(&src).remove(0).expect("runs").remove(0);
+        assert!(first.anew, "the first answer after following starts anew");
+        assert_eq!(first.added, whole.samples, "with every sample, as the whole runner gives them");
+        assert_eq!(first.count, 1);
+        let again = live.stand(&src).remove(0).expect("runs").remove(0);
+        assert!(!again.anew && again.added.is_empty(), "then only what is new: {again:?}");
     }
 
     /// A key unique to each pair (a block request's sector) overflows the rendered keys'

@@ -169,6 +169,11 @@ impl GrowingOutcome {
         }
     }
 
+    /// The samples so far, by start.
+    pub(crate) fn samples(&self) -> &[Sample] {
+        &self.outcome.samples
+    }
+
     /// The latencies of the samples so far.
     pub(crate) fn running(&mut self) -> &mut RunningLatencies {
         &mut self.running

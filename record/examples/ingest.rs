@@ -2,7 +2,7 @@
 //! command runs, then prints events, events/s and the recorder's CPU time per event
 //! (user + system of the whole process, readers and live statistics included), and the
 //! CPU of the child processes it waited for: the command, and the ssh clients
-//! (`SSH=USER@HOST:PORT` records over SSH), the growing source's restarts, and how far
+//! (`SSH=USER@HOST:PORT` records over SSH), the growing source's restarts and handovers, and how far
 //! apart the live lines came.
 //!
 //! `ingest SECONDS EVENTS SPECS -- COMMAND…` (EVENTS comma-separated, SPECS presets or
@@ -84,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
     println!(
-        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s, live restarts {} (late by up to {} ns); {} live lines, the longest {longest_gap:.2} s apart",
+        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s, live restarts {} (late by up to {} ns), handovers {}; {} live lines, the longest {longest_gap:.2} s apart",
         rec.events,
         rec.lost,
         rec.events as f64 / wall,
@@ -92,6 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         100.0 * cpu / wall,
         rec.live_restarts,
         rec.late_by_ns,
+        rec.live_handovers,
         lines.len()
     );
     // Quarters of the run, by the lines' times.
@@ -102,14 +103,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             points.iter().filter(|p| p.at > from.at && p.at <= span * q as f64 / 4.0).collect();
         let Some(&&to) = upto.last() else { continue };
         let gaps = upto.windows(2).map(|w| w[1].at - w[0].at).fold(0.0, f64::max);
-        // A ring's restarts shrink the live source: its event count then says nothing of
-        // what was read in the quarter.
+        // A ring's handovers shrink the live source: its event count then says nothing of
+        // what was read in the quarter, but the share of a core does.
         let grew = upto.windows(2).all(|w| w[1].events >= w[0].events) && to.events >= from.events;
         let per_event = if grew {
             let n = (to.events - from.events).max(1) as f64;
             format!("{} events, {:.2} us CPU/event, ", to.events - from.events, (to.cpu - from.cpu) * 1e6 / n)
         } else {
-            format!("{:.1} s CPU (the live source restarted), ", to.cpu - from.cpu)
+            let share = 100.0 * (to.cpu - from.cpu) / (to.at - from.at).max(1e-9);
+            format!(
+                "{:.1} s CPU = {share:.0}% of a core (the live source was handed over), ",
+                to.cpu - from.cpu
+            )
         };
         println!(
             "quarter {q}: {:.0}-{:.0} s, {per_event}longest gap {gaps:.2} s, {:.0} MiB resident ({:.0} B per live event)",

@@ -254,9 +254,12 @@ pub struct Recording {
     pub logic: Option<crate::sigrok::Logic>,
     /// `--align`: the shared markers that fit the logic capture's placement when saved.
     pub align: Option<latscope_analysis::spec::AlignSpec>,
-    /// How often the live lines' growing source started again from the kept pages: a
-    /// ring dropped half of what it keeps, or a record arrived behind the watermark.
+    /// How often the live lines' growing source started again from the kept pages,
+    /// because a record arrived behind the watermark.
     pub live_restarts: u64,
+    /// How often a ring's successor source took over the live lines from the one whose
+    /// oldest pages the ring had dropped.
+    pub live_handovers: u64,
     /// Of those, how far behind the watermark the latest late record was (ns, 0 if none).
     pub late_by_ns: u64,
     /// Whether the last line decoded the kept pages again, because the growing source
@@ -763,7 +766,7 @@ fn run(
                 first_raw: &mut Option<u64>| {
         let (cpu, data) = match delivery {
             Delivery::Page(cpu, data) => (cpu, data),
-            Delivery::Drained(cpu, at) => return following.growing.drained(cpu, at),
+            Delivery::Drained(cpu, at) => return following.drained(cpu, at),
         };
         let Some(span) = decoder.page_span(&data) else { return };
         let (first, last) = (span.first, span.last);
@@ -776,7 +779,7 @@ fn run(
         }
         let mut data = data;
         data.truncate(decoder.used_len(&data));
-        following.growing.push(cpu, &data, first, last, span.records > 0);
+        following.push(cpu, &data, first, last, span.records > 0);
         store.push(cpu, Page { data, first, last, records: span.records > 0 });
     };
     while stopped.is_none() {
@@ -818,9 +821,9 @@ fn run(
             let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
             let at = Moment { started, lost, first_raw, last: false, capture: logic.as_ref() };
             tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
-            // A tick reads what is new, but a ring starts the growing source again, and
-            // analyses that run whole read everything: when a tick grows slow, tick less
-            // often, so the live lines never take more than a quarter of a core.
+            // A tick reads what is new, but analyses that run whole read everything: when
+            // a tick grows slow, tick less often, so the live lines never take more than
+            // a quarter of a core.
             next_tick = began + opts.tick.max(began.elapsed() * 4);
         }
     }
@@ -923,6 +926,7 @@ fn run(
         logic,
         align: opts.align.clone(),
         live_restarts: following.restarts,
+        live_handovers: following.handovers,
         late_by_ns: following.late_by_ns,
         last_decoded_again: following.decoded_again,
     })
@@ -930,70 +934,149 @@ fn run(
 
 /// What the live lines follow between ticks: the recorded events as a growing source, and
 /// the analyses reading what it appends.
+///
+/// With a ring, the source cannot keep growing, and starting it again from the kept pages
+/// decodes and analyses the whole ring in one tick. So when the ring first drops pages
+/// the current source holds, a **successor** starts, empty, and is fed the same pages
+/// from then on, its analyses reading along. Once the ring has dropped everything that
+/// came before the successor, it takes over. Every page is then decoded and analysed
+/// about twice, but at an even pace: the live lines cover between one and two rings' worth
+/// of the newest data, and no tick reads more than what arrived since the one before.
 struct Following {
-    growing: Growing,
-    analyses: LiveAnalyses,
-    /// The store's dropped bytes when the growing source started.
-    dropped_at_start: u64,
+    current: Generation,
+    successor: Option<Generation>,
+    /// Starts from the kept pages after a record arrived behind the watermark.
     restarts: u64,
+    /// Successors that took over.
+    handovers: u64,
     late_by_ns: u64,
-    /// The restart count when a tick last handed the growing source on.
+    /// The generation (restarts plus handovers) when a tick last handed the source on.
     handed: Option<u64>,
     /// The last tick decoded the kept pages again.
     decoded_again: bool,
 }
 
+/// One growing source and the analyses reading it.
+struct Generation {
+    growing: Growing,
+    analyses: LiveAnalyses,
+    /// The store's pushed bytes (kept plus dropped) when this source started: it holds
+    /// the pages pushed since.
+    from: u64,
+    /// Whether it started from exactly the pages the store kept, which had dropped this
+    /// many bytes: then, while nothing more is dropped, it holds exactly the kept pages.
+    kept_when: Option<u64>,
+}
+
+impl Generation {
+    fn push(&mut self, cpu: usize, page: &[u8], first: u64, last: u64, records: bool) {
+        self.growing.push(cpu, page, first, last, records);
+    }
+}
+
 impl Following {
     fn new(cpus: usize, page_size: usize, specs: &[Spec]) -> Following {
         Following {
-            growing: Growing::new(cpus, page_size),
-            analyses: LiveAnalyses::new(specs.to_vec()),
-            dropped_at_start: 0,
+            current: Generation {
+                growing: Growing::new(cpus, page_size),
+                analyses: LiveAnalyses::new(specs.to_vec()),
+                from: 0,
+                kept_when: Some(0),
+            },
+            successor: None,
             restarts: 0,
+            handovers: 0,
             late_by_ns: 0,
             handed: None,
             decoded_again: false,
         }
     }
 
-    /// The events final so far. The growing source starts again from the pages `store`
-    /// keeps when a record arrived behind it, or when the ring has dropped more than half
-    /// of what it keeps since the source started: the live lines then cover what is kept
-    /// and at most half as much again before it, and starting again costs, spread over
-    /// the pages taken since, at most twice what they cost.
+    /// Takes a page into the current source and its successor.
+    fn push(&mut self, cpu: usize, page: &[u8], first: u64, last: u64, records: bool) {
+        self.current.push(cpu, page, first, last, records);
+        if let Some(s) = self.successor.as_mut() {
+            s.push(cpu, page, first, last, records);
+        }
+    }
+
+    /// Says that `cpu`'s reader found its buffer empty at raw time `at`.
+    fn drained(&mut self, cpu: usize, at: u64) {
+        self.current.growing.drained(cpu, at);
+        if let Some(s) = self.successor.as_mut() {
+            s.growing.drained(cpu, at);
+        }
+    }
+
+    /// How many times the live source was replaced, so that a tick knows whether it
+    /// continues the one before.
+    fn generation(&self) -> u64 {
+        self.restarts + self.handovers
+    }
+
+    /// The events final so far, the analyses' successor brought up to date beside them
+    /// (type doc). A record that arrived behind the current source starts it again from
+    /// the pages `store` keeps; one behind the successor starts the successor again.
     fn source(&mut self, meta: &KernelMeta, decoder: &PageDecoder, store: &Store) -> Source {
-        // Both reasons are known before decoding: a late record when its page was taken.
-        let dropped = store.dropped - self.dropped_at_start;
-        if self.growing.late() > 0 || dropped > 0 && dropped >= store.bytes / 2 {
-            let mut growing = self.growing.renew();
+        let pushed = store.bytes + store.dropped;
+        if self.current.growing.late() > 0 {
+            let mut growing = self.current.growing.renew();
             for (cpu, pages) in store.cpus.iter().enumerate() {
                 for p in pages {
                     growing.push(cpu, &p.data, p.first, p.last, p.records);
                 }
             }
-            self.late_by_ns = self.late_by_ns.max(self.growing.late_by_ns());
-            self.growing = growing;
-            self.analyses.reset();
-            self.dropped_at_start = store.dropped;
+            self.late_by_ns = self.late_by_ns.max(self.current.growing.late_by_ns());
+            self.current.growing = growing;
+            self.current.analyses.reset();
+            self.current.from = store.dropped;
+            self.current.kept_when = Some(store.dropped);
+            self.successor = None;
             self.restarts += 1;
         }
-        self.growing.advance(meta);
-        self.growing.snapshot().unwrap_or_else(|| decoder.empty_source())
+        if let Some(s) = self.successor.as_ref()
+            && s.growing.late() > 0
+        {
+            self.late_by_ns = self.late_by_ns.max(s.growing.late_by_ns());
+            self.successor = None;
+        }
+        if self.successor.as_ref().is_some_and(|s| store.dropped >= s.from)
+            && let Some(s) = self.successor.take()
+        {
+            self.current = s;
+            self.handovers += 1;
+        }
+        if self.successor.is_none() && store.dropped > self.current.from {
+            self.successor = Some(Generation {
+                growing: self.current.growing.renew(),
+                analyses: LiveAnalyses::new(self.current.analyses.specs().cloned().collect()),
+                from: pushed,
+                kept_when: None,
+            });
+        }
+        if let Some(s) = self.successor.as_mut() {
+            s.growing.advance(meta);
+            if let Some(src) = s.growing.snapshot() {
+                s.analyses.follow(&src);
+            }
+        }
+        self.current.growing.advance(meta);
+        self.current.growing.snapshot().unwrap_or_else(|| decoder.empty_source())
     }
 
     /// Every kept page's events, as the saved trace.dat holds them, from the growing
-    /// source when it holds exactly those pages (none dropped since it started, none
-    /// late): the rest appended and the task names the last `saved_cmdlines` gives. The
-    /// analyses read it anew if a task name changed. `None` when the pages must be
+    /// source when it holds exactly those pages (it started from them, none dropped since,
+    /// none late): the rest appended and the task names the last `saved_cmdlines` gives.
+    /// The analyses read it anew if a task name changed. `None` when the pages must be
     /// decoded again.
     fn finish(&mut self, meta: &KernelMeta, store: &Store) -> Option<Source> {
-        if store.dropped != self.dropped_at_start || self.growing.late() > 0 {
+        if self.current.kept_when != Some(store.dropped) || self.current.growing.late() > 0 {
             return None;
         }
-        if self.growing.finish(meta) > 0 {
-            self.analyses.reset();
+        if self.current.growing.finish(meta) > 0 {
+            self.current.analyses.reset();
         }
-        self.growing.snapshot()
+        self.current.growing.snapshot()
     }
 }
 
@@ -1050,7 +1133,7 @@ fn tick(
             (Some(src), o, l)
         }
         Ok(src) => {
-            let (o, l) = stats::lines_of(&opts.specs, following.analyses.stand(&src));
+            let (o, l) = stats::lines_of(&opts.specs, following.current.analyses.stand(&src));
             (Some(src), o, l)
         }
         Err(e) => {
@@ -1121,8 +1204,8 @@ fn tick(
         live(s);
     }
     if let Some(src) = source {
-        let continues = !last && following.handed == Some(following.restarts);
-        following.handed = (!last).then_some(following.restarts);
+        let continues = !last && following.handed == Some(following.generation());
+        following.handed = (!last).then_some(following.generation());
         snapshot(src, continues);
     }
     (events, lines)

@@ -1,7 +1,8 @@
 //! The live lines' growing source on this machine's kernel: at every tick it holds exactly
 //! the saved file's events up to its newest, in the saved file's order, although the CPUs'
 //! pages arrive out of order, and each tick's lines are what the whole runner gives on it.
-//! With a small ring the source starts again from the kept pages and the same holds.
+//! With a small ring a successor source takes over from the one whose oldest pages the ring
+//! dropped, and the same holds.
 //! The tests hold the tracefs lock: tests run in parallel and share one kernel buffer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -191,18 +192,35 @@ fn every_tick_holds_the_saved_files_events_up_to_its_newest_and_the_whole_runner
     not(have_tracefs),
     ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted"
 )]
-fn with_a_small_ring_the_growing_source_starts_again_from_the_kept_pages() {
+fn with_a_small_ring_a_successor_source_takes_over_and_the_live_source_stays_bounded() {
     let _lock = latscope_testkit::tracefs_lock();
     let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
     let Recorded { rec, ticks } = record(Ring::Bytes(64 << 10), 10_000);
-    assert!(rec.live_restarts > 0, "the ring dropped pages the source had read");
+    assert!(rec.live_handovers > 0, "the ring dropped pages the source had read");
+    assert!(rec.last_decoded_again, "the ring dropped pages: the last line decodes what is kept");
     lines_are_the_whole_runners(&ticks);
     // The last tick holds the ring as saved (lines above); those before it are the
-    // growing source.
-    let live = &ticks[..ticks.len() - 1];
+    // growing sources, each at most about two rings' worth and a tick's.
+    let (live, last) = ticks.split_at(ticks.len() - 1);
+    let ring = last[0].src.events.len();
     let sizes: Vec<usize> = live.iter().map(|t| t.src.events.len()).collect();
-    assert!(sizes.windows(2).any(|w| w[1] < w[0]), "a restarted source holds less: {sizes:?}");
+    assert!(sizes.windows(2).any(|w| w[1] < w[0]), "a successor holds less: {sizes:?}");
+    let most = sizes.iter().copied().max().unwrap_or(0);
+    assert!(most <= 4 * ring.max(1), "the live source stays bounded: {most} events against {ring} kept");
     let anew = live.iter().skip(1).filter(|t| !t.continues).count() as u64;
-    assert_eq!(anew, rec.live_restarts, "a tick after a restart does not continue the one before");
+    assert_eq!(
+        anew,
+        rec.live_restarts + rec.live_handovers,
+        "a tick after a restart or a handover does not continue the one before"
+    );
     continued_ticks_hold_the_previous_rows(&ticks);
+    // A successor takes over with the newest events: its first tick's events are all
+    // newer than the first events of the source it replaced.
+    for w in live.windows(2).filter(|w| !w[1].continues && !w[1].src.events.is_empty()) {
+        let (before, after) = (&w[0].src, &w[1].src);
+        let first = |s: &Source| rows(s).first().map(|r| r.0);
+        if !before.events.is_empty() {
+            assert!(first(after) > first(before), "the successor starts later");
+        }
+    }
 }
