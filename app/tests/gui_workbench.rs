@@ -656,6 +656,67 @@ fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
     assert_eq!(last, full.report.outcomes.iter().map(|o| o.samples.len()).collect::<Vec<_>>());
 }
 
+/// While the simulator runs, each snapshot asks the table's question again: the rows of
+/// what is new are appended to the earlier answer, in place, and every answer equals the
+/// whole query over the snapshot it read.
+#[test]
+fn the_event_table_follows_a_live_simulation_by_appending_what_is_new() {
+    let mut h = harness(Options::default());
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(false))));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::Speed(0.05))));
+    h.state_mut().update(Message::Table(TableMsg::SetFilter("irq_handler_entry".into())));
+    h.state_mut().update(Message::Sim(SimMsg::Command(SimCommand::Start {
+        scenario: "litesdcard".into(),
+        sets: vec![],
+        duration: Some(60_000_000_000),
+    })));
+    let whole_query = |wb: &Workbench| {
+        let sources: Vec<latscope::gui::workers::TableSource> = wb
+            .table
+            .rows
+            .sources
+            .iter()
+            .filter_map(|&id| wb.doc.get(id).map(|s| (id, s.prepared.clone(), s.placement)))
+            .collect();
+        let filter = latscope_model::Filter::parse("irq_handler_entry").unwrap();
+        let ctl = latscope_importers::LoadControl::default();
+        let sort = latscope::gui::table::TableSort::Time;
+        let listed = latscope::gui::workers::table_rows(&sources, &filter, sort, false, &ctl, None).unwrap();
+        listed.rows.to_vec()
+    };
+    let mut answers: Vec<latscope_shared::SharedVec<latscope::gui::table::Row>> = Vec::new();
+    for _ in 0..20_000 {
+        h.step();
+        let wb = h.state();
+        let rows = &wb.table.rows.rows;
+        let new = answers.last().is_none_or(|a| a.len() != rows.len() || a.as_ptr() != rows.as_ptr());
+        if !wb.table_pending() && !rows.is_empty() && new {
+            // The answer is the whole query over the events it read.
+            let read = wb.table.rows.read.first().map_or(0, |t| t.len());
+            let sim = wb.sim.source.unwrap();
+            let now = wb.doc.get(sim).unwrap().prepared.source.events.len();
+            if read == now {
+                assert_eq!(rows.to_vec(), whole_query(wb), "answer {}", answers.len());
+            }
+            answers.push(rows.clone());
+        }
+        if wb.sim.finished
+            && !wb.table_pending()
+            && wb.table.rows.read.first().is_some_and(|t| t.len() == wb.sim.events)
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let wb = h.state();
+    assert!(wb.sim.finished);
+    assert_eq!(wb.table.rows.rows.to_vec(), whole_query(wb), "the last answer");
+    assert!(answers.len() >= 3, "answers as the simulation ran: {}", answers.len());
+    let appended =
+        answers.windows(2).filter(|w| w[1].len() > w[0].len() && w[1].shares_memory_with(&w[0])).count();
+    assert!(appended >= 1, "some answers appended in place to the one before ({} answers)", answers.len());
+}
+
 /// Rising and falling edges of a Schmitt trigger over `v`, counted here independently of the
 /// analysis crate: high from `level + h/2`, low below `level - h/2`.
 fn schmitt_edges(v: &[f32], level: f64, h: f64) -> (usize, usize) {

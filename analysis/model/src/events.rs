@@ -99,6 +99,28 @@ impl EventTable {
     pub fn len(&self) -> usize {
         self.ts.len()
     }
+
+    /// Whether this table is `earlier` with rows appended and nothing else changed: every
+    /// column still shares `earlier`'s memory (a writer copies before changing a row a
+    /// clone can read, and when it outgrows its buffer), and `earlier`'s layouts and
+    /// stacks come first. `earlier` must be held (a clone kept) for the answer to hold:
+    /// it is what makes a change copy. A `false` may be a table that only moved to a
+    /// larger buffer; a reader then reads it from its beginning.
+    pub fn extends(&self, earlier: &EventTable) -> bool {
+        let columns = self.ts.shares_memory_with(&earlier.ts)
+            && self.cpu.shares_memory_with(&earlier.cpu)
+            && self.pid.shares_memory_with(&earlier.pid)
+            && self.comm.shares_memory_with(&earlier.comm)
+            && self.layout.shares_memory_with(&earlier.layout)
+            && self.flags.shares_memory_with(&earlier.flags)
+            && self.field_off.shares_memory_with(&earlier.field_off)
+            && (earlier.field_data.is_empty() || self.field_data.shares_memory_with(&earlier.field_data));
+        columns
+            && self.len() >= earlier.len()
+            && self.field_data.len() >= earlier.field_data.len()
+            && self.layouts.get(..earlier.layouts.len()) == Some(&earlier.layouts[..])
+            && self.stacks.get(..earlier.stacks.len()) == Some(&earlier.stacks[..])
+    }
     pub fn is_empty(&self) -> bool {
         self.ts.is_empty()
     }
@@ -360,6 +382,26 @@ mod tests {
             b.push(ts, 0, i as i32, ev, IrqFlags::NONE, l, &[FieldValue::Int(i as i64)]);
         }
         b
+    }
+
+    /// A table that only grew extends its clone; one changed in place, sorted again or
+    /// built apart does not.
+    #[test]
+    fn a_grown_table_extends_its_clone_and_a_changed_one_does_not() {
+        let mut b = builder_of(&[(1, "a"), (2, "b")]);
+        let before = b.table().clone();
+        let index = b.intern(b"index");
+        let c = b.intern(b"c");
+        let l = b.layout(c, &[(index, FieldKind::Int)]);
+        b.push(3, 0, 9, c, IrqFlags::NONE, l, &[FieldValue::Int(2)]);
+        assert!(b.table().extends(&before), "rows and a layout appended");
+        assert!(before.extends(&before.clone()), "a clone extends itself");
+        assert!(!before.extends(b.table()), "a shorter table extends nothing longer");
+        let mut changed = b.table().clone();
+        changed.pid.as_mut_slice()[0] = 42;
+        assert!(!changed.extends(&before), "a row changed: copied, so no longer shared");
+        let apart = builder_of(&[(1, "a"), (2, "b")]);
+        assert!(!apart.table().extends(&before), "the same rows built apart");
     }
 
     /// The former definition, by searching each column's character list.

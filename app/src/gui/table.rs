@@ -5,7 +5,8 @@
 
 use super::document::SourceId;
 use super::view::EventSel;
-use std::sync::Arc;
+use latscope_model::EventTable;
+use latscope_shared::SharedVec;
 
 /// One row of the event table: event `index` of source `source`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +30,10 @@ pub struct TableRows {
     /// The filter text and sort the rows answer.
     pub filter: String,
     pub sort: TableSort,
-    pub rows: Arc<Vec<Row>>,
+    pub rows: SharedVec<Row>,
+    /// Each source's events as the query read them (clones sharing their memory), so the
+    /// next query over the same sources reads only what they appended.
+    pub read: Vec<EventTable>,
 }
 
 /// Sort order of the event table.

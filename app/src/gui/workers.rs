@@ -12,10 +12,11 @@ use super::sim::{SimCommand, SimHandle};
 use super::table::{Row, TableSort};
 use latscope_importers::LoadControl;
 use latscope_model::{
-    ClockOrigin, DigitalTrack, EventTableBuilder, FieldKind, FieldValue, Filter, Placement, Ps, Source,
-    SourceKind, Sym,
+    ClockOrigin, DigitalTrack, EventTable, EventTableBuilder, FieldKind, FieldValue, Filter, Placement, Ps,
+    Source, SourceKind, Sym,
 };
 use latscope_record::Live;
+use latscope_shared::SharedVec;
 use latscope_sim::simulation::BatchEvent;
 use latscope_sim::{Batch, Simulation, Speed};
 use std::path::{Path, PathBuf};
@@ -46,6 +47,23 @@ pub fn preview_sink(cx: &JobContext<Message>, id: SourceId, path: &Path) -> lats
 /// A source the table lists: its id, its data and placement.
 pub type TableSource = (SourceId, Arc<Prepared>, Placement);
 
+/// What an earlier answer to the same question (same sources, filter and time order) lets
+/// a query skip: its rows, as the handle that may append to them in place, and each
+/// source's events as that answer read them.
+#[derive(Debug)]
+pub struct Earlier {
+    pub rows: SharedVec<Row>,
+    pub read: Vec<EventTable>,
+}
+
+/// A table query's answer: the rows, and each source's events as it read them (clones that
+/// share the columns' memory, so a later query can tell whether the sources only grew).
+#[derive(Debug)]
+pub struct Listed {
+    pub rows: SharedVec<Row>,
+    pub read: Vec<EventTable>,
+}
+
 /// Filters and sorts the events of `sources` for the table (and search): the rows, in
 /// common-timeline order (then by the sort's column), or `None` when the job was cancelled
 /// (a newer query supersedes it). The filter is the model's: terms ANDed, `field=value`,
@@ -53,54 +71,51 @@ pub type TableSource = (SourceId, Arc<Prepared>, Placement);
 ///
 /// A decoded annotation is one row, at its start: the `…_end` event a decode adds at its
 /// end is listed only when `annotation_ends` (the filter names such an event).
+///
+/// A live source grows at every snapshot. When `earlier` answered the same question in
+/// time order and every source only grew since ([`EventTable::extends`]), only the new
+/// events are read and their rows appended, in place: a snapshot's query then costs what
+/// is new. Rows that would land before the earlier ones on the common timeline (another
+/// source placed later) make it list everything again.
 pub fn table_rows(
     sources: &[TableSource],
     filter: &Filter,
     sort: TableSort,
     annotation_ends: bool,
     ctl: &LoadControl,
-) -> Option<Vec<Row>> {
+    earlier: Option<Earlier>,
+) -> Option<Listed> {
+    let read: Vec<EventTable> = sources.iter().map(|(_, p, _)| p.source.events.clone()).collect();
+    if let Some(e) = earlier
+        && sort == TableSort::Time
+        && e.read.len() == sources.len()
+        && sources.iter().zip(&e.read).all(|((_, p, _), r)| p.source.events.extends(r))
+    {
+        let mut new = Vec::new();
+        for (s, r) in sources.iter().zip(&e.read) {
+            list_rows(s, r.len(), filter, annotation_ends, ctl, &mut new)?;
+        }
+        in_time_order(sources, &mut new, ctl)?;
+        let key = |r: &Row| (row_time(sources, r), sources.iter().position(|s| s.0 == r.source));
+        let follows = match (e.rows.last(), new.first()) {
+            (Some(l), Some(f)) => {
+                let (l, f) = (key(l), key(f));
+                l.0.total_cmp(&f.0).then(l.1.cmp(&f.1)).is_le()
+            }
+            _ => true,
+        };
+        if follows {
+            let mut rows = e.rows;
+            rows.extend_from_slice(&new);
+            return Some(Listed { rows, read });
+        }
+    }
     let mut rows: Vec<Row> = Vec::new();
-    for (si, prepared, _) in sources {
-        let src = &prepared.source;
-        let n = src.events.len();
-        let ends: Vec<latscope_model::Sym> = if annotation_ends {
-            Vec::new()
-        } else {
-            crate::gui::decoder_dialog::decoded_event_lanes(prepared)
-                .iter()
-                .filter(|name| name.ends_with("_end"))
-                .filter_map(|name| src.strings.lookup(name.as_bytes()))
-                .collect()
-        };
-        rows.reserve(if filter.is_empty() { n } else { 0 });
-        for i in 0..n {
-            if i % 65_536 == 0 && ctl.is_cancelled() {
-                return None;
-            }
-            if !ends.is_empty() && src.events.get(i).is_some_and(|e| ends.contains(&e.name())) {
-                continue;
-            }
-            if filter.is_empty() || filter.matches(src, i) {
-                rows.push(Row { source: *si, index: i as u32 });
-            }
-        }
+    for s in sources {
+        list_rows(s, 0, filter, annotation_ends, ctl, &mut rows)?;
     }
+    in_time_order(sources, &mut rows, ctl)?;
     let of = |r: &Row| sources.iter().find(|s| s.0 == r.source);
-    if sources.len() > 1 {
-        // Each source's rows are in time order; together they interleave on the common
-        // timeline (ties: the source listed first).
-        let time = |r: &Row| {
-            of(r)
-                .and_then(|(_, p, at)| p.source.events.ts.get(r.index as usize).map(|&t| at.to_common_f64(t)))
-        };
-        let mut keyed: Vec<(f64, Row)> = rows.iter().map(|r| (time(r).unwrap_or(f64::MAX), *r)).collect();
-        if ctl.is_cancelled() {
-            return None;
-        }
-        keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
-        rows = keyed.into_iter().map(|k| k.1).collect();
-    }
     let event = |r: &Row| of(r).and_then(|(_, p, _)| p.source.events.get(r.index as usize).map(|e| (p, e)));
     let name = |r: &Row| event(r).map(|(p, e)| p.source.strings.resolve(e.name()).into_owned());
     let task = |r: &Row| event(r).map(|(p, e)| p.source.strings.resolve(e.comm()).into_owned());
@@ -110,7 +125,69 @@ pub fn table_rows(
         TableSort::Name => rows.sort_by_cached_key(name),
         TableSort::Task => rows.sort_by_cached_key(task),
     }
-    Some(rows)
+    Some(Listed { rows: rows.into(), read })
+}
+
+/// The rows of source `s`'s events from `from` on that `filter` lists, appended to `rows`
+/// in the source's order; `None` when cancelled.
+fn list_rows(
+    s: &TableSource,
+    from: usize,
+    filter: &Filter,
+    annotation_ends: bool,
+    ctl: &LoadControl,
+    rows: &mut Vec<Row>,
+) -> Option<()> {
+    let (si, prepared, _) = s;
+    let src = &prepared.source;
+    let n = src.events.len();
+    let ends: Vec<latscope_model::Sym> = if annotation_ends {
+        Vec::new()
+    } else {
+        crate::gui::decoder_dialog::decoded_event_lanes(prepared)
+            .iter()
+            .filter(|name| name.ends_with("_end"))
+            .filter_map(|name| src.strings.lookup(name.as_bytes()))
+            .collect()
+    };
+    rows.reserve(if filter.is_empty() { n.saturating_sub(from) } else { 0 });
+    for i in from..n {
+        if i % 65_536 == 0 && ctl.is_cancelled() {
+            return None;
+        }
+        if !ends.is_empty() && src.events.get(i).is_some_and(|e| ends.contains(&e.name())) {
+            continue;
+        }
+        if filter.is_empty() || filter.matches(src, i) {
+            rows.push(Row { source: *si, index: i as u32 });
+        }
+    }
+    Some(())
+}
+
+/// Row `r`'s time on the common timeline (`f64::MAX` for a row of no listed source).
+fn row_time(sources: &[TableSource], r: &Row) -> f64 {
+    sources
+        .iter()
+        .find(|s| s.0 == r.source)
+        .and_then(|(_, p, at)| p.source.events.ts.get(r.index as usize).map(|&t| at.to_common_f64(t)))
+        .unwrap_or(f64::MAX)
+}
+
+/// Puts rows listed source by source in common-timeline order: each source's rows are in
+/// time order, and together they interleave (ties: the source listed first). `None` when
+/// cancelled.
+fn in_time_order(sources: &[TableSource], rows: &mut Vec<Row>, ctl: &LoadControl) -> Option<()> {
+    if sources.len() <= 1 {
+        return Some(());
+    }
+    let mut keyed: Vec<(f64, Row)> = rows.iter().map(|r| (row_time(sources, r), *r)).collect();
+    if ctl.is_cancelled() {
+        return None;
+    }
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    *rows = keyed.into_iter().map(|k| k.1).collect();
+    Some(())
 }
 
 /// Keeps a growing source from the simulator's batches, in time order, and its event lanes.

@@ -10,7 +10,6 @@ use crate::gui::table::{Row, SearchState, TableRows};
 use crate::gui::view::EventSel;
 use crate::gui::workers;
 use latscope_model::Filter;
-use std::sync::Arc;
 
 impl Workbench {
     pub(super) fn update_table(&mut self, msg: TableMsg) {
@@ -111,14 +110,23 @@ impl Workbench {
                 return;
             }
         };
+        // The same question asked again as a source grew: the query reads what is new and
+        // appends, in place, to the rows the window keeps showing meanwhile (it holds a
+        // clone, which sees only the rows there now).
+        let asked = &self.table.rows;
+        let earlier = (asked.sources == shown && asked.filter == text && asked.sort == sort).then(|| {
+            let rows = std::mem::take(&mut self.table.rows.rows);
+            self.table.rows.rows = rows.clone();
+            workers::Earlier { rows, read: self.table.rows.read.clone() }
+        });
         // Stamped by the first source: the query is latest-wins whichever source it reads.
         self.jobs.spawn(JobKind::Table, self.doc.stamp(first), move |cx| {
-            let rows = workers::table_rows(&sources, &filter, sort, ends, &cx.control);
+            let listed = workers::table_rows(&sources, &filter, sort, ends, &cx.control, earlier);
             // Let go of the sources before answering: the workbench may then change one in
             // place (a derived lane) without a copy.
             drop(sources);
-            if let Some(rows) = rows {
-                let rows = TableRows { sources: shown, filter: text, sort, rows: Arc::new(rows) };
+            if let Some(l) = listed {
+                let rows = TableRows { sources: shown, filter: text, sort, rows: l.rows, read: l.read };
                 cx.send(TableMsg::Ready { ticket: cx.ticket, rows });
             }
         });

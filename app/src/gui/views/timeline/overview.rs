@@ -9,7 +9,6 @@ use crate::gui::table::Row;
 use crate::gui::theme;
 use crate::gui::view::{ArrowEnd, SourceView, Viewport, find};
 use egui::{Rect, Stroke, pos2, vec2};
-use std::sync::Arc;
 
 /// Most matches marked in the lanes in one frame: beyond it the overview still shows all.
 const MAX_LANE_MARKS: usize = 2_000;
@@ -19,16 +18,17 @@ const MAX_UNSORTED_WALK: usize = 200_000;
 /// The search's matches to mark: the table's rows while its filter is set.
 #[derive(Debug, Clone, Copy)]
 pub struct Matches<'a> {
-    pub rows: &'a Arc<Vec<Row>>,
+    pub rows: &'a [Row],
     /// The rows are in common-timeline order (the table sorted by time).
     pub by_time: bool,
 }
 
 /// Which pixel columns of the strip hold a match, kept while the rows, the range and the
-/// width stay the same (walking millions of rows each frame would stall the window).
+/// width stay the same. Rows in time order are found by a search per column; others are
+/// walked, which for millions of rows would stall the window each frame.
 #[derive(Debug, Default)]
 pub struct OverviewCache {
-    key: Option<(usize, u64, u64, u32)>,
+    key: Option<(usize, usize, u64, u64, u32)>,
     columns: Vec<bool>,
 }
 
@@ -64,8 +64,22 @@ pub(super) fn paint_strip(
     let x_of = |t: f64| s.left() + ((t - range.0) / (range.1 - range.0)) as f32 * s.width();
     if let Some(m) = matches {
         let width = s.width().max(1.0) as u32;
-        let key = (Arc::as_ptr(m.rows) as usize, range.0.to_bits(), range.1.to_bits(), width);
-        if cache.key != Some(key) {
+        // Rows appended in place keep their address: their count tells them apart.
+        let key = (m.rows.as_ptr() as usize, m.rows.len(), range.0.to_bits(), range.1.to_bits(), width);
+        if cache.key != Some(key) && m.by_time {
+            // A live recording's range moves at every snapshot: a search per column costs
+            // the strip's width, not the rows.
+            let at = |c: u32| range.0 + (range.1 - range.0) * f64::from(c) / f64::from(width);
+            let first_from = |t: f64| m.rows.partition_point(|r| time_of(sources, r).is_some_and(|x| x < t));
+            cache.columns = (0..=width)
+                .map(|c| {
+                    let (from, to) = (at(c), if c == width { f64::INFINITY } else { at(c + 1) });
+                    let i = first_from(from);
+                    m.rows.get(i).and_then(|r| time_of(sources, r)).is_some_and(|t| t < to)
+                })
+                .collect();
+            cache.key = Some(key);
+        } else if cache.key != Some(key) {
             cache.columns = vec![false; width as usize + 1];
             for row in m.rows.iter() {
                 if let Some(t) = time_of(sources, row) {
