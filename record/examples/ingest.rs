@@ -83,12 +83,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let longest_gap = lines.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
     let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
+    // With a ring the kept events are fewer than those read: rates count what was read.
+    let read = rec.events_read.max(rec.events);
     println!(
-        "events {} lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s, live restarts {} (late by up to {} ns), handovers {}; {} live lines, the longest {longest_gap:.2} s apart",
+        "events {read} read ({} kept) lost {} in {wall:.2} s: {:.0} events/s, recorder CPU {cpu:.2} s = {:.2} us/event ({:.0}% of a core), children (command, ssh) {children:.2} s, live restarts {} (late by up to {} ns), handovers {}; {} live lines, the longest {longest_gap:.2} s apart",
         rec.events,
         rec.lost,
-        rec.events as f64 / wall,
-        cpu * 1e6 / rec.events.max(1) as f64,
+        read as f64 / wall,
+        cpu * 1e6 / read.max(1) as f64,
         100.0 * cpu / wall,
         rec.live_restarts,
         rec.late_by_ns,

@@ -125,6 +125,11 @@ impl Growing {
         }
     }
 
+    /// How many events have been appended so far.
+    pub fn appended(&self) -> usize {
+        self.table.table().len()
+    }
+
     /// Records that arrived behind what was already appended (so they are not in it).
     pub fn late(&self) -> u64 {
         self.late

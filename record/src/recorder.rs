@@ -260,6 +260,9 @@ pub struct Recording {
     /// How often a ring's successor source took over the live lines from the one whose
     /// oldest pages the ring had dropped.
     pub live_handovers: u64,
+    /// Events the live lines read over the whole recording: with a ring, more than the
+    /// kept ones (`events`).
+    pub events_read: u64,
     /// Of those, how far behind the watermark the latest late record was (ns, 0 if none).
     pub late_by_ns: u64,
     /// Whether the last line decoded the kept pages again, because the growing source
@@ -927,10 +930,14 @@ fn run(
         align: opts.align.clone(),
         live_restarts: following.restarts,
         live_handovers: following.handovers,
+        events_read: following.read,
         late_by_ns: following.late_by_ns,
         last_decoded_again: following.decoded_again,
     })
 }
+
+/// Each spec's answer over the live source, as `LiveAnalyses::stand` gives it.
+type Answers = Vec<Result<Vec<Standing>, latscope_analysis::measure::AnalysisError>>;
 
 /// What the live lines follow between ticks: the recorded events as a growing source, and
 /// the analyses reading what it appends.
@@ -940,8 +947,9 @@ fn run(
 /// the current source holds, a **successor** starts, empty, and is fed the same pages
 /// from then on, its analyses reading along. Once the ring has dropped everything that
 /// came before the successor, it takes over. Every page is then decoded and analysed
-/// about twice, but at an even pace: the live lines cover between one and two rings' worth
-/// of the newest data, and no tick reads more than what arrived since the one before.
+/// about twice, but at an even pace (the successor on a second thread): the live lines
+/// cover between one and two rings' worth of the newest data, and no tick reads more than
+/// what arrived since the one before.
 struct Following {
     current: Generation,
     successor: Option<Generation>,
@@ -949,6 +957,8 @@ struct Following {
     restarts: u64,
     /// Successors that took over.
     handovers: u64,
+    /// Events the live source appended, over every generation.
+    read: u64,
     late_by_ns: u64,
     /// The generation (restarts plus handovers) when a tick last handed the source on.
     handed: Option<u64>,
@@ -986,6 +996,7 @@ impl Following {
             successor: None,
             restarts: 0,
             handovers: 0,
+            read: 0,
             late_by_ns: 0,
             handed: None,
             decoded_again: false,
@@ -1014,10 +1025,11 @@ impl Following {
         self.restarts + self.handovers
     }
 
-    /// The events final so far, the analyses' successor brought up to date beside them
-    /// (type doc). A record that arrived behind the current source starts it again from
-    /// the pages `store` keeps; one behind the successor starts the successor again.
-    fn source(&mut self, meta: &KernelMeta, decoder: &PageDecoder, store: &Store) -> Source {
+    /// The events final so far and the analyses' answers on them, the successor brought
+    /// up to date beside them on a second thread (type doc). A record that arrived behind
+    /// the current source starts it again from the pages `store` keeps; one behind the
+    /// successor starts the successor again.
+    fn answer(&mut self, meta: &KernelMeta, decoder: &PageDecoder, store: &Store) -> (Source, Answers) {
         let pushed = store.bytes + store.dropped;
         if self.current.growing.late() > 0 {
             let mut growing = self.current.growing.renew();
@@ -1054,14 +1066,23 @@ impl Following {
                 kept_when: None,
             });
         }
-        if let Some(s) = self.successor.as_mut() {
-            s.growing.advance(meta);
-            if let Some(src) = s.growing.snapshot() {
-                s.analyses.follow(&src);
+        let Following { current, successor, read, .. } = self;
+        // The two sources share nothing: the successor reads along on a second core, so a
+        // tick with a ring takes about as long as one without.
+        std::thread::scope(|scope| {
+            if let Some(next) = successor.as_mut() {
+                scope.spawn(|| {
+                    next.growing.advance(meta);
+                    if let Some(src) = next.growing.snapshot() {
+                        next.analyses.follow(&src);
+                    }
+                });
             }
-        }
-        self.current.growing.advance(meta);
-        self.current.growing.snapshot().unwrap_or_else(|| decoder.empty_source())
+            *read += current.growing.advance(meta) as u64;
+            let src = current.growing.snapshot().unwrap_or_else(|| decoder.empty_source());
+            let answers = current.analyses.stand(&src);
+            (src, answers)
+        })
     }
 
     /// Every kept page's events, as the saved trace.dat holds them, from the growing
@@ -1073,7 +1094,10 @@ impl Following {
         if self.current.kept_when != Some(store.dropped) || self.current.growing.late() > 0 {
             return None;
         }
-        if self.current.growing.finish(meta) > 0 {
+        let before = self.current.growing.appended();
+        let renamed = self.current.growing.finish(meta);
+        self.read += (self.current.growing.appended() - before) as u64;
+        if renamed > 0 {
             self.current.analyses.reset();
         }
         self.current.growing.snapshot()
@@ -1117,23 +1141,28 @@ fn tick(
     let Moment { started, lost, first_raw, last, capture } = at;
     // The last tick reads the growing source to its end when it holds what the saved
     // file holds, and decodes the kept pages again only when it does not.
-    let (whole, grown) = match last {
-        false => (Ok(following.source(meta, decoder, store)), true),
+    let (whole, answers) = match last {
+        false => {
+            let (src, answers) = following.answer(meta, decoder, store);
+            (Ok(src), Some(answers))
+        }
         true => match following.finish(meta, store) {
-            Some(src) => (Ok(src), true),
+            Some(src) => {
+                let answers = following.current.analyses.stand(&src);
+                (Ok(src), Some(answers))
+            }
             None => {
                 following.decoded_again = true;
-                (decode_all(meta, &store.joined()), false)
+                (decode_all(meta, &store.joined()), None)
             }
         },
     };
     let (source, standings, mut lines): (Option<Source>, Vec<Standing>, Vec<LiveStat>) = match whole {
-        Ok(src) if !grown => {
-            let (o, l) = stats::run(&opts.specs, &src);
-            (Some(src), o, l)
-        }
         Ok(src) => {
-            let (o, l) = stats::lines_of(&opts.specs, following.current.analyses.stand(&src));
+            let (o, l) = match answers {
+                Some(answers) => stats::lines_of(&opts.specs, answers),
+                None => stats::run(&opts.specs, &src),
+            };
             (Some(src), o, l)
         }
         Err(e) => {
