@@ -70,6 +70,10 @@ pub struct TableState {
     /// What the last search step found: the match's place among the rows, or that there
     /// was none, or that it wrapped around.
     pub search: Option<SearchState>,
+    /// The question the running query answers (sources, filter, sort).
+    pub asking: Option<(Vec<SourceId>, String, TableSort)>,
+    /// A source grew while the query ran: ask again when it answers.
+    pub ask_again: bool,
 }
 
 /// What the last search step said.

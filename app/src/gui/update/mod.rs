@@ -26,6 +26,7 @@ mod table;
 mod view;
 
 use super::app::Workbench;
+use super::jobs::JobKind;
 use super::message::Message;
 
 /// How many rounds of settling one message may cause at most (each round's steps start
@@ -50,7 +51,13 @@ impl Workbench {
             Message::Query(m) => self.update_query(m),
             Message::Record(m) => self.update_record(m),
             // What the job held is free now: settling adds the derived lanes that waited.
-            Message::JobEnded(_) => {}
+            Message::JobEnded(ticket) => {
+                // A table query that ended without an answer (it panicked) asks no more.
+                if ticket.kind == JobKind::Table && self.jobs.is_current(ticket) {
+                    self.jobs.cancel(ticket);
+                    self.table.asking = None;
+                }
+            }
         }
         if !self.settling {
             self.settling = true;

@@ -29,6 +29,7 @@ impl Workbench {
             }
             TableMsg::Ready { ticket, rows } => {
                 if self.jobs.accept(ticket, |_| true) {
+                    self.table.asking = None;
                     // Another question (not the same one asked again as a source grew) opens
                     // the list at its first row, wherever the last answer was scrolled to.
                     let asked = |r: &TableRows| (r.filter.clone(), r.sort, r.sources.clone());
@@ -36,6 +37,9 @@ impl Workbench {
                         self.table.scroll_to_top = true;
                     }
                     self.table.rows = rows;
+                    if std::mem::take(&mut self.table.ask_again) {
+                        self.refresh_table();
+                    }
                 }
             }
             TableMsg::FocusFilter => {
@@ -110,6 +114,16 @@ impl Workbench {
                 return;
             }
         };
+        // A source grew while the same question is being answered: ask again once it is.
+        // Cancelling would starve the table while snapshots come faster than a whole
+        // query (a fast simulation): no answer would ever arrive.
+        let question = (shown.clone(), text.clone(), sort);
+        if self.table.asking.as_ref() == Some(&question) && self.jobs.busy(JobKind::Table) {
+            self.table.ask_again = true;
+            return;
+        }
+        self.table.asking = Some(question);
+        self.table.ask_again = false;
         // The same question asked again as a source grew: the query reads what is new and
         // appends, in place, to the rows the window keeps showing meanwhile (it holds a
         // clone, which sees only the rows there now).
