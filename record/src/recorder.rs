@@ -257,14 +257,14 @@ pub struct Recording {
     /// How often the live lines' growing source started again from the kept pages,
     /// because a record arrived behind the watermark.
     pub live_restarts: u64,
+    /// Of those, how far behind the watermark the latest late record was (ns, 0 if none).
+    pub late_by_ns: u64,
     /// How often a ring's successor source took over the live lines from the one whose
     /// oldest pages the ring had dropped.
     pub live_handovers: u64,
     /// Events the live lines read over the whole recording: with a ring, more than the
     /// kept ones (`events`).
     pub events_read: u64,
-    /// Of those, how far behind the watermark the latest late record was (ns, 0 if none).
-    pub late_by_ns: u64,
     /// Whether the last line decoded the kept pages again, because the growing source
     /// did not hold exactly them (a ring dropped pages since it started, a late record).
     pub last_decoded_again: bool,
