@@ -759,6 +759,8 @@ fn run(
         }
     }
     let mut next_tick = started + opts.tick;
+    // How long a tick takes, averaged over the last few.
+    let mut tick_cost = Duration::ZERO;
     let mut lost = 0u64;
     let mut first_raw: Option<u64> = None;
     let mut following = Following::new(cpus, page_size, &opts.specs);
@@ -825,9 +827,12 @@ fn run(
             let at = Moment { started, lost, first_raw, last: false, capture: logic.as_ref() };
             tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
             // A tick reads what is new, but analyses that run whole read everything: when
-            // a tick grows slow, tick less often, so the live lines never take more than
-            // a quarter of a core.
-            next_tick = began + opts.tick.max(began.elapsed() * 4);
+            // ticks grow slow, tick less often, so the live lines take at most about a
+            // quarter of a core. The pace follows ticks' running cost, so that one slow
+            // tick (a handover) does not hold the next line back four times as long.
+            let took = began.elapsed();
+            tick_cost = (tick_cost * 3 + took) / 4;
+            next_tick = began + opts.tick.max(tick_cost * 4);
         }
     }
     let elapsed = started.elapsed();
@@ -1055,7 +1060,12 @@ impl Following {
         if self.successor.as_ref().is_some_and(|s| store.dropped >= s.from)
             && let Some(s) = self.successor.take()
         {
-            self.current = s;
+            let old = std::mem::replace(&mut self.current, s);
+            // Up to two rings' worth of events and samples, millions of allocations:
+            // freeing them on this thread made the tick of a handover seconds long.
+            if std::thread::Builder::new().name("latscope-free".into()).spawn(move || drop(old)).is_err() {
+                // No thread to spare: freed here, as before.
+            }
             self.handovers += 1;
         }
         if self.successor.is_none() && store.dropped > self.current.from {
