@@ -983,12 +983,6 @@ struct Generation {
     kept_when: Option<u64>,
 }
 
-impl Generation {
-    fn push(&mut self, cpu: usize, page: &[u8], first: u64, last: u64, records: bool) {
-        self.growing.push(cpu, page, first, last, records);
-    }
-}
-
 impl Following {
     fn new(cpus: usize, page_size: usize, specs: &[Spec]) -> Following {
         Following {
@@ -1010,9 +1004,9 @@ impl Following {
 
     /// Takes a page into the current source and its successor.
     fn push(&mut self, cpu: usize, page: &[u8], first: u64, last: u64, records: bool) {
-        self.current.push(cpu, page, first, last, records);
+        self.current.growing.push(cpu, page, first, last, records);
         if let Some(s) = self.successor.as_mut() {
-            s.push(cpu, page, first, last, records);
+            s.growing.push(cpu, page, first, last, records);
         }
     }
 

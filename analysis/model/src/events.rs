@@ -107,15 +107,11 @@ impl EventTable {
     /// it is what makes a change copy. A `false` may be a table that only moved to a
     /// larger buffer; a reader then reads it from its beginning.
     pub fn extends(&self, earlier: &EventTable) -> bool {
-        let columns = self.ts.shares_memory_with(&earlier.ts)
-            && self.cpu.shares_memory_with(&earlier.cpu)
-            && self.pid.shares_memory_with(&earlier.pid)
-            && self.comm.shares_memory_with(&earlier.comm)
-            && self.layout.shares_memory_with(&earlier.layout)
-            && self.flags.shares_memory_with(&earlier.flags)
-            && self.field_off.shares_memory_with(&earlier.field_off)
-            && (earlier.field_data.is_empty() || self.field_data.shares_memory_with(&earlier.field_data));
-        columns
+        // An empty arena holds nothing a clone reads: its writer may have moved to a first
+        // buffer of its own.
+        let arena = earlier.field_data.is_empty() || self.field_data.shares_memory_with(&earlier.field_data);
+        self.rows_share_memory_with(earlier)
+            && arena
             && self.len() >= earlier.len()
             && self.field_data.len() >= earlier.field_data.len()
             && self.layouts.get(..earlier.layouts.len()) == Some(&earlier.layouts[..])
@@ -157,6 +153,11 @@ impl EventTable {
     /// Whether every column reads the same memory as `other`'s: a clone of a growing table
     /// shares it (it costs no copy), and reads the rows that were there when it was made.
     pub fn shares_memory_with(&self, other: &EventTable) -> bool {
+        self.rows_share_memory_with(other) && self.field_data.shares_memory_with(&other.field_data)
+    }
+
+    /// Whether every per-event column (all but the field arena) reads `other`'s memory.
+    fn rows_share_memory_with(&self, other: &EventTable) -> bool {
         self.ts.shares_memory_with(&other.ts)
             && self.cpu.shares_memory_with(&other.cpu)
             && self.pid.shares_memory_with(&other.pid)
@@ -164,7 +165,6 @@ impl EventTable {
             && self.layout.shares_memory_with(&other.layout)
             && self.flags.shares_memory_with(&other.flags)
             && self.field_off.shares_memory_with(&other.field_off)
-            && self.field_data.shares_memory_with(&other.field_data)
     }
 
     /// Heap bytes held by the columns and the field arena (not the interner).
