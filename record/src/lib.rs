@@ -8,12 +8,14 @@
 //! - `sigrok`: a logic analyzer through `sigrok-cli` (streamed `-O binary`, saved as `.sr`);
 //! - `ssh`: a board's tracefs through the system's `ssh` (a control master, `cat`, `echo`);
 //! - `plan`: a recording as asked for (the command line's words), checked into `Options`;
+//! - `decoded`: a logic capture's final annotations as a source that grows, in time order;
 //! - `growing`: the recorded events as a source that grows, in time order across CPUs;
 //! - `recorder`: the recording loop (readers per CPU, the ring of pages, stop conditions);
 //! - `stats`: the live statistics of the analyses over what was recorded;
 //! - `window`: triggers, crossings and the windows saved around them;
 //! - `save`: atomic files and folders.
 
+pub mod decoded;
 pub mod growing;
 pub mod plan;
 pub mod recorder;

@@ -14,7 +14,7 @@ use latscope_analysis::spec::Spec;
 use latscope_importers::LoadControl;
 use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
 use latscope_model::{PS_PER_NS, Source};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fs;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
@@ -184,27 +184,28 @@ pub struct DecoderLive {
 
 impl DecoderLive {
     pub(crate) fn of(spec: &str, d: &latscope_decoders::Decoded) -> DecoderLive {
+        DecoderLive::counted(spec, d.annotations.len() as u64, d.errors.clone())
+    }
+
+    pub(crate) fn counted(spec: &str, annotations: u64, errors: BTreeMap<String, u64>) -> DecoderLive {
         DecoderLive {
             decoder: spec.to_owned(),
-            annotations: d.annotations.len() as u64,
-            errors: d.errors.values().sum(),
-            error_kinds: d.errors.clone(),
+            annotations,
+            errors: errors.values().sum(),
+            error_kinds: errors,
         }
     }
 }
 
 impl LogicLive {
-    /// The capture's line, with `decoded`, its decoders' work so far.
-    fn of(
-        capture: &crate::sigrok::LogicCapture,
-        decoded: &[(String, latscope_decoders::Decoded)],
-    ) -> LogicLive {
+    /// The capture's line, with `decoders`, their work so far.
+    fn of(capture: &crate::sigrok::LogicCapture, decoders: Vec<DecoderLive>) -> LogicLive {
         let placed = capture.placement();
         LogicLive {
             samples: capture.samples_so_far(),
             start_s: placed.map(|p| p.at_ns as f64 / 1e9),
             uncertainty_ns: placed.map(|p| p.uncertainty_ns),
-            decoders: decoded.iter().map(|(spec, d)| DecoderLive::of(spec, d)).collect(),
+            decoders,
         }
     }
 }
@@ -737,6 +738,7 @@ fn run(
             return Err(e);
         }
     };
+    let mut logic_lines = crate::sigrok::LogicLines::new(&opts.logic_specs);
     let started = Instant::now();
     let mut child: Option<Child> = None;
     let mut stopped: Option<Stopped> = None;
@@ -824,7 +826,13 @@ fn run(
             let began = Instant::now();
             meta.cmdlines = fs.read("saved_cmdlines").unwrap_or_default();
             let sinks = Sinks { live: &mut *live, snapshot: &mut *snapshot };
-            let at = Moment { started, lost, first_raw, last: false, capture: logic.as_ref() };
+            let at = Moment {
+                started,
+                lost,
+                first_raw,
+                last: false,
+                capture: logic.as_ref().zip(Some(&mut logic_lines)),
+            };
             tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
             // A tick reads what is new, but analyses that run whole read everything: when
             // ticks grow slow, tick less often, so the live lines take at most about a
@@ -906,7 +914,8 @@ fn run(
     let unrestored =
         guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
     let sinks = Sinks { live, snapshot };
-    let at = Moment { started, lost, first_raw, last: true, capture: logic.as_ref() };
+    let at =
+        Moment { started, lost, first_raw, last: true, capture: logic.as_ref().zip(Some(&mut logic_lines)) };
     let (events_seen, stats) =
         tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
     let logic = match logic.map(crate::sigrok::LogicCapture::stop).transpose() {
@@ -1117,7 +1126,7 @@ struct Moment<'a> {
     last: bool,
     /// The logic analyzer beside the kernel: its line, its decoders' analyses, and the
     /// samples the windows cut too.
-    capture: Option<&'a crate::sigrok::LogicCapture>,
+    capture: Option<(&'a crate::sigrok::LogicCapture, &'a mut crate::sigrok::LogicLines)>,
 }
 
 /// Where a tick's answers go: the live lines, and the events they were computed on.
@@ -1184,26 +1193,15 @@ fn tick(
     // The decoders' analyses over what the logic analyzer decoded so far; their times count
     // from its first sample, which the host's clock places at `at_ns` on the kernel's.
     // One copy of the decode a tick serves the line's counts and the analyses.
-    let decoded = capture.map(crate::sigrok::LogicCapture::decoded_so_far).unwrap_or_default();
-    let logic = capture.map(|c| LogicLive::of(c, &decoded));
+    let mut logic = None;
     let mut logic_standings = Vec::new();
-    if capture.is_some() && !opts.logic_specs.is_empty() {
-        match crate::sigrok::decoded_source(&decoded) {
-            Ok(src) => {
-                let (o, l) = stats::run(&opts.logic_specs, &src);
-                logic_standings = o;
-                lines.extend(l);
-            }
-            Err(e) => lines.push(LiveStat {
-                analysis: "(logic decode)".into(),
-                count: 0,
-                p50_ns: None,
-                p99_ns: None,
-                max_ns: None,
-                note: Some(e.to_string()),
-            }),
-        }
-    }
+    let capture = capture.map(|(c, logic_lines)| {
+        let t = logic_lines.tick(c);
+        logic = Some(LogicLive::of(c, t.decoders));
+        logic_standings = t.standings;
+        lines.extend(t.lines);
+        c
+    });
     let events = source.as_ref().map_or(0, |s| s.events.len() as u64);
     let mut said = Vec::new();
     if let (Some(f), Some(src)) = (flight.as_deref_mut(), source.as_ref()) {

@@ -13,8 +13,9 @@
 //! the live lines count annotations and run the analyses over them while the capture goes
 //! on, and the end of the recording has the whole decode without reading the capture again.
 
+use crate::decoded::DecodedGrowth;
 use crate::{RecordError, save};
-use latscope_decoders::{Clock, Decoded, StreamDecoder};
+use latscope_decoders::{Annotation, Clock, Decoded, StreamDecoder};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -80,6 +81,11 @@ impl SigrokSpec {
 
 /// Decoder stacks fed from the stream: sample `n`'s levels are the `unitsize` bytes at
 /// `n * unitsize`, least significant channel first, as `-O binary` writes them.
+///
+/// The annotations each stack says are final are taken out as it goes, and their events
+/// appended to a growing source ([`DecodedGrowth`]) that the live lines analyse: a tick
+/// costs what was decoded since the last one. A stack that cannot say which are final
+/// (UART, SD, a stacked decoder) leaves every tick to analyse all it decoded so far.
 #[derive(Debug)]
 pub struct LiveDecoders {
     specs: Vec<String>,
@@ -88,7 +94,51 @@ pub struct LiveDecoders {
     /// Samples fed so far, and the levels of the last one.
     fed: u64,
     levels: u64,
+    /// Each stack's final annotations taken out, in start order: the whole decode puts
+    /// them before those the stack still holds.
+    taken: Vec<Vec<Annotation>>,
+    /// The final annotations as a growing source, while every stack says which are final.
+    growth: Option<Growth>,
+    /// [`REGROW_SLACK`], smaller in tests.
+    regrow_slack: u64,
 }
+
+/// Each decoder stack's decode, with its spec.
+pub type Decodes = Vec<(String, Decoded)>;
+
+/// The growing source of a live decode, and how far into each stack's taken annotations
+/// it has read.
+#[derive(Debug, Default)]
+struct Growth {
+    source: DecodedGrowth,
+    next: Vec<usize>,
+    /// Times it started again from the annotations kept (a ring dropped old ones).
+    generation: u64,
+    /// Since it started, the ring dropped none of the annotations: it holds what is kept.
+    holds_kept: bool,
+}
+
+/// The decoded annotations a live line reads.
+#[derive(Debug, Clone)]
+pub enum LiveDecode {
+    /// The final ones, as a growing source.
+    Growing(GrownDecode),
+    /// Every one so far, with each stack's spec.
+    Whole(Vec<(String, Decoded)>),
+}
+
+/// A live decode's growing source as it stands: the events so far and how many times it
+/// started again (analyses read a source of a new generation from its beginning).
+#[derive(Debug, Clone)]
+pub struct GrownDecode {
+    pub source: latscope_model::Source,
+    pub generation: u64,
+}
+
+/// A growing source starts again from the annotations kept once it holds this many more
+/// than twice as many, so that with a ring its memory stays within about three rings'
+/// worth while each annotation is appended a few times at most.
+const REGROW_SLACK: u64 = 1 << 16;
 
 impl LiveDecoders {
     /// Prepares `specs` over `channels` (bit `i` is channel `i`), at `rate` Hz.
@@ -103,10 +153,13 @@ impl LiveDecoders {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(LiveDecoders {
             specs: specs.to_vec(),
+            taken: vec![Vec::new(); decoders.len()],
+            growth: Some(Growth { next: vec![0; decoders.len()], holds_kept: true, ..Growth::default() }),
             decoders,
             unitsize: channels.len().div_ceil(8).max(1),
             fed: 0,
             levels: 0,
+            regrow_slack: REGROW_SLACK,
         })
     }
 
@@ -133,22 +186,104 @@ impl LiveDecoders {
         }
     }
 
-    /// Each stack's decode so far, with its spec.
-    pub fn so_far(&self) -> Vec<(String, Decoded)> {
-        self.specs.iter().cloned().zip(self.decoders.iter().map(StreamDecoder::so_far)).collect()
+    /// Takes each stack's final annotations and appends what no stack can still precede
+    /// to the growing source; `None` once a stack cannot say which are final.
+    fn grow(&mut self) -> Option<GrownDecode> {
+        let growth = self.growth.as_mut()?;
+        let mut reach = latscope_model::Ps::MAX;
+        for (d, taken) in self.decoders.iter_mut().zip(&mut self.taken) {
+            match d.take_final(self.fed as i64, taken) {
+                Some(r) => reach = reach.min(r),
+                None => {
+                    self.growth = None;
+                    return None;
+                }
+            }
+        }
+        growth.source.advance(&self.taken, &mut growth.next, reach);
+        Some(GrownDecode { source: growth.source.snapshot(), generation: growth.generation })
     }
 
-    /// Ends the decodes at the last sample fed.
-    fn finish(self) -> Result<Vec<(String, Decoded)>, RecordError> {
-        let last = self.fed.saturating_sub(1) as i64;
+    /// Each stack's annotations and errors so far, with its spec.
+    fn counts(&self) -> Vec<crate::recorder::DecoderLive> {
         self.specs
-            .into_iter()
-            .zip(self.decoders)
-            .map(|(spec, d)| match d.finish(last) {
-                Ok(decoded) => Ok((spec, decoded)),
-                Err(e) => Err(RecordError::Usage(format!("--decoder {spec:?}: {e}"))),
+            .iter()
+            .zip(self.decoders.iter().zip(&self.taken))
+            .map(|(spec, (d, taken))| {
+                crate::recorder::DecoderLive::counted(spec, (taken.len() + d.held()) as u64, d.errors())
             })
             .collect()
+    }
+
+    /// Each stack's decode so far, with its spec: a copy of every annotation.
+    pub fn so_far(&self) -> Vec<(String, Decoded)> {
+        self.specs
+            .iter()
+            .zip(self.decoders.iter().zip(&self.taken))
+            .map(|(spec, (d, taken))| {
+                let mut held = d.so_far();
+                let mut all = taken.clone();
+                all.append(&mut held.annotations);
+                latscope_decoders::sort_by_start(&mut all);
+                held.annotations = all;
+                (spec.clone(), held)
+            })
+            .collect()
+    }
+
+    /// Drops the annotations that end before `t` (picoseconds from the first sample), the
+    /// taken ones from the front; the growing source starts again from those kept once it
+    /// holds more than twice as many ([`REGROW_SLACK`]).
+    fn forget_before(&mut self, t: latscope_model::Ps) {
+        self.decoders.iter_mut().for_each(|s| s.forget_before(t));
+        let mut kept = 0;
+        for (i, taken) in self.taken.iter_mut().enumerate() {
+            let gone = taken.iter().take_while(|a| a.end < t).count();
+            taken.drain(..gone);
+            kept += taken.len() as u64;
+            if let Some(g) = self.growth.as_mut() {
+                g.next[i] = g.next[i].saturating_sub(gone);
+                g.holds_kept &= gone == 0;
+            }
+        }
+        if let Some(g) = self.growth.as_mut()
+            && g.source.appended() > 2 * kept + self.regrow_slack
+        {
+            g.source = DecodedGrowth::default();
+            g.next.iter_mut().for_each(|n| *n = 0);
+            g.generation += 1;
+            g.holds_kept = true;
+        }
+    }
+
+    /// Ends the decodes at the last sample fed: each stack's whole decode (what was taken,
+    /// then the rest) with its spec, and the growing source with every annotation appended
+    /// when it holds exactly those (the last line then reads only what is new; else it
+    /// reads the whole decode, as the saved capture holds it).
+    fn finish(mut self) -> Result<(Decodes, Option<GrownDecode>), RecordError> {
+        let last = self.fed.saturating_sub(1) as i64;
+        let mut errors_and_clocks = Vec::new();
+        for (i, (spec, d)) in self.specs.iter().zip(self.decoders).enumerate() {
+            let mut rest =
+                d.finish(last).map_err(|e| RecordError::Usage(format!("--decoder {spec:?}: {e}")))?;
+            self.taken[i].append(&mut rest.annotations);
+            errors_and_clocks.push(rest);
+        }
+        let grown = self.growth.as_mut().filter(|g| g.holds_kept).map(|g| {
+            g.source.advance(&self.taken, &mut g.next, latscope_model::Ps::MAX);
+            GrownDecode { source: g.source.snapshot(), generation: g.generation }
+        });
+        let decoded = self
+            .specs
+            .into_iter()
+            .zip(self.taken.into_iter().zip(errors_and_clocks))
+            .map(|(spec, (mut all, rest))| {
+                // A stack that came out of start order after some were taken.
+                latscope_decoders::sort_by_start(&mut all);
+                (spec, Decoded { annotations: all, ..rest })
+            })
+            .collect();
+        Ok((decoded, grown))
     }
 }
 
@@ -272,8 +407,10 @@ pub struct LogicCapture {
     /// When sigrok-cli was started (monotonic ns).
     spawned_ns: u64,
     arrival: std::sync::Arc<Arrival>,
-    /// The decodes, ended by [`Self::halt`].
+    /// The decodes, ended by [`Self::halt`], and their growing source with every
+    /// annotation appended.
     finished: Option<Vec<(String, Decoded)>>,
+    finished_growth: Option<GrownDecode>,
 }
 
 impl LogicCapture {
@@ -368,6 +505,7 @@ impl LogicCapture {
             spawned_ns,
             arrival,
             finished: None,
+            finished_growth: None,
         })
     }
 
@@ -383,18 +521,31 @@ impl LogicCapture {
         Some(HostPlacement::of(self.spawned_ns, first?))
     }
 
-    /// Each decoder stack's decode of the samples so far, with its spec; empty without
-    /// decoders.
-    pub fn decoded_so_far(&self) -> Vec<(String, Decoded)> {
+    /// The decoded annotations now: the growing source of the final ones (appended since
+    /// the last call), or, when a stack cannot say which are final, every annotation so far.
+    /// Each decoder's counts come with them.
+    pub fn grown(&self) -> (LiveDecode, Vec<crate::recorder::DecoderLive>) {
+        let counts = |decoded: &[(String, Decoded)]| {
+            decoded.iter().map(|(spec, d)| crate::recorder::DecoderLive::of(spec, d)).collect()
+        };
         if let Some(done) = &self.finished {
-            return done.clone();
+            return match &self.finished_growth {
+                Some(g) => (LiveDecode::Growing(g.clone()), counts(done)),
+                None => (LiveDecode::Whole(done.clone()), counts(done)),
+            };
         }
-        self.arrival
-            .decoders
-            .lock()
-            .ok()
-            .and_then(|d| d.as_ref().map(LiveDecoders::so_far))
-            .unwrap_or_default()
+        let Ok(mut live) = self.arrival.decoders.lock() else {
+            return (LiveDecode::Whole(Vec::new()), Vec::new());
+        };
+        let Some(d) = live.as_mut() else { return (LiveDecode::Whole(Vec::new()), Vec::new()) };
+        match d.grow() {
+            Some(g) => (LiveDecode::Growing(g), d.counts()),
+            None => {
+                let all = d.so_far();
+                let c = counts(&all);
+                (LiveDecode::Whole(all), c)
+            }
+        }
     }
 
     /// The bytes of samples kept (a ring keeps the most recent).
@@ -447,7 +598,10 @@ impl LogicCapture {
         }
         let _ = self.child.wait();
         let live = self.arrival.decoders.lock().ok().and_then(|mut d| d.take());
-        self.finished = live.map(LiveDecoders::finish).transpose()?;
+        if let Some((decoded, grown)) = live.map(LiveDecoders::finish).transpose()? {
+            self.finished = Some(decoded);
+            self.finished_growth = grown;
+        }
         Ok(())
     }
 
@@ -492,7 +646,7 @@ impl LogicCapture {
         if let Ok(mut live) = self.arrival.decoders.lock()
             && let Some(d) = live.as_mut()
         {
-            d.decoders.iter_mut().for_each(|s| s.forget_before(t));
+            d.forget_before(t);
         }
     }
 
@@ -697,6 +851,7 @@ pub fn record_logic(
         None => None,
     };
     let decoding = !capture.spec.decoders.is_empty();
+    let mut lines = LogicLines::new(&opts.specs);
     let mut next_tick = started + opts.tick;
     let mut next_look = started + LOOK_EVERY;
     let ns_of = |sample: u64| rate.map_or(0, |hz| ns_of_sample(sample, hz));
@@ -725,8 +880,7 @@ pub fn record_logic(
         // at yet stays in the ring, so looking often keeps the ring near its size at any rate.
         let look_due = flight.is_some() && now >= next_look;
         if decoding && (line_due || look_due) {
-            let (outcomes, line) =
-                logic_line(&capture.decoded_so_far(), &opts.specs, started.elapsed(), &capture, false);
+            let (outcomes, line) = logic_line(&mut lines, started.elapsed(), &capture, false);
             if line_due {
                 next_tick += opts.tick;
                 live(&line);
@@ -743,6 +897,9 @@ pub fn record_logic(
                 // analyses see the annotations kept, which go with the samples).
                 capture.keep_from(Some(sample_of(f.needed_from(newest))));
                 capture.forget_decoded_before(ns_of(capture.first_kept()) as i64 * latscope_model::PS_PER_NS);
+            } else if line_due && ring_samples.is_some() {
+                // Without triggers too, a ring keeps the annotations of the samples it keeps.
+                capture.forget_decoded_before(ns_of(capture.first_kept()) as i64 * latscope_model::PS_PER_NS);
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -757,7 +914,7 @@ pub fn record_logic(
     // The last line, over the whole decode: said after the last windows' crossings.
     let mut last_line = None;
     if decoding {
-        let (outcomes, line) = logic_line(&capture.decoded_so_far(), &opts.specs, elapsed, &capture, true);
+        let (outcomes, line) = logic_line(&mut lines, elapsed, &capture, true);
         if let Some(f) = flight.as_mut() {
             f.observe(&outcomes, 0, newest, 0, true);
             for due in f.take_due(newest, true) {
@@ -835,45 +992,89 @@ pub fn decoded_source(decoded: &[(String, Decoded)]) -> Result<latscope_model::S
     Ok(source)
 }
 
+/// The analyses of a logic capture's decodes, kept up to date from tick to tick: over the
+/// growing source of final annotations, they read only what it appended since.
+#[derive(Debug)]
+pub(crate) struct LogicLines {
+    specs: Vec<latscope_analysis::spec::Spec>,
+    analyses: latscope_analysis::live::LiveAnalyses,
+    /// The growing source's generation the analyses read.
+    generation: Option<u64>,
+}
+
+/// One tick of [`LogicLines`]: each analysis's standing and line, each decoder's counts,
+/// and the annotations decoded so far.
+pub(crate) struct LogicTick {
+    pub standings: Vec<latscope_analysis::live::Standing>,
+    pub lines: Vec<crate::LiveStat>,
+    pub decoders: Vec<crate::recorder::DecoderLive>,
+    pub annotations: u64,
+}
+
+impl LogicLines {
+    pub(crate) fn new(specs: &[latscope_analysis::spec::Spec]) -> LogicLines {
+        LogicLines {
+            specs: specs.to_vec(),
+            analyses: latscope_analysis::live::LiveAnalyses::new(specs.to_vec()),
+            generation: None,
+        }
+    }
+
+    pub(crate) fn tick(&mut self, capture: &LogicCapture) -> LogicTick {
+        let (decode, decoders) = capture.grown();
+        let annotations = decoders.iter().map(|d| d.annotations).sum();
+        let (standings, lines) = match decode {
+            LiveDecode::Growing(g) => {
+                if self.generation.is_some_and(|was| was != g.generation) {
+                    self.analyses.reset();
+                }
+                self.generation = Some(g.generation);
+                crate::stats::lines_of(&self.specs, self.analyses.stand(&g.source))
+            }
+            LiveDecode::Whole(decoded) => match decoded_source(&decoded) {
+                Ok(source) => crate::stats::run(&self.specs, &source),
+                Err(e) => (
+                    Vec::new(),
+                    vec![crate::LiveStat {
+                        analysis: "(logic decode)".into(),
+                        count: 0,
+                        p50_ns: None,
+                        p99_ns: None,
+                        max_ns: None,
+                        note: Some(e.to_string()),
+                    }],
+                ),
+            },
+        };
+        LogicTick { standings, lines, decoders, annotations }
+    }
+}
+
 /// A live line of a logic capture with decoders: each stack's annotations and errors, and
 /// the analyses over them.
 fn logic_line(
-    decoded: &[(String, Decoded)],
-    specs: &[latscope_analysis::spec::Spec],
+    lines: &mut LogicLines,
     elapsed: std::time::Duration,
     capture: &LogicCapture,
     last: bool,
 ) -> (Vec<latscope_analysis::live::Standing>, crate::Live) {
-    let (outcomes, analyses) = match decoded_source(decoded) {
-        Ok(source) => crate::stats::run(specs, &source),
-        Err(e) => (
-            Vec::new(),
-            vec![crate::LiveStat {
-                analysis: "decode".into(),
-                count: 0,
-                p50_ns: None,
-                p99_ns: None,
-                max_ns: None,
-                note: Some(e.to_string()),
-            }],
-        ),
-    };
+    let t = lines.tick(capture);
     let line = crate::Live::Stats {
         elapsed_s: elapsed.as_secs_f64(),
-        events: decoded.iter().map(|(_, d)| d.annotations.len() as u64).sum(),
+        events: t.annotations,
         lost: capture.overrun(),
         kept_bytes: capture.kept_bytes(),
-        analyses,
+        analyses: t.lines,
         logic: Some(crate::LogicLive {
             samples: capture.samples_so_far(),
             // Alone, there is no kernel timeline to place it on.
             start_s: None,
             uncertainty_ns: None,
-            decoders: decoded.iter().map(|(spec, d)| crate::recorder::DecoderLive::of(spec, d)).collect(),
+            decoders: t.decoders,
         }),
         last,
     };
-    (outcomes, line)
+    (t.standings, line)
 }
 
 #[cfg(test)]
@@ -936,6 +1137,132 @@ mod tests {
         assert_eq!((k.dropped, k.data.len(), k.overrun), (146, 100, 110));
     }
 
+    /// A source's events as comparable rows: time, name, and every field.
+    type EventRow = (latscope_model::Ps, String, Vec<(String, String)>);
+
+    fn event_rows(src: &latscope_model::Source) -> Vec<EventRow> {
+        src.events
+            .iter()
+            .map(|e| {
+                let fields = e
+                    .fields()
+                    .map(|(k, v)| {
+                        let mut text = String::new();
+                        latscope_model::value_text(src, v, &mut text);
+                        (src.strings.resolve(k).into_owned(), text)
+                    })
+                    .collect();
+                (e.ts(), src.strings.resolve(e.name()).into_owned(), fields)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_real_spi_capture_fed_in_pieces_grows_the_events_and_answers_of_its_whole_decode() {
+        use std::io::Read;
+        // A real 24 MHz SPI capture (MIT, from LazySig) with CS framing transfers: one stack
+        // with CS (its transfer is amended until CS releases) and one without, merged.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/corpus/sigrok/lazysig_spi_24mhz.sr");
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut samples = Vec::new();
+        for i in 1.. {
+            let Ok(mut chunk) = zip.by_name(&format!("logic-1-{i}")) else { break };
+            chunk.read_to_end(&mut samples).unwrap();
+        }
+        assert!(samples.len() > 10_000_000, "{}", samples.len());
+        let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
+        let specs = ["spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS".to_owned(), "spi:clk=CLK,miso=MISO".to_owned()];
+        let rules: Vec<_> = ["transfer=spi_transfer -> spi_transfer_end", "gap=spi_miso_end -> spi_miso"]
+            .iter()
+            .map(|r| latscope_analysis::spec::parse_spec(r).unwrap())
+            .collect();
+        // The oracle: the same samples decoded in one go, nothing taken out early.
+        let mut once = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();
+        once.feed(&samples);
+        let whole = decoded_source(&once.finish().unwrap().0).unwrap();
+        let whole_rows = event_rows(&whole);
+        let (_, whole_lines) = crate::stats::run(&rules, &whole);
+        assert!(whole_lines.iter().all(|l| l.count > 20), "{whole_lines:?}");
+
+        let mut live = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();
+        let mut analyses = latscope_analysis::live::LiveAnalyses::new(rules.clone());
+        let mut grown_before = 0;
+        // Pieces of about 9 µs: shorter than a transfer, so reads end inside them.
+        for piece in samples.chunks(211) {
+            live.feed(piece);
+            let grown = live.grow().expect("SPI says which annotations are final");
+            let src = &grown.source;
+            assert_eq!(grown.generation, 0);
+            if src.events.len() == grown_before {
+                continue;
+            }
+            let rows = event_rows(src);
+            assert!(
+                rows.len() >= grown_before && rows[..] == whole_rows[..rows.len()],
+                "a prefix of the whole"
+            );
+            grown_before = rows.len();
+            // Answered from what was appended since, as a whole run on the same events.
+            let (_, lines) = crate::stats::lines_of(&rules, analyses.stand(src));
+            assert_eq!(lines, crate::stats::run(&rules, src).1);
+        }
+        assert!(grown_before > whole_rows.len() / 2, "{grown_before} of {} grew live", whole_rows.len());
+        let (decoded, grown) = live.finish().unwrap();
+        let grown = grown.unwrap();
+        assert_eq!(event_rows(&grown.source), whole_rows);
+        let (_, lines) = crate::stats::lines_of(&rules, analyses.stand(&grown.source));
+        assert_eq!(lines, whole_lines);
+        // The whole decode puts the taken annotations back before the rest.
+        assert_eq!(event_rows(&decoded_source(&decoded).unwrap()), whole_rows);
+    }
+
+    #[test]
+    fn with_a_ring_the_growing_decode_starts_again_from_the_annotations_kept() {
+        use std::io::Read;
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/corpus/sigrok/lazysig_spi_24mhz.sr");
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut samples = Vec::new();
+        for i in 1.. {
+            let Ok(mut chunk) = zip.by_name(&format!("logic-1-{i}")) else { break };
+            chunk.read_to_end(&mut samples).unwrap();
+        }
+        let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
+        let specs = ["spi:clk=CLK,miso=MISO".to_owned()];
+        let mut once = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();
+        once.feed(&samples);
+        let whole_rows = event_rows(&decoded_source(&once.finish().unwrap().0).unwrap());
+        let mut live = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();
+        live.regrow_slack = 8;
+        let mut generations = 0;
+        for piece in samples.chunks(1 << 18) {
+            live.feed(piece);
+            // A ring of about 20 ms (each sample is 1/24 µs).
+            let t = (live.fed as i64 - 480_000) * 1_000_000 / 24;
+            live.forget_before(t);
+            let grown = live.grow().unwrap();
+            generations = grown.generation;
+            let kept: u64 = live.taken.iter().map(|t| t.len() as u64).sum();
+            assert!(
+                grown.source.events.len() as u64 <= 2 * (2 * kept + 8 + 1),
+                "bounded by the annotations kept"
+            );
+            // What it holds appears in the whole decode's events, in the same order.
+            let rows = event_rows(&grown.source);
+            let mut whole = whole_rows.iter();
+            assert!(rows.iter().all(|r| whole.any(|w| w == r)), "a subsequence of the whole decode's events");
+        }
+        assert!(generations > 0, "the ring made the growing source start again");
+        // The last answer reads what the ring kept: the growing source only if it holds
+        // exactly that.
+        let (decoded, grown) = live.finish().unwrap();
+        let kept = event_rows(&decoded_source(&decoded).unwrap());
+        let mut whole = whole_rows.iter();
+        assert!(kept.iter().all(|r| whole.any(|w| w == r)));
+        if let Some(g) = grown {
+            assert_eq!(event_rows(&g.source), kept);
+        }
+    }
+
     #[test]
     fn live_decoders_see_the_stream_as_it_arrives() {
         // UART 8N1 at 10 samples per bit on channel D1 (bit 1); D0 toggles as noise the
@@ -956,7 +1283,7 @@ mod tests {
         live.feed(a);
         let early = live.so_far();
         live.feed(b);
-        let whole = live.finish().unwrap();
+        let whole = live.finish().unwrap().0;
         let data = |d: &Decoded| -> Vec<String> {
             d.annotations.iter().filter(|a| a.row == "data").map(|a| a.text.to_string()).collect()
         };

@@ -85,6 +85,12 @@ impl Machine for I2c {
     fn settled(&self) -> bool {
         self.pending.is_none()
     }
+
+    /// Waiting for a START with no byte begun: the next annotation is that START, at its
+    /// edge.
+    fn quiet(&self) -> bool {
+        self.state == State::FindStart && self.pending.is_none() && self.byte.bits == 0
+    }
 }
 
 impl I2c {

@@ -77,6 +77,50 @@ impl Annotation {
     pub fn field(&self, name: &str) -> Option<&Value> {
         self.fields.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
     }
+
+    /// How [`Decoded::attach`] makes this annotation's two events in `b`: their layouts, the
+    /// task (the decoder) and, in `values`, the field values both carry (`kinds` is scratch).
+    pub fn events(
+        &self,
+        b: &mut EventTableBuilder,
+        kinds: &mut Vec<(latscope_model::Sym, FieldKind)>,
+        values: &mut Vec<FieldValue>,
+    ) -> AnnotationEvents {
+        kinds.clear();
+        values.clear();
+        for (k, v) in &self.fields {
+            let key = b.intern(k.as_bytes());
+            let (kind, value) = match v {
+                Value::UInt(u) => (FieldKind::UInt, FieldValue::UInt(*u)),
+                Value::Hex(u) => (FieldKind::Hex, FieldValue::UInt(*u)),
+                Value::Int(i) => (FieldKind::Int, FieldValue::Int(*i)),
+                Value::Bool(x) => (FieldKind::UInt, FieldValue::UInt(u64::from(*x))),
+                Value::Str(s) => (FieldKind::Str, FieldValue::Str(b.intern(s.as_bytes()))),
+            };
+            kinds.push((key, kind));
+            values.push(value);
+        }
+        for (key, sample) in [("start_sample", self.start_sample), ("end_sample", self.end_sample)] {
+            if let Some(s) = sample {
+                kinds.push((b.intern(key.as_bytes()), FieldKind::Int));
+                values.push(FieldValue::Int(s));
+            }
+        }
+        let comm = b.intern(self.decoder.as_bytes());
+        let ev = event_name(self.decoder, self.row);
+        let start_name = b.intern(ev.as_bytes());
+        let end_name = b.intern(format!("{ev}_end").as_bytes());
+        AnnotationEvents { comm, start: b.layout(start_name, kinds), end: b.layout(end_name, kinds) }
+    }
+}
+
+/// An annotation's events as [`Decoded::attach`] adds them: `DECODER_ROW` at its start and
+/// `DECODER_ROW_end` at its end, both with its fields, on the decoder's task.
+#[derive(Debug, Clone, Copy)]
+pub struct AnnotationEvents {
+    pub comm: latscope_model::Sym,
+    pub start: latscope_model::LayoutId,
+    pub end: latscope_model::LayoutId,
 }
 
 /// Errors before decoding starts: the spec, the channels, the options.
@@ -476,34 +520,9 @@ impl Decoded {
                 .entry(track.clone())
                 .or_insert_with(|| SpanTrack::new(track))
                 .push(a.start, a.end, label, 0, 0);
-            kinds.clear();
-            values.clear();
-            for (k, v) in &a.fields {
-                let key = b.intern(k.as_bytes());
-                let (kind, value) = match v {
-                    Value::UInt(u) => (FieldKind::UInt, FieldValue::UInt(*u)),
-                    Value::Hex(u) => (FieldKind::Hex, FieldValue::UInt(*u)),
-                    Value::Int(i) => (FieldKind::Int, FieldValue::Int(*i)),
-                    Value::Bool(x) => (FieldKind::UInt, FieldValue::UInt(u64::from(*x))),
-                    Value::Str(s) => (FieldKind::Str, FieldValue::Str(b.intern(s.as_bytes()))),
-                };
-                kinds.push((key, kind));
-                values.push(value);
-            }
-            for (key, sample) in [("start_sample", a.start_sample), ("end_sample", a.end_sample)] {
-                if let Some(s) = sample {
-                    kinds.push((b.intern(key.as_bytes()), FieldKind::Int));
-                    values.push(FieldValue::Int(s));
-                }
-            }
-            let comm = b.intern(a.decoder.as_bytes());
-            let ev = event_name(a.decoder, a.row);
-            let start_name = b.intern(ev.as_bytes());
-            let end_name = b.intern(format!("{ev}_end").as_bytes());
-            let start_layout = b.layout(start_name, &kinds);
-            let end_layout = b.layout(end_name, &kinds);
-            b.push(a.start, 0, 0, comm, IrqFlags::default(), start_layout, &values);
-            b.push(a.end, 0, 0, comm, IrqFlags::default(), end_layout, &values);
+            let ev = a.events(&mut b, &mut kinds, &mut values);
+            b.push(a.start, 0, 0, ev.comm, IrqFlags::default(), ev.start, &values);
+            b.push(a.end, 0, 0, ev.comm, IrqFlags::default(), ev.end, &values);
         }
         let (events, interner) = b.finish()?;
         source.events = events;

@@ -249,6 +249,18 @@ impl Machine for Spi {
         self.sample(t, levels, sink);
     }
 
+    /// Only the open transfer's annotation is amended (completed when CS releases, a word
+    /// starting with it moved before it); every annotation is put in start order.
+    fn settled(&self) -> bool {
+        self.transfer.is_none()
+    }
+
+    /// No transfer and no word begun: the next word starts at the clock edge that samples
+    /// its first bit.
+    fn quiet(&self) -> bool {
+        self.transfer.is_none() && self.acc.bits == 0
+    }
+
     fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError> {
         if self.acc.bits > 0 {
             sink.error(

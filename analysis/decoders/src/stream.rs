@@ -29,6 +29,11 @@ pub(crate) trait Machine {
     fn settled(&self) -> bool {
         false
     }
+    /// Whether no frame is open: the next annotation starts at or after the change that
+    /// puts it. Until a decoder knows, it says no.
+    fn quiet(&self) -> bool {
+        false
+    }
 }
 
 /// The decoder that reads channels: the first of a stack.
@@ -48,6 +53,20 @@ impl First {
             First::I2c(m) => m.settled(),
             First::Sd(m) => m.settled(),
         }
+    }
+
+    fn quiet(&self) -> bool {
+        match self {
+            First::Uart(m) => m.quiet(),
+            First::Spi(m) => m.quiet(),
+            First::I2c(m) => m.quiet(),
+            First::Sd(m) => m.quiet(),
+        }
+    }
+
+    /// Whether the decoder says when its annotations are final ([`Machine::settled`]).
+    fn says_settled(&self) -> bool {
+        matches!(self, First::Spi(_) | First::I2c(_))
     }
 
     fn machine(&mut self) -> &mut dyn Machine {
@@ -183,13 +202,18 @@ impl Stack {
         }
     }
 
-    fn so_far(&self) -> Decoded {
+    /// Every sink of the stack, in stack order.
+    fn sinks(&self) -> impl Iterator<Item = &Sink> {
         // UART keeps each line's annotations apart until the end.
         let own: Vec<&Sink> = match &self.first {
             First::Uart(m) => m.line_sinks().collect(),
             _ => Vec::new(),
         };
-        let sinks = std::iter::once(&self.first_sink).chain(own).chain(self.stacked.as_ref().map(|s| &s.1));
+        std::iter::once(&self.first_sink).chain(own).chain(self.stacked.as_ref().map(|s| &s.1))
+    }
+
+    fn so_far(&self) -> Decoded {
+        let sinks = self.sinks();
         merge_sinks(
             self.clock,
             sinks.map(|s| (s.decoder_name(), s.errors.clone(), s.anns.clone(), s.in_order)),
@@ -366,12 +390,45 @@ impl StreamDecoder {
         self.stack.take_settled(out);
     }
 
+    /// [`Self::take_settled`] for a live decode, which must also know how far the final
+    /// annotations reach: returns the time (ps) before which no annotation will start any
+    /// more, `fed` being the number of ticks fed so far (the next change comes at `fed` or
+    /// later). `None` when the stack cannot say: it stacks decoders, its decoder does not
+    /// say when its annotations are final (UART, SD), or they came out of start order.
+    pub fn take_final(&mut self, fed: i64, out: &mut Vec<crate::Annotation>) -> Option<latscope_model::Ps> {
+        let stack = &mut self.stack;
+        if stack.stacked.is_some() || !stack.first.says_settled() || !stack.first_sink.in_order {
+            return None;
+        }
+        stack.take_settled(out);
+        let sink = &stack.first_sink;
+        // Annotations come in start order: a later one starts no earlier than the first held
+        // (amended, not final) or the last put.
+        Some(match (sink.anns.first(), sink.taken_last()) {
+            (Some(held), _) => held.start,
+            (None, _) if stack.first.quiet() => sink.time(fed).0,
+            (None, Some(last)) => last,
+            (None, None) => sink.time(0).0,
+        })
+    }
+
     /// What has been decoded so far, while the capture goes on (a live view): a copy of the
     /// annotations and errors put, sorted by start. Frames still open are not in it, nor
     /// annotations already taken by [`Self::take_settled`], nor a UART's with `baud=auto`
     /// (it measures the rate over the whole capture first).
     pub fn so_far(&self) -> Decoded {
         self.stack.so_far()
+    }
+
+    /// The errors counted so far, keyed as [`Decoded::errors`] keys them.
+    pub fn errors(&self) -> std::collections::BTreeMap<String, u64> {
+        let mut out = std::collections::BTreeMap::new();
+        for sink in self.stack.sinks() {
+            for (kind, n) in &sink.errors {
+                *out.entry(format!("{}: {kind}", sink.decoder_name())).or_default() += n;
+            }
+        }
+        out
     }
 
     /// Drops the annotations put so far that end before `t` (picoseconds on the decoder's
