@@ -223,14 +223,26 @@ fn sorted_stats(sorted: &[f64], (mean, stddev): (Option<f64>, Option<f64>)) -> S
 /// Latencies that grow (a live analysis's samples), with the count, quantiles and maximum
 /// [`summarize`] gives on all of them, at a cost that does not grow with the history:
 /// a push files the value in a log-linear bucket (256 per octave, about 0.4 % wide), and a
-/// quantile selects its rank inside the one bucket that holds it. The values are exact,
-/// the same ranks of the same picoseconds as sorting everything.
+/// quantile walks, inside the one bucket that holds its rank, the distinct values there
+/// with their counts. Recorded times are quantized (a nanosecond, a logic analyzer's
+/// sample), so a bucket holds few distinct values however many samples fall in it: a
+/// source whose pairs all take the same time answers at once. The values are exact, the
+/// same ranks of the same picoseconds as sorting everything.
 #[derive(Debug, Clone, Default)]
 pub struct RunningLatencies {
-    /// Bucket `i` holds the values `bucket_of` maps to `i`, unordered.
-    buckets: Vec<Vec<Ps>>,
+    /// Bucket `i` holds the values `bucket_of` maps to `i`.
+    buckets: Vec<LatencyBucket>,
     count: u64,
     max: Option<Ps>,
+}
+
+/// The values of one bucket: counted by value once a quantile needed them, the newer
+/// ones as they came.
+#[derive(Debug, Clone, Default)]
+struct LatencyBucket {
+    len: u64,
+    counted: std::collections::BTreeMap<Ps, u64>,
+    fresh: Vec<Ps>,
 }
 
 /// Sub-buckets per octave, as a power of two.
@@ -254,9 +266,11 @@ impl RunningLatencies {
     pub fn push(&mut self, latency: Ps) {
         let b = bucket_of(latency);
         if b >= self.buckets.len() {
-            self.buckets.resize_with(b + 1, Vec::new);
+            self.buckets.resize_with(b + 1, LatencyBucket::default);
         }
-        self.buckets[b].push(latency);
+        let bucket = &mut self.buckets[b];
+        bucket.fresh.push(latency);
+        bucket.len += 1;
         self.count += 1;
         self.max = Some(self.max.map_or(latency, |m| m.max(latency)));
     }
@@ -281,12 +295,19 @@ impl RunningLatencies {
     fn at(&mut self, rank: u64) -> f64 {
         let mut before = 0u64;
         for bucket in &mut self.buckets {
-            let len = bucket.len() as u64;
-            if rank < before + len {
-                let (_, v, _) = bucket.select_nth_unstable((rank - before) as usize);
-                return ps_to_ns(*v);
+            if rank < before + bucket.len {
+                for v in bucket.fresh.drain(..) {
+                    *bucket.counted.entry(v).or_default() += 1;
+                }
+                for (&v, &n) in &bucket.counted {
+                    before += n;
+                    if rank < before {
+                        return ps_to_ns(v);
+                    }
+                }
+                break;
             }
-            before += len;
+            before += bucket.len;
         }
         f64::NAN
     }
