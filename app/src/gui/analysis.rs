@@ -129,6 +129,22 @@ pub struct AnalysisResult {
     pub comparison: Option<Comparison>,
 }
 
+/// Results with this many samples or more are freed on a thread of their own: one
+/// allocation per sample (its key), tens of millions for a long live run, which the window
+/// would otherwise free between two frames whenever new results replace them.
+const FREE_ELSEWHERE_FROM: usize = 1 << 16;
+
+impl Drop for AnalysisResult {
+    fn drop(&mut self) {
+        if self.outcome.samples.len() < FREE_ELSEWHERE_FROM {
+            return;
+        }
+        let samples = std::mem::take(&mut self.outcome.samples);
+        // Should no thread start, the closure and what it holds are freed here instead.
+        let _ = std::thread::Builder::new().name("free results".into()).spawn(move || drop(samples));
+    }
+}
+
 const WORST_LINKS: usize = 10;
 /// Most points a CDF line keeps (evenly spaced ranks; the first and last always).
 pub const MAX_CDF_POINTS: usize = 2000;
