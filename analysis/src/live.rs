@@ -37,9 +37,6 @@ struct Item {
     grow: Option<(Grower, GrowingOutcome)>,
     /// The running state is new: the next update reads the source from its beginning.
     fresh: bool,
-    /// Read along by [`LiveAnalyses::follow`] without answering: the next standing starts
-    /// anew, with every sample so far.
-    unanswered: bool,
 }
 
 /// What pairs a spec that grows.
@@ -132,10 +129,8 @@ impl Standing {
 
 impl LiveAnalyses {
     pub fn new(specs: Vec<Spec>) -> Self {
-        let items = specs
-            .into_iter()
-            .map(|spec| Item { grow: Grower::of(&spec), spec, fresh: true, unanswered: false })
-            .collect();
+        let items =
+            specs.into_iter().map(|spec| Item { grow: Grower::of(&spec), spec, fresh: true }).collect();
         Self { items }
     }
 
@@ -164,22 +159,22 @@ impl LiveAnalyses {
             .iter_mut()
             .map(|item| match item.advance(src)? {
                 Advanced::Whole(outcomes) => Ok(outcomes),
-                Advanced::Grown(..) => {
-                    item.unanswered = false;
-                    Ok(item.grown_outcome(src).into_iter().collect())
-                }
+                Advanced::Grown(..) => Ok(item.grown_outcome(src).into_iter().collect()),
             })
             .collect()
     }
 
     /// Reads what is new in `src` without answering: a successor's analyses, reading
     /// along until they take over. Specs that run whole are left until they answer, since
-    /// each answer reads everything anyway.
+    /// each answer reads everything anyway. The samples read along are not handed on: the
+    /// first answer after following gives those its own update added, as if it had
+    /// answered all along. The source it replaces gave the earlier ones (the successor
+    /// reads the same events since it started, so its pairs are among those), and copying
+    /// a ring's worth of samples made the tick of a handover seconds long.
     pub fn follow(&mut self, src: &Source) {
         for item in self.items.iter_mut().filter(|i| i.grow.is_some()) {
             // An error here (an endpoint not recorded yet) is the answer's, when asked.
             let _ = item.advance(src);
-            item.unanswered = true;
         }
     }
 
@@ -193,10 +188,6 @@ impl LiveAnalyses {
                 Advanced::Whole(outcomes) => Ok(outcomes.into_iter().map(Standing::of_outcome).collect()),
                 Advanced::Grown(added, anew) => {
                     let Some((_, grown)) = &mut item.grow else { return Ok(Vec::new()) };
-                    let (added, anew) = match std::mem::take(&mut item.unanswered) {
-                        true => (grown.samples().to_vec(), true),
-                        false => (added, anew),
-                    };
                     Ok(vec![Standing::of(item.spec.name().to_owned(), added, anew, grown.running())])
                 }
             })
@@ -350,19 +341,26 @@ mod tests {
         assert_eq!(live.incremental(), [("wake", true)]);
     }
 
-    /// Analyses that read along with `follow` answer with every sample so far, starting
-    /// anew, as the whole runner gives them; then they go on with what is new.
+    /// Analyses that read along with `follow` answer, when first asked, with what their
+    /// own update added, and the statistics of every sample so far, as the whole runner
+    /// gives them.
     #[test]
-    fn analyses_that_followed_answer_anew_with_every_sample() {
+    fn analyses_that_followed_answer_with_what_is_new_and_the_statistics_of_all() {
         let spec = parse_spec("wake=sched_wakeup -> sched_switch by pid:next_pid").expect("spec");
+        let whole_of =
+            |src: &Source| runner::run_spec(&spec, &[Placed::unaligned(src)]).expect("runs").remove(0);
+        // Followed through the pair: answered with nothing new, but counting it.
         let mut live = LiveAnalyses::new(vec![spec.clone()]);
         live.follow(&wakeup_then_first_run(2));
-        let src = wakeup_then_first_run(3);
-        let whole = runner::run_spec(&spec, &[Placed::unaligned(&src)]).expect("runs").remove(0);
+        let first = live.stand(&wakeup_then_first_run(3)).remove(0).expect("runs").remove(0);
+        assert!(!first.anew && first.added.is_empty(), "followed already: {first:?}");
+        assert_eq!(first.count, whole_of(&wakeup_then_first_run(3)).samples.len() as u64);
+        // Followed before the pair: the answer that reads it hands it on.
+        let mut live = LiveAnalyses::new(vec![spec.clone()]);
+        live.follow(&wakeup_then_first_run(1));
+        let src = wakeup_then_first_run(2);
         let first = live.stand(&src).remove(0).expect("runs").remove(0);
-        assert!(first.anew, "the first answer after following starts anew");
-        assert_eq!(first.added, whole.samples, "with every sample, as the whole runner gives them");
-        assert_eq!(first.count, 1);
+        assert_eq!(first.added, whole_of(&src).samples, "what its own update added");
         let again = live.stand(&src).remove(0).expect("runs").remove(0);
         assert!(!again.anew && again.added.is_empty(), "then only what is new: {again:?}");
     }

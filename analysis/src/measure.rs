@@ -169,11 +169,6 @@ impl GrowingOutcome {
         }
     }
 
-    /// The samples so far, by start.
-    pub(crate) fn samples(&self) -> &[Sample] {
-        &self.outcome.samples
-    }
-
     /// The latencies of the samples so far.
     pub(crate) fn running(&mut self) -> &mut RunningLatencies {
         &mut self.running

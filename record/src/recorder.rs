@@ -1039,6 +1039,7 @@ impl Following {
     /// successor starts the successor again.
     fn answer(&mut self, meta: &KernelMeta, decoder: &PageDecoder, store: &Store) -> (Source, Answers) {
         let pushed = store.bytes + store.dropped;
+        let mut retired = None;
         if self.current.growing.late() > 0 {
             let mut growing = self.current.growing.renew();
             for (cpu, pages) in store.cpus.iter().enumerate() {
@@ -1063,12 +1064,7 @@ impl Following {
         if self.successor.as_ref().is_some_and(|s| store.dropped >= s.from)
             && let Some(s) = self.successor.take()
         {
-            let old = std::mem::replace(&mut self.current, s);
-            // Up to two rings' worth of events and samples, millions of allocations:
-            // freeing them on this thread made the tick of a handover seconds long.
-            if std::thread::Builder::new().name("latscope-free".into()).spawn(move || drop(old)).is_err() {
-                // No thread to spare: freed here, as before.
-            }
+            retired = Some(std::mem::replace(&mut self.current, s));
             self.handovers += 1;
         }
         if self.successor.is_none() && store.dropped > self.current.from {
@@ -1082,7 +1078,7 @@ impl Following {
         let Following { current, successor, read, .. } = self;
         // The two sources share nothing: the successor reads along on a second core, so a
         // tick with a ring takes about as long as one without.
-        std::thread::scope(|scope| {
+        let answered = std::thread::scope(|scope| {
             if let Some(next) = successor.as_mut() {
                 scope.spawn(|| {
                     next.growing.advance(meta);
@@ -1095,7 +1091,18 @@ impl Following {
             let src = current.growing.snapshot().unwrap_or_else(|| decoder.empty_source());
             let answers = current.analyses.stand(&src);
             (src, answers)
-        })
+        });
+        // The replaced source holds up to two rings' worth of events and samples, millions
+        // of allocations. Freed on this thread, they made the tick of a handover seconds
+        // long; freed on another while this one answered, the two fought over the
+        // allocator and the second core, and the tick still took four times as long. So
+        // they go once the answer is made, in the time between two ticks.
+        if let Some(old) = retired
+            && std::thread::Builder::new().name("latscope-free".into()).spawn(move || drop(old)).is_err()
+        {
+            // No thread to spare: freed here.
+        }
+        answered
     }
 
     /// Every kept page's events, as the saved trace.dat holds them, from the growing
