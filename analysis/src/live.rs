@@ -33,6 +33,8 @@ pub struct LiveAnalyses {
 #[derive(Debug)]
 struct Item {
     spec: Spec,
+    /// Whether the outcome keeps its samples ([`LiveAnalyses::for_standing`] keeps none).
+    keeps_samples: bool,
     /// The running state of a spec that grows; `None` for one that runs whole.
     grow: Option<(Grower, GrowingOutcome)>,
     /// The running state is new: the next update reads the source from its beginning.
@@ -49,14 +51,15 @@ enum Grower {
 
 impl Grower {
     /// The state of `spec` before anything is read, when it grows.
-    fn of(spec: &Spec) -> Option<(Grower, GrowingOutcome)> {
+    fn of(spec: &Spec, keeps_samples: bool) -> Option<(Grower, GrowingOutcome)> {
         let grower = match spec {
             Spec::Pair(rule) => Grower::Rule(LivePairer::new(rule.clone())),
             Spec::Preset(Preset::Block) => Grower::Block(BlockPairer::new()),
             Spec::Preset(Preset::Wakeup) => Grower::Wakeup(WakeupPairer::new(false)),
             _ => return None,
         };
-        Some((grower, GrowingOutcome::new(spec.name(), AnalysisKind::Pair, 0)))
+        let grown = GrowingOutcome::new(spec.name(), AnalysisKind::Pair, 0);
+        Some((grower, if keeps_samples { grown } else { grown.without_samples() }))
     }
 
     fn rule(&self) -> PairRule {
@@ -129,8 +132,23 @@ impl Standing {
 
 impl LiveAnalyses {
     pub fn new(specs: Vec<Spec>) -> Self {
-        let items =
-            specs.into_iter().map(|spec| Item { grow: Grower::of(&spec), spec, fresh: true }).collect();
+        Self::with(specs, true)
+    }
+
+    /// Analyses that only [`Self::stand`]: the pair rules keep no samples, only their
+    /// latencies (an [`Self::update`] then gives outcomes without samples). A recording's
+    /// live lines and flight recorder read each sample once, as a standing hands it on;
+    /// kept, the samples were the most of a live source's memory and of what a ring's
+    /// handover frees.
+    pub fn for_standing(specs: Vec<Spec>) -> Self {
+        Self::with(specs, false)
+    }
+
+    fn with(specs: Vec<Spec>, keeps_samples: bool) -> Self {
+        let items = specs
+            .into_iter()
+            .map(|spec| Item { grow: Grower::of(&spec, keeps_samples), spec, keeps_samples, fresh: true })
+            .collect();
         Self { items }
     }
 
@@ -147,7 +165,7 @@ impl LiveAnalyses {
     /// live source was reordered, or restarted).
     pub fn reset(&mut self) {
         for item in &mut self.items {
-            item.grow = Grower::of(&item.spec);
+            item.grow = Grower::of(&item.spec, item.keeps_samples);
             item.fresh = true;
         }
     }
@@ -238,7 +256,7 @@ impl Item {
             _ => return whole(&self.spec),
         };
         if behind || self.fresh {
-            self.grow = Grower::of(&self.spec);
+            self.grow = Grower::of(&self.spec, self.keeps_samples);
             self.fresh = true;
         }
         let Some((grower, grown)) = &mut self.grow else { return whole(&self.spec) };
@@ -363,6 +381,23 @@ mod tests {
         assert_eq!(first.added, whole_of(&src).samples, "what its own update added");
         let again = live.stand(&src).remove(0).expect("runs").remove(0);
         assert!(!again.anew && again.added.is_empty(), "then only what is new: {again:?}");
+    }
+
+    /// Analyses made only to stand answer as those that keep their samples, without
+    /// keeping them.
+    #[test]
+    fn analyses_for_standing_answer_the_same_and_keep_no_samples() {
+        let spec = parse_spec("wake=sched_wakeup -> sched_switch by pid:next_pid").expect("spec");
+        let (mut keeping, mut standing) =
+            (LiveAnalyses::new(vec![spec.clone()]), LiveAnalyses::for_standing(vec![spec]));
+        for n in [2, 3] {
+            let src = wakeup_then_first_run(n);
+            assert_eq!(keeping.stand(&src), standing.stand(&src), "{n} events");
+        }
+        let src = wakeup_then_first_run(3);
+        let kept = keeping.update(&src).remove(0).expect("runs").remove(0);
+        let none = standing.update(&src).remove(0).expect("runs").remove(0);
+        assert_eq!((kept.samples.len(), none.samples.len()), (1, 0));
     }
 
     /// A key unique to each pair (a block request's sector) overflows the rendered keys'

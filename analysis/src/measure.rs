@@ -155,6 +155,9 @@ pub(crate) struct GrowingOutcome {
     read: usize,
     /// The latencies of `outcome.samples`, for statistics that do not sort them all.
     running: RunningLatencies,
+    /// Whether `outcome` keeps the samples: an answer that only stands (live lines and a
+    /// flight recorder, which read each sample once) needs their latencies alone.
+    keeps_samples: bool,
 }
 
 impl GrowingOutcome {
@@ -166,7 +169,14 @@ impl GrowingOutcome {
             first_comm: FxHashMap::default(),
             read: 0,
             running: RunningLatencies::default(),
+            keeps_samples: true,
         }
+    }
+
+    /// The same, keeping no samples: [`Self::extend`] still returns them.
+    pub(crate) fn without_samples(mut self) -> Self {
+        self.keeps_samples = false;
+        self
     }
 
     /// The latencies of the samples so far.
@@ -219,6 +229,9 @@ impl GrowingOutcome {
                 self.running.push(sample.latency());
                 samples.push(sample);
             }
+        }
+        if !self.keeps_samples {
+            return samples;
         }
         let added = samples.clone();
         merge_by_start(&mut self.outcome.samples, samples);

@@ -997,7 +997,7 @@ impl Following {
         Following {
             current: Generation {
                 growing: Growing::new(cpus, page_size),
-                analyses: LiveAnalyses::new(specs.to_vec()),
+                analyses: LiveAnalyses::for_standing(specs.to_vec()),
                 from: 0,
                 kept_when: Some(0),
             },
@@ -1070,7 +1070,7 @@ impl Following {
         if self.successor.is_none() && store.dropped > self.current.from {
             self.successor = Some(Generation {
                 growing: self.current.growing.renew(),
-                analyses: LiveAnalyses::new(self.current.analyses.specs().cloned().collect()),
+                analyses: LiveAnalyses::for_standing(self.current.analyses.specs().cloned().collect()),
                 from: pushed,
                 kept_when: None,
             });

@@ -124,7 +124,7 @@ pub enum LiveDecode {
     /// The final ones, as a growing source.
     Growing(GrownDecode),
     /// Every one so far, with each stack's spec.
-    Whole(Vec<(String, Decoded)>),
+    Whole(Decodes),
 }
 
 /// A live decode's growing source as it stands: the events so far and how many times it
@@ -216,7 +216,7 @@ impl LiveDecoders {
     }
 
     /// Each stack's decode so far, with its spec: a copy of every annotation.
-    pub fn so_far(&self) -> Vec<(String, Decoded)> {
+    pub fn so_far(&self) -> Decodes {
         self.specs
             .iter()
             .zip(self.decoders.iter().zip(&self.taken))
@@ -409,7 +409,7 @@ pub struct LogicCapture {
     arrival: std::sync::Arc<Arrival>,
     /// The decodes, ended by [`Self::halt`], and their growing source with every
     /// annotation appended.
-    finished: Option<Vec<(String, Decoded)>>,
+    finished: Option<Decodes>,
     finished_growth: Option<GrownDecode>,
 }
 
@@ -1015,7 +1015,7 @@ impl LogicLines {
     pub(crate) fn new(specs: &[latscope_analysis::spec::Spec]) -> LogicLines {
         LogicLines {
             specs: specs.to_vec(),
-            analyses: latscope_analysis::live::LiveAnalyses::new(specs.to_vec()),
+            analyses: latscope_analysis::live::LiveAnalyses::for_standing(specs.to_vec()),
             generation: None,
         }
     }
@@ -1185,7 +1185,7 @@ mod tests {
         assert!(whole_lines.iter().all(|l| l.count > 20), "{whole_lines:?}");
 
         let mut live = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();
-        let mut analyses = latscope_analysis::live::LiveAnalyses::new(rules.clone());
+        let mut analyses = latscope_analysis::live::LiveAnalyses::for_standing(rules.clone());
         let mut grown_before = 0;
         // Pieces of about 9 µs: shorter than a transfer, so reads end inside them.
         for piece in samples.chunks(211) {
