@@ -119,10 +119,35 @@ impl DecodedGrowth {
     }
 }
 
+/// An event as a test compares it: time, name, and every field as text.
+#[cfg(test)]
+pub(crate) type EventRow = (Ps, String, Vec<(String, String)>);
+
+/// A source's events as comparable rows.
+#[cfg(test)]
+pub(crate) fn event_rows(src: &Source) -> Vec<EventRow> {
+    src.events
+        .iter()
+        .map(|e| {
+            let fields = e
+                .fields()
+                .map(|(k, v)| {
+                    let mut text = String::new();
+                    latscope_model::value_text(src, v, &mut text);
+                    (src.strings.resolve(k).into_owned(), text)
+                })
+                .collect();
+            (e.ts(), src.strings.resolve(e.name()).into_owned(), fields)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use latscope_decoders::{Decoded, Value};
+
+    use super::event_rows;
 
     fn ann(decoder: &'static str, start: Ps, end: Ps) -> Annotation {
         Annotation {
@@ -135,18 +160,6 @@ mod tests {
             text: "x".into(),
             fields: vec![("value", Value::UInt(start as u64))],
         }
-    }
-
-    /// The events of a source as (time, name, value) rows.
-    fn rows(src: &Source) -> Vec<(Ps, String, Option<FieldValue>)> {
-        let value = src.strings.lookup(b"value");
-        src.events
-            .iter()
-            .map(|e| {
-                let name = src.strings.resolve(e.name()).into_owned();
-                (e.ts(), name, value.and_then(|v| e.field(v)))
-            })
-            .collect()
     }
 
     #[test]
@@ -172,7 +185,7 @@ mod tests {
                 last = src.events.len();
             }
             growth.advance(&stacks, &mut next, Ps::MAX);
-            assert_eq!(rows(&growth.snapshot()), rows(&whole));
+            assert_eq!(event_rows(&growth.snapshot()), event_rows(&whole));
             assert_eq!(growth.appended(), 7);
         }
     }

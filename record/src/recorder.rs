@@ -831,7 +831,7 @@ fn run(
                 lost,
                 first_raw,
                 last: false,
-                capture: logic.as_ref().zip(Some(&mut logic_lines)),
+                capture: logic.as_ref().map(|c| (c, &mut logic_lines)),
             };
             tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
             // A tick reads what is new, but analyses that run whole read everything: when
@@ -914,8 +914,13 @@ fn run(
     let unrestored =
         guard.restore().err().map(|e| format!("could not put tracefs back on {}: {e}", fs.machine()));
     let sinks = Sinks { live, snapshot };
-    let at =
-        Moment { started, lost, first_raw, last: true, capture: logic.as_ref().zip(Some(&mut logic_lines)) };
+    let at = Moment {
+        started,
+        lost,
+        first_raw,
+        last: true,
+        capture: logic.as_ref().map(|c| (c, &mut logic_lines)),
+    };
     let (events_seen, stats) =
         tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
     let logic = match logic.map(crate::sigrok::LogicCapture::stop).transpose() {
@@ -1186,29 +1191,20 @@ fn tick(
             (Some(src), o, l)
         }
         Err(e) => {
-            let line = LiveStat {
-                analysis: "(decode)".into(),
-                count: 0,
-                p50_ns: None,
-                p99_ns: None,
-                max_ns: None,
-                note: Some(e.to_string()),
-            };
+            let line = LiveStat::unanswered("(decode)", e);
             (None, Vec::new(), vec![line])
         }
     };
     // The decoders' analyses over what the logic analyzer decoded so far; their times count
     // from its first sample, which the host's clock places at `at_ns` on the kernel's.
-    // One copy of the decode a tick serves the line's counts and the analyses.
-    let mut logic = None;
-    let mut logic_standings = Vec::new();
-    let capture = capture.map(|(c, logic_lines)| {
-        let t = logic_lines.tick(c);
-        logic = Some(LogicLive::of(c, t.decoders));
-        logic_standings = t.standings;
-        lines.extend(t.lines);
-        c
-    });
+    let (logic, logic_standings, capture) = match capture {
+        Some((c, logic_lines)) => {
+            let t = logic_lines.tick(c);
+            lines.extend(t.lines);
+            (Some(LogicLive::of(c, t.decoders)), t.standings, Some(c))
+        }
+        None => (None, Vec::new(), None),
+    };
     let events = source.as_ref().map_or(0, |s| s.events.len() as u64);
     let mut said = Vec::new();
     if let (Some(f), Some(src)) = (flight.as_deref_mut(), source.as_ref()) {

@@ -1033,17 +1033,7 @@ impl LogicLines {
             }
             LiveDecode::Whole(decoded) => match decoded_source(&decoded) {
                 Ok(source) => crate::stats::run(&self.specs, &source),
-                Err(e) => (
-                    Vec::new(),
-                    vec![crate::LiveStat {
-                        analysis: "(logic decode)".into(),
-                        count: 0,
-                        p50_ns: None,
-                        p99_ns: None,
-                        max_ns: None,
-                        note: Some(e.to_string()),
-                    }],
-                ),
+                Err(e) => (Vec::new(), vec![crate::LiveStat::unanswered("(logic decode)", e)]),
             },
         };
         LogicTick { standings, lines, decoders, annotations }
@@ -1137,31 +1127,10 @@ mod tests {
         assert_eq!((k.dropped, k.data.len(), k.overrun), (146, 100, 110));
     }
 
-    /// A source's events as comparable rows: time, name, and every field.
-    type EventRow = (latscope_model::Ps, String, Vec<(String, String)>);
-
-    fn event_rows(src: &latscope_model::Source) -> Vec<EventRow> {
-        src.events
-            .iter()
-            .map(|e| {
-                let fields = e
-                    .fields()
-                    .map(|(k, v)| {
-                        let mut text = String::new();
-                        latscope_model::value_text(src, v, &mut text);
-                        (src.strings.resolve(k).into_owned(), text)
-                    })
-                    .collect();
-                (e.ts(), src.strings.resolve(e.name()).into_owned(), fields)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_real_spi_capture_fed_in_pieces_grows_the_events_and_answers_of_its_whole_decode() {
+    /// The samples of a real 24 MHz SPI capture (MIT, from LazySig) with CS framing
+    /// transfers, channels MISO, MOSI, CLK and CS, a byte each.
+    fn lazysig_spi_samples() -> Vec<u8> {
         use std::io::Read;
-        // A real 24 MHz SPI capture (MIT, from LazySig) with CS framing transfers: one stack
-        // with CS (its transfer is amended until CS releases) and one without, merged.
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/corpus/sigrok/lazysig_spi_24mhz.sr");
         let mut zip = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
         let mut samples = Vec::new();
@@ -1169,6 +1138,16 @@ mod tests {
             let Ok(mut chunk) = zip.by_name(&format!("logic-1-{i}")) else { break };
             chunk.read_to_end(&mut samples).unwrap();
         }
+        samples
+    }
+
+    use crate::decoded::event_rows;
+
+    #[test]
+    fn a_real_spi_capture_fed_in_pieces_grows_the_events_and_answers_of_its_whole_decode() {
+        // One stack with CS (its transfer is amended until CS releases) and one without,
+        // merged.
+        let samples = lazysig_spi_samples();
         assert!(samples.len() > 10_000_000, "{}", samples.len());
         let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
         let specs = ["spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS".to_owned(), "spi:clk=CLK,miso=MISO".to_owned()];
@@ -1218,14 +1197,7 @@ mod tests {
 
     #[test]
     fn with_a_ring_the_growing_decode_starts_again_from_the_annotations_kept() {
-        use std::io::Read;
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/corpus/sigrok/lazysig_spi_24mhz.sr");
-        let mut zip = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
-        let mut samples = Vec::new();
-        for i in 1.. {
-            let Ok(mut chunk) = zip.by_name(&format!("logic-1-{i}")) else { break };
-            chunk.read_to_end(&mut samples).unwrap();
-        }
+        let samples = lazysig_spi_samples();
         let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
         let specs = ["spi:clk=CLK,miso=MISO".to_owned()];
         let mut once = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();

@@ -87,15 +87,22 @@ pub fn lines_of(
 }
 
 /// The line of an analysis that could not run (its events not seen yet).
-fn not_run(spec: &Spec, e: &AnalysisError) -> LiveStat {
-    LiveStat {
-        analysis: spec.name().to_owned(),
-        count: 0,
-        p50_ns: None,
-        p99_ns: None,
-        max_ns: None,
-        note: Some(e.to_string()),
+impl LiveStat {
+    /// A line without statistics, saying why.
+    pub(crate) fn unanswered(analysis: impl Into<String>, why: impl ToString) -> LiveStat {
+        LiveStat {
+            analysis: analysis.into(),
+            count: 0,
+            p50_ns: None,
+            p99_ns: None,
+            max_ns: None,
+            note: Some(why.to_string()),
+        }
     }
+}
+
+fn not_run(spec: &Spec, e: &AnalysisError) -> LiveStat {
+    LiveStat::unanswered(spec.name(), e)
 }
 
 fn line_of(o: &Outcome) -> LiveStat {

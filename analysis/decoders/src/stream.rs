@@ -221,6 +221,18 @@ impl Stack {
     }
 }
 
+/// Adds a sink's error counts to `out`, keyed `DECODER: KIND` as [`Decoded::errors`] keys
+/// them.
+fn count_errors(
+    out: &mut std::collections::BTreeMap<String, u64>,
+    decoder: &str,
+    errors: impl IntoIterator<Item = (&'static str, u64)>,
+) {
+    for (kind, n) in errors {
+        *out.entry(format!("{decoder}: {kind}")).or_default() += n;
+    }
+}
+
 /// One result of the sinks of a stack, in stack order: each sink's name, errors,
 /// annotations, and whether they came in start order.
 fn merge_sinks(
@@ -232,9 +244,7 @@ fn merge_sinks(
     let mut out = Decoded { clock: Some(clock), ..Decoded::default() };
     let mut sorted = true;
     for (name, errors, mut anns, in_order) in sinks {
-        for (kind, n) in errors {
-            *out.errors.entry(format!("{name}: {kind}")).or_default() += n;
-        }
+        count_errors(&mut out.errors, name, errors);
         sorted &= in_order
             && match (out.annotations.last(), anns.first()) {
                 (Some(a), Some(b)) => a.start <= b.start,
@@ -424,9 +434,7 @@ impl StreamDecoder {
     pub fn errors(&self) -> std::collections::BTreeMap<String, u64> {
         let mut out = std::collections::BTreeMap::new();
         for sink in self.stack.sinks() {
-            for (kind, n) in &sink.errors {
-                *out.entry(format!("{}: {kind}", sink.decoder_name())).or_default() += n;
-            }
+            count_errors(&mut out, sink.decoder_name(), sink.errors.iter().map(|(&k, &n)| (k, n)));
         }
         out
     }
