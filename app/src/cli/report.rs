@@ -167,6 +167,13 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     }
     let mut capture = Capture::open(&files, &ctl)?;
     capture.baseline = args.baseline.as_ref().map(|_| 0);
+    // What an importer left out (a capture loaded only up to a limit, a chunk it could not
+    // read) changes every answer on that input, so it is said before them.
+    for (path, source) in files.iter().zip(&capture.sources) {
+        for w in &source.diagnostics.warnings {
+            eprintln!("latscope: warning: {}: {w}", path.display());
+        }
+    }
     // Decoders run on the inputs that have their channels (a capture beside a kernel trace).
     let ran_on = capture.decode(&registry, &args.decoders)?;
     for (spec, on) in args.decoders.iter().zip(&ran_on) {

@@ -32,9 +32,10 @@ const MAX_METADATA_BYTES: u64 = 1 << 20;
 pub const MAX_MEMBER_BYTES: u64 = 4 << 30;
 /// Logic transitions kept across all channels. Each costs 9 bytes (time and level), so the
 /// limit bounds a capture's edges to ~580 MB: a hostile file (deflate packs a sample that
-/// toggles every time ~1000:1, so 100 M toggling samples fit in 100 KB) is refused there,
-/// not after gigabytes. Real captures have far fewer edges than samples (a 10 MHz clock
-/// sampled for 3 s stays under it).
+/// toggles every time ~1000:1, so 100 M toggling samples fit in 100 KB) stops loading
+/// there, not after gigabytes. A real capture can reach it too (a clock toggling every
+/// sample at 1 MHz does in a minute), so what comes before the sample that crosses it is
+/// kept, and a warning says where loading stopped.
 pub const MAX_TRANSITIONS: usize = 64_000_000;
 /// Analog samples kept across all channels (4 bytes each, so 512 MiB): a 1 MS/s scope
 /// channel for two minutes. Members whose declared sizes exceed it are refused unread,
@@ -434,9 +435,10 @@ struct LogicChannel<T> {
 struct LogicRead<T> {
     channels: Vec<T>,
     samples: u64,
-    /// Channels left out by the track selection, with their transitions (counted only).
+    /// Channels left out by the track selection, with their transitions (counted only;
+    /// `None` when loading stopped at [`MAX_TRANSITIONS`]).
     others: Vec<String>,
-    uncounted_transitions: u64,
+    uncounted_transitions: Option<u64>,
     warnings: Vec<String>,
 }
 
@@ -459,17 +461,20 @@ fn read_logic_tracks(
     }
     source.metadata.push(("logic samples".into(), read.samples.to_string()));
     if !read.others.is_empty() {
-        source.metadata.push((
-            "logic channels not decoded".into(),
-            format!("{} ({} transitions)", read.others.join(", "), read.uncounted_transitions),
-        ));
+        let counted = match read.uncounted_transitions {
+            Some(n) => format!("{n} transitions"),
+            None => "transitions not counted".to_owned(),
+        };
+        source
+            .metadata
+            .push(("logic channels not decoded".into(), format!("{} ({counted})", read.others.join(", "))));
     }
     let end = clock.time(read.samples.saturating_sub(1));
     for mut track in read.channels {
         track.end = end;
         source.digital.push(track);
     }
-    Ok((!read.others.is_empty()).then_some(read.uncounted_transitions))
+    Ok(read.uncounted_transitions.filter(|_| !read.others.is_empty()))
 }
 
 /// The logic channels of a capture's metadata: its unitsize and each enabled probe with its
@@ -527,28 +532,47 @@ fn read_logic_channels<T: Transitions>(
     let (channels, others) = if channels.is_empty() { (others, Vec::new()) } else { (channels, others) };
     let (members, skipped) = logic_members(names, capture);
     let mut warnings: Vec<String> = skipped.into_iter().collect();
+    let mut stopped = false;
     let (samples, partial_len, uncounted_transitions, channels) = if unitsize <= 8 {
         let mut tracks = TrackVisitor::new(channels, clock);
         let masks = Masks { wanted: tracks.wanted, counted: bits_of_word(&others) };
         let members = logic::members(zip, bytes, &members, unitsize);
-        let end = match ctl.preview() {
+        let declared: u64 = members.iter().map(|m| m.size).sum::<u64>() / unitsize as u64;
+        let read = match ctl.preview() {
             Some(sink) => {
-                let declared: u64 = members.iter().map(|m| m.size).sum();
-                let mut previewing = Previewing::new(tracks, sink, declared / unitsize as u64);
-                let end = logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut previewing)?;
+                let mut previewing = Previewing::new(tracks, sink, declared);
+                let read = logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut previewing);
                 tracks = previewing.inner;
-                end
+                read
             }
-            None => logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut tracks)?,
+            None => logic::read(zip, bytes, &members, unitsize, masks, ctl, &mut tracks),
         };
-        warnings.extend(end.warnings);
-        (end.samples, end.partial_len, end.counted_flips, tracks.channels)
+        match (read, tracks.stopped_at) {
+            (Ok(end), _) => {
+                warnings.extend(end.warnings);
+                (end.samples, end.partial_len, end.counted_flips, tracks.channels)
+            }
+            (Err(e @ ParseFailure::Limit { .. }), Some(at)) => {
+                warnings.push(stopped_at_limit(&e, at, Some(declared)));
+                stopped = true;
+                (at, 0, 0, tracks.channels)
+            }
+            (Err(e), _) => return Err(e),
+        }
     } else {
         let mut decoder = LogicDecoder::new(unitsize, channels, clock);
         decoder.count_only(&others);
         for (i, name) in members.iter().enumerate() {
             match stream_member(zip, name, ctl, |bytes| decoder.feed(bytes)) {
                 Ok(()) => {}
+                Err(e @ ParseFailure::Limit { .. }) => {
+                    let Some(at) = decoder.stopped_at else { return Err(e) };
+                    warnings.push(stopped_at_limit(&e, at, None));
+                    decoder.samples = at;
+                    decoder.partial_len = 0;
+                    stopped = true;
+                    break;
+                }
                 // A damaged chunk: what decoded before the damage is kept, in sample order.
                 Err(ParseFailure::Invalid { at, message }) => {
                     warnings.push(format!(
@@ -571,7 +595,8 @@ fn read_logic_channels<T: Transitions>(
     Ok(LogicRead {
         samples,
         others: others.iter().map(|c| c.track.name().to_owned()).collect(),
-        uncounted_transitions,
+        // Past the limit the others' flips were not counted either.
+        uncounted_transitions: (!stopped).then_some(uncounted_transitions),
         channels: channels.into_iter().map(|c| c.track).collect(),
         warnings,
     })
@@ -590,6 +615,8 @@ struct TrackVisitor<T> {
     by_bit: [Option<u8>; 64],
     wanted: u64,
     transitions: usize,
+    /// The sample whose flips would have crossed [`MAX_TRANSITIONS`]: none of them is kept.
+    stopped_at: Option<u64>,
 }
 
 impl<T: Transitions> TrackVisitor<T> {
@@ -599,7 +626,14 @@ impl<T: Transitions> TrackVisitor<T> {
             let bit = 8 * c.byte + c.mask.trailing_zeros() as usize;
             by_bit[bit] = u8::try_from(i).ok();
         }
-        TrackVisitor { wanted: bits_of_word(&channels), channels, clock, by_bit, transitions: 0 }
+        TrackVisitor {
+            wanted: bits_of_word(&channels),
+            channels,
+            clock,
+            by_bit,
+            transitions: 0,
+            stopped_at: None,
+        }
     }
 }
 
@@ -615,15 +649,19 @@ impl<T: Transitions> LogicVisitor for TrackVisitor<T> {
 
     #[inline]
     fn change(&mut self, sample: u64, changed: u64, levels: u64) -> Result<(), ParseFailure> {
+        // A sample's flips are kept all or none, so every track ends at the same sample.
+        if self.transitions + changed.count_ones() as usize > MAX_TRANSITIONS {
+            let bit = changed.trailing_zeros() as usize;
+            let name = self.by_bit[bit].map_or("?", |c| self.channels[usize::from(c)].track.name());
+            self.stopped_at = Some(sample);
+            return Err(too_many_transitions(name, sample));
+        }
         let mut d = changed;
         while d != 0 {
             let bit = d.trailing_zeros();
             d &= d - 1;
             let Some(c) = self.by_bit[bit as usize] else { continue };
             let ch = &mut self.channels[usize::from(c)];
-            if self.transitions >= MAX_TRANSITIONS {
-                return Err(too_many_transitions(ch.track.name(), sample));
-            }
             ch.track.push(
                 sample,
                 self.clock,
@@ -656,6 +694,8 @@ struct LogicDecoder<T> {
     partial_len: usize,
     samples: u64,
     transitions: usize,
+    /// The sample whose flips would have crossed [`MAX_TRANSITIONS`]: none of them is kept.
+    stopped_at: Option<u64>,
 }
 
 impl<T: Transitions> LogicDecoder<T> {
@@ -672,6 +712,7 @@ impl<T: Transitions> LogicDecoder<T> {
             partial_len: 0,
             samples: 0,
             transitions: 0,
+            stopped_at: None,
         }
     }
 
@@ -736,25 +777,26 @@ impl<T: Transitions> LogicDecoder<T> {
         Ok(())
     }
 
-    /// Stores channel `c`'s transition to `level` at sample `index`, counted against the
-    /// limit before it is stored, so the tracks never hold more than it.
-    #[inline]
-    fn transition(&mut self, c: usize, index: u64, level: u8) -> Result<(), ParseFailure> {
-        let Some(ch) = self.channels.get_mut(c) else { return Ok(()) };
-        if self.transitions >= MAX_TRANSITIONS {
-            return Err(too_many_transitions(ch.track.name(), index));
-        }
-        ch.track.push(index, self.clock, level, MAX_TRANSITIONS - self.transitions);
-        self.transitions += 1;
-        Ok(())
-    }
-
+    /// Stores the transitions of sample `index`, counted against the limit before any is
+    /// stored, so the tracks never hold more than it and all end at the same sample.
     fn edges(&mut self, index: u64, prev: &[u8], now: &[u8]) -> Result<(), ParseFailure> {
-        for c in 0..self.channels.len() {
-            let (byte, mask) = (self.channels[c].byte, self.channels[c].mask);
-            if (prev[byte] ^ now[byte]) & mask != 0 {
-                self.transition(c, index, u8::from(now[byte] & mask != 0))?;
-            }
+        let flipped = |c: &LogicChannel<T>| (prev[c.byte] ^ now[c.byte]) & c.mask != 0;
+        let first = self.channels.iter().position(flipped);
+        let count = self.channels.iter().filter(|c| flipped(c)).count();
+        if let Some(first) = first
+            && self.transitions + count > MAX_TRANSITIONS
+        {
+            self.stopped_at = Some(index);
+            return Err(too_many_transitions(self.channels[first].track.name(), index));
+        }
+        for ch in self.channels.iter_mut().filter(|c| (prev[c.byte] ^ now[c.byte]) & c.mask != 0) {
+            ch.track.push(
+                index,
+                self.clock,
+                u8::from(now[ch.byte] & ch.mask != 0),
+                MAX_TRANSITIONS - self.transitions,
+            );
+            self.transitions += 1;
         }
         Ok(())
     }
@@ -888,6 +930,13 @@ impl<T: Transitions> LogicVisitor for Previewing<'_, T> {
             self.send(samples);
         }
     }
+}
+
+/// The warning when loading stopped at [`MAX_TRANSITIONS`]: the limit `e` names, where
+/// loading stopped and, when known, how many samples the capture declares.
+fn stopped_at_limit(e: &ParseFailure, at: u64, declared: Option<u64>) -> String {
+    let of = declared.map_or_else(String::new, |n| format!(" of {n}"));
+    format!("{e}; logic samples from sample {at}{of} on were not loaded (what came before is shown)")
 }
 
 fn too_many_transitions(channel: &str, index: u64) -> ParseFailure {
