@@ -272,6 +272,21 @@ impl Sink {
         }
     }
 
+    /// Moves the annotations that start before `reach` into `out`, in start order (equal
+    /// starts in the order they were put), when every annotation still to come starts at
+    /// `reach` or later: a decoder that puts them out of start order hands on those that
+    /// are final. The ones left are sorted too, which changes nothing a sort at the end
+    /// would not.
+    pub(crate) fn take_before(&mut self, reach: Ps, out: &mut Vec<Annotation>) {
+        sort_by_start(&mut self.anns);
+        let n = self.anns.partition_point(|a| a.start < reach);
+        if n == 0 {
+            return;
+        }
+        self.taken_last = Some(self.anns[n - 1].start);
+        out.extend(self.anns.drain(..n));
+    }
+
     /// Adds `other`'s annotations after these, and its error counts to these.
     pub(crate) fn append(&mut self, mut other: Sink) {
         self.in_order &= other.in_order
@@ -285,7 +300,7 @@ impl Sink {
         }
     }
 
-    fn time(&self, tick: i64) -> (Ps, Option<i64>) {
+    pub(crate) fn time(&self, tick: i64) -> (Ps, Option<i64>) {
         match (self.period, self.clock) {
             // What `time_of` gives for such a clock, without its divisions.
             (Some(p), _) => (tick.saturating_mul(p), Some(tick)),

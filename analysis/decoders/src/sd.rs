@@ -95,7 +95,7 @@ impl Sd {
             block_count: None,
             transfer: None,
             dat: Dat::Idle,
-            last_data: None,
+            unmarked: None,
             have_dat: !dat.is_empty(),
             dat_lines: dat.len(),
         };
@@ -152,6 +152,7 @@ impl Machine for Sd {
 
     fn finish(&mut self, ends: &[i64], sink: &mut Sink) -> Result<(), DecodeError> {
         let end = ends[self.clk as usize];
+        self.bus.put_unmarked(sink);
         if !self.token.bits.is_empty() {
             let ss = self.token.ticks[0];
             sink.error(ss, end, "cut", "CMD token cut off by the end of the capture");
@@ -169,6 +170,39 @@ impl Machine for Sd {
         }
         Ok(())
     }
+}
+
+impl Sd {
+    /// The earliest tick at which an annotation not yet put can start, or `None` when none
+    /// is under way (the next starts at a CLK rise still to come). Annotations are put when
+    /// they end, the CMD line's and the DAT lines' apart, so they come out of start order;
+    /// this says which of those put are final.
+    pub(crate) fn open_since(&self) -> Option<i64> {
+        let token = self.token.ticks.first().copied();
+        // A command still unanswered: the next command puts "no response" at its start.
+        let unanswered = self.bus.sent.filter(|s| !s.answered && s.response.is_some()).map(|s| s.ss);
+        let dat = match self.bus.dat {
+            Dat::Block { start, .. } | Dat::CrcStatus { start, .. } | Dat::Busy { start } => Some(start),
+            Dat::WaitCrcStatus { block_end, .. } => Some(block_end),
+            Dat::Idle | Dat::WaitStart | Dat::MaybeBusy { .. } => None,
+        };
+        let unmarked = self.bus.unmarked.as_ref().map(|u| u.ss);
+        [token, unanswered, dat, unmarked].into_iter().flatten().min()
+    }
+
+    /// Annotations made but not yet put: a data block held back for a CMD12.
+    pub(crate) fn held_back(&self) -> usize {
+        usize::from(self.bus.unmarked.is_some())
+    }
+}
+
+/// A data block's annotation held back while a CMD12 may still mark it the last.
+#[derive(Debug)]
+struct Unmarked {
+    ss: i64,
+    es: i64,
+    text: String,
+    fields: Vec<(&'static str, Value)>,
 }
 
 /// The command most recently sent, until its response (or the next command).
@@ -218,8 +252,10 @@ struct Bus {
     block_count: Option<u64>,
     transfer: Option<Transfer>,
     dat: Dat,
-    /// Index in the sink of the last data annotation (CMD12 marks it the last block).
-    last_data: Option<usize>,
+    /// The last data block, while it is not marked the last of its transfer: a CMD12 marks
+    /// it so. It is put once marked, or when the next block is put, since a CMD12 marks
+    /// only the last block.
+    unmarked: Option<Unmarked>,
     have_dat: bool,
     /// DAT lines given: ACMD6 can only switch to 4 bits when all four are.
     dat_lines: usize,
@@ -357,11 +393,15 @@ impl Bus {
                 (None, false)
             }
             (false, 12) => {
-                if let Some(i) = self.last_data
-                    && let Some(a) = sink.anns.get_mut(i)
-                    && let Some(f) = a.fields.iter_mut().find(|f| f.0 == "last")
-                {
-                    f.1 = Value::Bool(true);
+                // Sent while a block is under way, CMD12 makes that block the last (it ends
+                // the transfer below); between blocks, the one before.
+                if !matches!(self.dat, Dat::Block { .. }) {
+                    if let Some(u) = self.unmarked.as_mut()
+                        && let Some(f) = u.fields.iter_mut().find(|f| f.0 == "last")
+                    {
+                        f.1 = Value::Bool(true);
+                    }
+                    self.put_unmarked(sink);
                 }
                 if let Some(tr) = self.transfer.as_mut() {
                     tr.remaining = Some(0);
@@ -438,6 +478,13 @@ impl Bus {
         }
         if ty == "R1b" && self.have_dat && matches!(self.dat, Dat::Idle) {
             self.dat = Dat::MaybeBusy { clocks: 0 };
+        }
+    }
+
+    /// Puts the data block held back for a CMD12, if any.
+    fn put_unmarked(&mut self, sink: &mut Sink) {
+        if let Some(u) = self.unmarked.take() {
+            sink.put(u.ss, u.es, "data", u.text, u.fields);
         }
     }
 
@@ -614,8 +661,13 @@ impl Bus {
         }
         push_failure(&mut fields, !(crc_ok && end_ok), false);
         let status = if crc_ok && end_ok { "CRC ok" } else { "CRC BAD" };
-        self.last_data = Some(sink.anns.len());
-        sink.put(ss, es, "data", format!("{dir} block {block}: {} bytes, {status}", bytes.len()), fields);
+        self.put_unmarked(sink);
+        let text = format!("{dir} block {block}: {} bytes, {status}", bytes.len());
+        if last {
+            sink.put(ss, es, "data", text, fields);
+        } else {
+            self.unmarked = Some(Unmarked { ss, es, text, fields });
+        }
         if let Some(t) = self.transfer.as_mut() {
             t.done += 1;
             t.remaining = t.remaining.map(|r| r.saturating_sub(1));

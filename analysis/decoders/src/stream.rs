@@ -389,7 +389,13 @@ impl StreamDecoder {
 
     /// How many annotations the stack holds.
     pub fn held(&self) -> usize {
-        self.stack.first_sink.anns.len() + self.stack.stacked.as_ref().map_or(0, |s| s.1.anns.len())
+        let held_back = match &self.stack.first {
+            First::Sd(m) => m.held_back(),
+            _ => 0,
+        };
+        self.stack.first_sink.anns.len()
+            + held_back
+            + self.stack.stacked.as_ref().map_or(0, |s| s.1.anns.len())
     }
 
     /// Moves the annotations that are final into `out`, in start order, so that a long
@@ -404,10 +410,23 @@ impl StreamDecoder {
     /// annotations reach: returns the time (ps) before which no annotation will start any
     /// more, `fed` being the number of ticks fed so far (the next change comes at `fed` or
     /// later). `None` when the stack cannot say: it stacks decoders, its decoder does not
-    /// say when its annotations are final (UART, SD), or they came out of start order.
+    /// say when its annotations are final (UART), or they came out of start order.
+    ///
+    /// SD puts its annotations out of start order (the CMD line's and the DAT lines' as each
+    /// ends) but says how early one still under way starts: those put that start before
+    /// then are taken, in start order.
     pub fn take_final(&mut self, fed: i64, out: &mut Vec<crate::Annotation>) -> Option<latscope_model::Ps> {
         let stack = &mut self.stack;
-        if stack.stacked.is_some() || !stack.first.says_settled() || !stack.first_sink.in_order {
+        if stack.stacked.is_some() {
+            return None;
+        }
+        if let First::Sd(m) = &stack.first {
+            let sink = &mut stack.first_sink;
+            let reach = sink.time(m.open_since().map_or(fed, |t| t.min(fed))).0;
+            sink.take_before(reach, out);
+            return Some(reach);
+        }
+        if !stack.first.says_settled() || !stack.first_sink.in_order {
             return None;
         }
         stack.take_settled(out);

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use latscope_decoders::sd::encode;
-use latscope_decoders::{Annotation, DecodeError, Inputs, Value, decode};
+use latscope_decoders::{Annotation, Clock, DecodeError, Inputs, StreamDecoder, Value, decode};
 use latscope_model::{DigitalTrack, Source, SourceKind};
 
 /// 100 MHz sampling, one SD clock every 10 samples: data changes at the cycle's start,
@@ -38,6 +38,16 @@ impl Bus {
     }
     fn data(&mut self, block: &[[u8; 4]]) {
         self.clocks.extend(block.iter().map(|d| [1, d[0], d[1], d[2], d[3]]));
+    }
+    /// Puts `bits` on the CMD line from clock `at` on, over what the DAT lines carry there
+    /// (a host sends CMD12 while the card still sends a block).
+    fn cmd_at(&mut self, at: usize, bits: &[u8]) {
+        if self.clocks.len() < at + bits.len() {
+            self.clocks.resize(at + bits.len(), [1; 5]);
+        }
+        for (c, &b) in self.clocks[at..].iter_mut().zip(bits) {
+            c[0] = b;
+        }
     }
     fn dat0(&mut self, bits: &[u8]) {
         self.clocks.extend(bits.iter().map(|&b| [1, b, 1, 1, 1]));
@@ -378,4 +388,151 @@ fn uart_glitches_and_wrong_baud_give_error_annotations() {
     assert_eq!(d.annotations.iter().filter(|a| a.row == "data").count(), 2);
     let d = decode("uart:tx=TX,baud=2500000", &inputs).unwrap();
     assert!(d.errors.values().sum::<u64>() > 0, "{:?}", d.errors);
+}
+
+/// A bus whose CMD and DAT lines overlap: an open-ended CMD18 whose CMD12 is sent while the
+/// card still sends a block, a write with its CRC status and busy, a corrupted block, a
+/// command left unanswered and a token cut by the end.
+fn overlapping_bus() -> Bus {
+    let mut bus = Bus::default();
+    bus.idle(8);
+    bus.cmd(&encode::token48(true, 18, 0));
+    bus.idle(2);
+    bus.cmd(&encode::token48(false, 18, 0x900));
+    for k in 0..3 {
+        bus.idle(4);
+        bus.data(&encode::data_block(&content(512, k), 4, k == 1));
+    }
+    // CMD12 on CMD from the middle of the third block; its R1b after the block.
+    let third = bus.clocks.len() - 1041 + 400;
+    bus.cmd_at(third, &encode::token48(true, 12, 0));
+    bus.idle(4);
+    bus.cmd(&encode::token48(false, 12, 0x900));
+    bus.idle(6);
+    bus.cmd(&encode::token48(true, 24, 0x2000));
+    bus.idle(5);
+    bus.cmd(&encode::token48(false, 24, 0x900));
+    bus.idle(2);
+    bus.data(&encode::data_block(&content(512, 99), 4, false));
+    bus.idle(2);
+    bus.dat0(&[0, 0, 1, 0, 1]);
+    bus.dat0(&[0; 20]);
+    bus.idle(6);
+    // CMD13 never answered: "no response" is put at its start once CMD17 comes.
+    bus.cmd(&encode::token48(true, 13, 0x1_0000));
+    bus.idle(70);
+    bus.cmd(&encode::token48(true, 17, 0x3000));
+    bus.idle(2);
+    bus.cmd(&encode::token48(false, 17, 0x900));
+    bus.idle(3);
+    bus.data(&encode::data_block(&content(512, 5), 4, false));
+    // A written block the card gives no CRC status for: said at the block's end.
+    bus.idle(4);
+    bus.cmd(&encode::token48(true, 24, 0x4000));
+    bus.idle(5);
+    bus.cmd(&encode::token48(false, 24, 0x900));
+    bus.idle(2);
+    bus.data(&encode::data_block(&content(512, 6), 4, false));
+    bus.idle(30);
+    bus.cmd(&encode::token48(true, 55, 0)[..30]);
+    bus
+}
+
+/// The level changes of `src`'s tracks in tick order, as a logic analyzer streams them:
+/// the channels with their bits, the levels at tick 0, and each change.
+#[allow(clippy::type_complexity)]
+fn stream_of(src: &latscope_model::Source) -> (Vec<(&str, u32)>, u64, Vec<(i64, u64, u64)>) {
+    let channels: Vec<(&str, u32)> =
+        src.digital.iter().zip(0u32..).map(|(d, b)| (d.name.as_str(), b)).collect();
+    let mut flips: Vec<(i64, u32, u8)> = Vec::new();
+    let mut initial = 0u64;
+    for (d, bit) in src.digital.iter().zip(0u32..) {
+        initial |= u64::from(d.initial) << bit;
+        for (t, level) in d.changes() {
+            flips.push((t / PS_PER_SAMPLE, bit, level));
+        }
+    }
+    flips.sort_by_key(|f| (f.0, f.1));
+    let mut levels = initial;
+    let mut changes: Vec<(i64, u64, u64)> = Vec::new();
+    for (tick, bit, level) in flips {
+        let before = levels;
+        levels = (levels & !(1 << bit)) | (u64::from(level) << bit);
+        if levels == before {
+            continue;
+        }
+        match changes.last_mut() {
+            Some(c) if c.0 == tick => {
+                c.1 ^= before ^ levels;
+                c.2 = levels;
+            }
+            _ => changes.push((tick, before ^ levels, levels)),
+        }
+    }
+    (channels, initial, changes)
+}
+
+/// SD puts its annotations as each ends, the CMD line's and the DAT lines' apart, so out of
+/// start order. Fed in pieces, a live decode still hands on only final annotations, in start
+/// order, each before the reach it says; with what the end gives, they are the whole
+/// decode's, every field equal (a data block marked the last by a later CMD12 included).
+#[test]
+fn sd_decoded_live_hands_on_final_annotations_in_start_order_and_ends_as_the_whole_decode() {
+    let src = overlapping_bus().source();
+    let spec = "sd:clk=CLK,cmd=CMD,dat0=DAT0,dat1=DAT1,dat2=DAT2,dat3=DAT3";
+    let whole = decode(spec, &Inputs::of_source(&src, Some(RATE))).unwrap();
+    // The bus is what it is meant to be: CMD12 inside the third block, marking it the last.
+    let data = of(&whole.annotations, "data");
+    let cmd12 =
+        of(&whole.annotations, "cmd").into_iter().find(|a| field(a, "index") == &Value::UInt(12)).unwrap();
+    assert!(data[2].start < cmd12.start && cmd12.end < data[2].end, "{data:?} {cmd12:?}");
+    assert_eq!(
+        data.iter().map(|a| field(a, "last").clone()).collect::<Vec<_>>(),
+        [false, false, true, true, true, true].map(Value::Bool)
+    );
+    for kind in ["sd: no-response", "sd: no-crc-status", "sd: crc", "sd: cut"] {
+        assert!(whole.errors.contains_key(kind), "{kind} in {:?}", whole.errors);
+    }
+
+    let (channels, initial, changes) = stream_of(&src);
+    for piece_len in [1, 7, 100] {
+        let mut live = StreamDecoder::new(spec, &channels, Clock::Samples(RATE)).unwrap();
+        live.start(initial);
+        let mut taken: Vec<Annotation> = Vec::new();
+        let mut reach = i64::MIN;
+        let mut took_before_the_end = 0;
+        for piece in changes.chunks(piece_len) {
+            for &(t, changed, levels) in piece {
+                live.change(t, changed, levels);
+            }
+            let fed = piece[piece.len() - 1].0 + 1;
+            let before = taken.len();
+            let r = live.take_final(fed, &mut taken).expect("SD says how far its annotations are final");
+            // The last reach said nothing would start before it any more.
+            assert!(
+                taken[before..].iter().all(|a| a.start >= reach),
+                "{:?} before {reach}",
+                &taken[before..]
+            );
+            assert!(r >= reach, "the reach never goes back: {r} after {reach}");
+            reach = r;
+            assert!(taken[before..].iter().all(|a| a.start < reach), "taken only before the reach");
+            took_before_the_end = taken.len();
+        }
+        assert!(taken.is_sorted_by_key(|a| a.start), "in start order");
+        let end = src.digital[0].end / PS_PER_SAMPLE;
+        let rest = live.finish(end).unwrap();
+        assert!(
+            rest.annotations.iter().all(|a| a.start >= reach),
+            "nothing after the end starts before the reach"
+        );
+        assert!(
+            took_before_the_end >= whole.annotations.len() - 3,
+            "{took_before_the_end} of {}",
+            whole.annotations.len()
+        );
+        taken.extend(rest.annotations);
+        assert_eq!(taken, whole.annotations, "pieces of {piece_len} changes");
+        assert_eq!(rest.errors, whole.errors);
+    }
 }
