@@ -297,6 +297,34 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     assert_eq!(d0.transitions(), flips, "D0 changes level as often in both");
 }
 
+/// Recorded with no path, a logic analyzer's capture is opened from a temporary file: the
+/// source names it while the workbench runs, and the workbench removes it when it exits.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn a_logic_recording_without_a_path_opens_from_a_temporary_file_removed_on_exit() {
+    let mut h = harness(Options::default());
+    let form = RecordForm {
+        machine: Machine::None,
+        sigrok: "demo:analog_channels=0:samplerate=100k".into(),
+        duration: "300ms".into(),
+        ..RecordForm::default()
+    };
+    send(&mut h, RecordMsg::Edit(form));
+    send(&mut h, RecordMsg::Start);
+    assert!(h.state().record.running(), "{:?}", h.state().record.error);
+    wait(&mut h, "the logic recording to end", |wb| !wb.record.running());
+    let wb = h.state();
+    assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
+    assert!(wb.record.ended.as_ref().unwrap().saved.is_empty(), "nothing was asked to be saved");
+    let src = wb.doc.get(wb.record.source.unwrap()).unwrap().source();
+    let path = src.path.clone().unwrap();
+    assert!(path.starts_with(std::env::temp_dir()) && path.exists(), "{}", path.display());
+    assert_eq!(wb.record.temporary.paths(), std::slice::from_ref(&path));
+    assert_eq!(src.digital.len(), 8);
+    drop(h);
+    assert!(!path.exists(), "{} is left behind", path.display());
+}
+
 /// sigrok's demo device alone, its pattern decoded as SPI (D0 clocks D1), a rule over the
 /// words, saved at `output`.
 fn demo_spi_form(output: &std::path::Path) -> RecordForm {

@@ -420,6 +420,9 @@ pub enum RecordMsg {
         offset_ps: i64,
         placed_by: String,
     },
+    /// The recording wrote its logic capture to a temporary file (no path was given), to open
+    /// it from there: the workbench removes the file when it exits.
+    Temporary(std::path::PathBuf),
     /// The recording ended: how, and what it saved; or why it could not start.
     Ended {
         ticket: Ticket,

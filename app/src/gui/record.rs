@@ -269,6 +269,9 @@ pub struct RecordEnd {
     pub unrestored: Option<String>,
     /// A logic analyzer beside the kernel: how it was placed on the kernel's timeline.
     pub logic_placed: Option<String>,
+    /// What the importer warned about the saved logic capture when it was opened (a capture
+    /// too dense to load whole), each with the file's path.
+    pub warnings: Vec<String>,
 }
 
 /// At most this many crossings are listed (all are counted).
@@ -293,6 +296,34 @@ pub struct RecordState {
     pub logic_placed: Option<String>,
     pub ended: Option<RecordEnd>,
     pub error: Option<String>,
+    /// Logic captures written to the temporary directory to be opened: removed on exit.
+    pub temporary: TemporaryFiles,
+}
+
+/// Files this workbench wrote to the temporary directory, removed when it is dropped (the
+/// window closes). Each workbench removes only its own.
+#[derive(Debug, Default)]
+pub struct TemporaryFiles(Vec<PathBuf>);
+
+impl TemporaryFiles {
+    pub fn add(&mut self, path: PathBuf) {
+        if !self.0.contains(&path) {
+            self.0.push(path);
+        }
+    }
+
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.0
+    }
+}
+
+impl Drop for TemporaryFiles {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            // Already gone (the user moved it) is fine; nothing else can be done on exit.
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 impl RecordState {

@@ -500,6 +500,7 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         saved.push(out.clone());
     }
     let mut logic_placed = None;
+    let mut warnings = Vec::new();
     if let Some(logic) = &rec.logic
         && let Some((offset_ps, placed_by)) = rec.logic_offset()?
     {
@@ -508,16 +509,14 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         let path = match (&request.output, opts.windows_dir.is_none()) {
             (Some(out), true) => out.join("logic.sr"),
             _ => {
-                let tmp = std::env::temp_dir().join(format!(
-                    "latscope-logic-{}-{}.sr",
-                    std::process::id(),
-                    ticket.id
-                ));
+                let tmp = temporary_logic_path(ticket);
+                cx.send(RecordMsg::Temporary(tmp.clone()));
                 logic.save(&tmp)?;
                 tmp
             }
         };
         let mut source = latscope_engine::open(&path, &cx.control)?;
+        warnings.extend(importer_warnings(&path, &source));
         source.name = "logic (recording)".to_owned();
         source.path = Some(path);
         attach_stream_decode(&mut source, logic)?;
@@ -541,7 +540,19 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         crossings: rec.crossings,
         unrestored: rec.unrestored,
         logic_placed,
+        warnings,
     })
+}
+
+/// Where recording `ticket` writes its logic capture when no path was given: the workbench
+/// is told before it is written (`RecordMsg::Temporary`) and removes it on exit.
+fn temporary_logic_path(ticket: Ticket) -> PathBuf {
+    std::env::temp_dir().join(format!("latscope-logic-{}-{}.sr", std::process::id(), ticket.id))
+}
+
+/// The importer's warnings about the capture at `path`, each naming it.
+fn importer_warnings(path: &Path, source: &Source) -> Vec<String> {
+    source.diagnostics.warnings.iter().map(|w| format!("{}: {w}", path.display())).collect()
 }
 
 /// Adds the decode a recording made of its logic analyzer's stream to `source`, the saved
@@ -591,14 +602,15 @@ fn record_logic_work(
             (o.join("logic.sr"), vec![o.clone()])
         }
         _ => {
-            let tmp =
-                std::env::temp_dir().join(format!("latscope-logic-{}-{}.sr", std::process::id(), ticket.id));
+            let tmp = temporary_logic_path(ticket);
+            cx.send(RecordMsg::Temporary(tmp.clone()));
             logic.save(&tmp)?;
             (tmp, Vec::new())
         }
     };
     saved.extend(end.saved.iter().map(|s| s.dir.clone()));
     let mut source = latscope_engine::open(&out, &cx.control)?;
+    let warnings = importer_warnings(&out, &source);
     source.name = out.file_name().map_or_else(|| "logic".to_owned(), |n| n.to_string_lossy().into_owned());
     source.path = Some(out.clone());
     attach_stream_decode(&mut source, &logic)?;
@@ -618,6 +630,7 @@ fn record_logic_work(
         crossings: end.crossings,
         unrestored: None,
         logic_placed: None,
+        warnings,
     })
 }
 

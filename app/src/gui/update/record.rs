@@ -59,6 +59,7 @@ impl Workbench {
                     self.record_logic(prepared, offset_ps, placed_by);
                 }
             }
+            RecordMsg::Temporary(path) => self.record.temporary.add(path),
             RecordMsg::Ended { ticket, result } => {
                 if self.record.run.as_ref().is_none_or(|r| r.ticket != ticket) {
                     return;
@@ -69,6 +70,9 @@ impl Workbench {
                 }
                 match result {
                     Ok(end) => {
+                        for w in &end.warnings {
+                            self.errors.push_warning(w.clone());
+                        }
                         if let Some(why) = &end.unrestored {
                             self.record.error = Some(why.clone());
                         }
