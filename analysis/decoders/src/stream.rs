@@ -393,9 +393,8 @@ impl StreamDecoder {
             First::Sd(m) => m.held_back(),
             _ => 0,
         };
-        self.stack.first_sink.anns.len()
-            + held_back
-            + self.stack.stacked.as_ref().map_or(0, |s| s.1.anns.len())
+        // The stack's sinks: a UART's lines keep their own.
+        self.stack.sinks().map(|s| s.anns.len()).sum::<usize>() + held_back
     }
 
     /// Moves the annotations that are final into `out`, in start order, so that a long
@@ -409,22 +408,32 @@ impl StreamDecoder {
     /// [`Self::take_settled`] for a live decode, which must also know how far the final
     /// annotations reach: returns the time (ps) before which no annotation will start any
     /// more, `fed` being the number of ticks fed so far (the next change comes at `fed` or
-    /// later). `None` when the stack cannot say: it stacks decoders, its decoder does not
-    /// say when its annotations are final (UART), or they came out of start order.
+    /// later). `None` when the stack cannot say: it stacks decoders, a UART measures its
+    /// baud rate at the end, or a decoder that does not say how early an annotation under
+    /// way starts put them out of start order.
     ///
     /// SD puts its annotations out of start order (the CMD line's and the DAT lines' as each
-    /// ends) but says how early one still under way starts: those put that start before
-    /// then are taken, in start order.
+    /// ends), and UART each line's apart (a frame's errors before its data): both say how
+    /// early one still under way starts, and those put that start before then are taken,
+    /// in start order. UART with `baud=auto` cannot say.
     pub fn take_final(&mut self, fed: i64, out: &mut Vec<crate::Annotation>) -> Option<latscope_model::Ps> {
         let stack = &mut self.stack;
         if stack.stacked.is_some() {
             return None;
         }
-        if let First::Sd(m) = &stack.first {
-            let sink = &mut stack.first_sink;
-            let reach = sink.time(m.open_since().map_or(fed, |t| t.min(fed))).0;
-            sink.take_before(reach, out);
-            return Some(reach);
+        match &mut stack.first {
+            First::Sd(m) => {
+                let sink = &mut stack.first_sink;
+                let reach = sink.time(m.open_since().map_or(fed, |t| t.min(fed))).0;
+                sink.take_before(reach, out);
+                return Some(reach);
+            }
+            First::Uart(m) => {
+                let reach = stack.first_sink.time(m.open_since(fed)?).0;
+                m.take_before(reach, out);
+                return Some(reach);
+            }
+            First::Spi(_) | First::I2c(_) => {}
         }
         if !stack.first.says_settled() || !stack.first_sink.in_order {
             return None;

@@ -131,6 +131,41 @@ impl Uart {
     pub(crate) fn line_sinks_mut(&mut self) -> impl Iterator<Item = &mut Sink> {
         self.lines.iter_mut().map(|(_, sink)| sink)
     }
+
+    /// Reads each line's sample points before tick `fed` (no change comes before it, so the
+    /// level there is the level now: what the line's next change would read, read sooner)
+    /// and returns the earliest tick at which an annotation not yet put can start: the
+    /// start of a frame or a false start bit still open, else `fed`. `None` with
+    /// `baud=auto`, which frames nothing before the end.
+    pub(crate) fn open_since(&mut self, fed: i64) -> Option<i64> {
+        let mut open = fed;
+        for (UartLine { dir, mode, .. }, sink) in &mut self.lines {
+            let Mode::Fixed(f) = mode else { return None };
+            f.read_points_before(fed, dir, sink);
+            let starts = f.frame.map(|fr| fr.start).into_iter().chain(f.glitches.front().map(|g| g.start));
+            open = starts.fold(open, i64::min);
+        }
+        Some(open)
+    }
+
+    /// Moves the annotations of every line that start before `reach` into `out`, in start
+    /// order, tx before rx on equal starts: as the end merges the lines.
+    pub(crate) fn take_before(&mut self, reach: latscope_model::Ps, out: &mut Vec<crate::Annotation>) {
+        let mut taken: Vec<std::vec::IntoIter<crate::Annotation>> = Vec::with_capacity(self.lines.len());
+        for (_, sink) in &mut self.lines {
+            let mut line = Vec::new();
+            sink.take_before(reach, &mut line);
+            taken.push(line.into_iter());
+        }
+        let mut heads: Vec<Option<crate::Annotation>> = taken.iter_mut().map(Iterator::next).collect();
+        loop {
+            let first = heads.iter().enumerate().filter_map(|(i, h)| h.as_ref().map(|a| (a.start, i))).min();
+            let Some((_, i)) = first else { break };
+            if let Some(a) = std::mem::replace(&mut heads[i], taken[i].next()) {
+                out.push(a);
+            }
+        }
+    }
 }
 
 impl Machine for Uart {

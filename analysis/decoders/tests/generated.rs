@@ -472,6 +472,56 @@ fn stream_of(src: &latscope_model::Source) -> (Vec<(&str, u32)>, u64, Vec<(i64, 
     (channels, initial, changes)
 }
 
+/// Decodes `src` with `spec` live, fed in pieces of 1, 7 and 100 changes: every piece hands
+/// on only final annotations, each at or after the reach said before and before the reach
+/// said now, in start order; all but `held_to_the_end` are handed on before the end, and
+/// with what the end gives they are the whole decode's, every field equal.
+fn decoded_live_in_pieces_is_the_whole_decode(spec: &str, src: &Source, held_to_the_end: usize) {
+    let whole = decode(spec, &Inputs::of_source(src, Some(RATE))).unwrap();
+    let (channels, initial, changes) = stream_of(src);
+    for piece_len in [1, 7, 100] {
+        let mut live = StreamDecoder::new(spec, &channels, Clock::Samples(RATE)).unwrap();
+        live.start(initial);
+        let mut taken: Vec<Annotation> = Vec::new();
+        let mut reach = i64::MIN;
+        let mut took_before_the_end = 0;
+        for piece in changes.chunks(piece_len) {
+            for &(t, changed, levels) in piece {
+                live.change(t, changed, levels);
+            }
+            let fed = piece[piece.len() - 1].0 + 1;
+            let before = taken.len();
+            let r =
+                live.take_final(fed, &mut taken).expect("the decoder says how far its annotations are final");
+            // The last reach said nothing would start before it any more.
+            assert!(
+                taken[before..].iter().all(|a| a.start >= reach),
+                "{:?} before {reach}",
+                &taken[before..]
+            );
+            assert!(r >= reach, "the reach never goes back: {r} after {reach}");
+            reach = r;
+            assert!(taken[before..].iter().all(|a| a.start < reach), "taken only before the reach");
+            took_before_the_end = taken.len();
+        }
+        assert!(taken.is_sorted_by_key(|a| a.start), "in start order");
+        let end = src.digital[0].end / PS_PER_SAMPLE;
+        let rest = live.finish(end).unwrap();
+        assert!(
+            rest.annotations.iter().all(|a| a.start >= reach),
+            "nothing after the end starts before the reach"
+        );
+        assert_eq!(
+            took_before_the_end + held_to_the_end,
+            whole.annotations.len(),
+            "pieces of {piece_len} changes"
+        );
+        taken.extend(rest.annotations);
+        assert_eq!(taken, whole.annotations, "pieces of {piece_len} changes");
+        assert_eq!(rest.errors, whole.errors);
+    }
+}
+
 /// SD puts its annotations as each ends, the CMD line's and the DAT lines' apart, so out of
 /// start order. Fed in pieces, a live decode still hands on only final annotations, in start
 /// order, each before the reach it says; with what the end gives, they are the whole
@@ -494,45 +544,94 @@ fn sd_decoded_live_hands_on_final_annotations_in_start_order_and_ends_as_the_who
         assert!(whole.errors.contains_key(kind), "{kind} in {:?}", whole.errors);
     }
 
-    let (channels, initial, changes) = stream_of(&src);
-    for piece_len in [1, 7, 100] {
-        let mut live = StreamDecoder::new(spec, &channels, Clock::Samples(RATE)).unwrap();
-        live.start(initial);
-        let mut taken: Vec<Annotation> = Vec::new();
-        let mut reach = i64::MIN;
-        let mut took_before_the_end = 0;
-        for piece in changes.chunks(piece_len) {
-            for &(t, changed, levels) in piece {
-                live.change(t, changed, levels);
-            }
-            let fed = piece[piece.len() - 1].0 + 1;
-            let before = taken.len();
-            let r = live.take_final(fed, &mut taken).expect("SD says how far its annotations are final");
-            // The last reach said nothing would start before it any more.
-            assert!(
-                taken[before..].iter().all(|a| a.start >= reach),
-                "{:?} before {reach}",
-                &taken[before..]
-            );
-            assert!(r >= reach, "the reach never goes back: {r} after {reach}");
-            reach = r;
-            assert!(taken[before..].iter().all(|a| a.start < reach), "taken only before the reach");
-            took_before_the_end = taken.len();
+    // Only the token the end cuts is said at the end.
+    decoded_live_in_pieces_is_the_whole_decode(spec, &src, 1);
+}
+
+/// The levels of an 8E1 UART frame of `byte` (even parity, flipped when `bad_parity`; a
+/// stop bit of 0 when `bad_stop`), one per bit.
+fn uart_frame(byte: u8, bad_parity: bool, bad_stop: bool) -> Vec<u8> {
+    let mut bits = vec![0u8];
+    bits.extend((0..8).map(|i| (byte >> i) & 1));
+    bits.push(((byte.count_ones() as u8) & 1) ^ u8::from(bad_parity));
+    bits.push(u8::from(!bad_stop));
+    bits
+}
+
+/// A UART line at 115200 baud (about 868.06 samples a bit, so sample points fall between
+/// samples): each frame `(gap in bits before it, byte, bad parity, bad stop)`, a one-sample
+/// glitch where `glitch_after` frames have gone, and the last frame cut by the end.
+fn uart_line(name: &str, frames: &[(f64, u8, bool, bool)], glitch_after: usize) -> DigitalTrack {
+    let width = RATE as f64 / 115_200.0;
+    let mut track = DigitalTrack::new(name, 1);
+    let mut at = 0.0f64;
+    let mut level = 1;
+    let mut push = |track: &mut DigitalTrack, t: f64, l: u8| {
+        if l != level {
+            track.push(t.round() as i64 * PS_PER_SAMPLE, l);
+            level = l;
         }
-        assert!(taken.is_sorted_by_key(|a| a.start), "in start order");
-        let end = src.digital[0].end / PS_PER_SAMPLE;
-        let rest = live.finish(end).unwrap();
-        assert!(
-            rest.annotations.iter().all(|a| a.start >= reach),
-            "nothing after the end starts before the reach"
-        );
-        assert!(
-            took_before_the_end >= whole.annotations.len() - 3,
-            "{took_before_the_end} of {}",
-            whole.annotations.len()
-        );
-        taken.extend(rest.annotations);
-        assert_eq!(taken, whole.annotations, "pieces of {piece_len} changes");
-        assert_eq!(rest.errors, whole.errors);
+    };
+    for (k, &(gap, byte, bad_parity, bad_stop)) in frames.iter().enumerate() {
+        at += gap * width;
+        if k == glitch_after {
+            push(&mut track, at - 3.0 * width, 0);
+            push(&mut track, at - 3.0 * width + 1.0, 1);
+        }
+        for bit in uart_frame(byte, bad_parity, bad_stop) {
+            push(&mut track, at, bit);
+            at += width;
+        }
+        push(&mut track, at, 1);
     }
+    track
+}
+
+/// UART keeps each line's annotations apart and puts a frame's errors before its data,
+/// which starts earlier: out of start order. Decoded live (TX and RX overlapping, parity
+/// and stop-bit errors, a false start bit, a frame cut by the end), it hands on what is
+/// final in start order and ends as the whole decode.
+#[test]
+fn uart_decoded_live_hands_on_final_annotations_in_start_order_and_ends_as_the_whole_decode() {
+    let tx = uart_line(
+        "TX",
+        &[
+            (4.0, b'l', false, false),
+            (0.0, b's', true, false),
+            (6.5, b'\n', false, true),
+            (30.0, b'x', false, false),
+        ],
+        2,
+    );
+    // RX's last frame ends at the stop bit's level, so no change of its own reads it: the
+    // live decode reads the sample points before what was fed.
+    let rx = uart_line(
+        "RX",
+        &[
+            (9.3, b'o', false, false),
+            (0.2, b'k', false, false),
+            (2.0, 0xff, true, true),
+            (1.0, b'!', false, false),
+        ],
+        9,
+    );
+    let mut src = Source::new("uart", "sigrok-sr", SourceKind::File);
+    // The end cuts TX's last frame after its fourth bit.
+    let end = tx.changes().last().unwrap().0 - 7 * (RATE as i64 / 115_200) * PS_PER_SAMPLE;
+    for mut t in [tx, rx] {
+        while t.changes().last().is_some_and(|(at, _)| at > end) {
+            t.pop();
+        }
+        t.end = end;
+        src.digital.push(t);
+    }
+    let spec = "uart:tx=TX,rx=RX,baud=115200,parity=even";
+    let whole = decode(spec, &Inputs::of_source(&src, Some(RATE))).unwrap();
+    let data: Vec<&str> = whole.annotations.iter().filter(|a| a.row == "data").map(|a| &*a.text).collect();
+    assert_eq!(data, ["6C", "6F", "73", "6B", "0A", "FF", "21"], "TX and RX interleaved by start");
+    for kind in ["uart: parity", "uart: frame", "uart: cut"] {
+        assert!(whole.errors.contains_key(kind), "{kind} in {:?}", whole.errors);
+    }
+    // Only the frame the end cuts is said at the end.
+    decoded_live_in_pieces_is_the_whole_decode(spec, &src, 1);
 }
