@@ -383,7 +383,7 @@ fn a_capture_toggling_every_sample_loads_up_to_the_transition_limit_and_says_whe
         "member `logic-1-1`".to_owned(),
         format!("at sample {})", limit + 1),
         format!("exceeds the limit of {limit} transitions"),
-        format!("from sample {} of {SAMPLES} on were not loaded", limit + 1),
+        format!("from sample {} on (of {SAMPLES}) were not loaded", limit + 1),
     ] {
         assert!(warning.contains(&part), "{part:?} missing from: {warning}");
     }

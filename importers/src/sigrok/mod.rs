@@ -935,8 +935,8 @@ impl<T: Transitions> LogicVisitor for Previewing<'_, T> {
 /// The warning when loading stopped at [`MAX_TRANSITIONS`]: the limit `e` names, where
 /// loading stopped and, when known, how many samples the capture declares.
 fn stopped_at_limit(e: &ParseFailure, at: u64, declared: Option<u64>) -> String {
-    let of = declared.map_or_else(String::new, |n| format!(" of {n}"));
-    format!("{e}; logic samples from sample {at}{of} on were not loaded (what came before is shown)")
+    let of = declared.map_or_else(String::new, |n| format!(" (of {n})"));
+    format!("{e}; logic samples from sample {at} on{of} were not loaded; what came before is shown")
 }
 
 fn too_many_transitions(channel: &str, index: u64) -> ParseFailure {
