@@ -72,13 +72,7 @@ pub struct Growing {
     late: u64,
     /// How far behind the watermark the latest of them was (ns).
     late_by: u64,
-    /// Events reserved up front ([`Growing::reserve`]).
-    reserved: usize,
 }
-
-/// Field bytes reserved per event reserved: a kernel event's fields take 4 to 16 bytes
-/// (numbers, and strings as symbols).
-const RESERVED_FIELD_BYTES_PER_EVENT: usize = 16;
 
 impl Growing {
     pub fn new(cpus: usize, page_size: usize) -> Growing {
@@ -91,25 +85,13 @@ impl Growing {
             through: None,
             late: 0,
             late_by: 0,
-            reserved: 0,
         }
-    }
-
-    /// Reserves the columns of `events` events up front: a source that grows to a known
-    /// bound (a ring's) then never copies its columns into larger ones in the middle of a
-    /// tick. The reservation's pages cost memory only once written.
-    pub fn reserve(&mut self, events: usize) {
-        self.table.reserve(events, events.saturating_mul(RESERVED_FIELD_BYTES_PER_EVENT));
-        self.reserved = events;
     }
 
     /// An empty source for the same CPUs that knows when each reader last found its buffer
-    /// empty (a source started again from the pages kept), with the same reservation.
+    /// empty (a source started again from the pages kept).
     pub fn renew(&self) -> Growing {
         let mut g = Growing::new(self.cpus.len(), self.page_size);
-        if self.reserved > 0 {
-            g.reserve(self.reserved);
-        }
         for (new, old) in g.cpus.iter_mut().zip(&self.cpus) {
             new.drained = old.drained;
         }

@@ -36,24 +36,7 @@ pub enum Ring {
     Bytes(u64),
 }
 
-/// Bytes of pages per event, for a reservation: about what a sched or block event takes
-/// (markers take more), so a ring rarely holds more events than it reserves.
-const RESERVED_PAGE_BYTES_PER_EVENT: u64 = 32;
-/// At most this many events are reserved (about 1 GB of columns, never written unless used).
-const MAX_RESERVED_EVENTS: u64 = 1 << 25;
-
 impl Ring {
-    /// Events a live source of this ring reserves up front: one holds the pages of up to
-    /// twice the ring before its successor takes over. Only a ring in bytes knows them.
-    fn events_to_reserve(self) -> Option<usize> {
-        match self {
-            Ring::Bytes(bytes) => {
-                let events = (2 * bytes / RESERVED_PAGE_BYTES_PER_EVENT).min(MAX_RESERVED_EVENTS);
-                usize::try_from(events).ok()
-            }
-            Ring::All | Ring::Nanos(_) => None,
-        }
-    }
     /// The flight recorder's default: 64 MiB of pages (about 1.3 M events).
     pub const DEFAULT: Ring = Ring::Bytes(64 << 20);
 
@@ -782,7 +765,7 @@ fn run(
     let mut tick_cost = Duration::ZERO;
     let mut lost = 0u64;
     let mut first_raw: Option<u64> = None;
-    let mut following = Following::new(cpus, page_size, &opts.specs, opts.ring);
+    let mut following = Following::new(cpus, page_size, &opts.specs);
     let take = |store: &mut Store,
                 following: &mut Following,
                 delivery: Delivery,
@@ -1015,14 +998,10 @@ struct Generation {
 }
 
 impl Following {
-    fn new(cpus: usize, page_size: usize, specs: &[Spec], ring: Ring) -> Following {
-        let mut growing = Growing::new(cpus, page_size);
-        if let Some(events) = ring.events_to_reserve() {
-            growing.reserve(events);
-        }
+    fn new(cpus: usize, page_size: usize, specs: &[Spec]) -> Following {
         Following {
             current: Generation {
-                growing,
+                growing: Growing::new(cpus, page_size),
                 analyses: LiveAnalyses::for_standing(specs.to_vec()),
                 from: 0,
                 kept_when: Some(0),

@@ -371,46 +371,6 @@ mod tests {
         assert_eq!(b.rename_tasks(names), 0, "nothing left to rename");
     }
 
-    /// The base of each column (and the field bytes) of a table.
-    fn bases(t: &EventTable) -> [usize; 8] {
-        [
-            t.ts.as_ptr() as usize,
-            t.cpu.as_ptr() as usize,
-            t.pid.as_ptr() as usize,
-            t.comm.as_ptr() as usize,
-            t.layout.as_ptr() as usize,
-            t.flags.as_ptr() as usize,
-            t.field_off.as_ptr() as usize,
-            t.field_data.as_ptr() as usize,
-        ]
-    }
-
-    /// A growing source shown while it grows: its clones keep the builder's columns from
-    /// being extended in place, so a full column is copied into one twice as large, all of
-    /// it at once. Reserved up front, every column stays where it is while it fills.
-    #[test]
-    fn a_reserved_table_grows_in_place_while_clones_read_it() {
-        let mut reserved = EventTableBuilder::new();
-        reserved.reserve(5_000, 5_000 * 16);
-        let mut plain = EventTableBuilder::new();
-        fill(&mut reserved, 3);
-        fill(&mut plain, 3);
-        let (first_reserved, first_plain) = (reserved.table().clone(), plain.table().clone());
-        for _ in 0..1_000 {
-            fill(&mut reserved, 4);
-            fill(&mut plain, 4);
-            // A reader holds each step, as the window and the analyses hold snapshots.
-            let (_r, _p) = (reserved.table().clone(), plain.table().clone());
-        }
-        assert_eq!(reserved.len(), 4_003);
-        assert_eq!(bases(reserved.table()), bases(&first_reserved), "every column where it was");
-        assert!(
-            bases(plain.table()).iter().zip(bases(&first_plain)).all(|(a, b)| *a != b),
-            "without a reservation every column moved"
-        );
-        assert_eq!(first_reserved.len(), 3, "the first clone still sees its own three");
-    }
-
     #[test]
     fn a_sink_gets_the_rows_and_the_builder_keeps_the_rest() {
         let mut own = EventTableBuilder::new();
