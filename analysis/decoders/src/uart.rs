@@ -151,20 +151,12 @@ impl Uart {
     /// Moves the annotations of every line that start before `reach` into `out`, in start
     /// order, tx before rx on equal starts: as the end merges the lines.
     pub(crate) fn take_before(&mut self, reach: latscope_model::Ps, out: &mut Vec<crate::Annotation>) {
-        let mut taken: Vec<std::vec::IntoIter<crate::Annotation>> = Vec::with_capacity(self.lines.len());
+        let from = out.len();
         for (_, sink) in &mut self.lines {
-            let mut line = Vec::new();
-            sink.take_before(reach, &mut line);
-            taken.push(line.into_iter());
+            sink.take_before(reach, out);
         }
-        let mut heads: Vec<Option<crate::Annotation>> = taken.iter_mut().map(Iterator::next).collect();
-        loop {
-            let first = heads.iter().enumerate().filter_map(|(i, h)| h.as_ref().map(|a| (a.start, i))).min();
-            let Some((_, i)) = first else { break };
-            if let Some(a) = std::mem::replace(&mut heads[i], taken[i].next()) {
-                out.push(a);
-            }
-        }
+        // Stable: TX's, taken first, stay before RX's on equal starts.
+        crate::sort_by_start(&mut out[from..]);
     }
 }
 

@@ -781,15 +781,14 @@ impl<T: Transitions> LogicDecoder<T> {
     /// stored, so the tracks never hold more than it and all end at the same sample.
     fn edges(&mut self, index: u64, prev: &[u8], now: &[u8]) -> Result<(), ParseFailure> {
         let flipped = |c: &LogicChannel<T>| (prev[c.byte] ^ now[c.byte]) & c.mask != 0;
-        let first = self.channels.iter().position(flipped);
-        let count = self.channels.iter().filter(|c| flipped(c)).count();
-        if let Some(first) = first
-            && self.transitions + count > MAX_TRANSITIONS
-        {
+        // The tracks never hold more than the limit, so only a sample that flips some can
+        // cross it.
+        if self.transitions + self.channels.iter().filter(|c| flipped(c)).count() > MAX_TRANSITIONS {
+            let name = self.channels.iter().find(|c| flipped(c)).map_or("?", |c| c.track.name());
             self.stopped_at = Some(index);
-            return Err(too_many_transitions(self.channels[first].track.name(), index));
+            return Err(too_many_transitions(name, index));
         }
-        for ch in self.channels.iter_mut().filter(|c| (prev[c.byte] ^ now[c.byte]) & c.mask != 0) {
+        for ch in self.channels.iter_mut().filter(|c| flipped(c)) {
             ch.track.push(
                 index,
                 self.clock,
