@@ -32,6 +32,16 @@ fn send(h: &mut egui_kittest::Harness<'static, Workbench>, m: RecordMsg) {
     h.step();
 }
 
+/// Records what `form` asks until the recording ends by itself (its duration), and checks
+/// that it started and ended without an error.
+fn record_until_it_ends(h: &mut egui_kittest::Harness<'static, Workbench>, form: RecordForm) {
+    send(h, RecordMsg::Edit(form));
+    send(h, RecordMsg::Start);
+    assert!(h.state().record.running(), "{:?}", h.state().record.error);
+    wait(h, "the logic recording to end", |wb| !wb.record.running());
+    assert!(h.state().record.error.is_none(), "{:?}", h.state().record.error);
+}
+
 #[test]
 #[cfg_attr(
     not(all(have_tracefs, have_trace_cmd)),
@@ -309,12 +319,8 @@ fn a_logic_recording_without_a_path_opens_from_a_temporary_file_removed_on_exit(
         duration: "300ms".into(),
         ..RecordForm::default()
     };
-    send(&mut h, RecordMsg::Edit(form));
-    send(&mut h, RecordMsg::Start);
-    assert!(h.state().record.running(), "{:?}", h.state().record.error);
-    wait(&mut h, "the logic recording to end", |wb| !wb.record.running());
+    record_until_it_ends(&mut h, form);
     let wb = h.state();
-    assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
     assert!(wb.record.ended.as_ref().unwrap().saved.is_empty(), "nothing was asked to be saved");
     let src = wb.doc.get(wb.record.source.unwrap()).unwrap().source();
     let path = src.path.clone().unwrap();
@@ -354,12 +360,8 @@ fn the_record_windows_flight_recorder_saves_windows_of_decoded_logic() {
         duration: "1500ms".into(),
         ..demo_spi_form(&windows)
     };
-    send(&mut h, RecordMsg::Edit(form));
-    send(&mut h, RecordMsg::Start);
-    assert!(h.state().record.running(), "{:?}", h.state().record.error);
-    wait(&mut h, "the logic recording to end", |wb| !wb.record.running());
+    record_until_it_ends(&mut h, form);
     let wb = h.state();
-    assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
     let end = wb.record.ended.clone().unwrap();
     assert_eq!(end.saved.len(), 1, "{end:?}");
     assert!(end.saved[0].starts_with(&windows) && end.saved[0].join("logic.sr").exists(), "{end:?}");

@@ -1148,6 +1148,62 @@ mod tests {
 
     use crate::decoded::event_rows;
 
+    /// How a live decode grew against the same samples decoded in one go.
+    struct Grown {
+        /// The whole decode's lines and events.
+        whole_lines: Vec<crate::LiveStat>,
+        whole_events: usize,
+        /// Events the growing source held before the end.
+        grown_before: usize,
+    }
+
+    /// Feeds `samples` to the stacks `specs` over `channels` at `rate` Hz, `piece` bytes (whole
+    /// samples) at a time, with no ring. The oracle is the same samples decoded in one go, nothing
+    /// taken out early. After each piece the growing source's events are a prefix of the
+    /// whole decode's (time, name and every field) and `rules` answer from what was
+    /// appended since as a whole run on them; at the end they are the whole decode's, and
+    /// the whole decode puts the taken annotations back before the rest.
+    fn grows_as_its_whole_decode(
+        samples: &[u8],
+        channels: &[String],
+        specs: &[String],
+        rate: u64,
+        rules: &[latscope_analysis::spec::Spec],
+        piece: usize,
+    ) -> Grown {
+        let mut once = LiveDecoders::new(specs, channels, rate).unwrap();
+        once.feed(samples);
+        let whole = decoded_source(&once.finish().unwrap().0).unwrap();
+        let whole_rows = event_rows(&whole);
+        let (_, whole_lines) = crate::stats::run(rules, &whole);
+
+        let mut live = LiveDecoders::new(specs, channels, rate).unwrap();
+        let mut analyses = latscope_analysis::live::LiveAnalyses::for_standing(rules.to_vec());
+        let mut grown_before = 0;
+        for piece in samples.chunks(piece) {
+            live.feed(piece);
+            let grown = live.grow().expect("the stacks say which annotations are final");
+            assert_eq!(grown.generation, 0);
+            let rows = event_rows(&grown.source);
+            assert!(
+                rows.len() >= grown_before && rows[..] == whole_rows[..rows.len()],
+                "a prefix of the whole"
+            );
+            if rows.len() > grown_before {
+                grown_before = rows.len();
+                let (_, lines) = crate::stats::lines_of(rules, analyses.stand(&grown.source));
+                assert_eq!(lines, crate::stats::run(rules, &grown.source).1);
+            }
+        }
+        let (decoded, grown) = live.finish().unwrap();
+        let grown = grown.unwrap();
+        assert_eq!(event_rows(&grown.source), whole_rows);
+        let (_, lines) = crate::stats::lines_of(rules, analyses.stand(&grown.source));
+        assert_eq!(lines, whole_lines);
+        assert_eq!(event_rows(&decoded_source(&decoded).unwrap()), whole_rows);
+        Grown { whole_lines, whole_events: whole_rows.len(), grown_before }
+    }
+
     #[test]
     fn a_real_spi_capture_fed_in_pieces_grows_the_events_and_answers_of_its_whole_decode() {
         // One stack with CS (its transfer is amended until CS releases) and one without,
@@ -1160,44 +1216,10 @@ mod tests {
             .iter()
             .map(|r| latscope_analysis::spec::parse_spec(r).unwrap())
             .collect();
-        // The oracle: the same samples decoded in one go, nothing taken out early.
-        let mut once = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();
-        once.feed(&samples);
-        let whole = decoded_source(&once.finish().unwrap().0).unwrap();
-        let whole_rows = event_rows(&whole);
-        let (_, whole_lines) = crate::stats::run(&rules, &whole);
-        assert!(whole_lines.iter().all(|l| l.count > 20), "{whole_lines:?}");
-
-        let mut live = LiveDecoders::new(&specs, &channels, 24_000_000).unwrap();
-        let mut analyses = latscope_analysis::live::LiveAnalyses::for_standing(rules.clone());
-        let mut grown_before = 0;
         // Pieces of about 9 µs: shorter than a transfer, so reads end inside them.
-        for piece in samples.chunks(211) {
-            live.feed(piece);
-            let grown = live.grow().expect("SPI says which annotations are final");
-            let src = &grown.source;
-            assert_eq!(grown.generation, 0);
-            if src.events.len() == grown_before {
-                continue;
-            }
-            let rows = event_rows(src);
-            assert!(
-                rows.len() >= grown_before && rows[..] == whole_rows[..rows.len()],
-                "a prefix of the whole"
-            );
-            grown_before = rows.len();
-            // Answered from what was appended since, as a whole run on the same events.
-            let (_, lines) = crate::stats::lines_of(&rules, analyses.stand(src));
-            assert_eq!(lines, crate::stats::run(&rules, src).1);
-        }
-        assert!(grown_before > whole_rows.len() / 2, "{grown_before} of {} grew live", whole_rows.len());
-        let (decoded, grown) = live.finish().unwrap();
-        let grown = grown.unwrap();
-        assert_eq!(event_rows(&grown.source), whole_rows);
-        let (_, lines) = crate::stats::lines_of(&rules, analyses.stand(&grown.source));
-        assert_eq!(lines, whole_lines);
-        // The whole decode puts the taken annotations back before the rest.
-        assert_eq!(event_rows(&decoded_source(&decoded).unwrap()), whole_rows);
+        let g = grows_as_its_whole_decode(&samples, &channels, &specs, 24_000_000, &rules, 211);
+        assert!(g.whole_lines.iter().all(|l| l.count > 20), "{:?}", g.whole_lines);
+        assert!(g.grown_before > g.whole_events / 2, "{} of {} grew live", g.grown_before, g.whole_events);
     }
 
     /// SD puts its annotations out of start order, yet grows live too. A real 4-bit SD bus
@@ -1216,37 +1238,12 @@ mod tests {
         ];
         let rule = latscope_decoders::presets::rule_for("sd-cmd-resp").unwrap();
         let rules = vec![latscope_analysis::spec::parse_spec(rule).unwrap()];
-        let mut once = LiveDecoders::new(&specs, &channels, 40_000_000).unwrap();
-        once.feed(&samples);
-        let whole = decoded_source(&once.finish().unwrap().0).unwrap();
-        let whole_rows = event_rows(&whole);
-        let (_, whole_lines) = crate::stats::run(&rules, &whole);
-        assert!(whole_lines[0].count >= 3, "{whole_lines:?}");
-
-        let mut live = LiveDecoders::new(&specs, &channels, 40_000_000).unwrap();
-        let mut analyses = latscope_analysis::live::LiveAnalyses::for_standing(rules.clone());
-        let mut grown_before = 0;
-        for piece in samples.chunks(2 * 1000) {
-            live.feed(piece);
-            let grown = live.grow().expect("SD says which annotations are final");
-            let rows = event_rows(&grown.source);
-            assert!(rows[..] == whole_rows[..rows.len()], "a prefix of the whole");
-            if rows.len() > grown_before {
-                grown_before = rows.len();
-                let (_, lines) = crate::stats::lines_of(&rules, analyses.stand(&grown.source));
-                assert_eq!(lines, crate::stats::run(&rules, &grown.source).1);
-            }
-        }
+        let g = grows_as_its_whole_decode(&samples, &channels, &specs, 40_000_000, &rules, 2 * 1000);
+        assert!(g.whole_lines[0].count >= 3, "{:?}", g.whole_lines);
         // All but the last CMD55 (of each stack) and the token cut by the end: the capture
         // ends before CMD55's response, and a command still unanswered may yet be said to
         // have none, at its start.
-        assert_eq!(grown_before + 8, whole_rows.len(), "{grown_before} of {} grew live", whole_rows.len());
-        let (decoded, grown) = live.finish().unwrap();
-        let grown = grown.unwrap();
-        assert_eq!(event_rows(&grown.source), whole_rows);
-        let (_, lines) = crate::stats::lines_of(&rules, analyses.stand(&grown.source));
-        assert_eq!(lines, whole_lines);
-        assert_eq!(event_rows(&decoded_source(&decoded).unwrap()), whole_rows);
+        assert_eq!(g.grown_before + 8, g.whole_events, "{} of {} grew live", g.grown_before, g.whole_events);
     }
 
     #[test]
