@@ -2,6 +2,8 @@
 //! "board" is this machine reached through `ssh`, so what it saves is checked as the local
 //! recording's is (trace-cmd reads it line for line, the live statistics are the report's,
 //! tracefs is back as found), and a connection that drops mid-capture keeps what arrived.
+//! A board whose `dd` cannot read without blocking (busybox's) is read by `cat` instead:
+//! its sshd puts a `dd` that refuses `iflag=nonblock` first on the sessions' `PATH`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -21,6 +23,11 @@ struct Sshd {
 
 impl Sshd {
     fn start(dir: &Path) -> Sshd {
+        Sshd::start_with_path(dir, None)
+    }
+
+    /// With `first_on_path`, the board's commands find its programs there first.
+    fn start_with_path(dir: &Path, first_on_path: Option<&Path>) -> Sshd {
         for key in ["host_key", "user_key"] {
             let out = latscope_testkit::Need::Sshd.output(
                 Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(dir.join(key)),
@@ -36,7 +43,11 @@ impl Sshd {
             format!(
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
                  PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                 UsePAM no\nStrictModes no\nPidFile {d}/sshd.pid\n"
+                 UsePAM no\nStrictModes no\nPidFile {d}/sshd.pid\n{}",
+                first_on_path.map_or(String::new(), |p| format!(
+                    "SetEnv PATH={}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\n",
+                    p.display()
+                ))
             ),
         )
         .unwrap();
@@ -118,23 +129,20 @@ fn event_lines(stdout: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(stdout).lines().filter(|l| !l.starts_with("cpus=")).map(str::to_owned).collect()
 }
 
-#[test]
-#[cfg_attr(
-    not(all(have_tracefs, have_sshd, have_trace_cmd)),
-    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sshd and ssh: apt-get install openssh-server openssh-client; needs trace-cmd: apt-get install trace-cmd"
-)]
-fn dd_recorded_over_ssh_reads_back_in_trace_cmd_and_live_statistics_equal_the_report() {
-    let _lock = latscope_testkit::tracefs_lock();
+/// Records `dd … iflag=direct` with `--preset block` over `sshd` and checks what it saved
+/// against trace-cmd and the report. Returns the recording's standard error, its events and
+/// the pages its file holds (trace-cmd's sizes of each CPU's data over the page size).
+fn dd_recorded_over_ssh_reads_back_as_trace_cmd_and_the_report_say(
+    sshd: &Sshd,
+    dir: &Path,
+) -> (String, u64, u64) {
     let before = latscope_testkit::tracefs_state();
-    let _restore = latscope_testkit::TracefsRestore(before.clone());
-    let dir = Scratch::new("record-ssh");
-    let sshd = Sshd::start(&dir);
     std::fs::write(dir.join("data.bin"), vec![0x5a; 8 << 20]).unwrap();
     let data = dir.join("data.bin");
     let input = format!("if={}", data.display());
     let out = latscope_via(
-        &sshd,
-        &dir,
+        sshd,
+        dir,
         &[
             "record",
             "--ssh",
@@ -180,6 +188,70 @@ fn dd_recorded_over_ssh_reads_back_in_trace_cmd_and_live_statistics_equal_the_re
     for stat in ["p50", "p99", "max"] {
         assert_eq!(live[format!("{stat}_ns")], report["stats_ns"][stat], "{stat}");
     }
+    (stderr(&out), last["events"].as_u64().unwrap(), pages_in(&dir.join("run.dat")))
+}
+
+/// The pages a trace.dat holds, by trace-cmd: each CPU's data size over the page size.
+fn pages_in(dat: &Path) -> u64 {
+    let dump = latscope_testkit::Need::TraceCmd
+        .output(Command::new("trace-cmd").args(["dump", "--flyrecord", "--head-page", "-i"]).arg(dat));
+    let text = String::from_utf8_lossy(&dump.stdout).into_owned();
+    assert!(dump.status.success(), "{}", stderr(&dump));
+    // The header page's `data` field ends where the page does; each CPU's line reads
+    // "OFFSET SIZE [offset, size of cpu N]".
+    let number = |field: &str, key: &str| -> Option<u64> {
+        field.split(key).nth(1)?.split(';').next()?.trim().parse().ok()
+    };
+    let data = text.lines().find(|l| l.contains("char data;")).expect("the header page's data field");
+    let page_size = number(data, "offset:").unwrap() + number(data, "size:").unwrap();
+    let sizes: Vec<u64> = text
+        .lines()
+        .filter(|l| l.contains("[offset, size of cpu"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .collect();
+    assert!(!sizes.is_empty(), "trace-cmd dump gives each CPU's size: {text}");
+    sizes.iter().map(|s| s / page_size).sum()
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sshd, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sshd and ssh: apt-get install openssh-server openssh-client; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn dd_recorded_over_ssh_reads_back_in_trace_cmd_and_live_statistics_equal_the_report() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
+    let dir = Scratch::new("record-ssh");
+    let sshd = Sshd::start(&dir);
+    let (err, events, pages) = dd_recorded_over_ssh_reads_back_as_trace_cmd_and_the_report_say(&sshd, &dir);
+    assert!(!err.contains("blocking cat"), "this board's dd reads without blocking: {err}");
+    // Read every 50 ms, a page fills with the events between reads; read at each event, as
+    // `cat` does, it holds one or two.
+    assert!(events >= 8 * pages, "{events} events in {pages} pages: the board's pages were read sparse");
+}
+
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sshd, have_trace_cmd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sshd and ssh: apt-get install openssh-server openssh-client; needs trace-cmd: apt-get install trace-cmd"
+)]
+fn a_board_whose_dd_cannot_read_without_blocking_is_read_by_cat_and_says_so() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
+    let dir = Scratch::new("record-ssh-cat");
+    // busybox's dd knows no iflag=nonblock: it says so and fails.
+    let bin = dir.join("board-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("dd"),
+        "#!/bin/sh\nfor a in \"$@\"; do case $a in iflag=*nonblock*) echo \"dd: invalid iflag\" >&2; exit 1;; esac; done\nexec /bin/dd \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("dd"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let sshd = Sshd::start_with_path(&dir, Some(&bin));
+    let (err, events, _) = dd_recorded_over_ssh_reads_back_as_trace_cmd_and_the_report_say(&sshd, &dir);
+    assert!(events > 0);
+    assert!(err.contains("read by a blocking cat") && err.contains("127.0.0.1"), "{err}");
 }
 
 #[test]

@@ -269,6 +269,9 @@ pub struct Recording {
     /// Whether the last line decoded the kept pages again, because the growing source
     /// did not hold exactly them (a ring dropped pages since it started, a late record).
     pub last_decoded_again: bool,
+    /// What the user should know of how it was recorded (a board that could read its
+    /// pages only as each event came).
+    pub notes: Vec<String>,
 }
 
 impl Recording {
@@ -484,7 +487,7 @@ fn spawn_reader(
 ) -> Result<JoinHandle<Result<(), RecordError>>, RecordError> {
     let path = fs.path(&format!("per_cpu/cpu{cpu}/trace_pipe_raw"));
     let machine = fs.machine();
-    let pipe = fs.pages(cpu)?;
+    let pipe = fs.pages(cpu, page_size)?;
     let source: Result<fs::File, Box<dyn Read + Send>> = match pipe {
         PagePipe::Local(f) => Ok(f),
         PagePipe::Remote(mut child) => {
@@ -952,6 +955,7 @@ fn run(
         events_read: following.read,
         late_by_ns: following.late_by_ns,
         last_decoded_again: following.decoded_again,
+        notes: fs.remote.as_ref().and_then(|ssh| ssh.reads().note(&ssh.dest)).into_iter().collect(),
     })
 }
 

@@ -2,12 +2,46 @@
 //! `~/.ssh/config` and jump hosts work): one control master, and every command — reading a
 //! file with `cat`, writing one with the shell's `echo`, streaming a CPU's `trace_pipe_raw`
 //! with `cat` — a session on it. The board needs tracefs, a POSIX shell and `cat`.
+//!
+//! A CPU's pages are read without blocking every [`PACE_S`] where the board's `dd` can
+//! (`iflag=nonblock`, GNU's) and its `sleep` takes fractions, as the local reader reads
+//! them: pages then fill between reads. Elsewhere a blocking `cat` streams them, which
+//! wakes at the first event and takes the page being written with the few events it holds
+//! (sparse pages: at 50,000 events/s, ten events a page instead of about eighty).
 //! `LATSCOPE_SSH_COMMAND` replaces `ssh` (a program and its first arguments, split at
 //! blanks, as `GIT_SSH_COMMAND`): `ssh -F ./config`.
 
 use crate::RecordError;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// Seconds between a board's reads of a CPU's pages, when it can read without blocking:
+/// each read forks `dd` and `sleep` on the board, so not as often as locally (20 ms).
+pub const PACE_S: &str = "0.05";
+
+/// How a board's CPU pages are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoardReads {
+    /// `dd iflag=nonblock` every [`PACE_S`]: pages fill between reads.
+    Paced,
+    /// A blocking `cat`: each page is read as soon as it holds an event.
+    AsTheyCome,
+}
+
+impl BoardReads {
+    /// What a recording's end says of it, when the pages may be sparse.
+    pub fn note(self, dest: &str) -> Option<String> {
+        match self {
+            BoardReads::Paced => None,
+            BoardReads::AsTheyCome => Some(format!(
+                "{dest}'s pages were read by a blocking cat as each event came (its dd lacks \
+                 iflag=nonblock or its sleep takes no fractions): at high event rates pages hold \
+                 few events, so the saved file is larger and each event costs more to read"
+            )),
+        }
+    }
+}
 
 /// `[USER@]HOST[:PORT]` and the control master that carries every command.
 #[derive(Debug)]
@@ -18,6 +52,7 @@ pub struct Ssh {
     program: Vec<String>,
     control: PathBuf,
     master: Option<Child>,
+    reads: OnceLock<BoardReads>,
 }
 
 /// A string as one word of a POSIX shell command.
@@ -47,7 +82,7 @@ impl Ssh {
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| vec!["ssh".to_owned()]);
         let control = std::env::temp_dir().join(format!("latscope-ssh-{}-%C", std::process::id()));
-        let mut ssh = Ssh { dest, port, program, control, master: None };
+        let mut ssh = Ssh { dest, port, program, control, master: None, reads: OnceLock::new() };
         let mut cmd = ssh.base();
         cmd.args(["-o", "ControlMaster=yes", "-N"]).stdin(Stdio::null());
         let master =
@@ -126,13 +161,34 @@ impl Ssh {
         self.run(&format!("cat {}", quote(path)))
     }
 
-    /// Streams `path` (`cat` again and again, until killed: a blocking read of
-    /// `trace_pipe_raw` can end with nothing read while pages are left, which ends a `cat`):
-    /// the process, its output piped. The output's first line is the board's process id of
-    /// the shell running the loop, which leads its own process group.
-    pub fn stream(&self, path: &str) -> Result<Child, RecordError> {
+    /// How this board reads pages, asked of it once.
+    pub fn reads(&self) -> BoardReads {
+        *self.reads.get_or_init(|| {
+            let probe = format!(
+                "dd if=/dev/null of=/dev/null iflag=nonblock 2>/dev/null && sleep {PACE_S} && echo paced; true"
+            );
+            match self.run(&probe) {
+                Ok(out) if String::from_utf8_lossy(&out).trim() == "paced" => BoardReads::Paced,
+                _ => BoardReads::AsTheyCome,
+            }
+        })
+    }
+
+    /// Streams the pages of `path` (a CPU's `trace_pipe_raw`, `page_size` bytes a read)
+    /// until killed, as [`Ssh::reads`] says: `dd` without blocking again and again, or `cat`
+    /// again and again (a blocking read can end with nothing read while pages are left,
+    /// which ends a `cat`). Returns the process, its output piped. The output's first line
+    /// is the board's process id of the shell running the loop, which leads its own
+    /// process group.
+    pub fn stream(&self, path: &str, page_size: usize) -> Result<Child, RecordError> {
+        let read = match self.reads() {
+            BoardReads::Paced => {
+                format!("dd if={} bs={page_size} iflag=nonblock 2>/dev/null; sleep {PACE_S}", quote(path))
+            }
+            BoardReads::AsTheyCome => format!("cat {}", quote(path)),
+        };
         self.base()
-            .arg(format!("echo $$; while :; do cat {}; done", quote(path)))
+            .arg(format!("echo $$; while :; do {read}; done"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

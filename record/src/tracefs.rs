@@ -170,11 +170,11 @@ impl Tracefs {
         self.path(rel).display().to_string()
     }
 
-    /// Opens CPU `cpu`'s `trace_pipe_raw`.
-    pub fn pages(&self, cpu: usize) -> Result<PagePipe, RecordError> {
+    /// Opens CPU `cpu`'s `trace_pipe_raw`, whose pages are `page_size` bytes.
+    pub fn pages(&self, cpu: usize, page_size: usize) -> Result<PagePipe, RecordError> {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
         match &self.remote {
-            Some(ssh) => Ok(PagePipe::Remote(ssh.stream(&self.remote_path(&rel))?)),
+            Some(ssh) => Ok(PagePipe::Remote(ssh.stream(&self.remote_path(&rel), page_size)?)),
             None => {
                 use std::os::unix::fs::OpenOptionsExt;
                 let p = self.path(&rel);
@@ -611,9 +611,11 @@ fn prepare_each(fs: &Tracefs, events: &[EventName]) -> Result<(), RecordError> {
     for e in events {
         fs.append("set_event", &format!("{e}\n"))?;
     }
-    // A board's pages are read by a blocking `cat`: wake it at the first event, not when
-    // half the buffer is full.
-    if fs.remote.is_some() && fs.read_text("buffer_percent").is_ok() {
+    // A board whose pages a blocking `cat` reads: wake it at the first event, not when
+    // half the buffer is full (kernels whose reads wait for `buffer_percent`).
+    if fs.remote.as_ref().is_some_and(|ssh| ssh.reads() == crate::ssh::BoardReads::AsTheyCome)
+        && fs.read_text("buffer_percent").is_ok()
+    {
         fs.write("buffer_percent", "0")?;
     }
     Ok(())

@@ -149,6 +149,9 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         rec.lost,
         if rec.lost > 0 { " (the kernel's buffer overflowed: record fewer events)" } else { "" }
     );
+    for note in &rec.notes {
+        eprintln!("latscope: {note}");
+    }
     if let Some(l) = &rec.logic {
         let placed = match l.placement {
             Some(p) => format!(

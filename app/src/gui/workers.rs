@@ -500,7 +500,7 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         saved.push(out.clone());
     }
     let mut logic_placed = None;
-    let mut warnings = Vec::new();
+    let mut warnings = rec.notes.clone();
     if let Some(logic) = &rec.logic
         && let Some((offset_ps, placed_by)) = rec.logic_offset()?
     {
