@@ -937,6 +937,19 @@ fn run(
         Some(f) => (f.crossings, f.saved),
         None => (0, Vec::new()),
     };
+    let (restarts, handovers, events_read, late_by_ns, decoded_again) = (
+        following.restarts,
+        following.handovers,
+        following.read,
+        following.late_by_ns,
+        following.decoded_again,
+    );
+    // The live sources hold up to two rings' worth of events and samples, millions of
+    // allocations: freed on a thread of their own, the caller has the recording now (a
+    // command line that exits meanwhile does not wait for them).
+    if std::thread::Builder::new().name("latscope-free".into()).spawn(move || drop(following)).is_err() {
+        // No thread to spare: freed here.
+    }
     Ok(Recording {
         pages: store.joined(),
         meta,
@@ -950,11 +963,11 @@ fn run(
         unrestored,
         logic,
         align: opts.align.clone(),
-        live_restarts: following.restarts,
-        live_handovers: following.handovers,
-        events_read: following.read,
-        late_by_ns: following.late_by_ns,
-        last_decoded_again: following.decoded_again,
+        live_restarts: restarts,
+        live_handovers: handovers,
+        events_read,
+        late_by_ns,
+        last_decoded_again: decoded_again,
         notes: fs.remote.as_ref().and_then(|ssh| ssh.reads().note(&ssh.dest)).into_iter().collect(),
     })
 }
