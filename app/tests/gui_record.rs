@@ -11,7 +11,8 @@ mod workbench_harness;
 
 use common::Scratch;
 use egui_kittest::kittest::Queryable as _;
-use latscope::gui::message::{Message, RecordMsg};
+use latscope::gui::export::SaveWhat;
+use latscope::gui::message::{FileMsg, Message, RecordMsg, SaveMsg};
 use latscope::gui::picker::NoPicker;
 use latscope::gui::record::{Machine, RecordForm};
 use latscope::gui::{Options, Workbench};
@@ -308,10 +309,11 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
 }
 
 /// Recorded with no path, a logic analyzer's capture is opened from a temporary file: the
-/// source names it while the workbench runs, and the workbench removes it when it exits.
+/// source names it while the workbench runs, and the workbench removes it when it exits. A
+/// session saved meanwhile keeps a copy beside it, and reopens from that.
 #[test]
 #[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
-fn a_logic_recording_without_a_path_opens_from_a_temporary_file_removed_on_exit() {
+fn a_logic_recording_without_a_path_opens_from_a_temporary_file_removed_on_exit_and_kept_by_a_session() {
     let mut h = harness(Options::default());
     let form = RecordForm {
         machine: Machine::None,
@@ -327,8 +329,26 @@ fn a_logic_recording_without_a_path_opens_from_a_temporary_file_removed_on_exit(
     assert!(path.starts_with(std::env::temp_dir()) && path.exists(), "{}", path.display());
     assert_eq!(wb.record.temporary.paths(), std::slice::from_ref(&path));
     assert_eq!(src.digital.len(), 8);
+    // A session saved now keeps the capture beside it, since the temporary one goes.
+    let dir = Scratch::new("gui-record-temporary");
+    let session = dir.join("bench.latscope.json");
+    h.state_mut().update(Message::Save(SaveMsg::SaveTo(SaveWhat::Session, session.clone())));
+    wait(&mut h, "the session to be saved", |wb| wb.saves_running() == 0 && session.exists());
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    let kept = dir.join("bench-logic.sr");
+    assert_eq!(std::fs::read(&kept).unwrap(), std::fs::read(&path).unwrap(), "the capture is kept as it was");
+    let text = std::fs::read_to_string(&session).unwrap();
+    assert!(text.contains("\"bench-logic.sr\"") && !text.contains(&*path.to_string_lossy()), "{text}");
     drop(h);
     assert!(!path.exists(), "{} is left behind", path.display());
+    let mut reopened = harness(Options::default());
+    reopened.state_mut().update(Message::Files(FileMsg::Open(vec![session])));
+    wait(&mut reopened, "the session", |wb| wb.doc.sources.len() == 1 && !wb.session_pending());
+    let wb = reopened.state();
+    assert!(wb.errors.is_empty(), "{:?}", wb.errors);
+    let src = wb.doc.sources[0].source();
+    assert_eq!(src.path.as_deref(), Some(kept.as_path()));
+    assert_eq!(src.digital.len(), 8);
 }
 
 /// sigrok's demo device alone, its pattern decoded as SPI (D0 clocks D1), a rule over the

@@ -146,6 +146,44 @@ impl Session {
         Ok(serde_json::to_string_pretty(self).context("writing the session")? + "\n")
     }
 
+    /// Copies each file of this session that is one of `temporary` (a recording's logic
+    /// capture, removed when the window closes) beside the session at `path`, as
+    /// `NAME-logic.sr` (`NAME-logic-2.sr`…), atomically and never over one of `inputs`, and
+    /// names the copy instead: the session reopens after the window is closed.
+    pub fn keep_temporary(
+        &mut self,
+        path: &Path,
+        temporary: &[PathBuf],
+        inputs: &[PathBuf],
+    ) -> anyhow::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = name
+            .get(..name.len().saturating_sub(".latscope.json".len()))
+            .filter(|s| is_session_path(path) && !s.is_empty())
+            .unwrap_or("session")
+            .to_owned();
+        let mut kept = 0;
+        for f in self.files.iter_mut().filter(|f| temporary.contains(&f.path)) {
+            kept += 1;
+            let ext =
+                f.path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "sr".into());
+            let copy_name =
+                if kept == 1 { format!("{stem}-logic.{ext}") } else { format!("{stem}-logic-{kept}.{ext}") };
+            let copy = dir.join(&copy_name);
+            let from = f.path.clone();
+            atomic::write_atomic_with(&copy, inputs, |w| {
+                let mut src = std::fs::File::open(&from)?;
+                std::io::copy(&mut src, w).map(drop)
+            })
+            .with_context(|| {
+                format!("keeping the recording's capture {} as {}", from.display(), copy.display())
+            })?;
+            f.path = PathBuf::from(copy_name);
+        }
+        Ok(())
+    }
+
     /// Writes the session to `path` atomically, never over one of `inputs`.
     pub fn write(&self, path: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
         atomic::write_atomic(path, self.to_json()?.as_bytes(), inputs)?;

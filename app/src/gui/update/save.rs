@@ -162,8 +162,12 @@ impl Workbench {
                 Err(e) => self.errors.push(e),
             },
             SaveWhat::Session => {
-                let s = self.session();
-                self.spawn_save(path, move |p| s.write(p, &inputs));
+                let mut s = self.session();
+                let temporary = self.record.temporary.paths().to_vec();
+                self.spawn_save(path, move |p| {
+                    s.keep_temporary(p, &temporary, &inputs)?;
+                    s.write(p, &inputs)
+                });
             }
             SaveWhat::TimelinePng => self.png_request = Some(PngRequest { path }),
         }
