@@ -241,6 +241,21 @@ fn a_form_that_cannot_record_says_why_and_starts_nothing() {
     h.step();
     assert_eq!(h.state().record.form.sigrok, "demo:samplerate=1M");
     assert!(h.state().record.error.is_none());
+    // Typed a key a frame, as a user types: the first key clears the error, the line it
+    // took goes, and the field keeps the focus and the keys after it.
+    send(&mut h, RecordMsg::Edit(RecordForm { rules: "a -> ".into(), ..RecordForm::default() }));
+    send(&mut h, RecordMsg::Start);
+    assert!(h.state().record.error.is_some());
+    h.get_by(|n| n.placeholder() == Some(hint)).focus();
+    h.step();
+    for key in ["d", "e", "m", "o"] {
+        // Keys go where the focus is, whichever node queues them.
+        h.get_by_label("Duration").type_text(key);
+        h.step();
+        h.step();
+    }
+    assert_eq!(h.state().record.form.sigrok, "demo", "every key reaches the field");
+    assert!(h.state().record.error.is_none());
 }
 
 /// The window splits the analyses as `latscope record` does: beside a kernel, the decoders'

@@ -26,16 +26,21 @@ pub fn show(ctx: &egui::Context, registry: &Registry, st: &RecordState) -> Vec<M
             }
             live_ui(ui, st);
             ui.separator();
-            egui::ScrollArea::vertical().max_height((ctx.content_rect().height() - 360.0).max(160.0)).show(
-                ui,
-                |ui| {
-                    let mut form = st.form.clone();
-                    ui.add_enabled_ui(!st.running(), |ui| form_ui(ui, registry, &mut form));
-                    if form != st.form {
-                        msgs.push(Message::Record(RecordMsg::Edit(form)));
-                    }
-                },
-            );
+            // An id of its own: the error line above comes and goes (an edit clears it) and
+            // the live lines change, and the fields' ids must not move with them, or the
+            // field being typed in loses the focus and the keys after the first.
+            let form_scope = egui::UiBuilder::new().id(ui.id().with("record-form"));
+            ui.scope_builder(form_scope, |ui| {
+                egui::ScrollArea::vertical()
+                    .max_height((ctx.content_rect().height() - 360.0).max(160.0))
+                    .show(ui, |ui| {
+                        let mut form = st.form.clone();
+                        ui.add_enabled_ui(!st.running(), |ui| form_ui(ui, registry, &mut form));
+                        if form != st.form {
+                            msgs.push(Message::Record(RecordMsg::Edit(form)));
+                        }
+                    });
+            });
         });
     if !open {
         msgs.push(Message::Record(RecordMsg::Close));
