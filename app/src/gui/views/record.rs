@@ -29,7 +29,7 @@ pub fn show(ctx: &egui::Context, registry: &Registry, st: &RecordState) -> Vec<M
             // An id of its own: the error line above comes and goes (an edit clears it) and
             // the live lines change, and the fields' ids must not move with them, or the
             // field being typed in loses the focus and the keys after the first.
-            let form_scope = egui::UiBuilder::new().id(ui.id().with("record-form"));
+            let form_scope = egui::UiBuilder::new().scope_id(ui.scope_id().with("record-form"));
             ui.scope_builder(form_scope, |ui| {
                 egui::ScrollArea::vertical()
                     .max_height((ctx.content_rect().height() - 360.0).max(160.0))
