@@ -1,13 +1,13 @@
 //! A board's tracefs over SSH, through the system's `ssh` (so the user's keys,
 //! `~/.ssh/config` and jump hosts work): one control master, and every command — reading a
 //! file with `cat`, writing one with the shell's `echo`, streaming a CPU's `trace_pipe_raw`
-//! with `cat` — a session on it. The board needs tracefs, a POSIX shell and `cat`.
+//! — a session on it. The board needs tracefs, a POSIX shell and `cat`.
 //!
 //! A CPU's pages are read without blocking every [`PACE_S`] where the board's `dd` can
 //! (`iflag=nonblock`, GNU's) and its `sleep` takes fractions, as the local reader reads
 //! them: pages then fill between reads. Elsewhere a blocking `cat` streams them, which
 //! wakes at the first event and takes the page being written with the few events it holds
-//! (sparse pages: at 50,000 events/s, ten events a page instead of about eighty).
+//! (sparse pages: at 50,000 events/s, eight events a page instead of about ninety).
 //! `LATSCOPE_SSH_COMMAND` replaces `ssh` (a program and its first arguments, split at
 //! blanks, as `GIT_SSH_COMMAND`): `ssh -F ./config`.
 
