@@ -937,20 +937,7 @@ fn run(
         Some(f) => (f.crossings, f.saved),
         None => (0, Vec::new()),
     };
-    let (restarts, handovers, events_read, late_by_ns, decoded_again) = (
-        following.restarts,
-        following.handovers,
-        following.read,
-        following.late_by_ns,
-        following.decoded_again,
-    );
-    // The live sources hold up to two rings' worth of events and samples, millions of
-    // allocations: freed on a thread of their own, the caller has the recording now (a
-    // command line that exits meanwhile does not wait for them).
-    if std::thread::Builder::new().name("latscope-free".into()).spawn(move || drop(following)).is_err() {
-        // No thread to spare: freed here.
-    }
-    Ok(Recording {
+    let recording = Recording {
         pages: store.joined(),
         meta,
         stopped,
@@ -963,13 +950,24 @@ fn run(
         unrestored,
         logic,
         align: opts.align.clone(),
-        live_restarts: restarts,
-        live_handovers: handovers,
-        events_read,
-        late_by_ns,
-        last_decoded_again: decoded_again,
+        live_restarts: following.restarts,
+        live_handovers: following.handovers,
+        events_read: following.read,
+        late_by_ns: following.late_by_ns,
+        last_decoded_again: following.decoded_again,
         notes: fs.remote.as_ref().and_then(|ssh| ssh.reads().note(&ssh.dest)).into_iter().collect(),
-    })
+    };
+    // The live sources hold up to two rings' worth of events and samples, millions of
+    // allocations: the caller has the recording without waiting for them (a command line
+    // that exits meanwhile never does).
+    free_elsewhere(following);
+    Ok(recording)
+}
+
+/// Drops `value` on a thread of its own: freeing millions of allocations takes seconds,
+/// and whoever holds it need not wait. With no thread to spare, it is freed here.
+fn free_elsewhere<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new().name("latscope-free".into()).spawn(move || drop(value));
 }
 
 /// Each spec's answer over the live source, as `LiveAnalyses::stand` gives it.
@@ -1119,10 +1117,8 @@ impl Following {
         // long; freed on another while this one answered, the two fought over the
         // allocator and the second core, and the tick still took four times as long. So
         // they go once the answer is made, in the time between two ticks.
-        if let Some(old) = retired
-            && std::thread::Builder::new().name("latscope-free".into()).spawn(move || drop(old)).is_err()
-        {
-            // No thread to spare: freed here.
+        if let Some(old) = retired {
+            free_elsewhere(old);
         }
         answered
     }
