@@ -53,7 +53,7 @@ pub(crate) struct I2c {
     /// R/W of the transfer: true for a read.
     read: bool,
     /// The sink index of the last address or data annotation, until its ACK bit.
-    pending: Option<usize>,
+    pub(crate) pending: Option<usize>,
     width: i64,
     /// A 10-bit address: the high bits from the first byte, waiting for the second.
     ten_bit: Option<(i64, u64)>,

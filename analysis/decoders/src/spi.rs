@@ -108,6 +108,11 @@ impl Spi {
         }
     }
 
+    /// The index in the sink of the open transfer's annotation, amended when CS releases.
+    pub(crate) fn transfer_index(&mut self) -> Option<&mut usize> {
+        self.transfer.as_mut().map(|t| &mut t.3)
+    }
+
     /// Whether words carry both MOSI and MISO (what SD over SPI needs).
     pub(crate) fn has_both_lines(&self) -> bool {
         self.mosi.is_some() && self.miso.is_some()

@@ -69,6 +69,16 @@ impl First {
         matches!(self, First::Spi(_) | First::I2c(_))
     }
 
+    /// The index of the annotation the decoder will still amend by its position in the
+    /// sink, if any: SPI's open transfer, I2C's byte waiting for its ACK.
+    fn amended_index(&mut self) -> Option<&mut usize> {
+        match self {
+            First::Spi(m) => m.transfer_index(),
+            First::I2c(m) => m.pending.as_mut(),
+            First::Uart(_) | First::Sd(_) => None,
+        }
+    }
+
     fn machine(&mut self) -> &mut dyn Machine {
         match self {
             First::Uart(m) => m,
@@ -190,10 +200,25 @@ impl Stack {
 
     /// The annotations and errors put so far (a copy), sorted by start, as if the capture
     /// ended here but without ending the frames still open.
-    /// Drops the annotations put so far that end before `t` (picoseconds).
+    /// Drops the annotations put so far that end before `t` (picoseconds). One the first
+    /// decoder will still amend by its index stays, with every one after it, and its index
+    /// moves with it: a transfer open longer than a ring lasts is not lost, nor its words
+    /// misplaced when CS releases.
     fn forget_before(&mut self, t: latscope_model::Ps) {
         let keep = |sink: &mut Sink| sink.anns.retain(|a| a.end >= t);
-        keep(&mut self.first_sink);
+        match self.first.amended_index() {
+            Some(held) => {
+                let (mut i, mut gone) = (0, 0);
+                self.first_sink.anns.retain(|a| {
+                    let kept = i >= *held || a.end >= t;
+                    gone += usize::from(!kept);
+                    i += 1;
+                    kept
+                });
+                *held -= gone;
+            }
+            None => keep(&mut self.first_sink),
+        }
         if let First::Uart(m) = &mut self.first {
             m.line_sinks_mut().for_each(keep);
         }
@@ -701,6 +726,55 @@ pub(crate) fn feed_lines(
 mod tests {
     use super::*;
     use latscope_model::PS_PER_US;
+
+    /// Sets the levels to `new` at tick `t`.
+    fn set(d: &mut StreamDecoder, levels: &mut u64, t: i64, new: u64) {
+        let changed = *levels ^ new;
+        *levels = new;
+        d.change(t, changed, new);
+    }
+
+    /// Clocks `byte` out MSB first in SPI mode 0 (CLK bit 0, MOSI bit 1, CS bit 2 held low),
+    /// four ticks a bit, from tick `t`; returns the tick after it.
+    fn spi_byte(d: &mut StreamDecoder, levels: &mut u64, mut t: i64, byte: u8) -> i64 {
+        for i in (0..8).rev() {
+            let mosi = u64::from((byte >> i) & 1) << 1;
+            set(d, levels, t, mosi);
+            set(d, levels, t + 2, mosi | 1);
+            t += 4;
+        }
+        set(d, levels, t, *levels & !1);
+        t + 1
+    }
+
+    #[test]
+    fn a_transfer_open_while_a_ring_forgets_keeps_its_annotation_and_its_words() {
+        let channels = [("CLK", 0), ("MOSI", 1), ("CS", 2)];
+        let mut d =
+            StreamDecoder::new("spi:clk=CLK,mosi=MOSI,cs=CS", &channels, Clock::Samples(1_000_000)).unwrap();
+        let mut levels = 0b100;
+        d.start(levels);
+        set(&mut d, &mut levels, 10, 0);
+        let t = spi_byte(&mut d, &mut levels, 12, 0xA5);
+        set(&mut d, &mut levels, t, 0b100);
+        set(&mut d, &mut levels, 200, 0);
+        let t = spi_byte(&mut d, &mut levels, 202, 0x12);
+        // A ring that keeps only what ends from here on: both transfers' starts are older.
+        d.forget_before(latscope_model::Ps::from(t) * 1_000_000);
+        let t = spi_byte(&mut d, &mut levels, t + 2, 0x34);
+        set(&mut d, &mut levels, t, 0b100);
+        let decoded = d.finish(t + 10).unwrap();
+        let transfers: Vec<(i64, i64, &str)> = decoded
+            .annotations
+            .iter()
+            .filter(|a| a.row == "transfer")
+            .map(|a| (a.start_sample.unwrap_or(-1), a.end_sample.unwrap_or(-1), &*a.text))
+            .collect();
+        assert_eq!(transfers, [(200, t, "MOSI 12 34")], "{:?}", decoded.annotations);
+        let words: Vec<&str> =
+            decoded.annotations.iter().filter(|a| a.row == "mosi").map(|a| &*a.text).collect();
+        assert_eq!(words, ["12", "34"]);
+    }
 
     #[test]
     fn track_ticks_are_the_ticks_of_the_line_built_from_the_track() {
