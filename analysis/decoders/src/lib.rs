@@ -249,7 +249,7 @@ impl Sink {
     }
 
     /// The start of the last annotation put, whether still here or taken out.
-    fn last_start(&self) -> Option<Ps> {
+    pub(crate) fn last_start(&self) -> Option<Ps> {
         self.anns.last().map(|a| a.start).or(self.taken_last)
     }
 

@@ -242,6 +242,19 @@ impl SdSpi {
         };
     }
 
+    /// The first tick of the frame under way (a command, a response, a data block, a
+    /// busy stretch), if one is. Its annotation is put, or amended (a data block's, once
+    /// its CRC arrives), when the frame ends, or an error at its start if the capture
+    /// ends first; everything else is put at the word being fed. So no annotation still to
+    /// come starts before this, or before the next word.
+    pub(crate) fn open_since(&self) -> Option<i64> {
+        match self.state {
+            State::Command { ss, .. } | State::Response { ss, .. } | State::Data { ss, .. } => Some(ss),
+            State::Busy { first: Some((ss, _)) } => Some(ss),
+            _ => None,
+        }
+    }
+
     pub(crate) fn finish(&mut self, sink: &mut Sink) {
         match self.state {
             State::Command { ss, .. } | State::Response { ss, .. } | State::Data { ss, .. } => {

@@ -108,6 +108,13 @@ impl Spi {
         }
     }
 
+    /// The tick of the first bit of the word under way, if one is: a decoder stacked on
+    /// this one gets no word that starts earlier than it (or than the next change, if none
+    /// is under way).
+    pub(crate) fn word_since(&self) -> Option<i64> {
+        (self.acc.bits > 0).then_some(self.acc.first)
+    }
+
     /// The index in the sink of the open transfer's annotation, amended when CS releases.
     pub(crate) fn transfer_index(&mut self) -> Option<&mut usize> {
         self.transfer.as_mut().map(|t| &mut t.3)

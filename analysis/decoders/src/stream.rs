@@ -227,6 +227,48 @@ impl Stack {
         }
     }
 
+    /// [`StreamDecoder::take_final`] for SD over SPI: what both decoders put before the
+    /// stack's reach, in the order the whole decode gives (by start; equal starts SPI's
+    /// first, then each decoder's in the order it put them).
+    ///
+    /// The reach is the earlier of the two decoders'. SPI puts in start order, so nothing
+    /// of its own still to come starts before the open transfer (amended when CS
+    /// releases), or before the word under way or the next change while none is open. SD
+    /// over SPI puts at the word being fed, but a frame's annotation at the frame's start
+    /// ([`sd_spi::SdSpi::open_since`]); its next word starts no earlier than SPI's word
+    /// under way, or the next change.
+    fn take_stacked(&mut self, fed: i64, out: &mut Vec<crate::Annotation>) -> Option<latscope_model::Ps> {
+        let (First::Spi(spi), Some((sd, sd_sink))) = (&self.first, self.stacked.as_mut()) else {
+            return None;
+        };
+        let spi_sink = &mut self.first_sink;
+        if !spi_sink.in_order {
+            return None;
+        }
+        let next_word = spi.word_since().unwrap_or(fed);
+        let spi_reach = match spi_sink.anns.first() {
+            // Nothing before the open transfer is taken, so the index it is amended by holds.
+            Some(held) if !spi.settled() => held.start,
+            _ if !spi.settled() => spi_sink.last_start().unwrap_or(spi_sink.time(0).0),
+            _ => spi_sink.time(next_word).0,
+        };
+        let sd_since = sd.open_since().map_or(next_word, |t| t.min(next_word));
+        let reach = spi_reach.min(sd_sink.time(sd_since).0);
+        let (mut words, mut cards) = (Vec::new(), Vec::new());
+        spi_sink.take_before(reach, &mut words);
+        sd_sink.take_before(reach, &mut cards);
+        out.reserve(words.len() + cards.len());
+        let mut cards = cards.into_iter().peekable();
+        for w in words {
+            while let Some(c) = cards.next_if(|c| c.start < w.start) {
+                out.push(c);
+            }
+            out.push(w);
+        }
+        out.extend(cards);
+        Some(reach)
+    }
+
     /// Every sink of the stack, in stack order.
     fn sinks(&self) -> impl Iterator<Item = &Sink> {
         // UART keeps each line's annotations apart until the end.
@@ -433,18 +475,20 @@ impl StreamDecoder {
     /// [`Self::take_settled`] for a live decode, which must also know how far the final
     /// annotations reach: returns the time (ps) before which no annotation will start any
     /// more, `fed` being the number of ticks fed so far (the next change comes at `fed` or
-    /// later). `None` when the stack cannot say: it stacks decoders, a UART measures its
-    /// baud rate at the end, or a decoder that does not say how early an annotation under
-    /// way starts put them out of start order.
+    /// later). `None` when the stack cannot say: a UART measures its baud rate at the
+    /// end, or a decoder that does not say how early an annotation under way starts put
+    /// them out of start order.
     ///
     /// SD puts its annotations out of start order (the CMD line's and the DAT lines' as each
     /// ends), and UART each line's apart (a frame's errors before its data): both say how
     /// early one still under way starts, and those put that start before then are taken,
-    /// in start order. UART with `baud=auto` cannot say.
+    /// in start order. UART with `baud=auto` cannot say. SD over SPI says where its frame
+    /// under way starts, and its annotations are taken with SPI's, merged as the whole
+    /// decode merges them.
     pub fn take_final(&mut self, fed: i64, out: &mut Vec<crate::Annotation>) -> Option<latscope_model::Ps> {
         let stack = &mut self.stack;
         if stack.stacked.is_some() {
-            return None;
+            return stack.take_stacked(fed, out);
         }
         match &mut stack.first {
             First::Sd(m) => {

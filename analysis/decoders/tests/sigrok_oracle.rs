@@ -336,3 +336,57 @@ fn sd_spi_init_and_get_csd() {
         "spi:cs=CS#:clk=CLK:mosi=MOSI:miso=MISO,sdcard_spi",
     );
 }
+
+/// A live recording of SD over SPI hands on the final annotations as it goes, so a tick
+/// costs what was decoded since the last one, not the whole capture. Two real captures,
+/// asked after every change, every 7 and every 1,000: what is handed on comes in start
+/// order before each reach said, and with what the end gives it is the whole decode, every
+/// field equal (that decode is checked against sigrok's `sdcard_spi` above).
+///
+/// How much is final before the end depends on CS. The XMORE card's host releases it after
+/// each command: asked every change or every 7, each command and its SPI words are handed
+/// on once CS releases, all before the capture ends. The CMD24 write holds CS from its
+/// first word to its last: SPI amends the transfer's annotation when CS releases, so
+/// nothing after its start is final until then, and only a question asked at that very
+/// change (every change) gets everything.
+#[test]
+fn sd_spi_decoded_live_hands_on_final_annotations_and_ends_as_the_whole_decode() {
+    for (file, spec, all_final_from) in [
+        (
+            "sigrok/sd_spi_cmd24_write_real.sr",
+            "spi:clk=SCK,mosi=MOSI,miso=MISO,cs=CS | sd-spi",
+            [true, false, false],
+        ),
+        (
+            "sigrok/sd_spi_xmore_get_csd.sr",
+            "spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS# | sd-spi",
+            [true, true, false],
+        ),
+    ] {
+        let data = std::fs::read(corpus(file)).unwrap();
+        let whole = streamed(&data, spec).unwrap();
+        let cards = |anns: &[Annotation]| anns.iter().filter(|a| a.decoder == "sd-spi").count();
+        assert!(cards(&whole.annotations) >= 6, "{file}: {:?}", whole.annotations);
+        for (every, all_final) in [1, 7, 1000].into_iter().zip(all_final_from) {
+            let (mut taken, reach, rest) = streamed_live(&data, spec, every);
+            assert!(taken.is_sorted_by_key(|a| a.start), "{file}: in start order");
+            assert!(
+                rest.annotations.iter().all(|a| a.start >= reach),
+                "{file}: the end's start at the reach"
+            );
+            if all_final {
+                assert_eq!(
+                    taken.len(),
+                    whole.annotations.len(),
+                    "{file}, every {every}: all final before the end"
+                );
+            } else if file.contains("cmd24") {
+                let transfer = whole.annotations.iter().find(|a| a.row == "transfer").unwrap();
+                assert_eq!((taken.len(), reach), (0, transfer.start), "{file}, every {every}: held by CS");
+            }
+            taken.extend(rest.annotations);
+            assert_eq!(taken, whole.annotations, "{file}, every {every}");
+            assert_eq!(rest.errors, whole.errors, "{file}, every {every}");
+        }
+    }
+}

@@ -99,6 +99,84 @@ pub fn streamed(data: &[u8], spec: &str) -> Option<Decoded> {
     Some(d.finish(end.samples.saturating_sub(1) as i64).unwrap())
 }
 
+/// The decoder stack fed as a live recording feeds it, asked which annotations are final
+/// after every `every` changes.
+struct Live {
+    decoder: latscope_decoders::StreamDecoder,
+    taken: Vec<latscope_decoders::Annotation>,
+    reach: latscope_model::Ps,
+    changes: usize,
+    every: usize,
+    spec: String,
+}
+
+impl latscope_importers::sigrok::LogicVisitor for Live {
+    fn first(&mut self, levels: u64) -> Result<(), latscope_importers::ParseFailure> {
+        self.decoder.start(levels);
+        Ok(())
+    }
+    fn change(
+        &mut self,
+        sample: u64,
+        changed: u64,
+        levels: u64,
+    ) -> Result<(), latscope_importers::ParseFailure> {
+        self.decoder.change(sample as i64, changed, levels);
+        self.changes += 1;
+        if self.changes.is_multiple_of(self.every) {
+            let before = self.taken.len();
+            let reach = self
+                .decoder
+                .take_final(sample as i64 + 1, &mut self.taken)
+                .unwrap_or_else(|| panic!("{}: cannot say which annotations are final", self.spec));
+            let new = &self.taken[before..];
+            let spec = &self.spec;
+            assert!(reach >= self.reach, "{spec}: the reach went back from {} to {reach}", self.reach);
+            assert!(new.iter().all(|a| a.start >= self.reach), "{spec}: taken before the last reach");
+            assert!(new.iter().all(|a| a.start < reach), "{spec}: taken at or after the reach");
+            self.reach = reach;
+        }
+        Ok(())
+    }
+}
+
+/// `spec` decoded from the `.sr` bytes `data` as a live recording decodes them: asked after
+/// every `every` changes which annotations are final ([`StreamDecoder::take_final`]), each
+/// handed on starting at or after the reach said before and before the reach said with it.
+/// Returns those handed on before the end, the last reach, and what the end gave.
+///
+/// [`StreamDecoder::take_final`]: latscope_decoders::StreamDecoder::take_final
+pub fn streamed_live(
+    data: &[u8],
+    spec: &str,
+    every: usize,
+) -> (Vec<latscope_decoders::Annotation>, latscope_model::Ps, Decoded) {
+    let (live, end, _) =
+        latscope_importers::sigrok::read_logic(data, &latscope_importers::LoadControl::new(), |layout| {
+            let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+            let decoder = latscope_decoders::StreamDecoder::new(
+                spec,
+                &channels,
+                latscope_decoders::Clock::Samples(layout.samplerate?),
+            )
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let wanted = decoder.wanted();
+            let live = Live {
+                decoder,
+                taken: Vec::new(),
+                reach: latscope_model::Ps::MIN,
+                changes: 0,
+                every,
+                spec: spec.to_owned(),
+            };
+            Some((live, wanted))
+        })
+        .unwrap()
+        .unwrap_or_else(|| panic!("{spec}: not streamed"));
+    let rest = live.decoder.finish(end.samples.saturating_sub(1) as i64).unwrap();
+    (live.taken, live.reach, rest)
+}
+
 /// One annotation as sigrok-cli prints it with `--protocol-decoder-samplenum`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sig {
