@@ -7,7 +7,9 @@
 //!
 //! `ingest SECONDS EVENTS SPECS -- COMMAND…` (EVENTS comma-separated, SPECS presets or
 //! rules separated by `;`, `-` for none), as root: docs/PERFORMANCE.md "Recording".
-//! `RING=SIZE` keeps a ring. Each quarter of the run is also measured apart (events,
+//! `RING=SIZE` keeps a ring. `SIGROK=DRIVER[:k=v…]` records that logic analyzer alone
+//! instead, with the decoder stacks of `DECODERS` (`;`-separated) and SPECS over their
+//! annotations (EVENTS and COMMAND unused): its "events" are then annotations. Each quarter of the run is also measured apart (events,
 //! CPU per event, resident memory, the longest gap between lines), to show whether a
 //! tick's cost and the memory per event stay flat as the recording grows.
 
@@ -74,12 +76,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // live statistics stay as the recording grows.
     let mut lines: Vec<f64> = Vec::new();
     let mut points: Vec<Point> = Vec::new();
-    let rec = record(&opts, &mut |l| {
+    let mut on_line = |l: &latscope_record::Live| {
         if let latscope_record::Live::Stats { elapsed_s, last: false, events, .. } = l {
             lines.push(*elapsed_s);
             points.push(Point { at: *elapsed_s, events: *events, cpu: cpu_seconds().0, rss: rss_mib() });
         }
-    })?;
+    };
+    if let Ok(device) = std::env::var("SIGROK") {
+        let decoders = list(&std::env::var("DECODERS").unwrap_or_default(), ';');
+        let spec = latscope_record::sigrok::SigrokSpec::parse(&device)?.with_decoders(decoders);
+        let (logic, _) = latscope_record::sigrok::record_logic(spec, &opts, &mut on_line)?;
+        let (cpu, _) = cpu_seconds();
+        let wall = secs.parse::<f64>()?;
+        let annotations = points.last().map_or(0, |p| p.events);
+        println!(
+            "{} samples, {annotations} annotations by the last live line; CPU {cpu:.2} s ({:.0}% of a core); {} live lines",
+            logic.data.len() / logic.unitsize.max(1),
+            100.0 * cpu / wall,
+            lines.len()
+        );
+        print_quarters(&points);
+        return Ok(());
+    }
+    let rec = record(&opts, &mut on_line)?;
     let longest_gap = lines.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
     let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
@@ -97,7 +116,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rec.live_handovers,
         lines.len()
     );
-    // Quarters of the run, by the lines' times.
+    print_quarters(&points);
+    Ok(())
+}
+
+/// Each quarter of the run, by the live lines' times: what was read, the CPU it cost, the
+/// longest gap between lines, and the memory resident at its end.
+fn print_quarters(points: &[Point]) {
     let span = points.last().map_or(0.0, |p| p.at);
     let mut from = Point { at: 0.0, events: 0, cpu: 0.0, rss: 0.0 };
     for q in 1..=4 {
@@ -127,5 +152,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         from = to;
     }
-    Ok(())
 }
