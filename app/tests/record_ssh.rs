@@ -306,3 +306,58 @@ fn a_connection_that_drops_mid_capture_keeps_what_arrived_and_says_where_it_stop
     let switches = event_lines(&tc.stdout).iter().filter(|l| l.contains(" sched_switch: ")).count();
     assert!(switches > 0, "what arrived before the drop is saved");
 }
+
+/// An idle CPU of a board read without blocking says so, with idle marks on the board's
+/// trace clock in its stream, so the live source is final to a fraction of a second
+/// before now. Before them, a CPU that said nothing let the live lines trail the newest
+/// record by two seconds. Markers are written from CPU 0 alone and nothing else is traced,
+/// so CPU 1 has no record at all; at each tick the newest final event is compared with this
+/// machine's monotonic clock, which is the board's (loopback) and its trace clock's.
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sshd)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sshd and ssh: apt-get install openssh-server openssh-client"
+)]
+fn an_idle_board_cpu_says_so_and_the_live_source_trails_by_a_fraction_of_a_second() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(cpus >= 2, "this test needs a CPU with no events beside the one writing them: {cpus} CPU");
+    let _lock = latscope_testkit::tracefs_lock();
+    let _restore = latscope_testkit::TracefsRestore(latscope_testkit::tracefs_state());
+    let dir = Scratch::new("record-ssh-idle");
+    let sshd = Sshd::start(&dir);
+    let program = vec!["ssh".to_owned(), "-F".to_owned(), sshd.config.display().to_string()];
+    let ssh =
+        latscope_record::ssh::Ssh::connect_with(&format!("root@127.0.0.1:{}", sshd.port), program).unwrap();
+    let fs = latscope_record::tracefs::Tracefs::remote(ssh).unwrap();
+    let rule = "req=print[text~req_start] -> print[text~req_done] by id";
+    // 100 requests a second for 4 s, from CPU 0.
+    let writer = "M=/sys/kernel/tracing/trace_marker; i=0; while [ $i -lt 400 ]; do i=$((i+1)); \
+                  printf 'req_start id=%d\\n' $i > $M; printf 'req_done id=%d\\n' $i > $M; sleep 0.01; done";
+    let opts = latscope_record::Options {
+        specs: vec![latscope_analysis::spec::parse_spec(rule).unwrap()],
+        spec_texts: vec![rule.to_owned()],
+        command: ["taskset", "-c", "0", "sh", "-c", writer].map(String::from).to_vec(),
+        duration: Some(std::time::Duration::from_secs(8)),
+        tick: std::time::Duration::from_millis(250),
+        ..latscope_record::Options::default()
+    };
+    let started = std::time::Instant::now();
+    // (seconds into the recording, how far the newest final event trails now, in seconds)
+    let mut trails: Vec<(f64, f64)> = Vec::new();
+    let rec = latscope_record::recorder::record_on(&fs, &opts, &mut |_| {}, &mut |src, _| {
+        let Some(&last) = src.events.ts.last() else { return };
+        let newest_ns = src.origin.secs as i128 * 1_000_000_000 + i128::from((src.origin.ps + last) / 1000);
+        let now_ns = i128::from(latscope_record::sigrok::mono_ns());
+        trails.push((started.elapsed().as_secs_f64(), (now_ns - newest_ns) as f64 / 1e9));
+    })
+    .unwrap();
+    assert!(matches!(rec.stopped, latscope_record::Stopped::Exited(s) if s.success()), "{:?}", rec.stopped);
+    assert!(rec.events >= 800, "{} events", rec.events);
+    // Every tick but the last, which reads everything once the recording has ended.
+    let mut during: Vec<f64> = trails[..trails.len().saturating_sub(1)].iter().map(|t| t.1).collect();
+    assert!(during.len() >= 4, "ticks while the writer ran: {trails:?}");
+    println!("(seconds since the call, seconds the newest final event trailed): {trails:?}");
+    during.sort_by(f64::total_cmp);
+    let median = during[during.len() / 2];
+    assert!(median < 0.8, "the live source trails by {median:.2} s at the median: {trails:?}");
+}

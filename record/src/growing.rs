@@ -10,8 +10,10 @@
 //! - a local CPU whose reader found its buffer empty is complete through the moment before
 //!   that read (this machine's monotonic clock is the recording's `mono` trace clock),
 //!   less [`IN_FLIGHT_NS`] for a record reserved before the read and committed after it;
-//! - a board's streams say nothing when a CPU is idle (`cat` waits for a page), so the
-//!   watermark never trails the newest record by more than [`IDLE_LAG_NS`].
+//! - a board read without blocking says the same of an idle CPU, on the board's trace
+//!   clock, every few reads (an idle mark in the CPU's stream, `ssh::idle_mark`);
+//! - a board read by a blocking `cat` says nothing when a CPU is idle (`cat` waits for a
+//!   page), so the watermark never trails the newest record by more than [`IDLE_LAG_NS`].
 //!
 //! Final records are decoded from the pages straight into one table that snapshots share
 //! (`PageDecoder::decode_merged`), in time order across CPUs, equal times taking the lower

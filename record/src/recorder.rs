@@ -558,8 +558,10 @@ fn read_local(
     }
 }
 
-/// Reads a board's pages as `cat` streams them (whole pages, one after another) until
-/// the stream ends: after `stop` that is the end, before it the connection dropped.
+/// Reads a board's pages as its loop streams them (whole pages, one after another) until
+/// the stream ends: after `stop` that is the end, before it the connection dropped. An
+/// idle mark among them says the CPU's buffer was empty at that time on the board's trace
+/// clock ([`crate::ssh::idle_mark`]).
 fn read_remote(
     mut stream: Box<dyn Read + Send>,
     machine: &str,
@@ -573,8 +575,14 @@ fn read_remote(
         let mut buf = vec![0u8; page_size];
         match stream.read_exact(&mut buf) {
             Ok(()) => {
-                pages += 1;
-                if tx.send(Delivery::Page(cpu, buf)).is_err() {
+                let delivery = match crate::ssh::idle_mark(&buf) {
+                    Some(at) => Delivery::Drained(cpu, at),
+                    None => {
+                        pages += 1;
+                        Delivery::Page(cpu, buf)
+                    }
+                };
+                if tx.send(delivery).is_err() {
                     return Ok(());
                 }
             }

@@ -62,8 +62,22 @@ pub fn quote(s: &str) -> String {
 
 impl Ssh {
     /// Parses the destination and starts the control master (it asks for a password or a
-    /// key's passphrase on the terminal, as `ssh` does).
+    /// key's passphrase on the terminal, as `ssh` does), with the system's `ssh` or
+    /// `LATSCOPE_SSH_COMMAND`.
     pub fn connect(target: &str) -> Result<Ssh, RecordError> {
+        let program: Vec<String> = std::env::var("LATSCOPE_SSH_COMMAND")
+            .ok()
+            .map(|c| c.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| vec!["ssh".to_owned()]);
+        Ssh::connect_with(target, program)
+    }
+
+    /// [`Ssh::connect`] through `program` (`ssh` and its first arguments).
+    pub fn connect_with(target: &str, program: Vec<String>) -> Result<Ssh, RecordError> {
+        if program.is_empty() {
+            return Err(RecordError::Usage("no ssh program given".into()));
+        }
         let (dest, port) = match target.rsplit_once(':') {
             Some((d, p)) if !d.is_empty() => {
                 let port = p.parse::<u16>().map_err(|_| {
@@ -76,11 +90,6 @@ impl Ssh {
         if dest.is_empty() || dest.starts_with('-') {
             return Err(RecordError::Usage(format!("--ssh {target:?}: expected [USER@]HOST[:PORT]")));
         }
-        let program: Vec<String> = std::env::var("LATSCOPE_SSH_COMMAND")
-            .ok()
-            .map(|c| c.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
-            .filter(|c| !c.is_empty())
-            .unwrap_or_else(|| vec!["ssh".to_owned()]);
         let control = std::env::temp_dir().join(format!("latscope-ssh-{}-%C", std::process::id()));
         let mut ssh = Ssh { dest, port, program, control, master: None, reads: OnceLock::new() };
         let mut cmd = ssh.base();
@@ -174,27 +183,69 @@ impl Ssh {
         })
     }
 
-    /// Streams the pages of `path` (a CPU's `trace_pipe_raw`, `page_size` bytes a read)
-    /// until killed, as [`Ssh::reads`] says: `dd` without blocking again and again, or `cat`
-    /// again and again (a blocking read can end with nothing read while pages are left,
-    /// which ends a `cat`). Returns the process, its output piped. The output's first line
-    /// is the board's process id of the shell running the loop, which leads its own
+    /// Streams the pages of the CPU folder `cpu_dir`'s `trace_pipe_raw` (`page_size` bytes
+    /// a read) until killed, as [`Ssh::reads`] says: `dd` without blocking again and again,
+    /// or `cat` again and again (a blocking read can end with nothing read while pages are
+    /// left, which ends a `cat`). Returns the process, its output piped. The output's first
+    /// line is the board's process id of the shell running the loop, which leads its own
     /// process group.
-    pub fn stream(&self, path: &str, page_size: usize) -> Result<Child, RecordError> {
+    ///
+    /// Paced, the loop first reads the CPU's `stats` with the shell's own `read` (no
+    /// process): with no entry left in the buffer, it reads no page but, every
+    /// [`IDLE_EVERY`] such turns, writes an [idle mark](idle_mark) with the trace clock's
+    /// `now ts` instead. Every record older than that was read before the mark, in the same
+    /// stream, so the host knows the idle CPU is complete through it, as a local reader
+    /// knows it when its read finds the buffer empty.
+    pub fn stream(&self, cpu_dir: &str, page_size: usize) -> Result<Child, RecordError> {
+        let pipe = quote(&format!("{cpu_dir}/trace_pipe_raw"));
         let read = match self.reads() {
-            BoardReads::Paced => {
-                format!("dd if={} bs={page_size} iflag=nonblock 2>/dev/null; sleep {PACE_S}", quote(path))
-            }
-            BoardReads::AsTheyCome => format!("cat {}", quote(path)),
+            BoardReads::Paced => format!(
+                "e=; t=; while IFS=: read -r k v; do case $k in entries) e=$v;; 'now ts') t=$v;; esac; done < {stats}; \
+                 case $e in ''|*[!0\\ ]*) dd if={pipe} bs={page_size} iflag=nonblock 2>/dev/null; i={last};; \
+                 *) i=$((i+1)); if [ $i -ge {IDLE_EVERY} ] && [ -n \"$t\" ]; then i=0; \
+                 printf '{zeros}%-{text}s' \"{IDLE_TAG}$t\"; fi;; esac; sleep {PACE_S}",
+                stats = quote(&format!("{cpu_dir}/stats")),
+                last = IDLE_EVERY - 1,
+                zeros = "\\000".repeat(IDLE_ZEROS),
+                text = page_size.saturating_sub(IDLE_ZEROS),
+            ),
+            BoardReads::AsTheyCome => format!("cat {pipe}"),
         };
         self.base()
-            .arg(format!("echo $$; while :; do {read}; done"))
+            .arg(format!("echo $$; i={}; while :; do {read}; done", IDLE_EVERY - 1))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .map_err(|error| RecordError::Command { command: self.program[0].clone(), error })
     }
+}
+
+/// Idle turns of a paced loop between two idle marks: a mark every 200 ms at most, so an
+/// idle CPU lets the live lines trail by about that, not [`crate::growing::IDLE_LAG_NS`].
+pub const IDLE_EVERY: u32 = 4;
+
+/// An idle mark is a page-sized frame that no page can be: zero bytes where a page's
+/// time stamp and commit lie (a page read always holds a time and an event), then
+/// [`IDLE_TAG`] and the trace clock's `now ts`, padded with blanks.
+const IDLE_ZEROS: usize = 16;
+const IDLE_TAG: &str = "latscope-idle ";
+
+/// The board's trace clock time (ns) an idle mark says, if `frame` is one. `now ts` is
+/// written as seconds and microseconds (`  5473.123456`).
+pub fn idle_mark(frame: &[u8]) -> Option<u64> {
+    let (zeros, rest) = frame.split_at_checked(IDLE_ZEROS)?;
+    let text = rest.strip_prefix(IDLE_TAG.as_bytes())?;
+    if zeros.iter().any(|&b| b != 0) {
+        return None;
+    }
+    let text = std::str::from_utf8(text).ok()?.trim();
+    let (secs, micros) = text.split_once('.')?;
+    let (secs, micros): (u64, u64) = (secs.parse().ok()?, micros.parse().ok()?);
+    if micros >= 1_000_000 {
+        return None;
+    }
+    secs.checked_mul(1_000_000_000)?.checked_add(micros * 1_000)
 }
 
 impl Drop for Ssh {
@@ -216,6 +267,26 @@ impl Drop for Ssh {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_idle_mark_reads_as_the_time_it_says_and_a_page_never_does() {
+        let mark = |text: &str| {
+            let mut frame = vec![0u8; IDLE_ZEROS];
+            frame.extend_from_slice(format!("{IDLE_TAG}{text}").as_bytes());
+            frame.resize(4096, b' ');
+            frame
+        };
+        assert_eq!(idle_mark(&mark("  928.130277")), Some(928_130_277_000));
+        assert_eq!(idle_mark(&mark("0.000001")), Some(1_000));
+        for bad in ["", "928", "928.1302770", "x.5", "-1.000000"] {
+            assert_eq!(idle_mark(&mark(bad)), None, "{bad:?}");
+        }
+        // A page: its time stamp is never zero.
+        let mut page = mark("  928.130277");
+        page[0] = 1;
+        assert_eq!(idle_mark(&page), None);
+        assert_eq!(idle_mark(&[0u8; 8]), None);
+    }
 
     #[test]
     fn shell_quoting_keeps_every_character() {

@@ -174,7 +174,9 @@ impl Tracefs {
     pub fn pages(&self, cpu: usize, page_size: usize) -> Result<PagePipe, RecordError> {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
         match &self.remote {
-            Some(ssh) => Ok(PagePipe::Remote(ssh.stream(&self.remote_path(&rel), page_size)?)),
+            Some(ssh) => {
+                Ok(PagePipe::Remote(ssh.stream(&self.remote_path(&format!("per_cpu/cpu{cpu}")), page_size)?))
+            }
             None => {
                 use std::os::unix::fs::OpenOptionsExt;
                 let p = self.path(&rel);
