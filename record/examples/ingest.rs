@@ -13,7 +13,7 @@
 //! CPU per event, resident memory, the longest gap between lines), to show whether a
 //! tick's cost and the memory per event stay flat as the recording grows.
 
-use latscope_record::{Options, record};
+use latscope_record::{Options, record_with};
 use std::time::Duration;
 
 /// CPU seconds of this process and of its children waited for (the ssh clients), from
@@ -98,7 +98,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         print_quarters(&points);
         return Ok(());
     }
-    let rec = record(&opts, &mut on_line)?;
+    // How far each tick's newest final event trails now: this machine's monotonic clock is
+    // the trace clock locally, and a board's over loopback.
+    let mut trails: Vec<f64> = Vec::new();
+    let rec = record_with(&opts, &mut on_line, &mut |src, _| {
+        if let Some(&last) = src.events.ts.last() {
+            let newest_ns =
+                src.origin.secs as i128 * 1_000_000_000 + i128::from((src.origin.ps + last) / 1000);
+            let now_ns = i128::from(latscope_record::sigrok::mono_ns());
+            trails.push((now_ns - newest_ns) as f64 / 1e9);
+        }
+    })?;
+    // The last tick reads everything, after the end.
+    trails.pop();
+    trails.sort_by(f64::total_cmp);
+    if let (Some(&max), false) = (trails.last(), trails.is_empty()) {
+        println!(
+            "the live source trailed now by {:.2} s at the median, {max:.2} s at most ({} ticks)",
+            trails[trails.len() / 2],
+            trails.len()
+        );
+    }
     let longest_gap = lines.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
     let (cpu, children) = cpu_seconds();
     let wall = rec.elapsed.as_secs_f64();
