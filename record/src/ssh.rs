@@ -241,10 +241,12 @@ pub fn idle_mark(frame: &[u8]) -> Option<u64> {
     }
     let text = std::str::from_utf8(text).ok()?.trim();
     let (secs, micros) = text.split_once('.')?;
-    let (secs, micros): (u64, u64) = (secs.parse().ok()?, micros.parse().ok()?);
-    if micros >= 1_000_000 {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    // The kernel writes the microseconds as six digits (`%06lu`).
+    if !digits(secs) || !digits(micros) || micros.len() != 6 {
         return None;
     }
+    let (secs, micros): (u64, u64) = (secs.parse().ok()?, micros.parse().ok()?);
     secs.checked_mul(1_000_000_000)?.checked_add(micros * 1_000)
 }
 
@@ -278,7 +280,16 @@ mod tests {
         };
         assert_eq!(idle_mark(&mark("  928.130277")), Some(928_130_277_000));
         assert_eq!(idle_mark(&mark("0.000001")), Some(1_000));
-        for bad in ["", "928", "928.1302770", "x.5", "-1.000000"] {
+        for bad in [
+            "",
+            "928",
+            "928.1302770",
+            "928.13",
+            "x.5",
+            "-1.000000",
+            "+1.000000",
+            "99999999999999999999.000000",
+        ] {
             assert_eq!(idle_mark(&mark(bad)), None, "{bad:?}");
         }
         // A page: its time stamp is never zero.
