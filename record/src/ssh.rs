@@ -192,27 +192,28 @@ impl Ssh {
     ///
     /// Paced, the loop first reads the CPU's `stats` with the shell's own `read` (no
     /// process): with no entry left in the buffer, it reads no page but, every
-    /// [`IDLE_EVERY`] such turns, writes an [idle mark](idle_mark) with the trace clock's
+    /// [`idle_every`] such turns, writes an [idle mark](idle_mark) with the trace clock's
     /// `now ts` instead. Every record older than that was read before the mark, in the same
     /// stream, so the host knows the idle CPU is complete through it, as a local reader
     /// knows it when its read finds the buffer empty.
     pub fn stream(&self, cpu_dir: &str, page_size: usize) -> Result<Child, RecordError> {
         let pipe = quote(&format!("{cpu_dir}/trace_pipe_raw"));
+        let every = idle_every(page_size);
         let read = match self.reads() {
             BoardReads::Paced => format!(
                 "e=; t=; while IFS=: read -r k v; do case $k in entries) e=$v;; 'now ts') t=$v;; esac; done < {stats}; \
                  case $e in ''|*[!0\\ ]*) dd if={pipe} bs={page_size} iflag=nonblock 2>/dev/null; i={last};; \
-                 *) i=$((i+1)); if [ $i -ge {IDLE_EVERY} ] && [ -n \"$t\" ]; then i=0; \
+                 *) i=$((i+1)); if [ $i -ge {every} ] && [ -n \"$t\" ]; then i=0; \
                  printf '{zeros}%-{text}s' \"{IDLE_TAG}$t\"; fi;; esac; sleep {PACE_S}",
                 stats = quote(&format!("{cpu_dir}/stats")),
-                last = IDLE_EVERY - 1,
+                last = every - 1,
                 zeros = "\\000".repeat(IDLE_ZEROS),
                 text = page_size.saturating_sub(IDLE_ZEROS),
             ),
             BoardReads::AsTheyCome => format!("cat {pipe}"),
         };
         self.base()
-            .arg(format!("echo $$; i={}; while :; do {read}; done", IDLE_EVERY - 1))
+            .arg(format!("echo $$; i={}; while :; do {read}; done", every - 1))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -221,9 +222,15 @@ impl Ssh {
     }
 }
 
-/// Idle turns of a paced loop between two idle marks: a mark every 200 ms at most, so an
-/// idle CPU lets the live lines trail by about that, not [`crate::growing::IDLE_LAG_NS`].
-pub const IDLE_EVERY: u32 = 4;
+/// Idle turns of a paced loop between two idle marks, for pages of `page_size` bytes: every
+/// fourth turn (200 ms), so an idle CPU lets the live lines trail by about that, not
+/// [`crate::growing::IDLE_LAG_NS`]. A mark is a whole page on the wire: 20 KB/s an idle CPU
+/// with 4 KiB pages, 80 KB/s with 16 KiB ones (a Raspberry Pi 5's), and no more with larger
+/// sub-buffers, whose marks come as rarely as that takes (1 MiB: every 12.8 s, when the
+/// 2 s bound already holds).
+pub fn idle_every(page_size: usize) -> u32 {
+    u32::try_from(page_size / 4096).unwrap_or(u32::MAX).max(4)
+}
 
 /// An idle mark is a page-sized frame that no page can be: zero bytes where a page's
 /// time stamp and commit lie (a page read always holds a time and an event), then
@@ -297,6 +304,16 @@ mod tests {
         page[0] = 1;
         assert_eq!(idle_mark(&page), None);
         assert_eq!(idle_mark(&[0u8; 8]), None);
+    }
+
+    #[test]
+    fn idle_marks_cost_an_idle_cpu_at_most_80_kb_a_second_whatever_the_page() {
+        let turns_per_s = 1.0 / PACE_S.parse::<f64>().unwrap();
+        for (page, every) in [(4096, 4), (16_384, 4), (65_536, 16), (1 << 20, 256), (1024, 4)] {
+            assert_eq!(idle_every(page), every, "{page}");
+            let bytes_per_s = page as f64 * turns_per_s / f64::from(every);
+            assert!(bytes_per_s <= 81_920.0, "{page}: {bytes_per_s} B/s");
+        }
     }
 
     #[test]
