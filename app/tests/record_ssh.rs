@@ -112,13 +112,24 @@ impl Drop for Sshd {
     }
 }
 
+/// `latscope ARGS` in `dir`, through the test's ssh, with its temporary files (the control
+/// master's socket) in `dir/tmp`, where [`left_in_tmp`] finds what it left.
 fn latscope_via(sshd: &Sshd, dir: &Path, args: &[&str]) -> Output {
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
     Command::new(env!("CARGO_BIN_EXE_latscope"))
         .current_dir(dir)
         .env("LATSCOPE_SSH_COMMAND", sshd.ssh_command())
+        .env("TMPDIR", dir.join("tmp"))
         .args(args)
         .output()
         .expect("latscope runs")
+}
+
+/// What the runs of [`latscope_via`] in `dir` left in their temporary directory.
+fn left_in_tmp(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir.join("tmp"))
+        .map(|d| d.filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned())).collect())
+        .unwrap_or_default()
 }
 
 fn stderr(o: &Output) -> String {
@@ -164,6 +175,7 @@ fn dd_recorded_over_ssh_reads_back_as_trace_cmd_and_the_report_say(
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found, buffer_percent too");
+    assert_eq!(left_in_tmp(dir), Vec::<String>::new(), "the control master's socket is removed");
     let last: Value =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
     assert_eq!(last["final"], true);

@@ -90,7 +90,11 @@ impl Ssh {
         if dest.is_empty() || dest.starts_with('-') {
             return Err(RecordError::Usage(format!("--ssh {target:?}: expected [USER@]HOST[:PORT]")));
         }
-        let control = std::env::temp_dir().join(format!("latscope-ssh-{}-%C", std::process::id()));
+        // A path of its own per connection, known exactly, so that it can be removed once the
+        // master is gone (one a `%C` hash named was left behind by every recording).
+        static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let control = std::env::temp_dir().join(format!("latscope-ssh-{}-{n}", std::process::id()));
         let mut ssh = Ssh { dest, port, program, control, master: None, reads: OnceLock::new() };
         let mut cmd = ssh.base();
         cmd.args(["-o", "ControlMaster=yes", "-N"]).stdin(Stdio::null());
@@ -267,9 +271,19 @@ impl Drop for Ssh {
             .stderr(Stdio::null())
             .status();
         if let Some(mut m) = self.master.take() {
+            // `-O exit` returns before the master has gone, and a master killed then leaves
+            // its socket: give it a moment to leave on its own.
+            for _ in 0..50 {
+                if !matches!(m.try_wait(), Ok(None)) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
             let _ = m.kill();
             let _ = m.wait();
         }
+        // The socket, if the master did not remove it (killed, or never started).
+        let _ = std::fs::remove_file(&self.control);
     }
 }
 
