@@ -90,8 +90,9 @@ impl Ssh {
         if dest.is_empty() || dest.starts_with('-') {
             return Err(RecordError::Usage(format!("--ssh {target:?}: expected [USER@]HOST[:PORT]")));
         }
-        // A path of its own per connection, known exactly, so that it can be removed once the
-        // master is gone (one a `%C` hash named was left behind by every recording).
+        // A short path of its own per connection: ssh binds a longer temporary name beside
+        // it, and a Unix socket's path has 108 bytes at most (a `%C` hash passed that under
+        // a long TMPDIR); known exactly, it can be removed if the master leaves it.
         static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let control = std::env::temp_dir().join(format!("latscope-ssh-{}-{n}", std::process::id()));
