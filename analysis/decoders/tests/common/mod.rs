@@ -62,55 +62,18 @@ pub fn decode(src: &Source, rate: Option<u64>, spec: &str) -> Decoded {
     d
 }
 
-/// The decoder stack fed as the capture is read.
-struct Streamed(latscope_decoders::StreamDecoder);
-
-impl latscope_importers::sigrok::LogicVisitor for Streamed {
-    fn first(&mut self, levels: u64) -> Result<(), latscope_importers::ParseFailure> {
-        self.0.start(levels);
-        Ok(())
-    }
-    fn change(
-        &mut self,
-        sample: u64,
-        changed: u64,
-        levels: u64,
-    ) -> Result<(), latscope_importers::ParseFailure> {
-        self.0.change(sample as i64, changed, levels);
-        Ok(())
-    }
-}
-
-/// `spec` decoded from the `.sr` bytes `data` as they are read (`None`: not streamable).
-pub fn streamed(data: &[u8], spec: &str) -> Option<Decoded> {
-    let (Streamed(d), end, _) =
-        latscope_importers::sigrok::read_logic(data, &latscope_importers::LoadControl::new(), |layout| {
-            let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
-            let d = latscope_decoders::StreamDecoder::new(
-                spec,
-                &channels,
-                latscope_decoders::Clock::Samples(layout.samplerate?),
-            )
-            .unwrap_or_else(|e| panic!("{spec}: {e}"));
-            let wanted = d.wanted();
-            Some((Streamed(d), wanted))
-        })
-        .unwrap()?;
-    Some(d.finish(end.samples.saturating_sub(1) as i64).unwrap())
-}
-
-/// The decoder stack fed as a live recording feeds it, asked which annotations are final
-/// after every `every` changes.
-struct Live {
+/// The decoder stack fed as the capture is read; with `every`, asked which annotations are
+/// final after every that many changes, as a live recording asks.
+struct Streamed {
     decoder: latscope_decoders::StreamDecoder,
+    every: Option<usize>,
     taken: Vec<latscope_decoders::Annotation>,
     reach: latscope_model::Ps,
     changes: usize,
-    every: usize,
     spec: String,
 }
 
-impl latscope_importers::sigrok::LogicVisitor for Live {
+impl latscope_importers::sigrok::LogicVisitor for Streamed {
     fn first(&mut self, levels: u64) -> Result<(), latscope_importers::ParseFailure> {
         self.decoder.start(levels);
         Ok(())
@@ -123,7 +86,9 @@ impl latscope_importers::sigrok::LogicVisitor for Live {
     ) -> Result<(), latscope_importers::ParseFailure> {
         self.decoder.change(sample as i64, changed, levels);
         self.changes += 1;
-        if self.changes.is_multiple_of(self.every) {
+        if let Some(every) = self.every
+            && self.changes.is_multiple_of(every)
+        {
             let before = self.taken.len();
             let reach = self
                 .decoder
@@ -140,6 +105,44 @@ impl latscope_importers::sigrok::LogicVisitor for Live {
     }
 }
 
+/// `spec` decoded from the `.sr` bytes `data` as they are read, asked after every `every`
+/// changes which annotations are final if given (`None`: not streamable): those handed on
+/// before the end, the last reach, and what the end gave.
+fn stream(
+    data: &[u8],
+    spec: &str,
+    every: Option<usize>,
+) -> Option<(Vec<latscope_decoders::Annotation>, latscope_model::Ps, Decoded)> {
+    let (streamed, end, _) =
+        latscope_importers::sigrok::read_logic(data, &latscope_importers::LoadControl::new(), |layout| {
+            let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+            let decoder = latscope_decoders::StreamDecoder::new(
+                spec,
+                &channels,
+                latscope_decoders::Clock::Samples(layout.samplerate?),
+            )
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            let wanted = decoder.wanted();
+            let streamed = Streamed {
+                decoder,
+                every,
+                taken: Vec::new(),
+                reach: latscope_model::Ps::MIN,
+                changes: 0,
+                spec: spec.to_owned(),
+            };
+            Some((streamed, wanted))
+        })
+        .unwrap()?;
+    let rest = streamed.decoder.finish(end.samples.saturating_sub(1) as i64).unwrap();
+    Some((streamed.taken, streamed.reach, rest))
+}
+
+/// `spec` decoded from the `.sr` bytes `data` as they are read (`None`: not streamable).
+pub fn streamed(data: &[u8], spec: &str) -> Option<Decoded> {
+    stream(data, spec, None).map(|(_, _, decoded)| decoded)
+}
+
 /// `spec` decoded from the `.sr` bytes `data` as a live recording decodes them: asked after
 /// every `every` changes which annotations are final ([`StreamDecoder::take_final`]), each
 /// handed on starting at or after the reach said before and before the reach said with it.
@@ -151,30 +154,7 @@ pub fn streamed_live(
     spec: &str,
     every: usize,
 ) -> (Vec<latscope_decoders::Annotation>, latscope_model::Ps, Decoded) {
-    let (live, end, _) =
-        latscope_importers::sigrok::read_logic(data, &latscope_importers::LoadControl::new(), |layout| {
-            let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
-            let decoder = latscope_decoders::StreamDecoder::new(
-                spec,
-                &channels,
-                latscope_decoders::Clock::Samples(layout.samplerate?),
-            )
-            .unwrap_or_else(|e| panic!("{spec}: {e}"));
-            let wanted = decoder.wanted();
-            let live = Live {
-                decoder,
-                taken: Vec::new(),
-                reach: latscope_model::Ps::MIN,
-                changes: 0,
-                every,
-                spec: spec.to_owned(),
-            };
-            Some((live, wanted))
-        })
-        .unwrap()
-        .unwrap_or_else(|| panic!("{spec}: not streamed"));
-    let rest = live.decoder.finish(end.samples.saturating_sub(1) as i64).unwrap();
-    (live.taken, live.reach, rest)
+    stream(data, spec, Some(every)).unwrap_or_else(|| panic!("{spec}: not streamed"))
 }
 
 /// One annotation as sigrok-cli prints it with `--protocol-decoder-samplenum`.
