@@ -87,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let spec = latscope_record::sigrok::SigrokSpec::parse(&device)?.with_decoders(decoders);
         let (logic, _) = latscope_record::sigrok::record_logic(spec, &opts, &mut on_line)?;
         let (cpu, _) = cpu_seconds();
-        let wall = secs.parse::<f64>()?;
+        let wall = opts.duration.map_or(0.0, |d| d.as_secs_f64());
         let annotations = points.last().map_or(0, |p| p.events);
         println!(
             "{} samples, {annotations} annotations by the last live line; CPU {cpu:.2} s ({:.0}% of a core); {} live lines",
