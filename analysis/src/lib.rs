@@ -18,6 +18,7 @@ pub mod pairing;
 pub mod presets;
 pub mod report;
 pub mod runner;
+pub mod running_stats;
 pub mod spec;
 pub mod stall;
 pub mod stats;

@@ -117,7 +117,7 @@ pub struct StatsError {
     pub message: String,
 }
 
-fn ps_to_ns(ps: Ps) -> f64 {
+pub(crate) fn ps_to_ns(ps: Ps) -> f64 {
     ps as f64 / PS_PER_NS as f64
 }
 
@@ -210,7 +210,7 @@ pub fn linear_quantile(n: u64, p: f64, at: impl Fn(u64) -> f64) -> Option<f64> {
     Some(if lower == upper { lower } else { (float_idx - idx as f64) * (upper - lower) + lower })
 }
 
-fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+pub(crate) fn quantile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
     linear_quantile(sorted.len() as u64, p, |i| sorted[i as usize])
 }
 
@@ -243,6 +243,18 @@ struct LatencyBucket {
     len: u64,
     counted: std::collections::BTreeMap<Ps, u64>,
     fresh: Vec<Ps>,
+    /// The largest value in the bucket (meaningful once `len > 0`).
+    max: Ps,
+}
+
+impl LatencyBucket {
+    /// The bucket's values with their counts, ascending.
+    fn distinct(&mut self) -> &std::collections::BTreeMap<Ps, u64> {
+        for v in self.fresh.drain(..) {
+            *self.counted.entry(v).or_default() += 1;
+        }
+        &self.counted
+    }
 }
 
 /// Sub-buckets per octave, as a power of two.
@@ -262,6 +274,22 @@ fn bucket_of(v: Ps) -> usize {
     1 + ((octave - SUB_BITS + 1) as usize) * linear as usize + mantissa as usize
 }
 
+/// The least and the greatest value [`bucket_of`] maps to bucket `b`.
+fn bucket_bounds(b: usize) -> (Ps, Ps) {
+    let linear = 1usize << SUB_BITS;
+    if b == 0 {
+        return (Ps::MIN, -1);
+    }
+    if b <= linear {
+        return ((b - 1) as Ps, (b - 1) as Ps);
+    }
+    let (group, mantissa) = ((b - 1) / linear, (b - 1) % linear);
+    let shift = group as u32 - 1;
+    let lo = ((linear + mantissa) as u64) << shift;
+    let hi = lo + ((1u64 << shift) - 1);
+    (lo as Ps, hi.min(Ps::MAX as u64) as Ps)
+}
+
 impl RunningLatencies {
     pub fn push(&mut self, latency: Ps) {
         let b = bucket_of(latency);
@@ -269,6 +297,7 @@ impl RunningLatencies {
             self.buckets.resize_with(b + 1, LatencyBucket::default);
         }
         let bucket = &mut self.buckets[b];
+        bucket.max = if bucket.len == 0 { latency } else { bucket.max.max(latency) };
         bucket.fresh.push(latency);
         bucket.len += 1;
         self.count += 1;
@@ -291,15 +320,77 @@ impl RunningLatencies {
         linear_quantile(self.count, p, |rank| if rank == idx { lower } else { upper })
     }
 
+    /// The smallest value, in picoseconds.
+    pub fn min_ps(&mut self) -> Option<Ps> {
+        let bucket = self.buckets.iter_mut().find(|b| b.len > 0)?;
+        bucket.distinct().keys().next().copied()
+    }
+
+    /// The smallest value above `floor`, in picoseconds.
+    pub fn least_above(&mut self, floor: Ps) -> Option<Ps> {
+        for (b, bucket) in self.buckets.iter_mut().enumerate() {
+            if bucket.len == 0 || bucket_bounds(b).1 <= floor {
+                continue;
+            }
+            if let Some((&v, _)) = bucket.distinct().range(floor.saturating_add(1)..).next() {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// How many values each class holds, for a `classify` of nanoseconds that never
+    /// decreases as its argument grows (a histogram's bucket): `counts[classify(v)]` counts
+    /// `v`. A bucket whose bounds classify alike is counted whole; only the few that
+    /// straddle a class edge are read value by value.
+    pub fn count_by(&mut self, classify: impl Fn(f64) -> usize, counts: &mut [u64]) {
+        for (b, bucket) in self.buckets.iter_mut().enumerate().filter(|(_, b)| b.len > 0) {
+            let (lo, hi) = bucket_bounds(b);
+            let class = classify(ps_to_ns(lo));
+            if class == classify(ps_to_ns(hi)) {
+                if let Some(c) = counts.get_mut(class) {
+                    *c += bucket.len;
+                }
+                continue;
+            }
+            for (&v, &n) in bucket.distinct() {
+                if let Some(c) = counts.get_mut(classify(ps_to_ns(v))) {
+                    *c += n;
+                }
+            }
+        }
+    }
+
+    /// Points of the empirical CDF, `[latency ns, fraction of values at or below it]`:
+    /// the minimum, then the largest value of each bucket (about 0.4 % apart), at most about
+    /// `max_points` of them evenly spread, the maximum at 1.0 always. Every point lies on the
+    /// CDF that [`RunningLatencies`] holds, at a cost of its buckets, not its values.
+    pub fn cdf_points(&mut self, max_points: usize) -> Vec<[f64; 2]> {
+        let n = self.count as f64;
+        let Some(min) = self.min_ps() else { return Vec::new() };
+        let first = self.buckets.iter_mut().find(|b| b.len > 0).and_then(|b| b.distinct().get(&min).copied());
+        let first = first.unwrap_or(0);
+        let mut points = vec![[ps_to_ns(min), first as f64 / n]];
+        let filled: Vec<(Ps, u64)> =
+            self.buckets.iter().filter(|b| b.len > 0).map(|b| (b.max, b.len)).collect();
+        let step = filled.len().div_ceil(max_points.max(1)).max(1);
+        let mut below = 0u64;
+        for (i, &(max, len)) in filled.iter().enumerate() {
+            below += len;
+            let last = i + 1 == filled.len();
+            if (i % step == step - 1 || last) && max > min {
+                points.push([ps_to_ns(max), below as f64 / n]);
+            }
+        }
+        points
+    }
+
     /// The value of 0-based `rank` in ascending order, in nanoseconds.
     fn at(&mut self, rank: u64) -> f64 {
         let mut before = 0u64;
         for bucket in &mut self.buckets {
             if rank < before + bucket.len {
-                for v in bucket.fresh.drain(..) {
-                    *bucket.counted.entry(v).or_default() += 1;
-                }
-                for (&v, &n) in &bucket.counted {
+                for (&v, &n) in bucket.distinct() {
                     before += n;
                     if rank < before {
                         return ps_to_ns(v);
@@ -444,7 +535,7 @@ impl MeanStd {
 }
 
 /// The 1-2-5 edge at or below `v` (`v > 0`).
-fn edge_at_or_below(v: f64) -> f64 {
+pub(crate) fn edge_at_or_below(v: f64) -> f64 {
     let decade = 10f64.powi(v.log10().floor() as i32);
     let m = v / decade;
     // `m` is in [1, 10) up to rounding; step down on rounding so the edge never exceeds `v`.
@@ -459,7 +550,7 @@ fn edge_at_or_below(v: f64) -> f64 {
 }
 
 /// The 1-2-5 edge right above `edge` (an edge).
-fn edge_above(edge: f64) -> f64 {
+pub(crate) fn edge_above(edge: f64) -> f64 {
     let decade = 10f64.powi(edge.log10().floor() as i32);
     let m = (edge / decade).round();
     if m < 2.0 {
