@@ -4,8 +4,10 @@
 //! and the `block` and `wakeup` presets, read only what arrived since the last update:
 //! their open starts wait in the pairer and their samples grow in place.
 //! [`LiveAnalyses::stand`] gives the samples each update added and the statistics of all,
-//! without copying or sorting the earlier ones. The other presets, the detectors and rules
-//! whose edges need the whole track (an analog threshold) run whole at each update.
+//! without copying or sorting the earlier ones; [`LiveAnalyses::glance`] the statistics a
+//! panel shows, kept as samples arrive, with a spread of the samples. The other presets,
+//! the detectors and rules whose edges need the whole track (an analog threshold) run
+//! whole at each update.
 //!
 //! The source given to each update must extend the one before: everything recorded
 //! before some time T, and then only what is at or after T appended (the accumulator's
@@ -17,8 +19,9 @@ use crate::outcome::{AnalysisKind, Outcome, Sample};
 use crate::pairing::{LivePairer, PairResult, PairRule};
 use crate::presets::{BlockPairer, WakeupPairer, block_names, wakeup_start};
 use crate::runner::{self, check_names};
+use crate::running_stats::RunningSummary;
 use crate::spec::{Preset, Spec};
-use crate::stats::RunningLatencies;
+use crate::stats::{RunningLatencies, StatsOptions, Summary};
 use latscope_model::{Placed, Source};
 
 /// The repeated-ends note of a pair rule's outcome, as [`runner::run_pair_rule`] words it.
@@ -39,6 +42,9 @@ struct Item {
     grow: Option<(Grower, GrowingOutcome)>,
     /// The running state is new: the next update reads the source from its beginning.
     fresh: bool,
+    /// The statistics of a spec that grows, kept as its samples arrive once
+    /// [`LiveAnalyses::glance`] asked for them.
+    summary: Option<RunningSummary>,
 }
 
 /// What pairs a spec that grows.
@@ -71,18 +77,20 @@ impl Grower {
     }
 
     /// The outcome of the pairs so far in `grown`, with the counts and notes the whole
-    /// runner gives.
-    fn outcome(&self, grown: &GrowingOutcome, src: &Source) -> Outcome {
+    /// runner gives; holding `samples` when given, else a copy of all of them.
+    fn outcome(&self, grown: &GrowingOutcome, src: &Source, samples: Option<Vec<Sample>>) -> Outcome {
+        let samples = samples.unwrap_or_else(|| grown.samples().to_vec());
         match self {
-            Grower::Rule(p) => grown.outcome(&p.counts(), src, REPEAT_NOTE),
+            Grower::Rule(p) => grown.outcome(samples, &p.counts(), src, REPEAT_NOTE),
             Grower::Block(p) => {
                 let counts = p.counts();
-                let mut o = grown.outcome(&PairResult { repeated_end: 0, ..counts.clone() }, src, "");
+                let mut o =
+                    grown.outcome(samples, &PairResult { repeated_end: 0, ..counts.clone() }, src, "");
                 p.add_notes(&mut o, &counts);
                 o
             }
             Grower::Wakeup(p) => {
-                let mut o = grown.outcome(&p.counts_with(Vec::new()), src, REPEAT_NOTE);
+                let mut o = grown.outcome(samples, &p.counts_with(Vec::new()), src, REPEAT_NOTE);
                 p.add_notes(&mut o);
                 o
             }
@@ -147,7 +155,13 @@ impl LiveAnalyses {
     fn with(specs: Vec<Spec>, keeps_samples: bool) -> Self {
         let items = specs
             .into_iter()
-            .map(|spec| Item { grow: Grower::of(&spec, keeps_samples), spec, keeps_samples, fresh: true })
+            .map(|spec| Item {
+                grow: Grower::of(&spec, keeps_samples),
+                spec,
+                keeps_samples,
+                fresh: true,
+                summary: None,
+            })
             .collect();
         Self { items }
     }
@@ -196,6 +210,44 @@ impl LiveAnalyses {
         }
     }
 
+    /// Each spec's answer over `src` for a view of statistics: a spec that grows gives
+    /// its statistics under `opts` and `cdf_points` points of its CDF, kept as samples
+    /// arrive, and a spread of about `keep` samples with the worst; its cost is what is
+    /// new, its buckets and keys, and the `keep` samples copied, not its history. The
+    /// others run whole as [`Self::update`] runs them. For analyses made by [`Self::new`]
+    /// (the others keep no samples to spread).
+    pub fn glance(
+        &mut self,
+        src: &Source,
+        opts: StatsOptions,
+        keep: usize,
+        cdf_points: usize,
+    ) -> Vec<Result<Glance, AnalysisError>> {
+        self.items
+            .iter_mut()
+            .map(|item| {
+                if item.grow.is_some() && item.summary.as_ref().is_none_or(|s| s.options() != opts) {
+                    let samples = item.grow.as_ref().map_or(&[][..], |(_, grown)| grown.samples());
+                    item.summary = Some(RunningSummary::of(samples, opts));
+                }
+                match item.advance(src)? {
+                    Advanced::Whole(outcomes) => Ok(Glance::Whole(outcomes)),
+                    Advanced::Grown(..) => {
+                        let (Some((grower, grown)), Some(summary)) = (&item.grow, &mut item.summary) else {
+                            return Ok(Glance::Whole(Vec::new()));
+                        };
+                        let shown = spread(grown.samples(), &summary.worst_samples(), keep);
+                        let mut outcome = grower.outcome(grown, src, Some(shown));
+                        let summary_of = summary.summary(|k| outcome.raw_key(k).to_owned());
+                        let cdf = summary.cdf_points(cdf_points);
+                        outcome.samples.shrink_to_fit();
+                        Ok(Glance::Grown(Box::new(Glanced { outcome, summary: summary_of, cdf })))
+                    }
+                }
+            })
+            .collect()
+    }
+
     /// Each spec's standing over `src`: its outcomes' counts and statistics as
     /// [`runner::run_spec`] and [`crate::stats::summarize`] give them on `src` alone, and
     /// the samples added since the last update. A pair rule's costs what is new.
@@ -213,6 +265,29 @@ impl LiveAnalyses {
     }
 }
 
+/// A spec's answer for a view that reads statistics and a few samples: the live
+/// workbench's panel ([`LiveAnalyses::glance`]).
+#[derive(Debug)]
+pub enum Glance {
+    /// A spec that runs whole: its outcomes, every sample.
+    Whole(Vec<Outcome>),
+    /// A spec that grows.
+    Grown(Box<Glanced>),
+}
+
+/// A growing spec's outcome with a spread of its samples, and the statistics of all of
+/// them kept as they arrived ([`RunningSummary`]).
+#[derive(Debug)]
+pub struct Glanced {
+    /// The outcome; its `samples` are at most about `keep` of them, evenly spread by start,
+    /// and the worst, in start order.
+    pub outcome: Outcome,
+    /// The statistics of every sample.
+    pub summary: Summary,
+    /// The CDF of every sample ([`RunningSummary::cdf_points`]).
+    pub cdf: Vec<[f64; 2]>,
+}
+
 /// What one update of an item did.
 enum Advanced {
     /// The spec ran whole: its outcomes.
@@ -220,6 +295,28 @@ enum Advanced {
     /// The pair rule read what is new: the samples it added, and whether it read the
     /// source from its beginning.
     Grown(Vec<Sample>, bool),
+}
+
+/// At most about `keep` of `samples` (sorted by start), evenly spread, and `worst` (some of
+/// them), in start order.
+fn spread(samples: &[Sample], worst: &[Sample], keep: usize) -> Vec<Sample> {
+    if samples.len() <= keep {
+        return samples.to_vec();
+    }
+    let step = samples.len().div_ceil(keep.saturating_sub(worst.len()).max(1));
+    let mut at: Vec<usize> =
+        (0..samples.len()).step_by(step).chain(worst.iter().filter_map(|w| index_of(samples, w))).collect();
+    at.sort_unstable();
+    at.dedup();
+    at.into_iter().map(|i| samples[i].clone()).collect()
+}
+
+/// Where `sample` is in `samples`, sorted by start and end.
+pub fn index_of(samples: &[Sample], sample: &Sample) -> Option<usize> {
+    let from = samples.partition_point(|s| (s.start, s.end) < (sample.start, sample.end));
+    (from..samples.len())
+        .take_while(|&i| (samples[i].start, samples[i].end) == (sample.start, sample.end))
+        .find(|&i| samples[i] == *sample)
 }
 
 impl Item {
@@ -276,13 +373,22 @@ impl Item {
             }
         };
         let anew = std::mem::replace(&mut self.fresh, false);
-        Ok(Advanced::Grown(grown.extend(&grower.rule(), pairs, src), anew))
+        let added = grown.extend(&grower.rule(), pairs, src);
+        let renamed = grown.take_renamed();
+        if let Some(summary) = &mut self.summary {
+            if anew || renamed {
+                *summary = RunningSummary::of(grown.samples(), summary.options());
+            } else {
+                added.iter().for_each(|s| summary.push(s));
+            }
+        }
+        Ok(Advanced::Grown(added, anew))
     }
 
     /// The outcome so far of a spec that grows, a copy.
     fn grown_outcome(&self, src: &Source) -> Option<Outcome> {
         let (grower, grown) = self.grow.as_ref()?;
-        Some(grower.outcome(grown, src))
+        Some(grower.outcome(grown, src, None))
     }
 }
 

@@ -135,7 +135,7 @@ pub(crate) fn outcome_keyed(
 pub(crate) const RENDERED_CACHE: usize = 1 << 16;
 
 /// A pair rule's outcome built as its pairs arrive from a [`crate::pairing::LivePairer`]:
-/// after each [`GrowingOutcome::extend`], [`GrowingOutcome::outcome`] equals
+/// after each [`GrowingOutcome::extend`], [`GrowingOutcome::outcome`] with [`GrowingOutcome::samples`] equals
 /// [`outcome_of`] over every pair so far on the source read so far. New pairs are
 /// rendered and merged into the samples by start; only a task that gets its name late
 /// (its key was shown as a bare number, and its first event arrived since) re-renders
@@ -158,6 +158,8 @@ pub(crate) struct GrowingOutcome {
     /// Whether `outcome` keeps the samples: an answer that only stands (live lines and a
     /// flight recorder, which read each sample once) needs their latencies alone.
     keeps_samples: bool,
+    /// Keys of samples already made were rendered again since [`Self::take_renamed`].
+    renamed: bool,
 }
 
 impl GrowingOutcome {
@@ -170,6 +172,7 @@ impl GrowingOutcome {
             read: 0,
             running: RunningLatencies::default(),
             keeps_samples: true,
+            renamed: false,
         }
     }
 
@@ -271,6 +274,17 @@ impl GrowingOutcome {
                 s.key.clone_from(new);
             }
         }
+        self.renamed = true;
+    }
+
+    /// Whether samples already handed on have another key now (a task was named late).
+    pub(crate) fn take_renamed(&mut self) -> bool {
+        std::mem::take(&mut self.renamed)
+    }
+
+    /// The samples so far, by start (none when they are not kept).
+    pub(crate) fn samples(&self) -> &[Sample] {
+        &self.outcome.samples
     }
 
     /// How many of `key`'s tasks have no name yet.
@@ -291,10 +305,30 @@ impl GrowingOutcome {
         self.rendered.insert(key, shown);
     }
 
-    /// The outcome so far, with `counts` (unmatched and repeated ends) and the notes
-    /// [`outcome_of`] and the pair-rule step add.
-    pub(crate) fn outcome(&self, counts: &PairResult, src: &Source, repeat_note: &str) -> Outcome {
-        let mut o = self.outcome.clone();
+    /// The outcome so far holding `samples` (all of [`Self::samples`], or a few for a view
+    /// that reads statistics kept apart), with `counts` (unmatched and repeated ends) and
+    /// the notes [`outcome_of`] and the pair-rule step add.
+    pub(crate) fn outcome(
+        &self,
+        samples: Vec<Sample>,
+        counts: &PairResult,
+        src: &Source,
+        repeat_note: &str,
+    ) -> Outcome {
+        let o = &self.outcome;
+        let mut o = Outcome {
+            name: o.name.clone(),
+            kind: o.kind,
+            source: o.source,
+            samples,
+            unmatched_start: o.unmatched_start,
+            unmatched_end: o.unmatched_end,
+            notes: o.notes.clone(),
+            windows: o.windows.clone(),
+            stages: o.stages.clone(),
+            excluded: o.excluded.clone(),
+            raw_keys: o.raw_keys.clone(),
+        };
         if !o.excluded.is_empty() {
             o.notes.push(Note { what: crate::outcome::EXCLUDED_NOTE.into(), count: o.excluded.len() as u64 });
         }

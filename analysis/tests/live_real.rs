@@ -4,11 +4,13 @@
 //! snapshots at times that fall inside bursts and pairs. At every snapshot, what
 //! [`LiveAnalyses::update`] gives (reading only what is new) must equal what the whole
 //! runner gives on that snapshot, and at the end what it gives on the file as opened.
+//! [`LiveAnalyses::stand`] and [`LiveAnalyses::glance`], followed over the same snapshots,
+//! must give the statistics that sorting all the whole runner's samples gives.
 
 mod common;
 
 use common::{corpus, sample};
-use latscope_analysis::live::LiveAnalyses;
+use latscope_analysis::live::{Glance, LiveAnalyses};
 use latscope_analysis::runner::run_spec;
 use latscope_analysis::spec::{Spec, parse_spec};
 use latscope_analysis::stats::{StatsOptions, summarize};
@@ -106,11 +108,13 @@ fn live_equals_whole(src: &Source, specs: &[&str], cuts: usize) {
     let specs: Vec<Spec> = specs.iter().map(|s| parse_spec(s).unwrap()).collect();
     let mut live = LiveAnalyses::new(specs.clone());
     let mut standing = Standings::new(&specs);
+    let mut glances = Glances::new(&specs);
     let mut replay = Replay::new(src);
     let mut pairs_seen = vec![0usize; specs.len()];
     for (k, t) in cut_times(src, cuts).into_iter().enumerate() {
         let snap = replay.upto(t);
         standing.check(&snap, &format!("snapshot {k}"));
+        glances.check(&snap, &format!("snapshot {k}"));
         let got = live.update(&snap);
         for ((spec, got), seen) in specs.iter().zip(got).zip(&mut pairs_seen) {
             let want = run_spec(spec, &[Placed::unaligned(&snap)]);
@@ -127,6 +131,7 @@ fn live_equals_whole(src: &Source, specs: &[&str], cuts: usize) {
     // The last snapshot holds the whole file: the answer on the file as opened.
     let whole = replay.upto(Ps::MAX);
     standing.check(&whole, "the whole file");
+    glances.check(&whole, "the whole file");
     let got = live.update(&whole);
     for ((spec, got), seen) in specs.iter().zip(got).zip(&pairs_seen) {
         assert_eq!(got, run_spec(spec, &[Placed::unaligned(src)]), "{} on the whole file", spec.name());
@@ -138,6 +143,95 @@ fn live_equals_whole(src: &Source, specs: &[&str], cuts: usize) {
         assert_eq!(got, run_spec(spec, &[Placed::unaligned(&early)]), "{} read anew", spec.name());
     }
     standing.check(&early, "a shorter source");
+    glances.check(&early, "a shorter source");
+}
+
+/// [`LiveAnalyses::glance`] followed over the same snapshots: at each, a spec that grows
+/// gives the whole runner's outcome but for its samples, which are a few of the whole
+/// runner's in start order with the worst among them; its summary is what `summarize`
+/// gives on all of them (means and stddevs to rounding, since they are summed as the
+/// samples arrived); every CDF point lies on its samples' CDF.
+struct Glances {
+    specs: Vec<Spec>,
+    live: LiveAnalyses,
+}
+
+/// Samples a glance keeps: few, so the spread is a choice.
+const GLANCE_KEEP: usize = 40;
+
+impl Glances {
+    fn new(specs: &[Spec]) -> Self {
+        Glances { specs: specs.to_vec(), live: LiveAnalyses::new(specs.to_vec()) }
+    }
+
+    fn check(&mut self, snap: &Source, at: &str) {
+        let opts = StatsOptions { linear_buckets: 40, ..StatsOptions::default() };
+        for (spec, got) in self.specs.iter().zip(self.live.glance(snap, opts, GLANCE_KEEP, 100)) {
+            let want = run_spec(spec, &[Placed::unaligned(snap)]);
+            let (got, want) = match (got, want) {
+                (Ok(g), Ok(w)) => (g, w),
+                (Err(g), Err(w)) => {
+                    assert_eq!(g, w, "{} at {at}", spec.name());
+                    continue;
+                }
+                (g, w) => panic!("{} at {at}: glanced {g:?}, the whole runner {w:?}", spec.name()),
+            };
+            let g = match got {
+                Glance::Whole(outcomes) => {
+                    assert_eq!(outcomes, want, "{} at {at}", spec.name());
+                    continue;
+                }
+                Glance::Grown(g) => g,
+            };
+            let [w] = &want[..] else { panic!("{} at {at}: {} outcomes", spec.name(), want.len()) };
+            let name = &w.name;
+            let mut bare = g.outcome.clone();
+            bare.samples = w.samples.clone();
+            assert_eq!(&bare, w, "{name} at {at}: all but the samples");
+            let kept = &g.outcome.samples;
+            assert!(kept.len() <= GLANCE_KEEP + 10 && kept.len() <= w.samples.len(), "{name} at {at}");
+            let mut from = 0;
+            for k in kept {
+                let i = w.samples[from..].iter().position(|s| s == k);
+                from += i.unwrap_or_else(|| panic!("{name} at {at}: {k:?} is not a sample, in order")) + 1;
+            }
+            let s = summarize(w, &opts).unwrap();
+            let strip = |x: &latscope_analysis::stats::StatsNs| latscope_analysis::stats::StatsNs {
+                mean: None,
+                stddev: None,
+                ..*x
+            };
+            let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+                (a, b) => a == b,
+            };
+            let got = &g.summary;
+            assert_eq!(strip(&got.stats_ns), strip(&s.stats_ns), "{name} at {at}");
+            assert!(close(got.stats_ns.mean, s.stats_ns.mean), "{name} at {at}: mean");
+            assert!(close(got.stats_ns.stddev, s.stats_ns.stddev), "{name} at {at}: stddev");
+            assert_eq!(
+                (got.count, &got.histogram_log, &got.histogram_linear, got.groups_total, &got.worst),
+                (s.count, &s.histogram_log, &s.histogram_linear, s.groups_total, &s.worst),
+                "{name} at {at}"
+            );
+            assert_eq!(got.groups.len(), s.groups.len(), "{name} at {at}");
+            for (a, b) in got.groups.iter().zip(&s.groups) {
+                assert_eq!((&a.key, &a.key_raw, a.count), (&b.key, &b.key_raw, b.count), "{name} at {at}");
+                assert_eq!(strip(&a.stats_ns), strip(&b.stats_ns), "{name} at {at}: {}", a.key);
+                assert!(close(a.stats_ns.mean, b.stats_ns.mean), "{name} at {at}: {} mean", a.key);
+            }
+            for wst in &s.worst {
+                assert!(kept.contains(wst), "{name} at {at}: worst {wst:?} not kept");
+            }
+            let mut lat: Vec<Ps> = w.samples.iter().map(|s| s.latency()).collect();
+            lat.sort_unstable();
+            for &[x, y] in &g.cdf {
+                let below = lat.partition_point(|&l| (l as f64 / 1e3) <= x);
+                assert_eq!(y, below as f64 / lat.len() as f64, "{name} at {at}: CDF at {x} ns");
+            }
+            assert_eq!(g.cdf.last().map(|p| p[1]), (!lat.is_empty()).then_some(1.0), "{name} at {at}");
+        }
+    }
 }
 
 /// [`LiveAnalyses::stand`] followed over the same snapshots: at each, every outcome's
