@@ -6,8 +6,9 @@
 //! process's resident memory, what letting a snapshot go cost, and what the live statistics
 //! job costs on the held snapshot: its analyses (a `LiveReport` that read the snapshot at
 //! the last checkpoint, so it reads what is new since; then again, reading nothing new, which
-//! is what every update pays beside the new events) and the statistics of their samples,
-//! which read them all. With `WHOLE=1` in the environment it also times the whole report
+//! is what every update pays beside the new events), as the window asks for them while a run
+//! goes on (`glance`: rules that grow answer with the statistics they keep and a spread of
+//! samples), and the panel's results made of them. With `WHOLE=1` in the environment it also times the whole report
 //! the job ran before. Snapshots are flat since the growing model shares what is old
 //! (`SharedVec`).
 //!
@@ -16,12 +17,14 @@
 //! for any count; `SNAPSHOT_EVERY` in the environment changes the spacing). Prints one line
 //! per checkpoint.
 
+use latscope::gui::analysis;
 use latscope::gui::document::{DocSource, SourceId};
 use latscope::gui::prepare::Prepared;
 use latscope::gui::theme::ThemeKind;
 use latscope::gui::view::{SourceView, Viewport, default_lanes};
 use latscope::gui::views::timeline::build_lanes;
 use latscope::gui::workers::Accumulator;
+use latscope_analysis::live::Glance;
 use latscope_model::Placement;
 use latscope_sim::{Batch, Simulation, Speed};
 use std::sync::Arc;
@@ -110,18 +113,25 @@ fn main() -> anyhow::Result<()> {
                 drawn = frame_at_head(snap);
                 frame_ms = t.elapsed().as_secs_f64() * 1e3;
                 // The live statistics job's work: the scenario's analyses of the snapshot,
-                // then the statistics the panel shows.
+                // rules that grow answering with the statistics they keep and a spread of
+                // samples, then the results the panel shows.
+                let (opts, keep) = (analysis::panel_stats_options(), analysis::MAX_SCATTER);
                 let t = Instant::now();
-                let report = live.update(&snap.source);
+                let answers = live.glance(&snap.source, opts, keep, analysis::MAX_CDF_POINTS);
                 live_ms = t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
-                drop(live.update(&snap.source));
+                drop(live.glance(&snap.source, opts, keep, analysis::MAX_CDF_POINTS));
                 again_ms = t.elapsed().as_secs_f64() * 1e3;
                 let t = Instant::now();
-                let outcomes = report.unwrap_or_default();
-                samples = outcomes.iter().map(|o| o.samples.len()).sum();
-                let summaries: Vec<_> =
-                    outcomes.into_iter().map(latscope::gui::analysis::summarize).collect();
+                let summaries: Vec<analysis::AnalysisResult> = answers
+                    .unwrap_or_default()
+                    .into_iter()
+                    .flat_map(|answer| match answer {
+                        Glance::Whole(outcomes) => outcomes.into_iter().map(analysis::summarize).collect(),
+                        Glance::Grown(g) => vec![analysis::of_glanced(*g)],
+                    })
+                    .collect();
+                samples = summaries.iter().map(|r| r.count() as usize).sum();
                 summary_ms = t.elapsed().as_secs_f64() * 1e3;
                 // What the window pays when these results replace the ones it shows.
                 let t = Instant::now();

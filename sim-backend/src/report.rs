@@ -6,6 +6,7 @@
 //! analysis of the run. The analyses are rendered by `latscope sim --format` through the
 //! same report builder (histograms, groups, worst cases) as `latscope report`.
 
+use latscope_analysis::live::Glance;
 use latscope_analysis::outcome::{AnalysisKind, Outcome, Sample};
 pub use latscope_analysis::report::Metrics;
 use latscope_analysis::runner::{self, AnalysisError, Scope};
@@ -105,6 +106,33 @@ impl LiveMeasure {
         let mut out = Vec::new();
         for ((rule, spec), ran) in self.rules.iter().zip(self.live.specs()).zip(ran) {
             collect(&mut out, rule, spec, ran)?;
+        }
+        Ok(out)
+    }
+
+    /// The answers on `src` for a view of statistics ([`LiveAnalyses::glance`]): what
+    /// [`Self::update`] gives, but a rule that grows gives its statistics kept as samples
+    /// arrive and about `keep` of its samples.
+    ///
+    /// [`LiveAnalyses::glance`]: latscope_analysis::live::LiveAnalyses::glance
+    pub fn glance(
+        &mut self,
+        src: &Source,
+        opts: latscope_analysis::stats::StatsOptions,
+        keep: usize,
+        cdf_points: usize,
+    ) -> Result<Vec<Glance>, MeasureError> {
+        let ran = self.live.glance(src, opts, keep, cdf_points);
+        let mut out = Vec::new();
+        for ((rule, spec), ran) in self.rules.iter().zip(self.live.specs()).zip(ran) {
+            match ran {
+                Ok(Glance::Whole(outcomes)) => out.push(Glance::Whole(outcomes)),
+                Ok(grown) => out.push(grown),
+                Err(AnalysisError::Missing { .. }) => {
+                    out.push(Glance::Whole(vec![Outcome::new(spec.name(), kind_of(spec), 0)]))
+                }
+                Err(error) => return Err(MeasureError::Run { rule: rule.clone(), error }),
+            }
         }
         Ok(out)
     }

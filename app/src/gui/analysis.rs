@@ -127,6 +127,9 @@ pub struct AnalysisResult {
     /// On input 0's result of an A/B pair (two sources, not aligned): the report's
     /// comparison with input 1's result of the same name.
     pub comparison: Option<Comparison>,
+    /// A live run's result holds only a spread of its samples (with the worst), and the
+    /// statistics of all: how many there are. `None` when it holds every sample.
+    pub spread_of: Option<u64>,
 }
 
 /// Results with this many samples or more are freed on a thread of their own: one
@@ -220,7 +223,7 @@ fn sorted_ns(samples: &[Sample]) -> Vec<f64> {
 }
 
 pub fn summarize(outcome: Outcome) -> AnalysisResult {
-    let opts = StatsOptions { linear_buckets: 40, ..StatsOptions::default() };
+    let opts = panel_stats_options();
     let (summary, error) = match stats::summarize(&outcome, &opts) {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e.to_string())),
@@ -236,7 +239,45 @@ pub fn summarize(outcome: Outcome) -> AnalysisResult {
         .collect();
     let cdf = cdf_points(&sorted_ns(&outcome.samples));
     let scatter = scatter_samples(outcome.samples.len(), &worst);
-    AnalysisResult { outcome, summary, error, worst, stages, cdf, scatter, comparison: None }
+    AnalysisResult { outcome, summary, error, worst, stages, cdf, scatter, comparison: None, spread_of: None }
+}
+
+/// The result of a live analysis that kept its statistics as samples arrived
+/// ([`latscope_analysis::live::Glanced`]): its outcome holds a spread of the samples and
+/// the worst, which the scatter and the links show; its statistics and CDF are of all.
+pub fn of_glanced(g: latscope_analysis::live::Glanced) -> AnalysisResult {
+    let latscope_analysis::live::Glanced { outcome, summary, cdf } = g;
+    let worst: Vec<usize> = summary
+        .worst
+        .iter()
+        .take(WORST_LINKS)
+        .filter_map(|w| latscope_analysis::live::index_of(&outcome.samples, w))
+        .collect();
+    let scatter = (0..outcome.samples.len()).collect();
+    let spread_of = (summary.count > outcome.samples.len() as u64).then_some(summary.count);
+    AnalysisResult {
+        outcome,
+        summary: Some(summary),
+        error: None,
+        worst,
+        stages: Vec::new(),
+        cdf,
+        scatter,
+        comparison: None,
+        spread_of,
+    }
+}
+
+/// The statistics the panel shows, of a whole outcome or kept live ([`of_glanced`]).
+pub fn panel_stats_options() -> StatsOptions {
+    StatsOptions { linear_buckets: 40, ..StatsOptions::default() }
+}
+
+impl AnalysisResult {
+    /// How many samples the analysis found (a live result holds only some of them).
+    pub fn count(&self) -> u64 {
+        self.spread_of.unwrap_or(self.outcome.samples.len() as u64)
+    }
 }
 
 /// Is `o` a polling-loop analysis (`poll:`)? Its samples are the loops.

@@ -803,4 +803,90 @@ mod tests {
             assert!(compared > 3 && samples > 0, "{scenario}: {compared} snapshots, {samples} samples");
         }
     }
+
+    /// The panel's results while a run goes on: each rule that grows answers with the
+    /// statistics it kept as its samples arrived and a spread of them. At every snapshot
+    /// of every built-in scenario, each result counts every sample of the scenario's whole
+    /// report on that snapshot and shows its statistics, histograms and worst pairs (the
+    /// links lead to the same pairs), its CDF ends at the maximum, and its scatter shows
+    /// samples of the run.
+    #[test]
+    fn live_panel_results_keep_the_statistics_of_every_sample() {
+        use crate::gui::analysis::{self, AnalysisResult};
+        use latscope_analysis::live::Glance;
+        const KEEP: usize = 300;
+        let mut spread = 0;
+        for scenario in ["e1000e-mta", "litesdcard", "imx8mq-cpuidle", "axienet-napi"] {
+            let sc = latscope_sim::prepare(scenario, &[], None, Some("1s")).expect("a built-in scenario");
+            let mut live = latscope_sim::scenarios::LiveReport::new(&sc).expect("the scenario's rules");
+            let mut sim = Simulation::new(sc.clone()).expect("the simulation");
+            let (tx, rx) = channel::<Batch>();
+            sim.attach(tx);
+            sim.set_speed(Speed::Max);
+            let lines = sim.line_names();
+            let mut acc = Accumulator::default();
+            let mut ticks = 0;
+            while !sim.is_finished() {
+                sim.tick(40);
+                while let Ok(b) = rx.try_recv() {
+                    acc.add(b);
+                }
+                ticks += 1;
+                if ticks % 3 != 1 {
+                    continue;
+                }
+                let snap = acc.snapshot(scenario, &lines);
+                let opts = analysis::panel_stats_options();
+                let glances = live.glance(&snap.source, opts, KEEP, analysis::MAX_CDF_POINTS);
+                let whole = latscope_sim::scenarios::report(&sc, &snap.source);
+                let (glances, whole) = match (glances, whole) {
+                    (Ok(g), Ok(w)) => (g, w.outcomes),
+                    (Err(g), Err(w)) => {
+                        assert_eq!(g.to_string(), w.to_string(), "{scenario} at {} ps", acc.now);
+                        continue;
+                    }
+                    (g, w) => panic!("{scenario} at {} ps: {g:?} against {w:?}", acc.now),
+                };
+                let results: Vec<AnalysisResult> = glances
+                    .into_iter()
+                    .flat_map(|g| match g {
+                        Glance::Whole(outcomes) => outcomes.into_iter().map(analysis::summarize).collect(),
+                        Glance::Grown(g) => vec![analysis::of_glanced(*g)],
+                    })
+                    .collect();
+                assert_eq!(results.len(), whole.len(), "{scenario}");
+                for (r, w) in results.iter().zip(whole) {
+                    let at = format!("{scenario}: {} at {} ps", w.name, acc.now);
+                    let all = analysis::summarize(w);
+                    let (got, want) =
+                        (r.summary.clone().expect("statistics"), all.summary.clone().expect("statistics"));
+                    assert_eq!(r.outcome.name, all.outcome.name, "{at}");
+                    assert_eq!(r.count(), all.outcome.samples.len() as u64, "{at}");
+                    let pick =
+                        |s: &latscope_analysis::stats::StatsNs| [s.min, s.p50, s.p90, s.p99, s.p999, s.max];
+                    assert_eq!(pick(&got.stats_ns), pick(&want.stats_ns), "{at}");
+                    assert_eq!(got.histogram_log, want.histogram_log, "{at}");
+                    assert_eq!(got.histogram_linear, want.histogram_linear, "{at}");
+                    let linked = |r: &AnalysisResult| -> Vec<latscope_analysis::outcome::Sample> {
+                        r.worst.iter().map(|&i| r.outcome.samples[i].clone()).collect()
+                    };
+                    assert_eq!(linked(r), linked(&all), "{at}: the worst links");
+                    assert_eq!(r.cdf.first(), all.cdf.first(), "{at}: the CDF starts at the minimum");
+                    assert_eq!(r.cdf.last(), all.cdf.last(), "{at}: the CDF ends at the maximum");
+                    let of_the_run = |i: &usize| {
+                        latscope_analysis::live::index_of(&all.outcome.samples, &r.outcome.samples[*i])
+                            .is_some()
+                    };
+                    assert!(r.scatter.iter().all(of_the_run), "{at}");
+                    if r.spread_of.is_some() {
+                        assert!(r.outcome.samples.len() <= KEEP + 10, "{at}");
+                        spread += 1;
+                    } else {
+                        assert_eq!(r.outcome.samples, all.outcome.samples, "{at}");
+                    }
+                }
+            }
+        }
+        assert!(spread > 0, "no result was spread: the check would prove nothing");
+    }
 }

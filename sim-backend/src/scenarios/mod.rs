@@ -79,6 +79,21 @@ impl LiveReport {
         self.measure.update(src).map_err(|e| self.scenario.bad_value("analysis", e.to_string()))
     }
 
+    /// The analyses on `src` for a view of statistics ([`LiveMeasure::glance`]): a rule
+    /// that grows answers with its statistics kept as samples arrive and about `keep` of
+    /// its samples, so the answer costs what is new, not the run so far.
+    pub fn glance(
+        &mut self,
+        src: &Source,
+        opts: latscope_analysis::stats::StatsOptions,
+        keep: usize,
+        cdf_points: usize,
+    ) -> Result<Vec<latscope_analysis::live::Glance>, ScenarioError> {
+        self.measure
+            .glance(src, opts, keep, cdf_points)
+            .map_err(|e| self.scenario.bad_value("analysis", e.to_string()))
+    }
+
     /// The report of `outcomes` (an update's): the scenario's metrics over them. Apart from
     /// [`LiveReport::update`] since the metrics read every sample, and a live view that
     /// shows only the analyses need not pay for them.

@@ -1,7 +1,7 @@
 //! The simulator's messages: commands, settings, the run's snapshots (its live source in the
 //! document grows with each), the run's metrics, and the live statistics job.
 
-use crate::gui::analysis;
+use crate::gui::analysis::{self, AnalysisResult};
 use crate::gui::app::Workbench;
 use crate::gui::jobs::JobKind;
 use crate::gui::message::{AnalysisMsg, SimMsg};
@@ -9,6 +9,7 @@ use crate::gui::prepare::Prepared;
 use crate::gui::sim::{SimCommand, SimEdit, SimState};
 use crate::gui::view::default_lanes;
 use crate::gui::workers;
+use latscope_analysis::live::Glance;
 use latscope_model::Ps;
 use std::sync::Arc;
 
@@ -135,15 +136,17 @@ impl Workbench {
             self.refresh_table();
         }
         if self.sim.live.due(finished, self.jobs.busy(JobKind::LiveStats)) {
-            self.start_live_stats(snapshot, now, reorders);
+            self.start_live_stats(snapshot, now, reorders, finished);
         }
     }
 
     /// The scenario's analyses over `snapshot` (taken at simulated time `now`), on a job;
     /// a newer one makes this one's answer stale. They read only what is new since the
     /// last snapshot analysed, unless the accumulator placed a late event since
-    /// (`reorders`).
-    fn start_live_stats(&mut self, snapshot: Arc<Prepared>, now: Ps, reorders: usize) {
+    /// (`reorders`). While the run goes on, a rule that grows answers with statistics kept
+    /// as its samples arrive and a spread of them, so an update costs what is new; once
+    /// the run has `finished`, the last answer holds every sample, for the lists and links.
+    fn start_live_stats(&mut self, snapshot: Arc<Prepared>, now: Ps, reorders: usize, finished: bool) {
         let Some(live) = self.sim.live.report.clone() else { return };
         let reordered = std::mem::replace(&mut self.sim.live.reorders, reorders) != reorders;
         self.sim.live.asked_for(snapshot.clone(), now);
@@ -157,17 +160,40 @@ impl Workbench {
             if reordered {
                 live.reset();
             }
+            let src = &snapshot.source;
             // A snapshot too early for an analysis (a track not there yet) shows nothing new.
-            let Ok(outcomes) = live.update(&snapshot.source) else { return };
-            drop(live);
-            let mut results = Vec::with_capacity(outcomes.len());
-            for mut o in outcomes {
-                if cx.cancelled() {
+            let answers: Vec<Glance> = if finished {
+                let Ok(outcomes) = live.update(src) else { return };
+                vec![Glance::Whole(outcomes)]
+            } else {
+                let opts = analysis::panel_stats_options();
+                let Ok(glances) = live.glance(src, opts, analysis::MAX_SCATTER, analysis::MAX_CDF_POINTS)
+                else {
                     return;
-                }
+                };
+                glances
+            };
+            drop(live);
+            let mut results = Vec::new();
+            for answer in answers {
+                let results_of: Vec<AnalysisResult> = match answer {
+                    Glance::Whole(outcomes) => {
+                        let mut out = Vec::with_capacity(outcomes.len());
+                        for o in outcomes {
+                            if cx.cancelled() {
+                                return;
+                            }
+                            out.push(analysis::summarize(o));
+                        }
+                        out
+                    }
+                    Glance::Grown(g) => vec![analysis::of_glanced(*g)],
+                };
                 // The results' one input is the snapshot.
-                o.source = 0;
-                results.push(analysis::summarize(o));
+                results.extend(results_of.into_iter().map(|mut r| {
+                    r.outcome.source = 0;
+                    r
+                }));
             }
             cx.send(AnalysisMsg::LiveDone { ticket: cx.ticket, results });
         });

@@ -487,7 +487,7 @@ fn summary_ui(ui: &mut egui::Ui, results: &[AnalysisResult], sources: &[String],
             for (ri, r) in results.iter().enumerate().filter(|(_, r)| r.outcome.source == source) {
                 let o = &r.outcome;
                 ui.label(&o.name);
-                ui.label(o.samples.len().to_string());
+                ui.label(r.count().to_string());
                 let st = r.summary.as_ref().map(|s| s.stats_ns);
                 for v in [st.and_then(|s| s.p50), st.and_then(|s| s.p99), st.and_then(|s| s.max)] {
                     ui.label(v.map_or_else(|| "-".to_owned(), axis_ns));
@@ -621,7 +621,7 @@ pub fn panel(
             }
             // Two statistics per row: the panel is narrow and the plots need the height.
             let mut cells: Vec<(&str, String)> = vec![
-                ("count", o.samples.len().to_string()),
+                ("count", r.count().to_string()),
                 ("unmatched", format!("{} / {}", o.unmatched_start, o.unmatched_end)),
             ];
             if let Some(st) = r.summary.as_ref().map(|s| s.stats_ns) {
@@ -652,6 +652,13 @@ pub fn panel(
             }
             for note in &o.notes {
                 ui.weak(format!("{}: {}", note.label(), note.value_text()));
+            }
+            if let Some(all) = r.spread_of {
+                ui.weak(format!(
+                    "live: the statistics are of all {all} samples; the scatter and the links show {} of them, \
+                     spread over the run, with the worst (all of them when the run ends)",
+                    o.samples.len()
+                ));
             }
             if !r.stages.is_empty() {
                 ui.label("Where the time goes (per stage):");
