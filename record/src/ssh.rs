@@ -96,6 +96,7 @@ impl Ssh {
         static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let control = std::env::temp_dir().join(format!("latscope-ssh-{}-{n}", std::process::id()));
+        remove_stale_socket(&control);
         let mut ssh = Ssh { dest, port, program, control, master: None, reads: OnceLock::new() };
         let mut cmd = ssh.base();
         cmd.args(["-o", "ControlMaster=yes", "-N"]).stdin(Stdio::null());
@@ -288,9 +289,40 @@ impl Drop for Ssh {
     }
 }
 
+/// Removes a socket at `path` that nothing listens on: one left by a latscope that was
+/// killed with the PID this one has now. Its ssh master would not bind there, and the
+/// connection would wait for a control socket that never comes. A socket something still
+/// listens on is left alone.
+fn remove_stale_socket(path: &std::path::Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let is_socket = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket());
+    if is_socket && std::os::unix::net::UnixStream::connect(path).is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_socket_nothing_listens_on_is_removed_and_a_live_one_kept() {
+        let dir = std::env::temp_dir().join(format!("latscope-stale-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (stale, live, file) = (dir.join("stale"), dir.join("live"), dir.join("file"));
+        drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+        let listening = std::os::unix::net::UnixListener::bind(&live).unwrap();
+        std::fs::write(&file, b"not a socket").unwrap();
+        assert!(stale.exists(), "a dropped listener leaves its socket");
+        for p in [&stale, &live, &file, &dir.join("none")] {
+            remove_stale_socket(p);
+        }
+        assert!(!stale.exists(), "the stale socket is removed");
+        assert!(live.exists(), "a socket something listens on stays");
+        assert!(file.exists(), "what is not a socket stays");
+        drop(listening);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn an_idle_mark_reads_as_the_time_it_says_and_a_page_never_does() {
