@@ -245,11 +245,18 @@ fn histogram(
         ui.weak("log bins: the tail is long (max > 20 x p50)");
     }
     let floor = log_floor(r);
+    // Every sample the same latency (a fixed frame interval): a bar of no width on an axis
+    // of no range drew nothing readable, so the bar gets a width and the axis room.
+    let lone = match buckets {
+        [b] if b.hi_ns <= b.lo_ns => Some(x_of(b.lo_ns, log, floor)),
+        _ => None,
+    };
+    let lone_width = lone.map_or(0.0, |x| (x.abs() * 0.02).max(1e-3));
     let bars: Vec<Bar> = buckets
         .iter()
         .map(|b| {
             let (lo, hi) = (x_of(b.lo_ns, log, floor), x_of(b.hi_ns, log, floor));
-            Bar::new((lo + hi) / 2.0, b.count as f64).width(hi - lo)
+            Bar::new((lo + hi) / 2.0, b.count as f64).width((hi - lo).max(lone_width))
         })
         .collect();
     let top = buckets.iter().map(|b| b.count).max().unwrap_or(0) as f64;
@@ -259,31 +266,33 @@ fn histogram(
             .into_iter()
             .filter_map(|(name, v)| Some((name, v?)))
             .collect();
-    let resp =
-        latency_plot(("hist", ri, log), log).y_axis_label("count").include_y(top * 1.15).show(ui, |p| {
-            p.bar_chart(BarChart::new("count", bars).color(crate::gui::theme::ACCENT.get()));
-            for (k, &(name, ns)) in marks.iter().enumerate() {
-                let x = x_of(ns, log, floor);
-                let color = crate::gui::theme::TEXT_DIM.get();
-                p.vline(VLine::new(name, x).color(color).style(egui_plot::LineStyle::dashed_loose()));
-                // Staggered, so marks close together stay readable.
-                let y = top * (1.12 - 0.09 * k as f64);
-                // The maximum is at the right edge: its label reads leftwards, inside the plot.
-                let anchor =
-                    if name == "max" { egui::Align2::RIGHT_CENTER } else { egui::Align2::LEFT_CENTER };
-                let label = format!(" {name} {} ", axis_ns(ns));
-                p.text(Text::new(name, PlotPoint::new(x, y), label).color(color).anchor(anchor));
-            }
-        });
+    let mut plot = latency_plot(("hist", ri, log), log).y_axis_label("count").include_y(top * 1.15);
+    if let Some(x) = lone {
+        plot = plot.include_x(x - 10.0 * lone_width).include_x(x + 10.0 * lone_width);
+    }
+    let resp = plot.show(ui, |p| {
+        p.bar_chart(BarChart::new("count", bars).color(crate::gui::theme::ACCENT.get()));
+        for (k, &(name, ns)) in marks.iter().enumerate() {
+            let x = x_of(ns, log, floor);
+            let color = crate::gui::theme::TEXT_DIM.get();
+            p.vline(VLine::new(name, x).color(color).style(egui_plot::LineStyle::dashed_loose()));
+            // Staggered, so marks close together stay readable.
+            let y = top * (1.12 - 0.09 * k as f64);
+            // The maximum is at the right edge: its label reads leftwards, inside the plot.
+            let anchor = if name == "max" { egui::Align2::RIGHT_CENTER } else { egui::Align2::LEFT_CENTER };
+            let label = format!(" {name} {} ", axis_ns(ns));
+            p.text(Text::new(name, PlotPoint::new(x, y), label).color(color).anchor(anchor));
+        }
+    });
     drawn.push(DrawnPlot { result: ri, kind: PlotKind::Histogram, transform: resp.transform });
     if resp.response.clicked()
         && let Some(pos) = resp.response.interact_pointer_pos()
     {
         let x = resp.transform.value_from_position(pos).x;
-        if let Some(b) = buckets
-            .iter()
-            .find(|b| b.count > 0 && x >= x_of(b.lo_ns, log, floor) && x <= x_of(b.hi_ns, log, floor))
-        {
+        if let Some(b) = buckets.iter().find(|b| {
+            let (lo, hi) = (x_of(b.lo_ns, log, floor), x_of(b.hi_ns, log, floor));
+            b.count > 0 && x >= lo - lone_width / 2.0 && x <= hi + lone_width / 2.0
+        }) {
             msgs.push(Message::Analysis(AnalysisMsg::ShowLatencyRange {
                 outcome: ri,
                 lo_ns: b.lo_ns,
