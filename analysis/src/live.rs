@@ -214,8 +214,9 @@ impl LiveAnalyses {
     /// its statistics under `opts` and `cdf_points` points of its CDF, kept as samples
     /// arrive, and a spread of about `keep` samples with the worst; its cost is what is
     /// new, its buckets and keys, and the `keep` samples copied, not its history. The
-    /// others run whole as [`Self::update`] runs them. For analyses made by [`Self::new`]
-    /// (the others keep no samples to spread).
+    /// others run whole as [`Self::update`] runs them. Only for analyses made by
+    /// [`Self::new`]: the others keep no samples to spread, nor to count again from when
+    /// the pairing starts anew or keys are renamed.
     pub fn glance(
         &mut self,
         src: &Source,
