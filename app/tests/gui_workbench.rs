@@ -1839,6 +1839,35 @@ fn simulator_settings_are_typed_and_a_change_says_that_restart_applies_it() {
     assert!(h.state().sim.sets().contains(&"mode=cmd-irq".to_owned()));
 }
 
+/// A number typed into a setting while a run goes on, a key a frame as a user types: the
+/// first key brings "Settings changed" above the settings, and the field keeps the focus
+/// and the keys after it (they went to the shortcuts when its id moved with that line).
+#[test]
+fn a_setting_typed_while_a_run_goes_on_keeps_every_key() {
+    let mut h = sim_harness();
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(true))));
+    let start = h.state().sim.start_command();
+    h.state_mut().update(Message::Sim(SimMsg::Command(start)));
+    h.step();
+    assert!(h.query_by_label_contains("Restart applies").is_none());
+    h.get_all_by_role(egui::accesskit::Role::SpinButton)
+        .find(|n| n.value().unwrap_or_default().contains("MiB"))
+        .expect("file_mib's field")
+        .focus();
+    h.step();
+    h.step();
+    for key in ["4", "0", "9", "6"] {
+        // Keys go where the focus is, whichever node queues them.
+        h.get_by_label("timeline follows the simulation").type_text(key);
+        h.step();
+        h.step();
+    }
+    h.key_press(egui::Key::Enter);
+    h.step();
+    let _ = h.get_by_label_contains("Settings changed: Restart applies them");
+    assert!(h.state().sim.sets().contains(&"file_mib=4096".to_owned()), "{:?}", h.state().sim.sets());
+}
+
 /// `12.345 ms` (as the panel writes a time) in picoseconds.
 fn ps_of(text: &str) -> i64 {
     latscope_sim::parse_duration(&text.replace('µ', "u").replace(' ', "")).unwrap_or_else(|| panic!("{text}"))

@@ -145,7 +145,13 @@ pub fn panel(ui: &mut egui::Ui, st: &SimState, clock: &dyn Fn(Ps) -> String) -> 
                 None => ui.label(setting.key.as_str()),
             };
             let _ = key;
-            if let Some(value) = setting_editor(ui, setting) {
+            // A scope of its own, so the editor's id is the same when a line appears above
+            // the settings ("Settings changed", which the first key typed brings): with the
+            // id it moved, the field lost the focus and the keys after the first went to the
+            // shortcuts ("4096" typed gave 4).
+            let editor_scope =
+                egui::UiBuilder::new().scope_id(ui.scope_id().with(("sim-setting", &setting.key)));
+            if let Some(value) = ui.scope_builder(editor_scope, |ui| setting_editor(ui, setting)).inner {
                 msgs.push(Message::Sim(SimMsg::Edit(SimEdit::Setting(i, value))));
             }
             ui.end_row();
