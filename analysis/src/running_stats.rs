@@ -9,7 +9,7 @@
 use crate::outcome::Sample;
 use crate::stats::{
     Bucket, GroupStats, MeanStd, QUANTILES, RunningLatencies, StatsNs, StatsOptions, Summary, edge_above,
-    edge_at_or_below, ps_to_ns, quantile_sorted,
+    edge_at_or_below, linear_buckets, ps_to_ns, quantile_sorted,
 };
 use latscope_model::Ps;
 use rustc_hash::FxHashMap;
@@ -231,22 +231,8 @@ impl RunningSummary {
         let (Some(min), Some(max)) = (self.latencies.min_ps().map(ps_to_ns), self.latencies.max_ns()) else {
             return Vec::new();
         };
-        let n = self.opts.linear_buckets.max(1);
-        let width = (max - min) / n as f64;
-        if width <= 0.0 || !width.is_finite() {
-            return vec![Bucket { lo_ns: min, hi_ns: max, count: self.count() }];
-        }
-        let mut counts = vec![0u64; n];
-        self.latencies.count_by(|v| (((v - min) / width) as usize).min(n - 1), &mut counts);
-        counts
-            .into_iter()
-            .enumerate()
-            .map(|(i, count)| Bucket {
-                lo_ns: min + i as f64 * width,
-                hi_ns: if i + 1 == n { max } else { min + (i + 1) as f64 * width },
-                count,
-            })
-            .collect()
+        let (n, total, latencies) = (self.opts.linear_buckets, self.count(), &mut self.latencies);
+        linear_buckets(min, max, n, total, |bucket_of, counts| latencies.count_by(bucket_of, counts))
     }
 
     /// The largest groups, as [`crate::stats::summarize`] keeps them: by count, then key; none when

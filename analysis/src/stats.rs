@@ -612,16 +612,30 @@ pub fn log_histogram(sorted_ns: &[f64]) -> Vec<Bucket> {
 /// when they are all equal).
 pub fn linear_histogram(sorted_ns: &[f64], n: usize) -> Vec<Bucket> {
     let (Some(&min), Some(&max)) = (sorted_ns.first(), sorted_ns.last()) else { return Vec::new() };
+    linear_buckets(min, max, n, sorted_ns.len() as u64, |bucket_of, counts| {
+        for &v in sorted_ns {
+            counts[bucket_of(v)] += 1;
+        }
+    })
+}
+
+/// `n` equal-width buckets from `min` to `max` over `total` values; `count` adds each value
+/// to `counts[bucket_of(value)]`. Shared by [`linear_histogram`] and the running summary, so
+/// both draw the same edges and file a value in the same bucket.
+pub(crate) fn linear_buckets(
+    min: f64,
+    max: f64,
+    n: usize,
+    total: u64,
+    count: impl FnOnce(&dyn Fn(f64) -> usize, &mut [u64]),
+) -> Vec<Bucket> {
     let n = n.max(1);
     let width = (max - min) / n as f64;
     if width <= 0.0 || !width.is_finite() {
-        return vec![Bucket { lo_ns: min, hi_ns: max, count: sorted_ns.len() as u64 }];
+        return vec![Bucket { lo_ns: min, hi_ns: max, count: total }];
     }
     let mut counts = vec![0u64; n];
-    for &v in sorted_ns {
-        let i = (((v - min) / width) as usize).min(n - 1);
-        counts[i] += 1;
-    }
+    count(&|v| (((v - min) / width) as usize).min(n - 1), &mut counts);
     counts
         .into_iter()
         .enumerate()
