@@ -629,3 +629,131 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
     assert_eq!(session["files"][1]["decoders"], serde_json::json!(["sd:clk=CLK,cmd=CMD"]), "{session}");
     assert!(dir.join("run/logic.sr").exists());
 }
+
+/// A GPIO capture played as a device: rises every 50 ms for 3 s at 10 kHz, each high for
+/// 1 ms, and a script writing `go` markers; returns the player's folder.
+fn gpio_player(dir: &Path) -> std::path::PathBuf {
+    let mut levels = vec![0u8; 30_000];
+    for r in (250..30_000).step_by(500) {
+        levels[r..r + 10].fill(1);
+    }
+    common::write_one_channel_sr(&dir.join("gpio.sr"), "GPIO", "10 kHz", &levels);
+    let script = "M=/sys/kernel/tracing/trace_marker\n\
+                  for i in $(seq 1 12); do echo go > $M; sleep 0.07; done\n";
+    std::fs::write(dir.join("markers.sh"), script).unwrap();
+    latscope_testkit::sigrok_player(dir, &dir.join("gpio.sr"))
+}
+
+/// A rule from a kernel marker to a GPIO edge reads the kernel and the logic analyzer
+/// together while they record: its live lines are the report of the saved folder's two
+/// files, placed as its session places them, and `--fail-if` judges it on both.
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sigrok_cli)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sigrok-cli: apt-get install sigrok-cli"
+)]
+fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_saved_folder() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
+    let dir = Scratch::new("record-joint");
+    let player = gpio_player(&dir);
+    let rule = "lat=print[text~go] -> GPIO:rise";
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .env("PATH", latscope_testkit::path_with(&player))
+        .args(["record", "--preset", "wakeup", "--rule", rule, "--sigrok", "player:samplerate=10k"])
+        .args(["--fail-if", "lat.max>1us", "--format", "json", "-o", "both", "--", "sh", "markers.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "the joint rule's max crosses 1 us: {}", stderr(&out));
+    assert!(stderr(&out).contains("lat"), "{}", stderr(&out));
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "stats")
+        .collect();
+    for l in &lines {
+        let names: Vec<&str> =
+            l["analyses"].as_array().unwrap().iter().filter_map(|a| a["analysis"].as_str()).collect();
+        assert_eq!(names, ["wakeup", "lat"], "every line has the joint rule, after the kernel's: {l}");
+    }
+    let last = lines.last().unwrap();
+    assert_eq!(last["final"], true);
+    let live = &last["analyses"][1];
+    // The oracle: `latscope report` on the two saved files, the logic placed where the
+    // session says.
+    let both = dir.join("both");
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(both.join("session.latscope.json")).unwrap()).unwrap();
+    let offset = session["files"][1]["offset_ps"].as_i64().unwrap();
+    let a =
+        report_json(&both, "kernel.dat", &["logic.sr", "--align", &format!("1:{offset}ps"), "--rule", rule]);
+    // Twelve markers, each before a rise: every one is paired.
+    assert_eq!(a["count"], 12, "{a}");
+    assert_eq!(live["count"], a["count"], "{live} against {a}");
+    for (l, r) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
+        assert_eq!(live[l].as_f64(), a["stats_ns"][r].as_f64(), "{l}: {live} against {a}");
+    }
+    // A marker waits for the next rise, at most 50 ms away (the host clocks' placement
+    // moves where, not how far apart the rises are).
+    assert!(a["stats_ns"]["max"].as_f64().unwrap() <= 50e6, "{a}");
+}
+
+/// A trigger on a rule from a marker to a GPIO edge saves the window from both sources:
+/// `latscope report` on the window's files, placed as its session places them, finds the
+/// pair the crossing line named.
+#[test]
+#[cfg_attr(
+    not(all(have_tracefs, have_sigrok_cli)),
+    ignore = "needs root and tracefs: run as root where /sys/kernel/tracing is mounted; needs sigrok-cli: apt-get install sigrok-cli"
+)]
+fn a_trigger_on_a_marker_to_gpio_rule_saves_a_window_whose_report_finds_the_pair() {
+    let _lock = latscope_testkit::tracefs_lock();
+    let before = latscope_testkit::tracefs_state();
+    let _restore = latscope_testkit::TracefsRestore(before.clone());
+    let dir = Scratch::new("record-joint-trigger");
+    let player = gpio_player(&dir);
+    let rule = "lat=print[text~go] -> GPIO:rise";
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .env("PATH", latscope_testkit::path_with(&player))
+        .args(["record", "--rule", rule, "--sigrok", "player:samplerate=10k", "--format", "json"])
+        .args([
+            "--trigger",
+            "lat>1us",
+            "--max-saves",
+            "1",
+            "--keep",
+            "5ms",
+            "-o",
+            "win",
+            "--",
+            "sh",
+            "markers.sh",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
+    let crossing: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "crossing")
+        .unwrap_or_else(|| panic!("no crossing line: {}", stderr(&out)));
+    assert!(stderr(&out).contains("12 crossing(s), 1 window(s) saved"), "{}", stderr(&out));
+    let window = dir.join(crossing["saved"].as_str().unwrap());
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(window.join("session.latscope.json")).unwrap()).unwrap();
+    assert_eq!(session["files"][1]["path"], "logic.sr", "{session}");
+    let offset = session["files"][1]["offset_ps"].as_i64().unwrap();
+    let a = report_json(
+        &window,
+        "kernel.dat",
+        &["logic.sr", "--align", &format!("1:{offset}ps"), "--rule", rule],
+    );
+    assert_eq!(a["count"], 1, "the window holds the one pair: {a}");
+    let latency = crossing["latency_ns"].as_f64().unwrap();
+    assert!((a["stats_ns"]["max"].as_f64().unwrap() - latency).abs() < 1.0, "{a} against {crossing}");
+}

@@ -130,6 +130,7 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
         ssh: req.ssh.clone(),
         specs: specs.clone(),
         logic_specs: req.logic_specs.clone(),
+        joint_specs: Vec::new(),
         spec_texts: req.spec_texts.clone(),
         duration,
         command: req.command.clone(),

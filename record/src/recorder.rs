@@ -10,10 +10,11 @@ use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
 use crate::window::{Flight, Saved, Trigger};
 use crate::{RecordError, save};
 use latscope_analysis::live::{LiveAnalyses, Standing};
+use latscope_analysis::runner::Scope;
 use latscope_analysis::spec::Spec;
 use latscope_importers::LoadControl;
 use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
-use latscope_model::{PS_PER_NS, Source};
+use latscope_model::{PS_PER_NS, Placed, Placement, Source};
 use std::collections::{BTreeMap, VecDeque};
 use std::fs;
 use std::io::{ErrorKind, Read};
@@ -76,6 +77,10 @@ pub struct Options {
     pub specs: Vec<Spec>,
     /// Beside the kernel, the analyses over the logic analyzer's decoded events.
     pub logic_specs: Vec<Spec>,
+    /// Beside the kernel, the analyses that read the kernel and the logic analyzer
+    /// together: set by the recorder from `specs` that name one of the device's channels or
+    /// an event its decoders add ([`beside_logic`]).
+    pub joint_specs: Vec<Spec>,
     pub spec_texts: Vec<String>,
     pub duration: Option<Duration>,
     /// A command to run once tracing is on; the recording stops when it exits.
@@ -107,6 +112,7 @@ impl Default for Options {
             ssh: None,
             specs: Vec::new(),
             logic_specs: Vec::new(),
+            joint_specs: Vec::new(),
             spec_texts: Vec::new(),
             duration: None,
             command: Vec::new(),
@@ -255,6 +261,8 @@ pub struct Recording {
     pub logic: Option<crate::sigrok::Logic>,
     /// `--align`: the shared markers that fit the logic capture's placement when saved.
     pub align: Option<latscope_analysis::spec::AlignSpec>,
+    /// The analyses that read the kernel and the logic together ([`beside_logic`]).
+    pub joint_specs: Vec<Spec>,
     /// How often the live lines' growing source started again from the kept pages,
     /// because a record arrived behind the watermark.
     pub live_restarts: u64,
@@ -329,20 +337,29 @@ impl Recording {
     pub fn logic_offset(&self) -> Result<Option<(i64, String)>, RecordError> {
         let Some(placed) = self.logic.as_ref().and_then(|l| l.placement) else { return Ok(None) };
         let kernel = self.source()?;
-        let origin_ps = i128::from(kernel.origin.secs) * 1_000_000_000_000 + i128::from(kernel.origin.ps);
         // A ring may have dropped the first samples: the kept ones start later.
         let logic = self.logic.as_ref();
         let dropped_ns = logic
             .and_then(|l| Some((l.first_sample, crate::sigrok::rate_hz(l.samplerate.as_deref()?)?)))
-            .map_or(0, |(n, hz)| i128::from(crate::sigrok::ns_of_sample(n, hz)));
-        let at_ps = (i128::from(placed.at_ns) + dropped_ns) * 1000;
-        let offset = i64::try_from(at_ps - origin_ps).unwrap_or(0);
+            .map_or(0, |(n, hz)| crate::sigrok::ns_of_sample(n, hz));
+        let offset = logic_offset_ps(&kernel, placed.at_ns.saturating_add(dropped_ns));
         Ok(Some((offset, placed_by(placed.uncertainty_ns))))
     }
 
     /// The recorded events as `latscope report` reads the saved file.
     pub fn source(&self) -> Result<Source, RecordError> {
         decode_all(&self.meta, &self.pages)
+    }
+
+    /// What the joint analyses read, as the saved folder holds it: the kernel's events, the
+    /// logic's channels and decoded events, and where the logic sits on the kernel's
+    /// timeline (picoseconds after its time zero, by the host's clocks). `None` without
+    /// logic data.
+    pub fn joint_sources(&self) -> Result<Option<(Source, Source, i64)>, RecordError> {
+        let (Some(logic), Some((offset, _))) = (&self.logic, self.logic_offset()?) else { return Ok(None) };
+        let mut source = crate::sigrok::decoded_source(&logic.decoded)?;
+        source.digital = logic.tracks().into();
+        Ok(Some((self.source()?, source, offset)))
     }
 }
 
@@ -690,19 +707,72 @@ pub fn record_on(
                 .into(),
         ));
     }
+    // The device's channels before anything is enabled: the names the analyses read from
+    // them are not kernel events, and a device that is missing touches nothing.
+    let channels = opts.sigrok.as_ref().map(crate::sigrok::logic_channels).transpose()?;
+    let joined;
+    let opts = match &channels {
+        Some(c) => {
+            joined = beside_logic(opts, c);
+            &joined
+        }
+        None => opts,
+    };
     let events = resolve_events(fs, &opts.events)?;
     let mut guard = Guard::take(fs, opts.force)?;
-    let result = run(fs, &events, opts, live, snapshot, &mut guard);
+    let result = run(fs, &events, opts, channels, live, snapshot, &mut guard);
     let restored = guard.restore();
     let rec = result?;
     restored?;
     Ok(rec)
 }
 
+/// Beside a logic analyzer whose logic channels are `channels`: the analyses of `opts.specs`
+/// that name a channel, or an event the decoders add, become `joint_specs`, which read the
+/// kernel and the logic together as the saved folder's session does; their channels are
+/// followed as tracks, and those names are not kernel events to enable.
+pub fn beside_logic(opts: &Options, channels: &[String]) -> Options {
+    let Some(sigrok) = &opts.sigrok else { return opts.clone() };
+    let decoded = latscope_decoders::registry::events_of_stacks(&sigrok.decoders);
+    let of_logic = |name: &str| channels.iter().chain(&decoded).any(|n| n == name);
+    let (joint, kernel): (Vec<Spec>, Vec<Spec>) =
+        opts.specs.iter().cloned().partition(|s| names_read(s).into_iter().any(of_logic));
+    let tracks = channels
+        .iter()
+        .filter(|c| joint.iter().any(|s| names_read(s).contains(&c.as_str())))
+        .cloned()
+        .collect();
+    Options {
+        events: opts.events.iter().filter(|e| !of_logic(e)).cloned().collect(),
+        specs: kernel,
+        joint_specs: opts.joint_specs.iter().cloned().chain(joint).collect(),
+        sigrok: Some(sigrok.clone().with_tracks(tracks)),
+        ..opts.clone()
+    }
+}
+
+/// The events and tracks `spec` names: a rule's endpoints, a detector's track, and the
+/// command and IRQ endpoints given to `cmd-irq` and `chain`.
+fn names_read(spec: &Spec) -> Vec<&str> {
+    use latscope_analysis::spec::{IrqSel, Preset};
+    match spec {
+        Spec::Preset(Preset::CmdIrq { opts, .. } | Preset::Chain { opts, .. }) => {
+            let irq = match &opts.irq {
+                Some(IrqSel::Endpoint(e)) => Some(e.target()),
+                _ => None,
+            };
+            opts.cmd.iter().map(|e| e.target()).chain(irq).collect()
+        }
+        _ => spec.named_tracks().unwrap_or_default(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run(
     fs: &Tracefs,
     events: &[EventName],
     opts: &Options,
+    channels: Option<Vec<String>>,
     live: &mut dyn FnMut(&Live),
     snapshot: &mut dyn FnMut(Source, bool),
     guard: &mut Guard,
@@ -736,7 +806,8 @@ fn run(
     let mut logic = match opts
         .sigrok
         .clone()
-        .map(|spec| crate::sigrok::LogicCapture::start(spec, logic_ring(opts)))
+        .zip(channels)
+        .map(|(spec, channels)| crate::sigrok::LogicCapture::start_on(spec, channels, logic_ring(opts)))
         .transpose()
     {
         Ok(l) => l,
@@ -958,6 +1029,7 @@ fn run(
         unrestored,
         logic,
         align: opts.align.clone(),
+        joint_specs: opts.joint_specs.clone(),
         live_restarts: following.restarts,
         live_handovers: following.handovers,
         events_read: following.read,
@@ -1150,6 +1222,37 @@ impl Following {
     }
 }
 
+/// The analyses that read the kernel and the logic together (`joint_specs`), run whole
+/// over both as they stand: the kernel's events so far, and the logic's followed channels
+/// and decoded events, placed on the kernel's timeline by the host's clocks as the saved
+/// session places them. Each outcome's standing comes with the index of the source its
+/// times are in (0 the kernel, 1 the logic), and a line each.
+fn joint_lines(
+    specs: &[Spec],
+    kernel: &Source,
+    capture: &crate::sigrok::LogicCapture,
+    decoded: Option<Source>,
+) -> (Vec<(usize, Standing)>, Vec<LiveStat>) {
+    let Some(placed) = capture.placement() else {
+        let waiting = specs.iter().map(|s| LiveStat::unanswered(s.name(), "no logic samples yet"));
+        return (Vec::new(), waiting.collect());
+    };
+    let mut logic =
+        decoded.unwrap_or_else(|| Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File));
+    logic.digital = capture.tracks().into();
+    let offset = logic_offset_ps(kernel, placed.at_ns);
+    let sources =
+        [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, Placement::new(offset, 0.0))];
+    stats::run_placed(specs, &sources, Scope::Together)
+}
+
+/// Where a logic capture whose first sample was taken at `at_ns` (host monotonic ns, the
+/// kernel's `mono` clock) sits on `kernel`'s timeline: picoseconds after its time zero.
+fn logic_offset_ps(kernel: &Source, at_ns: u64) -> i64 {
+    let origin_ps = i128::from(kernel.origin.secs) * 1_000_000_000_000 + i128::from(kernel.origin.ps);
+    i64::try_from(i128::from(at_ns) * 1000 - origin_ps).unwrap_or(0)
+}
+
 /// When a tick happens: the recording's start, the events lost so far, the first raw time,
 /// whether it is the last, and the logic analyzer's line.
 struct Moment<'a> {
@@ -1218,13 +1321,22 @@ fn tick(
     };
     // The decoders' analyses over what the logic analyzer decoded so far; their times count
     // from its first sample, which the host's clock places at `at_ns` on the kernel's.
-    let (logic, logic_standings, capture) = match capture {
+    let (logic, logic_standings, capture, decoded) = match capture {
         Some((c, logic_lines)) => {
             let t = logic_lines.tick(c);
             lines.extend(t.lines);
-            (Some(LogicLive::of(c, t.decoders)), t.standings, Some(c))
+            (Some(LogicLive::of(c, t.decoders)), t.standings, Some(c), t.decoded)
         }
-        None => (None, Vec::new(), None),
+        None => (None, Vec::new(), None, None),
+    };
+    // The analyses of the kernel and the logic together, after the logic's own.
+    let joint = match (capture, source.as_ref()) {
+        (Some(c), Some(src)) if !opts.joint_specs.is_empty() => {
+            let (standings, joint_lines) = joint_lines(&opts.joint_specs, src, c, decoded);
+            lines.extend(joint_lines);
+            standings
+        }
+        _ => Vec::new(),
     };
     let events = source.as_ref().map_or(0, |s| s.events.len() as u64);
     let mut said = Vec::new();
@@ -1234,6 +1346,11 @@ fn tick(
         f.observe(&standings, origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
         if let Some(placed) = capture.and_then(crate::sigrok::LogicCapture::placement) {
             f.observe(&logic_standings, placed.at_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+            // A joint analysis's times are those of the source its starts are in.
+            let (of_logic, of_kernel): (Vec<_>, Vec<_>) = joint.into_iter().partition(|(i, _)| *i == 1);
+            let untag = |v: Vec<(usize, Standing)>| v.into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+            f.observe(&untag(of_kernel), origin_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
+            f.observe(&untag(of_logic), placed.at_ns, store.newest, first_raw.unwrap_or(origin_ns), last);
         }
         said = f.save_due(meta, decoder, store, capture, last);
         // The logic analyzer's ring keeps what a window waits for and what the triggers
@@ -1243,6 +1360,7 @@ fn tick(
         {
             let needed = f.needed_from(store.newest).saturating_sub(placed.at_ns);
             c.keep_from(Some(crate::sigrok::samples_in(needed, rate)));
+            c.forget_tracks_before_kept();
         }
     }
     store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));
@@ -1280,6 +1398,37 @@ mod tests {
         for bad in ["", "0MiB", "lots", "-3s", "12 parsecs"] {
             assert!(Ring::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn beside_a_logic_analyzer_what_names_its_channels_or_decoded_events_reads_both() {
+        use latscope_analysis::spec::{parse_spec, preset_spec};
+        let specs = vec![
+            preset_spec("wakeup").unwrap(),
+            parse_spec("gpio=print[text~go] -> D0:rise").unwrap(),
+            preset_spec("cmd-irq:cmd=D2:fall").unwrap(),
+            parse_spec("sd=sd_cmd -> irq_handler_entry").unwrap(),
+            parse_spec("k=sched_switch -> sched_wakeup").unwrap(),
+        ];
+        let sigrok = crate::sigrok::SigrokSpec::parse("demo:samplerate=1M")
+            .unwrap()
+            .with_decoders(vec!["sd:clk=D4,cmd=D5".into()]);
+        let opts =
+            Options { events: stats::events_for(&specs), specs, sigrok: Some(sigrok), ..Options::default() };
+        let channels: Vec<String> = (0..8).map(|i| format!("D{i}")).collect();
+        let split = beside_logic(&opts, &channels);
+        let names = |v: &[Spec]| v.iter().map(|s| s.name().to_owned()).collect::<Vec<_>>();
+        assert_eq!(names(&split.specs), ["wakeup", "k"]);
+        assert_eq!(names(&split.joint_specs), ["gpio", "cmd-irq:cmd=D2:fall", "sd"]);
+        assert_eq!(split.sigrok.as_ref().unwrap().tracks, ["D0", "D2"]);
+        for logic in ["D0", "sd_cmd"] {
+            assert!(opts.events.iter().any(|e| e == logic), "{logic} was asked: {:?}", opts.events);
+            assert!(!split.events.iter().any(|e| e == logic), "{logic} is not a kernel event");
+        }
+        assert!(split.events.iter().any(|e| e == "irq_handler_entry"), "{:?}", split.events);
+        // Without a logic analyzer nothing moves.
+        let alone = Options { sigrok: None, ..opts.clone() };
+        assert_eq!(beside_logic(&alone, &channels).specs.len(), 5);
     }
 
     fn page(first: u64, last: u64) -> Page {

@@ -16,6 +16,7 @@
 use crate::decoded::DecodedGrowth;
 use crate::{RecordError, save};
 use latscope_decoders::{Annotation, Clock, Decoded, StreamDecoder};
+use latscope_model::{DigitalTrack, SampleClock};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -35,6 +36,9 @@ pub struct SigrokSpec {
     pub config: Vec<(String, String)>,
     /// Native decoder stacks run on the stream as it arrives (`--decoder`).
     pub decoders: Vec<String>,
+    /// Logic channels kept as level changes while the capture streams, for analyses that
+    /// read them beside the kernel ([`LogicCapture::tracks`]).
+    pub tracks: Vec<String>,
 }
 
 impl SigrokSpec {
@@ -52,12 +56,18 @@ impl SigrokSpec {
             let kv = (k.trim().to_owned(), v.trim().to_owned());
             if CONFIG_KEYS.contains(&kv.0.as_str()) { config.push(kv) } else { scan.push(kv) }
         }
-        Ok(SigrokSpec { driver, scan, config, decoders: Vec::new() })
+        Ok(SigrokSpec { driver, scan, config, decoders: Vec::new(), tracks: Vec::new() })
     }
 
     /// The same device with decoder stacks to run live on its stream.
     pub fn with_decoders(mut self, decoders: Vec<String>) -> SigrokSpec {
         self.decoders = decoders;
+        self
+    }
+
+    /// The same device, keeping the level changes of the channels `tracks` as it streams.
+    pub fn with_tracks(mut self, tracks: Vec<String>) -> SigrokSpec {
+        self.tracks = tracks;
         self
     }
 
@@ -166,11 +176,7 @@ impl LiveDecoders {
     /// Feeds the whole samples in `bytes` (which start at a sample's first byte).
     fn feed(&mut self, bytes: &[u8]) {
         let wanted = self.decoders.iter().fold(0u64, |acc, d| acc | d.wanted());
-        for sample in bytes.chunks_exact(self.unitsize) {
-            let mut word = [0u8; 8];
-            let n = sample.len().min(8);
-            word[..n].copy_from_slice(&sample[..n]);
-            let levels = u64::from_le_bytes(word);
+        for levels in sample_words(bytes, self.unitsize) {
             if self.fed == 0 {
                 self.decoders.iter_mut().for_each(|d| d.start(levels));
             } else {
@@ -287,8 +293,110 @@ impl LiveDecoders {
     }
 }
 
+/// Each whole sample of `bytes` as a word of levels (bit `i` is channel `i`; channels past
+/// the 64th are not read).
+fn sample_words(bytes: &[u8], unitsize: usize) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(unitsize).map(|sample| {
+        let mut word = [0u8; 8];
+        let n = sample.len().min(8);
+        word[..n].copy_from_slice(&sample[..n]);
+        u64::from_le_bytes(word)
+    })
+}
+
+/// Logic channels kept as digital tracks while the capture streams: each sample's level
+/// changes, at the capture's clock from the recording's first sample, as the saved `.sr`
+/// reads. A snapshot shares the changes so far ([`DigitalTrack`]'s clone).
+#[derive(Debug)]
+struct LiveTracks {
+    clock: SampleClock,
+    /// Each track and its bit in the sample word; made at the first sample.
+    tracks: Vec<(u32, DigitalTrack)>,
+    names: Vec<(String, u32)>,
+    mask: u64,
+    unitsize: usize,
+    fed: u64,
+    levels: u64,
+}
+
+impl LiveTracks {
+    /// Follows `names` (each one of `channels`, bit `i` channel `i`) at `rate` Hz; `None`
+    /// when there is nothing to follow.
+    fn new(names: &[String], channels: &[String], rate: u64) -> Option<LiveTracks> {
+        let named: Vec<(String, u32)> = channels
+            .iter()
+            .zip(0u32..64)
+            .filter(|(c, _)| names.contains(c))
+            .map(|(c, b)| (c.clone(), b))
+            .collect();
+        if named.is_empty() {
+            return None;
+        }
+        Some(LiveTracks {
+            clock: SampleClock::new(rate),
+            mask: named.iter().fold(0, |m, (_, b)| m | 1 << b),
+            tracks: Vec::new(),
+            names: named,
+            unitsize: channels.len().div_ceil(8).max(1),
+            fed: 0,
+            levels: 0,
+        })
+    }
+
+    /// Feeds the whole samples in `bytes` (which start at a sample's first byte).
+    fn feed(&mut self, bytes: &[u8]) {
+        for levels in sample_words(bytes, self.unitsize) {
+            if self.fed == 0 {
+                self.tracks = self
+                    .names
+                    .iter()
+                    .map(|(n, b)| (*b, DigitalTrack::sampled(n.clone(), (levels >> b & 1) as u8, self.clock)))
+                    .collect();
+            } else if (levels ^ self.levels) & self.mask != 0 {
+                for (b, t) in &mut self.tracks {
+                    t.push_sample(self.clock, self.fed, (levels >> *b & 1) as u8);
+                }
+            }
+            self.levels = levels;
+            self.fed += 1;
+        }
+    }
+
+    /// The tracks so far, each ending at the last sample fed.
+    fn snapshot(&self) -> Vec<DigitalTrack> {
+        let end = self.clock.time(self.fed.saturating_sub(1));
+        self.tracks
+            .iter()
+            .map(|(_, t)| {
+                let mut t = t.clone();
+                t.end = end;
+                t
+            })
+            .collect()
+    }
+
+    /// Forgets the changes before sample `sample` once they are most of what is kept (a
+    /// ring keeps recent samples only): each track starts again at its level there.
+    fn forget_before(&mut self, sample: u64) {
+        let at = self.clock.time(sample);
+        for (_, t) in &mut self.tracks {
+            let gone = t.changes_before(at);
+            if gone == 0 || gone < t.transitions() / 2 {
+                continue;
+            }
+            // The level the last forgotten change set; changes kept go by time from here.
+            let mut kept = DigitalTrack::new(t.name.clone(), t.level(gone - 1));
+            for i in gone..t.transitions() {
+                kept.push(t.time(i), t.level(i));
+            }
+            kept.end = t.end;
+            *t = kept;
+        }
+    }
+}
+
 /// The device as `sigrok-cli --show` describes it: its logic channels, in order.
-fn logic_channels(spec: &SigrokSpec) -> Result<Vec<String>, RecordError> {
+pub fn logic_channels(spec: &SigrokSpec) -> Result<Vec<String>, RecordError> {
     let out = Command::new("sigrok-cli")
         .args(["-d", &spec.device(), "--show"])
         .output()
@@ -357,6 +465,8 @@ struct Arrival {
     first: std::sync::Mutex<Option<u64>>,
     /// The decoders run on the stream, if any.
     decoders: std::sync::Mutex<Option<LiveDecoders>>,
+    /// The channels kept as tracks ([`SigrokSpec::tracks`]), if any.
+    tracks: std::sync::Mutex<Option<LiveTracks>>,
     /// The samples kept.
     kept: std::sync::Mutex<Kept>,
     /// The first sample a window still to be saved needs: the ring keeps it (`u64::MAX`:
@@ -418,16 +528,32 @@ impl LogicCapture {
     /// only the most recent samples with a `ring` (`None`: all of them).
     pub fn start(spec: SigrokSpec, ring: Option<LogicRing>) -> Result<LogicCapture, RecordError> {
         let channels = logic_channels(&spec)?;
+        LogicCapture::start_on(spec, channels, ring)
+    }
+
+    /// [`Self::start`] on a device whose logic channels are known ([`logic_channels`]).
+    pub fn start_on(
+        spec: SigrokSpec,
+        channels: Vec<String>,
+        ring: Option<LogicRing>,
+    ) -> Result<LogicCapture, RecordError> {
+        let rate = |what: &str| {
+            spec.samplerate_hz().ok_or_else(|| {
+                RecordError::Usage(format!(
+                    "{what} needs the capture's sample rate: add it to --sigrok ({}:samplerate=1M)",
+                    spec.device()
+                ))
+            })
+        };
         let decoders = if spec.decoders.is_empty() {
             None
         } else {
-            let rate = spec.samplerate_hz().ok_or_else(|| {
-                RecordError::Usage(format!(
-                    "--decoder needs the capture's sample rate: add it to --sigrok ({}:samplerate=1M)",
-                    spec.device()
-                ))
-            })?;
-            Some(LiveDecoders::new(&spec.decoders, &channels, rate)?)
+            Some(LiveDecoders::new(&spec.decoders, &channels, rate("--decoder")?)?)
+        };
+        let tracks = if spec.tracks.is_empty() {
+            None
+        } else {
+            LiveTracks::new(&spec.tracks, &channels, rate("an analysis of logic channels beside the kernel")?)
         };
         let mut cmd = Command::new("sigrok-cli");
         cmd.args(["-d", &spec.device(), "--channels", &channels.join(",")]);
@@ -454,6 +580,7 @@ impl LogicCapture {
         });
         let arrival = std::sync::Arc::new(Arrival {
             decoders: std::sync::Mutex::new(decoders),
+            tracks: std::sync::Mutex::new(tracks),
             kept: std::sync::Mutex::new(Kept { ring_bytes, ..Kept::default() }),
             // With a ring, nothing is dropped until the owner says what it still needs.
             keep_from: std::sync::atomic::AtomicU64::new(if ring_bytes.is_some() { 0 } else { u64::MAX }),
@@ -485,6 +612,11 @@ impl LogicCapture {
                         && let Some(d) = live.as_mut()
                     {
                         d.feed(&carry[..whole]);
+                    }
+                    if let Ok(mut live) = seen.tracks.lock()
+                        && let Some(t) = live.as_mut()
+                    {
+                        t.feed(&carry[..whole]);
                     }
                     if let Ok(mut kept) = seen.kept.lock() {
                         kept.data.extend_from_slice(&carry[..whole]);
@@ -546,6 +678,12 @@ impl LogicCapture {
                 (LiveDecode::Whole(all), c)
             }
         }
+    }
+
+    /// The channels of [`SigrokSpec::tracks`] so far, as digital tracks timed from the
+    /// recording's first sample (empty before any sample came).
+    pub fn tracks(&self) -> Vec<DigitalTrack> {
+        self.arrival.tracks.lock().ok().and_then(|t| t.as_ref().map(LiveTracks::snapshot)).unwrap_or_default()
     }
 
     /// The bytes of samples kept (a ring keeps the most recent).
@@ -650,6 +788,16 @@ impl LogicCapture {
         }
     }
 
+    /// Lets the tracks forget the level changes before the first sample the ring keeps.
+    pub fn forget_tracks_before_kept(&self) {
+        let first = self.first_kept();
+        if let Ok(mut live) = self.arrival.tracks.lock()
+            && let Some(t) = live.as_mut()
+        {
+            t.forget_before(first);
+        }
+    }
+
     /// The kept samples from `from` to `to` (sample numbers, both included) as a capture of
     /// their own, if any are kept.
     pub fn window(&self, from: u64, to: u64) -> Option<Logic> {
@@ -697,6 +845,17 @@ pub struct Logic {
 }
 
 impl Logic {
+    /// Every channel as a digital track, timed from the first sample kept, as the saved
+    /// `.sr` reads (empty without a rate).
+    pub fn tracks(&self) -> Vec<DigitalTrack> {
+        let rate = self.samplerate.as_deref().and_then(rate_hz);
+        let Some(mut t) = rate.and_then(|r| LiveTracks::new(&self.channels, &self.channels, r)) else {
+            return Vec::new();
+        };
+        t.feed(&self.data);
+        t.snapshot()
+    }
+
     pub fn samples(&self) -> usize {
         self.data.len() / self.unitsize
     }
@@ -1009,6 +1168,8 @@ pub(crate) struct LogicTick {
     pub lines: Vec<crate::LiveStat>,
     pub decoders: Vec<crate::recorder::DecoderLive>,
     pub annotations: u64,
+    /// The decoded events the analyses read, as a source.
+    pub decoded: Option<latscope_model::Source>,
 }
 
 impl LogicLines {
@@ -1023,20 +1184,24 @@ impl LogicLines {
     pub(crate) fn tick(&mut self, capture: &LogicCapture) -> LogicTick {
         let (decode, decoders) = capture.grown();
         let annotations = decoders.iter().map(|d| d.annotations).sum();
-        let (standings, lines) = match decode {
+        let (standings, lines, decoded) = match decode {
             LiveDecode::Growing(g) => {
                 if self.generation.is_some_and(|was| was != g.generation) {
                     self.analyses.reset();
                 }
                 self.generation = Some(g.generation);
-                crate::stats::lines_of(&self.specs, self.analyses.stand(&g.source))
+                let (standings, lines) = crate::stats::lines_of(&self.specs, self.analyses.stand(&g.source));
+                (standings, lines, Some(g.source))
             }
             LiveDecode::Whole(decoded) => match decoded_source(&decoded) {
-                Ok(source) => crate::stats::run(&self.specs, &source),
-                Err(e) => (Vec::new(), vec![crate::LiveStat::unanswered("(logic decode)", e)]),
+                Ok(source) => {
+                    let (standings, lines) = crate::stats::run(&self.specs, &source);
+                    (standings, lines, Some(source))
+                }
+                Err(e) => (Vec::new(), vec![crate::LiveStat::unanswered("(logic decode)", e)], None),
             },
         };
-        LogicTick { standings, lines, decoders, annotations }
+        LogicTick { standings, lines, decoders, annotations, decoded }
     }
 }
 
@@ -1344,5 +1509,67 @@ mod tests {
         // 150 samples in (3 idle bits, a frame of 10, half the next start bit), the first
         // byte had ended and the second had not.
         assert_eq!(data(&early[0].1), ["55"]);
+    }
+
+    #[test]
+    fn live_tracks_fed_in_pieces_are_the_tracks_the_saved_capture_reads() {
+        // Four channels of scrambled levels at 100 kHz; D1 and D3 followed.
+        let mut x = 0x2545_f491_u32;
+        let data: Vec<u8> = (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                // Runs of equal levels, as a bus has.
+                if x.is_multiple_of(7) { (x >> 8) as u8 & 0x0f } else { 0xff }
+            })
+            .scan(0u8, |held, next| {
+                if next != 0xff {
+                    *held = next;
+                }
+                Some(*held)
+            })
+            .collect();
+        let channels: Vec<String> = (0..4).map(|i| format!("D{i}")).collect();
+        let logic = Logic {
+            samplerate: Some("100k".into()),
+            channels: channels.clone(),
+            unitsize: 1,
+            data: data.clone(),
+            first_sample: 0,
+            overrun: 0,
+            placement: None,
+            decoded: Vec::new(),
+        };
+        let path = std::env::temp_dir().join(format!("latscope-live-tracks-{}.sr", std::process::id()));
+        logic.save(&path).unwrap();
+        let saved = latscope_importers::sigrok::parse(&std::fs::read(&path).unwrap(), &Default::default());
+        let _ = std::fs::remove_file(&path);
+        let saved = saved.unwrap();
+        let followed = ["D1".to_owned(), "D3".to_owned()];
+        let mut live = LiveTracks::new(&followed, &channels, 100_000).unwrap();
+        for piece in data.chunks(777) {
+            live.feed(piece);
+        }
+        let tracks = live.snapshot();
+        let oracle: Vec<&DigitalTrack> =
+            saved.digital.iter().filter(|t| followed.contains(&t.name)).collect();
+        assert_eq!(oracle.len(), 2);
+        assert!(tracks[0].transitions() > 100, "a test of something: {}", tracks[0].transitions());
+        assert!(tracks.iter().eq(oracle.iter().copied()), "the followed tracks differ from the saved ones");
+        // Every channel at once is what a finished capture gives.
+        assert!(logic.tracks().iter().eq(saved.digital.iter()), "a finished capture's tracks differ");
+        // Forgetting the first three quarters keeps every change after them and the level
+        // there (the changes before are most of them, so they go).
+        let cut = 15_000u64;
+        let at = SampleClock::new(100_000).time(cut);
+        live.forget_before(cut);
+        for (kept, whole) in live.snapshot().iter().zip(oracle) {
+            let after: Vec<_> = whole.changes().filter(|(t, _)| *t >= at).collect();
+            assert!(kept.transitions() < whole.transitions(), "{} forgot nothing", whole.name);
+            assert!(kept.changes().eq(after), "{}: the changes after the cut differ", whole.name);
+            assert_eq!(kept.level_at(at), whole.level_at(at), "{}", whole.name);
+            assert_eq!(kept.end, whole.end);
+        }
     }
 }

@@ -32,9 +32,20 @@ pub struct LiveStat {
 /// line each, with the statistics `latscope report` gives. The specs run side by side
 /// (the last line of a recording whose ring dropped pages reads millions of events).
 pub fn run(specs: &[Spec], source: &Source) -> (Vec<Standing>, Vec<LiveStat>) {
-    use rayon::prelude::*;
     let placed = [Placed::new(source, Placement::default())];
-    let ran: Vec<_> = specs.par_iter().map(|spec| (spec, runner::run(spec, &placed, Scope::Each))).collect();
+    let (standings, lines) = run_placed(specs, &placed, Scope::Each);
+    (standings.into_iter().map(|(_, s)| s).collect(), lines)
+}
+
+/// [`run`] over placed sources, by `scope` as `latscope report` runs them: each standing
+/// comes with the index of the source its times belong to.
+pub fn run_placed(
+    specs: &[Spec],
+    sources: &[Placed<'_>],
+    scope: Scope,
+) -> (Vec<(usize, Standing)>, Vec<LiveStat>) {
+    use rayon::prelude::*;
+    let ran: Vec<_> = specs.par_iter().map(|spec| (spec, runner::run(spec, sources, scope))).collect();
     let mut standings = Vec::new();
     let mut lines = Vec::new();
     for (spec, ran) in ran {
@@ -42,15 +53,18 @@ pub fn run(specs: &[Spec], source: &Source) -> (Vec<Standing>, Vec<LiveStat>) {
             Ok(ran) => {
                 for o in ran.outcomes {
                     let line = line_of(&o);
-                    standings.push(Standing {
-                        name: o.name,
-                        added: o.samples,
-                        anew: true,
-                        count: line.count,
-                        p50_ns: line.p50_ns,
-                        p99_ns: line.p99_ns,
-                        max_ns: line.max_ns,
-                    });
+                    standings.push((
+                        o.source,
+                        Standing {
+                            name: o.name,
+                            added: o.samples,
+                            anew: true,
+                            count: line.count,
+                            p50_ns: line.p50_ns,
+                            p99_ns: line.p99_ns,
+                            max_ns: line.max_ns,
+                        },
+                    ));
                     lines.push(line);
                 }
             }

@@ -200,6 +200,23 @@ pub fn native(name: &str) -> Option<&'static Descriptor> {
     NATIVE.iter().find(|d| d.name == name)
 }
 
+/// The events the native decoder stacks `specs` add (each row's start and `_end` events),
+/// known before any decode; a spec that does not parse, or a stage found at run time
+/// (sigrok's), adds none here.
+pub fn events_of_stacks(specs: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for spec in specs {
+        for stage in crate::spec::parse(spec).unwrap_or_default() {
+            for e in native(&stage.name).map(|d| d.events()).unwrap_or_default() {
+                if !out.contains(&e) {
+                    out.push(e);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -230,19 +230,7 @@ impl Registry {
     /// events), known before any decode; a spec that does not parse, or a stage found at
     /// run time (sigrok's), adds none here.
     pub fn decoded_events(&self, specs: &[String]) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for spec in specs {
-            for stage in latscope_decoders::spec::parse(spec).unwrap_or_default() {
-                for e in
-                    latscope_decoders::registry::native(&stage.name).map(|d| d.events()).unwrap_or_default()
-                {
-                    if !out.contains(&e) {
-                        out.push(e);
-                    }
-                }
-            }
-        }
-        out
+        latscope_decoders::registry::events_of_stacks(specs)
     }
 
     /// Every preset name, comma-separated, for errors.

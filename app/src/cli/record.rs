@@ -182,13 +182,27 @@ pub fn run(args: &RecordArgs) -> Result<()> {
             eprintln!("latscope: logic.sr placed on the kernel's timeline by {how}");
         }
     }
-    // Each threshold is judged on what its analysis read: the kernel, or the decoded logic.
-    let (logic_thresholds, kernel_thresholds): (Vec<_>, Vec<_>) =
+    // Each threshold is judged on what its analysis read: the kernel, the decoded logic, or
+    // both together.
+    let (logic_thresholds, thresholds): (Vec<_>, Vec<_>) =
         thresholds.into_iter().partition(|t| logic_specs.iter().any(|s| s.name() == t.analysis));
+    let (joint_thresholds, kernel_thresholds): (Vec<_>, Vec<_>) =
+        thresholds.into_iter().partition(|t| rec.joint_specs.iter().any(|s| s.name() == t.analysis));
     let mut crossed = Vec::new();
     if !kernel_thresholds.is_empty() {
         let path = output.map_or_else(|| PathBuf::from("kernel"), Path::to_path_buf);
-        crossed.extend(gate(&registry, rec.source()?, path, specs, &kernel_texts, &kernel_thresholds)?);
+        let kernel_specs = specs.iter().filter(|s| !rec.joint_specs.contains(s)).cloned().collect();
+        crossed.extend(gate(
+            &registry,
+            rec.source()?,
+            path,
+            kernel_specs,
+            &kernel_texts,
+            &kernel_thresholds,
+        )?);
+    }
+    if !joint_thresholds.is_empty() {
+        crossed.extend(gate_joint(&registry, &rec, output, &kernel_texts, &joint_thresholds)?);
     }
     if !logic_thresholds.is_empty() {
         let decoded = rec.logic.as_ref().map(|l| l.decoded.as_slice()).unwrap_or_default();
@@ -296,7 +310,17 @@ fn gate(
     texts: &[String],
     thresholds: &[latscope_analysis::report::threshold::Threshold],
 ) -> Result<Vec<latscope_analysis::report::threshold::Crossing>> {
-    let capture = Capture::of(vec![path], vec![source]);
+    gate_capture(registry, &Capture::of(vec![path], vec![source]), specs, texts, thresholds)
+}
+
+/// [`gate`] on the sources of `capture`, as they are placed.
+fn gate_capture(
+    registry: &Registry,
+    capture: &Capture,
+    specs: Vec<latscope_analysis::spec::Spec>,
+    texts: &[String],
+    thresholds: &[latscope_analysis::report::threshold::Threshold],
+) -> Result<Vec<latscope_analysis::report::threshold::Crossing>> {
     let analysed = capture.analyse(registry, &Which::Specs(specs), Default::default());
     if let Some(failure) = analysed.failures.into_iter().next() {
         return Err(failure.into());
@@ -308,6 +332,26 @@ fn gate(
         eprintln!("latscope: {line}");
     }
     Ok(crossed)
+}
+
+/// `--fail-if` on the analyses that read the kernel and the logic together, on both as the
+/// saved folder holds them, the logic placed by the host's clocks.
+fn gate_joint(
+    registry: &Registry,
+    rec: &latscope_record::Recording,
+    output: Option<&Path>,
+    texts: &[String],
+    thresholds: &[latscope_analysis::report::threshold::Threshold],
+) -> Result<Vec<latscope_analysis::report::threshold::Crossing>> {
+    let Some((kernel, logic, offset)) = rec.joint_sources()? else {
+        bail!("--fail-if on an analysis of the kernel and the logic: the logic analyzer sent no samples");
+    };
+    let dir = output.map_or_else(PathBuf::new, Path::to_path_buf);
+    let mut capture = Capture::of(vec![dir.join("kernel.dat"), dir.join("logic.sr")], vec![kernel, logic]);
+    capture.placements =
+        vec![latscope_model::Placement::IDENTITY, latscope_model::Placement::new(offset, 0.0)];
+    capture.aligned = Some(format!("logic.sr at {offset} ps by host clocks"));
+    gate_capture(registry, &capture, rec.joint_specs.clone(), texts, thresholds)
 }
 
 /// Prints each live line on stdout as it comes, as text or one JSON object a line.
