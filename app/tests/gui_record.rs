@@ -456,8 +456,10 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     let before = latscope_testkit::tracefs_state();
     let dir = Scratch::new("gui-record-both");
     let mut h = harness(Options::default());
+    // A rule from a demo channel's edge to a kernel event reads both.
     let form = RecordForm {
         events: "sched:sched_process_exec".into(),
+        rules: "j=D0:rise -> sched_switch".into(),
         sigrok: "demo:analog_channels=0:samplerate=100k".into(),
         output: dir.join("both").display().to_string(),
         ..RecordForm::default()
@@ -466,6 +468,9 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     send(&mut h, RecordMsg::Start);
     wait(&mut h, "the logic's samples in a live line", |wb| {
         wb.record.line.as_ref().and_then(|l| l.logic.as_ref()).is_some_and(|l| l.samples > 0)
+    });
+    wait(&mut h, "the joint rule's pairs in a live line", |wb| {
+        wb.record.line.as_ref().is_some_and(|l| l.analyses.iter().any(|a| a.analysis == "j" && a.count > 0))
     });
     let line = h.state().record.line.clone().unwrap();
     let (start_s, u_ns) = {
@@ -480,10 +485,19 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     assert!(h.get_all_by_label_contains(&said).next().is_some(), "{said}");
     send(&mut h, RecordMsg::Stop);
     wait(&mut h, "the recording to end", |wb| !wb.record.running());
+    wait(&mut h, "the recording's analyses to run in the panel", |wb| wb.settled());
     let wb = h.state();
     assert!(wb.record.error.is_none(), "{:?}", wb.record.error);
     assert_eq!(latscope_testkit::tracefs_state(), before);
     assert!(wb.record.logic_placed.as_deref().is_some_and(|p| p.starts_with("host clocks (±")));
+    // The panel runs the rule the recording was asked for, over the two sources as the
+    // document places them: the recorder's last line is its answer.
+    let last = wb.record.line.clone().unwrap();
+    let live = last.analyses.iter().find(|a| a.analysis == "j").unwrap();
+    let panel = wb.analysis.results.iter().find(|r| r.outcome.name == "j").expect("the panel ran j");
+    let stats = panel.summary.as_ref().unwrap();
+    assert!(live.count > 0 && last.last);
+    assert_eq!((stats.count, stats.stats_ns.p50, stats.stats_ns.max), (live.count, live.p50_ns, live.max_ns));
     let kernel = wb.doc.get(wb.record.source.unwrap()).unwrap();
     let logic = wb.doc.get(wb.record.logic_source.unwrap()).unwrap();
     assert_eq!(logic.source().digital.len(), 8);

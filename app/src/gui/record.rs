@@ -142,7 +142,7 @@ impl RecordForm {
         let request = Request {
             specs,
             logic_specs,
-            spec_texts: self.presets.iter().cloned().chain(rules).collect(),
+            spec_texts: self.analysis_texts(),
             events: words(&self.events, ','),
             ssh,
             duration: some(&self.duration),
@@ -157,6 +157,11 @@ impl RecordForm {
             align: some(&self.align).filter(|_| kernel && sigrok.is_some()),
         };
         Ok(Asked { request, sigrok, kernel })
+    }
+
+    /// The presets ticked and the rules typed, in the order the recording lists them.
+    pub fn analysis_texts(&self) -> Vec<String> {
+        self.presets.iter().cloned().chain(self.rule_lines()).collect()
     }
 
     /// The decoder stacks typed, one a line.
@@ -178,6 +183,12 @@ impl RecordForm {
             .chain(rules.iter().filter(kernel_reads).filter_map(|r| registry.rule(r).ok()))
             .collect();
         let mut out = latscope_record::stats::events_for(&specs);
+        // Beside a logic analyzer, what its decoders add is read from it (as its channels
+        // are, which only the device knows).
+        if some(&self.sigrok).is_some() {
+            let decoded = registry.decoded_events(&decoders);
+            out.retain(|e| !decoded.contains(e));
+        }
         for e in words(&self.events, ',') {
             if !out.contains(&e) {
                 out.push(e);

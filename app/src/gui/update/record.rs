@@ -77,10 +77,26 @@ impl Workbench {
                             self.record.error = Some(why.clone());
                         }
                         self.record.ended = Some(end);
-                        // The recording is a capture like any other now: its analyses run
-                        // in the panel as they do on a file opened.
+                        // The recording is a capture like any other now: the analyses it
+                        // was asked for run in the panel, beside the user's, as a session's
+                        // do; without any, the presets its events hold, as on a file opened.
                         if self.record.source.is_some() {
-                            self.update(AnalysisMsg::RunPresets.into());
+                            let asked = self.record.form.analysis_texts();
+                            if asked.is_empty() && self.analysis.chosen_by_files {
+                                self.update(AnalysisMsg::RunPresets.into());
+                            } else {
+                                let specs = &mut self.analysis.rules.specs;
+                                if self.analysis.chosen_by_files {
+                                    specs.clear();
+                                }
+                                for text in asked {
+                                    if !specs.contains(&text) {
+                                        specs.push(text);
+                                    }
+                                }
+                                self.analysis.chosen_by_files = false;
+                                self.update(AnalysisMsg::Run.into());
+                            }
                         }
                     }
                     Err(e) => self.record.error = Some(crate::errors::error_text(&e)),

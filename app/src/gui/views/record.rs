@@ -122,11 +122,14 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
     // The kernel events a recording enables; with no kernel, none.
     ui.add_enabled_ui(kernel, |ui| {
         let events = if kernel { form.events_enabled(registry) } else { Vec::new() };
-        let said = if events.is_empty() {
+        let mut said = if events.is_empty() {
             "Events enabled: none (trace_marker writes are recorded always)".to_owned()
         } else {
             format!("Events enabled: {} (and trace_marker writes)", events.join(", "))
         };
+        if !form.sigrok.trim().is_empty() && !events.is_empty() {
+            said.push_str("; a name of one of the logic analyzer's channels is read from it instead");
+        }
         ui.add(egui::Label::new(egui::RichText::new(said).weak()).wrap());
         ui.checkbox(&mut form.force, "Record even if another tracer has the buffer (--force)");
     });
