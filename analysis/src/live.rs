@@ -9,6 +9,9 @@
 //! the detectors and rules whose edges need the whole track (an analog threshold) run
 //! whole at each update.
 //!
+//! [`AcrossStanding`] keeps a pair rule across several growing sources (a kernel recording
+//! and the logic analyzer beside it) the same way.
+//!
 //! The source given to each update must extend the one before: everything recorded
 //! before some time T, and then only what is at or after T appended (the accumulator's
 //! snapshots, the recorder's watermark). A source that does not ([`LiveAnalyses::reset`],
@@ -16,13 +19,13 @@
 
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
 use crate::outcome::{AnalysisKind, Outcome, Sample};
-use crate::pairing::{LivePairer, PairResult, PairRule};
+use crate::pairing::{LiveAcrossPairer, LivePairer, PairResult, PairRule, render_key};
 use crate::presets::{BlockPairer, WakeupPairer, block_names, wakeup_start};
 use crate::runner::{self, check_names};
 use crate::running_stats::RunningSummary;
 use crate::spec::{Preset, Spec};
 use crate::stats::{RunningLatencies, StatsOptions, Summary};
-use latscope_model::{Placed, Source};
+use latscope_model::{Placed, Ps, Source};
 
 /// The repeated-ends note of a pair rule's outcome, as [`runner::run_pair_rule`] words it.
 pub(crate) const REPEAT_NOTE: &str = "end with no new start after its key closed a pair";
@@ -263,6 +266,73 @@ impl LiveAnalyses {
                 }
             })
             .collect()
+    }
+}
+
+/// A pair rule over several growing sources on their common timeline (a kernel
+/// recording and the logic analyzer beside it, [`LiveAcrossPairer`]), kept up to date as
+/// [`LiveAnalyses::stand`] keeps one over a single source: each call costs what is new.
+/// Sample times are those of the first source holding the start, as
+/// [`runner::run_pair_rule`] gives them across sources.
+#[derive(Debug)]
+pub struct AcrossStanding {
+    rule: PairRule,
+    pairer: LiveAcrossPairer,
+    running: RunningLatencies,
+    /// The next standing starts the samples again.
+    fresh: bool,
+}
+
+impl AcrossStanding {
+    pub fn new(rule: PairRule) -> Self {
+        Self {
+            pairer: LiveAcrossPairer::new(rule.clone()),
+            rule,
+            running: RunningLatencies::default(),
+            fresh: true,
+        }
+    }
+
+    /// Forgets what was read: the next standing reads its sources from their beginnings.
+    pub fn reset(&mut self) {
+        *self = Self::new(self.rule.clone());
+    }
+
+    /// The standing over `sources`, of the pairs whose occurrences lie before `complete`
+    /// (a common time before which every source holds all it will hold); sources that do
+    /// not extend the last call's start the pairing again.
+    pub fn stand(&mut self, sources: &[Placed<'_>], complete: Ps) -> Result<Standing, AnalysisError> {
+        let spec = Spec::Pair(self.rule.clone());
+        for src in sources {
+            check_names(&spec, src)?;
+        }
+        let Some(home) = sources.iter().position(|s| self.rule.start.present_in(s)) else {
+            return Err(missing_error(&self.rule.name, &self.rule.start));
+        };
+        if !sources.iter().any(|s| self.rule.end.present_in(s)) {
+            return Err(missing_error(&self.rule.name, &self.rule.end));
+        }
+        if self.pairer.behind(sources) {
+            self.reset();
+        }
+        let src = &sources[home];
+        let mut added = Vec::new();
+        for p in self.pairer.advance(sources, complete)? {
+            if p.flagged {
+                continue;
+            }
+            let sample = Sample {
+                start: src.from_common(p.start),
+                end: src.from_common(p.end),
+                key: render_key(&self.rule, &p.key, self.pairer.strings()),
+                start_event: p.start_event,
+                end_event: p.end_event,
+            };
+            self.running.push(sample.latency());
+            added.push(sample);
+        }
+        let anew = std::mem::take(&mut self.fresh);
+        Ok(Standing::of(self.rule.name.clone(), added, anew, &mut self.running))
     }
 }
 

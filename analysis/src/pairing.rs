@@ -406,6 +406,84 @@ impl LivePairer {
     }
 }
 
+/// [`pair_across`] kept up to date over sources that only grow (a recording's kernel and
+/// the logic analyzer beside it): each call's sources extend the previous call's, and
+/// `complete` is a common time before which every source holds all it will ever hold.
+/// Each [`LiveAcrossPairer::advance`] reads only what is new; what lies at or after
+/// `complete` waits for a later call, so occurrences are paired in the order
+/// [`pair_across`] pairs them, whichever source they arrived in first.
+#[derive(Debug)]
+pub struct LiveAcrossPairer {
+    rule: PairRule,
+    engine: Engine,
+    /// The string keys of every source, compared by their text.
+    shared: Interner,
+    /// Per source: events read, and each edge endpoint's track changes read.
+    read: Vec<(usize, [usize; 2])>,
+    /// Occurrences read at or after the last `complete`, by time.
+    held: Vec<Occ>,
+}
+
+impl LiveAcrossPairer {
+    pub fn new(rule: PairRule) -> Self {
+        let engine = Engine::new(&rule);
+        Self { rule, engine, shared: Interner::new(), read: Vec::new(), held: Vec::new() }
+    }
+
+    /// Whether a source is shorter than what was read of it: it does not extend the one
+    /// this pairer follows.
+    pub fn behind(&self, sources: &[Placed<'_>]) -> bool {
+        self.read.iter().zip(sources).any(|(&(events, changes), src)| {
+            src.events.len() < events
+                || [&self.rule.start, &self.rule.end].into_iter().zip(changes).any(|(ep, seen)| {
+                    seen > 0
+                        && digital_of(src, &self.rule.name, ep).map_or(true, |(_, d)| d.transitions() < seen)
+                })
+        })
+    }
+
+    /// Reads what each source holds past what earlier calls read, and pairs what lies
+    /// before `complete` (common time); returns the pairs that closed, in common time, with
+    /// their events named by the index of their source. Nothing is read when it fails.
+    pub fn advance(&mut self, sources: &[Placed<'_>], complete: Ps) -> Result<Vec<Pair>, PairError> {
+        let mut read = self.read.clone();
+        read.resize(sources.len(), (0, [0; 2]));
+        let mut fresh = Vec::new();
+        for (rank, src) in sources.iter().enumerate() {
+            let (from, mut seen) = read[rank];
+            let mut occ = edge_occurrences(src, &self.rule, rank as u64, true, Some(&mut seen))?;
+            event_occurrences(src, &self.rule, rank as u64, from, &mut |o| occ.push(o))?;
+            for o in &mut occ {
+                o.t = src.to_common(o.t);
+                for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
+                    if let KeyVal::Str(s) = k {
+                        *s = self.shared.intern(src.strings.bytes_of(*s));
+                    }
+                }
+            }
+            read[rank] = (src.events.len(), seen);
+            fresh.extend(occ);
+        }
+        self.read = read;
+        fresh.append(&mut self.held);
+        let mut ready = sort_merge(fresh);
+        self.held = ready.split_off(ready.partition_point(|o| o.t < complete));
+        ready.into_iter().for_each(|o| self.engine.feed(o));
+        Ok(std::mem::take(&mut self.engine.res.pairs))
+    }
+
+    /// What [`pair_across`] would count on what was paired so far (no pairs): the starts
+    /// still open count as unmatched.
+    pub fn counts(&self) -> PairResult {
+        self.engine.counts()
+    }
+
+    /// The interner the pairs' string keys refer to.
+    pub fn strings(&self) -> &Interner {
+        &self.shared
+    }
+}
+
 /// Pairs `rule` over several sources at once, on the common timeline (each source's
 /// placement applied): a `tracing_mark_write` start in a trace and a GPIO edge end in a
 /// capture. Pair times are common-timeline picoseconds. String keys compare by their text

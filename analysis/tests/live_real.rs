@@ -354,3 +354,76 @@ fn edge_rules_on_a_real_logic_capture_equal_the_whole_runner_at_every_snapshot()
     let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
     live_equals_whole(&src, &specs, 29);
 }
+
+/// A rule across two real sources that grow side by side (a kernel trace and a logic
+/// capture placed over it), read by [`AcrossStanding`] at each snapshot with the common
+/// time both are complete to: every sample it hands on is one of the whole runner's over
+/// the two files, and once both have arrived its samples and statistics are the whole
+/// runner's.
+#[test]
+fn rules_across_a_kernel_trace_and_a_logic_capture_growing_side_by_side_equal_the_whole_runner() {
+    use latscope_analysis::live::AcrossStanding;
+    use latscope_model::Placement;
+    let kernel = sample("ftrace/markers_around_requests.txt");
+    let logic = common::open(&corpus("sigrok/lazysig_spi_24mhz.sr"));
+    let mut busiest: Vec<&DigitalTrack> = logic.digital.iter().collect();
+    busiest.sort_by_key(|d| std::cmp::Reverse(d.transitions()));
+    let ch = busiest[0].name.clone();
+    // The 0.5 s capture from 0.1 s before the 0.2 s trace's first event.
+    let at = kernel.events.ts[0] - 100_000_000_000;
+    let placements = [Placement::IDENTITY, Placement::new(at, 0.0)];
+    let rules = [
+        format!("m=tracing_mark_write -> {ch}:rise"),
+        format!("r={ch}:fall -> block_rq_issue policy next"),
+        format!("w=block_rq_issue -> {ch}:any within 2ms"),
+    ];
+    let whole_sources = [Placed::new(&kernel, placements[0]), Placed::new(&logic, placements[1])];
+    for text in &rules {
+        let Spec::Pair(rule) = parse_spec(text).unwrap() else { panic!("{text} is a pair rule") };
+        let whole = run_spec(&Spec::Pair(rule.clone()), &whole_sources).unwrap();
+        assert_eq!(whole.len(), 1, "{text}: one outcome across the two");
+        let whole = &whole[0];
+        assert!(whole.samples.len() > 5, "{text}: a test of something: {}", whole.samples.len());
+        let (mut kr, mut lr) = (Replay::new(&kernel), Replay::new(&logic));
+        let mut live = AcrossStanding::new(rule);
+        let mut got: Vec<latscope_analysis::outcome::Sample> = Vec::new();
+        let end =
+            (kernel.events.ts[kernel.events.len() - 1]).max(placements[1].to_common(logic.digital[0].end));
+        let cuts: Vec<Ps> = (1..=40).map(|k| at + (end - at) * k / 40).chain([end + 1]).collect();
+        for (n, &t) in cuts.iter().enumerate() {
+            // Each source arrives up to its own time: the logic runs 3 ms ahead.
+            let (ks, ls) = (kr.upto(t), lr.upto(placements[1].from_common(t + 3_000_000_000)));
+            let last = n + 1 == cuts.len();
+            let complete = if last {
+                Ps::MAX
+            } else {
+                ks.events
+                    .ts
+                    .last()
+                    .copied()
+                    .unwrap_or(Ps::MIN)
+                    .min(placements[1].to_common(ls.digital[0].end))
+            };
+            let sources = [Placed::new(&ks, placements[0]), Placed::new(&ls, placements[1])];
+            let Ok(standing) = live.stand(&sources, complete) else { continue };
+            for s in &standing.added {
+                assert!(whole.samples.iter().any(|w| (w.start, w.end) == (s.start, s.end)), "{text}: {s:?}");
+            }
+            got.extend(standing.added);
+            assert_eq!(standing.count, got.len() as u64, "{text}");
+            if last {
+                let sum = summarize(whole, &StatsOptions::default()).unwrap();
+                assert_eq!(standing.count, sum.count, "{text}");
+                assert_eq!(
+                    (standing.p50_ns, standing.p99_ns, standing.max_ns),
+                    (sum.stats_ns.p50, sum.stats_ns.p99, sum.stats_ns.max),
+                    "{text}"
+                );
+            }
+        }
+        got.sort_by_key(|s| (s.start, s.end));
+        let times =
+            |v: &[latscope_analysis::outcome::Sample]| v.iter().map(|s| (s.start, s.end)).collect::<Vec<_>>();
+        assert_eq!(times(&got), times(&whole.samples), "{text}");
+    }
+}
