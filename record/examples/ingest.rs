@@ -9,7 +9,8 @@
 //! rules separated by `;`, `-` for none), as root: docs/PERFORMANCE.md "Recording".
 //! `RING=SIZE` keeps a ring. `SIGROK=DRIVER[:k=v…]` records that logic analyzer alone
 //! instead, with the decoder stacks of `DECODERS` (`;`-separated) and SPECS over their
-//! annotations (EVENTS and COMMAND unused): its "events" are then annotations. Each quarter of the run is also measured apart (events,
+//! annotations (EVENTS and COMMAND unused): its "events" are then annotations.
+//! `BESIDE=DRIVER[:k=v…]` records that logic analyzer beside the kernel. Each quarter of the run is also measured apart (events,
 //! CPU per event, resident memory, the longest gap between lines), to show whether a
 //! tick's cost and the memory per event stay flat as the recording grows.
 
@@ -71,6 +72,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     opts.ssh = std::env::var("SSH").ok();
     if let Ok(ring) = std::env::var("RING") {
         opts.ring = latscope_record::Ring::parse(&ring)?;
+    }
+    // `BESIDE=DRIVER[:k=v…]`: that logic analyzer recorded beside the kernel, so SPECS
+    // naming its channels read both (joint analyses).
+    if let Ok(device) = std::env::var("BESIDE") {
+        opts.sigrok = Some(latscope_record::sigrok::SigrokSpec::parse(&device)?);
     }
     // When each live line came (the last, over everything kept, aside): how fresh the
     // live statistics stay as the recording grows.

@@ -9,12 +9,12 @@ use crate::stats::{self, LiveStat};
 use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
 use crate::window::{Flight, Saved, Trigger};
 use crate::{RecordError, save};
-use latscope_analysis::live::{LiveAnalyses, Standing};
+use latscope_analysis::live::{AcrossStanding, LiveAnalyses, Standing};
 use latscope_analysis::runner::Scope;
 use latscope_analysis::spec::Spec;
 use latscope_importers::LoadControl;
 use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
-use latscope_model::{PS_PER_NS, Placed, Placement, Source};
+use latscope_model::{PS_PER_NS, Placed, Placement, Ps, Source};
 use std::collections::{BTreeMap, VecDeque};
 use std::fs;
 use std::io::{ErrorKind, Read};
@@ -821,6 +821,7 @@ fn run(
         }
     };
     let mut logic_lines = crate::sigrok::LogicLines::new(&opts.logic_specs);
+    let mut joint = Joint::new(opts);
     let started = Instant::now();
     let mut child: Option<Child> = None;
     let mut stopped: Option<Stopped> = None;
@@ -914,6 +915,7 @@ fn run(
                 first_raw,
                 last: false,
                 capture: logic.as_ref().map(|c| (c, &mut logic_lines)),
+                joint: &mut joint,
             };
             tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
             // A tick reads what is new, but analyses that run whole read everything: when
@@ -1002,6 +1004,7 @@ fn run(
         first_raw,
         last: true,
         capture: logic.as_ref().map(|c| (c, &mut logic_lines)),
+        joint: &mut joint,
     };
     let (events_seen, stats) =
         tick(&meta, &decoder, &mut store, &mut following, opts, flight.as_mut(), at, sinks);
@@ -1222,28 +1225,113 @@ impl Following {
     }
 }
 
-/// The analyses that read the kernel and the logic together (`joint_specs`), run whole
-/// over both as they stand: the kernel's events so far, and the logic's followed channels
-/// and decoded events, placed on the kernel's timeline by the host's clocks as the saved
-/// session places them. Each outcome's standing comes with the index of the source its
-/// times are in (0 the kernel, 1 the logic), and a line each.
-fn joint_lines(
-    specs: &[Spec],
-    kernel: &Source,
-    capture: &crate::sigrok::LogicCapture,
-    decoded: Option<Source>,
-) -> (Vec<(usize, Standing)>, Vec<LiveStat>) {
-    let Some(placed) = capture.placement() else {
-        let waiting = specs.iter().map(|s| LiveStat::unanswered(s.name(), "no logic samples yet"));
-        return (Vec::new(), waiting.collect());
-    };
-    let mut logic =
-        decoded.unwrap_or_else(|| Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File));
-    logic.digital = capture.tracks().into();
-    let offset = logic_offset_ps(kernel, placed.at_ns);
-    let sources =
-        [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, Placement::new(offset, 0.0))];
-    stats::run_placed(specs, &sources, Scope::Together)
+/// The analyses that read the kernel and the logic together (`joint_specs`), kept from
+/// tick to tick: over the kernel's events so far, and the logic's followed channels and
+/// decoded events, placed on the kernel's timeline by the host's clocks as the saved
+/// session places them. A pair rule from a kernel event to a channel's edge (or back)
+/// reads only what is new ([`AcrossStanding`]); the others, and the last line, run whole
+/// as `latscope report` runs the two saved files.
+pub(crate) struct Joint {
+    items: Vec<(Spec, Option<AcrossStanding>)>,
+    /// The kernel source's generation and the tracks' the standings read: another of
+    /// either does not extend what was read.
+    read: Option<(u64, u64)>,
+}
+
+impl Joint {
+    pub(crate) fn new(opts: &Options) -> Joint {
+        let (channels, decoded) = match &opts.sigrok {
+            Some(s) => (s.tracks.clone(), latscope_decoders::registry::events_of_stacks(&s.decoders)),
+            None => (Vec::new(), Vec::new()),
+        };
+        let channel_edge = |ep: &latscope_analysis::endpoint::Endpoint| {
+            matches!(ep, latscope_analysis::endpoint::Endpoint::Edge { .. })
+                && channels.iter().any(|c| c == ep.target())
+        };
+        let items = opts
+            .joint_specs
+            .iter()
+            .map(|spec| {
+                let across = match spec {
+                    Spec::Pair(rule)
+                        if channel_edge(&rule.start) != channel_edge(&rule.end)
+                            && ![&rule.start, &rule.end]
+                                .iter()
+                                .any(|e| decoded.iter().any(|d| d == e.target())) =>
+                    {
+                        Some(AcrossStanding::new(rule.clone()))
+                    }
+                    _ => None,
+                };
+                (spec.clone(), across)
+            })
+            .collect();
+        Joint { items, read: None }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Each analysis's standings, with the index of the source their times are in (0 the
+    /// kernel, 1 the logic), and a line each, over `kernel` (of generation `generation`)
+    /// and what `capture` has so far; `whole` runs every one whole.
+    fn lines(
+        &mut self,
+        kernel: &Source,
+        generation: u64,
+        capture: &crate::sigrok::LogicCapture,
+        decoded: Option<Source>,
+        whole: bool,
+    ) -> (Vec<(usize, Standing)>, Vec<LiveStat>) {
+        let Some(placed) = capture.placement() else {
+            let waiting =
+                self.items.iter().map(|(s, _)| LiveStat::unanswered(s.name(), "no logic samples yet"));
+            return (Vec::new(), waiting.collect());
+        };
+        let (tracks, tracks_generation) = capture.tracks();
+        let mut logic =
+            decoded.unwrap_or_else(|| Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File));
+        let logic_end = tracks.first().map(|t| t.end);
+        logic.digital = tracks.into();
+        let at = Placement::new(logic_offset_ps(kernel, placed.at_ns), 0.0);
+        let sources = [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, at)];
+        if self.read != Some((generation, tracks_generation)) {
+            self.items.iter_mut().filter_map(|(_, a)| a.as_mut()).for_each(AcrossStanding::reset);
+            self.read = Some((generation, tracks_generation));
+        }
+        // Nothing more arrives before the kernel's last event nor the last sample.
+        let complete = kernel
+            .events
+            .ts
+            .last()
+            .copied()
+            .unwrap_or(Ps::MIN)
+            .min(logic_end.map_or(Ps::MIN, |e| at.to_common(e)));
+        let (mut standings, mut lines) = (Vec::new(), Vec::new());
+        for (spec, across) in &mut self.items {
+            match across.as_mut().filter(|_| !whole) {
+                Some(a) => {
+                    let home = match spec {
+                        Spec::Pair(rule) if rule.start.present_in(&sources[0]) => 0,
+                        _ => 1,
+                    };
+                    let (s, l) = stats::lines_of(
+                        std::slice::from_ref(spec),
+                        vec![a.stand(&sources, complete).map(|s| vec![s])],
+                    );
+                    standings.extend(s.into_iter().map(|s| (home, s)));
+                    lines.extend(l);
+                }
+                None => {
+                    let (s, l) = stats::run_placed(std::slice::from_ref(spec), &sources, Scope::Together);
+                    standings.extend(s);
+                    lines.extend(l);
+                }
+            }
+        }
+        (standings, lines)
+    }
 }
 
 /// Where a logic capture whose first sample was taken at `at_ns` (host monotonic ns, the
@@ -1263,6 +1351,8 @@ struct Moment<'a> {
     /// The logic analyzer beside the kernel: its line, its decoders' analyses, and the
     /// samples the windows cut too.
     capture: Option<(&'a crate::sigrok::LogicCapture, &'a mut crate::sigrok::LogicLines)>,
+    /// The analyses of the kernel and the logic together.
+    joint: &'a mut Joint,
 }
 
 /// Where a tick's answers go: the live lines, and the events they were computed on.
@@ -1287,7 +1377,7 @@ fn tick(
     sinks: Sinks<'_>,
 ) -> (u64, Vec<LiveStat>) {
     let Sinks { live, snapshot } = sinks;
-    let Moment { started, lost, first_raw, last, capture } = at;
+    let Moment { started, lost, first_raw, last, capture, joint } = at;
     // The last tick reads the growing source to its end when it holds what the saved
     // file holds, and decodes the kept pages again only when it does not.
     let (whole, answers) = match last {
@@ -1331,8 +1421,8 @@ fn tick(
     };
     // The analyses of the kernel and the logic together, after the logic's own.
     let joint = match (capture, source.as_ref()) {
-        (Some(c), Some(src)) if !opts.joint_specs.is_empty() => {
-            let (standings, joint_lines) = joint_lines(&opts.joint_specs, src, c, decoded);
+        (Some(c), Some(src)) if !joint.is_empty() => {
+            let (standings, joint_lines) = joint.lines(src, following.generation(), c, decoded, last);
             lines.extend(joint_lines);
             standings
         }

@@ -317,6 +317,8 @@ struct LiveTracks {
     unitsize: usize,
     fed: u64,
     levels: u64,
+    /// Times the tracks forgot their oldest changes.
+    generation: u64,
 }
 
 impl LiveTracks {
@@ -340,6 +342,7 @@ impl LiveTracks {
             unitsize: channels.len().div_ceil(8).max(1),
             fed: 0,
             levels: 0,
+            generation: 0,
         })
     }
 
@@ -379,9 +382,17 @@ impl LiveTracks {
     /// ring keeps recent samples only): each track starts again at its level there.
     fn forget_before(&mut self, sample: u64) {
         let at = self.clock.time(sample);
+        let due = self.tracks.iter().any(|(_, t)| {
+            let gone = t.changes_before(at);
+            gone > 0 && gone >= t.transitions() / 2
+        });
+        if !due {
+            return;
+        }
+        self.generation += 1;
         for (_, t) in &mut self.tracks {
             let gone = t.changes_before(at);
-            if gone == 0 || gone < t.transitions() / 2 {
+            if gone == 0 {
                 continue;
             }
             // The level the last forgotten change set; changes kept go by time from here.
@@ -681,9 +692,15 @@ impl LogicCapture {
     }
 
     /// The channels of [`SigrokSpec::tracks`] so far, as digital tracks timed from the
-    /// recording's first sample (empty before any sample came).
-    pub fn tracks(&self) -> Vec<DigitalTrack> {
-        self.arrival.tracks.lock().ok().and_then(|t| t.as_ref().map(LiveTracks::snapshot)).unwrap_or_default()
+    /// recording's first sample (empty before any sample came), and how often they forgot
+    /// their oldest changes: tracks of another generation do not extend earlier ones.
+    pub fn tracks(&self) -> (Vec<DigitalTrack>, u64) {
+        self.arrival
+            .tracks
+            .lock()
+            .ok()
+            .and_then(|t| t.as_ref().map(|t| (t.snapshot(), t.generation)))
+            .unwrap_or_default()
     }
 
     /// The bytes of samples kept (a ring keeps the most recent).
