@@ -395,6 +395,36 @@ fn a_session_with_a_missing_file_says_so_and_restores_the_rest() {
     assert_eq!((cpu0.name.as_str(), cpu0.color), ("boot cpu", egui::Color32::RED));
 }
 
+/// A session without a view of its own shows every file where it places it: a logic
+/// capture a recording placed by the host's clocks, 1000 s after the trace's time zero, is
+/// in view once the session is restored, not where it sat before it was placed.
+#[test]
+fn a_session_without_a_view_fits_the_files_where_it_places_them() {
+    let dir = tempdir("placed-fit");
+    let trace = sample("ftrace/virtio_blk_direct_read.txt");
+    let logic = sample("corpus/sigrok/lazysig_spi_24mhz.sr");
+    let offset: i64 = 1_000_000_000_000_000;
+    let session = format!(
+        r##"{{"latscope_session": 1,
+            "files": [{{"path": {trace:?}}}, {{"path": {logic:?}, "offset_ps": {offset}, "placed_by": "host clocks (±1 ms)"}}]}}"##
+    );
+    let path = dir.join("placed.latscope.json");
+    std::fs::write(&path, session).unwrap();
+    let mut h = harness(Vec::new(), &dir);
+    h.step();
+    h.state_mut().update(Message::Files(FileMsg::Open(vec![path])));
+    wait(&mut h, "the session", |wb| wb.doc.sources.len() == 2 && !wb.session_pending());
+    h.step();
+    let wb = h.state();
+    let placed = &wb.doc.sources[1];
+    let (a, b) = placed.source().time_range().unwrap();
+    let (a, b) = (placed.to_common(a), placed.to_common(b));
+    assert!(a >= offset as f64, "the capture is placed: {a}");
+    let v = &wb.view.viewport;
+    let shown = (v.start, v.start + wb.view.width as f64 * v.ps_per_px);
+    assert!(shown.0 <= a && shown.1 >= b, "the view {shown:?} holds the placed capture {:?}", (a, b));
+}
+
 /// A session whose rules read decoded events runs them once its decoders are done (they
 /// ran before and found nothing), and finds what `latscope report` finds in the file.
 #[test]

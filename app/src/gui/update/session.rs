@@ -98,6 +98,10 @@ impl Workbench {
             // The session's view, not a fit, whatever width the timeline gets.
             self.view.refit = false;
             self.view.last_shown = None;
+        } else {
+            // The placements moved the sources since the loads fitted the view to them
+            // (a recording's logic capture sits seconds or hours after its time zero).
+            self.fit_to_data();
         }
         self.set_theme(session.theme);
         self.update(TableMsg::SetFilter(self.table.filter.clone()).into());
