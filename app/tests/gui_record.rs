@@ -472,6 +472,19 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     wait(&mut h, "the joint rule's pairs in a live line", |wb| {
         wb.record.line.as_ref().is_some_and(|l| l.analyses.iter().any(|a| a.analysis == "j" && a.count > 0))
     });
+    // The logic's channels join the timeline while it records, where the host clock puts
+    // them, and grow.
+    let growing_logic = |wb: &Workbench| {
+        let s = wb.doc.get(wb.record.logic_source?)?;
+        Some((s.growing, s.source().digital.len(), s.source().digital[0].end))
+    };
+    wait(&mut h, "the logic on the timeline while it records", |wb| {
+        growing_logic(wb).is_some_and(|(growing, n, _)| growing && n == 8)
+    });
+    let was = growing_logic(h.state()).unwrap().2;
+    wait(&mut h, "the logic to grow", |wb| growing_logic(wb).is_some_and(|(_, _, end)| end > was));
+    assert!(h.state().record.running(), "it grew while it recorded");
+    let live_id = h.state().record.logic_source;
     let line = h.state().record.line.clone().unwrap();
     let (start_s, u_ns) = {
         let l = line.logic.as_ref().unwrap();
@@ -499,7 +512,11 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     assert!(live.count > 0 && last.last);
     assert_eq!((stats.count, stats.stats_ns.p50, stats.stats_ns.max), (live.count, live.p50_ns, live.max_ns));
     let kernel = wb.doc.get(wb.record.source.unwrap()).unwrap();
+    // The saved capture replaces what was shown of it while it recorded.
+    assert_eq!(wb.record.logic_source, live_id);
+    assert_eq!(wb.doc.sources.len(), 2, "the kernel's and the logic's");
     let logic = wb.doc.get(wb.record.logic_source.unwrap()).unwrap();
+    assert!(!logic.growing);
     assert_eq!(logic.source().digital.len(), 8);
     // The logic's first sample sits on the common timeline where the host clock said, on the
     // kernel source's clock (its time zero is the whole second of its first page).

@@ -356,7 +356,8 @@ fn an_idle_board_cpu_says_so_and_the_live_source_trails_by_a_fraction_of_a_secon
     let started = std::time::Instant::now();
     // (seconds into the recording, how far the newest final event trails now, in seconds)
     let mut trails: Vec<(f64, f64)> = Vec::new();
-    let rec = latscope_record::recorder::record_on(&fs, &opts, &mut |_| {}, &mut |src, _| {
+    let rec = latscope_record::recorder::record_on(&fs, &opts, &mut |_| {}, &mut |snap| {
+        let latscope_record::Snapshot::Kernel(src, _) = snap else { return };
         let Some(&last) = src.events.ts.last() else { return };
         let newest_ns = src.origin.secs as i128 * 1_000_000_000 + i128::from((src.origin.ps + last) / 1000);
         let now_ns = i128::from(latscope_record::sigrok::mono_ns());

@@ -107,8 +107,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // How far each tick's newest final event trails now: this machine's monotonic clock is
     // the trace clock locally, and a board's over loopback.
     let mut trails: Vec<f64> = Vec::new();
-    let rec = record_with(&opts, &mut on_line, &mut |src, _| {
-        if let Some(&last) = src.events.ts.last() {
+    let rec = record_with(&opts, &mut on_line, &mut |snap| {
+        if let latscope_record::Snapshot::Kernel(src, _) = snap
+            && let Some(&last) = src.events.ts.last()
+        {
             let newest_ns =
                 src.origin.secs as i128 * 1_000_000_000 + i128::from((src.origin.ps + last) / 1000);
             let now_ns = i128::from(latscope_record::sigrok::mono_ns());

@@ -28,7 +28,7 @@ pub mod window;
 
 pub use plan::{Request, plan};
 pub use recorder::{
-    DecoderLive, Live, LogicLive, Options, Recording, Ring, Stopped, placed_by, record, record_with,
+    DecoderLive, Live, LogicLive, Options, Recording, Ring, Snapshot, Stopped, placed_by, record, record_with,
 };
 pub use stats::LiveStat;
 pub use window::{Saved, Trigger};

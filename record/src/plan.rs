@@ -131,6 +131,7 @@ pub fn plan(req: &Request) -> Result<Options, RecordError> {
         specs: specs.clone(),
         logic_specs: req.logic_specs.clone(),
         joint_specs: Vec::new(),
+        show_logic: false,
         spec_texts: req.spec_texts.clone(),
         duration,
         command: req.command.clone(),

@@ -103,6 +103,9 @@ pub struct Options {
     pub sigrok: Option<crate::sigrok::SigrokSpec>,
     /// The shared markers that fit the logic analyzer's placement in what is saved.
     pub align: Option<latscope_analysis::spec::AlignSpec>,
+    /// Follow every channel of the logic analyzer beside the kernel, and hand them to the
+    /// snapshot sink each tick ([`Snapshot::Logic`]): a window shows them as they come.
+    pub show_logic: bool,
 }
 
 impl Default for Options {
@@ -113,6 +116,7 @@ impl Default for Options {
             specs: Vec::new(),
             logic_specs: Vec::new(),
             joint_specs: Vec::new(),
+            show_logic: false,
             spec_texts: Vec::new(),
             duration: None,
             command: Vec::new(),
@@ -667,21 +671,32 @@ pub fn resolve_events(fs: &Tracefs, typed: &[String]) -> Result<Vec<EventName>, 
     Ok(out)
 }
 
+/// What a tick hands a window that shows the recording ([`record_with`]).
+#[derive(Debug)]
+pub enum Snapshot {
+    /// The kernel's events the live lines were computed on (the events final so far, from
+    /// the growing source; the last tick's are every page kept, as saved), and whether they
+    /// continue the previous tick's: the same rows at the same places with the same
+    /// strings, and more after them, so a view may walk only what was added.
+    Kernel(Source, bool),
+    /// With [`Options::show_logic`], the logic analyzer beside the kernel: every channel so
+    /// far as tracks from its first sample, which the host's clocks place `offset_ps` after
+    /// the time zero of the kernel snapshot handed with it, as `placed_by` says.
+    Logic { source: Source, offset_ps: i64, placed_by: String },
+}
+
 /// Records this machine's kernel (the tracefs found) as `opts` says, telling `live` what
 /// it sees; tracefs is put back as found before this returns.
 pub fn record(opts: &Options, live: &mut dyn FnMut(&Live)) -> Result<Recording, RecordError> {
-    record_with(opts, live, &mut |_, _| {})
+    record_with(opts, live, &mut |_| {})
 }
 
-/// [`record`], also handing `snapshot` each tick's decoded events, for a window that shows
-/// them: what the live lines were computed on (the events final so far, from the growing
-/// source; the last tick's are every page kept, as saved). With them comes whether they
-/// continue the previous tick's: the same rows at the same places with the same strings,
-/// and more after them, so a view may walk only what was added.
+/// [`record`], also handing `snapshot` what each tick recorded, for a window that shows it
+/// ([`Snapshot`]).
 pub fn record_with(
     opts: &Options,
     live: &mut dyn FnMut(&Live),
-    snapshot: &mut dyn FnMut(Source, bool),
+    snapshot: &mut dyn FnMut(Snapshot),
 ) -> Result<Recording, RecordError> {
     let fs = match &opts.ssh {
         Some(target) => Tracefs::remote(crate::ssh::Ssh::connect(target)?)?,
@@ -695,7 +710,7 @@ pub fn record_on(
     fs: &Tracefs,
     opts: &Options,
     live: &mut dyn FnMut(&Live),
-    snapshot: &mut dyn FnMut(Source, bool),
+    snapshot: &mut dyn FnMut(Snapshot),
 ) -> Result<Recording, RecordError> {
     if !opts.triggers.is_empty() && opts.windows_dir.is_none() {
         return Err(RecordError::Usage("--trigger needs -o OUT, the folder its windows are saved in".into()));
@@ -739,7 +754,7 @@ pub fn beside_logic(opts: &Options, channels: &[String]) -> Options {
         opts.specs.iter().cloned().partition(|s| names_read(s).into_iter().any(of_logic));
     let tracks = channels
         .iter()
-        .filter(|c| joint.iter().any(|s| names_read(s).contains(&c.as_str())))
+        .filter(|c| opts.show_logic || joint.iter().any(|s| names_read(s).contains(&c.as_str())))
         .cloned()
         .collect();
     Options {
@@ -774,7 +789,7 @@ fn run(
     opts: &Options,
     channels: Option<Vec<String>>,
     live: &mut dyn FnMut(&Live),
-    snapshot: &mut dyn FnMut(Source, bool),
+    snapshot: &mut dyn FnMut(Snapshot),
     guard: &mut Guard,
 ) -> Result<Recording, RecordError> {
     tracefs::prepare(fs, events)?;
@@ -1358,7 +1373,7 @@ struct Moment<'a> {
 /// Where a tick's answers go: the live lines, and the events they were computed on.
 struct Sinks<'a> {
     live: &'a mut dyn FnMut(&Live),
-    snapshot: &'a mut dyn FnMut(Source, bool),
+    snapshot: &'a mut dyn FnMut(Snapshot),
 }
 
 /// One tick: append what is final, run the analyses on it, feed the flight recorder (which saves
@@ -1467,9 +1482,20 @@ fn tick(
         live(s);
     }
     if let Some(src) = source {
+        // The logic beside the kernel follows it, placed on its time zero.
+        let logic = capture.filter(|_| opts.show_logic).and_then(|c| {
+            let placed = c.placement()?;
+            let mut logic = Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File);
+            logic.digital = c.tracks().0.into();
+            let offset_ps = logic_offset_ps(&src, placed.at_ns);
+            Some(Snapshot::Logic { source: logic, offset_ps, placed_by: placed_by(placed.uncertainty_ns) })
+        });
         let continues = !last && following.handed == Some(following.generation());
         following.handed = (!last).then_some(following.generation());
-        snapshot(src, continues);
+        snapshot(Snapshot::Kernel(src, continues));
+        if let Some(logic) = logic {
+            snapshot(logic);
+        }
     }
     (events, lines)
 }

@@ -8,7 +8,7 @@
 
 use latscope_analysis::spec::{Spec, parse_spec, preset_spec};
 use latscope_model::{FieldValue, Source};
-use latscope_record::{Live, LiveStat, Options, Ring, record_with};
+use latscope_record::{Live, LiveStat, Options, Ring, Snapshot, record_with};
 use std::time::Duration;
 
 /// One event as both sources can state it: its absolute time (ps of the trace clock), CPU,
@@ -100,7 +100,11 @@ fn record(ring: Ring, requests: u32) -> Recorded {
                 lines.push(analyses.clone());
             }
         },
-        &mut |s, continues| snaps.push((s, continues)),
+        &mut |s| {
+            if let Snapshot::Kernel(s, continues) = s {
+                snaps.push((s, continues));
+            }
+        },
     )
     .expect("the recording");
     assert_eq!(lines.len(), snaps.len(), "a line and a snapshot each tick");

@@ -411,6 +411,14 @@ pub enum RecordMsg {
         ticket: Ticket,
         prepared: Arc<Prepared>,
     },
+    /// The logic analyzer beside the kernel as recorded so far (its channels): its first
+    /// sample is `offset_ps` after the time zero of the kernel snapshot sent before it.
+    LogicSnapshot {
+        ticket: Ticket,
+        prepared: Arc<Prepared>,
+        offset_ps: i64,
+        placed_by: String,
+    },
     /// The logic analyzer recorded beside the kernel, opened once the recording stopped: its
     /// first sample is `offset_ps` after the kernel source's time zero, placed by the host's
     /// clocks as `placed_by` says (with the uncertainty).

@@ -474,6 +474,8 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
     }
     let mut opts = latscope_record::plan(&request)?;
     opts.stop = Some(stop);
+    // A logic analyzer beside the kernel joins the timeline as it records.
+    opts.show_logic = true;
     let name = match &opts.ssh {
         Some(host) => format!("kernel of {host} (recording)"),
         None => "kernel (recording)".to_owned(),
@@ -482,14 +484,21 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
     // The recorder's growing source appends: its lanes walk only what each tick adds,
     // and are walked anew when the source starts again (a ring) or at the end.
     let mut lanes = EventLanes::default();
-    let mut snapshot = |mut source: Source, continues: bool| {
-        source.name = name.clone();
-        if !continues {
-            lanes = EventLanes::default();
+    let mut snapshot = |snap: latscope_record::Snapshot| match snap {
+        latscope_record::Snapshot::Kernel(mut source, continues) => {
+            source.name = name.clone();
+            if !continues {
+                lanes = EventLanes::default();
+            }
+            lanes.feed(&source);
+            let walked = lanes.lanes(&source);
+            cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(with_track_lanes(source, walked)) });
         }
-        lanes.feed(&source);
-        let walked = lanes.lanes(&source);
-        cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(with_track_lanes(source, walked)) });
+        latscope_record::Snapshot::Logic { mut source, offset_ps, placed_by } => {
+            source.name = "logic (recording)".to_owned();
+            let prepared = Arc::new(prepare(source));
+            cx.send(RecordMsg::LogicSnapshot { ticket, prepared, offset_ps, placed_by });
+        }
     };
     let rec = latscope_record::record_with(&opts, &mut live, &mut snapshot)?;
     let mut saved: Vec<PathBuf> = rec.saved.iter().map(|s| s.dir.clone()).collect();

@@ -3,6 +3,7 @@
 //! source on the timeline, and the end.
 
 use crate::gui::app::Workbench;
+use crate::gui::document::SourceId;
 use crate::gui::message::{AnalysisMsg, RecordMsg, ViewMsg};
 use crate::gui::prepare::Prepared;
 use crate::gui::record::{LiveLine, MAX_CROSSINGS_SHOWN, RecordRun};
@@ -54,6 +55,11 @@ impl Workbench {
                     self.record_snapshot(prepared);
                 }
             }
+            RecordMsg::LogicSnapshot { ticket, prepared, offset_ps, placed_by } => {
+                if self.record.run.as_ref().is_some_and(|r| r.ticket == ticket) {
+                    self.record_logic_snapshot(prepared, offset_ps, placed_by);
+                }
+            }
             RecordMsg::Logic { ticket, prepared, offset_ps, placed_by } => {
                 if self.record.run.as_ref().is_some_and(|r| r.ticket == ticket) {
                     self.record_logic(prepared, offset_ps, placed_by);
@@ -65,8 +71,10 @@ impl Workbench {
                     return;
                 }
                 self.record.run = None;
-                if let Some(s) = self.record.source.and_then(|id| self.doc.get_mut(id)) {
-                    s.growing = false;
+                for id in [self.record.source, self.record.logic_source].into_iter().flatten() {
+                    if let Some(s) = self.doc.get_mut(id) {
+                        s.growing = false;
+                    }
                 }
                 match result {
                     Ok(end) => {
@@ -153,15 +161,56 @@ impl Workbench {
 
     /// The logic analyzer beside the kernel joins the document where the host's clock puts
     /// it: `offset_ps` after the kernel source's time zero, on the kernel's placement.
+    /// It replaces what the timeline showed of it while it recorded.
     fn record_logic(&mut self, prepared: Arc<Prepared>, offset_ps: i64, placed_by: String) {
+        let id = self.place_recorded_logic(prepared, offset_ps, placed_by, false);
+        if let Some(s) = self.doc.get_mut(id) {
+            s.growing = false;
+        }
+        self.fit_to_data();
+    }
+
+    /// The logic analyzer beside the kernel as recorded so far: its source in the document
+    /// grows (the first adds it), placed as the recording's source was last.
+    fn record_logic_snapshot(&mut self, prepared: Arc<Prepared>, offset_ps: i64, placed_by: String) {
+        let id = self.place_recorded_logic(prepared, offset_ps, placed_by, true);
+        if let Some(s) = self.doc.get_mut(id) {
+            s.growing = self.record.running();
+        }
+    }
+
+    /// Puts the recording's logic source in the document (replacing the last one) `offset_ps`
+    /// after the kernel source's time zero, on the kernel's placement; `carry` keeps the
+    /// lanes as the user left them, else they start as a capture's opened.
+    fn place_recorded_logic(
+        &mut self,
+        prepared: Arc<Prepared>,
+        offset_ps: i64,
+        placed_by: String,
+        carry: bool,
+    ) -> SourceId {
         let kernel = self.record.source.and_then(|id| self.doc.get(id)).map_or(0, |s| s.placement.offset);
-        let id = self.doc.reserve_id();
-        self.view.lanes.insert(id, recorded_lanes(&prepared, self.theme));
-        self.doc.add(id, prepared, false);
+        let id = match self.record.logic_source.filter(|&id| self.doc.get(id).is_some()) {
+            Some(id) if carry => {
+                self.replace_source(id, prepared);
+                id
+            }
+            Some(id) => {
+                self.view.lanes.insert(id, recorded_lanes(&prepared, self.theme));
+                self.doc.replace(id, prepared);
+                id
+            }
+            None => {
+                let id = self.doc.reserve_id();
+                self.view.lanes.insert(id, recorded_lanes(&prepared, self.theme));
+                self.doc.add(id, prepared, false);
+                id
+            }
+        };
         self.doc.place_by(id, Placement::new(kernel.saturating_add(offset_ps), 0.0), placed_by.clone());
         self.record.logic_source = Some(id);
         self.record.logic_placed = Some(placed_by);
-        self.fit_to_data();
+        id
     }
 
     /// What has been recorded so far: the recording's source in the document grows (the

@@ -303,7 +303,8 @@ fn live_ui(ui: &mut egui::Ui, st: &RecordState) {
             }
         }
     }
-    if let Some(p) = &st.logic_placed {
+    // While it records, the live line says the placement; once it ends, how it was opened.
+    if let Some(p) = st.logic_placed.as_ref().filter(|_| !st.running()) {
         ui.add(
             egui::Label::new(
                 egui::RichText::new(format!("Logic opened beside the kernel, placed by {p}")).weak(),
