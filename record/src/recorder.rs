@@ -681,8 +681,10 @@ pub enum Snapshot {
     Kernel(Source, bool),
     /// With [`Options::show_logic`], the logic analyzer beside the kernel: every channel so
     /// far as tracks from its first sample, which the host's clocks place `offset_ps` after
-    /// the time zero of the kernel snapshot handed with it, as `placed_by` says.
-    Logic { source: Source, offset_ps: i64, placed_by: String },
+    /// the time zero of the kernel snapshot handed with it, as `placed_by` says. Tracks of
+    /// another `generation` forgot their oldest changes (a ring): they do not extend the
+    /// last ones.
+    Logic { source: Source, offset_ps: i64, placed_by: String, generation: u64 },
 }
 
 /// Records this machine's kernel (the tracefs found) as `opts` says, telling `live` what
@@ -1486,9 +1488,11 @@ fn tick(
         let logic = capture.filter(|_| opts.show_logic).and_then(|c| {
             let placed = c.placement()?;
             let mut logic = Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File);
-            logic.digital = c.tracks().0.into();
+            let (tracks, generation) = c.tracks();
+            logic.digital = tracks.into();
             let offset_ps = logic_offset_ps(&src, placed.at_ns);
-            Some(Snapshot::Logic { source: logic, offset_ps, placed_by: placed_by(placed.uncertainty_ns) })
+            let placed_by = placed_by(placed.uncertainty_ns);
+            Some(Snapshot::Logic { source: logic, offset_ps, placed_by, generation })
         });
         let continues = !last && following.handed == Some(following.generation());
         following.handed = (!last).then_some(following.generation());

@@ -484,6 +484,8 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
     // The recorder's growing source appends: its lanes walk only what each tick adds,
     // and are walked anew when the source starts again (a ring) or at the end.
     let mut lanes = EventLanes::default();
+    let mut logic_pyramids: Vec<MinMaxPyramid> = Vec::new();
+    let mut logic_generation = None;
     let mut snapshot = |snap: latscope_record::Snapshot| match snap {
         latscope_record::Snapshot::Kernel(mut source, continues) => {
             source.name = name.clone();
@@ -494,9 +496,19 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
             let walked = lanes.lanes(&source);
             cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(with_track_lanes(source, walked)) });
         }
-        latscope_record::Snapshot::Logic { mut source, offset_ps, placed_by } => {
+        latscope_record::Snapshot::Logic { mut source, offset_ps, placed_by, generation } => {
             source.name = "logic (recording)".to_owned();
-            let prepared = Arc::new(prepare(source));
+            // Each track's level pyramid grows with it; tracks that forgot their oldest
+            // changes (a ring) are summed up anew.
+            if logic_generation != Some(generation) || logic_pyramids.len() != source.digital.len() {
+                logic_pyramids = vec![MinMaxPyramid::default(); source.digital.len()];
+                logic_generation = Some(generation);
+            }
+            for (d, pyramid) in source.digital.iter().zip(&mut logic_pyramids) {
+                pyramid.extend(d.levels());
+            }
+            let pyramids = logic_pyramids.clone();
+            let prepared = Arc::new(with_pyramids(source, Vec::new(), pyramids));
             cx.send(RecordMsg::LogicSnapshot { ticket, prepared, offset_ps, placed_by });
         }
     };
