@@ -18,7 +18,9 @@ pub struct RecordArgs {
     /// (block, irq-handler, ...); repeatable.
     #[arg(long = "preset", value_name = "NAME")]
     pub presets: Vec<String>,
-    /// A rule spec, recorded and shown like a preset; repeatable.
+    /// A rule spec, recorded and shown like a preset; repeatable. Beside --sigrok, a rule
+    /// naming one of its channels or an event its decoders add reads the kernel and the
+    /// logic together ('gpio=print[text~go] -> D0:rise').
     #[arg(long = "rule", value_name = "SPEC")]
     pub rules: Vec<String>,
     /// More events to record, comma-separated (`sched_switch`, `irq:irq_handler_entry`).
