@@ -589,6 +589,9 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
             // Every event it names is one the sd decoder adds: it reads the logic too.
             "--rule",
             "cr=sd_cmd -> sd_resp by seq",
+            // From a decoded command to the kernel: it reads both together.
+            "--rule",
+            "j=sd_cmd -> sched_switch policy next",
             "--duration",
             "1500ms",
             "--format",
@@ -604,7 +607,7 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
     let names: Vec<&str> =
         last["analyses"].as_array().unwrap().iter().filter_map(|a| a["analysis"].as_str()).collect();
-    assert_eq!(names, ["wakeup", "sd-cmd-resp", "cr"], "{last}");
+    assert_eq!(names, ["wakeup", "sd-cmd-resp", "cr", "j"], "{last}");
     let live = &last["analyses"][1];
     let a = &report_json(
         &dir,
@@ -622,9 +625,37 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
         serde_json::from_slice(&std::fs::read(dir.join("run/session.latscope.json")).unwrap()).unwrap();
     assert_eq!(
         session["rules"],
-        serde_json::json!(["wakeup", "sd-cmd-resp", "cr=sd_cmd -> sd_resp by seq"]),
+        serde_json::json!([
+            "wakeup",
+            "j=sd_cmd -> sched_switch policy next",
+            "sd-cmd-resp",
+            "cr=sd_cmd -> sd_resp by seq"
+        ]),
         "{session}"
     );
+    // The joint rule's last line is the report of the two saved files, the logic decoded
+    // and placed where the session says.
+    let offset = session["files"][1]["offset_ps"].as_i64().unwrap();
+    let run = dir.join("run");
+    let a = report_json(
+        &run,
+        "kernel.dat",
+        &[
+            "logic.sr",
+            "--decoder",
+            "sd:clk=CLK,cmd=CMD",
+            "--align",
+            &format!("1:{offset}ps"),
+            "--rule",
+            "j=sd_cmd -> sched_switch policy next",
+        ],
+    );
+    let joint = &last["analyses"][3];
+    assert!(a["count"].as_u64().unwrap() > 0, "{a}");
+    assert_eq!(joint["count"], a["count"], "{joint} against {a}");
+    for (l, r) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
+        assert_eq!(joint[l].as_f64(), a["stats_ns"][r].as_f64(), "{l}: {joint} against {a}");
+    }
     // Reopened, the logic capture is decoded again, so the decoders' presets find their events.
     assert_eq!(session["files"][1]["decoders"], serde_json::json!(["sd:clk=CLK,cmd=CMD"]), "{session}");
     assert!(dir.join("run/logic.sr").exists());

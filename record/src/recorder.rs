@@ -1245,14 +1245,30 @@ impl Following {
 /// The analyses that read the kernel and the logic together (`joint_specs`), kept from
 /// tick to tick: over the kernel's events so far, and the logic's followed channels and
 /// decoded events, placed on the kernel's timeline by the host's clocks as the saved
-/// session places them. A pair rule from a kernel event to a channel's edge (or back)
-/// reads only what is new ([`AcrossStanding`]); the others, and the last line, run whole
-/// as `latscope report` runs the two saved files.
+/// session places them. A pair rule from a kernel event to a channel's edge or a decoded
+/// event (or back) reads only what is new ([`AcrossStanding`]); the others, and the last
+/// line, run whole as `latscope report` runs the two saved files.
 pub(crate) struct Joint {
-    items: Vec<(Spec, Option<AcrossStanding>)>,
-    /// The kernel source's generation and the tracks' the standings read: another of
-    /// either does not extend what was read.
-    read: Option<(u64, u64)>,
+    items: Vec<JointItem>,
+    /// The generations the standings read (the kernel source's, the tracks', the
+    /// decode's): another of any does not extend what was read.
+    read: Option<(u64, u64, Option<u64>)>,
+}
+
+struct JointItem {
+    spec: Spec,
+    /// A pair rule across, read as it arrives.
+    across: Option<AcrossStanding>,
+    /// What its logic endpoint reads: a channel's edges, or decoded events.
+    reads_decoded: bool,
+}
+
+/// What a tick's joint analyses read of the logic: its source (the decoded events, to which
+/// the tracks are added), and, while the decode grows, the time before which it is complete
+/// and its generation.
+pub(crate) struct LogicSoFar {
+    pub decoded: Option<Source>,
+    pub growth: Option<(Ps, u64)>,
 }
 
 impl Joint {
@@ -1265,22 +1281,21 @@ impl Joint {
             matches!(ep, latscope_analysis::endpoint::Endpoint::Edge { .. })
                 && channels.iter().any(|c| c == ep.target())
         };
+        let decoded_event = |ep: &latscope_analysis::endpoint::Endpoint| {
+            matches!(ep, latscope_analysis::endpoint::Endpoint::Event { .. })
+                && decoded.iter().any(|d| d == ep.target())
+        };
+        let of_logic = |ep| channel_edge(ep) || decoded_event(ep);
         let items = opts
             .joint_specs
             .iter()
-            .map(|spec| {
-                let across = match spec {
-                    Spec::Pair(rule)
-                        if channel_edge(&rule.start) != channel_edge(&rule.end)
-                            && ![&rule.start, &rule.end]
-                                .iter()
-                                .any(|e| decoded.iter().any(|d| d == e.target())) =>
-                    {
-                        Some(AcrossStanding::new(rule.clone()))
-                    }
-                    _ => None,
-                };
-                (spec.clone(), across)
+            .map(|spec| match spec {
+                Spec::Pair(rule) if of_logic(&rule.start) != of_logic(&rule.end) => JointItem {
+                    spec: spec.clone(),
+                    across: Some(AcrossStanding::new(rule.clone())),
+                    reads_decoded: decoded_event(&rule.start) || decoded_event(&rule.end),
+                },
+                _ => JointItem { spec: spec.clone(), across: None, reads_decoded: false },
             })
             .collect();
         Joint { items, read: None }
@@ -1298,50 +1313,55 @@ impl Joint {
         kernel: &Source,
         generation: u64,
         capture: &crate::sigrok::LogicCapture,
-        decoded: Option<Source>,
+        so_far: LogicSoFar,
         whole: bool,
     ) -> (Vec<(usize, Standing)>, Vec<LiveStat>) {
         let Some(placed) = capture.placement() else {
             let waiting =
-                self.items.iter().map(|(s, _)| LiveStat::unanswered(s.name(), "no logic samples yet"));
+                self.items.iter().map(|i| LiveStat::unanswered(i.spec.name(), "no logic samples yet"));
             return (Vec::new(), waiting.collect());
         };
         let (tracks, tracks_generation) = capture.tracks();
-        let mut logic =
-            decoded.unwrap_or_else(|| Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File));
+        let mut logic = so_far
+            .decoded
+            .unwrap_or_else(|| Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File));
         let logic_end = tracks.first().map(|t| t.end);
         logic.digital = tracks.into();
         let at = Placement::new(logic_offset_ps(kernel, placed.at_ns), 0.0);
         let sources = [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, at)];
-        if self.read != Some((generation, tracks_generation)) {
-            self.items.iter_mut().filter_map(|(_, a)| a.as_mut()).for_each(AcrossStanding::reset);
-            self.read = Some((generation, tracks_generation));
+        let generations = (generation, tracks_generation, so_far.growth.map(|(_, g)| g));
+        if self.read != Some(generations) {
+            self.items.iter_mut().filter_map(|i| i.across.as_mut()).for_each(AcrossStanding::reset);
+            self.read = Some(generations);
         }
-        // Nothing more arrives before the kernel's last event nor the last sample.
-        let complete = kernel
-            .events
-            .ts
-            .last()
-            .copied()
-            .unwrap_or(Ps::MIN)
-            .min(logic_end.map_or(Ps::MIN, |e| at.to_common(e)));
+        // Nothing more arrives before the kernel's last event, nor before the last sample
+        // or the decode's reach, whichever the rule reads.
+        let kernel_complete = kernel.events.ts.last().copied().unwrap_or(Ps::MIN);
+        let tracks_complete = logic_end.map_or(Ps::MIN, |e| at.to_common(e));
         let (mut standings, mut lines) = (Vec::new(), Vec::new());
-        for (spec, across) in &mut self.items {
-            match across.as_mut().filter(|_| !whole) {
-                Some(a) => {
-                    let home = match spec {
+        for item in &mut self.items {
+            let logic_complete = match (item.reads_decoded, so_far.growth) {
+                (false, _) => Some(tracks_complete),
+                (true, Some((reach, _))) => {
+                    Some(if reach == Ps::MAX { Ps::MAX } else { at.to_common(reach) })
+                }
+                // A decode that cannot say which annotations are final is read whole.
+                (true, None) => None,
+            };
+            let spec = std::slice::from_ref(&item.spec);
+            match (item.across.as_mut(), logic_complete) {
+                (Some(a), Some(logic_complete)) if !whole => {
+                    let home = match &item.spec {
                         Spec::Pair(rule) if rule.start.present_in(&sources[0]) => 0,
                         _ => 1,
                     };
-                    let (s, l) = stats::lines_of(
-                        std::slice::from_ref(spec),
-                        vec![a.stand(&sources, complete).map(|s| vec![s])],
-                    );
+                    let complete = kernel_complete.min(logic_complete);
+                    let (s, l) = stats::lines_of(spec, vec![a.stand(&sources, complete).map(|s| vec![s])]);
                     standings.extend(s.into_iter().map(|s| (home, s)));
                     lines.extend(l);
                 }
-                None => {
-                    let (s, l) = stats::run_placed(std::slice::from_ref(spec), &sources, Scope::Together);
+                _ => {
+                    let (s, l) = stats::run_placed(spec, &sources, Scope::Together);
                     standings.extend(s);
                     lines.extend(l);
                 }
@@ -1428,18 +1448,19 @@ fn tick(
     };
     // The decoders' analyses over what the logic analyzer decoded so far; their times count
     // from its first sample, which the host's clock places at `at_ns` on the kernel's.
-    let (logic, logic_standings, capture, decoded) = match capture {
+    let (logic, logic_standings, capture, so_far) = match capture {
         Some((c, logic_lines)) => {
             let t = logic_lines.tick(c);
             lines.extend(t.lines);
-            (Some(LogicLive::of(c, t.decoders)), t.standings, Some(c), t.decoded)
+            let so_far = LogicSoFar { decoded: t.decoded, growth: t.decoded_growth };
+            (Some(LogicLive::of(c, t.decoders)), t.standings, Some(c), so_far)
         }
-        None => (None, Vec::new(), None, None),
+        None => (None, Vec::new(), None, LogicSoFar { decoded: None, growth: None }),
     };
     // The analyses of the kernel and the logic together, after the logic's own.
     let joint = match (capture, source.as_ref()) {
         (Some(c), Some(src)) if !joint.is_empty() => {
-            let (standings, joint_lines) = joint.lines(src, following.generation(), c, decoded, last);
+            let (standings, joint_lines) = joint.lines(src, following.generation(), c, so_far, last);
             lines.extend(joint_lines);
             standings
         }

@@ -143,6 +143,9 @@ pub enum LiveDecode {
 pub struct GrownDecode {
     pub source: latscope_model::Source,
     pub generation: u64,
+    /// Every annotation before this time (picoseconds from the first sample) is in the
+    /// source; those to come start at or after it.
+    pub complete: latscope_model::Ps,
 }
 
 /// A growing source starts again from the annotations kept once it holds this many more
@@ -207,7 +210,7 @@ impl LiveDecoders {
             }
         }
         growth.source.advance(&self.taken, &mut growth.next, reach);
-        Some(GrownDecode { source: growth.source.snapshot(), generation: growth.generation })
+        Some(GrownDecode { source: growth.source.snapshot(), generation: growth.generation, complete: reach })
     }
 
     /// Each stack's annotations and errors so far, with its spec.
@@ -277,7 +280,11 @@ impl LiveDecoders {
         }
         let grown = self.growth.as_mut().filter(|g| g.holds_kept).map(|g| {
             g.source.advance(&self.taken, &mut g.next, latscope_model::Ps::MAX);
-            GrownDecode { source: g.source.snapshot(), generation: g.generation }
+            GrownDecode {
+                source: g.source.snapshot(),
+                generation: g.generation,
+                complete: latscope_model::Ps::MAX,
+            }
         });
         let decoded = self
             .specs
@@ -1187,6 +1194,8 @@ pub(crate) struct LogicTick {
     pub annotations: u64,
     /// The decoded events the analyses read, as a source.
     pub decoded: Option<latscope_model::Source>,
+    /// When they grow: the time before which they are all there, and their generation.
+    pub decoded_growth: Option<(latscope_model::Ps, u64)>,
 }
 
 impl LogicLines {
@@ -1201,12 +1210,14 @@ impl LogicLines {
     pub(crate) fn tick(&mut self, capture: &LogicCapture) -> LogicTick {
         let (decode, decoders) = capture.grown();
         let annotations = decoders.iter().map(|d| d.annotations).sum();
+        let mut decoded_growth = None;
         let (standings, lines, decoded) = match decode {
             LiveDecode::Growing(g) => {
                 if self.generation.is_some_and(|was| was != g.generation) {
                     self.analyses.reset();
                 }
                 self.generation = Some(g.generation);
+                decoded_growth = Some((g.complete, g.generation));
                 let (standings, lines) = crate::stats::lines_of(&self.specs, self.analyses.stand(&g.source));
                 (standings, lines, Some(g.source))
             }
@@ -1218,7 +1229,7 @@ impl LogicLines {
                 Err(e) => (Vec::new(), vec![crate::LiveStat::unanswered("(logic decode)", e)], None),
             },
         };
-        LogicTick { standings, lines, decoders, annotations, decoded }
+        LogicTick { standings, lines, decoders, annotations, decoded, decoded_growth }
     }
 }
 
