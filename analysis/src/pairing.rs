@@ -381,12 +381,7 @@ impl LivePairer {
     /// Whether `src` is shorter than what was read: it does not extend the source this
     /// pairer follows.
     pub fn behind(&self, src: &Source) -> bool {
-        if src.events.len() < self.events {
-            return true;
-        }
-        [&self.rule.start, &self.rule.end].into_iter().zip(self.changes).any(|(ep, seen)| {
-            seen > 0 && digital_of(src, &self.rule.name, ep).map_or(true, |(_, d)| d.transitions() < seen)
-        })
+        read_past(&self.rule, src, self.events, self.changes)
     }
 
     /// Pairs what `src` holds past what earlier calls read; returns the pairs that closed,
@@ -404,6 +399,40 @@ impl LivePairer {
     pub fn counts(&self) -> PairResult {
         self.engine.counts()
     }
+}
+
+/// Whether `src` holds fewer events than `events`, or fewer changes on an edge endpoint's
+/// track than `changes` (start, end): what was read of it is not a part of it.
+fn read_past(rule: &PairRule, src: &Source, events: usize, changes: [usize; 2]) -> bool {
+    src.events.len() < events
+        || [&rule.start, &rule.end].into_iter().zip(changes).any(|(ep, seen)| {
+            seen > 0 && digital_of(src, &rule.name, ep).map_or(true, |(_, d)| d.transitions() < seen)
+        })
+}
+
+/// `rule`'s occurrences in `src` (source `rank`) on the common timeline, unsorted: events
+/// from index `from`, and edges past `seen` (all of them without it, which then moves to
+/// the tracks' ends). String keys are interned in `shared`, so they compare by their text
+/// across sources.
+fn common_occurrences(
+    src: &Placed<'_>,
+    rule: &PairRule,
+    rank: usize,
+    from: usize,
+    seen: Option<&mut [usize; 2]>,
+    shared: &mut Interner,
+) -> Result<Vec<Occ>, PairError> {
+    let mut occ = edge_occurrences(src, rule, rank as u64, true, seen)?;
+    event_occurrences(src, rule, rank as u64, from, &mut |o| occ.push(o))?;
+    for o in &mut occ {
+        o.t = src.to_common(o.t);
+        for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
+            if let KeyVal::Str(s) = k {
+                *s = shared.intern(src.strings.bytes_of(*s));
+            }
+        }
+    }
+    Ok(occ)
 }
 
 /// [`pair_across`] kept up to date over sources that only grow (a recording's kernel and
@@ -433,13 +462,10 @@ impl LiveAcrossPairer {
     /// Whether a source is shorter than what was read of it: it does not extend the one
     /// this pairer follows.
     pub fn behind(&self, sources: &[Placed<'_>]) -> bool {
-        self.read.iter().zip(sources).any(|(&(events, changes), src)| {
-            src.events.len() < events
-                || [&self.rule.start, &self.rule.end].into_iter().zip(changes).any(|(ep, seen)| {
-                    seen > 0
-                        && digital_of(src, &self.rule.name, ep).map_or(true, |(_, d)| d.transitions() < seen)
-                })
-        })
+        self.read
+            .iter()
+            .zip(sources)
+            .any(|(&(events, changes), src)| read_past(&self.rule, src, events, changes))
     }
 
     /// Reads what each source holds past what earlier calls read, and pairs what lies
@@ -451,18 +477,8 @@ impl LiveAcrossPairer {
         let mut fresh = Vec::new();
         for (rank, src) in sources.iter().enumerate() {
             let (from, mut seen) = read[rank];
-            let mut occ = edge_occurrences(src, &self.rule, rank as u64, true, Some(&mut seen))?;
-            event_occurrences(src, &self.rule, rank as u64, from, &mut |o| occ.push(o))?;
-            for o in &mut occ {
-                o.t = src.to_common(o.t);
-                for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
-                    if let KeyVal::Str(s) = k {
-                        *s = self.shared.intern(src.strings.bytes_of(*s));
-                    }
-                }
-            }
+            fresh.extend(common_occurrences(src, &self.rule, rank, from, Some(&mut seen), &mut self.shared)?);
             read[rank] = (src.events.len(), seen);
-            fresh.extend(occ);
         }
         self.read = read;
         fresh.append(&mut self.held);
@@ -470,12 +486,6 @@ impl LiveAcrossPairer {
         self.held = ready.split_off(ready.partition_point(|o| o.t < complete));
         ready.into_iter().for_each(|o| self.engine.feed(o));
         Ok(std::mem::take(&mut self.engine.res.pairs))
-    }
-
-    /// What [`pair_across`] would count on what was paired so far (no pairs): the starts
-    /// still open count as unmatched.
-    pub fn counts(&self) -> PairResult {
-        self.engine.counts()
     }
 
     /// The interner the pairs' string keys refer to.
@@ -501,17 +511,7 @@ pub fn pair_across_keyed(
     let mut all = Vec::new();
     let mut shared = Interner::new();
     for (rank, src) in sources.iter().enumerate() {
-        let mut occ = edge_occurrences(src, rule, rank as u64, true, None)?;
-        event_occurrences(src, rule, rank as u64, 0, &mut |o| occ.push(o))?;
-        for o in &mut occ {
-            o.t = src.to_common(o.t);
-            for k in o.start_key.iter_mut().chain(o.end_key.iter_mut()) {
-                if let KeyVal::Str(s) = k {
-                    *s = shared.intern(src.strings.bytes_of(*s));
-                }
-            }
-        }
-        all.extend(occ);
+        all.extend(common_occurrences(src, rule, rank, 0, None, &mut shared)?);
     }
     Ok((run(sort_merge(all), rule), shared))
 }
