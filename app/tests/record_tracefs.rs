@@ -49,6 +49,36 @@ fn report_json(dir: &Path, file: &str, args: &[&str]) -> Value {
     v["analyses"][0].clone()
 }
 
+/// `latscope ARGS` in `dir`, with `player`'s sigrok-cli first on the `PATH` (a capture
+/// played as a device).
+fn latscope_playing(dir: &Path, player: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(dir)
+        .env("PATH", latscope_testkit::path_with(player))
+        .args(args)
+        .output()
+        .expect("latscope runs")
+}
+
+/// `latscope report` on a saved folder's `kernel.dat` and `logic.sr`, the logic placed
+/// where the folder's session places it, with `args`: its first analysis.
+fn report_placed(folder: &Path, args: &[&str]) -> Value {
+    let session: Value =
+        serde_json::from_slice(&std::fs::read(folder.join("session.latscope.json")).unwrap()).unwrap();
+    let align = format!("1:{}ps", session["files"][1]["offset_ps"].as_i64().unwrap());
+    let mut all = vec!["logic.sr", "--align", &align];
+    all.extend_from_slice(args);
+    report_json(folder, "kernel.dat", &all)
+}
+
+/// A live line's analysis `live` has the count, p50, p99 and max of the report's `a`.
+fn assert_line_is_report(live: &Value, a: &Value) {
+    assert_eq!(live["count"], a["count"], "{live} against {a}");
+    for (l, r) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
+        assert_eq!(live[l].as_f64(), a["stats_ns"][r].as_f64(), "{l}: {live} against {a}");
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(all(have_tracefs, have_trace_cmd)),
@@ -460,13 +490,24 @@ fn align_fits_the_logic_capture_on_shared_markers_as_trace_cmds_times_give_it() 
     let script = "M=/sys/kernel/tracing/trace_marker\n\
                   for d in 0 0.2 0.4 0.1; do sleep $d; echo sync > $M; done\n";
     std::fs::write(dir.join("markers.sh"), script).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
-        .current_dir(&*dir)
-        .env("PATH", latscope_testkit::path_with(&player))
-        .args(["record", "--events", "sched:sched_process_exec", "--sigrok", "demo:samplerate=10k"])
-        .args(["--align", "print[text~sync] -> GPIO:rise", "-o", "both", "--", "sh", "markers.sh"])
-        .output()
-        .unwrap();
+    let out = latscope_playing(
+        &dir,
+        &player,
+        &[
+            "record",
+            "--events",
+            "sched:sched_process_exec",
+            "--sigrok",
+            "demo:samplerate=10k",
+            "--align",
+            "print[text~sync] -> GPIO:rise",
+            "-o",
+            "both",
+            "--",
+            "sh",
+            "markers.sh",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
     assert!(
@@ -573,10 +614,10 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
     let original =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/corpus/sigrok/sd_imx6_working_snippet.sr");
     let player = latscope_testkit::sigrok_player(&dir, &original);
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
-        .current_dir(&*dir)
-        .env("PATH", latscope_testkit::path_with(&player))
-        .args([
+    let out = latscope_playing(
+        &dir,
+        &player,
+        &[
             "record",
             "--preset",
             "wakeup",
@@ -598,9 +639,8 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
             "json",
             "-o",
             "run",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(latscope_testkit::tracefs_state(), before);
     let last: Value =
@@ -635,27 +675,12 @@ fn a_decoder_preset_beside_the_kernel_reads_the_decoded_logic_live() {
     );
     // The joint rule's last line is the report of the two saved files, the logic decoded
     // and placed where the session says.
-    let offset = session["files"][1]["offset_ps"].as_i64().unwrap();
-    let run = dir.join("run");
-    let a = report_json(
-        &run,
-        "kernel.dat",
-        &[
-            "logic.sr",
-            "--decoder",
-            "sd:clk=CLK,cmd=CMD",
-            "--align",
-            &format!("1:{offset}ps"),
-            "--rule",
-            "j=sd_cmd -> sched_switch policy next",
-        ],
+    let a = report_placed(
+        &dir.join("run"),
+        &["--decoder", "sd:clk=CLK,cmd=CMD", "--rule", "j=sd_cmd -> sched_switch policy next"],
     );
-    let joint = &last["analyses"][3];
     assert!(a["count"].as_u64().unwrap() > 0, "{a}");
-    assert_eq!(joint["count"], a["count"], "{joint} against {a}");
-    for (l, r) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
-        assert_eq!(joint[l].as_f64(), a["stats_ns"][r].as_f64(), "{l}: {joint} against {a}");
-    }
+    assert_line_is_report(&last["analyses"][3], &a);
     // Reopened, the logic capture is decoded again, so the decoders' presets find their events.
     assert_eq!(session["files"][1]["decoders"], serde_json::json!(["sd:clk=CLK,cmd=CMD"]), "{session}");
     assert!(dir.join("run/logic.sr").exists());
@@ -690,13 +715,28 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
     let dir = Scratch::new("record-joint");
     let player = gpio_player(&dir);
     let rule = "lat=print[text~go] -> GPIO:rise";
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
-        .current_dir(&*dir)
-        .env("PATH", latscope_testkit::path_with(&player))
-        .args(["record", "--preset", "wakeup", "--rule", rule, "--sigrok", "player:samplerate=10k"])
-        .args(["--fail-if", "lat.max>1us", "--format", "json", "-o", "both", "--", "sh", "markers.sh"])
-        .output()
-        .unwrap();
+    let out = latscope_playing(
+        &dir,
+        &player,
+        &[
+            "record",
+            "--preset",
+            "wakeup",
+            "--rule",
+            rule,
+            "--sigrok",
+            "player:samplerate=10k",
+            "--fail-if",
+            "lat.max>1us",
+            "--format",
+            "json",
+            "-o",
+            "both",
+            "--",
+            "sh",
+            "markers.sh",
+        ],
+    );
     assert_eq!(out.status.code(), Some(3), "the joint rule's max crosses 1 us: {}", stderr(&out));
     assert!(stderr(&out).contains("lat"), "{}", stderr(&out));
     assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
@@ -715,18 +755,10 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
     let live = &last["analyses"][1];
     // The oracle: `latscope report` on the two saved files, the logic placed where the
     // session says.
-    let both = dir.join("both");
-    let session: Value =
-        serde_json::from_slice(&std::fs::read(both.join("session.latscope.json")).unwrap()).unwrap();
-    let offset = session["files"][1]["offset_ps"].as_i64().unwrap();
-    let a =
-        report_json(&both, "kernel.dat", &["logic.sr", "--align", &format!("1:{offset}ps"), "--rule", rule]);
+    let a = report_placed(&dir.join("both"), &["--rule", rule]);
     // Twelve markers, each before a rise: every one is paired.
     assert_eq!(a["count"], 12, "{a}");
-    assert_eq!(live["count"], a["count"], "{live} against {a}");
-    for (l, r) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
-        assert_eq!(live[l].as_f64(), a["stats_ns"][r].as_f64(), "{l}: {live} against {a}");
-    }
+    assert_line_is_report(live, &a);
     // A marker waits for the next rise, at most 50 ms away (the host clocks' placement
     // moves where, not how far apart the rises are).
     assert!(a["stats_ns"]["max"].as_f64().unwrap() <= 50e6, "{a}");
@@ -747,11 +779,17 @@ fn a_trigger_on_a_marker_to_gpio_rule_saves_a_window_whose_report_finds_the_pair
     let dir = Scratch::new("record-joint-trigger");
     let player = gpio_player(&dir);
     let rule = "lat=print[text~go] -> GPIO:rise";
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
-        .current_dir(&*dir)
-        .env("PATH", latscope_testkit::path_with(&player))
-        .args(["record", "--rule", rule, "--sigrok", "player:samplerate=10k", "--format", "json"])
-        .args([
+    let out = latscope_playing(
+        &dir,
+        &player,
+        &[
+            "record",
+            "--rule",
+            rule,
+            "--sigrok",
+            "player:samplerate=10k",
+            "--format",
+            "json",
             "--trigger",
             "lat>1us",
             "--max-saves",
@@ -763,9 +801,8 @@ fn a_trigger_on_a_marker_to_gpio_rule_saves_a_window_whose_report_finds_the_pair
             "--",
             "sh",
             "markers.sh",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(latscope_testkit::tracefs_state(), before, "tracefs is left as found");
     let crossing: Value = String::from_utf8_lossy(&out.stdout)
@@ -778,12 +815,7 @@ fn a_trigger_on_a_marker_to_gpio_rule_saves_a_window_whose_report_finds_the_pair
     let session: Value =
         serde_json::from_slice(&std::fs::read(window.join("session.latscope.json")).unwrap()).unwrap();
     assert_eq!(session["files"][1]["path"], "logic.sr", "{session}");
-    let offset = session["files"][1]["offset_ps"].as_i64().unwrap();
-    let a = report_json(
-        &window,
-        "kernel.dat",
-        &["logic.sr", "--align", &format!("1:{offset}ps"), "--rule", rule],
-    );
+    let a = report_placed(&window, &["--rule", rule]);
     assert_eq!(a["count"], 1, "the window holds the one pair: {a}");
     let latency = crossing["latency_ns"].as_f64().unwrap();
     assert!((a["stats_ns"]["max"].as_f64().unwrap() - latency).abs() < 1.0, "{a} against {crossing}");
