@@ -112,7 +112,7 @@ impl DecodedGrowth {
     /// The events appended so far as a source, sharing this one's memory (as
     /// `decoded_source` names a decode's).
     pub fn snapshot(&self) -> Source {
-        let mut source = Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File);
+        let mut source = crate::sigrok::logic_source();
         source.events = self.table.table().clone();
         source.strings = self.table.interner.clone();
         source

@@ -1322,9 +1322,7 @@ impl Joint {
             return (Vec::new(), waiting.collect());
         };
         let (tracks, tracks_generation) = capture.tracks();
-        let mut logic = so_far
-            .decoded
-            .unwrap_or_else(|| Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File));
+        let mut logic = so_far.decoded.unwrap_or_else(crate::sigrok::logic_source);
         let logic_end = tracks.first().map(|t| t.end);
         logic.digital = tracks.into();
         let at = Placement::new(logic_offset_ps(kernel, placed.at_ns), 0.0);
@@ -1508,7 +1506,7 @@ fn tick(
         // The logic beside the kernel follows it, placed on its time zero.
         let logic = capture.filter(|_| opts.show_logic).and_then(|c| {
             let placed = c.placement()?;
-            let mut logic = Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File);
+            let mut logic = crate::sigrok::logic_source();
             let (tracks, generation) = c.tracks();
             logic.digital = tracks.into();
             let offset_ps = logic_offset_ps(&src, placed.at_ns);

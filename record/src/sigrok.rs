@@ -1166,10 +1166,16 @@ fn save_logic_window(
     })
 }
 
+/// An empty source named as a logic capture's live data is (`decoded_source`, the live
+/// tracks).
+pub(crate) fn logic_source() -> latscope_model::Source {
+    latscope_model::Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File)
+}
+
 /// The decodes so far as a source: the annotations as events, as `latscope report` sees
 /// a decoded capture.
 pub fn decoded_source(decoded: &[(String, Decoded)]) -> Result<latscope_model::Source, RecordError> {
-    let mut source = latscope_model::Source::new("logic", "sigrok-sr", latscope_model::SourceKind::File);
+    let mut source = logic_source();
     let all = Decoded::merged(decoded.iter().map(|(_, d)| d.clone()));
     all.attach(&mut source).map_err(|e| RecordError::Decode(format!("the live decode: {e}")))?;
     Ok(source)
