@@ -39,7 +39,7 @@ fn selector_in(sel: &Endpoint, src: &Source) -> Option<Endpoint> {
     }
 }
 
-fn phase_rule(name: &str, channel: &str, high: bool, level: Option<f64>) -> PairRule {
+pub(crate) fn phase_rule(name: &str, channel: &str, high: bool, level: Option<f64>) -> PairRule {
     let (a, b) = if high { (Edge::Rise, Edge::Fall) } else { (Edge::Fall, Edge::Rise) };
     let ep = |edge| match level {
         Some(l) => Endpoint::Crossing { track: channel.to_owned(), edge, level: Level(l) },

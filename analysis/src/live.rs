@@ -1,13 +1,14 @@
 //! Analyses kept up to date over a source that grows while it is analysed: the
 //! simulator's live trace, a recording. [`LiveAnalyses::update`] gives, for each spec, what
 //! [`runner::run_spec`] gives on the source as it is now, but a pair rule over one source,
-//! and the `block` and `wakeup` presets, read only what arrived since the last update:
+//! a digital channel's pulses (`pulse:CH`), and the `block` and `wakeup` presets, read only
+//! what arrived since the last update:
 //! their open starts wait in the pairer and their samples grow in place.
 //! [`LiveAnalyses::stand`] gives the samples each update added and the statistics of all,
 //! without copying or sorting the earlier ones; [`LiveAnalyses::glance`] the statistics a
 //! panel shows, kept as samples arrive, with a spread of the samples. The other presets,
-//! the detectors and rules whose edges need the whole track (an analog threshold) run
-//! whole at each update.
+//! the other detectors and rules whose edges need the whole track (an analog threshold)
+//! run whole at each update.
 //!
 //! [`AcrossStanding`] keeps a pair rule across several growing sources (a kernel recording
 //! and the logic analyzer beside it) the same way.
@@ -17,6 +18,7 @@
 //! snapshots, the recorder's watermark). A source that does not ([`LiveAnalyses::reset`],
 //! or a shorter one) starts the pairing again from its beginning.
 
+use crate::detect::phase_rule;
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
 use crate::outcome::{AnalysisKind, Outcome, Sample};
 use crate::pairing::{LiveAcrossPairer, LivePairer, PairResult, PairRule, render_key};
@@ -54,6 +56,8 @@ struct Item {
 #[derive(Debug)]
 enum Grower {
     Rule(LivePairer),
+    /// A digital channel's pulses: its phase rule, rise -> next fall (`pulse:CH`).
+    Pulse(LivePairer),
     Block(BlockPairer),
     Wakeup(WakeupPairer),
 }
@@ -63,17 +67,22 @@ impl Grower {
     fn of(spec: &Spec, keeps_samples: bool) -> Option<(Grower, GrowingOutcome)> {
         let grower = match spec {
             Spec::Pair(rule) => Grower::Rule(LivePairer::new(rule.clone())),
+            // Through a threshold (`@LEVEL`), the edges are a crossing's: run whole.
+            Spec::Pulse { name, channel, high, level: None } => {
+                Grower::Pulse(LivePairer::new(phase_rule(name, channel, *high, None)))
+            }
             Spec::Preset(Preset::Block) => Grower::Block(BlockPairer::new()),
             Spec::Preset(Preset::Wakeup) => Grower::Wakeup(WakeupPairer::new(false)),
             _ => return None,
         };
-        let grown = GrowingOutcome::new(spec.name(), AnalysisKind::Pair, 0);
+        let kind = if matches!(grower, Grower::Pulse(_)) { AnalysisKind::Pulse } else { AnalysisKind::Pair };
+        let grown = GrowingOutcome::new(spec.name(), kind, 0);
         Some((grower, if keeps_samples { grown } else { grown.without_samples() }))
     }
 
     fn rule(&self) -> PairRule {
         match self {
-            Grower::Rule(p) => p.rule().clone(),
+            Grower::Rule(p) | Grower::Pulse(p) => p.rule().clone(),
             Grower::Block(p) => p.rule().clone(),
             Grower::Wakeup(p) => p.rule(),
         }
@@ -85,6 +94,8 @@ impl Grower {
         let samples = samples.unwrap_or_else(|| grown.samples().to_vec());
         match self {
             Grower::Rule(p) => grown.outcome(samples, &p.counts(), src, REPEAT_NOTE),
+            // The pulse detector notes no repeated ends.
+            Grower::Pulse(p) => grown.outcome(samples, &p.counts(), src, ""),
             Grower::Block(p) => {
                 let counts = p.counts();
                 let mut o =
@@ -410,6 +421,15 @@ impl Item {
                 }
                 pairer.behind(src)
             }
+            // The whole detector says what a missing or analog channel gives.
+            (_, Grower::Pulse(pairer)) => {
+                check_names(&self.spec, src)?;
+                let rule = pairer.rule();
+                if !rule.start.present_in(src) || !LivePairer::applies(rule, src) {
+                    return whole(&self.spec);
+                }
+                pairer.behind(src)
+            }
             (_, Grower::Block(pairer)) => {
                 if block_names(src).is_none() {
                     return whole(&self.spec);
@@ -429,7 +449,7 @@ impl Item {
         }
         let Some((grower, grown)) = &mut self.grow else { return whole(&self.spec) };
         let pairs = match grower {
-            Grower::Rule(pairer) => pairer.advance(src)?,
+            Grower::Rule(pairer) | Grower::Pulse(pairer) => pairer.advance(src)?,
             Grower::Block(pairer) => {
                 let Some(names) = block_names(src) else { return whole(&self.spec) };
                 pairer.feed(src, names);

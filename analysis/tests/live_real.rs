@@ -350,8 +350,16 @@ fn edge_rules_on_a_real_logic_capture_equal_the_whole_runner_at_every_snapshot()
         format!("a-to-b={a}:fall -> {b}:any policy next"),
         format!("b-any={b}:any -> {b}:any within 1us"),
         format!("stall:{a}:rise factor 3"),
+        format!("pulse:{a}"),
+        format!("pulse:{b}:low"),
     ];
     let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    // A digital channel's pulses read what is new, as the pair rules do; a stall needs the
+    // median of every gap, so it runs whole.
+    let parsed: Vec<Spec> = specs.iter().map(|s| parse_spec(s).unwrap()).collect();
+    let live = LiveAnalyses::new(parsed);
+    let grows: Vec<bool> = live.incremental().into_iter().map(|(_, g)| g).collect();
+    assert_eq!(grows, [true, true, true, true, false, true, true], "{:?}", live.incremental());
     live_equals_whole(&src, &specs, 29);
 }
 
