@@ -1246,21 +1246,33 @@ impl Following {
 /// tick to tick: over the kernel's events so far, and the logic's followed channels and
 /// decoded events, placed on the kernel's timeline by the host's clocks as the saved
 /// session places them. A pair rule from a kernel event to a channel's edge or a decoded
-/// event (or back) reads only what is new ([`AcrossStanding`]); the others, and the last
-/// line, run whole as `latscope report` runs the two saved files.
+/// event (or back) reads only what is new ([`AcrossStanding`]), and so do a rule between
+/// two channels' edges and a channel's pulses, over the channels alone ([`LiveAnalyses`]).
+/// The others, and the last line, run whole as `latscope report` runs the two saved files.
 pub(crate) struct Joint {
     items: Vec<JointItem>,
-    /// The generations the standings read (the kernel source's, the tracks', the
+    /// The generations the standings across read (the kernel source's, the tracks', the
     /// decode's): another of any does not extend what was read.
     read: Option<(u64, u64, Option<u64>)>,
+    /// The tracks' generation the analyses of the channels alone read.
+    tracks_read: Option<u64>,
 }
 
 struct JointItem {
     spec: Spec,
-    /// A pair rule across, read as it arrives.
-    across: Option<AcrossStanding>,
-    /// What its logic endpoint reads: a channel's edges, or decoded events.
-    reads_decoded: bool,
+    reading: Reading,
+}
+
+/// How a joint analysis reads what arrives between ticks.
+enum Reading {
+    /// A pair rule across, read as it arrives; `reads_decoded` when its logic endpoint is
+    /// a decoded event rather than a channel's edge.
+    Across { standing: AcrossStanding, reads_decoded: bool },
+    /// It names channels only: it reads the followed tracks alone, as they grow. Its times
+    /// are the logic's, as the runner gives them over both sources.
+    Channels(LiveAnalyses),
+    /// Run whole each tick.
+    Whole,
 }
 
 /// What a tick's joint analyses read of the logic: its source (the decoded events, to which
@@ -1286,19 +1298,35 @@ impl Joint {
                 && decoded.iter().any(|d| d == ep.target())
         };
         let of_logic = |ep| channel_edge(ep) || decoded_event(ep);
+        // A detector whose track is a channel (a bare name the kernel lacks is a channel's
+        // rising edge, as the runner reads it).
+        let of_channels = |spec: &Spec| {
+            let names = names_read(spec);
+            !names.is_empty() && names.iter().all(|n| channels.iter().any(|c| c == n))
+        };
         let items = opts
             .joint_specs
             .iter()
-            .map(|spec| match spec {
-                Spec::Pair(rule) if of_logic(&rule.start) != of_logic(&rule.end) => JointItem {
-                    spec: spec.clone(),
-                    across: Some(AcrossStanding::new(rule.clone())),
-                    reads_decoded: decoded_event(&rule.start) || decoded_event(&rule.end),
-                },
-                _ => JointItem { spec: spec.clone(), across: None, reads_decoded: false },
+            .map(|spec| {
+                let reading = match spec {
+                    Spec::Pair(rule) if of_logic(&rule.start) != of_logic(&rule.end) => Reading::Across {
+                        standing: AcrossStanding::new(rule.clone()),
+                        reads_decoded: decoded_event(&rule.start) || decoded_event(&rule.end),
+                    },
+                    Spec::Pair(rule) if channel_edge(&rule.start) && channel_edge(&rule.end) => {
+                        Reading::Channels(LiveAnalyses::for_standing(vec![spec.clone()]))
+                    }
+                    Spec::Pulse { .. } | Spec::Stall { .. } | Spec::Long { .. } | Spec::Poll { .. }
+                        if of_channels(spec) =>
+                    {
+                        Reading::Channels(LiveAnalyses::for_standing(vec![spec.clone()]))
+                    }
+                    _ => Reading::Whole,
+                };
+                JointItem { spec: spec.clone(), reading }
             })
             .collect();
-        Joint { items, read: None }
+        Joint { items, read: None, tracks_read: None }
     }
 
     fn is_empty(&self) -> bool {
@@ -1321,16 +1349,46 @@ impl Joint {
                 self.items.iter().map(|i| LiveStat::unanswered(i.spec.name(), "no logic samples yet"));
             return (Vec::new(), waiting.collect());
         };
-        let (tracks, tracks_generation) = capture.tracks();
+        self.lines_over(kernel, generation, placed.at_ns, capture.tracks(), so_far, whole)
+    }
+
+    /// [`Joint::lines`] over the logic's followed `tracks` (of generation
+    /// `tracks_generation`) whose first sample was taken at `logic_at_ns` (host monotonic).
+    pub(crate) fn lines_over(
+        &mut self,
+        kernel: &Source,
+        generation: u64,
+        logic_at_ns: u64,
+        (tracks, tracks_generation): (Vec<latscope_model::DigitalTrack>, u64),
+        so_far: LogicSoFar,
+        whole: bool,
+    ) -> (Vec<(usize, Standing)>, Vec<LiveStat>) {
         let mut logic = so_far.decoded.unwrap_or_else(crate::sigrok::logic_source);
         let logic_end = tracks.first().map(|t| t.end);
+        // The channels alone, for the analyses that read nothing else: the decoded events
+        // grow to another reach than the tracks, and a source must only grow at its end.
+        let mut channels = crate::sigrok::logic_source();
+        channels.digital = tracks.clone().into();
         logic.digital = tracks.into();
-        let at = Placement::new(logic_offset_ps(kernel, placed.at_ns), 0.0);
+        let at = Placement::new(logic_offset_ps(kernel, logic_at_ns), 0.0);
         let sources = [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, at)];
         let generations = (generation, tracks_generation, so_far.growth.map(|(_, g)| g));
         if self.read != Some(generations) {
-            self.items.iter_mut().filter_map(|i| i.across.as_mut()).for_each(AcrossStanding::reset);
+            for item in &mut self.items {
+                if let Reading::Across { standing, .. } = &mut item.reading {
+                    standing.reset();
+                }
+            }
             self.read = Some(generations);
+        }
+        // Tracks that forgot their oldest changes start again from what they keep.
+        if self.tracks_read != Some(tracks_generation) {
+            for item in &mut self.items {
+                if let Reading::Channels(analyses) = &mut item.reading {
+                    analyses.reset();
+                }
+            }
+            self.tracks_read = Some(tracks_generation);
         }
         // Nothing more arrives before the kernel's last event, nor before the last sample
         // or the decode's reach, whichever the rule reads.
@@ -1338,32 +1396,39 @@ impl Joint {
         let tracks_complete = logic_end.map_or(Ps::MIN, |e| at.to_common(e));
         let (mut standings, mut lines) = (Vec::new(), Vec::new());
         for item in &mut self.items {
-            let logic_complete = match (item.reads_decoded, so_far.growth) {
-                (false, _) => Some(tracks_complete),
-                (true, Some((reach, _))) => {
-                    Some(if reach == Ps::MAX { Ps::MAX } else { at.to_common(reach) })
-                }
-                // A decode that cannot say which annotations are final is read whole.
-                (true, None) => None,
-            };
             let spec = std::slice::from_ref(&item.spec);
-            match (item.across.as_mut(), logic_complete) {
-                (Some(a), Some(logic_complete)) if !whole => {
-                    let home = match &item.spec {
-                        Spec::Pair(rule) if rule.start.present_in(&sources[0]) => 0,
-                        _ => 1,
+            // What is new, read as it arrives; `None` to run it whole.
+            let read_new = match &mut item.reading {
+                _ if whole => None,
+                Reading::Across { standing, reads_decoded } => {
+                    let logic_complete = match (*reads_decoded, so_far.growth) {
+                        (false, _) => Some(tracks_complete),
+                        (true, Some((reach, _))) => {
+                            Some(if reach == Ps::MAX { Ps::MAX } else { at.to_common(reach) })
+                        }
+                        // A decode that cannot say which annotations are final is read whole.
+                        (true, None) => None,
                     };
-                    let complete = kernel_complete.min(logic_complete);
-                    let (s, l) = stats::lines_of(spec, vec![a.stand(&sources, complete).map(|s| vec![s])]);
-                    standings.extend(s.into_iter().map(|s| (home, s)));
-                    lines.extend(l);
+                    logic_complete.map(|logic_complete| {
+                        let home = match &item.spec {
+                            Spec::Pair(rule) if rule.start.present_in(&sources[0]) => 0,
+                            _ => 1,
+                        };
+                        let complete = kernel_complete.min(logic_complete);
+                        let answer = standing.stand(&sources, complete).map(|s| vec![s]);
+                        let (s, l) = stats::lines_of(spec, vec![answer]);
+                        (s.into_iter().map(|s| (home, s)).collect(), l)
+                    })
                 }
-                _ => {
-                    let (s, l) = stats::run_placed(spec, &sources, Scope::Together);
-                    standings.extend(s);
-                    lines.extend(l);
+                Reading::Channels(analyses) => {
+                    let (s, l) = stats::lines_of(spec, analyses.stand(&channels));
+                    Some((s.into_iter().map(|s| (1, s)).collect(), l))
                 }
-            }
+                Reading::Whole => None,
+            };
+            let (s, l) = read_new.unwrap_or_else(|| stats::run_placed(spec, &sources, Scope::Together));
+            standings.extend(s);
+            lines.extend(l);
         }
         (standings, lines)
     }

@@ -1326,6 +1326,81 @@ mod tests {
         assert_eq!((k.dropped, k.data.len(), k.overrun), (146, 100, 110));
     }
 
+    /// Beside the kernel, a rule between two channels' edges and a channel's pulses read
+    /// the followed tracks alone, what is new each tick (`recorder::Joint`): over a real
+    /// SPI capture streamed in pieces, each tick's lines are the whole runner's over the
+    /// kernel and the logic so far, placed as the session places them; the samples handed
+    /// on since the last start are the whole run's; and tracks that forget their oldest
+    /// changes start them again. The stall detector runs whole each tick, as the oracle.
+    #[test]
+    fn channel_analyses_beside_the_kernel_read_what_is_new_and_answer_as_the_whole_run() {
+        use crate::recorder::{Joint, LogicSoFar, Options};
+        use latscope_analysis::runner::Scope;
+        use latscope_analysis::spec::{Spec, parse_spec};
+        use latscope_model::Placed;
+        // 1.2 M samples (50 ms) at 24 MHz, of 10 M: a few hundred transfers.
+        let samples = lazysig_spi_samples();
+        let samples = &samples[..1_200_000];
+        let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
+        let rate = 24_000_000;
+        let texts = [
+            "frame=CS:fall -> CS:rise",
+            "first=CS:fall -> CLK:rise policy next",
+            "pulse:CLK",
+            "stall:CLK factor 3",
+        ];
+        let specs: Vec<Spec> = texts.iter().map(|t| parse_spec(t).unwrap()).collect();
+        let opts = Options {
+            joint_specs: specs.clone(),
+            sigrok: Some(SigrokSpec::parse("demo").unwrap().with_tracks(channels.to_vec())),
+            ..Options::default()
+        };
+        let mut joint = Joint::new(&opts);
+        let mut tracks = LiveTracks::new(&channels, &channels, rate).unwrap();
+        let mut kernel = latscope_model::Source::new("kernel", "trace.dat", latscope_model::SourceKind::File);
+        kernel.origin.secs = 7;
+        // The logic's first sample 3 ms after the kernel's time zero.
+        let at_ns = 7_003_000_000;
+        let at = latscope_model::Placement::new(3_000_000_000, 0.0);
+        let mut handed: Vec<Vec<latscope_analysis::outcome::Sample>> = vec![Vec::new(); specs.len()];
+        let mut grown_ticks = 0;
+        for (k, piece) in samples.chunks(97_531).enumerate() {
+            tracks.feed(piece);
+            if k == 6 {
+                // A ring keeps the samples from here on: the tracks forget what is before.
+                tracks.forget_before(tracks.fed - 40_000);
+                assert_eq!(tracks.generation, 1, "forgot");
+            }
+            let snapshot = tracks.snapshot();
+            let so_far = LogicSoFar { decoded: None, growth: None };
+            let (standings, lines) =
+                joint.lines_over(&kernel, 0, at_ns, (snapshot.clone(), tracks.generation), so_far, false);
+            let mut logic = logic_source();
+            logic.digital = snapshot.into();
+            let placed = [Placed::new(&kernel, latscope_model::Placement::IDENTITY), Placed::new(&logic, at)];
+            let (whole, whole_lines) = crate::stats::run_placed(&specs, &placed, Scope::Together);
+            assert_eq!(lines, whole_lines, "tick {k}");
+            assert_eq!(standings.len(), specs.len());
+            for (i, ((home, s), (whole_home, w))) in standings.into_iter().zip(whole).enumerate() {
+                assert_eq!((home, &s.name), (whole_home, &w.name), "tick {k}");
+                if s.anew {
+                    handed[i].clear();
+                }
+                // Rules and pulses read on from the tick before, but where the tracks forgot.
+                if i < 3 && k > 0 && k != 6 {
+                    assert!(!s.anew, "{} read anew at tick {k}", s.name);
+                    grown_ticks += 1;
+                }
+                handed[i].extend(s.added);
+                let mut got = handed[i].clone();
+                got.sort_by_key(|s| (s.start, s.end));
+                assert_eq!(got, w.added, "{} at tick {k}", s.name);
+            }
+        }
+        assert!(grown_ticks >= 3 * 10, "{grown_ticks}");
+        assert!(handed.iter().all(|h| !h.is_empty()), "every analysis found something");
+    }
+
     /// The samples of a real 24 MHz SPI capture (MIT, from LazySig) with CS framing
     /// transfers, channels MISO, MOSI, CLK and CS, a byte each.
     fn lazysig_spi_samples() -> Vec<u8> {
