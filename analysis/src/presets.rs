@@ -358,15 +358,39 @@ pub(crate) fn plan_cmd_irq(
     opts: &CmdIrq,
     src: &Source,
 ) -> Result<Option<CmdIrqPlan>, AnalysisError> {
-    // By default the command closest to the hardware: an eMMC/SD trace has both events for
-    // one I/O (`block_rq_issue`, then `mmc_request_start`), and only the second precedes the IRQ.
-    let cmds: Vec<Endpoint> = match &opts.cmd {
+    let Some(commands) = commands_in(name, opts, src)? else { return Ok(None) };
+    if let Some(IrqSel::Endpoint(ep)) = &opts.irq
+        && !ep.present_in(src)
+    {
+        return Err(missing_error(name, ep));
+    }
+    let candidates = irq_candidates(name, opts, &Placed::unaligned(src))?;
+    let (irqs, notes) = choose_irqs(opts, &commands, candidates);
+    Ok(Some(CmdIrqPlan { commands, irqs, notes }))
+}
+
+/// The command endpoints `opts` names, or by default the command closest to the hardware:
+/// an eMMC/SD trace has both events for one I/O (`block_rq_issue`, then
+/// `mmc_request_start`), and only the second precedes the IRQ.
+fn command_endpoints(opts: &CmdIrq, src: &Source) -> Vec<Endpoint> {
+    match &opts.cmd {
         Some(c) => vec![c.clone()],
         None => {
             let [block, mmc] = default_commands();
             vec![if mmc.present_in(src) { mmc } else { block }]
         }
-    };
+    }
+}
+
+/// `src`'s commands, sorted: (time, event index or edge rank, issuing pid where the
+/// command is an event); `None` when `src` has none.
+#[allow(clippy::type_complexity)]
+fn commands_in(
+    name: &str,
+    opts: &CmdIrq,
+    src: &Source,
+) -> Result<Option<Vec<(Ps, u64, Option<i32>)>>, AnalysisError> {
+    let cmds = command_endpoints(opts, src);
     if !cmds.iter().any(|c| c.present_in(src)) {
         return Ok(None);
     }
@@ -388,82 +412,190 @@ pub(crate) fn plan_cmd_irq(
         }
     }
     commands.sort_unstable();
-    let mut notes = Vec::new();
-    let irqs: Vec<(Ps, u64, Option<usize>)> = match &opts.irq {
-        Some(IrqSel::Endpoint(ep)) => {
-            endpoint::endpoint_times(src, name, ep)?.into_iter().map(|t| (t, 1 << 41, None)).collect()
-        }
-        sel => {
-            let entry = Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name);
-            let irq = FieldSel::new(src, "irq");
-            let all: Vec<(Ps, usize, i64)> = endpoint::endpoint_events(src, &entry)
-                .into_iter()
-                .filter_map(|i| {
-                    let ev = src.events.get(i)?;
-                    Some((ev.ts(), i, irq.get(&ev)?.as_i64()?))
-                })
-                .collect();
-            let number = match sel {
-                Some(IrqSel::Number(n)) => Some(*n),
-                _ => {
-                    // The IRQ that is most often the first one after a command.
-                    let mut counts: std::collections::BTreeMap<i64, u64> = Default::default();
-                    for &(t, order, _) in &commands {
-                        let k = all.partition_point(|&(ti, i, _)| (ti, i as u64) <= (t, order));
-                        if let Some(&(_, _, n)) = all.get(k) {
-                            *counts.entry(n).or_default() += 1;
-                        }
-                    }
-                    let best = counts.iter().max_by_key(|&(n, c)| (*c, std::cmp::Reverse(*n)));
-                    if let Some((&n, &c)) = best {
-                        notes.push(Note {
-                            what: format!(
-                                "irq {n} chosen: the first IRQ after {c} of {} commands",
-                                commands.len()
-                            ),
-                            count: c,
-                        });
-                    }
-                    best.map(|(&n, _)| n)
-                }
-            };
-            match number {
-                Some(n) => all.iter().filter(|a| a.2 == n).map(|&(t, i, _)| (t, i as u64, Some(i))).collect(),
-                None => Vec::new(),
-            }
-        }
-    };
-    Ok(Some(CmdIrqPlan { commands, irqs, notes }))
+    Ok(Some(commands))
 }
 
+/// Where the IRQs of a `cmd-irq` may come from, on the common timeline.
+enum IrqCandidates {
+    /// The times of the IRQ endpoint given (a GPIO edge).
+    Times(Vec<Ps>),
+    /// Every `irq_handler_entry`: (time, event index, IRQ number).
+    Entries(Vec<(Ps, usize, i64)>),
+}
+
+impl IrqCandidates {
+    fn is_empty(&self) -> bool {
+        match self {
+            IrqCandidates::Times(t) => t.is_empty(),
+            IrqCandidates::Entries(e) => e.is_empty(),
+        }
+    }
+}
+
+fn irq_candidates(name: &str, opts: &CmdIrq, src: &Placed<'_>) -> Result<IrqCandidates, AnalysisError> {
+    Ok(match &opts.irq {
+        Some(IrqSel::Endpoint(ep)) if !ep.present_in(src) => IrqCandidates::Times(Vec::new()),
+        Some(IrqSel::Endpoint(ep)) => IrqCandidates::Times(
+            endpoint::endpoint_times(src, name, ep)?.into_iter().map(|t| src.to_common(t)).collect(),
+        ),
+        _ => {
+            let entry = Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name);
+            let irq = FieldSel::new(src, "irq");
+            IrqCandidates::Entries(
+                endpoint::endpoint_events(src, &entry)
+                    .into_iter()
+                    .filter_map(|i| {
+                        let ev = src.events.get(i)?;
+                        Some((src.to_common(ev.ts()), i, irq.get(&ev)?.as_i64()?))
+                    })
+                    .collect(),
+            )
+        }
+    })
+}
+
+/// The IRQ occurrences (time, order, event index) of `candidates` that `opts` chooses for
+/// `commands` (on the same timeline), and the note of an IRQ number chosen.
+#[allow(clippy::type_complexity)]
+fn choose_irqs(
+    opts: &CmdIrq,
+    commands: &[(Ps, u64, Option<i32>)],
+    candidates: IrqCandidates,
+) -> (Vec<(Ps, u64, Option<usize>)>, Vec<Note>) {
+    let mut notes = Vec::new();
+    let all = match candidates {
+        IrqCandidates::Times(times) => {
+            return (times.into_iter().map(|t| (t, 1 << 41, None)).collect(), notes);
+        }
+        IrqCandidates::Entries(all) => all,
+    };
+    let number = match &opts.irq {
+        Some(IrqSel::Number(n)) => Some(*n),
+        _ => {
+            // The IRQ that is most often the first one after a command.
+            let mut counts: std::collections::BTreeMap<i64, u64> = Default::default();
+            for &(t, order, _) in commands {
+                let k = all.partition_point(|&(ti, i, _)| (ti, i as u64) <= (t, order));
+                if let Some(&(_, _, n)) = all.get(k) {
+                    *counts.entry(n).or_default() += 1;
+                }
+            }
+            let best = counts.iter().max_by_key(|&(n, c)| (*c, std::cmp::Reverse(*n)));
+            if let Some((&n, &c)) = best {
+                notes.push(Note {
+                    what: format!("irq {n} chosen: the first IRQ after {c} of {} commands", commands.len()),
+                    count: c,
+                });
+            }
+            best.map(|(&n, _)| n)
+        }
+    };
+    let irqs = match number {
+        Some(n) => all.iter().filter(|a| a.2 == n).map(|&(t, i, _)| (t, i as u64, Some(i))).collect(),
+        None => Vec::new(),
+    };
+    (irqs, notes)
+}
+
+/// Pairs each command with the first IRQ after it (policy next): the outcome of source
+/// `home`, whose times `commands` and `irqs` are in.
+#[allow(clippy::type_complexity)]
+fn pair_cmd_irq(
+    name: &str,
+    home: usize,
+    src: &Source,
+    commands: &[(Ps, u64, Option<i32>)],
+    irqs: &[(Ps, u64, Option<usize>)],
+    notes: Vec<Note>,
+) -> Outcome {
+    let rule = PairRule::new(name, Endpoint::event("command"), Endpoint::event("irq"), Policy::Next);
+    let mut occ: Vec<_> =
+        commands.iter().map(|&(t, order, _)| custom_occurrence(t, order, true, false, &[])).collect();
+    occ.extend(irqs.iter().map(|&(t, order, _)| custom_occurrence(t, order, false, true, &[])));
+    let res = pair_occurrences(occ, &rule);
+    let mut o = outcome_of(name, AnalysisKind::Pair, home, &rule, &res, src);
+    o.notes = notes;
+    if res.unmatched_end > 0 {
+        o.notes.push(Note { what: "irq without command".into(), count: res.unmatched_end });
+    }
+    o
+}
+
+/// Runs `cmd-irq` over `sources`: on each source that holds commands, with its own IRQs;
+/// but when no source holds both the commands and the IRQs (a GPIO edge captured by a
+/// logic analyzer, the IRQs in the kernel's trace), across them on the common timeline,
+/// times in the first command source's own time, as a pair rule across sources runs.
 pub(crate) fn run_cmd_irq(
     name: &str,
     opts: &CmdIrq,
     sources: &[Placed<'_>],
 ) -> Result<Vec<Outcome>, AnalysisError> {
-    let rule = PairRule::new(name, Endpoint::event("command"), Endpoint::event("irq"), Policy::Next);
-    let mut out = Vec::new();
+    let mut planned = Vec::new();
+    let mut irq_sources = Vec::new();
     for (i, src) in sources.iter().enumerate() {
-        let Some(plan) = plan_cmd_irq(name, opts, src)? else { continue };
-        let mut occ: Vec<_> = plan
-            .commands
-            .iter()
-            .map(|&(t, order, _)| custom_occurrence(t, order, true, false, &[]))
-            .collect();
-        occ.extend(plan.irqs.iter().map(|&(t, order, _)| custom_occurrence(t, order, false, true, &[])));
-        let res = pair_occurrences(occ, &rule);
-        let mut o = outcome_of(name, AnalysisKind::Pair, i, &rule, &res, src);
-        o.notes = plan.notes;
-        if res.unmatched_end > 0 {
-            o.notes.push(Note { what: "irq without command".into(), count: res.unmatched_end });
+        let commands = commands_in(name, opts, src)?;
+        let candidates = irq_candidates(name, opts, &Placed::unaligned(src))?;
+        if !candidates.is_empty() {
+            irq_sources.push(i);
         }
-        out.push(o);
+        if let Some(commands) = commands {
+            planned.push((i, commands, candidates));
+        }
     }
-    if out.is_empty() {
+    let Some(&(home, ..)) = planned.first() else {
         let cmd = opts.cmd.clone().unwrap_or_else(|| Endpoint::event(kernel::BLOCK_RQ_ISSUE.name));
         return Err(missing_error(name, &cmd));
+    };
+    if let (Some(IrqSel::Endpoint(ep)), true) = (&opts.irq, irq_sources.is_empty()) {
+        return Err(missing_error(name, ep));
     }
-    Ok(out)
+    let across = !irq_sources.is_empty() && planned.iter().all(|(i, ..)| !irq_sources.contains(i));
+    if !across {
+        return Ok(planned
+            .into_iter()
+            .map(|(i, commands, candidates)| {
+                let (irqs, notes) = choose_irqs(opts, &commands, candidates);
+                pair_cmd_irq(name, i, &sources[i], &commands, &irqs, notes)
+            })
+            .collect());
+    }
+    // On the common timeline: the commands of every source that has them, the IRQs of
+    // every source that has them.
+    let mut commands: Vec<(Ps, u64, Option<i32>)> = planned
+        .iter()
+        .flat_map(|(i, commands, _)| commands.iter().map(|&(t, o, pid)| (sources[*i].to_common(t), o, pid)))
+        .collect();
+    commands.sort_unstable();
+    let mut candidates = irq_candidates(name, opts, &sources[irq_sources[0]])?;
+    for &i in &irq_sources[1..] {
+        match (&mut candidates, irq_candidates(name, opts, &sources[i])?) {
+            (IrqCandidates::Times(all), IrqCandidates::Times(more)) => all.extend(more),
+            (IrqCandidates::Entries(all), IrqCandidates::Entries(more)) => all.extend(more),
+            _ => {}
+        }
+    }
+    match &mut candidates {
+        IrqCandidates::Times(all) => all.sort_unstable(),
+        IrqCandidates::Entries(all) => all.sort_unstable(),
+    }
+    let (mut irqs, mut notes) = choose_irqs(opts, &commands, candidates);
+    let src = &sources[home];
+    for c in &mut commands {
+        c.0 = src.from_common(c.0);
+    }
+    for irq in &mut irqs {
+        irq.0 = src.from_common(irq.0);
+        // An event index of another source names nothing here.
+        irq.2 = None;
+    }
+    let mut idx: Vec<usize> = planned.iter().map(|(i, ..)| *i).chain(irq_sources).collect();
+    idx.sort_unstable();
+    idx.dedup();
+    notes.push(Note {
+        what: format!("across sources {idx:?} on the common timeline"),
+        count: idx.len() as u64,
+    });
+    Ok(vec![pair_cmd_irq(name, home, src, &commands, &irqs, notes)])
 }
 
 /// The trace events each preset reads, for saying what a trace lacks and how to record

@@ -8,7 +8,7 @@ use common::{Line, abs, corpus, open, sample, samples, scan, spans};
 use latscope_analysis::outcome::Outcome;
 use latscope_analysis::runner::{AnalysisError, run_spec};
 use latscope_analysis::spec::preset_spec;
-use latscope_model::{PS_PER_US, Placed, Ps};
+use latscope_model::{PS_PER_US, Placed, Placement, Ps};
 use std::collections::HashMap;
 
 fn run(preset: &str, src: latscope_model::Source) -> (latscope_model::Source, Outcome) {
@@ -399,6 +399,100 @@ fn cmd_irq_takes_the_irq_that_follows_commands() {
         sample("ftrace/markers_around_requests.txt"),
     );
     assert!(o.samples.len() > 250, "{}", o.samples.len());
+}
+
+/// Each command paired with the first IRQ after it, a later command replacing an open one
+/// (policy next), over times on one timeline: (pairs, unmatched commands, unmatched IRQs).
+fn first_irq_after(commands: &[Ps], irqs: &[Ps]) -> (Vec<(Ps, Ps)>, u64, u64) {
+    let mut all: Vec<(Ps, bool)> =
+        commands.iter().map(|&t| (t, true)).chain(irqs.iter().map(|&t| (t, false))).collect();
+    // At one instant an IRQ closes before a command opens, as the pairing orders them.
+    all.sort_by_key(|&(t, is_cmd)| (t, is_cmd));
+    let (mut pairs, mut us, mut ue, mut open) = (Vec::new(), 0, 0, None);
+    for (t, is_cmd) in all {
+        match (is_cmd, open) {
+            (true, was) => {
+                us += u64::from(was.is_some());
+                open = Some(t);
+            }
+            (false, Some(c)) => {
+                pairs.push((c, t));
+                open = None;
+            }
+            (false, None) => ue += 1,
+        }
+    }
+    (pairs, us + u64::from(open.is_some()), ue)
+}
+
+/// A logic analyzer's GPIO edge as the command and the kernel's IRQs (or back): no source
+/// holds both, so `cmd-irq` pairs across them where they are placed, as a pair rule across
+/// sources does, instead of finding no IRQ beside the commands. The oracle scans the
+/// kernel's text by hand and reads the capture's edges.
+#[test]
+fn cmd_irq_pairs_a_logic_analyzers_edges_with_the_kernels_irqs_across_sources() {
+    let path = samples().join("ftrace/markers_around_requests.txt");
+    let kernel = open(&path);
+    // A busy I2C bus's data line stands for a GPIO: thousands of edges under the 0.2 s
+    // trace's 300 IRQs.
+    let logic = open(&corpus("sigrok/i2c_dds120_scl_analog.sr"));
+    let zero = abs(&kernel, 0);
+    let lines = scan(&path);
+    // The 0.75 s capture placed from 0.1 s before the trace's first event.
+    let at = kernel.events.ts[0] - 100_000_000_000;
+    let sources = [Placed::new(&kernel, Placement::IDENTITY), Placed::new(&logic, Placement::new(at, 0.0))];
+    let sda = logic.digital.iter().find(|d| d.name == "SDA").unwrap();
+    let edges = |level: u8| -> Vec<Ps> {
+        (0..sda.transitions()).filter(|&i| sda.level(i) == level).map(|i| sda.time(i) + at).collect()
+    };
+    let irq_entries: Vec<(Ps, i64)> = lines
+        .iter()
+        .filter(|l| l.event == "irq_handler_entry")
+        .map(|l| (l.ts - zero, l.int("irq").unwrap()))
+        .collect();
+    // The IRQ most often first after an SDA fall.
+    let falls = edges(0);
+    let mut firsts: HashMap<i64, u64> = HashMap::new();
+    for &c in &falls {
+        if let Some(&(_, n)) = irq_entries.iter().find(|&&(t, _)| t > c) {
+            *firsts.entry(n).or_default() += 1;
+        }
+    }
+    let (&n, &times) = firsts.iter().max_by_key(|&(n, c)| (*c, std::cmp::Reverse(*n))).unwrap();
+    let irqs: Vec<Ps> = irq_entries.iter().filter(|e| e.1 == n).map(|e| e.0).collect();
+    let (want, us, ue) = first_irq_after(&falls, &irqs);
+    assert!(want.len() > 200, "a test of something: {} pairs", want.len());
+
+    let mut out = run_spec(&preset_spec("cmd-irq:cmd=SDA:fall").unwrap(), &sources).unwrap();
+    assert_eq!(out.len(), 1, "one outcome across the two");
+    let o = out.remove(0);
+    assert_eq!(o.source, 1, "times on the clock of the commands' source");
+    let got: Vec<(Ps, Ps)> = o.samples.iter().map(|s| (s.start + at, s.end + at)).collect();
+    assert_eq!(got, want);
+    assert_eq!((o.unmatched_start, o.unmatched_end), (us, ue));
+    let chosen = format!("irq {n} chosen: the first IRQ after {times} of {} commands", falls.len());
+    assert!(o.notes.iter().any(|x| x.what == chosen), "{chosen}: {:?}", o.notes);
+    assert!(
+        o.notes.iter().any(|x| x.what == "across sources [0, 1] on the common timeline"),
+        "{:?}",
+        o.notes
+    );
+
+    // Back: the kernel's block issues as commands, a channel's rise as the IRQ.
+    let issues: Vec<Ps> = lines.iter().filter(|l| l.event == "block_rq_issue").map(|l| l.ts - zero).collect();
+    let (want, us, ue) = first_irq_after(&issues, &edges(1));
+    assert!(want.len() > 200, "a test of something: {} pairs", want.len());
+    let o = run_spec(&preset_spec("cmd-irq:cmd=block_rq_issue,irq=SDA:rise").unwrap(), &sources)
+        .unwrap()
+        .remove(0);
+    assert_eq!(o.source, 0);
+    let got: Vec<(Ps, Ps)> = o.samples.iter().map(|s| (s.start, s.end)).collect();
+    assert_eq!((got, o.unmatched_start, o.unmatched_end), (want, us, ue));
+
+    // A source that holds both still pairs on its own: the kernel alone, as before.
+    let o = run_spec(&preset_spec("cmd-irq").unwrap(), &sources).unwrap();
+    assert_eq!(o.len(), 1);
+    assert!(o[0].notes.iter().all(|x| !x.what.starts_with("across")), "{:?}", o[0].notes);
 }
 
 #[test]
