@@ -511,6 +511,9 @@ fn the_kernel_and_a_logic_analyzer_recorded_together_open_on_one_timeline() {
     let stats = panel.summary.as_ref().unwrap();
     assert!(live.count > 0 && last.last);
     assert_eq!((stats.count, stats.stats_ns.p50, stats.stats_ns.max), (live.count, live.p50_ns, live.max_ns));
+    // The panel says where the run put them: as placed, by host clocks, not each alone.
+    let used = &wb.analysis.placement_used;
+    assert!(used.starts_with("placement: as the sources are placed (by host clocks (±"), "{used}");
     let kernel = wb.doc.get(wb.record.source.unwrap()).unwrap();
     // The saved capture replaces what was shown of it while it recorded.
     assert_eq!(wb.record.logic_source, live_id);

@@ -9,7 +9,8 @@ use crate::gui::jobs::JobKind;
 use crate::gui::message::AnalysisMsg;
 use crate::gui::view::{Arrow, ArrowEnd, EventSel, Related};
 use latscope_analysis::outcome::{EventAt, Outcome};
-use latscope_model::{Filter, Ps, Source};
+use latscope_analysis::runner::Scope;
+use latscope_model::{Filter, Placed, Ps, Source};
 use std::sync::Arc;
 
 impl Workbench {
@@ -105,6 +106,35 @@ impl Workbench {
         self.view.overlay.related.clear();
     }
 
+    /// What the panel says of where the run put its sources: the runner's each-or-together
+    /// rule decides it, so the words follow that rule, not the Align dialog alone.
+    fn placement_text(&self, aligned: bool) -> String {
+        let sources = &self.doc.sources;
+        let placed: Vec<Placed<'_>> = sources.iter().map(|s| Placed::new(s.source(), s.placement)).collect();
+        match &self.analysis.panel.aligned {
+            Some(a) if aligned => return format!("placement: aligned, {a}"),
+            _ if sources.len() == 1 => return "placement: the source's own clock".to_owned(),
+            _ => {}
+        }
+        if Scope::of(aligned, &placed) == Scope::Each {
+            return "placement: each source on its own clock (not aligned)".to_owned();
+        }
+        // Placed elsewhere than their clocks put them (a recording's host clocks, a
+        // session's placements): the rules ran across them, where they sit.
+        // How, without the advice after it ("…: align on a shared marker"), which the
+        // track list gives: the panel is narrow.
+        let hows: Vec<&str> = sources
+            .iter()
+            .filter_map(|s| s.placed_by.as_deref())
+            .filter_map(|h| h.split(": ").next())
+            .collect();
+        if hows.is_empty() {
+            "placement: as the sources are placed, analysed together".to_owned()
+        } else {
+            format!("placement: as the sources are placed (by {}), analysed together", hows.join("; by "))
+        }
+    }
+
     pub(super) fn run_analysis(&mut self, which: Which) {
         if self.doc.sources.is_empty() {
             return;
@@ -122,11 +152,7 @@ impl Workbench {
         // sources placed elsewhere than their clocks put them (a session's placements): the
         // runner's each-or-together rule decides that.
         let together = self.doc.alignment.is_some();
-        self.analysis.placement_used = match (&self.analysis.panel.aligned, self.doc.sources.len()) {
-            (Some(a), _) if together => format!("placement: aligned, {a}"),
-            (_, 1) => "placement: the source's own clock".to_owned(),
-            _ => "placement: each source on its own clock (not aligned)".to_owned(),
-        };
+        self.analysis.placement_used = self.placement_text(together);
         let registry = self.registry.clone();
         let options =
             latscope_engine::analyse::Options { include_errors: self.analysis.rules.include_errors };
