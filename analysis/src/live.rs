@@ -304,6 +304,11 @@ impl AcrossStanding {
         }
     }
 
+    /// The rule it pairs.
+    pub fn rule(&self) -> &PairRule {
+        &self.rule
+    }
+
     /// Forgets what was read: the next standing reads its sources from their beginnings.
     pub fn reset(&mut self) {
         *self = Self::new(self.rule.clone());

@@ -521,6 +521,22 @@ fn pair_cmd_irq(
     o
 }
 
+/// The pair rule a `cmd-irq` whose command and IRQ are both given is: each command to the
+/// first IRQ after it, policy next, as [`run_cmd_irq`] pairs them (its notes aside), so it
+/// can be paired as its sources grow (`live::AcrossStanding`). `None` when the data chooses
+/// either: the default command, or the IRQ number most often first after a command.
+pub fn cmd_irq_rule(name: &str, opts: &CmdIrq) -> Option<PairRule> {
+    let cmd = opts.cmd.clone()?;
+    let irq = match opts.irq.as_ref()? {
+        IrqSel::Endpoint(ep) => ep.clone(),
+        IrqSel::Number(n) => Endpoint::event_where(
+            kernel::IRQ_HANDLER_ENTRY.name,
+            vec![crate::endpoint::Pred::new("irq", crate::endpoint::PredOp::Eq, n.to_string())],
+        ),
+    };
+    Some(PairRule::new(name, cmd, irq, Policy::Next))
+}
+
 /// Runs `cmd-irq` over `sources`: on each source that holds commands, with its own IRQs;
 /// but when no source holds both the commands and the IRQs (a GPIO edge captured by a
 /// logic analyzer, the IRQs in the kernel's trace), across them on the common timeline,

@@ -384,11 +384,27 @@ fn rules_across_a_kernel_trace_and_a_logic_capture_growing_side_by_side_equal_th
         format!("m=tracing_mark_write -> {ch}:rise"),
         format!("r={ch}:fall -> block_rq_issue policy next"),
         format!("w=block_rq_issue -> {ch}:any within 2ms"),
+        // A cmd-irq with both ends given is its pair rule: a channel's edge to IRQ 36.
+        format!("cmd-irq:cmd={ch}:fall,irq=36"),
+        format!("cmd-irq:cmd=block_rq_issue,irq={ch}:rise"),
     ];
     let whole_sources = [Placed::new(&kernel, placements[0]), Placed::new(&logic, placements[1])];
     for text in &rules {
-        let Spec::Pair(rule) = parse_spec(text).unwrap() else { panic!("{text} is a pair rule") };
-        let whole = run_spec(&Spec::Pair(rule.clone()), &whole_sources).unwrap();
+        let (spec, rule) = match text.strip_prefix("cmd-irq") {
+            Some(_) => {
+                let spec = latscope_analysis::spec::preset_spec(text).unwrap();
+                let Spec::Preset(latscope_analysis::spec::Preset::CmdIrq { name, opts }) = &spec else {
+                    panic!("{text} is cmd-irq")
+                };
+                let rule = latscope_analysis::presets::cmd_irq_rule(name, opts).expect("both ends given");
+                (spec, rule)
+            }
+            None => {
+                let Spec::Pair(rule) = parse_spec(text).unwrap() else { panic!("{text} is a pair rule") };
+                (Spec::Pair(rule.clone()), rule)
+            }
+        };
+        let whole = run_spec(&spec, &whole_sources).unwrap();
         assert_eq!(whole.len(), 1, "{text}: one outcome across the two");
         let whole = &whole[0];
         assert!(whole.samples.len() > 5, "{text}: a test of something: {}", whole.samples.len());

@@ -715,6 +715,8 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
     let dir = Scratch::new("record-joint");
     let player = gpio_player(&dir);
     let rule = "lat=print[text~go] -> GPIO:rise";
+    // The same pairs as a cmd-irq: the marker the command, the GPIO's rise its IRQ.
+    let cmd_irq = "cmd-irq:cmd=print[text~go],irq=GPIO:rise";
     let out = latscope_playing(
         &dir,
         &player,
@@ -722,6 +724,8 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
             "record",
             "--preset",
             "wakeup",
+            "--preset",
+            cmd_irq,
             "--rule",
             rule,
             "--sigrok",
@@ -748,17 +752,29 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
     for l in &lines {
         let names: Vec<&str> =
             l["analyses"].as_array().unwrap().iter().filter_map(|a| a["analysis"].as_str()).collect();
-        assert_eq!(names, ["wakeup", "lat"], "every line has the joint rule, after the kernel's: {l}");
+        assert_eq!(
+            names,
+            ["wakeup", cmd_irq, "lat"],
+            "every line has the joint analyses, after the kernel's: {l}"
+        );
     }
     let last = lines.last().unwrap();
     assert_eq!(last["final"], true);
-    let live = &last["analyses"][1];
+    let live = &last["analyses"][2];
     // The oracle: `latscope report` on the two saved files, the logic placed where the
     // session says.
     let a = report_placed(&dir.join("both"), &["--rule", rule]);
     // Twelve markers, each before a rise: every one is paired.
     assert_eq!(a["count"], 12, "{a}");
     assert_line_is_report(live, &a);
+    // The cmd-irq across the two: each marker to the next rise, as the report pairs it.
+    let c = report_placed(&dir.join("both"), &["--preset", cmd_irq]);
+    assert_eq!(c["count"], 12, "{c}");
+    assert_line_is_report(&last["analyses"][1], &c);
+    assert_eq!(c["stats_ns"], a["stats_ns"], "the same pairs as the rule");
+    // Read as it arrives: its count only grows from line to line.
+    let counts: Vec<u64> = lines.iter().map(|l| l["analyses"][1]["count"].as_u64().unwrap()).collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
     // A marker waits for the next rise, at most 50 ms away (the host clocks' placement
     // moves where, not how far apart the rises are).
     assert!(a["stats_ns"]["max"].as_f64().unwrap() <= 50e6, "{a}");

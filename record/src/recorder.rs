@@ -10,8 +10,9 @@ use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
 use crate::window::{Flight, Saved, Trigger};
 use crate::{RecordError, save};
 use latscope_analysis::live::{AcrossStanding, LiveAnalyses, Standing};
+use latscope_analysis::presets::cmd_irq_rule;
 use latscope_analysis::runner::Scope;
-use latscope_analysis::spec::Spec;
+use latscope_analysis::spec::{Preset, Spec};
 use latscope_importers::LoadControl;
 use latscope_importers::tracedat::live::{CpuPages, KernelMeta, PageDecoder, write_v6};
 use latscope_model::{PS_PER_NS, Placed, Placement, Ps, Source};
@@ -1297,7 +1298,7 @@ impl Joint {
             matches!(ep, latscope_analysis::endpoint::Endpoint::Event { .. })
                 && decoded.iter().any(|d| d == ep.target())
         };
-        let of_logic = |ep| channel_edge(ep) || decoded_event(ep);
+        let of_logic = |ep: &latscope_analysis::endpoint::Endpoint| channel_edge(ep) || decoded_event(ep);
         // A detector whose track is a channel (a bare name the kernel lacks is a channel's
         // rising edge, as the runner reads it).
         let of_channels = |spec: &Spec| {
@@ -1308,15 +1309,21 @@ impl Joint {
             .joint_specs
             .iter()
             .map(|spec| {
-                let reading = match spec {
-                    Spec::Pair(rule) if of_logic(&rule.start) != of_logic(&rule.end) => Reading::Across {
-                        standing: AcrossStanding::new(rule.clone()),
+                // A cmd-irq whose command and IRQ are given is a pair rule (policy next).
+                let rule = match spec {
+                    Spec::Pair(rule) => Some(rule.clone()),
+                    Spec::Preset(Preset::CmdIrq { name, opts }) => cmd_irq_rule(name, opts),
+                    _ => None,
+                };
+                let reading = match (spec, rule) {
+                    (_, Some(rule)) if of_logic(&rule.start) != of_logic(&rule.end) => Reading::Across {
                         reads_decoded: decoded_event(&rule.start) || decoded_event(&rule.end),
+                        standing: AcrossStanding::new(rule),
                     },
-                    Spec::Pair(rule) if channel_edge(&rule.start) && channel_edge(&rule.end) => {
+                    (Spec::Pair(rule), _) if channel_edge(&rule.start) && channel_edge(&rule.end) => {
                         Reading::Channels(LiveAnalyses::for_standing(vec![spec.clone()]))
                     }
-                    Spec::Pulse { .. } | Spec::Stall { .. } | Spec::Long { .. } | Spec::Poll { .. }
+                    (Spec::Pulse { .. } | Spec::Stall { .. } | Spec::Long { .. } | Spec::Poll { .. }, _)
                         if of_channels(spec) =>
                     {
                         Reading::Channels(LiveAnalyses::for_standing(vec![spec.clone()]))
@@ -1410,10 +1417,8 @@ impl Joint {
                         (true, None) => None,
                     };
                     logic_complete.map(|logic_complete| {
-                        let home = match &item.spec {
-                            Spec::Pair(rule) if rule.start.present_in(&sources[0]) => 0,
-                            _ => 1,
-                        };
+                        // Times are those of the source its starts are in.
+                        let home = if standing.rule().start.present_in(&sources[0]) { 0 } else { 1 };
                         let complete = kernel_complete.min(logic_complete);
                         let answer = standing.stand(&sources, complete).map(|s| vec![s]);
                         let (s, l) = stats::lines_of(spec, vec![answer]);
