@@ -94,8 +94,10 @@ impl SigrokSpec {
 ///
 /// The annotations each stack says are final are taken out as it goes, and their events
 /// appended to a growing source ([`DecodedGrowth`]) that the live lines analyse: a tick
-/// costs what was decoded since the last one. A stack that cannot say which are final
-/// (UART with `baud=auto`) leaves every tick to analyse all it decoded so far.
+/// costs what was decoded since the last one. A UART with `baud=auto` frames at the rate
+/// measured so far; when that rate changes, what its stack handed on is void and the
+/// growing source starts again (a new generation). A stack that cannot say which are
+/// final leaves every tick to analyse all it decoded so far.
 #[derive(Debug)]
 pub struct LiveDecoders {
     specs: Vec<String>,
@@ -126,6 +128,17 @@ struct Growth {
     generation: u64,
     /// Since it started, the ring dropped none of the annotations: it holds what is kept.
     holds_kept: bool,
+}
+
+impl Growth {
+    /// Starts again from every annotation taken (a new generation, which analyses read from
+    /// its beginning).
+    fn start_again(&mut self) {
+        self.source = DecodedGrowth::default();
+        self.next.iter_mut().for_each(|n| *n = 0);
+        self.generation += 1;
+        self.holds_kept = true;
+    }
 }
 
 /// The decoded annotations a live line reads.
@@ -200,7 +213,13 @@ impl LiveDecoders {
     fn grow(&mut self) -> Option<GrownDecode> {
         let growth = self.growth.as_mut()?;
         let mut reach = latscope_model::Ps::MAX;
+        let mut framed_again = false;
         for (d, taken) in self.decoders.iter_mut().zip(&mut self.taken) {
+            if d.frames_again() {
+                // Framed at another rate: what the stack handed on is void.
+                taken.clear();
+                framed_again = true;
+            }
             match d.take_final(self.fed as i64, taken) {
                 Some(r) => reach = reach.min(r),
                 None => {
@@ -208,6 +227,9 @@ impl LiveDecoders {
                     return None;
                 }
             }
+        }
+        if framed_again {
+            growth.start_again();
         }
         growth.source.advance(&self.taken, &mut growth.next, reach);
         Some(GrownDecode { source: growth.source.snapshot(), generation: growth.generation, complete: reach })
@@ -258,10 +280,7 @@ impl LiveDecoders {
         if let Some(g) = self.growth.as_mut()
             && g.source.appended() > 2 * kept + self.regrow_slack
         {
-            g.source = DecodedGrowth::default();
-            g.next.iter_mut().for_each(|n| *n = 0);
-            g.generation += 1;
-            g.holds_kept = true;
+            g.start_again();
         }
     }
 
@@ -273,6 +292,14 @@ impl LiveDecoders {
         let last = self.fed.saturating_sub(1) as i64;
         let mut errors_and_clocks = Vec::new();
         for (i, (spec, d)) in self.specs.iter().zip(self.decoders).enumerate() {
+            if d.frames_again() {
+                // The whole line's rate is not the one framed at: the end frames it all again,
+                // and the growing source no longer holds what the decode does.
+                self.taken[i].clear();
+                if let Some(g) = self.growth.as_mut() {
+                    g.holds_kept = false;
+                }
+            }
             let mut rest =
                 d.finish(last).map_err(|e| RecordError::Usage(format!("--decoder {spec:?}: {e}")))?;
             self.taken[i].append(&mut rest.annotations);
@@ -1587,6 +1614,59 @@ mod tests {
         if let Some(g) = grown {
             assert_eq!(event_rows(&g.source), kept);
         }
+    }
+
+    /// A UART with `baud=auto` grows live: framed at the rate measured so far (0xCC's
+    /// pulses are two bits and more: half the line's rate), then, once 0x55's one-bit
+    /// pulses arrive, framed again at the line's rate, the growing source starting again.
+    /// From then on it grows as a prefix of the whole decode's events, and ends as them.
+    #[test]
+    fn a_uart_with_auto_baud_grows_live_and_starts_again_when_its_rate_changes() {
+        let channels = ["D0".to_owned(), "D1".to_owned()];
+        let specs = ["uart:rx=D1,baud=auto".to_owned()];
+        let bytes = [0xCCu8, 0xCC, 0xCC, 0xCC, 0x55, 0x55, 0xCC, 0xCC, 0xCC];
+        let mut bits = vec![1u8; 3];
+        for byte in bytes {
+            bits.push(0);
+            bits.extend((0..8).map(|i| (byte >> i) & 1));
+            bits.extend([1, 1, 1]);
+        }
+        // 10 samples a bit at 10 kHz: 1000 baud.
+        let samples: Vec<u8> = bits.iter().flat_map(|&b| [b << 1; 10]).collect();
+        let mut once = LiveDecoders::new(&specs, &channels, 10_000).unwrap();
+        once.feed(&samples);
+        let decoded_once = once.finish().unwrap().0;
+        let data: Vec<String> = decoded_once[0]
+            .1
+            .annotations
+            .iter()
+            .filter(|a| a.row == "data")
+            .map(|a| a.text.to_string())
+            .collect();
+        let want: Vec<String> = bytes.iter().map(|b| format!("{b:02X}")).collect();
+        assert_eq!(data, want, "the whole line at 1000 baud");
+        let whole_rows = event_rows(&decoded_source(&decoded_once).unwrap());
+
+        let mut live = LiveDecoders::new(&specs, &channels, 10_000).unwrap();
+        let (mut generations, mut grew_at_first_rate, mut grew_after) = (Vec::new(), 0, 0);
+        for piece in samples.chunks(37) {
+            live.feed(piece);
+            let grown = live.grow().expect("a UART with baud=auto says which annotations are final");
+            let rows = event_rows(&grown.source);
+            if grown.generation == 0 {
+                grew_at_first_rate = grew_at_first_rate.max(rows.len());
+            } else {
+                assert!(rows[..] == whole_rows[..rows.len()], "a prefix of the whole decode's events");
+                grew_after = rows.len();
+            }
+            generations.push(grown.generation);
+        }
+        assert!(grew_at_first_rate > 0, "framed at the first rate and handed on");
+        assert!(grew_after >= whole_rows.len() - 2, "most of it before the end: {grew_after}");
+        assert_eq!(generations.last(), Some(&1), "started again once: {generations:?}");
+        let (decoded, grown) = live.finish().unwrap();
+        assert_eq!(event_rows(&decoded_source(&decoded).unwrap()), whole_rows);
+        assert_eq!(event_rows(&grown.expect("it holds what the decode does").source), whole_rows);
     }
 
     #[test]

@@ -475,14 +475,15 @@ impl StreamDecoder {
     /// [`Self::take_settled`] for a live decode, which must also know how far the final
     /// annotations reach: returns the time (ps) before which no annotation will start any
     /// more, `fed` being the number of ticks fed so far (the next change comes at `fed` or
-    /// later). `None` when the stack cannot say: a UART measures its baud rate at the
-    /// end, or a decoder that does not say how early an annotation under way starts put
-    /// them out of start order.
+    /// later). `None` when the stack cannot say: a decoder that does not say how early an
+    /// annotation under way starts put them out of start order. A UART with `baud=auto`
+    /// frames at the rate measured so far, and frames again when it changes
+    /// ([`Self::frames_again`]).
     ///
     /// SD puts its annotations out of start order (the CMD line's and the DAT lines' as each
     /// ends), and UART each line's apart (a frame's errors before its data): both say how
     /// early one still under way starts, and those put that start before then are taken,
-    /// in start order. UART with `baud=auto` cannot say. SD over SPI says where its frame
+    /// in start order. SD over SPI says where its frame
     /// under way starts, and its annotations are taken with SPI's, merged as the whole
     /// decode merges them.
     pub fn take_final(&mut self, fed: i64, out: &mut Vec<crate::Annotation>) -> Option<latscope_model::Ps> {
@@ -519,10 +520,17 @@ impl StreamDecoder {
         })
     }
 
+    /// Whether the next [`Self::take_final`] or [`Self::finish`] frames a `baud=auto` UART
+    /// line from its first change again, because the rate its pulses give changed: what
+    /// was taken of this stack so far is void, and the caller drops it first.
+    pub fn frames_again(&self) -> bool {
+        matches!(&self.stack.first, First::Uart(m) if m.frames_again())
+    }
+
     /// What has been decoded so far, while the capture goes on (a live view): a copy of the
     /// annotations and errors put, sorted by start. Frames still open are not in it, nor
     /// annotations already taken by [`Self::take_settled`], nor a UART's with `baud=auto`
-    /// (it measures the rate over the whole capture first).
+    /// before a live decode framed it ([`Self::take_final`]).
     pub fn so_far(&self) -> Decoded {
         self.stack.so_far()
     }

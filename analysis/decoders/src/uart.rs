@@ -11,7 +11,11 @@
 //! `baud=auto` averages the one-bit pulses: those from the shortest pulse that occurs at
 //! least twice (so one glitch does not set the rate) to 1.5 times it; it then rounds to a
 //! standard rate within 3 %. The rate needs the whole line, so with `auto` a line's changes
-//! (only that line's) are kept until the capture ends, then decoded.
+//! (only that line's) are kept until the capture ends, and the whole line is framed at the
+//! rate its pulses give. A live decode frames them as they arrive at the rate measured so
+//! far (a histogram of the pulse widths, kept as changes arrive); when that rate changes,
+//! the line is framed again from its first change ([`Uart::frames_again`]), so that once
+//! the rate holds to the end, what was framed is what the end frames.
 //!
 //! The decoder is fed changes in time order: a frame's sample points are read as later
 //! changes (or the end of the capture) pass them, and the frame is annotated once its stop
@@ -20,11 +24,12 @@
 //! its frame is known to be inside the capture, so a cut frame is reported as cut either way.
 
 use crate::params::{Channels, Params, flag, number};
+#[cfg(test)]
 use crate::signal::Line;
 use crate::spec::Stage;
 use crate::stream::Machine;
 use crate::{DecodeError, Sink, Value};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Parity {
@@ -103,7 +108,7 @@ impl Uart {
         for (dir, bit) in given {
             let mode = match baud {
                 Some(baud) => Mode::Fixed(Framer::new(config(baud, rate, bits, parity, invert)?)),
-                None => Mode::Auto { initial: 0, ticks: Vec::new() },
+                None => Mode::Auto { initial: 0, ticks: Vec::new(), widths: BTreeMap::new(), live: None },
             };
             lines.push((UartLine { dir, bit, bits, parity, invert, rate, mode }, sink.empty_like()));
         }
@@ -135,17 +140,35 @@ impl Uart {
     /// Reads each line's sample points before tick `fed` (no change comes before it, so the
     /// level there is the level now: what the line's next change would read, read sooner)
     /// and returns the earliest tick at which an annotation not yet put can start: the
-    /// start of a frame or a false start bit still open, else `fed`. `None` with
-    /// `baud=auto`, which frames nothing before the end.
+    /// start of a frame or a false start bit still open, else `fed`. A `baud=auto` line is
+    /// framed at the rate measured so far first (from its first change again when that
+    /// rate changed: [`Self::frames_again`]); while no rate can be measured, nothing of it
+    /// is final. `None` when a rate is faster than the capture.
     pub(crate) fn open_since(&mut self, fed: i64) -> Option<i64> {
         let mut open = fed;
-        for (UartLine { dir, mode, .. }, sink) in &mut self.lines {
-            let Mode::Fixed(f) = mode else { return None };
-            f.read_points_before(fed, dir, sink);
+        for (line, sink) in &mut self.lines {
+            if !line.frame_so_far(fed, sink).ok()? {
+                // No rate yet: nothing of it is final (at the end, its error spans it all).
+                open = open.min(0);
+                continue;
+            }
+            let f = match &mut line.mode {
+                Mode::Fixed(f) => f,
+                Mode::Auto { live: Some(l), .. } => &mut l.framer,
+                Mode::Auto { live: None, .. } => continue,
+            };
+            f.read_points_before(fed, line.dir, sink);
             let starts = f.frame.map(|fr| fr.start).into_iter().chain(f.glitches.front().map(|g| g.start));
             open = starts.fold(open, i64::min);
         }
         Some(open)
+    }
+
+    /// With `baud=auto`: whether a line's rate measured now differs from the one it was
+    /// framed at so far, so that the next [`Self::open_since`] (or the end) frames it from
+    /// its first change again and what was taken of this decoder is void.
+    pub(crate) fn frames_again(&self) -> bool {
+        self.lines.iter().any(|(line, _)| line.frames_again())
     }
 
     /// Moves the annotations of every line that start before `reach` into `out`, in start
@@ -201,44 +224,95 @@ struct UartLine {
 #[derive(Debug)]
 enum Mode {
     Fixed(Framer),
-    Auto { initial: u8, ticks: Vec<i64> },
+    /// The line's changes, and how many pulses of each width (ticks) they hold.
+    Auto {
+        initial: u8,
+        ticks: Vec<i64>,
+        widths: BTreeMap<i64, u64>,
+        live: Option<AutoLive>,
+    },
 }
 
 impl UartLine {
     fn start(&mut self, level: u8) {
         match &mut self.mode {
             Mode::Fixed(f) => f.level = level,
-            Mode::Auto { initial, .. } => *initial = level,
+            Mode::Auto { initial, .. } => *initial = crate::signal::binary(level),
         }
     }
 
     fn change(&mut self, t: i64, level: u8, sink: &mut Sink) {
         match &mut self.mode {
             Mode::Fixed(f) => f.change(t, level, self.dir, sink),
-            Mode::Auto { ticks, .. } => ticks.push(t),
+            Mode::Auto { ticks, widths, .. } => {
+                if let Some(&last) = ticks.last() {
+                    *widths.entry(t - last).or_default() += 1;
+                }
+                ticks.push(t);
+            }
         }
+    }
+
+    /// With `baud=auto`: whether the rate measured now differs from the one the line was
+    /// framed at so far.
+    fn frames_again(&self) -> bool {
+        match &self.mode {
+            Mode::Auto { widths, live: Some(live), .. } => {
+                baud_of_widths(widths, self.rate) != Some(live.baud)
+            }
+            _ => false,
+        }
+    }
+
+    /// With `baud=auto`, live: frames the changes not framed yet at the rate measured so far,
+    /// from the first change again (into an emptied `sink`) when that rate changed, and
+    /// reads the sample points before tick `fed`. `false` while no rate can be measured.
+    fn frame_so_far(&mut self, fed: i64, sink: &mut Sink) -> Result<bool, DecodeError> {
+        let (dir, rate, bits, parity, invert) = (self.dir, self.rate, self.bits, self.parity, self.invert);
+        let Mode::Auto { initial, ticks, widths, live } = &mut self.mode else { return Ok(true) };
+        let Some(baud) = baud_of_widths(widths, rate) else { return Ok(false) };
+        if live.as_ref().is_none_or(|l| l.baud != baud) {
+            let mut framer = Framer::new(config(baud, rate, bits, parity, invert)?);
+            framer.level = *initial;
+            *sink = sink.empty_like();
+            *live = Some(AutoLive { baud, framer, next: 0 });
+        }
+        let Some(l) = live.as_mut() else { return Ok(false) };
+        for (k, &t) in ticks.iter().enumerate().skip(l.next) {
+            // The level after change k: the initial level, flipped k + 1 times.
+            l.framer.change(t, *initial ^ ((k + 1) & 1) as u8, dir, sink);
+        }
+        l.next = ticks.len();
+        l.framer.read_points_before(fed, dir, sink);
+        Ok(true)
     }
 
     fn finish(&mut self, end: i64, sink: &mut Sink) -> Result<(), DecodeError> {
         let dir = self.dir;
+        if matches!(self.mode, Mode::Auto { .. }) {
+            // Framed at the rate the whole line gives: carried on when it is the rate framed
+            // at so far, else from the first change again.
+            if !self.frame_so_far(end, sink)? {
+                sink.error(0, end, "no-baud", format!("{dir}: too few edges to measure the baud rate"));
+                return Ok(());
+            }
+        }
         match &mut self.mode {
             Mode::Fixed(f) => f.finish(end, dir, sink),
-            Mode::Auto { initial, ticks } => {
-                let line = Line::from_ticks(dir, *initial, std::mem::take(ticks), end);
-                let Some(baud) = measure_baud(&line, self.rate) else {
-                    sink.error(0, end, "no-baud", format!("{dir}: too few edges to measure the baud rate"));
-                    return Ok(());
-                };
-                let mut f = Framer::new(config(baud, self.rate, self.bits, self.parity, self.invert)?);
-                f.level = line.initial;
-                for (t, l) in line.changes() {
-                    f.change(t, l, dir, sink);
-                }
-                f.finish(end, dir, sink);
-            }
+            Mode::Auto { live: Some(l), .. } => l.framer.finish(end, dir, sink),
+            Mode::Auto { live: None, .. } => {}
         }
         Ok(())
     }
+}
+
+/// A `baud=auto` line framed as it arrives: the rate, the framer, and how many of the
+/// line's changes it has read.
+#[derive(Debug)]
+struct AutoLive {
+    baud: f64,
+    framer: Framer,
+    next: usize,
 }
 
 /// A frame being read: its start edge and what its sample points gave so far.
@@ -416,17 +490,24 @@ impl Framer {
 /// The baud rate from the shortest pulse seen at least twice (within 10 %): the mean of
 /// the pulses up to 1.5 times that long (one-bit pulses, whose width in samples alternates
 /// when the bit is not a whole number of samples), rounded to a standard rate when one is
-/// within 3 %.
-pub(crate) fn measure_baud(line: &Line, rate: f64) -> Option<f64> {
-    let mut widths: Vec<i64> = line.ticks.windows(2).map(|w| w[1] - w[0]).filter(|&w| w > 0).collect();
-    widths.sort_unstable();
-    let shortest = widths.iter().enumerate().find_map(|(i, &w)| {
-        let near = widths[i + 1..].first().is_some_and(|&n| (n as f64) <= w as f64 * 1.1);
-        near.then_some(w)
-    })?;
-    let one_bit: Vec<i64> =
-        widths.iter().copied().filter(|&w| w >= shortest && (w as f64) < shortest as f64 * 1.5).collect();
-    let mean = one_bit.iter().sum::<i64>() as f64 / one_bit.len().max(1) as f64;
+/// within 3 %; from how many pulses of each width (ticks) a line holds, so that a live
+/// decode keeps the count as changes arrive.
+fn baud_of_widths(widths: &BTreeMap<i64, u64>, rate: f64) -> Option<f64> {
+    // The shortest width with another at most 10 % longer (itself, or the next one up).
+    let mut distinct = widths.iter().peekable();
+    let shortest = loop {
+        let (&w, &n) = distinct.next()?;
+        let near = n > 1 || distinct.peek().is_some_and(|&(&next, _)| (next as f64) <= w as f64 * 1.1);
+        if near {
+            break w;
+        }
+    };
+    let (mut sum, mut count) = (0i64, 0u64);
+    for (&w, &n) in widths.range(shortest..).take_while(|&(&w, _)| (w as f64) < shortest as f64 * 1.5) {
+        sum += w * n as i64;
+        count += n;
+    }
+    let mean = sum as f64 / count.max(1) as f64;
     let baud = rate / mean;
     let standard = STANDARD_BAUDS.iter().map(|&b| b as f64).find(|b| ((baud - b) / b).abs() <= 0.03);
     Some(standard.unwrap_or(baud))
@@ -469,6 +550,60 @@ mod tests {
             t += gap * width;
         }
         Line::new("TX", 1, &changes, t + 10 * width)
+    }
+
+    /// The rate measured as the whole decode first measured it: every pulse width sorted.
+    fn measure_sorted(line: &Line, rate: f64) -> Option<f64> {
+        let mut widths: Vec<i64> = line.ticks.windows(2).map(|w| w[1] - w[0]).filter(|&w| w > 0).collect();
+        widths.sort_unstable();
+        let shortest = widths.iter().enumerate().find_map(|(i, &w)| {
+            let near = widths[i + 1..].first().is_some_and(|&n| (n as f64) <= w as f64 * 1.1);
+            near.then_some(w)
+        })?;
+        let one_bit: Vec<i64> =
+            widths.iter().copied().filter(|&w| w >= shortest && (w as f64) < shortest as f64 * 1.5).collect();
+        let mean = one_bit.iter().sum::<i64>() as f64 / one_bit.len().max(1) as f64;
+        let baud = rate / mean;
+        let standard = STANDARD_BAUDS.iter().map(|&b| b as f64).find(|b| ((baud - b) / b).abs() <= 0.03);
+        Some(standard.unwrap_or(baud))
+    }
+
+    fn measure_baud(line: &Line, rate: f64) -> Option<f64> {
+        let mut widths: BTreeMap<i64, u64> = BTreeMap::new();
+        for w in line.ticks.windows(2).map(|w| w[1] - w[0]) {
+            *widths.entry(w).or_default() += 1;
+        }
+        baud_of_widths(&widths, rate)
+    }
+
+    /// The histogram of pulse widths gives the rate sorting every width gave: on lines of
+    /// several rates and gaps, with glitches and on random changes.
+    #[test]
+    fn the_rate_from_a_histogram_of_widths_is_the_rate_from_every_width_sorted() {
+        let mut lines = vec![Line::new("TX", 1, &[], 100), Line::new("TX", 1, &[(5, 0), (9, 1)], 100)];
+        for (width, gap) in [(10, 1), (13, 0), (87, 3), (868, 2)] {
+            lines.push(uart_line(b"Hi\x00\xff\x55", width, gap));
+            lines.push(uart_line(&[0xCC, 0xCC, 0x33], width, gap));
+        }
+        let mut x = 0x2545_f491_u32;
+        for _ in 0..50 {
+            let mut t = 0;
+            let changes: Vec<(i64, u8)> = (0..200)
+                .map(|k| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    t += 1 + i64::from(x % 40);
+                    (t, (k % 2) as u8)
+                })
+                .collect();
+            lines.push(Line::new("TX", 1, &changes, t + 10));
+        }
+        for line in &lines {
+            for rate in [1_000.0, 1e6, 24e6] {
+                assert_eq!(measure_baud(line, rate), measure_sorted(line, rate), "{:?}", line.ticks);
+            }
+        }
     }
 
     #[test]

@@ -635,3 +635,90 @@ fn uart_decoded_live_hands_on_final_annotations_in_start_order_and_ends_as_the_w
     // Only the frame the end cuts is said at the end.
     decoded_live_in_pieces_is_the_whole_decode(spec, &src, 1);
 }
+
+/// An 8N1 UART line at 115200 baud: each byte after `gap` idle bits.
+fn uart_8n1_line(name: &str, bytes: &[u8], gap: f64) -> DigitalTrack {
+    let width = RATE as f64 / 115_200.0;
+    let mut track = DigitalTrack::new(name, 1);
+    let (mut at, mut level) = (0.0f64, 1u8);
+    for &byte in bytes {
+        at += gap * width;
+        let bits = std::iter::once(0).chain((0..8).map(|i| (byte >> i) & 1)).chain([1]);
+        for bit in bits {
+            if bit != level {
+                track.push(at.round() as i64 * PS_PER_SAMPLE, bit);
+                level = bit;
+            }
+            at += width;
+        }
+    }
+    track.end = (at + 20.0 * width).round() as i64 * PS_PER_SAMPLE;
+    track
+}
+
+/// `baud=auto` decoded live: the line is framed at the rate its pulses give so far. Bytes
+/// of 0xCC hold pulses of two bits and more, so the rate first measured is half the line's
+/// (57600); the first 0x55 brings one-bit pulses, the rate becomes 115200 and the decoder
+/// says it frames again. What it handed on before is void; from then on it hands on final
+/// annotations in start order, and with what the end gives they are the whole decode's.
+#[test]
+fn uart_with_auto_baud_decoded_live_frames_again_when_its_rate_changes_and_ends_as_the_whole_decode() {
+    let bytes = [[0xCC; 6].as_slice(), &[0x55, 0x55], &[0xCC; 4], b"!"].concat();
+    let mut src = Source::new("uart", "sigrok-sr", SourceKind::File);
+    src.digital.push(uart_8n1_line("TX", &bytes, 3.0));
+    let spec = "uart:tx=TX,baud=auto";
+    let whole = decode(spec, &Inputs::of_source(&src, Some(RATE))).unwrap();
+    let data: Vec<&str> = whole.annotations.iter().filter(|a| a.row == "data").map(|a| &*a.text).collect();
+    let want: Vec<String> = bytes.iter().map(|b| format!("{b:02X}")).collect();
+    assert_eq!(data, want, "the whole line at 115200");
+    assert!(whole.errors.is_empty(), "{:?}", whole.errors);
+    let (channels, initial, changes) = stream_of(&src);
+    for piece_len in [1, 7, 100] {
+        let mut live = StreamDecoder::new(spec, &channels, Clock::Samples(RATE)).unwrap();
+        live.start(initial);
+        let mut taken: Vec<Annotation> = Vec::new();
+        let (mut reach, mut restarts, mut taken_at_the_slow_rate, mut took_before_the_end) =
+            (i64::MIN, 0, 0, 0);
+        for piece in changes.chunks(piece_len) {
+            for &(t, changed, levels) in piece {
+                live.change(t, changed, levels);
+            }
+            if live.frames_again() {
+                taken_at_the_slow_rate = taken.len();
+                taken.clear();
+                restarts += 1;
+                reach = i64::MIN;
+            }
+            let fed = piece[piece.len() - 1].0 + 1;
+            let before = taken.len();
+            let r = live.take_final(fed, &mut taken).expect("framed at the rate so far");
+            assert!(
+                taken[before..].iter().all(|a| a.start >= reach),
+                "{:?} before {reach}",
+                &taken[before..]
+            );
+            assert!(r >= reach, "the reach never goes back but when framed again: {r} after {reach}");
+            reach = r;
+            assert!(taken[before..].iter().all(|a| a.start < reach), "taken only before the reach");
+            took_before_the_end = taken.len();
+        }
+        assert!(!live.frames_again(), "the end's rate is the one framed at");
+        let end = src.digital[0].end / PS_PER_SAMPLE;
+        let rest = live.finish(end).unwrap();
+        assert!(
+            rest.annotations.iter().all(|a| a.start >= reach),
+            "nothing after the end starts before the reach"
+        );
+        taken.extend(rest.annotations);
+        assert_eq!(taken, whole.annotations, "pieces of {piece_len} changes");
+        if piece_len < 100 {
+            assert_eq!(restarts, 1, "framed again once, when 0x55 came: pieces of {piece_len}");
+            assert!(taken_at_the_slow_rate > 0, "the slow rate's frames were handed on, then voided");
+        }
+        // All but the last byte, whose stop bit no later change reads, before the end.
+        assert!(
+            took_before_the_end + 1 >= whole.annotations.len(),
+            "pieces of {piece_len}: {took_before_the_end}"
+        );
+    }
+}
