@@ -148,8 +148,9 @@ impl Uart {
         let mut open = fed;
         for (line, sink) in &mut self.lines {
             if !line.frame_so_far(fed, sink).ok()? {
-                // No rate yet: nothing of it is final (at the end, its error spans it all).
-                open = open.min(0);
+                // No rate yet: nothing of it starts before its first change, nor, at the
+                // end, the error that no rate was found; an idle line holds back no other.
+                open = open.min(line.first_change().unwrap_or(fed));
                 continue;
             }
             let f = match &mut line.mode {
@@ -253,6 +254,14 @@ impl UartLine {
         }
     }
 
+    /// With `baud=auto`: the tick of the line's first change.
+    fn first_change(&self) -> Option<i64> {
+        match &self.mode {
+            Mode::Auto { ticks, .. } => ticks.first().copied(),
+            Mode::Fixed(_) => None,
+        }
+    }
+
     /// With `baud=auto`: whether the rate measured now differs from the one the line was
     /// framed at so far.
     fn frames_again(&self) -> bool {
@@ -293,7 +302,8 @@ impl UartLine {
             // Framed at the rate the whole line gives: carried on when it is the rate framed
             // at so far, else from the first change again.
             if !self.frame_so_far(end, sink)? {
-                sink.error(0, end, "no-baud", format!("{dir}: too few edges to measure the baud rate"));
+                let from = self.first_change().unwrap_or(end);
+                sink.error(from, end, "no-baud", format!("{dir}: too few edges to measure the baud rate"));
                 return Ok(());
             }
         }
