@@ -339,12 +339,16 @@ impl BlockPairer {
     }
 }
 
+/// A command: (time, event index or edge rank, issuing pid where the command is an event).
+pub(crate) type Command = (Ps, u64, Option<i32>);
+
+/// An IRQ occurrence: (time, order, event index when it is an `irq_handler_entry`).
+pub(crate) type IrqAt = (Ps, u64, Option<usize>);
+
 /// Command times and the `irq_handler_entry` IRQ chosen for them in one source.
 pub(crate) struct CmdIrqPlan {
-    /// (time, event index or edge rank, issuing pid where the command is an event).
-    pub commands: Vec<(Ps, u64, Option<i32>)>,
-    /// IRQ occurrences: (time, order, event index when it is an `irq_handler_entry`).
-    pub irqs: Vec<(Ps, u64, Option<usize>)>,
+    pub commands: Vec<Command>,
+    pub irqs: Vec<IrqAt>,
     pub notes: Vec<Note>,
 }
 
@@ -384,17 +388,12 @@ fn command_endpoints(opts: &CmdIrq, src: &Source) -> Vec<Endpoint> {
 
 /// `src`'s commands, sorted: (time, event index or edge rank, issuing pid where the
 /// command is an event); `None` when `src` has none.
-#[allow(clippy::type_complexity)]
-fn commands_in(
-    name: &str,
-    opts: &CmdIrq,
-    src: &Source,
-) -> Result<Option<Vec<(Ps, u64, Option<i32>)>>, AnalysisError> {
+fn commands_in(name: &str, opts: &CmdIrq, src: &Source) -> Result<Option<Vec<Command>>, AnalysisError> {
     let cmds = command_endpoints(opts, src);
     if !cmds.iter().any(|c| c.present_in(src)) {
         return Ok(None);
     }
-    let mut commands: Vec<(Ps, u64, Option<i32>)> = Vec::new();
+    let mut commands: Vec<Command> = Vec::new();
     for c in &cmds {
         match c {
             Endpoint::Event { .. } => {
@@ -456,12 +455,7 @@ fn irq_candidates(name: &str, opts: &CmdIrq, src: &Placed<'_>) -> Result<IrqCand
 
 /// The IRQ occurrences (time, order, event index) of `candidates` that `opts` chooses for
 /// `commands` (on the same timeline), and the note of an IRQ number chosen.
-#[allow(clippy::type_complexity)]
-fn choose_irqs(
-    opts: &CmdIrq,
-    commands: &[(Ps, u64, Option<i32>)],
-    candidates: IrqCandidates,
-) -> (Vec<(Ps, u64, Option<usize>)>, Vec<Note>) {
+fn choose_irqs(opts: &CmdIrq, commands: &[Command], candidates: IrqCandidates) -> (Vec<IrqAt>, Vec<Note>) {
     let mut notes = Vec::new();
     let all = match candidates {
         IrqCandidates::Times(times) => {
@@ -499,13 +493,12 @@ fn choose_irqs(
 
 /// Pairs each command with the first IRQ after it (policy next): the outcome of source
 /// `home`, whose times `commands` and `irqs` are in.
-#[allow(clippy::type_complexity)]
 fn pair_cmd_irq(
     name: &str,
     home: usize,
     src: &Source,
-    commands: &[(Ps, u64, Option<i32>)],
-    irqs: &[(Ps, u64, Option<usize>)],
+    commands: &[Command],
+    irqs: &[IrqAt],
     notes: Vec<Note>,
 ) -> Outcome {
     let rule = PairRule::new(name, Endpoint::event("command"), Endpoint::event("irq"), Policy::Next);
@@ -577,7 +570,7 @@ pub(crate) fn run_cmd_irq(
     }
     // On the common timeline: the commands of every source that has them, the IRQs of
     // every source that has them.
-    let mut commands: Vec<(Ps, u64, Option<i32>)> = planned
+    let mut commands: Vec<Command> = planned
         .iter()
         .flat_map(|(i, commands, _)| commands.iter().map(|&(t, o, pid)| (sources[*i].to_common(t), o, pid)))
         .collect();
