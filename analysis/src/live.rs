@@ -19,15 +19,17 @@
 //! or a shorter one) starts the pairing again from its beginning.
 
 use crate::detect::phase_rule;
+use crate::endpoint::{self, Endpoint, FieldSel};
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
 use crate::outcome::{AnalysisKind, Outcome, Sample};
 use crate::pairing::{LiveAcrossPairer, LivePairer, PairResult, PairRule, render_key};
-use crate::presets::{BlockPairer, WakeupPairer, block_names, wakeup_start};
+use crate::presets::{BlockPairer, WakeupPairer, block_names, cmd_irq_rule, wakeup_start};
 use crate::runner::{self, check_names};
 use crate::running_stats::RunningSummary;
-use crate::spec::{Preset, Spec};
+use crate::spec::{CmdIrq, IrqSel, Preset, Spec};
 use crate::stats::{RunningLatencies, StatsOptions, Summary};
-use latscope_model::{Placed, Ps, Source};
+use latscope_model::{Placed, Ps, Source, kernel};
+use std::collections::BTreeMap;
 
 /// The repeated-ends note of a pair rule's outcome, as [`runner::run_pair_rule`] words it.
 pub(crate) const REPEAT_NOTE: &str = "end with no new start after its key closed a pair";
@@ -349,6 +351,141 @@ impl AcrossStanding {
         }
         let anew = std::mem::take(&mut self.fresh);
         Ok(Standing::of(self.rule.name.clone(), added, anew, &mut self.running))
+    }
+}
+
+/// `cmd-irq` with its command given and its IRQ number left to choose (`cmd-irq:cmd=D0:rise`)
+/// over several growing sources, kept up to date as [`AcrossStanding`] keeps a rule. The
+/// choice, the `irq_handler_entry` number most often first after a command, is counted as
+/// the commands and the entries arrive (those before `complete`, in time order); the pairs
+/// are those of the rule [`cmd_irq_rule`] names for the number chosen so far, and when that
+/// number changes the pairing starts again for the new one. Once every source is complete,
+/// the choice and the samples are [`crate::presets::run_cmd_irq`]'s across the sources.
+#[derive(Debug)]
+pub struct CmdIrqStanding {
+    name: String,
+    opts: CmdIrq,
+    /// Per source: the events read, and the command's track changes read.
+    read: Vec<(usize, usize)>,
+    /// Occurrences read at or after the last `complete`, on the common timeline: (time,
+    /// order, the entry's IRQ number, or `None` for a command).
+    waiting: Vec<(Ps, u64, Option<i64>)>,
+    /// Commands counted whose first entry after them has not come.
+    open: u64,
+    /// How many commands each IRQ number came first after.
+    firsts: BTreeMap<i64, u64>,
+    chosen: Option<(i64, AcrossStanding)>,
+    fresh: bool,
+}
+
+impl CmdIrqStanding {
+    /// `None` unless `opts` gives the command and leaves the IRQ to choose.
+    pub fn new(name: &str, opts: &CmdIrq) -> Option<Self> {
+        (opts.cmd.is_some() && opts.irq.is_none()).then(|| Self {
+            name: name.to_owned(),
+            opts: opts.clone(),
+            read: Vec::new(),
+            waiting: Vec::new(),
+            open: 0,
+            firsts: BTreeMap::new(),
+            chosen: None,
+            fresh: true,
+        })
+    }
+
+    /// The command's endpoint.
+    pub fn command(&self) -> Option<&Endpoint> {
+        self.opts.cmd.as_ref()
+    }
+
+    /// Forgets what was read: the next standing reads its sources from their beginnings.
+    pub fn reset(&mut self) {
+        if let Some(fresh) = Self::new(&self.name, &self.opts) {
+            *self = fresh;
+        }
+    }
+
+    /// The standing over `sources` of the pairs whose occurrences lie before `complete` (a
+    /// common time before which every source holds all it will hold).
+    pub fn stand(&mut self, sources: &[Placed<'_>], complete: Ps) -> Result<Standing, AnalysisError> {
+        let Some(cmd) = self.opts.cmd.clone() else {
+            return Err(missing_error(&self.name, &Endpoint::event("cmd")));
+        };
+        if !sources.iter().any(|s| cmd.present_in(s)) {
+            return Err(missing_error(&self.name, &cmd));
+        }
+        let behind = self.read.iter().zip(sources).any(|(&(events, _), s)| s.events.len() < events);
+        if behind || self.read.len() != sources.len() {
+            self.reset();
+            self.read = vec![(0, 0); sources.len()];
+        }
+        let entry = Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name);
+        for (src, (events, changes)) in sources.iter().zip(&mut self.read) {
+            if cmd.present_in(src) {
+                match &cmd {
+                    Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } => {
+                        let (_, d) =
+                            endpoint::digital_of(src, &self.name, &cmd).map_err(AnalysisError::Pair)?;
+                        let times = endpoint::edge_times_from(&d, *edge, *changes);
+                        self.waiting.extend(times.into_iter().map(|t| (src.to_common(t), 1 << 40, None)));
+                        *changes = d.transitions();
+                    }
+                    Endpoint::Event { .. } => {
+                        if let Some(r) = endpoint::resolved(src, &cmd) {
+                            let mask = endpoint::layout_mask(src, r.name);
+                            let found = endpoint::candidates_from(src, &mask, *events)
+                                .filter(|ev| endpoint::matches(src, ev, &r))
+                                .map(|ev| (src.to_common(ev.ts()), ev.index as u64, None));
+                            self.waiting.extend(found);
+                        }
+                    }
+                }
+            }
+            if let Some(r) = endpoint::resolved(src, &entry) {
+                let irq = FieldSel::new(src, "irq");
+                let mask = endpoint::layout_mask(src, r.name);
+                let found = endpoint::candidates_from(src, &mask, *events).filter_map(|ev| {
+                    let n = irq.get(&ev)?.as_i64()?;
+                    Some((src.to_common(ev.ts()), ev.index as u64, Some(n)))
+                });
+                self.waiting.extend(found);
+            }
+            *events = src.events.len();
+        }
+        // In time order, an entry before a command at the same instant and order: the
+        // whole choice takes the first entry strictly after each command.
+        self.waiting.sort_unstable_by_key(|&(t, order, n)| (t, order, n.is_none()));
+        let ready = self.waiting.partition_point(|w| w.0 < complete);
+        for (_, _, n) in self.waiting.drain(..ready) {
+            match n {
+                Some(n) => {
+                    if self.open > 0 {
+                        *self.firsts.entry(n).or_default() += self.open;
+                    }
+                    self.open = 0;
+                }
+                None => self.open += 1,
+            }
+        }
+        let best = self.firsts.iter().max_by_key(|&(n, c)| (*c, std::cmp::Reverse(*n))).map(|(&n, _)| n);
+        if let Some(n) = best
+            && self.chosen.as_ref().is_none_or(|(was, _)| *was != n)
+        {
+            let opts = CmdIrq { cmd: Some(cmd), irq: Some(IrqSel::Number(n)) };
+            let Some(rule) = cmd_irq_rule(&self.name, &opts) else {
+                return Err(missing_error(&self.name, &entry));
+            };
+            self.chosen = Some((n, AcrossStanding::new(rule)));
+        }
+        let fresh = std::mem::take(&mut self.fresh);
+        match &mut self.chosen {
+            Some((_, standing)) => {
+                let mut s = standing.stand(sources, complete)?;
+                s.anew |= fresh;
+                Ok(s)
+            }
+            None => Ok(Standing::of(self.name.clone(), Vec::new(), fresh, &mut RunningLatencies::default())),
+        }
     }
 }
 

@@ -451,3 +451,63 @@ fn rules_across_a_kernel_trace_and_a_logic_capture_growing_side_by_side_equal_th
         assert_eq!(times(&got), times(&whole.samples), "{text}");
     }
 }
+
+/// `cmd-irq` left to choose its IRQ (`cmd=SDA:fall`) over a kernel trace and a logic
+/// capture growing side by side, read by [`CmdIrqStanding`]: the number chosen is counted
+/// as they arrive, and once both have arrived the samples and statistics are the whole
+/// runner's across the two files. Every sample handed on since the last start (the choice
+/// changed) is one of the whole runner's for the number chosen then.
+#[test]
+fn cmd_irq_choosing_its_irq_over_a_kernel_trace_and_a_logic_capture_growing_side_by_side_equals_the_whole_runner()
+ {
+    use latscope_analysis::live::CmdIrqStanding;
+    use latscope_analysis::spec::{Preset, preset_spec};
+    use latscope_model::Placement;
+    let kernel = sample("ftrace/markers_around_requests.txt");
+    let logic = common::open(&corpus("sigrok/i2c_dds120_scl_analog.sr"));
+    // The 0.75 s capture from 0.1 s before the 0.2 s trace's first event.
+    let at = kernel.events.ts[0] - 100_000_000_000;
+    let placements = [Placement::IDENTITY, Placement::new(at, 0.0)];
+    let spec = preset_spec("cmd-irq:cmd=SDA:fall").unwrap();
+    let Spec::Preset(Preset::CmdIrq { name, opts }) = &spec else { panic!("cmd-irq") };
+    let whole_sources = [Placed::new(&kernel, placements[0]), Placed::new(&logic, placements[1])];
+    let whole = run_spec(&spec, &whole_sources).unwrap().remove(0);
+    assert!(whole.samples.len() > 200, "a test of something: {}", whole.samples.len());
+    let chosen =
+        whole.notes.iter().find(|n| n.what.starts_with("irq ")).expect("the IRQ chosen").what.clone();
+    let (mut kr, mut lr) = (Replay::new(&kernel), Replay::new(&logic));
+    let mut live = CmdIrqStanding::new(name, opts).expect("the command given, the IRQ left to choose");
+    let mut got: Vec<latscope_analysis::outcome::Sample> = Vec::new();
+    let end = (kernel.events.ts[kernel.events.len() - 1]).max(placements[1].to_common(logic.digital[0].end));
+    let cuts: Vec<Ps> = (1..=40).map(|k| at + (end - at) * k / 40).chain([end + 1]).collect();
+    let mut starts = 0;
+    for (n, &t) in cuts.iter().enumerate() {
+        // Each source arrives up to its own time: the logic runs 3 ms ahead.
+        let (ks, ls) = (kr.upto(t), lr.upto(placements[1].from_common(t + 3_000_000_000)));
+        let complete = if n + 1 == cuts.len() {
+            Ps::MAX
+        } else {
+            ks.events.ts.last().copied().unwrap_or(Ps::MIN).min(placements[1].to_common(ls.digital[0].end))
+        };
+        let sources = [Placed::new(&ks, placements[0]), Placed::new(&ls, placements[1])];
+        let standing = live.stand(&sources, complete).unwrap();
+        if standing.anew {
+            got.clear();
+            starts += 1;
+        }
+        got.extend(standing.added);
+        if n + 1 == cuts.len() {
+            let s = latscope_analysis::stats::summarize(&whole, &StatsOptions::default()).unwrap();
+            assert_eq!(standing.count, whole.samples.len() as u64);
+            assert_eq!(
+                (standing.p50_ns, standing.p99_ns, standing.max_ns),
+                (s.stats_ns.p50, s.stats_ns.p99, s.stats_ns.max)
+            );
+        }
+    }
+    got.sort_by_key(|s| (s.start, s.end));
+    let times =
+        |v: &[latscope_analysis::outcome::Sample]| v.iter().map(|s| (s.start, s.end)).collect::<Vec<_>>();
+    assert_eq!(times(&got), times(&whole.samples), "{chosen}");
+    assert!(starts >= 1, "{starts}");
+}

@@ -717,6 +717,8 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
     let rule = "lat=print[text~go] -> GPIO:rise";
     // The same pairs as a cmd-irq: the marker the command, the GPIO's rise its IRQ.
     let cmd_irq = "cmd-irq:cmd=print[text~go],irq=GPIO:rise";
+    // The GPIO's rises as commands, the IRQ number chosen from the kernel's as they come.
+    let choosing = "cmd-irq:cmd=GPIO:rise";
     let out = latscope_playing(
         &dir,
         &player,
@@ -726,6 +728,8 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
             "wakeup",
             "--preset",
             cmd_irq,
+            "--preset",
+            choosing,
             "--rule",
             rule,
             "--sigrok",
@@ -754,13 +758,13 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
             l["analyses"].as_array().unwrap().iter().filter_map(|a| a["analysis"].as_str()).collect();
         assert_eq!(
             names,
-            ["wakeup", cmd_irq, "lat"],
+            ["wakeup", cmd_irq, choosing, "lat"],
             "every line has the joint analyses, after the kernel's: {l}"
         );
     }
     let last = lines.last().unwrap();
     assert_eq!(last["final"], true);
-    let live = &last["analyses"][2];
+    let live = &last["analyses"][3];
     // The oracle: `latscope report` on the two saved files, the logic placed where the
     // session says.
     let a = report_placed(&dir.join("both"), &["--rule", rule]);
@@ -775,6 +779,10 @@ fn a_rule_from_a_marker_to_a_gpio_edge_runs_live_and_equals_the_report_of_the_sa
     // Read as it arrives: its count only grows from line to line.
     let counts: Vec<u64> = lines.iter().map(|l| l["analyses"][1]["count"].as_u64().unwrap()).collect();
     assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    // The one choosing its IRQ ends as the report of the saved files says (whatever IRQs
+    // this machine took meanwhile).
+    let c = report_placed(&dir.join("both"), &["--preset", choosing]);
+    assert_line_is_report(&last["analyses"][2], &c);
     // A marker waits for the next rise, at most 50 ms away (the host clocks' placement
     // moves where, not how far apart the rises are).
     assert!(a["stats_ns"]["max"].as_f64().unwrap() <= 50e6, "{a}");

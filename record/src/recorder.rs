@@ -9,7 +9,7 @@ use crate::stats::{self, LiveStat};
 use crate::tracefs::{self, EventName, Guard, PagePipe, Tracefs};
 use crate::window::{Flight, Saved, Trigger};
 use crate::{RecordError, save};
-use latscope_analysis::live::{AcrossStanding, LiveAnalyses, Standing};
+use latscope_analysis::live::{AcrossStanding, CmdIrqStanding, LiveAnalyses, Standing};
 use latscope_analysis::presets::cmd_irq_rule;
 use latscope_analysis::runner::Scope;
 use latscope_analysis::spec::{Preset, Spec};
@@ -1269,6 +1269,9 @@ enum Reading {
     /// A pair rule across, read as it arrives; `reads_decoded` when its logic endpoint is
     /// a decoded event rather than a channel's edge.
     Across { standing: AcrossStanding, reads_decoded: bool },
+    /// A `cmd-irq` whose command is the logic's and whose IRQ number is chosen as the
+    /// commands and the kernel's IRQs arrive.
+    CmdIrq { standing: CmdIrqStanding, reads_decoded: bool },
     /// It names channels only: it reads the followed tracks alone, as they grow. Its times
     /// are the logic's, as the runner gives them over both sources.
     Channels(LiveAnalyses),
@@ -1315,15 +1318,23 @@ impl Joint {
                     Spec::Preset(Preset::CmdIrq { name, opts }) => cmd_irq_rule(name, opts),
                     _ => None,
                 };
-                let reading = match (spec, rule) {
-                    (_, Some(rule)) if of_logic(&rule.start) != of_logic(&rule.end) => Reading::Across {
+                let choosing = match spec {
+                    Spec::Preset(Preset::CmdIrq { name, opts }) => CmdIrqStanding::new(name, opts),
+                    _ => None,
+                };
+                let reading = match (spec, rule, choosing) {
+                    (_, Some(rule), _) if of_logic(&rule.start) != of_logic(&rule.end) => Reading::Across {
                         reads_decoded: decoded_event(&rule.start) || decoded_event(&rule.end),
                         standing: AcrossStanding::new(rule),
                     },
-                    (Spec::Pair(rule), _) if channel_edge(&rule.start) && channel_edge(&rule.end) => {
+                    (_, _, Some(standing)) if standing.command().is_some_and(of_logic) => Reading::CmdIrq {
+                        reads_decoded: standing.command().is_some_and(decoded_event),
+                        standing,
+                    },
+                    (Spec::Pair(rule), ..) if channel_edge(&rule.start) && channel_edge(&rule.end) => {
                         Reading::Channels(LiveAnalyses::for_standing(vec![spec.clone()]))
                     }
-                    (Spec::Pulse { .. } | Spec::Stall { .. } | Spec::Long { .. } | Spec::Poll { .. }, _)
+                    (Spec::Pulse { .. } | Spec::Stall { .. } | Spec::Long { .. } | Spec::Poll { .. }, ..)
                         if of_channels(spec) =>
                     {
                         Reading::Channels(LiveAnalyses::for_standing(vec![spec.clone()]))
@@ -1382,8 +1393,10 @@ impl Joint {
         let generations = (generation, tracks_generation, so_far.growth.map(|(_, g)| g));
         if self.read != Some(generations) {
             for item in &mut self.items {
-                if let Reading::Across { standing, .. } = &mut item.reading {
-                    standing.reset();
+                match &mut item.reading {
+                    Reading::Across { standing, .. } => standing.reset(),
+                    Reading::CmdIrq { standing, .. } => standing.reset(),
+                    _ => {}
                 }
             }
             self.read = Some(generations);
@@ -1402,29 +1415,42 @@ impl Joint {
         let kernel_complete = kernel.events.ts.last().copied().unwrap_or(Ps::MIN);
         let tracks_complete = logic_end.map_or(Ps::MIN, |e| at.to_common(e));
         let (mut standings, mut lines) = (Vec::new(), Vec::new());
+        // The common time before which both sources hold all they will: the kernel's last
+        // event, and the tracks' last sample or the decode's reach, whichever is read;
+        // `None` for a decode that cannot say which annotations are final (read whole).
+        let complete = |reads_decoded: bool| -> Option<Ps> {
+            let logic = match (reads_decoded, so_far.growth) {
+                (false, _) => tracks_complete,
+                (true, Some((reach, _))) => {
+                    if reach == Ps::MAX {
+                        Ps::MAX
+                    } else {
+                        at.to_common(reach)
+                    }
+                }
+                (true, None) => return None,
+            };
+            Some(kernel_complete.min(logic))
+        };
         for item in &mut self.items {
             let spec = std::slice::from_ref(&item.spec);
-            // What is new, read as it arrives; `None` to run it whole.
+            // What is new, read as it arrives; `None` to run it whole. Times are those of
+            // the source the starts (the commands) are in.
             let read_new = match &mut item.reading {
                 _ if whole => None,
-                Reading::Across { standing, reads_decoded } => {
-                    let logic_complete = match (*reads_decoded, so_far.growth) {
-                        (false, _) => Some(tracks_complete),
-                        (true, Some((reach, _))) => {
-                            Some(if reach == Ps::MAX { Ps::MAX } else { at.to_common(reach) })
-                        }
-                        // A decode that cannot say which annotations are final is read whole.
-                        (true, None) => None,
-                    };
-                    logic_complete.map(|logic_complete| {
-                        // Times are those of the source its starts are in.
-                        let home = if standing.rule().start.present_in(&sources[0]) { 0 } else { 1 };
-                        let complete = kernel_complete.min(logic_complete);
-                        let answer = standing.stand(&sources, complete).map(|s| vec![s]);
-                        let (s, l) = stats::lines_of(spec, vec![answer]);
-                        (s.into_iter().map(|s| (home, s)).collect(), l)
-                    })
-                }
+                Reading::Across { standing, reads_decoded } => complete(*reads_decoded).map(|complete| {
+                    let home = if standing.rule().start.present_in(&sources[0]) { 0 } else { 1 };
+                    let answer = standing.stand(&sources, complete).map(|s| vec![s]);
+                    let (s, l) = stats::lines_of(spec, vec![answer]);
+                    (s.into_iter().map(|s| (home, s)).collect(), l)
+                }),
+                Reading::CmdIrq { standing, reads_decoded } => complete(*reads_decoded).map(|complete| {
+                    let home =
+                        if standing.command().is_some_and(|c| c.present_in(&sources[0])) { 0 } else { 1 };
+                    let answer = standing.stand(&sources, complete).map(|s| vec![s]);
+                    let (s, l) = stats::lines_of(spec, vec![answer]);
+                    (s.into_iter().map(|s| (home, s)).collect(), l)
+                }),
                 Reading::Channels(analyses) => {
                     let (s, l) = stats::lines_of(spec, analyses.stand(&channels));
                     Some((s.into_iter().map(|s| (1, s)).collect(), l))
