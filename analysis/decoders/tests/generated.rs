@@ -472,22 +472,45 @@ fn stream_of(src: &latscope_model::Source) -> (Vec<(&str, u32)>, u64, Vec<(i64, 
     (channels, initial, changes)
 }
 
+/// What decoding live in pieces of `piece_len` changes did besides handing annotations on:
+/// how often the decoder framed again (a UART with `baud=auto` whose rate changed), how many
+/// annotations that voided the last time, and whether it would frame again at the end.
+struct LiveRun {
+    piece_len: usize,
+    restarts: usize,
+    voided: usize,
+    frames_again_at_the_end: bool,
+}
+
 /// Decodes `src` with `spec` live, fed in pieces of 1, 7 and 100 changes: every piece hands
 /// on only final annotations, each at or after the reach said before and before the reach
 /// said now, in start order; all but `held_to_the_end` are handed on before the end, and
-/// with what the end gives they are the whole decode's, every field equal.
-fn decoded_live_in_pieces_is_the_whole_decode(spec: &str, src: &Source, held_to_the_end: usize) {
+/// with what the end gives they are the whole decode's, every field equal. A decoder that
+/// says it frames again voids what it handed on, and the reach starts again.
+fn decoded_live_in_pieces_is_the_whole_decode(
+    spec: &str,
+    src: &Source,
+    held_to_the_end: usize,
+) -> Vec<LiveRun> {
     let whole = decode(spec, &Inputs::of_source(src, Some(RATE))).unwrap();
     let (channels, initial, changes) = stream_of(src);
+    let mut runs = Vec::new();
     for piece_len in [1, 7, 100] {
         let mut live = StreamDecoder::new(spec, &channels, Clock::Samples(RATE)).unwrap();
         live.start(initial);
         let mut taken: Vec<Annotation> = Vec::new();
         let mut reach = i64::MIN;
         let mut took_before_the_end = 0;
+        let mut run = LiveRun { piece_len, restarts: 0, voided: 0, frames_again_at_the_end: false };
         for piece in changes.chunks(piece_len) {
             for &(t, changed, levels) in piece {
                 live.change(t, changed, levels);
+            }
+            if live.frames_again() {
+                run.voided = taken.len();
+                run.restarts += 1;
+                taken.clear();
+                reach = i64::MIN;
             }
             let fed = piece[piece.len() - 1].0 + 1;
             let before = taken.len();
@@ -499,12 +522,13 @@ fn decoded_live_in_pieces_is_the_whole_decode(spec: &str, src: &Source, held_to_
                 "{:?} before {reach}",
                 &taken[before..]
             );
-            assert!(r >= reach, "the reach never goes back: {r} after {reach}");
+            assert!(r >= reach, "the reach never goes back but when framed again: {r} after {reach}");
             reach = r;
             assert!(taken[before..].iter().all(|a| a.start < reach), "taken only before the reach");
             took_before_the_end = taken.len();
         }
         assert!(taken.is_sorted_by_key(|a| a.start), "in start order");
+        run.frames_again_at_the_end = live.frames_again();
         let end = src.digital[0].end / PS_PER_SAMPLE;
         let rest = live.finish(end).unwrap();
         assert!(
@@ -519,7 +543,9 @@ fn decoded_live_in_pieces_is_the_whole_decode(spec: &str, src: &Source, held_to_
         taken.extend(rest.annotations);
         assert_eq!(taken, whole.annotations, "pieces of {piece_len} changes");
         assert_eq!(rest.errors, whole.errors);
+        runs.push(run);
     }
+    runs
 }
 
 /// SD puts its annotations as each ends, the CMD line's and the DAT lines' apart, so out of
@@ -678,54 +704,13 @@ fn uart_with_auto_baud_decoded_live_frames_again_when_its_rate_changes_and_ends_
     let want: Vec<String> = bytes.iter().map(|b| format!("{b:02X}")).collect();
     assert_eq!(data, want, "the whole line at 115200");
     assert_eq!(whole.errors.keys().collect::<Vec<_>>(), ["uart: no-baud"], "RX's only");
-    let (channels, initial, changes) = stream_of(&src);
-    for piece_len in [1, 7, 100] {
-        let mut live = StreamDecoder::new(spec, &channels, Clock::Samples(RATE)).unwrap();
-        live.start(initial);
-        let mut taken: Vec<Annotation> = Vec::new();
-        let (mut reach, mut restarts, mut taken_at_the_slow_rate, mut took_before_the_end) =
-            (i64::MIN, 0, 0, 0);
-        for piece in changes.chunks(piece_len) {
-            for &(t, changed, levels) in piece {
-                live.change(t, changed, levels);
-            }
-            if live.frames_again() {
-                taken_at_the_slow_rate = taken.len();
-                taken.clear();
-                restarts += 1;
-                reach = i64::MIN;
-            }
-            let fed = piece[piece.len() - 1].0 + 1;
-            let before = taken.len();
-            let r = live.take_final(fed, &mut taken).expect("framed at the rate so far");
-            assert!(
-                taken[before..].iter().all(|a| a.start >= reach),
-                "{:?} before {reach}",
-                &taken[before..]
-            );
-            assert!(r >= reach, "the reach never goes back but when framed again: {r} after {reach}");
-            reach = r;
-            assert!(taken[before..].iter().all(|a| a.start < reach), "taken only before the reach");
-            took_before_the_end = taken.len();
+    // All but the last byte, whose stop bit no later change reads, and RX's error, before
+    // the end.
+    for run in decoded_live_in_pieces_is_the_whole_decode(spec, &src, 2) {
+        assert!(!run.frames_again_at_the_end, "the end's rate is the one framed at");
+        if run.piece_len < 100 {
+            assert_eq!(run.restarts, 1, "framed again once, when 0x55 came: pieces of {}", run.piece_len);
+            assert!(run.voided > 0, "the slow rate's frames were handed on, then voided");
         }
-        assert!(!live.frames_again(), "the end's rate is the one framed at");
-        let end = src.digital[0].end / PS_PER_SAMPLE;
-        let rest = live.finish(end).unwrap();
-        assert!(
-            rest.annotations.iter().all(|a| a.start >= reach),
-            "nothing after the end starts before the reach"
-        );
-        taken.extend(rest.annotations);
-        assert_eq!(taken, whole.annotations, "pieces of {piece_len} changes");
-        if piece_len < 100 {
-            assert_eq!(restarts, 1, "framed again once, when 0x55 came: pieces of {piece_len}");
-            assert!(taken_at_the_slow_rate > 0, "the slow rate's frames were handed on, then voided");
-        }
-        // All but the last byte, whose stop bit no later change reads, and RX's error,
-        // before the end.
-        assert!(
-            took_before_the_end + 2 >= whole.annotations.len(),
-            "pieces of {piece_len}: {took_before_the_end}"
-        );
     }
 }
