@@ -19,11 +19,11 @@
 //! or a shorter one) starts the pairing again from its beginning.
 
 use crate::detect::phase_rule;
-use crate::endpoint::{self, Endpoint, FieldSel};
+use crate::endpoint::Endpoint;
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
 use crate::outcome::{AnalysisKind, Outcome, Sample};
 use crate::pairing::{LiveAcrossPairer, LivePairer, PairResult, PairRule, render_key};
-use crate::presets::{BlockPairer, WakeupPairer, block_names, cmd_irq_rule, wakeup_start};
+use crate::presets::{self, BlockPairer, WakeupPairer, block_names, cmd_irq_rule, wakeup_start};
 use crate::runner::{self, check_names};
 use crate::running_stats::RunningSummary;
 use crate::spec::{CmdIrq, IrqSel, Preset, Spec};
@@ -419,37 +419,14 @@ impl CmdIrqStanding {
             self.reset();
             self.read = vec![(0, 0); sources.len()];
         }
-        let entry = Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name);
         for (src, (events, changes)) in sources.iter().zip(&mut self.read) {
             if cmd.present_in(src) {
-                match &cmd {
-                    Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } => {
-                        let (_, d) =
-                            endpoint::digital_of(src, &self.name, &cmd).map_err(AnalysisError::Pair)?;
-                        let times = endpoint::edge_times_from(&d, *edge, *changes);
-                        self.waiting.extend(times.into_iter().map(|t| (src.to_common(t), 1 << 40, None)));
-                        *changes = d.transitions();
-                    }
-                    Endpoint::Event { .. } => {
-                        if let Some(r) = endpoint::resolved(src, &cmd) {
-                            let mask = endpoint::layout_mask(src, r.name);
-                            let found = endpoint::candidates_from(src, &mask, *events)
-                                .filter(|ev| endpoint::matches(src, ev, &r))
-                                .map(|ev| (src.to_common(ev.ts()), ev.index as u64, None));
-                            self.waiting.extend(found);
-                        }
-                    }
-                }
+                let (found, read) = presets::commands_from(&self.name, &cmd, src, *events, *changes)?;
+                self.waiting.extend(found.into_iter().map(|(t, order, _)| (src.to_common(t), order, None)));
+                *changes = read;
             }
-            if let Some(r) = endpoint::resolved(src, &entry) {
-                let irq = FieldSel::new(src, "irq");
-                let mask = endpoint::layout_mask(src, r.name);
-                let found = endpoint::candidates_from(src, &mask, *events).filter_map(|ev| {
-                    let n = irq.get(&ev)?.as_i64()?;
-                    Some((src.to_common(ev.ts()), ev.index as u64, Some(n)))
-                });
-                self.waiting.extend(found);
-            }
+            let entries = presets::irq_entries_from(src, *events);
+            self.waiting.extend(entries.into_iter().map(|(t, i, n)| (src.to_common(t), i as u64, Some(n))));
             *events = src.events.len();
         }
         // In time order, an entry before a command at the same instant and order: the
@@ -467,13 +444,13 @@ impl CmdIrqStanding {
                 None => self.open += 1,
             }
         }
-        let best = self.firsts.iter().max_by_key(|&(n, c)| (*c, std::cmp::Reverse(*n))).map(|(&n, _)| n);
+        let best = presets::most_often_first(&self.firsts).map(|(n, _)| n);
         if let Some(n) = best
             && self.chosen.as_ref().is_none_or(|(was, _)| *was != n)
         {
             let opts = CmdIrq { cmd: Some(cmd), irq: Some(IrqSel::Number(n)) };
             let Some(rule) = cmd_irq_rule(&self.name, &opts) else {
-                return Err(missing_error(&self.name, &entry));
+                return Err(missing_error(&self.name, &Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name)));
             };
             self.chosen = Some((n, AcrossStanding::new(rule)));
         }

@@ -394,24 +394,56 @@ fn commands_in(name: &str, opts: &CmdIrq, src: &Source) -> Result<Option<Vec<Com
         return Ok(None);
     }
     let mut commands: Vec<Command> = Vec::new();
-    for c in &cmds {
-        match c {
-            Endpoint::Event { .. } => {
-                for i in endpoint::endpoint_events(src, c) {
-                    if let Some(ev) = src.events.get(i) {
-                        commands.push((ev.ts(), i as u64, Some(ev.pid())));
-                    }
-                }
-            }
-            _ => {
-                for t in endpoint::endpoint_times(src, name, c)? {
-                    commands.push((t, 1 << 40, None));
-                }
-            }
-        }
+    for c in cmds.iter().filter(|c| c.present_in(src)) {
+        commands.extend(commands_from(name, c, src, 0, 0)?.0);
     }
     commands.sort_unstable();
     Ok(Some(commands))
+}
+
+/// The occurrences of command endpoint `cmd` (which `src` has) from event `events` on, or
+/// from its track's change `changes` on (a growing source's new ones), in time order, and
+/// how many of the track's changes that has read.
+pub(crate) fn commands_from(
+    name: &str,
+    cmd: &Endpoint,
+    src: &Source,
+    events: usize,
+    changes: usize,
+) -> Result<(Vec<Command>, usize), AnalysisError> {
+    Ok(match cmd {
+        Endpoint::Event { .. } => {
+            let Some(r) = endpoint::resolved(src, cmd) else { return Ok((Vec::new(), changes)) };
+            let mask = endpoint::layout_mask(src, r.name);
+            let found = endpoint::candidates_from(src, &mask, events)
+                .filter(|ev| endpoint::matches(src, ev, &r))
+                .map(|ev| (ev.ts(), ev.index as u64, Some(ev.pid())));
+            (found.collect(), changes)
+        }
+        Endpoint::Edge { edge, .. } | Endpoint::Crossing { edge, .. } => {
+            let (_, d) = endpoint::digital_of(src, name, cmd).map_err(AnalysisError::Pair)?;
+            let times = endpoint::edge_times_from(&d, *edge, changes);
+            (times.into_iter().map(|t| (t, 1 << 40, None)).collect(), d.transitions())
+        }
+    })
+}
+
+/// `src`'s `irq_handler_entry` events from index `from` on: (time, event index, IRQ number).
+pub(crate) fn irq_entries_from(src: &Source, from: usize) -> Vec<(Ps, usize, i64)> {
+    let entry = Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name);
+    let Some(r) = endpoint::resolved(src, &entry) else { return Vec::new() };
+    let irq = FieldSel::new(src, "irq");
+    let mask = endpoint::layout_mask(src, r.name);
+    endpoint::candidates_from(src, &mask, from)
+        .filter(|ev| endpoint::matches(src, ev, &r))
+        .filter_map(|ev| Some((ev.ts(), ev.index, irq.get(&ev)?.as_i64()?)))
+        .collect()
+}
+
+/// The IRQ number most often first after a command, of how many commands each came first
+/// after (the smallest number on a tie), and its count.
+pub(crate) fn most_often_first(firsts: &std::collections::BTreeMap<i64, u64>) -> Option<(i64, u64)> {
+    firsts.iter().max_by_key(|&(n, c)| (*c, std::cmp::Reverse(*n))).map(|(&n, &c)| (n, c))
 }
 
 /// Where the IRQs of a `cmd-irq` may come from, on the common timeline.
@@ -437,19 +469,9 @@ fn irq_candidates(name: &str, opts: &CmdIrq, src: &Placed<'_>) -> Result<IrqCand
         Some(IrqSel::Endpoint(ep)) => IrqCandidates::Times(
             endpoint::endpoint_times(src, name, ep)?.into_iter().map(|t| src.to_common(t)).collect(),
         ),
-        _ => {
-            let entry = Endpoint::event(kernel::IRQ_HANDLER_ENTRY.name);
-            let irq = FieldSel::new(src, "irq");
-            IrqCandidates::Entries(
-                endpoint::endpoint_events(src, &entry)
-                    .into_iter()
-                    .filter_map(|i| {
-                        let ev = src.events.get(i)?;
-                        Some((src.to_common(ev.ts()), i, irq.get(&ev)?.as_i64()?))
-                    })
-                    .collect(),
-            )
-        }
+        _ => IrqCandidates::Entries(
+            irq_entries_from(src, 0).into_iter().map(|(t, i, n)| (src.to_common(t), i, n)).collect(),
+        ),
     })
 }
 
@@ -474,14 +496,14 @@ fn choose_irqs(opts: &CmdIrq, commands: &[Command], candidates: IrqCandidates) -
                     *counts.entry(n).or_default() += 1;
                 }
             }
-            let best = counts.iter().max_by_key(|&(n, c)| (*c, std::cmp::Reverse(*n)));
-            if let Some((&n, &c)) = best {
+            let best = most_often_first(&counts);
+            if let Some((n, c)) = best {
                 notes.push(Note {
                     what: format!("irq {n} chosen: the first IRQ after {c} of {} commands", commands.len()),
                     count: c,
                 });
             }
-            best.map(|(&n, _)| n)
+            best.map(|(n, _)| n)
         }
     };
     let irqs = match number {
