@@ -1434,29 +1434,26 @@ impl Joint {
         };
         for item in &mut self.items {
             let spec = std::slice::from_ref(&item.spec);
-            // What is new, read as it arrives; `None` to run it whole. Times are those of
-            // the source the starts (the commands) are in.
+            // What is new, read as it arrives, with the index of the source its times are
+            // in (the one the starts, the commands, are in); `None` to run it whole.
             let read_new = match &mut item.reading {
                 _ if whole => None,
                 Reading::Across { standing, reads_decoded } => complete(*reads_decoded).map(|complete| {
                     let home = if standing.rule().start.present_in(&sources[0]) { 0 } else { 1 };
-                    let answer = standing.stand(&sources, complete).map(|s| vec![s]);
-                    let (s, l) = stats::lines_of(spec, vec![answer]);
-                    (s.into_iter().map(|s| (home, s)).collect(), l)
+                    (home, vec![standing.stand(&sources, complete).map(|s| vec![s])])
                 }),
                 Reading::CmdIrq { standing, reads_decoded } => complete(*reads_decoded).map(|complete| {
                     let home =
                         if standing.command().is_some_and(|c| c.present_in(&sources[0])) { 0 } else { 1 };
-                    let answer = standing.stand(&sources, complete).map(|s| vec![s]);
-                    let (s, l) = stats::lines_of(spec, vec![answer]);
-                    (s.into_iter().map(|s| (home, s)).collect(), l)
+                    (home, vec![standing.stand(&sources, complete).map(|s| vec![s])])
                 }),
-                Reading::Channels(analyses) => {
-                    let (s, l) = stats::lines_of(spec, analyses.stand(&channels));
-                    Some((s.into_iter().map(|s| (1, s)).collect(), l))
-                }
+                Reading::Channels(analyses) => Some((1, analyses.stand(&channels))),
                 Reading::Whole => None,
-            };
+            }
+            .map(|(home, answers)| {
+                let (s, l) = stats::lines_of(spec, answers);
+                (s.into_iter().map(|s| (home, s)).collect(), l)
+            });
             let (s, l) = read_new.unwrap_or_else(|| stats::run_placed(spec, &sources, Scope::Together));
             standings.extend(s);
             lines.extend(l);
