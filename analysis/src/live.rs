@@ -1,14 +1,15 @@
 //! Analyses kept up to date over a source that grows while it is analysed: the
 //! simulator's live trace, a recording. [`LiveAnalyses::update`] gives, for each spec, what
 //! [`runner::run_spec`] gives on the source as it is now, but a pair rule over one source,
-//! a digital channel's pulses (`pulse:CH`), and the `block` and `wakeup` presets, read only
-//! what arrived since the last update:
-//! their open starts wait in the pairer and their samples grow in place.
+//! a digital channel's pulses (`pulse:CH`) and its phases longer than a duration
+//! (`long:CH over D`), and the `block` and `wakeup` presets, read only what arrived since
+//! the last update: their open starts wait in the pairer and their samples grow in place.
 //! [`LiveAnalyses::stand`] gives the samples each update added and the statistics of all,
 //! without copying or sorting the earlier ones; [`LiveAnalyses::glance`] the statistics a
 //! panel shows, kept as samples arrive, with a spread of the samples. The other presets,
-//! the other detectors and rules whose edges need the whole track (an analog threshold)
-//! run whole at each update.
+//! the other detectors (a stall's median moves with every gap; a polling run's last
+//! sample grows until the run ends) and rules whose edges need the whole track (an
+//! analog threshold) run whole at each update.
 //!
 //! [`AcrossStanding`] keeps a pair rule across several growing sources (a kernel recording
 //! and the logic analyzer beside it) the same way.
@@ -21,7 +22,7 @@
 use crate::detect::phase_rule;
 use crate::endpoint::Endpoint;
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
-use crate::outcome::{AnalysisKind, Outcome, Sample};
+use crate::outcome::{AnalysisKind, Outcome, Sample, Window};
 use crate::pairing::{LiveAcrossPairer, LivePairer, PairResult, PairRule, render_key};
 use crate::presets::{self, BlockPairer, WakeupPairer, block_names, cmd_irq_rule, wakeup_start};
 use crate::runner::{self, check_names};
@@ -60,6 +61,9 @@ enum Grower {
     Rule(LivePairer),
     /// A digital channel's pulses: its phase rule, rise -> next fall (`pulse:CH`).
     Pulse(LivePairer),
+    /// A digital channel's phases longer than a duration (`long:CH over D`): its pulses,
+    /// those longer kept.
+    Long(LivePairer, Ps),
     Block(BlockPairer),
     Wakeup(WakeupPairer),
 }
@@ -73,18 +77,25 @@ impl Grower {
             Spec::Pulse { name, channel, high, level: None } => {
                 Grower::Pulse(LivePairer::new(phase_rule(name, channel, *high, None)))
             }
+            Spec::Long { name, track, high, level: None, over } => {
+                Grower::Long(LivePairer::new(phase_rule(name, track, *high, None)), *over)
+            }
             Spec::Preset(Preset::Block) => Grower::Block(BlockPairer::new()),
             Spec::Preset(Preset::Wakeup) => Grower::Wakeup(WakeupPairer::new(false)),
             _ => return None,
         };
-        let kind = if matches!(grower, Grower::Pulse(_)) { AnalysisKind::Pulse } else { AnalysisKind::Pair };
+        let kind = match grower {
+            Grower::Pulse(_) => AnalysisKind::Pulse,
+            Grower::Long(..) => AnalysisKind::Stall,
+            _ => AnalysisKind::Pair,
+        };
         let grown = GrowingOutcome::new(spec.name(), kind, 0);
         Some((grower, if keeps_samples { grown } else { grown.without_samples() }))
     }
 
     fn rule(&self) -> PairRule {
         match self {
-            Grower::Rule(p) | Grower::Pulse(p) => p.rule().clone(),
+            Grower::Rule(p) | Grower::Pulse(p) | Grower::Long(p, _) => p.rule().clone(),
             Grower::Block(p) => p.rule().clone(),
             Grower::Wakeup(p) => p.rule(),
         }
@@ -98,6 +109,18 @@ impl Grower {
             Grower::Rule(p) => grown.outcome(samples, &p.counts(), src, REPEAT_NOTE),
             // The pulse detector notes no repeated ends.
             Grower::Pulse(p) => grown.outcome(samples, &p.counts(), src, ""),
+            // The detector counts no unmatched edges and notes nothing; each long phase is
+            // a window too, however few samples a view holds.
+            Grower::Long(p, over) => {
+                let mut o = Outcome::new(&p.rule().name, AnalysisKind::Stall, 0);
+                o.windows = grown
+                    .samples()
+                    .iter()
+                    .map(|s| Window { start: s.start, end: s.end, excess: s.latency() - over })
+                    .collect();
+                o.samples = samples;
+                o
+            }
             Grower::Block(p) => {
                 let counts = p.counts();
                 let mut o =
@@ -549,6 +572,16 @@ impl Item {
                 }
                 pairer.behind(src)
             }
+            (Spec::Long { track, .. }, Grower::Long(pairer, _)) => {
+                check_names(&self.spec, src)?;
+                let rule = pairer.rule();
+                let spans = src.spans.iter().map(|s| s.name.as_str());
+                let span = latscope_model::resolve_name(spans, track, "span track").is_ok();
+                if span || !rule.start.present_in(src) || !LivePairer::applies(rule, src) {
+                    return whole(&self.spec);
+                }
+                pairer.behind(src)
+            }
             (_, Grower::Block(pairer)) => {
                 if block_names(src).is_none() {
                     return whole(&self.spec);
@@ -569,6 +602,12 @@ impl Item {
         let Some((grower, grown)) = &mut self.grow else { return whole(&self.spec) };
         let pairs = match grower {
             Grower::Rule(pairer) | Grower::Pulse(pairer) => pairer.advance(src)?,
+            Grower::Long(pairer, over) => {
+                let over = *over;
+                let mut pairs = pairer.advance(src)?;
+                pairs.retain(|p| p.end - p.start > over);
+                pairs
+            }
             Grower::Block(pairer) => {
                 let Some(names) = block_names(src) else { return whole(&self.spec) };
                 pairer.feed(src, names);

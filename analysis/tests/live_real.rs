@@ -344,6 +344,14 @@ fn edge_rules_on_a_real_logic_capture_equal_the_whole_runner_at_every_snapshot()
     busiest.sort_by_key(|d| std::cmp::Reverse(d.transitions()));
     assert!(busiest.len() >= 2 && busiest[1].transitions() > 10, "{}", src.name);
     let (a, b) = (busiest[0].name.as_str(), busiest[1].name.as_str());
+    // Phases longer than the second-longest width (the widths are whole sample periods,
+    // few distinct): some, not all.
+    let longer_than = |spec: &str| -> Ps {
+        let o = run_spec(&parse_spec(spec).unwrap(), &[Placed::unaligned(&src)]).unwrap().remove(0);
+        let widths: std::collections::BTreeSet<Ps> = o.samples.iter().map(|s| s.latency()).collect();
+        *widths.iter().rev().nth(1).unwrap()
+    };
+    let (a_over, b_over) = (longer_than(&format!("pulse:{a}")), longer_than(&format!("pulse:{b}:low")));
     let specs = [
         format!("a-high={a}:rise -> {a}:fall"),
         format!("a-period={a}:rise -> {a}:rise"),
@@ -352,14 +360,23 @@ fn edge_rules_on_a_real_logic_capture_equal_the_whole_runner_at_every_snapshot()
         format!("stall:{a}:rise factor 3"),
         format!("pulse:{a}"),
         format!("pulse:{b}:low"),
+        format!("long:{a} over {a_over}ps"),
+        format!("long:{b}:low over {b_over}ps"),
     ];
     let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
-    // A digital channel's pulses read what is new, as the pair rules do; a stall needs the
-    // median of every gap, so it runs whole.
+    // A digital channel's pulses and its long phases read what is new, as the pair rules
+    // do; a stall needs the median of every gap, so it runs whole.
     let parsed: Vec<Spec> = specs.iter().map(|s| parse_spec(s).unwrap()).collect();
-    let live = LiveAnalyses::new(parsed);
+    let live = LiveAnalyses::new(parsed.clone());
     let grows: Vec<bool> = live.incremental().into_iter().map(|(_, g)| g).collect();
-    assert_eq!(grows, [true, true, true, true, false, true, true], "{:?}", live.incremental());
+    assert_eq!(grows, [true, true, true, true, false, true, true, true, true], "{:?}", live.incremental());
+    // The long phases are some of the pulses, each a window.
+    for (spec, pulses) in parsed[7..].iter().zip(&parsed[5..7]) {
+        let run = |s: &Spec| run_spec(s, &[Placed::unaligned(&src)]).unwrap().remove(0);
+        let (long, all) = (run(spec), run(pulses));
+        assert!(!long.samples.is_empty() && long.samples.len() < all.samples.len(), "{}", spec.name());
+        assert_eq!(long.windows.len(), long.samples.len(), "{}", spec.name());
+    }
     live_equals_whole(&src, &specs, 29);
 }
 
