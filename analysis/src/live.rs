@@ -755,6 +755,31 @@ mod tests {
         assert_eq!((kept.samples.len(), none.samples.len()), (1, 0));
     }
 
+    /// A glanced analysis keeps its latencies once, in the glance's statistics; a
+    /// standing asked for later counts them from the samples, and answers as the whole
+    /// runner.
+    #[test]
+    fn a_glanced_analysis_keeps_its_latencies_once() {
+        let spec = parse_spec("wake=sched_wakeup -> sched_switch by pid:next_pid").expect("spec");
+        let mut live = LiveAnalyses::new(vec![spec.clone()]);
+        let keeps =
+            |live: &LiveAnalyses| live.items[0].grow.as_ref().is_some_and(|(_, g)| g.keeps_latencies());
+        for n in [2, 3] {
+            let glanced = live.glance(&wakeup_then_first_run(n), StatsOptions::default(), 10, 10).remove(0);
+            assert!(matches!(glanced, Ok(Glance::Grown(_))), "{glanced:?}");
+            assert!(!keeps(&live), "{n} events: latencies kept beside the glance's");
+        }
+        let src = wakeup_then_first_run(3);
+        let stood = live.stand(&src).remove(0).expect("runs").remove(0);
+        let whole = runner::run_spec(&spec, &[Placed::unaligned(&src)]).expect("runs").remove(0);
+        assert_eq!((stood.count, stood.max_ns), (1, Some(whole.samples[0].latency() as f64 / 1e3)));
+        assert!(keeps(&live), "a standing keeps them from then on");
+        // Analyses that only stand keep no samples, so their latencies are kept from the start.
+        let mut standing = LiveAnalyses::for_standing(vec![spec]);
+        standing.follow(&wakeup_then_first_run(2));
+        assert!(standing.items[0].grow.as_ref().is_some_and(|(_, g)| g.keeps_latencies()));
+    }
+
     /// A key unique to each pair (a block request's sector) overflows the rendered keys'
     /// cache, which is emptied: the answers stay the whole runner's.
     #[test]

@@ -153,8 +153,11 @@ pub(crate) struct GrowingOutcome {
     /// Each task's name on the first event it ran, over the events read (`read`).
     first_comm: FxHashMap<i32, Sym>,
     read: usize,
-    /// The latencies of `outcome.samples`, for statistics that do not sort them all.
-    running: RunningLatencies,
+    /// The latencies of `outcome.samples`, for statistics that do not sort them all; made
+    /// when first asked for while the samples are kept. A view that reads statistics kept
+    /// apart ([`crate::live::LiveAnalyses::glance`]) never asks, and would otherwise keep
+    /// each latency a second time, 8 bytes a sample for as long as the run goes.
+    running: Option<RunningLatencies>,
     /// Whether `outcome` keeps the samples: an answer that only stands (live lines and a
     /// flight recorder, which read each sample once) needs their latencies alone.
     keeps_samples: bool,
@@ -170,7 +173,7 @@ impl GrowingOutcome {
             pending: FxHashMap::default(),
             first_comm: FxHashMap::default(),
             read: 0,
-            running: RunningLatencies::default(),
+            running: None,
             keeps_samples: true,
             renamed: false,
         }
@@ -179,12 +182,18 @@ impl GrowingOutcome {
     /// The same, keeping no samples: [`Self::extend`] still returns them.
     pub(crate) fn without_samples(mut self) -> Self {
         self.keeps_samples = false;
+        self.running = Some(RunningLatencies::default());
         self
     }
 
     /// The latencies of the samples so far.
     pub(crate) fn running(&mut self) -> &mut RunningLatencies {
-        &mut self.running
+        let samples = &self.outcome.samples;
+        self.running.get_or_insert_with(|| {
+            let mut running = RunningLatencies::default();
+            samples.iter().for_each(|s| running.push(s.latency()));
+            running
+        })
     }
 
     /// Adds `pairs` (the ones that closed since the last call) over `src`, which extends
@@ -229,7 +238,9 @@ impl GrowingOutcome {
             if p.flagged {
                 excluded.push(sample);
             } else {
-                self.running.push(sample.latency());
+                if let Some(running) = &mut self.running {
+                    running.push(sample.latency());
+                }
                 samples.push(sample);
             }
         }
@@ -280,6 +291,12 @@ impl GrowingOutcome {
     /// Whether samples already handed on have another key now (a task was named late).
     pub(crate) fn take_renamed(&mut self) -> bool {
         std::mem::take(&mut self.renamed)
+    }
+
+    /// Whether the latencies are kept apart from the samples.
+    #[cfg(test)]
+    pub(crate) fn keeps_latencies(&self) -> bool {
+        self.running.is_some()
     }
 
     /// The samples so far, by start (none when they are not kept).
