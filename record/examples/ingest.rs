@@ -10,7 +10,8 @@
 //! `RING=SIZE` keeps a ring. `SIGROK=DRIVER[:k=v…]` records that logic analyzer alone
 //! instead, with the decoder stacks of `DECODERS` (`;`-separated) and SPECS over their
 //! annotations (EVENTS and COMMAND unused): its "events" are then annotations.
-//! `BESIDE=DRIVER[:k=v…]` records that logic analyzer beside the kernel. Each quarter of the run is also measured apart (events,
+//! `BESIDE=DRIVER[:k=v…]` records that logic analyzer beside the kernel (with `DECODERS`
+//! too). Each quarter of the run is also measured apart (events,
 //! CPU per event, resident memory, the longest gap between lines), to show whether a
 //! tick's cost and the memory per event stay flat as the recording grows.
 
@@ -75,8 +76,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // `BESIDE=DRIVER[:k=v…]`: that logic analyzer recorded beside the kernel, so SPECS
     // naming its channels read both (joint analyses).
+    // Its decoder stacks are `DECODERS`, as with `SIGROK`.
     if let Ok(device) = std::env::var("BESIDE") {
-        opts.sigrok = Some(latscope_record::sigrok::SigrokSpec::parse(&device)?);
+        let decoders = list(&std::env::var("DECODERS").unwrap_or_default(), ';');
+        opts.sigrok = Some(latscope_record::sigrok::SigrokSpec::parse(&device)?.with_decoders(decoders));
     }
     // When each live line came (the last, over everything kept, aside): how fresh the
     // live statistics stay as the recording grows.

@@ -1247,9 +1247,10 @@ impl Following {
 /// tick to tick: over the kernel's events so far, and the logic's followed channels and
 /// decoded events, placed on the kernel's timeline by the host's clocks as the saved
 /// session places them. A pair rule from a kernel event to a channel's edge or a decoded
-/// event (or back) reads only what is new ([`AcrossStanding`]), and so do a rule between
-/// two channels' edges and a channel's pulses, over the channels alone ([`LiveAnalyses`]).
-/// The others, and the last line, run whole as `latscope report` runs the two saved files.
+/// event (or back) reads only what is new ([`AcrossStanding`]), and so does one between a
+/// channel's edge and a decoded event; a rule between two channels' edges and a channel's
+/// pulses and long phases read the channels alone ([`LiveAnalyses`]). The others, and the
+/// last line, run whole as `latscope report` runs the two saved files.
 pub(crate) struct Joint {
     items: Vec<JointItem>,
     /// The generations the standings across read (the kernel source's, the tracks', the
@@ -1275,6 +1276,11 @@ enum Reading {
     /// It names channels only: it reads the followed tracks alone, as they grow. Its times
     /// are the logic's, as the runner gives them over both sources.
     Channels(LiveAnalyses),
+    /// A pair rule between a channel's edge and a decoded event, read as they arrive: the
+    /// tracks and the decode grow to different reaches, so it pairs them as two sources at
+    /// the logic's placement, the decoded events first, so that at one instant events come
+    /// before edges as in one source. Its times are the logic's.
+    Logic(AcrossStanding),
     /// Run whole each tick.
     Whole,
 }
@@ -1331,6 +1337,12 @@ impl Joint {
                         reads_decoded: standing.command().is_some_and(decoded_event),
                         standing,
                     },
+                    (_, Some(rule), _)
+                        if (channel_edge(&rule.start) && decoded_event(&rule.end))
+                            || (decoded_event(&rule.start) && channel_edge(&rule.end)) =>
+                    {
+                        Reading::Logic(AcrossStanding::new(rule))
+                    }
                     (Spec::Pair(rule), ..) if channel_edge(&rule.start) && channel_edge(&rule.end) => {
                         Reading::Channels(LiveAnalyses::for_standing(vec![spec.clone()]))
                     }
@@ -1387,14 +1399,12 @@ impl Joint {
         // grow to another reach than the tracks, and a source must only grow at its end.
         let mut channels = crate::sigrok::logic_source();
         channels.digital = tracks.clone().into();
-        logic.digital = tracks.into();
         let at = Placement::new(logic_offset_ps(kernel, logic_at_ns), 0.0);
-        let sources = [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, at)];
         let generations = (generation, tracks_generation, so_far.growth.map(|(_, g)| g));
         if self.read != Some(generations) {
             for item in &mut self.items {
                 match &mut item.reading {
-                    Reading::Across { standing, .. } => standing.reset(),
+                    Reading::Across { standing, .. } | Reading::Logic(standing) => standing.reset(),
                     Reading::CmdIrq { standing, .. } => standing.reset(),
                     _ => {}
                 }
@@ -1410,29 +1420,43 @@ impl Joint {
             }
             self.tracks_read = Some(tracks_generation);
         }
+        // Rules between a channel and a decoded event read the decoded events alone, before
+        // the tracks join them (`Reading::Logic`); their events are the first source's, as
+        // the whole runner names them when it runs the rule on the logic alone.
+        let decoded_and_tracks = [Placed::new(&logic, at), Placed::new(&channels, at)];
+        let tracks_complete = logic_end.map_or(Ps::MIN, |e| at.to_common(e));
+        // The common time before which the decode holds every annotation it will: `None`
+        // for a decode that cannot say which are final.
+        let decode_complete =
+            so_far.growth.map(|(reach, _)| if reach == Ps::MAX { Ps::MAX } else { at.to_common(reach) });
+        let within_logic: Vec<Option<Result<Standing, latscope_analysis::measure::AnalysisError>>> = self
+            .items
+            .iter_mut()
+            .map(|item| match (&mut item.reading, decode_complete) {
+                (Reading::Logic(standing), Some(decoded)) if !whole => {
+                    Some(standing.stand(&decoded_and_tracks, tracks_complete.min(decoded)))
+                }
+                _ => None,
+            })
+            .collect();
+        logic.digital = tracks.into();
+        let sources = [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, at)];
         // Nothing more arrives before the kernel's last event, nor before the last sample
         // or the decode's reach, whichever the rule reads.
         let kernel_complete = kernel.events.ts.last().copied().unwrap_or(Ps::MIN);
-        let tracks_complete = logic_end.map_or(Ps::MIN, |e| at.to_common(e));
         let (mut standings, mut lines) = (Vec::new(), Vec::new());
         // The common time before which both sources hold all they will: the kernel's last
         // event, and the tracks' last sample or the decode's reach, whichever is read;
         // `None` for a decode that cannot say which annotations are final (read whole).
         let complete = |reads_decoded: bool| -> Option<Ps> {
-            let logic = match (reads_decoded, so_far.growth) {
+            let logic = match (reads_decoded, decode_complete) {
                 (false, _) => tracks_complete,
-                (true, Some((reach, _))) => {
-                    if reach == Ps::MAX {
-                        Ps::MAX
-                    } else {
-                        at.to_common(reach)
-                    }
-                }
+                (true, Some(decoded)) => decoded,
                 (true, None) => return None,
             };
             Some(kernel_complete.min(logic))
         };
-        for item in &mut self.items {
+        for (item, within_logic) in self.items.iter_mut().zip(within_logic) {
             let spec = std::slice::from_ref(&item.spec);
             // What is new, read as it arrives, with the index of the source its times are
             // in (the one the starts, the commands, are in); `None` to run it whole.
@@ -1448,6 +1472,7 @@ impl Joint {
                     (home, vec![standing.stand(&sources, complete).map(|s| vec![s])])
                 }),
                 Reading::Channels(analyses) => Some((1, analyses.stand(&channels))),
+                Reading::Logic(_) => within_logic.map(|s| (1, vec![s.map(|s| vec![s])])),
                 Reading::Whole => None,
             }
             .map(|(home, answers)| {

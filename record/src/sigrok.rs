@@ -1428,6 +1428,119 @@ mod tests {
         assert!(handed.iter().all(|h| !h.is_empty()), "every analysis found something");
     }
 
+    /// Beside the kernel, rules between a channel's edge and a decoded event read what is
+    /// new while the tracks and the decode grow, each to its own reach. Over the corpus's
+    /// SPI capture streamed in 26 pieces, decoded as it arrives: every sample handed on is
+    /// one of the whole run's over the kernel and the whole logic (its decode and its
+    /// tracks), none is read again, and at the end they are all of them, with the whole
+    /// run's lines. A transfer's annotations start and end on the chip select's edges, so
+    /// events and edges meet at the same instant, where one source orders events first.
+    #[test]
+    fn rules_between_a_channel_and_a_decoded_event_beside_the_kernel_read_what_is_new() {
+        use crate::recorder::{Joint, LogicSoFar, Options};
+        use latscope_analysis::runner::Scope;
+        use latscope_analysis::spec::{Spec, parse_spec};
+        use latscope_model::{Placed, Ps};
+        // 10 M samples (0.42 s): 21 transfers of two bytes, 20 ms apart.
+        let samples = lazysig_spi_samples();
+        let samples = &samples[..];
+        let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
+        let rate = 24_000_000;
+        let stacks = ["spi:clk=CLK,miso=MISO,mosi=MOSI,cs=CS".to_owned()];
+        let texts = [
+            "select-to-byte=CS:fall -> spi_mosi policy next",
+            "transfer-to-deselect=spi_transfer_end -> CS:rise",
+            "byte-to-clock=spi_mosi -> CLK:rise policy next",
+        ];
+        let specs: Vec<Spec> = texts.iter().map(|t| parse_spec(t).unwrap()).collect();
+        let opts = Options {
+            joint_specs: specs.clone(),
+            sigrok: Some(
+                SigrokSpec::parse("demo")
+                    .unwrap()
+                    .with_decoders(stacks.to_vec())
+                    .with_tracks(channels.to_vec()),
+            ),
+            ..Options::default()
+        };
+        let mut kernel = latscope_model::Source::new("kernel", "trace.dat", latscope_model::SourceKind::File);
+        kernel.origin.secs = 7;
+        let at_ns = 7_003_000_000;
+        let at = latscope_model::Placement::new(3_000_000_000, 0.0);
+        // The oracle: the whole run over the kernel and the logic decoded in one go.
+        let mut once = LiveDecoders::new(&stacks, &channels, rate).unwrap();
+        once.feed(samples);
+        let mut logic = decoded_source(&once.finish().unwrap().0).unwrap();
+        let mut all_tracks = LiveTracks::new(&channels, &channels, rate).unwrap();
+        all_tracks.feed(samples);
+        logic.digital = all_tracks.snapshot().into();
+        let placed = [Placed::new(&kernel, latscope_model::Placement::IDENTITY), Placed::new(&logic, at)];
+        let (whole, whole_lines) = crate::stats::run_placed(&specs, &placed, Scope::Together);
+        let whole_samples: Vec<Vec<latscope_analysis::outcome::Sample>> =
+            whole.iter().map(|(_, w)| w.added.clone()).collect();
+        assert!(whole_samples.iter().flatten().any(|s| s.start_event.is_some()), "events named");
+        let whole: Vec<Vec<(Ps, Ps)>> = whole
+            .iter()
+            .map(|(home, w)| {
+                assert_eq!(*home, 1, "{}: in the logic's time", w.name);
+                let mut t: Vec<(Ps, Ps)> = w.added.iter().map(|s| (s.start, s.end)).collect();
+                t.sort_unstable();
+                t
+            })
+            .collect();
+        assert!(whole.iter().all(|w| w.len() >= 20), "{:?}", whole.iter().map(Vec::len).collect::<Vec<_>>());
+
+        let mut joint = Joint::new(&opts);
+        let mut tracks = LiveTracks::new(&channels, &channels, rate).unwrap();
+        let mut decoders = LiveDecoders::new(&stacks, &channels, rate).unwrap();
+        let mut handed = vec![Vec::new(); specs.len()];
+        type Handed = Vec<Vec<(Ps, Ps)>>;
+        let tick = |joint: &mut Joint,
+                    handed: &mut Handed,
+                    tracks: &LiveTracks,
+                    grown: GrownDecode,
+                    k: usize| {
+            let so_far =
+                LogicSoFar { decoded: Some(grown.source), growth: Some((grown.complete, grown.generation)) };
+            let (standings, lines) =
+                joint.lines_over(&kernel, 0, at_ns, (tracks.snapshot(), tracks.generation), so_far, false);
+            assert_eq!(standings.len(), specs.len(), "tick {k}");
+            for (i, (home, s)) in standings.into_iter().enumerate() {
+                assert_eq!(home, 1, "{} at tick {k}", s.name);
+                assert!(!s.anew || k == 0, "{} read anew at tick {k}", s.name);
+                for a in &s.added {
+                    // Its times, and the events it names, as the whole run names them.
+                    assert!(whole_samples[i].contains(a), "{} at tick {k}: {a:?}", s.name);
+                }
+                handed[i].extend(s.added.iter().map(|a| (a.start, a.end)));
+                assert_eq!(s.count, handed[i].len() as u64, "{} at tick {k}", s.name);
+            }
+            lines
+        };
+        let pieces = samples.chunks(397_531).count();
+        for (k, piece) in samples.chunks(397_531).enumerate() {
+            tracks.feed(piece);
+            decoders.feed(piece);
+            let grown = decoders.grow().expect("SPI says which annotations are final");
+            tick(&mut joint, &mut handed, &tracks, grown, k);
+        }
+        let before_end: Vec<usize> = handed.iter().map(Vec::len).collect();
+        let grown = decoders.finish().unwrap().1.expect("the growing decode holds the whole decode");
+        let lines = tick(&mut joint, &mut handed, &tracks, grown, pieces);
+        for (i, h) in handed.iter_mut().enumerate() {
+            assert!(
+                before_end[i] * 10 >= whole[i].len() * 9,
+                "{}: {} of {} live",
+                texts[i],
+                before_end[i],
+                whole[i].len()
+            );
+            h.sort_unstable();
+            assert_eq!(*h, whole[i], "{}: the samples handed on", texts[i]);
+        }
+        assert_eq!(lines, whole_lines, "the last lines");
+    }
+
     /// The samples of a real 24 MHz SPI capture (MIT, from LazySig) with CS framing
     /// transfers, channels MISO, MOSI, CLK and CS, a byte each.
     fn lazysig_spi_samples() -> Vec<u8> {
