@@ -27,7 +27,7 @@ fn missing(rule: &str, what: String) -> AnalysisError {
 }
 
 /// The endpoint a selector means in `src` (see the module doc), if `src` has it.
-fn selector_in(sel: &Endpoint, src: &Source) -> Option<Endpoint> {
+pub(crate) fn selector_in(sel: &Endpoint, src: &Source) -> Option<Endpoint> {
     if sel.present_in(src) {
         return Some(sel.clone());
     }

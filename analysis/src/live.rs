@@ -4,12 +4,14 @@
 //! a digital channel's pulses (`pulse:CH`) and its phases longer than a duration
 //! (`long:CH over D`), and the `block` and `wakeup` presets, read only what arrived since
 //! the last update: their open starts wait in the pairer and their samples grow in place.
-//! [`LiveAnalyses::stand`] gives the samples each update added and the statistics of all,
-//! without copying or sorting the earlier ones; [`LiveAnalyses::glance`] the statistics a
-//! panel shows, kept as samples arrive, with a spread of the samples. The other presets,
-//! the other detectors (a stall's median moves with every gap; a polling run's last
-//! sample grows until the run ends) and rules whose edges need the whole track (an
-//! analog threshold) run whole at each update.
+//! So does a stall detector over events or a digital channel (`stall:SEL factor F`): its
+//! gaps are kept by length, and its windows start again only when the median moves past
+//! a gap read before. [`LiveAnalyses::stand`] gives the samples each update added and the
+//! statistics of all, without copying or sorting the earlier ones;
+//! [`LiveAnalyses::glance`] the statistics a panel shows, kept as samples arrive, with a
+//! spread of the samples. The other presets, `poll` (a polling run's last sample grows
+//! until the run ends) and rules whose edges need the whole track (an analog threshold)
+//! run whole at each update.
 //!
 //! [`AcrossStanding`] keeps a pair rule across several growing sources (a kernel recording
 //! and the logic analyzer beside it) the same way.
@@ -19,11 +21,11 @@
 //! snapshots, the recorder's watermark). A source that does not ([`LiveAnalyses::reset`],
 //! or a shorter one) starts the pairing again from its beginning.
 
-use crate::detect::phase_rule;
+use crate::detect::{phase_rule, selector_in};
 use crate::endpoint::Endpoint;
 use crate::measure::{AnalysisError, GrowingOutcome, missing_error};
-use crate::outcome::{AnalysisKind, Outcome, Sample, Window};
-use crate::pairing::{LiveAcrossPairer, LivePairer, PairResult, PairRule, render_key};
+use crate::outcome::{AnalysisKind, Note, Outcome, Sample, Window};
+use crate::pairing::{LiveAcrossPairer, LivePairer, Pair, PairResult, PairRule, Policy, render_key};
 use crate::presets::{self, BlockPairer, WakeupPairer, block_names, cmd_irq_rule, wakeup_start};
 use crate::runner::{self, check_names};
 use crate::running_stats::RunningSummary;
@@ -64,6 +66,8 @@ enum Grower {
     /// A digital channel's phases longer than a duration (`long:CH over D`): its pulses,
     /// those longer kept.
     Long(LivePairer, Ps),
+    /// Gaps longer than a factor times the median gap (`stall:SELECTOR factor F`).
+    Stall(Box<StallGrower>),
     Block(BlockPairer),
     Wakeup(WakeupPairer),
 }
@@ -80,17 +84,24 @@ impl Grower {
             Spec::Long { name, track, high, level: None, over } => {
                 Grower::Long(LivePairer::new(phase_rule(name, track, *high, None)), *over)
             }
+            Spec::Stall { name, selector, factor } => {
+                Grower::Stall(Box::new(StallGrower::new(name, selector.clone(), *factor)))
+            }
             Spec::Preset(Preset::Block) => Grower::Block(BlockPairer::new()),
             Spec::Preset(Preset::Wakeup) => Grower::Wakeup(WakeupPairer::new(false)),
             _ => return None,
         };
         let kind = match grower {
             Grower::Pulse(_) => AnalysisKind::Pulse,
-            Grower::Long(..) => AnalysisKind::Stall,
+            Grower::Long(..) | Grower::Stall(_) => AnalysisKind::Stall,
             _ => AnalysisKind::Pair,
         };
-        let grown = GrowingOutcome::new(spec.name(), kind, 0);
-        Some((grower, if keeps_samples { grown } else { grown.without_samples() }))
+        Some((grower, Self::no_samples_yet(spec.name(), kind, keeps_samples)))
+    }
+
+    fn no_samples_yet(name: &str, kind: AnalysisKind, keeps_samples: bool) -> GrowingOutcome {
+        let grown = GrowingOutcome::new(name, kind, 0);
+        if keeps_samples { grown } else { grown.without_samples() }
     }
 
     fn rule(&self) -> PairRule {
@@ -98,6 +109,7 @@ impl Grower {
             Grower::Rule(p) | Grower::Pulse(p) | Grower::Long(p, _) => p.rule().clone(),
             Grower::Block(p) => p.rule().clone(),
             Grower::Wakeup(p) => p.rule(),
+            Grower::Stall(st) => st.rule.clone(),
         }
     }
 
@@ -121,6 +133,21 @@ impl Grower {
                 o.samples = samples;
                 o
             }
+            Grower::Stall(st) => {
+                let mut o = Outcome::new(&st.rule.name, AnalysisKind::Stall, 0);
+                o.notes.push(Note {
+                    what: format!("median period{}", Note::PS_SUFFIX),
+                    count: st.median.max(0) as u64,
+                });
+                o.notes.push(Note { what: "occurrences".into(), count: st.times });
+                o.windows = grown
+                    .samples()
+                    .iter()
+                    .map(|s| Window { start: s.start, end: s.end, excess: s.latency() - st.median })
+                    .collect();
+                o.samples = samples;
+                o
+            }
             Grower::Block(p) => {
                 let counts = p.counts();
                 let mut o =
@@ -134,6 +161,123 @@ impl Grower {
                 o
             }
         }
+    }
+}
+
+/// A stall detector over a growing source (`stall:SELECTOR factor F`, as
+/// [`crate::detect`] runs it whole): the gaps between consecutive occurrences, their
+/// lengths counted for the median (the upper median, a rank of
+/// [`RunningLatencies`]) and their starts kept by length, so that the windows, the gaps
+/// longer than F times the median, are found without reading every gap again. While the
+/// median moves past no gap read before, the windows only gain the new gaps above it;
+/// otherwise they are all given again.
+#[derive(Debug)]
+struct StallGrower {
+    /// The detector's name, the selector at both ends: what the samples' keys render by.
+    rule: PairRule,
+    selector: Endpoint,
+    factor: f64,
+    /// What the selector resolved to when last read, and how far it was read: events,
+    /// and the track's changes.
+    resolved: Option<Endpoint>,
+    events: usize,
+    changes: usize,
+    last: Option<Ps>,
+    /// Occurrences read.
+    times: u64,
+    lengths: RunningLatencies,
+    starts_by_length: BTreeMap<Ps, Vec<Ps>>,
+    median: Ps,
+}
+
+impl StallGrower {
+    fn new(name: &str, selector: Endpoint, factor: f64) -> Self {
+        Self {
+            rule: PairRule::new(name, selector.clone(), selector.clone(), Policy::Next),
+            selector,
+            factor,
+            resolved: None,
+            events: 0,
+            changes: 0,
+            last: None,
+            times: 0,
+            lengths: RunningLatencies::default(),
+            starts_by_length: BTreeMap::new(),
+            median: 0,
+        }
+    }
+
+    /// Whether a gap of `length` is a window under `median`, as the whole detector says.
+    fn is_window(&self, length: Ps, median: Ps) -> bool {
+        length as f64 > self.factor * median as f64
+    }
+
+    /// Whether `src` does not extend what was read (the selector `at` resolved to there).
+    fn behind(&self, src: &Source, at: &Endpoint) -> bool {
+        let changes = match crate::endpoint::track_named(src, at.target()) {
+            Ok(Some(crate::endpoint::TrackRef::Digital(_, d))) if !matches!(at, Endpoint::Event { .. }) => {
+                Some(d.transitions())
+            }
+            _ => None,
+        };
+        self.resolved.as_ref().is_some_and(|r| r != at)
+            || src.events.len() < self.events
+            || changes.is_some_and(|c| c < self.changes)
+    }
+
+    /// Reads the occurrences of `at` new in `src`: the windows to add, as pairs in start
+    /// order, and whether they are all the windows (the first read, or the median moved
+    /// past gaps read before) rather than the new ones.
+    fn advance(&mut self, src: &Source, at: Endpoint) -> Result<(Vec<Pair>, bool), AnalysisError> {
+        let (found, changes) = presets::commands_from(&self.rule.name, &at, src, self.events, self.changes)?;
+        let first = self.resolved.is_none();
+        self.resolved = Some(at);
+        self.events = src.events.len();
+        self.changes = changes;
+        let mut new = Vec::with_capacity(found.len());
+        for (t, ..) in found {
+            if let Some(prev) = self.last.replace(t) {
+                new.push((prev, t - prev));
+            }
+            self.times += 1;
+        }
+        let was = self.median;
+        new.iter().for_each(|&(_, length)| self.lengths.push(length));
+        self.median = self.lengths.nth(self.lengths.count() / 2).unwrap_or(0);
+        // Gaps read before whose being a window the new median changes.
+        let (lo, hi) = (was.min(self.median), was.max(self.median));
+        let from = |median: Ps| -> Ps {
+            let limit = (self.factor * median as f64).floor();
+            if limit.is_nan() { Ps::MIN } else { limit as Ps }
+        };
+        let moved = was != self.median
+            && self
+                .starts_by_length
+                .range(from(lo).min(from(hi))..=from(lo).max(from(hi)).saturating_add(1))
+                .any(|(&length, _)| self.is_window(length, was) != self.is_window(length, self.median));
+        for &(start, length) in &new {
+            self.starts_by_length.entry(length).or_default().push(start);
+        }
+        let pair = |start: Ps, length: Ps| Pair {
+            start,
+            end: start + length,
+            key: Vec::new(),
+            flagged: false,
+            start_event: None,
+            end_event: None,
+        };
+        if first || moved {
+            let mut all: Vec<Pair> = self
+                .starts_by_length
+                .range(from(self.median)..)
+                .filter(|&(&length, _)| self.is_window(length, self.median))
+                .flat_map(|(&length, starts)| starts.iter().map(move |&s| pair(s, length)))
+                .collect();
+            all.sort_by_key(|p| (p.start, p.end));
+            return Ok((all, true));
+        }
+        let added = new.into_iter().filter(|&(_, length)| self.is_window(length, self.median));
+        Ok((added.map(|(s, length)| pair(s, length)).collect(), false))
     }
 }
 
@@ -582,6 +726,16 @@ impl Item {
                 }
                 pairer.behind(src)
             }
+            (_, Grower::Stall(st)) => {
+                check_names(&self.spec, src)?;
+                // The whole detector says what a source lacking it gives; an analog track's
+                // edges come from a threshold over the whole track.
+                let Some(at) = selector_in(&st.selector, src) else { return whole(&self.spec) };
+                if !LivePairer::applies(&PairRule::new("", at.clone(), at.clone(), Policy::Next), src) {
+                    return whole(&self.spec);
+                }
+                st.behind(src, &at)
+            }
             (_, Grower::Block(pairer)) => {
                 if block_names(src).is_none() {
                     return whole(&self.spec);
@@ -606,6 +760,17 @@ impl Item {
                 let over = *over;
                 let mut pairs = pairer.advance(src)?;
                 pairs.retain(|p| p.end - p.start > over);
+                pairs
+            }
+            Grower::Stall(st) => {
+                let Some(at) = selector_in(&st.selector, src) else { return whole(&self.spec) };
+                let (pairs, all) = st.advance(src, at)?;
+                if all && !self.fresh {
+                    // The median moved past gaps already read: the windows start again.
+                    *grown =
+                        Grower::no_samples_yet(self.spec.name(), AnalysisKind::Stall, self.keeps_samples);
+                    self.fresh = true;
+                }
                 pairs
             }
             Grower::Block(pairer) => {

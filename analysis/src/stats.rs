@@ -387,20 +387,25 @@ impl RunningLatencies {
 
     /// The value of 0-based `rank` in ascending order, in nanoseconds.
     fn at(&mut self, rank: u64) -> f64 {
+        self.nth(rank).map_or(f64::NAN, ps_to_ns)
+    }
+
+    /// The value of 0-based `rank` in ascending order, if there are that many.
+    pub fn nth(&mut self, rank: u64) -> Option<Ps> {
         let mut before = 0u64;
         for bucket in &mut self.buckets {
             if rank < before + bucket.len {
                 for (&v, &n) in bucket.distinct() {
                     before += n;
                     if rank < before {
-                        return ps_to_ns(v);
+                        return Some(v);
                     }
                 }
-                break;
+                return None;
             }
             before += bucket.len;
         }
-        f64::NAN
+        None
     }
 }
 
