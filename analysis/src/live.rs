@@ -30,7 +30,7 @@ use crate::presets::{self, BlockPairer, WakeupPairer, block_names, cmd_irq_rule,
 use crate::runner::{self, check_names};
 use crate::running_stats::RunningSummary;
 use crate::spec::{CmdIrq, IrqSel, Preset, Spec};
-use crate::stats::{RunningLatencies, StatsOptions, Summary};
+use crate::stats::{RunningLatencies, StatsOptions, Summary, bucket_of};
 use latscope_model::{Placed, Ps, Source, kernel};
 use std::collections::BTreeMap;
 
@@ -167,10 +167,12 @@ impl Grower {
 /// A stall detector over a growing source (`stall:SELECTOR factor F`, as
 /// [`crate::detect`] runs it whole): the gaps between consecutive occurrences, their
 /// lengths counted for the median (the upper median, a rank of
-/// [`RunningLatencies`]) and their starts kept by length, so that the windows, the gaps
-/// longer than F times the median, are found without reading every gap again. While the
-/// median moves past no gap read before, the windows only gain the new gaps above it;
-/// otherwise they are all given again.
+/// [`RunningLatencies`]) and the gaps kept in buckets by length (16 bytes a gap, where a
+/// map by length costs a node entry and a vector for each length, and kernel clocks make
+/// most lengths differ), so that the windows,
+/// the gaps longer than F times the median, are found without reading every gap again.
+/// While the median moves past no gap read before, the windows only gain the new gaps
+/// above it; otherwise they are all given again.
 #[derive(Debug)]
 struct StallGrower {
     /// The detector's name, the selector at both ends: what the samples' keys render by.
@@ -186,7 +188,9 @@ struct StallGrower {
     /// Occurrences read.
     times: u64,
     lengths: RunningLatencies,
-    starts_by_length: BTreeMap<Ps, Vec<Ps>>,
+    /// The gaps, (length, start), in the buckets of [`crate::stats::bucket_of`] their
+    /// lengths fall in, which ascend with the length.
+    by_length: Vec<Vec<(Ps, Ps)>>,
     median: Ps,
 }
 
@@ -202,7 +206,7 @@ impl StallGrower {
             last: None,
             times: 0,
             lengths: RunningLatencies::default(),
-            starts_by_length: BTreeMap::new(),
+            by_length: Vec::new(),
             median: 0,
         }
     }
@@ -244,19 +248,28 @@ impl StallGrower {
         let was = self.median;
         new.iter().for_each(|&(_, length)| self.lengths.push(length));
         self.median = self.lengths.nth(self.lengths.count() / 2).unwrap_or(0);
-        // Gaps read before whose being a window the new median changes.
-        let (lo, hi) = (was.min(self.median), was.max(self.median));
-        let from = |median: Ps| -> Ps {
+        // The bucket of the least length that can be a window under `median`.
+        let first_bucket = |median: Ps| -> usize {
             let limit = (self.factor * median as f64).floor();
-            if limit.is_nan() { Ps::MIN } else { limit as Ps }
+            bucket_of(if limit.is_nan() { Ps::MIN } else { limit as Ps })
         };
+        // Gaps read before whose being a window the new median changes lie in the buckets
+        // between the two limits.
+        let (a, b) = (first_bucket(was), first_bucket(self.median));
         let moved = was != self.median
             && self
-                .starts_by_length
-                .range(from(lo).min(from(hi))..=from(lo).max(from(hi)).saturating_add(1))
-                .any(|(&length, _)| self.is_window(length, was) != self.is_window(length, self.median));
+                .by_length
+                .iter()
+                .take(a.max(b) + 1)
+                .skip(a.min(b))
+                .flatten()
+                .any(|&(length, _)| self.is_window(length, was) != self.is_window(length, self.median));
         for &(start, length) in &new {
-            self.starts_by_length.entry(length).or_default().push(start);
+            let b = bucket_of(length);
+            if b >= self.by_length.len() {
+                self.by_length.resize_with(b + 1, Vec::new);
+            }
+            self.by_length[b].push((length, start));
         }
         let pair = |start: Ps, length: Ps| Pair {
             start,
@@ -268,10 +281,12 @@ impl StallGrower {
         };
         if first || moved {
             let mut all: Vec<Pair> = self
-                .starts_by_length
-                .range(from(self.median)..)
-                .filter(|&(&length, _)| self.is_window(length, self.median))
-                .flat_map(|(&length, starts)| starts.iter().map(move |&s| pair(s, length)))
+                .by_length
+                .iter()
+                .skip(first_bucket(self.median))
+                .flatten()
+                .filter(|&&(length, _)| self.is_window(length, self.median))
+                .map(|&(length, start)| pair(start, length))
                 .collect();
             all.sort_by_key(|p| (p.start, p.end));
             return Ok((all, true));

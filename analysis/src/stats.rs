@@ -263,7 +263,7 @@ const SUB_BITS: u32 = 8;
 /// The bucket of `v`, in the values' order: negatives (a latency across placed sources)
 /// share bucket 0, values below 2^SUB_BITS ps have one each, and each octave above has
 /// 2^SUB_BITS.
-fn bucket_of(v: Ps) -> usize {
+pub(crate) fn bucket_of(v: Ps) -> usize {
     let Ok(u) = u64::try_from(v) else { return 0 };
     let linear = 1u64 << SUB_BITS;
     if u < linear {
