@@ -22,6 +22,8 @@ use std::path::PathBuf;
 const MOVE_BUTTONS_WIDTH: f32 = 64.0;
 /// The side panel's width at start (the analysis summary's six columns fit).
 const SIDE_WIDTH: f32 = 400.0;
+/// The event inspector's width, beside the event table.
+const INSPECTOR_WIDTH: f32 = 300.0;
 /// The track list's width at start; the user drags its edge to change it.
 const TRACKS_WIDTH: f32 = 220.0;
 
@@ -32,18 +34,9 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
     let shown = wb.view.shown(wb.doc);
     egui::Panel::top("menu").show(ui, |ui| msgs.extend(menu(wb, ui, &shown)));
     egui::Panel::bottom("status").show(ui, |ui| msgs.extend(status_bar(wb, ui, &shown)));
-    // Waveform-only captures have no events to list: the timeline gets the room.
-    let has_events = shown.iter().any(|s| !s.source().events.is_empty());
-    if wb.view.panels.table && has_events {
-        egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
-            ui.columns(2, |cols| {
-                let selected = wb.view.overlay.selected;
-                let busy = wb.busy(JobKind::Table);
-                msgs.extend(table::show(&mut cols[0], wb.table, busy, &shown, selected, &wb.view.viewport));
-                msgs.extend(table::inspector(&mut cols[1], &shown, selected, &wb.view.overlay.related));
-            });
-        });
-    }
+    // The side panel takes the window's whole height, made before the table below the
+    // timeline: under the simulator's settings, the analysis had only what the table left
+    // (a sixth of a 900-point window).
     let (show_sim, show_analysis) = (wb.view.panels.simulator, wb.view.panels.analysis);
     if show_sim || show_analysis {
         egui::Panel::right("side").resizable(true).default_size(SIDE_WIDTH).show(ui, |ui| {
@@ -54,14 +47,12 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
             };
             if show_sim && show_analysis {
                 // The simulator gets its own resizable part at the top; the analysis below
-                // always keeps a quarter of the height.
-                // Its settings need the room: 400 points at first, up to three quarters.
+                // always keeps a quarter of the height, and at first more than half (the
+                // side panel's height is the window's, whichever other panels are shown).
                 let height = ui.available_height();
                 egui::Panel::top("simulator")
                     .resizable(true)
-                    // A fixed first size: one taken from the height would depend on which
-                    // panels the first frame had.
-                    .default_size(400.0)
+                    .default_size((height * 0.45).min(400.0))
                     .max_size(height * 0.75)
                     .show(ui, |ui| sim_ui(ui, &mut msgs));
             } else if show_sim {
@@ -87,6 +78,34 @@ pub fn frame(wb: &Scene<'_>, ui: &mut egui::Ui, cache: &mut FrameCache) -> Vec<M
                     &names,
                 ));
             }
+        });
+    }
+    // Waveform-only captures have no events to list: the timeline gets the room.
+    let has_events = shown.iter().any(|s| !s.source().events.is_empty());
+    if wb.view.panels.table && has_events {
+        egui::Panel::bottom("table").resizable(true).default_size(230.0).show(ui, |ui| {
+            let selected = wb.view.overlay.selected;
+            let busy = wb.busy(JobKind::Table);
+            // The inspector keeps a fixed width; the table, whose columns need the room, the
+            // rest. The strip's cells are laid edge to edge (no spacing between them, which
+            // it would count past the panel's edge), each with the usual spacing inside.
+            use egui_extras::{Size, StripBuilder};
+            let spacing = ui.spacing().item_spacing;
+            ui.spacing_mut().item_spacing.x = 0.0;
+            StripBuilder::new(ui).size(Size::remainder()).size(Size::exact(INSPECTOR_WIDTH)).horizontal(
+                |mut strip| {
+                    strip.cell(|ui| {
+                        ui.spacing_mut().item_spacing = spacing;
+                        msgs.extend(table::show(ui, wb.table, busy, &shown, selected, &wb.view.viewport));
+                    });
+                    strip.cell(|ui| {
+                        ui.spacing_mut().item_spacing = spacing;
+                        // A strip's cells do not wrap text; the inspector's values must.
+                        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Wrap);
+                        msgs.extend(table::inspector(ui, &shown, selected, &wb.view.overlay.related));
+                    });
+                },
+            );
         });
     }
     if wb.view.panels.log {

@@ -300,7 +300,8 @@ pub fn inspector(
         }
         egui::Grid::new("inspector-grid").num_columns(2).striped(true).show(ui, |ui| {
             for (k, v) in event_fields(src, sel.index) {
-                ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
+                // A name never wraps; a value wraps in a narrow inspector.
+                ui.add(egui::Label::new(egui::RichText::new(k).color(theme::TEXT_DIM)).extend());
                 ui.add(egui::Label::new(egui::RichText::new(v).monospace()).selectable(true));
                 ui.end_row();
             }
@@ -314,7 +315,7 @@ pub fn inspector(
             );
             egui::Grid::new("inspector-fields").num_columns(2).striped(true).show(ui, |ui| {
                 for (k, shown, stored) in fields {
-                    ui.label(egui::RichText::new(k).color(theme::TEXT_DIM));
+                    ui.add(egui::Label::new(egui::RichText::new(k).color(theme::TEXT_DIM)).extend());
                     ui.horizontal(|ui| {
                         ui.add(egui::Label::new(egui::RichText::new(shown).monospace()).selectable(true));
                         if let Some(stored) = stored {
