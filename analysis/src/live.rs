@@ -121,32 +121,17 @@ impl Grower {
             Grower::Rule(p) => grown.outcome(samples, &p.counts(), src, REPEAT_NOTE),
             // The pulse detector notes no repeated ends.
             Grower::Pulse(p) => grown.outcome(samples, &p.counts(), src, ""),
-            // The detector counts no unmatched edges and notes nothing; each long phase is
-            // a window too, however few samples a view holds.
-            Grower::Long(p, over) => {
-                let mut o = Outcome::new(&p.rule().name, AnalysisKind::Stall, 0);
-                o.windows = grown
-                    .samples()
-                    .iter()
-                    .map(|s| Window { start: s.start, end: s.end, excess: s.latency() - over })
-                    .collect();
-                o.samples = samples;
-                o
-            }
+            // The detector counts no unmatched edges and notes nothing.
+            Grower::Long(p, over) => windows_outcome(&p.rule().name, grown, samples, *over, Vec::new()),
             Grower::Stall(st) => {
-                let mut o = Outcome::new(&st.rule.name, AnalysisKind::Stall, 0);
-                o.notes.push(Note {
-                    what: format!("median period{}", Note::PS_SUFFIX),
-                    count: st.median.max(0) as u64,
-                });
-                o.notes.push(Note { what: "occurrences".into(), count: st.times });
-                o.windows = grown
-                    .samples()
-                    .iter()
-                    .map(|s| Window { start: s.start, end: s.end, excess: s.latency() - st.median })
-                    .collect();
-                o.samples = samples;
-                o
+                let notes = vec![
+                    Note {
+                        what: format!("median period{}", Note::PS_SUFFIX),
+                        count: st.median.max(0) as u64,
+                    },
+                    Note { what: "occurrences".into(), count: st.times },
+                ];
+                windows_outcome(&st.rule.name, grown, samples, st.median, notes)
             }
             Grower::Block(p) => {
                 let counts = p.counts();
@@ -162,6 +147,27 @@ impl Grower {
             }
         }
     }
+}
+
+/// A detector's outcome whose samples are windows (`long`, `stall`): holding `samples`,
+/// with each of `grown`'s samples a window too, however few samples a view holds, its
+/// excess what it lasts past `allowed`.
+fn windows_outcome(
+    name: &str,
+    grown: &GrowingOutcome,
+    samples: Vec<Sample>,
+    allowed: Ps,
+    notes: Vec<Note>,
+) -> Outcome {
+    let mut o = Outcome::new(name, AnalysisKind::Stall, 0);
+    o.notes = notes;
+    o.windows = grown
+        .samples()
+        .iter()
+        .map(|s| Window { start: s.start, end: s.end, excess: s.latency() - allowed })
+        .collect();
+    o.samples = samples;
+    o
 }
 
 /// A stall detector over a growing source (`stall:SELECTOR factor F`, as
@@ -233,7 +239,8 @@ impl StallGrower {
     /// order, and whether they are all the windows (the first read, or the median moved
     /// past gaps read before) rather than the new ones.
     fn advance(&mut self, src: &Source, at: Endpoint) -> Result<(Vec<Pair>, bool), AnalysisError> {
-        let (found, changes) = presets::commands_from(&self.rule.name, &at, src, self.events, self.changes)?;
+        let (found, changes) =
+            presets::occurrences_from(&self.rule.name, &at, src, self.events, self.changes)?;
         let first = self.resolved.is_none();
         self.resolved = Some(at);
         self.events = src.events.len();
@@ -603,7 +610,7 @@ impl CmdIrqStanding {
         }
         for (src, (events, changes)) in sources.iter().zip(&mut self.read) {
             if cmd.present_in(src) {
-                let (found, read) = presets::commands_from(&self.name, &cmd, src, *events, *changes)?;
+                let (found, read) = presets::occurrences_from(&self.name, &cmd, src, *events, *changes)?;
                 self.waiting.extend(found.into_iter().map(|(t, order, _)| (src.to_common(t), order, None)));
                 *changes = read;
             }

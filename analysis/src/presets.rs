@@ -395,16 +395,16 @@ fn commands_in(name: &str, opts: &CmdIrq, src: &Source) -> Result<Option<Vec<Com
     }
     let mut commands: Vec<Command> = Vec::new();
     for c in cmds.iter().filter(|c| c.present_in(src)) {
-        commands.extend(commands_from(name, c, src, 0, 0)?.0);
+        commands.extend(occurrences_from(name, c, src, 0, 0)?.0);
     }
     commands.sort_unstable();
     Ok(Some(commands))
 }
 
-/// The occurrences of command endpoint `cmd` (which `src` has) from event `events` on, or
-/// from its track's change `changes` on (a growing source's new ones), in time order, and
-/// how many of the track's changes that has read.
-pub(crate) fn commands_from(
+/// The occurrences of endpoint `cmd` (which `src` has; a command's, a stall's selector)
+/// from event `events` on, or from its track's change `changes` on (a growing source's new
+/// ones), in time order as [`Command`]s, and how many of the track's changes that has read.
+pub(crate) fn occurrences_from(
     name: &str,
     cmd: &Endpoint,
     src: &Source,
