@@ -1276,10 +1276,9 @@ enum Reading {
     /// It names channels only: it reads the followed tracks alone, as they grow. Its times
     /// are the logic's, as the runner gives them over both sources.
     Channels(LiveAnalyses),
-    /// A pair rule between a channel's edge and a decoded event, read as they arrive: the
-    /// tracks and the decode grow to different reaches, so it pairs them as two sources at
-    /// the logic's placement, the decoded events first, so that at one instant events come
-    /// before edges as in one source. Its times are the logic's.
+    /// A pair rule between a channel's edge and a decoded event, read as they arrive over
+    /// the logic source alone: the tracks and the decode grow to different reaches, so
+    /// what lies past the earlier of the two waits. Its times are the logic's.
     Logic(AcrossStanding),
     /// Run whole each tick.
     Whole,
@@ -1420,25 +1419,11 @@ impl Joint {
             }
             self.tracks_read = Some(tracks_generation);
         }
-        // Rules between a channel and a decoded event read the decoded events alone, before
-        // the tracks join them (`Reading::Logic`); their events are the first source's, as
-        // the whole runner names them when it runs the rule on the logic alone.
-        let decoded_and_tracks = [Placed::new(&logic, at), Placed::new(&channels, at)];
         let tracks_complete = logic_end.map_or(Ps::MIN, |e| at.to_common(e));
         // The common time before which the decode holds every annotation it will: `None`
         // for a decode that cannot say which are final.
         let decode_complete =
             so_far.growth.map(|(reach, _)| if reach == Ps::MAX { Ps::MAX } else { at.to_common(reach) });
-        let within_logic: Vec<Option<Result<Standing, latscope_analysis::measure::AnalysisError>>> = self
-            .items
-            .iter_mut()
-            .map(|item| match (&mut item.reading, decode_complete) {
-                (Reading::Logic(standing), Some(decoded)) if !whole => {
-                    Some(standing.stand(&decoded_and_tracks, tracks_complete.min(decoded)))
-                }
-                _ => None,
-            })
-            .collect();
         logic.digital = tracks.into();
         let sources = [Placed::new(kernel, Placement::IDENTITY), Placed::new(&logic, at)];
         // Nothing more arrives before the kernel's last event, nor before the last sample
@@ -1456,7 +1441,7 @@ impl Joint {
             };
             Some(kernel_complete.min(logic))
         };
-        for (item, within_logic) in self.items.iter_mut().zip(within_logic) {
+        for item in &mut self.items {
             let spec = std::slice::from_ref(&item.spec);
             // What is new, read as it arrives, with the index of the source its times are
             // in (the one the starts, the commands, are in); `None` to run it whole.
@@ -1472,7 +1457,11 @@ impl Joint {
                     (home, vec![standing.stand(&sources, complete).map(|s| vec![s])])
                 }),
                 Reading::Channels(analyses) => Some((1, analyses.stand(&channels))),
-                Reading::Logic(_) => within_logic.map(|s| (1, vec![s.map(|s| vec![s])])),
+                // Over the logic alone, complete to the earlier of the two reaches.
+                Reading::Logic(standing) => decode_complete.map(|decoded| {
+                    let complete = tracks_complete.min(decoded);
+                    (1, vec![standing.stand(&sources[1..], complete).map(|s| vec![s])])
+                }),
                 Reading::Whole => None,
             }
             .map(|(home, answers)| {
