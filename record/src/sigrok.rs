@@ -1362,15 +1362,13 @@ mod tests {
     /// so its windows only grow).
     #[test]
     fn channel_analyses_beside_the_kernel_read_what_is_new_and_answer_as_the_whole_run() {
-        use crate::recorder::{Joint, LogicSoFar, Options};
+        use crate::recorder::LogicSoFar;
         use latscope_analysis::runner::Scope;
         use latscope_analysis::spec::{Spec, parse_spec};
         use latscope_model::Placed;
-        // 1.2 M samples (50 ms) at 24 MHz, of 10 M: a few hundred transfers.
+        // 1.2 M samples (50 ms) at 24 MHz, of 10 M: three transfers, 20 ms apart.
         let samples = lazysig_spi_samples();
         let samples = &samples[..1_200_000];
-        let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
-        let rate = 24_000_000;
         let texts = [
             "frame=CS:fall -> CS:rise",
             "first=CS:fall -> CLK:rise policy next",
@@ -1378,18 +1376,9 @@ mod tests {
             "stall:CLK factor 3",
         ];
         let specs: Vec<Spec> = texts.iter().map(|t| parse_spec(t).unwrap()).collect();
-        let opts = Options {
-            joint_specs: specs.clone(),
-            sigrok: Some(SigrokSpec::parse("demo").unwrap().with_tracks(channels.to_vec())),
-            ..Options::default()
-        };
-        let mut joint = Joint::new(&opts);
+        let (channels, rate) = (spi_channels(), SPI_RATE);
+        let SpiBesideAKernel { mut joint, kernel, at_ns, at } = spi_beside_a_kernel(&specs, &[]);
         let mut tracks = LiveTracks::new(&channels, &channels, rate).unwrap();
-        let mut kernel = latscope_model::Source::new("kernel", "trace.dat", latscope_model::SourceKind::File);
-        kernel.origin.secs = 7;
-        // The logic's first sample 3 ms after the kernel's time zero.
-        let at_ns = 7_003_000_000;
-        let at = latscope_model::Placement::new(3_000_000_000, 0.0);
         let mut handed: Vec<Vec<latscope_analysis::outcome::Sample>> = vec![Vec::new(); specs.len()];
         let mut grown_ticks = 0;
         for (k, piece) in samples.chunks(97_531).enumerate() {
@@ -1414,7 +1403,8 @@ mod tests {
                 if s.anew {
                     handed[i].clear();
                 }
-                // Rules, pulses and the stall read on from the tick before, but where the tracks forgot.
+                // Rules, pulses and the stall read on from the tick before, but where the
+                // tracks forgot.
                 if i < 4 && k > 0 && k != 6 {
                     assert!(!s.anew, "{} read anew at tick {k}", s.name);
                     grown_ticks += 1;
@@ -1431,22 +1421,21 @@ mod tests {
 
     /// Beside the kernel, rules between a channel's edge and a decoded event read what is
     /// new while the tracks and the decode grow, each to its own reach. Over the corpus's
-    /// SPI capture streamed in 26 pieces, decoded as it arrives: every sample handed on is
-    /// one of the whole run's over the kernel and the whole logic (its decode and its
-    /// tracks), none is read again, and at the end they are all of them, with the whole
-    /// run's lines. A transfer's annotations start and end on the chip select's edges, so
+    /// SPI capture streamed in pieces that end between transfers and inside them (where the
+    /// decode holds back what the tracks already have), decoded as it arrives: every sample
+    /// handed on is one of the whole run's over the kernel and the whole logic (its decode
+    /// and its tracks), none is read again, and at the end they are all of them, with the
+    /// whole run's lines; not waiting for the decode made it fail. A transfer's annotations start and end on the chip select's edges, so
     /// events and edges meet at the same instant, where one source orders events first.
     #[test]
     fn rules_between_a_channel_and_a_decoded_event_beside_the_kernel_read_what_is_new() {
-        use crate::recorder::{Joint, LogicSoFar, Options};
+        use crate::recorder::{Joint, LogicSoFar};
         use latscope_analysis::runner::Scope;
         use latscope_analysis::spec::{Spec, parse_spec};
         use latscope_model::{Placed, Ps};
         // 10 M samples (0.42 s): 21 transfers of two bytes, 20 ms apart.
         let samples = lazysig_spi_samples();
         let samples = &samples[..];
-        let channels = ["MISO", "MOSI", "CLK", "CS"].map(String::from);
-        let rate = 24_000_000;
         let stacks = ["spi:clk=CLK,miso=MISO,mosi=MOSI,cs=CS".to_owned()];
         let texts = [
             "select-to-byte=CS:fall -> spi_mosi policy next",
@@ -1454,20 +1443,8 @@ mod tests {
             "byte-to-clock=spi_mosi -> CLK:rise policy next",
         ];
         let specs: Vec<Spec> = texts.iter().map(|t| parse_spec(t).unwrap()).collect();
-        let opts = Options {
-            joint_specs: specs.clone(),
-            sigrok: Some(
-                SigrokSpec::parse("demo")
-                    .unwrap()
-                    .with_decoders(stacks.to_vec())
-                    .with_tracks(channels.to_vec()),
-            ),
-            ..Options::default()
-        };
-        let mut kernel = latscope_model::Source::new("kernel", "trace.dat", latscope_model::SourceKind::File);
-        kernel.origin.secs = 7;
-        let at_ns = 7_003_000_000;
-        let at = latscope_model::Placement::new(3_000_000_000, 0.0);
+        let (channels, rate) = (spi_channels(), SPI_RATE);
+        let SpiBesideAKernel { mut joint, kernel, at_ns, at } = spi_beside_a_kernel(&specs, &stacks);
         // The oracle: the whole run over the kernel and the logic decoded in one go.
         let mut once = LiveDecoders::new(&stacks, &channels, rate).unwrap();
         once.feed(samples);
@@ -1491,7 +1468,6 @@ mod tests {
             .collect();
         assert!(whole.iter().all(|w| w.len() >= 20), "{:?}", whole.iter().map(Vec::len).collect::<Vec<_>>());
 
-        let mut joint = Joint::new(&opts);
         let mut tracks = LiveTracks::new(&channels, &channels, rate).unwrap();
         let mut decoders = LiveDecoders::new(&stacks, &channels, rate).unwrap();
         let mut handed = vec![Vec::new(); specs.len()];
@@ -1518,10 +1494,19 @@ mod tests {
             }
             lines
         };
-        let pieces = samples.chunks(397_531).count();
-        for (k, piece) in samples.chunks(397_531).enumerate() {
-            tracks.feed(piece);
-            decoders.feed(piece);
+        // Pieces that end halfway between transfers, and inside them, 100 samples after
+        // each chip select falls but the first (at 24 MHz, 41,666.7 ps a sample): there the
+        // tracks run ahead of what the decode can say is final.
+        let falls: Vec<usize> =
+            whole_samples[0].iter().map(|s| (s.start * 24 / 1_000_000) as usize).collect();
+        let mut cuts: Vec<usize> = falls.windows(2).flat_map(|w| [(w[0] + w[1]) / 2, w[1] + 100]).collect();
+        cuts.push(samples.len());
+        let pieces = cuts.len();
+        let mut from = 0;
+        for (k, &to) in cuts.iter().enumerate() {
+            tracks.feed(&samples[from..to]);
+            decoders.feed(&samples[from..to]);
+            from = to;
             let grown = decoders.grow().expect("SPI says which annotations are final");
             tick(&mut joint, &mut handed, &tracks, grown, k);
         }
@@ -1540,6 +1525,40 @@ mod tests {
             assert_eq!(*h, whole[i], "{}: the samples handed on", texts[i]);
         }
         assert_eq!(lines, whole_lines, "the last lines");
+    }
+
+    /// The channels of the corpus's SPI capture, and its rate.
+    fn spi_channels() -> [String; 4] {
+        ["MISO", "MOSI", "CLK", "CS"].map(String::from)
+    }
+    const SPI_RATE: u64 = 24_000_000;
+
+    /// The joint analyses of `specs` over the SPI capture's channels (decoded by `stacks`)
+    /// beside a kernel source: the kernel (no events, its time zero 7 s on the host's
+    /// clock), the host time of the logic's first sample, 3 ms after it, and where the
+    /// session places the logic.
+    struct SpiBesideAKernel {
+        joint: crate::recorder::Joint,
+        kernel: latscope_model::Source,
+        at_ns: u64,
+        at: latscope_model::Placement,
+    }
+
+    fn spi_beside_a_kernel(specs: &[latscope_analysis::spec::Spec], stacks: &[String]) -> SpiBesideAKernel {
+        let sigrok = SigrokSpec::parse("demo").unwrap().with_decoders(stacks.to_vec());
+        let opts = crate::recorder::Options {
+            joint_specs: specs.to_vec(),
+            sigrok: Some(sigrok.with_tracks(spi_channels().to_vec())),
+            ..crate::recorder::Options::default()
+        };
+        let mut kernel = latscope_model::Source::new("kernel", "trace.dat", latscope_model::SourceKind::File);
+        kernel.origin.secs = 7;
+        SpiBesideAKernel {
+            joint: crate::recorder::Joint::new(&opts),
+            kernel,
+            at_ns: 7_003_000_000,
+            at: latscope_model::Placement::new(3_000_000_000, 0.0),
+        }
     }
 
     /// The samples of a real 24 MHz SPI capture (MIT, from LazySig) with CS framing
