@@ -173,10 +173,18 @@ impl Stack {
     }
 
     /// Moves the annotations that are final into `out`: only from a stack of one decoder,
-    /// whose annotations came in start order and which says none will change.
+    /// whose annotations came in start order and which says when they no longer change.
+    /// All of them once it says none will; otherwise those that start before the one it will
+    /// still amend (SPI's open transfer, I2C's byte waiting for its ACK), whose index then
+    /// moves back by as many.
     fn take_settled(&mut self, out: &mut Vec<crate::Annotation>) {
-        if self.stacked.is_none() && self.first_sink.in_order && self.first.settled() {
+        if self.stacked.is_some() || !self.first_sink.in_order || !self.first.says_settled() {
+            return;
+        }
+        if self.first.settled() {
             self.first_sink.take_all(out);
+        } else if let Some(held) = self.first.amended_index() {
+            take_before_held(&mut self.first_sink, held, out);
         }
     }
 
@@ -238,7 +246,7 @@ impl Stack {
     /// ([`sd_spi::SdSpi::open_since`]); its next word starts no earlier than SPI's word
     /// under way, or the next change.
     fn take_stacked(&mut self, fed: i64, out: &mut Vec<crate::Annotation>) -> Option<latscope_model::Ps> {
-        let (First::Spi(spi), Some((sd, sd_sink))) = (&self.first, self.stacked.as_mut()) else {
+        let (First::Spi(spi), Some((sd, sd_sink))) = (&mut self.first, self.stacked.as_mut()) else {
             return None;
         };
         let spi_sink = &mut self.first_sink;
@@ -246,16 +254,21 @@ impl Stack {
             return None;
         }
         let next_word = spi.word_since().unwrap_or(fed);
-        let spi_reach = match spi_sink.anns.first() {
-            // Nothing before the open transfer is taken, so the index it is amended by holds.
-            Some(held) if !spi.settled() => held.start,
-            _ if !spi.settled() => spi_sink.last_start().unwrap_or(spi_sink.time(0).0),
-            _ => spi_sink.time(next_word).0,
+        let spi_reach = match spi.transfer_index() {
+            Some(held) => match spi_sink.anns.get(*held) {
+                Some(transfer) => transfer.start,
+                None => spi_sink.last_start().unwrap_or(spi_sink.time(0).0),
+            },
+            None => spi_sink.time(next_word).0,
         };
         let sd_since = sd.open_since().map_or(next_word, |t| t.min(next_word));
         let reach = spi_reach.min(sd_sink.time(sd_since).0);
         let (mut words, mut cards) = (Vec::new(), Vec::new());
         spi_sink.take_before(reach, &mut words);
+        // What is taken starts before the open transfer, so its index moves back by as many.
+        if let Some(held) = spi.transfer_index() {
+            *held -= words.len();
+        }
         sd_sink.take_before(reach, &mut cards);
         out.reserve(words.len() + cards.len());
         let mut cards = cards.into_iter().peekable();
@@ -285,6 +298,18 @@ impl Stack {
             self.clock,
             sinks.map(|s| (s.decoder_name(), s.errors.clone(), s.anns.clone(), s.in_order)),
         )
+    }
+}
+
+/// Moves into `out` the annotations of a sink in start order that start before the one at
+/// index `held` (which its decoder will still amend), and moves `held` back by as many.
+/// Those starting with it stay, so the annotations taken later keep the whole decode's
+/// order.
+fn take_before_held(sink: &mut Sink, held: &mut usize, out: &mut Vec<crate::Annotation>) {
+    if let Some(reach) = sink.anns.get(*held).map(|a| a.start) {
+        let before = out.len();
+        sink.take_before(reach, out);
+        *held -= out.len() - before;
     }
 }
 
@@ -466,8 +491,10 @@ impl StreamDecoder {
 
     /// Moves the annotations that are final into `out`, in start order, so that a long
     /// decode need not keep them all: those of a stack of one decoder that knows when its
-    /// annotations can no longer change (I2C) and that came in start order. Any others, and
-    /// those put since, come from [`Self::finish`], after every one taken here.
+    /// annotations can no longer change (SPI, I2C) and that came in start order; while it
+    /// will still amend one (SPI's open transfer, I2C's byte waiting for its ACK), those
+    /// that start before it. Any others, and those put since, come from [`Self::finish`],
+    /// after every one taken here.
     pub fn take_settled(&mut self, out: &mut Vec<crate::Annotation>) {
         self.stack.take_settled(out);
     }

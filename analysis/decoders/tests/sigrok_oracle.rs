@@ -368,7 +368,8 @@ fn sd_spi_decoded_live_hands_on_final_annotations_and_ends_as_the_whole_decode()
         let cards = |anns: &[Annotation]| anns.iter().filter(|a| a.decoder == "sd-spi").count();
         assert!(cards(&whole.annotations) >= 6, "{file}: {:?}", whole.annotations);
         for (every, all_final) in [1, 7, 1000].into_iter().zip(all_final_from) {
-            let (mut taken, reach, rest) = streamed_live(&data, spec, every);
+            let (mut taken, questions, rest) = streamed_live(&data, spec, Ask::Every(every));
+            let reach = questions.last().map_or(i64::MIN, |q| q.reach);
             assert!(taken.is_sorted_by_key(|a| a.start), "{file}: in start order");
             assert!(
                 rest.annotations.iter().all(|a| a.start >= reach),
@@ -388,5 +389,45 @@ fn sd_spi_decoded_live_hands_on_final_annotations_and_ends_as_the_whole_decode()
             assert_eq!(taken, whole.annotations, "{file}, every {every}");
             assert_eq!(rest.errors, whole.errors, "{file}, every {every}");
         }
+    }
+}
+
+/// A live decode asked only while CS is asserted, as a recording whose ticks all land inside
+/// transfers (a bus busy most of the time) asks, still hands on every annotation that starts
+/// before the open transfer: SPI amends only that transfer's annotation when CS releases.
+/// Two real captures whose hosts release CS between transfers: the LazySig bus (21
+/// transfers of two words), and the XMORE card (one SD command a transfer), SD over SPI
+/// stacked (its commands end within their transfer). At each question the reach is the
+/// open transfer's start, everything before it is handed on, and with what the end gives it
+/// is the whole decode (checked against sigrok-cli above).
+#[test]
+fn spi_decoded_live_inside_transfers_hands_on_all_before_the_open_one() {
+    for (file, spec, cs) in [
+        ("sigrok/lazysig_spi_24mhz.sr", "spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS", "CS"),
+        ("sigrok/sd_spi_xmore_get_csd.sr", "spi:clk=CLK,mosi=MOSI,miso=MISO,cs=CS# | sd-spi", "CS#"),
+    ] {
+        let data = std::fs::read(corpus(file)).unwrap();
+        let whole = streamed(&data, spec).unwrap();
+        let transfers: Vec<&Annotation> = whole.annotations.iter().filter(|a| a.row == "transfer").collect();
+        assert!(transfers.len() >= 5, "{file}: {} transfers", transfers.len());
+        let (mut taken, questions, rest) = streamed_live(&data, spec, Ask::WhileLow(cs));
+        let before = |t: i64| whole.annotations.iter().filter(|a| a.start < t).count();
+        let mut asked_in = std::collections::BTreeSet::new();
+        for q in &questions {
+            let open = transfers
+                .iter()
+                .position(|t| {
+                    t.start_sample.unwrap() as u64 <= q.sample && q.sample < t.end_sample.unwrap() as u64
+                })
+                .unwrap_or_else(|| panic!("{file}: sample {} inside no transfer", q.sample));
+            asked_in.insert(open);
+            let start = transfers[open].start;
+            assert_eq!(q.reach, start, "{file}: {q:?} in transfer {open}");
+            assert_eq!(q.taken, before(q.reach), "{file}: {q:?} in transfer {open}");
+        }
+        assert_eq!(asked_in.len(), transfers.len(), "{file}: asked inside every transfer");
+        taken.extend(rest.annotations);
+        assert_eq!(taken, whole.annotations, "{file}");
+        assert_eq!(rest.errors, whole.errors, "{file}");
     }
 }

@@ -62,14 +62,33 @@ pub fn decode(src: &Source, rate: Option<u64>, spec: &str) -> Decoded {
     d
 }
 
-/// The decoder stack fed as the capture is read; with `every`, asked which annotations are
-/// final after every that many changes, as a live recording asks.
+/// When a live decode asks which annotations are final.
+#[derive(Debug, Clone, Copy)]
+pub enum Ask {
+    /// After every that many changes.
+    Every(usize),
+    /// After every change that leaves the named channel low (bit resolved from the layout).
+    WhileLow(&'static str),
+}
+
+/// One question of a live decode: the sample of the change it followed, how many
+/// annotations had been handed on after it, and the reach it said.
+#[derive(Debug, Clone, Copy)]
+pub struct Question {
+    pub sample: u64,
+    pub taken: usize,
+    pub reach: latscope_model::Ps,
+}
+
+/// The decoder stack fed as the capture is read; with `ask` (its bit for `WhileLow`), asked
+/// which annotations are final as a live recording asks.
 struct Streamed {
     decoder: latscope_decoders::StreamDecoder,
-    every: Option<usize>,
+    ask: Option<(Ask, u32)>,
     taken: Vec<latscope_decoders::Annotation>,
     reach: latscope_model::Ps,
     changes: usize,
+    questions: Vec<Question>,
     spec: String,
 }
 
@@ -86,9 +105,12 @@ impl latscope_importers::sigrok::LogicVisitor for Streamed {
     ) -> Result<(), latscope_importers::ParseFailure> {
         self.decoder.change(sample as i64, changed, levels);
         self.changes += 1;
-        if let Some(every) = self.every
-            && self.changes.is_multiple_of(every)
-        {
+        let asked = match self.ask {
+            Some((Ask::Every(every), _)) => self.changes.is_multiple_of(every),
+            Some((Ask::WhileLow(_), bit)) => (levels >> bit) & 1 == 0,
+            None => false,
+        };
+        if asked {
             let before = self.taken.len();
             let reach = self
                 .decoder
@@ -100,19 +122,20 @@ impl latscope_importers::sigrok::LogicVisitor for Streamed {
             assert!(new.iter().all(|a| a.start >= self.reach), "{spec}: taken before the last reach");
             assert!(new.iter().all(|a| a.start < reach), "{spec}: taken at or after the reach");
             self.reach = reach;
+            self.questions.push(Question { sample, taken: self.taken.len(), reach });
         }
         Ok(())
     }
 }
 
-/// `spec` decoded from the `.sr` bytes `data` as they are read, asked after every `every`
-/// changes which annotations are final if given (`None`: not streamable): those handed on
-/// before the end, the last reach, and what the end gave.
+/// `spec` decoded from the `.sr` bytes `data` as they are read, asked as `ask` says which
+/// annotations are final if given (`None`: not streamable): those handed on before the end,
+/// the questions asked, and what the end gave.
 fn stream(
     data: &[u8],
     spec: &str,
-    every: Option<usize>,
-) -> Option<(Vec<latscope_decoders::Annotation>, latscope_model::Ps, Decoded)> {
+    ask: Option<Ask>,
+) -> Option<(Vec<latscope_decoders::Annotation>, Vec<Question>, Decoded)> {
     let (streamed, end, _) =
         latscope_importers::sigrok::read_logic(data, &latscope_importers::LoadControl::new(), |layout| {
             let channels: Vec<(&str, u32)> = layout.channels.iter().map(|(n, b)| (n.as_str(), *b)).collect();
@@ -123,19 +146,33 @@ fn stream(
             )
             .unwrap_or_else(|e| panic!("{spec}: {e}"));
             let wanted = decoder.wanted();
+            let ask = ask.map(|ask| {
+                let bit = match ask {
+                    Ask::Every(_) => 0,
+                    Ask::WhileLow(name) => {
+                        channels
+                            .iter()
+                            .find(|(n, _)| *n == name)
+                            .unwrap_or_else(|| panic!("no channel {name} in {channels:?}"))
+                            .1
+                    }
+                };
+                (ask, bit)
+            });
             let streamed = Streamed {
                 decoder,
-                every,
+                ask,
                 taken: Vec::new(),
                 reach: latscope_model::Ps::MIN,
                 changes: 0,
+                questions: Vec::new(),
                 spec: spec.to_owned(),
             };
             Some((streamed, wanted))
         })
         .unwrap()?;
     let rest = streamed.decoder.finish(end.samples.saturating_sub(1) as i64).unwrap();
-    Some((streamed.taken, streamed.reach, rest))
+    Some((streamed.taken, streamed.questions, rest))
 }
 
 /// `spec` decoded from the `.sr` bytes `data` as they are read (`None`: not streamable).
@@ -143,18 +180,18 @@ pub fn streamed(data: &[u8], spec: &str) -> Option<Decoded> {
     stream(data, spec, None).map(|(_, _, decoded)| decoded)
 }
 
-/// `spec` decoded from the `.sr` bytes `data` as a live recording decodes them: asked after
-/// every `every` changes which annotations are final ([`StreamDecoder::take_final`]), each
-/// handed on starting at or after the reach said before and before the reach said with it.
-/// Returns those handed on before the end, the last reach, and what the end gave.
+/// `spec` decoded from the `.sr` bytes `data` as a live recording decodes them: asked as
+/// `ask` says which annotations are final ([`StreamDecoder::take_final`]), each handed on
+/// starting at or after the reach said before and before the reach said with it. Returns
+/// those handed on before the end, the questions asked, and what the end gave.
 ///
 /// [`StreamDecoder::take_final`]: latscope_decoders::StreamDecoder::take_final
 pub fn streamed_live(
     data: &[u8],
     spec: &str,
-    every: usize,
-) -> (Vec<latscope_decoders::Annotation>, latscope_model::Ps, Decoded) {
-    stream(data, spec, Some(every)).unwrap_or_else(|| panic!("{spec}: not streamed"))
+    ask: Ask,
+) -> (Vec<latscope_decoders::Annotation>, Vec<Question>, Decoded) {
+    stream(data, spec, Some(ask)).unwrap_or_else(|| panic!("{spec}: not streamed"))
 }
 
 /// One annotation as sigrok-cli prints it with `--protocol-decoder-samplenum`.
