@@ -6,12 +6,12 @@
 //! the last update: their open starts wait in the pairer and their samples grow in place.
 //! So does a stall detector over events or a digital channel (`stall:SEL factor F`): its
 //! gaps are kept by length, and its windows start again only when the median moves past
-//! a gap read before. [`LiveAnalyses::stand`] gives the samples each update added and the
-//! statistics of all, without copying or sorting the earlier ones;
-//! [`LiveAnalyses::glance`] the statistics a panel shows, kept as samples arrive, with a
-//! spread of the samples. The other presets, `poll` (a polling run's last sample grows
-//! until the run ends) and rules whose edges need the whole track (an analog threshold)
-//! run whole at each update.
+//! a gap read before; and polling runs (`poll:SEL within D`), each handed on once it has
+//! ended, the run still going counted apart. [`LiveAnalyses::stand`] gives the samples
+//! each update added and the statistics of all, without copying or sorting the earlier
+//! ones; [`LiveAnalyses::glance`] the statistics a panel shows, kept as samples arrive,
+//! with a spread of the samples. The other presets (`cmd-irq`, `chain`) and rules whose
+//! edges need the whole track (an analog threshold) run whole at each update.
 //!
 //! [`AcrossStanding`] keeps a pair rule across several growing sources (a kernel recording
 //! and the logic analyzer beside it) the same way.
@@ -68,6 +68,8 @@ enum Grower {
     Long(LivePairer, Ps),
     /// Gaps longer than a factor times the median gap (`stall:SELECTOR factor F`).
     Stall(Box<StallGrower>),
+    /// Polling loops (`poll:SELECTOR within D [min N]`).
+    Poll(Box<PollGrower>),
     Block(BlockPairer),
     Wakeup(WakeupPairer),
 }
@@ -87,12 +89,15 @@ impl Grower {
             Spec::Stall { name, selector, factor } => {
                 Grower::Stall(Box::new(StallGrower::new(name, selector.clone(), *factor)))
             }
+            Spec::Poll { name, selector, spacing, min_iterations } => {
+                Grower::Poll(Box::new(PollGrower::new(name, selector.clone(), *spacing, *min_iterations)))
+            }
             Spec::Preset(Preset::Block) => Grower::Block(BlockPairer::new()),
             Spec::Preset(Preset::Wakeup) => Grower::Wakeup(WakeupPairer::new(false)),
             _ => return None,
         };
         let kind = match grower {
-            Grower::Pulse(_) => AnalysisKind::Pulse,
+            Grower::Pulse(_) | Grower::Poll(_) => AnalysisKind::Pulse,
             Grower::Long(..) | Grower::Stall(_) => AnalysisKind::Stall,
             _ => AnalysisKind::Pair,
         };
@@ -104,12 +109,21 @@ impl Grower {
         if keeps_samples { grown } else { grown.without_samples() }
     }
 
+    /// A sample of the outcome whose end may still move: a polling run still going.
+    fn still_open(&self) -> Option<Sample> {
+        match self {
+            Grower::Poll(pg) => pg.still_open(),
+            _ => None,
+        }
+    }
+
     fn rule(&self) -> PairRule {
         match self {
             Grower::Rule(p) | Grower::Pulse(p) | Grower::Long(p, _) => p.rule().clone(),
             Grower::Block(p) => p.rule().clone(),
             Grower::Wakeup(p) => p.rule(),
             Grower::Stall(st) => st.rule.clone(),
+            Grower::Poll(pg) => pg.rule.clone(),
         }
     }
 
@@ -132,6 +146,15 @@ impl Grower {
                     Note { what: "occurrences".into(), count: st.times },
                 ];
                 windows_outcome(&st.rule.name, grown, samples, st.median, notes)
+            }
+            // The run still going is the whole detector's last sample.
+            Grower::Poll(pg) => {
+                let mut o = Outcome::new(&pg.rule.name, AnalysisKind::Pulse, 0);
+                let open = pg.open.filter(|&(.., n)| n >= pg.min).map_or(0, |(.., n)| n);
+                o.notes.push(Note { what: "iterations".into(), count: pg.iterations + open });
+                o.samples = samples;
+                o.samples.extend(pg.still_open());
+                o
             }
             Grower::Block(p) => {
                 let counts = p.counts();
@@ -183,13 +206,8 @@ fn windows_outcome(
 struct StallGrower {
     /// The detector's name, the selector at both ends: what the samples' keys render by.
     rule: PairRule,
-    selector: Endpoint,
+    reader: Occurrences,
     factor: f64,
-    /// What the selector resolved to when last read, and how far it was read: events,
-    /// and the track's changes.
-    resolved: Option<Endpoint>,
-    events: usize,
-    changes: usize,
     last: Option<Ps>,
     /// Occurrences read.
     times: u64,
@@ -204,11 +222,8 @@ impl StallGrower {
     fn new(name: &str, selector: Endpoint, factor: f64) -> Self {
         Self {
             rule: PairRule::new(name, selector.clone(), selector.clone(), Policy::Next),
-            selector,
+            reader: Occurrences::new(selector),
             factor,
-            resolved: None,
-            events: 0,
-            changes: 0,
             last: None,
             times: 0,
             lengths: RunningLatencies::default(),
@@ -222,31 +237,14 @@ impl StallGrower {
         length as f64 > self.factor * median as f64
     }
 
-    /// Whether `src` does not extend what was read (the selector `at` resolved to there).
-    fn behind(&self, src: &Source, at: &Endpoint) -> bool {
-        let changes = match crate::endpoint::track_named(src, at.target()) {
-            Ok(Some(crate::endpoint::TrackRef::Digital(_, d))) if !matches!(at, Endpoint::Event { .. }) => {
-                Some(d.transitions())
-            }
-            _ => None,
-        };
-        self.resolved.as_ref().is_some_and(|r| r != at)
-            || src.events.len() < self.events
-            || changes.is_some_and(|c| c < self.changes)
-    }
-
     /// Reads the occurrences of `at` new in `src`: the windows to add, as pairs in start
     /// order, and whether they are all the windows (the first read, or the median moved
     /// past gaps read before) rather than the new ones.
     fn advance(&mut self, src: &Source, at: Endpoint) -> Result<(Vec<Pair>, bool), AnalysisError> {
-        let (found, changes) =
-            presets::occurrences_from(&self.rule.name, &at, src, self.events, self.changes)?;
-        let first = self.resolved.is_none();
-        self.resolved = Some(at);
-        self.events = src.events.len();
-        self.changes = changes;
+        let first = self.reader.resolved.is_none();
+        let found = self.reader.read(&self.rule.name, src, at)?;
         let mut new = Vec::with_capacity(found.len());
-        for (t, ..) in found {
+        for t in found {
             if let Some(prev) = self.last.replace(t) {
                 new.push((prev, t - prev));
             }
@@ -303,6 +301,155 @@ impl StallGrower {
     }
 }
 
+/// A detector's selector read over a growing source: what it resolved to when last read,
+/// and how far: events, and the track's changes.
+#[derive(Debug)]
+struct Occurrences {
+    selector: Endpoint,
+    resolved: Option<Endpoint>,
+    events: usize,
+    changes: usize,
+}
+
+impl Occurrences {
+    fn new(selector: Endpoint) -> Self {
+        Self { selector, resolved: None, events: 0, changes: 0 }
+    }
+
+    /// Whether `src` does not extend what was read (the selector `at` resolved to there).
+    fn behind(&self, src: &Source, at: &Endpoint) -> bool {
+        let changes = match crate::endpoint::track_named(src, at.target()) {
+            Ok(Some(crate::endpoint::TrackRef::Digital(_, d))) if !matches!(at, Endpoint::Event { .. }) => {
+                Some(d.transitions())
+            }
+            _ => None,
+        };
+        self.resolved.as_ref().is_some_and(|r| r != at)
+            || src.events.len() < self.events
+            || changes.is_some_and(|c| c < self.changes)
+    }
+
+    /// What the selector resolves to in `src`, if it can be read growing: the whole
+    /// detector says what a source lacking it gives, and an analog track's edges come from
+    /// a threshold over the whole track.
+    fn grows_over(&self, src: &Source) -> Option<Endpoint> {
+        let at = selector_in(&self.selector, src)?;
+        LivePairer::applies(&PairRule::new("", at.clone(), at.clone(), Policy::Next), src).then_some(at)
+    }
+
+    /// The times of the occurrences of `at` new in `src`, in time order.
+    fn read(&mut self, name: &str, src: &Source, at: Endpoint) -> Result<Vec<Ps>, AnalysisError> {
+        let (found, changes) = presets::occurrences_from(name, &at, src, self.events, self.changes)?;
+        self.resolved = Some(at);
+        self.events = src.events.len();
+        self.changes = changes;
+        Ok(found.into_iter().map(|(t, ..)| t).collect())
+    }
+}
+
+/// The time before which `src` holds every occurrence of `at` it will hold: its last
+/// event's, or the end of the track whose edges `at` selects. A growing source gains only
+/// what is at or after it.
+fn reach_of(src: &Source, at: &Endpoint) -> Option<Ps> {
+    match at {
+        Endpoint::Event { .. } => src.events.ts.last().copied(),
+        Endpoint::Edge { .. } | Endpoint::Crossing { .. } => {
+            match crate::endpoint::track_named(src, at.target()) {
+                Ok(Some(crate::endpoint::TrackRef::Digital(_, d))) => Some(d.end),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Polling loops over a growing source (`poll:SELECTOR within D [min N]`, as
+/// [`crate::detect`] runs it whole): maximal runs of occurrences each within D of the
+/// previous. A run ends when an occurrence comes more than D after its last, or when the
+/// source reaches past that; an ended run of N or more is a sample, handed on once. The
+/// run still going is a sample of the whole detector's too once it holds N, but its end
+/// moves: it is in the outcome and the statistics, never in what an update adds, until
+/// it ends.
+#[derive(Debug)]
+struct PollGrower {
+    rule: PairRule,
+    reader: Occurrences,
+    spacing: Ps,
+    min: u64,
+    /// The run going on: its first and last occurrence, and how many it holds.
+    open: Option<(Ps, Ps, u64)>,
+    /// The last occurrence of the run that ended last: an occurrence within D of it means
+    /// the source did not grow only at its end, and is read again from its beginning.
+    ended_at: Option<Ps>,
+    /// The iterations of the ended runs of N or more.
+    iterations: u64,
+}
+
+impl PollGrower {
+    fn new(name: &str, selector: Endpoint, spacing: Ps, min: u32) -> Self {
+        Self {
+            rule: PairRule::new(name, selector.clone(), selector.clone(), Policy::Next),
+            reader: Occurrences::new(selector),
+            spacing,
+            min: u64::from(min),
+            open: None,
+            ended_at: None,
+            iterations: 0,
+        }
+    }
+
+    fn sample(first: Ps, last: Ps, n: u64) -> Sample {
+        Sample::new(first, last, format!("iterations={n}"))
+    }
+
+    /// The run still going, if it holds N or more: a sample whose end may still move.
+    fn still_open(&self) -> Option<Sample> {
+        let (first, last, n) = self.open?;
+        (n >= self.min).then(|| Self::sample(first, last, n))
+    }
+
+    /// Whether `src` does not extend what was read.
+    fn behind(&self, src: &Source, at: &Endpoint) -> bool {
+        self.reader.behind(src, at)
+    }
+
+    /// Reads the occurrences of `at` new in `src`: the runs of N or more that ended, in
+    /// start order. `None` when an occurrence joins a run that had ended (the source grew
+    /// before its end): the caller reads it again from its beginning.
+    fn advance(&mut self, src: &Source, at: Endpoint) -> Result<Option<Vec<Sample>>, AnalysisError> {
+        let reach = reach_of(src, &at);
+        let found = self.reader.read(&self.rule.name, src, at)?;
+        let mut ended = Vec::new();
+        for t in found {
+            if self.ended_at.is_some_and(|e| t - e <= self.spacing) && self.open.is_none() {
+                return Ok(None);
+            }
+            match &mut self.open {
+                Some((_, last, n)) if t - *last <= self.spacing => {
+                    *last = t;
+                    *n += 1;
+                }
+                _ => {
+                    self.end_run(&mut ended);
+                    self.open = Some((t, t, 1));
+                }
+            }
+        }
+        if self.open.is_some_and(|(_, last, _)| reach.is_some_and(|r| r - last > self.spacing)) {
+            self.end_run(&mut ended);
+        }
+        Ok(Some(ended))
+    }
+
+    fn end_run(&mut self, ended: &mut Vec<Sample>) {
+        let Some((first, last, n)) = self.open.take() else { return };
+        self.ended_at = Some(last);
+        if n >= self.min {
+            self.iterations += n;
+            ended.push(Self::sample(first, last, n));
+        }
+    }
+}
+
 /// One analysis after an update, as a live line and a trigger read it: the samples the
 /// update added and the statistics of all of them, without copying or sorting the earlier
 /// samples of an analysis that grows.
@@ -311,6 +458,9 @@ pub struct Standing {
     pub name: String,
     /// The samples this update added, in the order they closed; all of them when `anew`.
     pub added: Vec<Sample>,
+    /// Samples whose end may still move (a polling run still going): in the statistics,
+    /// not in `added` until they end. When the recording ends, they are final.
+    pub open: Vec<Sample>,
     /// The samples start again here (the first update, a reset, an analysis that runs
     /// whole): earlier updates' samples are void.
     pub anew: bool,
@@ -334,6 +484,7 @@ impl Standing {
         Standing {
             name,
             added,
+            open: Vec::new(),
             anew,
             count: running.count(),
             p50_ns: running.quantile_ns(0.5),
@@ -444,6 +595,17 @@ impl LiveAnalyses {
                         };
                         let shown = spread(grown.samples(), &summary.worst_samples(), keep);
                         let mut outcome = grower.outcome(grown, src, Some(shown));
+                        // A sample whose end may still move is counted on a copy: its cost
+                        // is the summary's buckets and keys, while a polling run goes on.
+                        let mut with_open;
+                        let summary = match grower.still_open() {
+                            Some(open) => {
+                                with_open = summary.clone();
+                                with_open.push(&open);
+                                &mut with_open
+                            }
+                            None => summary,
+                        };
                         let summary_of = summary.summary(|k| outcome.raw_key(k).to_owned());
                         let cdf = summary.cdf_points(cdf_points);
                         outcome.samples.shrink_to_fit();
@@ -463,8 +625,17 @@ impl LiveAnalyses {
             .map(|item| match item.advance(src)? {
                 Advanced::Whole(outcomes) => Ok(outcomes.into_iter().map(Standing::of_outcome).collect()),
                 Advanced::Grown(added, anew) => {
-                    let Some((_, grown)) = &mut item.grow else { return Ok(Vec::new()) };
-                    Ok(vec![Standing::of(item.spec.name().to_owned(), added, anew, grown.running())])
+                    let Some((grower, grown)) = &mut item.grow else { return Ok(Vec::new()) };
+                    let open = grower.still_open();
+                    let running = grown.running();
+                    // Counted while asked about: its end may still move.
+                    open.iter().for_each(|s| running.push(s.latency()));
+                    let mut standing = Standing::of(item.spec.name().to_owned(), added, anew, running);
+                    if let Some(s) = &open {
+                        running.remove(s.latency());
+                    }
+                    standing.open = open.into_iter().collect();
+                    Ok(vec![standing])
                 }
             })
             .collect()
@@ -750,13 +921,13 @@ impl Item {
             }
             (_, Grower::Stall(st)) => {
                 check_names(&self.spec, src)?;
-                // The whole detector says what a source lacking it gives; an analog track's
-                // edges come from a threshold over the whole track.
-                let Some(at) = selector_in(&st.selector, src) else { return whole(&self.spec) };
-                if !LivePairer::applies(&PairRule::new("", at.clone(), at.clone(), Policy::Next), src) {
-                    return whole(&self.spec);
-                }
-                st.behind(src, &at)
+                let Some(at) = st.reader.grows_over(src) else { return whole(&self.spec) };
+                st.reader.behind(src, &at)
+            }
+            (_, Grower::Poll(pg)) => {
+                check_names(&self.spec, src)?;
+                let Some(at) = pg.reader.grows_over(src) else { return whole(&self.spec) };
+                pg.behind(src, &at)
             }
             (_, Grower::Block(pairer)) => {
                 if block_names(src).is_none() {
@@ -776,6 +947,17 @@ impl Item {
             self.fresh = true;
         }
         let Some((grower, grown)) = &mut self.grow else { return whole(&self.spec) };
+        if let Grower::Poll(pg) = grower {
+            let Some(at) = selector_in(&pg.reader.selector, src) else { return whole(&self.spec) };
+            let Some(ended) = pg.advance(src, at)? else {
+                // The source grew before a run's end: read it again from its beginning.
+                self.grow = Grower::of(&self.spec, self.keeps_samples);
+                self.fresh = true;
+                return self.advance(src);
+            };
+            let added = grown.push_samples(ended);
+            return Ok(self.grown(added));
+        }
         let pairs = match grower {
             Grower::Rule(pairer) | Grower::Pulse(pairer) => pairer.advance(src)?,
             Grower::Long(pairer, over) => {
@@ -785,7 +967,7 @@ impl Item {
                 pairs
             }
             Grower::Stall(st) => {
-                let Some(at) = selector_in(&st.selector, src) else { return whole(&self.spec) };
+                let Some(at) = selector_in(&st.reader.selector, src) else { return whole(&self.spec) };
                 let (pairs, all) = st.advance(src, at)?;
                 if all && !self.fresh {
                     // The median moved past gaps already read: the windows start again.
@@ -807,9 +989,17 @@ impl Item {
                 pairer.feed(src);
                 pairer.take_pairs()
             }
+            Grower::Poll(_) => Vec::new(),
         };
-        let anew = std::mem::replace(&mut self.fresh, false);
         let added = grown.extend(&grower.rule(), pairs, src);
+        Ok(self.grown(added))
+    }
+
+    /// The answer of an update of a spec that grows that added `added`; the summary kept
+    /// up to date with them.
+    fn grown(&mut self, added: Vec<Sample>) -> Advanced {
+        let anew = std::mem::replace(&mut self.fresh, false);
+        let Some((_, grown)) = &mut self.grow else { return Advanced::Grown(added, anew) };
         let renamed = grown.take_renamed();
         if let Some(summary) = &mut self.summary {
             if anew || renamed {
@@ -818,7 +1008,7 @@ impl Item {
                 added.iter().for_each(|s| summary.push(s));
             }
         }
-        Ok(Advanced::Grown(added, anew))
+        Advanced::Grown(added, anew)
     }
 
     /// The outcome so far of a spec that grows, a copy.
@@ -858,6 +1048,61 @@ mod tests {
         s.events = b.table().clone();
         s.strings = b.interner.clone();
         s
+    }
+
+    /// The first `n` of `events` (ns; `true` for a marker, `print`, `false` for another
+    /// event, which says how far the source has grown), in their order.
+    fn prints(events: &[(i64, bool)], n: usize) -> Source {
+        let mut b = EventTableBuilder::new();
+        let comm = b.intern(b"poller");
+        let (print, other) = (b.intern(b"print"), b.intern(b"sched_switch"));
+        let (print, other) = (b.layout(print, &[]), b.layout(other, &[]));
+        for &(t, marker) in &events[..n] {
+            b.push(t * 1000, 0, 5, comm, IrqFlags::NONE, if marker { print } else { other }, &[]);
+        }
+        let mut s = Source::new("live", "test", SourceKind::Simulator);
+        s.events = b.table().clone();
+        s.strings = b.interner.clone();
+        s
+    }
+
+    /// A polling run is handed on once, when it has ended: when a later occurrence comes
+    /// past its spacing, or the source reaches past it. While it goes on, it is counted in
+    /// the statistics and stands open, as the whole detector counts it. An occurrence
+    /// within the spacing of a run already ended (the source did not grow only at its end)
+    /// reads the source anew.
+    #[test]
+    fn a_polling_run_is_handed_on_once_when_it_ends() {
+        let spec = parse_spec("loop=poll:print within 10ns min 3").expect("spec");
+        let mut live = LiveAnalyses::for_standing(vec![spec.clone()]);
+        let mut stand = |src: &Source| {
+            let want = runner::run_spec(&spec, &[Placed::unaligned(src)]).expect("runs").remove(0);
+            let st = live.stand(src).remove(0).expect("stands").remove(0);
+            assert_eq!(st.count, want.samples.len() as u64);
+            let max = want.samples.iter().map(|s| s.latency() as f64 / 1e3).reduce(f64::max);
+            assert_eq!(st.max_ns, max);
+            st.added.iter().chain(&st.open).for_each(|s| assert!(want.samples.contains(s), "{s:?}"));
+            let times = |v: &[Sample]| v.iter().map(|s| (s.start / 1000, s.end / 1000)).collect::<Vec<_>>();
+            (times(&st.added), times(&st.open), st.anew)
+        };
+        let mut events = vec![(0, true), (5, true), (9, true), (20, false)];
+        events.extend([100, 101, 102, 103, 200, 201, 205].map(|t| (t, true)));
+        // Then the source reaches 300 ns, and an occurrence arrives 5 ns after the run
+        // that ended at 205 ns, behind that.
+        events.extend([(300, false), (210, true)]);
+        let none = Vec::<(i64, i64)>::new;
+        // Two of a run: not a sample yet. Three: a sample, open.
+        assert_eq!(stand(&prints(&events, 2)), (none(), none(), true));
+        assert_eq!(stand(&prints(&events, 3)), (none(), vec![(0, 9)], false));
+        // The source reaches 20 ns, past it by more than 10 ns: ended, handed on.
+        assert_eq!(stand(&prints(&events, 4)), (vec![(0, 9)], none(), false));
+        // A run ended by a later occurrence; the next holds two, not a sample yet.
+        assert_eq!(stand(&prints(&events, 10)), (vec![(100, 103)], none(), false));
+        assert_eq!(stand(&prints(&events, 11)), (none(), vec![(200, 205)], false));
+        assert_eq!(stand(&prints(&events, 12)), (vec![(200, 205)], none(), false));
+        let (added, open, anew) = stand(&prints(&events, 13));
+        assert!(anew, "read anew");
+        assert_eq!((added, open), (vec![(0, 9), (100, 103)], vec![(200, 210)]));
     }
 
     /// A task's key is shown as a bare number until the task's first event arrives; then

@@ -253,6 +253,18 @@ impl GrowingOutcome {
         added
     }
 
+    /// Adds `samples` made whole (a polling run's, its key its count), those that ended
+    /// since the last call, in start order; returns them.
+    pub(crate) fn push_samples(&mut self, samples: Vec<Sample>) -> Vec<Sample> {
+        if let Some(running) = &mut self.running {
+            samples.iter().for_each(|s| running.push(s.latency()));
+        }
+        if self.keeps_samples {
+            merge_by_start(&mut self.outcome.samples, samples.clone());
+        }
+        samples
+    }
+
     /// Reads the tasks of the events new in `src`; keys of tasks named only now are
     /// rendered again, in the samples already made too.
     fn read_tasks(&mut self, rule: &PairRule, task_fields: &[usize], src: &Source) {

@@ -308,6 +308,33 @@ impl RunningLatencies {
         self.count
     }
 
+    /// Takes out one `latency` pushed before (a value counted only while asked about, as a
+    /// polling run still going is); `false` if none is held.
+    pub fn remove(&mut self, latency: Ps) -> bool {
+        let Some(bucket) = self.buckets.get_mut(bucket_of(latency)) else { return false };
+        if let Some(i) = bucket.fresh.iter().rposition(|&v| v == latency) {
+            bucket.fresh.swap_remove(i);
+        } else {
+            match bucket.counted.get_mut(&latency) {
+                Some(n) if *n > 1 => *n -= 1,
+                Some(_) => {
+                    bucket.counted.remove(&latency);
+                }
+                None => return false,
+            }
+        }
+        bucket.len -= 1;
+        self.count -= 1;
+        if bucket.max == latency && bucket.len > 0 {
+            let counted = bucket.counted.keys().next_back().copied();
+            bucket.max = bucket.fresh.iter().copied().chain(counted).max().unwrap_or(latency);
+        }
+        if self.max == Some(latency) {
+            self.max = self.buckets.iter().rev().find(|b| b.len > 0).map(|b| b.max);
+        }
+        true
+    }
+
     pub fn max_ns(&self) -> Option<f64> {
         self.max.map(ps_to_ns)
     }

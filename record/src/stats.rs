@@ -58,6 +58,7 @@ pub fn run_placed(
                         Standing {
                             name: o.name,
                             added: o.samples,
+                            open: Vec::new(),
                             anew: true,
                             count: line.count,
                             p50_ns: line.p50_ns,

@@ -149,7 +149,10 @@ impl Flight {
             // gives all its pairs again.
             let waiting = self.waiting.remove(&o.name).filter(|_| !o.anew).unwrap_or_default();
             let to_raw = |ps: i64| origin_ns.saturating_add_signed(ps.div_euclid(PS_PER_NS));
-            let added = o.added.iter().map(|s| Seen {
+            // A sample still open (a polling run going on) is handed on once it ends, or
+            // as it stands when the recording does.
+            let open = if last { &o.open[..] } else { &[] };
+            let added = o.added.iter().chain(open).map(|s| Seen {
                 start_raw: to_raw(s.start),
                 end_raw: to_raw(s.end),
                 latency_ns: s.latency() as f64 / PS_PER_NS as f64,
@@ -456,6 +459,41 @@ mod tests {
         for bad in ["block", ">10ms", "block>", "block>soon"] {
             assert!(Trigger::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A polling run still going stands open: the flight recorder does not look at it
+    /// (its end may still move, and a trigger would see it again, longer) until it ends
+    /// and an update adds it, or the recording stops with it going.
+    #[test]
+    fn a_sample_still_open_crosses_once_it_ends_or_the_recording_does() {
+        let opts = crate::Options {
+            triggers: vec![Trigger::parse("loop>1ms").unwrap()],
+            keep_ns: (0, 0),
+            ..Default::default()
+        };
+        let mut flight = Flight::new(&opts, PathBuf::from("unused"));
+        // Runs from 1 s (raw) lasting `end_ms`, the data reaching 3 s.
+        let run =
+            |end_ms: i64| latscope_analysis::outcome::Sample::new(0, end_ms * 1_000_000_000, String::new());
+        let standing = |added: Vec<_>, open: Vec<_>| latscope_analysis::live::Standing {
+            name: "loop".into(),
+            added,
+            open,
+            anew: false,
+            count: 1,
+            p50_ns: None,
+            p99_ns: None,
+            max_ns: None,
+        };
+        let (origin, second) = (1_000_000_000, 1_000_000_000);
+        flight.observe(&[standing(vec![], vec![run(4)])], origin, 3 * second, origin, false);
+        assert_eq!(flight.crossings, 0, "open: not looked at");
+        flight.observe(&[standing(vec![run(5)], vec![])], origin, 3 * second, origin, false);
+        assert_eq!(flight.crossings, 1, "ended: one crossing");
+        assert_eq!(flight.pending[0].end_raw, origin + 5_000_000);
+        // Another still going when the recording stops: final then.
+        flight.observe(&[standing(vec![], vec![run(6)])], origin, 3 * second, origin, true);
+        assert_eq!(flight.crossings, 2, "the last tick takes it");
     }
 
     #[test]
