@@ -656,6 +656,70 @@ fn live_statistics_grow_with_the_simulation_and_match_a_batch_analysis() {
     assert_eq!(last, full.report.outcomes.iter().map(|o| o.samples.len()).collect::<Vec<_>>());
 }
 
+/// Rules the user runs while the simulator is the source join its live answers: each
+/// update holds the scenario's analyses and then the user's, a rule's count the whole
+/// runner's over the snapshot the update describes, and the last update all its samples.
+/// A rule the trace cannot answer is listed as not run, under the results, not raised at
+/// every update; a restart keeps the rules. (Run over the trace as it was, the answer was
+/// replaced by the next update's.)
+#[test]
+fn rules_the_user_runs_during_a_simulation_answer_live_beside_the_scenarios() {
+    let mut h = harness(Options::default());
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::MaxSpeed(false))));
+    h.state_mut().update(Message::Sim(SimMsg::Edit(SimEdit::Speed(0.05))));
+    let start =
+        SimCommand::Start { scenario: "litesdcard".into(), sets: vec![], duration: Some(60_000_000_000) };
+    h.state_mut().update(Message::Sim(SimMsg::Command(start.clone())));
+    wait(&mut h, "a live update", |wb| wb.sim.live.updates > 0);
+    let rules = ["loop=poll:sched_switch within 1ms min 3", "napi=poll:napi_poll within 1ms"];
+    set_rules(&mut h, &rules);
+    h.state_mut().update(Message::Analysis(AnalysisMsg::Run));
+    let spec = latscope_analysis::spec::parse_spec(rules[0]).unwrap();
+    let sc = latscope_sim::prepare("litesdcard", &[], None, Some("60ms")).unwrap();
+    let (mut checked, mut mid_run, mut seen) = (0, false, h.state().sim.live.updates);
+    for _ in 0..20_000 {
+        h.step();
+        let wb = h.state();
+        if wb.sim.live.updates > seen && wb.analysis.results.iter().any(|r| r.outcome.name == "loop") {
+            seen = wb.sim.live.updates;
+            let shown = wb.sim.live.shown.clone().unwrap();
+            let batch = latscope_sim::scenarios::report(&sc, &shown.source).unwrap();
+            let mut want: Vec<&str> = batch.outcomes.iter().map(|o| o.name.as_str()).collect();
+            want.push("loop");
+            let names: Vec<&str> = wb.analysis.results.iter().map(|r| r.outcome.name.as_str()).collect();
+            assert_eq!(names, want);
+            let whole = latscope_analysis::runner::run_spec(
+                &spec,
+                &[latscope_model::Placed::unaligned(&shown.source)],
+            )
+            .unwrap()
+            .remove(0);
+            let got = wb.analysis.results.last().unwrap();
+            assert_eq!(got.summary.as_ref().map(|s| s.count), Some(whole.samples.len() as u64));
+            if wb.sim.finished {
+                assert_eq!(got.outcome, whole, "the last update holds every sample");
+            }
+            checked += 1;
+            mid_run |= !wb.sim.finished && !whole.samples.is_empty();
+        }
+        if wb.sim.finished
+            && wb.sim.live.shown.as_ref().is_some_and(|s| s.source.events.len() == wb.sim.events)
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(checked >= 2 && mid_run, "{checked} updates with the rule, one while running: {mid_run}");
+    let missing = &h.state().analysis.missing;
+    assert!(missing.len() == 1 && missing[0].contains("napi_poll"), "{missing:?}");
+    assert_eq!(take_errors(&mut h), Vec::<String>::new());
+    // A restart keeps the rules.
+    h.state_mut().update(Message::Sim(SimMsg::Command(start)));
+    wait(&mut h, "the rule after a restart", |wb| {
+        wb.sim.live.updates > 0 && wb.analysis.results.iter().any(|r| r.outcome.name == "loop")
+    });
+}
+
 /// While the simulator runs, each snapshot asks the table's question again: the rows of
 /// what is new are appended to the earlier answer, in place, and every answer equals the
 /// whole query over the snapshot it read.

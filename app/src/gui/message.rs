@@ -189,8 +189,9 @@ pub enum AnalysisMsg {
     EditRules(RuleEditor),
     /// The panel's plot and its latency axis.
     SetPlot { plot: PlotKind, log_x: bool },
-    /// Statistics of a live simulator snapshot.
-    LiveDone { ticket: Ticket, results: Vec<AnalysisResult> },
+    /// Statistics of a live simulator snapshot: the scenario's analyses and the user's
+    /// rules, and why each of the user's rules that could not answer on it did not.
+    LiveDone { ticket: Ticket, results: Vec<AnalysisResult>, errors: Vec<String> },
 }
 
 /// Alignment of one source onto another.

@@ -1,6 +1,7 @@
 //! The simulator's room: the scenario and its settings, the run going on (its control
 //! handle, its live source, its clock), and the live statistics: the scenario's own
-//! analyses re-run on the growing trace. The panel is `views::sim_panel`.
+//! analyses, and the rules the user ran, kept up to date on the growing trace. The panel is
+//! `views::sim_panel`.
 
 use super::document::SourceId;
 use super::jobs::Ticket;
@@ -58,7 +59,7 @@ impl SimHandle {
 /// How often the live statistics are recomputed at most (a snapshot comes every 200 ms).
 pub const LIVE_EVERY: Duration = Duration::from_millis(500);
 
-/// The scenario's analyses over the live trace, recomputed by a job at most every
+/// The scenario's analyses and the user's rules over the live trace, recomputed by a job at most every
 /// [`LIVE_EVERY`]; a newer job makes an older one's answer stale (the job runner drops it).
 #[derive(Debug, Default)]
 pub struct LiveStats {
@@ -81,6 +82,10 @@ pub struct LiveStats {
     /// is new since the last. One job holds it at a time ([`LiveStats::due`]); the lock
     /// only orders the run's last job behind a running one.
     pub report: Option<Arc<Mutex<latscope_sim::scenarios::LiveReport>>>,
+    /// The user's rules (the analysis panel's, run while the simulator is the source),
+    /// analysed beside the scenario's on the same snapshots and kept across restarts.
+    pub user_specs: Vec<latscope_analysis::spec::Spec>,
+    pub user: Option<Arc<Mutex<latscope_analysis::live::LiveAnalyses>>>,
 }
 
 impl LiveStats {
@@ -88,7 +93,17 @@ impl LiveStats {
     pub fn restart(&mut self, scenario: &latscope_sim::Scenario) {
         // A scenario whose rules do not parse has no live statistics (its run reports why).
         let report = latscope_sim::scenarios::LiveReport::new(scenario).ok().map(|r| Arc::new(Mutex::new(r)));
+        let user_specs = std::mem::take(&mut self.user_specs);
         *self = Self { report, ..Self::default() };
+        self.set_user_rules(user_specs);
+    }
+
+    /// Analyses the user's rules live from now on, from the start of the run: none when
+    /// `specs` is empty.
+    pub fn set_user_rules(&mut self, specs: Vec<latscope_analysis::spec::Spec>) {
+        self.user = (!specs.is_empty())
+            .then(|| Arc::new(Mutex::new(latscope_analysis::live::LiveAnalyses::new(specs.clone()))));
+        self.user_specs = specs;
     }
 
     /// Whether a snapshot should be analysed now: the last one of a run always is; others
@@ -97,7 +112,7 @@ impl LiveStats {
     /// one still runs to its end, so starting the next meanwhile would pile them up on the
     /// cores the simulator and the window need. The statistics then update as fast as they are computed.
     pub fn due(&self, finished: bool, running: bool) -> bool {
-        self.report.is_some()
+        (self.report.is_some() || self.user.is_some())
             && (finished || (!running && self.last_start.is_none_or(|t| t.elapsed() >= LIVE_EVERY)))
     }
 

@@ -18,7 +18,11 @@ impl Workbench {
         match msg {
             AnalysisMsg::Run => {
                 let rules = self.analysis.rules.specs.clone();
-                self.run_analysis(Which::Rules(rules));
+                if self.simulator_alone() {
+                    self.run_live_rules(&rules);
+                } else {
+                    self.run_analysis(Which::Rules(rules));
+                }
             }
             AnalysisMsg::RunPresets => self.run_analysis(Which::Presets),
             AnalysisMsg::Done { ticket, results, errors, chosen, missing } => {
@@ -56,8 +60,11 @@ impl Workbench {
             AnalysisMsg::ShowLatencyRange { outcome, lo_ns, hi_ns } => {
                 self.show_latency_range(outcome, lo_ns, hi_ns)
             }
-            AnalysisMsg::LiveDone { ticket, results } => {
+            AnalysisMsg::LiveDone { ticket, results, errors } => {
                 if self.jobs.accept(ticket, |_| true) {
+                    // What the user's rules cannot answer on this snapshot (an event not
+                    // emitted yet, or never): listed under the results, not raised.
+                    self.analysis.missing = errors;
                     let live = &mut self.sim.live;
                     live.shown = live.asked.clone();
                     live.shown_now = live.asked_now;
@@ -133,6 +140,12 @@ impl Workbench {
         } else {
             format!("placement: as the sources are placed (by {}), analysed together", hows.join("; by "))
         }
+    }
+
+    /// Whether the document holds the simulator's live trace alone: then the analysis
+    /// panel shows its live answers.
+    fn simulator_alone(&self) -> bool {
+        self.doc.sources.len() == 1 && self.sim.source.is_some_and(|id| self.doc.get(id).is_some())
     }
 
     pub(super) fn run_analysis(&mut self, which: Which) {

@@ -12,6 +12,7 @@ use crate::gui::workers;
 use latscope_analysis::live::Glance;
 use latscope_model::Ps;
 use std::sync::Arc;
+use std::sync::Mutex;
 
 impl Workbench {
     pub(super) fn update_sim(&mut self, msg: SimMsg) {
@@ -146,34 +147,53 @@ impl Workbench {
     /// (`reorders`). While the run goes on, a rule that grows answers with statistics kept
     /// as its samples arrive and a spread of them, so an update costs what is new; once
     /// the run has `finished`, the last answer holds every sample, for the lists and links.
-    fn start_live_stats(&mut self, snapshot: Arc<Prepared>, now: Ps, reorders: usize, finished: bool) {
-        let Some(live) = self.sim.live.report.clone() else { return };
+    /// The user's rules, if the user ran any, are answered the same way after them.
+    pub(super) fn start_live_stats(
+        &mut self,
+        snapshot: Arc<Prepared>,
+        now: Ps,
+        reorders: usize,
+        finished: bool,
+    ) {
+        let (report, user) = (self.sim.live.report.clone(), self.sim.live.user.clone());
+        if report.is_none() && user.is_none() {
+            return;
+        }
         let reordered = std::mem::replace(&mut self.sim.live.reorders, reorders) != reorders;
         self.sim.live.asked_for(snapshot.clone(), now);
         self.jobs.spawn(JobKind::LiveStats, None, move |cx| {
-            // A job that panicked left the analyses half-read: read the next anew.
-            let mut live = live.lock().unwrap_or_else(|poisoned| {
-                let mut live = poisoned.into_inner();
-                live.reset();
-                live
-            });
-            if reordered {
-                live.reset();
-            }
             let src = &snapshot.source;
-            // A snapshot too early for an analysis (a track not there yet) shows nothing new.
-            let answers: Vec<Glance> = if finished {
-                let Ok(outcomes) = live.update(src) else { return };
-                vec![Glance::Whole(outcomes)]
-            } else {
-                let opts = analysis::panel_stats_options();
-                let Ok(glances) = live.glance(src, opts, analysis::MAX_SCATTER, analysis::MAX_CDF_POINTS)
-                else {
-                    return;
+            let opts = analysis::panel_stats_options();
+            let mut answers: Vec<Glance> = Vec::new();
+            if let Some(report) = &report {
+                let mut live = fresh_lock(report, reordered, |l| l.reset());
+                // A snapshot too early for an analysis (a track not there yet) shows nothing new.
+                if finished {
+                    let Ok(outcomes) = live.update(src) else { return };
+                    answers.push(Glance::Whole(outcomes));
+                } else {
+                    let Ok(glances) = live.glance(src, opts, analysis::MAX_SCATTER, analysis::MAX_CDF_POINTS)
+                    else {
+                        return;
+                    };
+                    answers.extend(glances);
+                }
+            }
+            let mut errors = Vec::new();
+            if let Some(user) = &user {
+                let mut live = fresh_lock(user, reordered, |l| l.reset());
+                let answered: Vec<Result<Glance, _>> = if finished {
+                    live.update(src).into_iter().map(|r| r.map(Glance::Whole)).collect()
+                } else {
+                    live.glance(src, opts, analysis::MAX_SCATTER, analysis::MAX_CDF_POINTS)
                 };
-                glances
-            };
-            drop(live);
+                for answer in answered {
+                    match answer {
+                        Ok(glance) => answers.push(glance),
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+            }
             let mut results = Vec::new();
             for answer in answers {
                 let results_of: Vec<AnalysisResult> = match answer {
@@ -195,9 +215,44 @@ impl Workbench {
                     r
                 }));
             }
-            cx.send(AnalysisMsg::LiveDone { ticket: cx.ticket, results });
+            cx.send(AnalysisMsg::LiveDone { ticket: cx.ticket, results, errors });
         });
     }
+
+    /// Runs the user's `rules` on the simulator's live trace from now on, beside the
+    /// scenario's analyses: a run of them over the trace as it is would be replaced by the
+    /// next snapshot's answer. They are answered at once on the last snapshot, read from the
+    /// start of the run.
+    pub(super) fn run_live_rules(&mut self, rules: &[String]) {
+        let mut specs = Vec::new();
+        for text in rules {
+            match self.registry.rule(text) {
+                Ok(spec) => specs.push(spec),
+                Err(e) => self.errors.push(anyhow::Error::new(e)),
+            }
+        }
+        self.view.panels.analysis = true;
+        self.sim.live.set_user_rules(specs);
+        let live = &self.sim.live;
+        if let Some(snapshot) = live.asked.clone() {
+            let (now, reorders) = (live.asked_now, live.reorders);
+            self.start_live_stats(snapshot, now, reorders, self.sim.finished);
+        }
+    }
+}
+
+/// `mutex` locked, its analyses read anew when `reordered` (the snapshot does not extend
+/// the last) or when a job panicked while holding it (it left them half-read).
+fn fresh_lock<T>(mutex: &Mutex<T>, reordered: bool, reset: impl Fn(&mut T)) -> std::sync::MutexGuard<'_, T> {
+    let mut guard = mutex.lock().unwrap_or_else(|poisoned| {
+        let mut guard = poisoned.into_inner();
+        reset(&mut guard);
+        guard
+    });
+    if reordered {
+        reset(&mut guard);
+    }
+    guard
 }
 
 /// Applies a change of the simulator panel's settings; returns the command the running

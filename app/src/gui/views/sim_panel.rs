@@ -133,7 +133,12 @@ pub fn panel(ui: &mut egui::Ui, st: &SimState, clock: &dyn Fn(Ps) -> String) -> 
     if st.live.shown.is_some() {
         // The simulated time the analysed snapshot was taken at, never past the clock.
         let t = st.live.shown_now.min(st.now);
-        ui.weak(format!("analysis panel: the scenario's analyses up to t = {}", clock(t)));
+        let whose = if st.live.user.is_some() {
+            "the scenario's analyses and your rules"
+        } else {
+            "the scenario's analyses"
+        };
+        ui.weak(format!("analysis panel: {whose} up to t = {}", clock(t)));
     }
     // The settings below the controls: what a Restart runs with.
     ui.separator();
