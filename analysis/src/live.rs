@@ -407,11 +407,6 @@ impl PollGrower {
         (n >= self.min).then(|| Self::sample(first, last, n))
     }
 
-    /// Whether `src` does not extend what was read.
-    fn behind(&self, src: &Source, at: &Endpoint) -> bool {
-        self.reader.behind(src, at)
-    }
-
     /// Reads the occurrences of `at` new in `src`: the runs of N or more that ended, in
     /// start order. `None` when an occurrence joins a run that had ended (the source grew
     /// before its end): the caller reads it again from its beginning.
@@ -927,7 +922,7 @@ impl Item {
             (_, Grower::Poll(pg)) => {
                 check_names(&self.spec, src)?;
                 let Some(at) = pg.reader.grows_over(src) else { return whole(&self.spec) };
-                pg.behind(src, &at)
+                pg.reader.behind(src, &at)
             }
             (_, Grower::Block(pairer)) => {
                 if block_names(src).is_none() {

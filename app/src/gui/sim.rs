@@ -59,8 +59,9 @@ impl SimHandle {
 /// How often the live statistics are recomputed at most (a snapshot comes every 200 ms).
 pub const LIVE_EVERY: Duration = Duration::from_millis(500);
 
-/// The scenario's analyses and the user's rules over the live trace, recomputed by a job at most every
-/// [`LIVE_EVERY`]; a newer job makes an older one's answer stale (the job runner drops it).
+/// The scenario's analyses and the user's rules over the live trace, recomputed by a job at
+/// most every [`LIVE_EVERY`]; a newer job makes an older one's answer stale (the job runner
+/// drops it).
 #[derive(Debug, Default)]
 pub struct LiveStats {
     last_start: Option<Instant>,

@@ -11,8 +11,7 @@ use crate::gui::view::default_lanes;
 use crate::gui::workers;
 use latscope_analysis::live::Glance;
 use latscope_model::Ps;
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 impl Workbench {
     pub(super) fn update_sim(&mut self, msg: SimMsg) {
