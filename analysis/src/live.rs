@@ -150,7 +150,7 @@ impl Grower {
             // The run still going is the whole detector's last sample.
             Grower::Poll(pg) => {
                 let mut o = Outcome::new(&pg.rule.name, AnalysisKind::Pulse, 0);
-                let open = pg.open.filter(|&(.., n)| n >= pg.min).map_or(0, |(.., n)| n);
+                let open = pg.open_run().map_or(0, |(.., n)| n);
                 o.notes.push(Note { what: "iterations".into(), count: pg.iterations + open });
                 o.samples = samples;
                 o.samples.extend(pg.still_open());
@@ -318,12 +318,7 @@ impl Occurrences {
 
     /// Whether `src` does not extend what was read (the selector `at` resolved to there).
     fn behind(&self, src: &Source, at: &Endpoint) -> bool {
-        let changes = match crate::endpoint::track_named(src, at.target()) {
-            Ok(Some(crate::endpoint::TrackRef::Digital(_, d))) if !matches!(at, Endpoint::Event { .. }) => {
-                Some(d.transitions())
-            }
-            _ => None,
-        };
+        let changes = edges_track(src, at).map(|d| d.transitions());
         self.resolved.as_ref().is_some_and(|r| r != at)
             || src.events.len() < self.events
             || changes.is_some_and(|c| c < self.changes)
@@ -347,18 +342,22 @@ impl Occurrences {
     }
 }
 
+/// The digital track whose edges `at` selects, if it selects a track's edges.
+fn edges_track<'a>(src: &'a Source, at: &Endpoint) -> Option<&'a latscope_model::DigitalTrack> {
+    match (at, crate::endpoint::track_named(src, at.target())) {
+        (Endpoint::Event { .. }, _) => None,
+        (_, Ok(Some(crate::endpoint::TrackRef::Digital(_, d)))) => Some(d),
+        _ => None,
+    }
+}
+
 /// The time before which `src` holds every occurrence of `at` it will hold: its last
 /// event's, or the end of the track whose edges `at` selects. A growing source gains only
 /// what is at or after it.
 fn reach_of(src: &Source, at: &Endpoint) -> Option<Ps> {
     match at {
         Endpoint::Event { .. } => src.events.ts.last().copied(),
-        Endpoint::Edge { .. } | Endpoint::Crossing { .. } => {
-            match crate::endpoint::track_named(src, at.target()) {
-                Ok(Some(crate::endpoint::TrackRef::Digital(_, d))) => Some(d.end),
-                _ => None,
-            }
-        }
+        _ => edges_track(src, at).map(|d| d.end),
     }
 }
 
@@ -401,10 +400,14 @@ impl PollGrower {
         Sample::new(first, last, format!("iterations={n}"))
     }
 
+    /// The run still going, if it holds N or more: first, last, count.
+    fn open_run(&self) -> Option<(Ps, Ps, u64)> {
+        self.open.filter(|&(.., n)| n >= self.min)
+    }
+
     /// The run still going, if it holds N or more: a sample whose end may still move.
     fn still_open(&self) -> Option<Sample> {
-        let (first, last, n) = self.open?;
-        (n >= self.min).then(|| Self::sample(first, last, n))
+        self.open_run().map(|(first, last, n)| Self::sample(first, last, n))
     }
 
     /// Reads the occurrences of `at` new in `src`: the runs of N or more that ended, in
@@ -942,17 +945,6 @@ impl Item {
             self.fresh = true;
         }
         let Some((grower, grown)) = &mut self.grow else { return whole(&self.spec) };
-        if let Grower::Poll(pg) = grower {
-            let Some(at) = selector_in(&pg.reader.selector, src) else { return whole(&self.spec) };
-            let Some(ended) = pg.advance(src, at)? else {
-                // The source grew before a run's end: read it again from its beginning.
-                self.grow = Grower::of(&self.spec, self.keeps_samples);
-                self.fresh = true;
-                return self.advance(src);
-            };
-            let added = grown.push_samples(ended);
-            return Ok(self.grown(added));
-        }
         let pairs = match grower {
             Grower::Rule(pairer) | Grower::Pulse(pairer) => pairer.advance(src)?,
             Grower::Long(pairer, over) => {
@@ -984,7 +976,18 @@ impl Item {
                 pairer.feed(src);
                 pairer.take_pairs()
             }
-            Grower::Poll(_) => Vec::new(),
+            // Its samples are runs, made whole: they bypass the pairs' keys.
+            Grower::Poll(pg) => {
+                let Some(at) = selector_in(&pg.reader.selector, src) else { return whole(&self.spec) };
+                let Some(ended) = pg.advance(src, at)? else {
+                    // The source grew before a run's end: read it again from its beginning.
+                    self.grow = Grower::of(&self.spec, self.keeps_samples);
+                    self.fresh = true;
+                    return self.advance(src);
+                };
+                let added = grown.push_samples(ended);
+                return Ok(self.grown(added));
+            }
         };
         let added = grown.extend(&grower.rule(), pairs, src);
         Ok(self.grown(added))
