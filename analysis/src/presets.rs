@@ -401,7 +401,7 @@ fn commands_in(name: &str, opts: &CmdIrq, src: &Source) -> Result<Option<Vec<Com
     Ok(Some(commands))
 }
 
-/// The occurrences of endpoint `cmd` (which `src` has; a command's, a stall's selector)
+/// The occurrences of endpoint `cmd` (which `src` has; a command's, a detector's selector)
 /// from event `events` on, or from its track's change `changes` on (a growing source's new
 /// ones), in time order as [`Command`]s, and how many of the track's changes that has read.
 pub(crate) fn occurrences_from(

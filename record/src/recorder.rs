@@ -1249,8 +1249,8 @@ impl Following {
 /// session places them. A pair rule from a kernel event to a channel's edge or a decoded
 /// event (or back) reads only what is new ([`AcrossStanding`]), and so does one between a
 /// channel's edge and a decoded event; a rule between two channels' edges and a channel's
-/// pulses, long phases and stalls read the channels alone ([`LiveAnalyses`]). The others,
-/// and the last line, run whole as `latscope report` runs the two saved files.
+/// pulses, long phases, stalls and polling runs read the channels alone ([`LiveAnalyses`]).
+/// The others, and the last line, run whole as `latscope report` runs the two saved files.
 pub(crate) struct Joint {
     items: Vec<JointItem>,
     /// The generations the standings across read (the kernel source's, the tracks', the

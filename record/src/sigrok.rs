@@ -1427,8 +1427,9 @@ mod tests {
     /// decode holds back what the tracks already have), decoded as it arrives: every sample
     /// handed on is one of the whole run's over the kernel and the whole logic (its decode
     /// and its tracks), none is read again, and at the end they are all of them, with the
-    /// whole run's lines; not waiting for the decode made it fail. A transfer's annotations start and end on the chip select's edges, so
-    /// events and edges meet at the same instant, where one source orders events first.
+    /// whole run's lines; not waiting for the decode made it fail. A transfer's annotations
+    /// start and end on the chip select's edges, so events and edges meet at the same
+    /// instant, where one source orders events first.
     #[test]
     fn rules_between_a_channel_and_a_decoded_event_beside_the_kernel_read_what_is_new() {
         use crate::recorder::{Joint, LogicSoFar};
@@ -1497,10 +1498,11 @@ mod tests {
             lines
         };
         // Pieces that end halfway between transfers, and inside them, 100 samples after
-        // each chip select falls but the first (at 24 MHz, 41,666.7 ps a sample): there the
-        // tracks run ahead of what the decode can say is final.
+        // each chip select falls but the first: there the tracks run ahead of what the
+        // decode can say is final.
+        let per_us = (SPI_RATE / 1_000_000) as i64;
         let falls: Vec<usize> =
-            whole_samples[0].iter().map(|s| (s.start * 24 / 1_000_000) as usize).collect();
+            whole_samples[0].iter().map(|s| (s.start * per_us / 1_000_000) as usize).collect();
         let mut cuts: Vec<usize> = falls.windows(2).flat_map(|w| [(w[0] + w[1]) / 2, w[1] + 100]).collect();
         cuts.push(samples.len());
         let pieces = cuts.len();
