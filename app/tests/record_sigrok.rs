@@ -335,3 +335,151 @@ fn real_sd_traffic_decoded_live_gives_the_reports_command_to_response_latencies(
         assert_eq!(live[l].as_f64(), a["stats_ns"][r].as_f64(), "{l}: {live} against {a}");
     }
 }
+
+/// Rules over a logic analyzer's channels record it alone: no kernel (no root, no
+/// tracefs), `-o X.sr` allowed. The corpus's real SPI bus played as a device: the last
+/// line of each rule is `latscope report`'s on the original file, and the frames' count and
+/// the clock's widest pulse are what its samples, as sigrok-cli reads them, hold.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn channel_rules_on_a_logic_analyzer_alone_record_no_kernel_and_answer_as_the_report() {
+    let dir = Scratch::new("record-sigrok-channels");
+    let original = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../samples/corpus/sigrok/lazysig_spi_24mhz.sr");
+    let player = latscope_testkit::sigrok_player(&dir, &original);
+    let rules = [
+        "frame=CS:fall -> CS:rise",
+        "pulse:CLK",
+        "first=CS:fall -> CLK:rise policy next",
+        "burst=poll:CLK:rise within 2us min 4",
+    ];
+    let mut args = vec!["record", "--sigrok", "player:samplerate=24M"];
+    for r in &rules {
+        args.extend(["--rule", r]);
+    }
+    args.extend(["--duration", "1500ms", "--format", "json", "--fail-if", "frame.max>1us", "-o", "spi.sr"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .env("PATH", latscope_testkit::path_with(&player))
+        .args(&args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    // The gate reads the channels too: a frame lasts far over a microsecond.
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("threshold crossed: frame.max"), "{err}");
+    assert!(err.contains("samples of 8 logic channels") && !err.contains(" events, "), "no kernel: {err}");
+    let last: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["final"], true, "{last}");
+    let live = last["analyses"].as_array().unwrap();
+    let names: Vec<&str> = live.iter().map(|a| a["analysis"].as_str().unwrap()).collect();
+    assert_eq!(names, ["frame", "pulse:CLK", "first", "burst"], "in the order given: {last}");
+
+    let mut report = Command::new(env!("CARGO_BIN_EXE_latscope"));
+    report.arg("report").arg(&original).args(["--format", "json"]);
+    for r in &rules {
+        report.args(["--rule", r]);
+    }
+    let report = report.output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    for (l, r) in live.iter().zip(report["analyses"].as_array().unwrap()) {
+        assert!(r["count"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(l["count"], r["count"], "{l} against {r}");
+        for (lk, rk) in [("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")] {
+            assert_eq!(l[lk].as_f64(), r["stats_ns"][rk].as_f64(), "{lk}: {l} against {r}");
+        }
+    }
+
+    // The samples themselves: MISO, MOSI, CLK, CS are bits 0 to 3.
+    let binary = latscope_testkit::Need::SigrokCli
+        .output(Command::new("sigrok-cli").arg("-i").arg(&original).args(["-O", "binary"]))
+        .stdout;
+    let ps = |i: usize| (i as u128 * 1_000_000_000_000 / 24_000_000) as f64;
+    let (mut frames, mut clk_max, mut cs_fell, mut clk_rose) = (0, 0.0f64, None, None);
+    for (i, w) in binary.windows(2).enumerate() {
+        let (was, now) = (w[0], w[1]);
+        if was & 8 != 0 && now & 8 == 0 {
+            cs_fell = Some(i + 1);
+        }
+        if was & 8 == 0 && now & 8 != 0 && cs_fell.take().is_some() {
+            frames += 1;
+        }
+        if was & 4 == 0 && now & 4 != 0 {
+            clk_rose = Some(i + 1);
+        }
+        if was & 4 != 0
+            && now & 4 == 0
+            && let Some(r) = clk_rose.take()
+        {
+            clk_max = clk_max.max(ps(i + 1) - ps(r));
+        }
+    }
+    assert_eq!(live[0]["count"].as_u64(), Some(frames), "{}", live[0]);
+    let widest = live[1]["max_ns"].as_f64().unwrap();
+    assert!((widest - clk_max / 1000.0).abs() < 0.001, "{widest} ns against {clk_max} ps");
+    // And what was saved is what was played.
+    let saved = latscope_testkit::Need::SigrokCli
+        .output(Command::new("sigrok-cli").arg("-i").arg(dir.join("spi.sr")).args(["-O", "binary"]))
+        .stdout;
+    assert!(saved == binary, "the saved capture differs from the played one");
+}
+
+/// A channel's rule on a device that streams answers live, before the recording ends: the
+/// demo's D2 pulses, counted in every line, growing; beside a rule over decoded words,
+/// each line in the order given.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn a_channels_pulses_on_a_streaming_device_are_counted_as_they_arrive() {
+    let dir = Scratch::new("record-sigrok-demo-pulses");
+    let word = "word=spi_mosi -> spi_mosi_end";
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .args([
+            "record",
+            "--sigrok",
+            "demo:analog_channels=0:samplerate=100k",
+            "--decoder",
+            "spi:clk=D0,mosi=D1",
+            "--rule",
+            "pulse:D2",
+            "--rule",
+            word,
+            "--duration",
+            "3500ms",
+            "--format",
+            "json",
+            "-o",
+            "demo.sr",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for l in &lines {
+        let names: Vec<&str> =
+            l["analyses"].as_array().unwrap().iter().map(|a| a["analysis"].as_str().unwrap()).collect();
+        assert_eq!(names, ["pulse:D2", "word"], "{l}");
+    }
+    let counts: Vec<u64> = lines.iter().map(|l| l["analyses"][0]["count"].as_u64().unwrap()).collect();
+    assert!(counts.len() >= 3, "{lines:?}");
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "they only grow: {counts:?}");
+    assert!(counts[0] > 0 && counts[0] < *counts.last().unwrap(), "live, not at the end only: {counts:?}");
+    // The last is the report's on the capture saved.
+    let report = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .arg("report")
+        .arg(dir.join("demo.sr"))
+        .args(["--decoder", "spi:clk=D0,mosi=D1", "--rule", "pulse:D2", "--rule", word, "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let last = &lines.last().unwrap()["analyses"];
+    for i in 0..2 {
+        assert!(report["analyses"][i]["count"].as_u64().unwrap() > 0, "{report}");
+        assert_eq!(last[i]["count"], report["analyses"][i]["count"], "{last} against {report}");
+        assert_eq!(last[i]["max_ns"].as_f64(), report["analyses"][i]["stats_ns"]["max"].as_f64(), "{report}");
+    }
+}

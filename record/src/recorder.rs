@@ -771,7 +771,7 @@ pub fn beside_logic(opts: &Options, channels: &[String]) -> Options {
 
 /// The events and tracks `spec` names: a rule's endpoints, a detector's track, and the
 /// command and IRQ endpoints given to `cmd-irq` and `chain`.
-fn names_read(spec: &Spec) -> Vec<&str> {
+pub(crate) fn names_read(spec: &Spec) -> Vec<&str> {
     use latscope_analysis::spec::{IrqSel, Preset};
     match spec {
         Spec::Preset(Preset::CmdIrq { opts, .. } | Preset::Chain { opts, .. }) => {
@@ -1294,10 +1294,16 @@ pub(crate) struct LogicSoFar {
 
 impl Joint {
     pub(crate) fn new(opts: &Options) -> Joint {
-        let (channels, decoded) = match &opts.sigrok {
-            Some(s) => (s.tracks.clone(), latscope_decoders::registry::events_of_stacks(&s.decoders)),
-            None => (Vec::new(), Vec::new()),
-        };
+        match &opts.sigrok {
+            Some(s) => Joint::of(&opts.joint_specs, &s.tracks, &s.decoders),
+            None => Joint::of(&opts.joint_specs, &[], &[]),
+        }
+    }
+
+    /// The analyses `specs` over the logic's followed `channels` and the events its
+    /// `decoders` add, and the kernel.
+    pub(crate) fn of(specs: &[Spec], channels: &[String], decoders: &[String]) -> Joint {
+        let decoded = latscope_decoders::registry::events_of_stacks(decoders);
         let channel_edge = |ep: &latscope_analysis::endpoint::Endpoint| {
             matches!(ep, latscope_analysis::endpoint::Endpoint::Edge { .. })
                 && channels.iter().any(|c| c == ep.target())
@@ -1313,8 +1319,7 @@ impl Joint {
             let names = names_read(spec);
             !names.is_empty() && names.iter().all(|n| channels.iter().any(|c| c == n))
         };
-        let items = opts
-            .joint_specs
+        let items = specs
             .iter()
             .map(|spec| {
                 // A cmd-irq whose command and IRQ are given is a pair rule (policy next).
@@ -1555,7 +1560,7 @@ fn tick(
     // from its first sample, which the host's clock places at `at_ns` on the kernel's.
     let (logic, logic_standings, capture, so_far) = match capture {
         Some((c, logic_lines)) => {
-            let t = logic_lines.tick(c);
+            let t = logic_lines.tick(c, last);
             lines.extend(t.lines);
             let so_far = LogicSoFar { decoded: t.decoded, growth: t.decoded_growth };
             (Some(LogicLive::of(c, t.decoders)), t.standings, Some(c), so_far)

@@ -598,7 +598,7 @@ impl LogicCapture {
         let tracks = if spec.tracks.is_empty() {
             None
         } else {
-            LiveTracks::new(&spec.tracks, &channels, rate("an analysis of logic channels beside the kernel")?)
+            LiveTracks::new(&spec.tracks, &channels, rate("an analysis of logic channels")?)
         };
         let mut cmd = Command::new("sigrok-cli");
         cmd.args(["-d", &spec.device(), "--channels", &channels.join(",")]);
@@ -907,6 +907,15 @@ impl Logic {
         t.snapshot()
     }
 
+    /// The capture as `latscope report` reads it saved with its decodes: every channel as
+    /// a track, and the annotations as events. (A ring's tracks start at the first sample
+    /// kept, its annotations count from the recording's first.)
+    pub fn source(&self) -> Result<latscope_model::Source, RecordError> {
+        let mut source = decoded_source(&self.decoded)?;
+        source.digital = self.tracks().into();
+        Ok(source)
+    }
+
     pub fn samples(&self) -> usize {
         self.data.len() / self.unitsize
     }
@@ -1022,13 +1031,24 @@ pub fn record_logic(
     opts: &crate::Options,
     live: &mut dyn FnMut(&crate::Live),
 ) -> Result<(Logic, LogicEnd), RecordError> {
+    record_logic_with(spec, opts, live, &mut |_| {})
+}
+
+/// [`record_logic`], also handing `snapshot` every channel so far at each line with
+/// [`crate::Options::show_logic`] ([`crate::Snapshot::Logic`], offset 0: there is no other
+/// timeline), for a window that shows them as they come.
+pub fn record_logic_with(
+    spec: SigrokSpec,
+    opts: &crate::Options,
+    live: &mut dyn FnMut(&crate::Live),
+    snapshot: &mut dyn FnMut(crate::Snapshot),
+) -> Result<(Logic, LogicEnd), RecordError> {
     use crate::Stopped;
     let rate = spec.samplerate_hz();
     let mut flight = opts.windows_dir.clone().map(|dir| crate::window::Flight::new(opts, dir));
-    if flight.is_some() && (spec.decoders.is_empty() || rate.is_none()) {
+    if flight.is_some() && rate.is_none() {
         return Err(RecordError::Usage(
-            "--trigger on a logic analyzer reads the analyses of its --decoder stacks, which need its rate \
-             (--sigrok DRIVER:samplerate=…)"
+            "--trigger on a logic analyzer reads its analyses, which need its rate (--sigrok DRIVER:samplerate=…)"
                 .into(),
         ));
     }
@@ -1044,7 +1064,11 @@ pub fn record_logic(
     };
     let signals = crate::recorder::Signals::unless_stoppable(opts);
     let decoders = spec.decoders.clone();
-    let mut capture = LogicCapture::start(spec, ring_samples)?;
+    // The analyses that name a channel read it as a track, followed as the samples arrive.
+    let channels = logic_channels(&spec)?;
+    let (mut lines, followed) = LogicLines::alone(&opts.specs, &channels, &decoders);
+    let followed = if opts.show_logic { channels.clone() } else { followed };
+    let mut capture = LogicCapture::start_on(spec.with_tracks(followed), channels, ring_samples)?;
     if flight.is_none() {
         // A ring without triggers keeps only the most recent samples; with them, nothing is
         // dropped before the first look at the pairs.
@@ -1060,8 +1084,6 @@ pub fn record_logic(
         ),
         None => None,
     };
-    let decoding = !capture.spec.decoders.is_empty();
-    let mut lines = LogicLines::new(&opts.specs);
     let mut next_tick = started + opts.tick;
     let mut next_look = started + LOOK_EVERY;
     let ns_of = |sample: u64| rate.map_or(0, |hz| ns_of_sample(sample, hz));
@@ -1089,11 +1111,22 @@ pub fn record_logic(
         // The flight recorder looks at the pairs ten times a second: what it has not looked
         // at yet stays in the ring, so looking often keeps the ring near its size at any rate.
         let look_due = flight.is_some() && now >= next_look;
-        if decoding && (line_due || look_due) {
+        if line_due || look_due {
             let (outcomes, line) = logic_line(&mut lines, started.elapsed(), &capture, false);
             if line_due {
                 next_tick += opts.tick;
                 live(&line);
+                if opts.show_logic {
+                    let (tracks, generation) = capture.tracks();
+                    let mut source = logic_source();
+                    source.digital = tracks.into();
+                    snapshot(crate::Snapshot::Logic {
+                        source,
+                        offset_ps: 0,
+                        placed_by: String::new(),
+                        generation,
+                    });
+                }
             }
             if let Some(f) = flight.as_mut() {
                 next_look = now + LOOK_EVERY;
@@ -1107,9 +1140,12 @@ pub fn record_logic(
                 // analyses see the annotations kept, which go with the samples).
                 capture.keep_from(Some(sample_of(f.needed_from(newest))));
                 capture.forget_decoded_before(ns_of(capture.first_kept()) as i64 * latscope_model::PS_PER_NS);
+                capture.forget_tracks_before_kept();
             } else if line_due && ring_samples.is_some() {
-                // Without triggers too, a ring keeps the annotations of the samples it keeps.
+                // Without triggers too, a ring keeps the annotations and level changes of the
+                // samples it keeps.
                 capture.forget_decoded_before(ns_of(capture.first_kept()) as i64 * latscope_model::PS_PER_NS);
+                capture.forget_tracks_before_kept();
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -1122,22 +1158,16 @@ pub fn record_logic(
     let newest = ns_of(capture.samples_so_far());
     let mut end = LogicEnd { stopped, crossings: 0, saved: Vec::new() };
     // The last line, over the whole decode: said after the last windows' crossings.
-    let mut last_line = None;
-    if decoding {
-        let (outcomes, line) = logic_line(&mut lines, elapsed, &capture, true);
-        if let Some(f) = flight.as_mut() {
-            f.observe(&outcomes, 0, newest, 0, true);
-            for due in f.take_due(newest, true) {
-                let saved = save_logic_window(&capture, &due, &decoders, f.rules(), &sample_of, &ns_of);
-                live(&f.note_saved(due, saved));
-            }
+    let (outcomes, last_line) = logic_line(&mut lines, elapsed, &capture, true);
+    if let Some(f) = flight.as_mut() {
+        f.observe(&outcomes, 0, newest, 0, true);
+        for due in f.take_due(newest, true) {
+            let saved = save_logic_window(&capture, &due, &decoders, f.rules(), &sample_of, &ns_of);
+            live(&f.note_saved(due, saved));
         }
-        last_line = Some(line);
     }
     let logic = capture.stop()?;
-    if let Some(line) = &last_line {
-        live(line);
-    }
+    live(&last_line);
     if let Some(f) = flight {
         end.crossings = f.crossings;
         end.saved = f.saved;
@@ -1208,14 +1238,40 @@ pub fn decoded_source(decoded: &[(String, Decoded)]) -> Result<latscope_model::S
     Ok(source)
 }
 
-/// The analyses of a logic capture's decodes, kept up to date from tick to tick: over the
-/// growing source of final annotations, they read only what it appended since.
-#[derive(Debug)]
+/// Whether `spec` reads a logic analyzer alone: every event or track it names is one of
+/// its `channels` or an event its `decoders` add (a rule between two channels' edges, a
+/// channel's pulses, stalls or polling runs, a rule from a channel's edge to a decoded
+/// event, or one over decoded events).
+pub fn reads_logic(spec: &latscope_analysis::spec::Spec, channels: &[String], decoders: &[String]) -> bool {
+    let decoded = latscope_decoders::registry::events_of_stacks(decoders);
+    let names = crate::recorder::names_read(spec);
+    !names.is_empty() && names.iter().all(|n| channels.iter().chain(&decoded).any(|c| c == n))
+}
+
+/// The analyses of a logic capture, kept up to date from tick to tick: those over its
+/// decodes read only what the growing source of final annotations appended since; alone,
+/// those that name a channel read its followed track as it grows (as they do beside the
+/// kernel, `recorder::Joint`, here over no kernel).
 pub(crate) struct LogicLines {
+    /// The analyses over the decoded events alone.
     specs: Vec<latscope_analysis::spec::Spec>,
     analyses: latscope_analysis::live::LiveAnalyses,
     /// The growing source's generation the analyses read.
     generation: Option<u64>,
+    /// The analyses that name a channel, and the empty kernel they are placed beside.
+    channels: Option<(crate::recorder::Joint, latscope_model::Source)>,
+    /// Whether each analysis, in the order given, is one of `channels`: the lines keep that
+    /// order.
+    of_channels: Vec<bool>,
+}
+
+impl std::fmt::Debug for LogicLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogicLines")
+            .field("specs", &self.specs)
+            .field("channels", &self.of_channels.iter().filter(|c| **c).count())
+            .finish_non_exhaustive()
+    }
 }
 
 /// One tick of [`LogicLines`]: each analysis's standing and line, each decoder's counts,
@@ -1232,19 +1288,56 @@ pub(crate) struct LogicTick {
 }
 
 impl LogicLines {
+    /// `specs` over the decoded events (beside the kernel, which reads the channels).
     pub(crate) fn new(specs: &[latscope_analysis::spec::Spec]) -> LogicLines {
         LogicLines {
             specs: specs.to_vec(),
             analyses: latscope_analysis::live::LiveAnalyses::for_standing(specs.to_vec()),
             generation: None,
+            channels: None,
+            of_channels: vec![false; specs.len()],
         }
     }
 
-    pub(crate) fn tick(&mut self, capture: &LogicCapture) -> LogicTick {
+    /// `specs` over a logic analyzer alone whose logic channels are `channels`, decoded by
+    /// `decoders`; with the channels the analyses name, which the capture must follow as
+    /// tracks ([`SigrokSpec::with_tracks`]).
+    pub(crate) fn alone(
+        specs: &[latscope_analysis::spec::Spec],
+        channels: &[String],
+        decoders: &[String],
+    ) -> (LogicLines, Vec<String>) {
+        let names_channel = |s: &latscope_analysis::spec::Spec| {
+            reads_logic(s, channels, decoders)
+                && crate::recorder::names_read(s).iter().any(|n| channels.iter().any(|c| c == n))
+        };
+        let of_channels: Vec<bool> = specs.iter().map(names_channel).collect();
+        let (read, decoded): (Vec<_>, Vec<_>) =
+            specs.iter().cloned().zip(&of_channels).partition(|(_, channel)| **channel);
+        let read: Vec<_> = read.into_iter().map(|(s, _)| s).collect();
+        let decoded: Vec<_> = decoded.into_iter().map(|(s, _)| s).collect();
+        let followed: Vec<String> = channels
+            .iter()
+            .filter(|c| read.iter().any(|s| crate::recorder::names_read(s).contains(&c.as_str())))
+            .cloned()
+            .collect();
+        let mut lines = LogicLines::new(&decoded);
+        if !read.is_empty() {
+            // No kernel: the logic's times are the common ones (its origin and offset 0).
+            let kernel = latscope_model::Source::new("kernel", "none", latscope_model::SourceKind::File);
+            lines.channels = Some((crate::recorder::Joint::of(&read, &followed, decoders), kernel));
+        }
+        lines.of_channels = of_channels;
+        (lines, followed)
+    }
+
+    /// The analyses' standings and lines now; `last` runs those over the channels whole,
+    /// as `latscope report` runs the saved capture.
+    pub(crate) fn tick(&mut self, capture: &LogicCapture, last: bool) -> LogicTick {
         let (decode, decoders) = capture.grown();
         let annotations = decoders.iter().map(|d| d.annotations).sum();
         let mut decoded_growth = None;
-        let (standings, lines, decoded) = match decode {
+        let (mut standings, lines, decoded) = match decode {
             LiveDecode::Growing(g) => {
                 if self.generation.is_some_and(|was| was != g.generation) {
                     self.analyses.reset();
@@ -1262,19 +1355,43 @@ impl LogicLines {
                 Err(e) => (Vec::new(), vec![crate::LiveStat::unanswered("(logic decode)", e)], None),
             },
         };
+        let lines = match &mut self.channels {
+            Some((joint, kernel)) => {
+                let so_far = crate::recorder::LogicSoFar { decoded: decoded.clone(), growth: decoded_growth };
+                let (read, read_lines) = joint.lines_over(kernel, 0, 0, capture.tracks(), so_far, last);
+                standings.extend(read.into_iter().map(|(_, s)| s));
+                in_order(&self.of_channels, lines, read_lines)
+            }
+            None => lines,
+        };
         LogicTick { standings, lines, decoders, annotations, decoded, decoded_growth }
     }
 }
 
-/// A live line of a logic capture with decoders: each stack's annotations and errors, and
-/// the analyses over them.
+/// The lines of the analyses over the decoded events and of those over the channels, in
+/// the order `of_channels` gives (one each); else one after the other.
+fn in_order(
+    of_channels: &[bool],
+    decoded: Vec<crate::LiveStat>,
+    channels: Vec<crate::LiveStat>,
+) -> Vec<crate::LiveStat> {
+    let wanted = of_channels.iter().filter(|c| **c).count();
+    if channels.len() != wanted || decoded.len() != of_channels.len() - wanted {
+        return decoded.into_iter().chain(channels).collect();
+    }
+    let (mut decoded, mut channels) = (decoded.into_iter(), channels.into_iter());
+    of_channels.iter().filter_map(|c| if *c { channels.next() } else { decoded.next() }).collect()
+}
+
+/// A live line of a logic capture: its samples, each decoder stack's annotations and
+/// errors, and the analyses.
 fn logic_line(
     lines: &mut LogicLines,
     elapsed: std::time::Duration,
     capture: &LogicCapture,
     last: bool,
 ) -> (Vec<latscope_analysis::live::Standing>, crate::Live) {
-    let t = lines.tick(capture);
+    let t = lines.tick(capture, last);
     let line = crate::Live::Stats {
         elapsed_s: elapsed.as_secs_f64(),
         events: t.annotations,

@@ -93,23 +93,29 @@ pub enum LiveFormat {
 pub fn run(args: &RecordArgs) -> Result<()> {
     let registry = Registry::native();
     check_decoders(args)?;
-    // With decoders on a logic analyzer, the presets over decoded events (sd-cmd-resp) and
-    // the rules over them read the logic; any other preset or rule, or --events, records
-    // the kernel too.
-    let logic_reads = |text: &String| registry.reads_decoded(text, &args.decoders);
-    let (logic_rules, kernel_rules): (Vec<String>, Vec<String>) =
-        args.rules.iter().cloned().partition(|r| logic_reads(r));
-    let kernel =
-        !args.events.is_empty() || args.presets.iter().any(|p| !logic_reads(p)) || !kernel_rules.is_empty();
+    // On a logic analyzer, the presets over decoded events (sd-cmd-resp) and the rules
+    // over them or over its channels read the logic; any other preset or rule, or
+    // --events, records the kernel too.
+    let channels = logic_alone_channels(args, &registry)?;
+    let logic_reads = |text: &String, spec: Result<latscope_analysis::spec::Spec, _>| {
+        registry.reads_decoded(text, &args.decoders)
+            || spec.is_ok_and(|s| latscope_record::sigrok::reads_logic(&s, &channels, &args.decoders))
+    };
+    let kernel = !args.events.is_empty()
+        || args.presets.iter().any(|p| !logic_reads(p, registry.preset(p)))
+        || args.rules.iter().any(|r| !logic_reads(r, registry.rule(r)));
     if let Some(text) = &args.sigrok
         && !kernel
         && args.ssh.is_none()
     {
         return record_logic(args, &registry, text);
     }
-    // Beside the kernel, the decoders' presets read the decoded logic; the rest the kernel.
+    // Beside the kernel, what reads the decoded logic alone is the logic's; the rest reads
+    // the kernel, or the kernel and the logic's channels together.
     let (logic_presets, kernel_presets): (Vec<String>, Vec<String>) =
-        args.presets.iter().cloned().partition(|p| logic_reads(p));
+        args.presets.iter().cloned().partition(|p| registry.reads_decoded(p, &args.decoders));
+    let (logic_rules, kernel_rules): (Vec<String>, Vec<String>) =
+        args.rules.iter().cloned().partition(|r| registry.reads_decoded(r, &args.decoders));
     let sigrok = args
         .sigrok
         .as_deref()
@@ -221,6 +227,19 @@ pub fn run(args: &RecordArgs) -> Result<()> {
     if crossed.is_empty() { Ok(()) } else { Err(ThresholdsCrossed(crossed).into()) }
 }
 
+/// The logic channels of `--sigrok`'s device, when the analyses might read it alone: with
+/// no `--ssh` and no `--events`, and an analysis the decoded events do not answer (empty
+/// otherwise). A device that is missing is said here, before anything is touched.
+fn logic_alone_channels(args: &RecordArgs, registry: &Registry) -> Result<Vec<String>> {
+    let Some(text) = &args.sigrok else { return Ok(Vec::new()) };
+    let undecoded =
+        args.presets.iter().chain(&args.rules).any(|t| !registry.reads_decoded(t, &args.decoders));
+    if args.ssh.is_some() || !args.events.is_empty() || !undecoded {
+        return Ok(Vec::new());
+    }
+    Ok(latscope_record::sigrok::logic_channels(&latscope_record::sigrok::SigrokSpec::parse(text)?)?)
+}
+
 /// `--decoder` needs a logic analyzer, and runs latscope's own decoders: sigrok's run on
 /// a saved capture.
 fn check_decoders(args: &RecordArgs) -> Result<()> {
@@ -240,16 +259,14 @@ fn check_decoders(args: &RecordArgs) -> Result<()> {
 }
 
 /// `--sigrok` alone: a logic capture saved as `-o X.sr` (or a folder with a session), with
-/// `--decoder` stacks run on it as it streams, `--preset`/`--rule` statistics over them in
-/// the live lines, and `--trigger` windows saved from a ring of recent samples. (Beside the
+/// `--decoder` stacks run on it as it streams, `--preset`/`--rule` statistics over them and
+/// over its channels in the live lines, and `--trigger` windows saved from a ring of recent
+/// samples. (Beside the
 /// kernel it is `latscope_record::record`'s, placed by host clocks.)
 fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()> {
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
     let specs = super::report::specs(registry, &args.presets, &args.rules)?;
-    if args.decoders.is_empty() && !args.fail_if.is_empty() {
-        bail!("--fail-if on a logic capture needs the analyses of its --decoder stacks");
-    }
     let spec_texts: Vec<String> = args.presets.iter().chain(&args.rules).cloned().collect();
     let opts = latscope_record::plan::plan_logic(&Request {
         specs: specs.clone(),
@@ -292,9 +309,8 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
     let crossed = if thresholds.is_empty() {
         Vec::new()
     } else {
-        let source = latscope_record::sigrok::decoded_source(&logic.decoded)?;
         let path = output.map_or_else(|| PathBuf::from("logic"), Path::to_path_buf);
-        gate(registry, source, path, specs, &spec_texts, &thresholds)?
+        gate(registry, logic.source()?, path, specs, &spec_texts, &thresholds)?
     };
     if let Stopped::Failed(why) = &end.stopped {
         bail!("the recording stopped early: {why} (what arrived before was kept)");
