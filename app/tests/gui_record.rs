@@ -295,13 +295,25 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     let form = RecordForm {
         machine: Machine::None,
         sigrok: "demo:analog_channels=0:samplerate=100k".into(),
+        rules: "pulse:D2".into(),
         output: saved.display().to_string(),
         ..RecordForm::default()
     };
     send(&mut h, RecordMsg::Edit(form));
     send(&mut h, RecordMsg::Start);
     assert!(h.state().record.running(), "{:?}", h.state().record.error);
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    // While it records, its channels grow on the timeline, and the rule over one of them
+    // answers in the live lines.
+    let d0_so_far = |wb: &Workbench| {
+        let s = wb.doc.get(wb.record.source?)?;
+        let d0 = s.source().digital.iter().find(|d| d.name == "D0")?;
+        (wb.record.running() && s.growing && s.source().digital.len() == 8).then(|| d0.transitions())
+    };
+    wait(&mut h, "the channels on the timeline while recording", |wb| d0_so_far(wb).is_some_and(|n| n > 0));
+    let first = d0_so_far(h.state()).unwrap();
+    wait(&mut h, "them to grow", |wb| d0_so_far(wb).is_some_and(|n| n > first));
+    let line = h.state().record.line.clone().unwrap();
+    assert!(!line.last && line.analyses[0].analysis == "pulse:D2" && line.analyses[0].count > 0, "{line:?}");
     send(&mut h, RecordMsg::Stop);
     wait(&mut h, "the logic recording to end", |wb| !wb.record.running());
     let wb = h.state();
@@ -321,6 +333,8 @@ fn a_logic_analyzer_alone_is_recorded_until_stop_and_opened_as_sigrok_cli_reads_
     let d0 = src.digital.iter().find(|d| d.name == "D0").unwrap();
     let flips = binary.stdout.windows(2).filter(|w| (w[0] ^ w[1]) & 1 != 0).count();
     assert_eq!(d0.transitions(), flips, "D0 changes level as often in both");
+    assert!(!wb.doc.get(wb.record.source.unwrap()).unwrap().growing);
+    assert_eq!(wb.doc.sources.len(), 1, "the capture took the growing channels' place");
 }
 
 /// Recorded with no path, a logic analyzer's capture is opened from a temporary file: the

@@ -484,8 +484,7 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
     // The recorder's growing source appends: its lanes walk only what each tick adds,
     // and are walked anew when the source starts again (a ring) or at the end.
     let mut lanes = EventLanes::default();
-    let mut logic_pyramids: Vec<MinMaxPyramid> = Vec::new();
-    let mut logic_generation = None;
+    let mut logic = LogicGrowth::default();
     let mut snapshot = |snap: latscope_record::Snapshot| match snap {
         latscope_record::Snapshot::Kernel(mut source, continues) => {
             source.name = name.clone();
@@ -498,17 +497,7 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
         }
         latscope_record::Snapshot::Logic { mut source, offset_ps, placed_by, generation } => {
             source.name = "logic (recording)".to_owned();
-            // Each track's level pyramid grows with it; tracks that forgot their oldest
-            // changes (a ring) are summed up anew.
-            if logic_generation != Some(generation) || logic_pyramids.len() != source.digital.len() {
-                logic_pyramids = vec![MinMaxPyramid::default(); source.digital.len()];
-                logic_generation = Some(generation);
-            }
-            for (d, pyramid) in source.digital.iter().zip(&mut logic_pyramids) {
-                pyramid.extend(d.levels());
-            }
-            let pyramids = logic_pyramids.clone();
-            let prepared = Arc::new(with_pyramids(source, Vec::new(), pyramids));
+            let prepared = Arc::new(logic.prepare(source, generation));
             cx.send(RecordMsg::LogicSnapshot { ticket, prepared, offset_ps, placed_by });
         }
     };
@@ -565,6 +554,28 @@ fn record_work(cx: &JobContext<Message>, asked: Asked, stop: Arc<AtomicBool>) ->
     })
 }
 
+/// A recording's logic channels as they grow: each track's level pyramid grows with it;
+/// tracks that forgot their oldest changes (a ring) are summed up anew.
+#[derive(Default)]
+struct LogicGrowth {
+    pyramids: Vec<MinMaxPyramid>,
+    generation: Option<u64>,
+}
+
+impl LogicGrowth {
+    /// `source` (the tracks so far, of `generation`) prepared to be drawn.
+    fn prepare(&mut self, source: Source, generation: u64) -> Prepared {
+        if self.generation != Some(generation) || self.pyramids.len() != source.digital.len() {
+            self.pyramids = vec![MinMaxPyramid::default(); source.digital.len()];
+            self.generation = Some(generation);
+        }
+        for (d, pyramid) in source.digital.iter().zip(&mut self.pyramids) {
+            pyramid.extend(d.levels());
+        }
+        with_pyramids(source, Vec::new(), self.pyramids.clone())
+    }
+}
+
 /// Where recording `ticket` writes its logic capture when no path was given: the workbench
 /// is told before it is written (`RecordMsg::Temporary`) and removes it on exit.
 fn temporary_logic_path(ticket: Ticket) -> PathBuf {
@@ -609,8 +620,17 @@ fn record_logic_work(
     opts.stop = Some(stop);
     let windows = opts.windows_dir.is_some();
     let decoders = spec.decoders.clone();
+    // Its channels grow on the timeline once a line, as the recording's source.
+    opts.show_logic = true;
     let mut live = |l: &Live| cx.send(RecordMsg::Live { ticket, live: l.clone() });
-    let (logic, end) = latscope_record::sigrok::record_logic(spec, &opts, &mut live)?;
+    let mut growth = LogicGrowth::default();
+    let mut snapshot = |snap: latscope_record::Snapshot| {
+        if let latscope_record::Snapshot::Logic { mut source, generation, .. } = snap {
+            source.name = "logic (recording)".to_owned();
+            cx.send(RecordMsg::Snapshot { ticket, prepared: Arc::new(growth.prepare(source, generation)) });
+        }
+    };
+    let (logic, end) = latscope_record::sigrok::record_logic_with(spec, &opts, &mut live, &mut snapshot)?;
     let stopped = end.stopped;
     // What is opened: the capture saved, or the samples kept (in the temporary directory).
     let (out, mut saved) = match &request.output {
