@@ -256,6 +256,21 @@ fn a_form_that_cannot_record_says_why_and_starts_nothing() {
     }
     assert_eq!(h.state().record.form.sigrok, "demo", "every key reaches the field");
     assert!(h.state().record.error.is_none());
+    // With no kernel and no decoder, rules over the device's channels are typed all the same.
+    send(
+        &mut h,
+        RecordMsg::Edit(RecordForm {
+            machine: Machine::None,
+            sigrok: "demo".into(),
+            ..RecordForm::default()
+        }),
+    );
+    let rules = h.get_by(|n| n.placeholder() == Some("pulse:D0  or  word=spi_mosi -> spi_mosi_end"));
+    rules.focus();
+    rules.type_text("pulse:D2");
+    h.step();
+    h.step();
+    assert_eq!(h.state().record.form.rules, "pulse:D2");
 }
 
 /// The window splits the analyses as `latscope record` does: beside a kernel, the decoders'

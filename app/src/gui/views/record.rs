@@ -69,8 +69,9 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
         });
     }
     let kernel = form.machine != Machine::None;
-    // With no kernel, the rules read what the logic analyzer's decoders find.
-    let decoding = !kernel && !form.decoders.trim().is_empty();
+    // With no kernel, the rules read the logic analyzer: its channels and what its decoders
+    // find.
+    let logic_alone = !kernel && !form.sigrok.trim().is_empty();
     // The kernel's presets with a kernel; the decoders' (sd-cmd-resp, …) once a decoder is
     // typed, beside a kernel or alone.
     let decoders = form.decoder_lines();
@@ -91,24 +92,24 @@ fn form_ui(ui: &mut egui::Ui, registry: &Registry, form: &mut RecordForm) {
         }
     });
     egui::Grid::new("record-kernel").num_columns(2).spacing([8.0, 4.0]).show(ui, |ui| {
-        let (hint, help) = if decoding {
+        let (hint, help) = if logic_alone {
             (
-                "word=spi_mosi -> spi_mosi_end",
-                "Rule specs over the decoded events, one a line, as --rule takes them",
+                "pulse:D0  or  word=spi_mosi -> spi_mosi_end",
+                "Rule specs over the channels and the decoded events, one a line, as --rule takes them",
             )
         } else {
             ("req=print[text~start] -> print[text~done]", "Rule specs, one a line, as --rule takes them")
         };
-        ui.add_enabled(kernel || decoding, egui::Label::new("Rules")).on_hover_text(help);
+        ui.add_enabled(kernel || logic_alone, egui::Label::new("Rules")).on_hover_text(help);
         ui.add_enabled(
-            kernel || decoding,
+            kernel || logic_alone,
             egui::TextEdit::multiline(&mut form.rules)
                 .hint_text(hint)
                 .desired_rows(2)
                 .desired_width(f32::INFINITY)
                 .code_editor(),
         )
-        .on_disabled_hover_text("With no kernel, rules read the decoded logic: add a decoder below");
+        .on_disabled_hover_text("With no kernel, rules read the logic analyzer: name its device below");
         ui.end_row();
         ui.add_enabled(kernel, egui::Label::new("More events")).on_hover_text("Comma-separated");
         ui.add_enabled(
@@ -250,13 +251,23 @@ fn live_ui(ui: &mut egui::Ui, st: &RecordState) {
     };
     ui.horizontal(|ui| {
         ui.strong(format!("{:.1} s", line.elapsed_s));
-        ui.label(format!("{} events", line.events));
-        let lost = format!("{} lost", line.lost);
-        if line.lost > 0 {
-            ui.colored_label(theme::IRQ, lost)
-                .on_hover_text("The kernel's buffer overflowed: record fewer events, or read faster");
+        // A logic analyzer alone has no kernel events: its count is the samples', below,
+        // and what it loses is what its ring dropped unseen.
+        if st.form.machine == Machine::None {
+            if line.lost > 0 {
+                ui.colored_label(theme::IRQ, format!("{} samples dropped unseen", line.lost)).on_hover_text(
+                    "The ring held twice its size before the triggers looked at them: a larger ring keeps them",
+                );
+            }
         } else {
-            ui.label(lost);
+            ui.label(format!("{} events", line.events));
+            let lost = format!("{} lost", line.lost);
+            if line.lost > 0 {
+                ui.colored_label(theme::IRQ, lost)
+                    .on_hover_text("The kernel's buffer overflowed: record fewer events, or read faster");
+            } else {
+                ui.label(lost);
+            }
         }
         ui.weak(format!("{:.1} MiB kept", line.kept_bytes as f64 / f64::from(1u32 << 20)));
         if line.last {
