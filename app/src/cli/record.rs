@@ -148,7 +148,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         align: args.align.clone(),
     })?;
     let output = args.output.as_deref();
-    let rec = latscope_record::record(&opts, &mut live_printer(args.format))?;
+    let rec = latscope_record::record(&opts, &mut live_printer(args.format, Recorded::Kernel))?;
     let how = rec.stopped.describe();
     eprintln!(
         "latscope: recorded {:.3} s ({how}): {} events, {} lost{}",
@@ -283,7 +283,11 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
     })?;
     let output = args.output.as_deref();
     let spec = latscope_record::sigrok::SigrokSpec::parse(text)?.with_decoders(args.decoders.clone());
-    let (logic, end) = latscope_record::sigrok::record_logic(spec, &opts, &mut live_printer(args.format))?;
+    let (logic, end) = latscope_record::sigrok::record_logic(
+        spec,
+        &opts,
+        &mut live_printer(args.format, Recorded::LogicAlone),
+    )?;
     eprintln!(
         "latscope: recorded {} samples of {} logic channels ({})",
         logic.first_sample + logic.samples() as u64,
@@ -372,13 +376,21 @@ fn gate_joint(
     gate_capture(registry, &capture, rec.joint_specs.clone(), texts, thresholds)
 }
 
+/// What a recording holds, for its live lines' text.
+#[derive(Debug, Clone, Copy)]
+enum Recorded {
+    /// The kernel, with a logic analyzer beside it or not.
+    Kernel,
+    LogicAlone,
+}
+
 /// Prints each live line on stdout as it comes, as text or one JSON object a line.
-fn live_printer(format: LiveFormat) -> impl FnMut(&Live) {
+fn live_printer(format: LiveFormat, recorded: Recorded) -> impl FnMut(&Live) {
     let mut out = std::io::stdout();
     move |live: &Live| {
         let text = match format {
             LiveFormat::Json => serde_json::to_string(live).unwrap_or_default(),
-            LiveFormat::Text => live_text(live),
+            LiveFormat::Text => live_text(live, recorded),
         };
         // A reader that went away (`| head`) does not stop the recording.
         let _ = writeln!(out, "{text}");
@@ -396,13 +408,16 @@ fn say_windows(crossings: u64, saved: &[latscope_record::Saved]) {
 }
 
 /// A live line as text: the time, then one line per analysis, as `rtla timerlat top`.
-fn live_text(live: &Live) -> String {
+fn live_text(live: &Live, recorded: Recorded) -> String {
     match live {
         Live::Stats { elapsed_s, events, lost, analyses, logic, last, .. } => {
-            let mut t = format!(
-                "{}{elapsed_s:8.1} s  events {events}  lost {lost}",
-                if *last { "final " } else { "" }
-            );
+            let mut t = format!("{}{elapsed_s:8.1} s", if *last { "final " } else { "" });
+            match recorded {
+                Recorded::Kernel => t.push_str(&format!("  events {events}  lost {lost}")),
+                // No kernel events: the samples and each decoder's annotations follow.
+                Recorded::LogicAlone if *lost > 0 => t.push_str(&format!("  samples dropped unseen {lost}")),
+                Recorded::LogicAlone => {}
+            }
             if let Some(l) = logic {
                 t.push_str(&format!("\n  {:<20} samples {}", "logic", l.samples));
                 if let (Some(at), Some(u)) = (l.start_s, l.uncertainty_ns) {
