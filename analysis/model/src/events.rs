@@ -315,6 +315,37 @@ impl EventTable {
         })
     }
 
+    /// The rows `keep` says yes to, in order, as a table of their own. The field arena
+    /// and layouts are shared, not copied: the rows' offsets still point into it (rows
+    /// left out keep their bytes there), so this costs the kept rows' columns only.
+    pub fn retain_rows(&self, mut keep: impl FnMut(usize) -> bool) -> EventTable {
+        let kept: Vec<usize> = (0..self.len()).filter(|&i| keep(i)).collect();
+        fn column<T: Copy>(c: &SharedVec<T>, rows: &[usize]) -> SharedVec<T> {
+            rows.iter().map(|&i| c[i]).collect::<Vec<T>>().into()
+        }
+        // A stack stays with its row, at the row's new index.
+        let stacks = self
+            .stacks
+            .iter()
+            .filter_map(|&(row, frames)| {
+                let at = kept.binary_search(&(row as usize)).ok()?;
+                Some((u32::try_from(at).ok()?, frames))
+            })
+            .collect();
+        EventTable {
+            ts: column(&self.ts, &kept),
+            cpu: column(&self.cpu, &kept),
+            pid: column(&self.pid, &kept),
+            comm: column(&self.comm, &kept),
+            layout: column(&self.layout, &kept),
+            flags: column(&self.flags, &kept),
+            field_off: column(&self.field_off, &kept),
+            field_data: self.field_data.clone(),
+            layouts: self.layouts.clone(),
+            stacks,
+        }
+    }
+
     /// The table's vectors, moved out (see [`EventTableParts`]).
     pub fn into_parts(self) -> EventTableParts {
         let EventTable { ts, cpu, pid, comm, layout, flags, field_off, field_data, layouts, stacks } = self;
@@ -382,6 +413,27 @@ mod tests {
             b.push(ts, 0, i as i32, ev, IrqFlags::NONE, l, &[FieldValue::Int(i as i64)]);
         }
         b
+    }
+
+    /// The rows kept are the same events, fields and stacks at their new places; the
+    /// arena is the original's.
+    #[test]
+    fn rows_retained_keep_their_fields_and_stacks() {
+        let mut b = builder_of(&[(10, "a"), (20, "b"), (30, "a"), (40, "c")]);
+        let frames = b.intern(b"f1\nf2");
+        let index = b.intern(b"index");
+        // A stack on the last row, which is kept, and none on those left out.
+        assert!(b.attach_stack_to_last(frames));
+        let table = b.table().clone();
+        let kept = table.retain_rows(|i| i != 1);
+        assert_eq!(kept.len(), 3);
+        assert_eq!(&kept.ts[..], &[10, 30, 40]);
+        let fields: Vec<Option<FieldValue>> = kept.iter().map(|e| e.field(index)).collect();
+        assert_eq!(fields, [Some(FieldValue::Int(0)), Some(FieldValue::Int(2)), Some(FieldValue::Int(3))]);
+        assert_eq!(kept.stack_of(2), Some(frames));
+        assert_eq!(kept.stack_of(1), None);
+        assert!(kept.field_data.shares_memory_with(&table.field_data));
+        assert!(table.retain_rows(|_| false).is_empty());
     }
 
     /// A table that only grew extends its clone; one changed in place, sorted again or
