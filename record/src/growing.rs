@@ -23,7 +23,7 @@
 //! recorder starts a new growing source from the pages it keeps.
 
 use latscope_importers::tracedat::live::{KernelMeta, PageDecoder};
-use latscope_model::{Diagnostics, EventTableBuilder, Source};
+use latscope_model::{Diagnostics, EventTableBuilder, PS_PER_NS, Ps, Source};
 
 /// How long a record may sit reserved but not yet committed, as the kernel writes it. The
 /// kernel commits with preemption off, so it is microseconds; this is generous.
@@ -220,6 +220,43 @@ impl Growing {
         }
         self.through = Some(to);
         added as usize
+    }
+
+    /// The events appended so far without those at or before each CPU's raw time in
+    /// `dropped` (the pages a ring let go), on the timeline a trace.dat of the rest is read
+    /// on: its origin the whole second of the first event kept. `None` before any event.
+    pub fn snapshot_after(&self, meta: &KernelMeta, dropped: &[Option<u64>]) -> Option<Source> {
+        let decoder = self.decoder.as_ref()?;
+        let table = self.table.table();
+        let bounds: Vec<Option<Ps>> = dropped.iter().map(|d| d.map(|raw| decoder.to_ps(raw))).collect();
+        let mut events = table.retain_rows(|i| {
+            let cpu = usize::from(table.cpu[i]);
+            bounds.get(cpu).copied().flatten().is_none_or(|b| table.ts[i] > b)
+        });
+        let first_ns = events.ts.first().map_or(decoder.origin_ns(), |&t| decoder.to_raw(t));
+        let origin_ns = first_ns / 1_000_000_000 * 1_000_000_000;
+        let rebased = PageDecoder::new(meta, origin_ns).ok()?;
+        let shift = (i128::from(origin_ns) - i128::from(decoder.origin_ns())) * i128::from(PS_PER_NS);
+        let shift = shift.clamp(i128::from(Ps::MIN), i128::from(Ps::MAX)) as Ps;
+        if shift != 0 {
+            for t in events.ts.iter_mut() {
+                *t = t.saturating_sub(shift);
+            }
+        }
+        let mut src = rebased.empty_source();
+        src.name = "trace.dat".into();
+        src.events = events;
+        src.strings = self.table.interner.clone();
+        let mut diagnostics = self.diagnostics.clone();
+        // The losses the pages kept say, where they say them.
+        let first = src.events.ts.first().copied().unwrap_or(Ps::MAX);
+        diagnostics.gaps.retain_mut(|g| {
+            g.ts = g.ts.saturating_sub(shift);
+            g.ts >= first
+        });
+        src.diagnostics = diagnostics;
+        src.renderer = Some(rebased.renderer(&src));
+        Some(src)
     }
 
     /// The events appended so far, sharing this source's memory.

@@ -425,14 +425,34 @@ pub(crate) struct Store {
     pub newest: u64,
     /// Bytes the ring has dropped since the recording began.
     pub dropped: u64,
+    /// Per CPU: the pages pushed and dropped so far (a page's number is its place among
+    /// its CPU's pushed pages), and the last record time of the newest dropped page that
+    /// held records.
+    pub pushed_pages: Vec<u64>,
+    pub dropped_pages: Vec<u64>,
+    pub last_dropped: Vec<Option<u64>>,
 }
 
 impl Store {
+    fn new(cpus: usize, page_size: usize) -> Store {
+        Store {
+            cpus: (0..cpus).map(|_| VecDeque::new()).collect(),
+            page_size,
+            bytes: 0,
+            newest: 0,
+            dropped: 0,
+            pushed_pages: vec![0; cpus],
+            dropped_pages: vec![0; cpus],
+            last_dropped: vec![None; cpus],
+        }
+    }
+
     fn push(&mut self, cpu: usize, page: Page) {
         self.bytes += page.data.len() as u64;
         self.newest = self.newest.max(page.last);
         if let Some(q) = self.cpus.get_mut(cpu) {
             q.push_back(page);
+            self.pushed_pages[cpu] += 1;
         }
     }
 
@@ -466,6 +486,10 @@ impl Store {
             if let Some(p) = self.cpus[cpu].pop_front() {
                 self.bytes -= p.data.len() as u64;
                 self.dropped += p.data.len() as u64;
+                self.dropped_pages[cpu] += 1;
+                if p.records {
+                    self.last_dropped[cpu] = Some(p.last);
+                }
             }
         }
     }
@@ -809,13 +833,7 @@ fn run(
         readers.push(spawn_reader(fs, cpu, page_size, tx.clone(), Arc::clone(&stop), &mut remote_children)?);
     }
     drop(tx);
-    let mut store = Store {
-        cpus: (0..cpus).map(|_| VecDeque::new()).collect(),
-        page_size,
-        bytes: 0,
-        newest: 0,
-        dropped: 0,
-    };
+    let mut store = Store::new(cpus, page_size);
     let mut flight = opts.windows_dir.as_ref().map(|dir| Flight::new(opts, dir.clone()));
     fs.write("tracing_on", "1")?;
     // The logic analyzer once tracing is on (the kernel sees sigrok-cli start). Its samples
@@ -1111,6 +1129,8 @@ struct Generation {
     /// Whether it started from exactly the pages the store kept, which had dropped this
     /// many bytes: then, while nothing more is dropped, it holds exactly the kept pages.
     kept_when: Option<u64>,
+    /// Per CPU, the number of the first page it holds (`Store::pushed_pages` counts them).
+    first_page: Vec<u64>,
 }
 
 impl Following {
@@ -1121,6 +1141,7 @@ impl Following {
                 analyses: LiveAnalyses::for_standing(specs.to_vec()),
                 from: 0,
                 kept_when: Some(0),
+                first_page: vec![0; cpus],
             },
             successor: None,
             restarts: 0,
@@ -1173,6 +1194,7 @@ impl Following {
             self.current.analyses.reset();
             self.current.from = store.dropped;
             self.current.kept_when = Some(store.dropped);
+            self.current.first_page = store.dropped_pages.clone();
             self.successor = None;
             self.restarts += 1;
         }
@@ -1182,7 +1204,10 @@ impl Following {
             self.late_by_ns = self.late_by_ns.max(s.growing.late_by_ns());
             self.successor = None;
         }
-        if self.successor.as_ref().is_some_and(|s| store.dropped >= s.from)
+        // Once the ring has dropped every page that came before the successor, on every
+        // CPU, the successor holds all that is kept.
+        let before_gone = |s: &Generation| s.first_page.iter().zip(&store.dropped_pages).all(|(f, d)| d >= f);
+        if self.successor.as_ref().is_some_and(before_gone)
             && let Some(s) = self.successor.take()
         {
             retired = Some(std::mem::replace(&mut self.current, s));
@@ -1194,6 +1219,7 @@ impl Following {
                 analyses: LiveAnalyses::for_standing(self.current.analyses.specs().cloned().collect()),
                 from: pushed,
                 kept_when: None,
+                first_page: store.pushed_pages.clone(),
             });
         }
         let Following { current, successor, read, .. } = self;
@@ -1230,16 +1256,43 @@ impl Following {
     /// The analyses read it anew if a task name changed. `None` when the pages must be
     /// decoded again.
     fn finish(&mut self, meta: &KernelMeta, store: &Store) -> Option<Source> {
-        if self.current.kept_when != Some(store.dropped) || self.current.growing.late() > 0 {
+        if self.current.growing.late() > 0 {
+            return None;
+        }
+        // Since the ring dropped pages this source holds, it holds the kept ones only if
+        // it started at or before each CPU's first kept page, and what it read of the
+        // dropped ones can be told apart by time: each CPU's first kept record comes after
+        // the last record it dropped.
+        let exact = self.current.kept_when == Some(store.dropped);
+        if !exact && !self.holds_the_kept_pages_and_more(store) {
             return None;
         }
         let before = self.current.growing.appended();
         let renamed = self.current.growing.finish(meta);
         self.read += (self.current.growing.appended() - before) as u64;
-        if renamed > 0 {
-            self.current.analyses.reset();
+        if exact {
+            if renamed > 0 {
+                self.current.analyses.reset();
+            }
+            return self.current.growing.snapshot();
         }
-        self.current.growing.snapshot()
+        // Another source: the analyses read it from its beginning.
+        self.current.analyses.reset();
+        self.current.growing.snapshot_after(meta, &store.last_dropped)
+    }
+
+    /// Whether the current source holds every page `store` keeps, and the records of the
+    /// pages it dropped are each CPU's up to its last dropped record time.
+    fn holds_the_kept_pages_and_more(&self, store: &Store) -> bool {
+        (0..store.cpus.len()).all(|cpu| {
+            let from_first = self.current.first_page.get(cpu).is_some_and(|&f| f <= store.dropped_pages[cpu]);
+            let first_kept = store.cpus[cpu].iter().find(|p| p.records).map(|p| p.first);
+            let apart = match (store.last_dropped[cpu], first_kept) {
+                (Some(dropped), Some(kept)) => kept > dropped,
+                _ => true,
+            };
+            from_first && apart
+        })
     }
 }
 
@@ -1525,6 +1578,11 @@ fn tick(
 ) -> (u64, Vec<LiveStat>) {
     let Sinks { live, snapshot } = sinks;
     let Moment { started, lost, first_raw, last, capture, joint } = at;
+    // The last line reads what is saved: the ring as it is trimmed (never what a pending
+    // window or the triggers still need), and nothing is trimmed after it.
+    if last {
+        store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));
+    }
     // The last tick reads the growing source to its end when it holds what the saved
     // file holds, and decodes the kept pages again only when it does not.
     let (whole, answers) = match last {
@@ -1601,7 +1659,10 @@ fn tick(
             c.forget_tracks_before_kept();
         }
     }
-    store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));
+    // The last tick trimmed first (below): its pages are what is saved.
+    if !last {
+        store.trim(opts.ring, flight.as_deref().and_then(Flight::keep_from));
+    }
     live(&Live::Stats {
         elapsed_s: started.elapsed().as_secs_f64(),
         events,
@@ -1688,13 +1749,7 @@ mod tests {
 
     #[test]
     fn a_ring_drops_the_oldest_pages_but_never_those_a_pending_window_needs() {
-        let mut s = Store {
-            cpus: vec![VecDeque::new(), VecDeque::new()],
-            page_size: 128,
-            bytes: 0,
-            newest: 0,
-            dropped: 0,
-        };
+        let mut s = Store::new(2, 128);
         for i in 0..10u64 {
             s.push((i % 2) as usize, page(i * 10, i * 10 + 9));
         }
