@@ -483,3 +483,55 @@ fn a_channels_pulses_on_a_streaming_device_are_counted_as_they_arrive() {
         assert_eq!(last[i]["max_ns"].as_f64(), report["analyses"][i]["stats_ns"]["max"].as_f64(), "{report}");
     }
 }
+
+/// The flight recorder on a channel's rule, a logic analyzer alone: a window around a pulse
+/// of the demo's D2 wider than the trigger, its cursors on that pulse as sigrok-cli reads
+/// the saved window.
+#[test]
+#[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
+fn a_trigger_on_a_channels_pulses_saves_the_window_around_the_wide_one() {
+    let dir = Scratch::new("record-sigrok-pulse-trigger");
+    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
+        .current_dir(&*dir)
+        .args([
+            "record",
+            "--sigrok",
+            "demo:analog_channels=0:samplerate=100k",
+            "--rule",
+            "pulse:D2",
+            "--trigger",
+            "pulse:D2>120us",
+            "--keep",
+            "1ms",
+            "--max-saves",
+            "1",
+            "--duration",
+            "1500ms",
+            "-o",
+            "windows",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let saved: Vec<std::path::PathBuf> =
+        std::fs::read_dir(dir.join("windows")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(saved.len(), 1, "{err}");
+    let session: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(saved[0].join("session.latscope.json")).unwrap()).unwrap();
+    // At 100 kHz a sample is 10 us: the cursors are sample numbers in the window's file.
+    let at = |k: &str| (session[k].as_f64().unwrap() / 10e6).round() as usize;
+    let (a, b) = (at("cursor_a"), at("cursor_b"));
+    assert!(b - a > 12, "wider than 120 us: {session}");
+    let binary = latscope_testkit::Need::SigrokCli
+        .output(Command::new("sigrok-cli").arg("-i").arg(saved[0].join("logic.sr")).args(["-O", "binary"]))
+        .stdout;
+    let d2: Vec<u8> = binary.iter().map(|s| s >> 2 & 1).collect();
+    assert!(
+        a > 0 && b < d2.len(),
+        "the window holds the pulse and what is around it: {a}..{b} of {}",
+        d2.len()
+    );
+    assert_eq!((d2[a - 1], d2[b]), (0, 0), "low before the rise and at the fall: {d2:?}");
+    assert!(d2[a..b].iter().all(|&l| l == 1), "high from {a} to {b}: {d2:?}");
+}
