@@ -1251,18 +1251,18 @@ impl Following {
     }
 
     /// Every kept page's events, as the saved trace.dat holds them, from the growing
-    /// source when it holds exactly those pages (it started from them, none dropped since,
-    /// none late): the rest appended and the task names the last `saved_cmdlines` gives.
-    /// The analyses read it anew if a task name changed. `None` when the pages must be
-    /// decoded again.
+    /// source (none late): the rest appended and the task names the last `saved_cmdlines`
+    /// gives. When it holds exactly those pages (it started from them, none dropped since),
+    /// the analyses go on, or read it anew if a task name changed; when it also holds pages
+    /// the ring dropped since, it lets go of their rows and the analyses read it anew.
+    /// `None` when the pages must be decoded again.
     fn finish(&mut self, meta: &KernelMeta, store: &Store) -> Option<Source> {
         if self.current.growing.late() > 0 {
             return None;
         }
-        // Since the ring dropped pages this source holds, it holds the kept ones only if
-        // it started at or before each CPU's first kept page, and what it read of the
-        // dropped ones can be told apart by time: each CPU's first kept record comes after
-        // the last record it dropped.
+        // Once the ring dropped pages this source holds, it serves only if it started at
+        // or before each CPU's first kept page, and the rows of the dropped ones can be
+        // told apart by time: each CPU's first kept record comes after its last dropped.
         let exact = self.current.kept_when == Some(store.dropped);
         if !exact && !self.holds_the_kept_pages_and_more(store) {
             return None;
