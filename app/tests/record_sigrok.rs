@@ -5,8 +5,17 @@
 
 mod common;
 
-use common::Scratch;
+use common::{Scratch, latscope_in};
+use std::path::Path;
 use std::process::Command;
+
+/// The samples of the sigrok capture `sr` as sigrok-cli reads them (`-O binary`).
+fn sigrok_binary(sr: &Path) -> Vec<u8> {
+    let out = latscope_testkit::Need::SigrokCli
+        .output(Command::new("sigrok-cli").arg("-i").arg(sr).args(["-O", "binary"]));
+    assert!(out.status.success(), "{}: {}", sr.display(), String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
 
 #[test]
 #[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
@@ -37,10 +46,8 @@ fn the_demo_devices_saved_session_reads_back_in_sigrok_cli_sample_for_sample() {
     assert!(samples > 1000, "{err}");
     assert!(err.contains("of 8 logic channels"), "{err}");
     let sr = dir.join("cap.sr");
-    let binary = latscope_testkit::Need::SigrokCli
-        .output(Command::new("sigrok-cli").arg("-i").arg(&sr).args(["-O", "binary"]));
-    assert!(binary.status.success(), "{}", String::from_utf8_lossy(&binary.stderr));
-    assert_eq!(binary.stdout.len(), samples, "one byte a sample for 8 channels");
+    let binary = sigrok_binary(&sr);
+    assert_eq!(binary.len(), samples, "one byte a sample for 8 channels");
     let vcd = latscope_testkit::Need::SigrokCli
         .output(Command::new("sigrok-cli").arg("-i").arg(&sr).args(["-O", "vcd"]));
     let vcd = String::from_utf8_lossy(&vcd.stdout).into_owned();
@@ -50,7 +57,7 @@ fn the_demo_devices_saved_session_reads_back_in_sigrok_cli_sample_for_sample() {
     }
     // latscope opens what it saved with the samples sigrok-cli reads: the demo's D0 is a
     // square wave, whose transitions both count alike.
-    let d0_flips = binary.stdout.windows(2).filter(|w| (w[0] ^ w[1]) & 1 != 0).count();
+    let d0_flips = binary.windows(2).filter(|w| (w[0] ^ w[1]) & 1 != 0).count();
     let info =
         Command::new(env!("CARGO_BIN_EXE_latscope")).args(["info", "--json"]).arg(&sr).output().unwrap();
     let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
@@ -264,10 +271,9 @@ fn a_trigger_on_decoded_logic_saves_the_window_around_the_pair_from_a_bounded_ri
             ]));
         let words = String::from_utf8_lossy(&words.stdout).into_owned();
         assert!(words.lines().any(|l| l.starts_with(&format!("{a}-{b} "))), "no word at {a}-{b} in\n{words}");
-        let binary = latscope_testkit::Need::SigrokCli
-            .output(Command::new("sigrok-cli").arg("-i").arg(&sr).args(["-O", "binary"]));
+        let binary = sigrok_binary(&sr);
         // 1 ms before the pair's start and after its end, at most: 100 + 67 + 100 samples.
-        assert!(binary.stdout.len() <= 268 && binary.stdout.len() as u64 > b, "{}", binary.stdout.len());
+        assert!(binary.len() <= 268 && binary.len() as u64 > b, "{}", binary.len());
     }
 }
 
@@ -311,13 +317,8 @@ fn real_sd_traffic_decoded_live_gives_the_reports_command_to_response_latencies(
     assert_eq!(live["analysis"], "sd-cmd-resp", "{last}");
 
     // The samples saved are the original's, byte for byte, as sigrok-cli reads both.
-    let binary = |f: &std::path::Path| {
-        latscope_testkit::Need::SigrokCli
-            .output(Command::new("sigrok-cli").arg("-i").arg(f).args(["-O", "binary"]))
-            .stdout
-    };
     assert!(
-        binary(&dir.join("card.sr")) == binary(&original),
+        sigrok_binary(&dir.join("card.sr")) == sigrok_binary(&original),
         "the saved capture differs from the played one"
     );
 
@@ -393,9 +394,7 @@ fn channel_rules_on_a_logic_analyzer_alone_record_no_kernel_and_answer_as_the_re
     }
 
     // The samples themselves: MISO, MOSI, CLK, CS are bits 0 to 3.
-    let binary = latscope_testkit::Need::SigrokCli
-        .output(Command::new("sigrok-cli").arg("-i").arg(&original).args(["-O", "binary"]))
-        .stdout;
+    let binary = sigrok_binary(&original);
     let ps = |i: usize| (i as u128 * 1_000_000_000_000 / 24_000_000) as f64;
     let (mut frames, mut clk_max, mut cs_fell, mut clk_rose) = (0, 0.0f64, None, None);
     for (i, w) in binary.windows(2).enumerate() {
@@ -420,10 +419,7 @@ fn channel_rules_on_a_logic_analyzer_alone_record_no_kernel_and_answer_as_the_re
     let widest = live[1]["max_ns"].as_f64().unwrap();
     assert!((widest - clk_max / 1000.0).abs() < 0.001, "{widest} ns against {clk_max} ps");
     // And what was saved is what was played.
-    let saved = latscope_testkit::Need::SigrokCli
-        .output(Command::new("sigrok-cli").arg("-i").arg(dir.join("spi.sr")).args(["-O", "binary"]))
-        .stdout;
-    assert!(saved == binary, "the saved capture differs from the played one");
+    assert!(sigrok_binary(&dir.join("spi.sr")) == binary, "the saved capture differs from the played one");
 }
 
 /// A channel's rule on a device that streams answers live, before the recording ends: the
@@ -434,9 +430,9 @@ fn channel_rules_on_a_logic_analyzer_alone_record_no_kernel_and_answer_as_the_re
 fn a_channels_pulses_on_a_streaming_device_are_counted_as_they_arrive() {
     let dir = Scratch::new("record-sigrok-demo-pulses");
     let word = "word=spi_mosi -> spi_mosi_end";
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
-        .current_dir(&*dir)
-        .args([
+    let out = latscope_in(
+        &dir,
+        &[
             "record",
             "--sigrok",
             "demo:analog_channels=0:samplerate=100k",
@@ -452,9 +448,8 @@ fn a_channels_pulses_on_a_streaming_device_are_counted_as_they_arrive() {
             "json",
             "-o",
             "demo.sr",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
     let lines: Vec<serde_json::Value> =
@@ -491,9 +486,9 @@ fn a_channels_pulses_on_a_streaming_device_are_counted_as_they_arrive() {
 #[cfg_attr(not(have_sigrok_cli), ignore = "needs sigrok-cli: apt-get install sigrok-cli")]
 fn a_trigger_on_a_channels_pulses_saves_the_window_around_the_wide_one() {
     let dir = Scratch::new("record-sigrok-pulse-trigger");
-    let out = Command::new(env!("CARGO_BIN_EXE_latscope"))
-        .current_dir(&*dir)
-        .args([
+    let out = latscope_in(
+        &dir,
+        &[
             "record",
             "--sigrok",
             "demo:analog_channels=0:samplerate=100k",
@@ -509,9 +504,8 @@ fn a_trigger_on_a_channels_pulses_saves_the_window_around_the_wide_one() {
             "1500ms",
             "-o",
             "windows",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
     let saved: Vec<std::path::PathBuf> =
@@ -523,9 +517,7 @@ fn a_trigger_on_a_channels_pulses_saves_the_window_around_the_wide_one() {
     let at = |k: &str| (session[k].as_f64().unwrap() / 10e6).round() as usize;
     let (a, b) = (at("cursor_a"), at("cursor_b"));
     assert!(b - a > 12, "wider than 120 us: {session}");
-    let binary = latscope_testkit::Need::SigrokCli
-        .output(Command::new("sigrok-cli").arg("-i").arg(saved[0].join("logic.sr")).args(["-O", "binary"]))
-        .stdout;
+    let binary = sigrok_binary(&saved[0].join("logic.sr"));
     let d2: Vec<u8> = binary.iter().map(|s| s >> 2 & 1).collect();
     assert!(
         a > 0 && b < d2.len(),

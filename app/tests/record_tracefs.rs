@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::Scratch;
+use common::{Scratch, latscope_in};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -16,10 +16,6 @@ const T: &str = "/sys/kernel/tracing";
 
 fn write(file: &str, text: &str) {
     std::fs::write(format!("{T}/{file}"), text).unwrap_or_else(|e| panic!("{file}: {e}"));
-}
-
-fn latscope_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_latscope")).current_dir(dir).args(args).output().expect("latscope runs")
 }
 
 fn stderr(o: &Output) -> String {

@@ -9,6 +9,11 @@ pub fn latscope(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_latscope")).args(args).output().expect("latscope runs")
 }
 
+/// [`latscope`] run in `dir` (where relative paths in `args` lie).
+pub fn latscope_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_latscope")).current_dir(dir).args(args).output().expect("latscope runs")
+}
+
 /// Simulates 40 ms of the i.MX8MQ cpuidle scenario with these settings into `path` (ftrace
 /// text): the captures of the fleet tests.
 pub fn cpuidle_capture(path: &Path, soc: &str, qos: &str, seed: u64) {
