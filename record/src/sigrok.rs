@@ -36,9 +36,11 @@ pub struct SigrokSpec {
     pub config: Vec<(String, String)>,
     /// Native decoder stacks run on the stream as it arrives (`--decoder`).
     pub decoders: Vec<String>,
-    /// Logic channels kept as level changes while the capture streams, for analyses that
-    /// read them beside the kernel ([`LogicCapture::tracks`]).
+    /// Logic channels kept as level changes while the capture streams, for the analyses
+    /// that read them and a window that shows them ([`LogicCapture::tracks`]).
     pub tracks: Vec<String>,
+    /// The device's logic channels, once asked ([`logic_channels`] asks them only then).
+    pub channels: Option<Vec<String>>,
 }
 
 impl SigrokSpec {
@@ -56,7 +58,7 @@ impl SigrokSpec {
             let kv = (k.trim().to_owned(), v.trim().to_owned());
             if CONFIG_KEYS.contains(&kv.0.as_str()) { config.push(kv) } else { scan.push(kv) }
         }
-        Ok(SigrokSpec { driver, scan, config, decoders: Vec::new(), tracks: Vec::new() })
+        Ok(SigrokSpec { driver, scan, config, decoders: Vec::new(), tracks: Vec::new(), channels: None })
     }
 
     /// The same device with decoder stacks to run live on its stream.
@@ -68,6 +70,12 @@ impl SigrokSpec {
     /// The same device, keeping the level changes of the channels `tracks` as it streams.
     pub fn with_tracks(mut self, tracks: Vec<String>) -> SigrokSpec {
         self.tracks = tracks;
+        self
+    }
+
+    /// The same device, whose logic channels are known to be `channels`.
+    pub fn with_channels(mut self, channels: Vec<String>) -> SigrokSpec {
+        self.channels = Some(channels);
         self
     }
 
@@ -440,8 +448,12 @@ impl LiveTracks {
     }
 }
 
-/// The device as `sigrok-cli --show` describes it: its logic channels, in order.
+/// The device as `sigrok-cli --show` describes it: its logic channels, in order (those
+/// the spec already knows, [`SigrokSpec::with_channels`], without asking again).
 pub fn logic_channels(spec: &SigrokSpec) -> Result<Vec<String>, RecordError> {
+    if let Some(known) = &spec.channels {
+        return Ok(known.clone());
+    }
     let out = Command::new("sigrok-cli")
         .args(["-d", &spec.device(), "--show"])
         .output()

@@ -108,7 +108,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         && !kernel
         && args.ssh.is_none()
     {
-        return record_logic(args, &registry, text);
+        return record_logic(args, &registry, text, &channels);
     }
     // Beside the kernel, what reads the decoded logic alone is the logic's; the rest reads
     // the kernel, or the kernel and the logic's channels together.
@@ -116,13 +116,7 @@ pub fn run(args: &RecordArgs) -> Result<()> {
         args.presets.iter().cloned().partition(|p| registry.reads_decoded(p, &args.decoders));
     let (logic_rules, kernel_rules): (Vec<String>, Vec<String>) =
         args.rules.iter().cloned().partition(|r| registry.reads_decoded(r, &args.decoders));
-    let sigrok = args
-        .sigrok
-        .as_deref()
-        .map(|t| {
-            latscope_record::sigrok::SigrokSpec::parse(t).map(|s| s.with_decoders(args.decoders.clone()))
-        })
-        .transpose()?;
+    let sigrok = args.sigrok.as_deref().map(|t| sigrok_spec(t, args, &channels)).transpose()?;
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
     let specs = super::report::specs(&registry, &kernel_presets, &kernel_rules)?;
@@ -240,6 +234,17 @@ fn logic_alone_channels(args: &RecordArgs, registry: &Registry) -> Result<Vec<St
     Ok(latscope_record::sigrok::logic_channels(&latscope_record::sigrok::SigrokSpec::parse(text)?)?)
 }
 
+/// `--sigrok TEXT` with the `--decoder` stacks, and its logic `channels` if they were asked
+/// already (not asked again).
+fn sigrok_spec(
+    text: &str,
+    args: &RecordArgs,
+    channels: &[String],
+) -> Result<latscope_record::sigrok::SigrokSpec> {
+    let spec = latscope_record::sigrok::SigrokSpec::parse(text)?.with_decoders(args.decoders.clone());
+    Ok(if channels.is_empty() { spec } else { spec.with_channels(channels.to_vec()) })
+}
+
 /// `--decoder` needs a logic analyzer, and runs latscope's own decoders: sigrok's run on
 /// a saved capture.
 fn check_decoders(args: &RecordArgs) -> Result<()> {
@@ -261,9 +266,9 @@ fn check_decoders(args: &RecordArgs) -> Result<()> {
 /// `--sigrok` alone: a logic capture saved as `-o X.sr` (or a folder with a session), with
 /// `--decoder` stacks run on it as it streams, `--preset`/`--rule` statistics over them and
 /// over its channels in the live lines, and `--trigger` windows saved from a ring of recent
-/// samples. (Beside the
-/// kernel it is `latscope_record::record`'s, placed by host clocks.)
-fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()> {
+/// samples; `channels` are the device's, if already asked. (Beside the kernel it is
+/// `latscope_record::record`'s, placed by host clocks.)
+fn record_logic(args: &RecordArgs, registry: &Registry, text: &str, channels: &[String]) -> Result<()> {
     let thresholds = latscope_engine::report::thresholds(&args.fail_if)?;
     latscope_engine::report::require_baseline(&thresholds, false, "a baseline (latscope report --baseline)")?;
     let specs = super::report::specs(registry, &args.presets, &args.rules)?;
@@ -282,7 +287,7 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str) -> Result<()
         ..Request::default()
     })?;
     let output = args.output.as_deref();
-    let spec = latscope_record::sigrok::SigrokSpec::parse(text)?.with_decoders(args.decoders.clone());
+    let spec = sigrok_spec(text, args, &channels)?;
     let (logic, end) = latscope_record::sigrok::record_logic(
         spec,
         &opts,
