@@ -23,7 +23,7 @@
 //! recorder starts a new growing source from the pages it keeps.
 
 use latscope_importers::tracedat::live::{KernelMeta, PageDecoder};
-use latscope_model::{Diagnostics, EventTableBuilder, PS_PER_NS, Ps, Source};
+use latscope_model::{Diagnostics, EventTable, EventTableBuilder, PS_PER_NS, Ps, Source};
 
 /// How long a record may sit reserved but not yet committed, as the kernel writes it. The
 /// kernel commits with preemption off, so it is microseconds; this is generous.
@@ -243,32 +243,31 @@ impl Growing {
                 *t = t.saturating_sub(shift);
             }
         }
-        let mut src = rebased.empty_source();
-        src.name = "trace.dat".into();
-        src.events = events;
-        src.strings = self.table.interner.clone();
         let mut diagnostics = self.diagnostics.clone();
         // The losses the pages kept say, where they say them.
-        let first = src.events.ts.first().copied().unwrap_or(Ps::MAX);
+        let first = events.ts.first().copied().unwrap_or(Ps::MAX);
         diagnostics.gaps.retain_mut(|g| {
             g.ts = g.ts.saturating_sub(shift);
             g.ts >= first
         });
-        src.diagnostics = diagnostics;
-        src.renderer = Some(rebased.renderer(&src));
-        Some(src)
+        Some(self.source_of(&rebased, events, diagnostics))
     }
 
     /// The events appended so far, sharing this source's memory.
     pub fn snapshot(&self) -> Option<Source> {
         let decoder = self.decoder.as_ref()?;
+        Some(self.source_of(decoder, self.table.table().clone(), self.diagnostics.clone()))
+    }
+
+    /// `events` (with this source's strings) on `decoder`'s timeline, as a trace.dat.
+    fn source_of(&self, decoder: &PageDecoder, events: EventTable, diagnostics: Diagnostics) -> Source {
         let mut src = decoder.empty_source();
         src.name = "trace.dat".into();
-        src.events = self.table.table().clone();
+        src.events = events;
         src.strings = self.table.interner.clone();
-        src.diagnostics = self.diagnostics.clone();
+        src.diagnostics = diagnostics;
         src.renderer = Some(decoder.renderer(&src));
-        Some(src)
+        src
     }
 }
 
