@@ -1679,9 +1679,7 @@ fn tick(
         // The logic beside the kernel follows it, placed on its time zero.
         let logic = capture.filter(|_| opts.show_logic).and_then(|c| {
             let placed = c.placement()?;
-            let mut logic = crate::sigrok::logic_source();
-            let (tracks, generation) = c.tracks();
-            logic.digital = tracks.into();
+            let (logic, generation) = c.tracks_source();
             let offset_ps = logic_offset_ps(&src, placed.at_ns);
             let placed_by = placed_by(placed.uncertainty_ns);
             Some(Snapshot::Logic { source: logic, offset_ps, placed_by, generation })

@@ -749,6 +749,15 @@ impl LogicCapture {
             .unwrap_or_default()
     }
 
+    /// [`Self::tracks`] as a logic source of their own, with their generation: what a
+    /// window showing the capture as it streams draws.
+    pub fn tracks_source(&self) -> (latscope_model::Source, u64) {
+        let (tracks, generation) = self.tracks();
+        let mut source = logic_source();
+        source.digital = tracks.into();
+        (source, generation)
+    }
+
     /// The bytes of samples kept (a ring keeps the most recent).
     pub fn kept_bytes(&self) -> u64 {
         self.arrival.kept.lock().map_or(0, |k| k.data.len() as u64)
@@ -1129,9 +1138,7 @@ pub fn record_logic_with(
                 next_tick += opts.tick;
                 live(&line);
                 if opts.show_logic {
-                    let (tracks, generation) = capture.tracks();
-                    let mut source = logic_source();
-                    source.digital = tracks.into();
+                    let (source, generation) = capture.tracks_source();
                     snapshot(crate::Snapshot::Logic {
                         source,
                         offset_ps: 0,
