@@ -1331,10 +1331,10 @@ impl LogicLines {
                 && crate::recorder::names_read(s).iter().any(|n| channels.iter().any(|c| c == n))
         };
         let of_channels: Vec<bool> = specs.iter().map(names_channel).collect();
-        let (read, decoded): (Vec<_>, Vec<_>) =
-            specs.iter().cloned().zip(&of_channels).partition(|(_, channel)| **channel);
-        let read: Vec<_> = read.into_iter().map(|(s, _)| s).collect();
-        let decoded: Vec<_> = decoded.into_iter().map(|(s, _)| s).collect();
+        let of = |channel: bool| -> Vec<latscope_analysis::spec::Spec> {
+            specs.iter().zip(&of_channels).filter(|(_, c)| **c == channel).map(|(s, _)| s.clone()).collect()
+        };
+        let (read, decoded) = (of(true), of(false));
         let followed: Vec<String> = channels
             .iter()
             .filter(|c| read.iter().any(|s| crate::recorder::names_read(s).contains(&c.as_str())))
