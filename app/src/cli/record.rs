@@ -287,7 +287,7 @@ fn record_logic(args: &RecordArgs, registry: &Registry, text: &str, channels: &[
         ..Request::default()
     })?;
     let output = args.output.as_deref();
-    let spec = sigrok_spec(text, args, &channels)?;
+    let spec = sigrok_spec(text, args, channels)?;
     let (logic, end) = latscope_record::sigrok::record_logic(
         spec,
         &opts,
